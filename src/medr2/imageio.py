@@ -1,0 +1,127 @@
+"""Safe image decoding and the content-addressed image store of a bench.
+
+Every PNG in ``BENCH/images/`` is named by the sha256 of its bytes, so identical images are
+stored once and any path can be checked against its recorded hash. PNG encoding is done with
+fixed settings so the same pixels give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from medr2.errors import BadInput
+
+# Decompression-bomb guard: refuse images with more pixels than this (about 16k x 16k).
+MAX_PIXELS = 16384 * 16384
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    path: str  # relative to the bench root, e.g. "images/ab12....png"
+    sha256: str
+    width: int
+    height: int
+
+
+def encode_png(arr: np.ndarray) -> bytes:
+    """Encode a uint8 grayscale (H, W) or RGB (H, W, 3) array as deterministic PNG bytes."""
+    if arr.dtype != np.uint8:
+        raise ValueError(f"expected uint8 pixels, got {arr.dtype}")
+    if arr.ndim == 2:
+        img = Image.fromarray(arr, mode="L")
+    elif arr.ndim == 3 and arr.shape[2] == 3:
+        img = Image.fromarray(arr, mode="RGB")
+    else:
+        raise ValueError(f"expected (H, W) or (H, W, 3) pixels, got shape {arr.shape}")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", compress_level=6, optimize=False)
+    return buf.getvalue()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class ImageStore:
+    """Content-addressed PNG store under ``root/images``. Safe for many processes at once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.dir = self.root / "images"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def put_array(self, arr: np.ndarray) -> ImageRef:
+        data = encode_png(arr)
+        return self.put_png_bytes(data, arr.shape[1], arr.shape[0])
+
+    def put_png_bytes(self, data: bytes, width: int, height: int) -> ImageRef:
+        sha = sha256_bytes(data)
+        rel = f"images/{sha}.png"
+        dest = self.root / rel
+        if not dest.exists():
+            fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, dest)  # atomic: a reader never sees a half-written image
+        return ImageRef(rel, sha, width, height)
+
+    def path(self, rel: str) -> Path:
+        return resolve_inside(self.root, rel)
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """Resolve ``rel`` under ``root``; refuse absolute paths, ``..`` and symlinks leading out."""
+    if os.path.isabs(rel):
+        raise BadInput("absolute path not allowed", file=rel)
+    root_r = Path(root).resolve()
+    p = (root_r / rel).resolve()
+    if p != root_r and root_r not in p.parents:
+        raise BadInput(f"path escapes the data root {root_r}", file=rel)
+    return p
+
+
+def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
+    """Decode an image file with Pillow, guarded against decompression bombs and truncation.
+
+    Returns uint8 (H, W) for grayscale or (H, W, 3) for colour (``mode`` "L" or "RGB" forces one).
+    16-bit images are rescaled to 8 bit; palette/CMYK/alpha are converted; EXIF orientation applied.
+    """
+    from PIL import ImageOps
+
+    try:
+        with Image.open(path) as im:
+            if im.width * im.height > MAX_PIXELS:
+                raise BadInput(f"image of {im.width}x{im.height} pixels exceeds the limit", file=str(path))
+            im.load()
+            im = ImageOps.exif_transpose(im)
+            if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+                a = np.asarray(im, dtype=np.float64)
+                lo, hi = float(a.min()), float(a.max())
+                a8 = np.zeros(a.shape, np.uint8) if hi <= lo else ((a - lo) / (hi - lo) * 255).round().astype(np.uint8)
+                im = Image.fromarray(a8, mode="L")
+            target = mode or ("L" if im.mode in ("L", "1", "LA") else "RGB")
+            im = im.convert(target)
+            return np.asarray(im).copy()
+    except BadInput:
+        raise
+    except Image.DecompressionBombError as e:
+        raise BadInput(f"decompression bomb refused: {e}", file=str(path)) from e
+    except (OSError, SyntaxError, ValueError) as e:
+        raise BadInput(f"cannot decode image: {e}", file=str(path)) from e

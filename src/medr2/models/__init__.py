@@ -1,0 +1,1 @@
+"""Model adapters behind one contract (DESIGN §7)."""

@@ -1,0 +1,232 @@
+"""Core typed records of DESIGN §2: Case, Item, Prediction, Score.
+
+Records are pydantic v2 models. Complex fields are stored as JSON strings in Parquet
+(see :mod:`medr2.bench.format`), so the on-disk layout stays flat and byte-deterministic.
+Boxes are always pixel ``xyxy`` (x1, y1, x2, y2) in the image the record refers to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Box = tuple[float, float, float, float]
+Form = Literal["mcq", "yesno", "box", "multi", "text"]
+Verdict = Literal["correct", "wrong", "unparsed", "error"]
+Split = Literal["train", "val", "test"]
+
+STAGES: dict[int, str] = {
+    1: "acquisition & quality",
+    2: "anatomy",
+    3: "findings",
+    4: "diagnosis & report",
+}
+
+
+def canonical_json(obj: Any) -> str:
+    """Deterministic JSON used for hashing and for Parquet JSON columns."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def stable_hash(obj: Any, n: int = 16) -> str:
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:n]
+
+
+def check_box(box: Box, width: int, height: int) -> None:
+    """Raise ValueError if ``box`` is not a finite, positive-area box inside ``width``x``height``."""
+    x1, y1, x2, y2 = box
+    vals = (x1, y1, x2, y2)
+    if any(v != v or v in (float("inf"), float("-inf")) for v in vals):
+        raise ValueError(f"box {box} has a non-finite coordinate")
+    if not (x2 > x1 and y2 > y1):
+        raise ValueError(f"box {box} has non-positive size")
+    if x1 < 0 or y1 < 0 or x2 > width or y2 > height:
+        raise ValueError(f"box {box} lies outside the {width}x{height} image")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Structure(_Frozen):
+    """An anatomical structure (organ, region, landmark) with its location."""
+
+    name: str
+    kind: Literal["organ", "region", "landmark", "instance"] = "organ"
+    box: Box
+    mask: str | None = None  # relative path of a content-addressed PNG mask (0/255)
+    area_px: float | None = None  # pixel area of the mask (or box if no mask)
+    synthetic: bool = False
+
+
+class Finding(_Frozen):
+    """A finding (lesion) with its location and attributes."""
+
+    label: str
+    box: Box
+    mask: str | None = None
+    area_px: float | None = None
+    # size_mm, shape, margin, intensity, laterality, location, organ, ...
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    synthetic: bool = False
+
+
+class Case(_Frozen):
+    """One 2-D image and everything known about it."""
+
+    case_id: str
+    image: str  # relative path inside the bench (images/<sha>.png)
+    image_sha256: str
+    width: int
+    height: int
+    modality: str
+    plane: str | None = None
+    sequence: str | None = None
+    body_region: str | None = None
+    quality: str | None = None  # good / usable / reject
+    artefact: str | None = None  # noise / blur / motion / low contrast / compression / none
+    artefact_severity: int | None = None
+    flipped: bool | None = None
+    pixel_spacing_mm: float | None = None
+    structures: list[Structure] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    diagnosis: str | None = None
+    severity: str | None = None
+    malignancy: str | None = None  # benign / malignant
+    mimics: list[str] = Field(default_factory=list)
+    report: str | None = None
+    source: str
+    license: str
+    access: str = "open"  # open / credentialed / restricted
+    patient_id: str
+    split: Split | None = None
+    # names of fields whose values are synthetic (not from the real data)
+    synthetic_fields: list[str] = Field(default_factory=list)
+    background: str | None = None  # the real source image this case was derived from
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("case_id", "patient_id", "source", "modality")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not v or not v.strip():
+            raise ValueError("must be a non-empty string")
+        return v
+
+
+class Cue(_Frozen):
+    """A region drawn on (or described for) the image that a question refers to."""
+
+    kind: Literal["box", "contour", "mask", "point", "coords"]
+    box: Box
+    style: dict[str, Any] = Field(default_factory=dict)
+    drawn: bool = True  # False for V7 (coordinates given in text only)
+
+
+class ContextTurn(_Frozen):
+    """An earlier step shown to the model before this item (hints, chains, injected answers)."""
+
+    question: str
+    options: list[str] = Field(default_factory=list)
+    answer: str  # the answer shown (may be wrong on purpose)
+    correct: bool = True
+
+
+class Item(_Frozen):
+    """One question about one image (clean or a variant)."""
+
+    item_id: str
+    case_id: str
+    chain_id: str | None = None
+    step: int | None = None
+    stage: int
+    task: str
+    form: Form
+    question: str
+    options: list[str] = Field(default_factory=list)
+    # mcq: a letter "A".."Z"; yesno: "yes"/"no"; multi: sorted letters joined by ",";
+    # box: "" (see answer_box); text: the reference text
+    answer: str
+    answer_box: Box | None = None
+    chance: float
+    pair_id: str | None = None
+    image: str | None  # relative path of the image shown (None: text only)
+    image_sha256: str | None = None
+    image_width: int | None = None
+    image_height: int | None = None
+    cue: Cue | None = None
+    context: list[ContextTurn] = Field(default_factory=list)
+    variant: str = "clean"
+    parent_id: str | None = None
+    perturbation: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+    lure: str | None = None
+    template_id: str
+    split: Split | None = None
+    source: str
+    license: str
+    access: str = "open"
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def answer_text(self) -> str:
+        if self.form == "mcq" and self.options:
+            return self.options[letter_index(self.answer)]
+        return self.answer
+
+
+def letter(i: int) -> str:
+    return chr(ord("A") + i)
+
+
+def letter_index(ch: str) -> int:
+    return ord(ch.strip().upper()) - ord("A")
+
+
+def item_content_id(fields: dict[str, Any]) -> str:
+    """The stable id of an item: a hash over everything that defines what the model sees and
+    what counts as right (not over ids derived later, such as chain or pair ids)."""
+    keys = (
+        "case_id", "task", "form", "question", "options", "answer", "answer_box", "image_sha256",
+        "cue", "context", "variant", "perturbation", "seed", "template_id", "parent_id",
+    )
+    payload = {k: fields.get(k) for k in keys}
+    return stable_hash(jsonable(payload))
+
+
+def jsonable(obj: Any) -> Any:
+    """Convert pydantic models / tuples into plain JSON-able structures."""
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
+class Prediction(_Frozen):
+    model_key: str
+    item_id: str
+    mode: str
+    request_hash: str
+    raw: str | None
+    latency_s: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    status: Literal["ok", "error"]
+    error: str | None = None
+    attempts: int = 1
+
+
+class Score(_Frozen):
+    item_id: str
+    model_key: str
+    mode: str
+    verdict: Verdict
+    parsed: str | None = None
+    method: Literal["rule", "judge", "none"] = "rule"
+    iou: float | None = None
+    text_metrics: dict[str, float] = Field(default_factory=dict)
