@@ -14,7 +14,15 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Med-R2 style
 
 # modules exposing ``register(app)``
 COMMAND_MODULES = (
+    "medr2.models.commands",
+    "medr2.train.commands",
     "medr2.build.commands",
+    "medr2.perturb.commands",
+    "medr2.bench.contact_commands",
+    "medr2.report.commands",
+    "medr2.run.commands",
+    "medr2.score.commands",
+    "medr2.interop.commands",
 )
 
 for _mod in COMMAND_MODULES:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import importlib
 
 # modules that register sources when imported
-BUILTIN_SOURCE_MODULES = ("medr2.sources.sample",)
+BUILTIN_SOURCE_MODULES = (
+    "medr2.sources.sample",
+    "medr2.sources.folder",
+    "medr2.sources.coco",
+    "medr2.sources.masks",
+    "medr2.sources.dicom",
+    "medr2.sources.nifti",
+)
 
 
 def load_builtin_sources() -> None:

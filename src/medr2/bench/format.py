@@ -1,0 +1,416 @@
+"""Write and load a bench folder (DESIGN §2).
+
+Layout: ``manifest.json``, ``cases.parquet``, ``items.parquet``, ``images/<sha256>.png`` and
+``quarantine.jsonl``. Parquet columns are the record fields (nested ones as canonical JSON strings)
+under an explicit schema, written with fixed settings, so the same records give the same bytes.
+The manifest is written last, atomically, and ends with ``"complete": true``: a bench whose build
+was interrupted never reads as complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+import medr2
+from medr2.bench.schema import RecordSchema, _FieldError, record_schema
+from medr2.errors import BadInput
+from medr2.imageio import resolve_inside, sha256_file
+from medr2.records import Case, Item, canonical_json, check_box
+
+FORMAT_NAME = "medr2-bench"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CASES_FILE = "cases.parquet"
+ITEMS_FILE = "items.parquet"
+QUARANTINE_FILE = "quarantine.jsonl"
+ROW_GROUP_SIZE = 20_000
+
+CASE_SCHEMA: RecordSchema = record_schema(Case)
+ITEM_SCHEMA: RecordSchema = record_schema(Item)
+
+# manifest keys the writer owns; manifest_extra may not override them
+_RESERVED = ("format", "format_version", "medr2_version", "counts", "cases", "checksums", "complete")
+_WRITE_OPTS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": False,
+    "version": "2.6",
+}
+
+
+def _sorted(obj: Any) -> Any:
+    """Deterministic key order for nested manifest values."""
+    return json.loads(canonical_json(obj))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class _Counts:
+    """Counts of items per stage / task / variant / split / form, chains and yes/no pairs."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.by: dict[str, Counter[str]] = {k: Counter() for k in ("stage", "task", "variant", "split", "form")}
+        self.task_variant: Counter[str] = Counter()
+        self.task_split: Counter[str] = Counter()
+        self.chains: set[str] = set()
+        self.chain_steps: Counter[int] = Counter()
+        self.pairs: set[str] = set()
+
+    def add(self, it: Item) -> None:
+        self.total += 1
+        self.by["stage"][str(it.stage)] += 1
+        self.by["task"][it.task] += 1
+        self.by["variant"][it.variant] += 1
+        self.by["split"][it.split or "none"] += 1
+        self.by["form"][it.form] += 1
+        self.task_variant[f"{it.task}|{it.variant}"] += 1
+        self.task_split[f"{it.task}|{it.split or 'none'}"] += 1
+        if it.chain_id and it.variant == "clean":
+            self.chains.add(it.chain_id)
+        if it.pair_id:
+            self.pairs.add(it.pair_id)
+
+    def as_dict(self) -> dict[str, Any]:
+        nested_tv: dict[str, dict[str, int]] = {}
+        for key, n in self.task_variant.items():
+            task, variant = key.split("|", 1)
+            nested_tv.setdefault(task, {})[variant] = n
+        nested_ts: dict[str, dict[str, int]] = {}
+        for key, n in self.task_split.items():
+            task, split = key.split("|", 1)
+            nested_ts.setdefault(task, {})[split] = n
+        return _sorted({
+            "items": self.total,
+            **{k: dict(v) for k, v in self.by.items()},
+            "task_variant": nested_tv,
+            "task_split": nested_ts,
+            "chains": len(self.chains),
+            "pairs": len(self.pairs),
+        })
+
+
+def _case_summary(cases: Sequence[Case]) -> dict[str, Any]:
+    synthetic = sum(1 for c in cases if c.synthetic_fields or any(f.synthetic for f in c.findings)
+                    or any(s.synthetic for s in c.structures))
+    return _sorted({
+        "n": len(cases),
+        "real": len(cases) - synthetic,
+        "synthetic": synthetic,
+        "sources": dict(Counter(c.source for c in cases)),
+        "licenses": dict(Counter(c.license for c in cases)),
+        "access": dict(Counter(c.access for c in cases)),
+        "splits": dict(Counter(c.split or "none" for c in cases)),
+        "modalities": dict(Counter(c.modality for c in cases)),
+        "patients": len({c.patient_id for c in cases}),
+    })
+
+
+class BenchWriter:
+    """Streams items into ``items.parquet`` in fixed-size row groups, then writes cases and the manifest.
+
+    Row-group boundaries depend only on the number of items written, never on how ``add_items``
+    calls were batched, so the bytes are the same for any batching. Use as a context manager: on an
+    exception the temporary files are removed and no manifest is written.
+    """
+
+    def __init__(self, root: Path | str, *, name: str | None = None, row_group_size: int = ROW_GROUP_SIZE) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "images").mkdir(exist_ok=True)
+        self.name = name or self.root.name
+        self.row_group_size = row_group_size
+        # an old manifest must not make a half-rewritten bench look complete
+        (self.root / MANIFEST).unlink(missing_ok=True)
+        self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
+            str(self._items_tmp), ITEM_SCHEMA.schema, **_WRITE_OPTS)
+        self._buffer: list[Item] = []
+        self._item_ids: set[str] = set()
+        self._cases: list[Case] = []
+        self._case_ids: set[str] = set()
+        self._item_case_ids: set[str] = set()
+        self._counts = _Counts()
+        self.closed = False
+
+    def __enter__(self) -> BenchWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None and not self.closed:
+            self.abort()
+
+    def add_cases(self, cases: Iterable[Case]) -> None:
+        for c in cases:
+            if c.case_id in self._case_ids:
+                raise BadInput("duplicate case_id", file=CASES_FILE, record=c.case_id, field="case_id")
+            self._case_ids.add(c.case_id)
+            self._cases.append(c)
+
+    def add_items(self, items: Iterable[Item]) -> None:
+        for it in items:
+            if it.item_id in self._item_ids:
+                raise BadInput("duplicate item_id", file=ITEMS_FILE, record=it.item_id, field="item_id")
+            self._item_ids.add(it.item_id)
+            self._item_case_ids.add(it.case_id)
+            self._counts.add(it)
+            self._buffer.append(it)
+            if len(self._buffer) >= self.row_group_size:
+                self._flush()
+
+    @property
+    def n_items(self) -> int:
+        return self._counts.total
+
+    def _flush(self) -> None:
+        if self._buffer and self._writer is not None:
+            self._writer.write_table(ITEM_SCHEMA.to_table(self._buffer), row_group_size=self.row_group_size)
+            self._buffer = []
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._items_tmp.unlink(missing_ok=True)
+        self.closed = True
+
+    def close(self, manifest_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Finish the files and write the manifest; returns the manifest."""
+        extra = dict(manifest_extra or {})
+        clash = [k for k in _RESERVED if k in extra]
+        if clash:
+            raise ValueError(f"manifest_extra may not set {clash}")
+        missing = sorted(self._item_case_ids - self._case_ids)
+        if missing:
+            self.abort()
+            raise BadInput(f"{len(missing)} item(s) refer to unknown cases, e.g. {missing[0]}",
+                           file=ITEMS_FILE, record=missing[0], field="case_id")
+        self._flush()
+        assert self._writer is not None
+        self._writer.close()
+        self._writer = None
+        os.replace(self._items_tmp, self.root / ITEMS_FILE)
+        cases_path = self.root / CASES_FILE
+        cases_tmp = self.root / f".{CASES_FILE}.partial"
+        pq.write_table(CASE_SCHEMA.to_table(self._cases), str(cases_tmp), row_group_size=max(1, len(self._cases)),
+                       **_WRITE_OPTS)
+        os.replace(cases_tmp, cases_path)
+        items_sha = sha256_file(self.root / ITEMS_FILE)
+        cases_sha = sha256_file(cases_path)
+        manifest: dict[str, Any] = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "name": extra.pop("name", self.name),
+            "medr2_version": medr2.__version__,
+        }
+        for key in sorted(extra):
+            manifest[key] = _sorted(extra[key])
+        manifest["counts"] = self._counts.as_dict()
+        manifest["cases"] = _case_summary(self._cases)
+        manifest["checksums"] = {
+            CASES_FILE: cases_sha,
+            ITEMS_FILE: items_sha,
+            "bench": bench_checksum(items_sha, cases_sha),
+        }
+        manifest["complete"] = True  # last key, and the file appears atomically
+        _atomic_write(self.root / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+        self.closed = True
+        return manifest
+
+
+def bench_checksum(items_sha: str, cases_sha: str) -> str:
+    """One hash for the bench content (images are covered by the hashes recorded in the records)."""
+    return hashlib.sha256(canonical_json({"cases": cases_sha, "items": items_sha}).encode()).hexdigest()
+
+
+def write_bench(root: Path | str, cases: Iterable[Case], items: Iterable[Item],
+                manifest_extra: dict[str, Any] | None = None, *,
+                row_group_size: int = ROW_GROUP_SIZE) -> dict[str, Any]:
+    """Write a whole bench in one call (items may be any iterable, consumed streaming)."""
+    with BenchWriter(root, row_group_size=row_group_size) as w:
+        w.add_cases(cases)
+        w.add_items(items)
+        return w.close(manifest_extra)
+
+
+@dataclass
+class Bench:
+    """A loaded bench folder."""
+
+    root: Path
+    manifest: dict[str, Any]
+    cases: list[Case]
+    items: list[Item]
+    _cases_by_id: dict[str, Case] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._cases_by_id = {c.case_id: c for c in self.cases}
+
+    def case(self, case_id: str) -> Case:
+        try:
+            return self._cases_by_id[case_id]
+        except KeyError:
+            raise BadInput("unknown case", file=str(self.root / CASES_FILE), record=case_id, field="case_id") from None
+
+    @cached_property
+    def items_by_id(self) -> dict[str, Item]:
+        return {it.item_id: it for it in self.items}
+
+    @property
+    def checksum(self) -> str:
+        return str(self.manifest["checksums"]["bench"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name", self.root.name))
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of a relative image path, refusing paths that escape the bench."""
+        return resolve_inside(self.root, rel)
+
+    def clean_items(self) -> list[Item]:
+        return [it for it in self.items if it.variant == "clean"]
+
+
+def read_manifest(root: Path | str) -> dict[str, Any]:
+    path = Path(root) / MANIFEST
+    if not path.is_file():
+        raise BadInput("no manifest.json: not a bench folder, or its build did not finish", file=str(path))
+    try:
+        manifest = json.loads(path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"manifest is not valid JSON: {e}", file=str(path)) from e
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        raise BadInput(f"not a {FORMAT_NAME} manifest", file=str(path), field="format")
+    if manifest.get("complete") is not True:
+        raise BadInput("bench is incomplete (its build was interrupted)", file=str(path), field="complete")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise BadInput(f"unsupported format_version {manifest.get('format_version')!r}", file=str(path),
+                       field="format_version")
+    return manifest
+
+
+def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
+    if not path.is_file():
+        raise BadInput("missing file", file=str(path))
+    try:
+        table = pq.read_table(str(path))
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    missing = [n for n in rs.schema.names if n not in table.column_names
+               and rs.model.model_fields[n].is_required()]
+    if missing:
+        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+    for i, row in enumerate(table.to_pylist()):
+        rid = str(row.get(id_field) or f"row {i}")
+        try:
+            data = rs.decode_row({k: v for k, v in row.items() if k in rs.model.model_fields})
+            yield rs.model.model_validate(data)
+        except _FieldError as e:
+            raise BadInput(e.reason, file=str(path), record=rid, field=e.field) from e
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise BadInput(err["msg"], file=str(path), record=rid, field=loc) from e
+
+
+class _ImageChecker:
+    """Checks that referenced files exist inside the bench with the recorded sha256 (each hashed once)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._seen: dict[str, str] = {}
+
+    def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
+        try:
+            path = resolve_inside(self.root, rel)
+        except BadInput as e:
+            raise BadInput(e.reason, file=file, record=record, field=field_name) from e
+        if rel not in self._seen:
+            if not path.is_file():
+                raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
+            self._seen[rel] = sha256_file(path)
+        expected = sha if sha is not None else Path(rel).stem  # content-addressed name
+        if self._seen[rel] != expected:
+            raise BadInput(f"image {rel} has sha256 {self._seen[rel][:12]}..., recorded {expected[:12]}...",
+                           file=file, record=record, field=field_name)
+
+
+def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item]) -> None:
+    sums = manifest.get("checksums", {})
+    for fname in (CASES_FILE, ITEMS_FILE):
+        actual = sha256_file(root / fname)
+        if sums.get(fname) != actual:
+            raise BadInput(f"checksum mismatch (file changed after the build): {actual[:12]}... vs manifest",
+                           file=str(root / fname), field=f"checksums.{fname}")
+    checker = _ImageChecker(root)
+    case_ids: set[str] = set()
+    cfile = str(root / CASES_FILE)
+    for c in cases:
+        if c.case_id in case_ids:
+            raise BadInput("duplicate case_id", file=cfile, record=c.case_id, field="case_id")
+        case_ids.add(c.case_id)
+        checker.check(c.image, c.image_sha256, file=cfile, record=c.case_id, field_name="image")
+        for kind, recs in (("structures", c.structures), ("findings", c.findings)):
+            for j, r in enumerate(recs):
+                try:
+                    check_box(r.box, c.width, c.height)
+                except ValueError as e:
+                    raise BadInput(str(e), file=cfile, record=c.case_id, field=f"{kind}[{j}].box") from e
+                if r.mask:
+                    checker.check(r.mask, None, file=cfile, record=c.case_id, field_name=f"{kind}[{j}].mask")
+    ifile = str(root / ITEMS_FILE)
+    item_ids: set[str] = set()
+    for it in items:
+        if it.item_id in item_ids:
+            raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
+        item_ids.add(it.item_id)
+        if it.case_id not in case_ids:
+            raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
+        if it.image is not None:
+            checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
+        if it.answer_box is not None and it.image_width and it.image_height:
+            try:
+                check_box(it.answer_box, it.image_width, it.image_height)
+            except ValueError as e:
+                raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+    for it in items:
+        if it.parent_id is not None and it.parent_id not in item_ids:
+            raise BadInput("parent item not in the bench", file=ifile, record=it.item_id, field="parent_id")
+
+
+def load_bench(root: Path | str, validate: bool = True) -> Bench:
+    """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error)."""
+    root = Path(root)
+    manifest = read_manifest(root)
+    cases = list(_read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"))
+    items = list(_read_records(root / ITEMS_FILE, ITEM_SCHEMA, "item_id"))
+    if validate:
+        _validate(root, manifest, cases, items)
+    return Bench(root=root, manifest=manifest, cases=cases, items=items)
+
+
+def read_items_table(root: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
+    """The raw items table (for fast column scans without building records)."""
+    return pq.read_table(str(Path(root) / ITEMS_FILE), columns=list(columns) if columns else None)

@@ -1,0 +1,97 @@
+"""Summaries of a bench for ``medr2 info`` (read from the manifest and the quarantine log)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from medr2.bench.format import QUARANTINE_FILE, read_manifest
+from medr2.errors import Quarantine
+
+
+def quarantine_summary(root: Path | str) -> dict[str, Any]:
+    entries = Quarantine.read(Path(root) / QUARANTINE_FILE)
+    return {
+        "n": len(entries),
+        "by_stage": dict(sorted(Counter(e.stage for e in entries).items())),
+        "by_field": dict(sorted(Counter(e.field or "-" for e in entries).items())),
+        "examples": [
+            {"file": e.file, "record": e.record, "field": e.field, "reason": e.reason, "stage": e.stage}
+            for e in entries[:5]
+        ],
+    }
+
+
+def bench_info(root: Path | str) -> dict[str, Any]:
+    """Everything ``medr2 info`` shows, as plain JSON-able data."""
+    m = read_manifest(root)
+    return {
+        "name": m.get("name"),
+        "medr2_version": m.get("medr2_version"),
+        "checksum": m["checksums"]["bench"],
+        "build": m.get("build", {}),
+        "tasks": m.get("tasks", []),
+        "counts": m.get("counts", {}),
+        "cases": m.get("cases", {}),
+        "skipped": m.get("skipped", {}),
+        "variants_skipped": m.get("variants_skipped", {}),
+        "quarantine": quarantine_summary(root),
+        "sources": m.get("sources", {}),
+    }
+
+
+def render_info(info: dict[str, Any]) -> None:
+    """Print the summary with rich tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    counts, cases = info["counts"], info["cases"]
+    con.print(f"[bold]{info['name']}[/]  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
+    con.print(f"cases {cases.get('n', 0)} (real {cases.get('real', 0)}, with synthetic parts "
+              f"{cases.get('synthetic', 0)}), patients {cases.get('patients', 0)}, items {counts.get('items', 0)}, "
+              f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
+    for key in ("stage", "split", "variant", "form"):
+        t = Table(title=f"items per {key}")
+        t.add_column(key)
+        t.add_column("items", justify="right")
+        for k, n in sorted(counts.get(key, {}).items()):
+            t.add_row(k, str(n))
+        con.print(t)
+    t = Table(title="items per task and split")
+    t.add_column("task")
+    splits = sorted({s for v in counts.get("task_split", {}).values() for s in v})
+    for s in splits:
+        t.add_column(s, justify="right")
+    t.add_column("skipped cases (reason)")
+    skipped = info.get("skipped", {})
+    tasks = [row["id"] for row in info.get("tasks", [])] or sorted(counts.get("task_split", {}))
+    for task in tasks:
+        row = counts.get("task_split", {}).get(task, {})
+        reasons = "; ".join(f"{r}: {n}" for r, n in sorted(skipped.get(task, {}).items()))
+        t.add_row(task, *[str(row.get(s, 0)) for s in splits], reasons)
+    con.print(t)
+    vs = info.get("variants_skipped") or {}
+    if vs:
+        t = Table(title="variants skipped")
+        t.add_column("variant")
+        t.add_column("reason")
+        t.add_column("items", justify="right")
+        for code, reasons in sorted(vs.items()):
+            for r, n in sorted(reasons.items()):
+                t.add_row(code, r, str(n))
+        con.print(t)
+    t = Table(title="sources and licences")
+    t.add_column("kind")
+    t.add_column("name")
+    t.add_column("cases", justify="right")
+    for kind in ("sources", "licenses", "access", "modalities"):
+        for k, n in sorted(cases.get(kind, {}).items()):
+            t.add_row(kind, k, str(n))
+    con.print(t)
+    q = info["quarantine"]
+    con.print(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
+    for e in q["examples"]:
+        con.print(f"  {e['stage']}: file={e['file']} record={e['record']} field={e['field']}: {e['reason']}",
+                  highlight=False, markup=False)

@@ -1,0 +1,113 @@
+"""Drawing region cues on images: one style for every drawn cue in a bench.
+
+Used by the task builder's cue items and by variants V5 (correct cue) and V6 (decoy cue), so a cue
+looks the same wherever it appears. Kinds: ``box`` (outline drawn *inside* the box, so the outer edge
+of the drawn pixels is the box), ``contour`` (outline of a mask), ``mask`` (translucent fill),
+``point`` (a filled disc at the region centre). Output is always RGB uint8; a grayscale image is
+replicated to three channels first, so the cue colour is never a gray level.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import ndimage
+
+from medr2.records import Box, Cue
+
+CUE_COLOR: tuple[int, int, int] = (255, 215, 0)  # a saturated yellow, never a gray level
+MASK_ALPHA = 0.35
+
+
+def line_width(width: int, height: int) -> int:
+    """Outline width in pixels for an image of this size (about 0.5% of the short side, at least 2)."""
+    return max(2, round(min(width, height) / 200))
+
+
+def cue_style(width: int, height: int) -> dict[str, Any]:
+    """The style stored in ``Cue.style`` for an image of this size."""
+    return {"color": list(CUE_COLOR), "line_width": line_width(width, height), "alpha": MASK_ALPHA}
+
+
+def make_cue(kind: str, box: Box, width: int, height: int, *, drawn: bool = True) -> Cue:
+    return Cue(kind=kind, box=tuple(float(v) for v in box), style=cue_style(width, height),  # type: ignore[arg-type]
+               drawn=drawn)
+
+
+def to_rgb(arr: np.ndarray) -> np.ndarray:
+    if arr.ndim == 2:
+        return np.repeat(arr[:, :, None], 3, axis=2)
+    return arr.copy()
+
+
+def _pixel_box(box: Box, width: int, height: int) -> tuple[int, int, int, int]:
+    """Integer pixel bounds [x1, x2) x [y1, y2) covering ``box``, clipped to the image."""
+    x1, y1, x2, y2 = box
+    return (max(0, math.floor(x1)), max(0, math.floor(y1)), min(width, math.ceil(x2)), min(height, math.ceil(y2)))
+
+
+def box_mask(box: Box, width: int, height: int) -> np.ndarray:
+    x1, y1, x2, y2 = _pixel_box(box, width, height)
+    m = np.zeros((height, width), bool)
+    m[y1:y2, x1:x2] = True
+    return m
+
+
+def _outline(mask: np.ndarray, lw: int) -> np.ndarray:
+    """Pixels of ``mask`` within ``lw`` pixels of its border (drawn inside the region)."""
+    inner = ndimage.binary_erosion(mask, iterations=lw, border_value=0)
+    return mask & ~inner
+
+
+def draw_cue(arr: np.ndarray, cue: Cue, mask: np.ndarray | None = None) -> np.ndarray:
+    """Return an RGB copy of ``arr`` with ``cue`` drawn. ``mask`` (bool, image-sized) shapes
+    ``contour`` and ``mask`` cues; without it they follow the box. ``coords`` cues draw nothing."""
+    out = to_rgb(arr)
+    if not cue.drawn or cue.kind == "coords":
+        return out
+    h, w = out.shape[:2]
+    style = {**cue_style(w, h), **cue.style}
+    color = np.array(style["color"], dtype=np.float64)
+    lw = int(style["line_width"])
+    region = mask if mask is not None and cue.kind in ("contour", "mask") else box_mask(cue.box, w, h)
+    if cue.kind in ("box", "contour"):
+        out[_outline(region, lw)] = color.astype(np.uint8)
+    elif cue.kind == "mask":
+        a = float(style["alpha"])
+        blended = (1.0 - a) * out[region].astype(np.float64) + a * color
+        out[region] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+        out[_outline(region, max(1, lw // 2))] = color.astype(np.uint8)
+    elif cue.kind == "point":
+        x1, y1, x2, y2 = cue.box
+        cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
+        r = max(3.0, 1.5 * lw)
+        yy, xx = np.ogrid[:h, :w]
+        out[(xx + 0.5 - cx) ** 2 + (yy + 0.5 - cy) ** 2 <= r * r] = color.astype(np.uint8)
+    else:
+        raise ValueError(f"unknown cue kind {cue.kind!r}")
+    return out
+
+
+def cue_color_mask(rgb: np.ndarray, color: tuple[int, int, int] = CUE_COLOR) -> np.ndarray:
+    """Pixels painted exactly in the cue colour (for checking where a cue was drawn)."""
+    if rgb.ndim != 3:
+        return np.zeros(rgb.shape[:2], bool)
+    return np.all(rgb == np.array(color, dtype=rgb.dtype), axis=2)
+
+
+def mask_bbox(mask: np.ndarray) -> Box | None:
+    """Pixel ``xyxy`` bounding box of a boolean mask (None if empty)."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return None
+    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+
+
+def iou(a: Box, b: Box) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0

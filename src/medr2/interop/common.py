@@ -1,0 +1,185 @@
+"""Shared machinery for importers: turning foreign questions into Items and images into Cases.
+
+Imported questions keep their own wording; each is mapped to one of the 31 task ids (stage 1-4) or,
+when its type has no counterpart, to :data:`OTHER_TASK` (stage 0: outside the four-stage workflow,
+kept and counted, never dropped). The original question id is kept in ``Item.meta["qid"]``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput, Quarantine, QuarantineEntry
+from medr2.imageio import ImageStore, load_image
+from medr2.records import Case, Finding, Form, Item, Structure, item_content_id, stable_hash
+
+OTHER_TASK = "imported.other"
+OTHER_STAGE = 0
+
+# stage of every task an importer may map to (task id -> stage); see DESIGN §3
+TASK_STAGE: dict[str, int] = {
+    "s1.modality": 1, "s1.plane": 1, "s1.sequence": 1, "s1.quality": 1, "s1.artefact": 1, "s1.region": 1,
+    "s1.orientation": 1,
+    "s2.organ": 2, "s2.organ_presence": 2, "s2.organ_box": 2, "s2.cued_structure": 2, "s2.relative_position": 2,
+    "s2.count": 2, "s2.size_compare": 2, "s2.landmark": 2,
+    "s3.abnormal": 3, "s3.finding_type": 3, "s3.absent_finding": 3, "s3.lesion_box": 3, "s3.cue_description": 3,
+    "s3.location": 3, "s3.count": 3, "s3.size": 3, "s3.attribute": 3,
+    "s4.diagnosis": 4, "s4.severity": 4, "s4.malignancy": 4, "s4.differential": 4, "s4.evidence_support": 4,
+    "s4.multilabel": 4, "s4.report": 4,
+    OTHER_TASK: OTHER_STAGE,
+}
+
+YES_NO = {"yes": "yes", "no": "no", "y": "yes", "n": "no", "true": "yes", "false": "no"}
+
+
+def yes_no(answer: str) -> str | None:
+    return YES_NO.get(answer.strip().rstrip(".").lower())
+
+
+def stage_of(task: str) -> int:
+    if task not in TASK_STAGE:
+        raise ValueError(f"unknown task {task!r}")
+    return TASK_STAGE[task]
+
+
+@dataclass
+class ImportResult:
+    fmt: str
+    cases: list[Case]
+    items: list[Item]
+    counts: dict[str, int]  # items per task
+    unmapped: int  # items in imported.other
+    duplicates: int  # identical questions merged (their qids kept in meta)
+    quarantined: list[QuarantineEntry]
+
+
+@dataclass
+class ImportBuilder:
+    """Collects Cases (one per image) and Items; merges exact duplicates; quarantines bad records."""
+
+    fmt: str
+    images: ImageStore
+    license: str = "unspecified"
+    access: str = "open"
+    source: str | None = None
+    cases: dict[str, Case] = field(default_factory=dict)
+    items: dict[str, Item] = field(default_factory=dict)
+    quarantined: list[QuarantineEntry] = field(default_factory=list)
+    duplicates: int = 0
+
+    @property
+    def source_name(self) -> str:
+        return self.source or self.fmt
+
+    def case_id(self, image_key: str) -> str:
+        return f"{self.fmt}-{stable_hash(image_key, 12)}"
+
+    def bad(self, err: BadInput) -> None:
+        self.quarantined.append(QuarantineEntry.from_error(err, stage="import"))
+
+    def case(self, key: str, image: Path | bytes, *, file: str, record: str, modality: str | None = None,
+             body_region: str | None = None, structures: list[Structure] | None = None,
+             findings: list[Finding] | None = None, split: str | None = None, license: str | None = None,
+             access: str | None = None, meta: dict[str, Any] | None = None) -> Case:
+        """The Case of one image (created on first sight; decoded through the bomb guard, stored as PNG)."""
+        case_id = self.case_id(key)
+        if case_id in self.cases:
+            return self.cases[case_id]
+        try:
+            arr = load_image(io.BytesIO(image) if isinstance(image, bytes) else image)  # type: ignore[arg-type]
+        except BadInput as e:
+            raise BadInput(e.reason, file=file, record=record, field="image") from e
+        ref = self.images.put_array(arr)
+        c = Case(case_id=case_id, image=ref.path, image_sha256=ref.sha256, width=ref.width, height=ref.height,
+                 modality=modality or "unknown", body_region=body_region, structures=structures or [],
+                 findings=findings or [], source=self.source_name, license=license or self.license,
+                 access=access or self.access, patient_id=case_id, split=split,  # type: ignore[arg-type]
+                 meta={"image_key": key, "patient_id_inferred": True, **(meta or {})})
+        self.cases[case_id] = c
+        return c
+
+    def add(self, case: Case, *, task: str, form: Form, question: str, answer: str, qid: str,
+            options: list[str] | None = None, pair_id: str | None = None, split: str | None = None,
+            meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None) -> Item:
+        options = list(options or [])
+        chance = {"mcq": 1 / len(options) if options else 0.0, "yesno": 0.5}.get(form, 0.0)
+        fields: dict[str, Any] = {
+            "case_id": case.case_id, "task": task, "form": form, "question": question, "options": options,
+            "answer": answer, "answer_box": None, "image_sha256": case.image_sha256, "cue": None, "context": [],
+            "variant": "clean", "perturbation": {}, "seed": None, "template_id": f"imported.{self.fmt}",
+            "parent_id": None,
+        }
+        item_id = item_content_id(fields)
+        if item_id in self.items:
+            prev = self.items[item_id]
+            dups = [*prev.meta.get("duplicate_qids", []), qid]
+            self.items[item_id] = prev.model_copy(update={"meta": {**prev.meta, "duplicate_qids": dups}})
+            self.duplicates += 1
+            return self.items[item_id]
+        it = Item(item_id=item_id, stage=stage_of(task), chance=chance, pair_id=pair_id, image=case.image,
+                  image_width=case.width, image_height=case.height, split=split,  # type: ignore[arg-type]
+                  source=self.source_name, license=license or case.license, access=access or case.access,
+                  meta={"qid": qid, "imported_from": self.fmt, **(meta or {})},
+                  **{k: v for k, v in fields.items() if k not in ("perturbation",)}, perturbation={})
+        self.items[item_id] = it
+        return it
+
+    def result(self) -> ImportResult:
+        members = Counter(it.pair_id for it in self.items.values() if it.pair_id)
+        for k, it in list(self.items.items()):
+            if it.pair_id and members[it.pair_id] != 2:  # a twin was quarantined: the pair cannot count
+                self.items[k] = it.model_copy(update={"pair_id": None, "meta": {**it.meta, "pair_broken": True}})
+        items = list(self.items.values())
+        counts = Counter(it.task for it in items)
+        return ImportResult(self.fmt, list(self.cases.values()), items, dict(sorted(counts.items())),
+                            counts.get(OTHER_TASK, 0), self.duplicates, self.quarantined)
+
+
+def letter_of(answer: str, options: list[str]) -> str | None:
+    """The letter of ``answer`` among ``options`` (exact, then case/space-insensitive)."""
+    from medr2.records import letter
+
+    for i, o in enumerate(options):
+        if o == answer:
+            return letter(i)
+    norm = answer.strip().rstrip(".").lower()
+    for i, o in enumerate(options):
+        if o.strip().rstrip(".").lower() == norm:
+            return letter(i)
+    return None
+
+
+def source_table(cases: list[Case], items: list[Item]) -> dict[str, Any]:
+    """Per source: licences, access levels and counts (shown by ``medr2 info`` and in dataset cards)."""
+    out: dict[str, Any] = {}
+    for it in items:
+        s = out.setdefault(it.source, {"licenses": Counter(), "access": Counter(), "items": 0, "cases": set()})
+        s["licenses"][it.license] += 1
+        s["access"][it.access] += 1
+        s["items"] += 1
+        s["cases"].add(it.case_id)
+    return {k: {"licenses": dict(v["licenses"]), "access": dict(v["access"]), "items": v["items"],
+                "cases": len(v["cases"])} for k, v in sorted(out.items())}
+
+
+def write_import(result: ImportResult, out: Path, *, name: str | None = None) -> dict[str, Any]:
+    """Write an import as a bench folder (manifest records counts, unmapped and duplicates)."""
+    from medr2.bench.format import write_bench
+
+    if not result.items:
+        raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
+                       "quarantined)", field="PATH")
+    manifest = write_bench(out, result.cases, result.items, {
+        "name": name or Path(out).name,
+        "sources": source_table(result.cases, result.items),
+        "imported": {"format": result.fmt, "tasks": result.counts, "unmapped": result.unmapped,
+                     "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined)},
+    })
+    q = Quarantine(Path(out) / "quarantine.jsonl")
+    for e in result.quarantined:
+        q.add(e)
+    return manifest

@@ -1,0 +1,44 @@
+"""Flat rows for exporters: one per item, images as bytes, plus the round-trip columns."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from medr2.bench.format import Bench
+from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL, case_for_export, item_for_export
+from medr2.records import STAGES, Item
+
+NO_SPLIT = "all"  # HF / TSV split name for items without a split
+
+
+def split_name(item: Item) -> str:
+    return item.split or NO_SPLIT
+
+
+def by_split(bench: Bench) -> dict[str, list[Item]]:
+    out: dict[str, list[Item]] = defaultdict(list)
+    for it in bench.items:
+        out[split_name(it)].append(it)
+    return dict(sorted(out.items()))
+
+
+def answer_text(item: Item) -> str:
+    if item.form == "box" and item.answer_box is not None:
+        return "[" + ", ".join(f"{v:g}" for v in item.answer_box) + "]"
+    return item.answer
+
+
+def row(bench: Bench, item: Item) -> dict[str, Any]:
+    image = bench.path(item.image).read_bytes() if item.image else None
+    case = bench.case(item.case_id)
+    case_image = bench.path(case.image).read_bytes() if case.image != item.image else None
+    return {
+        "item_id": item.item_id, "case_id": item.case_id, "stage": item.stage,
+        "stage_name": STAGES.get(item.stage, "imported (outside the four stages)"), "task": item.task,
+        "form": item.form, "question": item.question, "options": list(item.options), "answer": answer_text(item),
+        "chance": item.chance, "pair_id": item.pair_id, "chain_id": item.chain_id, "step": item.step,
+        "variant": item.variant, "parent_id": item.parent_id, "split": item.split, "source": item.source,
+        "license": item.license, "access": item.access, "image": image,
+        ITEM_COL: item_for_export(item), CASE_COL: case_for_export(case), CASE_IMAGE_COL: case_image,
+    }

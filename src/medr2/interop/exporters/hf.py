@@ -1,0 +1,90 @@
+"""Hugging Face dataset export: ``data/<split>-00000-of-00001.parquet`` with embedded PNG images
+(``datasets.Image`` feature) and a dataset card ``README.md`` (tasks, stages, counts, licences and
+access per source). Loads with ``datasets.load_dataset("parquet", data_dir=OUT/data)`` or
+``load_dataset(OUT)``; ``medr2 import hf OUT`` gives the items back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from medr2.bench.format import Bench
+from medr2.interop.common import source_table
+from medr2.interop.exporters import register_exporter
+from medr2.interop.exporters._rows import by_split, row
+from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL
+from medr2.records import STAGES
+
+
+def features() -> Any:
+    from datasets import Features, Image, List, Value
+
+    s = Value("string")
+    return Features({
+        "item_id": s, "case_id": s, "stage": Value("int32"), "stage_name": s, "task": s, "form": s,
+        "question": s, "options": List(s), "answer": s, "chance": Value("float64"), "pair_id": s, "chain_id": s,
+        "step": Value("int32"), "variant": s, "parent_id": s, "split": s, "source": s, "license": s, "access": s,
+        "image": Image(), ITEM_COL: s, CASE_COL: s, CASE_IMAGE_COL: Value("binary"),
+    })
+
+
+def write_parquet_splits(bench: Bench, data_dir: Path) -> dict[str, int]:
+    from datasets import Dataset
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    feats = features()
+    for split, items in by_split(bench).items():
+        rows = [row(bench, it) for it in items]
+        cols: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in feats}
+        cols["image"] = [None if b is None else {"bytes": b, "path": f"{r['item_id']}.png"}
+                         for b, r in zip(cols["image"], rows, strict=True)]
+        ds = Dataset.from_dict(cols, features=feats)
+        ds.to_parquet(str(data_dir / f"{split}-00000-of-00001.parquet"))
+        counts[split] = len(rows)
+    return counts
+
+
+def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
+    tasks = Counter((it.stage, it.task) for it in bench.items)
+    sources = source_table(bench.cases, bench.items)
+    licenses = sorted({lic for s in sources.values() for lic in s["licenses"]})
+    synthetic = bench.manifest.get("cases", {}).get("synthetic", 0)
+    lines = ["---", f"pretty_name: {bench.name}", "license: other",
+             "task_categories:", "- visual-question-answering", "tags:", "- medical", "- medr2", "configs:",
+             "- config_name: default", "  data_files:"]
+    for split in counts:
+        lines += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
+    lines += ["---", "", f"# {bench.name}", "",
+              f"Exported by medr2 from bench checksum `{bench.checksum[:16]}`: {sum(counts.values())} items on "
+              f"{len(bench.cases)} images. Each row is one question with its image embedded; `medr2_item` and "
+              "`medr2_case` hold the full records (`medr2 import hf` restores them exactly).", ""]
+    if synthetic:
+        lines += [f"**{synthetic} cases contain synthetic parts** (e.g. lesions placed on real images); "
+                  "see `synthetic_fields` in `medr2_case`.", ""]
+    lines += ["## Splits", "", "| split | items |", "|---|---|"] + [f"| {k} | {v} |" for k, v in counts.items()]
+    lines += ["", "## Tasks", "", "| stage | task | items |", "|---|---|---|"]
+    lines += [f"| {stage} {STAGES.get(stage, '(imported, outside the four stages)')} | {task} | {n} |"
+              for (stage, task), n in sorted(tasks.items())]
+    lines += ["", "## Sources and licences", "", "| source | items | images | licences | access |",
+              "|---|---|---|---|---|"]
+    for name, s in sources.items():
+        lic = ", ".join(f"{k} ({v})" for k, v in sorted(s["licenses"].items()))
+        acc = ", ".join(f"{k} ({v})" for k, v in sorted(s["access"].items()))
+        lines.append(f"| {name} | {s['items']} | {s['cases']} | {lic} | {acc} |")
+    restricted = [n for n, s in sources.items() if set(s["access"]) - {"open"}]
+    if restricted:
+        lines += ["", f"**Access restrictions apply** to: {', '.join(restricted)}. Do not redistribute these "
+                  "items beyond what their terms allow."]
+    lines += ["", f"Licences present: {', '.join(licenses)}. The licence of each item is in its `license` column.",
+              ""]
+    return "\n".join(lines)
+
+
+@register_exporter("hf")
+def export_hf(bench: Bench, out: Path) -> dict[str, Any]:
+    counts = write_parquet_splits(bench, out / "data")
+    (out / "README.md").write_text(dataset_card(bench, counts), "utf-8")
+    return {"target": "hf", "out": str(out), "splits": counts}

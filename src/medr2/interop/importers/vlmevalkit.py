@@ -1,0 +1,77 @@
+"""VLMEvalKit-style TSV: ``index``, ``image`` (base64; or the ``index`` of another row holding the
+same image), optional ``image_path``, ``question``, option columns ``A``, ``B``, ... , ``answer``
+(a letter for MCQ, else the answer text), ``category``, ``l2-category``, ``hint``, ``split``.
+A medr2 export is restored exactly from ``medr2_item``/``medr2_case``. Otherwise: option columns
+present -> MCQ; a yes/no answer -> yes/no; else text. The task is ``category`` when it is a medr2
+task id, else ``imported.other``. PATH is a ``.tsv`` file or a folder of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import string
+from pathlib import Path
+
+from medr2.errors import BadInput
+from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
+from medr2.interop.importers import register_importer
+from medr2.interop.importers._util import image_in, read_csv_rows, text
+from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
+
+OPTION_COLS = tuple(string.ascii_uppercase[:10])
+
+
+def _b64(v: str, file: str, record: str, field: str) -> bytes:
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise BadInput(f"invalid base64: {e}", file=file, record=record, field=field) from e
+
+
+@register_importer("vlmevalkit")
+def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
+    files = [path] if path.is_file() else sorted(path.glob("*.tsv"))
+    if not files:
+        raise BadInput("no .tsv files found", file=str(path), field="PATH")
+    for f in files:
+        rows = read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")
+        by_index = {text(r.get("index")): r for r in rows}
+        for r in rows:
+            rec = text(r.get("index"))
+            try:
+                img_field = text(r.get("image"))
+                if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference
+                    img_field = text(by_index[img_field].get("image"))
+                img: bytes | Path | None = _b64(img_field, str(f), rec, "image") if img_field else None
+                if img is None and text(r.get("image_path")):
+                    img = image_in(f.parent, r.get("image_path"), file=str(f), record=rec)
+                if r.get(ITEM_COL):
+                    ci = text(r.get(CASE_IMAGE_COL))
+                    restore(b, r, img if isinstance(img, bytes) else None, file=str(f), record=rec,
+                            case_image=_b64(ci, str(f), rec, CASE_IMAGE_COL) if ci else None)
+                    continue
+                if img is None:
+                    raise BadInput("no image", file=str(f), record=rec, field="image")
+                case = b.case(f"{f.name}:{rec}", img, file=str(f), record=rec)
+                q = " ".join(x for x in (text(r.get("hint")), text(r.get("question"))) if x)
+                a = text(r.get("answer"))
+                opts = [text(r.get(c)) for c in OPTION_COLS if text(r.get(c))]
+                cat = text(r.get("category"))
+                task = cat if cat in TASK_STAGE else OTHER_TASK
+                split = text(r.get("split")) or None
+                split = split if split in ("train", "val", "test") else None
+                meta = {"category": cat, "l2-category": text(r.get("l2-category"))}
+                if opts:
+                    ans = a.upper() if a.upper() in OPTION_COLS[: len(opts)] else letter_of(a, opts)
+                    if not ans:
+                        raise BadInput("answer matches no option", file=str(f), record=rec, field="answer")
+                    b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=rec, split=split,
+                          meta=meta)
+                elif yes_no(a):
+                    b.add(case, task=task, form="yesno", question=q, answer=yes_no(a) or a, qid=rec, split=split,
+                          meta=meta)
+                else:
+                    b.add(case, task=task, form="text", question=q, answer=a, qid=rec, split=split, meta=meta)
+            except BadInput as e:
+                b.bad(e)

@@ -1,0 +1,70 @@
+"""The columns every exporter adds so that importing an export gives back the very same items.
+
+``medr2_item`` holds the Item as canonical JSON; ``medr2_case`` its Case (mask paths removed, as
+masks are not exported). Importers that find these columns restore the records exactly and check
+that the embedded image bytes hash to the recorded sha256.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from medr2.errors import BadInput
+from medr2.interop.common import ImportBuilder
+from medr2.records import Case, Item, canonical_json
+
+ITEM_COL = "medr2_item"
+CASE_COL = "medr2_case"
+CASE_IMAGE_COL = "medr2_case_image"  # the case's own image, only where the item shows another one
+
+
+def case_for_export(case: Case) -> str:
+    d = case.model_dump(mode="json")
+    for kind in ("structures", "findings"):
+        for r in d[kind]:
+            r["mask"] = None
+    return canonical_json(d)
+
+
+def item_for_export(item: Item) -> str:
+    return canonical_json(item.model_dump(mode="json"))
+
+
+def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file: str, record: str,
+            case_image: bytes | None = None) -> Item:
+    """Restore one exported (item, case) row into the builder, checking the image hash."""
+    try:
+        item = Item.model_validate(json.loads(row[ITEM_COL]))
+        case = Case.model_validate(json.loads(row[CASE_COL])) if row.get(CASE_COL) else None
+    except (ValidationError, json.JSONDecodeError, TypeError) as e:
+        raise BadInput(f"invalid embedded record: {e}", file=file, record=record, field=ITEM_COL) from e
+    if image is not None:
+        ref = b.images.put_array(_decode(image, file, record))
+        if item.image_sha256 and ref.sha256 != item.image_sha256:
+            raise BadInput("embedded image does not match the recorded sha256", file=file, record=record,
+                           field="image")
+    if case is not None and case_image is not None:
+        ref = b.images.put_array(_decode(case_image, file, record))
+        if ref.sha256 != case.image_sha256:
+            raise BadInput("embedded case image does not match the recorded sha256", file=file, record=record,
+                           field=CASE_IMAGE_COL)
+    if case is not None and case.case_id not in b.cases:
+        b.cases[case.case_id] = case
+    if item.item_id in b.items:
+        raise BadInput("duplicate item_id", file=file, record=record, field="item_id")
+    b.items[item.item_id] = item
+    return item
+
+
+def _decode(data: bytes, file: str, record: str) -> Any:
+    import io
+
+    from medr2.imageio import load_image
+
+    try:
+        return load_image(io.BytesIO(data))  # type: ignore[arg-type]
+    except BadInput as e:
+        raise BadInput(e.reason, file=file, record=record, field="image") from e

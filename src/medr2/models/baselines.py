@@ -1,0 +1,249 @@
+"""Built-in baselines (DESIGN §7): ``baseline:random``, ``prior``, ``oracle``, and scripted test
+behaviours ``follow-hint`` (takes the lure whenever one is offered) and ``blind`` (answers from
+the text alone, so identical under image variants).
+
+Baselines read the item a request asks from ``Request.meta["item"]`` (the runner puts it there)
+and the bench from ``AdapterOptions.bench``. They return boxes in pixels of the bench image.
+Answers are written as a model would write them (letters, yes/no, ``[x1, y1, x2, y2]``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput
+from medr2.models.base import Adapter, BoxConvention, Request, Response
+from medr2.models.presets import format_box
+from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.records import Box, Item, letter, letter_index
+
+PIXEL = BoxConvention("pixel", "none", ())
+BASELINES: dict[str, Callable[[AdapterOptions], BaselineAdapter]] = {}
+
+
+def register_baseline(name: str) -> Callable[[type[BaselineAdapter]], type[BaselineAdapter]]:
+    def deco(cls: type[BaselineAdapter]) -> type[BaselineAdapter]:
+        BASELINES[name] = cls
+        return cls
+
+    return deco
+
+
+@register_adapter("baseline")
+def _factory(name: str, opts: AdapterOptions) -> Adapter:
+    cls = BASELINES.get(name)
+    if cls is None:
+        raise BadInput(f"unknown baseline {name!r}; known: {', '.join(sorted(BASELINES))}", field="--model")
+    return cls(opts)
+
+
+def _item(req: Request) -> Item:
+    item = req.meta.get("item")
+    if not isinstance(item, Item):
+        raise BadInput("baseline adapters need the asked Item in Request.meta['item']", record=req.item_id)
+    return item
+
+
+def _rng(seed_text: str) -> np.random.Generator:
+    return np.random.default_rng(int(hashlib.sha256(seed_text.encode()).hexdigest()[:16], 16))
+
+
+def _box(item: Item, box: Box) -> str:
+    return format_box(box, "pixel")
+
+
+def _centre_box(item: Item, frac: float = 0.5) -> Box:
+    w, h = item.image_width or 1, item.image_height or 1
+    return (w * (1 - frac) / 2, h * (1 - frac) / 2, w * (1 + frac) / 2, h * (1 + frac) / 2)
+
+
+def _random_answer(item: Item, rng: np.random.Generator, texts: Sequence[str] = ()) -> str:
+    n = len(item.options)
+    if item.form == "mcq":
+        return letter(int(rng.integers(n)))
+    if item.form == "yesno":
+        return "yes" if rng.random() < 0.5 else "no"
+    if item.form == "multi":
+        picks = [letter(i) for i in range(n) if rng.random() < 0.5] or [letter(int(rng.integers(n)))]
+        return ",".join(picks)
+    if item.form == "box":
+        w, h = item.image_width or 1, item.image_height or 1
+        xs, ys = sorted(rng.uniform(0, w, 2)), sorted(rng.uniform(0, h, 2))
+        return _box(item, (xs[0], ys[0], max(xs[1], xs[0] + 1), max(ys[1], ys[0] + 1)))
+    return texts[int(rng.integers(len(texts)))] if texts else ""
+
+
+def _oracle_answer(item: Item) -> str:
+    if item.form == "box":
+        if item.answer_box is None:
+            raise BadInput("box item without answer_box", record=item.item_id, field="answer_box")
+        return _box(item, item.answer_box)
+    return item.answer
+
+
+class BaselineAdapter:
+    """Shared plumbing: ``answer(request) -> text`` per request, never an exception per item."""
+
+    name = "baseline"
+    box_convention = PIXEL
+
+    def __init__(self, opts: AdapterOptions) -> None:
+        self.opts = opts
+        self.seed = opts.seed
+        self.key = f"baseline:{self.name}"
+
+    def settings(self) -> dict[str, Any]:
+        return {"baseline": self.name, "seed": self.seed}
+
+    @functools.cached_property
+    def priors(self) -> _Priors | None:
+        return _Priors(self.opts.bench.items) if self.opts.bench is not None else None
+
+    def reference_texts(self, item: Item) -> list[str]:
+        """Train-split answers of a TEXT task (what random/blind draw report answers from)."""
+        return self.priors.ranked(item.task)[:50] if self.priors is not None else []
+
+    def answer(self, req: Request) -> str:
+        raise BadInput(f"baseline {self.name} has no answer rule")
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for req in requests:
+            try:
+                out.append(Response("ok", text=self.answer(req), latency_s=0.0, attempts=1))
+            except BadInput as e:
+                out.append(Response("error", error=str(e), attempts=1))
+        return out
+
+    def close(self) -> None:
+        return None
+
+
+@register_baseline("oracle")
+class OracleBaseline(BaselineAdapter):
+    """Always the correct answer (an upper bound and a check of scoring)."""
+
+    name = "oracle"
+
+    def answer(self, req: Request) -> str:
+        return _oracle_answer(_item(req))
+
+
+@register_baseline("random")
+class RandomBaseline(BaselineAdapter):
+    """A uniform guess, seeded by the request hash (so reruns give the same answers)."""
+
+    name = "random"
+
+    def answer(self, req: Request) -> str:
+        item = _item(req)
+        return _random_answer(item, _rng(f"{self.seed}:{req.key}"), self.reference_texts(item))
+
+
+@register_baseline("follow-hint")
+class FollowHintBaseline(BaselineAdapter):
+    """Takes the lure whenever the item (or a context turn asking the same question) offers one,
+    otherwise answers correctly: the perfectly sycophantic model."""
+
+    name = "follow-hint"
+
+    def answer(self, req: Request) -> str:
+        item = _item(req)
+        if item.lure:
+            return item.lure
+        for turn in item.context:
+            if not turn.correct and turn.question == item.question:
+                return turn.answer
+        return _oracle_answer(item)
+
+
+class _Priors:
+    """Most frequent answers per task in the train split (text only, never the image)."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.answer_text: dict[str, Counter[str]] = defaultdict(Counter)  # mcq option texts, yes/no, reports
+        self.multi: dict[str, Counter[str]] = defaultdict(Counter)  # option text -> times it was a right answer
+        self.multi_n: Counter[str] = Counter()
+        self.boxes: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)  # fractions
+        for it in items:
+            if it.split != "train" or it.variant != "clean":
+                continue
+            if it.form == "mcq" and it.options:
+                self.answer_text[it.task][it.options[letter_index(it.answer)]] += 1
+            elif it.form in ("yesno", "text"):
+                self.answer_text[it.task][it.answer] += 1
+            elif it.form == "multi":
+                self.multi_n[it.task] += 1
+                for ch in it.answer.split(","):
+                    if ch.strip():
+                        self.multi[it.task][it.options[letter_index(ch)]] += 1
+            elif it.form == "box" and it.answer_box and it.image_width and it.image_height:
+                x1, y1, x2, y2 = it.answer_box
+                w, h = it.image_width, it.image_height
+                self.boxes[it.task].append((x1 / w, y1 / h, x2 / w, y2 / h))
+
+    def ranked(self, task: str) -> list[str]:
+        """Answer texts by train frequency, ties by text (deterministic)."""
+        return [t for t, _ in sorted(self.answer_text[task].items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    def answer(self, item: Item) -> str:
+        if item.form == "mcq":
+            for text in self.ranked(item.task):
+                if text in item.options:
+                    return letter(item.options.index(text))
+            return "A"  # no train answer among the options: the first option
+        if item.form == "yesno":
+            ranked = [t for t in self.ranked(item.task) if t in ("yes", "no")]
+            return ranked[0] if ranked else "no"
+        if item.form == "multi":
+            n = self.multi_n[item.task]
+            freq = self.multi[item.task]
+            picks = [letter(i) for i, o in enumerate(item.options) if n and freq[o] / n > 0.5]
+            if not picks:
+                best = max(range(len(item.options)), key=lambda i: (freq[item.options[i]], -i))
+                picks = [letter(best)]
+            return ",".join(picks)
+        if item.form == "box":
+            boxes = self.boxes[item.task]
+            if not boxes:
+                return _box(item, _centre_box(item))
+            m = np.mean(np.asarray(boxes), axis=0)
+            w, h = item.image_width or 1, item.image_height or 1
+            return _box(item, (m[0] * w, m[1] * h, m[2] * w, m[3] * h))
+        ranked = self.ranked(item.task)
+        return ranked[0] if ranked else ""
+
+
+@register_baseline("prior")
+class PriorBaseline(BaselineAdapter):
+    """Answers the most frequent train-split answer of the task (never looks at the image)."""
+
+    name = "prior"
+
+    def __init__(self, opts: AdapterOptions) -> None:
+        super().__init__(opts)
+        if opts.bench is None:
+            raise BadInput("baseline:prior needs the bench (its train split)", field="--bench")
+
+    def answer(self, req: Request) -> str:
+        assert self.priors is not None
+        return self.priors.answer(_item(req))
+
+
+@register_baseline("blind")
+class BlindBaseline(BaselineAdapter):
+    """A guess seeded by the text of the request only (images ignored): identical answers for all
+    image variants of a question, different answers across questions."""
+
+    name = "blind"
+
+    def answer(self, req: Request) -> str:
+        item = _item(req)
+        text = "\n".join(p.text or "" for m in req.messages for p in m.parts if p.type == "text")
+        return _random_answer(item, _rng(f"{self.seed}:{text}"), self.reference_texts(item))

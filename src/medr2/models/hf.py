@@ -1,0 +1,251 @@
+"""``hf:PATH`` — a local transformers checkpoint (DESIGN §7).
+
+``AutoModelForImageTextToText`` + ``AutoProcessor`` + the model's own chat template; true batched
+generation with left padding, greedy unless the request asks for a temperature. Images are read
+from the bench by their relative path (checked against their hash). Multi-turn messages (chain
+modes) are passed through as a conversation. Nothing is downloaded (``local_files_only``).
+
+torch and transformers are imported when an adapter is created, never at module import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.imageio import load_image, resolve_inside, sha256_file
+from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
+from medr2.models.registry import AdapterOptions, register_adapter
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class HFOptions:
+    """Settings of the ``hf`` adapter. ``dtype="auto"``: bfloat16 on GPU, float32 on CPU;
+    ``device="auto"``: CUDA when available. ``box_space`` declares how the model writes boxes."""
+
+    dtype: str = "auto"
+    device: str = "auto"
+    batch_size: int = 8
+    attn_implementation: str | None = None
+    box_space: BoxSpace = "pixel"
+    check_image_hash: bool = True
+
+
+def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxConvention:
+    """The resize rule the processor applies before the model sees an image, read from its config."""
+    patch = getattr(image_processor, "patch_size", None)
+    merge = getattr(image_processor, "merge_size", None)
+    size = _size_dict(getattr(image_processor, "size", None))
+    if patch and merge:  # Qwen2-VL family: sides rounded to multiples of patch*merge within a pixel budget
+        min_px = getattr(image_processor, "min_pixels", None) or size.get("shortest_edge")
+        max_px = getattr(image_processor, "max_pixels", None) or size.get("longest_edge")
+        params = (("factor", int(patch) * int(merge)), ("max_pixels", max_px), ("min_pixels", min_px))
+        return BoxConvention(space, "qwen2-vl", tuple((k, v) for k, v in params if v is not None))
+    if not getattr(image_processor, "do_resize", True):
+        return BoxConvention(space, "none", ())
+    crop = _size_dict(getattr(image_processor, "crop_size", None)) if getattr(
+        image_processor, "do_center_crop", False) else {}
+    if size.get("height") and size.get("width") and not crop:
+        w, h = int(size["width"]), int(size["height"])
+        # presets' rule reads height/width, score.boxes' rule reads size=(W, H)
+        return BoxConvention(space, "fixed", (("height", h), ("size", (w, h)), ("width", w)))
+    if size.get("shortest_edge") and crop:
+        return BoxConvention(space, "shortest-edge-center-crop", (
+            ("crop_height", crop["height"]), ("crop_width", crop["width"]), ("shortest_edge", size["shortest_edge"])))
+    if size.get("shortest_edge"):
+        return BoxConvention(space, "shortest-edge", (("shortest_edge", size["shortest_edge"]),))
+    raise BadInput(f"cannot tell how {type(image_processor).__name__} resizes images (size={size}); "
+                   "pass box_space='unit' or 'thousand' only if the model writes normalised boxes",
+                   field="image_processor.size")
+
+
+def _size_dict(size: Any) -> dict[str, Any]:
+    if size is None:
+        return {}
+    if isinstance(size, dict):
+        return {k: v for k, v in size.items() if v is not None}
+    return {k: getattr(size, k) for k in ("height", "width", "shortest_edge", "longest_edge")
+            if getattr(size, k, None) is not None}
+
+
+def model_fingerprint(path: Path) -> str:
+    """A short hash of a checkpoint's config, tokenizer files and weight files (names, sizes, headers)."""
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if f.is_file() and f.suffix in (".json", ".jinja", ".safetensors", ".bin", ".model"):
+            h.update(f.name.encode())
+            h.update(str(f.stat().st_size).encode())
+            with f.open("rb") as fh:
+                h.update(fh.read(1 << 16))
+    return h.hexdigest()[:16]
+
+
+class HFAdapter:
+    """A transformers image-text-to-text checkpoint served in-process."""
+
+    def __init__(self, path: str | Path, options: HFOptions | None = None) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.options = opts = options or HFOptions()
+        self.path = Path(path).expanduser()
+        if not (self.path / "config.json").is_file():
+            raise BadInput("not a model folder (no config.json)", file=str(self.path))
+        if opts.dtype not in DTYPES:
+            raise BadInput(f"dtype must be one of {DTYPES}", field="dtype", record=opts.dtype)
+        if opts.batch_size < 1:
+            raise BadInput("batch_size must be >= 1", field="batch_size")
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if opts.device == "auto" else opts.device
+        auto_dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        self.dtype_name = dtype_name = opts.dtype if opts.dtype != "auto" else auto_dtype
+        kwargs: dict[str, Any] = {"dtype": getattr(torch, dtype_name), "local_files_only": True}
+        if opts.attn_implementation:
+            kwargs["attn_implementation"] = opts.attn_implementation
+        self.processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
+        self.model = AutoModelForImageTextToText.from_pretrained(self.path, **kwargs).to(self.device).eval()
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        if not (getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)):
+            raise BadInput("the checkpoint has no chat template", file=str(self.path), field="chat_template")
+        self.fingerprint = model_fingerprint(self.path)
+        self.key = f"hf:{self.path}" + ("" if dtype_name == "float32" else f"@{dtype_name}")
+        self.box_convention = box_convention_for(self.processor.image_processor, opts.box_space)
+
+    def settings(self) -> dict[str, Any]:
+        return {"adapter": "hf", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
+                "model_type": self.model.config.model_type, "dtype": self.dtype_name, "device": self.device,
+                "batch_size": self.options.batch_size, "attn_implementation": self.options.attn_implementation,
+                "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
+                                   "params": dict(self.box_convention.params)}}
+
+    def close(self) -> None:
+        import gc
+
+        import torch
+
+        del self.model
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    # -- generation -----------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Answer every request in order; requests with the same settings are batched together,
+        shortest prompts first, so padding is small."""
+        out: list[Response | None] = [None] * len(requests)
+        prepared: dict[GenSettings, list[tuple[int, str, list[Any]]]] = {}
+        for i, req in enumerate(requests):
+            try:
+                text, images = self._render(req)
+            except (BadInput, ValueError, TypeError, KeyError) as e:
+                out[i] = Response(status="error", error=f"{type(e).__name__}: {e}")
+                continue
+            prepared.setdefault(req.settings, []).append((i, text, images))
+        for settings, group in prepared.items():
+            group.sort(key=lambda g: len(g[1]))
+            bs = self.options.batch_size
+            for start in range(0, len(group), bs):
+                chunk = group[start:start + bs]
+                for (i, _, _), resp in zip(chunk, self._generate_chunk(chunk, settings), strict=True):
+                    out[i] = resp
+        return [r if r is not None else Response(status="error", error="no response") for r in out]
+
+    def _render(self, req: Request) -> tuple[str, list[Any]]:
+        conv, images = to_hf_conversation(req.messages, req.bench_root, self.options.check_image_hash)
+        text = self.processor.apply_chat_template(conv, add_generation_prompt=True, tokenize=False)
+        return text, images
+
+    def _generate_chunk(self, chunk: list[tuple[int, str, list[Any]]], settings: GenSettings) -> list[Response]:
+        t0 = time.perf_counter()
+        try:
+            texts, seqs = self._run(chunk, settings)
+        except Exception as e:  # noqa: BLE001 - a failed batch is retried item by item
+            if len(chunk) > 1:
+                return [r for one in chunk for r in self._generate_chunk([one], settings)]
+            return [Response(status="error", error=f"{type(e).__name__}: {e}")]
+        dt = time.perf_counter() - t0
+        return [Response(status="ok", text=t, latency_s=dt, prompt_tokens=p, completion_tokens=c)
+                for t, (p, c) in zip(texts, seqs, strict=True)]
+
+    def _run(self, chunk: list[tuple[int, str, list[Any]]],
+             settings: GenSettings) -> tuple[list[str], list[tuple[int, int]]]:
+        import torch
+
+        texts = [t for _, t, _ in chunk]
+        images = [im for _, _, ims in chunk for im in ims]
+        enc = self.processor(text=texts, images=images or None, padding=True, padding_side="left",
+                             return_tensors="pt")
+        enc = enc.to(self.device)
+        if "pixel_values" in enc and torch.is_floating_point(enc["pixel_values"]):
+            enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
+        gen = generation_kwargs(settings, self.tokenizer)
+        if gen.get("do_sample") and settings.seed is not None:
+            torch.manual_seed(settings.seed)
+        with torch.inference_mode():
+            seq = self.model.generate(**enc, **gen)
+        new = seq[:, enc["input_ids"].shape[1]:]
+        stop = {gen["eos_token_id"], gen["pad_token_id"]} if isinstance(gen["eos_token_id"], int) else \
+            {*gen["eos_token_id"], gen["pad_token_id"]}
+        counts = []
+        for row, mask in zip(new.tolist(), enc["attention_mask"].tolist(), strict=True):
+            n = next((k + 1 for k, tok in enumerate(row) if tok in stop), len(row))
+            counts.append((int(sum(mask)), n))
+        decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        return [d.strip() for d in decoded], counts
+
+
+def generation_kwargs(settings: GenSettings, tokenizer: Any) -> dict[str, Any]:
+    """``generate`` arguments for the request settings: greedy at temperature 0."""
+    kw: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens,
+                          "pad_token_id": tokenizer.pad_token_id, "eos_token_id": tokenizer.eos_token_id}
+    if settings.temperature > 0:
+        kw.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+    else:
+        kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    kw.update(dict(settings.extra))
+    return kw
+
+
+def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
+                       check_hash: bool = True) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Portable messages -> a transformers chat conversation and its PIL images, in order."""
+    from PIL import Image
+
+    conv: list[dict[str, Any]] = []
+    images: list[Any] = []
+    for m in messages:
+        content: list[dict[str, Any]] = []
+        for part in m.parts:
+            if part.type == "text":
+                content.append({"type": "text", "text": part.text or ""})
+                continue
+            if not part.image:
+                raise BadInput("image part without a path", field="image")
+            path = resolve_inside(Path(bench_root), part.image)
+            if check_hash and part.image_sha256 and sha256_file(path) != part.image_sha256:
+                raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+            arr = load_image(path, mode="RGB")
+            images.append(Image.fromarray(arr, mode="RGB"))
+            content.append({"type": "image"})
+        conv.append({"role": m.role, "content": content})
+    return conv, images
+
+
+@register_adapter("hf")
+def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
+    """Registry factory for ``hf:PATH``: ``batch_size`` from the run options, the rest of
+    :class:`HFOptions` (``dtype``, ``device``, ``attn_implementation``, ``box_space``) from ``extra``."""
+    known = set(HFOptions.__dataclass_fields__) - {"batch_size"}
+    unknown = sorted(set(options.extra) - known)
+    if unknown:
+        raise BadInput(f"unknown hf option(s) {unknown}; known: {sorted(known)}", field="model options")
+    return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **options.extra))

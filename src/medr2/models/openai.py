@@ -1,0 +1,340 @@
+"""``openai:MODEL`` — any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, Ollama,
+LMDeploy, commercial APIs), through a lean aiohttp client.
+
+- one ``ClientSession`` whose connector is sized to the concurrency; at most ``concurrency``
+  requests in flight; several base URLs, each request sent to the one with the fewest in flight;
+- images sent as data URLs, each encoded once per content hash (the JSON fragment is cached and
+  spliced into request bodies, so nothing is re-encoded per request);
+- retries (tenacity) with exponential backoff and jitter on 429, 408, 5xx, timeouts, connection
+  errors and malformed bodies, honouring ``Retry-After`` / ``retry-after-ms``; other 4xx fail at once;
+- a per-request timeout; token usage recorded; the API key read from the environment variable the
+  user names, sent only in the Authorization header, never recorded or logged.
+
+``stream(requests)`` yields ``(index, Response)`` as requests finish. It drives a private event
+loop step by step from the calling thread, so the caller persists each answer as it arrives and a
+KeyboardInterrupt cancels what is in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import json
+import os
+import random
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from medr2.errors import BadInput
+from medr2.imageio import resolve_inside, sha256_bytes
+from medr2.models.base import BoxConvention, Message, Request, Response
+from medr2.models.presets import get_preset
+from medr2.models.registry import AdapterOptions, register_adapter
+
+RETRY_STATUS = frozenset({408, 409, 425, 429})
+MAX_RETRY_AFTER_S = 120.0
+ERROR_SNIPPET = 300
+
+
+class Transient(Exception):
+    """A failure worth retrying; ``retry_after`` is the server's requested wait, if any."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Permanent(Exception):
+    """A failure that retrying cannot fix (bad request, auth, missing image)."""
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
+    """Text and token usage of a chat-completions body; Transient if the body is malformed."""
+    try:
+        body = json.loads(data)
+        msg = body["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise Transient(f"malformed response body ({type(e).__name__}): {data[:ERROR_SNIPPET]!r}") from None
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, list):  # some servers return content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        refusal = msg.get("refusal") if isinstance(msg, dict) else None
+        raise Permanent(f"response has no text content (refusal: {refusal!r})")
+    usage = body.get("usage") or {}
+    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return content, pt if isinstance(pt, int) else None, ct if isinstance(ct, int) else None
+
+
+class _ImageCache:
+    """JSON fragments ``{"type":"image_url",...}`` per image sha, LRU-bounded by bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._frags: OrderedDict[str, str] = OrderedDict()
+        self._bytes = 0
+        self.encoded = 0  # how many times an image was read and encoded
+
+    def fragment(self, bench_root: Path, rel: str, sha: str | None) -> str:
+        key = sha or rel
+        frag = self._frags.get(key)
+        if frag is not None:
+            self._frags.move_to_end(key)
+            return frag
+        path = resolve_inside(bench_root, rel)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise Permanent(f"cannot read image {rel}: {e}") from None
+        if sha is not None and sha256_bytes(data) != sha:
+            raise Permanent(f"image {rel} does not match its recorded sha256")
+        mime = "image/jpeg" if data[:2] == b"\xff\xd8" else "image/png"
+        url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        frag = '{"type":"image_url","image_url":{"url":"' + url + '"}}'
+        self.encoded += 1
+        self._frags[key] = frag
+        self._bytes += len(frag)
+        while self._bytes > self.max_bytes and len(self._frags) > 1:
+            _, old = self._frags.popitem(last=False)
+            self._bytes -= len(old)
+        return frag
+
+
+class OpenAIAdapter:
+    """A chat-completions client. See the module docstring."""
+
+    def __init__(self, model: str, *, base_urls: Sequence[str], api_key_env: str | None = None,
+                 concurrency: int = 8, timeout_s: float = 120.0, retries: int = 5,
+                 box_convention: BoxConvention | None = None, preset_name: str | None = None,
+                 backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
+                 image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None) -> None:
+        if not base_urls:
+            raise BadInput("openai models need at least one --base-url (e.g. http://127.0.0.1:8000/v1)",
+                           field="--base-url")
+        if concurrency < 1 or retries < 0 or timeout_s <= 0:
+            raise BadInput("need concurrency >= 1, retries >= 0, timeout > 0", field="--concurrency")
+        self.model = model
+        self.key = f"openai:{model}"
+        self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
+        self.base_urls = [u.rstrip("/") for u in base_urls]
+        self.api_key_env = api_key_env
+        api_key = None
+        if api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise BadInput(f"environment variable {api_key_env} (named by --api-key-env) is not set",
+                               field="--api-key-env")
+        self._secret = api_key
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.box_convention = box_convention or BoxConvention("pixel", "none", ())
+        self.preset_name = preset_name
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.extra_body = dict(extra_body or {})
+        self.images = _ImageCache(image_cache_bytes)
+        self.in_flight = [0] * len(self.urls)
+        self.sent_per_url = [0] * len(self.urls)
+        self._rr = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+
+    # -- contract ----------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        return {"model": self.model, "base_urls": self.base_urls, "api_key_env": self.api_key_env,
+                "concurrency": self.concurrency, "timeout_s": self.timeout_s, "retries": self.retries,
+                "preset": self.preset_name, "extra_body": self.extra_body}
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out: list[Response | None] = [None] * len(requests)
+        for i, resp in self.stream(requests):
+            out[i] = resp
+        return [r for r in out if r is not None]
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[tuple[int, Response]]:
+        loop = self._ensure_loop()
+        pending: dict[asyncio.Task[Response], int] = {}
+        todo = iter(enumerate(requests))
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(pending) < self.concurrency:
+                    nxt = next(todo, None)
+                    if nxt is None:
+                        exhausted = True
+                        break
+                    pending[loop.create_task(self._one(nxt[1]))] = nxt[0]
+                if not pending:
+                    return
+                done = loop.run_until_complete(_first_done(set(pending)))
+                for task in done:
+                    yield pending.pop(task), task.result()
+        finally:
+            if pending:
+                for task in pending:
+                    task.cancel()
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        if self._session is not None:
+            self._loop.run_until_complete(self._session.close())
+            self._session = None
+        self._loop.run_until_complete(asyncio.sleep(0))
+        self._loop.close()
+        self._loop = None
+
+    # -- internals ---------------------------------------------------------------------------
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        if self._session is None:
+            self._session = self._loop.run_until_complete(self._make_session())
+        return self._loop
+
+    async def _make_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=0, ttl_dns_cache=300)
+        return aiohttp.ClientSession(connector=connector, json_serialize=json.dumps)
+
+    def body(self, req: Request) -> bytes:
+        """The request body; image parts are spliced in from the per-sha fragment cache."""
+        msgs = ",".join(self._message_json(m, req.bench_root) for m in req.messages)
+        s = req.settings
+        head: dict[str, Any] = {"model": self.model, "max_tokens": s.max_new_tokens, "temperature": s.temperature,
+                                "top_p": s.top_p}
+        if s.seed is not None:
+            head["seed"] = s.seed
+        head.update(self.extra_body)
+        head.update(dict(s.extra))
+        return (json.dumps(head)[:-1] + ',"messages":[' + msgs + "]}").encode("utf-8")
+
+    def _message_json(self, m: Message, bench_root: Path) -> str:
+        role = json.dumps(m.role)
+        if m.role != "user" or all(p.type == "text" for p in m.parts) and len(m.parts) == 1:
+            text = "\n".join(p.text or "" for p in m.parts if p.type == "text")
+            return '{"role":' + role + ',"content":' + json.dumps(text, ensure_ascii=False) + "}"
+        parts = []
+        for p in m.parts:
+            if p.type == "text":
+                parts.append(json.dumps({"type": "text", "text": p.text or ""}, ensure_ascii=False))
+            else:
+                if p.image is None:
+                    raise Permanent("image part without a path")
+                parts.append(self.images.fragment(bench_root, p.image, p.image_sha256))
+        return '{"role":' + role + ',"content":[' + ",".join(parts) + "]}"
+
+    def _pick(self) -> int:
+        n = len(self.urls)
+        if n == 1:
+            return 0
+        self._rr = (self._rr + 1) % n
+        return min(range(n), key=lambda i: (self.in_flight[i], (i - self._rr) % n))
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            return min(float(retry_after), MAX_RETRY_AFTER_S)
+        exp = min(self.backoff_max_s, self.backoff_initial_s * 2 ** (state.attempt_number - 1))
+        return random.uniform(exp / 2, exp)  # exponential backoff with (equal) jitter
+
+    async def _post(self, body: bytes) -> tuple[str, int | None, int | None]:
+        assert self._session is not None
+        i = self._pick()
+        self.in_flight[i] += 1
+        self.sent_per_url[i] += 1
+        try:
+            async with self._session.post(self.urls[i], data=body, headers=self._headers,
+                                          timeout=self._timeout) as r:
+                data = await r.read()
+                if r.status == 200:
+                    return parse_completion(data)
+                msg = f"HTTP {r.status} from {self.base_urls[i]}: {self._scrub(data[:ERROR_SNIPPET])}"
+                if r.status in RETRY_STATUS or r.status >= 500:
+                    raise Transient(msg, parse_retry_after(r.headers))
+                raise Permanent(msg)
+        except TimeoutError:
+            raise Transient(f"timeout after {self.timeout_s:g}s from {self.base_urls[i]}") from None
+        except aiohttp.ClientError as e:
+            raise Transient(f"{type(e).__name__} from {self.base_urls[i]}: {self._scrub(str(e))}") from None
+        finally:
+            self.in_flight[i] -= 1
+
+    def _scrub(self, text: bytes | str) -> str:
+        s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        return s.replace(self._secret, "***") if self._secret else s
+
+    async def _one(self, req: Request) -> Response:
+        t0 = time.perf_counter()
+        attempts = 0
+        try:
+            body = self.body(req)
+            retrying = AsyncRetrying(stop=stop_after_attempt(self.retries + 1), wait=self._wait,
+                                     retry=retry_if_exception_type(Transient), reraise=True)
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    text, pt, ct = await self._post(body)
+        except (Transient, Permanent) as e:
+            return Response("error", error=f"{e} (attempts: {attempts})", latency_s=time.perf_counter() - t0,
+                            attempts=attempts)
+        except BadInput as e:
+            return Response("error", error=str(e), latency_s=time.perf_counter() - t0, attempts=attempts)
+        return Response("ok", text=text, latency_s=time.perf_counter() - t0, prompt_tokens=pt,
+                        completion_tokens=ct, attempts=attempts)
+
+
+async def _first_done(tasks: set[asyncio.Task[Response]]) -> set[asyncio.Task[Response]]:
+    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    return done
+
+
+@register_adapter("openai")
+def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
+    preset = opts.preset or get_preset("generic")
+    extra = dict(opts.extra)
+    known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body"}
+    if set(extra) - known:
+        raise BadInput(f"unknown openai options {sorted(set(extra) - known)}; known: {sorted(known)}", field="extra")
+    return OpenAIAdapter(model, base_urls=opts.base_urls, api_key_env=opts.api_key_env,
+                         concurrency=opts.concurrency, timeout_s=opts.timeout_s, retries=opts.retries,
+                         box_convention=preset.box, preset_name=preset.name,
+                         backoff_initial_s=float(extra.pop("backoff_initial_s", 0.5)),
+                         backoff_max_s=float(extra.pop("backoff_max_s", 30.0)),
+                         image_cache_bytes=int(extra.pop("image_cache_bytes", 1 << 30)),
+                         extra_body=extra.pop("extra_body", None))

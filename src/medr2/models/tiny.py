@@ -1,0 +1,261 @@
+"""A tiny LLaVA-style VLM built offline (about 1M parameters), for tests, demos and CPU fine-tuning.
+
+Nothing is downloaded: the tokenizer is a byte-level BPE trained here on text that covers the
+benchmark's prompts and answers, the processor is built in code (``LlavaProcessor`` with the PIL
+``CLIPImageProcessor``, no torchvision), the weights come from a config and a seed. The image is
+resized (no crop) to one patch, so each image is ONE image token: with that a randomly initialised
+model learns image-dependent answers within seconds on a CPU (with 4 or 16 tokens it does not).
+
+The saved folder loads with ``AutoProcessor`` + ``AutoModelForImageTextToText`` and is served by
+the ``hf:`` adapter like any checkpoint. Same seed -> same files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+IMAGE_TOKEN = "<image>"
+PAD_TOKEN = "<pad>"
+BOS_TOKEN = "<s>"
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, IM_START, IM_END, IMAGE_TOKEN)
+
+# ChatML-style; `{% generation %}` marks what the assistant says (including its end-of-turn token)
+# so TRL's assistant-only loss masks everything else.
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{- '<|im_start|>' + message['role'] + '\n' -}}"
+    "{%- if message['role'] == 'assistant' -%}{%- generation -%}"
+    "{%- if message['content'] is string -%}{{- message['content'] -}}"
+    "{%- else -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{{- '<|im_end|>' -}}{%- endgeneration -%}{{- '\n' -}}"
+    "{%- else -%}"
+    "{%- if message['content'] is string -%}{{- message['content'] -}}"
+    "{%- else -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'image' -%}{{- '<image>' -}}"
+    "{%- elif part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{{- '<|im_end|>\n' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
+)
+
+
+@dataclass(frozen=True)
+class TinySpec:
+    """Sizes of the tiny VLM. ``image_size == patch_size`` gives one image token per image."""
+
+    image_size: int = 32
+    patch_size: int = 32
+    vision_hidden: int = 64
+    vision_layers: int = 2
+    vision_heads: int = 2
+    text_hidden: int = 128
+    text_layers: int = 2
+    text_heads: int = 4  # head size 32 (vLLM needs >= 32)
+    text_intermediate: int = 256
+    vocab_size: int = 1024
+    max_positions: int = 2048
+
+
+# Words the benchmark's prompts and answers use; the tokenizer should encode these compactly.
+_MEDICAL_WORDS = """
+CT MRI MR X-ray radiograph ultrasound US PET SPECT fundus photograph dermoscopy histopathology microscopy
+endoscopy mammography angiography scintigraphy bone scan nuclear medicine OCT fluorescence
+axial coronal sagittal oblique frontal lateral PA AP posteroanterior anteroposterior view plane projection
+T1 T2 FLAIR DWI ADC T1-weighted T2-weighted contrast non-contrast arterial venous portal delayed phase window
+lung soft tissue bone brain liver kidney spleen pancreas heart aorta stomach bladder prostate uterus
+chest abdomen pelvis head neck spine knee shoulder hip tibia femur hand foot breast retina optic disc macula
+vessel nucleus cell tissue left right upper lower anterior posterior medial central peripheral quadrant
+nodule mass lesion tumour tumor cyst fracture effusion consolidation opacity pneumonia pneumothorax edema
+haemorrhage hemorrhage infarct stroke calcification atelectasis cardiomegaly glioma meningioma pituitary
+metastasis abscess fibroma lymphoma carcinoma adenoma haemangioma hemangioma microaneurysm exudate drusen
+benign malignant normal abnormal mild moderate severe grade stage round oval irregular lobulated spiculated
+well-defined ill-defined circumscribed hyperdense hypodense hyperintense hypointense isointense bright dark
+homogeneous heterogeneous small medium large size mm cm noise blur motion low contrast compression artefact
+artifact quality good usable reject mirrored flipped orientation region field of view structure organ
+finding findings impression report diagnosis differential severity evidence support marked outlined
+highlighted box contour arrow cue coordinates located location larger smaller count number how many
+"""
+
+_TEMPLATES = """
+Question: What is the imaging modality of this image?
+Which plane or projection is shown? Which MR sequence is this? What is the image quality?
+Which artefact is present? Which body region is shown? Is the image mirrored?
+What is the main organ in this image? Is the liver visible? Locate the lesion.
+Give the bounding box as [x1, y1, x2, y2] in pixels. Name the outlined structure.
+Where is the lesion relative to the kidney? How many nodules are there? Which is larger?
+Is there an abnormality? Which finding is present? Which description matches the marked region?
+What is the size of the lesion? What is the shape of the lesion? What is the margin?
+What is the most likely diagnosis? Is it benign or malignant? Does this image support the diagnosis?
+Select all findings that are present. Write the findings and impression.
+Options: Answer with the option's letter from the given choices directly.
+Answer with yes or no. Answer yes or no. Answer with a single letter. Answer:
+A senior radiologist thinks the answer is (C). None of the above. The marked region.
+In which quadrant is the bright spot? top-left top-right bottom-left bottom-right
+The earlier answer was correct. Previous step. Based on the image, choose one option.
+system user assistant system user assistant system user assistant
+"""
+
+
+def training_corpus(extra_text: Iterable[str] = ()) -> list[str]:
+    """Text the tokenizer is trained on: templates, medical words, option letters, yes/no, numbers."""
+    lines = [ln.strip() for ln in _TEMPLATES.strip().splitlines() if ln.strip()]
+    words = _MEDICAL_WORDS.split()
+    lines += [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    lines += [w.lower() for w in words] + [w.capitalize() for w in words]
+    letters = [chr(ord("A") + i) for i in range(26)]
+    lines += [" ".join(f"({c})" for c in letters), " ".join(f"{c}." for c in letters), " ".join(letters)]
+    lines += ["A, B", "A, C", "B, D", "A, B, C", "yes", "no", "Yes", "No", "Yes.", "No."]
+    lines += [" ".join(str(n) for n in range(k, k + 20)) for k in range(0, 1000, 20)]
+    lines += ["[12, 34, 56, 78]", "[0.1, 0.25, 0.5, 0.75]", "0-1000", "3.5 mm", "12 mm", "(x1, y1, x2, y2)"]
+    lines += [str(t) for t in extra_text]
+    return lines
+
+
+def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()):  # -> PreTrainedTokenizerFast
+    """Train a byte-level BPE tokenizer locally (deterministic for a given corpus)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=spec.vocab_size,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(training_corpus(extra_text), trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=BOS_TOKEN,
+        eos_token=IM_END,
+        pad_token=PAD_TOKEN,
+        extra_special_tokens={"image_token": IMAGE_TOKEN},
+        padding_side="left",
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=spec.max_positions,
+    )
+
+
+def build_processor(spec: TinySpec, tokenizer):  # -> LlavaProcessor
+    """LLaVA processor with the PIL CLIP image processor: resize to one patch, no crop."""
+    from transformers import LlavaProcessor
+    from transformers.models.clip import CLIPImageProcessorPil
+
+    image_processor = CLIPImageProcessorPil(
+        size={"height": spec.image_size, "width": spec.image_size},
+        do_center_crop=False,
+        crop_size={"height": spec.image_size, "width": spec.image_size},
+        do_convert_rgb=True,
+    )
+    return LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=spec.patch_size,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,  # the CLS token, dropped by the "default" strategy
+        chat_template=CHAT_TEMPLATE,
+        image_token=IMAGE_TOKEN,
+    )
+
+
+def build_config(spec: TinySpec, tokenizer):  # -> LlavaConfig
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig
+
+    vision = CLIPVisionConfig(
+        hidden_size=spec.vision_hidden,
+        intermediate_size=spec.vision_hidden * 2,
+        num_hidden_layers=spec.vision_layers,
+        num_attention_heads=spec.vision_heads,
+        image_size=spec.image_size,
+        patch_size=spec.patch_size,
+        projection_dim=spec.vision_hidden,
+    )
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.text_hidden,
+        intermediate_size=spec.text_intermediate,
+        num_hidden_layers=spec.text_layers,
+        num_attention_heads=spec.text_heads,
+        num_key_value_heads=spec.text_heads,
+        max_position_embeddings=spec.max_positions,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    return LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids(IMAGE_TOKEN),
+        image_seq_length=(spec.image_size // spec.patch_size) ** 2,
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+        projector_hidden_act="gelu",
+    )
+
+
+def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
+                   extra_text: Iterable[str] = ()) -> Path:
+    """Build, initialise (from ``seed``) and save the tiny VLM into ``out_dir``; return the folder.
+
+    ``image_size`` is also the patch size, so every image is one image token. ``extra_text`` (for
+    example a bench's questions and options) is added to the tokenizer's training text.
+    """
+    import torch
+    from transformers import GenerationConfig, LlavaForConditionalGeneration
+
+    spec = TinySpec(image_size=image_size, patch_size=image_size)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(spec, extra_text)
+    processor = build_processor(spec, tokenizer)
+    config = build_config(spec, tokenizer)
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        do_sample=False,
+        max_new_tokens=32,
+    )
+    model.eval()
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    (out / "medr2_tiny.json").write_text(_spec_json(spec, seed), encoding="utf-8")
+    return out
+
+
+def _spec_json(spec: TinySpec, seed: int) -> str:
+    from medr2.records import canonical_json
+
+    return canonical_json({"kind": "medr2-tiny-vlm", "seed": seed, **asdict(spec)}) + "\n"
+
+
+def count_parameters(model_dir: Path | str) -> int:
+    """Number of parameters of a saved model (reads the safetensors header, loads no weights)."""
+    import json
+    import struct
+
+    total = 0
+    for f in sorted(Path(model_dir).glob("*.safetensors")):
+        with f.open("rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(n))
+        for k, v in header.items():
+            if k != "__metadata__":
+                size = 1
+                for d in v["shape"]:
+                    size *= d
+                total += size
+    return total

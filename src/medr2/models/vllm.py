@@ -1,0 +1,143 @@
+"""``vllm:PATH`` — vLLM's offline engine for large batches on a GPU (optional extra ``medr2[vllm]``).
+
+The whole batch of conversations goes to ``vllm.LLM.chat`` at once (vLLM schedules it); images are
+sent as PNG data URLs read from the bench. ``vllm`` is imported only when an adapter is created.
+Boxes follow the checkpoint's own image processor, read from its folder with transformers.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.imageio import resolve_inside, sha256_bytes
+from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
+from medr2.models.hf import box_convention_for, model_fingerprint
+from medr2.models.registry import AdapterOptions, register_adapter
+
+
+@dataclass(frozen=True)
+class VLLMOptions:
+    """Engine settings passed to ``vllm.LLM`` (see vLLM's engine arguments)."""
+
+    dtype: str = "auto"
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    max_images_per_prompt: int = 4
+    seed: int = 0
+    box_space: BoxSpace = "pixel"
+    check_image_hash: bool = True
+
+
+def to_openai_messages(messages: Sequence[Message], bench_root: Path, check_hash: bool = True) -> list[dict[str, Any]]:
+    """Portable messages -> OpenAI-style chat messages with base64 PNG data URLs."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content: list[dict[str, Any]] = []
+        for part in m.parts:
+            if part.type == "text":
+                content.append({"type": "text", "text": part.text or ""})
+                continue
+            if not part.image:
+                raise BadInput("image part without a path", field="image")
+            path = resolve_inside(Path(bench_root), part.image)
+            data = path.read_bytes()
+            if check_hash and part.image_sha256 and sha256_bytes(data) != part.image_sha256:
+                raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+            url = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        out.append({"role": m.role, "content": content})
+    return out
+
+
+class VLLMAdapter:
+    """A checkpoint served by vLLM's in-process engine."""
+
+    def __init__(self, path: str | Path, options: VLLMOptions | None = None) -> None:
+        try:
+            import vllm
+        except ImportError as e:
+            raise BadInput("the vllm adapter needs vLLM: pip install 'medr2[vllm]'", field="model") from e
+        from transformers import AutoProcessor
+
+        self.options = opts = options or VLLMOptions()
+        self.path = Path(path).expanduser()
+        if not (self.path / "config.json").is_file():
+            raise BadInput("not a model folder (no config.json)", file=str(self.path))
+        self._vllm = vllm
+        engine: dict[str, Any] = {
+            "model": str(self.path), "dtype": opts.dtype, "tensor_parallel_size": opts.tensor_parallel_size,
+            "gpu_memory_utilization": opts.gpu_memory_utilization, "seed": opts.seed,
+            "limit_mm_per_prompt": {"image": opts.max_images_per_prompt},
+        }
+        if opts.max_model_len:
+            engine["max_model_len"] = opts.max_model_len
+        self.llm = vllm.LLM(**engine)
+        processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
+        self.box_convention: BoxConvention = box_convention_for(processor.image_processor, opts.box_space)
+        self.fingerprint = model_fingerprint(self.path)
+        self.key = f"vllm:{self.path}" + ("" if opts.dtype == "auto" else f"@{opts.dtype}")
+
+    def settings(self) -> dict[str, Any]:
+        return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
+                "vllm_version": getattr(self._vllm, "__version__", "?"), "dtype": self.options.dtype,
+                "tensor_parallel_size": self.options.tensor_parallel_size, "seed": self.options.seed,
+                "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
+                                   "params": dict(self.box_convention.params)}}
+
+    def close(self) -> None:
+        del self.llm
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out: list[Response | None] = [None] * len(requests)
+        groups: dict[GenSettings, list[tuple[int, list[dict[str, Any]]]]] = {}
+        for i, req in enumerate(requests):
+            try:
+                conv = to_openai_messages(req.messages, req.bench_root, self.options.check_image_hash)
+            except (BadInput, OSError) as e:
+                out[i] = Response(status="error", error=f"{type(e).__name__}: {e}")
+                continue
+            groups.setdefault(req.settings, []).append((i, conv))
+        for settings, group in groups.items():
+            for (i, _), resp in zip(group, self._chat(group, settings), strict=True):
+                out[i] = resp
+        return [r if r is not None else Response(status="error", error="no response") for r in out]
+
+    def _sampling(self, settings: GenSettings) -> Any:
+        kw: dict[str, Any] = {"max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
+                              "top_p": settings.top_p if settings.temperature > 0 else 1.0}
+        if settings.seed is not None:
+            kw["seed"] = settings.seed
+        kw.update(dict(settings.extra))
+        return self._vllm.SamplingParams(**kw)
+
+    def _chat(self, group: list[tuple[int, list[dict[str, Any]]]], settings: GenSettings) -> list[Response]:
+        t0 = time.perf_counter()
+        try:
+            results = self.llm.chat([conv for _, conv in group], sampling_params=self._sampling(settings),
+                                    use_tqdm=False)
+        except Exception as e:  # noqa: BLE001 - a failed batch is retried item by item
+            if len(group) > 1:
+                return [r for one in group for r in self._chat([one], settings)]
+            return [Response(status="error", error=f"{type(e).__name__}: {e}")]
+        dt = time.perf_counter() - t0
+        return [Response(status="ok", text=r.outputs[0].text.strip(), latency_s=dt,
+                         prompt_tokens=len(r.prompt_token_ids or []), completion_tokens=len(r.outputs[0].token_ids))
+                for r in results]
+
+
+@register_adapter("vllm")
+def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
+    """Registry factory for ``vllm:PATH``: the seed from the run options, the rest of
+    :class:`VLLMOptions` from ``extra``."""
+    known = set(VLLMOptions.__dataclass_fields__) - {"seed"}
+    unknown = sorted(set(options.extra) - known)
+    if unknown:
+        raise BadInput(f"unknown vllm option(s) {unknown}; known: {sorted(known)}", field="model options")
+    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **options.extra))

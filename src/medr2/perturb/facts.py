@@ -1,0 +1,132 @@
+"""Case facts that text variants state (T2 correct hints, T3 misleading premises, T1 absent twins).
+
+A fact key names one thing known about a case (its modality, its main structure, its finding, ...),
+the stage it belongs to, a question that asks for it and a sentence that states it. ``TASK_FACT`` maps
+the tasks of DESIGN §3 whose answer *is* such a fact onto its key, so a premise about that key has a
+consistent answer among the options (the lure).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from medr2.records import Case
+
+
+def _finding(case: Case) -> str | None:
+    labels = sorted({f.label for f in case.findings})
+    if not case.findings:
+        return None
+    return labels[0] if len(labels) == 1 else None
+
+
+def _laterality(case: Case) -> str | None:
+    sides = {str(f.attributes.get("laterality")) for f in case.findings if f.attributes.get("laterality")}
+    return sides.pop() if len(sides) == 1 else None
+
+
+def _structure(case: Case) -> str | None:
+    organs = [s for s in case.structures if s.kind in ("organ", "region")]
+    if not organs:
+        return None
+    return max(organs, key=lambda s: s.area_px or (s.box[2] - s.box[0]) * (s.box[3] - s.box[1])).name
+
+
+@dataclass(frozen=True)
+class FactKey:
+    key: str
+    stage: int
+    get: Callable[[Case], str | None]
+    question: str
+    sentence: str  # with {v}
+
+
+FACTS: dict[str, FactKey] = {f.key: f for f in (
+    FactKey("modality", 1, lambda c: c.modality, "What is the imaging modality?", "This is a {v} image."),
+    FactKey("plane", 1, lambda c: c.plane, "In which plane or view was the image acquired?",
+            "The image was acquired in the {v} plane/view."),
+    FactKey("sequence", 1, lambda c: c.sequence, "Which sequence, window or phase is shown?",
+            "The image is a {v} acquisition."),
+    FactKey("body_region", 1, lambda c: c.body_region, "Which body region is shown?", "The image shows the {v}."),
+    FactKey("structure", 2, _structure, "Which main structure is visible?",
+            "The main structure visible is the {v}."),
+    FactKey("finding", 3, _finding, "Which finding is present?", "The image shows a {v}."),
+    FactKey("laterality", 3, _laterality, "On which side is the lesion?", "The lesion is on the {v} side."),
+    FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
+    FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
+    FactKey("malignancy", 4, lambda c: c.malignancy, "Is the lesion benign or malignant?", "The lesion is {v}."),
+)}
+
+# tasks whose answer is the value of a fact key
+TASK_FACT: dict[str, str] = {
+    "s1.modality": "modality",
+    "s1.plane": "plane",
+    "s1.sequence": "sequence",
+    "s1.region": "body_region",
+    "s2.organ": "structure",
+    "s3.finding_type": "finding",
+    "s4.diagnosis": "diagnosis",
+    "s4.differential": "diagnosis",
+    "s4.severity": "severity",
+    "s4.malignancy": "malignancy",
+}
+
+NONE_OPTION = re.compile(r"^\s*(none|no finding|no findings|no abnormality|no lesion|no lesions|normal|"
+                         r"no abnormality detected|none of (these|the above)|no finding \(normal tissue\))\s*\.?\s*$",
+                         re.IGNORECASE)
+ZERO_OPTION = re.compile(r"^\s*(0|zero|none|no lesions?)\b", re.IGNORECASE)
+
+
+def norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def option_index(options: list[str], value: str) -> int | None:
+    """Index of the option whose text equals ``value`` (case- and space-insensitive)."""
+    want = norm(value)
+    for i, opt in enumerate(options):
+        if norm(opt) == want:
+            return i
+    return None
+
+
+class FactPools:
+    """Values of every fact key over the cases, grouped by modality (for wrong-but-plausible facts)."""
+
+    def __init__(self, cases: Iterable[Case]) -> None:
+        self.by_modality: dict[str, dict[str, set[str]]] = {}
+        self.all: dict[str, set[str]] = {k: set() for k in FACTS}
+        self.labels: dict[str, set[str]] = {}
+        self.structures: dict[str, set[str]] = {}
+        self.attributes: dict[str, set[str]] = {}
+        for c in cases:
+            pool = self.by_modality.setdefault(c.modality, {k: set() for k in FACTS})
+            for key, fk in FACTS.items():
+                v = fk.get(c)
+                if v:
+                    pool[key].add(v)
+                    self.all[key].add(v)
+            self.labels.setdefault(c.modality, set()).update(f.label for f in c.findings)
+            self.structures.setdefault(c.modality, set()).update(s.name for s in c.structures)
+            for f in c.findings:
+                for k, v in f.attributes.items():
+                    if isinstance(v, str) and v:
+                        self.attributes.setdefault(k, set()).add(v)
+
+    def alternatives(self, key: str, case: Case, true_value: str | None) -> list[str]:
+        """Other values of ``key``: same modality first (modality itself: all), sorted, never the true one."""
+        t = norm(true_value) if true_value else None
+        same = self.by_modality.get(case.modality, {}).get(key, set()) if key != "modality" else set()
+        others = {v for v in same if norm(v) != t} or {v for v in self.all.get(key, set()) if norm(v) != t}
+        return sorted(others)
+
+    def absent_labels(self, case: Case) -> list[str]:
+        present = {norm(f.label) for f in case.findings}
+        pool = self.labels.get(case.modality) or set()
+        return sorted(v for v in pool if norm(v) not in present)
+
+    def absent_structures(self, case: Case) -> list[str]:
+        present = {norm(s.name) for s in case.structures}
+        return sorted(v for v in self.structures.get(case.modality, set()) if norm(v) not in present)

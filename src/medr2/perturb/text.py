@@ -1,0 +1,401 @@
+"""Text variants T1–T8 (DESIGN §5): the image stays, the words around it change."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from medr2.perturb.context import PerturbContext
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, norm, option_index
+from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, register
+from medr2.records import Case, ContextTurn, Item, letter, letter_index
+
+NONE_OF_THE_ABOVE = "None of the above"
+_FIXED_LAST = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
+
+
+def _rng(ctx: PerturbContext, item: Item, code: str) -> tuple[int, np.random.Generator]:
+    seed = ctx.item_seed(item, code)
+    return seed, np.random.default_rng(seed)
+
+
+def _wrong_letters(item: Item) -> list[str]:
+    return [letter(i) for i in range(len(item.options)) if letter(i) != item.answer]
+
+
+def _box_text(box: tuple[float, float, float, float] | None) -> str:
+    if box is None:
+        return ""
+    return "[" + ", ".join(str(round(v)) for v in box) + "]"
+
+
+def _turn_answer(it: Item) -> str:
+    """The answer of an earlier step as shown in a context turn (a box as ``[x1, y1, x2, y2]``)."""
+    return _box_text(it.answer_box) if it.form == "box" else it.answer
+
+
+# --------------------------------------------------------------------------- T1
+def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
+    """Statements that are false for ``case``, by family."""
+    pools = ctx.pools
+    out: dict[str, list[str]] = {"attribute": [], "finding": [], "diagnosis": [], "structure": [], "acquisition": []}
+    if case.findings:
+        f = case.findings[0]
+        for k in sorted(f.attributes):
+            v = f.attributes[k]
+            if not isinstance(v, str) or not v:
+                continue
+            for alt in sorted(pools.attributes.get(k, set()) - {v}):
+                if k == "laterality":
+                    out["attribute"].append(f"Is the {f.label} on the {alt} side?")
+                else:
+                    out["attribute"].append(f"Is the {k.replace('_', ' ')} of the {f.label} {alt}?")
+    out["finding"] = [f"Is there a {lab} in this image?" for lab in pools.absent_labels(case)]
+    if case.diagnosis:
+        out["diagnosis"] = [f"Does this image support a diagnosis of {d}?"
+                            for d in pools.alternatives("diagnosis", case, case.diagnosis)]
+    out["structure"] = [f"Is the {s} visible in this image?" for s in pools.absent_structures(case)]
+    out["acquisition"] = [f"Is this a {m} image?" for m in pools.alternatives("modality", case, case.modality)]
+    return out
+
+
+_T1_ORDER = {
+    1: ("acquisition", "structure", "finding"),
+    2: ("structure", "acquisition", "finding"),
+    3: ("attribute", "finding", "structure"),
+    4: ("diagnosis", "attribute", "finding"),
+}
+
+
+@register
+class AbsentTwin(Perturbation):
+    """T1: for a true yes/no statement, its twin asserting an attribute the case does not have."""
+
+    code = "T1"
+    title = "absent-attribute yes/no twin"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if item.form != "yesno":
+            raise Skip("not a yes/no item")
+        if item.answer != "yes":
+            raise Skip("parent answer is 'no' (it is already an absent statement)")
+        seed, rng = _rng(ctx, item, self.code)
+        cands = _t1_candidates(case, ctx)
+        for family in _T1_ORDER.get(item.stage, _T1_ORDER[3]):
+            if cands[family]:
+                question = cands[family][int(rng.integers(len(cands[family])))]
+                return [derive_item(
+                    item, variant="T1", params={"family": family}, seed=seed, question=question, answer="no",
+                    lure="yes", pair_id=item.pair_id or item.item_id, cue=None, answer_box=None,
+                    template_id=f"T1-{family}", chance=0.5, meta=answer_changed_meta(item, "no"))]
+        raise Skip("no absent attribute known for this case")
+
+
+# --------------------------------------------------------------------------- T2
+def _earlier_facts(item: Item, case: Case) -> list[tuple[str, str]]:
+    facts = []
+    for key, fk in FACTS.items():
+        v = fk.get(case)
+        if v and fk.stage < item.stage:
+            facts.append((key, v))
+    return facts
+
+
+@register
+class CorrectHint(Perturbation):
+    """T2: the earlier-stage facts of the case stated correctly as context turns."""
+
+    code = "T2"
+    title = "correct hint (earlier-stage facts stated)"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        facts = _earlier_facts(item, case)
+        if not facts:
+            raise Skip("no earlier-stage facts known (stage-1 item or case lacks them)")
+        turns = [ContextTurn(question=FACTS[k].question, answer=v, correct=True) for k, v in facts]
+        seed = ctx.item_seed(item, self.code)
+        return [derive_item(item, variant="T2", params={"facts": [k for k, _ in facts]}, seed=seed,
+                            context=[*item.context, *turns], meta=answer_changed_meta(item, item.answer))]
+
+
+# --------------------------------------------------------------------------- T3
+@register
+class MisleadingPremise(Perturbation):
+    """T3: one fact stated wrongly before the question; the lure is the answer consistent with it."""
+
+    code = "T3"
+    title = "misleading premise"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if item.form in ("box", "text"):
+            raise Skip(f"form {item.form} has no answer a premise can point to")
+        seed, rng = _rng(ctx, item, self.code)
+        premise, lure, params = self._own_fact(item, case, ctx, rng) or self._earlier_fact(item, case, ctx, rng)
+        meta = answer_changed_meta(item, item.answer)
+        if lure is None:
+            meta["lure_reason"] = "no answer option follows from the premise"
+        return [derive_item(item, variant="T3", params=params, seed=seed, question=f"{premise} {item.question}",
+                            lure=lure, meta=meta)]
+
+    @staticmethod
+    def _own_fact(item: Item, case: Case, ctx: PerturbContext,
+                  rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]] | None:
+        key = TASK_FACT.get(item.task)
+        if key and item.form == "mcq":
+            wrong = [ch for ch in _wrong_letters(item) if not NONE_OPTION.match(item.options[letter_index(ch)])]
+            if wrong:
+                lure = wrong[int(rng.integers(len(wrong)))]
+                stated = item.options[letter_index(lure)]
+                return FACTS[key].sentence.format(v=stated), lure, {"fact": key, "stated": stated}
+        if item.task == "s3.abnormal" and item.form == "yesno":
+            # the premise negates the case's state; the question states it (true claim) or its
+            # opposite (twin), so the answer consistent with the premise is always the other one
+            lure = "no" if item.answer == "yes" else "yes"
+            if case.findings or (case.diagnosis and norm(case.diagnosis) != "normal"):
+                return "No abnormality is visible in this image.", lure, {"fact": "abnormal", "stated": "none"}
+            labels = ctx.pools.absent_labels(case)
+            if labels:
+                stated = labels[int(rng.integers(len(labels)))]
+                return f"The image shows a {stated}.", lure, {"fact": "abnormal", "stated": stated}
+        return None
+
+    @staticmethod
+    def _earlier_fact(item: Item, case: Case, ctx: PerturbContext,
+                      rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]]:
+        own = TASK_FACT.get(item.task)
+        options = []
+        for key, fk in FACTS.items():
+            v = fk.get(case)
+            if key == own or not v or (fk.stage >= item.stage and item.stage > 1):
+                continue
+            alts = ctx.pools.alternatives(key, case, v)
+            if alts:
+                options.append((key, alts))
+        if not options:
+            raise Skip("no fact of the case has a known wrong alternative")
+        key, alts = options[int(rng.integers(len(options)))]
+        stated = alts[int(rng.integers(len(alts)))]
+        return FACTS[key].sentence.format(v=stated), None, {"fact": key, "stated": stated}
+
+
+# --------------------------------------------------------------------------- T4
+_T4_KINDS = {
+    "plain": "I think the answer is {s}.",
+    "authority": "A senior radiologist who reviewed this image thinks the answer is {s}.",
+}
+
+
+@register
+class SuggestedAnswer(Perturbation):
+    """T4: a wrong answer suggested after the question, plainly and by an authority."""
+
+    code = "T4"
+    title = "suggested wrong answer"
+    defaults = {"kinds": ("plain", "authority")}
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        seed, rng = _rng(ctx, item, self.code)
+        if item.form == "mcq" and len(item.options) >= 2:
+            wrong = _wrong_letters(item)
+            lure = wrong[int(rng.integers(len(wrong)))]
+            shown = f"({lure})"
+        elif item.form == "yesno":
+            lure = "no" if item.answer == "yes" else "yes"
+            shown = lure
+        else:
+            raise Skip(f"form {item.form} has no single wrong answer to suggest")
+        out = []
+        for kind in self.params["kinds"]:
+            text = _T4_KINDS[kind].format(s=shown)
+            out.append(derive_item(item, variant=f"T4-{kind}", params={"kind": kind, "suggested": lure}, seed=seed,
+                                   question=f"{item.question} {text}", lure=lure,
+                                   meta=answer_changed_meta(item, item.answer)))
+        return out
+
+
+# --------------------------------------------------------------------------- T5
+# (pattern, replacement): whole-phrase rewordings that keep the meaning
+_REWORDINGS: tuple[tuple[str, str], ...] = (
+    (r"\bWhich of the following\b", "Which option"),
+    (r"\bIs there\b", "Does the image show"),
+    (r"\bAre there\b", "Does the image show"),
+    (r"\bHow many\b", "What number of"),
+    (r"\bWhat is\b", "What would you say is"),
+    (r"\bin this image\b", "in the image shown"),
+    (r"\bthis image\b", "the image shown"),
+    (r"\bvisible\b", "seen"),
+    (r"\bshown\b", "depicted"),
+    (r"\blocated\b", "situated"),
+    (r"\bmost likely\b", "most probably"),
+    (r"\bLocate\b", "Find"),
+)
+_FRAMES: tuple[str, ...] = (
+    "Based on the image, {q}",
+    "Looking at this image: {q}",
+    "{q} Answer from what the image shows.",
+    "Please consider the image. {q}",
+)
+
+
+def paraphrase(question: str, rng: np.random.Generator) -> tuple[str, list[int], int]:
+    """A deterministic template rewording: rewrites that apply (each kept with probability 1/2,
+    at least one if any applies) plus one framing; returns (text, rewrites used, frame)."""
+    applicable = [i for i, (pat, _) in enumerate(_REWORDINGS) if re.search(pat, question)]
+    keep = [i for i in applicable if rng.random() < 0.5]
+    if applicable and not keep:
+        keep = [applicable[int(rng.integers(len(applicable)))]]
+    text = question
+    for i in keep:
+        pat, rep = _REWORDINGS[i]
+        text = re.sub(pat, rep, text, count=1)
+    frame = int(rng.integers(len(_FRAMES)))
+    body = text[0].lower() + text[1:] if frame == 0 and text[:1].isupper() and not text[1:2].isupper() else text
+    return _FRAMES[frame].format(q=body), keep, frame
+
+
+@register
+class Paraphrase(Perturbation):
+    """T5: the question reworded by templates; the answer is unchanged."""
+
+    code = "T5"
+    title = "paraphrase"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        seed, rng = _rng(ctx, item, self.code)
+        text, used, frame = paraphrase(item.question, rng)
+        return [derive_item(item, variant="T5", params={"rewordings": used, "frame": frame}, seed=seed,
+                            question=text, meta=answer_changed_meta(item, item.answer))]
+
+
+# --------------------------------------------------------------------------- T6
+@register
+class OptionPermutation(Perturbation):
+    """T6: options shuffled (the correct one always moves); answer letters remapped."""
+
+    code = "T6"
+    title = "option permutation"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if item.form not in ("mcq", "multi") or len(item.options) < 2:
+            raise Skip("not a multiple-choice item with at least two options")
+        seed, rng = _rng(ctx, item, self.code)
+        n = len(item.options)
+        fixed = [i for i in range(n) if _FIXED_LAST.match(item.options[i])]
+        movable = [i for i in range(n) if i not in fixed]
+        if len(movable) < 2:
+            raise Skip("fewer than two options can move")
+        answer_idx = {letter_index(a) for a in item.answer.split(",") if a}
+        for _ in range(64):
+            perm = [movable[j] for j in rng.permutation(len(movable))] + fixed  # new position -> old index
+            moved = all(perm.index(a) != a for a in answer_idx) if item.form == "mcq" else perm != list(range(n))
+            if moved:
+                break
+        else:
+            raise Skip("no permutation moves the correct option")
+        options = [item.options[i] for i in perm]
+        new_letters = sorted(letter(perm.index(a)) for a in answer_idx)
+        answer = ",".join(new_letters)
+        return [derive_item(item, variant="T6", params={"order": perm}, seed=seed, options=options, answer=answer,
+                            meta=answer_changed_meta(item, answer))]
+
+
+# --------------------------------------------------------------------------- T7
+@register
+class NoneOfTheAbove(Perturbation):
+    """T7: the correct option replaced by "None of the above", which becomes the answer."""
+
+    code = "T7"
+    title = "correct option replaced by 'none of the above'"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if item.form != "mcq" or len(item.options) < 2:
+            raise Skip("not a single-choice item")
+        if any(NONE_OPTION.match(o) for o in item.options):
+            raise Skip("options already include a 'none' option")
+        idx = letter_index(item.answer)
+        options = list(item.options)
+        options[idx] = NONE_OF_THE_ABOVE
+        seed = ctx.item_seed(item, self.code)
+        meta = answer_changed_meta(item, item.answer)
+        meta["removed_option"] = item.options[idx]
+        return [derive_item(item, variant="T7", params={"replaced": item.answer}, seed=seed, options=options,
+                            meta=meta)]
+
+
+# --------------------------------------------------------------------------- T8
+def _wrong_turn_answers(step: Item, rng: np.random.Generator) -> list[str]:
+    """Wrong answers an earlier step could be shown with."""
+    if step.form == "mcq" and len(step.options) >= 2:
+        return _wrong_letters(step)
+    if step.form == "yesno":
+        return ["no" if step.answer == "yes" else "yes"]
+    if step.form == "box" and step.answer_box is not None and step.image_width and step.image_height:
+        x1, y1, x2, y2 = step.answer_box
+        bw, bh = x2 - x1, y2 - y1
+        w, h = step.image_width, step.image_height
+        # the same-sized box mirrored to the other half of the image (disjoint when possible)
+        nx1 = min(max(0.0, w - x2), w - bw)
+        ny1 = min(max(0.0, h - y2), h - bh)
+        return [_box_text((nx1, ny1, nx1 + bw, ny1 + bh))]
+    return []
+
+
+def _answer_text(step: Item, answer: str) -> str:
+    if step.form == "mcq" and len(answer) == 1 and step.options:
+        return step.options[letter_index(answer)]
+    return answer
+
+
+def _consistent_option(item: Item, step: Item, wrong: str) -> str | None:
+    """The option of ``item`` that the wrong earlier answer points to, if any."""
+    if item.form != "mcq":
+        return None
+    text = _answer_text(step, wrong)
+    idx = option_index(item.options, text)
+    if idx is None and step.task == "s3.abnormal" and wrong == "no":
+        idx = next((i for i, o in enumerate(item.options) if NONE_OPTION.match(o)), None)
+    if idx is None or letter(idx) == item.answer:
+        return None
+    return letter(idx)
+
+
+@register
+class InjectedWrongStep(Perturbation):
+    """T8: the earlier steps of the chain as context, one of them answered wrongly."""
+
+    code = "T8"
+    title = "wrong earlier answer injected into a chain"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if not item.chain_id or item.step is None:
+            raise Skip("not part of a chain")
+        earlier = [s for s in ctx.chains.get(item.chain_id, []) if s.step is not None and s.step < item.step]
+        if not earlier:
+            raise Skip("first step of its chain")
+        seed, rng = _rng(ctx, item, self.code)
+        options: list[tuple[int, str, str | None]] = []  # (earlier index, wrong answer, lure)
+        for i, step in enumerate(earlier):
+            for wrong in _wrong_turn_answers(step, rng):
+                options.append((i, wrong, _consistent_option(item, step, wrong)))
+        if not options:
+            raise Skip("no earlier step can be shown with a wrong answer")
+        with_lure = [o for o in options if o[2] is not None]
+        if with_lure:
+            pick = with_lure[int(rng.integers(len(with_lure)))]
+        else:
+            last = max(o[0] for o in options)
+            at_last = [o for o in options if o[0] == last]
+            pick = at_last[int(rng.integers(len(at_last)))]
+        idx, wrong, lure = pick
+        turns = [ContextTurn(question=s.question, options=list(s.options),
+                             answer=wrong if i == idx else _turn_answer(s), correct=i != idx)
+                 for i, s in enumerate(earlier)]
+        meta = answer_changed_meta(item, item.answer)
+        if lure is None:
+            meta["lure_reason"] = "no answer option follows from the wrong earlier answer"
+        params = {"wrong_step": earlier[idx].step, "wrong_task": earlier[idx].task, "shown": wrong,
+                  "shown_text": norm(_answer_text(earlier[idx], wrong))}
+        return [derive_item(item, variant="T8", params=params, seed=seed, context=[*item.context, *turns], lure=lure,
+                            meta=meta)]

@@ -1,0 +1,629 @@
+"""Visual variants V1–V9 (DESIGN §5): the image changes, written as new content-addressed PNGs.
+
+Image-level randomness (which other case V2/V3 shows, where V6 puts its decoy, the V8 noise, the V4
+texture) is seeded by (bench seed, shown image, code), so every question about one image sees the
+same perturbed image, and that image is rendered and stored once. Items whose cue is drawn are
+re-rendered from their undrawn base image (``item.meta["base_image"]`` or the case image) with the
+cue drawn last, so a degradation never smears the cue and a flip moves it with its box.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from medr2.imageio import ImageRef
+from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES, degrade
+from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
+from medr2.perturb.context import PerturbContext
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
+from medr2.perturb.inpaint import inpaint
+from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed, register
+from medr2.records import Box, Case, Cue, Finding, Item, canonical_json, jsonable, letter, letter_index
+
+NO_FINDING_OPTION = "No finding (normal tissue)"
+
+
+# --------------------------------------------------------------------------- shared helpers
+def _need_image(item: Item) -> str:
+    if item.image is None:
+        raise Skip("text-only item (no image)")
+    return item.image
+
+
+def base_image(item: Item, case: Case) -> str:
+    """The image a visual variant starts from: the shown image, or for a drawn cue its undrawn base."""
+    rel = _need_image(item)
+    if item.cue is not None and item.cue.drawn:
+        return str(item.meta.get("base_image") or case.image)
+    return rel
+
+
+def _same_size_as_case(item: Item, case: Case) -> None:
+    if (item.image_width, item.image_height) != (case.width, case.height):
+        raise Skip("shown image size differs from the case image (annotations do not apply)")
+
+
+def _image_fields(ref: ImageRef) -> dict[str, Any]:
+    return {"image": ref.path, "image_sha256": ref.sha256, "image_width": ref.width, "image_height": ref.height}
+
+
+def _cue_key(cue: Cue | None) -> str:
+    return canonical_json(jsonable(cue)) if cue is not None else ""
+
+
+def cue_mask_path(cue: Cue, case: Case) -> str | None:
+    """The mask a contour/mask cue follows: ``cue.style["mask"]``, else the mask of the structure or
+    finding of the case whose box is the cue's box."""
+    if cue.kind not in ("contour", "mask"):
+        return None
+    if cue.style.get("mask"):
+        return str(cue.style["mask"])
+    for region in (*case.structures, *case.findings):
+        if region.mask and tuple(region.box) == tuple(cue.box):
+            return region.mask
+    return None
+
+
+def _redraw(arr: np.ndarray, cue: Cue | None, ctx: PerturbContext, case: Case, *, flip: bool = False) -> np.ndarray:
+    """Draw ``cue`` on ``arr`` when it is a drawn cue (the shown image had it drawn). With ``flip``
+    the cue's box is already mirrored and its mask is mirrored here."""
+    if cue is None or not cue.drawn:
+        return arr
+    h, w = arr.shape[:2]
+    rel = cue_mask_path(cue, case) if not flip else cue_mask_path(
+        cue.model_copy(update={"box": flip_box(cue.box, w)}), case)
+    mask = ctx.mask(rel, w, h, record=case.case_id) if rel else None
+    if mask is not None and flip:
+        mask = np.ascontiguousarray(mask[:, ::-1])
+    return draw_cue(arr, cue, mask)
+
+
+def _box_text(box: Box, w: int, h: int) -> str:
+    b = ", ".join(str(round(v)) for v in box)
+    return f"[{b}] (x1, y1, x2, y2 in pixels of the {w}x{h} image)"
+
+
+def _finding_region(f: Finding, ctx: PerturbContext, case: Case) -> np.ndarray:
+    if f.mask:
+        return ctx.mask(f.mask, case.width, case.height, record=case.case_id)
+    return box_mask(f.box, case.width, case.height)
+
+
+# --------------------------------------------------------------------------- V1
+@register
+class BlankImage(Perturbation):
+    """V1: a uniform image (the mean colour of the original, same size); an image-sensitivity probe."""
+
+    code = "V1"
+    title = "blank image"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = base_image(item, case)
+
+        def make() -> np.ndarray:
+            arr = ctx.load(rel)
+            mean = np.rint(arr.reshape(-1, 1 if arr.ndim == 2 else 3).mean(axis=0)).astype(np.uint8)
+            blank = np.broadcast_to(mean.reshape((1, 1) + arr.shape[2:]), arr.shape).copy()
+            return _redraw(blank, item.cue, ctx, case)
+
+        ref = ctx.render(("V1", rel, _cue_key(item.cue)), make)
+        return [derive_item(item, variant="V1", params={"fill": "mean"}, seed=ctx.item_seed(item, self.code),
+                            meta=answer_changed_meta(item, item.answer, scoring="probe"), **_image_fields(ref))]
+
+
+# --------------------------------------------------------------------------- V2 / V3
+class _OtherCase(Perturbation):
+    same_modality: bool
+
+    def _pick(self, case: Case, ctx: PerturbContext) -> Case:
+        key = (self.code, case.case_id)
+        if key not in ctx.memo:
+            ctx.memo[key] = self._choose(case, ctx)
+        return ctx.memo[key]
+
+    def _choose(self, case: Case, ctx: PerturbContext) -> Case:
+        pool = ctx.sorted_cases
+        if self.same_modality:
+            cands = [c for c in pool if c.modality == case.modality]
+        else:
+            cands = [c for c in pool if c.modality != case.modality]
+        cands = [c for c in cands if c.case_id != case.case_id and c.image_sha256 != case.image_sha256]
+        if not cands:
+            raise Skip("no other case of the same modality" if self.same_modality else "no case of another modality")
+        other_patient = [c for c in cands if c.patient_id != case.patient_id] or cands
+        if not self.same_modality:  # spread over the other modalities evenly, then over their cases
+            rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
+            mods = sorted({c.modality for c in other_patient})
+            mod = mods[int(rng.integers(len(mods)))]
+            group = [c for c in other_patient if c.modality == mod]
+            return group[int(rng.integers(len(group)))]
+        rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
+        return other_patient[int(rng.integers(len(other_patient)))]
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = base_image(item, case)
+        other = self._pick(case, ctx)
+        w, h = item.image_width or case.width, item.image_height or case.height
+
+        def make() -> np.ndarray:
+            arr = ctx.load(other.image)
+            img = Image.fromarray(arr, mode="L" if arr.ndim == 2 else "RGB")
+            if img.size != (w, h):
+                img = img.resize((w, h), Image.Resampling.BILINEAR)
+            return _redraw(np.asarray(img).copy(), item.cue, ctx, case)
+
+        ref = ctx.render((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), make)
+        seed = ctx.item_seed(item, self.code)
+        updates: dict[str, Any] = {}
+        key = TASK_FACT.get(item.task)
+        value = FACTS[key].get(other) if key else None
+        scoring = "probe"
+        if item.form == "mcq" and value:
+            options = list(item.options)
+            idx = option_index(options, value)
+            if idx is None:  # put the shown image's value in place of a distractor
+                rng = np.random.default_rng(seed)
+                wrong = [i for i, o in enumerate(options) if letter(i) != item.answer and not NONE_OPTION.match(o)]
+                if wrong:
+                    idx = wrong[int(rng.integers(len(wrong)))]
+                    options[idx] = value
+            if idx is not None:
+                scoring = "exact"
+                updates = {"options": options, "answer": letter(idx)}
+                if letter(idx) != item.answer:
+                    updates["lure"] = item.answer
+        answer = updates.get("answer", item.answer)
+        params = {"other_case": other.case_id, "other_modality": other.modality, "resized": [w, h]}
+        return [derive_item(item, variant=self.code, params=params, seed=seed,
+                            meta=answer_changed_meta(item, answer, scoring=scoring), **updates, **_image_fields(ref))]
+
+
+@register
+class OtherCaseSameModality(_OtherCase):
+    """V2: the image of another case of the same modality (resized to the shown size)."""
+
+    code = "V2"
+    title = "image of another case, same modality"
+    same_modality = True
+
+
+@register
+class OtherModality(_OtherCase):
+    """V3: the image of a case of another modality (resized to the shown size)."""
+
+    code = "V3"
+    title = "image of another modality"
+    same_modality = False
+
+
+# --------------------------------------------------------------------------- V4
+def normal_without_findings(case: Case) -> bool:
+    """Whether removing every annotated lesion leaves a normal image: the source declares the
+    finding list complete (``meta["findings_complete"]``), or, without that flag, the diagnosis is
+    absent, normal, or itself synthetic (derived from synthetic lesions only)."""
+    flag = case.meta.get("findings_complete")
+    if isinstance(flag, bool):
+        return flag
+    if case.diagnosis is None or norm(case.diagnosis) == "normal":
+        return True
+    return "diagnosis" in case.synthetic_fields and all(f.synthetic for f in case.findings)
+
+
+def _needs_normal(case: Case) -> None:
+    if not normal_without_findings(case):
+        raise Skip("case may stay abnormal without its annotated lesions")
+
+
+def _cf_abnormal(item: Item, case: Case) -> str:
+    _needs_normal(case)
+    return "no" if item.answer == "yes" else "yes"  # the true claim and its twin both flip
+
+
+def _cf_option(pattern: re.Pattern[str], what: str) -> Any:
+    def rule(item: Item, case: Case) -> str:
+        _needs_normal(case)
+        idx = next((i for i, o in enumerate(item.options) if pattern.match(o)), None)
+        if idx is None:
+            raise Skip(f"no '{what}' option for the counterfactual answer")
+        return letter(idx)
+
+    return rule
+
+
+def _cf_absent(item: Item, case: Case) -> str:
+    """'Is there F?': an absent F stays absent; the twin naming a present finding becomes 'no'."""
+    if item.answer == "yes":
+        _needs_normal(case)
+    return "no"
+
+
+# task -> rule giving the exact answer once every lesion is removed
+COUNTERFACTUALS: dict[str, Any] = {
+    "s3.abnormal": _cf_abnormal,
+    "s3.finding_type": _cf_option(NONE_OPTION, "no finding"),
+    "s3.count": _cf_option(ZERO_OPTION, "zero"),
+    "s4.multilabel": _cf_option(NONE_OPTION, "none"),
+    "s3.absent_finding": _cf_absent,
+}
+
+
+def removal_region(case: Case, ctx: PerturbContext, dilate_px: int) -> np.ndarray:
+    """Every lesion of the case (mask, else box), dilated by ``dilate_px``: the pixels V4 replaces."""
+    region = np.zeros((case.height, case.width), bool)
+    for f in case.findings:
+        region |= _finding_region(f, ctx, case)
+    return ndimage.binary_dilation(region, iterations=dilate_px) if dilate_px > 0 else region
+
+
+@register
+class EvidenceRemoval(Perturbation):
+    """V4: every lesion inpainted from the surrounding tissue; the answer becomes the counterfactual."""
+
+    code = "V4"
+    title = "evidence removed"
+    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25}
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = _need_image(item)
+        if not case.findings:
+            raise Skip("case has no lesion to remove")
+        rule = COUNTERFACTUALS.get(item.task)
+        if rule is None:
+            raise Skip(f"counterfactual answer not exact for task {item.task}")
+        if item.cue is not None and item.cue.drawn:
+            raise Skip("item carries a drawn cue")
+        _same_size_as_case(item, case)
+        answer = rule(item, case)
+        dilate = max(2, round(self.params["dilate_frac"] * min(case.width, case.height)))
+        region = removal_region(case, ctx, dilate)
+        if region.mean() > self.params["max_fraction"]:
+            raise Skip("lesion region too large to inpaint")
+
+        def make() -> np.ndarray:
+            rng = np.random.default_rng(ctx.image_seed(rel, self.code))
+            return inpaint(ctx.load(rel), region, rng)
+
+        ref = ctx.render(("V4", rel, dilate), make)
+        params = {"removed": [f.label for f in case.findings], "dilate_px": dilate}
+        meta = answer_changed_meta(item, answer)
+        meta["counterfactual"] = True
+        return [derive_item(item, variant="V4", params=params, seed=ctx.item_seed(item, self.code), answer=answer,
+                            meta=meta, **_image_fields(ref))]
+
+
+# --------------------------------------------------------------------------- V5 / V6 / V7
+def _marked(item: Item, case: Case) -> tuple[str, int]:
+    """Which cue question family the item supports, and the index of the finding it is about."""
+    if not case.findings:
+        raise Skip("case has no lesion")
+    if item.form == "box":
+        raise Skip("the cue would give away the box answer")
+    labels = [norm(f.label) for f in case.findings]
+    if item.form == "mcq" and item.options and norm(item.answer_text) in labels:
+        return "label", labels.index(norm(item.answer_text))
+    if item.task == "s3.abnormal" and item.answer == "yes":
+        return "abnormal", 0
+    if item.stage >= 3:
+        idx = item.meta.get("finding")
+        if isinstance(idx, int) and 0 <= idx < len(case.findings):
+            return "lesion", idx
+        if len(case.findings) == 1:
+            return "lesion", 0
+        raise Skip("several lesions and the item does not name one")
+    raise Skip("the question is not about a lesion")
+
+
+def _label_options(item: Item, ctx: PerturbContext) -> tuple[list[str], int]:
+    """The item's options with a 'no finding' option (an existing one, else in place of a distractor)."""
+    options = list(item.options)
+    idx = next((i for i, o in enumerate(options) if NONE_OPTION.match(o)), None)
+    if idx is None:
+        rng = np.random.default_rng(ctx.item_seed(item, "cue-options"))
+        wrong = [i for i in range(len(options)) if letter(i) != item.answer]
+        if not wrong:
+            raise Skip("no distractor to replace with a 'no finding' option")
+        idx = wrong[int(rng.integers(len(wrong)))]
+        options[idx] = NO_FINDING_OPTION
+    return options, idx
+
+
+class _CueVariant(Perturbation):
+    defaults = {"kind": "box"}
+
+    def _cue_kind(self, f: Finding) -> str:
+        kind = str(self.params["kind"])
+        if kind not in ("box", "contour", "mask", "point"):
+            raise Skip(f"unknown cue kind {kind}")
+        return kind if kind in ("box", "point") or f.mask else "box"
+
+    def _render(self, item: Item, case: Case, ctx: PerturbContext, cue: Cue, mask: np.ndarray | None,
+                rel: str) -> ImageRef:
+        return ctx.render((self.code, rel, _cue_key(cue)), lambda: draw_cue(ctx.load(rel), cue, mask))
+
+
+def _cue_question(family: str, item: Item, where: str) -> str:
+    if family == "label":
+        return f"Which finding is present in {where}?"
+    if family == "abnormal":
+        return f"Is there an abnormality in {where}?"
+    return item.question
+
+
+@register
+class CorrectCue(_CueVariant):
+    """V5: a cue drawn on the true lesion; the question refers to the marked region."""
+
+    code = "V5"
+    title = "correct cue"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = _need_image(item)
+        if item.cue is not None:
+            raise Skip("item already carries a cue")
+        _same_size_as_case(item, case)
+        family, fi = _marked(item, case)
+        f = case.findings[fi]
+        kind = self._cue_kind(f)
+        cue = make_cue(kind, f.box, case.width, case.height)
+        mask = _finding_region(f, ctx, case) if kind in ("contour", "mask") else None
+        ref = self._render(item, case, ctx, cue, mask, rel)
+        updates: dict[str, Any] = {"cue": cue, **_image_fields(ref)}
+        if family == "label":
+            options, _ = _label_options(item, ctx)
+            updates.update(options=options, question=_cue_question(family, item, "the marked region"))
+        elif family == "abnormal":
+            updates["question"] = _cue_question(family, item, "the marked region")
+        else:
+            updates["question"] = f"The lesion is marked on the image. {item.question}"
+        return [derive_item(item, variant="V5", params={"family": family, "kind": kind, "finding": fi},
+                            seed=ctx.item_seed(item, self.code), meta=answer_changed_meta(item, item.answer),
+                            **updates)]
+
+
+def tissue_mask(arr: np.ndarray) -> np.ndarray:
+    """Pixels that are not background: background = dark regions connected to the image border."""
+    gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
+    thr = max(10.0, 0.08 * float(np.percentile(gray, 99)))
+    dark = ndimage.binary_opening(gray < thr, iterations=1)
+    lab, _ = ndimage.label(dark)
+    border = np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))
+    background = np.isin(lab, border[border > 0])
+    return ~background
+
+
+def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, float], rng: np.random.Generator,
+                *, tries: int = 400, min_tissue: float = 0.97) -> Box | None:
+    """A box of ``size`` on tissue, separated from every lesion box by a gap of a quarter of its size."""
+    h, w = arr.shape[:2]
+    bw, bh = size
+    if bw >= w or bh >= h:
+        return None
+    tissue = tissue_mask(arr)
+    gap = 0.25 * max(bw, bh)
+    grown = [(x1 - gap, y1 - gap, x2 + gap, y2 + gap) for x1, y1, x2, y2 in lesion_boxes]
+    for _ in range(tries):
+        x1 = float(rng.uniform(0, w - bw))
+        y1 = float(rng.uniform(0, h - bh))
+        box = (x1, y1, x1 + bw, y1 + bh)
+        if any(iou(box, g) > 0 for g in grown):
+            continue
+        if tissue[box_mask(box, w, h)].mean() >= min_tissue:
+            return box
+    return None
+
+
+@register
+class DecoyCue(_CueVariant):
+    """V6: the same cue drawn on lesion-free tissue; the truth for the marked region is 'nothing'."""
+
+    code = "V6"
+    title = "decoy cue"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = _need_image(item)
+        if item.cue is not None:
+            raise Skip("item already carries a cue")
+        _same_size_as_case(item, case)
+        family, fi = _marked(item, case)
+        if family == "lesion":
+            raise Skip("the answer for a lesion-free region is not defined for this question")
+        f = case.findings[fi]
+        kind = self._cue_kind(f)
+        arr = ctx.load(rel)
+        rng = np.random.default_rng(ctx.image_seed(rel, f"{self.code}-{fi}"))
+        size = (f.box[2] - f.box[0], f.box[3] - f.box[1])
+        box = place_decoy(arr, [g.box for g in case.findings], size, rng)
+        if box is None:
+            raise Skip("no lesion-free tissue for a decoy of the lesion's size")
+        cue = make_cue(kind, box, case.width, case.height)
+        mask = None
+        if kind in ("contour", "mask"):
+            dx, dy = round(box[0] - f.box[0]), round(box[1] - f.box[1])
+            mask = ndimage.shift(_finding_region(f, ctx, case).astype(np.uint8), (dy, dx), order=0) > 0
+        ref = self._render(item, case, ctx, cue, mask, rel)
+        updates: dict[str, Any] = {"cue": cue, "question": _cue_question(family, item, "the marked region"),
+                                   **_image_fields(ref)}
+        if family == "label":
+            options, none_idx = _label_options(item, ctx)
+            updates.update(options=options, answer=letter(none_idx), lure=item.answer)
+        else:
+            updates.update(answer="no", lure="yes")
+        meta = answer_changed_meta(item, updates["answer"])
+        meta["decoy_of"] = f.label
+        return [derive_item(item, variant="V6", params={"family": family, "kind": kind, "finding": fi},
+                            seed=ctx.item_seed(item, self.code), meta=meta, **updates)]
+
+
+@register
+class CoordinatesOnly(Perturbation):
+    """V7: the true region given as pixel coordinates in the text; nothing is drawn."""
+
+    code = "V7"
+    title = "region as coordinates only"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        _need_image(item)
+        seed = ctx.item_seed(item, self.code)
+        if item.cue is not None:
+            return [self._undraw(item, case, ctx, seed)]
+        _same_size_as_case(item, case)
+        family, fi = _marked(item, case)
+        f = case.findings[fi]
+        where = f"the region with pixel box {_box_text(f.box, case.width, case.height)}"
+        cue = make_cue("coords", f.box, case.width, case.height, drawn=False)
+        updates: dict[str, Any] = {"cue": cue}
+        if family == "label":
+            options, _ = _label_options(item, ctx)
+            updates.update(options=options, question=_cue_question(family, item, where))
+        elif family == "abnormal":
+            updates["question"] = _cue_question(family, item, where)
+        else:
+            updates["question"] = (f"The lesion lies in the pixel box {_box_text(f.box, case.width, case.height)}. "
+                                   f"{item.question}")
+        return [derive_item(item, variant="V7", params={"family": family, "finding": fi}, seed=seed,
+                            meta=answer_changed_meta(item, item.answer), **updates)]
+
+    @staticmethod
+    def _undraw(item: Item, case: Case, ctx: PerturbContext, seed: int) -> Item:
+        """A cue item: show its undrawn base image and give the cue's box in the text instead."""
+        assert item.cue is not None
+        if not item.cue.drawn:
+            raise Skip("cue is already given as coordinates")
+        rel = base_image(item, case)
+        if rel == case.image:
+            fields = {"image": case.image, "image_sha256": case.image_sha256, "image_width": case.width,
+                      "image_height": case.height}
+        else:
+            arr = ctx.load(rel)
+            fields = {"image": rel, "image_sha256": Path(rel).stem, "image_width": arr.shape[1],
+                      "image_height": arr.shape[0]}
+        w, h = fields["image_width"], fields["image_height"]
+        cue = make_cue("coords", item.cue.box, w, h, drawn=False)
+        text = re.sub(r"\b(marked|outlined|highlighted|circled|boxed)\b", "indicated", item.question)
+        question = f"{text} (The region is the pixel box {_box_text(item.cue.box, w, h)}; it is not drawn.)"
+        return derive_item(item, variant="V7", params={"family": "cue", "from_kind": item.cue.kind}, seed=seed,
+                           cue=cue, question=question, meta=answer_changed_meta(item, item.answer), **fields)
+
+
+# --------------------------------------------------------------------------- V8
+ANSWER_DEPENDS_ON_QUALITY = ("s1.quality", "s1.artefact")
+
+
+@register
+class Degradation(Perturbation):
+    """V8: acquisition-like degradations at three severities (``medr2.imaging.degrade``)."""
+
+    code = "V8"
+    title = "acquisition-like degradations"
+    defaults = {"kinds": "one", "severities": SEVERITIES}
+
+    def _kinds(self, rel: str, ctx: PerturbContext) -> list[str]:
+        kinds = self.params["kinds"]
+        names = list(DEGRADATIONS)
+        if kinds == "all":
+            return names
+        if kinds == "one":
+            return [names[ctx.image_seed(rel, "V8-kind") % len(names)]]
+        unknown = [k for k in kinds if k not in DEGRADATIONS]
+        if unknown:
+            raise Skip(f"unknown degradation kinds {unknown}")
+        return list(kinds)
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        if item.task in ANSWER_DEPENDS_ON_QUALITY:
+            raise Skip("the degradation changes the answer of this task")
+        rel = base_image(item, case)
+        seed = ctx.item_seed(item, self.code)
+        out = []
+        for kind in self._kinds(rel, ctx):
+            for sev in self.params["severities"]:
+                variant = f"V8-{kind}-{sev}"
+
+                def make(kind: str = kind, sev: int = sev, variant: str = variant) -> np.ndarray:
+                    deg = degrade(ctx.load(rel), kind, sev, np.random.default_rng(ctx.image_seed(rel, variant)))
+                    return _redraw(deg, item.cue, ctx, case)
+
+                ref = ctx.render((variant, rel, _cue_key(item.cue)), make)
+                meta = answer_changed_meta(item, item.answer)
+                meta["answer_preserving"] = True
+                out.append(derive_item(item, variant=variant, params={"kind": kind, "severity": sev}, seed=seed,
+                                       meta=meta, **_image_fields(ref)))
+        return out
+
+
+# --------------------------------------------------------------------------- V9
+_LATERAL = re.compile(r"\b(left|right)\b", re.IGNORECASE)
+
+
+def swap_sides(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        word = m.group(0)
+        other = "right" if word.lower() == "left" else "left"
+        return other.capitalize() if word[0].isupper() else other
+
+    return _LATERAL.sub(sub, text)
+
+
+def flip_box(box: Box, width: int) -> Box:
+    x1, y1, x2, y2 = box
+    return (float(width - x2), y1, float(width - x1), y2)
+
+
+@register
+class HorizontalFlip(Perturbation):
+    """V9: the image mirrored left-right; laterality answers, boxes and cues mirrored with it."""
+
+    code = "V9"
+    title = "horizontal flip"
+
+    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
+        rel = base_image(item, case)
+        answer, options = self._answer(item)
+        w = item.image_width or case.width
+        cue = item.cue.model_copy(update={"box": flip_box(item.cue.box, w)}) if item.cue is not None else None
+        answer_box = flip_box(item.answer_box, w) if item.answer_box is not None else None
+
+        def make() -> np.ndarray:
+            flipped = np.ascontiguousarray(ctx.load(rel)[:, ::-1])
+            return _redraw(flipped, cue, ctx, case, flip=True)
+
+        ref = ctx.render(("V9", rel, _cue_key(cue)), make)
+        meta = answer_changed_meta(item, answer)
+        meta["answer_preserving"] = answer == item.answer and item.form != "box"
+        return [derive_item(item, variant="V9", params={"axis": "horizontal"}, seed=ctx.item_seed(item, self.code),
+                            answer=answer, options=options, answer_box=answer_box, cue=cue, meta=meta,
+                            **_image_fields(ref))]
+
+    @staticmethod
+    def _answer(item: Item) -> tuple[str, list[str]]:
+        if item.task == "s1.orientation" and item.form == "yesno":
+            return ("no" if item.answer == "yes" else "yes"), item.options
+        if any(_LATERAL.search(t.question + " " + t.answer) for t in item.context):
+            raise Skip("context mentions laterality")
+        lateral_q = bool(_LATERAL.search(item.question))
+        if item.form in ("mcq", "multi"):
+            letters = [a for a in item.answer.split(",") if a]
+            new = []
+            for a in letters:
+                text = item.options[letter_index(a)]
+                if not _LATERAL.search(text):
+                    if lateral_q:
+                        raise Skip("question mentions laterality; its answer under mirroring is not exact")
+                    new.append(a)
+                    continue
+                idx = option_index(item.options, swap_sides(text))
+                if idx is None:
+                    raise Skip("mirrored answer is not among the options")
+                new.append(letter(idx))
+            return ",".join(sorted(new)), item.options
+        if item.form == "box":
+            return item.answer, item.options
+        if lateral_q or _LATERAL.search(item.answer):
+            raise Skip(f"{item.form} item mentions laterality; its answer under mirroring is not exact")
+        return item.answer, item.options

@@ -1,0 +1,145 @@
+"""Data for the per-item browser: one row per scored (run, mode, item), with thumbnails as data URIs,
+serialised as a JSON data island that is safe inside ``<script type="application/json">``.
+
+Limits (documented in docs/report.md): at most ``max_items`` rows (default 1,000), the first in the
+order of a stable hash of the item id, so every run and mode shows the same items; thumbnails at most
+``THUMB_PX`` pixels on the long side (JPEG); each response cut to ``RESPONSE_CHARS`` characters (the
+full text stays in the store).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medr2.imageio import load_image
+from medr2.records import Item, stable_hash
+from medr2.report.inputs import RunData
+
+MAX_ITEMS = 1000
+THUMB_PX = 256
+JPEG_QUALITY = 82
+RESPONSE_CHARS = 4000
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def script_safe_json(obj: Any) -> str:
+    """JSON for a ``<script type="application/json">`` island: ``< > &`` and U+2028/2029 as ``\\uXXXX``,
+    so no text inside can close the element or open a comment."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group()], text)
+
+
+def clean_text(text: str | None, limit: int | None = None) -> str:
+    """Model text made displayable: lone surrogates replaced, control characters shown as control
+    pictures (U+2400 block), cut to ``limit`` characters with a note saying how much was left out."""
+    if text is None:
+        return ""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = _CONTROL.sub(lambda m: chr(0x2421) if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), text)
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]}\n… [cut: {len(text) - limit:,} more characters]"
+    return text
+
+
+@dataclass
+class Thumbnails:
+    """Thumbnails as data URIs, each image encoded once."""
+
+    max_px: int = THUMB_PX
+    uris: list[str] = field(default_factory=list)
+    sizes: list[tuple[int, int]] = field(default_factory=list)  # original (width, height)
+    _index: dict[Path, int] = field(default_factory=dict)
+
+    def add(self, path: Path) -> int:
+        if path not in self._index:
+            self._index[path] = len(self.uris)
+            uri, size = thumbnail_uri(path, self.max_px)
+            self.uris.append(uri)
+            self.sizes.append(size)
+        return self._index[path]
+
+
+def thumbnail_uri(path: Path, max_px: int) -> tuple[str, tuple[int, int]]:
+    from PIL import Image
+
+    arr = load_image(path)
+    h, w = arr.shape[:2]
+    im = Image.fromarray(arr)
+    scale = min(1.0, max_px / max(w, h))
+    if scale < 1.0:
+        im = im.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.Resampling.LANCZOS)
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=JPEG_QUALITY, optimize=False, progressive=False)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii"), (w, h)
+
+
+def _box(b: Any) -> list[float] | None:
+    return [float(v) for v in b] if b is not None else None
+
+
+def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
+         bench_root: Path) -> dict[str, Any]:
+    resp = run.responses.get((s["item_id"], s["mode"]))
+    img = -1
+    width, height = it.image_width, it.image_height
+    if it.image is not None:
+        from medr2.imageio import resolve_inside
+
+        img = thumbs.add(resolve_inside(bench_root, it.image))
+        width, height = width or thumbs.sizes[img][0], height or thumbs.sizes[img][1]
+    cue = None
+    if it.cue is not None:
+        cue = {"box": _box(it.cue.box), "kind": it.cue.kind, "drawn": it.cue.drawn}
+    return {
+        "r": run_idx, "m": s["mode"], "id": s["item_id"], "t": it.task, "s": int(it.stage),
+        "v": it.variant, "vd": s.get("verdict") or "", "f": it.form,
+        "q": clean_text(it.question), "o": [clean_text(o) for o in it.options],
+        "a": clean_text(it.answer), "ab": _box(it.answer_box),
+        "ctx": [{"q": clean_text(c.question), "a": clean_text(c.answer), "ok": c.correct} for c in it.context],
+        "p": clean_text(s.get("parsed")), "iou": s.get("iou"),
+        "x": clean_text(resp.raw if resp else None, RESPONSE_CHARS),
+        "xs": resp.status if resp else "missing", "xe": clean_text(resp.error if resp else None, RESPONSE_CHARS),
+        "lure": clean_text(it.lure) if it.lure else None,
+        "img": img, "w": width, "h": height, "cue": cue,
+    }
+
+
+def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int = MAX_ITEMS,
+                 thumb_px: int = THUMB_PX) -> dict[str, Any]:
+    """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``."""
+    candidates: list[tuple[str, int, str, int, dict[str, Any]]] = []
+    missing = 0
+    for ri, run in enumerate(runs):
+        for k, s in enumerate(run.scores):
+            if s["item_id"] not in items:
+                missing += 1
+                continue
+            candidates.append((stable_hash(s["item_id"]), ri, str(s["mode"]), k, s))
+    # the first ``max_items`` rows in stable-hash order of the item id: the same items in every run and mode
+    candidates.sort(key=lambda c: (c[0], c[1], c[2], c[3]))
+    selected = candidates[:max_items]
+    selected.sort(key=lambda c: (c[1], c[2], items[c[4]["item_id"]].stage, items[c[4]["item_id"]].task, c[0]))
+    thumbs = Thumbnails(max_px=thumb_px)
+    rows = []
+    for _, ri, _, _, s in selected:
+        root = runs[ri].bench_root
+        assert root is not None
+        rows.append(_row(ri, runs[ri], s, items[s["item_id"]], thumbs, root))
+    return {
+        "runs": [{"label": r.label, "model": r.model_key} for r in runs],
+        "rows": rows,
+        "images": thumbs.uris,
+        "total": len(candidates),
+        "shown": len(rows),
+        "missing_items": missing,
+        "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS},
+    }

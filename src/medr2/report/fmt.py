@@ -1,0 +1,43 @@
+"""Formatting of metric values: ``0.62 [0.55, 0.69]``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "n/a"
+
+
+def metric_parts(m: Any) -> tuple[float | None, float | None, float | None, int | None]:
+    """``(value, lo, hi, n)`` of a metric dict (``{"value", "lo", "hi", "n", ...}``); Nones where absent."""
+    if not isinstance(m, dict):
+        return None, None, None, None
+    return _num(m.get("value")), _num(m.get("lo")), _num(m.get("hi")), _int(m.get("n"))
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def fmt_num(v: float | None, digits: int = 2) -> str:
+    if v is None:
+        return MISSING
+    s = f"{v:.{digits}f}"
+    return "0." + "0" * digits if s == "-0." + "0" * digits else s
+
+
+def fmt_ci(m: Any, digits: int = 2) -> str:
+    """``"0.62 [0.55, 0.69]"``; the value alone when no interval; ``"n/a"`` when undefined."""
+    value, lo, hi, _ = metric_parts(m)
+    if value is None:
+        return MISSING
+    if lo is None or hi is None:
+        return fmt_num(value, digits)
+    return f"{fmt_num(value, digits)} [{fmt_num(lo, digits)}, {fmt_num(hi, digits)}]"

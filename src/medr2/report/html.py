@@ -1,0 +1,69 @@
+"""The self-contained ``index.html``: Jinja2 with autoescape on; CSS, script and data inlined; images as
+data URIs; a Content-Security-Policy that allows only the report's own inline script and style (by hash)
+and ``data:`` images, so nothing is fetched and no injected script could run."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from markupsafe import Markup
+
+import medr2
+from medr2.report.browser import script_safe_json
+from medr2.report.leaderboard import Leaderboard
+from medr2.report.plots import Plot
+
+TEMPLATE = "index.html.jinja"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    label: str
+    model: str
+    modes: list[str]
+    n_scores: int
+    bench: str
+    data: str
+    toolkit: str
+
+
+def _asset(name: str) -> str:
+    return resources.files("medr2.report").joinpath("templates", name).read_text("utf-8")
+
+
+def _sha256_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(js: str, css: str) -> str:
+    return (f"default-src 'none'; img-src data:; style-src {_sha256_source(css)}; "
+            f"script-src {_sha256_source(js)}; base-uri 'none'; form-action 'none'")
+
+
+def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
+                 browser: dict[str, Any], warnings: list[str]) -> str:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
+                      autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+    js, css = _asset("browser.js"), _asset("report.css")
+    for asset in (js, css):
+        if "</" in asset:
+            raise ValueError("an inlined asset must not contain '</'")
+    plot_views = [{"name": p.name, "title": p.title, "caption": p.caption, "wide": p.wide,
+                   "uri": "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")} for p in plots]
+    note = (f"Showing {browser['shown']:,} of {browser['total']:,} scored rows "
+            f"(limit {browser['limits']['max_items']:,}, chosen by a stable hash of the item id, so every run "
+            f"shows the same items). Responses longer than {browser['limits']['response_chars']:,} characters "
+            "are cut; the full text is in each run's store.sqlite.")
+    if browser.get("missing_items"):
+        note += f" {browser['missing_items']:,} scored rows refer to items not in the bench and are not shown."
+    return env.get_template(TEMPLATE).render(
+        title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
+        leaderboard=leaderboard, plots=plot_views, browser_note=note, warnings=warnings,
+        css=Markup(css), js=Markup(js), data_json=Markup(script_safe_json(browser)),
+    )

@@ -1,0 +1,122 @@
+"""Load what a report needs from a run folder: manifest, metrics, scores, raw responses, bench items.
+
+A run folder (DESIGN §13) holds ``manifest.json`` (written by ``medr2 eval``), ``store.sqlite`` (raw
+responses), and after ``medr2 score`` ``scores.parquet`` and ``metrics.json``. The bench is found
+through the run manifest, or given explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput
+
+SCORE_COLUMNS = ("item_id", "model_key", "mode", "task", "stage", "variant", "verdict", "parsed")
+
+
+@dataclass(frozen=True)
+class RawResponse:
+    raw: str | None
+    status: str
+    error: str | None
+
+
+@dataclass
+class RunData:
+    """One scored run, ready to report."""
+
+    run_dir: Path
+    label: str
+    model_key: str
+    manifest: dict[str, Any]
+    metrics: dict[str, Any]
+    scores: list[dict[str, Any]]
+    responses: dict[tuple[str, str], RawResponse] = field(default_factory=dict)
+    bench_root: Path | None = None
+
+    @property
+    def modes(self) -> list[str]:
+        return list(self.metrics.get("modes", {}))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        hint = " (run `medr2 score` first)" if path.name == "metrics.json" else ""
+        raise BadInput(f"missing file{hint}", file=str(path))
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"not valid JSON: {e}", file=str(path)) from e
+    if not isinstance(data, dict):
+        raise BadInput("expected a JSON object", file=str(path))
+    return data
+
+
+def _read_scores(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise BadInput("missing file (run `medr2 score` first)", file=str(path))
+    try:
+        table = pq.read_table(str(path))
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    missing = [c for c in SCORE_COLUMNS if c not in table.column_names]
+    if missing:
+        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+    return table.to_pylist()
+
+
+def _read_responses(run_dir: Path) -> dict[tuple[str, str], RawResponse]:
+    from medr2.run.store import Store
+
+    out: dict[tuple[str, str], RawResponse] = {}
+    with Store.open(run_dir) as store:
+        for sp in store.iter_predictions():
+            p = sp.prediction
+            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error)
+    return out
+
+
+def bench_path_of(manifest: dict[str, Any], run_dir: Path) -> Path:
+    """The bench a run was made on, from its manifest (``bench.path``, relative paths taken from the run)."""
+    bench = manifest.get("bench")
+    path = bench.get("path") if isinstance(bench, dict) else bench
+    if not isinstance(path, str) or not path:
+        raise BadInput("the run manifest names no bench path; pass the bench explicitly (--bench)",
+                       file=str(run_dir / "manifest.json"), field="bench.path")
+    p = Path(path)
+    return p if p.is_absolute() else (run_dir / p).resolve()
+
+
+def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench: bool = True) -> RunData:
+    """Read one run folder. ``bench`` overrides the bench path recorded in the run manifest."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise BadInput("run folder does not exist", file=str(run_dir))
+    manifest = _read_json(run_dir / "manifest.json")
+    metrics = _read_json(run_dir / "metrics.json")
+    if not isinstance(metrics.get("modes"), dict):
+        raise BadInput("metrics.json has no 'modes' object", file=str(run_dir / "metrics.json"), field="modes")
+    scores = _read_scores(run_dir / "scores.parquet")
+    key = metrics.get("model_key") or sorted({str(s["model_key"]) for s in scores}) or run_dir.name
+    model_key = ", ".join(key) if isinstance(key, list) else str(key)  # a merged run may hold several models
+    bench_root: Path | None = None
+    if with_bench:
+        bench_root = Path(bench) if bench is not None else bench_path_of(manifest, run_dir)
+    return RunData(run_dir=run_dir, label=run_dir.name, model_key=model_key, manifest=manifest,
+                   metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root)
+
+
+def unique_labels(runs: list[RunData]) -> None:
+    """Make run labels unique (``run``, ``run#2``) when folders share a name."""
+    seen: dict[str, int] = {}
+    for r in runs:
+        n = seen.get(r.label, 0) + 1
+        seen[r.label] = n
+        if n > 1:
+            r.label = f"{r.label}#{n}"

@@ -1,0 +1,130 @@
+"""The leaderboard: one row per (run, model, mode) with overall, per-stage and key robustness numbers,
+each with its 95% interval. Markdown, CSV and JSON carry the same numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medr2.report.fmt import fmt_ci, metric_parts
+from medr2.report.inputs import RunData
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    path: tuple[str, ...]  # inside metrics.json ``modes[MODE]``
+    always: bool = False  # shown even when no run has it
+
+
+# The leaderboard columns, in order. A column no run reports is left out (unless ``always``).
+COLUMNS: tuple[Column, ...] = (
+    Column("overall", "Overall", ("overall",), always=True),
+    Column("s1", "S1 acquisition", ("stages", "1"), always=True),
+    Column("s2", "S2 anatomy", ("stages", "2"), always=True),
+    Column("s3", "S3 findings", ("stages", "3"), always=True),
+    Column("s4", "S4 diagnosis", ("stages", "4"), always=True),
+    Column("worst_case", "Worst-case acc", ("consistency", "WorstCaseAcc")),
+    Column("flip_rate", "Flip rate", ("consistency", "FlipRate")),
+    Column("mislead_drop", "MisleadDrop", ("prompt_reliance", "MisleadDrop")),
+    Column("mfr", "MFR", ("prompt_reliance", "MFR")),
+    Column("vrs", "VRS", ("visual_reliance", "VRS")),
+    Column("blind_gap", "Blind gap", ("visual_reliance", "BlindGap")),
+    Column("miou", "mIoU", ("grounding", "all", "mIoU")),
+    Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True),
+    Column("error", "Error", ("rates", "error"), always=True),
+)
+
+
+def lookup(mode_metrics: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    node: Any = mode_metrics
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node if isinstance(node, dict) and "value" in node else None
+
+
+@dataclass(frozen=True)
+class Row:
+    run: str
+    model: str
+    mode: str
+    cells: dict[str, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+    def cell(self, row: Row, key: str) -> dict[str, Any]:
+        value, lo, hi, n = metric_parts(row.cells.get(key))
+        return {"value": value, "lo": lo, "hi": hi, "n": n, "text": fmt_ci(row.cells.get(key))}
+
+
+def build_leaderboard(runs: list[RunData]) -> Leaderboard:
+    rows = []
+    for run in runs:
+        for mode, mm in run.metrics.get("modes", {}).items():
+            if isinstance(mm, dict):
+                rows.append(Row(run.label, run.model_key, mode, {c.key: lookup(mm, c.path) for c in COLUMNS}))
+    cols = tuple(c for c in COLUMNS if c.always or any(r.cells[c.key] is not None for r in rows))
+    return Leaderboard(cols, tuple(rows))
+
+
+def to_json(lb: Leaderboard) -> str:
+    data = {
+        "columns": [{"key": c.key, "header": c.header, "path": ".".join(c.path)} for c in lb.columns],
+        "rows": [{"run": r.run, "model": r.model, "mode": r.mode,
+                  "metrics": {c.key: lb.cell(r, c.key) for c in lb.columns}} for r in lb.rows],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _csv_num(v: float | int | None) -> str:
+    return "" if v is None else repr(v)
+
+
+def to_csv(lb: Leaderboard) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    header = ["run", "model", "mode"]
+    for c in lb.columns:
+        header += [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n"]
+    w.writerow(header)
+    for r in lb.rows:
+        line = [r.run, r.model, r.mode]
+        for c in lb.columns:
+            cell = lb.cell(r, c.key)
+            line += [_csv_num(cell["value"]), _csv_num(cell["lo"]), _csv_num(cell["hi"]), _csv_num(cell["n"])]
+        w.writerow(line)
+    return buf.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+
+
+def to_markdown(lb: Leaderboard) -> str:
+    header = ["Run", "Model", "Mode"] + [c.header for c in lb.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * len(lb.columns)) + "|"]
+    for r in lb.rows:
+        cells = [r.run, r.model, r.mode] + [lb.cell(r, c.key)["text"] for c in lb.columns]
+        lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+    note = ("\nValues are accuracies (or rates) with 95% bootstrap intervals over cases: `value [lo, hi]`; "
+            "`n/a` where undefined.\n")
+    return "\n".join(lines) + "\n" + note
+
+
+def write_leaderboard(lb: Leaderboard, out_dir: Path) -> dict[str, Path]:
+    paths = {"md": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json"}
+    paths["md"].write_text(to_markdown(lb), "utf-8")
+    paths["csv"].write_text(to_csv(lb), "utf-8")
+    paths["json"].write_text(to_json(lb), "utf-8")
+    return paths

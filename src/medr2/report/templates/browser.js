@@ -1,0 +1,154 @@
+"use strict";
+(function () {
+  var DATA = JSON.parse(document.getElementById("medr2-data").textContent);
+  var PAGE = 24;
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var FILTERS = [
+    ["f-run", "r", function (v) { return DATA.runs[v].label + " (" + DATA.runs[v].model + ")"; }],
+    ["f-mode", "m", null], ["f-task", "t", null], ["f-stage", "s", function (v) { return "S" + v; }],
+    ["f-variant", "v", null], ["f-verdict", "vd", null]
+  ];
+  var page = 0;
+  var shown = DATA.rows;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+
+  function fillSelect(id, key, label) {
+    var sel = document.getElementById(id);
+    var seen = {};
+    var values = [];
+    DATA.rows.forEach(function (row) {
+      var v = row[key];
+      if (!Object.prototype.hasOwnProperty.call(seen, v)) { seen[v] = true; values.push(v); }
+    });
+    values.sort(function (a, b) { return a < b ? -1 : (a > b ? 1 : 0); });
+    var all = el("option", null, "all");
+    all.value = "";
+    sel.appendChild(all);
+    values.forEach(function (v) {
+      var o = el("option", null, label ? label(v) : v);
+      o.value = String(v);
+      sel.appendChild(o);
+    });
+    sel.addEventListener("change", apply);
+  }
+
+  function rect(svg, box, cls, dashed, width) {
+    var r = document.createElementNS(SVGNS, "rect");
+    r.setAttribute("x", box[0]); r.setAttribute("y", box[1]);
+    r.setAttribute("width", Math.max(1, box[2] - box[0])); r.setAttribute("height", Math.max(1, box[3] - box[1]));
+    r.setAttribute("fill", "none"); r.setAttribute("stroke", cls);
+    r.setAttribute("stroke-width", width); r.setAttribute("vector-effect", "non-scaling-stroke");
+    if (dashed) { r.setAttribute("stroke-dasharray", "6 4"); }
+    svg.appendChild(r);
+  }
+
+  function thumb(row) {
+    var box = el("div", "thumb");
+    if (row.img < 0) { box.appendChild(el("div", "noimg", "no image (text only)")); return box; }
+    var img = el("img");
+    img.src = DATA.images[row.img];
+    img.alt = "image shown to the model";
+    box.appendChild(img);
+    if (row.w && row.h && (row.cue || row.ab)) {
+      var svg = document.createElementNS(SVGNS, "svg");
+      svg.setAttribute("viewBox", "0 0 " + row.w + " " + row.h);
+      svg.setAttribute("preserveAspectRatio", "none");
+      if (row.ab) { rect(svg, row.ab, "#37d67a", true, 2); }
+      if (row.cue && row.cue.box) {
+        if (row.cue.kind === "point") {
+          var c = document.createElementNS(SVGNS, "circle");
+          c.setAttribute("cx", (row.cue.box[0] + row.cue.box[2]) / 2);
+          c.setAttribute("cy", (row.cue.box[1] + row.cue.box[3]) / 2);
+          c.setAttribute("r", Math.max(4, (row.cue.box[2] - row.cue.box[0]) / 2));
+          c.setAttribute("fill", "none"); c.setAttribute("stroke", "#ffd400");
+          c.setAttribute("stroke-width", 3); c.setAttribute("vector-effect", "non-scaling-stroke");
+          svg.appendChild(c);
+        } else {
+          rect(svg, row.cue.box, "#ffd400", !row.cue.drawn, 3);
+        }
+      }
+      box.appendChild(svg);
+    }
+    return box;
+  }
+
+  function kv(parent, key, value) {
+    var d = el("div", "kv");
+    d.appendChild(el("b", null, key + ": "));
+    d.appendChild(document.createTextNode(value === null || value === undefined || value === "" ? "—" : String(value)));
+    parent.appendChild(d);
+  }
+
+  function card(row) {
+    var c = el("article", "card v-" + row.vd);
+    c.setAttribute("data-verdict", row.vd);
+    c.appendChild(thumb(row));
+    var b = el("div", "body");
+    var head = el("div", "meta");
+    head.appendChild(el("span", "badge " + row.vd, row.vd));
+    var run = DATA.runs[row.r];
+    head.appendChild(document.createTextNode(run.label + " · " + row.m + " · S" + row.s + " " + row.t +
+      " · " + row.v + " · " + row.id));
+    b.appendChild(head);
+    row.ctx.forEach(function (t) {
+      b.appendChild(el("div", "ctx", "earlier step: " + t.q + " → " + t.a + (t.ok ? "" : " (shown wrong)")));
+    });
+    b.appendChild(el("div", "q", row.q));
+    if (row.o.length) {
+      var ol = el("ol", "opts");
+      ol.setAttribute("type", "A");
+      row.o.forEach(function (o, i) {
+        var li = el("li", String.fromCharCode(65 + i) === row.a ? "gold" : null, o);
+        ol.appendChild(li);
+      });
+      b.appendChild(ol);
+    }
+    kv(b, "correct answer", row.ab ? "[" + row.ab.map(function (v) { return Math.round(v); }).join(", ") + "]" : row.a);
+    kv(b, "parsed answer", row.p);
+    if (row.iou !== null && row.iou !== undefined) { kv(b, "IoU", Number(row.iou).toFixed(2)); }
+    if (row.lure) { kv(b, "lure", row.lure); }
+    if (row.xs !== "ok") { kv(b, "status", row.xs + (row.xe ? ": " + row.xe : "")); }
+    var pre = el("pre", "resp", row.x);
+    pre.setAttribute("data-role", "response");
+    b.appendChild(pre);
+    c.appendChild(b);
+    return c;
+  }
+
+  function render() {
+    var list = document.getElementById("cards");
+    list.replaceChildren();
+    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    if (page >= pages) { page = pages - 1; }
+    shown.slice(page * PAGE, (page + 1) * PAGE).forEach(function (row) { list.appendChild(card(row)); });
+    document.getElementById("count").textContent = shown.length + " of " + DATA.rows.length + " rows";
+    document.getElementById("page").textContent = "page " + (page + 1) + " / " + pages;
+    document.getElementById("prev").disabled = page === 0;
+    document.getElementById("next").disabled = page >= pages - 1;
+  }
+
+  function apply() {
+    var want = FILTERS.map(function (f) { return [f[1], document.getElementById(f[0]).value]; });
+    var text = document.getElementById("f-text").value.toLowerCase();
+    shown = DATA.rows.filter(function (row) {
+      for (var i = 0; i < want.length; i++) {
+        if (want[i][1] !== "" && String(row[want[i][0]]) !== want[i][1]) { return false; }
+      }
+      return !text || (row.q + "\n" + row.x + "\n" + row.id).toLowerCase().indexOf(text) >= 0;
+    });
+    page = 0;
+    render();
+  }
+
+  FILTERS.forEach(function (f) { fillSelect(f[0], f[1], f[2]); });
+  document.getElementById("f-text").addEventListener("input", apply);
+  document.getElementById("prev").addEventListener("click", function () { page -= 1; render(); });
+  document.getElementById("next").addEventListener("click", function () { page += 1; render(); });
+  render();
+}());

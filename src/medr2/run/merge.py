@@ -1,0 +1,72 @@
+"""``medr2 merge``: combine shard runs into one run folder.
+
+Shards must share everything in the manifest identity except the shard itself (same bench
+checksum, model key, generation settings, box convention, preset, prompt version), use the same
+number of shards, and not repeat a shard. Missing shards are allowed and recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.run import manifest as mf
+from medr2.run.store import STORE_FILE, Store
+
+
+def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Sequence[str] = ()) -> dict[str, Any]:
+    """Merge ``shard_dirs`` into ``out`` (which must not hold a store yet). Returns the new manifest."""
+    dirs = [Path(d) for d in shard_dirs]
+    out = Path(out)
+    if not dirs:
+        raise BadInput("give at least one shard run folder", field="RUN_SHARD")
+    if (out / STORE_FILE).exists():
+        raise BadInput("the output folder already holds a run store; merge into a new folder", file=str(out))
+    manifests: list[dict[str, Any]] = []
+    for d in dirs:
+        m = mf.read_manifest(d)
+        if m is None or not (d / STORE_FILE).is_file():
+            raise BadInput("not a run folder (needs manifest.json and store.sqlite)", file=str(d))
+        manifests.append(m)
+    first = manifests[0]["identity"]
+    shards: dict[int, Path] = {}
+    total: int | None = None
+    for d, m in zip(dirs, manifests, strict=True):
+        diff = mf.identity_diff(first, m["identity"], ignore=("shard",))
+        if diff:
+            raise BadInput(f"shard differs from {dirs[0]} in {', '.join(diff)}", file=str(d / mf.MANIFEST_FILE),
+                           field=diff[0])
+        shard = m["identity"].get("shard")
+        if shard is None:
+            if len(dirs) > 1:
+                raise BadInput("not a shard run (no --shard); only shard runs can be merged", file=str(d))
+            i, n = 0, 1
+        else:
+            i, n = (int(x) for x in shard.split("/"))
+        if total is not None and n != total:
+            raise BadInput(f"shard {shard} belongs to a split into {n}, others into {total}", file=str(d),
+                           field="shard")
+        total = n
+        if i in shards:
+            raise BadInput(f"shard {i}/{n} given twice ({shards[i]} and {d})", file=str(d), field="shard")
+        shards[i] = d
+    assert total is not None
+    rows: dict[str, int] = {}
+    with Store.open(out, write=True) as store:
+        for i in sorted(shards):
+            rows[str(shards[i])] = store.copy_from(shards[i] / STORE_FILE)
+        counts = store.counts_by_mode()
+    identity = dict(first, shard=None)
+    merged = mf.new_manifest(identity, bench=manifests[0]["bench"], model=manifests[0]["model"])
+    merged["modes"] = sorted({mode for m in manifests for mode in m.get("modes", [])})
+    merged["merged_from"] = [{"path": str(shards[i].resolve()), "shard": f"{i}/{total}", "rows": rows[str(shards[i])],
+                              "invocations": manifests[dirs.index(shards[i])].get("invocations", [])}
+                             for i in sorted(shards)]
+    merged["shards_missing"] = [f"{i}/{total}" for i in range(total) if i not in shards]
+    merged["invocations"] = [{"command": list(command), "started_at": time.time(), "status": "merged"}]
+    merged["counts"] = counts
+    mf.write_manifest(out, merged)
+    return merged

@@ -1,0 +1,433 @@
+"""The runner (DESIGN §8): select items, render requests per mode, skip what is stored, send the
+rest through the adapter and persist every response the moment it arrives.
+
+``run_eval(EvalConfig)`` is what ``medr2 eval`` calls; ``Runner`` is the lower-level API for a
+loaded bench, an adapter object (including your own Python callable adapter) and an open store.
+
+Chains: in chain modes the items sharing ``chain_id`` are one dialogue ordered by ``step``. A
+variant item is asked inside its chain: earlier steps the variant lacks are its clean items.
+``chain-own`` asks step by step (a wave per step value), since each step shows the model's own
+stored earlier answers; everything else is asked in one wave.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput, WorkFailed
+from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
+from medr2.models.presets import Preset
+from medr2.models.registry import StreamingAdapter
+from medr2.records import Item, Prediction, stable_hash
+from medr2.run.prompts import (
+    ModeSpec,
+    Turn,
+    get_mode,
+    gold_answer,
+    messages_json,
+    render_messages,
+    request_hash,
+    wrong_answer,
+)
+from medr2.run.store import Row, Store
+
+PROMPT_VERSION = 1  # bump when rendering changes in a way that must not mix with stored runs
+
+
+# ---------------------------------------------------------------------------------------------
+# selection and sharding
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` with 0 <= I < N."""
+    try:
+        i_s, n_s = text.split("/")
+        i, n = int(i_s), int(n_s)
+    except ValueError:
+        raise BadInput(f"--shard must look like I/N (e.g. 0/4), got {text!r}", field="--shard") from None
+    if n < 1 or not 0 <= i < n:
+        raise BadInput(f"--shard {text}: need 0 <= I < N (shards are numbered from 0)", field="--shard")
+    return i, n
+
+
+def shard_index(case_id: str, n: int) -> int:
+    """Deterministic shard of a case (chains and variants of a case stay in one shard)."""
+    return int(stable_hash(["shard", case_id]), 16) % n
+
+
+def variant_matches(variant: str, wanted: Sequence[str] | None) -> bool:
+    """``wanted`` entries match a variant id exactly or as its code prefix (``V8`` matches ``V8-noise-2``)."""
+    if not wanted or "all" in wanted:
+        return True
+    return any(variant == w or variant.startswith(w + "-") for w in wanted)
+
+
+def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
+                 limit: int | None = None, shard: tuple[int, int] | None = None) -> list[Item]:
+    """Filter by split and variant; ``limit`` keeps whole cases in bench order (at least one case)
+    up to ``limit`` items; then keep this shard's cases."""
+    chosen = [it for it in items if (split is None or it.split == split) and variant_matches(it.variant, variants)]
+    if limit is not None:
+        by_case: dict[str, list[Item]] = defaultdict(list)
+        for it in chosen:
+            by_case[it.case_id].append(it)
+        kept: list[Item] = []
+        for case_items in by_case.values():
+            if kept and len(kept) + len(case_items) > limit:
+                break
+            kept.extend(case_items)
+        chosen = kept
+    if shard is not None:
+        i, n = shard
+        chosen = [it for it in chosen if shard_index(it.case_id, n) == i]
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# chains
+
+
+class ChainIndex:
+    """Items of the whole bench by chain, variant and step (to find a chain's earlier steps)."""
+
+    def __init__(self, items: Iterable[Item]) -> None:
+        self._idx: dict[str, dict[str, dict[int, Item]]] = defaultdict(lambda: defaultdict(dict))
+        for it in sorted(items, key=lambda x: x.item_id):
+            if it.chain_id is not None and it.step is not None:
+                self._idx[it.chain_id][it.variant].setdefault(it.step, it)
+
+    def earlier(self, item: Item) -> list[Item]:
+        """The items of the steps before ``item`` in its chain: the item's variant where it has
+        that step, else the clean item of the step."""
+        if item.chain_id is None or item.step is None:
+            return []
+        by_variant = self._idx.get(item.chain_id, {})
+        own = by_variant.get(item.variant, {})
+        clean = by_variant.get("clean", {})
+        steps = sorted(s for s in set(own) | set(clean) if s < item.step)
+        return [own.get(s) or clean[s] for s in steps]
+
+
+# ---------------------------------------------------------------------------------------------
+# planned requests
+
+
+@dataclass
+class Planned:
+    item: Item
+    mode: ModeSpec
+    request: Request | None  # None: not sendable (an earlier chain step failed)
+    meta: dict[str, Any]
+    messages: list[Any] | None
+    upstream_error: str | None = None
+
+
+@dataclass
+class ModeCounts:
+    planned: int = 0
+    stored_before: int = 0
+    ok: int = 0
+    error: int = 0
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path | None
+    modes: dict[str, ModeCounts] = field(default_factory=dict)
+    retries: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def sent(self) -> int:
+        return sum(c.ok + c.error for c in self.modes.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"modes": {m: vars(c) for m, c in self.modes.items()}, "sent": self.sent, "retries": self.retries,
+                "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
+
+
+class Progress:
+    """Callbacks the runner reports to (the command line shows a rich bar)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class Runner:
+    """Runs one adapter over items of one bench into one store."""
+
+    def __init__(self, *, bench_root: Path, bench_items: Sequence[Item], adapter: Adapter, store: Store,
+                 settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
+                 batch_size: int = 8, progress: Progress | None = None) -> None:
+        self.bench_root = Path(bench_root)
+        self.chains = ChainIndex(bench_items)
+        self.adapter = adapter
+        self.store = store
+        self.settings = settings
+        self.preset = preset
+        self.conv: BoxConvention = adapter.box_convention
+        self.retry_errors = retry_errors
+        self.batch_size = max(1, batch_size)
+        self.progress = progress or Progress()
+        if preset is not None and preset.box.space != self.conv.space:
+            raise BadInput(f"preset {preset.name!r} expects boxes in {preset.box.space!r} but the adapter returns "
+                           f"{self.conv.space!r}", field="--preset")
+
+    # -- planning ----------------------------------------------------------------------------
+    def asked_items(self, mode: ModeSpec, items: Sequence[Item]) -> list[Item]:
+        """Items asked in ``mode``: the selection, plus (chain-own) earlier steps a chain needs answered."""
+        if mode.history != "own":
+            return list(items)
+        asked = {it.item_id: it for it in items}
+        frontier = list(items)
+        while frontier:
+            nxt = []
+            for it in frontier:
+                for e in self.chains.earlier(it):
+                    if e.item_id not in asked:
+                        asked[e.item_id] = e
+                        nxt.append(e)
+            frontier = nxt
+        order = {it.item_id: i for i, it in enumerate(items)}
+        return sorted(asked.values(), key=lambda it: (order.get(it.item_id, -1), it.item_id))
+
+    def waves(self, mode: ModeSpec, items: Sequence[Item]) -> list[list[Item]]:
+        if mode.history != "own":
+            return [list(items)]
+        by_step: dict[int, list[Item]] = defaultdict(list)
+        for it in items:
+            by_step[it.step if (it.chain_id is not None and it.step is not None) else -1].append(it)
+        return [by_step[s] for s in sorted(by_step)]
+
+    def _history(self, mode: ModeSpec, item: Item) -> tuple[list[Turn], dict[str, Any], str | None]:
+        if not mode.chain:
+            return [], {}, None
+        earlier = self.chains.earlier(item)
+        meta: dict[str, Any] = {}
+        turns: list[Turn] = []
+        for k, e in enumerate(earlier):
+            if mode.history == "gold":
+                turns.append(Turn(e, gold_answer(e, self.conv)))
+            elif mode.history == "misleading":
+                if k == len(earlier) - 1:
+                    turns.append(Turn(e, wrong_answer(e, self.conv)))
+                    meta.update(misled_step=e.step, misled_item=e.item_id, misled_answer=turns[-1].answer)
+                else:
+                    turns.append(Turn(e, gold_answer(e, self.conv)))
+            else:  # own
+                row = self.store.get_item(e.item_id, mode.name)
+                if row is None:
+                    raise WorkFailed(f"chain {item.chain_id}: no stored answer for earlier step {e.step} "
+                                     f"(item {e.item_id}) in mode {mode.name}")
+                if row.prediction.status != "ok" or row.prediction.raw is None:
+                    return [], {"upstream_item": e.item_id, "upstream_hash": row.prediction.request_hash}, (
+                        f"earlier chain step {e.step} (item {e.item_id}) failed: {row.prediction.error}")
+                turns.append(Turn(e, row.prediction.raw))
+        if earlier:
+            meta["history_items"] = [e.item_id for e in earlier]
+        return turns, meta, None
+
+    def plan(self, mode: ModeSpec, items: Sequence[Item]) -> list[Planned]:
+        out: list[Planned] = []
+        for it in items:
+            turns, meta, upstream = self._history(mode, it)
+            meta["variant"] = it.variant
+            if upstream is not None:
+                key = stable_hash(["upstream-error", self.adapter.key, it.item_id, mode.name,
+                                   meta["upstream_hash"]], n=64)
+                out.append(Planned(it, mode, Request(key, (), self.settings, self.bench_root, it.item_id),
+                                   meta, None, upstream))
+                continue
+            msgs = render_messages(it, mode=mode, history=turns, conv=self.conv, preset=self.preset)
+            h = request_hash(self.adapter.key, self.settings, msgs, item_id=it.item_id, mode=mode.name)
+            req = Request(h, msgs, self.settings, self.bench_root, it.item_id,
+                          meta={"item": it, "mode": mode.name, "history": turns})
+            out.append(Planned(it, mode, req, meta, messages_json(msgs)))
+        return out
+
+    # -- sending -----------------------------------------------------------------------------
+    def _row(self, p: Planned, resp: Response) -> Row:
+        assert p.request is not None
+        pred = Prediction(model_key=self.adapter.key, item_id=p.item.item_id, mode=p.mode.name,
+                          request_hash=p.request.key, raw=resp.text,
+                          latency_s=resp.latency_s, prompt_tokens=resp.prompt_tokens,
+                          completion_tokens=resp.completion_tokens, status=resp.status,
+                          error=resp.error if resp.status == "error" else None, attempts=resp.attempts)
+        return Row(pred, p.item.step, p.item.chain_id, p.meta, p.messages)
+
+    def _persist(self, p: Planned, resp: Response, counts: ModeCounts, summary: RunSummary) -> None:
+        self.store.put_many([self._row(p, resp)])
+        if resp.status == "ok":
+            counts.ok += 1
+        else:
+            counts.error += 1
+        retries = max(0, resp.attempts - 1)
+        summary.retries += retries
+        self.progress.advance(error=resp.status != "ok", retries=retries)
+
+    def send(self, todo: Sequence[Planned], counts: ModeCounts, summary: RunSummary) -> None:
+        blocked = [p for p in todo if p.upstream_error is not None]
+        for p in blocked:
+            self._persist(p, Response("error", error=p.upstream_error, attempts=0), counts, summary)
+        ready = [p for p in todo if p.upstream_error is None]
+        if not ready:
+            return
+        requests = [p.request for p in ready]
+        if isinstance(self.adapter, StreamingAdapter):
+            with closing(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
+                for i, resp in results:
+                    self._persist(ready[i], resp, counts, summary)
+            return
+        for start in range(0, len(ready), self.batch_size):
+            chunk = ready[start:start + self.batch_size]
+            responses = self.adapter.generate([p.request for p in chunk])  # type: ignore[misc]
+            if len(responses) != len(chunk):
+                raise WorkFailed(f"adapter {self.adapter.key} returned {len(responses)} responses "
+                                 f"for {len(chunk)} requests")
+            for p, resp in zip(chunk, responses, strict=True):
+                self._persist(p, resp, counts, summary)
+
+    def run(self, modes: Sequence[str], items: Sequence[Item], summary: RunSummary | None = None) -> RunSummary:
+        """Ask ``items`` in each mode; stored requests are skipped (errors too, unless retry_errors)."""
+        summary = summary or RunSummary(None)
+        specs = [get_mode(m) for m in modes]
+        asked = {m.name: self.asked_items(m, items) for m in specs}
+        self.progress.start(sum(len(v) for v in asked.values()))
+        t0 = time.perf_counter()
+        try:
+            for mode in specs:
+                counts = summary.modes.setdefault(mode.name, ModeCounts())
+                counts.planned += len(asked[mode.name])
+                for wave in self.waves(mode, asked[mode.name]):
+                    planned = self.plan(mode, wave)
+                    stored = self.store.statuses(p.request.key for p in planned if p.request is not None)
+                    todo = []
+                    for p in planned:
+                        st = stored.get(p.request.key) if p.request is not None else None
+                        if st == "ok" or (st == "error" and not self.retry_errors):
+                            counts.stored_before += 1
+                            self.progress.advance(skipped=True)
+                        else:
+                            todo.append(p)
+                    self.send(todo, counts, summary)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        finally:
+            summary.seconds += time.perf_counter() - t0
+            self.progress.stop()
+        return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole eval command
+
+
+@dataclass
+class EvalConfig:
+    bench: Path
+    model: str
+    out: Path
+    modes: tuple[str, ...] = ("independent",)
+    variants: tuple[str, ...] | None = None
+    split: str | None = None
+    limit: int | None = None
+    shard: tuple[int, int] | None = None
+    concurrency: int = 8
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    preset: str | None = None
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    batch_size: int = 8
+    timeout_s: float = 120.0
+    retries: int = 5
+    seed: int = 0
+    retry_errors: bool = False
+    command: tuple[str, ...] = ()
+    adapter_extra: dict[str, Any] = field(default_factory=dict)
+
+
+def conv_dict(conv: BoxConvention) -> dict[str, Any]:
+    return {"space": conv.space, "resize": conv.resize, "params": dict(conv.params)}
+
+
+def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
+             adapter_factory: Callable[..., Adapter] | None = None) -> RunSummary:
+    """Load the bench, build the adapter, check/write the manifest, run, update the manifest."""
+    from medr2.bench.format import load_bench
+    from medr2.models.presets import get_preset
+    from medr2.models.registry import load_adapter
+    from medr2.run import manifest as mf
+    from medr2.run.prompts import settings_json
+
+    for m in cfg.modes:
+        get_mode(m)
+    bench = load_bench(cfg.bench)
+    preset = get_preset(cfg.preset) if cfg.preset else None
+    settings = GenSettings(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=cfg.seed)
+    make = adapter_factory or load_adapter
+    adapter = make(cfg.model, preset=preset, base_urls=tuple(cfg.base_urls), api_key_env=cfg.api_key_env,
+                   concurrency=cfg.concurrency, timeout_s=cfg.timeout_s, retries=cfg.retries,
+                   batch_size=cfg.batch_size, seed=cfg.seed, bench=bench, extra=dict(cfg.adapter_extra))
+    try:
+        items = select_items(bench.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit, shard=cfg.shard)
+        identity = {
+            "bench_checksum": bench.checksum,
+            "model_key": adapter.key,
+            "generation": settings_json(settings),
+            "box_convention": conv_dict(adapter.box_convention),
+            "preset": preset.name if preset else None,
+            "shard": f"{cfg.shard[0]}/{cfg.shard[1]}" if cfg.shard else None,
+            "prompt_version": PROMPT_VERSION,
+        }
+        out = Path(cfg.out)
+        store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
+        try:
+            manifest = mf.read_manifest(out)
+            if manifest is None:
+                manifest = mf.new_manifest(identity, bench={"path": str(Path(cfg.bench).resolve()),
+                                                            "name": bench.name, "checksum": bench.checksum},
+                                           model={"spec": cfg.model, "key": adapter.key,
+                                                  "settings": adapter.settings(),
+                                                  "box_convention": conv_dict(adapter.box_convention),
+                                                  "preset": preset.as_dict() if preset else None})
+            else:
+                mf.check_same_run(manifest, identity, out)
+                manifest["model"]["settings"] = adapter.settings()
+            invocation: dict[str, Any] = {
+                "command": list(cfg.command) or list(sys.argv), "started_at": time.time(), "modes": list(cfg.modes),
+                "variants": list(cfg.variants) if cfg.variants else None, "split": cfg.split, "limit": cfg.limit,
+                "items": len(items), "status": "running"}
+            manifest["invocations"].append(invocation)
+            manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
+            manifest["updated_at"] = time.time()
+            mf.write_manifest(out, manifest)
+            runner = Runner(bench_root=bench.root, bench_items=bench.items, adapter=adapter, store=store,
+                            settings=settings, preset=preset, retry_errors=cfg.retry_errors,
+                            batch_size=cfg.batch_size, progress=progress)
+            summary = RunSummary(out)
+            status = "failed"
+            try:
+                runner.run(cfg.modes, items, summary)
+                status = "interrupted" if summary.interrupted else "complete"
+            finally:
+                invocation.update(status=status, finished_at=time.time(), summary=summary.as_dict())
+                manifest["counts"] = store.counts_by_mode()
+                manifest["updated_at"] = time.time()
+                mf.write_manifest(out, manifest)
+        finally:
+            store.close()
+    finally:
+        adapter.close()
+    return summary

@@ -1,0 +1,278 @@
+"""The run store: ``RUN/store.sqlite`` (WAL), one row per request hash, written as answers arrive.
+
+This is the only module that touches SQLite. A row is committed the moment its response is
+handed over (``put``/``put_many`` use one short transaction), so a process killed at any moment
+loses at most what was in flight. ``request_hash`` is the primary key and ``(item_id, mode)`` is
+unique, so nothing is ever stored twice; an ``ok`` row is never overwritten, an ``error`` row is
+replaced when the request is retried (``--retry-errors``).
+
+A writer holds an exclusive lock file (``RUN/.lock``) so two processes cannot write one run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medr2.errors import BadInput, WorkFailed
+from medr2.records import Prediction
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - non-POSIX
+    fcntl = None  # type: ignore[assignment]
+
+STORE_FILE = "store.sqlite"
+LOCK_FILE = ".lock"
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS predictions (
+  request_hash TEXT PRIMARY KEY,
+  item_id TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  model_key TEXT NOT NULL,
+  step INTEGER,
+  chain_id TEXT,
+  raw TEXT,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+  error TEXT,
+  latency_s REAL,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 1,
+  created_at REAL NOT NULL,
+  meta TEXT NOT NULL DEFAULT '{}',
+  request TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id, mode);
+CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
+            "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request")
+
+# an ok row is final; an error row gives way to a new answer for the same request
+_UPSERT = (
+    f"INSERT INTO predictions ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    "ON CONFLICT (request_hash) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+    + " WHERE predictions.status = 'error'"
+)
+# an error row of the same (item, mode) under another hash (e.g. a chain-own step whose earlier
+# answer has since been retried) is replaced, never kept beside the new row
+_CLEAR_STALE = "DELETE FROM predictions WHERE item_id = ? AND mode = ? AND status = 'error' AND request_hash != ?"
+
+
+@dataclass(frozen=True)
+class StoredPrediction:
+    """A stored row: the prediction plus where it sits in a chain and its request metadata
+    (``meta``: variant, misled_step, upstream errors, ...; ``request``: the rendered messages)."""
+
+    prediction: Prediction
+    step: int | None
+    chain_id: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    request: list[Any] | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    """What the runner hands the store for one finished request."""
+
+    prediction: Prediction
+    step: int | None = None
+    chain_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    request: list[Any] | None = None
+
+
+class Store:
+    """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: Any | None) -> None:
+        self.path = path
+        self._conn = conn
+        self._lock = lock
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, run_dir: Path | str, *, write: bool = False) -> Store:
+        """Open ``RUN/store.sqlite``. ``write=True`` creates it if needed and takes the writer lock."""
+        run_dir = Path(run_dir)
+        path = run_dir / STORE_FILE
+        lock = None
+        if write:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            lock = _acquire_lock(run_dir / LOCK_FILE)
+        elif not path.is_file():
+            raise BadInput("no store.sqlite: not a run folder", file=str(path))
+        try:
+            if write:
+                conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+            else:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if write:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.executescript(_SCHEMA)
+                conn.execute("INSERT OR IGNORE INTO store_info (key, value) VALUES ('schema_version', ?)",
+                              (SCHEMA_VERSION,))
+        except sqlite3.DatabaseError as e:
+            if lock is not None:
+                lock.close()
+            raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
+        return cls(path, conn, lock)
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+    def put(self, prediction: Prediction, *, step: int | None = None, chain_id: str | None = None,
+            meta: dict[str, Any] | None = None, request: list[Any] | None = None) -> None:
+        self.put_many([Row(prediction, step, chain_id, meta or {}, request)])
+
+    def put_many(self, rows: Sequence[Row]) -> None:
+        """Commit ``rows`` in one short transaction."""
+        if not rows:
+            return
+        now = time.time()
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for r in rows:
+                p = r.prediction
+                conn.execute(_CLEAR_STALE, (p.item_id, p.mode, p.request_hash))
+                conn.execute(_UPSERT, (
+                    p.request_hash, p.item_id, p.mode, p.model_key, r.step, r.chain_id, p.raw, p.status, p.error,
+                    p.latency_s, p.prompt_tokens, p.completion_tokens, p.attempts, now,
+                    json.dumps(r.meta, sort_keys=True, default=str),
+                    json.dumps(r.request, ensure_ascii=False) if r.request is not None else None))
+            conn.execute("COMMIT")
+        except sqlite3.IntegrityError as e:
+            conn.execute("ROLLBACK")
+            raise WorkFailed(f"{self.path}: an answer for the same item and mode is already stored under another "
+                             f"request ({e}); the run folder holds a different run") from e
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def copy_from(self, other: Path) -> int:
+        """Insert every row of another store (merge). Conflicting rows raise WorkFailed."""
+        conn = self._conn
+        before = self.count()
+        try:
+            conn.execute("ATTACH DATABASE ? AS src", (f"file:{other}?mode=ro",))
+        except sqlite3.OperationalError:
+            conn.execute("ATTACH DATABASE ? AS src", (str(other),))
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"INSERT INTO predictions ({', '.join(_COLUMNS)}) "
+                         f"SELECT {', '.join(_COLUMNS)} FROM src.predictions")
+            conn.execute("COMMIT")
+        except sqlite3.IntegrityError as e:
+            conn.execute("ROLLBACK")
+            raise WorkFailed(f"{other}: holds rows that are already in the merged store ({e})") from e
+        finally:
+            conn.execute("DETACH DATABASE src")
+        return self.count() - before
+
+    # -- reading -----------------------------------------------------------------------------
+    def statuses(self, hashes: Iterable[str]) -> dict[str, str]:
+        """Stored status (``ok``/``error``) of each of ``hashes`` that is stored."""
+        out: dict[str, str] = {}
+        batch: list[str] = []
+
+        def flush() -> None:
+            q = f"SELECT request_hash, status FROM predictions WHERE request_hash IN ({','.join('?' * len(batch))})"
+            out.update(self._conn.execute(q, batch).fetchall())
+            batch.clear()
+
+        for h in hashes:
+            batch.append(h)
+            if len(batch) >= 500:
+                flush()
+        if batch:
+            flush()
+        return out
+
+    def get(self, request_hash: str) -> StoredPrediction | None:
+        row = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM predictions WHERE request_hash = ?",
+                                 (request_hash,)).fetchone()
+        return _to_stored(row) if row else None
+
+    def get_item(self, item_id: str, mode: str) -> StoredPrediction | None:
+        row = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM predictions WHERE item_id = ? AND mode = ?",
+                                 (item_id, mode)).fetchone()
+        return _to_stored(row) if row else None
+
+    def iter_predictions(self, mode: str | None = None, *, with_request: bool = False) -> Iterator[StoredPrediction]:
+        """Every stored prediction (optionally of one mode), in insertion order."""
+        cols = [c if (c != "request" or with_request) else "NULL" for c in _COLUMNS]
+        q = f"SELECT {', '.join(cols)} FROM predictions"
+        args: tuple[Any, ...] = ()
+        if mode is not None:
+            q += " WHERE mode = ?"
+            args = (mode,)
+        cur = self._conn.execute(q + " ORDER BY rowid", args)
+        while True:
+            rows = cur.fetchmany(1000)
+            if not rows:
+                return
+            for row in rows:
+                yield _to_stored(row)
+
+    def count(self, status: str | None = None, mode: str | None = None) -> int:
+        q, args = "SELECT COUNT(*) FROM predictions WHERE 1=1", []
+        if status:
+            q += " AND status = ?"
+            args.append(status)
+        if mode:
+            q += " AND mode = ?"
+            args.append(mode)
+        return int(self._conn.execute(q, args).fetchone()[0])
+
+    def counts_by_mode(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for mode, status, n in self._conn.execute("SELECT mode, status, COUNT(*) FROM predictions GROUP BY 1, 2"):
+            out.setdefault(mode, {})[status] = n
+        return out
+
+
+def _to_stored(row: Sequence[Any]) -> StoredPrediction:
+    d = dict(zip(_COLUMNS, row, strict=True))
+    pred = Prediction(model_key=d["model_key"], item_id=d["item_id"], mode=d["mode"], request_hash=d["request_hash"],
+                      raw=d["raw"], latency_s=d["latency_s"], prompt_tokens=d["prompt_tokens"],
+                      completion_tokens=d["completion_tokens"], status=d["status"], error=d["error"],
+                      attempts=d["attempts"])
+    return StoredPrediction(pred, d["step"], d["chain_id"], json.loads(d["meta"] or "{}"), d["created_at"],
+                            json.loads(d["request"]) if d["request"] else None)
+
+
+def _acquire_lock(path: Path) -> Any:
+    f = path.open("a+")
+    if fcntl is not None:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            raise BadInput("another process is writing this run; wait for it or use another --out",
+                           file=str(path.parent)) from None
+    return f

@@ -1,0 +1,38 @@
+"""``medr2 score RUN [--judge SPEC]``: writes RUN/scores.parquet and RUN/metrics.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("score")
+    def score(
+        run: Path = typer.Argument(..., help="run folder (holds manifest.json and store.sqlite)"),
+        judge: str | None = typer.Option(None, "--judge", help="LLM judge for unreadable answers, e.g. openai:MODEL"),
+        judge_base_url: list[str] = typer.Option([], "--judge-base-url", help="base URL of the judge endpoint"),
+        judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env",
+                                                     help="environment variable holding the judge's API key"),
+        seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+        resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
+    ) -> None:
+        """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
+        from rich.console import Console
+
+        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, score_run
+
+        opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
+        metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts)
+        con = Console()
+        for mode, m in metrics["modes"].items():
+            ov = m.get("overall") or {}
+            rates = m.get("rates", {})
+            val = ov.get("value")
+            lo, hi = ov.get("lo"), ov.get("hi")
+            ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
+            acc = f"{val:.3f}{ci}" if val is not None else "n/a"
+            con.print(f"{mode}: overall {acc}; unparsed {rates.get('unparsed', {}).get('value', 0):.3f}, "
+                      f"error {rates.get('error', {}).get('value', 0):.3f}", highlight=False)
+        con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)

@@ -1,0 +1,460 @@
+"""The metrics of DESIGN §6, each defined once (registry ``METRIC_GROUPS``) over the tidy scored table.
+
+Each group function receives a :class:`Ctx` (the rows of one mode plus the shared bootstrap book) and
+returns a nested dict whose leaves are metric handles; :func:`compute_metrics` bootstraps all of them
+together (same case resamples, so every difference is a paired bootstrap) and fills in
+``{"value", "lo", "hi", "n", "n_cases"}``. Formulas: ``docs/metrics.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medr2.score.stats import (
+    DEFAULT_RESAMPLES,
+    MetricBook,
+    difference,
+    mcnemar_exact,
+    nanmean_stack,
+    seed_for,
+)
+from medr2.score.table import lowest_severity_only
+
+PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN = "T2", "T3", "T4", "T8"
+LURE_CODES = (PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN)
+PROBE_CODES = {"V1": "blank", "V2": "other_case", "V3": "other_modality"}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A handle to a registered metric, with optional extra fields for its output block."""
+
+    index: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Ctx:
+    book: MetricBook
+    rows: pd.DataFrame  # rows of one mode
+    mode: str
+    all_rows: pd.DataFrame  # every mode (for cross-mode metrics such as the blind gap)
+
+    def cases(self, df: pd.DataFrame) -> np.ndarray:
+        return self.book.case_index(df["case_id"].to_numpy())
+
+    def mean(self, df: pd.DataFrame, values: Any, **extra: Any) -> Ref:
+        return Ref(self.book.ratio_metric(self.cases(df), np.asarray(values, dtype=float)), extra)
+
+    def derived(self, refs: list[Ref], fn: Callable[..., Any], **extra: Any) -> Ref:
+        return Ref(self.book.derived([r.index for r in refs], fn), extra)
+
+    @property
+    def clean(self) -> pd.DataFrame:
+        r = self.rows
+        return r[(r["variant"] == "clean") & ~r["probe"]]
+
+    def with_parent(self, df: pd.DataFrame) -> pd.DataFrame:
+        """Variant rows joined with their parent row of the same mode (suffix ``_p``); orphans dropped."""
+        parents = self.rows[self.rows["variant"] == "clean"].drop_duplicates("item_id").set_index("item_id")
+        keep = df[df["parent_id"].isin(parents.index)]
+        return keep.join(parents.add_suffix("_p"), on="parent_id")
+
+
+MetricGroup = Callable[[Ctx], Any]
+METRIC_GROUPS: dict[str, MetricGroup] = {}
+
+
+def metric_group(name: str) -> Callable[[MetricGroup], MetricGroup]:
+    def deco(fn: MetricGroup) -> MetricGroup:
+        METRIC_GROUPS[name] = fn
+        return fn
+
+    return deco
+
+
+# -- accuracy units (yes/no counted as pairs) ------------------------------------------------------
+
+def accuracy_units(df: pd.DataFrame) -> pd.DataFrame:
+    """One unit per scored row, except yes/no twins sharing a pair id: one unit per pair, right only
+    if every twin present is right; its chance is the product of the twins' chances."""
+    yn = df[(df["form"] == "yesno") & df["pair_id"].notna()]
+    rest = df.drop(yn.index)
+    out = rest[["case_id", "task", "stage", "form", "variant", "correct", "chance"]].copy()
+    if len(yn):
+        g = yn.groupby(["variant", "pair_id"], sort=True)
+        pairs = pd.DataFrame({
+            "case_id": g["case_id"].first(), "task": g["task"].first(), "stage": g["stage"].first(),
+            "form": "yesno", "correct": g["correct"].all(), "chance": g["chance"].prod(),
+        }).reset_index()
+        out = pd.concat([out, pairs[out.columns]], ignore_index=True)
+    return out
+
+
+def _acc(ctx: Ctx, units: pd.DataFrame, **extra: Any) -> Ref:
+    return ctx.mean(units, units["correct"].to_numpy(dtype=float), **extra)
+
+
+@metric_group("accuracy")
+def accuracy(ctx: Ctx) -> dict[str, Any]:
+    """Per task (with chance and chance-normalised accuracy), per stage (macro), overall (macro)."""
+    units = accuracy_units(ctx.clean)
+    tasks: dict[str, Any] = {}
+    task_refs: dict[int, list[Ref]] = {}
+    for task, u in units.groupby("task", sort=True):
+        chance = float(u["chance"].mean())
+        acc = _acc(ctx, u)
+        cna = ctx.derived([acc], lambda a, c=chance: (a - c) / (1 - c) if c < 1 else a * np.nan)
+        tasks[str(task)] = Ref(acc.index, {"chance": chance, "form": str(u["form"].iloc[0]), "cna": cna})
+        if u["form"].iloc[0] != "text":
+            task_refs.setdefault(int(u["stage"].iloc[0]), []).append(acc)
+    stages = {str(s): ctx.derived(refs, nanmean_stack, tasks=len(refs)) for s, refs in sorted(task_refs.items())}
+    overall = ctx.derived(list(stages.values()), nanmean_stack) if stages else None
+    return {"overall": overall, "stages": stages, "tasks": tasks}
+
+
+@metric_group("rates")
+def rates(ctx: Ctx) -> dict[str, Any]:
+    v = ctx.rows["verdict"].to_numpy()
+    return {"unparsed": ctx.mean(ctx.rows, v == "unparsed"), "error": ctx.mean(ctx.rows, v == "error"),
+            "judged": ctx.mean(ctx.rows, ctx.rows["method"].to_numpy() == "judge")}
+
+
+@metric_group("yesno")
+def yesno(ctx: Ctx) -> dict[str, Any]:
+    c = ctx.clean
+    yn = c[c["form"] == "yesno"]
+    if yn.empty:
+        return {}
+    out = {"pair_acc": _acc(ctx, accuracy_units(yn)), "item_acc": ctx.mean(yn, yn["correct"])}
+    t1 = ctx.with_parent(ctx.rows[ctx.rows["code"] == "T1"])
+    if len(t1):
+        out["T1_pair_acc"] = ctx.mean(t1, t1["correct"].to_numpy() & t1["correct_p"].to_numpy())
+    return out
+
+
+def _paired(ctx: Ctx, pairs: pd.DataFrame) -> dict[str, Any]:
+    """Variant vs parent on the same items: both accuracies, their paired difference, exact McNemar."""
+    var = ctx.mean(pairs, pairs["correct"])
+    par = ctx.mean(pairs, pairs["correct_p"])
+    delta = ctx.derived([var, par], difference)
+    test = mcnemar_exact(pairs["correct_p"].to_numpy(dtype=bool), pairs["correct"].to_numpy(dtype=bool))
+    return {"acc": var, "parent_acc": par, "delta": delta, "mcnemar": test}
+
+
+@metric_group("variants")
+def variants(ctx: Ctx) -> dict[str, Any]:
+    """Accuracy per variant id (probes excluded) and its paired change against the clean parents."""
+    out: dict[str, Any] = {}
+    rows = ctx.rows[(ctx.rows["variant"] != "clean") & ~ctx.rows["probe"]]
+    for variant, df in rows.groupby("variant", sort=True):
+        block: dict[str, Any] = {"acc": _acc(ctx, accuracy_units(df))}
+        pairs = ctx.with_parent(df)
+        if len(pairs):
+            paired = _paired(ctx, pairs)
+            block.update(delta=paired["delta"], mcnemar=paired["mcnemar"])
+        out[str(variant)] = block
+    return out
+
+
+def _code(ctx: Ctx, code: str, *, probes: bool = False) -> pd.DataFrame:
+    r = ctx.rows
+    return r[(r["code"] == code) & (r["probe"] if probes else ~r["probe"])]
+
+
+def _lure_rate(ctx: Ctx, df: pd.DataFrame) -> Ref | None:
+    df = df[df["lure_key"].notna()]
+    if df.empty:
+        return None
+    return ctx.mean(df, (df["parsed_key"] == df["lure_key"]).to_numpy())
+
+
+@metric_group("prompt_reliance")
+def prompt_reliance(ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    hint = ctx.with_parent(_code(ctx, PROMPT_HINT))
+    mislead = ctx.with_parent(_code(ctx, PROMPT_MISLEAD))
+    if len(hint):
+        p = _paired(ctx, hint)
+        out["PromptGain"] = Ref(p["delta"].index, {"mcnemar": p["mcnemar"]})
+    if len(mislead):
+        p = _paired(ctx, mislead)
+        out["MisleadDrop"] = ctx.derived([p["parent_acc"], p["acc"]], difference, mcnemar=p["mcnemar"])
+    t2, t3 = _code(ctx, PROMPT_HINT), _code(ctx, PROMPT_MISLEAD)
+    if len(t2) and len(t3):
+        out["PRI"] = ctx.derived([ctx.mean(t2, t2["correct"]), ctx.mean(t3, t3["correct"])], difference)
+    lured = ctx.rows[ctx.rows["code"].isin(LURE_CODES) & ~ctx.rows["probe"]]
+    if (mfr := _lure_rate(ctx, lured)) is not None:
+        out["MFR"] = mfr
+    for code in LURE_CODES:
+        if (r := _lure_rate(ctx, _code(ctx, code))) is not None:
+            out[f"MFR_{code}"] = r
+    suggest = ctx.with_parent(_code(ctx, PROMPT_SUGGEST))
+    suggest = suggest[suggest["correct_p"] & suggest["lure_key"].notna()]
+    if len(suggest):
+        out["Sycophancy"] = ctx.mean(suggest, (suggest["parsed_key"] == suggest["lure_key"]).to_numpy())
+    return out
+
+
+def _changed(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Pairs where both answers were read, with ``changed`` = the answers differ."""
+    both = pairs[pairs["parsed_key"].notna() & pairs["parsed_key_p"].notna()].copy()
+    both["changed"] = (both["parsed_key"] != both["parsed_key_p"]).to_numpy()
+    return both
+
+
+@metric_group("visual_reliance")
+def visual_reliance(ctx: Ctx) -> dict[str, Any]:
+    """Probes V1/V2/V3: accuracy on the real image minus the rate of still giving the real image's
+    answer (VRS for V2), and image sensitivity IS = P(answer changes); blind gap across modes."""
+    out: dict[str, Any] = {}
+    names = {"V1": "BlankGap", "V2": "VRS", "V3": "ModalityGap"}
+    for code, name in names.items():
+        pairs = ctx.with_parent(ctx.rows[ctx.rows["code"] == code])
+        if pairs.empty:
+            continue
+        real = ctx.mean(pairs, pairs["correct_p"])
+        kept = ctx.mean(pairs, (pairs["parsed_key"] == pairs["gold_key_p"]).to_numpy())
+        out[name] = ctx.derived([real, kept], difference)
+        both = _changed(pairs)
+        if len(both):
+            out["IS" if code == "V2" else f"IS_{code}"] = ctx.mean(both, both["changed"])
+    if ctx.mode != "blind" and (ctx.all_rows["mode"] == "blind").any():
+        blind = ctx.all_rows[(ctx.all_rows["mode"] == "blind") & (ctx.all_rows["variant"] == "clean")]
+        joined = ctx.clean.join(blind.drop_duplicates("item_id").set_index("item_id")[["correct"]]
+                                .add_suffix("_b"), on="item_id", how="inner")
+        if len(joined):
+            out["BlindGap"] = ctx.derived([ctx.mean(joined, joined["correct"]),
+                                           ctx.mean(joined, joined["correct_b"])], difference)
+    return out
+
+
+@metric_group("evidence")
+def evidence(ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    v4 = _code(ctx, "V4")
+    if v4.empty:
+        return out
+    out["CounterfactualAcc"] = _acc(ctx, accuracy_units(v4))
+    both = _changed(ctx.with_parent(v4))
+    if len(both):
+        out["ES"] = ctx.mean(both, both["changed"])
+    return out
+
+
+@metric_group("cues")
+def cues(ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    v5 = ctx.with_parent(_code(ctx, "V5"))
+    if len(v5):
+        out["CueGain"] = _paired(ctx, v5)["delta"]
+    if (r := _lure_rate(ctx, _code(ctx, "V6"))) is not None:
+        out["DecoyCopyRate"] = r
+    drawn, coords = _code(ctx, "V5"), _code(ctx, "V7")
+    if len(drawn) and len(coords):
+        out["DrawnVsCoordsGap"] = ctx.derived([ctx.mean(drawn, drawn["correct"]),
+                                               ctx.mean(coords, coords["correct"])], difference)
+    return out
+
+
+@metric_group("consistency")
+def consistency(ctx: Ctx) -> dict[str, Any]:
+    """Answer-preserving variants (T5, T6, V8 at its lowest severity, V9 where the answer is unchanged)."""
+    r = ctx.rows
+    pres = r[r["preserving"] & ~r["probe"]]
+    pres = pres[lowest_severity_only(pres)] if len(pres) else pres
+    pairs = ctx.with_parent(pres)
+    pairs = pairs[pairs["gold_key"] == pairs["gold_key_p"]]
+    if pairs.empty:
+        return {}
+    out: dict[str, Any] = {}
+    both = _changed(pairs)
+    if len(both):
+        out["FlipRate"] = ctx.mean(both, both["changed"])
+        for code, df in both.groupby("code", sort=True):
+            out[f"FlipRate_{code}"] = ctx.mean(df, df["changed"])
+    g = pairs.groupby("parent_id", sort=True)
+    groups = pd.DataFrame({
+        "case_id": g["case_id"].first(),
+        "same": g.apply(lambda d: bool(d["parsed_key"].notna().all() and d["parsed_key_p"].notna().all()
+                                       and (d["parsed_key"] == d["parsed_key_p"]).all()), include_groups=False),
+        "all_right": g["correct"].all() & g["correct_p"].all(),
+    })
+    out["Consistency"] = ctx.mean(groups, groups["same"])
+    out["WorstCaseAcc"] = ctx.mean(groups, groups["all_right"])
+    return out
+
+
+@metric_group("grounding")
+def grounding(ctx: Ctx) -> dict[str, Any]:
+    """IoU in pixels of the image shown (unparsed or error = IoU 0): mIoU, Acc@0.5, Acc@0.3."""
+    boxes = ctx.clean[ctx.clean["form"] == "box"]
+    out: dict[str, Any] = {}
+
+    def block(df: pd.DataFrame) -> dict[str, Ref]:
+        iou = df["iou0"].to_numpy()
+        return {"mIoU": ctx.mean(df, iou), "Acc@0.5": ctx.mean(df, iou >= 0.5), "Acc@0.3": ctx.mean(df, iou >= 0.3)}
+
+    if boxes.empty:
+        return out
+    out["all"] = block(boxes)
+    for task, df in boxes.groupby("task", sort=True):
+        out[str(task)] = block(df)
+    return out
+
+
+@metric_group("chain")
+def chain(ctx: Ctx) -> dict[str, Any]:
+    """Per chain (clean steps sharing a chain id, ordered by stage): ChainAcc<=s, CondAcc_s, LGR_s,
+    StepAcc_s and Degradation_s = ChainAcc<=first − ChainAcc<=s."""
+    steps = ctx.clean[ctx.clean["chain_id"].notna()]
+    if steps.empty:
+        return {}
+    wide = steps.pivot_table(index="chain_id", columns="stage", values="correct", aggfunc="min")
+    case = steps.groupby("chain_id")["case_id"].first().reindex(wide.index)
+    stages = sorted(int(s) for s in wide.columns)
+    out: dict[str, dict[str, Any]] = {"ChainAcc<=s": {}, "CondAcc_s": {}, "LGR_s": {}, "StepAcc_s": {},
+                                      "Degradation_s": {}}
+    first = stages[0]
+    chain_upto: dict[int, Ref] = {}
+    for s in stages:
+        has = wide[s].notna().to_numpy()
+        earlier = [t for t in stages if t < s]
+        vals = wide[[t for t in stages if t <= s]]
+        all_right = (vals.fillna(True).astype(bool)).all(axis=1).to_numpy()
+        c = pd.DataFrame({"case_id": case.to_numpy()})
+        right_s = wide[s].fillna(False).astype(bool).to_numpy()
+        chain_upto[s] = ctx.mean(c[has], all_right[has])
+        out["ChainAcc<=s"][str(s)] = chain_upto[s]
+        out["StepAcc_s"][str(s)] = ctx.mean(c[has], right_s[has])
+        if earlier:
+            ew = wide[earlier]
+            any_earlier = ew.notna().any(axis=1).to_numpy()
+            earlier_ok = ew.fillna(True).astype(bool).all(axis=1).to_numpy()
+            cond = has & any_earlier & earlier_ok
+            lucky = has & any_earlier & ~earlier_ok
+            if cond.any():
+                out["CondAcc_s"][str(s)] = ctx.mean(c[cond], right_s[cond])
+            if lucky.any():
+                out["LGR_s"][str(s)] = ctx.mean(c[lucky], right_s[lucky])
+        if s != first:
+            both = has & wide[first].notna().to_numpy()
+            if both.any():
+                right_first = wide[first].fillna(False).astype(bool).to_numpy()
+                out["Degradation_s"][str(s)] = ctx.derived(
+                    [ctx.mean(c[both], right_first[both]), ctx.mean(c[both], all_right[both])], difference)
+    return out
+
+
+@metric_group("report_text")
+def report_text(ctx: Ctx) -> dict[str, Any]:
+    """Mean ROUGE-1/2/L P/R/F1 and METEOR over report items; corpus BLEU-4 (sacrebleu) from summed
+    sufficient statistics. Unparsed or error responses count as empty hypotheses (score 0)."""
+    from medr2.score import textmetrics as tm
+
+    texts = ctx.clean[ctx.clean["form"] == "text"]
+    if texts.empty:
+        return {}
+    out: dict[str, Any] = {}
+    tmet = texts["text_metrics"].tolist()
+    for t in tm.ROUGE_TYPES:
+        for part in ("p", "r", "f"):
+            key = f"{t}_{part}"
+            out[key] = ctx.mean(texts, [d.get(key, 0.0) for d in tmet])
+    wn, source = tm.wordnet()
+    if wn is not None:
+        out["METEOR"] = ctx.mean(texts, [d.get("meteor", 0.0) for d in tmet], wordnet=source)
+    else:
+        out["METEOR"] = {"value": None, "lo": None, "hi": None, "n": 0, "n_cases": 0, "unavailable": source}
+    hyps = [p if isinstance(p, str) and v in ("correct", "wrong") else ""
+            for p, v in zip(texts["parsed"], texts["verdict"], strict=True)]
+    stats = tm.bleu_stats(hyps, texts["answer"].tolist())
+    idx = ctx.cases(texts)
+    comps = [ctx.book.component(idx, stats[:, j]) for j in range(stats.shape[1])]
+    out["BLEU-4"] = Ref(ctx.book.metric(comps, lambda *cols: tm.bleu_from_stats(np.stack(cols, axis=-1)).squeeze(),
+                                        n=len(texts), n_cases=len(np.unique(idx))), {})
+    return out
+
+
+# -- evaluation ------------------------------------------------------------------------------------
+
+def _resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
+    if isinstance(tree, Ref):
+        res = dict(results[tree.index])
+        res.update({k: _resolve(v, results) for k, v in tree.extra.items()})
+        return res
+    if isinstance(tree, dict):
+        return {k: _resolve(v, results) for k, v in tree.items() if v is not None and v != {}}
+    return tree
+
+
+def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """Every metric of every mode with its 95% case-bootstrap interval (same resamples for all)."""
+    book = MetricBook(rows["case_id"].astype(str).tolist())
+    trees: dict[str, Any] = {}
+    for mode, df in rows.groupby("mode", sort=True):
+        ctx = Ctx(book=book, rows=df, mode=str(mode), all_rows=rows)
+        tree: dict[str, Any] = {}
+        for name, fn in METRIC_GROUPS.items():
+            got = fn(ctx)
+            if name == "accuracy":
+                tree.update(got)
+            else:
+                tree[name] = got
+        trees[str(mode)] = tree
+    bseed = seed_for(seed, "bootstrap")
+    results = book.evaluate(n_resamples, bseed)
+    models = sorted(set(rows["model_key"].astype(str))) if len(rows) else []
+    return {
+        "model_key": models[0] if len(models) == 1 else models,
+        "bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
+                      "n_cases": book.n_cases},
+        "modes": {m: _resolve(t, results) for m, t in trees.items()},
+    }
+
+
+def confusion_matrix(rows: pd.DataFrame, task: str, mode: str = "independent") -> dict[str, Any]:
+    """Gold answer text × predicted answer text (plus 'unparsed'/'error') for one MCQ/yes-no task
+    on clean items: ``{"labels": [...], "predicted": [... + "unparsed", "error"], "counts": [[...]]}``."""
+    df = rows[(rows["task"] == task) & (rows["mode"] == mode) & (rows["variant"] == "clean")]
+    gold = df["gold_key"].fillna("").astype(str)
+    pred = np.where(df["verdict"].isin(["unparsed", "error"]), df["verdict"], df["parsed_key"].fillna("").astype(str))
+    labels = sorted(set(gold))
+    predicted = sorted(set(pred) - {"unparsed", "error"} | set(labels)) + ["unparsed", "error"]
+    counts = np.zeros((len(labels), len(predicted)), dtype=int)
+    li, pi = {v: i for i, v in enumerate(labels)}, {v: i for i, v in enumerate(predicted)}
+    for g, p in zip(gold, pred, strict=True):
+        counts[li[g], pi[p]] += 1
+    return {"task": task, "mode": mode, "labels": labels, "predicted": predicted, "counts": counts.tolist()}
+
+
+def _delta(book: MetricBook, a: Ref | None, b: Ref | None) -> Ref | None:
+    return None if a is None or b is None else Ref(book.derived([a.index, b.index], difference))
+
+
+def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
+                 n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """Model A − model B per mode: overall, stage and task accuracy deltas (paired case bootstrap over
+    the union of cases) and exact McNemar on items both runs scored."""
+    rows = pd.concat([rows_a.assign(_run="a"), rows_b.assign(_run="b")], ignore_index=True)
+    book = MetricBook(rows["case_id"].astype(str).tolist())
+    trees: dict[str, Any] = {}
+    for mode in sorted(set(rows_a["mode"]) & set(rows_b["mode"])):
+        ctx_a = Ctx(book, rows_a[rows_a["mode"] == mode], mode, rows_a)
+        ctx_b = Ctx(book, rows_b[rows_b["mode"] == mode], mode, rows_b)
+        acc_a, acc_b = accuracy(ctx_a), accuracy(ctx_b)
+
+        m = ctx_a.clean.merge(ctx_b.clean, on="item_id", suffixes=("_a", "_b"))
+        trees[mode] = {
+            "overall": _delta(book, acc_a["overall"], acc_b["overall"]),
+            "stages": {s: _delta(book, acc_a["stages"][s], acc_b["stages"].get(s)) for s in acc_a["stages"]},
+            "tasks": {t: _delta(book, acc_a["tasks"][t], acc_b["tasks"].get(t)) for t in acc_a["tasks"]},
+            "mcnemar": mcnemar_exact(m["correct_a"].to_numpy(bool), m["correct_b"].to_numpy(bool)),
+        }
+    results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
+    return {"modes": {m: _resolve(t, results) for m, t in trees.items()}}

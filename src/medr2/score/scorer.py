@@ -1,0 +1,263 @@
+"""Scoring: predictions -> Scores (verdict, parsed answer, method, IoU, text metrics) -> metrics.
+
+Public API: :func:`score_items` (pure), :func:`score_run` (``RUN/scores.parquet`` + ``RUN/metrics.json``),
+:func:`load_table` (the tidy table of a scored run, for reports).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from medr2.errors import BadInput, Quarantine, QuarantineEntry
+from medr2.models.base import BoxConvention
+from medr2.records import Item, Prediction, Score, canonical_json
+from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
+from medr2.score.extract import EXTRACTORS, extract
+from medr2.score.judge import Judge, choice_prompt, text_prompt
+from medr2.score.stats import DEFAULT_RESAMPLES
+
+SCORES_FILE = "scores.parquet"
+METRICS_FILE = "metrics.json"
+QUARANTINE_FILE = "score_quarantine.jsonl"
+BOX_CORRECT_IOU = 0.5
+# a report counts as right (for per-item verdicts only; never in stage/overall accuracy) at this ROUGE-L F1
+TEXT_CORRECT_ROUGE_L = 0.5
+
+
+@dataclass
+class _Scored:
+    verdict: str
+    parsed: str | None = None
+    iou: float | None = None
+    text_metrics: dict[str, float] = field(default_factory=dict)
+    method: str = "rule"
+
+
+def _same_choice(item: Item, parsed: str) -> bool:
+    if item.form == "multi":
+        return parsed == ",".join(sorted(p.strip() for p in item.answer.split(",") if p.strip()))
+    return parsed.strip().lower() == item.answer.strip().lower()
+
+
+def _score_choice(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+    parsed = extract(item.form, raw, item.options)
+    if parsed is None:
+        return _Scored("unparsed")
+    return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
+
+
+def _score_box(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+    if item.answer_box is None or not item.image_width or not item.image_height:
+        raise BadInput("a box item needs answer_box, image_width and image_height", record=item.item_id,
+                       field="answer_box")
+    from medr2.score.extract import strip_reasoning
+
+    box = parse_box(strip_reasoning(raw))
+    if box is None:
+        return _Scored("unparsed", iou=0.0)
+    pix = to_original_pixels(box, conv, item.image_width, item.image_height)
+    value = iou(pix, item.answer_box)
+    return _Scored("correct" if value >= BOX_CORRECT_IOU else "wrong", format_box(pix), iou=value)
+
+
+def _score_text(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+    from medr2.score.textmetrics import item_text_metrics
+
+    parsed = extract("text", raw)
+    if parsed is None:
+        return _Scored("unparsed", text_metrics=item_text_metrics("", item.answer))
+    tm = item_text_metrics(parsed, item.answer)
+    return _Scored("correct" if tm["rougeL_f"] >= TEXT_CORRECT_ROUGE_L else "wrong", parsed, text_metrics=tm)
+
+
+FormScorer = Callable[[Item, str, BoxConvention], _Scored]
+FORM_SCORERS: dict[str, FormScorer] = {
+    "mcq": _score_choice, "yesno": _score_choice, "multi": _score_choice, "box": _score_box, "text": _score_text,
+}
+
+
+def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_Scored], bench_root: Path) -> None:
+    prompts = [text_prompt(it, raw) if it.form == "text" else choice_prompt(it, raw) for _, it, raw in pending]
+    replies = judge.ask(prompts, bench_root)
+    for (i, item, _), reply in zip(pending, replies, strict=True):
+        if reply is None:
+            continue
+        if item.form == "text":
+            word = reply.strip().upper()
+            verdict = "correct" if word.startswith("CORRECT") else "wrong" if word.startswith("WRONG") else None
+            if verdict is not None and out[i].verdict != "unparsed":
+                out[i].verdict, out[i].method = verdict, "judge"
+            continue
+        parsed = EXTRACTORS[item.form](reply.strip(), item.options)
+        if parsed is not None:
+            out[i] = _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed, method="judge")
+
+
+def score_items(items: Mapping[str, Item] | Iterable[Item], predictions: Iterable[Prediction],
+                box_convention: BoxConvention, judge: Judge | None = None,
+                bench_root: Path | None = None) -> list[Score]:
+    """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``
+    (the judge, if given, is asked about those and about report texts)."""
+    by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
+    preds = list(predictions)
+    results: list[_Scored] = []
+    pending: list[tuple[int, Item, str]] = []
+    for i, p in enumerate(preds):
+        item = by_id.get(p.item_id)
+        if item is None:
+            raise BadInput("prediction for an item that is not in the bench", record=p.item_id, field="item_id")
+        if p.status == "error" or p.raw is None:
+            results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
+            continue
+        scored = FORM_SCORERS[item.form](item, p.raw, box_convention)
+        results.append(scored)
+        if judge is not None and (item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")):
+            pending.append((i, item, p.raw))
+    if judge is not None and pending:
+        _apply_judge(judge, pending, results, bench_root or Path("."))
+    return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
+                  method=r.method, iou=r.iou, text_metrics=r.text_metrics)  # type: ignore[arg-type]
+            for p, r in zip(preds, results, strict=True)]
+
+
+# -- run folders -------------------------------------------------------------------------------------
+
+SCORE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "parent_id",
+                 "split", "verdict", "parsed", "method", "iou", "text_metrics")
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def scores_table(items: Mapping[str, Item], scores: Sequence[Score]) -> pa.Table:
+    """The ``scores.parquet`` table (architecture.md layout), rows sorted by (mode, item_id)."""
+    rows = sorted(scores, key=lambda s: (s.mode, s.item_id))
+    cols: dict[str, list[Any]] = {c: [] for c in SCORE_COLUMNS}
+    for s in rows:
+        it = items[s.item_id]
+        for c, v in (("item_id", s.item_id), ("case_id", it.case_id), ("model_key", s.model_key), ("mode", s.mode),
+                     ("task", it.task), ("stage", it.stage), ("form", it.form), ("variant", it.variant),
+                     ("parent_id", it.parent_id), ("split", it.split), ("verdict", s.verdict),
+                     ("parsed", s.parsed), ("method", s.method), ("iou", s.iou),
+                     ("text_metrics", canonical_json(s.text_metrics))):
+            cols[c].append(v)
+    schema = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), ("model_key", pa.string()),
+                        ("mode", pa.string()), ("task", pa.string()), ("stage", pa.int8()), ("form", pa.string()),
+                        ("variant", pa.string()), ("parent_id", pa.string()), ("split", pa.string()),
+                        ("verdict", pa.string()), ("parsed", pa.string()), ("method", pa.string()),
+                        ("iou", pa.float64()), ("text_metrics", pa.string())])
+    return pa.table(cols, schema=schema)
+
+
+def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Any]:
+    from medr2.bench.format import load_bench
+    from medr2.run.manifest import MANIFEST_FILE, read_manifest
+
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise BadInput("no run manifest: not a run folder", file=str(run_dir / MANIFEST_FILE))
+    bench_info = manifest.get("bench") or {}
+    bench_path = bench_info.get("path")
+    if not bench_path:
+        raise BadInput("the run manifest does not name its bench", file=str(run_dir / MANIFEST_FILE),
+                       field="bench.path")
+    bench = load_bench(bench_path, validate=False)
+    if bench_info.get("checksum") and bench.checksum != bench_info["checksum"]:
+        raise BadInput(f"the bench at {bench_path} changed since the run (checksum {bench.checksum} != "
+                       f"{bench_info['checksum']})", file=str(run_dir / MANIFEST_FILE), field="bench.checksum")
+    return manifest, bench
+
+
+def _latest_predictions(run_dir: Path, items: Mapping[str, Item], quarantine: Quarantine) -> list[Prediction]:
+    from medr2.run.store import Store
+
+    store = Store.open(run_dir)
+    try:
+        latest: dict[tuple[str, str], Prediction] = {}
+        for sp in store.iter_predictions():
+            p = sp.prediction
+            if p.item_id not in items:
+                quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), p.request_hash, "item_id",
+                                               f"item {p.item_id} is not in the bench", stage="score"))
+                continue
+            key = (p.item_id, p.mode)
+            old = latest.get(key)
+            if old is None or not (old.status == "ok" and p.status == "error"):
+                latest[key] = p  # in insertion order: a later ok answer replaces an earlier one
+        return list(latest.values())
+    finally:
+        store.close()
+
+
+def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
+              n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics."""
+    from medr2.score.judge import make_judge
+    from medr2.score.metrics import compute_metrics
+    from medr2.score.table import build_table
+
+    run_dir = Path(run_dir)
+    manifest, bench = _run_inputs(run_dir)
+    items = {it.item_id: it for it in bench.items}
+    conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
+                                or (manifest.get("identity") or {}).get("box_convention"))
+    qpath = run_dir / QUARANTINE_FILE
+    if qpath.exists():
+        qpath.unlink()
+    quarantine = Quarantine(qpath)
+    preds = _latest_predictions(run_dir, items, quarantine)
+    judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
+    try:
+        scores = score_items(items, preds, conv, judge=judge_obj, bench_root=Path(bench.root))
+    finally:
+        if isinstance(judge, str) and judge_obj is not None:
+            judge_obj.close()
+    buf = pa.BufferOutputStream()
+    pq.write_table(scores_table(items, scores), buf, compression="zstd")
+    _atomic_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
+    metrics = compute_metrics(build_table(items, scores), seed=seed, n_resamples=n_resamples)
+    model = manifest.get("model") or {}
+    metrics["run"] = {
+        "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
+        "model": {"spec": model.get("spec"), "key": model.get("key")}, "box_convention": {
+            "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
+        "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
+        "modes": manifest.get("modes"), "n_predictions": len(scores), "quarantined": quarantine.count,
+        "judge": None if judge_obj is None else judge_obj.key,
+    }
+    data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    _atomic_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
+    return metrics
+
+
+def load_table(run_dir: Path | str) -> pd.DataFrame:
+    """The tidy scored table of a scored run (scores.parquet joined with its bench's items)."""
+    from medr2.score.table import build_table
+
+    run_dir = Path(run_dir)
+    path = run_dir / SCORES_FILE
+    if not path.is_file():
+        raise BadInput("the run is not scored yet (run `medr2 score RUN`)", file=str(path))
+    _, bench = _run_inputs(run_dir)
+    items = {it.item_id: it for it in bench.items}
+    t = pq.read_table(path).to_pylist()
+    scores = [Score(item_id=r["item_id"], model_key=r["model_key"], mode=r["mode"], verdict=r["verdict"],
+                    parsed=r["parsed"], method=r["method"], iou=r["iou"],
+                    text_metrics=json.loads(r["text_metrics"] or "{}")) for r in t]
+    return build_table(items, scores)

@@ -1,0 +1,208 @@
+"""Statistics: vectorised case bootstrap (95% percentile intervals), paired deltas, exact McNemar.
+
+Every metric is a function of a few *components*: per-case sums of some per-unit value (a numerator,
+a denominator, a BLEU statistic, ...). The bootstrap resamples case indices with a seeded
+``numpy.random.Generator``, turns each resample into per-case multiplicities (one ``bincount``),
+and gets every component's resampled totals with one matrix product ``W @ S`` (cases × components).
+All metrics see the same resamples, so a difference of two metrics is a *paired* bootstrap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+CI_LEVEL = 0.95
+DEFAULT_RESAMPLES = 1000
+# resample-chunk budget: cases × resamples held at once (float64 multiplicities)
+CHUNK_CELLS = 1 << 24
+# use a sparse cases × components matrix when fewer than this share of its cells are non-zero
+SPARSE_BELOW = 0.05
+
+Combine = Callable[..., Any]
+
+
+def seed_for(seed: int, *keys: str) -> int:
+    """A stable 63-bit seed derived from a base seed and names (not from iteration order)."""
+    h = hashlib.sha256(("\x1f".join([str(seed), *keys])).encode()).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+def ratio(num: Any, den: Any) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.asarray(den) > 0, np.asarray(num, dtype=float) / np.where(np.asarray(den) > 0, den, 1),
+                        np.nan)
+
+
+@dataclass
+class _Metric:
+    components: tuple[int, ...]
+    combine: Combine
+    n: int
+    n_cases: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class MetricBook:
+    """Collects components (per-case sums) and metrics over them; ``evaluate`` bootstraps all at once."""
+
+    def __init__(self, case_ids: Sequence[str]) -> None:
+        self.cases = sorted(set(case_ids))
+        self._case_pos = {c: i for i, c in enumerate(self.cases)}
+        self._columns: list[np.ndarray] = []
+        self._known: dict[bytes, int] = {}
+        self._metrics: list[_Metric] = []
+
+    @property
+    def n_cases(self) -> int:
+        return len(self.cases)
+
+    def case_index(self, case_ids: Sequence[str] | np.ndarray) -> np.ndarray:
+        return np.fromiter((self._case_pos[c] for c in case_ids), dtype=np.int64, count=len(case_ids))
+
+    def component(self, case_idx: np.ndarray, values: np.ndarray | float) -> int:
+        """Register per-case sums of ``values`` over units located at ``case_idx``; returns its id."""
+        w = np.broadcast_to(np.asarray(values, dtype=np.float64), case_idx.shape)
+        col = np.bincount(case_idx, weights=w, minlength=self.n_cases).astype(np.float64)
+        key = hashlib.blake2b(col.tobytes(), digest_size=16).digest()
+        known = self._known.get(key)
+        if known is not None:  # identical sums (e.g. the same denominator): resample once
+            return known
+        self._columns.append(col)
+        self._known[key] = len(self._columns) - 1
+        return len(self._columns) - 1
+
+    def metric(self, components: Sequence[int], combine: Combine, *, n: int, n_cases: int,
+               **extra: Any) -> int:
+        self._metrics.append(_Metric(tuple(components), combine, int(n), int(n_cases), dict(extra)))
+        return len(self._metrics) - 1
+
+    def ratio_metric(self, case_idx: np.ndarray, num: np.ndarray, den: np.ndarray | None = None,
+                     **extra: Any) -> int:
+        """Mean of ``num`` over units (or sum(num)/sum(den)); n = units counted, n_cases = their cases."""
+        den_v = np.ones(len(case_idx)) if den is None else np.asarray(den, dtype=np.float64)
+        keep = den_v > 0
+        kn = self.component(case_idx, np.asarray(num, dtype=np.float64))
+        kd = self.component(case_idx, den_v)
+        return self.metric((kn, kd), ratio, n=int(keep.sum()), n_cases=len(np.unique(case_idx[keep])), **extra)
+
+    def derived(self, metrics: Sequence[int], fn: Combine, **extra: Any) -> int:
+        """A metric computed from other metrics' values (e.g. a difference or a macro mean)."""
+        parts = [self._metrics[m] for m in metrics]
+        comps: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for p in parts:
+            spans.append((len(comps), len(comps) + len(p.components)))
+            comps.extend(p.components)
+
+        def combine(*totals: Any) -> Any:
+            return fn(*[p.combine(*totals[a:b]) for p, (a, b) in zip(parts, spans, strict=True)])
+
+        return self.metric(comps, combine, n=sum(p.n for p in parts),
+                           n_cases=max((p.n_cases for p in parts), default=0), **extra)
+
+    def info(self, m: int) -> _Metric:
+        return self._metrics[m]
+
+    def resampled_totals(self, n_resamples: int, seed: int) -> np.ndarray:
+        """(n_resamples × components) totals over bootstrap resamples of the cases."""
+        c = self.n_cases
+        s = self._sum_matrix()
+        out = np.empty((n_resamples, s.shape[1]))
+        if c == 0 or n_resamples == 0:
+            out.fill(np.nan)
+            return out
+        rng = np.random.default_rng(seed)
+        chunk = max(1, min(n_resamples, CHUNK_CELLS // max(c, 1)))
+        for start in range(0, n_resamples, chunk):
+            b = min(chunk, n_resamples - start)
+            idx = rng.integers(0, c, size=(b, c), dtype=np.int32 if c < 2**31 else np.int64).astype(np.int64)
+            idx += (np.arange(b, dtype=np.int64) * c)[:, None]
+            w = np.bincount(idx.ravel(), minlength=b * c).reshape(b, c).astype(np.float64)
+            del idx
+            out[start: start + b] = np.asarray((s.T @ w.T).T) if sparse.issparse(s) else w @ s
+        return out
+
+    def _sum_matrix(self) -> Any:
+        """Cases × components sums: dense for BLAS when dense enough, else CSC sparse."""
+        if not self._columns:
+            return np.zeros((self.n_cases, 0))
+        nnz = sum(int(np.count_nonzero(col)) for col in self._columns)
+        if nnz > SPARSE_BELOW * self.n_cases * len(self._columns):
+            return np.column_stack(self._columns)
+        rows = [np.flatnonzero(col) for col in self._columns]
+        data = np.concatenate([col[r] for col, r in zip(self._columns, rows, strict=True)])
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+        return sparse.csc_matrix((data, np.concatenate(rows), indptr), shape=(self.n_cases, len(self._columns)))
+
+    def evaluate(self, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> list[dict[str, Any]]:
+        """Point value, 95% percentile interval, n and n_cases of every metric, in registration order."""
+        s_total = np.array([col.sum() for col in self._columns])
+        boot = self.resampled_totals(n_resamples, seed)
+        alpha = (1 - CI_LEVEL) / 2
+        results: list[dict[str, Any]] = []
+        for m in self._metrics:
+            value = _finite(m.combine(*[s_total[k] for k in m.components]))
+            lo = hi = None
+            if value is not None and n_resamples > 0:
+                draws = np.asarray(m.combine(*[boot[:, k] for k in m.components]), dtype=float)
+                draws = draws[np.isfinite(draws)]
+                if draws.size:
+                    lo, hi = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
+            results.append({"value": value, "lo": lo, "hi": hi, "n": m.n, "n_cases": m.n_cases, **m.extra})
+        return results
+
+
+def _finite(x: Any) -> float | None:
+    v = float(np.asarray(x, dtype=float))
+    return v if np.isfinite(v) else None
+
+
+def nanmean_stack(*values: Any) -> Any:
+    """Macro mean ignoring undefined parts (NaN), vectorised over resamples."""
+    arr = np.stack([np.asarray(v, dtype=float) for v in values])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all parts undefined -> NaN
+        return np.nanmean(arr, axis=0)
+
+
+def difference(a: Any, b: Any) -> Any:
+    return np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+
+
+def mcnemar_exact(first_correct: np.ndarray, second_correct: np.ndarray) -> dict[str, float | int]:
+    """Exact (binomial) McNemar test on paired binary outcomes; p = 1 when there are no discordant pairs."""
+    from scipy.stats import binomtest
+
+    a = np.asarray(first_correct, dtype=bool)
+    b = np.asarray(second_correct, dtype=bool)
+    only_first = int(np.sum(a & ~b))
+    only_second = int(np.sum(~a & b))
+    n = only_first + only_second
+    p = 1.0 if n == 0 else float(binomtest(only_first, n, 0.5, alternative="two-sided").pvalue)
+    return {"p": p, "only_first": only_first, "only_second": only_second, "n_pairs": int(a.size)}
+
+
+def bootstrap_mean(case_ids: Sequence[str], values: Sequence[float], seed: int = 0,
+                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """Mean of per-item values with a case-bootstrap 95% interval (convenience for single metrics)."""
+    book = MetricBook(case_ids)
+    book.ratio_metric(book.case_index(case_ids), np.asarray(values, dtype=float))
+    return book.evaluate(n_resamples, seed)[0]
+
+
+def paired_delta(case_ids: Sequence[str], first: Sequence[float], second: Sequence[float], seed: int = 0,
+                 n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """mean(first) − mean(second) over paired units, with a paired case-bootstrap interval."""
+    book = MetricBook(case_ids)
+    idx = book.case_index(case_ids)
+    a = book.ratio_metric(idx, np.asarray(first, dtype=float))
+    b = book.ratio_metric(idx, np.asarray(second, dtype=float))
+    book.derived([a, b], difference)
+    return book.evaluate(n_resamples, seed)[2]

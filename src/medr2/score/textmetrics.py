@@ -1,0 +1,177 @@
+"""Report-text metrics with the reference libraries: ROUGE-1/2/L (rouge-score), BLEU-4 (sacrebleu),
+METEOR (nltk, with an explicitly passed WordNet 3.0 reader).
+
+WordNet: nltk's own ``wordnet`` corpus is used when installed; otherwise the Princeton WordNet 3.0
+database of the Debian package ``wordnet-base`` (``/usr/share/wordnet``) is opened with nltk's
+``WordNetCorpusReader`` (same database as nltk's corpus). Without either, METEOR is not computed
+(reported as null with the reason) — never approximated.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+BLEU_ORDER = 4
+WORDNET_DIRS = (Path("/usr/share/wordnet"), Path("/usr/local/share/wordnet"), Path("/usr/share/wordnet/dict"))
+_DICT_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb", "index.adj",
+               "index.adv", "noun.exc", "verb.exc", "adj.exc", "adv.exc")
+# lexnames(5WN): the 45 lexicographer file names and their syntactic category (1 n, 2 v, 3 a, 4 r).
+_LEXNAMES = (
+    ("adj.all", 3), ("adj.pert", 3), ("adv.all", 4), ("noun.Tops", 1), ("noun.act", 1), ("noun.animal", 1),
+    ("noun.artifact", 1), ("noun.attribute", 1), ("noun.body", 1), ("noun.cognition", 1),
+    ("noun.communication", 1), ("noun.event", 1), ("noun.feeling", 1), ("noun.food", 1), ("noun.group", 1),
+    ("noun.location", 1), ("noun.motive", 1), ("noun.object", 1), ("noun.person", 1), ("noun.phenomenon", 1),
+    ("noun.plant", 1), ("noun.possession", 1), ("noun.process", 1), ("noun.quantity", 1), ("noun.relation", 1),
+    ("noun.shape", 1), ("noun.state", 1), ("noun.substance", 1), ("noun.time", 1), ("verb.body", 2),
+    ("verb.change", 2), ("verb.cognition", 2), ("verb.communication", 2), ("verb.competition", 2),
+    ("verb.consumption", 2), ("verb.contact", 2), ("verb.creation", 2), ("verb.emotion", 2), ("verb.motion", 2),
+    ("verb.perception", 2), ("verb.possession", 2), ("verb.social", 2), ("verb.stative", 2), ("verb.weather", 2),
+    ("adj.ppl", 3),
+)
+
+
+@functools.cache
+def _rouge_scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+
+
+@functools.cache
+def _bleu() -> Any:
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(max_ngram_order=BLEU_ORDER)
+
+
+def _debian_wordnet_view(src: Path) -> Path:
+    """An nltk-readable copy of a Princeton dict folder (its files + the lexnames list).
+
+    nltk refuses files that resolve outside its corpus root, so the files are copied, not linked."""
+    view = Path(tempfile.gettempdir()) / f"medr2-nltk-wordnet-{os.getuid()}" / "corpora" / "wordnet"
+    view.mkdir(parents=True, exist_ok=True)
+    for name in _DICT_FILES:
+        dst = view / name
+        if not dst.exists() or dst.stat().st_size != (src / name).stat().st_size:
+            tmp = dst.with_suffix(f".tmp{os.getpid()}")
+            shutil.copyfile(src / name, tmp)
+            tmp.replace(dst)
+    lex = view / "lexnames"
+    if not lex.exists():
+        text = "".join(f"{i:02d}\t{name}\t{cat}\n" for i, (name, cat) in enumerate(_LEXNAMES))
+        tmp = lex.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text, "ascii")
+        tmp.replace(lex)
+    return view
+
+
+def _reader_class() -> Any:
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class WordNet30Reader(WordNetCorpusReader):  # type: ignore[misc]
+        """The Princeton 3.0 database itself: no mapping to 3.0 (only used for OMW data) is needed."""
+
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    return WordNet30Reader
+
+
+@functools.cache
+def wordnet() -> tuple[Any | None, str]:
+    """(WordNet reader or None, where it came from / why it is missing)."""
+    import nltk
+
+    try:
+        nltk.data.find("corpora/wordnet")
+        from nltk.corpus import wordnet as wn
+
+        wn.ensure_loaded()
+        return wn, "nltk_data corpora/wordnet"
+    except LookupError:
+        pass
+    for d in WORDNET_DIRS:
+        if all((d / f).is_file() for f in _DICT_FILES):
+            view = _debian_wordnet_view(d)
+            root = str(view.parent.parent)
+            if root not in nltk.data.path:
+                nltk.data.path.append(root)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "multilingual functions are not available"
+                reader = _reader_class()(str(view), None)
+            return reader, f"WordNet 3.0 database at {d}"
+    return None, ("no WordNet data: install nltk's wordnet corpus or the Debian package wordnet-base "
+                  "(WordNet 3.0 at /usr/share/wordnet)")
+
+
+def _tokens(text: str) -> list[str]:
+    from nltk.tokenize import wordpunct_tokenize
+
+    return wordpunct_tokenize(text.lower())
+
+
+def meteor(hypothesis: str, reference: str) -> float | None:
+    wn, _ = wordnet()
+    if wn is None:
+        return None
+    from nltk.translate.meteor_score import meteor_score
+
+    return float(meteor_score([_tokens(reference)], _tokens(hypothesis), wordnet=wn))
+
+
+def item_text_metrics(hypothesis: str, reference: str) -> dict[str, float]:
+    """Per-item ROUGE P/R/F1, sentence BLEU-4 and METEOR (when WordNet is available)."""
+    out: dict[str, float] = {}
+    scores = _rouge_scorer().score(reference, hypothesis)
+    for t in ROUGE_TYPES:
+        s = scores[t]
+        out[f"{t}_p"], out[f"{t}_r"], out[f"{t}_f"] = float(s.precision), float(s.recall), float(s.fmeasure)
+    from sacrebleu.metrics import BLEU
+
+    out["bleu4_sentence"] = float(BLEU(max_ngram_order=BLEU_ORDER, effective_order=True)
+                                  .sentence_score(hypothesis, [reference]).score)
+    m = meteor(hypothesis, reference)
+    if m is not None:
+        out["meteor"] = m
+    return out
+
+
+def bleu_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """sacrebleu's sufficient statistics per segment: [sys_len, ref_len, correct_1..4, total_1..4]."""
+    if not hypotheses:
+        return np.zeros((0, 2 + 2 * BLEU_ORDER))
+    stats = _bleu()._extract_corpus_statistics(list(hypotheses), [list(references)])
+    return np.asarray(stats, dtype=np.float64)
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU-4 exactly as sacrebleu computes it (13a tokenizer, exp smoothing)."""
+    return float(_bleu().corpus_score(list(hypotheses), [list(references)]).score)
+
+
+def bleu_from_stats(stats: np.ndarray) -> np.ndarray:
+    """Vectorised corpus BLEU from summed statistics (rows: resamples), sacrebleu's formula."""
+    stats = np.atleast_2d(stats).astype(np.float64)
+    sys_len, ref_len = stats[:, 0], stats[:, 1]
+    correct, total = stats[:, 2: 2 + BLEU_ORDER], stats[:, 2 + BLEU_ORDER:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / np.maximum(sys_len, 1e-300)), 0.0),
+                      1.0)
+        zero = correct == 0
+        k = np.cumsum(zero, axis=1)
+        prec = np.where(zero, 100.0 / (np.power(2.0, k) * total), 100.0 * correct / total)
+        stopped = np.cumsum(total == 0, axis=1) > 0
+        prec = np.where(stopped, 0.0, prec)
+        logp = np.where(prec > 0, np.log(np.where(prec > 0, prec, 1.0)), -9999999999.0)
+    score = bp * np.exp(logp.mean(axis=1))
+    return np.where(correct.sum(axis=1) > 0, score, 0.0)

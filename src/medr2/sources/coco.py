@@ -1,0 +1,260 @@
+"""``coco`` reader: a COCO detection JSON (images, annotations, categories) -> Cases.
+
+Boxes are COCO ``[x, y, width, height]``; segmentations are polygons (lists of ``x1,y1,x2,y2,...``),
+uncompressed RLE (``counts`` a list) or compressed RLE (``counts`` a string), all decoded here
+following the COCO mask API (column-major runs starting with background). Mapping keys
+(``medr2.json``): ``annotations`` (JSON path, default ``annotations.json``), ``images_dir`` (folder of
+``file_name``, default the root), ``structures`` (category names that are anatomy, not findings),
+``structure_kind`` (default ``organ``). Extra keys on a COCO image entry that are Case fields
+(``modality``, ``diagnosis``, ``split``, ...) are applied to that case; an annotation's
+``attributes`` object becomes the finding's attributes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore, load_image
+from medr2.records import Case, Finding, Structure
+from medr2.sources.base import register_source
+from medr2.sources.common import (
+    LABEL_FIELDS,
+    DataRoot,
+    labels_to_fields,
+    make_case,
+    mask_box,
+    open_root,
+    put_mask,
+    read_json,
+    sample_indices,
+)
+
+STRUCTURE_KINDS = ("organ", "region", "landmark", "instance")
+
+# --- COCO run-length encoding (column-major, runs alternate 0/1 starting with 0) -------------------
+
+
+def rle_encode_counts(mask: np.ndarray) -> list[int]:
+    """Uncompressed COCO RLE counts of a boolean (H, W) mask."""
+    flat = np.asarray(mask, dtype=bool).flatten(order="F")
+    if flat.size == 0:
+        return []
+    change = np.flatnonzero(flat[1:] != flat[:-1]) + 1
+    bounds = np.concatenate([[0], change, [flat.size]])
+    runs = np.diff(bounds).tolist()
+    return ([0] + runs) if flat[0] else runs
+
+
+def rle_counts_to_string(counts: list[int]) -> str:
+    """Compress counts to the COCO string form (LEB128-like, 5 bits per char, delta to counts[i-2])."""
+    out = []
+    for i, c in enumerate(counts):
+        x = int(c) - (int(counts[i - 2]) if i > 2 else 0)
+        more = True
+        while more:
+            ch = x & 0x1F
+            x >>= 5
+            more = (x != -1) if (ch & 0x10) else (x != 0)
+            if more:
+                ch |= 0x20
+            out.append(chr(ch + 48))
+    return "".join(out)
+
+
+def rle_string_to_counts(s: str) -> list[int]:
+    counts: list[int] = []
+    p = 0
+    while p < len(s):
+        x = k = 0
+        more = True
+        while more:
+            if p >= len(s):
+                raise ValueError("truncated RLE string")
+            ch = ord(s[p]) - 48
+            if not 0 <= ch < 64:
+                raise ValueError(f"invalid RLE character {s[p]!r}")
+            x |= (ch & 0x1F) << (5 * k)
+            more = bool(ch & 0x20)
+            p += 1
+            k += 1
+            if not more and ch & 0x10:
+                x |= -1 << (5 * k)
+        if len(counts) > 2:
+            x += counts[-2]
+        counts.append(x)
+    return counts
+
+
+def rle_decode(counts: list[int] | str, height: int, width: int) -> np.ndarray:
+    """Boolean (H, W) mask from COCO RLE counts (list or compressed string)."""
+    cnts = rle_string_to_counts(counts) if isinstance(counts, str) else [int(c) for c in counts]
+    if any(c < 0 for c in cnts) or sum(cnts) != height * width:
+        raise ValueError(f"RLE counts sum to {sum(cnts)}, expected {height}x{width}={height * width}")
+    vals = np.zeros(len(cnts), dtype=bool)
+    vals[1::2] = True
+    flat = np.repeat(vals, cnts)
+    return flat.reshape((height, width), order="F")
+
+
+def polygons_to_mask(polys: list[list[float]], height: int, width: int) -> np.ndarray:
+    img = Image.new("1", (width, height), 0)
+    draw = ImageDraw.Draw(img)
+    for poly in polys:
+        if len(poly) < 6 or len(poly) % 2:
+            raise ValueError("a polygon needs at least 3 x,y points")
+        draw.polygon([(float(poly[i]), float(poly[i + 1])) for i in range(0, len(poly), 2)], fill=1, outline=1)
+    return np.asarray(img, dtype=bool)
+
+
+def segmentation_to_mask(seg: Any, height: int, width: int) -> np.ndarray:
+    if isinstance(seg, list):
+        return polygons_to_mask(seg, height, width)
+    if isinstance(seg, dict) and "counts" in seg:
+        size = seg.get("size")
+        if size is not None and list(size) != [height, width]:
+            raise ValueError(f"RLE size {size} differs from the image size [{height}, {width}]")
+        return rle_decode(seg["counts"], height, width)
+    raise ValueError("segmentation must be polygons or an RLE object")
+
+
+# --- the reader ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CocoSpec:
+    image: dict[str, Any]
+    annotations: tuple[dict[str, Any], ...]
+    error: str | None = None
+    field: str | None = None
+
+
+class CocoSource:
+    name = "coco"
+
+    def __init__(self, arg: str | None) -> None:
+        self.dr: DataRoot = open_root(arg, "coco", allowed_keys=("annotations", "images_dir", "structures",
+                                                                  "structure_kind"))
+        m = self.dr.mapping
+        self.ann_path = self.dr.path(str(m.get("annotations", "annotations.json")), field_name="annotations")
+        if not self.ann_path.is_file():
+            raise BadInput("COCO annotations JSON not found (set 'annotations' in medr2.json)",
+                           file=str(self.ann_path), field="annotations")
+        self.images_dir = str(m.get("images_dir", ""))
+        self.structures = set(m.get("structures") or [])
+        self.structure_kind = str(m.get("structure_kind", "organ"))
+        if self.structure_kind not in STRUCTURE_KINDS:
+            raise BadInput(f"structure_kind must be one of {STRUCTURE_KINDS}", file=str(self.dr.mapping_file),
+                           field="structure_kind")
+
+    def _load(self) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+        data = read_json(self.ann_path)
+        f = str(self.ann_path)
+        if not isinstance(data, dict):
+            raise BadInput("COCO JSON must be an object", file=f)
+        for key in ("images", "annotations", "categories"):
+            if not isinstance(data.get(key), list):
+                raise BadInput(f"COCO JSON needs a list {key!r}", file=f, field=key)
+        cats = {}
+        for c in data["categories"]:
+            if not isinstance(c, dict) or not isinstance(c.get("id"), int) or not isinstance(c.get("name"), str):
+                raise BadInput("each category needs an integer id and a name", file=f, field="categories")
+            cats[c["id"]] = c
+        return data, cats
+
+    def plan(self, seed: int, n: int | None) -> list[CocoSpec]:
+        data, cats = self._load()
+        by_image: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+        for a in data["annotations"]:
+            if not isinstance(a, dict):
+                a = {"id": "?", "bad": "annotation is not an object"}
+            cat = cats.get(a.get("category_id"))  # type: ignore[arg-type]
+            # the category name travels with the annotation so a spec is self-contained
+            by_image[a.get("image_id")].append({**a, "_category": cat["name"] if cat else None})
+        specs = []
+        seen: set[Any] = set()
+        for im in sorted((i for i in data["images"] if isinstance(i, dict)), key=lambda i: str(i.get("id"))):
+            if im.get("id") in seen:
+                specs.append(CocoSpec(im, (), "duplicate image id", "images.id"))
+                continue
+            seen.add(im.get("id"))
+            specs.append(CocoSpec(im, tuple(by_image.get(im.get("id"), []))))
+        orphans = [a for k, anns in by_image.items() if k not in seen for a in anns]
+        for a in orphans:
+            specs.append(CocoSpec({"id": f"annotation {a.get('id') if isinstance(a, dict) else '?'}"}, (a,),
+                                  "annotation refers to an unknown image_id", "annotations.image_id"))
+        return [specs[i] for i in sample_indices(len(specs), seed, n)]
+
+    def realize(self, spec: CocoSpec, images: ImageStore) -> Case:
+        f = str(self.ann_path)
+        record = str(spec.image.get("file_name") or spec.image.get("id"))
+        if spec.error:
+            raise BadInput(spec.error, file=f, record=record, field=spec.field)
+        name = spec.image.get("file_name")
+        if not isinstance(name, str) or not name:
+            raise BadInput("image entry without file_name", file=f, record=record, field="images.file_name")
+        rel = f"{self.images_dir}/{name}" if self.images_dir else name
+        path = self.dr.path(rel, record=record, field_name="images.file_name")
+        if not path.is_file():
+            raise BadInput("image file not found", file=f, record=record, field="images.file_name")
+        try:
+            arr = load_image(path)
+        except BadInput as e:
+            raise BadInput(e.reason, file=str(path), record=record, field="images.file_name") from e
+        h, w = arr.shape[:2]
+        if (spec.image.get("width"), spec.image.get("height")) not in ((w, h), (None, None)):
+            raise BadInput(f"declared size {spec.image.get('width')}x{spec.image.get('height')} but the file is "
+                           f"{w}x{h}", file=f, record=record, field="images.width")
+        ref = images.put_array(arr)
+        structures: list[Structure] = []
+        findings: list[Finding] = []
+        for a in sorted(spec.annotations, key=lambda a: str(a.get("id"))):
+            s, fd = self._region(a, images, w, h, record)
+            structures += s
+            findings += fd
+        label_fields = {k: v for k, v in spec.image.items()
+                        if k in LABEL_FIELDS and k not in ("findings", "structures")}
+        fields = labels_to_fields(label_fields, file=f, record=record)
+        return make_case(self.dr, key=rel, ref=ref, fields=fields, file=f, structures=structures, findings=findings,
+                         meta={"coco_image_id": spec.image.get("id")})
+
+    def _region(self, a: dict[str, Any], images: ImageStore, w: int, h: int,
+                record: str) -> tuple[list[Structure], list[Finding]]:
+        f = str(self.ann_path)
+        fld = f"annotations[{a.get('id')}]"
+        if a.get("bad"):
+            raise BadInput(str(a["bad"]), file=f, record=record, field="annotations")
+        if a.get("_category") is None:
+            raise BadInput(f"unknown category_id {a.get('category_id')!r}", file=f, record=record,
+                           field=f"{fld}.category_id")
+        bbox = a.get("bbox")
+        if not (isinstance(bbox, list) and len(bbox) == 4 and all(isinstance(v, int | float) for v in bbox)):
+            raise BadInput("bbox must be [x, y, width, height]", file=f, record=record, field=f"{fld}.bbox")
+        x, y, bw, bh = (float(v) for v in bbox)
+        box = (x, y, x + bw, y + bh)
+        mask_rel = None
+        area = bw * bh
+        if a.get("segmentation"):
+            try:
+                m = segmentation_to_mask(a["segmentation"], h, w)
+            except (ValueError, TypeError) as e:
+                raise BadInput(str(e), file=f, record=record, field=f"{fld}.segmentation") from e
+            if mask_box(m) is not None:
+                mask_rel = put_mask(images, m).path
+                area = float(m.sum())
+        name = str(a["_category"])
+        if name in self.structures:
+            kind = self.structure_kind
+            return [Structure(name=name, kind=kind, box=box, mask=mask_rel, area_px=area)], []  # type: ignore[arg-type]
+        attrs = a.get("attributes") if isinstance(a.get("attributes"), dict) else {}
+        return [], [Finding(label=name, box=box, mask=mask_rel, area_px=area, attributes=dict(attrs))]
+
+
+@register_source("coco")
+def _factory(arg: str | None) -> CocoSource:
+    return CocoSource(arg)

@@ -1,0 +1,380 @@
+"""Shared helpers for the data readers: the data root and its mapping file, label tables,
+safe paths, label maps, masks and validated Case construction.
+
+A reader is addressed as ``NAME:PATH``. PATH is either the data root (a folder, optionally holding
+``medr2.json``) or a mapping JSON file whose ``root`` (relative to the file) names the data root.
+Mapping keys common to every reader: ``source`` (name recorded on each case), ``license``,
+``access`` (open / credentialed / restricted), ``defaults`` (Case fields applied where a record has
+none, e.g. ``{"modality": "X-ray"}``), ``labels`` (a CSV or JSON label table), ``columns`` (renames
+of label-table columns to Case fields).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from pydantic import ValidationError
+
+from medr2.errors import BadInput
+from medr2.imageio import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
+from medr2.records import Case, Finding, Structure, check_box, stable_hash
+
+MAPPING_FILE = "medr2.json"
+ACCESS_LEVELS = ("open", "credentialed", "restricted")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
+
+# Case fields a label table may set, with their parser
+_STR_FIELDS = ("modality", "plane", "sequence", "body_region", "quality", "artefact", "diagnosis", "severity",
+               "malignancy", "report", "patient_id", "split")
+LABEL_FIELDS: tuple[str, ...] = (*_STR_FIELDS, "pixel_spacing_mm", "flipped", "artefact_severity", "mimics",
+                                 "findings", "structures")
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f"}
+
+
+@dataclass(frozen=True)
+class DataRoot:
+    """A reader's data root and its mapping (from ``medr2.json`` or the mapping file given)."""
+
+    root: Path
+    mapping: dict[str, Any]
+    mapping_file: Path | None
+
+    @property
+    def source(self) -> str:
+        return str(self.mapping.get("source") or self.root.name)
+
+    @property
+    def license(self) -> str:
+        return str(self.mapping.get("license") or "unspecified")
+
+    @property
+    def access(self) -> str:
+        return str(self.mapping.get("access") or "open")
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return dict(self.mapping.get("defaults") or {})
+
+    def path(self, rel: str, *, record: str | None = None, field_name: str | None = None) -> Path:
+        """``rel`` resolved inside the root; BadInput naming the record for ``..``/absolute/symlink escapes."""
+        try:
+            return resolve_inside(self.root, rel)
+        except BadInput as e:
+            raise BadInput(e.reason, file=rel, record=record, field=field_name) from e
+
+    def rel(self, path: Path) -> str:
+        """Path relative to the root without resolving links (so a link leading out is still refused)."""
+        return path.relative_to(self.root).as_posix()
+
+
+def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ()) -> DataRoot:
+    """Resolve ``NAME:PATH`` into a DataRoot; reader-level problems raise BadInput (exit 2)."""
+    if not arg:
+        raise BadInput(f"the {reader} source needs a path: --source {reader}:PATH", field="--source")
+    p = Path(arg).expanduser()
+    if not p.exists():
+        raise BadInput(f"{p} does not exist", file=str(p), field="--source")
+    mapping_file: Path | None = None
+    if p.is_file():
+        mapping_file, mapping = p, read_json(p)
+        if not isinstance(mapping, dict):
+            raise BadInput("the mapping file must hold a JSON object", file=str(p))
+        root = (p.parent / str(mapping.get("root", "."))).resolve()
+        if not root.is_dir():
+            raise BadInput(f"root {root} is not a folder", file=str(p), field="root")
+    else:
+        root = p.resolve()
+        mf = root / MAPPING_FILE
+        mapping = {}
+        if mf.is_file():
+            mapping_file, mapping = mf, read_json(mf)
+            if not isinstance(mapping, dict):
+                raise BadInput("the mapping file must hold a JSON object", file=str(mf))
+    known = {"root", "source", "license", "access", "defaults", "labels", "columns", *allowed_keys}
+    unknown = sorted(set(mapping) - known)
+    where = str(mapping_file) if mapping_file else None
+    if unknown:
+        raise BadInput(f"unknown mapping keys {unknown}; known: {sorted(known)}", file=where, field=unknown[0])
+    if mapping.get("access", "open") not in ACCESS_LEVELS:
+        raise BadInput(f"access must be one of {ACCESS_LEVELS}", file=where, field="access")
+    bad_defaults = sorted(set(mapping.get("defaults") or {}) - (set(LABEL_FIELDS) - {"findings", "structures"}))
+    if bad_defaults:
+        raise BadInput(f"defaults may only set {LABEL_FIELDS}", file=where, field=f"defaults.{bad_defaults[0]}")
+    return DataRoot(root, mapping, mapping_file)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"cannot read: {e}", file=str(path)) from e
+    except json.JSONDecodeError as e:
+        raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            return [dict(r) for r in csv.DictReader(f)]
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise BadInput(f"cannot read CSV: {e}", file=str(path)) from e
+
+
+def case_id_for(source: str, key: str) -> str:
+    return f"{source}-{stable_hash([source, key], 12)}"
+
+
+def sample_indices(n_total: int, seed: int, n: int | None) -> list[int]:
+    """All indices, or a seeded sample of ``n`` kept in original order (deterministic)."""
+    if n is None or n >= n_total:
+        return list(range(n_total))
+    rng = np.random.default_rng(seed)
+    return sorted(int(i) for i in rng.choice(n_total, size=n, replace=False))
+
+
+# --- label tables -------------------------------------------------------------------------------
+
+
+def _parse_box(v: Any, where: dict[str, str | None]) -> tuple[float, float, float, float]:
+    if not (isinstance(v, list | tuple) and len(v) == 4 and all(isinstance(x, int | float) for x in v)):
+        raise BadInput("box must be [x1, y1, x2, y2] numbers", **where)
+    return (float(v[0]), float(v[1]), float(v[2]), float(v[3]))
+
+
+def _parse_regions(value: Any, kind: str, where: dict[str, str | None]) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        if not value.strip():
+            return []
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise BadInput(f"{kind} must be a JSON list: {e.msg}", **where) from e
+    if not isinstance(value, list):
+        raise BadInput(f"{kind} must be a list of objects", **where)
+    out = []
+    for j, r in enumerate(value):
+        w = {**where, "field": f"{where['field']}[{j}]"}
+        if not isinstance(r, dict) or not isinstance(r.get("label" if kind == "findings" else "name"), str):
+            raise BadInput(f"each of {kind} needs a {'label' if kind == 'findings' else 'name'}", **w)
+        out.append({**r, "box": _parse_box(r.get("box"), {**w, "field": f"{w['field']}.box"})})
+    return out
+
+
+def parse_label_value(name: str, value: Any, *, file: str | None, record: str | None) -> Any:
+    """Parse one label-table value into the type of Case field ``name`` (BadInput naming the field)."""
+    where: dict[str, str | None] = {"file": file, "record": record, "field": name}
+    if value is None or (isinstance(value, str) and not value.strip() and name not in ("findings", "structures")):
+        return None
+    if name in _STR_FIELDS:
+        return str(value).strip()
+    if name == "pixel_spacing_mm":
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise BadInput(f"not a number: {value!r}", **where) from None
+        if not v > 0:
+            raise BadInput("pixel spacing must be > 0", **where)
+        return v
+    if name == "artefact_severity":
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise BadInput(f"not an integer: {value!r}", **where) from None
+    if name == "flipped":
+        if isinstance(value, bool):
+            return value
+        s = str(value).strip().lower()
+        if s in _TRUE | _FALSE:
+            return s in _TRUE
+        raise BadInput(f"not a boolean: {value!r}", **where)
+    if name == "mimics":
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return [s.strip() for s in str(value).split(";") if s.strip()]
+    return _parse_regions(value, name, where)  # findings / structures
+
+
+@dataclass
+class LabelTable:
+    """Rows of a CSV/JSON label table keyed by their ``image`` path (relative to the data root)."""
+
+    file: str
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bad: list[BadInput] = field(default_factory=list)  # rows that could not be keyed (quarantined by the reader)
+
+
+def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTable:
+    """Load ``rel`` (CSV, or JSON list of objects); rename columns by ``mapping.columns``.
+
+    Columns must be ``image``, a Case label field, ``frame`` or ``meta.<name>``; anything else is a
+    reader-level error (a typo would otherwise silently drop labels).
+    """
+    path = dr.path(rel, field_name="labels")
+    if not path.is_file():
+        raise BadInput("label table not found", file=str(path), field="labels")
+    raw: Any = read_json(path) if path.suffix.lower() == ".json" else read_csv(path)
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise BadInput("label table must be a list of objects (JSON) or rows (CSV)", file=str(path))
+    renames: Mapping[str, str] = dr.mapping.get("columns") or {}
+    table = LabelTable(file=str(path))
+    allowed = {key, "frame", *LABEL_FIELDS}
+    for i, row in enumerate(raw):
+        row = {renames.get(k, k): v for k, v in row.items()}
+        unknown = sorted(k for k in row if k not in allowed and not k.startswith("meta."))
+        if unknown:
+            raise BadInput(f"unknown column {unknown[0]!r}; use a Case field ({', '.join(LABEL_FIELDS)}), "
+                           f"'meta.NAME', or a rename in 'columns'", file=str(path), field=unknown[0])
+        k = row.get(key)
+        if not isinstance(k, str) or not k.strip():
+            table.bad.append(BadInput(f"row without {key!r}", file=str(path), record=f"row {i + 1}", field=key))
+            continue
+        k = k.strip()
+        if "frame" in row and str(row["frame"]).strip() != "":
+            k = f"{k}#{int(row['frame'])}"
+        if k in table.rows:
+            table.bad.append(BadInput("duplicate row for this image", file=str(path), record=k, field=key))
+            continue
+        table.rows[k] = row
+    return table
+
+
+def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | None) -> dict[str, Any]:
+    """Case fields (parsed) and ``meta`` from one label-table row."""
+    out: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    for k, v in row.items():
+        if k.startswith("meta."):
+            meta[k[5:]] = v
+        elif k in LABEL_FIELDS:
+            parsed = parse_label_value(k, v, file=file, record=record)
+            if parsed is not None:
+                out[k] = parsed
+    if meta:
+        out["meta"] = meta
+    return out
+
+
+# --- label maps and masks -------------------------------------------------------------------------
+
+
+def load_label_map(path: Path, *, record: str | None = None) -> np.ndarray:
+    """Decode a single-channel label map (L, P, 1 or 16-bit) keeping the raw label values."""
+    try:
+        with Image.open(path) as im:
+            if im.width * im.height > MAX_PIXELS:
+                raise BadInput("label map exceeds the pixel limit", file=str(path), record=record, field="mask")
+            if im.mode not in ("L", "P", "1", "I;16", "I;16B", "I;16L", "I"):
+                raise BadInput(f"label map must be single-channel (L, P or 16-bit), got mode {im.mode}",
+                               file=str(path), record=record, field="mask")
+            im.load()
+            return np.asarray(im).astype(np.int64)
+    except BadInput:
+        raise
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise BadInput(f"cannot decode label map: {e}", file=str(path), record=record, field="mask") from e
+
+
+def mask_box(mask: np.ndarray) -> tuple[float, float, float, float] | None:
+    """Pixel ``xyxy`` box enclosing a boolean mask (pixel edges), or None if empty."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return None
+    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+
+
+def put_mask(images: ImageStore, mask: np.ndarray) -> ImageRef:
+    return images.put_array(np.where(mask, 255, 0).astype(np.uint8))
+
+
+def region_from_mask(images: ImageStore, mask: np.ndarray, name: str, kind: str,
+                     attributes: Mapping[str, Any] | None = None) -> Structure | Finding | None:
+    """A Structure (kind organ/region/landmark/instance) or Finding (kind ``finding``) from a mask."""
+    box = mask_box(mask)
+    if box is None:
+        return None
+    ref = put_mask(images, mask)
+    area = float(mask.sum())
+    if kind == "finding":
+        return Finding(label=name, box=box, mask=ref.path, area_px=area, attributes=dict(attributes or {}))
+    return Structure(name=name, kind=kind, box=box, mask=ref.path, area_px=area)  # type: ignore[arg-type]
+
+
+def regions_from_labels(fields: dict[str, Any], width: int, height: int, *, file: str | None,
+                        record: str | None) -> tuple[list[Structure], list[Finding]]:
+    """Structures/findings given as boxes in a label table, checked against the image size."""
+    structures: list[Structure] = []
+    findings: list[Finding] = []
+    for kind in ("structures", "findings"):
+        for j, r in enumerate(fields.pop(kind, [])):
+            try:
+                check_box(r["box"], width, height)
+            except ValueError as e:
+                raise BadInput(str(e), file=file, record=record, field=f"{kind}[{j}].box") from e
+            x1, y1, x2, y2 = r["box"]
+            area = (x2 - x1) * (y2 - y1)
+            try:
+                if kind == "structures":
+                    structures.append(Structure(name=r["name"], kind=r.get("kind", "organ"), box=r["box"],
+                                                area_px=area))
+                else:
+                    findings.append(Finding(label=r["label"], box=r["box"], area_px=area,
+                                            attributes=dict(r.get("attributes") or {})))
+            except ValidationError as e:
+                raise BadInput(_first_error(e), file=file, record=record, field=f"{kind}[{j}]") from e
+    return structures, findings
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ()))
+    return f"{loc}: {err.get('msg')}" if loc else str(err.get("msg"))
+
+
+def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], file: str,
+              structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
+              meta: Mapping[str, Any] | None = None) -> Case:
+    """Build and validate a Case: defaults from the mapping, then the record's own fields."""
+    mfile = str(dr.mapping_file) if dr.mapping_file else None
+    merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
+    merged = {k: v for k, v in merged.items() if v is not None}
+    merged.update(fields)
+    extra_meta = dict(merged.pop("meta", {}) or {})
+    structures = [*structures, *merged.pop("structures", [])]
+    findings = [*findings, *merged.pop("findings", [])]
+    if not merged.get("modality"):
+        raise BadInput("modality is missing: give it in the labels or as defaults.modality in medr2.json",
+                       file=file, record=key, field="modality")
+    if merged.get("split") not in (None, "train", "val", "test"):
+        raise BadInput("split must be train, val or test", file=file, record=key, field="split")
+    case_id = case_id_for(dr.source, key)
+    if not merged.get("patient_id"):
+        merged["patient_id"] = case_id
+        extra_meta["patient_id_inferred"] = True
+    for kind, recs in (("structures", structures), ("findings", findings)):
+        for j, r in enumerate(recs):
+            try:
+                check_box(r.box, ref.width, ref.height)
+            except ValueError as e:
+                raise BadInput(str(e), file=file, record=key, field=f"{kind}[{j}].box") from e
+    try:
+        return Case(case_id=case_id, image=ref.path, image_sha256=ref.sha256, width=ref.width, height=ref.height,
+                    structures=list(structures), findings=list(findings), source=dr.source, license=dr.license,
+                    access=dr.access, meta={"file": key, **extra_meta, **dict(meta or {})}, **merged)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise BadInput(str(err.get("msg")), file=file, record=key,
+                       field=".".join(str(x) for x in err.get("loc", ())) or None) from e
+
+
+def list_files(dr: DataRoot, suffixes: Sequence[str], under: Path | None = None) -> list[Path]:
+    """Files under the root with one of ``suffixes`` (sorted); symlinks that leave the root are refused later."""
+    base = under or dr.root
+    return sorted(p for p in base.rglob("*") if p.suffix.lower() in suffixes and (p.is_file() or p.is_symlink()))

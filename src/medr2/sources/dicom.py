@@ -1,0 +1,362 @@
+"""``dicom`` reader: a folder of DICOM files (single- or multi-frame) -> one Case per frame.
+
+From the tags: modality (``Modality``, named via :data:`MODALITY_NAMES`), body region
+(``BodyPartExamined``), plane (from ``ImageOrientationPatient``, per-frame or shared functional
+groups for enhanced multi-frame; projection images use ``ViewPosition``), pixel spacing
+(``PixelSpacing`` or ``ImagerPixelSpacing``), windowing (``WindowCenter``/``WindowWidth`` after the
+modality LUT, else a VOI LUT, else min-max; ``MONOCHROME1`` inverted), patient id.
+
+Masks: a DICOM SEG in the folder whose frames reference an image (by SOP Instance UID and frame)
+gives one region per segment; a segment whose property category is anatomical becomes a structure,
+otherwise a finding. An overlay plane (group 60xx) gives a region named by ``overlay_label``
+(default: the overlay's label/description, else ``overlay region``), outlines filled, of kind
+``overlay_kind`` (``finding`` default). Mapping keys: ``frames`` (``all`` default, or ``middle``),
+``overlay_label``, ``overlay_kind``, plus the common ones; a label table keyed by the file path
+(optional ``frame`` column) adds Case fields such as ``diagnosis`` or ``sequence``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case, Finding, Structure
+from medr2.sources.base import register_source
+from medr2.sources.common import (
+    DataRoot,
+    labels_to_fields,
+    load_label_table,
+    make_case,
+    open_root,
+    region_from_mask,
+    sample_indices,
+)
+
+SEG_SOP_CLASS = "1.2.840.10008.5.1.4.1.1.66.4"
+MODALITY_NAMES: dict[str, str] = {
+    "CT": "CT", "MR": "MRI", "CR": "X-ray", "DX": "X-ray", "RG": "X-ray", "DR": "X-ray", "US": "ultrasound",
+    "MG": "mammography", "PT": "PET", "NM": "nuclear medicine", "XA": "angiography", "RF": "fluoroscopy",
+    "ES": "endoscopy", "OP": "fundus photography", "OCT": "OCT", "SM": "microscopy", "XC": "photograph",
+    "IO": "X-ray", "PX": "X-ray",
+}
+VIEW_NAMES: dict[str, str] = {"PA": "PA", "AP": "AP", "LL": "lateral", "RL": "lateral", "LAT": "lateral",
+                              "LATERAL": "lateral", "CC": "CC", "MLO": "MLO"}
+AXIS_PLANES = ("sagittal", "coronal", "axial")  # normal along patient x (L), y (P), z (S)
+ANATOMY_CATEGORIES = ("anatomical structure", "body structure", "organ", "tissue", "spatial and relational concept")
+FRAME_CHOICES = ("all", "middle")
+
+
+def plane_from_orientation(iop: Any) -> str | None:
+    """Plane from ImageOrientationPatient (row and column direction cosines) via the slice normal."""
+    try:
+        v = np.asarray([float(x) for x in iop], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if v.shape != (6,) or not np.isfinite(v).all():
+        return None
+    normal = np.cross(v[:3], v[3:])
+    if np.linalg.norm(normal) < 1e-6:
+        return None
+    return AXIS_PLANES[int(np.argmax(np.abs(normal)))]
+
+
+def _frame_group(ds: Any, frame: int, seq: str) -> Any:
+    """An item of a functional-group sequence for ``frame`` (per-frame first, then shared)."""
+    for groups, idx in (("PerFrameFunctionalGroupsSequence", frame), ("SharedFunctionalGroupsSequence", 0)):
+        g = getattr(ds, groups, None)
+        if g is not None and len(g) > idx and seq in g[idx] and len(g[idx][seq].value):
+            return g[idx][seq].value[0]
+    return None
+
+
+def _first(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        return float(v[0]) if hasattr(v, "__len__") and not isinstance(v, str) else float(v)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def window_to_uint8(arr: np.ndarray, ds: Any, frame: int) -> tuple[np.ndarray, dict[str, Any]]:
+    """Modality LUT, then window (linear, DICOM PS3.3 C.11.2.1.2) or VOI LUT or min-max, to uint8."""
+    from pydicom.pixels import apply_modality_lut, apply_voi_lut
+
+    info: dict[str, Any] = {}
+    grp = _frame_group(ds, frame, "FrameVOILUTSequence")
+    center = _first(grp.get("WindowCenter") if grp is not None else ds.get("WindowCenter"))
+    width = _first(grp.get("WindowWidth") if grp is not None else ds.get("WindowWidth"))
+    if arr.ndim == 3:  # colour: already display values
+        a = arr.astype(np.float64)
+        info["window"] = "none (colour)"
+    elif center is not None and width is not None and width >= 1:
+        a = apply_modality_lut(arr, ds).astype(np.float64) if "RescaleSlope" in ds or "ModalityLUTSequence" in ds \
+            else arr.astype(np.float64)
+        lo, hi = center - 0.5 - (width - 1) / 2, center - 0.5 + (width - 1) / 2
+        a = np.clip((a - lo) / max(hi - lo, 1e-9), 0.0, 1.0) * 255.0
+        info.update(window_center=center, window_width=width)
+    elif "VOILUTSequence" in ds:
+        a = apply_voi_lut(apply_modality_lut(arr, ds), ds).astype(np.float64)
+        info["window"] = "VOI LUT"
+    else:
+        a = apply_modality_lut(arr, ds).astype(np.float64) if "RescaleSlope" in ds else arr.astype(np.float64)
+        info["window"] = "min-max"
+    if "window_center" not in info:
+        lo_hi = (float(a.min()), float(a.max()))
+        a = np.zeros_like(a) if lo_hi[1] <= lo_hi[0] else (a - lo_hi[0]) / (lo_hi[1] - lo_hi[0]) * 255.0
+    out = np.clip(np.round(a), 0, 255).astype(np.uint8)
+    if arr.ndim == 2 and str(ds.get("PhotometricInterpretation", "")) == "MONOCHROME1":
+        out = 255 - out
+        info["inverted"] = True
+    return out, info
+
+
+@dataclass(frozen=True)
+class SegRef:
+    file: str
+    frame: int  # index of the frame in the SEG
+    label: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class DicomSpec:
+    rel: str
+    frame: int
+    n_frames: int
+    segs: tuple[SegRef, ...] = ()
+    row: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def _is_dicom(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            head = f.read(132)
+        return len(head) == 132 and head[128:132] == b"DICM"
+    except OSError:
+        return False
+
+
+def _segment_kind(seg_item: Any) -> str:
+    cat = seg_item.get("SegmentedPropertyCategoryCodeSequence")
+    meaning = str(cat[0].get("CodeMeaning", "")).strip().lower() if cat else ""
+    return "organ" if meaning in ANATOMY_CATEGORIES else "finding"
+
+
+class DicomSource:
+    name = "dicom"
+
+    def __init__(self, arg: str | None) -> None:
+        self.dr: DataRoot = open_root(arg, "dicom", allowed_keys=("frames", "overlay_label", "overlay_kind"))
+        m = self.dr.mapping
+        self.frames = str(m.get("frames", "all"))
+        where = str(self.dr.mapping_file) if self.dr.mapping_file else None
+        if self.frames not in FRAME_CHOICES:
+            raise BadInput(f"frames must be one of {FRAME_CHOICES}", file=where, field="frames")
+        self.overlay_label = m.get("overlay_label")
+        self.overlay_kind = str(m.get("overlay_kind", "finding"))
+        if self.overlay_kind not in ("finding", "organ", "region", "landmark"):
+            raise BadInput("overlay_kind must be finding, organ, region or landmark", file=where, field="overlay_kind")
+
+    def plan(self, seed: int, n: int | None) -> list[DicomSpec]:
+        import pydicom
+
+        table = load_label_table(self.dr, str(self.dr.mapping["labels"])) if self.dr.mapping.get("labels") else None
+        files = sorted(p for p in self.dr.root.rglob("*") if p.is_file() and not p.name.startswith("."))
+        headers: list[tuple[str, Any]] = []
+        bad: list[DicomSpec] = []
+        for p in files:
+            rel = self.dr.rel(p)
+            if p.name == "medr2.json" or (table and Path(table.file) == p.resolve()):
+                continue
+            if not _is_dicom(p):
+                if p.suffix.lower() in (".dcm", ".dicom", ".ima"):
+                    bad.append(DicomSpec(rel, 0, 1, error="not a DICOM file (no DICM preamble)"))
+                continue
+            try:
+                self.dr.path(rel, record=rel)
+                ds = pydicom.dcmread(p, stop_before_pixels=True)
+            except BadInput as e:
+                bad.append(DicomSpec(rel, 0, 1, error=e.reason))
+                continue
+            except Exception as e:  # pydicom raises many types on corrupt headers
+                bad.append(DicomSpec(rel, 0, 1, error=f"cannot read DICOM header: {e}"))
+                continue
+            headers.append((rel, ds))
+        seg_index: dict[tuple[str, int], list[SegRef]] = defaultdict(list)
+        specs: list[DicomSpec] = []
+        for rel, ds in headers:
+            if str(ds.get("SOPClassUID", "")) == SEG_SOP_CLASS:
+                self._index_seg(rel, ds, seg_index)
+        for rel, ds in headers:
+            if str(ds.get("SOPClassUID", "")) == SEG_SOP_CLASS:
+                continue
+            if "Rows" not in ds or "Columns" not in ds:
+                bad.append(DicomSpec(rel, 0, 1, error=f"not an image (SOP class {ds.get('SOPClassUID', '?')})"))
+                continue
+            nf = int(ds.get("NumberOfFrames", 1) or 1)
+            frames = range(nf) if self.frames == "all" else [nf // 2]
+            uid = str(ds.get("SOPInstanceUID", ""))
+            for fr in frames:
+                segs = tuple(seg_index.get((uid, fr), []))
+                row = None
+                if table:
+                    row = table.rows.get(f"{rel}#{fr}") or table.rows.get(rel)
+                specs.append(DicomSpec(rel, fr, nf, segs, row))
+        specs += bad
+        return [specs[i] for i in sample_indices(len(specs), seed, n)]
+
+    @staticmethod
+    def _index_seg(rel: str, ds: Any, index: dict[tuple[str, int], list[SegRef]]) -> None:
+        segments = {int(s.SegmentNumber): s for s in ds.get("SegmentSequence", [])}
+        for i, fg in enumerate(ds.get("PerFrameFunctionalGroupsSequence", [])):
+            try:
+                seg_no = int(fg.SegmentIdentificationSequence[0].ReferencedSegmentNumber)
+                src = fg.DerivationImageSequence[0].SourceImageSequence[0]
+            except (AttributeError, IndexError, KeyError):
+                continue
+            ref_uid = str(src.ReferencedSOPInstanceUID)
+            ref_frame = int(src.get("ReferencedFrameNumber", 1) or 1) - 1
+            seg = segments.get(seg_no)
+            label = str(seg.get("SegmentLabel", f"segment {seg_no}")) if seg is not None else f"segment {seg_no}"
+            kind = _segment_kind(seg) if seg is not None else "finding"
+            index[(ref_uid, ref_frame)].append(SegRef(rel, i, label, kind))
+
+    def realize(self, spec: DicomSpec, images: ImageStore) -> Case:
+        import pydicom
+
+        key = spec.rel if spec.n_frames == 1 else f"{spec.rel}#{spec.frame}"
+        if spec.error:
+            raise BadInput(spec.error, file=spec.rel, record=key)
+        path = self.dr.path(spec.rel, record=key, field_name="file")
+        try:
+            ds = pydicom.dcmread(path)
+            pixels = ds.pixel_array
+        except Exception as e:
+            raise BadInput(f"cannot decode pixel data: {e}", file=spec.rel, record=key, field="PixelData") from e
+        arr = pixels[spec.frame] if spec.n_frames > 1 else pixels
+        if arr.ndim == 3 and arr.shape[-1] != 3:
+            raise BadInput(f"unexpected pixel array shape {pixels.shape}", file=spec.rel, record=key,
+                           field="PixelData")
+        img, win = window_to_uint8(np.asarray(arr), ds, spec.frame)
+        ref = images.put_array(img)
+        h, w = img.shape[:2]
+        fields: dict[str, Any] = {}
+        raw_mod = str(ds.get("Modality", "")).strip().upper()
+        if raw_mod:
+            fields["modality"] = MODALITY_NAMES.get(raw_mod, raw_mod)
+        body = str(ds.get("BodyPartExamined", "")).strip()
+        if body:
+            fields["body_region"] = body.lower()
+        plane = self._plane(ds, spec.frame)
+        if plane:
+            fields["plane"] = plane
+        spacing = self._spacing(ds, spec.frame)
+        meta: dict[str, Any] = {"dicom_modality": raw_mod, "frame": spec.frame, "n_frames": spec.n_frames, **win}
+        if spacing:
+            fields["pixel_spacing_mm"] = (spacing[0] + spacing[1]) / 2
+            meta["pixel_spacing_rc_mm"] = list(spacing)
+        pid = str(ds.get("PatientID", "")).strip()
+        if pid:
+            fields["patient_id"] = pid
+        if str(ds.get("SeriesDescription", "")).strip():
+            meta["series_description"] = str(ds.SeriesDescription).strip()
+        fields.update(labels_to_fields(spec.row or {}, file=spec.rel, record=key))
+        structures: list[Structure] = []
+        findings: list[Finding] = []
+        for r in [*self._seg_regions(spec, images, (h, w), key), *self._overlay_regions(ds, images, (h, w), key)]:
+            (findings if isinstance(r, Finding) else structures).append(r)  # type: ignore[arg-type]
+        return make_case(self.dr, key=key, ref=ref, fields=fields, file=spec.rel, structures=structures,
+                         findings=findings, meta=meta)
+
+    @staticmethod
+    def _plane(ds: Any, frame: int) -> str | None:
+        grp = _frame_group(ds, frame, "PlaneOrientationSequence")
+        iop = grp.get("ImageOrientationPatient") if grp is not None else ds.get("ImageOrientationPatient")
+        plane = plane_from_orientation(iop) if iop is not None else None
+        if plane is None:
+            view = str(ds.get("ViewPosition", "")).strip().upper()
+            plane = VIEW_NAMES.get(view)
+        return plane
+
+    @staticmethod
+    def _spacing(ds: Any, frame: int) -> tuple[float, float] | None:
+        grp = _frame_group(ds, frame, "PixelMeasuresSequence")
+        ps = grp.get("PixelSpacing") if grp is not None else None
+        ps = ps or ds.get("PixelSpacing") or ds.get("ImagerPixelSpacing")
+        try:
+            r, c = float(ps[0]), float(ps[1])
+        except (TypeError, ValueError, IndexError):
+            return None
+        return (r, c) if r > 0 and c > 0 else None
+
+    def _seg_regions(self, spec: DicomSpec, images: ImageStore, shape: tuple[int, int],
+                     key: str) -> list[Structure | Finding]:
+        import pydicom
+
+        out: list[Structure | Finding] = []
+        cache: dict[str, np.ndarray] = {}
+        for s in spec.segs:
+            if s.file not in cache:
+                try:
+                    px = pydicom.dcmread(self.dr.path(s.file, record=key, field_name="segmentation")).pixel_array
+                except BadInput:
+                    raise
+                except Exception as e:
+                    raise BadInput(f"cannot decode SEG: {e}", file=s.file, record=key, field="segmentation") from e
+                cache[s.file] = px if px.ndim == 3 else px[None]
+            frame = cache[s.file][s.frame]
+            if frame.shape != shape:
+                raise BadInput(f"SEG frame is {frame.shape}, image is {shape}", file=s.file, record=key,
+                               field="segmentation")
+            r = region_from_mask(images, frame > 0, s.label, s.kind)
+            if r is not None:
+                out.append(r)
+        return out
+
+    def _overlay_regions(self, ds: Any, images: ImageStore, shape: tuple[int, int],
+                         key: str) -> list[Structure | Finding]:
+        from scipy.ndimage import binary_fill_holes
+
+        out: list[Structure | Finding] = []
+        for group in range(0x6000, 0x6020, 2):
+            if (group, 0x3000) not in ds:
+                continue
+            try:
+                ov = np.asarray(ds.overlay_array(group), dtype=bool)
+            except Exception as e:
+                raise BadInput(f"cannot decode overlay: {e}", record=key, field=f"({group:04X},3000)") from e
+            if ov.ndim == 3:
+                ov = ov[0]
+            rows, cols = ov.shape
+            origin = ds.get((group, 0x0050))
+            oy, ox = (int(origin.value[0]) - 1, int(origin.value[1]) - 1) if origin is not None else (0, 0)
+            full = np.zeros(shape, dtype=bool)
+            y0, x0 = max(oy, 0), max(ox, 0)
+            y1, x1 = min(oy + rows, shape[0]), min(ox + cols, shape[1])
+            if y1 > y0 and x1 > x0:
+                full[y0:y1, x0:x1] = ov[y0 - oy:y1 - oy, x0 - ox:x1 - ox]
+            full = binary_fill_holes(full)
+            label = self.overlay_label
+            if not label:
+                for el in (0x1500, 0x0022):  # OverlayLabel, OverlayDescription
+                    v = ds.get((group, el))
+                    if v is not None and str(v.value).strip():
+                        label = str(v.value).strip()
+                        break
+            r = region_from_mask(images, full, str(label or "overlay region"), self.overlay_kind)
+            if r is not None:
+                out.append(r)
+        return out
+
+
+@register_source("dicom")
+def _factory(arg: str | None) -> DicomSource:
+    return DicomSource(arg)

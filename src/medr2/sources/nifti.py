@@ -1,0 +1,224 @@
+"""``nifti`` reader: volumes (``.nii``/``.nii.gz``) with optional label volumes, sliced in three planes.
+
+Each volume is reoriented to RAS+ (``nibabel.as_closest_canonical``) and cut into
+``slices_per_plane`` slices per plane (``axial``, ``coronal``, ``sagittal`` — the plane is the ground
+truth), evenly spaced over the labelled extent (or the middle 80 % without labels). Slices are shown
+in radiological convention: patient's right on the image left, anterior (axial) or superior
+(coronal, sagittal) at the top, anterior on the left in sagittal slices. Intensities are windowed to
+the volume's ``window_percentiles`` (default 0.5-99.5).
+
+Labels: ``labels_dir/<same file name>`` (default ``labels/``), same grid as the volume. Names come
+from ``lut``: a FreeSurfer-style colour table (``value name R G B A`` lines) or a JSON object like the
+``masks`` reader's ``labels.json`` (which may give a ``kind``); names listed in ``findings`` are
+findings, the rest structures. ``min_area_px`` (default 16) drops tiny cross-sections. All slices
+of a volume share its patient id (leakage-free splits). ``modality`` must come from ``defaults`` or
+a label table keyed by the volume path.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case, Finding, Structure
+from medr2.sources.base import register_source
+from medr2.sources.common import (
+    DataRoot,
+    labels_to_fields,
+    load_label_table,
+    make_case,
+    open_root,
+    read_json,
+    region_from_mask,
+    sample_indices,
+)
+from medr2.sources.masks import LabelName, parse_label_names
+
+PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
+
+
+def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
+    """A FreeSurfer-style colour LUT or a JSON label-name object -> value -> LabelName."""
+    if path.suffix.lower() == ".json":
+        names = parse_label_names(read_json(path), str(path))
+        return {v: (LabelName(n.name, "finding", n.attributes) if n.name in findings else n) for v, n in names.items()}
+    out: dict[int, LabelName] = {}
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"cannot read LUT: {e}", file=str(path), field="lut") from e
+    for no, line in enumerate(lines, 1):
+        parts = line.split("#", 1)[0].split()
+        if not parts:
+            continue
+        try:
+            value = int(parts[0])
+        except ValueError:
+            raise BadInput(f"line {no}: the first column must be an integer label value", file=str(path),
+                           field="lut") from None
+        if len(parts) < 2:
+            raise BadInput(f"line {no}: missing label name", file=str(path), field="lut")
+        if value == 0:
+            continue  # background ("Unknown" in FreeSurfer tables)
+        name = parts[1]
+        out[value] = LabelName(name, "finding" if name in findings else "organ", {})
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _load_canonical(path: str, mtime_ns: int) -> tuple[np.ndarray, tuple[float, ...], np.ndarray]:
+    import nibabel as nib
+
+    img = nib.load(path)
+    can = nib.as_closest_canonical(img)
+    data = np.asanyarray(can.dataobj)
+    if data.ndim == 4 and data.shape[3] == 1:
+        data = data[..., 0]
+    if data.ndim != 3:
+        raise ValueError(f"expected a 3-D volume, got shape {data.shape}")
+    return data, tuple(float(z) for z in can.header.get_zooms()[:3]), np.asarray(img.affine)
+
+
+def load_volume(path: Path, *, record: str, field_name: str) -> tuple[np.ndarray, tuple[float, ...], np.ndarray]:
+    try:
+        return _load_canonical(str(path), path.stat().st_mtime_ns)
+    except Exception as e:  # nibabel raises several types for corrupt files
+        raise BadInput(f"cannot read NIfTI: {e}", file=str(path), record=record, field=field_name) from e
+
+
+def take_slice(vol: np.ndarray, plane: str, index: int) -> np.ndarray:
+    """A 2-D slice of a RAS+ volume in radiological display orientation."""
+    s = np.take(vol, index, axis=PLANE_AXIS[plane])
+    return np.ascontiguousarray(s.T[::-1, ::-1])
+
+
+def slice_positions(extent: tuple[int, int], k: int) -> list[int]:
+    lo, hi = extent
+    if k <= 0 or hi < lo:
+        return []
+    if k == 1:
+        return [(lo + hi) // 2]
+    pos = np.linspace(lo, hi, k + 2)[1:-1]  # inner points: avoid the first/last labelled slice
+    return sorted({int(round(p)) for p in pos})
+
+
+@dataclass(frozen=True)
+class NiftiSpec:
+    volume: str
+    labels: str | None
+    plane: str
+    index: int
+    row: dict[str, Any] | None
+    error: str | None = None
+
+
+class NiftiSource:
+    name = "nifti"
+
+    def __init__(self, arg: str | None) -> None:
+        self.dr: DataRoot = open_root(arg, "nifti", allowed_keys=(
+            "labels_dir", "lut", "findings", "slices_per_plane", "planes", "min_area_px", "window_percentiles"))
+        m = self.dr.mapping
+        where = str(self.dr.mapping_file) if self.dr.mapping_file else None
+        self.labels_dir = str(m.get("labels_dir", "labels"))
+        self.k = int(m.get("slices_per_plane", 3))
+        self.planes = tuple(m.get("planes", ("axial", "coronal", "sagittal")))
+        bad = [p for p in self.planes if p not in PLANE_AXIS]
+        if bad:
+            raise BadInput(f"unknown plane {bad[0]!r}; use axial, coronal, sagittal", file=where, field="planes")
+        self.min_area = int(m.get("min_area_px", 16))
+        self.pct = tuple(float(x) for x in m.get("window_percentiles", (0.5, 99.5)))
+        findings = set(m.get("findings") or [])
+        self.names: dict[int, LabelName] = {}
+        if m.get("lut"):
+            lut = self.dr.path(str(m["lut"]), field_name="lut")
+            if not lut.is_file():
+                raise BadInput("LUT file not found", file=str(lut), field="lut")
+            self.names = parse_lut(lut, findings)
+
+    def plan(self, seed: int, n: int | None) -> list[NiftiSpec]:
+        table = load_label_table(self.dr, str(self.dr.mapping["labels"])) if self.dr.mapping.get("labels") else None
+        lab_root = (self.dr.root / self.labels_dir).resolve()
+        vols = sorted(p for p in self.dr.root.rglob("*")
+                      if p.name.endswith((".nii", ".nii.gz")) and lab_root not in p.resolve().parents)
+        specs: list[NiftiSpec] = []
+        for p in vols:
+            rel = self.dr.rel(p)
+            lrel = f"{self.labels_dir}/{p.name}"
+            has_labels = (self.dr.root / lrel).is_file()
+            row = table.rows.get(rel) if table else None
+            try:
+                self.dr.path(rel, record=rel, field_name="volume")
+                vol, _, affine = load_volume(p, record=rel, field_name="volume")
+                lab = None
+                if has_labels:
+                    lab, _, laff = load_volume(self.dr.path(lrel, record=rel, field_name="labels"), record=rel,
+                                               field_name="labels")
+                    if lab.shape != vol.shape or not np.allclose(laff, affine, atol=1e-3):
+                        raise BadInput(f"label volume grid {lab.shape} differs from the volume grid {vol.shape}",
+                                       file=lrel, record=rel, field="labels")
+            except BadInput as e:
+                specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason))
+                continue
+            for plane in self.planes:
+                ax = PLANE_AXIS[plane]
+                if lab is not None and lab.any():
+                    other = tuple(a for a in range(3) if a != ax)
+                    nz = np.flatnonzero(lab.any(axis=other))
+                    extent = (int(nz.min()), int(nz.max()))
+                else:
+                    size = vol.shape[ax]
+                    extent = (int(size * 0.1), int(size * 0.9) - 1)
+                for idx in slice_positions(extent, self.k):
+                    specs.append(NiftiSpec(rel, lrel if has_labels else None, plane, idx, row))
+        return [specs[i] for i in sample_indices(len(specs), seed, n)]
+
+    def realize(self, spec: NiftiSpec, images: ImageStore) -> Case:
+        key = f"{spec.volume}#{spec.plane}{spec.index}"
+        if spec.error:
+            raise BadInput(spec.error, file=spec.volume, record=key)
+        vol, zooms, _ = load_volume(self.dr.path(spec.volume, record=key, field_name="volume"), record=key,
+                                    field_name="volume")
+        finite = vol[np.isfinite(vol)] if np.issubdtype(vol.dtype, np.floating) else vol
+        lo, hi = (float(v) for v in np.percentile(finite, self.pct))
+        sl = take_slice(vol, spec.plane, spec.index).astype(np.float64)
+        img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
+            np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
+        ref = images.put_array(img)
+        in_plane = [zooms[a] for a in range(3) if a != PLANE_AXIS[spec.plane]]  # (cols axis, rows axis)
+        structures: list[Structure] = []
+        findings: list[Finding] = []
+        if spec.labels:
+            lab, _, _ = load_volume(self.dr.path(spec.labels, record=key, field_name="labels"), record=key,
+                                    field_name="labels")
+            lsl = np.rint(take_slice(lab, spec.plane, spec.index)).astype(np.int64)
+            for value in (int(v) for v in np.unique(lsl) if v != 0):
+                region = lsl == value
+                if region.sum() < self.min_area:
+                    continue
+                ln = self.names.get(value) or LabelName(f"label {value}", "organ", {})
+                r = region_from_mask(images, region, ln.name, ln.kind, ln.attributes)
+                if isinstance(r, Finding):
+                    findings.append(r)
+                elif isinstance(r, Structure):
+                    structures.append(r)
+        fields: dict[str, Any] = {"plane": spec.plane, "patient_id": spec.volume}
+        fields.update(labels_to_fields(spec.row or {}, file=spec.volume, record=key))
+        fields["plane"] = spec.plane  # the slicing plane is ground truth, never overridden
+        fields["pixel_spacing_mm"] = float(np.mean(in_plane))
+        meta = {"volume": spec.volume, "slice_axis": PLANE_AXIS[spec.plane], "slice_index": spec.index,
+                "pixel_spacing_rc_mm": [in_plane[1], in_plane[0]], "display": "radiological",
+                "window": [lo, hi]}
+        return make_case(self.dr, key=key, ref=ref, fields=fields, file=spec.volume, structures=structures,
+                         findings=findings, meta=meta)
+
+
+@register_source("nifti")
+def _factory(arg: str | None) -> NiftiSource:
+    return NiftiSource(arg)

@@ -1,0 +1,231 @@
+"""Synthetic lesion classes and their rendering onto real backgrounds.
+
+Each class has a consistent appearance (shape, margin, intensity relative to the tissue, texture,
+size range in mm) so that the attributes asked about are visible. Lesions are placed inside the
+background's tissue mask and inside the image; the ground-truth mask is the rendered lesion's
+alpha >= 0.5, and its box is that mask's bounding box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+SHAPES = ("round", "oval", "lobulated", "irregular", "spiculated")
+MARGINS = ("well-defined", "ill-defined", "spiculated")
+TEXTURES = ("homogeneous", "heterogeneous", "rim", "calcified")
+
+
+@dataclass(frozen=True)
+class LesionClass:
+    key: str
+    label: str  # the finding label
+    diagnosis: str
+    malignancy: str | None  # benign / malignant / None (not neoplastic)
+    shapes: tuple[str, ...]
+    margin: str
+    intensity: str  # "hyper" / "hypo" relative to the surrounding tissue
+    texture: str
+    size_mm: tuple[float, float]
+    count: tuple[int, int] = (1, 1)
+    contrast: float = 0.3
+    mimics: tuple[str, ...] = ()
+    color: tuple[float, float, float] | None = None  # for colour photographs
+    color_name: str | None = None
+    placement: str = "any"  # any / peripheral
+
+
+FAMILIES: dict[str, tuple[LesionClass, ...]] = {
+    "lung": (
+        LesionClass("granuloma", "calcified nodule", "calcified granuloma", "benign", ("round",), "well-defined",
+                    "hyper", "calcified", (4, 9), (1, 2), 0.35, ("pulmonary hamartoma", "lung carcinoma")),
+        LesionClass("hamartoma", "lobulated nodule", "pulmonary hamartoma", "benign", ("lobulated",), "well-defined",
+                    "hyper", "heterogeneous", (12, 25), (1, 1), 0.28,
+                    ("calcified granuloma", "carcinoid tumour", "lung carcinoma")),
+        LesionClass("lung_carcinoma", "spiculated mass", "lung carcinoma", "malignant", ("spiculated", "irregular"),
+                    "spiculated", "hyper", "heterogeneous", (18, 40), (1, 1), 0.3,
+                    ("pulmonary hamartoma", "organising pneumonia", "tuberculoma")),
+        LesionClass("lung_metastases", "multiple nodules", "pulmonary metastases", "malignant", ("round",),
+                    "well-defined", "hyper", "homogeneous", (6, 15), (2, 4), 0.28,
+                    ("calcified granuloma", "septic emboli", "lung carcinoma")),
+    ),
+    "brain": (
+        LesionClass("glioblastoma", "intra-axial mass", "glioblastoma", "malignant", ("irregular",), "ill-defined",
+                    "hypo", "rim", (25, 45), (1, 1), 0.3, ("brain abscess", "brain metastases", "cerebral lymphoma")),
+        LesionClass("meningioma", "extra-axial mass", "meningioma", "benign", ("round", "oval"), "well-defined",
+                    "hyper", "homogeneous", (15, 32), (1, 1), 0.25,
+                    ("dural metastasis", "schwannoma", "glioblastoma"), placement="peripheral"),
+        LesionClass("brain_metastases", "multiple ring lesions", "brain metastases", "malignant", ("round",),
+                    "well-defined", "hypo", "rim", (7, 16), (2, 4), 0.3,
+                    ("brain abscess", "demyelination", "glioblastoma")),
+        LesionClass("abscess", "ring lesion", "brain abscess", "benign", ("round",), "well-defined", "hypo", "rim",
+                    (15, 28), (1, 1), 0.32, ("glioblastoma", "brain metastases", "tumefactive demyelination")),
+    ),
+    "soft_tissue": (
+        LesionClass("lipoma", "fatty mass", "lipoma", "benign", ("oval", "lobulated"), "well-defined", "hyper",
+                    "homogeneous", (20, 45), (1, 1), 0.35, ("well-differentiated liposarcoma", "haematoma")),
+        LesionClass("sarcoma", "soft-tissue mass", "soft-tissue sarcoma", "malignant", ("irregular", "lobulated"),
+                    "ill-defined", "hypo", "heterogeneous", (30, 60), (1, 1), 0.3,
+                    ("haematoma", "abscess", "lipoma")),
+        LesionClass("ganglion", "cystic lesion", "ganglion cyst", "benign", ("round", "oval"), "well-defined", "hypo",
+                    "homogeneous", (8, 20), (1, 1), 0.3, ("synovial cyst", "soft-tissue sarcoma")),
+    ),
+    "bone_scan": (
+        LesionClass("bone_metastases", "multiple foci of increased uptake", "bone metastases", "malignant",
+                    ("round", "irregular"), "well-defined", "hyper", "homogeneous", (12, 25), (3, 6), 0.45,
+                    ("multiple fractures", "degenerative joint disease")),
+        LesionClass("fracture", "single focus of increased uptake", "fracture", "benign", ("oval",),
+                    "well-defined", "hyper", "homogeneous", (10, 20), (1, 1), 0.45,
+                    ("solitary bone metastasis", "degenerative joint disease")),
+    ),
+    "retina": (
+        LesionClass("dr_haemorrhages", "dot-blot haemorrhages", "diabetic retinopathy", None, ("round",),
+                    "well-defined", "hypo", "homogeneous", (0.15, 0.45), (3, 8), 0.8,
+                    ("hypertensive retinopathy", "retinal vein occlusion"), (0.45, 0.05, 0.03), "dark red"),
+        LesionClass("cotton_wool", "cotton-wool spots", "hypertensive retinopathy", None, ("irregular",),
+                    "ill-defined", "hyper", "homogeneous", (0.4, 0.8), (2, 4), 0.75,
+                    ("diabetic retinopathy", "HIV retinopathy"), (0.93, 0.88, 0.78), "white"),
+        LesionClass("naevus", "pigmented choroidal lesion", "choroidal naevus", "benign", ("oval",),
+                    "well-defined", "hypo", "homogeneous", (1.0, 2.2), (1, 1), 0.6,
+                    ("choroidal melanoma", "congenital hypertrophy of the RPE"), (0.35, 0.3, 0.28), "slate grey"),
+        LesionClass("melanoma", "elevated pigmented mass", "choroidal melanoma", "malignant",
+                    ("lobulated", "irregular"),
+                    "ill-defined", "hypo", "heterogeneous", (2.5, 4.0), (1, 1), 0.7,
+                    ("choroidal naevus", "choroidal haemangioma"), (0.3, 0.22, 0.16), "brown"),
+    ),
+}
+
+INTENSITY_WORDS: dict[str, tuple[str, str]] = {  # modality -> (hyper, hypo)
+    "X-ray": ("radiopaque", "lucent"),
+    "CT": ("hyperdense", "hypodense"),
+    "MRI": ("hyperintense", "hypointense"),
+    "ultrasound": ("hyperechoic", "hypoechoic"),
+    "nuclear medicine": ("increased uptake", "photopenic"),
+}
+PROJECTION = ("X-ray", "nuclear medicine")  # lesions add to the projected signal
+
+
+def classes_for(family: str) -> tuple[LesionClass, ...]:
+    return FAMILIES[family]
+
+
+def intensity_word(cls: LesionClass, modality: str) -> str:
+    if cls.color_name:
+        return cls.color_name
+    hyper, hypo = INTENSITY_WORDS.get(modality, ("bright", "dark"))
+    return hyper if cls.intensity == "hyper" else hypo
+
+
+def severity_of(cls: LesionClass, sizes_mm: list[float]) -> str:
+    """Ordinal severity from the lesion burden: count for multi-lesion classes, else size."""
+    if cls.count[1] > 1:
+        lo, hi, v = cls.count[0], cls.count[1], float(len(sizes_mm))
+    else:
+        lo, hi, v = cls.size_mm[0], cls.size_mm[1], max(sizes_mm)
+    frac = 0.5 if hi <= lo else (v - lo) / (hi - lo)
+    return "mild" if frac < 1 / 3 else "moderate" if frac < 2 / 3 else "severe"
+
+
+def radius_profile(shape: str, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """r(theta) in units of the nominal radius for each shape (max close to 1)."""
+    phase = rng.uniform(0, 2 * np.pi)
+    if shape == "round":
+        return np.ones_like(theta)
+    if shape == "lobulated":
+        k = int(rng.integers(3, 6))
+        return (1.0 + 0.2 * np.cos(k * theta + phase)) / 1.2
+    if shape == "irregular":
+        r = np.ones_like(theta)
+        for k in (2, 3, 5):
+            r += rng.uniform(0.08, 0.16) * np.cos(k * theta + rng.uniform(0, 2 * np.pi))
+        return r / r.max()
+    if shape == "spiculated":
+        k = int(rng.integers(7, 12))
+        spikes = np.maximum(0.0, np.cos(k * theta + phase)) ** 14
+        return (0.62 * (1.0 + 0.6 * spikes)) / (0.62 * 1.6)
+    raise ValueError(f"unknown shape {shape}")
+
+
+@dataclass(frozen=True, eq=False)
+class Placed:
+    mask: np.ndarray  # bool (H, W)
+    alpha_box: tuple[int, int, int, int]
+    shape: str
+    center: tuple[float, float]  # x, y
+
+
+def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: float, radius: float,
+               modality: str, rng: np.random.Generator) -> np.ndarray:
+    """Render one lesion in place on ``img`` (float32 [0, 1]); return its bool mask."""
+    h, w = img.shape[:2]
+    ext = radius * 1.35 + 3
+    x0, x1 = max(0, int(cx - ext)), min(w, int(cx + ext) + 1)
+    y0, y1 = max(0, int(cy - ext)), min(h, int(cy + ext) + 1)
+    yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    dx, dy = xx - cx, yy - cy
+    if shape == "oval":
+        ang = rng.uniform(0, np.pi)
+        ratio = rng.uniform(0.55, 0.8)
+        u = dx * np.cos(ang) + dy * np.sin(ang)
+        v = (-dx * np.sin(ang) + dy * np.cos(ang)) / ratio
+        dist, limit = np.hypot(u, v), np.full(u.shape, radius, np.float32)
+    else:
+        dist = np.hypot(dx, dy)
+        limit = radius * radius_profile(shape, np.arctan2(dy, dx), rng).astype(np.float32)
+    width = 0.9 if cls.margin != "ill-defined" else max(1.0, 0.22 * radius)
+    alpha = np.clip((limit - dist) / width + 0.5, 0.0, 1.0) if cls.margin != "ill-defined" else \
+        1.0 / (1.0 + np.exp(-(limit - dist) / width))
+    mask = alpha >= 0.5
+    tex = _texture(cls.texture, dist / np.maximum(limit, 1e-3), rng, mask.shape)
+    region = img[y0:y1, x0:x1]
+    sign = 1.0 if cls.intensity == "hyper" else -1.0
+    if cls.color is not None:  # colour photograph: blend towards the lesion colour
+        col = np.asarray(cls.color, np.float32)
+        a = (alpha * cls.contrast * tex)[..., None]
+        region[...] = region * (1 - a) + col * a
+    elif modality in PROJECTION:
+        region += (alpha * sign * cls.contrast * tex).astype(np.float32)
+    else:
+        ring = (dist > limit * 1.2) & (dist < limit * 1.35 + 2)
+        base = float(region[ring].mean()) if ring.any() else float(region.mean())
+        target = base + sign * cls.contrast * tex
+        region[...] = region * (1 - alpha) + target * alpha
+    np.clip(region, 0.0, 1.0, out=region)
+    full = np.zeros((h, w), bool)
+    full[y0:y1, x0:x1] = mask
+    return full
+
+
+def _texture(kind: str, rel: np.ndarray, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    if kind == "homogeneous":
+        return 1.0 + 0.04 * rng.standard_normal(shape).astype(np.float32)
+    if kind == "heterogeneous":
+        n = ndimage.gaussian_filter(rng.standard_normal(shape).astype(np.float32), 1.5)
+        return 1.0 + 0.9 * n / max(float(np.abs(n).max()), 1e-6) * 0.5
+    if kind == "rim":  # a thick wall of opposite sign around a dark/bright core
+        return np.where(rel > 0.7, -0.8, 1.0).astype(np.float32)
+    if kind == "calcified":
+        return np.where(rel < 0.45, 1.8, 1.0).astype(np.float32)
+    raise ValueError(f"unknown texture {kind}")
+
+
+def candidate_centres(dt: np.ndarray, radius: float, placement: str,
+                      taken: list[tuple[float, float, float]] = ()) -> np.ndarray:  # type: ignore[assignment]
+    """(N, 2) y, x centres where a lesion of ``radius`` stays inside the tissue.
+
+    ``dt`` is the distance to the nearest non-tissue pixel *or image edge*; ``taken`` lists
+    (y, x, extent) of lesions already placed, which a new one must not touch.
+    """
+    need = radius * 1.35 + 2
+    ok = dt >= need
+    if placement == "peripheral":
+        ok &= dt <= need + max(3.0, 0.5 * radius)
+    pts = np.argwhere(ok)
+    for ty, tx, ext in taken:
+        if len(pts) == 0:
+            break
+        d2 = (pts[:, 0] - ty) ** 2 + (pts[:, 1] - tx) ** 2
+        pts = pts[d2 > (ext + need + 3) ** 2]
+    return pts

@@ -1,0 +1,394 @@
+"""The ``sample`` source: real bundled images, synthetic lesions, graded degradations, flips."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageRef, ImageStore
+from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
+from medr2.records import Case, Finding, Structure
+from medr2.sources.base import register_source
+from medr2.sources.sample import bg_brain, bg_dicom, bg_labelled, bg_photo  # noqa: F401  (register backgrounds)
+from medr2.sources.sample.background import BACKGROUNDS, Background, StructMask
+from medr2.sources.sample.lesions import (
+    LesionClass,
+    candidate_centres,
+    classes_for,
+    intensity_word,
+    render_one,
+    severity_of,
+)
+from medr2.sources.sample.report import make_report
+
+DEFAULT_N = 200
+CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
+QUALITY_BY_SEVERITY = {0: "good", 1: "usable", 2: "usable", 3: "reject"}
+P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
+P_DEGRADED = 0.4
+P_FLIP = 0.15
+MIN_STRUCT_PX = 40
+HOST_LOCATION_WORDS = {"brain": "cerebral hemisphere"}
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    case_id: str
+    index: int
+    seed: int
+    background: str
+    view: int
+
+
+def case_seed(seed: int, index: int) -> int:
+    """Per-case seed from a stable hash (independent of process and iteration order)."""
+    return int.from_bytes(hashlib.sha256(f"medr2-sample:{seed}:{index}".encode()).digest()[:8], "little")
+
+
+def available_backgrounds() -> dict[str, int]:
+    """Background key -> number of views, for the backgrounds installed here (cheap)."""
+    return {k: d.views() for k, d in sorted(BACKGROUNDS.items()) if d.views() > 0}
+
+
+def unavailable_backgrounds() -> dict[str, str]:
+    """Background key -> why it is skipped (e.g. an optional package is not installed)."""
+    out = {}
+    for k, d in sorted(BACKGROUNDS.items()):
+        if d.views() == 0:
+            out[k] = d.unavailable_reason() or "not available"
+    return out
+
+
+class SampleSource:
+    name = "sample"
+
+    def __init__(self, arg: str | None = None) -> None:
+        if arg:
+            keys = [k.strip() for k in arg.split(",") if k.strip()]
+            unknown = [k for k in keys if k not in BACKGROUNDS]
+            if unknown:
+                raise BadInput(f"unknown sample backgrounds {unknown}; known: {', '.join(sorted(BACKGROUNDS))}",
+                               field="--source")
+            self.only: tuple[str, ...] | None = tuple(keys)
+        else:
+            self.only = None
+
+    def unavailable(self) -> dict[str, str]:
+        return unavailable_backgrounds()
+
+    def plan(self, seed: int, n: int | None) -> list[SampleSpec]:
+        n = DEFAULT_N if n is None else n
+        avail = available_backgrounds()
+        if self.only is not None:
+            avail = {k: v for k, v in avail.items() if k in self.only}
+        if not avail:
+            raise BadInput("no sample background is available (install medr2[sample])", field="--source")
+        slots = [k for k in avail for _ in range(max(1, round(BACKGROUNDS[k].weight * 2)))]
+        rng = np.random.default_rng(case_seed(seed, -1) % (2**63))
+        specs: list[SampleSpec] = []
+        order: list[str] = []
+        for i in range(n):
+            if not order:
+                order = list(rng.permutation(slots))
+            key = str(order.pop())
+            view = int(rng.integers(avail[key]))
+            specs.append(SampleSpec(f"sample-s{seed}-{i:06d}", i, case_seed(seed, i), key, view))
+        return specs
+
+    def realize(self, spec: SampleSpec, images: ImageStore) -> Case:
+        if spec.background not in BACKGROUNDS:
+            raise BadInput(f"unknown background {spec.background!r}", record=spec.case_id, field="background")
+        bg = BACKGROUNDS[spec.background].load(spec.view)
+        return realize_case(spec, bg, images)
+
+
+@register_source("sample")
+def _factory(arg: str | None) -> SampleSource:
+    return SampleSource(arg)
+
+
+# ---------------------------------------------------------------- realize
+
+
+def _box(mask: np.ndarray) -> tuple[float, float, float, float]:
+    ys = np.nonzero(mask.any(axis=1))[0]
+    xs = np.nonzero(mask.any(axis=0))[0]
+    return float(xs[0]), float(ys[0]), float(xs[-1] + 1), float(ys[-1] + 1)
+
+
+def _crop_box(bg: Background, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """A random crop (x0, y0, x1, y1) that keeps the tissue of interest whole."""
+    h, w = bg.shape
+    keep = bg.host if bg.host is not None and bg.host.any() else None
+    if keep is None:
+        masks = [s.mask for s in bg.structures if s.mask.any()] + [f.mask for f in bg.real_findings]
+        keep = np.logical_or.reduce(masks) if masks else None
+    if keep is None:
+        kx0, ky0, kx1, ky1 = int(w * 0.15), int(h * 0.15), int(w * 0.85), int(h * 0.85)
+    else:
+        bx = _box(keep)
+        kx0, ky0, kx1, ky1 = int(bx[0]), int(bx[1]), int(bx[2]), int(bx[3])
+    for f in bg.real_findings:  # never cut a real finding
+        fb = _box(f.mask)
+        kx0, ky0, kx1, ky1 = min(kx0, int(fb[0])), min(ky0, int(fb[1])), max(kx1, int(fb[2])), max(ky1, int(fb[3]))
+    if rng.random() < 0.3:
+        return 0, 0, w, h
+    x0 = int(rng.integers(0, max(1, min(kx0, int(w * 0.15)) + 1)))
+    y0 = int(rng.integers(0, max(1, min(ky0, int(h * 0.15)) + 1)))
+    x1 = w - int(rng.integers(0, max(1, min(w - kx1, int(w * 0.15)) + 1)))
+    y1 = h - int(rng.integers(0, max(1, min(h - ky1, int(h * 0.15)) + 1)))
+    return x0, y0, x1, y1
+
+
+@functools.lru_cache(maxsize=512)
+def _host_dt(key: str, view: int) -> np.ndarray:
+    """Distance to the nearest non-host pixel on the full working image (cached per background view)."""
+    bg = BACKGROUNDS[key].load(view)
+    assert bg.host is not None
+    return ndimage.distance_transform_edt(bg.host).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=512)
+def _midline_x(key: str, view: int) -> float:
+    """Patient midline (x on the working image): centroid of the host / first structure (derived)."""
+    bg = BACKGROUNDS[key].load(view)
+    src = bg.host if bg.host is not None and bg.host.any() else next(
+        (s.mask for s in bg.structures if s.mask.any()), None)
+    return bg.shape[1] / 2.0 if src is None else float(np.nonzero(src)[1].mean())
+
+
+def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> np.ndarray:
+    """Distance to the host edge or the crop edge, whichever is nearer."""
+    x0, y0, x1, y1 = crop
+    dt = _host_dt(key, view)[y0:y1, x0:x1]
+    h, w = dt.shape
+    ys = np.minimum(np.arange(h), np.arange(h)[::-1]).astype(np.float32)[:, None] + 1
+    xs = np.minimum(np.arange(w), np.arange(w)[::-1]).astype(np.float32)[None, :] + 1
+    return np.minimum(dt, np.minimum(ys, xs))
+
+
+def _place_lesions(img: np.ndarray, dt: np.ndarray, cls: LesionClass, spacing: float,
+                   modality: str, rng: np.random.Generator) -> list[tuple[np.ndarray, str, float]]:
+    """Place 1..n lesions of ``cls`` where ``dt`` allows; return (mask, shape, nominal size mm) per lesion."""
+    count = int(rng.integers(cls.count[0], cls.count[1] + 1))
+    taken: list[tuple[float, float, float]] = []
+    placed: list[tuple[np.ndarray, str, float]] = []
+    for _ in range(count):
+        size_mm = float(rng.uniform(*cls.size_mm))
+        shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
+        for _attempt in range(5):
+            radius = max(2.5, size_mm / spacing / 2.0)
+            cands = candidate_centres(dt, radius, cls.placement, taken)
+            if len(cands):
+                cy, cx = cands[int(rng.integers(len(cands)))]
+                mask = render_one(img, cls, shape, float(cx), float(cy), radius, modality, rng)
+                placed.append((mask, shape, size_mm))
+                taken.append((float(cy), float(cx), radius * 1.35 + 2))
+                break
+            size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
+    return placed
+
+
+def _side(x: float, midline: float, width: int) -> str:
+    if abs(x - midline) < 0.03 * width:
+        return "midline"
+    return "right" if x < midline else "left"  # radiological display: image left = patient right
+
+
+def _quadrant(x: float, y: float, w: int, h: int) -> str:
+    return ("upper" if y < h / 2 else "lower") + " " + ("left" if x < w / 2 else "right")
+
+
+def _lung_zone(y: float, lung: np.ndarray | None) -> str:
+    if lung is None or not lung.any():
+        return ""
+    ys = np.nonzero(lung.any(axis=1))[0]
+    frac = (y - ys[0]) / max(1, ys[-1] - ys[0])
+    return "upper zone" if frac < 1 / 3 else "mid zone" if frac < 2 / 3 else "lower zone"
+
+
+def put_mask(images: ImageStore, mask: np.ndarray) -> ImageRef:
+    """Store a bool mask as a 1-bit PNG (decodes to 0/255 grayscale); deterministic bytes."""
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(mask, dtype=bool)).save(buf, format="PNG", compress_level=6, optimize=False)
+    return images.put_png_bytes(buf.getvalue(), mask.shape[1], mask.shape[0])
+
+
+def _to_uint8(img: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(img * 255.0), 0, 255).astype(np.uint8)
+
+
+def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
+    rng = np.random.default_rng(spec.seed)
+    # 1. display window (CT: one of several named windows, which becomes the "sequence" label)
+    names = list(bg.images)
+    window = names[int(rng.integers(len(names)))] if len(names) > 1 else names[0]
+    sequence = window if len(names) > 1 else bg.sequence
+    # 2. crop (no resampling: the working image already has longest side <= 512)
+    x0, y0, x1, y1 = _crop_box(bg, rng)
+    img = bg.images[window][y0:y1, x0:x1].copy()
+    h, w = img.shape[:2]
+    spacing = bg.spacing_mm
+    structs = [StructMask(s.name, s.mask[y0:y1, x0:x1], s.kind, s.method) for s in bg.structures]
+    midline = _midline_x(bg.key, spec.view) - x0
+    # 3. lesions
+    cls: LesionClass | None = None
+    lesions: list[tuple[np.ndarray, str, float]] = []
+    options = classes_for(bg.lesion_family) if bg.lesion_family and bg.host is not None else ()
+    if options and spacing and rng.random() >= P_NORMAL:
+        cls = options[int(rng.integers(len(options)))]
+        dt = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
+        lesions = _place_lesions(img, dt, cls, spacing, bg.modality, rng)
+        if not lesions:
+            raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
+                           field="findings")
+    # 4. degradation
+    arr = _to_uint8(img)
+    kind: str | None = None
+    severity = 0
+    if rng.random() < P_DEGRADED:
+        kind = CASE_ARTEFACTS[int(rng.integers(len(CASE_ARTEFACTS)))]
+        severity = int(rng.integers(1, 4))
+        arr = degrade(arr, kind, severity, rng)
+    # 5. flip
+    flipped = bool(bg.flip_ok and rng.random() < P_FLIP)
+    if flipped:
+        arr = np.ascontiguousarray(arr[:, ::-1])
+
+    def disp(mask: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(mask[:, ::-1]) if flipped else mask
+
+    def shown_x(x: float) -> float:
+        return w - x if flipped else x
+
+    ref = images.put_array(arr)
+    # structures
+    structures: list[Structure] = []
+    for s in structs:
+        m = disp(s.mask)
+        area = int(m.sum())
+        if area < MIN_STRUCT_PX:
+            continue
+        mref = put_mask(images, m)
+        structures.append(Structure(name=s.name, kind=s.kind, box=_box(m), mask=mref.path, area_px=float(area)))
+    lung_masks = {s.name: s.mask for s in structs if s.name.endswith("lung")}
+    # findings
+    findings: list[Finding] = []
+    attr_list: list[dict[str, Any]] = []
+    for mask, shape, _nominal in lesions:
+        assert cls is not None and spacing is not None
+        findings_attrs = _attributes(bg, cls, mask, shape, spacing, midline, w, h, structs, lung_masks, flipped,
+                                     shown_x)
+        m = disp(mask)
+        mref = put_mask(images, m)
+        findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
+                                attributes=findings_attrs, synthetic=True))
+        attr_list.append(findings_attrs)
+    for rf in bg.real_findings:
+        mask = rf.mask[y0:y1, x0:x1]
+        if mask.sum() < 4:
+            continue
+        m = disp(mask)
+        mref = put_mask(images, m)
+        ys, xs = np.nonzero(mask)
+        attrs = dict(rf.attributes)
+        if spacing:
+            attrs["size_mm"] = round(float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) * spacing, 1)
+        cx = float(xs.mean())
+        if bg.laterality == "radiological":
+            attrs["laterality"] = _side(cx, midline, w)
+        attrs["image_side"] = "left" if shown_x(cx) < w / 2 else "right"
+        attrs["quadrant"] = _quadrant(shown_x(cx), float(ys.mean()), w, h)
+        attrs["source"] = rf.method
+        findings.append(Finding(label=rf.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
+                                attributes=attrs, synthetic=False))
+    # diagnosis and labels
+    synthetic = ["quality", "artefact", "artefact_severity"]
+    if bg.flip_ok:
+        synthetic.append("flipped")
+    if len(names) > 1:
+        synthetic.append("sequence")
+    if bg.spacing_estimated:
+        synthetic.append("pixel_spacing_mm")
+    artefact = ARTEFACT_LABELS[kind] if kind else "none"
+    quality = QUALITY_BY_SEVERITY[severity]
+    diagnosis, sev, malignancy, mimics, report = bg.diagnosis, None, bg.malignancy, [], None
+    exhaustive = bool(bg.meta.get("findings_complete", True)) and not bg.real_findings
+    if cls is not None:
+        diagnosis, malignancy, mimics = cls.diagnosis, cls.malignancy, list(cls.mimics)
+        sev = severity_of(cls, [a["size_mm"] for a in attr_list])
+        synthetic += ["findings", "diagnosis", "severity", "malignancy", "mimics", "report"]
+    elif options:  # a lesion-capable background left without a lesion: declared normal
+        diagnosis, malignancy = "no abnormality", None
+        synthetic += ["findings", "diagnosis", "report"]
+    else:
+        exhaustive = exhaustive and bg.diagnosis is None and bg.status == "normal"
+    if cls is not None or options:
+        report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
+                             findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
+                             severity=sev, malignancy=malignancy, artefact=artefact, quality=quality)
+    meta: dict[str, Any] = dict(bg.meta)
+    meta.update({
+        "background_key": bg.key, "view": spec.view, "crop_xyxy": [x0, y0, x1, y1], "window": window,
+        "lesion_class": cls.key if cls else None, "degradation": {"kind": kind, "severity": severity} if kind else None,
+        "background_status": bg.status, "findings_complete": exhaustive,
+        "structure_methods": {s.name: s.method for s in structs},
+        "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
+                                 "axial and coronal views; image_side is where it appears in the shown image",
+    })
+    if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
+        meta["side"] = bg.fixed_side
+    return Case(
+        case_id=spec.case_id, image=ref.path, image_sha256=ref.sha256, width=ref.width, height=ref.height,
+        modality=bg.modality, plane=bg.plane, sequence=sequence, body_region=bg.body_region, quality=quality,
+        artefact=artefact, artefact_severity=severity, flipped=flipped if bg.flip_ok else None,
+        pixel_spacing_mm=round(spacing, 5) if spacing else None, structures=structures, findings=findings,
+        diagnosis=diagnosis, severity=sev, malignancy=malignancy, mimics=mimics, report=report,
+        source=bg.source, license=bg.license, access=bg.access, patient_id=bg.patient_id,
+        synthetic_fields=sorted(set(synthetic)), background=bg.file, meta=meta,
+    )
+
+
+def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,
+                w: int, h: int, structs: list[StructMask], lung_masks: dict[str, np.ndarray], flipped: bool,
+                shown_x: Any) -> dict[str, Any]:
+    ys, xs = np.nonzero(mask)
+    cx, cy = float(xs.mean()), float(ys.mean())
+    size_mm = round(float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) * spacing, 1)
+    if bg.laterality == "radiological":
+        side: str | None = _side(cx, midline, w)
+    elif bg.laterality in ("fixed", "hemisphere"):
+        side = bg.fixed_side
+    else:
+        side = None
+    # location: the most overlapped specific structure, else side + organ
+    best, best_n = None, 0
+    for s in structs:
+        if s.name in (bg.host_name, "brain", "body", "retina") or s.kind == "region":
+            continue
+        n = int((s.mask & mask).sum())
+        if n > best_n:
+            best, best_n = s.name, n
+    if bg.lesion_family == "lung":
+        lung = next((m for name, m in lung_masks.items() if side and name.startswith(side)), None)
+        location = f"{side} {_lung_zone(cy, lung)}".strip() if side in ("right", "left") else "lung"
+    elif best:
+        location = best if (side is None or best.startswith(("left", "right")) or side == "midline") \
+            else f"{side} {best}"
+    else:
+        organ = HOST_LOCATION_WORDS.get(str(bg.host_name), str(bg.host_name))
+        location = f"{side} {organ}" if side and side != "midline" else organ
+    return {
+        "size_mm": size_mm, "shape": shape, "margin": cls.margin, "intensity": intensity_word(cls, bg.modality),
+        "texture": cls.texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
+        "location": location, "quadrant": _quadrant(shown_x(cx), cy, w, h), "organ": bg.host_name,
+        "lesion_class": cls.key,
+    }

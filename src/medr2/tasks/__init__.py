@@ -1,0 +1,27 @@
+"""The 31 task generators of DESIGN §3 (registry ``TASKS``) and their assembly into Items.
+
+``draft_case(case, pools, seed, split, images)`` runs every generator on one case (skips counted
+with reasons); ``Assembler(seed).assemble(case, drafts, split)`` assigns balanced letters, ids,
+yes/no pairs and the case's chain. ``assign_splits(cases)`` gives leakage-free splits.
+"""
+
+from medr2.tasks import stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
+from medr2.tasks.assemble import CHAIN_PREFERENCE, Assembler, CaseDrafts, draft_case, ordered_tasks
+from medr2.tasks.pools import LabelPools
+from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec, Template
+from medr2.tasks.splits import assign_splits
+
+
+def task_table() -> list[dict[str, object]]:
+    """The task table written to the manifest (id, stage, form, name, needs, templates)."""
+    return [
+        {"id": s.id, "stage": s.stage, "form": s.form, "name": s.name, "needs": s.needs, "cue": s.cue,
+         "templates": len(s.templates), "heldout_templates": sum(t.heldout for t in s.templates)}
+        for s in ordered_tasks()
+    ]
+
+
+__all__ = [
+    "CHAIN_PREFERENCE", "TASKS", "Assembler", "CaseDrafts", "Draft", "LabelPools", "Skip", "TaskContext",
+    "TaskSpec", "Template", "assign_splits", "draft_case", "ordered_tasks", "task_table",
+]

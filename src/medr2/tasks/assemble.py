@@ -1,0 +1,141 @@
+"""From drafts to Items: letters, ids, yes/no pairs and chains, in one deterministic serial pass.
+
+Drafts of a case are produced independently (in any worker); :class:`Assembler` then walks the
+cases in plan order and places each correct answer at the least-used letter position of its
+(task, split, number of options), breaking ties with a seeded permutation. Unordered MCQs are thus
+balanced to within one item per letter; ordinal MCQs choose among the layouts that keep their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput, QuarantineEntry
+from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
+from medr2.tasks.pools import LabelPools
+from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
+
+CHAIN_PREFERENCE: dict[int, tuple[str, ...]] = {
+    1: ("s1.modality", "s1.plane", "s1.region", "s1.sequence", "s1.quality", "s1.artefact", "s1.orientation"),
+    2: ("s2.organ", "s2.organ_box", "s2.cued_structure", "s2.landmark", "s2.count", "s2.relative_position",
+        "s2.size_compare", "s2.organ_presence"),
+    3: ("s3.lesion_box", "s3.finding_type", "s3.cue_description", "s3.location", "s3.attribute", "s3.size",
+        "s3.count", "s3.abnormal", "s3.absent_finding"),
+    4: ("s4.diagnosis", "s4.differential", "s4.malignancy", "s4.severity", "s4.evidence_support",
+        "s4.multilabel", "s4.report"),
+}
+
+
+def derive_seed(*parts: Any) -> int:
+    return int(stable_hash(jsonable(list(parts)), 16), 16) & ((1 << 63) - 1)
+
+
+def ordered_tasks(only: Sequence[str] | None = None) -> list[TaskSpec]:
+    specs = sorted(TASKS.values(), key=lambda s: s.stage)  # stable: registration order within a stage
+    return [s for s in specs if only is None or s.id in only]
+
+
+@dataclass
+class CaseDrafts:
+    case_id: str
+    drafts: list[Draft] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # task -> reason
+    errors: list[QuarantineEntry] = field(default_factory=list)
+
+
+def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any = None,
+               tasks: Sequence[str] | None = None) -> CaseDrafts:
+    """Run every task generator on one case (pure apart from writing cue images to ``images``)."""
+    out = CaseDrafts(case.case_id)
+    for spec in ordered_tasks(tasks):
+        ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images)
+        try:
+            out.drafts.extend(spec.generate(case, ctx))
+        except Skip as e:
+            out.skipped[spec.id] = e.reason
+        except BadInput as e:
+            out.skipped[spec.id] = "bad input (quarantined)"
+            out.errors.append(QuarantineEntry(e.file, e.record or case.case_id, e.field or spec.id, e.reason,
+                                              "task"))
+    return out
+
+
+class Assembler:
+    """Turns drafts into Items; keep one instance for a whole build and feed cases in plan order."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.position_counts: dict[tuple[str, str, int], list[int]] = {}
+
+    def _position(self, task: str, split: str, n: int, feasible: Sequence[int], rng: np.random.Generator) -> int:
+        counts = self.position_counts.setdefault((task, split, n), [0] * n)
+        order = [int(i) for i in rng.permutation(n) if int(i) in feasible]
+        best = min(order, key=lambda i: counts[i])  # first in seeded order among the least used
+        counts[best] += 1
+        return best
+
+    def _fields(self, case: Case, d: Draft, split: str, rng: np.random.Generator) -> dict[str, Any]:
+        spec = TASKS[d.task]
+        options: list[str] = []
+        answer = ""
+        chance = 0.0
+        if d.form == "mcq":
+            if d.layouts:
+                pos = self._position(d.task, split, len(next(iter(d.layouts.values()))), sorted(d.layouts), rng)
+                options = list(d.layouts[pos])
+            else:
+                n = 1 + len(d.distractors)
+                pos = self._position(d.task, split, n, range(n), rng)
+                wrong = [d.distractors[int(i)] for i in rng.permutation(len(d.distractors))]
+                options = wrong[:pos] + [str(d.correct)] + wrong[pos:]
+            answer, chance = letter(pos), 1.0 / len(options)
+        elif d.form == "multi":
+            true = list(d.correct)
+            pool = true + list(d.distractors)
+            options = [pool[int(i)] for i in rng.permutation(len(pool))]
+            answer = ",".join(sorted(letter(options.index(t)) for t in true))
+            chance = 1.0 / 2 ** len(options)
+        elif d.form == "yesno":
+            answer, chance = str(d.correct), 0.5
+        elif d.form == "text":
+            answer = str(d.correct)
+        image, sha, w, h = d.image or (case.image, case.image_sha256, case.width, case.height)
+        return {
+            "case_id": case.case_id, "stage": spec.stage, "task": d.task, "form": d.form, "question": d.question,
+            "options": options, "answer": answer, "answer_box": d.answer_box, "chance": chance,
+            "pair_id": stable_hash([case.case_id, d.task, d.pair_key]) if d.pair_key else None,
+            "image": image, "image_sha256": sha, "image_width": w, "image_height": h, "cue": d.cue,
+            "variant": "clean", "template_id": d.template_id, "split": split, "source": case.source,
+            "license": case.license, "access": case.access, "meta": d.meta,
+        }
+
+    def assemble(self, case: Case, drafts: CaseDrafts, split: str) -> list[Item]:
+        rows: list[dict[str, Any]] = []
+        for k, d in enumerate(drafts.drafts):
+            rng = np.random.default_rng(derive_seed(self.seed, case.case_id, d.task, k, "letters"))
+            f = self._fields(case, d, split, rng)
+            f["item_id"] = item_content_id(f)
+            rows.append(f)
+        _link_chain(case.case_id, rows, drafts.drafts)
+        return [Item.model_validate(r) for r in rows]
+
+
+def _link_chain(case_id: str, rows: list[dict[str, Any]], drafts: list[Draft]) -> None:
+    """One item per stage the case supports, in stage order; a chain needs at least two steps."""
+    picked: list[int] = []
+    for stage in sorted(CHAIN_PREFERENCE):
+        for task_id in CHAIN_PREFERENCE[stage]:
+            idx = [i for i, r in enumerate(rows) if r["task"] == task_id
+                   and (r["form"] != "yesno" or drafts[i].meta.get("twin") == "true")]
+            if idx:
+                picked.append(idx[0])
+                break
+    if len(picked) < 2:
+        return
+    chain_id = stable_hash(["chain", case_id])
+    for step, i in enumerate(picked, start=1):
+        rows[i]["chain_id"], rows[i]["step"] = chain_id, step

@@ -1,0 +1,122 @@
+"""Task specifications, drafts and the task registry.
+
+A task generator is a pure function ``(case, ctx) -> list[Draft]`` that raises :class:`Skip` with a
+reason when the case lacks what the task needs. A Draft holds the question with its correct answer
+and distractors but no letters yet: letters, ids, pairs, chains and splits are assigned afterwards in
+one deterministic pass (:mod:`medr2.tasks.assemble`), so balancing does not depend on workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from medr2.records import Box, Case, Cue, Form
+from medr2.tasks.pools import LabelPools
+
+
+class Skip(Exception):
+    """The task does not apply to this case; ``reason`` is counted in the manifest."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    text: str
+    heldout: bool = False  # used for the test split only
+
+
+@dataclass
+class Draft:
+    """A question before letters and ids are assigned.
+
+    mcq: ``correct`` is the true option text and ``distractors`` the false ones; when ``layouts`` is
+    set the options are ordinal and ``layouts`` maps each feasible answer position to the full option
+    list. multi: ``correct`` is the list of true options. yesno: ``correct`` is "yes"/"no" and twins
+    share ``pair_key``. box: ``answer_box``. text: ``correct`` is the reference.
+    """
+
+    task: str
+    form: Form
+    question: str
+    template_id: str
+    correct: str | list[str] = ""
+    distractors: list[str] = field(default_factory=list)
+    layouts: dict[int, list[str]] | None = None
+    answer_box: Box | None = None
+    cue: Cue | None = None
+    pair_key: str | None = None
+    image: tuple[str, str, int, int] | None = None  # (path, sha256, width, height) if not the case image
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskContext:
+    """What a generator may use besides the case: label pools, a per-(case, task) rng, the split."""
+
+    pools: LabelPools
+    rng: np.random.Generator
+    split: str
+    images: Any = None  # medr2.imageio.ImageStore, for tasks that render a cue
+
+    def template(self, spec: TaskSpec) -> Template:
+        allowed = [t for t in spec.templates if self.split == "test" or not t.heldout]
+        return allowed[int(self.rng.integers(len(allowed)))]
+
+
+Generator = Callable[[Case, "TaskContext"], list[Draft]]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    stage: int
+    form: Form
+    name: str
+    needs: str  # human-readable: what annotations the task needs
+    templates: tuple[Template, ...]
+    generate: Generator
+    cue: bool = False
+    balanced: str = "answer letter"  # what is balanced across the bench
+
+    def __post_init__(self) -> None:
+        if len(self.templates) < 3 or not any(t.heldout for t in self.templates) or all(
+                t.heldout for t in self.templates):
+            raise ValueError(f"task {self.id}: needs >= 3 templates, some (not all) held out")
+
+
+TASKS: dict[str, TaskSpec] = {}
+
+
+def register_task(spec: TaskSpec) -> TaskSpec:
+    if spec.id in TASKS:
+        raise ValueError(f"task {spec.id} registered twice")
+    TASKS[spec.id] = spec
+    return spec
+
+
+def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list[tuple[str, str, bool]] | list[str],
+         *, cue: bool = False, balanced: str | None = None) -> Callable[[Generator], Generator]:
+    """Decorator: register ``fn`` as the generator of a task. Templates given as plain strings get ids
+    ``t1``, ``t2``...; the last one is held out for the test split."""
+
+    def deco(fn: Generator) -> Generator:
+        tpls: list[Template] = []
+        for i, t in enumerate(templates):
+            if isinstance(t, str):
+                tpls.append(Template(f"{id}/t{i + 1}", t, heldout=i == len(templates) - 1))
+            else:
+                tpls.append(Template(f"{id}/{t[0]}", t[1], t[2]))
+        bal = balanced or {"yesno": "yes/no: one of each in every pair", "box": "nothing (box answer)"}.get(
+            form, "answer letter")
+        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal))
+        return fn
+
+    return deco

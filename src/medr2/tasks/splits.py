@@ -1,0 +1,67 @@
+"""Leakage-free splits: cases sharing a patient or a source image always land in the same split."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from medr2.records import Case
+
+SPLIT_SHARES = (("train", 60), ("val", 10), ("test", 30))  # percent
+_RESTRICTIVE = {"train": 0, "val": 1, "test": 2}
+
+
+def hashed_split(key: str) -> str:
+    bucket = int(hashlib.sha256(f"medr2-split:{key}".encode()).hexdigest()[:8], 16) % 100
+    acc = 0
+    for name, share in SPLIT_SHARES:
+        acc += share
+        if bucket < acc:
+            return name
+    return SPLIT_SHARES[-1][0]
+
+
+@dataclass(frozen=True)
+class SplitAssignment:
+    by_case: dict[str, str]
+    conflicts: int  # cases whose source split was overridden to keep a patient group together
+
+
+def assign_splits(cases: Sequence[Case]) -> SplitAssignment:
+    """Group cases by shared ``patient_id`` or ``background`` (union-find); a group takes the split its
+    source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for c in cases:
+        p = f"p:{c.patient_id}"
+        find(p)
+        if c.background:
+            union(p, f"b:{c.background}")
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        groups.setdefault(find(f"p:{c.patient_id}"), []).append(c)
+    by_case: dict[str, str] = {}
+    conflicts = 0
+    for members in groups.values():
+        given = {c.split for c in members if c.split}
+        if given:
+            split = max(given, key=lambda s: _RESTRICTIVE[s])
+            conflicts += sum(1 for c in members if c.split and c.split != split)
+        else:
+            split = hashed_split(min(c.patient_id for c in members))
+        for c in members:
+            by_case[c.case_id] = split
+    return SplitAssignment(by_case, conflicts)

@@ -1,0 +1,232 @@
+"""Stage 3: findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medr2.records import Case, Finding
+from medr2.tasks import vocab
+from medr2.tasks.common import (
+    COUNT_LABELS,
+    SIZE_LABELS,
+    count_layout_index,
+    cue_draft,
+    findings_complete,
+    mcq,
+    ordinal,
+    pick,
+    size_bin,
+    spec_of,
+    unique_findings,
+    yes_no_pair,
+)
+from medr2.tasks.spec import Draft, Skip, TaskContext, task
+
+ATTRIBUTES = ("shape", "margin", "intensity")
+QUADRANT_MARGIN = 0.1  # a lesion centre this close (as a share of the image) to a midline has no quadrant
+
+
+def _labels(case: Case) -> list[str]:
+    return [f.label for f in case.findings]
+
+
+def _abnormal(case: Case) -> bool | None:
+    if case.findings:
+        return True
+    if case.diagnosis is not None and not vocab.is_normal(case.diagnosis):
+        return True
+    return False if findings_complete(case) else None
+
+
+@task("s3.abnormal", 3, "yesno", "is there an abnormality", "finding list (may be empty)", [
+    ("t1", "Is there {claim} in this image?", False),
+    ("t2", "Answer yes or no: this image shows {claim}.", False),
+    ("t3", "Does the image contain {claim}?", True),
+])
+def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
+    state = _abnormal(case)
+    if state is None:
+        raise Skip("finding list not known to be complete")
+    some, none = "an abnormality", "no abnormality at all"
+    true_claim, twin_claim = (some, none) if state else (none, some)
+    return yes_no_pair(spec_of("s3.abnormal"), ctx, {"claim": true_claim}, {"claim": twin_claim}, pair_key="abnormal")
+
+
+@task("s3.finding_type", 3, "mcq", "which finding is present", "finding label", [
+    "Which finding is present in this image?",
+    "What abnormality can be seen here?",
+    "Which of these findings does the image show?",
+    "Identify the finding visible in this image.",
+])
+def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
+    if not case.findings:
+        raise Skip("no findings")
+    label = pick(ctx, sorted({f.label for f in case.findings}))
+    return [mcq(spec_of("s3.finding_type"), ctx, label,
+                ctx.pools.distractors("finding", case, _labels(case), 3, ctx.rng))]
+
+
+@task("s3.absent_finding", 3, "yesno", "is finding F present (F absent)", "finding labels of the pool", [
+    ("t1", "Is there a {f} in this image?", False),
+    ("t2", "Does this image show a {f}?", False),
+    ("t3", "Can a {f} be seen in this image?", True),
+])
+def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
+    if not findings_complete(case):
+        raise Skip("finding list not known to be complete")
+    spec = spec_of("s3.absent_finding")
+    absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng)[0]
+    if case.findings:
+        present = pick(ctx, sorted({f.label for f in case.findings}))
+        drafts = yes_no_pair(spec, ctx, {"f": present}, {"f": absent}, pair_key="absent")
+    else:
+        drafts = yes_no_pair(spec, ctx, {"f": absent}, {"f": absent}, true_answer="no", pair_key="absent",
+                             twin_text="Is this image free of any {f}?")
+    return drafts
+
+
+@task("s3.lesion_box", 3, "box", "locate the lesion", "finding box or mask", [
+    "Draw a bounding box around the {f}.",
+    "Locate the {f} and give its bounding box.",
+    "Where is the {f}? Answer with a box.",
+    "Give the box that encloses the {f} in this image.",
+])
+def lesion_box(case: Case, ctx: TaskContext) -> list[Draft]:
+    cands = unique_findings(case)
+    if not cands:
+        raise Skip("no uniquely labelled finding")
+    f = pick(ctx, cands)
+    spec = spec_of("s3.lesion_box")
+    t = ctx.template(spec)
+    return [Draft(spec.id, "box", t.text.format(f=f.label), t.id, answer_box=f.box, meta={"target": f.label})]
+
+
+def _describe(label: str, attrs: dict[str, Any]) -> str:
+    parts = [str(attrs[a]) for a in ATTRIBUTES if isinstance(attrs.get(a), str) and attrs.get(a)]
+    return f"{', '.join(parts)} {label}" if parts else label
+
+
+@task("s3.cue_description", 3, "mcq", "which description matches the marked region", "finding box + label", [
+    "Which description best matches the marked region?",
+    "What does the outlined region show?",
+    "Choose the description of the finding inside the marked area.",
+    "The region marked on the image is best described as which of the following?",
+], cue=True)
+def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
+    cands = unique_findings(case)
+    if not cands:
+        raise Skip("no uniquely labelled finding")
+    f: Finding = pick(ctx, cands)
+    true = _describe(f.label, f.attributes)
+    wrong: list[str] = []
+    known = [a for a in ATTRIBUTES if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]
+    if known:  # same label, one attribute changed: false for this region
+        a = pick(ctx, known)
+        alt = ctx.pools.distractors(a, case, [f.attributes[a]], 1, ctx.rng, min_k=0)
+        if alt:
+            wrong.append(_describe(f.label, {**f.attributes, a: alt[0]}))
+    others = ctx.pools.distractors("finding", case, _labels(case), 3 - len(wrong), ctx.rng)
+    wrong += [_describe(lab, f.attributes) for lab in others]
+    d = mcq(spec_of("s3.cue_description"), ctx, true, wrong)
+    return [cue_draft(d, case, f.box, f.mask, ctx)]
+
+
+def _quadrant(case: Case, f: Finding) -> str:
+    cx = (f.box[0] + f.box[2]) / 2 / case.width
+    cy = (f.box[1] + f.box[3]) / 2 / case.height
+    if abs(cx - 0.5) < QUADRANT_MARGIN or abs(cy - 0.5) < QUADRANT_MARGIN:
+        raise Skip("lesion centre too close to the image midlines for a quadrant")
+    return f"{'upper' if cy < 0.5 else 'lower'} {'left' if cx < 0.5 else 'right'} quadrant of the image"
+
+
+QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") for h in ("left", "right"))
+
+
+@task("s3.location", 3, "mcq", "lesion location", "finding box + structures (or location/laterality attributes)", [
+    "Where is the {f} located?",
+    "What is the location of the {f}?",
+    "In which {what} is the {f} found?",
+    "Give the location of the {f}.",
+])
+def location(case: Case, ctx: TaskContext) -> list[Draft]:
+    cands = unique_findings(case)
+    if not cands:
+        raise Skip("no uniquely labelled finding")
+    f = pick(ctx, cands)
+    spec = spec_of("s3.location")
+    attrs = f.attributes
+    if isinstance(attrs.get("location"), str) and attrs["location"]:
+        value, what = attrs["location"], "location"
+        wrong = ctx.pools.distractors("location", case, [value], 3, ctx.rng)
+        meta: dict[str, Any] = {"location_kind": "location"}
+    elif isinstance(attrs.get("laterality"), str) and attrs["laterality"]:
+        value, what = attrs["laterality"], "side"
+        wrong = ctx.pools.distractors("laterality", case, [value], 3, ctx.rng, min_k=1)
+        meta = {"location_kind": "laterality", "laterality": True}
+    else:
+        containing = [s for s in case.structures if s.kind in ("organ", "region")
+                      and s.box[0] <= (f.box[0] + f.box[2]) / 2 <= s.box[2]
+                      and s.box[1] <= (f.box[1] + f.box[3]) / 2 <= s.box[3]]
+        if len(containing) == 1:
+            value, what = containing[0].name, "organ"
+            wrong = ctx.pools.distractors("organ", case, [s.name for s in case.structures], 3, ctx.rng)
+            meta = {"location_kind": "organ"}
+        else:
+            value, what = _quadrant(case, f), "part of the image"
+            wrong = [q for q in QUADRANTS if q != value]
+            meta = {"location_kind": "quadrant", "image_laterality": True}
+    d = mcq(spec, ctx, value, wrong, f=f.label, what=what)
+    d.meta = meta
+    return [d]
+
+
+@task("s3.count", 3, "mcq", "number of lesions", "findings (complete list)", [
+    "How many lesions are visible in this image?",
+    "Count the lesions in this image.",
+    "What is the number of distinct lesions shown?",
+    "How many separate abnormal lesions can be seen?",
+], balanced="answer letter, as far as ordered bins allow")
+def count(case: Case, ctx: TaskContext) -> list[Draft]:
+    if not findings_complete(case):
+        raise Skip("finding list not known to be complete")
+    return [ordinal(spec_of("s3.count"), ctx, COUNT_LABELS, count_layout_index(len(case.findings)))]
+
+
+@task("s3.size", 3, "mcq", "lesion size bin", "size_mm or box + pixel spacing", [
+    "What is the approximate largest diameter of the {f}?",
+    "How large is the {f}?",
+    "Estimate the size of the {f}.",
+    "Which size range fits the {f}?",
+], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped")
+def size(case: Case, ctx: TaskContext) -> list[Draft]:
+    cands = unique_findings(case)
+    if not cands:
+        raise Skip("no uniquely labelled finding")
+    f = pick(ctx, cands)
+    mm = f.attributes.get("size_mm")
+    if not isinstance(mm, int | float):
+        if case.pixel_spacing_mm is None:
+            raise Skip("no size_mm and no pixel spacing")
+        mm = max(f.box[2] - f.box[0], f.box[3] - f.box[1]) * case.pixel_spacing_mm
+    d = ordinal(spec_of("s3.size"), ctx, SIZE_LABELS, size_bin(float(mm)), f=f.label)
+    d.meta = {"size_mm": float(mm)}
+    return [d]
+
+
+@task("s3.attribute", 3, "mcq", "shape / margin / intensity", "finding attributes", [
+    "What is the {attr} of the {f}?",
+    "Describe the {attr} of the {f}.",
+    "Which term best describes the {attr} of the {f}?",
+    "How would you characterise the {attr} of the {f}?",
+])
+def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
+    cands = [(f, a) for f in unique_findings(case) for a in ATTRIBUTES
+             if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]
+    if not cands:
+        raise Skip("no finding with shape, margin or intensity")
+    f, a = pick(ctx, cands)
+    value = f.attributes[a]
+    wrong = ctx.pools.distractors(a, case, [value], 3, ctx.rng, min_k=2)
+    d = mcq(spec_of("s3.attribute"), ctx, value, wrong, attr=a, f=f.label)
+    d.meta = {"attribute": a}
+    return [d]

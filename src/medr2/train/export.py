@@ -1,0 +1,158 @@
+"""Training examples from a bench's train split (DESIGN §10), independent of the file format.
+
+Strategies (registry ``STRATEGIES``):
+- ``flat``: every train item one single-turn example, in a seeded shuffle;
+- ``curriculum``: stage 1 -> 4 blocks, each block mixed with a replay share of the earlier stages;
+- ``chain``: each chain as one multi-turn conversation (loss on every assistant turn).
+
+Only ``split == "train"`` items are used, and a train item whose image (or cue image) is also used by
+any item or case outside the train split is dropped and counted: no test item or test image leaks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from medr2.models.base import BoxConvention, Message
+from medr2.records import Item, stable_hash
+from medr2.train.render import PIXELS, answer_turn, chain_turns, item_turns, rejected
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training conversation. ``messages`` alternate user/assistant and end with the assistant's
+    answer; for DPO, ``rejected`` is the wrong final answer."""
+
+    messages: tuple[Message, ...]
+    item_ids: tuple[str, ...]
+    stage: int
+    rejected: str | None = None
+
+    @property
+    def images(self) -> list[str]:
+        return [p.image for m in self.messages for p in m.parts if p.type == "image" and p.image]
+
+
+@dataclass
+class ExportPlan:
+    examples: list[Example]
+    counts: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, Any]:
+        by_stage = Counter(str(e.stage) for e in self.examples)
+        return {"n_examples": len(self.examples), "n_items": sum(len(e.item_ids) for e in self.examples),
+                "examples_by_stage": dict(sorted(by_stage.items())), "counts": dict(sorted(self.counts.items())),
+                "skipped": dict(sorted(self.skipped.items()))}
+
+
+def _order_key(seed: int, key: str) -> str:
+    return stable_hash({"seed": seed, "key": key})
+
+
+def train_items(items: Sequence[Item], cases: Sequence[Any], *, with_variants: bool,
+                skipped: Counter[str]) -> list[Item]:
+    """Train-split items whose images are not shared with any other split."""
+    held_images: set[str] = set()
+    for c in cases:
+        if c.split != "train":
+            held_images.add(c.image_sha256)
+    for it in items:
+        if it.split != "train" and it.image_sha256:
+            held_images.add(it.image_sha256)
+    out = []
+    for it in items:
+        if it.split != "train":
+            skipped[f"split {it.split}"] += 1
+        elif it.variant != "clean" and not with_variants:
+            skipped["variant (without --with-variants)"] += 1
+        elif it.image_sha256 in held_images:
+            skipped["image shared with a non-train split"] += 1
+        else:
+            out.append(it)
+    return out
+
+
+def single_example(item: Item, conv: BoxConvention = PIXELS) -> Example:
+    return Example(tuple([*item_turns(item, conv), answer_turn(item, conv)]), (item.item_id,), item.stage)
+
+
+def chain_example(chain: Sequence[Item], conv: BoxConvention = PIXELS) -> Example:
+    """A chain (its items in step order) as one multi-turn conversation, rendered as ``chain-gold``."""
+    return Example(tuple(chain_turns(chain, conv)), tuple(it.item_id for it in chain), max(it.stage for it in chain))
+
+
+def _flat(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
+    return [single_example(it, conv) for it in sorted(items, key=lambda it: _order_key(seed, it.item_id))]
+
+
+def _curriculum(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
+    replay = float(opts.get("replay", 0.25))
+    if not 0.0 <= replay <= 1.0:
+        raise ValueError("replay must be between 0 and 1")
+    out: list[Example] = []
+    earlier: list[Item] = []
+    for stage in sorted({it.stage for it in items}):
+        block = [it for it in items if it.stage == stage]
+        n_replay = min(len(earlier), round(replay * len(block)))
+        replayed = sorted(earlier, key=lambda it: _order_key(seed, f"replay{stage}:{it.item_id}"))[:n_replay]
+        mixed = sorted(block + replayed, key=lambda it: _order_key(seed, f"{stage}:{it.item_id}"))
+        out += [single_example(it, conv) for it in mixed]
+        earlier += block
+    return out
+
+
+def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
+    chains: dict[str, list[Item]] = {}
+    singles: list[Item] = []
+    for it in items:
+        if it.chain_id and it.variant == "clean" and it.step is not None:
+            chains.setdefault(it.chain_id, []).append(it)
+        else:
+            singles.append(it)
+    examples = [chain_example(sorted(c, key=lambda it: (it.step or 0, it.item_id)), conv) for c in chains.values()]
+    examples += [single_example(it, conv) for it in singles]
+    return sorted(examples, key=lambda e: _order_key(seed, "|".join(e.item_ids)))
+
+
+Strategy = Callable[[list[Item], int, BoxConvention, dict[str, Any]], list[Example]]
+STRATEGIES: dict[str, Strategy] = {"flat": _flat, "curriculum": _curriculum, "chain": _chain}
+
+
+def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "flat", with_variants: bool = False,
+                  seed: int = 0, conv: BoxConvention = PIXELS, **opts: Any) -> ExportPlan:
+    """SFT examples for a strategy (see module doc); boxes are written in ``conv``."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
+    skipped: Counter[str] = Counter()
+    keep: list[Item] = []
+    for it in train_items(items, cases, with_variants=with_variants, skipped=skipped):
+        if it.form == "box" and it.answer_box is None:
+            skipped["box item without answer_box"] += 1
+        else:
+            keep.append(it)
+    examples = STRATEGIES[strategy](keep, seed, conv, opts)
+    return ExportPlan(examples, Counter({"train_items": len(keep)}), skipped)
+
+
+def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "flat", with_variants: bool = False,
+             seed: int = 0, conv: BoxConvention = PIXELS, **opts: Any) -> ExportPlan:
+    """DPO pairs: each example's final answer as chosen, the evaluation's wrong answer for that item
+    (its lure where it has one, else a fixed wrong option) as rejected."""
+    plan = plan_examples(items, cases, strategy=strategy, with_variants=with_variants, seed=seed, conv=conv, **opts)
+    by_id = {it.item_id: it for it in items}
+    pairs: list[Example] = []
+    lure_used = 0
+    for ex in plan.examples:
+        last = by_id[ex.item_ids[-1]]
+        rej = rejected(last, conv)
+        if rej is None:
+            plan.skipped[f"dpo: no wrong answer for form {last.form}"] += 1
+            continue
+        lure_used += bool(last.lure and last.lure != last.answer)
+        pairs.append(Example(ex.messages, ex.item_ids, ex.stage, rejected=rej))
+    plan.counts["rejected_is_lure"] = lure_used
+    return ExportPlan(pairs, plan.counts, plan.skipped)

@@ -1,0 +1,108 @@
+"""A small deterministic Source whose cases support all 31 tasks, plus injectable bad records.
+
+Registered as ``buildtest`` (``buildtest:bad`` adds a corrupt image, a box outside the image, an
+unknown label and a duplicate case id). Images are small numpy arrays written through ImageStore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore, load_image
+from medr2.records import Case, Finding, Structure
+from medr2.sources.base import register_source
+
+MODALITIES = (
+    ("CT", "abdomen", "axial", "portal venous phase"),
+    ("MRI", "head", "axial", "T2-weighted"),
+    ("X-ray", "chest", "PA", None),
+)
+ORGANS = {"CT": ("liver", "kidney"), "MRI": ("brain", "ventricle"), "X-ray": ("lung", "heart")}
+FINDINGS = {"CT": ("cyst", "mass", "haemangioma"), "MRI": ("glioma", "meningioma", "infarct"),
+            "X-ray": ("nodule", "effusion", "consolidation")}
+DIAGNOSES = {"CT": ("hepatic cyst", "hepatocellular carcinoma", "haemangioma"),
+             "MRI": ("glioma", "meningioma", "stroke"), "X-ray": ("pneumonia", "lung cancer", "tuberculosis")}
+SHAPES, MARGINS = ("round", "oval", "irregular", "lobulated"), ("well-defined", "ill-defined", "spiculated")
+SEVERITIES = ("mild", "moderate", "severe")
+W, H = 96, 80
+
+
+@dataclass(frozen=True)
+class Spec:
+    case_id: str
+    index: int
+    kind: str = "good"  # good / corrupt / bad_box / unknown_label / duplicate
+
+
+def make_case(spec: Spec, images: ImageStore) -> Case:
+    i = spec.index
+    rng = np.random.default_rng(1000 + i)
+    modality, region, plane, sequence = MODALITIES[i % 3]
+    arr = (rng.integers(0, 60, (H, W)) + 40).astype(np.uint8)
+    organ_a, organ_b = ORGANS[modality]
+    structures = [
+        Structure(name=organ_a, box=(4, 6, 50, 70), area_px=2000.0),
+        Structure(name=organ_b, box=(60, 8, 90, 30), area_px=500.0),
+        Structure(name="marker point", kind="landmark", box=(70, 60, 74, 64)),
+    ]
+    n_inst = 1 + i % 4
+    structures += [Structure(name="vertebra", kind="instance", box=(5 + 10 * k, 72, 12 + 10 * k, 78))
+                   for k in range(n_inst)]
+    findings: list[Finding] = []
+    n_find = i % 3  # 0, 1 or 2 findings
+    for k in range(n_find):
+        x = 10 + 25 * k
+        arr[20:34, x:x + 14] = 220
+        findings.append(Finding(
+            label=FINDINGS[modality][(i + k) % 3], box=(x, 20, x + 14, 34), synthetic=True,
+            attributes={"size_mm": [7.0, 14.0, 25.0, 40.0][(i + k) % 4], "shape": SHAPES[(i + k) % 4],
+                        "margin": MARGINS[(i + k) % 3], "laterality": ("left", "right")[(i + k) % 2]}))
+    if spec.kind == "bad_box":
+        findings = [Finding(label="cyst", box=(80, 20, 120, 30))]
+    ref = images.put_array(arr)
+    diagnosis = DIAGNOSES[modality][i % 3] if n_find else "normal"
+    quality = "excellent" if spec.kind == "unknown_label" else ("good", "usable", "reject")[i % 3]
+    if spec.kind == "corrupt":
+        bad = images.put_png_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10, W, H)
+        load_image(images.path(bad.path))  # raises BadInput, as a real reader would
+    return Case(
+        case_id=spec.case_id, image=ref.path, image_sha256=ref.sha256, width=W, height=H, modality=modality,
+        plane=plane, sequence=sequence, body_region=region, quality=quality,
+        artefact=("noise", "blur", "none", "motion")[i % 4], flipped=bool(i % 2), pixel_spacing_mm=0.8,
+        structures=structures, findings=findings, diagnosis=diagnosis,
+        severity=SEVERITIES[(i // 3) % 3] if n_find else None,
+        malignancy=("benign", "malignant")[i % 2] if n_find else None,
+        mimics=[d for d in DIAGNOSES[modality] if d != diagnosis][:2] if n_find else [],
+        report=f"Findings: {n_find} lesion(s) in the {organ_a}. Impression: {diagnosis}.",
+        source="buildtest", license="CC0-1.0", patient_id=f"patient{i // 2}",
+        synthetic_fields=["findings"] if n_find else [], meta={"findings_complete": True},
+    )
+
+
+class BuildTestSource:
+    name = "buildtest"
+
+    def __init__(self, arg: str | None) -> None:
+        self.bad = arg == "bad"
+
+    def plan(self, seed: int, n: int | None) -> list[Spec]:
+        n = 24 if n is None else n
+        specs = [Spec(f"case{i:03d}", i) for i in range(n)]
+        if self.bad:
+            specs += [Spec("bad-corrupt", 100, "corrupt"), Spec("bad-box", 101, "bad_box"),
+                      Spec("bad-label", 102, "unknown_label"), Spec("case000", 0, "duplicate")]
+        return specs
+
+    def realize(self, spec: Spec, images: ImageStore) -> Case:
+        if not isinstance(spec, Spec):
+            raise BadInput("not a buildtest spec", record=str(spec))
+        return make_case(spec, images)
+
+
+@register_source("buildtest")
+def _factory(arg: str | None) -> Any:
+    return BuildTestSource(arg)

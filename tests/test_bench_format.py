@@ -1,0 +1,153 @@
+"""Bench folder format: round trip, deterministic bytes, validation of tampering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medr2.bench import BenchWriter, load_bench, write_bench
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case, Finding, Item, Structure, item_content_id
+
+
+def _case(store: ImageStore, i: int, *, box: tuple[float, float, float, float] = (2, 2, 10, 10)) -> Case:
+    arr = np.full((24, 32), i * 7 % 255, np.uint8)
+    ref = store.put_array(arr)
+    return Case(case_id=f"c{i}", image=ref.path, image_sha256=ref.sha256, width=ref.width, height=ref.height,
+                modality="CT", structures=[Structure(name="liver", box=box)],
+                findings=[Finding(label="cyst", box=(3, 3, 6, 6), attributes={"size_mm": 12.0})],
+                source="test", license="CC0", patient_id=f"p{i}")
+
+
+def _item(case: Case, k: int) -> Item:
+    f = {"case_id": case.case_id, "task": "s1.modality", "form": "mcq", "question": f"Which modality? {k}",
+         "options": ["CT", "MRI", "X-ray", "ultrasound"], "answer": "A", "template_id": "t1"}
+    return Item(item_id=item_content_id(f), stage=1, chance=0.25, image=case.image, image_sha256=case.image_sha256,
+                image_width=case.width, image_height=case.height, source="test", license="CC0", **f)
+
+
+def _bench(root: Path, n: int = 3, **kw: object) -> tuple[list[Case], list[Item]]:
+    store = ImageStore(root)
+    cases = [_case(store, i) for i in range(n)]
+    items = [_item(c, k) for c in cases for k in range(2)]
+    write_bench(root, cases, items, {"build": {"seed": 0}}, **kw)  # type: ignore[arg-type]
+    return cases, items
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    cases, items = _bench(tmp_path)
+    b = load_bench(tmp_path)
+    assert b.cases == cases and b.items == items
+    assert b.case("c1") == cases[1]
+    assert b.items_by_id[items[0].item_id] == items[0]
+    assert b.manifest["counts"]["task"] == {"s1.modality": 6}
+    assert b.manifest["complete"] is True and list(b.manifest)[-1] == "complete"
+    assert len(b.checksum) == 64
+
+
+def test_bytes_independent_of_batching(tmp_path: Path) -> None:
+    cases, items = _bench(tmp_path / "a", row_group_size=4)
+    store = ImageStore(tmp_path / "b")
+    cases_b = [_case(store, i) for i in range(3)]
+    with BenchWriter(tmp_path / "b", name="a", row_group_size=4) as w:
+        w.add_cases(cases_b)
+        for it in items:  # one at a time instead of all at once
+            w.add_items([it])
+        w.close({"build": {"seed": 0}})
+    for f in ("items.parquet", "cases.parquet"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
+def test_tampered_image_detected(tmp_path: Path) -> None:
+    cases, _ = _bench(tmp_path)
+    img = tmp_path / cases[0].image
+    img.write_bytes(img.read_bytes() + b"x")
+    with pytest.raises(BadInput) as e:
+        load_bench(tmp_path)
+    assert e.value.field == "image" and e.value.record == "c0"
+    load_bench(tmp_path, validate=False)  # loading without validation still works
+
+
+def test_missing_image_detected(tmp_path: Path) -> None:
+    cases, _ = _bench(tmp_path)
+    (tmp_path / cases[2].image).unlink()
+    with pytest.raises(BadInput, match="missing") as e:
+        load_bench(tmp_path)
+    assert e.value.record == "c2"
+
+
+def test_tampered_parquet_detected(tmp_path: Path) -> None:
+    _bench(tmp_path)
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    m["checksums"]["items.parquet"] = "0" * 64
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="checksum") as e:
+        load_bench(tmp_path)
+    assert e.value.field == "checksums.items.parquet"
+
+
+def test_incomplete_bench_refused(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path)
+    c = _case(store, 0)
+    with pytest.raises(RuntimeError), BenchWriter(tmp_path) as w:
+        w.add_cases([c])
+        w.add_items([_item(c, 0)])
+        raise RuntimeError("killed")
+    assert not (tmp_path / "manifest.json").exists()
+    assert not (tmp_path / "items.parquet").exists()
+    with pytest.raises(BadInput, match="manifest"):
+        load_bench(tmp_path)
+    m = {"format": "medr2-bench", "format_version": 1, "complete": False}
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="incomplete") as e:
+        load_bench(tmp_path)
+    assert e.value.field == "complete"
+
+
+def test_rewrite_removes_old_manifest_first(tmp_path: Path) -> None:
+    _bench(tmp_path)
+    w = BenchWriter(tmp_path)  # a new build starts: the old bench must no longer look complete
+    assert not (tmp_path / "manifest.json").exists()
+    w.abort()
+
+
+def test_duplicate_and_dangling_ids_refused(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path)
+    c = _case(store, 0)
+    w = BenchWriter(tmp_path)
+    w.add_cases([c])
+    with pytest.raises(BadInput, match="duplicate case_id"):
+        w.add_cases([c])
+    it = _item(c, 0)
+    w.add_items([it])
+    with pytest.raises(BadInput, match="duplicate item_id") as e:
+        w.add_items([it])
+    assert e.value.record == it.item_id
+    other = _item(_case(store, 9), 0)
+    w.add_items([other])
+    with pytest.raises(BadInput, match="unknown cases") as e2:
+        w.close()
+    assert e2.value.record == "c9"
+
+
+def test_box_outside_image_detected(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path)
+    c = _case(store, 0, box=(2, 2, 40, 10))  # width is 32
+    write_bench(tmp_path, [c], [_item(c, 0)])
+    with pytest.raises(BadInput, match="outside") as e:
+        load_bench(tmp_path)
+    assert e.value.field == "structures[0].box"
+
+
+def test_path_escape_refused(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path / "b")
+    c = _case(store, 0).model_copy(update={"image": "../outside.png"})
+    (tmp_path / "outside.png").write_bytes(b"x")
+    write_bench(tmp_path / "b", [c], [])
+    with pytest.raises(BadInput, match="escapes") as e:
+        load_bench(tmp_path / "b")
+    assert e.value.field == "image"

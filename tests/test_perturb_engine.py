@@ -1,0 +1,142 @@
+"""The variant engine: determinism (same seed -> same bytes, any worker count), non-destruction,
+skip reporting, and ``medr2 perturb`` on a bench folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from medr2.bench.format import load_bench, write_bench
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore, sha256_file
+from medr2.perturb.engine import generate_variants
+from medr2.perturb.registry import ALL_CODES, derive_seed, parse_variants
+from medr2.records import canonical_json, jsonable
+
+sys.path.insert(0, str(Path(__file__).parent))
+from perturb_fixtures import Fixture, build_fixture  # noqa: E402
+
+
+def _source_files() -> list[Path]:
+    from pydicom.data import get_testdata_file
+    from skimage import data
+
+    files = [Path(p) for p in (get_testdata_file("CT_small.dcm", download=False),
+                               get_testdata_file("RG1_UNCR.dcm", download=False)) if p]
+    files += sorted(Path(data.__file__).parent.glob("retina*"))
+    return files
+
+
+def _images_digest(root: Path) -> dict[str, str]:
+    return {p.name: sha256_file(p) for p in sorted((root / "images").glob("*.png"))}
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build_fixture(tmp_path_factory.mktemp("bench"))
+
+
+def test_parse_variants() -> None:
+    assert parse_variants("all") == ALL_CODES and len(ALL_CODES) == 17
+    assert parse_variants("v8, T1") == ("T1", "V8")
+    assert parse_variants("") == () and parse_variants(None) == ()
+    with pytest.raises(BadInput):
+        parse_variants("T9")
+
+
+def test_seeds_are_stable_hashes() -> None:
+    assert derive_seed(0, "abc", "T4") == derive_seed(0, "abc", "T4")
+    assert derive_seed(0, "abc", "T4") != derive_seed(1, "abc", "T4")
+    assert derive_seed(0, "abc", "T4") != derive_seed(0, "abd", "T4")
+
+
+def test_same_seed_same_bytes_any_workers_and_sources_untouched(fx: Fixture, tmp_path: Path) -> None:
+    sources_before = {p: sha256_file(p) for p in _source_files()}
+    clean_before = _images_digest(fx.root)
+    runs = []
+    for k, workers in enumerate((1, 2, 1)):
+        root = tmp_path / f"run{k}"
+        (root / "images").mkdir(parents=True)
+        for p in (fx.root / "images").glob("*.png"):  # the clean bench's images
+            (root / "images" / p.name).write_bytes(p.read_bytes())
+        codes = "all" if k < 2 else "T4,V8"
+        items, skips = generate_variants(root, fx.cases, fx.items, codes, 7 if k < 2 else 8, ImageStore(root),
+                                         workers=workers)
+        runs.append((canonical_json(jsonable(items)), skips, _images_digest(root)))
+    assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
+    t4v8 = [it for it in json.loads(runs[0][0]) if it["variant"].startswith(("T4", "V8"))]
+    assert canonical_json(t4v8) != runs[2][0]  # another seed gives other variants
+    # clean images are never modified or removed; variant images only add files
+    for name, sha in clean_before.items():
+        assert runs[0][2][name] == sha
+    assert {p: sha256_file(p) for p in _source_files()} == sources_before
+    assert _images_digest(fx.root) == clean_before
+
+
+def test_each_perturbed_image_is_stored_once_and_content_addressed(fx: Fixture, tmp_path: Path) -> None:
+    items, _ = generate_variants(fx.root, fx.cases, fx.items, "V8,V9", 0, fx.images, workers=1)
+    assert len({it.item_id for it in items}) == len(items)
+    for it in items:
+        assert it.image is not None and it.image_sha256 is not None
+        data = (fx.root / it.image).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == it.image_sha256 == Path(it.image).stem
+    # every question about one image sees the same perturbed image
+    per_case = {}
+    for it in items:
+        if it.variant == "V9" and it.cue is None:
+            per_case.setdefault(it.case_id, set()).add(it.image_sha256)
+    assert all(len(s) == 1 for s in per_case.values())
+
+
+def test_skips_are_counted_with_reasons(fx: Fixture) -> None:
+    items, skips = generate_variants(fx.root, fx.cases, fx.items, "all", 0, fx.images, workers=1)
+    assert set(skips) == set(ALL_CODES)
+    made = {it.variant.split("-")[0] for it in items}
+    assert made == set(ALL_CODES)
+    per_code = {c: sum(1 for it in items if it.variant.split("-")[0] == c) for c in ALL_CODES}
+    # each parent is either varied or skipped for a reason (T4/V8 make several items per parent)
+    for code in ("T1", "T2", "T3", "T5", "T6", "T7", "T8", "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V9"):
+        parents = {it.parent_id for it in items if it.variant.split("-")[0] == code}
+        assert len(parents) + sum(skips[code].values()) == len(fx.items), code
+        assert per_code[code] >= len(parents)
+    assert skips["V4"]["case has no lesion to remove"] > 0
+    assert skips["T1"]["not a yes/no item"] > 0
+
+
+def test_medr2_perturb_adds_variants_to_a_bench(fx: Fixture, tmp_path: Path) -> None:
+    from medr2.cli import app
+
+    root = tmp_path / "b"
+    (root / "images").mkdir(parents=True)
+    for p in (fx.root / "images").glob("*.png"):
+        (root / "images" / p.name).write_bytes(p.read_bytes())
+    write_bench(root, fx.cases, fx.items, {"build": {"seed": 3, "variants": []}})
+    before = load_bench(root)
+    r = CliRunner().invoke(app, ["perturb", str(root), "--variants", "T4,V9"])
+    assert r.exit_code == 0, r.output
+    b = load_bench(root)
+    codes = {it.variant.split("-")[0] for it in b.items if it.variant != "clean"}
+    assert codes == {"T4", "V9"}
+    assert [it for it in b.items if it.variant == "clean"] == before.items
+    assert set(b.manifest["variants_skipped"]) == {"T4", "V9"}
+    assert b.manifest["build"]["variants"] == ["T4", "V9"]
+    assert all(it.seed == derive_seed(3, it.parent_id, it.variant.split("-")[0]) for it in b.items
+               if it.variant.startswith("T4"))
+    # again with more codes: existing ones are replaced, not duplicated; same bytes as one call
+    r = CliRunner().invoke(app, ["perturb", str(root), "--variants", "T4,V1"])
+    assert r.exit_code == 0, r.output
+    once = tmp_path / "once"
+    (once / "images").mkdir(parents=True)
+    for p in (fx.root / "images").glob("*.png"):
+        (once / "images" / p.name).write_bytes(p.read_bytes())
+    write_bench(once, fx.cases, fx.items, {"build": {"seed": 3, "variants": []}})
+    r = CliRunner().invoke(app, ["perturb", str(once), "--variants", "T4,V1,V9"])
+    assert r.exit_code == 0, r.output
+    assert sha256_file(root / "items.parquet") == sha256_file(once / "items.parquet")
+    r = CliRunner().invoke(app, ["perturb", str(root), "--variants", "X1"])
+    assert r.exit_code != 0

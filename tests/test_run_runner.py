@@ -1,0 +1,172 @@
+"""Runner: every mode with baselines, resume, shards + merge, manifest, the eval/merge commands."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from medr2.bench import load_bench
+from medr2.errors import BadInput
+from medr2.models.base import BoxConvention, Request, Response
+from medr2.run.commands import register
+from medr2.run.merge import merge_runs
+from medr2.run.prompts import MODES
+from medr2.run.runner import EvalConfig, parse_shard, run_eval, select_items, shard_index
+from medr2.run.store import Store
+from tests.run_fixtures import make_bench
+
+ALL_MODES = tuple(MODES)
+
+
+@pytest.fixture(scope="module")
+def bench_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bench")
+    make_bench(root, n_cases=6)
+    return root
+
+
+def _rows(run: Path) -> list:
+    with Store.open(run) as st:
+        return list(st.iter_predictions())
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+@pytest.mark.parametrize("model", ["baseline:prior", "baseline:random"])
+def test_cli_eval_every_mode(bench_root: Path, tmp_path: Path, model: str) -> None:
+    run = tmp_path / "run"
+    res = CliRunner().invoke(_app(), ["eval", "--bench", str(bench_root), "--model", model, "--out", str(run),
+                                      "--mode", "independent,chain-own", "--mode", "chain-gold",
+                                      "--mode", "chain-misleading,blind", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    n = len(load_bench(bench_root).items)
+    rows = _rows(run)
+    assert Counter(r.prediction.mode for r in rows) == {m: n for m in ALL_MODES}
+    assert all(r.prediction.status == "ok" for r in rows)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["medr2_version"] and "git_commit" in manifest
+    assert manifest["bench"]["checksum"] == load_bench(bench_root).checksum
+    assert manifest["model"]["box_convention"] == {"space": "pixel", "resize": "none", "params": {}}
+    assert manifest["identity"]["model_key"] == model
+    assert manifest["invocations"][0]["command"] and manifest["invocations"][0]["status"] == "complete"
+    assert manifest["modes"] == sorted(ALL_MODES)
+    # rerunning the same command sends nothing
+    res = CliRunner().invoke(_app(), ["eval", "--bench", str(bench_root), "--model", model, "--out", str(run),
+                                      "--mode", ",".join(ALL_MODES), "--no-progress"])
+    assert res.exit_code == 0 and "0 ok" in res.output
+    assert len(_rows(run)) == len(rows)
+
+
+def test_misleading_mode_records_the_misled_step(bench_root: Path, tmp_path: Path) -> None:
+    run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", modes=("chain-misleading",)))
+    rows = _rows(tmp_path / "r")
+    chained = [r for r in rows if r.step and r.step > 1]
+    assert chained and all(r.meta["misled_step"] == r.step - 1 for r in chained)
+    assert all("misled_step" not in r.meta for r in rows if not r.step or r.step == 1)
+
+
+def test_resume_into_other_settings_is_refused(bench_root: Path, tmp_path: Path) -> None:
+    run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", limit=5))
+    with pytest.raises(BadInput, match="model_key"):
+        run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "r", limit=5))
+    with pytest.raises(BadInput, match="generation"):
+        run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", max_new_tokens=7))
+
+
+def test_shards_partition_by_case_and_merge_equals_unsharded(bench_root: Path, tmp_path: Path) -> None:
+    modes = ("independent", "chain-own")
+    full = tmp_path / "full"
+    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=full, modes=modes))
+    shards = []
+    for i in range(3):
+        d = tmp_path / f"s{i}"
+        run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=d, modes=modes, shard=(i, 3)))
+        shards.append(d)
+    cases = [{r.prediction.item_id for r in _rows(d)} for d in shards]
+    assert not (cases[0] & cases[1]) and not (cases[1] & cases[2])
+    merged = merge_runs(shards, tmp_path / "merged")
+    assert merged["shards_missing"] == [] and merged["identity"]["shard"] is None
+
+    def key(rows: list) -> set:
+        return {(r.prediction.item_id, r.prediction.mode, r.prediction.request_hash, r.prediction.raw) for r in rows}
+
+    assert key(_rows(tmp_path / "merged")) == key(_rows(full))
+    with pytest.raises(BadInput, match="twice"):
+        merge_runs([shards[0], shards[0]], tmp_path / "m2")
+    with pytest.raises(BadInput, match="already holds"):
+        merge_runs(shards, tmp_path / "merged")
+
+
+def test_merge_refuses_other_settings_or_bench(bench_root: Path, tmp_path: Path) -> None:
+    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "a", shard=(0, 2)))
+    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "b", shard=(1, 2), seed=5))
+    with pytest.raises(BadInput, match="generation"):
+        merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
+    other = tmp_path / "bench2"
+    make_bench(other, n_cases=3)
+    run_eval(EvalConfig(bench=other, model="baseline:random", out=tmp_path / "c", shard=(1, 2)))
+    with pytest.raises(BadInput, match="bench_checksum"):
+        merge_runs([tmp_path / "a", tmp_path / "c"], tmp_path / "m")
+    res = CliRunner().invoke(_app(), ["merge", str(tmp_path / "a"), "--out", str(tmp_path / "m3")])
+    assert res.exit_code == 0 and json.loads((tmp_path / "m3" / "manifest.json").read_text())["shards_missing"] == [
+        "1/2"]
+
+
+def test_selection_and_shard_parsing(bench_root: Path) -> None:
+    items = load_bench(bench_root).items
+    per_case = len(items) // 6
+    limited = select_items(items, limit=2 * per_case + 3)
+    assert len(limited) == 2 * per_case and len({it.case_id for it in limited}) == 2
+    assert len(select_items(items, limit=1)) == per_case  # at least one whole case
+    by_case = Counter(it.case_id for it in items)
+    assert all(by_case[c] == n for c, n in Counter(it.case_id for it in limited).items())  # whole cases
+    assert {it.variant for it in select_items(items, variants=["V8"])} == {"V8-noise-2"}
+    assert {it.split for it in select_items(items, split="test")} == {"test"}
+    shard = select_items(items, shard=(1, 2))
+    assert all(shard_index(it.case_id, 2) == 1 for it in shard)
+    assert parse_shard("0/4") == (0, 4)
+    for bad in ("4/4", "x", "1/0"):
+        with pytest.raises(BadInput):
+            parse_shard(bad)
+
+
+class _FailingStep:
+    """A tiny adapter object (what a user's own Python callable looks like) that fails one task."""
+
+    key = "custom:fail-box"
+    box_convention = BoxConvention()
+
+    def settings(self) -> dict:
+        return {}
+
+    def generate(self, requests: list[Request]) -> list[Response]:
+        return [Response("error", error="cannot draw boxes") if r.meta["item"].form == "box"
+                else Response("ok", text="A") for r in requests]
+
+    def close(self) -> None:
+        return None
+
+
+def test_chain_own_after_a_failed_step_and_retry_errors(bench_root: Path, tmp_path: Path) -> None:
+    cfg = EvalConfig(bench=bench_root, model="custom", out=tmp_path / "r", modes=("chain-own",))
+    run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    rows = {r.prediction.item_id: r for r in _rows(tmp_path / "r")}
+    later = [r for r in rows.values() if r.chain_id and r.step and r.step > 2 and r.meta["variant"] == "clean"]
+    assert later and all(r.prediction.status == "error" and "earlier chain step 2" in (r.prediction.error or "")
+                         for r in later)
+    # rerun skips errors; --retry-errors resends them and replaces the rows (still one per item)
+    again = run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    assert again.sent == 0
+    cfg.retry_errors = True
+    run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    rows2 = _rows(tmp_path / "r")
+    assert len(rows2) == len(rows)

@@ -1,0 +1,74 @@
+"""The persist-first SQLite store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from medr2.errors import BadInput, WorkFailed
+from medr2.records import Prediction
+from medr2.run.store import Row, Store
+
+
+def _pred(h: str, item: str = "i1", mode: str = "independent", status: str = "ok", raw: str | None = "A") -> Prediction:
+    return Prediction(model_key="m", item_id=item, mode=mode, request_hash=h, raw=raw, status=status,  # type: ignore[arg-type]
+                      error=None if status == "ok" else "boom", latency_s=0.1, prompt_tokens=3, completion_tokens=1)
+
+
+def test_round_trip_and_wal(tmp_path: Path) -> None:
+    with Store.open(tmp_path, write=True) as st:
+        st.put(_pred("h1"), step=2, chain_id="c", meta={"variant": "clean"}, request=[{"role": "user"}])
+        st.put_many([Row(_pred("h2", item="i2")), Row(_pred("h3", item="i3", status="error", raw=None))])
+        assert st.count() == 3 and st.count(status="error") == 1
+        got = st.get("h1")
+        assert got is not None and got.prediction == _pred("h1") and got.step == 2 and got.chain_id == "c"
+        assert got.meta == {"variant": "clean"} and got.request == [{"role": "user"}]
+        assert st.get_item("i2", "independent").prediction.request_hash == "h2"  # type: ignore[union-attr]
+        assert st.statuses(["h1", "h3", "nope"]) == {"h1": "ok", "h3": "error"}
+    con = sqlite3.connect(tmp_path / "store.sqlite")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with Store.open(tmp_path) as ro:
+        assert [r.prediction.request_hash for r in ro.iter_predictions()] == ["h1", "h2", "h3"]
+        assert [r.prediction.request_hash for r in ro.iter_predictions(mode="independent")] == ["h1", "h2", "h3"]
+        assert ro.counts_by_mode() == {"independent": {"ok": 2, "error": 1}}
+
+
+def test_ok_is_final_error_is_replaced(tmp_path: Path) -> None:
+    with Store.open(tmp_path, write=True) as st:
+        st.put(_pred("h1", raw="A"))
+        st.put(_pred("h1", raw="B"))
+        assert st.get("h1").prediction.raw == "A"  # type: ignore[union-attr]
+        st.put(_pred("h2", item="i2", status="error", raw=None))
+        st.put(_pred("h2", item="i2", raw="C"))
+        assert st.get("h2").prediction.status == "ok" and st.count() == 2  # type: ignore[union-attr]
+
+
+def test_one_row_per_item_and_mode(tmp_path: Path) -> None:
+    with Store.open(tmp_path, write=True) as st:
+        # a stale error under another hash gives way (e.g. a chain step whose context changed)
+        st.put(_pred("old", status="error", raw=None))
+        st.put(_pred("new"))
+        assert st.count() == 1 and st.get("old") is None
+        # but a stored ok answer is never shadowed by a second request for the same item and mode
+        with pytest.raises(WorkFailed):
+            st.put(_pred("other"))
+        assert st.count() == 1
+
+
+def test_single_writer_and_missing_store(tmp_path: Path) -> None:
+    with Store.open(tmp_path, write=True), pytest.raises(BadInput, match="another process"):
+        Store.open(tmp_path, write=True)
+    with pytest.raises(BadInput, match="not a run folder"):
+        Store.open(tmp_path / "nothing")
+
+
+def test_copy_from_refuses_overlap(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "a", write=True) as a:
+        a.put(_pred("h1"))
+    with Store.open(tmp_path / "m", write=True) as m:
+        assert m.copy_from(tmp_path / "a" / "store.sqlite") == 1
+        with pytest.raises(WorkFailed):
+            m.copy_from(tmp_path / "a" / "store.sqlite")
+        assert m.count() == 1

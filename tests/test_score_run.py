@@ -1,0 +1,65 @@
+"""`medr2 score RUN`: a real bench, a real run (baselines through the runner), scores.parquet + metrics.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from medr2.bench.format import Bench
+from medr2.run.runner import EvalConfig, run_eval
+from medr2.score.scorer import load_table, score_run
+from tests.run_fixtures import make_bench
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    return make_bench(tmp_path_factory.mktemp("bench"), n_cases=6)
+
+
+def _run(bench: Bench, model: str, out: Path, modes: tuple[str, ...] = ("independent",)) -> Path:
+    run_eval(EvalConfig(bench=bench.root, model=model, out=out, modes=modes))
+    return out
+
+
+def test_score_run_writes_both_files(bench: Bench, tmp_path: Path) -> None:
+    run = _run(bench, "baseline:oracle", tmp_path / "run", ("independent", "chain-own"))
+    metrics = score_run(run, seed=0, n_resamples=100)
+    table = pq.read_table(run / "scores.parquet")
+    assert table.column_names == ["item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant",
+                                  "parent_id", "split", "verdict", "parsed", "method", "iou", "text_metrics"]
+    assert table.num_rows == 2 * len(bench.items)
+    assert set(table.column("verdict").to_pylist()) == {"correct"}
+    on_disk = json.loads((run / "metrics.json").read_text())
+    assert on_disk == json.loads(json.dumps(metrics))
+    assert on_disk["run"]["model"]["key"] == "baseline:oracle"
+    assert on_disk["run"]["box_convention"]["space"] == "pixel"
+    for mode in ("independent", "chain-own"):
+        assert on_disk["modes"][mode]["overall"]["value"] == 1.0
+    before = (run / "metrics.json").read_bytes(), (run / "scores.parquet").read_bytes()
+    score_run(run, seed=0, n_resamples=100)
+    assert ((run / "metrics.json").read_bytes(), (run / "scores.parquet").read_bytes()) == before  # deterministic
+    tidy = load_table(run)
+    assert len(tidy) == table.num_rows and tidy["correct"].all()
+
+
+def test_follow_hint_run(bench: Bench, tmp_path: Path) -> None:
+    run = _run(bench, "baseline:follow-hint", tmp_path / "run")
+    m = score_run(run, n_resamples=50)["modes"]["independent"]
+    assert m["prompt_reliance"]["MFR"]["value"] == 1.0
+    assert m["prompt_reliance"]["MFR"]["n"] == sum(1 for it in bench.items if it.lure)
+
+
+def test_cli(bench: Bench, tmp_path: Path) -> None:
+    run = _run(bench, "baseline:random", tmp_path / "run")
+    cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--resamples", "50"]
+    done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "overall" in done.stdout and (run / "metrics.json").is_file()
+    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(tmp_path / "nope")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "manifest" in bad.stderr
