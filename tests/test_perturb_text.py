@@ -60,7 +60,7 @@ def test_t1_only_yes_no_and_asserts_an_absent_attribute(fx: Fixture, out: tuple[
     for v in t1:  # the asserted value is not true for the case
         c = case[v.case_id]
         if v.perturbation["family"] == "acquisition":
-            assert v.question != f"Is this a {c.modality} image?"
+            assert v.question != f"Was this image acquired with {c.modality}?"
         if v.perturbation["family"] == "finding":
             assert not any(f.label in v.question for f in c.findings)
     assert skips["T1"]["not a yes/no item"] > 0

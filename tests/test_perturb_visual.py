@@ -155,6 +155,7 @@ def test_v7_turns_a_drawn_cue_into_coordinates(fx: Fixture, variants: list[Item]
     for v in cued:
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         assert v.image == case.image  # the undrawn base image
+        assert "outlined" not in v.question and "indicated" in v.question and "nothing is drawn" in v.question
 
 
 def test_v8_clips_and_severities_are_ordered(fx: Fixture, variants: list[Item]) -> None:

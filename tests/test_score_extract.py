@@ -56,8 +56,8 @@ LETTER_FORMS = ["{L}", "({L})", "**{L}**", "{L}.", "Answer: {L}", "The answer is
 @settings(max_examples=200, deadline=None)
 @given(idx=st.integers(0, 3), other=st.integers(0, 3), fmt=st.sampled_from(LETTER_FORMS))
 def test_mcq_letter_in_any_format(idx: int, other: int, fmt: str) -> None:
-    L, O = "ABCD"[idx], "ABCD"[other]
-    text = fmt.format(L=L, O=O, T=OPTS[idx])
+    L, other_letter = "ABCD"[idx], "ABCD"[other]
+    text = fmt.format(L=L, O=other_letter, T=OPTS[idx])
     assert extract("mcq", text, OPTS) == L
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from medr2.models.base import BoxConvention, Request, Response
-from medr2.records import Item, Prediction
+from medr2.records import Prediction
 from medr2.score.judge import Judge
 from medr2.score.metrics import compare_runs, compute_metrics, confusion_matrix
 from medr2.score.scorer import score_items
@@ -38,7 +38,7 @@ def oracle() -> dict[str, Any]:
 
 
 def _leaves(tree: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
-    if isinstance(tree, dict) and M_KEYS <= set(tree):
+    if isinstance(tree, dict) and set(tree) >= M_KEYS:
         out = [(path, tree)]
         out += [x for k, v in tree.items() if k not in M_KEYS for x in _leaves(v, f"{path}.{k}")]
         return out
@@ -56,11 +56,14 @@ def test_layout(oracle: dict[str, Any]) -> None:
         assert key in mode, key
     assert set(mode["stages"]) == {"1", "2", "3", "4"}
     task = mode["tasks"]["s1.modality"]
-    assert task["chance"] == 0.25 and M_KEYS <= set(task["cna"])
+    assert task["chance"] == 0.25 and set(task["cna"]) >= M_KEYS
     leaves = _leaves(mode)
     assert len(leaves) > 60
     for path, m in leaves:
-        assert M_KEYS <= set(m), path
+        assert set(m) >= M_KEYS, path
+        if "unavailable" in m:  # METEOR without WordNet data: null with its reason, never approximated
+            assert path.endswith("METEOR") and m["value"] is None
+            continue
         assert m["n"] > 0 and m["n_cases"] > 0, path
     json.dumps(oracle, allow_nan=False)
 

@@ -25,13 +25,11 @@ def tiny_vlm_dir(tmp_path_factory) -> Path:
 
 
 def quadrant_image(q: int, rng: np.random.Generator, size: int = SIZE) -> np.ndarray:
-    """Dark noisy image with a bright square inside quadrant ``q`` (0 TL, 1 TR, 2 BL, 3 BR)."""
+    """Dark noisy image whose quadrant ``q`` (0 TL, 1 TR, 2 BL, 3 BR) is bright."""
     img = rng.integers(0, 60, (size, size), dtype=np.uint8)
     half = size // 2
-    s = half // 2
-    y0 = (q // 2) * half + int(rng.integers(0, half - s + 1))
-    x0 = (q % 2) * half + int(rng.integers(0, half - s + 1))
-    img[y0:y0 + s, x0:x0 + s] = 255
+    y0, x0 = (q // 2) * half, (q % 2) * half
+    img[y0:y0 + half, x0:x0 + half] = rng.integers(200, 256, (half, half), dtype=np.uint8)
     return img
 
 

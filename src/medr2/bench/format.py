@@ -37,6 +37,7 @@ CASES_FILE = "cases.parquet"
 ITEMS_FILE = "items.parquet"
 QUARANTINE_FILE = "quarantine.jsonl"
 ROW_GROUP_SIZE = 20_000
+CASE_ROW_GROUP_SIZE = 4_096  # case rows are larger; a bench of up to this many cases has one row group
 
 CASE_SCHEMA: RecordSchema = record_schema(Case)
 ITEM_SCHEMA: RecordSchema = record_schema(Item)
@@ -111,31 +112,42 @@ class _Counts:
         })
 
 
-def _case_summary(cases: Sequence[Case]) -> dict[str, Any]:
-    synthetic = sum(1 for c in cases if c.synthetic_fields or any(f.synthetic for f in c.findings)
-                    or any(s.synthetic for s in c.structures))
-    return _sorted({
-        "n": len(cases),
-        "real": len(cases) - synthetic,
-        "synthetic": synthetic,
-        "sources": dict(Counter(c.source for c in cases)),
-        "licenses": dict(Counter(c.license for c in cases)),
-        "access": dict(Counter(c.access for c in cases)),
-        "splits": dict(Counter(c.split or "none" for c in cases)),
-        "modalities": dict(Counter(c.modality for c in cases)),
-        "patients": len({c.patient_id for c in cases}),
-    })
+class _CaseSummary:
+    """The manifest's ``cases`` block, accumulated one case at a time."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.synthetic = 0
+        self.by: dict[str, Counter[str]] = {k: Counter() for k in ("sources", "licenses", "access", "splits",
+                                                                   "modalities")}
+        self.patients: set[str] = set()
+
+    def add(self, c: Case) -> None:
+        self.n += 1
+        if c.synthetic_fields or any(f.synthetic for f in c.findings) or any(s.synthetic for s in c.structures):
+            self.synthetic += 1
+        for key, value in (("sources", c.source), ("licenses", c.license), ("access", c.access),
+                           ("splits", c.split or "none"), ("modalities", c.modality)):
+            self.by[key][value] += 1
+        self.patients.add(c.patient_id)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _sorted({"n": self.n, "real": self.n - self.synthetic, "synthetic": self.synthetic,
+                        **{k: dict(v) for k, v in self.by.items()}, "patients": len(self.patients)})
 
 
 class BenchWriter:
-    """Streams items into ``items.parquet`` in fixed-size row groups, then writes cases and the manifest.
+    """Streams items into ``items.parquet`` and cases into ``cases.parquet`` in fixed-size row groups,
+    then writes the manifest.
 
-    Row-group boundaries depend only on the number of items written, never on how ``add_items``
-    calls were batched, so the bytes are the same for any batching. Use as a context manager: on an
-    exception the temporary files are removed and no manifest is written.
+    Records are turned into rows as they arrive (only rows of the current row group are held), and
+    row-group boundaries depend only on the number of records written, never on how ``add_items`` /
+    ``add_cases`` calls were batched, so the bytes are the same for any batching. Use as a context
+    manager: on an exception the temporary files are removed and no manifest is written.
     """
 
-    def __init__(self, root: Path | str, *, name: str | None = None, row_group_size: int = ROW_GROUP_SIZE) -> None:
+    def __init__(self, root: Path | str, *, name: str | None = None, row_group_size: int = ROW_GROUP_SIZE,
+                 case_row_group_size: int = CASE_ROW_GROUP_SIZE) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "images").mkdir(exist_ok=True)
@@ -146,9 +158,13 @@ class BenchWriter:
         self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
             str(self._items_tmp), ITEM_SCHEMA.schema, **_WRITE_OPTS)
-        self._buffer: list[Item] = []
+        self._buffer: list[dict[str, Any]] = []
         self._item_ids: set[str] = set()
-        self._cases: list[Case] = []
+        self.case_row_group_size = case_row_group_size
+        self._cases_tmp = self.root / f".{CASES_FILE}.partial"
+        self._case_writer: pq.ParquetWriter | None = None
+        self._case_buffer: list[dict[str, Any]] = []
+        self._case_summary = _CaseSummary()
         self._case_ids: set[str] = set()
         self._item_case_ids: set[str] = set()
         self._counts = _Counts()
@@ -166,7 +182,10 @@ class BenchWriter:
             if c.case_id in self._case_ids:
                 raise BadInput("duplicate case_id", file=CASES_FILE, record=c.case_id, field="case_id")
             self._case_ids.add(c.case_id)
-            self._cases.append(c)
+            self._case_summary.add(c)
+            self._case_buffer.append(CASE_SCHEMA.to_row(c))
+            if len(self._case_buffer) >= self.case_row_group_size:
+                self._flush_cases()
 
     def add_items(self, items: Iterable[Item]) -> None:
         for it in items:
@@ -175,7 +194,7 @@ class BenchWriter:
             self._item_ids.add(it.item_id)
             self._item_case_ids.add(it.case_id)
             self._counts.add(it)
-            self._buffer.append(it)
+            self._buffer.append(ITEM_SCHEMA.to_row(it))
             if len(self._buffer) >= self.row_group_size:
                 self._flush()
 
@@ -185,14 +204,26 @@ class BenchWriter:
 
     def _flush(self) -> None:
         if self._buffer and self._writer is not None:
-            self._writer.write_table(ITEM_SCHEMA.to_table(self._buffer), row_group_size=self.row_group_size)
+            self._writer.write_table(ITEM_SCHEMA.rows_table(self._buffer), row_group_size=self.row_group_size)
             self._buffer = []
 
+    def _flush_cases(self, *, final: bool = False) -> None:
+        """Write buffered case rows as one row group (the last call writes even an empty bench)."""
+        if not self._case_buffer and not (final and self._case_writer is None):
+            return
+        if self._case_writer is None:
+            self._case_writer = pq.ParquetWriter(str(self._cases_tmp), CASE_SCHEMA.schema, **_WRITE_OPTS)
+        self._case_writer.write_table(CASE_SCHEMA.rows_table(self._case_buffer),
+                                      row_group_size=max(1, len(self._case_buffer)))
+        self._case_buffer = []
+
     def abort(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        for w in (self._writer, self._case_writer):
+            if w is not None:
+                w.close()
+        self._writer = self._case_writer = None
         self._items_tmp.unlink(missing_ok=True)
+        self._cases_tmp.unlink(missing_ok=True)
         self.closed = True
 
     def close(self, manifest_extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -212,10 +243,11 @@ class BenchWriter:
         self._writer = None
         os.replace(self._items_tmp, self.root / ITEMS_FILE)
         cases_path = self.root / CASES_FILE
-        cases_tmp = self.root / f".{CASES_FILE}.partial"
-        pq.write_table(CASE_SCHEMA.to_table(self._cases), str(cases_tmp), row_group_size=max(1, len(self._cases)),
-                       **_WRITE_OPTS)
-        os.replace(cases_tmp, cases_path)
+        self._flush_cases(final=True)
+        assert self._case_writer is not None
+        self._case_writer.close()
+        self._case_writer = None
+        os.replace(self._cases_tmp, cases_path)
         items_sha = sha256_file(self.root / ITEMS_FILE)
         cases_sha = sha256_file(cases_path)
         manifest: dict[str, Any] = {
@@ -227,7 +259,7 @@ class BenchWriter:
         for key in sorted(extra):
             manifest[key] = _sorted(extra[key])
         manifest["counts"] = self._counts.as_dict()
-        manifest["cases"] = _case_summary(self._cases)
+        manifest["cases"] = self._case_summary.as_dict()
         manifest["checksums"] = {
             CASES_FILE: cases_sha,
             ITEMS_FILE: items_sha,

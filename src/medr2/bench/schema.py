@@ -53,7 +53,10 @@ class RecordSchema:
         return row
 
     def to_table(self, records: typing.Sequence[BaseModel]) -> pa.Table:
-        rows = [self.to_row(r) for r in records]
+        return self.rows_table([self.to_row(r) for r in records])
+
+    def rows_table(self, rows: typing.Sequence[dict[str, Any]]) -> pa.Table:
+        """The Arrow table of rows made by :meth:`to_row`."""
         cols = {n: [r[n] for r in rows] for n in self.schema.names}
         return pa.Table.from_pydict(cols, schema=self.schema)
 

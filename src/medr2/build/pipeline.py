@@ -1,10 +1,15 @@
 """The build pipeline: source -> cases -> clean items -> variants -> bench folder.
 
-Pass 1 realizes the source's case specs in worker processes (order kept), validates each Case and
-quarantines bad records. Pass 2 builds label pools from all valid cases, drafts the items of every
-case in workers, and assembles them serially (balanced letters, ids, pairs, chains), streaming them
-into ``items.parquet``. Pass 3 (optional) asks :mod:`medr2.perturb.engine` for variants. Everything
-random is seeded from (seed, record id), so the bytes do not depend on the number of workers.
+Pass 1 realizes the source's case specs in worker processes, validates each Case and quarantines bad
+records. A source may define ``locality(spec)``: specs are then handed out grouped by that key (e.g.
+the background image), so each worker keeps only a few decoded backgrounds in its cache. Realized
+cases go to an on-disk spool; a scan in plan order then drops duplicates and builds the label pools
+and splits. Pass 2 reads the cases back in plan order, drafts their items in workers, and assembles
+them serially (balanced letters, ids, pairs, chains), streaming cases and items into the Parquet
+files, so memory does not grow with the number of cases. Pass 3 (optional) asks
+:mod:`medr2.perturb.engine` for variants (it takes all cases and clean items in memory). Everything
+random is seeded from (seed, record id), so the bytes depend neither on the number of workers nor on
+the order work is handed out in.
 """
 
 from __future__ import annotations
@@ -12,23 +17,22 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import medr2
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, QUARANTINE_FILE, BenchWriter
+from medr2.build.parallel import STATE, ordered_map
+from medr2.build.spool import CaseSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.imageio import ImageStore
 from medr2.records import Case, Item
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
-
-T = TypeVar("T")
-R = TypeVar("R")
+from medr2.tasks.splits import SplitAssignment, SplitKey
 
 
 @dataclass
@@ -44,22 +48,18 @@ class BuildResult:
     seconds: float = 0.0
 
 
-# --- worker state (set once per process by the pool initializer; fork shares it for free) ---
-_STATE: dict[str, Any] = {}
-
-
-def _init_worker(state: dict[str, Any]) -> None:
-    _STATE.clear()
-    _STATE.update(state)
-
-
 def _realize(spec: Any) -> Case | QuarantineEntry:
-    source: Source = _STATE["source"]
-    images: ImageStore = _STATE["images"]
+    source: Source = STATE["source"]
+    images: ImageStore = STATE["images"]
     record = _spec_name(spec)
     try:
         case = source.realize(spec, images)
-        validate_case(case, images.root)
+        try:
+            validate_case(case, images.root)
+        except BadInput as e:  # name the source record (its file), not the bench-internal image path
+            src = case.meta.get("file")
+            raise BadInput(f"{e.reason} (case {case.case_id})", file=str(src) if src else e.file,
+                           record=str(src) if src else e.record, field=e.field) from e
         return case
     except BadInput as e:
         return QuarantineEntry(e.file, e.record or record, e.field, e.reason, "source")
@@ -68,7 +68,8 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
 
 
 def _draft(case: Case) -> CaseDrafts:
-    return draft_case(case, _STATE["pools"], _STATE["seed"], _STATE["splits"][case.case_id], _STATE["images"])
+    assert case.split is not None
+    return draft_case(case, STATE["pools"], STATE["seed"], case.split, STATE["images"])
 
 
 def _spec_name(spec: Any) -> str:
@@ -89,15 +90,58 @@ def _error_field(e: Exception) -> str | None:
     return None
 
 
-def _parallel_map(fn: Callable[[T], R], items: Sequence[T], workers: int, state: dict[str, Any]) -> Iterator[R]:
-    """``map`` in plan order; in-process for one worker, else a process pool with chunks."""
-    if workers <= 1 or len(items) <= 1:
-        _init_worker(state)
-        yield from map(fn, items)
-        return
-    chunk = max(1, min(64, len(items) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(state,)) as ex:
-        yield from ex.map(fn, items, chunksize=chunk)
+def _dispatch_order(source: Source, specs: Sequence[Any]) -> list[int]:
+    """Plan indices in the order work is handed out: grouped by ``source.locality(spec)`` if defined."""
+    locality = getattr(source, "locality", None)
+    if locality is None:
+        return list(range(len(specs)))
+    return sorted(range(len(specs)), key=lambda i: (locality(specs[i]), i))
+
+
+@dataclass
+class _Realized:
+    """Pass 1 in plan order: the accepted plan indices and what pools, splits and the manifest need."""
+
+    accepted: list[int]
+    pools: LabelPools
+    splits: SplitAssignment
+    licenses: Counter[str]
+
+
+def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool: CaseSpool, workers: int,
+                 quarantine: Quarantine) -> _Realized:
+    order = _dispatch_order(source, specs)
+    failed: dict[int, QuarantineEntry] = {}
+    work = ((i, specs[i]) for i in order)
+    for (i, _spec), res in ordered_map(_realize_indexed, work, workers, {"source": source, "images": images},
+                                       n=len(specs)):
+        if isinstance(res, QuarantineEntry):
+            failed[i] = res
+        else:
+            spool.put(i, res)
+    accepted: list[int] = []
+    keys: list[SplitKey] = []
+    seen: set[str] = set()
+    pools = LabelPools.empty()
+    licenses: Counter[str] = Counter()
+    for i in range(len(specs)):  # plan order: the first of two cases with one id wins, as before
+        if i in failed:
+            quarantine.add(failed[i])
+            continue
+        case = spool.get(i)
+        if case.case_id in seen:
+            quarantine.add(QuarantineEntry(case.image, case.case_id, "case_id", "duplicate case_id", "source"))
+            continue
+        seen.add(case.case_id)
+        accepted.append(i)
+        keys.append(SplitKey(case.case_id, case.patient_id, case.background, case.split))
+        pools.add_case(case)
+        licenses[case.license] += 1
+    return _Realized(accepted, pools, assign_splits(keys), licenses)
+
+
+def _realize_indexed(job: tuple[int, Any]) -> Case | QuarantineEntry:
+    return _realize(job[1])
 
 
 def _prepare_out(out: Path) -> None:
@@ -133,44 +177,45 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 
     specs = list(source.plan(seed, n_cases))
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
-    cases: list[Case] = []
-    seen: set[str] = set()
-    for res in _parallel_map(_realize, specs, n_workers, {"source": source, "images": images}):
-        if isinstance(res, QuarantineEntry):
-            quarantine.add(res)
-        elif res.case_id in seen:
-            quarantine.add(QuarantineEntry(res.image, res.case_id, "case_id", "duplicate case_id", "source"))
-        else:
-            seen.add(res.case_id)
-            cases.append(res)
-    if not cases:
-        raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
-                       f"see {out / QUARANTINE_FILE})", field="--source")
+    with CaseSpool(out) as spool:
+        done = _realize_all(source, specs, images, spool, n_workers, quarantine)
+        if not done.accepted:
+            raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
+                           f"see {out / QUARANTINE_FILE})", field="--source")
+        split_of = done.splits.by_case
 
-    split_of = assign_splits(cases)
-    cases = [c.model_copy(update={"split": split_of.by_case[c.case_id]}) for c in cases]
-    pools = LabelPools.from_cases(cases)
-    say(f"generating items for {len(cases)} cases")
-    skipped: dict[str, Counter[str]] = {}
-    assembler = Assembler(seed)
-    clean: list[Item] = []
-    state = {"pools": pools, "seed": seed, "splits": split_of.by_case, "images": images}
-    with BenchWriter(out, name=name or out.name) as writer:
-        writer.add_cases(cases)
-        for case, drafts in zip(cases, _parallel_map(_draft, cases, n_workers, state), strict=True):
-            for task_id, reason in drafts.skipped.items():
-                skipped.setdefault(task_id, Counter())[reason] += 1
-            for entry in drafts.errors:
-                quarantine.add(entry)
-            items = assembler.assemble(case, drafts, split_of.by_case[case.case_id])
-            writer.add_items(items)
-            clean.extend(items)
-        variant_items, variant_skips = _variants(out, cases, clean, codes, seed, images, n_workers, say)
-        writer.add_items(variant_items)
-        manifest = writer.close(_manifest_extra(
-            name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
-            quarantine.count, split_of.conflicts, cases, specs))
-    return BuildResult(out, manifest, len(cases), writer.n_items, len(clean), quarantine.count,
+        def in_plan_order() -> Iterator[Case]:
+            for i in done.accepted:
+                c = spool.get(i)
+                yield c.model_copy(update={"split": split_of[c.case_id]})
+
+        say(f"generating items for {len(done.accepted)} cases")
+        skipped: dict[str, Counter[str]] = {}
+        assembler = Assembler(seed)
+        clean: list[Item] = []  # kept only when variants need them
+        n_clean = 0
+        state = {"pools": done.pools, "seed": seed, "images": images}
+        with BenchWriter(out, name=name or out.name) as writer:
+            for case, drafts in ordered_map(_draft, in_plan_order(), n_workers, state, n=len(done.accepted)):
+                writer.add_cases([case])
+                for task_id, reason in drafts.skipped.items():
+                    skipped.setdefault(task_id, Counter())[reason] += 1
+                for entry in drafts.errors:
+                    quarantine.add(entry)
+                assert case.split is not None
+                items = assembler.assemble(case, drafts, case.split)
+                writer.add_items(items)
+                n_clean += len(items)
+                if codes:
+                    clean.extend(items)
+            cases = list(in_plan_order()) if codes else []
+            variant_items, variant_skips = _variants(out, cases, clean, codes, seed, images, n_workers, say)
+            del cases, clean
+            writer.add_items(variant_items)
+            manifest = writer.close(_manifest_extra(
+                name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
+                quarantine.count, done.splits.conflicts, done.licenses, len(specs)))
+    return BuildResult(out, manifest, len(done.accepted), writer.n_items, n_clean, quarantine.count,
                        {k: dict(v) for k, v in skipped.items()}, variant_skips, time.perf_counter() - t0)
 
 
@@ -197,7 +242,7 @@ def _variants(out: Path, cases: list[Case], clean: list[Item], codes: tuple[str,
 def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: int, n_cases: int | None,
                     codes: tuple[str, ...], skipped: dict[str, Counter[str]],
                     variant_skips: dict[str, dict[str, int]], n_quarantined: int, split_conflicts: int,
-                    cases: list[Case], specs: Iterable[Any]) -> dict[str, Any]:
+                    licenses: Counter[str], n_planned: int) -> dict[str, Any]:
     spec_text = source_spec if isinstance(source_spec, str) else getattr(source, "name", type(source).__name__)
     return {
         "name": name,
@@ -205,7 +250,7 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "source": spec_text,
             "seed": seed,
             "cases_requested": n_cases,
-            "cases_planned": len(list(specs)),
+            "cases_planned": n_planned,
             "variants": list(codes),
             "split_shares": {"train": 60, "val": 10, "test": 30},
             "split_conflicts_resolved": split_conflicts,
@@ -218,6 +263,6 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
         "sources": {
             "synthetic_note": ("cases with synthetic parts carry the names of those fields in Case.synthetic_fields; "
                                "findings/structures placed synthetically have synthetic=true"),
-            "licenses": dict(sorted(Counter(c.license for c in cases).items())),
+            "licenses": dict(sorted(licenses.items())),
         },
     }

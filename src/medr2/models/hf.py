@@ -54,8 +54,7 @@ def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxCo
         image_processor, "do_center_crop", False) else {}
     if size.get("height") and size.get("width") and not crop:
         w, h = int(size["width"]), int(size["height"])
-        # presets' rule reads height/width, score.boxes' rule reads size=(W, H)
-        return BoxConvention(space, "fixed", (("height", h), ("size", (w, h)), ("width", w)))
+        return BoxConvention(space, "fixed", (("height", h), ("width", w)))
     if size.get("shortest_edge") and crop:
         return BoxConvention(space, "shortest-edge-center-crop", (
             ("crop_height", crop["height"]), ("crop_width", crop["width"]), ("shortest_edge", size["shortest_edge"])))

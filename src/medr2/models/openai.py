@@ -5,7 +5,7 @@ LMDeploy, commercial APIs), through a lean aiohttp client.
   requests in flight; several base URLs, each request sent to the one with the fewest in flight;
 - images sent as data URLs, each encoded once per content hash (the JSON fragment is cached and
   spliced into request bodies, so nothing is re-encoded per request);
-- retries (tenacity) with exponential backoff and jitter on 429, 408, 5xx, timeouts, connection
+- retries with exponential backoff and jitter on 429, 408, 5xx, timeouts, connection
   errors and malformed bodies, honouring ``Retry-After`` / ``retry-after-ms``; other 4xx fail at once;
 - a per-request timeout; token usage recorded; the API key read from the environment variable the
   user names, sent only in the Authorization header, never recorded or logged.
@@ -24,13 +24,12 @@ import json
 import os
 import random
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside, sha256_bytes
@@ -80,46 +79,66 @@ def parse_retry_after(headers: Any) -> float | None:
 def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
     """Text and token usage of a chat-completions body; Transient if the body is malformed."""
     try:
-        body = json.loads(data)
+        try:
+            body = json.loads(data)
+        except UnicodeDecodeError:  # invalid UTF-8 inside the answer: keep it, bad bytes as U+FFFD
+            body = json.loads(data.decode("utf-8", "replace"))
         msg = body["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise Transient(f"malformed response body ({type(e).__name__}): {data[:ERROR_SNIPPET]!r}") from None
     content = msg.get("content") if isinstance(msg, dict) else None
     if isinstance(content, list):  # some servers return content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        content = "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     if not isinstance(content, str):
         refusal = msg.get("refusal") if isinstance(msg, dict) else None
         raise Permanent(f"response has no text content (refusal: {refusal!r})")
-    usage = body.get("usage") or {}
+    # lone surrogates (JSON escapes like \\udcff) cannot be stored as UTF-8: keep them as U+FFFD
+    content = content.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return content, pt if isinstance(pt, int) else None, ct if isinstance(ct, int) else None
 
 
 class _ImageCache:
-    """JSON fragments ``{"type":"image_url",...}`` per image sha, LRU-bounded by bytes."""
+    """JSON fragments ``{"type":"image_url",...}`` (UTF-8 bytes) per image sha, LRU-bounded by bytes."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._frags: OrderedDict[str, str] = OrderedDict()
+        self._frags: OrderedDict[str, bytes] = OrderedDict()
         self._bytes = 0
+        self._roots: dict[Path, str] = {}
         self.encoded = 0  # how many times an image was read and encoded
 
-    def fragment(self, bench_root: Path, rel: str, sha: str | None) -> str:
+    def _path(self, bench_root: Path, rel: str) -> str:
+        """``resolve_inside`` with the bench root resolved once (same checks: no absolute path,
+        no ``..`` or symlink leading out of the root)."""
+        root = self._roots.get(bench_root)
+        if root is None:
+            root = self._roots[bench_root] = str(resolve_inside(bench_root, "."))
+        if os.path.isabs(rel):
+            raise BadInput("absolute path not allowed", file=rel)
+        path = os.path.realpath(os.path.join(root, rel))
+        if not path.startswith(root.rstrip(os.sep) + os.sep):
+            raise BadInput(f"path escapes the data root {root}", file=rel)
+        return path
+
+    def fragment(self, bench_root: Path, rel: str, sha: str | None) -> bytes:
         key = sha or rel
         frag = self._frags.get(key)
         if frag is not None:
             self._frags.move_to_end(key)
             return frag
-        path = resolve_inside(bench_root, rel)
+        path = self._path(bench_root, rel)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError as e:
             raise Permanent(f"cannot read image {rel}: {e}") from None
         if sha is not None and sha256_bytes(data) != sha:
             raise Permanent(f"image {rel} does not match its recorded sha256")
         mime = "image/jpeg" if data[:2] == b"\xff\xd8" else "image/png"
-        url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-        frag = '{"type":"image_url","image_url":{"url":"' + url + '"}}'
+        frag = b"".join((b'{"type":"image_url","image_url":{"url":"data:', mime.encode(), b";base64,",
+                         base64.b64encode(data), b'"}}'))
         self.encoded += 1
         self._frags[key] = frag
         self._bytes += len(frag)
@@ -186,8 +205,27 @@ class OpenAIAdapter:
         return [r for r in out if r is not None]
 
     def stream(self, requests: Sequence[Request]) -> Iterator[tuple[int, Response]]:
+        for batch in self.stream_batches(requests):
+            yield from batch
+
+    def stream_batches(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """Like ``stream``, but the requests that finished in one wake-up of the event loop come as one
+        list. Nothing new is sent while the caller holds a batch, so a caller that persists each
+        answer before asking for more loses at most ``concurrency`` requests on a kill.
+
+        Finished tasks are collected by a done-callback into a queue (O(1) per request, whatever the
+        concurrency), not by ``asyncio.wait`` over every pending task."""
         loop = self._ensure_loop()
         pending: dict[asyncio.Task[Response], int] = {}
+        finished: deque[asyncio.Task[Response]] = deque()
+        wake: list[asyncio.Future[None] | None] = [None]
+
+        def on_done(task: asyncio.Task[Response]) -> None:
+            finished.append(task)
+            waiter = wake[0]
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
         todo = iter(enumerate(requests))
         exhausted = False
         try:
@@ -197,12 +235,20 @@ class OpenAIAdapter:
                     if nxt is None:
                         exhausted = True
                         break
-                    pending[loop.create_task(self._one(nxt[1]))] = nxt[0]
+                    task = loop.create_task(self._one(nxt[1]))
+                    task.add_done_callback(on_done)
+                    pending[task] = nxt[0]
                 if not pending:
                     return
-                done = loop.run_until_complete(_first_done(set(pending)))
-                for task in done:
-                    yield pending.pop(task), task.result()
+                if not finished:
+                    wake[0] = loop.create_future()
+                    loop.run_until_complete(wake[0])
+                    wake[0] = None
+                batch = []
+                while finished:
+                    task = finished.popleft()
+                    batch.append((pending.pop(task), task.result()))
+                yield batch
         finally:
             if pending:
                 for task in pending:
@@ -232,8 +278,8 @@ class OpenAIAdapter:
         return aiohttp.ClientSession(connector=connector, json_serialize=json.dumps)
 
     def body(self, req: Request) -> bytes:
-        """The request body; image parts are spliced in from the per-sha fragment cache."""
-        msgs = ",".join(self._message_json(m, req.bench_root) for m in req.messages)
+        """The request body; image parts are spliced in from the per-sha fragment cache (the body is
+        assembled from byte pieces with one join, so a large image is copied once per request)."""
         s = req.settings
         head: dict[str, Any] = {"model": self.model, "max_tokens": s.max_new_tokens, "temperature": s.temperature,
                                 "top_p": s.top_p}
@@ -241,22 +287,32 @@ class OpenAIAdapter:
             head["seed"] = s.seed
         head.update(self.extra_body)
         head.update(dict(s.extra))
-        return (json.dumps(head)[:-1] + ',"messages":[' + msgs + "]}").encode("utf-8")
+        out = [json.dumps(head)[:-1].encode("utf-8"), b',"messages":[']
+        for k, m in enumerate(req.messages):
+            if k:
+                out.append(b",")
+            self._message_json(m, req.bench_root, out)
+        out.append(b"]}")
+        return b"".join(out)
 
-    def _message_json(self, m: Message, bench_root: Path) -> str:
+    def _message_json(self, m: Message, bench_root: Path, out: list[bytes]) -> None:
+        """Append the JSON of message ``m`` to ``out`` as UTF-8 pieces."""
         role = json.dumps(m.role)
         if m.role != "user" or all(p.type == "text" for p in m.parts) and len(m.parts) == 1:
             text = "\n".join(p.text or "" for p in m.parts if p.type == "text")
-            return '{"role":' + role + ',"content":' + json.dumps(text, ensure_ascii=False) + "}"
-        parts = []
-        for p in m.parts:
+            out.append(('{"role":' + role + ',"content":' + json.dumps(text, ensure_ascii=False) + "}").encode("utf-8"))
+            return
+        out.append(('{"role":' + role + ',"content":[').encode("utf-8"))
+        for k, p in enumerate(m.parts):
+            if k:
+                out.append(b",")
             if p.type == "text":
-                parts.append(json.dumps({"type": "text", "text": p.text or ""}, ensure_ascii=False))
+                out.append(json.dumps({"type": "text", "text": p.text or ""}, ensure_ascii=False).encode("utf-8"))
             else:
                 if p.image is None:
                     raise Permanent("image part without a path")
-                parts.append(self.images.fragment(bench_root, p.image, p.image_sha256))
-        return '{"role":' + role + ',"content":[' + ",".join(parts) + "]}"
+                out.append(self.images.fragment(bench_root, p.image, p.image_sha256))
+        out.append(b"]}")
 
     def _pick(self) -> int:
         n = len(self.urls)
@@ -265,12 +321,12 @@ class OpenAIAdapter:
         self._rr = (self._rr + 1) % n
         return min(range(n), key=lambda i: (self.in_flight[i], (i - self._rr) % n))
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
+    def _backoff_s(self, exc: BaseException, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return min(float(retry_after), MAX_RETRY_AFTER_S)
-        exp = min(self.backoff_max_s, self.backoff_initial_s * 2 ** (state.attempt_number - 1))
+        exp = min(self.backoff_max_s, self.backoff_initial_s * 2 ** (attempt - 1))
         return random.uniform(exp / 2, exp)  # exponential backoff with (equal) jitter
 
     async def _post(self, body: bytes) -> tuple[str, int | None, int | None]:
@@ -283,7 +339,13 @@ class OpenAIAdapter:
                                           timeout=self._timeout) as r:
                 data = await r.read()
                 if r.status == 200:
-                    return parse_completion(data)
+                    try:
+                        text, pt, ct = parse_completion(data)
+                    except Transient as e:
+                        raise Transient(self._scrub(str(e))) from None
+                    except Permanent as e:
+                        raise Permanent(self._scrub(str(e))) from None
+                    return self._scrub(text), pt, ct
                 msg = f"HTTP {r.status} from {self.base_urls[i]}: {self._scrub(data[:ERROR_SNIPPET])}"
                 if r.status in RETRY_STATUS or r.status >= 500:
                     raise Transient(msg, parse_retry_after(r.headers))
@@ -304,12 +366,15 @@ class OpenAIAdapter:
         attempts = 0
         try:
             body = self.body(req)
-            retrying = AsyncRetrying(stop=stop_after_attempt(self.retries + 1), wait=self._wait,
-                                     retry=retry_if_exception_type(Transient), reraise=True)
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
+            while True:  # a plain loop: no retry machinery on the (common) first-try path
+                attempts += 1
+                try:
                     text, pt, ct = await self._post(body)
+                    break
+                except Transient as e:
+                    if attempts > self.retries:
+                        raise
+                    await asyncio.sleep(self._backoff_s(e, attempts))
         except (Transient, Permanent) as e:
             return Response("error", error=f"{e} (attempts: {attempts})", latency_s=time.perf_counter() - t0,
                             attempts=attempts)
@@ -317,11 +382,6 @@ class OpenAIAdapter:
             return Response("error", error=str(e), latency_s=time.perf_counter() - t0, attempts=attempts)
         return Response("ok", text=text, latency_s=time.perf_counter() - t0, prompt_tokens=pt,
                         completion_tokens=ct, attempts=attempts)
-
-
-async def _first_done(tasks: set[asyncio.Task[Response]]) -> set[asyncio.Task[Response]]:
-    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    return done
 
 
 @register_adapter("openai")

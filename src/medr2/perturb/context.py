@@ -33,8 +33,12 @@ class PerturbContext:
     memo: dict[tuple[object, ...], Any] = field(default_factory=dict, repr=False)
 
     @cached_property
-    def sorted_cases(self) -> list[Case]:
-        return sorted(self.cases.values(), key=lambda c: c.case_id)
+    def cases_by_modality(self) -> dict[str, list[Case]]:
+        """Cases per modality, each list sorted by case id."""
+        out: dict[str, list[Case]] = {}
+        for c in sorted(self.cases.values(), key=lambda c: c.case_id):
+            out.setdefault(c.modality, []).append(c)
+        return out
 
     @classmethod
     def build(cls, root: Path, cases: Sequence[Case], clean_items: Sequence[Item], seed: int,

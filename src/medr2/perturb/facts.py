@@ -44,15 +44,15 @@ class FactKey:
 
 
 FACTS: dict[str, FactKey] = {f.key: f for f in (
-    FactKey("modality", 1, lambda c: c.modality, "What is the imaging modality?", "This is a {v} image."),
+    FactKey("modality", 1, lambda c: c.modality, "What is the imaging modality?", "The imaging modality is {v}."),
     FactKey("plane", 1, lambda c: c.plane, "In which plane or view was the image acquired?",
             "The image was acquired in the {v} plane/view."),
     FactKey("sequence", 1, lambda c: c.sequence, "Which sequence, window or phase is shown?",
-            "The image is a {v} acquisition."),
+            "The sequence, window or phase is {v}."),
     FactKey("body_region", 1, lambda c: c.body_region, "Which body region is shown?", "The image shows the {v}."),
     FactKey("structure", 2, _structure, "Which main structure is visible?",
             "The main structure visible is the {v}."),
-    FactKey("finding", 3, _finding, "Which finding is present?", "The image shows a {v}."),
+    FactKey("finding", 3, _finding, "Which finding is present?", "The finding in this image is {v}."),
     FactKey("laterality", 3, _laterality, "On which side is the lesion?", "The lesion is on the {v} side."),
     FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
     FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
@@ -77,6 +77,11 @@ NONE_OPTION = re.compile(r"^\s*(none|no finding|no findings|no abnormality|no le
                          r"no abnormality detected|none of (these|the above)|no finding \(normal tissue\))\s*\.?\s*$",
                          re.IGNORECASE)
 ZERO_OPTION = re.compile(r"^\s*(0|zero|none|no lesions?)\b", re.IGNORECASE)
+
+
+def a_an(phrase: str) -> str:
+    """``phrase`` with an indefinite article ("an" before a vowel letter)."""
+    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"
 
 
 def norm(text: str) -> str:

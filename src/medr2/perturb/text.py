@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, norm, option_index
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, register
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 
@@ -52,12 +52,13 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
                     out["attribute"].append(f"Is the {f.label} on the {alt} side?")
                 else:
                     out["attribute"].append(f"Is the {k.replace('_', ' ')} of the {f.label} {alt}?")
-    out["finding"] = [f"Is there a {lab} in this image?" for lab in pools.absent_labels(case)]
+    out["finding"] = [f"Is there {a_an(lab)} in this image?" for lab in pools.absent_labels(case)]
     if case.diagnosis:
         out["diagnosis"] = [f"Does this image support a diagnosis of {d}?"
                             for d in pools.alternatives("diagnosis", case, case.diagnosis)]
     out["structure"] = [f"Is the {s} visible in this image?" for s in pools.absent_structures(case)]
-    out["acquisition"] = [f"Is this a {m} image?" for m in pools.alternatives("modality", case, case.modality)]
+    other_modalities = pools.alternatives("modality", case, case.modality)
+    out["acquisition"] = [f"Was this image acquired with {m}?" for m in other_modalities]
     return out
 
 
@@ -158,7 +159,7 @@ class MisleadingPremise(Perturbation):
             labels = ctx.pools.absent_labels(case)
             if labels:
                 stated = labels[int(rng.integers(len(labels)))]
-                return f"The image shows a {stated}.", lure, {"fact": "abnormal", "stated": stated}
+                return f"The image shows {a_an(stated)}.", lure, {"fact": "abnormal", "stated": stated}
         return None
 
     @staticmethod

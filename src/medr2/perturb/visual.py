@@ -128,23 +128,29 @@ class _OtherCase(Perturbation):
         return ctx.memo[key]
 
     def _choose(self, case: Case, ctx: PerturbContext) -> Case:
-        pool = ctx.sorted_cases
-        if self.same_modality:
-            cands = [c for c in pool if c.modality == case.modality]
-        else:
-            cands = [c for c in pool if c.modality != case.modality]
-        cands = [c for c in cands if c.case_id != case.case_id and c.image_sha256 != case.image_sha256]
-        if not cands:
-            raise Skip("no other case of the same modality" if self.same_modality else "no case of another modality")
-        other_patient = [c for c in cands if c.patient_id != case.patient_id] or cands
-        if not self.same_modality:  # spread over the other modalities evenly, then over their cases
-            rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
-            mods = sorted({c.modality for c in other_patient})
-            mod = mods[int(rng.integers(len(mods)))]
-            group = [c for c in other_patient if c.modality == mod]
-            return group[int(rng.integers(len(group)))]
         rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
-        return other_patient[int(rng.integers(len(other_patient)))]
+        by_mod = ctx.cases_by_modality
+        if self.same_modality:
+            group = by_mod.get(case.modality, [])
+        else:  # spread over the other modalities evenly, then over their cases
+            mods = [m for m in sorted(by_mod) if m != case.modality]
+            if not mods:
+                raise Skip("no case of another modality")
+            group = by_mod[mods[int(rng.integers(len(mods)))]]
+
+        def ok(c: Case, other_patient: bool) -> bool:
+            return (c.case_id != case.case_id and c.image_sha256 != case.image_sha256
+                    and (not other_patient or c.patient_id != case.patient_id))
+
+        for other_patient in (True, False):
+            for _ in range(32):  # rejection sampling keeps this O(1) per case at any bench size
+                c = group[int(rng.integers(len(group)))] if group else None
+                if c is not None and ok(c, other_patient):
+                    return c
+            cands = [c for c in group if ok(c, other_patient)]
+            if cands:
+                return cands[int(rng.integers(len(cands)))]
+        raise Skip("no other case of the same modality" if self.same_modality else "no case of another modality")
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = base_image(item, case)
@@ -398,13 +404,13 @@ def tissue_mask(arr: np.ndarray) -> np.ndarray:
 
 
 def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, float], rng: np.random.Generator,
-                *, tries: int = 400, min_tissue: float = 0.97) -> Box | None:
+                *, tries: int = 400, min_tissue: float = 0.97, tissue: np.ndarray | None = None) -> Box | None:
     """A box of ``size`` on tissue, separated from every lesion box by a gap of a quarter of its size."""
     h, w = arr.shape[:2]
     bw, bh = size
     if bw >= w or bh >= h:
         return None
-    tissue = tissue_mask(arr)
+    tissue = tissue_mask(arr) if tissue is None else tissue
     gap = 0.25 * max(bw, bh)
     grown = [(x1 - gap, y1 - gap, x2 + gap, y2 + gap) for x1, y1, x2, y2 in lesion_boxes]
     for _ in range(tries):
@@ -438,7 +444,10 @@ class DecoyCue(_CueVariant):
         arr = ctx.load(rel)
         rng = np.random.default_rng(ctx.image_seed(rel, f"{self.code}-{fi}"))
         size = (f.box[2] - f.box[0], f.box[3] - f.box[1])
-        box = place_decoy(arr, [g.box for g in case.findings], size, rng)
+        key = ("V6-decoy", rel, fi)
+        if key not in ctx.memo:
+            ctx.memo[key] = place_decoy(arr, [g.box for g in case.findings], size, rng)
+        box = ctx.memo[key]
         if box is None:
             raise Skip("no lesion-free tissue for a decoy of the lesion's size")
         cue = make_cue(kind, box, case.width, case.height)
@@ -458,6 +467,15 @@ class DecoyCue(_CueVariant):
         meta["decoy_of"] = f.label
         return [derive_item(item, variant="V6", params={"family": family, "kind": kind, "finding": fi},
                             seed=ctx.item_seed(item, self.code), meta=meta, **updates)]
+
+
+# wording of drawn-cue questions rewritten for a cue given as coordinates (first match wins per phrase)
+_UNDRAW: tuple[tuple[str, str], ...] = (
+    (r"\b(?:highlighted|marked|outlined|indicated|shown|circled|enclosed) by the drawn "
+     r"(?:outline|marker|box|contour|mark|mask)\b", "in the given region"),
+    (r"\bthe drawn (?:outline|marker|box|contour|mark|mask)\b", "the given region"),
+    (r"\b(?:marked|outlined|highlighted|circled|boxed)\b", "indicated"),
+)
 
 
 @register
@@ -505,8 +523,10 @@ class CoordinatesOnly(Perturbation):
                       "image_height": arr.shape[0]}
         w, h = fields["image_width"], fields["image_height"]
         cue = make_cue("coords", item.cue.box, w, h, drawn=False)
-        text = re.sub(r"\b(marked|outlined|highlighted|circled|boxed)\b", "indicated", item.question)
-        question = f"{text} (The region is the pixel box {_box_text(item.cue.box, w, h)}; it is not drawn.)"
+        text = item.question
+        for pattern, repl in _UNDRAW:
+            text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+        question = f"{text} (The region is the pixel box {_box_text(item.cue.box, w, h)}; nothing is drawn.)"
         return derive_item(item, variant="V7", params={"family": "cue", "from_kind": item.cue.kind}, seed=seed,
                            cue=cue, question=question, meta=answer_changed_meta(item, item.answer), **fields)
 

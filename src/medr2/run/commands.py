@@ -109,6 +109,7 @@ def eval_command(
     console = Console(stderr=True)
     for name, c in summary.modes.items():
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors")
+    console.print(f"retries: {summary.retries}")
     if summary.interrupted:
         console.print(f"[yellow]interrupted[/]: everything answered is stored in {out}; rerun the same command "
                       "to resume")

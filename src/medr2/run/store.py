@@ -160,7 +160,8 @@ class Store:
                 p = r.prediction
                 conn.execute(_CLEAR_STALE, (p.item_id, p.mode, p.request_hash))
                 conn.execute(_UPSERT, (
-                    p.request_hash, p.item_id, p.mode, p.model_key, r.step, r.chain_id, p.raw, p.status, p.error,
+                    p.request_hash, p.item_id, p.mode, p.model_key, r.step, r.chain_id, _utf8(p.raw), p.status,
+                    _utf8(p.error),
                     p.latency_s, p.prompt_tokens, p.completion_tokens, p.attempts, now,
                     json.dumps(r.meta, sort_keys=True, default=str),
                     json.dumps(r.request, ensure_ascii=False) if r.request is not None else None))
@@ -239,6 +240,12 @@ class Store:
             for row in rows:
                 yield _to_stored(row)
 
+    def score_rows(self) -> list[tuple[str, str, str, str, str, str | None]]:
+        """``(request_hash, item_id, mode, model_key, status, raw)`` of every row, in insertion order, as
+        plain tuples from one SELECT (the bulk read of scoring: no records, no JSON decoding)."""
+        return self._conn.execute("SELECT request_hash, item_id, mode, model_key, status, raw FROM predictions "
+                                  "ORDER BY rowid").fetchall()
+
     def count(self, status: str | None = None, mode: str | None = None) -> int:
         q, args = "SELECT COUNT(*) FROM predictions WHERE 1=1", []
         if status:
@@ -254,6 +261,17 @@ class Store:
         for mode, status, n in self._conn.execute("SELECT mode, status, COUNT(*) FROM predictions GROUP BY 1, 2"):
             out.setdefault(mode, {})[status] = n
         return out
+
+
+def _utf8(text: str | None) -> str | None:
+    """Text SQLite can hold: lone surrogates (from any adapter) become U+FFFD instead of failing the run."""
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _to_stored(row: Sequence[Any]) -> StoredPrediction:

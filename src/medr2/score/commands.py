@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
             lo, hi = ov.get("lo"), ov.get("hi")
             ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
             acc = f"{val:.3f}{ci}" if val is not None else "n/a"
-            con.print(f"{mode}: overall {acc}; unparsed {rates.get('unparsed', {}).get('value', 0):.3f}, "
-                      f"error {rates.get('error', {}).get('value', 0):.3f}", highlight=False)
+            unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
+            error = (rates.get("error") or {}).get("value") or 0.0
+            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, error {error:.3f}", highlight=False)
         con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)

@@ -8,6 +8,7 @@ together (same case resamples, so every difference is a paired bootstrap) and fi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,9 +62,13 @@ class Ctx:
 
     def with_parent(self, df: pd.DataFrame) -> pd.DataFrame:
         """Variant rows joined with their parent row of the same mode (suffix ``_p``); orphans dropped."""
-        parents = self.rows[self.rows["variant"] == "clean"].drop_duplicates("item_id").set_index("item_id")
-        keep = df[df["parent_id"].isin(parents.index)]
-        return keep.join(parents.add_suffix("_p"), on="parent_id")
+        parents = self._parents
+        keep = df[df["parent_code"].isin(parents.index)]  # integer codes: fast hashing, same rows as by id
+        return keep.join(parents.add_suffix("_p"), on="parent_code")
+
+    @functools.cached_property
+    def _parents(self) -> pd.DataFrame:
+        return self.rows[self.rows["variant"] == "clean"].drop_duplicates("item_code").set_index("item_code")
 
 
 MetricGroup = Callable[[Ctx], Any]
@@ -226,8 +231,8 @@ def visual_reliance(ctx: Ctx) -> dict[str, Any]:
             out["IS" if code == "V2" else f"IS_{code}"] = ctx.mean(both, both["changed"])
     if ctx.mode != "blind" and (ctx.all_rows["mode"] == "blind").any():
         blind = ctx.all_rows[(ctx.all_rows["mode"] == "blind") & (ctx.all_rows["variant"] == "clean")]
-        joined = ctx.clean.join(blind.drop_duplicates("item_id").set_index("item_id")[["correct"]]
-                                .add_suffix("_b"), on="item_id", how="inner")
+        joined = ctx.clean.join(blind.drop_duplicates("item_code").set_index("item_code")[["correct"]]
+                                .add_suffix("_b"), on="item_code", how="inner")
         if len(joined):
             out["BlindGap"] = ctx.derived([ctx.mean(joined, joined["correct"]),
                                            ctx.mean(joined, joined["correct_b"])], difference)
@@ -278,11 +283,14 @@ def consistency(ctx: Ctx) -> dict[str, Any]:
         out["FlipRate"] = ctx.mean(both, both["changed"])
         for code, df in both.groupby("code", sort=True):
             out[f"FlipRate_{code}"] = ctx.mean(df, df["changed"])
+    # a parent group is consistent when every variant's answer and the parent's were read and agree
+    same_row = (pairs["parsed_key"].notna() & pairs["parsed_key_p"].notna()
+                & (pairs["parsed_key"] == pairs["parsed_key_p"]).fillna(False))
+    pairs = pairs.assign(_same=same_row.to_numpy(dtype=bool))
     g = pairs.groupby("parent_id", sort=True)
     groups = pd.DataFrame({
         "case_id": g["case_id"].first(),
-        "same": g.apply(lambda d: bool(d["parsed_key"].notna().all() and d["parsed_key_p"].notna().all()
-                                       and (d["parsed_key"] == d["parsed_key_p"]).all()), include_groups=False),
+        "same": g["_same"].all(),
         "all_right": g["correct"].all() & g["correct_p"].all(),
     })
     out["Consistency"] = ctx.mean(groups, groups["same"])

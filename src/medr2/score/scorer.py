@@ -23,6 +23,7 @@ from medr2.models.base import BoxConvention
 from medr2.records import Item, Prediction, Score, canonical_json
 from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
 from medr2.score.extract import EXTRACTORS, extract
+from medr2.score.items import ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, choice_prompt, text_prompt
 from medr2.score.stats import DEFAULT_RESAMPLES
 
@@ -49,8 +50,25 @@ def _same_choice(item: Item, parsed: str) -> bool:
     return parsed.strip().lower() == item.answer.strip().lower()
 
 
+# extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes
+_CHOICE_MEMO: dict[tuple[str, str, tuple[str, ...]], str | None] = {}
+_BOX_MEMO: dict[str, Any] = {}
+_MEMO_MAX = 1 << 20
+
+
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[key] = value
+
+
 def _score_choice(item: Item, raw: str, conv: BoxConvention) -> _Scored:
-    parsed = extract(item.form, raw, item.options)
+    key = (item.form, raw, tuple(item.options))
+    if key in _CHOICE_MEMO:
+        parsed = _CHOICE_MEMO[key]
+    else:
+        parsed = extract(item.form, raw, item.options)
+        _memo_put(_CHOICE_MEMO, key, parsed)
     if parsed is None:
         return _Scored("unparsed")
     return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
@@ -62,7 +80,11 @@ def _score_box(item: Item, raw: str, conv: BoxConvention) -> _Scored:
                        field="answer_box")
     from medr2.score.extract import strip_reasoning
 
-    box = parse_box(strip_reasoning(raw))
+    if raw in _BOX_MEMO:
+        box = _BOX_MEMO[raw]
+    else:
+        box = parse_box(strip_reasoning(raw))
+        _memo_put(_BOX_MEMO, raw, box)
     if box is None:
         return _Scored("unparsed", iou=0.0)
     pix = to_original_pixels(box, conv, item.image_width, item.image_height)
@@ -103,6 +125,27 @@ def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_
             out[i] = _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed, method="judge")
 
 
+def _score_rows(by_id: Mapping[str, Item], rows: Sequence[tuple[str, str, str | None]], box_convention: BoxConvention,
+                judge: Judge | None = None, bench_root: Path | None = None) -> list[_Scored]:
+    """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records)."""
+    results: list[_Scored] = []
+    pending: list[tuple[int, Item, str]] = []
+    for i, (item_id, status, raw) in enumerate(rows):
+        item = by_id.get(item_id)
+        if item is None:
+            raise BadInput("prediction for an item that is not in the bench", record=item_id, field="item_id")
+        if status == "error" or raw is None:
+            results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
+            continue
+        scored = FORM_SCORERS[item.form](item, raw, box_convention)
+        results.append(scored)
+        if judge is not None and (item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")):
+            pending.append((i, item, raw))
+    if judge is not None and pending:
+        _apply_judge(judge, pending, results, bench_root or Path("."))
+    return results
+
+
 def score_items(items: Mapping[str, Item] | Iterable[Item], predictions: Iterable[Prediction],
                 box_convention: BoxConvention, judge: Judge | None = None,
                 bench_root: Path | None = None) -> list[Score]:
@@ -110,21 +153,7 @@ def score_items(items: Mapping[str, Item] | Iterable[Item], predictions: Iterabl
     (the judge, if given, is asked about those and about report texts)."""
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
     preds = list(predictions)
-    results: list[_Scored] = []
-    pending: list[tuple[int, Item, str]] = []
-    for i, p in enumerate(preds):
-        item = by_id.get(p.item_id)
-        if item is None:
-            raise BadInput("prediction for an item that is not in the bench", record=p.item_id, field="item_id")
-        if p.status == "error" or p.raw is None:
-            results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
-            continue
-        scored = FORM_SCORERS[item.form](item, p.raw, box_convention)
-        results.append(scored)
-        if judge is not None and (item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")):
-            pending.append((i, item, p.raw))
-    if judge is not None and pending:
-        _apply_judge(judge, pending, results, bench_root or Path("."))
+    results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root)
     return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
                   method=r.method, iou=r.iou, text_metrics=r.text_metrics)  # type: ignore[arg-type]
             for p, r in zip(preds, results, strict=True)]
@@ -145,28 +174,48 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+_SCORES_SCHEMA = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), ("model_key", pa.string()),
+                            ("mode", pa.string()), ("task", pa.string()), ("stage", pa.int8()), ("form", pa.string()),
+                            ("variant", pa.string()), ("parent_id", pa.string()), ("split", pa.string()),
+                            ("verdict", pa.string()), ("parsed", pa.string()), ("method", pa.string()),
+                            ("iou", pa.float64()), ("text_metrics", pa.string())])
+
+
 def scores_table(items: Mapping[str, Item], scores: Sequence[Score]) -> pa.Table:
     """The ``scores.parquet`` table (architecture.md layout), rows sorted by (mode, item_id)."""
-    rows = sorted(scores, key=lambda s: (s.mode, s.item_id))
+    return _scores_table(items, [(s.item_id, s.model_key, s.mode) for s in scores],
+                         [_Scored(s.verdict, s.parsed, s.iou, s.text_metrics, s.method) for s in scores])
+
+
+def _scores_table(items: Mapping[str, Item], keys: Sequence[tuple[str, str, str]], scored: Sequence[_Scored]
+                  ) -> pa.Table:
+    """:func:`scores_table` from ``(item_id, model_key, mode)`` keys and their results, built column-wise."""
+    order = sorted(range(len(keys)), key=lambda i: (keys[i][2], keys[i][0]))
     cols: dict[str, list[Any]] = {c: [] for c in SCORE_COLUMNS}
-    for s in rows:
-        it = items[s.item_id]
-        for c, v in (("item_id", s.item_id), ("case_id", it.case_id), ("model_key", s.model_key), ("mode", s.mode),
-                     ("task", it.task), ("stage", it.stage), ("form", it.form), ("variant", it.variant),
-                     ("parent_id", it.parent_id), ("split", it.split), ("verdict", s.verdict),
-                     ("parsed", s.parsed), ("method", s.method), ("iou", s.iou),
-                     ("text_metrics", canonical_json(s.text_metrics))):
+    item_cols = ("case_id", "task", "stage", "form", "variant", "parent_id", "split")
+    per_item: dict[str, tuple[Any, ...]] = {}
+    for i in order:
+        item_id, model_key, mode = keys[i]
+        r = scored[i]
+        fields = per_item.get(item_id)
+        if fields is None:
+            it = items[item_id]
+            fields = per_item[item_id] = (it.case_id, it.task, it.stage, it.form, it.variant, it.parent_id, it.split)
+        cols["item_id"].append(item_id)
+        cols["model_key"].append(model_key)
+        cols["mode"].append(mode)
+        for c, v in zip(item_cols, fields, strict=True):
             cols[c].append(v)
-    schema = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), ("model_key", pa.string()),
-                        ("mode", pa.string()), ("task", pa.string()), ("stage", pa.int8()), ("form", pa.string()),
-                        ("variant", pa.string()), ("parent_id", pa.string()), ("split", pa.string()),
-                        ("verdict", pa.string()), ("parsed", pa.string()), ("method", pa.string()),
-                        ("iou", pa.float64()), ("text_metrics", pa.string())])
-    return pa.table(cols, schema=schema)
+        cols["verdict"].append(r.verdict)
+        cols["parsed"].append(r.parsed)
+        cols["method"].append(r.method)
+        cols["iou"].append(r.iou)
+        cols["text_metrics"].append(canonical_json(r.text_metrics) if r.text_metrics else "{}")
+    return pa.table(cols, schema=_SCORES_SCHEMA)
 
 
-def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Any]:
-    from medr2.bench.format import load_bench
+def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringItem]]:
+    """(run manifest, bench folder, the bench's items by id) of a run folder."""
     from medr2.run.manifest import MANIFEST_FILE, read_manifest
 
     manifest = read_manifest(run_dir)
@@ -177,29 +226,33 @@ def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Any]:
     if not bench_path:
         raise BadInput("the run manifest does not name its bench", file=str(run_dir / MANIFEST_FILE),
                        field="bench.path")
-    bench = load_bench(bench_path, validate=False)
-    if bench_info.get("checksum") and bench.checksum != bench_info["checksum"]:
-        raise BadInput(f"the bench at {bench_path} changed since the run (checksum {bench.checksum} != "
+    bench_manifest, items = load_scoring_items(bench_path)
+    checksum = str(bench_manifest["checksums"]["bench"])
+    if bench_info.get("checksum") and checksum != bench_info["checksum"]:
+        raise BadInput(f"the bench at {bench_path} changed since the run (checksum {checksum} != "
                        f"{bench_info['checksum']})", file=str(run_dir / MANIFEST_FILE), field="bench.checksum")
-    return manifest, bench
+    return manifest, Path(bench_path), items
 
 
-def _latest_predictions(run_dir: Path, items: Mapping[str, Item], quarantine: Quarantine) -> list[Prediction]:
+def _latest_predictions(run_dir: Path, items: Mapping[str, Item], quarantine: Quarantine
+                        ) -> list[tuple[str, str, str, str, str | None]]:
+    """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw)`` rows in the
+    order their first answer was stored: a later ok answer replaces an earlier one, an error never
+    replaces an ok answer."""
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        latest: dict[tuple[str, str], Prediction] = {}
-        for sp in store.iter_predictions():
-            p = sp.prediction
-            if p.item_id not in items:
-                quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), p.request_hash, "item_id",
-                                               f"item {p.item_id} is not in the bench", stage="score"))
+        latest: dict[tuple[str, str], tuple[str, str, str, str, str | None]] = {}
+        for request_hash, item_id, mode, model_key, status, raw in store.score_rows():
+            if item_id not in items:
+                quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
+                                               f"item {item_id} is not in the bench", stage="score"))
                 continue
-            key = (p.item_id, p.mode)
+            key = (item_id, mode)
             old = latest.get(key)
-            if old is None or not (old.status == "ok" and p.status == "error"):
-                latest[key] = p  # in insertion order: a later ok answer replaces an earlier one
+            if old is None or not (old[3] == "ok" and status == "error"):
+                latest[key] = (item_id, model_key, mode, status, raw)
         return list(latest.values())
     finally:
         store.close()
@@ -210,11 +263,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics."""
     from medr2.score.judge import make_judge
     from medr2.score.metrics import compute_metrics
-    from medr2.score.table import build_table
+    from medr2.score.table import build_table_columns
 
     run_dir = Path(run_dir)
-    manifest, bench = _run_inputs(run_dir)
-    items = {it.item_id: it for it in bench.items}
+    manifest, bench_root, items = _run_inputs(run_dir)
     conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
                                 or (manifest.get("identity") or {}).get("box_convention"))
     qpath = run_dir / QUARANTINE_FILE
@@ -224,21 +276,25 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     preds = _latest_predictions(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
     try:
-        scores = score_items(items, preds, conv, judge=judge_obj, bench_root=Path(bench.root))
+        scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
+                             bench_root=bench_root)
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
     buf = pa.BufferOutputStream()
-    pq.write_table(scores_table(items, scores), buf, compression="zstd")
+    pq.write_table(_scores_table(items, [(p[0], p[1], p[2]) for p in preds], scored), buf, compression="zstd")
     _atomic_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
-    metrics = compute_metrics(build_table(items, scores), seed=seed, n_resamples=n_resamples)
+    table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
+                                [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
+                                [r.iou for r in scored], [r.text_metrics for r in scored])
+    metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
     model = manifest.get("model") or {}
     metrics["run"] = {
         "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
         "model": {"spec": model.get("spec"), "key": model.get("key")}, "box_convention": {
             "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
         "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
-        "modes": manifest.get("modes"), "n_predictions": len(scores), "quarantined": quarantine.count,
+        "modes": manifest.get("modes"), "n_predictions": len(scored), "quarantined": quarantine.count,
         "judge": None if judge_obj is None else judge_obj.key,
     }
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
@@ -254,8 +310,7 @@ def load_table(run_dir: Path | str) -> pd.DataFrame:
     path = run_dir / SCORES_FILE
     if not path.is_file():
         raise BadInput("the run is not scored yet (run `medr2 score RUN`)", file=str(path))
-    _, bench = _run_inputs(run_dir)
-    items = {it.item_id: it for it in bench.items}
+    _, _, items = _run_inputs(run_dir)
     t = pq.read_table(path).to_pylist()
     scores = [Score(item_id=r["item_id"], model_key=r["model_key"], mode=r["mode"], verdict=r["verdict"],
                     parsed=r["parsed"], method=r["method"], iou=r["iou"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,32 +40,76 @@ def _severity(variant: str) -> int | None:
     return int(last) if "-" in variant and last.isdigit() else None
 
 
+# columns taken from the item of each row (computed once per item, then repeated per mode)
+_ITEM_FIELDS = ("case_id", "task", "stage", "form", "variant", "code", "severity", "parent_id", "pair_id",
+                "chain_id", "step", "split", "chance", "probe", "preserving", "gold_key", "lure_key", "answer")
+TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
+                 "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
+                 "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer")
+
+
+def _item_fields(it: Item) -> tuple[Any, ...]:
+    code = it.variant.split("-", 1)[0]
+    return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
+            it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
+            bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES,
+            answer_key(it, it.answer) if it.form != "box" else None, answer_key(it, it.lure) if it.lure else None,
+            it.answer)
+
+
 def build_table(items: Mapping[str, Item], scores: Iterable[Score]) -> pd.DataFrame:
     """Join scores with their items. Rows whose item is unknown are skipped by the caller (scorer)."""
-    recs: list[dict[str, Any]] = []
-    for s in scores:
-        it = items[s.item_id]
-        code = it.variant.split("-", 1)[0]
-        sev = _severity(it.variant)
-        recs.append({
-            "item_id": s.item_id, "case_id": it.case_id, "model_key": s.model_key, "mode": s.mode,
-            "task": it.task, "stage": int(it.stage), "form": it.form, "variant": it.variant, "code": code,
-            "severity": sev, "parent_id": it.parent_id, "pair_id": it.pair_id, "chain_id": it.chain_id,
-            "step": it.step, "split": it.split, "verdict": s.verdict, "parsed": s.parsed, "method": s.method,
-            "iou": s.iou, "text_metrics": s.text_metrics, "chance": float(it.chance),
-            "probe": it.meta.get("scoring") == "probe",
-            "preserving": bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES,
-            "gold_key": answer_key(it, it.answer) if it.form != "box" else None,
-            "parsed_key": answer_key(it, s.parsed) if s.verdict in ("correct", "wrong") else None,
-            "lure_key": answer_key(it, it.lure) if it.lure else None,
-            "answer": it.answer,
-        })
-    cols = ["item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
-            "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
-            "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer"]
-    df = pd.DataFrame.from_records(recs, columns=cols)
+    scores = list(scores)
+    return build_table_columns(items, [s.item_id for s in scores], [s.model_key for s in scores],
+                               [s.mode for s in scores], [s.verdict for s in scores], [s.parsed for s in scores],
+                               [s.method for s in scores], [s.iou for s in scores],
+                               [s.text_metrics for s in scores])
+
+
+def build_table_columns(items: Mapping[str, Item], item_ids: Sequence[str], model_keys: Sequence[str],
+                        modes: Sequence[str], verdicts: Sequence[str], parsed: Sequence[str | None],
+                        methods: Sequence[str], ious: Sequence[float | None],
+                        text_metrics: Sequence[dict[str, float]]) -> pd.DataFrame:
+    """:func:`build_table` from per-row columns (no per-row records): item fields are computed once per
+    item; ``item_code``/``parent_code`` are integer ids of ``item_id``/``parent_id`` (-1: none) for joins."""
+    codes: dict[str, int] = {}
+    fields: list[tuple[Any, ...]] = []
+    formats: list[tuple[str, tuple[str, ...]]] = []  # what answer_key depends on: form and options
+    pos = np.empty(len(item_ids), dtype=np.int64)
+    for i, iid in enumerate(item_ids):
+        k = codes.get(iid)
+        if k is None:
+            k = codes[iid] = len(fields)
+            it = items[iid]
+            fields.append(_item_fields(it))
+            formats.append((it.form, tuple(it.options)))
+        pos[i] = k
+    take = pos.tolist()
+    key_memo: dict[tuple[tuple[str, tuple[str, ...]], str], str | None] = {}
+    parsed_key: list[str | None] = []
+    for k, iid, v, p in zip(take, item_ids, verdicts, parsed, strict=True):
+        if v not in ("correct", "wrong") or p is None:
+            parsed_key.append(None)
+            continue
+        mk = (formats[k], p)
+        if mk not in key_memo:
+            key_memo[mk] = answer_key(items[iid], p)
+        parsed_key.append(key_memo[mk])
+    by_field = {name: [f[j] for f in fields] for j, name in enumerate(_ITEM_FIELDS)}
+    data: dict[str, Any] = {
+        "item_id": list(item_ids), "model_key": list(model_keys), "mode": list(modes), "verdict": list(verdicts),
+        "parsed": list(parsed), "method": list(methods), "iou": list(ious), "text_metrics": list(text_metrics),
+        "parsed_key": parsed_key,
+    }
+    for name, values in by_field.items():
+        data[name] = [values[k] for k in take]
+    df = pd.DataFrame({c: data[c] for c in TABLE_COLUMNS}, columns=list(TABLE_COLUMNS))
     df["correct"] = (df["verdict"] == "correct").to_numpy(dtype=bool)
     df["iou0"] = df["iou"].astype(float).fillna(0.0).to_numpy()
+    all_codes = {iid: i for i, iid in enumerate(items)}
+    df["item_code"] = np.fromiter((all_codes[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
+    df["parent_code"] = np.fromiter((-1 if p is None else all_codes.get(p, -1) for p in data["parent_id"]),
+                                    dtype=np.int64, count=len(df))
     return df
 
 

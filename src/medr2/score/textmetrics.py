@@ -40,11 +40,61 @@ _LEXNAMES = (
 )
 
 
+class _CachedStemmer:
+    """nltk's Porter stemmer (the one rouge-score and METEOR use by default) with a per-word memo:
+    stemming is a pure function of the word and reports repeat a small vocabulary."""
+
+    def __init__(self) -> None:
+        from nltk.stem.porter import PorterStemmer
+
+        self._stemmer = PorterStemmer()
+        self._memo: dict[str, str] = {}
+
+    def stem(self, word: str) -> str:
+        out = self._memo.get(word)
+        if out is None:
+            out = self._memo[word] = self._stemmer.stem(word)
+        return out
+
+
+class _CachedSynsets:
+    """A WordNet reader whose ``synsets(word)`` (the only call METEOR makes) is memoised per word."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self._memo: dict[str, Any] = {}
+
+    def synsets(self, word: str) -> Any:
+        out = self._memo.get(word)
+        if out is None:
+            out = self._memo[word] = tuple(self._reader.synsets(word))
+        return out
+
+
+@functools.cache
+def _stemmer() -> _CachedStemmer:
+    return _CachedStemmer()
+
+
 @functools.cache
 def _rouge_scorer() -> Any:
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer, tokenizers
 
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    class _Tokenizer(tokenizers.DefaultTokenizer):  # type: ignore[misc]
+        """rouge-score's default tokenizer with stemming, using the memoised Porter stemmer."""
+
+        def __init__(self) -> None:
+            super().__init__(use_stemmer=False)
+            self._stemmer = _stemmer()
+
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True, tokenizer=_Tokenizer())
+
+
+@functools.cache
+def _sentence_bleu() -> Any:
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(max_ngram_order=BLEU_ORDER, effective_order=True)
 
 
 @functools.cache
@@ -126,20 +176,28 @@ def meteor(hypothesis: str, reference: str) -> float | None:
         return None
     from nltk.translate.meteor_score import meteor_score
 
-    return float(meteor_score([_tokens(reference)], _tokens(hypothesis), wordnet=wn))
+    return float(meteor_score([_tokens(reference)], _tokens(hypothesis), stemmer=_stemmer(),
+                              wordnet=_cached_wordnet()))
+
+
+@functools.cache
+def _cached_wordnet() -> _CachedSynsets:
+    return _CachedSynsets(wordnet()[0])
 
 
 def item_text_metrics(hypothesis: str, reference: str) -> dict[str, float]:
     """Per-item ROUGE P/R/F1, sentence BLEU-4 and METEOR (when WordNet is available)."""
+    return dict(_item_text_metrics(hypothesis, reference))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _item_text_metrics(hypothesis: str, reference: str) -> dict[str, float]:
     out: dict[str, float] = {}
     scores = _rouge_scorer().score(reference, hypothesis)
     for t in ROUGE_TYPES:
         s = scores[t]
         out[f"{t}_p"], out[f"{t}_r"], out[f"{t}_f"] = float(s.precision), float(s.recall), float(s.fmeasure)
-    from sacrebleu.metrics import BLEU
-
-    out["bleu4_sentence"] = float(BLEU(max_ngram_order=BLEU_ORDER, effective_order=True)
-                                  .sentence_score(hypothesis, [reference]).score)
+    out["bleu4_sentence"] = float(_sentence_bleu().sentence_score(hypothesis, [reference]).score)
     m = meteor(hypothesis, reference)
     if m is not None:
         out["meteor"] = m

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -198,6 +199,8 @@ class CocoSource:
         name = spec.image.get("file_name")
         if not isinstance(name, str) or not name:
             raise BadInput("image entry without file_name", file=f, record=record, field="images.file_name")
+        if Path(name).is_absolute():
+            raise BadInput("absolute path not allowed", file=f, record=record, field="images.file_name")
         rel = f"{self.images_dir}/{name}" if self.images_dir else name
         path = self.dr.path(rel, record=record, field_name="images.file_name")
         if not path.is_file():

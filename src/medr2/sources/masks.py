@@ -115,7 +115,10 @@ class MasksSource:
 
     def realize(self, spec: MaskSpec, images: ImageStore) -> Case:
         path = self.dr.path(spec.image, record=spec.image, field_name="image")
-        arr = load_image(path)
+        try:
+            arr = load_image(path)
+        except BadInput as e:
+            raise BadInput(e.reason, file=spec.image, record=spec.image, field="image") from e
         h, w = arr.shape[:2]
         assert spec.mask is not None
         mpath = self.dr.path(spec.mask, record=spec.image, field_name="mask")

@@ -116,6 +116,7 @@ class NiftiSpec:
     index: int
     row: dict[str, Any] | None
     error: str | None = None
+    error_field: str | None = None
 
 
 class NiftiSource:
@@ -164,7 +165,7 @@ class NiftiSource:
                         raise BadInput(f"label volume grid {lab.shape} differs from the volume grid {vol.shape}",
                                        file=lrel, record=rel, field="labels")
             except BadInput as e:
-                specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason))
+                specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason, error_field=e.field))
                 continue
             for plane in self.planes:
                 ax = PLANE_AXIS[plane]
@@ -182,7 +183,7 @@ class NiftiSource:
     def realize(self, spec: NiftiSpec, images: ImageStore) -> Case:
         key = f"{spec.volume}#{spec.plane}{spec.index}"
         if spec.error:
-            raise BadInput(spec.error, file=spec.volume, record=key)
+            raise BadInput(spec.error, file=spec.volume, record=spec.volume, field=spec.error_field or "volume")
         vol, zooms, _ = load_volume(self.dr.path(spec.volume, record=key, field_name="volume"), record=key,
                                     field_name="volume")
         finite = vol[np.isfinite(vol)] if np.issubdtype(vol.dtype, np.floating) else vol

@@ -51,8 +51,10 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
                tasks: Sequence[str] | None = None) -> CaseDrafts:
     """Run every task generator on one case (pure apart from writing cue images to ``images``)."""
     out = CaseDrafts(case.case_id)
+    decoded: dict[tuple[str, str | None], np.ndarray] = {}  # images decoded for this case, shared by its tasks
     for spec in ordered_tasks(tasks):
-        ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images)
+        ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
+                          decoded)
         try:
             out.drafts.extend(spec.generate(case, ctx))
         except Skip as e:

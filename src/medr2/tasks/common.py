@@ -108,17 +108,16 @@ def needs(value: Any, what: str) -> Any:
 def cue_draft(draft: Draft, case: Case, box: Box, mask_rel: str | None, ctx: TaskContext, *,
               kind: str | None = None) -> Draft:
     """Render the case image with the cue drawn, store it, and point the draft at it."""
-    from medr2.imageio import load_image
     from medr2.imaging.draw import draw_cue, make_cue
 
     if ctx.images is None:
         raise Skip("no image store to render the cue")
     cue_kind = kind or ("contour" if mask_rel else "box")
     cue = make_cue(cue_kind, box, case.width, case.height)
-    arr = load_image(ctx.images.path(case.image))
+    arr = ctx.load(case.image)  # decoded once for all cue tasks of the case; draw_cue copies it
     mask = None
     if mask_rel and cue_kind in ("contour", "mask"):
-        mask = load_image(ctx.images.path(mask_rel), mode="L") > 127
+        mask = ctx.load(mask_rel, mode="L") > 127
     ref = ctx.images.put_array(draw_cue(arr, cue, mask))
     draft.cue = cue
     draft.image = (ref.path, ref.sha256, ref.width, ref.height)

@@ -52,16 +52,24 @@ class LabelPools:
 
     @classmethod
     def from_cases(cls, cases: Iterable[Case]) -> LabelPools:
-        pools = cls({k: {} for k in POOL_KEYS}, {k: {} for k in POOL_KEYS}, {k: set() for k in POOL_KEYS})
+        pools = cls.empty()
         for case in cases:
-            mod, reg = vocab.norm(case.modality), vocab.norm(case.body_region or "")
-            for key, labels in case_labels(case).items():
-                if not labels:
-                    continue
-                pools.by_mod_region[key].setdefault((mod, reg), set()).update(labels)
-                pools.by_mod[key].setdefault(mod, set()).update(labels)
-                pools.glob[key].update(labels)
+            pools.add_case(case)
         return pools
+
+    @classmethod
+    def empty(cls) -> LabelPools:
+        return cls({k: {} for k in POOL_KEYS}, {k: {} for k in POOL_KEYS}, {k: set() for k in POOL_KEYS})
+
+    def add_case(self, case: Case) -> None:
+        """Add the labels of one case (pools are sets: the order cases are added in does not matter)."""
+        mod, reg = vocab.norm(case.modality), vocab.norm(case.body_region or "")
+        for key, labels in case_labels(case).items():
+            if not labels:
+                continue
+            self.by_mod_region[key].setdefault((mod, reg), set()).update(labels)
+            self.by_mod[key].setdefault(mod, set()).update(labels)
+            self.glob[key].update(labels)
 
     def levels(self, key: str, case: Case) -> list[list[str]]:
         mod, reg = vocab.norm(case.modality), vocab.norm(case.body_region or "")

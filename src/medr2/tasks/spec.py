@@ -65,6 +65,16 @@ class TaskContext:
     rng: np.random.Generator
     split: str
     images: Any = None  # medr2.imageio.ImageStore, for tasks that render a cue
+    decoded: dict[tuple[str, str | None], np.ndarray] = field(default_factory=dict)  # shared by a case's tasks
+
+    def load(self, rel: str, mode: str | None = None) -> np.ndarray:
+        """Decode an image of the store once per case (callers must not modify the array)."""
+        from medr2.imageio import load_image
+
+        key = (rel, mode)
+        if key not in self.decoded:
+            self.decoded[key] = load_image(self.images.path(rel), mode=mode)
+        return self.decoded[key]
 
     def template(self, spec: TaskSpec) -> Template:
         allowed = [t for t in spec.templates if self.split == "test" or not t.heldout]

@@ -5,8 +5,29 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
-from medr2.records import Case
+
+class SplitRecord(Protocol):
+    """What a split needs of a case (a :class:`medr2.records.Case` or a :class:`SplitKey`)."""
+
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def patient_id(self) -> str: ...
+    @property
+    def background(self) -> str | None: ...
+    @property
+    def split(self) -> str | None: ...
+
+
+class SplitKey(NamedTuple):
+    """The four fields of a case that decide its split (lets a builder drop the rest of the case)."""
+
+    case_id: str
+    patient_id: str
+    background: str | None
+    split: str | None
 
 SPLIT_SHARES = (("train", 60), ("val", 10), ("test", 30))  # percent
 _RESTRICTIVE = {"train": 0, "val": 1, "test": 2}
@@ -28,7 +49,7 @@ class SplitAssignment:
     conflicts: int  # cases whose source split was overridden to keep a patient group together
 
 
-def assign_splits(cases: Sequence[Case]) -> SplitAssignment:
+def assign_splits(cases: Sequence[SplitRecord]) -> SplitAssignment:
     """Group cases by shared ``patient_id`` or ``background`` (union-find); a group takes the split its
     source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
     parent: dict[str, str] = {}
@@ -50,7 +71,7 @@ def assign_splits(cases: Sequence[Case]) -> SplitAssignment:
         find(p)
         if c.background:
             union(p, f"b:{c.background}")
-    groups: dict[str, list[Case]] = {}
+    groups: dict[str, list[SplitRecord]] = {}
     for c in cases:
         groups.setdefault(find(f"p:{c.patient_id}"), []).append(c)
     by_case: dict[str, str] = {}

@@ -1,7 +1,9 @@
 """Real backgrounds of the sample source: the decoded image plus what is known about it.
 
-A background is loaded once per process (``functools.lru_cache`` in each loader) at a working
-resolution whose longest side is about 512 px. Everything a background carries is real (from
+A background is loaded at a working resolution whose longest side is about 512 px and cached per
+process; families with many views (volume slices, image sets) keep only the last ``VIEW_CACHE``
+views, so memory stays bounded (the builder hands out cases grouped by view, see
+``SampleSource.locality``). Everything a background carries is real (from
 the file or its tags) or honestly derived (marked by ``method`` / ``meta``); lesions are added
 later, per case, by :mod:`medr2.sources.sample.lesions`.
 """
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+VIEW_CACHE = 8  # decoded views kept per background family (each holds images and masks, ~3 MB)
 WORK_SIDE = 512  # longest side of the working image (and the maximum output size)
 MAX_UPSCALE = 2.5
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.sources.sample.background import (
+    VIEW_CACHE,
     Background,
     BackgroundDef,
     StructMask,
@@ -34,10 +35,18 @@ N_SLICES = 24  # candidate slices per plane (views)
 
 
 @dataclass(frozen=True, eq=False)
+class LabelMap:
+    """Integer label volume and the structure name of each label value (one volume, not one per label)."""
+
+    values: np.ndarray  # integer, same grid as the T1
+    names: dict[int, str]  # label value -> structure name
+
+
+@dataclass(frozen=True, eq=False)
 class Volume:
     t1: np.ndarray  # float32 RAS+ (x, y, z), 1 mm
     brain: np.ndarray  # bool
-    labels: dict[str, np.ndarray]  # structure name -> bool volume
+    labels: tuple[LabelMap, ...]
     affine: np.ndarray
     file: str
 
@@ -59,7 +68,9 @@ def mni_volume() -> Volume:
     brain, _ = _canonical(datasets.load_mni152_brain_mask(resolution=1))
     import nilearn
 
-    return Volume(t1, brain > 0.5, {"grey matter": gm > 0.5, "white matter": wm > 0.5}, aff,
+    maps = (LabelMap((gm > 0.5).astype(np.uint8), {1: "grey matter"}),
+            LabelMap((wm > 0.5).astype(np.uint8), {1: "white matter"}))
+    return Volume(t1, brain > 0.5, maps, aff,
                   f"nilearn {nilearn.__version__}: MNI152 2009 T1 template (bundled)")
 
 
@@ -121,8 +132,9 @@ def colin_volume() -> Volume:
         raise BadInput(f"cannot read mricron templates: {e}", file=str(root), field="background") from e
     names = aal_names(root / "aal.nii.txt")
     lab = np.rint(aal).astype(np.int32)
-    labels = {aal_display_name(names[i]): lab == i for i in sorted(names) if (lab == i).any()}
-    return Volume(t1, bet > 0, labels, aff, str(root / "ch2.nii.gz"))
+    present = set(np.unique(lab).tolist())
+    labels = LabelMap(lab, {i: aal_display_name(names[i]) for i in sorted(names) if i in present})
+    return Volume(t1, bet > 0, (labels,), aff, str(root / "ch2.nii.gz"))
 
 
 def _slice(vol: np.ndarray, plane: str, index: int) -> np.ndarray:
@@ -154,10 +166,13 @@ def brain_view(vol: Volume, key: str, plane: str, view: int, *, source: str, lic
     brain = resize_mask(brain2d, img.shape)
     structs = [StructMask("brain", brain, "organ", "template brain mask")]
     areas = []
-    for name, m in vol.labels.items():
-        m2 = _slice(m, plane, index)
-        if m2.sum() >= 30:
-            areas.append((int(m2.sum()), name, m2))
+    for lmap in vol.labels:
+        lab2d = _slice(lmap.values, plane, index)
+        counts = np.bincount(lab2d.ravel(), minlength=max(lmap.names) + 1) if lmap.names else np.zeros(0, int)
+        for value, name in lmap.names.items():
+            n = int(counts[value]) if value < len(counts) else 0
+            if n >= 30:
+                areas.append((n, name, lab2d == value))
     areas.sort(key=lambda t: (-t[0], t[1]))
     for _a, name, m2 in areas[:max_structures]:
         structs.append(StructMask(name, resize_mask(m2, img.shape), "organ", "atlas / tissue map > 0.5"))
@@ -181,7 +196,7 @@ def brain_view(vol: Volume, key: str, plane: str, view: int, *, source: str, lic
 
 
 def _mni_def(plane: str) -> BackgroundDef:
-    @functools.cache
+    @functools.lru_cache(maxsize=VIEW_CACHE)
     def load(view: int) -> Background:
         return brain_view(mni_volume(), f"mni152-{plane}", plane, view, source="sample/nilearn-mni152",
                           license="BSD-3-Clause (nilearn); MNI ICBM152 2009 template terms (free use, cite Fonov 2011)",
@@ -191,7 +206,7 @@ def _mni_def(plane: str) -> BackgroundDef:
 
 
 def _colin_def(plane: str) -> BackgroundDef:
-    @functools.cache
+    @functools.lru_cache(maxsize=VIEW_CACHE)
     def load(view: int) -> Background:
         return brain_view(colin_volume(), f"colin27-{plane}", plane, view, source="sample/mricron-colin27-aal",
                           license="BSD-3-Clause (Debian mricron-data); Colin27 (Holmes 1998) and AAL "

@@ -22,7 +22,14 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.imageio import load_image
-from medr2.sources.sample.background import Background, BackgroundDef, register_background, resize_float, work_scale
+from medr2.sources.sample.background import (
+    VIEW_CACHE,
+    Background,
+    BackgroundDef,
+    register_background,
+    resize_float,
+    work_scale,
+)
 
 
 def package_dir(dist: str, module: str) -> Path | None:
@@ -67,7 +74,7 @@ BRAIN_LICENSE = ("upstream: Brain Tumor MRI Dataset (Nickparvar 2021, Kaggle; CC
                  "0.2.0, which declares no licence; not redistributed")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=VIEW_CACHE)
 def _pneumonia(view: int) -> Background:
     files = _files(PNEUMONIA)
     if view >= len(files):
@@ -94,7 +101,7 @@ BRAIN_LABELS = {"gl": "glioma", "me": "meningioma", "pi": "pituitary tumour", "n
 BRAIN_MALIGNANCY = {"gl": "malignant", "me": "benign", "pi": "benign"}
 
 
-@functools.cache
+@functools.lru_cache(maxsize=VIEW_CACHE)
 def _braintumor(view: int) -> Background:
     files = _files(BRAINTUMOR)
     if view >= len(files):

@@ -18,7 +18,7 @@ from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source
 from medr2.sources.sample import bg_brain, bg_dicom, bg_labelled, bg_photo  # noqa: F401  (register backgrounds)
-from medr2.sources.sample.background import BACKGROUNDS, Background, StructMask
+from medr2.sources.sample.background import BACKGROUNDS, VIEW_CACHE, Background, StructMask
 from medr2.sources.sample.lesions import (
     LesionClass,
     candidate_centres,
@@ -103,6 +103,10 @@ class SampleSource:
             specs.append(SampleSpec(f"sample-s{seed}-{i:06d}", i, case_seed(seed, i), key, view))
         return specs
 
+    def locality(self, spec: SampleSpec) -> tuple[str, int]:
+        """Cases of one background view are best realized together (the decoded view stays cached)."""
+        return spec.background, spec.view
+
     def realize(self, spec: SampleSpec, images: ImageStore) -> Case:
         if spec.background not in BACKGROUNDS:
             raise BadInput(f"unknown background {spec.background!r}", record=spec.case_id, field="background")
@@ -148,7 +152,7 @@ def _crop_box(bg: Background, rng: np.random.Generator) -> tuple[int, int, int, 
     return x0, y0, x1, y1
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=VIEW_CACHE)
 def _host_dt(key: str, view: int) -> np.ndarray:
     """Distance to the nearest non-host pixel on the full working image (cached per background view)."""
     bg = BACKGROUNDS[key].load(view)
