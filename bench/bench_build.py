@@ -131,6 +131,7 @@ def run_build(out: Path, n: int, workers: int, seed: int, variants: str | None, 
         "peak_rss_mib": sampler.peak_rss / 2**20, "peak_pss_mib": sampler.peak_pss / 2**20,
         "procs": sampler.peak_procs, "children_cpu_s": ru.children_user + ru.children_system,
         "items_sha": file_sha(out / "items.parquet"), "images_sha": image_set_hash(out),
+        "bench_sha": manifest["checksums"]["bench"],  # covers items.parquet and cases.parquet
     }
     res["items_per_s"] = res["items"] / wall
     shutil.rmtree(out, ignore_errors=True)
@@ -163,7 +164,7 @@ def check_same_outputs(runs: list[dict[str, Any]]) -> list[str]:
     for n in sorted({r["n"] for r in runs}):
         for src in sorted({r["src"] for r in runs}):
             rs = [r for r in runs if r["n"] == n and r["src"] == src]
-            if len({r["items_sha"] for r in rs}) != 1 or len({r["images_sha"] for r in rs}) != 1:
+            if len({(r["bench_sha"], r["items_sha"], r["images_sha"]) for r in rs}) != 1:
                 problems.append(f"N={n} src={src}: outputs differ between runs / worker counts")
     return problems
 
@@ -330,10 +331,10 @@ def main() -> None:
     if problems:
         print("\n".join(problems))
         raise SystemExit(1)
-    print("same seed -> same items.parquet sha256 and the same image set in every run and worker count: yes")
+    print("same seed -> same items.parquet, cases.parquet and image set in every run and worker count: yes")
     if args.before_src:
-        same = len({(r["items_sha"], r["images_sha"]) for r in runs}) == 1
-        print(f"before and after give the same items.parquet and image set: {'yes' if same else 'no'}")
+        same = len({(r["bench_sha"], r["items_sha"], r["images_sha"]) for r in runs}) == 1
+        print(f"before and after give the same items.parquet, cases.parquet and image set: {'yes' if same else 'no'}")
 
 
 if __name__ == "__main__":

@@ -66,9 +66,13 @@ class DataRoot:
     def path(self, rel: str, *, record: str | None = None, field_name: str | None = None) -> Path:
         """``rel`` resolved inside the root; BadInput naming the record for ``..``/absolute/symlink escapes."""
         try:
-            return resolve_inside(self.root, rel)
+            p = resolve_inside(self.root, rel)
+            p.exists()  # surfaces what the OS refuses (name too long, NUL bytes) as this record's problem
+            return p
         except BadInput as e:
             raise BadInput(e.reason, file=rel, record=record, field=field_name) from e
+        except (OSError, ValueError) as e:
+            raise BadInput(f"unusable path: {e}", file=rel[:200], record=record, field=field_name) from e
 
     def rel(self, path: Path) -> str:
         """Path relative to the root without resolving links (so a link leading out is still refused)."""

@@ -6,6 +6,7 @@ the same synonym group; an equivalent label is never offered as a distractor.
 
 from __future__ import annotations
 
+import functools
 import re
 
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
@@ -74,7 +75,12 @@ MALIGNANCY = BUILTIN["malignancy"]
 
 def norm(label: str) -> str:
     """Normalised key: lower case, hyphens/underscores/extra spaces folded, synonyms merged."""
-    key = re.sub(r"[\s_\-]+", " ", str(label).strip().lower())
+    return _norm(str(label))
+
+
+@functools.lru_cache(maxsize=8192)  # a build normalises the same few hundred labels ~350 times per case
+def _norm(label: str) -> str:
+    key = re.sub(r"[\s_\-]+", " ", label.strip().lower())
     key = key.replace("x ray", "xray")
     group = _GROUP.get(key)
     return f"<syn{group}>" if group is not None else key
