@@ -16,12 +16,14 @@ in the same invocation, alternating with the current sources, and reports the be
 median wall times (same outputs are checked for when the change was meant to keep them).
 ``--profile`` builds N cases once in-process with one worker under cProfile and prints where the time
 goes (PNG encoding, PNG decoding, background loading, task drafting, assembly and Parquet writing)
-and the top functions; ``--png-levels`` re-encodes the images of that profile build at several zlib
-levels and prints the encode time per image and the size, measured in the same run.
+and the top functions; ``--png-levels`` re-encodes the images of that profile build (or, with
+``--png-bench DIR``, of an existing bench) at several zlib levels and prints the encode time per image
+and the size, measured in the same run.
 
     .venv/bin/python bench/bench_build.py --cases 500 2000 --workers 1 2 --repeats 3
     .venv/bin/python bench/bench_build.py --cases 1000 --workers 2 --before-src /tmp/medr2-build-before/src
     .venv/bin/python bench/bench_build.py --cases 300 --profile --png-levels 6 3 1
+    .venv/bin/python bench/bench_build.py --png-bench /tmp/some-bench --png-levels 6 3 2 1 --png-images 120
 """
 
 from __future__ import annotations
@@ -216,16 +218,32 @@ def ratios(runs: list[dict[str, Any]], workers: list[int], before: bool) -> list
 
 # -- profile ------------------------------------------------------------------------------------------
 
-GROUPS = (  # (label, substrings of "file:line(function)" counted by cumulative time of the outermost match)
-    ("PNG encode (imageio.encode_png, masks)", ("imageio.py", "encode_png")),
-    ("PNG decode (imageio.load_image)", ("imageio.py", "load_image")),
-    ("background loading (per process, cached)", ("sample/bg_", "load")),
-    ("realize: rest (crop, lesions, degrade, masks)", ("sample/source.py", "realize_case")),
-    ("case check (validate_case)", ("build/validate.py", "validate_case")),
-    ("task drafting (31 generators)", ("tasks/assemble.py", "draft_case")),
-    ("assembly (letters, ids, Item records)", ("tasks/assemble.py", "assemble")),
-    ("items.parquet (rows, Arrow, zstd)", ("bench/format.py", "_flush")),
+GROUPS = (  # (label, file part, function): cumulative seconds of that function (nested calls included)
+    ("pass 1: realize cases (sample source)", "sample/source.py", "realize"),
+    ("  of which case check (validate_case)", "build/validate.py", "validate_case"),
+    ("pass 2: draft items (31 task generators)", "tasks/assemble.py", "draft_case"),
+    ("  of which cue images (decode, draw, encode)", "tasks/common.py", "cue_draft"),
+    ("pass 2: assemble (letters, ids, Item records)", "tasks/assemble.py", "assemble"),
+    ("pass 2: rows + items.parquet", "bench/format.py", "add_items"),
 )
+CALLEES = (  # (label, callee file part, callee function, caller file part, caller function)
+    ("PNG encode of case images + masks (in realize_case)", "imageio.py", "put_array", "sample/source.py",
+     "realize_case"),
+    ("PNG encode of 1-bit masks (put_mask)", "sample/source.py", "put_mask", "sample/source.py", "realize_case"),
+    ("PNG encode of cue images (in cue_draft)", "imageio.py", "put_array", "tasks/common.py", "cue_draft"),
+)
+
+
+def _cum(stats: dict[Any, Any], path_part: str, fn: str) -> float:
+    return sum(v[3] for k, v in stats.items() if path_part in k[0] and (not fn or k[2] == fn))
+
+
+def _cum_under(stats: dict[Any, Any], path: str, fn: str, caller_path: str, caller_fn: str) -> float:
+    total = 0.0
+    for k, v in stats.items():
+        if path in k[0] and k[2] == fn:
+            total += sum(c[3] for ck, c in v[4].items() if caller_path in ck[0] and ck[2] == caller_fn)
+    return total
 
 
 def profile(n: int, seed: int, workdir: Path, top: int, png_levels: list[int]) -> None:
@@ -247,9 +265,14 @@ def profile(n: int, seed: int, workdir: Path, top: int, png_levels: list[int]) -
     decode = sum(v[2] for k, v in stats.items() if k[2] == "<method 'decode' of 'ImagingDecoder' objects>")
     print(f"  zlib/PNG encoder (ImagingEncoder.encode): {encode:.1f} s ({100 * encode / wall:.0f}%)")
     print(f"  PNG decoder (ImagingDecoder.decode):      {decode:.1f} s ({100 * decode / wall:.0f}%)")
-    for label, (path_part, fn) in GROUPS:
-        cum = sum(v[3] for k, v in stats.items() if path_part in k[0] and k[2] == fn)
-        print(f"  {label:<48} cumulative {cum:6.1f} s ({100 * cum / wall:3.0f}%)")
+    for label, path_part, fn in GROUPS:
+        cum = _cum(stats, path_part, fn)
+        print(f"  {label:<56} {cum:6.1f} s ({100 * cum / wall:3.0f}%)")
+    bg = _cum(stats, "sample/source.py", "realize") - _cum(stats, "sample/source.py", "realize_case")
+    print(f"  {'background loading (SampleSource.realize - realize_case)':<56} {bg:6.1f} s ({100 * bg / wall:3.0f}%)")
+    for label, path, fn, cpath, cfn in CALLEES:
+        cum = _cum_under(stats, path, fn, cpath, cfn)
+        print(f"  {label:<56} {cum:6.1f} s ({100 * cum / wall:3.0f}%)")
     s = io.StringIO()
     pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
     print(s.getvalue())
@@ -258,7 +281,7 @@ def profile(n: int, seed: int, workdir: Path, top: int, png_levels: list[int]) -
     shutil.rmtree(out, ignore_errors=True)
 
 
-def png_level_table(bench: Path, levels: list[int]) -> None:
+def png_level_table(bench: Path, levels: list[int], limit: int = 400) -> None:
     """Re-encode the grey and RGB images of a bench at several zlib levels (same images, same run)."""
     import numpy as np
     from PIL import Image
@@ -268,7 +291,7 @@ def png_level_table(bench: Path, levels: list[int]) -> None:
         with Image.open(p) as im:
             if im.mode in ("L", "RGB") and min(im.size) >= 64:
                 arrs.append(np.asarray(im).copy())
-    arrs = arrs[:400]
+    arrs = arrs[:limit]
     print(f"PNG encoding of {len(arrs)} bench images (Pillow, optimize=False), median of 3 passes:")
     print("| zlib level | ms per image | KiB per image |")
     print("|---|---|---|")
@@ -305,11 +328,17 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="also write every run as JSON here")
     ap.add_argument("--profile", action="store_true", help="in-process cProfile of one build of the first N")
     ap.add_argument("--png-levels", type=int, nargs="*", default=[], help="with --profile: zlib levels to compare")
+    ap.add_argument("--png-bench", type=Path, default=None,
+                    help="only compare --png-levels on the images of this existing bench, then exit")
+    ap.add_argument("--png-images", type=int, default=400, help="how many images --png-bench re-encodes")
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="medr2-bench-build-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}")
+    if args.png_bench:
+        png_level_table(args.png_bench, args.png_levels or [6, 3, 1], args.png_images)
+        return
     if args.profile:
         profile(args.cases[0], args.seed, workdir, args.top, args.png_levels)
         return

@@ -37,7 +37,8 @@ def faulted_run(tmp_path: Path, *, n_cases: int, total_rate: float, concurrency:
     faults = Faults.uniform(total_rate, rate_long=rate_long, hang_s=2.5, seed=seed)
     with FaultServer(faults) as srv:
         args = [*MEDR2, "eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url",
-                srv.url, "--concurrency", str(concurrency), "--timeout", "1", "--retries", "5", "--no-progress"]
+                srv.url, "--concurrency", str(concurrency), "--timeout", "1", "--retries", "5", "--backoff", "0.05",
+                "--no-progress"]
         done = subprocess.run(args, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         attempts_seen = srv.stats.requests

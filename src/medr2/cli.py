@@ -10,7 +10,10 @@ import typer
 
 from medr2.errors import Medr2Error
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Med-R2 style benchmark toolkit.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
+    help="Med-R2 style benchmark toolkit.",
+)
 
 # modules exposing ``register(app)``
 COMMAND_MODULES = (
@@ -23,6 +26,7 @@ COMMAND_MODULES = (
     "medr2.run.commands",
     "medr2.score.commands",
     "medr2.interop.commands",
+    "medr2.demo_commands",
 )
 
 for _mod in COMMAND_MODULES:

@@ -155,6 +155,9 @@ def _prepare_out(out: Path) -> None:
                            file=str(out), field="--out")
     out.mkdir(parents=True, exist_ok=True)
     (out / QUARANTINE_FILE).unlink(missing_ok=True)
+    # scratch files of a build that was killed (spools, partial Parquet, half-written images)
+    for stale in [*out.glob(".cases.*.spool"), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
+        stale.unlink(missing_ok=True)
 
 
 def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cases: int | None = None,

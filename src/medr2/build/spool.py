@@ -7,6 +7,7 @@ MB; the spool keeps only an offset per case and lets the page cache do the rest.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import tempfile
@@ -20,6 +21,10 @@ class CaseSpool:
         fd, name = tempfile.mkstemp(dir=folder, prefix=".cases.", suffix=".spool")
         self.path = Path(name)
         self._f = os.fdopen(fd, "w+b")
+        # POSIX: the open file lives on unnamed, so a killed build leaves no scratch file behind
+        # (where an open file cannot be removed, close() removes it)
+        with contextlib.suppress(OSError):
+            self.path.unlink()
         self._where: dict[int, tuple[int, int]] = {}
         self._end = 0
 

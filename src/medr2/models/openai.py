@@ -214,11 +214,21 @@ class OpenAIAdapter:
         answer before asking for more loses at most ``concurrency`` requests on a kill.
 
         Finished tasks are collected by a done-callback into a queue (O(1) per request, whatever the
-        concurrency), not by ``asyncio.wait`` over every pending task."""
+        concurrency), not by ``asyncio.wait`` over every pending task. While every slot is busy, the
+        body of the next request is built ahead, in the loop's idle time, so that a freed slot is
+        refilled without reading and encoding an image first."""
         loop = self._ensure_loop()
         pending: dict[asyncio.Task[Response], int] = {}
         finished: deque[asyncio.Task[Response]] = deque()
         wake: list[asyncio.Future[None] | None] = [None]
+        ahead: dict[int, bytes] = {}  # index -> body built ahead
+
+        def build_ahead(i: int) -> None:
+            if i not in ahead:
+                try:
+                    ahead[i] = self.body(requests[i])
+                except Exception:  # noqa: BLE001 - _one builds it again and reports the error
+                    return
 
         def on_done(task: asyncio.Task[Response]) -> None:
             finished.append(task)
@@ -226,20 +236,19 @@ class OpenAIAdapter:
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
 
-        todo = iter(enumerate(requests))
-        exhausted = False
+        n = len(requests)
+        nxt = 0
         try:
             while True:
-                while not exhausted and len(pending) < self.concurrency:
-                    nxt = next(todo, None)
-                    if nxt is None:
-                        exhausted = True
-                        break
-                    task = loop.create_task(self._one(nxt[1]))
+                while nxt < n and len(pending) < self.concurrency:
+                    task = loop.create_task(self._one(requests[nxt], ahead.pop(nxt, None)))
                     task.add_done_callback(on_done)
-                    pending[task] = nxt[0]
+                    pending[task] = nxt
+                    nxt += 1
                 if not pending:
                     return
+                if nxt < n and nxt not in ahead:
+                    loop.call_soon(build_ahead, nxt)
                 if not finished:
                     wake[0] = loop.create_future()
                     loop.run_until_complete(wake[0])
@@ -361,11 +370,12 @@ class OpenAIAdapter:
         s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         return s.replace(self._secret, "***") if self._secret else s
 
-    async def _one(self, req: Request) -> Response:
+    async def _one(self, req: Request, body: bytes | None = None) -> Response:
         t0 = time.perf_counter()
         attempts = 0
         try:
-            body = self.body(req)
+            if body is None:
+                body = self.body(req)
             while True:  # a plain loop: no retry machinery on the (common) first-try path
                 attempts += 1
                 try:

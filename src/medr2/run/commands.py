@@ -83,6 +83,8 @@ def eval_command(
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Batch size (hf/vllm/baselines).")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Per-request timeout, seconds.")] = 120.0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Retries after the first attempt.")] = 5,
+    backoff: Annotated[float | None, typer.Option("--backoff", min=0.0, help="openai: first retry wait in seconds, "
+                                                  "doubled per retry, with jitter (default 0.5).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="Resend requests stored as errors.")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No live progress bar.")] = False,
@@ -98,7 +100,8 @@ def eval_command(
                      if variants else None, split=split, limit=limit, shard=parse_shard(shard) if shard else None,
                      concurrency=concurrency, base_urls=tuple(base_url or ()), api_key_env=api_key_env, preset=preset,
                      max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout, retries=retries,
-                     seed=seed, retry_errors=retry_errors, command=tuple(sys.argv))
+                     seed=seed, retry_errors=retry_errors, command=tuple(sys.argv),
+                     adapter_extra={"backoff_initial_s": backoff} if backoff is not None else {})
     progress: Progress = Progress() if no_progress else RichProgress(model)  # type: ignore[assignment]
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)

@@ -9,6 +9,7 @@ Boxes in prompts (gold answers, coordinate cues) are written in the adapter's bo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -279,11 +280,21 @@ def settings_json(settings: GenSettings) -> dict[str, Any]:
     return d
 
 
+@functools.lru_cache(maxsize=64)
+def _settings_json_cached(settings: GenSettings) -> dict[str, Any]:
+    """``settings_json`` once per settings object (read-only; ``asdict`` is the costliest step of hashing)."""
+    return settings_json(settings)
+
+
 def request_hash(model_key: str, settings: GenSettings, messages: Sequence[Message], *,
                  item_id: str, mode: str) -> str:
     """sha256 over the model key, generation settings, rendered messages (text verbatim, images by
     content hash) and the (item, mode) slot the answer fills."""
-    payload = {"model": model_key, "settings": settings_json(settings), "messages": _hashable_messages(messages),
+    try:
+        settings_part = _settings_json_cached(settings)
+    except TypeError:  # unhashable values in settings.extra
+        settings_part = settings_json(settings)
+    payload = {"model": model_key, "settings": settings_part, "messages": _hashable_messages(messages),
                "item": item_id, "mode": mode}
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()

@@ -240,11 +240,13 @@ class Store:
             for row in rows:
                 yield _to_stored(row)
 
-    def score_rows(self) -> list[tuple[str, str, str, str, str, str | None]]:
+    def score_rows(self) -> Iterator[tuple[str, str, str, str, str, str | None]]:
         """``(request_hash, item_id, mode, model_key, status, raw)`` of every row, in insertion order, as
-        plain tuples from one SELECT (the bulk read of scoring: no records, no JSON decoding)."""
-        return self._conn.execute("SELECT request_hash, item_id, mode, model_key, status, raw FROM predictions "
-                                  "ORDER BY rowid").fetchall()
+        plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON decoding)."""
+        cur = self._conn.execute("SELECT request_hash, item_id, mode, model_key, status, raw FROM predictions "
+                                 "ORDER BY rowid")
+        while rows := cur.fetchmany(10_000):
+            yield from rows
 
     def count(self, status: str | None = None, mode: str | None = None) -> int:
         q, args = "SELECT COUNT(*) FROM predictions WHERE 1=1", []

@@ -91,6 +91,9 @@ def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str
                 memo[v] = got
             values[i] = got
     cols["variant"] = [v if v is not None else "clean" for v in cols["variant"]]
+    for name in ("task", "form", "question", "variant", "split", "lure", "chain_id", "case_id"):
+        same: dict[Any, Any] = {}  # one string object per distinct value (these columns repeat a lot)
+        cols[name] = [same.setdefault(v, v) for v in cols[name]]
     items: dict[str, ScoringItem] = {}
     for row in zip(*(cols[c] for c in _COLUMNS), strict=True):
         it = ScoringItem(*row)

@@ -35,12 +35,15 @@ BOX_CORRECT_IOU = 0.5
 TEXT_CORRECT_ROUGE_L = 0.5
 
 
-@dataclass
+_NO_TEXT_METRICS: dict[str, float] = {}  # shared by every non-report row (never mutated)
+
+
+@dataclass(slots=True)
 class _Scored:
     verdict: str
     parsed: str | None = None
     iou: float | None = None
-    text_metrics: dict[str, float] = field(default_factory=dict)
+    text_metrics: dict[str, float] = field(default_factory=lambda: _NO_TEXT_METRICS)
     method: str = "rule"
 
 
@@ -244,7 +247,10 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, Item], quarantine: Qu
     store = Store.open(run_dir)
     try:
         latest: dict[tuple[str, str], tuple[str, str, str, str, str | None]] = {}
+        same: dict[str, str] = {}  # one string object per distinct mode / model key / status
         for request_hash, item_id, mode, model_key, status, raw in store.score_rows():
+            mode, model_key, status = same.setdefault(mode, mode), same.setdefault(model_key, model_key), \
+                same.setdefault(status, status)
             if item_id not in items:
                 quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
                                                f"item {item_id} is not in the bench", stage="score"))
@@ -287,6 +293,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
+    n_predictions = len(scored)
+    del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
     model = manifest.get("model") or {}
     metrics["run"] = {
@@ -294,7 +302,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         "model": {"spec": model.get("spec"), "key": model.get("key")}, "box_convention": {
             "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
         "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
-        "modes": manifest.get("modes"), "n_predictions": len(scored), "quarantined": quarantine.count,
+        "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
         "judge": None if judge_obj is None else judge_obj.key,
     }
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 CI_LEVEL = 0.95
@@ -58,13 +59,20 @@ class MetricBook:
         self._columns: list[np.ndarray] = []
         self._known: dict[bytes, int] = {}
         self._metrics: list[_Metric] = []
+        self._index: pd.Index | None = None
 
     @property
     def n_cases(self) -> int:
         return len(self.cases)
 
     def case_index(self, case_ids: Sequence[str] | np.ndarray) -> np.ndarray:
-        return np.fromiter((self._case_pos[c] for c in case_ids), dtype=np.int64, count=len(case_ids))
+        """Positions of ``case_ids`` among the book's cases (one vectorised hash lookup)."""
+        if self._index is None:
+            self._index = pd.Index(np.asarray(self.cases, dtype=object))
+        idx = self._index.get_indexer(np.asarray(case_ids, dtype=object)).astype(np.int64, copy=False)
+        if len(idx) and idx.min() < 0:
+            raise KeyError(np.asarray(case_ids, dtype=object)[idx < 0][0])
+        return idx
 
     def component(self, case_idx: np.ndarray, values: np.ndarray | float) -> int:
         """Register per-case sums of ``values`` over units located at ``case_idx``; returns its id."""

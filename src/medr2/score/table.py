@@ -48,13 +48,24 @@ TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "fo
                  "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer")
 
 
-def _item_fields(it: Item) -> tuple[Any, ...]:
+_KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
+
+
+def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: Item, value: str) -> str | None:
+    """``answer_key(it, value)``, which depends only on the item's form and options, memoised on them."""
+    mk = (fmt, value)
+    if mk not in memo:
+        memo[mk] = answer_key(it, value)
+    return memo[mk]
+
+
+def _item_fields(it: Item, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> tuple[Any, ...]:
     code = it.variant.split("-", 1)[0]
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
             bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES,
-            answer_key(it, it.answer) if it.form != "box" else None, answer_key(it, it.lure) if it.lure else None,
-            it.answer)
+            _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
+            _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer)
 
 
 def build_table(items: Mapping[str, Item], scores: Iterable[Score]) -> pd.DataFrame:
@@ -75,26 +86,24 @@ def build_table_columns(items: Mapping[str, Item], item_ids: Sequence[str], mode
     codes: dict[str, int] = {}
     fields: list[tuple[Any, ...]] = []
     formats: list[tuple[str, tuple[str, ...]]] = []  # what answer_key depends on: form and options
+    key_memo: _KeyMemo = {}
     pos = np.empty(len(item_ids), dtype=np.int64)
     for i, iid in enumerate(item_ids):
         k = codes.get(iid)
         if k is None:
             k = codes[iid] = len(fields)
             it = items[iid]
-            fields.append(_item_fields(it))
-            formats.append((it.form, tuple(it.options)))
+            fmt = (it.form, tuple(it.options))
+            fields.append(_item_fields(it, fmt, key_memo))
+            formats.append(fmt)
         pos[i] = k
     take = pos.tolist()
-    key_memo: dict[tuple[tuple[str, tuple[str, ...]], str], str | None] = {}
     parsed_key: list[str | None] = []
     for k, iid, v, p in zip(take, item_ids, verdicts, parsed, strict=True):
         if v not in ("correct", "wrong") or p is None:
             parsed_key.append(None)
             continue
-        mk = (formats[k], p)
-        if mk not in key_memo:
-            key_memo[mk] = answer_key(items[iid], p)
-        parsed_key.append(key_memo[mk])
+        parsed_key.append(_memo_key(key_memo, formats[k], items[iid], p))
     by_field = {name: [f[j] for f in fields] for j, name in enumerate(_ITEM_FIELDS)}
     data: dict[str, Any] = {
         "item_id": list(item_ids), "model_key": list(model_keys), "mode": list(modes), "verdict": list(verdicts),

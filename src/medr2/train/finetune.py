@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,11 +94,16 @@ def sft_config(cfg: FinetuneConfig, out: Path, *, max_steps: int = -1, lr: float
     return SFTConfig(**kwargs)
 
 
-def build_trainer(model: Any, processor: Any, dataset: Any, args: Any, peft_config: Any = None) -> Any:
+def build_trainer(model: Any, processor: Any, dataset: Any, args: Any, peft_config: Any = None,
+                  callbacks: Sequence[Any] = ()) -> Any:
+    from transformers.trainer_callback import PrinterCallback
     from trl import SFTTrainer
 
-    return SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=processor,
-                      peft_config=peft_config)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=processor,
+                         peft_config=peft_config, callbacks=list(callbacks) or None)
+    if callbacks:  # the given callbacks show progress; no raw log dicts on stdout
+        trainer.remove_callback(PrinterCallback)
+    return trainer
 
 
 def load_base(base: Path, cfg: FinetuneConfig) -> tuple[Any, Any]:
@@ -118,8 +124,9 @@ def _log(trainer: Any) -> list[dict[str, Any]]:
 
 
 def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
-             cfg: FinetuneConfig | None = None) -> dict[str, Any]:
-    """Fine-tune ``base`` on the bench's train split; return (and write) the report."""
+             cfg: FinetuneConfig | None = None, *, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    """Fine-tune ``base`` on the bench's train split; return (and write) the report. ``callbacks``
+    (transformers ``TrainerCallback`` objects, e.g. a progress display) go to every training stage."""
     import torch
     from peft import LoraConfig
     from transformers import set_seed
@@ -146,7 +153,8 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     if cfg.full_steps > 0:
         t0 = time.perf_counter()
         trainer = build_trainer(model, processor, dataset,
-                                sft_config(cfg, out / "full", max_steps=cfg.full_steps, lr=cfg.full_lr))
+                                sft_config(cfg, out / "full", max_steps=cfg.full_steps, lr=cfg.full_lr),
+                                callbacks=callbacks)
         result = trainer.train()
         model = trainer.model
         stages.append({"stage": "full", "steps": result.global_step, "train_loss": result.training_loss,
@@ -155,7 +163,8 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=targets, bias="none")
     t0 = time.perf_counter()
-    trainer = build_trainer(model, processor, dataset, sft_config(cfg, out / "lora"), peft_config=lora)
+    trainer = build_trainer(model, processor, dataset, sft_config(cfg, out / "lora"), peft_config=lora,
+                            callbacks=callbacks)
     result = trainer.train()
     stages.append({"stage": "lora", "steps": result.global_step, "train_loss": result.training_loss,
                    "seconds": round(time.perf_counter() - t0, 2), "target_modules": targets, "log": _log(trainer)})

@@ -1,0 +1,380 @@
+"""``medr2 demo``: the whole loop on the bundled sample, offline (DESIGN §10, §13).
+
+Build the sample bench with variants, build the tiny VLM, evaluate the baselines and the untrained
+tiny VLM on the test split, fine-tune the tiny VLM with the ``flat`` and the ``chain`` strategies on
+the train split, evaluate both again, score every run and write one report plus ``summary.md``
+(the before/after table, with 95% case-bootstrap intervals). Every stage calls the library API.
+
+Output folder::
+
+    DIR/demo.json            configuration, timings per stage, paths
+    DIR/bench/               the bench (medr2 build)
+    DIR/models/tiny/         the untrained tiny VLM (medr2 tiny-vlm)
+    DIR/models/tiny-flat/    fine-tuned with --strategy flat   (adapter/, merged/, finetune.json)
+    DIR/models/tiny-chain/   fine-tuned with --strategy chain
+    DIR/runs/<model>/        one scored run per model (manifest, store.sqlite, scores.parquet, metrics.json)
+    DIR/report/index.html    the report (leaderboard.{md,csv,json}, plots/)
+    DIR/summary.md           the before/after table
+
+Rerunning the same command on the same folder resumes: the bench, the models and every stored
+answer are reused; scoring, the report and the summary are rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import medr2
+from medr2.demo_display import DemoDisplay
+from medr2.demo_summary import append_timings
+from medr2.errors import BadInput
+
+DEMO_FILE = "demo.json"
+SUMMARY_FILE = "summary.md"
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """What the demo builds, evaluates and trains. The defaults are the documented demo."""
+
+    cases: int = 200
+    seed: int = 0
+    # variants built into the bench, and the ones asked in ``independent`` mode (besides clean)
+    variants: tuple[str, ...] = ("T3", "T4", "T6", "T8", "V1", "V2")
+    eval_variants: tuple[str, ...] = ("T3", "T4-authority", "T6", "T8", "V1", "V2")
+    # modes asked on the clean test items only (independent is asked on clean + eval_variants)
+    clean_modes: tuple[str, ...] = ("chain-own", "blind")
+    baselines: tuple[str, ...] = ("random", "prior", "oracle")
+    strategies: tuple[str, ...] = ("flat", "chain")
+    split: str = "test"
+    max_new_tokens: int = 24
+    eval_batch_size: int = 32
+    image_size: int = 32
+    # fine-tuning (each strategy starts from the same untrained checkpoint)
+    full_steps: int = 150
+    full_lr: float = 2e-3
+    epochs: float = 1.0
+    lr: float = 2e-3
+    train_batch_size: int = 16
+    lora_r: int = 16
+    lora_alpha: int = 32
+    resamples: int = 1000
+    workers: int | None = None
+    threads: int | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for a rerun on the same folder to resume (not workers/threads)."""
+        d = asdict(self)
+        d.pop("workers")
+        d.pop("threads")
+        return d
+
+
+QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), full_steps=30,
+                   epochs=1.0, resamples=200)
+
+
+def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
+                threads: int | None = None) -> DemoConfig:
+    """The demo's configuration: the default, or the much smaller ``--quick`` one."""
+    cfg = QUICK if quick else DemoConfig()
+    if cases is not None:
+        if cases < 10:
+            raise BadInput("must be at least 10 (the test split needs several cases)", field="--cases")
+        cfg = replace(cfg, cases=cases)
+    return replace(cfg, seed=seed, workers=workers, threads=threads)
+
+
+@dataclass
+class DemoPaths:
+    root: Path
+
+    @property
+    def bench(self) -> Path:
+        return self.root / "bench"
+
+    @property
+    def tiny(self) -> Path:
+        return self.root / "models" / "tiny"
+
+    def finetuned(self, strategy: str) -> Path:
+        return self.root / "models" / f"tiny-{strategy}"
+
+    def run(self, name: str) -> Path:
+        return self.root / "runs" / name
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report"
+
+
+@dataclass
+class DemoModel:
+    """One evaluated model: its run folder name, model spec, and what it is."""
+
+    name: str
+    spec: str
+    role: str
+
+
+@dataclass
+class DemoResult:
+    root: Path
+    config: DemoConfig
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    models: list[DemoModel] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def summary(self) -> Path:
+        return self.root / SUMMARY_FILE
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report" / "index.html"
+
+
+# -------------------------------------------------------------------------------------------------
+# preparation
+
+
+def _check_folder(paths: DemoPaths, cfg: DemoConfig) -> None:
+    """The folder must be new, empty, or an earlier demo with the same configuration (resume)."""
+    root = paths.root
+    if root.exists() and not root.is_dir():
+        raise BadInput("exists and is not a folder", file=str(root), field="--out")
+    if not root.is_dir() or not any(root.iterdir()):
+        return
+    record = root / DEMO_FILE
+    if not record.is_file():
+        raise BadInput("folder is not empty and holds no earlier demo; choose another --out", file=str(root),
+                       field="--out")
+    try:
+        before = json.loads(record.read_text("utf-8")).get("config")
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
+        raise BadInput(f"unreadable demo record: {e}", file=str(record)) from e
+    if before != cfg.identity():
+        raise BadInput("the folder holds a demo with another configuration (--cases/--seed/--quick); "
+                       "choose another --out", file=str(record), field="config")
+
+
+def _quiet_libraries() -> None:
+    """The demo draws its own progress: silence library bars and warnings on the console."""
+    import warnings
+
+    import datasets
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    datasets.utils.logging.set_verbosity_error()
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def _machine() -> dict[str, Any]:
+    import torch
+
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": _cpu_count(),
+            "torch": torch.__version__}
+
+
+def _threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
+def _write_record(paths: DemoPaths, cfg: DemoConfig, stages: list[dict[str, Any]], status: str,
+                  models: Sequence[DemoModel], t0: float) -> None:
+    record = {
+        "medr2_version": medr2.__version__, "status": status, "config": cfg.identity(),
+        "workers": cfg.workers, "threads": _threads(), "machine": _machine(),
+        "stages": stages, "seconds": round(time.perf_counter() - t0, 1),
+        "models": [asdict(m) for m in models],
+        "paths": {"bench": "bench", "report": "report/index.html", "summary": SUMMARY_FILE,
+                  "runs": {m.name: f"runs/{m.name}" for m in models}},
+    }
+    tmp = paths.root / f".{DEMO_FILE}.tmp"
+    tmp.write_text(json.dumps(record, indent=1) + "\n", "utf-8")
+    tmp.replace(paths.root / DEMO_FILE)
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children (build workers)."""
+    import os
+
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _cpu_count() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+# -------------------------------------------------------------------------------------------------
+# stages
+
+
+def _build_bench(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
+    from medr2.bench.format import MANIFEST
+    from medr2.build.pipeline import build_bench
+
+    manifest = paths.bench / MANIFEST
+    if manifest.is_file():
+        return "reused the bench built earlier"
+    with ui.status("building") as say:
+        res = build_bench("sample", paths.bench, seed=cfg.seed, n_cases=cfg.cases, variants=cfg.variants,
+                          workers=cfg.workers, name="medr2-demo", progress=say)
+    return f"{res.n_cases} cases, {res.n_clean} clean items, {res.n_items - res.n_clean} variants"
+
+
+def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
+    from medr2.bench.format import read_items_table
+    from medr2.models.tiny import build_tiny_vlm, count_parameters
+
+    if (paths.tiny / "config.json").is_file():
+        return "reused the tiny VLM built earlier"
+    with ui.status("training the tokenizer and initialising the weights"):
+        t = read_items_table(paths.bench, ["question", "options", "split", "variant"]).to_pylist()
+        # the tokenizer learns the wording of the train split only (no test text)
+        texts = sorted({r["question"] for r in t if r["split"] == "train" and r["variant"] == "clean"}
+                       | {o for r in t if r["split"] == "train" and r["variant"] == "clean" for o in r["options"]})
+        build_tiny_vlm(paths.tiny, seed=cfg.seed, image_size=cfg.image_size, extra_text=texts)
+    return f"{count_parameters(paths.tiny):,} parameters"
+
+
+def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoModel) -> str:
+    from medr2.run.runner import EvalConfig, run_eval
+
+    base = EvalConfig(bench=paths.bench, model=model.spec, out=paths.run(model.name), split=cfg.split,
+                      max_new_tokens=cfg.max_new_tokens, batch_size=cfg.eval_batch_size, seed=cfg.seed,
+                      command=("medr2", "demo", f"--out={paths.root}"))
+    calls = [replace(base, modes=("independent",), variants=("clean", *cfg.eval_variants))]
+    if cfg.clean_modes:
+        calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))
+    parts = []
+    for call in calls:
+        summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"))
+        if summary.interrupted:
+            raise KeyboardInterrupt
+        for mode, c in summary.modes.items():
+            parts.append(f"{mode} {c.planned}" + (f" ({c.error} errors)" if c.error else ""))
+    return "asked: " + ", ".join(parts)
+
+
+def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str) -> str:
+    from medr2.train.finetune import FinetuneConfig, finetune
+
+    out = paths.finetuned(strategy)
+    report_file = out / "finetune.json"
+    if report_file.is_file() and (out / "merged" / "config.json").is_file():
+        return "reused the model fine-tuned earlier"
+    ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
+                        lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
+                        full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
+    rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
+    stages = "; ".join(f"{s['stage']} {s['steps']} steps, loss {s['train_loss']:.3f}" for s in rep["stages"])
+    return f"{rep['n_examples']} examples; {stages}"
+
+
+def _score_all(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[DemoModel]) -> str:
+    from medr2.score.scorer import score_run
+
+    bar = ui.count_bar("scoring", len(models))
+    with bar:
+        for m in models:
+            score_run(paths.run(m.name), seed=cfg.seed, n_resamples=cfg.resamples)
+            bar.advance(m.name)
+    return f"{len(models)} runs scored ({cfg.resamples} bootstrap resamples)"
+
+
+def _report(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[DemoModel]) -> str:
+    from medr2.demo_summary import write_summary
+    from medr2.report import write_report
+
+    with ui.status("writing the report"):
+        index = write_report([paths.run(m.name) for m in models], paths.report,
+                             title="medr2 demo: baselines and the tiny VLM before and after fine-tuning")
+    with ui.status("writing the summary"):
+        write_summary(paths.root / SUMMARY_FILE, {m.name: paths.run(m.name) for m in models},
+                      roles={m.name: m.role for m in models},
+                      before="tiny-before", after=[f"tiny-{s}" for s in cfg.strategies], seed=cfg.seed,
+                      resamples=cfg.resamples)
+    return f"{index.relative_to(paths.root)} and {SUMMARY_FILE}"
+
+
+# -------------------------------------------------------------------------------------------------
+# the whole demo
+
+
+def demo_models(paths: DemoPaths, cfg: DemoConfig) -> list[DemoModel]:
+    """Every model the demo evaluates, in report order."""
+    models = [DemoModel(b, f"baseline:{b}", "baseline") for b in cfg.baselines]
+    models.append(DemoModel("tiny-before", f"hf:{paths.tiny.resolve()}", "tiny VLM, untrained"))
+    models += [DemoModel(f"tiny-{s}", f"hf:{(paths.finetuned(s) / 'merged').resolve()}",
+                         f"tiny VLM fine-tuned ({s})") for s in cfg.strategies]
+    return models
+
+
+def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDisplay | None = None) -> DemoResult:
+    """Run (or resume) the demo into ``out``; returns what was done, with the time of each stage."""
+    cfg = cfg or DemoConfig()
+    paths = DemoPaths(Path(out))
+    _check_folder(paths, cfg)
+    ui = display or DemoDisplay()
+    t0 = time.perf_counter()
+    paths.root.mkdir(parents=True, exist_ok=True)
+    import torch
+
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    _quiet_libraries()
+    models = demo_models(paths, cfg)
+    by_name = {m.name: m for m in models}
+    plan: list[tuple[str, Callable[[], str]]] = [
+        ("build the sample bench", lambda: _build_bench(paths, cfg, ui)),
+        ("build the tiny VLM", lambda: _build_tiny(paths, cfg, ui)),
+    ]
+    plan += [(f"evaluate {m.name}", lambda m=m: _evaluate(paths, cfg, ui, m))
+             for m in models if m.role == "baseline"]
+    plan.append(("evaluate tiny-before", lambda: _evaluate(paths, cfg, ui, by_name["tiny-before"])))
+    for s in cfg.strategies:
+        plan.append((f"fine-tune ({s})", lambda s=s: _finetune(paths, cfg, ui, s)))
+        plan.append((f"evaluate tiny-{s}", lambda s=s: _evaluate(paths, cfg, ui, by_name[f"tiny-{s}"])))
+    plan.append(("score every run", lambda: _score_all(paths, cfg, ui, models)))
+    plan.append(("write the report and the summary", lambda: _report(paths, cfg, ui, models)))
+
+    result = DemoResult(paths.root, cfg, models=models)
+    ui.start(paths.root, cfg, len(plan))
+    status = "failed"
+    try:
+        for i, (title, fn) in enumerate(plan, 1):
+            ui.stage(i, title)
+            s0, c0 = time.perf_counter(), _cpu_seconds()
+            note = fn()
+            dt = time.perf_counter() - s0
+            result.stages.append({"stage": title, "seconds": round(dt, 1),
+                                  "cpu_s": round(_cpu_seconds() - c0, 1), "note": note})
+            ui.stage_done(title, dt, note)
+            _write_record(paths, cfg, result.stages, "running", models, t0)
+        status = "complete"
+        result.seconds = time.perf_counter() - t0
+        append_timings(paths.root / SUMMARY_FILE, result.stages, _machine(), _threads(), result.seconds)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        result.seconds = result.seconds or time.perf_counter() - t0
+        _write_record(paths, cfg, result.stages, status, models, t0)
+    ui.finish(result)
+    return result

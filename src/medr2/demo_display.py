@@ -1,0 +1,121 @@
+"""The demo's console display (rich, on stderr): a header per stage, the eval command's live bar,
+a bar per fine-tuning stage (steps, loss), spinners for the rest, and the time of each stage."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from medr2.demo import DemoConfig, DemoResult
+    from medr2.run.runner import Progress
+
+
+class CountBar:
+    """A bar over a known number of named steps (e.g. runs to score)."""
+
+    def __init__(self, console: Any, label: str, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console)
+        self._task = self._bar.add_task(label, total=total, last="")
+
+    def __enter__(self) -> CountBar:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def advance(self, name: str) -> None:
+        self._bar.update(self._task, advance=1, last=name)
+
+
+class DemoDisplay:
+    """What ``medr2 demo`` shows while it works."""
+
+    def __init__(self, console: Any = None) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(stderr=True)
+        self._n = 0
+
+    def start(self, root: Path, cfg: DemoConfig, n_stages: int) -> None:
+        self._n = n_stages
+        self.console.print(f"[bold]medr2 demo[/] into [cyan]{root}[/]: {cfg.cases} sample cases, seed {cfg.seed}, "
+                           f"variants {','.join(cfg.variants)}, {n_stages} stages", highlight=False)
+
+    def stage(self, i: int, title: str) -> None:
+        self.console.rule(f"[bold]{i}/{self._n} {title}", align="left")
+
+    def stage_done(self, title: str, seconds: float, note: str) -> None:
+        self.console.print(f"[green]done[/] {title} in {seconds:.1f} s: {note}", highlight=False)
+
+    @contextmanager
+    def status(self, label: str) -> Iterator[Callable[[str], None]]:
+        """A spinner; the yielded function replaces its text (and logs the line)."""
+        with self.console.status(label) as st:
+            def say(msg: str) -> None:
+                st.update(msg)
+                self.console.print(f"  {msg}", highlight=False)
+
+            yield say
+
+    def eval_progress(self, label: str) -> Progress:
+        """The live bar ``medr2 eval`` shows (done, rate, ETA, retries, errors)."""
+        from medr2.run.commands import RichProgress
+
+        return RichProgress(label)  # type: ignore[return-value]
+
+    def count_bar(self, label: str, total: int) -> CountBar:
+        return CountBar(self.console, label, total)
+
+    def train_callback(self, label: str) -> Any:
+        """A transformers ``TrainerCallback`` drawing a bar per training stage (steps, loss)."""
+        return make_train_callback(self.console, label)
+
+    def finish(self, result: DemoResult) -> None:
+        self.console.rule("[bold]medr2 demo finished", align="left")
+        for s in result.stages:
+            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']} (CPU {s['cpu_s']:.1f} s)", highlight=False)
+        self.console.print(f"  {result.seconds:7.1f} s  total", highlight=False)
+
+
+def make_train_callback(console: Any, label: str) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from transformers import TrainerCallback
+
+    class _Bar(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._bar: Progress | None = None
+            self._task: Any = None
+            self._t0 = 0.0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            stage = Path(str(args.output_dir)).name  # finetune names its stages' folders "full" / "lora"
+            self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("steps  loss {task.fields[loss]}"), TimeElapsedColumn(), console=console)
+            self._bar.start()
+            self._task = self._bar.add_task(f"{label}: {stage}", total=state.max_steps, loss="-")
+            self._t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self._bar is not None:
+                self._bar.update(self._task, completed=state.global_step)
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+                   **kw: Any) -> None:
+            if self._bar is not None and logs and "loss" in logs:
+                self._bar.update(self._task, loss=f"{float(logs['loss']):.3f}")
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self._bar is not None:
+                self._bar.update(self._task, completed=state.global_step)
+                self._bar.stop()
+                self._bar = None
+
+    return _Bar()

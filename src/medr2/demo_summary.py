@@ -1,0 +1,163 @@
+"""``summary.md`` of ``medr2 demo``: clean accuracy and robustness per model with 95% intervals, and
+the paired change of each fine-tuned model against the untrained one. Numbers come from the scored
+runs (``metrics.json``) and from :func:`medr2.score.metrics.compare_runs`; nothing is adjusted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medr2.report.fmt import fmt_ci
+
+
+@dataclass(frozen=True)
+class SummaryColumn:
+    header: str
+    mode: str
+    path: tuple[str, ...]
+
+
+ACCURACY_COLUMNS: tuple[SummaryColumn, ...] = (
+    SummaryColumn("Overall", "independent", ("overall",)),
+    SummaryColumn("S1 acquisition", "independent", ("stages", "1")),
+    SummaryColumn("S2 anatomy", "independent", ("stages", "2")),
+    SummaryColumn("S3 findings", "independent", ("stages", "3")),
+    SummaryColumn("S4 diagnosis", "independent", ("stages", "4")),
+    SummaryColumn("Unparsed", "independent", ("rates", "unparsed")),
+)
+
+ROBUSTNESS_COLUMNS: tuple[SummaryColumn, ...] = (
+    SummaryColumn("MFR ↓", "independent", ("prompt_reliance", "MFR")),
+    SummaryColumn("MisleadDrop ↓", "independent", ("prompt_reliance", "MisleadDrop")),
+    SummaryColumn("VRS ↑", "independent", ("visual_reliance", "VRS")),
+    SummaryColumn("IS ↑", "independent", ("visual_reliance", "IS")),
+    SummaryColumn("FlipRate ↓", "independent", ("consistency", "FlipRate")),
+    SummaryColumn("Worst-case acc ↑", "independent", ("consistency", "WorstCaseAcc")),
+    SummaryColumn("BlindGap ↑", "independent", ("visual_reliance", "BlindGap")),
+    SummaryColumn("chain-own overall", "chain-own", ("overall",)),
+    SummaryColumn("ChainAcc≤last", "chain-own", ("chain", "ChainAcc<=s", "LAST")),
+)
+
+LEGEND = """\
+- **Overall / S1–S4**: clean accuracy on the test split in `independent` mode (yes/no items scored as
+  pairs; stage = macro over its tasks, overall = macro over stages). **Unparsed**: share of answers no
+  rule could read (counted wrong).
+- **MFR** (misleading-following rate): share of T3/T4/T8 answers equal to the lure. **MisleadDrop**:
+  clean accuracy − accuracy under a misleading premise (T3), on the same items.
+- **VRS**: accuracy on the real image − rate of still giving that answer with another case's image (V2).
+  **IS**: share of read answers that change under V2. **BlindGap**: clean accuracy − accuracy with the
+  image removed (`blind` mode).
+- **FlipRate**: share of read answers that change under answer-preserving variants (T6 option
+  permutation). **Worst-case acc**: right on the clean item and on every such variant of it.
+- **chain-own overall**: clean accuracy when each chain is one dialogue with the model's own earlier
+  answers in context. **ChainAcc≤last**: every step of the chain right, up to its last stage.
+- Intervals: 95% bootstrap over cases. `n/a`: undefined (e.g. no answer could be read, so no change
+  can be measured)."""
+
+
+def _lookup(metrics: Mapping[str, Any], col: SummaryColumn) -> Any:
+    node: Any = (metrics.get("modes") or {}).get(col.mode)
+    for key in col.path:
+        if not isinstance(node, dict):
+            return None
+        if key == "LAST":
+            stages = sorted((k for k in node if k.isdigit()), key=int)
+            key = stages[-1] if stages else ""
+        node = node.get(key)
+    return node
+
+
+def _table(columns: Sequence[SummaryColumn], metrics: Mapping[str, Mapping[str, Any]],
+           roles: Mapping[str, str]) -> list[str]:
+    lines = ["| Model | What | " + " | ".join(c.header for c in columns) + " |",
+             "|---|---|" + "---:|" * len(columns)]
+    for name, m in metrics.items():
+        cells = [fmt_ci(_lookup(m, c)) for c in columns]
+        lines.append(f"| {name} | {roles.get(name, '')} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _delta_cell(d: Any) -> str:
+    return fmt_ci(d) if isinstance(d, dict) else "n/a"
+
+
+def change_table(runs: Mapping[str, Path], before: str, after: Sequence[str], *, seed: int,
+                 resamples: int) -> list[str]:
+    """Paired change (after − before) of clean accuracy, overall and per stage, with exact McNemar."""
+    from medr2.score.metrics import compare_runs
+    from medr2.score.scorer import load_table
+
+    base = load_table(runs[before])
+    lines = ["| Model − " + before + " | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | McNemar p (items) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name in after:
+        cmp = compare_runs(load_table(runs[name]), base, seed=seed, n_resamples=resamples)
+        for mode in ("independent", "chain-own"):
+            t = cmp["modes"].get(mode)
+            if t is None:
+                continue
+            stages = [_delta_cell(t["stages"].get(s)) for s in ("1", "2", "3", "4")]
+            mc = t.get("mcnemar") or {}
+            p = mc.get("p") if isinstance(mc, dict) else None
+            p_text = f"{p:.2g}" if isinstance(p, int | float) else "n/a"
+            lines.append(f"| {name} | {mode} | {_delta_cell(t['overall'])} | " + " | ".join(stages)
+                         + f" | {p_text} |")
+    return lines
+
+
+def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> str:
+    run = metrics.get("run") or {}
+    bench = run.get("bench") or {}
+    ind = (metrics.get("modes") or {}).get("independent") or {}
+    overall = ind.get("overall") or {}
+    cfg = (demo or {}).get("config") or {}
+    return (f"Bench `{bench.get('name')}` (checksum `{str(bench.get('checksum'))[:12]}`): {cfg.get('cases', '?')} "
+            f"sample cases (real images with synthetic lesions), seed {cfg.get('seed', '?')}; scored on the "
+            f"`{cfg.get('split', 'test')}` split: {overall.get('n_cases', '?')} cases, variants "
+            f"{', '.join(cfg.get('eval_variants', []))} in `independent` mode, clean items in "
+            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}.")
+
+
+def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,
+                  after: Sequence[str], seed: int = 0, resamples: int = 1000) -> str:
+    """Write ``summary.md`` for the scored ``runs`` (name → run folder); returns its text."""
+    metrics = {name: json.loads((Path(d) / "metrics.json").read_text("utf-8")) for name, d in runs.items()}
+    demo_file = path.parent / "demo.json"
+    demo = json.loads(demo_file.read_text("utf-8")) if demo_file.is_file() else None
+    first = next(iter(metrics.values()))
+    out = ["# medr2 demo: summary", "", _bench_line(first, demo), "",
+           "## Clean accuracy (test split, `independent`)", "",
+           *_table(ACCURACY_COLUMNS, metrics, roles), "",
+           "## Robustness", "", *_table(ROBUSTNESS_COLUMNS, metrics, roles), ""]
+    if before in runs and all(a in runs for a in after):
+        out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",
+                *change_table(runs, before, after, seed=seed, resamples=resamples), ""]
+    out += ["## Legend", "", LEGEND, "",
+            "The values are as measured on this run; the report (`report/index.html`) has every metric, "
+            "per task and per variant, and each answer.", ""]
+    text = "\n".join(out)
+    _atomic_text(path, text)
+    return text
+
+
+def append_timings(path: Path, stages: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], threads: int,
+                   total_s: float) -> None:
+    """Add the time of each demo stage (and the machine) to ``summary.md``."""
+    lines = ["## Time per stage", "", "| Stage | Wall s | CPU s |", "|---|---:|---:|"]
+    lines += [f"| {s['stage']} | {s['seconds']:.1f} | {s.get('cpu_s', 0.0):.1f} |" for s in stages]
+    cpu = sum(float(s.get("cpu_s", 0.0)) for s in stages)
+    lines += [f"| **total** | **{total_s:.1f}** | **{cpu:.1f}** |", "",
+              "CPU s: user + system time of the demo and its worker processes during the stage (on a busy "
+              "machine wall time grows while CPU time stays close to what the work needs).", "",
+              f"Machine: {machine.get('cpus', '?')} CPUs ({machine.get('platform', '?')}), Python "
+              f"{machine.get('python', '?')}, torch {machine.get('torch', '?')}, {threads} torch threads.", ""]
+    _atomic_text(path, path.read_text("utf-8") + "\n" + "\n".join(lines))
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.parent / f".{path.name}.tmp"
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)

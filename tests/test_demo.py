@@ -1,0 +1,153 @@
+"""``medr2 demo`` end to end, as a user runs it (a subprocess of the installed command line).
+
+Slow: the full demo takes about ten minutes on two idle cores; the ``--quick`` one a few minutes.
+The fast tests check the options, the folder rules and the summary table on hand-made metrics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from medr2.demo import DEMO_FILE, SUMMARY_FILE, DemoConfig, demo_config, run_demo
+from medr2.demo_summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
+from medr2.errors import BadInput
+
+RUNS = ("random", "prior", "oracle", "tiny-before", "tiny-flat", "tiny-chain")
+
+
+def _demo(out: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-c", "from medr2.cli import main; main()", "demo", "--out", str(out), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _metric(run: Path, mode: str, *path: str) -> dict:
+    node = json.loads((run / "metrics.json").read_text("utf-8"))["modes"][mode]
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _check_outputs(out: Path, cfg: DemoConfig) -> None:
+    record = json.loads((out / DEMO_FILE).read_text("utf-8"))
+    assert record["status"] == "complete"
+    assert record["config"] == cfg.identity()
+    assert [s["stage"] for s in record["stages"]][:2] == ["build the sample bench", "build the tiny VLM"]
+    assert all(s["seconds"] >= 0 and s["cpu_s"] >= 0 for s in record["stages"])
+    assert (out / "bench" / "manifest.json").is_file()
+    assert (out / "models" / "tiny" / "config.json").is_file()
+    for strategy in ("flat", "chain"):
+        ft = json.loads((out / "models" / f"tiny-{strategy}" / "finetune.json").read_text("utf-8"))
+        assert ft["config"]["strategy"] == strategy
+        assert [s["stage"] for s in ft["stages"]] == ["full", "lora"]
+        assert (out / "models" / f"tiny-{strategy}" / "merged" / "config.json").is_file()
+    for name in RUNS:
+        run = out / "runs" / name
+        metrics = json.loads((run / "metrics.json").read_text("utf-8"))
+        assert set(metrics["modes"]) == {"independent", "chain-own", "blind"}
+        overall = metrics["modes"]["independent"]["overall"]
+        assert overall["value"] is not None and overall["lo"] <= overall["value"] <= overall["hi"]
+        assert overall["n_cases"] >= 2
+    # the oracle is the sanity ceiling; the untrained tiny model answers nothing readable
+    assert _metric(out / "runs" / "oracle", "independent", "overall")["value"] == 1.0
+    assert _metric(out / "runs" / "tiny-before", "independent", "rates", "unparsed")["value"] > 0.9
+    # fine-tuning taught the tiny model the answer format at least (measured, not assumed better)
+    for strategy in ("flat", "chain"):
+        assert _metric(out / "runs" / f"tiny-{strategy}", "independent", "rates", "unparsed")["value"] < 0.5
+    # robustness metrics exist for the fine-tuned models
+    for col in ROBUSTNESS_COLUMNS:
+        if col.header.startswith(("MFR", "FlipRate", "BlindGap", "VRS")):
+            m = _lookup(json.loads((out / "runs" / "tiny-flat" / "metrics.json").read_text("utf-8")), col)
+            assert isinstance(m, dict) and m["value"] is not None, col.header
+
+    summary = (out / SUMMARY_FILE).read_text("utf-8")
+    for name in RUNS:
+        assert f"| {name} |" in summary
+    assert "## Change after fine-tuning" in summary and "## Time per stage" in summary
+    index = (out / "report" / "index.html").read_text("utf-8")
+    for name in RUNS:
+        assert name in index
+    board = (out / "report" / "leaderboard.md").read_text("utf-8")
+    assert board.count("| tiny-") >= 9  # 3 tiny runs x 3 modes
+
+
+@pytest.mark.slow
+def test_quick_demo_completes_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    res = _demo(out, "--quick", timeout=1800)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert "summary:" in res.stdout
+    _check_outputs(out, demo_config(quick=True))
+    first = (out / "runs" / "tiny-chain" / "metrics.json").read_bytes()
+    # a rerun resumes: nothing is asked or trained again, and the scores are the same
+    res2 = _demo(out, "--quick", timeout=900)
+    assert res2.returncode == 0, res2.stderr[-4000:]
+    record = json.loads((out / DEMO_FILE).read_text("utf-8"))
+    notes = {s["stage"]: s["note"] for s in record["stages"]}
+    assert notes["build the sample bench"].startswith("reused")
+    assert notes["fine-tune (flat)"].startswith("reused")
+    assert (out / "runs" / "tiny-chain" / "metrics.json").read_bytes() == first
+
+
+@pytest.mark.slow
+def test_full_demo(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    res = _demo(out, timeout=3600)
+    assert res.returncode == 0, res.stderr[-4000:]
+    _check_outputs(out, demo_config())
+
+
+def test_demo_refuses_a_foreign_folder(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine", "utf-8")
+    with pytest.raises(BadInput, match="not empty"):
+        run_demo(tmp_path, demo_config(quick=True))
+    assert (tmp_path / "notes.txt").read_text("utf-8") == "mine"
+
+
+def test_demo_refuses_another_configuration(tmp_path: Path) -> None:
+    cfg = demo_config(quick=True)
+    (tmp_path / DEMO_FILE).write_text(json.dumps({"config": cfg.identity()}), "utf-8")
+    with pytest.raises(BadInput, match="another configuration"):
+        run_demo(tmp_path, demo_config(quick=True, seed=1))
+
+
+def test_demo_config_options() -> None:
+    assert demo_config().cases == 200 and demo_config(quick=True).cases == 40
+    assert demo_config(cases=60, seed=3).cases == 60 and demo_config(seed=3).seed == 3
+    assert demo_config(threads=1).identity() == demo_config().identity()  # threads do not change results
+    with pytest.raises(BadInput):
+        demo_config(cases=3)
+
+
+def test_summary_lookup_takes_the_last_chain_stage() -> None:
+    metrics = {"modes": {"chain-own": {"chain": {"ChainAcc<=s": {"1": {"value": 0.9}, "4": {"value": 0.2},
+                                                                  "3": {"value": 0.4}}}}}}
+    col = SummaryColumn("x", "chain-own", ("chain", "ChainAcc<=s", "LAST"))
+    assert _lookup(metrics, col) == {"value": 0.2}
+    assert _lookup(metrics, SummaryColumn("y", "independent", ("overall",))) is None
+
+
+def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
+    from medr2.demo_summary import write_summary
+
+    def m(v: float | None, lo: float | None = None, hi: float | None = None) -> dict:
+        return {"value": v, "lo": lo, "hi": hi, "n": 10, "n_cases": 5}
+
+    runs = {}
+    for name, acc in (("a", 0.5), ("b", 0.25)):
+        d = tmp_path / name
+        d.mkdir()
+        modes = {"independent": {"overall": m(acc, acc - 0.1, acc + 0.1), "stages": {"1": m(acc, 0.0, 1.0)},
+                                 "rates": {"unparsed": m(0.0, 0.0, 0.0)},
+                                 "prompt_reliance": {"MFR": m(0.3, 0.2, 0.4)}}}
+        (d / "metrics.json").write_text(json.dumps({"modes": modes, "run": {"bench": {"name": "x"}}}), "utf-8")
+        runs[name] = d
+    text = write_summary(tmp_path / "summary.md", runs, roles={"a": "first"}, before="none", after=[])
+    assert "| a | first | 0.50 [0.40, 0.60] | 0.50 [0.00, 1.00] | n/a |" in text
+    assert "| b |  | 0.25 [0.15, 0.35] |" in text
+    assert "0.30 [0.20, 0.40]" in text
+    assert "Change after fine-tuning" not in text  # no before/after runs given
+    assert (tmp_path / "summary.md").read_text("utf-8") == text
