@@ -3,7 +3,7 @@ same workload, same server, alternating runs (so both see the same machine load)
 a cProfile summary of each (the per-request path: rendering is done before, so this is encoding,
 HTTP, retries bookkeeping, scheduling).
 
-    git show f44c2bb:src/medr2/models/openai.py > /tmp/openai_before.py
+    git show e69d9c8:src/medr2/models/openai.py > /tmp/openai_before.py
     .venv/bin/python bench/before_after.py --old /tmp/openai_before.py [--concurrency 1 64 256] [--profile]
 """
 

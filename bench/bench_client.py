@@ -12,8 +12,9 @@ item, ``bench/workload.py``) through:
   client and lmms-eval's ``async_openai`` model (``bench/peer_*.py``).
 
 Client CPU is the client process's own CPU time (``time.process_time``); the server processes' CPU
-(from ``/proc``) is reported apart. Each cell is the median of ``--repeats`` runs; ratios compare
-medians measured in the same invocation.
+(from ``/proc``) is reported apart. Each cell is the median of ``--repeats`` runs; every client runs
+once per repeat, in turn (peers included), so all see the same load; ratios compare medians measured
+in the same invocation.
 
     .venv/bin/python bench/bench_client.py [--n 1000] [--concurrency 1 8 64 256] [--repeats 3] \
         [--servers 1] [--latency 0] [--peers openai,lmms-eval] [--venvs /work/bench-venvs]
@@ -319,12 +320,13 @@ def main() -> None:
                     if "aiohttp" in paths:
                         samples.append(timed("bare aiohttp (floor)", conc, len(bodies), servers,
                                              lambda c=conc: run_plain_aiohttp(servers.url, bodies, c)))
-                if "openai" in peers:
-                    samples += run_peer("peer_openai_sdk.py", a.venvs / "openai/bin/python", servers.url, reqfile,
-                                        conc, a.repeats, servers)
-                if "lmms-eval" in peers:
-                    samples += run_peer("peer_lmms_eval.py", a.venvs / "lmms-eval/bin/python", servers.url,
-                                        reqfile, conc, a.repeats, servers)
+                    # peers interleaved with medr2's runs (one run per repeat), so both see the same load
+                    if "openai" in peers:
+                        samples += run_peer("peer_openai_sdk.py", a.venvs / "openai/bin/python", servers.url,
+                                            reqfile, conc, 1, servers)
+                    if "lmms-eval" in peers:
+                        samples += run_peer("peer_lmms_eval.py", a.venvs / "lmms-eval/bin/python", servers.url,
+                                            reqfile, conc, 1, servers)
     finally:
         servers.close()
     rows = summarize(samples)

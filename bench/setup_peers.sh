@@ -19,9 +19,10 @@ fi
 if [ ! -x "$VENVS/lmms-eval/bin/python" ]; then
   "$PY" -m venv "$VENVS/lmms-eval"
 fi
-# --no-deps: lmms-eval's declared dependencies pull a CUDA torch build of several GB that the
-# OpenAI-compatible model does not use; install only what that module (and lmms_eval.api) imports.
+# --no-deps: lmms-eval's declared dependencies pull a CUDA torch build of several GB and many model
+# libraries the OpenAI-compatible model does not use; install what importing
+# lmms_eval.models.chat.async_openai needs (accelerate needs torch: the CPU build).
 "$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check --no-deps lmms-eval
-"$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check openai loguru tqdm pillow numpy \
-  python-dotenv accelerate datasets pytz
+"$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check "torch==2.13.0" "transformers==5.24.0" \
+  accelerate datasets evaluate openai loguru tqdm pillow numpy python-dotenv pytz zstandard
 "$VENVS/lmms-eval/bin/python" -c "import lmms_eval, importlib.metadata as m; print('lmms-eval', m.version('lmms-eval'))"

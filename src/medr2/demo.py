@@ -94,6 +94,15 @@ def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0,
 @dataclass
 class DemoPaths:
     root: Path
+    _bench: Any = field(default=None, repr=False)
+
+    def loaded_bench(self) -> Any:
+        """The bench, loaded and validated once for all evaluations."""
+        if self._bench is None:
+            from medr2.bench.format import load_bench
+
+            self._bench = load_bench(self.bench)
+        return self._bench
 
     @property
     def bench(self) -> Path:
@@ -264,7 +273,8 @@ def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoMod
         calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))
     parts = []
     for call in calls:
-        summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"))
+        summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"),
+                           bench=paths.loaded_bench())
         if summary.interrupted:
             raise KeyboardInterrupt
         for mode, c in summary.modes.items():

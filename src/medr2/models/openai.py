@@ -99,6 +99,25 @@ def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
     return content, pt if isinstance(pt, int) else None, ct if isinstance(ct, int) else None
 
 
+def error_text(data: bytes) -> str:
+    """The message of an error body, whatever its shape: ``{"error": {"message": ..}}`` (OpenAI, vLLM,
+    SGLang), ``{"detail": ..}`` (FastAPI servers such as ``transformers serve``), ``{"error": ".."}``
+    (Ollama), ``{"message": ..}``; else the body's first bytes as text."""
+    try:
+        body = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        for found in ((err or {}).get("message") if isinstance(err, dict) else err, body.get("detail"),
+                      body.get("message")):
+            if isinstance(found, str) and found:
+                return found[:ERROR_SNIPPET]
+            if isinstance(found, list | dict) and found:  # FastAPI validation errors: a list of dicts
+                return json.dumps(found, ensure_ascii=False)[:ERROR_SNIPPET]
+    return data[:ERROR_SNIPPET].decode("utf-8", "replace")
+
+
 class _ImageCache:
     """JSON fragments ``{"type":"image_url",...}`` (UTF-8 bytes) per image sha, LRU-bounded by bytes."""
 
@@ -155,7 +174,8 @@ class OpenAIAdapter:
                  concurrency: int = 8, timeout_s: float = 120.0, retries: int = 5,
                  box_convention: BoxConvention | None = None, preset_name: str | None = None,
                  backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
-                 image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None) -> None:
+                 image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None,
+                 max_tokens_field: str = "max_tokens") -> None:
         if not base_urls:
             raise BadInput("openai models need at least one --base-url (e.g. http://127.0.0.1:8000/v1)",
                            field="--base-url")
@@ -184,6 +204,7 @@ class OpenAIAdapter:
         self.backoff_initial_s = backoff_initial_s
         self.backoff_max_s = backoff_max_s
         self.extra_body = dict(extra_body or {})
+        self.max_tokens_field = max_tokens_field
         self.images = _ImageCache(image_cache_bytes)
         self.in_flight = [0] * len(self.urls)
         self.sent_per_url = [0] * len(self.urls)
@@ -196,7 +217,8 @@ class OpenAIAdapter:
     def settings(self) -> dict[str, Any]:
         return {"model": self.model, "base_urls": self.base_urls, "api_key_env": self.api_key_env,
                 "concurrency": self.concurrency, "timeout_s": self.timeout_s, "retries": self.retries,
-                "preset": self.preset_name, "extra_body": self.extra_body}
+                "preset": self.preset_name, "extra_body": self.extra_body,
+                "max_tokens_field": self.max_tokens_field}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
@@ -290,8 +312,8 @@ class OpenAIAdapter:
         """The request body; image parts are spliced in from the per-sha fragment cache (the body is
         assembled from byte pieces with one join, so a large image is copied once per request)."""
         s = req.settings
-        head: dict[str, Any] = {"model": self.model, "max_tokens": s.max_new_tokens, "temperature": s.temperature,
-                                "top_p": s.top_p}
+        head: dict[str, Any] = {"model": self.model, self.max_tokens_field: s.max_new_tokens,
+                                "temperature": s.temperature, "top_p": s.top_p}
         if s.seed is not None:
             head["seed"] = s.seed
         head.update(self.extra_body)
@@ -355,7 +377,7 @@ class OpenAIAdapter:
                     except Permanent as e:
                         raise Permanent(self._scrub(str(e))) from None
                     return self._scrub(text), pt, ct
-                msg = f"HTTP {r.status} from {self.base_urls[i]}: {self._scrub(data[:ERROR_SNIPPET])}"
+                msg = f"HTTP {r.status} from {self.base_urls[i]}: {self._scrub(error_text(data))}"
                 if r.status in RETRY_STATUS or r.status >= 500:
                     raise Transient(msg, parse_retry_after(r.headers))
                 raise Permanent(msg)
@@ -404,6 +426,7 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     return OpenAIAdapter(model, base_urls=opts.base_urls, api_key_env=opts.api_key_env,
                          concurrency=opts.concurrency, timeout_s=opts.timeout_s, retries=opts.retries,
                          box_convention=preset.box, preset_name=preset.name,
+                         max_tokens_field=preset.max_tokens_field,
                          backoff_initial_s=float(extra.pop("backoff_initial_s", 0.5)),
                          backoff_max_s=float(extra.pop("backoff_max_s", 30.0)),
                          image_cache_bytes=int(extra.pop("image_cache_bytes", 1 << 30)),

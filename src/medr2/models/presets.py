@@ -179,6 +179,7 @@ class Preset:
     min_pixels: int | None = None
     max_pixels: int | None = None
     image_size: int | None = None  # fixed input side (tiles / square inputs)
+    max_tokens_field: str = "max_tokens"  # request field of the token limit (OpenAI: max_completion_tokens)
     notes: str = ""
     sources: tuple[str, ...] = field(default_factory=tuple)
 
@@ -216,6 +217,13 @@ _UNIT = BoxConvention("unit", "none", ())
 register_preset(Preset(
     "generic", "any", (), BoxConvention("pixel", "none", ()),
     notes="Default: pixel boxes of the image as sent (no server-side resize assumed); the prompt states the size."))
+register_preset(Preset(
+    "medr2-tiny", "medr2's tiny test VLM (medr2 tiny-vlm, default 32 px)", ("medr2-tiny",),
+    BoxConvention("pixel", "fixed", (("height", 32), ("width", 32))), image_size=32,
+    notes="The offline tiny LLaVA (medr2.models.tiny) served by vLLM or transformers serve: its processor resizes "
+          "every image to 32x32 without crop, as the hf adapter reads from the checkpoint; with this preset the "
+          "openai adapter renders the same prompts as hf:DIR.",
+    sources=("src/medr2/models/tiny.py (build_processor)",)))
 register_preset(Preset(
     "qwen2-vl", "Qwen2-VL", ("Qwen/Qwen2-VL-2B-Instruct", "Qwen/Qwen2-VL-7B-Instruct", "Qwen/Qwen2-VL-72B-Instruct"),
     _THOUSAND, min_pixels=56 * 56, max_pixels=28 * 28 * 16384,
@@ -271,10 +279,12 @@ register_preset(Preset(
     sources=("Lingshu report arXiv:2506.07044",)))
 register_preset(Preset(
     "gpt-4o", "OpenAI GPT-4o class", ("gpt-4o", "gpt-4o-mini", "gpt-4.1"),
-    _UNIT,
+    _UNIT, max_tokens_field="max_completion_tokens",
     notes="No native grounding format; asks for 0-1 fractions. Images are resized by the API (high detail: fit "
-          "2048x2048, then shortest side 768).",
-    sources=("platform.openai.com/docs/guides/images-vision (image sizing)",)))
+          "2048x2048, then shortest side 768). The token limit is sent as max_completion_tokens (max_tokens is "
+          "deprecated there and rejected by the o-series and later models).",
+    sources=("platform.openai.com/docs/guides/images-vision (image sizing)",
+             "platform.openai.com/docs/api-reference/chat/create (max_tokens deprecated)")))
 register_preset(Preset(
     "gemini", "Google Gemini (OpenAI-compatible endpoint)", ("gemini-2.5-flash", "gemini-2.5-pro"),
     _THOUSAND,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
@@ -37,6 +37,9 @@ from medr2.run.prompts import (
     wrong_answer,
 )
 from medr2.run.store import Row, Store
+
+if TYPE_CHECKING:
+    from medr2.bench.format import Bench
 
 PROMPT_VERSION = 1  # bump when rendering changes in a way that must not mix with stored runs
 
@@ -363,8 +366,9 @@ def conv_dict(conv: BoxConvention) -> dict[str, Any]:
 
 
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
-             adapter_factory: Callable[..., Adapter] | None = None) -> RunSummary:
-    """Load the bench, build the adapter, check/write the manifest, run, update the manifest."""
+             adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
+    """Load the bench, build the adapter, check/write the manifest, run, update the manifest.
+    ``bench``: the bench at ``cfg.bench`` already loaded (callers running many evals load it once)."""
     from medr2.bench.format import load_bench
     from medr2.models.presets import get_preset
     from medr2.models.registry import load_adapter
@@ -373,7 +377,10 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
 
     for m in cfg.modes:
         get_mode(m)
-    bench = load_bench(cfg.bench)
+    if bench is None:
+        bench = load_bench(cfg.bench)
+    elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
+        raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     preset = get_preset(cfg.preset) if cfg.preset else None
     settings = GenSettings(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=cfg.seed)
     make = adapter_factory or load_adapter

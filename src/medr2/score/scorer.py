@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -217,6 +218,24 @@ def _scores_table(items: Mapping[str, Item], keys: Sequence[tuple[str, str, str]
     return pa.table(cols, schema=_SCORES_SCHEMA)
 
 
+def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
+    """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise)."""
+    order = np.lexsort((tidy["item_id"].to_numpy(dtype=object), tidy["mode"].to_numpy(dtype=object)))
+    cols: dict[str, Any] = {}
+    for c in SCORE_COLUMNS:
+        if c == "text_metrics":
+            values = [canonical_json(d) if d else "{}" for d in tidy[c].to_numpy(dtype=object)[order]]
+        elif c == "iou":
+            values = tidy[c].to_numpy(dtype=float)[order]
+        elif c == "stage":
+            values = tidy[c].to_numpy(dtype=np.int64)[order]
+        else:
+            raw = tidy[c].to_numpy(dtype=object)[order]
+            values = [None if v is None or v != v else v for v in raw.tolist()]  # NaN -> null
+        cols[c] = pa.array(values, type=_SCORES_SCHEMA.field(c).type, from_pandas=c == "iou")
+    return pa.table(cols, schema=_SCORES_SCHEMA)
+
+
 def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringItem]]:
     """(run manifest, bench folder, the bench's items by id) of a run folder."""
     from medr2.run.manifest import MANIFEST_FILE, read_manifest
@@ -287,12 +306,12 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
-    buf = pa.BufferOutputStream()
-    pq.write_table(_scores_table(items, [(p[0], p[1], p[2]) for p in preds], scored), buf, compression="zstd")
-    _atomic_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
     table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
+    buf = pa.BufferOutputStream()
+    pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
+    _atomic_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
     n_predictions = len(scored)
     del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)

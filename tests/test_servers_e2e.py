@@ -1,0 +1,196 @@
+"""Real inference servers end to end behind the ``openai`` adapter (slow; run by .ci/run).
+
+The tiny VLM is built offline and served by ``transformers serve`` (project venv) and by vLLM's
+CPU build (``.venv-vllm`` from scripts/setup_vllm.sh). ``medr2 eval`` runs a small sample bench
+through each server in ``independent`` and ``chain-own`` modes, then ``medr2 score``; the answers
+are compared with the same items answered in-process by ``hf:`` (greedy decoding).
+
+Differences that are explained and pinned here (the rest must be identical):
+- the ``hf`` adapter strips surrounding whitespace from its decoded answer; servers return the text
+  verbatim (the tiny BPE's first answer token often starts with a space), so answers compare after
+  ``strip()``; the chain-own dialogues see the stripped history in both cases (the runner strips);
+- when an answer is cut at ``max_tokens`` inside a multi-byte UTF-8 character, transformers decodes
+  the dangling bytes as U+FFFD while vLLM's incremental detokenizer holds them back, so a truncated
+  vLLM answer may lack the trailing U+FFFD characters.
+Token usage (prompt and completion tokens) must match exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from medr2.models.base import GenSettings, Message, Part, Request
+from medr2.models.openai import OpenAIAdapter
+from medr2.models.vllm_export import export_for_vllm
+from medr2.run.store import Store
+from tests.servers import VLLM_VENV, Server, transformers_serve, vllm_python, vllm_serve
+
+pytestmark = pytest.mark.slow
+
+CASES = 6
+LIMIT = 40
+MAX_NEW = 16
+MODES = "independent,chain-own"
+MEDR2 = str(Path(sys.executable).with_name("medr2"))
+Answers = dict[tuple[str, str], tuple[str, int | None, int | None]]
+
+
+def medr2(*args: str, log: Path) -> str:
+    """Run the medr2 CLI; its output goes to ``log``; a failure raises with the output."""
+    cmd = [MEDR2, *args]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}({time.perf_counter() - t0:.1f}s)\n")
+    assert p.returncode == 0, f"{' '.join(cmd)} -> {p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p.stdout + p.stderr
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("servers")
+    log = d / "medr2.log"
+    medr2("tiny-vlm", "--out", str(d / "tiny"), log=log)
+    export_for_vllm(d / "tiny", d / "tiny-vllm")
+    medr2("build", "--source", "sample", "--out", str(d / "bench"), "--cases", str(CASES), "--workers", "1", log=log)
+    medr2("eval", "--bench", str(d / "bench"), "--model", f"hf:{d / 'tiny'}", "--out", str(d / "run-hf"),
+          "--mode", MODES, "--limit", str(LIMIT), "--max-new-tokens", str(MAX_NEW), "--no-progress", log=log)
+    medr2("score", str(d / "run-hf"), log=log)
+    return {"dir": d, "log": log, "tiny": d / "tiny", "tiny_vllm": d / "tiny-vllm", "bench": d / "bench",
+            "run_hf": d / "run-hf"}
+
+
+def answers(run: Path) -> Answers:
+    out: Answers = {}
+    for sp in Store.open(run).iter_predictions():
+        p = sp.prediction
+        assert p.status == "ok", f"{run}: {p.item_id} {p.mode}: {p.error}"
+        out[(p.item_id, p.mode)] = (p.raw or "", p.prompt_tokens, p.completion_tokens)
+    return out
+
+
+def verdicts(run: Path) -> dict[tuple[str, str], str]:
+    t = pq.read_table(run / "scores.parquet", columns=["item_id", "mode", "verdict"]).to_pylist()
+    return {(r["item_id"], r["mode"]): r["verdict"] for r in t}
+
+
+def same_answer(hf: str, served: str, truncated: bool, holds_back_partial_utf8: bool) -> bool:
+    a, b = hf.strip(), served.strip()
+    if a == b:
+        return True
+    return holds_back_partial_utf8 and truncated and a.rstrip("\ufffd").rstrip() == b.rstrip("\ufffd").rstrip()
+
+
+def eval_through(srv: Server, work: dict[str, Path], name: str, concurrency: int) -> Path:
+    run = work["dir"] / f"run-{name}"
+    before = srv.completions_ok()
+    t0 = time.perf_counter()
+    medr2("eval", "--bench", str(work["bench"]), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
+          "--base-url", srv.url, "--out", str(run), "--mode", MODES, "--limit", str(LIMIT),
+          "--max-new-tokens", str(MAX_NEW), "--concurrency", str(concurrency), "--retries", "0", "--no-progress",
+          log=work["log"])
+    wall = time.perf_counter() - t0
+    got = answers(run)
+    answered = srv.completions_ok() - before
+    assert answered == len(got), f"{srv.name} log shows {answered} answered completions for {len(got)} stored answers"
+    manifest = json.loads((run / "manifest.json").read_text("utf-8"))
+    for mode in MODES.split(","):
+        counts = manifest["counts"][mode]
+        assert counts.get("error", 0) == 0 and counts.get("ok", 0) > 0, manifest["counts"]
+    medr2("score", str(run), log=work["log"])
+    assert (run / "scores.parquet").is_file() and (run / "metrics.json").is_file()
+    srv_summary = (f"{srv.name}: ready in {srv.started_s:.1f}s at {srv.url} (model {srv.model}); answered "
+                   f"{answered}/{len(got)} requests with HTTP 200 in {wall:.1f}s; scores written to "
+                   f"{run / 'scores.parquet'} and {run / 'metrics.json'}")
+    (work["dir"] / f"{name}.summary").write_text(srv_summary + "\n", "utf-8")
+    return run
+
+
+def compare_with_hf(run: Path, work: dict[str, Path], holds_back_partial_utf8: bool) -> list[str]:
+    hf, served = answers(work["run_hf"]), answers(run)
+    assert set(hf) == set(served), "the server run asked other items than the hf run"
+    bad = []
+    for key, (a, pt, ct) in sorted(hf.items()):
+        b, spt, sct = served[key]
+        if (pt, ct) != (spt, sct) or not same_answer(a, b, ct == MAX_NEW, holds_back_partial_utf8):
+            bad.append(f"{key}: hf {a!r} ({pt}/{ct} tokens) vs served {b!r} ({spt}/{sct} tokens)")
+    assert not bad, f"{len(bad)} of {len(hf)} answers differ:\n" + "\n".join(bad[:10])
+    assert verdicts(run) == verdicts(work["run_hf"])
+    return [f"{len(hf)} answers equal to hf: in-process (modes {MODES})"]
+
+
+def probe_requests(work: dict[str, Path]) -> list[Request]:
+    """Three real bench requests, rendered as the runner stored them (images by path and hash)."""
+    reqs = []
+    for sp in Store.open(work["run_hf"]).iter_predictions(mode="independent", with_request=True):
+        msgs = tuple(Message(m["role"], tuple(Part(p["type"], text=p.get("text"), image=p.get("image"),
+                                                   image_sha256=p.get("sha256")) for p in m["parts"]))
+                     for m in sp.request or [])
+        reqs.append(Request(key=sp.prediction.request_hash, messages=msgs, bench_root=work["bench"],
+                            settings=GenSettings(max_new_tokens=MAX_NEW), item_id=sp.prediction.item_id))
+        if len(reqs) == 3:
+            break
+    return reqs
+
+
+def probe_adapter(srv: Server, work: dict[str, Path]) -> list[str]:
+    """What the adapter does on this server beyond the eval: max_completion_tokens, error bodies."""
+    reqs = probe_requests(work)
+    plain = OpenAIAdapter(srv.model, base_urls=[srv.url], retries=0)
+    newer = OpenAIAdapter(srv.model, base_urls=[srv.url], retries=0, max_tokens_field="max_completion_tokens")
+    wrong = OpenAIAdapter("no-such-model", base_urls=[srv.url], retries=0)
+    try:
+        a, b = plain.generate(reqs), newer.generate(reqs)
+        assert [(r.status, r.text, r.completion_tokens) for r in a] == [(r.status, r.text, r.completion_tokens)
+                                                                        for r in b]
+        assert all(r.status == "ok" and r.completion_tokens and r.completion_tokens <= MAX_NEW for r in a)
+        err = wrong.generate(reqs[:1])[0]
+    finally:
+        for ad in (plain, newer, wrong):
+            ad.close()
+    assert err.status == "error" and err.attempts == 1, err
+    assert err.error is not None and "no-such-model" in err.error and "{" not in err.error, err.error
+    return ["max_completion_tokens accepted (same answers as max_tokens)", f"unknown model -> {err.error}"]
+
+
+def report(capsys: pytest.CaptureFixture[str], work: dict[str, Path], name: str, srv: Server,
+           lines: list[str]) -> None:
+    summary = (work["dir"] / f"{name}.summary").read_text("utf-8").strip()
+    with capsys.disabled():
+        print(f"\n[servers] {summary}")
+        for line in lines:
+            print(f"[servers] {name}: {line}")
+        print(f"[servers] {name}: server log {srv.log}")
+
+
+def test_transformers_serve(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    with transformers_serve(work["tiny"], work["dir"]) as srv:
+        try:
+            run = eval_through(srv, work, "transformers-serve", concurrency=4)
+            lines = compare_with_hf(run, work, holds_back_partial_utf8=False)
+            lines += probe_adapter(srv, work)
+        except BaseException:
+            print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
+            raise
+    report(capsys, work, "transformers-serve", srv, lines)
+
+
+def test_vllm(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    if not vllm_python().exists():
+        pytest.skip(f"no vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
+    with vllm_serve(work["tiny_vllm"], work["dir"]) as srv:
+        try:
+            run = eval_through(srv, work, "vllm", concurrency=16)
+            lines = compare_with_hf(run, work, holds_back_partial_utf8=True)
+            lines += probe_adapter(srv, work)
+        except BaseException:
+            print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
+            raise
+    report(capsys, work, "vllm", srv, lines)
