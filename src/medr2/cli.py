@@ -18,6 +18,7 @@ app = typer.Typer(
 # modules exposing ``register(app)``
 COMMAND_MODULES = (
     "medr2.models.commands",
+    "medr2.models.serve_commands",
     "medr2.train.commands",
     "medr2.build.commands",
     "medr2.perturb.commands",

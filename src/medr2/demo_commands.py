@@ -15,8 +15,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="seed for the bench, the model and training"),
         quick: bool = typer.Option(False, "--quick", help="a much smaller configuration (a smoke test)"),
         workers: int | None = typer.Option(None, "--workers", help="build processes (default: all cores)"),
-        threads: int | None = typer.Option(None, "--threads", min=1,
-                                           help="torch CPU threads (default: torch's choice)"),
+        threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""

@@ -84,27 +84,28 @@ def _delta_cell(d: Any) -> str:
     return fmt_ci(d) if isinstance(d, dict) else "n/a"
 
 
-def change_table(runs: Mapping[str, Path], before: str, after: Sequence[str], *, seed: int,
+def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Sequence[str], *, seed: int,
                  resamples: int) -> list[str]:
-    """Paired change (after − before) of clean accuracy, overall and per stage, with exact McNemar."""
+    """Paired change (model − reference) of clean accuracy, overall and per stage, with exact McNemar."""
     from medr2.score.metrics import compare_runs
     from medr2.score.scorer import load_table
 
-    base = load_table(runs[before])
-    lines = ["| Model − " + before + " | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | McNemar p (items) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    tables = {name: load_table(runs[name]) for name in (*references, *after)}
+    lines = ["| Model | − Reference | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | McNemar p (items) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for name in after:
-        cmp = compare_runs(load_table(runs[name]), base, seed=seed, n_resamples=resamples)
-        for mode in ("independent", "chain-own"):
-            t = cmp["modes"].get(mode)
-            if t is None:
-                continue
-            stages = [_delta_cell(t["stages"].get(s)) for s in ("1", "2", "3", "4")]
-            mc = t.get("mcnemar") or {}
-            p = mc.get("p") if isinstance(mc, dict) else None
-            p_text = f"{p:.2g}" if isinstance(p, int | float) else "n/a"
-            lines.append(f"| {name} | {mode} | {_delta_cell(t['overall'])} | " + " | ".join(stages)
-                         + f" | {p_text} |")
+        for ref in references:
+            cmp = compare_runs(tables[name], tables[ref], seed=seed, n_resamples=resamples)
+            for mode in ("independent", "chain-own"):
+                t = cmp["modes"].get(mode)
+                if t is None:
+                    continue
+                stages = [_delta_cell(t["stages"].get(s)) for s in ("1", "2", "3", "4")]
+                mc = t.get("mcnemar") or {}
+                p = mc.get("p") if isinstance(mc, dict) else None
+                p_text = f"{p:.2g}" if isinstance(p, int | float) else "n/a"
+                lines.append(f"| {name} | {ref} | {mode} | {_delta_cell(t['overall'])} | " + " | ".join(stages)
+                             + f" | {p_text} |")
     return lines
 
 
@@ -122,8 +123,10 @@ def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> s
 
 
 def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,
-                  after: Sequence[str], seed: int = 0, resamples: int = 1000) -> str:
-    """Write ``summary.md`` for the scored ``runs`` (name → run folder); returns its text."""
+                  after: Sequence[str], also_against: Sequence[str] = ("prior",), seed: int = 0,
+                  resamples: int = 1000) -> str:
+    """Write ``summary.md`` for the scored ``runs`` (name → run folder); returns its text. Each ``after``
+    model is compared with ``before`` and with each run in ``also_against`` (e.g. the text-only prior)."""
     metrics = {name: json.loads((Path(d) / "metrics.json").read_text("utf-8")) for name, d in runs.items()}
     demo_file = path.parent / "demo.json"
     demo = json.loads(demo_file.read_text("utf-8")) if demo_file.is_file() else None
@@ -132,9 +135,10 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
            "## Clean accuracy (test split, `independent`)", "",
            *_table(ACCURACY_COLUMNS, metrics, roles), "",
            "## Robustness", "", *_table(ROBUSTNESS_COLUMNS, metrics, roles), ""]
-    if before in runs and all(a in runs for a in after):
+    if before in runs and after and all(a in runs for a in after):
+        refs = [before, *(r for r in also_against if r in runs)]
         out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",
-                *change_table(runs, before, after, seed=seed, resamples=resamples), ""]
+                *change_table(runs, refs, after, seed=seed, resamples=resamples), ""]
     out += ["## Legend", "", LEGEND, "",
             "The values are as measured on this run; the report (`report/index.html`) has every metric, "
             "per task and per variant, and each answer.", ""]

@@ -3,10 +3,10 @@
 transformers 5 saves a LLaVA vision tower's weights as ``vision_tower.embeddings...`` /
 ``vision_tower.encoder...`` (the bare vision transformer), while vLLM's CLIP / SigLIP towers keep
 them one level down, under ``vision_tower.vision_model.`` (vLLM's LLaVA weight mapper only strips a
-leading ``model.``). vLLM silently skips keys it does not know, so without the rename it serves the
-model with a randomly initialised vision tower and the answers differ from transformers'. This
-module rewrites the keys and copies every other file (config, tokenizer, processor, chat template)
-unchanged; the rewritten folder still loads in transformers.
+leading ``model.``). Without the rename vLLM 0.32 refuses to start ("There is no module or
+parameter named 'vision_tower.embeddings' in LlavaForConditionalGeneration"). This module rewrites
+the keys and copies every other file (config, tokenizer, processor, chat template) unchanged; the
+rewritten folder still loads in transformers, with the same answers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,20 @@
+"""``medr2 vllm-export``: copy a LLaVA checkpoint into the weight layout vLLM loads (docs/serving.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("vllm-export")
+    def vllm_export(
+        src: Path = typer.Argument(..., help="transformers checkpoint folder (LLaVA, e.g. from medr2 tiny-vlm)"),
+        out: Path = typer.Option(..., "--out", help="folder to write the vLLM-loadable copy into"),
+    ) -> None:
+        """Copy a LLaVA checkpoint with its vision-tower weights renamed for vLLM (serve OUT with vLLM)."""
+        from medr2.models.vllm_export import export_for_vllm
+
+        path = export_for_vllm(src, out)
+        typer.echo(f"wrote {path}; serve it with: python -m vllm.entrypoints.openai.api_server --model {path}")
