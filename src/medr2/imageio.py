@@ -43,7 +43,7 @@ def encode_png(arr: np.ndarray) -> bytes:
     else:
         raise ValueError(f"expected (H, W) or (H, W, 3) pixels, got shape {arr.shape}")
     buf = io.BytesIO()
-    img.save(buf, format="PNG", compress_level=6, optimize=False)
+    img.save(buf, format="PNG", compress_level=3, optimize=False)
     return buf.getvalue()
 
 
