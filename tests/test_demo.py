@@ -114,6 +114,11 @@ def test_demo_refuses_another_configuration(tmp_path: Path) -> None:
         run_demo(tmp_path, demo_config(quick=True, seed=1))
 
 
+def test_demo_record_round_trips_for_resume() -> None:
+    cfg = demo_config(quick=True)
+    assert json.loads(json.dumps({"config": cfg.identity()}))["config"] == cfg.identity()
+
+
 def test_demo_config_options() -> None:
     assert demo_config().cases == 200 and demo_config(quick=True).cases == 40
     assert demo_config(cases=60, seed=3).cases == 60 and demo_config(seed=3).seed == 3

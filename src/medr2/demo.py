@@ -69,11 +69,12 @@ class DemoConfig:
     threads: int | None = 1  # the tiny model's matrices gain nothing from more; a busy machine loses a lot
 
     def identity(self) -> dict[str, Any]:
-        """What must match for a rerun on the same folder to resume (not workers/threads)."""
+        """What must match for a rerun on the same folder to resume (not workers/threads), as it
+        reads back from ``demo.json`` (lists, not tuples)."""
         d = asdict(self)
         d.pop("workers")
         d.pop("threads")
-        return d
+        return json.loads(json.dumps(d))
 
 
 QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), full_steps=30,
@@ -130,6 +131,7 @@ class DemoModel:
     name: str
     spec: str
     role: str
+    options: dict[str, Any] = field(default_factory=dict)  # adapter options (EvalConfig.adapter_extra)
 
 
 @dataclass
@@ -251,7 +253,7 @@ def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
     from medr2.bench.format import read_items_table
     from medr2.models.tiny import build_tiny_vlm, count_parameters
 
-    if (paths.tiny / "config.json").is_file():
+    if (paths.tiny / "medr2_tiny.json").is_file():  # written last
         return "reused the tiny VLM built earlier"
     with ui.status("training the tokenizer and initialising the weights"):
         t = read_items_table(paths.bench, ["question", "options", "split", "variant"]).to_pylist()
@@ -267,7 +269,7 @@ def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoMod
 
     base = EvalConfig(bench=paths.bench, model=model.spec, out=paths.run(model.name), split=cfg.split,
                       max_new_tokens=cfg.max_new_tokens, batch_size=cfg.eval_batch_size, seed=cfg.seed,
-                      command=("medr2", "demo", f"--out={paths.root}"))
+                      command=("medr2", "demo", f"--out={paths.root}"), adapter_extra=dict(model.options))
     calls = [replace(base, modes=("independent",), variants=("clean", *cfg.eval_variants))]
     if cfg.clean_modes:
         calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))
@@ -330,9 +332,10 @@ def _report(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence
 def demo_models(paths: DemoPaths, cfg: DemoConfig) -> list[DemoModel]:
     """Every model the demo evaluates, in report order."""
     models = [DemoModel(b, f"baseline:{b}", "baseline") for b in cfg.baselines]
-    models.append(DemoModel("tiny-before", f"hf:{paths.tiny.resolve()}", "tiny VLM, untrained"))
+    cpu = {"device": "cpu", "dtype": "float32"}  # the same numbers on any machine, GPU or not
+    models.append(DemoModel("tiny-before", f"hf:{paths.tiny.resolve()}", "tiny VLM, untrained", cpu))
     models += [DemoModel(f"tiny-{s}", f"hf:{(paths.finetuned(s) / 'merged').resolve()}",
-                         f"tiny VLM fine-tuned ({s})") for s in cfg.strategies]
+                         f"tiny VLM fine-tuned ({s})", cpu) for s in cfg.strategies]
     return models
 
 
