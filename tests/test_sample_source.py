@@ -182,3 +182,29 @@ def test_contact_sheet_draws_cases(realized: tuple[list[Case], ImageStore], tmp_
     assert sheet.shape[0] == 2 * (256 + 46) and sheet.shape[1] == 6 * 256
     # finding boxes are drawn in red on some tile
     assert ((sheet[..., 0] == 255) & (sheet[..., 1] == 40) & (sheet[..., 2] == 40)).any()
+
+
+def test_nuclei_windows_count_whole_real_instances(tmp_path: Path) -> None:
+    """Each nuclei view holds exactly the nuclei its window contains, none cut by the window or the crop,
+    so the s2.count answer is exact; the cases carry them as ``instance`` structures."""
+    from medr2.sources.sample import bg_nuclei
+
+    if "nuclei" not in available_backgrounds():
+        pytest.skip("stardist wheel not installed")
+    img, mask = bg_nuclei._data()
+    windows = bg_nuclei._windows()
+    assert {w[4] for w in windows} >= {1, 2, 3, 4, 5}
+    for x0, y0, x1, y1, n in windows:
+        inside = {int(v) for v in np.unique(mask[y0:y1, x0:x1])} - {0}
+        assert len(inside) == n
+        for i in inside:  # the whole nucleus lies in the window
+            assert int((mask == i).sum()) == int((mask[y0:y1, x0:x1] == i).sum())
+    store = ImageStore(tmp_path)
+    src = get_source("sample:nuclei")
+    for spec in src.plan(3, 12):
+        case = src.realize(spec, store)
+        n = case.meta.get("nuclei", None)
+        inst = [s for s in case.structures if s.kind == "instance"]
+        assert all(s.name == "nucleus" for s in inst)
+        if n is not None:
+            assert len(inst) == n, case.case_id

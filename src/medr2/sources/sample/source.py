@@ -17,7 +17,13 @@ from medr2.imageio import ImageRef, ImageStore
 from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source
-from medr2.sources.sample import bg_brain, bg_dicom, bg_labelled, bg_photo  # noqa: F401  (register backgrounds)
+from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
+    bg_brain,
+    bg_dicom,
+    bg_labelled,
+    bg_nuclei,
+    bg_photo,
+)
 from medr2.sources.sample.background import BACKGROUNDS, VIEW_CACHE, Background, StructMask
 from medr2.sources.sample.lesions import (
     LesionClass,
