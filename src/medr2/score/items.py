@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from medr2.errors import BadInput
-from medr2.records import Box
+from medr2.records import Box, Item
 
 _JSON = ("options", "answer_box", "meta")
 _COLUMNS = ("item_id", "case_id", "chain_id", "step", "stage", "task", "form", "question", "options", "answer",
@@ -50,6 +50,10 @@ class ScoringItem:
     lure: str | None
     split: str | None
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+# What scoring accepts: full records (library API) or the light rows read by ``load_scoring_items``.
+ItemLike = Item | ScoringItem
 
 
 def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str, ScoringItem]]:

@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request
-from medr2.records import Item, letter, stable_hash
+from medr2.records import letter, stable_hash
+from medr2.score.items import ItemLike
 
 CACHE_FILE = "judge_cache.sqlite"
 SYSTEM = ("You grade answers of a medical imaging exam. Reply with the requested token only, "
           "with no explanation.")
 
 
-def choice_prompt(item: Item, response: str) -> str:
+def choice_prompt(item: ItemLike, response: str) -> str:
     """Ask which answer the response gives (not whether it is right)."""
     head = f"Question: {item.question}\n"
     if item.form in ("mcq", "multi") and item.options:
@@ -37,7 +38,7 @@ def choice_prompt(item: Item, response: str) -> str:
     return f"{head}Response: <<<{response}>>>\n{asks[item.form]}"
 
 
-def text_prompt(item: Item, response: str) -> str:
+def text_prompt(item: ItemLike, response: str) -> str:
     return (f"Question: {item.question}\nReference report: <<<{item.answer}>>>\nCandidate report: <<<{response}>>>\n"
             "Is the candidate clinically consistent with the reference (same key findings and impression, "
             "no contradicting finding)? Reply CORRECT or WRONG.")

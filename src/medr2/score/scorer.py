@@ -24,7 +24,7 @@ from medr2.models.base import BoxConvention
 from medr2.records import Item, Prediction, Score, canonical_json
 from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
 from medr2.score.extract import EXTRACTORS, extract
-from medr2.score.items import ScoringItem, load_scoring_items
+from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, choice_prompt, text_prompt
 from medr2.score.stats import DEFAULT_RESAMPLES
 
@@ -48,7 +48,7 @@ class _Scored:
     method: str = "rule"
 
 
-def _same_choice(item: Item, parsed: str) -> bool:
+def _same_choice(item: ItemLike, parsed: str) -> bool:
     if item.form == "multi":
         return parsed == ",".join(sorted(p.strip() for p in item.answer.split(",") if p.strip()))
     return parsed.strip().lower() == item.answer.strip().lower()
@@ -66,7 +66,7 @@ def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
     memo[key] = value
 
 
-def _score_choice(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     key = (item.form, raw, tuple(item.options))
     if key in _CHOICE_MEMO:
         parsed = _CHOICE_MEMO[key]
@@ -78,7 +78,7 @@ def _score_choice(item: Item, raw: str, conv: BoxConvention) -> _Scored:
     return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
 
 
-def _score_box(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     if item.answer_box is None or not item.image_width or not item.image_height:
         raise BadInput("a box item needs answer_box, image_width and image_height", record=item.item_id,
                        field="answer_box")
@@ -96,7 +96,7 @@ def _score_box(item: Item, raw: str, conv: BoxConvention) -> _Scored:
     return _Scored("correct" if value >= BOX_CORRECT_IOU else "wrong", format_box(pix), iou=value)
 
 
-def _score_text(item: Item, raw: str, conv: BoxConvention) -> _Scored:
+def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     from medr2.score.textmetrics import item_text_metrics
 
     parsed = extract("text", raw)
@@ -129,8 +129,9 @@ def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_
             out[i] = _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed, method="judge")
 
 
-def _score_rows(by_id: Mapping[str, Item], rows: Sequence[tuple[str, str, str | None]], box_convention: BoxConvention,
-                judge: Judge | None = None, bench_root: Path | None = None) -> list[_Scored]:
+def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
+                box_convention: BoxConvention, judge: Judge | None = None,
+                bench_root: Path | None = None) -> list[_Scored]:
     """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records)."""
     results: list[_Scored] = []
     pending: list[tuple[int, Item, str]] = []
@@ -150,7 +151,7 @@ def _score_rows(by_id: Mapping[str, Item], rows: Sequence[tuple[str, str, str | 
     return results
 
 
-def score_items(items: Mapping[str, Item] | Iterable[Item], predictions: Iterable[Prediction],
+def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Iterable[Prediction],
                 box_convention: BoxConvention, judge: Judge | None = None,
                 bench_root: Path | None = None) -> list[Score]:
     """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``
@@ -185,13 +186,13 @@ _SCORES_SCHEMA = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), 
                             ("iou", pa.float64()), ("text_metrics", pa.string())])
 
 
-def scores_table(items: Mapping[str, Item], scores: Sequence[Score]) -> pa.Table:
+def scores_table(items: Mapping[str, ItemLike], scores: Sequence[Score]) -> pa.Table:
     """The ``scores.parquet`` table (architecture.md layout), rows sorted by (mode, item_id)."""
     return _scores_table(items, [(s.item_id, s.model_key, s.mode) for s in scores],
                          [_Scored(s.verdict, s.parsed, s.iou, s.text_metrics, s.method) for s in scores])
 
 
-def _scores_table(items: Mapping[str, Item], keys: Sequence[tuple[str, str, str]], scored: Sequence[_Scored]
+def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, str]], scored: Sequence[_Scored]
                   ) -> pa.Table:
     """:func:`scores_table` from ``(item_id, model_key, mode)`` keys and their results, built column-wise."""
     order = sorted(range(len(keys)), key=lambda i: (keys[i][2], keys[i][0]))
@@ -256,7 +257,7 @@ def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringI
     return manifest, Path(bench_path), items
 
 
-def _latest_predictions(run_dir: Path, items: Mapping[str, Item], quarantine: Quarantine
+def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine
                         ) -> list[tuple[str, str, str, str, str | None]]:
     """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw)`` rows in the
     order their first answer was stored: a later ok answer replaces an earlier one, an error never

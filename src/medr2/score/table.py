@@ -8,14 +8,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medr2.records import Item, Score
+from medr2.records import Score
 from medr2.score.extract.common import normalize_words
+from medr2.score.items import ItemLike
 
 # answer-preserving variant codes (DESIGN §6 flip rate); V8 counts at its lowest severity only
 PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
 
 
-def answer_key(item: Item, value: str | None) -> str | None:
+def answer_key(item: ItemLike, value: str | None) -> str | None:
     """A comparable key of an answer in the item's format: option *text* for MCQ and multi-select
     (so permuted options compare equal), 'yes'/'no', the box string, or normalised text."""
     if value is None:
@@ -51,7 +52,7 @@ TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "fo
 _KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
 
 
-def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: Item, value: str) -> str | None:
+def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, value: str) -> str | None:
     """``answer_key(it, value)``, which depends only on the item's form and options, memoised on them."""
     mk = (fmt, value)
     if mk not in memo:
@@ -59,7 +60,7 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: Item, value:
     return memo[mk]
 
 
-def _item_fields(it: Item, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> tuple[Any, ...]:
+def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> tuple[Any, ...]:
     code = it.variant.split("-", 1)[0]
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
@@ -68,7 +69,7 @@ def _item_fields(it: Item, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> 
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer)
 
 
-def build_table(items: Mapping[str, Item], scores: Iterable[Score]) -> pd.DataFrame:
+def build_table(items: Mapping[str, ItemLike], scores: Iterable[Score]) -> pd.DataFrame:
     """Join scores with their items. Rows whose item is unknown are skipped by the caller (scorer)."""
     scores = list(scores)
     return build_table_columns(items, [s.item_id for s in scores], [s.model_key for s in scores],
@@ -77,7 +78,7 @@ def build_table(items: Mapping[str, Item], scores: Iterable[Score]) -> pd.DataFr
                                [s.text_metrics for s in scores])
 
 
-def build_table_columns(items: Mapping[str, Item], item_ids: Sequence[str], model_keys: Sequence[str],
+def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], model_keys: Sequence[str],
                         modes: Sequence[str], verdicts: Sequence[str], parsed: Sequence[str | None],
                         methods: Sequence[str], ious: Sequence[float | None],
                         text_metrics: Sequence[dict[str, float]]) -> pd.DataFrame:
