@@ -411,6 +411,9 @@ def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, flo
     if bw >= w or bh >= h:
         return None
     tissue = tissue_mask(arr) if tissue is None else tissue
+    gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
+    # "on tissue" also means as bright as typical tissue, not a dim pocket (fat, air) inside the body
+    floor = float(np.percentile(gray[tissue], 25)) if tissue.any() else 0.0
     gap = 0.25 * max(bw, bh)
     grown = [(x1 - gap, y1 - gap, x2 + gap, y2 + gap) for x1, y1, x2, y2 in lesion_boxes]
     for _ in range(tries):
@@ -419,7 +422,8 @@ def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, flo
         box = (x1, y1, x1 + bw, y1 + bh)
         if any(iou(box, g) > 0 for g in grown):
             continue
-        if tissue[box_mask(box, w, h)].mean() >= min_tissue:
+        inside = box_mask(box, w, h)
+        if tissue[inside].mean() >= min_tissue and gray[inside].mean() >= floor:
             return box
     return None
 
