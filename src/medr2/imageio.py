@@ -97,6 +97,17 @@ def resolve_inside(root: Path, rel: str) -> Path:
     return p
 
 
+def verified_image_path(root: Path, rel: str | None, sha256: str | None, *, check: bool = True) -> Path:
+    """The path of a bench image referenced by a message part: inside ``root``, and (when ``check``)
+    with the bytes its recorded sha256 names."""
+    if not rel:
+        raise BadInput("image part without a path", field="image")
+    path = resolve_inside(Path(root), rel)
+    if check and sha256 and sha256_file(path) != sha256:
+        raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+    return path
+
+
 def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
     """Decode an image file with Pillow, guarded against decompression bombs and truncation.
 

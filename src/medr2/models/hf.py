@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image, resolve_inside, sha256_file
+from medr2.imageio import load_image, verified_image_path
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.registry import AdapterOptions, register_adapter
 
@@ -227,11 +227,7 @@ def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
             if part.type == "text":
                 content.append({"type": "text", "text": part.text or ""})
                 continue
-            if not part.image:
-                raise BadInput("image part without a path", field="image")
-            path = resolve_inside(Path(bench_root), part.image)
-            if check_hash and part.image_sha256 and sha256_file(path) != part.image_sha256:
-                raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+            path = verified_image_path(Path(bench_root), part.image, part.image_sha256, check=check_hash)
             arr = load_image(path, mode="RGB")
             images.append(Image.fromarray(arr, mode="RGB"))
             content.append({"type": "image"})

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import resolve_inside, sha256_bytes
+from medr2.imageio import verified_image_path
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.hf import box_convention_for, model_fingerprint
 from medr2.models.registry import AdapterOptions, register_adapter
@@ -44,12 +44,7 @@ def to_openai_messages(messages: Sequence[Message], bench_root: Path, check_hash
             if part.type == "text":
                 content.append({"type": "text", "text": part.text or ""})
                 continue
-            if not part.image:
-                raise BadInput("image part without a path", field="image")
-            path = resolve_inside(Path(bench_root), part.image)
-            data = path.read_bytes()
-            if check_hash and part.image_sha256 and sha256_bytes(data) != part.image_sha256:
-                raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+            data = verified_image_path(Path(bench_root), part.image, part.image_sha256, check=check_hash).read_bytes()
             url = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
             content.append({"type": "image_url", "image_url": {"url": url}})
         out.append({"role": m.role, "content": content})

@@ -348,6 +348,15 @@ class _CueVariant(Perturbation):
             raise Skip(f"unknown cue kind {kind}")
         return kind if kind in ("box", "point") or f.mask else "box"
 
+    def _target(self, item: Item, case: Case) -> tuple[str, str, int]:
+        """The shown image, the cue question family and the finding the item is about."""
+        rel = _need_image(item)
+        if item.cue is not None:
+            raise Skip("item already carries a cue")
+        _same_size_as_case(item, case)
+        family, fi = _marked(item, case)
+        return rel, family, fi
+
     def _render(self, item: Item, case: Case, ctx: PerturbContext, cue: Cue, mask: np.ndarray | None,
                 rel: str) -> ImageRef:
         return ctx.render((self.code, rel, _cue_key(cue)), lambda: draw_cue(ctx.load(rel), cue, mask))
@@ -369,11 +378,7 @@ class CorrectCue(_CueVariant):
     title = "correct cue"
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
-        rel = _need_image(item)
-        if item.cue is not None:
-            raise Skip("item already carries a cue")
-        _same_size_as_case(item, case)
-        family, fi = _marked(item, case)
+        rel, family, fi = self._target(item, case)
         f = case.findings[fi]
         kind = self._cue_kind(f)
         cue = make_cue(kind, f.box, case.width, case.height)
@@ -436,11 +441,7 @@ class DecoyCue(_CueVariant):
     title = "decoy cue"
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
-        rel = _need_image(item)
-        if item.cue is not None:
-            raise Skip("item already carries a cue")
-        _same_size_as_case(item, case)
-        family, fi = _marked(item, case)
+        rel, family, fi = self._target(item, case)
         if family == "lesion":
             raise Skip("the answer for a lesion-free region is not defined for this question")
         f = case.findings[fi]
