@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 import medr2
+from medr2.atomic import atomic_write_bytes
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside, sha256_file
@@ -56,15 +56,6 @@ _WRITE_OPTS: dict[str, Any] = {
 def _sorted(obj: Any) -> Any:
     """Deterministic key order for nested manifest values."""
     return json.loads(canonical_json(obj))
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class _Counts:
@@ -266,7 +257,7 @@ class BenchWriter:
             "bench": bench_checksum(items_sha, cases_sha),
         }
         manifest["complete"] = True  # last key, and the file appears atomically
-        _atomic_write(self.root / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+        atomic_write_bytes(self.root / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
         self.closed = True
         return manifest
 

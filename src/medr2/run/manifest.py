@@ -10,14 +10,13 @@ recorded per invocation. Secrets are never recorded: only the *name* of the API 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import medr2
+from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput
 from medr2.records import canonical_json
 
@@ -56,12 +55,7 @@ def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     data = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, run_dir / MANIFEST_FILE)
+    atomic_write_bytes(run_dir / MANIFEST_FILE, data.encode("utf-8"))
 
 
 def new_manifest(identity: dict[str, Any], *, bench: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,6 @@ Public API: :func:`score_items` (pure), :func:`score_run` (``RUN/scores.parquet`
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
 from medr2.records import Item, Prediction, Score, canonical_json
@@ -170,15 +169,6 @@ SCORE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "fo
                  "split", "verdict", "parsed", "method", "iou", "text_metrics")
 
 
-def _atomic_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 _SCORES_SCHEMA = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), ("model_key", pa.string()),
                             ("mode", pa.string()), ("task", pa.string()), ("stage", pa.int8()), ("form", pa.string()),
                             ("variant", pa.string()), ("parent_id", pa.string()), ("split", pa.string()),
@@ -312,7 +302,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
-    _atomic_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
+    atomic_write_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
     n_predictions = len(scored)
     del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
@@ -326,7 +316,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         "judge": None if judge_obj is None else judge_obj.key,
     }
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    _atomic_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
+    atomic_write_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
     return metrics
 
 
