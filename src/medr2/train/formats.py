@@ -78,15 +78,20 @@ def _write_json(path: Path, obj: Any) -> None:
 class Format:
     name: str
     dpo: bool
-    write: Callable[[Sequence[Example], Path, Path, str], list[str]]  # (examples, bench_root, out, dataset name)
+    writer: Callable[..., list[str]]  # (examples, bench_root, out, dataset name, dpo=...) -> files written
+
+    def write(self, examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
+        return self.writer(examples, bench_root, out, name, dpo=self.dpo)
 
 
 FORMATS: dict[str, Format] = {}
 
 
-def register_format(name: str, *, dpo: bool) -> Callable[[Callable[..., list[str]]], Callable[..., list[str]]]:
+def register_format(name: str) -> Callable[[Callable[..., list[str]]], Callable[..., list[str]]]:
+    """Register a writer as ``NAME`` (SFT) and ``NAME-dpo`` (DPO pairs); it receives ``dpo=``."""
     def deco(fn: Callable[..., list[str]]) -> Callable[..., list[str]]:
-        FORMATS[name] = Format(name, dpo, fn)
+        FORMATS[name] = Format(name, False, fn)
+        FORMATS[f"{name}-dpo"] = Format(f"{name}-dpo", True, fn)
         return fn
 
     return deco
@@ -96,6 +101,7 @@ LLAMAFACTORY_TAGS = {"role_tag": "role", "content_tag": "content", "user_tag": "
                      "assistant_tag": "assistant", "system_tag": "system"}
 
 
+@register_format("llamafactory")
 def _llamafactory(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
     _copy_images(examples, bench_root, out)
     records = []
@@ -121,16 +127,8 @@ def _llamafactory(examples: Sequence[Example], bench_root: Path, out: Path, name
     return [data_file, "dataset_info.json", "images/"]
 
 
-@register_format("llamafactory", dpo=False)
-def _llamafactory_sft(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _llamafactory(examples, bench_root, out, name, dpo=False)
 
-
-@register_format("llamafactory-dpo", dpo=True)
-def _llamafactory_dpo(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _llamafactory(examples, bench_root, out, name, dpo=True)
-
-
+@register_format("swift")
 def _swift(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
     paths = _copy_images(examples, bench_root, out)
     data_file = f"{name}.jsonl"
@@ -143,15 +141,6 @@ def _swift(examples: Sequence[Example], bench_root: Path, out: Path, name: str, 
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return [data_file, "images/"]
 
-
-@register_format("swift", dpo=False)
-def _swift_sft(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _swift(examples, bench_root, out, name, dpo=False)
-
-
-@register_format("swift-dpo", dpo=True)
-def _swift_dpo(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _swift(examples, bench_root, out, name, dpo=True)
 
 
 def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool) -> list[dict[str, Any]]:
@@ -183,6 +172,7 @@ def hf_features(dpo: bool) -> Any:
     return Features(cols)
 
 
+@register_format("hf")
 def _hf(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
     from datasets import Dataset
 
@@ -190,12 +180,3 @@ def _hf(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo
     ds.save_to_disk(str(out))
     return ["dataset_info.json", "state.json", "data-*.arrow"]
 
-
-@register_format("hf", dpo=False)
-def _hf_sft(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _hf(examples, bench_root, out, name, dpo=False)
-
-
-@register_format("hf-dpo", dpo=True)
-def _hf_dpo(examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-    return _hf(examples, bench_root, out, name, dpo=True)
