@@ -34,6 +34,11 @@ VLLM_READY_MARKER = VLLM_VENV / ".medr2-ready"
 TRANSFORMERS_READY_S = 180.0
 VLLM_READY_S = 480.0
 STOP_GRACE_S = 30.0
+# An explicit KV cache (256 MiB: ~130k tokens of the tiny model). With `--gpu-memory-utilization F` the CPU
+# backend reserves F x RAM for the worker and gives the KV cache what the worker's RSS leaves of it, so a
+# worker whose startup RSS exceeds that share refuses to start ("less than requested memory for kv").
+VLLM_KV_CACHE_BYTES = 256 * 1024 * 1024
+ROOT_CAUSE = re.compile(r"(Error|ERROR|Exception|Traceback|assert|Killed|Illegal instruction|core dumped)")
 COMPLETION_200 = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" 200')
 
 
@@ -70,6 +75,20 @@ def log_tail(path: Path, lines: int = 60) -> str:
     return "\n".join(path.read_text("utf-8", "replace").splitlines()[-lines:])
 
 
+def log_errors(path: Path, limit: int = 40) -> str:
+    """The log's error lines, first ones first: the root cause of a failed start is often logged by a child
+    process (vLLM's engine core) far above the parent's closing traceback that ``log_tail`` shows."""
+    if not path.exists():
+        return "(no log)"
+    hits = [line for line in path.read_text("utf-8", "replace").splitlines() if ROOT_CAUSE.search(line)]
+    return "\n".join(hits[:limit]) if hits else "(no error lines)"
+
+
+def failure_report(srv: Server) -> str:
+    return (f"--- error lines in {srv.log} ---\n{log_errors(srv.log)}\n"
+            f"--- last lines of {srv.log} ---\n{log_tail(srv.log)}")
+
+
 def get_json(url: str, timeout_s: float = 5.0) -> object:
     with urllib.request.urlopen(url, timeout=timeout_s) as r:  # noqa: S310 - local test servers only
         return json.loads(r.read())
@@ -89,8 +108,7 @@ def wait_ready(srv: Server, timeout_s: float) -> None:
     while time.monotonic() - t0 < timeout_s:
         code = srv.proc.poll()
         if code is not None:
-            raise ServerError(f"{srv.name} exited with code {code} before it was ready\n--- {srv.log} ---\n"
-                              f"{log_tail(srv.log)}")
+            raise ServerError(f"{srv.name} exited with code {code} before it was ready\n{failure_report(srv)}")
         try:
             models = served_models(srv.url)
             if srv.model in models:
@@ -99,7 +117,7 @@ def wait_ready(srv: Server, timeout_s: float) -> None:
         except (OSError, ValueError, urllib.error.URLError) as e:
             last = f"{type(e).__name__}: {e}"
         time.sleep(1.0)
-    raise ServerError(f"{srv.name} not ready after {timeout_s:.0f}s ({last})\n--- {srv.log} ---\n{log_tail(srv.log)}")
+    raise ServerError(f"{srv.name} not ready after {timeout_s:.0f}s ({last})\n{failure_report(srv)}")
 
 
 def stop(srv: Server) -> int | None:
@@ -159,14 +177,14 @@ def vllm_python(venv: Path = VLLM_VENV) -> Path:
 def vllm_serve_cmd(model_dir: Path, port: int, name: str, python: Path) -> list[str]:
     return [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir.resolve()),
             "--served-model-name", name, "--dtype", "float32", "--max-model-len", "2048",
-            "--gpu-memory-utilization", "0.05", "--seed", "0",
+            "--kv-cache-memory-bytes", str(VLLM_KV_CACHE_BYTES), "--seed", "0",
             "--host", "127.0.0.1", "--port", str(port)]
 
 
 def vllm_serve(model_dir: Path, log_dir: Path, name: str = "medr2-tiny", port: int | None = None,
                venv: Path = VLLM_VENV) -> contextlib.AbstractContextManager[Server]:
-    """vLLM's OpenAI-compatible server from ``venv`` (made by scripts/setup_vllm.sh), on the CPU. On the CPU
-    backend ``--gpu-memory-utilization`` is the share of RAM reserved for the KV cache."""
+    """vLLM's OpenAI-compatible server from ``venv`` (made by scripts/setup_vllm.sh), on the CPU, with an
+    explicit KV cache size (see VLLM_KV_CACHE_BYTES)."""
     port = port or free_port()
     return serve("vLLM", vllm_serve_cmd(model_dir, port, name, vllm_python(venv)), url=f"http://127.0.0.1:{port}/v1",
                  model=name, log=log_dir / "vllm.log", ready_s=VLLM_READY_S)

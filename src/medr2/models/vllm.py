@@ -28,6 +28,7 @@ class VLLMOptions:
     dtype: str = "auto"
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.9
+    kv_cache_memory_bytes: int | None = None  # an explicit KV cache size; on vLLM's CPU backend the safer choice
     max_model_len: int | None = None
     max_images_per_prompt: int = 4
     seed: int = 0
@@ -73,6 +74,8 @@ class VLLMAdapter:
         }
         if opts.max_model_len:
             engine["max_model_len"] = opts.max_model_len
+        if opts.kv_cache_memory_bytes:
+            engine["kv_cache_memory_bytes"] = opts.kv_cache_memory_bytes
         self.llm = vllm.LLM(**engine)
         processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
         self.box_convention: BoxConvention = box_convention_for(processor.image_processor, opts.box_space)
