@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from medr2.errors import BadInput
 from medr2.run.commands import parse_model_options, register
@@ -34,26 +34,27 @@ def test_a_pair_without_key_or_equals_is_refused(bad: str) -> None:
         parse_model_options([bad])
 
 
-def test_options_reach_the_hf_adapter_and_the_manifest(tiny: Path, tmp_path: Path) -> None:
-    bench = make_bench(tmp_path / "bench", n_cases=2)
+def eval_hf(tiny: Path, tmp_path: Path, n_cases: int, *options: str) -> tuple[Path, Result]:
+    bench = make_bench(tmp_path / "bench", n_cases=n_cases)
     app = typer.Typer()
     register(app)
     run = tmp_path / "run"
-    res = CliRunner().invoke(app, ["eval", "--bench", str(bench.root), "--model", f"hf:{tiny}", "--out", str(run),
-                                   "--max-new-tokens", "4", "--no-progress",
-                                   "--model-option", "dtype=float32", "--model-option", "attn_implementation=eager"])
+    args = ["eval", "--bench", str(bench.root), "--model", f"hf:{tiny}", "--out", str(run), "--max-new-tokens", "4",
+            "--no-progress"]
+    for o in options:
+        args += ["--model-option", o]
+    return run, CliRunner().invoke(app, args)
+
+
+def test_options_reach_the_hf_adapter_and_the_manifest(tiny: Path, tmp_path: Path) -> None:
+    run, res = eval_hf(tiny, tmp_path, 2, "dtype=float32", "attn_implementation=eager")
     assert res.exit_code == 0, res.output
     settings = json.loads((run / "manifest.json").read_text("utf-8"))["model"]["settings"]
     assert settings["dtype"] == "float32" and settings["attn_implementation"] == "eager"
 
 
 def test_an_unknown_option_is_refused_before_anything_runs(tiny: Path, tmp_path: Path) -> None:
-    bench = make_bench(tmp_path / "bench", n_cases=1)
-    app = typer.Typer()
-    register(app)
-    run = tmp_path / "run"
-    res = CliRunner().invoke(app, ["eval", "--bench", str(bench.root), "--model", f"hf:{tiny}", "--out", str(run),
-                                   "--no-progress", "--model-option", "colour=blue"])
+    run, res = eval_hf(tiny, tmp_path, 1, "colour=blue")
     assert res.exit_code != 0
     assert "colour" in str(res.exception) + res.output
     assert not (run / "manifest.json").exists()
