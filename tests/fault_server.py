@@ -83,19 +83,10 @@ class FaultServer(OpenAIServer):
         return f"{what}; key={self.faults.secret_echo}" if self.faults.secret_echo else what
 
     async def _respond(self, request: web.Request, raw: bytes) -> web.StreamResponse:
-        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
-            return web.json_response({"error": {"message": self._error_text("invalid api key")}}, status=401)
-        try:
-            body = json.loads(raw)
-            error = self._check(body)
-        except ValueError as e:
-            error = f"invalid JSON: {e}"
-        if error:
-            return web.json_response({"error": {"message": error}}, status=400)
-        key = hashlib.sha256(raw).hexdigest()
-        with self._lock:
-            self.stats.by_body[key] += 1
-            attempt = self.stats.by_body[key]
+        admitted = self._admit(request, raw)
+        if isinstance(admitted, web.StreamResponse):
+            return admitted
+        body, key, attempt = admitted
         kind = self._pick_fault(key, attempt)
         if kind is not None:
             with self._lock:

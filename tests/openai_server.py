@@ -167,9 +167,13 @@ class OpenAIServer:
             with self._lock:
                 self.stats.in_flight -= 1
 
-    async def _respond(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+    def _error_text(self, what: str) -> str:
+        return what
+
+    def _admit(self, request: web.Request, raw: bytes) -> web.StreamResponse | tuple[dict[str, Any], str, int]:
+        """A 401/400 response for a request that is refused; else (body, body hash, attempt number)."""
         if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
-            return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+            return web.json_response({"error": {"message": self._error_text("invalid api key")}}, status=401)
         try:
             body = json.loads(raw)
             error = self._check(body)
@@ -181,6 +185,13 @@ class OpenAIServer:
         with self._lock:
             self.stats.by_body[key] += 1
             attempt = self.stats.by_body[key]
+        return body, key, attempt
+
+    async def _respond(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+        admitted = self._admit(request, raw)
+        if isinstance(admitted, web.StreamResponse):
+            return admitted
+        body, key, attempt = admitted
         fault = self._fault(key, attempt, body)
         if fault is not None:
             with self._lock:

@@ -214,30 +214,29 @@ def report(capsys: pytest.CaptureFixture[str], work: dict[str, Path], name: str,
         print(f"[servers] {name}: server log {srv.log}")
 
 
+def exercise(srv: Server, work: dict[str, Path], name: str, concurrency: int, holds_back_partial_utf8: bool,
+             capsys: pytest.CaptureFixture[str]) -> None:
+    """eval through the server, compare with hf:, probe the adapter's edges; the server log on failure."""
+    try:
+        run = eval_through(srv, work, name, concurrency=concurrency)
+        lines = compare_with_hf(run, work, holds_back_partial_utf8=holds_back_partial_utf8)
+        lines += probe_adapter(srv, work)
+    except BaseException:
+        print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
+        raise
+    report(capsys, work, name, srv, lines)
+
+
 def test_transformers_serve(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     with transformers_serve(work["tiny"], work["dir"]) as srv:
-        try:
-            run = eval_through(srv, work, "transformers-serve", concurrency=4)
-            lines = compare_with_hf(run, work, holds_back_partial_utf8=False)
-            lines += probe_adapter(srv, work)
-        except BaseException:
-            print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
-            raise
-    report(capsys, work, "transformers-serve", srv, lines)
+        exercise(srv, work, "transformers-serve", 4, False, capsys)
 
 
 def test_vllm(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     if not vllm_python().exists():
         pytest.skip(f"no vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
     with vllm_serve(work["tiny_vllm"], work["dir"]) as srv:
-        try:
-            run = eval_through(srv, work, "vllm", concurrency=16)
-            lines = compare_with_hf(run, work, holds_back_partial_utf8=True)
-            lines += probe_adapter(srv, work)
-        except BaseException:
-            print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
-            raise
-    report(capsys, work, "vllm", srv, lines)
+        exercise(srv, work, "vllm", 16, True, capsys)
 
 
 def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

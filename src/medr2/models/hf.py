@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image, verified_image_path
+from medr2.imageio import load_image
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
+from medr2.models.chat import to_chat
 from medr2.models.registry import AdapterOptions, register_adapter
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -219,20 +220,13 @@ def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
     """Portable messages -> a transformers chat conversation and its PIL images, in order."""
     from PIL import Image
 
-    conv: list[dict[str, Any]] = []
     images: list[Any] = []
-    for m in messages:
-        content: list[dict[str, Any]] = []
-        for part in m.parts:
-            if part.type == "text":
-                content.append({"type": "text", "text": part.text or ""})
-                continue
-            path = verified_image_path(Path(bench_root), part.image, part.image_sha256, check=check_hash)
-            arr = load_image(path, mode="RGB")
-            images.append(Image.fromarray(arr, mode="RGB"))
-            content.append({"type": "image"})
-        conv.append({"role": m.role, "content": content})
-    return conv, images
+
+    def image_part(path: Path) -> dict[str, Any]:
+        images.append(Image.fromarray(load_image(path, mode="RGB"), mode="RGB"))
+        return {"type": "image"}
+
+    return to_chat(messages, bench_root, image_part, check_hash), images
 
 
 @register_adapter("hf")

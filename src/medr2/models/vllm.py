@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import verified_image_path
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
+from medr2.models.chat import to_chat
 from medr2.models.hf import box_convention_for, model_fingerprint
 from medr2.models.registry import AdapterOptions, register_adapter
 
@@ -38,18 +38,12 @@ class VLLMOptions:
 
 def to_openai_messages(messages: Sequence[Message], bench_root: Path, check_hash: bool = True) -> list[dict[str, Any]]:
     """Portable messages -> OpenAI-style chat messages with base64 PNG data URLs."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        content: list[dict[str, Any]] = []
-        for part in m.parts:
-            if part.type == "text":
-                content.append({"type": "text", "text": part.text or ""})
-                continue
-            data = verified_image_path(Path(bench_root), part.image, part.image_sha256, check=check_hash).read_bytes()
-            url = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-            content.append({"type": "image_url", "image_url": {"url": url}})
-        out.append({"role": m.role, "content": content})
-    return out
+
+    def image_part(path: Path) -> dict[str, Any]:
+        url = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+        return {"type": "image_url", "image_url": {"url": url}}
+
+    return to_chat(messages, bench_root, image_part, check_hash)
 
 
 class VLLMAdapter:
