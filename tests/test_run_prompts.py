@@ -136,3 +136,16 @@ if __name__ == "__main__":
         for mode, data in render_snapshots(Path(d)).items():
             (SNAPSHOTS / f"{mode}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
     (SNAPSHOTS / "presets.json").write_text(json.dumps(preset_snapshots(), indent=1, sort_keys=True) + "\n", "utf-8")
+
+
+def test_text_items_ask_for_a_report_only_in_report_tasks() -> None:
+    """An imported open-ended question (form text, any task but a report task) asks for a short answer."""
+    from medr2.run.prompts import REPORT_INSTRUCTION, SHORT_ANSWER_INSTRUCTION, question_text
+
+    report = next(it for it in _items() if it.form == "text")
+    conv = BoxConvention(space="pixel")
+    assert question_text(report, conv).endswith(REPORT_INSTRUCTION)
+    short = report.model_copy(update={"task": "imported.other", "question": "What modality is this?", "answer": "CT"})
+    text = question_text(short, conv)
+    assert text == f"What modality is this?\n{SHORT_ANSWER_INSTRUCTION}"
+    assert "report" not in text

@@ -96,12 +96,18 @@ def _box_instruction(item: Item, conv: BoxConvention, preset: Preset | None) -> 
     return template.format(w=round(w), h=round(h))
 
 
+REPORT_INSTRUCTION = "Write the findings and the impression of a radiology report for this image."
+SHORT_ANSWER_INSTRUCTION = "Answer briefly, in a few words."
+# Text-form tasks that ask for a report; every other text-form item (e.g. an imported open-ended VQA question
+# such as "What modality is this?") gets the short-answer instruction.
+TEXT_INSTRUCTIONS: dict[str, str] = {"s4.report": REPORT_INSTRUCTION}
+
 FORM_INSTRUCTIONS: dict[str, Callable[[Item, BoxConvention, Preset | None], str]] = {
     "mcq": lambda it, c, p: "Answer with the letter of the correct option.",
     "yesno": lambda it, c, p: "Answer yes or no.",
     "multi": lambda it, c, p: "Select all correct options. Answer with their letters separated by commas.",
     "box": _box_instruction,
-    "text": lambda it, c, p: "Write the findings and the impression of a radiology report for this image.",
+    "text": lambda it, c, p: TEXT_INSTRUCTIONS.get(it.task, SHORT_ANSWER_INSTRUCTION),
 }
 
 

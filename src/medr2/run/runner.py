@@ -41,7 +41,7 @@ from medr2.run.store import Row, Store
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
 
-PROMPT_VERSION = 1  # bump when rendering changes in a way that must not mix with stored runs
+PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
 
 
 # ---------------------------------------------------------------------------------------------
