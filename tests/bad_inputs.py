@@ -135,3 +135,28 @@ def latin1_csv(path: Path, text: str) -> Path:
 
 def utf16_csv(path: Path, text: str) -> Path:
     return _write(path, text.encode("utf-16"))
+
+
+# --- bad cells for importers (images embedded in records) -------------------------------------------
+
+
+def png_bytes(arr: np.ndarray | None = None) -> bytes:
+    return _png_bytes(pattern() if arr is None else arr)
+
+
+def truncated_png_bytes() -> bytes:
+    data = _png_bytes(pattern())
+    return data[: len(data) // 2]
+
+
+def b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+BAD_B64_CELLS: dict[str, str] = {
+    "not-base64": "!!not*base64!!",
+    "truncated-png": b64(truncated_png_bytes()),
+    "text-bytes": b64(b"this is not an image"),
+}

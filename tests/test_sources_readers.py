@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image
+from medr2.imageio import ImageStore, load_image
 from medr2.sources.base import get_source
 from medr2.sources.coco import rle_counts_to_string, rle_decode, rle_encode_counts, rle_string_to_counts
 from tests.interop_fixtures import gradient, make_dicom_folder, make_nifti_folder, realize_all, write_png
@@ -280,3 +280,77 @@ def test_build_from_readers(tmp_path: Path) -> None:
 
     q = Quarantine.read(tmp_path / "b_coco" / "quarantine.jsonl")
     assert {e.field for e in q} >= {"annotations.image_id", "images.file_name", "images.width"}
+
+
+def _oblique_nifti(root: Path) -> tuple[Path, Path]:
+    """A volume stored LPS-like with permuted axes (array axes -> S, A, R, two flipped) and its labels."""
+    import nibabel as nib
+
+    root.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(5)
+    vol = rng.normal(100, 20, (12, 10, 14)).astype(np.float32)
+    vol[0, 0, 0] = np.nan
+    lab = np.zeros(vol.shape, np.uint8)
+    lab[2:5, 3:7, 4:9] = 1
+    lab[7:9, 1:3, 10:12] = 2
+    aff = np.array([[0, 0, -1.5, 20], [0, 2.0, 0, -5], [-1.0, 0, 0, 7], [0, 0, 0, 1]])
+    nib.save(nib.Nifti1Image(vol, aff), root / "obl.nii.gz")
+    (root / "labels").mkdir(exist_ok=True)
+    nib.save(nib.Nifti1Image(lab, aff), root / "labels" / "obl.nii.gz")
+    return root / "obl.nii.gz", root / "labels" / "obl.nii.gz"
+
+
+def test_nifti_lazy_volume_matches_canonical(tmp_path: Path) -> None:
+    import nibabel as nib
+
+    from medr2.sources.nifti_volume import open_volume
+
+    vpath, lpath = _oblique_nifti(tmp_path / "nii")
+    for path in (vpath, lpath):
+        can = nib.as_closest_canonical(nib.load(path))
+        ref = np.asanyarray(can.dataobj)
+        v = open_volume(path, record="r", field_name="volume")
+        assert v.ras_shape == ref.shape and v.ras_axis != (0, 1, 2)
+        assert v.zooms == tuple(float(z) for z in can.header.get_zooms()[:3])
+        for axis in range(3):
+            for i in (0, ref.shape[axis] // 2, ref.shape[axis] - 1):
+                np.testing.assert_array_equal(v.slab(axis, i), np.take(ref, i, axis=axis))
+        ext = v.nonzero_extents()
+        for axis in range(3):
+            other = tuple(a for a in range(3) if a != axis)
+            np.testing.assert_array_equal(ext[axis], (ref != 0).any(axis=other))
+    v = open_volume(vpath, record="r", field_name="volume")
+    data = np.asanyarray(nib.load(vpath).dataobj)
+    assert v.window((0.5, 99.5)) == tuple(float(x) for x in np.percentile(data[np.isfinite(data)], (0.5, 99.5)))
+
+
+def test_nifti_reader_never_loads_a_whole_volume(tmp_path: Path) -> None:
+    """plan + realize on a 21 MB volume (and its label volume) allocate far less than the volume."""
+    import tracemalloc
+
+    import nibabel as nib
+
+    d = tmp_path / "big"
+    (d / "labels").mkdir(parents=True)
+    shape = (256, 256, 160)
+    vol = np.add.outer(np.add.outer(np.arange(256), np.arange(256)), np.arange(160)).astype(np.int16)
+    lab = np.zeros(shape, np.uint8)
+    lab[100:140, 90:150, 60:100] = 1
+    aff = np.diag([0.8, 0.8, 1.5, 1.0])
+    nib.save(nib.Nifti1Image(vol, aff), d / "big.nii.gz")
+    nib.save(nib.Nifti1Image(lab, aff), d / "labels" / "big.nii.gz")
+    (d / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}, "slices_per_plane": 1,
+                                              "min_area_px": 4}))
+    whole = vol.nbytes
+    del vol, lab
+    src = get_source(f"nifti:{d}")
+    tracemalloc.start()
+    try:
+        specs = src.plan(0, None)
+        cases = [src.realize(s, ImageStore(tmp_path / "out")) for s in specs]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [c.plane for c in cases] == ["axial", "coronal", "sagittal"]
+    assert all(c.structures and c.structures[0].name == "label 1" for c in cases)
+    assert peak < whole / 3, f"peak {peak / 1e6:.1f} MB for a {whole / 1e6:.1f} MB volume"

@@ -41,6 +41,8 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         case = Case.model_validate(json.loads(row[CASE_COL])) if row.get(CASE_COL) else None
     except (ValidationError, json.JSONDecodeError, TypeError) as e:
         raise BadInput(f"invalid embedded record: {e}", file=file, record=record, field=ITEM_COL) from e
+    if item.image and image is None:
+        raise BadInput("the item's image is not embedded", file=file, record=record, field="image")
     if image is not None:
         ref = b.images.put_array(_decode(image, file, record))
         if item.image_sha256 and ref.sha256 != item.image_sha256:

@@ -13,11 +13,13 @@ from ``lut``: a FreeSurfer-style colour table (``value name R G B A`` lines) or 
 findings, the rest structures. ``min_area_px`` (default 16) drops tiny cross-sections. All slices
 of a volume share its patient id (leakage-free splits). ``modality`` must come from ``defaults`` or
 a label table keyed by the volume path.
+
+Volumes are read lazily (:mod:`medr2.sources.nifti_volume`): planning reads headers, the label
+extents chunk by chunk and the intensity window from a bounded sample; each case reads its own slice.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ from medr2.sources.common import (
     sample_indices,
 )
 from medr2.sources.masks import LabelName, parse_label_names
+from medr2.sources.nifti_volume import open_volume, read_checked
 
 PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
 
@@ -71,30 +74,13 @@ def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
     return out
 
 
-@functools.lru_cache(maxsize=2)
-def _load_canonical(path: str, mtime_ns: int) -> tuple[np.ndarray, tuple[float, ...], np.ndarray]:
-    import nibabel as nib
-
-    img = nib.load(path)
-    can = nib.as_closest_canonical(img)
-    data = np.asanyarray(can.dataobj)
-    if data.ndim == 4 and data.shape[3] == 1:
-        data = data[..., 0]
-    if data.ndim != 3:
-        raise ValueError(f"expected a 3-D volume, got shape {data.shape}")
-    return data, tuple(float(z) for z in can.header.get_zooms()[:3]), np.asarray(img.affine)
-
-
-def load_volume(path: Path, *, record: str, field_name: str) -> tuple[np.ndarray, tuple[float, ...], np.ndarray]:
-    try:
-        return _load_canonical(str(path), path.stat().st_mtime_ns)
-    except Exception as e:  # nibabel raises several types for corrupt files
-        raise BadInput(f"cannot read NIfTI: {e}", file=str(path), record=record, field=field_name) from e
-
-
 def take_slice(vol: np.ndarray, plane: str, index: int) -> np.ndarray:
     """A 2-D slice of a RAS+ volume in radiological display orientation."""
-    s = np.take(vol, index, axis=PLANE_AXIS[plane])
+    return display(np.take(vol, index, axis=PLANE_AXIS[plane]))
+
+
+def display(s: np.ndarray) -> np.ndarray:
+    """A RAS-ordered 2-D slice in radiological display orientation."""
     return np.ascontiguousarray(s.T[::-1, ::-1])
 
 
@@ -117,6 +103,7 @@ class NiftiSpec:
     row: dict[str, Any] | None
     error: str | None = None
     error_field: str | None = None
+    window: tuple[float, float] = (0.0, 0.0)  # intensity window of the whole volume
 
 
 class NiftiSource:
@@ -156,39 +143,41 @@ class NiftiSource:
             row = table.rows.get(rel) if table else None
             try:
                 self.dr.path(rel, record=rel, field_name="volume")
-                vol, _, affine = load_volume(p, record=rel, field_name="volume")
-                lab = None
+                vol = open_volume(p, record=rel, field_name="volume")
+                window = read_checked(lambda v=vol: v.window(self.pct), p, record=rel, field_name="volume")
+                extents = None
                 if has_labels:
-                    lab, _, laff = load_volume(self.dr.path(lrel, record=rel, field_name="labels"), record=rel,
-                                               field_name="labels")
-                    if lab.shape != vol.shape or not np.allclose(laff, affine, atol=1e-3):
-                        raise BadInput(f"label volume grid {lab.shape} differs from the volume grid {vol.shape}",
-                                       file=lrel, record=rel, field="labels")
+                    lp = self.dr.path(lrel, record=rel, field_name="labels")
+                    lab = open_volume(lp, record=rel, field_name="labels")
+                    if lab.ras_shape != vol.ras_shape or not np.allclose(lab.affine, vol.affine, atol=1e-3):
+                        raise BadInput(f"label volume grid {lab.ras_shape} differs from the volume grid "
+                                       f"{vol.ras_shape}", file=lrel, record=rel, field="labels")
+                    extents = read_checked(lab.nonzero_extents, lp, record=rel, field_name="labels")
             except BadInput as e:
                 specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason, error_field=e.field))
                 continue
             for plane in self.planes:
                 ax = PLANE_AXIS[plane]
-                if lab is not None and lab.any():
-                    other = tuple(a for a in range(3) if a != ax)
-                    nz = np.flatnonzero(lab.any(axis=other))
+                if extents is not None and extents[ax].any():
+                    nz = np.flatnonzero(extents[ax])
                     extent = (int(nz.min()), int(nz.max()))
                 else:
-                    size = vol.shape[ax]
+                    size = vol.ras_shape[ax]
                     extent = (int(size * 0.1), int(size * 0.9) - 1)
                 for idx in slice_positions(extent, self.k):
-                    specs.append(NiftiSpec(rel, lrel if has_labels else None, plane, idx, row))
+                    specs.append(NiftiSpec(rel, lrel if has_labels else None, plane, idx, row, window=window))
         return [specs[i] for i in sample_indices(len(specs), seed, n)]
 
     def realize(self, spec: NiftiSpec, images: ImageStore) -> Case:
         key = f"{spec.volume}#{spec.plane}{spec.index}"
         if spec.error:
             raise BadInput(spec.error, file=spec.volume, record=spec.volume, field=spec.error_field or "volume")
-        vol, zooms, _ = load_volume(self.dr.path(spec.volume, record=key, field_name="volume"), record=key,
-                                    field_name="volume")
-        finite = vol[np.isfinite(vol)] if np.issubdtype(vol.dtype, np.floating) else vol
-        lo, hi = (float(v) for v in np.percentile(finite, self.pct))
-        sl = take_slice(vol, spec.plane, spec.index).astype(np.float64)
+        vp = self.dr.path(spec.volume, record=key, field_name="volume")
+        vol = open_volume(vp, record=key, field_name="volume")
+        zooms = vol.zooms
+        lo, hi = spec.window
+        sl = display(read_checked(lambda: vol.slab(PLANE_AXIS[spec.plane], spec.index), vp, record=key,
+                                  field_name="volume")).astype(np.float64)
         img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
             np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
         ref = images.put_array(img)
@@ -196,9 +185,10 @@ class NiftiSource:
         structures: list[Structure] = []
         findings: list[Finding] = []
         if spec.labels:
-            lab, _, _ = load_volume(self.dr.path(spec.labels, record=key, field_name="labels"), record=key,
-                                    field_name="labels")
-            lsl = np.rint(take_slice(lab, spec.plane, spec.index)).astype(np.int64)
+            lp = self.dr.path(spec.labels, record=key, field_name="labels")
+            lab = open_volume(lp, record=key, field_name="labels")
+            lsl = np.rint(display(read_checked(lambda: lab.slab(PLANE_AXIS[spec.plane], spec.index), lp, record=key,
+                                               field_name="labels"))).astype(np.int64)
             for value in (int(v) for v in np.unique(lsl) if v != 0):
                 region = lsl == value
                 if region.sum() < self.min_area:

@@ -1,7 +1,9 @@
-"""Flat rows for exporters: one per item, images as bytes, plus the round-trip columns."""
+"""Flat rows for exporters: one per item, images as bytes, the dialogue medr2 would send, plus the
+round-trip columns."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -29,6 +31,18 @@ def answer_text(item: Item) -> str:
     return item.answer
 
 
+def turns(item: Item) -> str:
+    """The independent-mode dialogue medr2 sends for ``item`` (its context turns, cue coordinates, question,
+    options and instruction; boxes in pixels of the exported image), as JSON ``[{"role", "text"}]``; the
+    image belongs to the first user turn."""
+    from medr2.models.base import BoxConvention
+    from medr2.run.prompts import get_mode, render_messages
+
+    msgs = render_messages(item, mode=get_mode("independent"), history=(), conv=BoxConvention())
+    return json.dumps([{"role": m.role, "text": "".join(p.text or "" for p in m.parts if p.type == "text")}
+                       for m in msgs], ensure_ascii=False)
+
+
 def row(bench: Bench, item: Item) -> dict[str, Any]:
     image = bench.path(item.image).read_bytes() if item.image else None
     case = bench.case(item.case_id)
@@ -39,6 +53,6 @@ def row(bench: Bench, item: Item) -> dict[str, Any]:
         "form": item.form, "question": item.question, "options": list(item.options), "answer": answer_text(item),
         "chance": item.chance, "pair_id": item.pair_id, "chain_id": item.chain_id, "step": item.step,
         "variant": item.variant, "parent_id": item.parent_id, "split": item.split, "source": item.source,
-        "license": item.license, "access": item.access, "image": image,
+        "license": item.license, "access": item.access, "image": image, "turns": turns(item),
         ITEM_COL: item_for_export(item), CASE_COL: case_for_export(case), CASE_IMAGE_COL: case_image,
     }

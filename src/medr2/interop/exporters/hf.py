@@ -26,7 +26,7 @@ def features() -> Any:
         "item_id": s, "case_id": s, "stage": Value("int32"), "stage_name": s, "task": s, "form": s,
         "question": s, "options": List(s), "answer": s, "chance": Value("float64"), "pair_id": s, "chain_id": s,
         "step": Value("int32"), "variant": s, "parent_id": s, "split": s, "source": s, "license": s, "access": s,
-        "image": Image(), ITEM_COL: s, CASE_COL: s, CASE_IMAGE_COL: Value("binary"),
+        "image": Image(), "turns": s, ITEM_COL: s, CASE_COL: s, CASE_IMAGE_COL: Value("binary"),
     })
 
 
@@ -60,7 +60,9 @@ def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
     lines += ["---", "", f"# {bench.name}", "",
               f"Exported by medr2 from bench checksum `{bench.checksum[:16]}`: {sum(counts.values())} items on "
               f"{len(bench.cases)} images. Each row is one question with its image embedded; `medr2_item` and "
-              "`medr2_case` hold the full records (`medr2 import hf` restores them exactly).", ""]
+              "`medr2_case` hold the full records (`medr2 import hf` restores them exactly); `turns` holds the "
+              "dialogue medr2 sends for the item (JSON list of `{role, text}`, the image in the first user turn; "
+              "boxes in pixels of the embedded image).", ""]
     if synthetic:
         lines += [f"**{synthetic} cases contain synthetic parts** (e.g. lesions placed on real images); "
                   "see `synthetic_fields` in `medr2_case`.", ""]

@@ -1,8 +1,9 @@
 """lmms-eval task folder: ``data/`` (the Hugging Face parquet export), ``utils.py`` (prompting and
 scoring, see :mod:`medr2.interop.exporters.lmms_eval_utils`) and one task YAML per split
-(``<name>_<split>.yaml``, task ``<name>_<split>``). Copy or symlink the folder under
-``lmms_eval/tasks/`` (or pass ``--include_path``) and run ``--tasks <name>_<split>``. The YAML's
-``data_files`` are absolute paths to ``data/``: re-run the export after moving the folder.
+(``<name>_<split>.yaml``, task ``<name>_<split>``; metrics ``accuracy`` (medr2's headline accuracy) and
+``item_accuracy``). Chat models get medr2's own dialogue for each item (``doc_to_messages``). Copy or
+symlink the folder under ``lmms_eval/tasks/`` (or pass ``--include_path``) and run ``--tasks <name>_<split>``.
+The YAML's ``data_files`` are absolute paths to ``data/``: re-run the export after moving the folder.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def task_yaml(name: str, parquet: Path, split: str) -> str:
         "output_type: generate_until",
         "doc_to_visual: !function utils.medr2_doc_to_visual",
         "doc_to_text: !function utils.medr2_doc_to_text",
+        "doc_to_messages: !function utils.medr2_doc_to_messages",
         "doc_to_target: answer",
         "generation_kwargs:",
         "  max_new_tokens: 128",
@@ -43,6 +45,9 @@ def task_yaml(name: str, parquet: Path, split: str) -> str:
         "metric_list:",
         "  - metric: accuracy",
         "    aggregation: !function utils.medr2_aggregate",
+        "    higher_is_better: true",
+        "  - metric: item_accuracy",
+        "    aggregation: mean",
         "    higher_is_better: true",
         "lmms_eval_specific_kwargs:",
         "  default:",

@@ -1,10 +1,19 @@
 """lmms-eval task utilities for a medr2 export (copied verbatim as ``utils.py`` into the task folder).
 
-Self-contained (no medr2 import) so it runs inside an lmms-eval installation. Scoring follows medr2's
-rule-based extraction in simplified form: MCQ letter, yes/no, set of letters, box IoU >= 0.5, or a
-normalised exact match for text.
+Self-contained (no medr2 import) so it runs inside an lmms-eval installation. Each doc carries
+``turns``: the dialogue medr2 sends for the item (context turns, cue coordinates, question, options,
+instruction). Chat models get it as messages (``medr2_doc_to_messages``), simple models as one text
+(``medr2_doc_to_text``: earlier turns written out before the question). Scoring follows medr2's
+rule-based extraction in simplified form: MCQ letter, yes/no, set of letters, box IoU >= 0.5 (pixels of
+the image sent), or a normalised exact match for text.
+
+Metrics: ``accuracy`` is medr2's headline number: clean items only, yes/no twins sharing a ``pair_id``
+count as one unit (right only if both are right), per-task accuracy averaged per stage (text-form tasks
+left out) and the stages averaged. ``item_accuracy`` is the plain mean over every doc (all variants).
 """
 
+import json
+import math
 import re
 
 
@@ -15,19 +24,37 @@ def medr2_doc_to_visual(doc):
     return [img.convert("RGB")]
 
 
+def _turns(doc):
+    return json.loads(doc["turns"])
+
+
 def medr2_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = lmms_eval_specific_kwargs or {}
-    lines = [doc["question"]]
-    for i, opt in enumerate(doc.get("options") or []):
-        lines.append(f"{chr(65 + i)}. {opt}")
-    hint = {
-        "mcq": "Answer with the option's letter.",
-        "yesno": "Answer yes or no.",
-        "multi": "Answer with all correct letters, separated by commas.",
-        "box": "Answer with the box as [x1, y1, x2, y2] in pixels.",
-        "text": "",
-    }.get(doc.get("form"), "")
-    return kw.get("pre_prompt", "") + "\n".join(lines) + ("\n" + hint if hint else "") + kw.get("post_prompt", "")
+    turns = _turns(doc)
+    lines = []
+    for t in turns[:-1]:
+        lines.append(t["text"] if t["role"] != "assistant" else "Answer: " + t["text"])
+    lines.append(turns[-1]["text"])
+    return kw.get("pre_prompt", "") + "\n".join(lines) + kw.get("post_prompt", "")
+
+
+def medr2_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
+    kw = lmms_eval_specific_kwargs or {}
+    turns = _turns(doc)
+    visuals = medr2_doc_to_visual(doc)
+    last_user = max(i for i, t in enumerate(turns) if t["role"] == "user")
+    messages, image_given = [], False
+    for i, t in enumerate(turns):
+        text = t["text"]
+        if i == last_user:
+            text = kw.get("pre_prompt", "") + text + kw.get("post_prompt", "")
+        content = []
+        if t["role"] == "user" and not image_given:
+            content += [{"type": "image", "url": v} for v in visuals]
+            image_given = True
+        content.append({"type": "text", "text": text})
+        messages.append({"role": t["role"], "content": content})
+    return messages
 
 
 def _letters(text, n):
@@ -66,17 +93,27 @@ def medr2_score(doc, response):
 
 def medr2_process_results(doc, results):
     score = medr2_score(doc, results[0] if results else "")
-    return {"accuracy": {"task": doc["task"], "stage": doc["stage"], "score": score}}
+    rec = {"item_id": doc["item_id"], "task": doc["task"], "stage": doc["stage"], "form": doc["form"],
+           "variant": doc["variant"], "pair_id": doc["pair_id"], "score": score}
+    return {"accuracy": rec, "item_accuracy": score}
 
 
 def medr2_aggregate(results):
-    """Macro accuracy: mean over stages of the mean over each stage's tasks (as medr2 reports it)."""
-    per_task = {}
+    """medr2's accuracy: clean items, yes/no pairs as units, macro over tasks within a stage, then stages."""
+    units = {}
     for r in results:
-        per_task.setdefault((r["stage"], r["task"]), []).append(r["score"])
+        if r["variant"] != "clean":
+            continue
+        key = ("pair", r["pair_id"]) if r["form"] == "yesno" and r["pair_id"] else ("item", r["item_id"])
+        u = units.setdefault(key, {"stage": r["stage"], "task": r["task"], "form": r["form"], "ok": True})
+        u["ok"] = u["ok"] and r["score"] == 1.0
+    per_task = {}
+    for u in units.values():
+        if u["form"] != "text":
+            per_task.setdefault((u["stage"], u["task"]), []).append(1.0 if u["ok"] else 0.0)
     per_stage = {}
     for (stage, _), scores in per_task.items():
         per_stage.setdefault(stage, []).append(sum(scores) / len(scores))
     if not per_stage:
-        return 0.0
+        return math.nan
     return sum(sum(v) / len(v) for v in per_stage.values()) / len(per_stage)

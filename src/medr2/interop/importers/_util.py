@@ -9,6 +9,7 @@ from typing import Any
 
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside
+from medr2.interop.common import ImportBuilder
 
 
 def read_json_list(path: Path, key: str | None = None) -> list[dict[str, Any]]:
@@ -55,3 +56,11 @@ def image_in(root: Path, rel: Any, *, file: str, record: str) -> Path:
 
 def text(v: Any) -> str:
     return "" if v is None else str(v).strip()
+
+
+WHOLE_FILE = "(whole file)"
+
+
+def file_failed(b: ImportBuilder, e: BadInput, file: Path) -> None:
+    """Quarantine a file that cannot be read as a whole (the other files of the set still import)."""
+    b.bad(BadInput(e.reason, file=e.file or str(file), record=e.record or WHOLE_FILE, field=e.field or "file"))

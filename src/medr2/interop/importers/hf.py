@@ -11,7 +11,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import text
+from medr2.interop.importers._util import file_failed, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
 
 
@@ -35,10 +35,11 @@ def import_parquet(files: list[Path], b: ImportBuilder) -> None:
         raise BadInput("no parquet files found", field="PATH")
     for f in files:
         try:
-            table = pq.read_table(f)
-        except Exception as e:
-            raise BadInput(f"cannot read parquet: {e}", file=str(f)) from e
-        for i, r in enumerate(table.to_pylist()):
+            rows = pq.read_table(f).to_pylist()
+        except Exception as e:  # pyarrow raises several types for damaged files
+            file_failed(b, BadInput(f"cannot read parquet: {e}", file=str(f)), f)
+            continue
+        for i, r in enumerate(rows):
             record = text(r.get("item_id")) or f"row {i}"
             try:
                 if r.get(ITEM_COL):

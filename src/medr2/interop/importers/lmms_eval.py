@@ -1,5 +1,6 @@
 """An lmms-eval task folder written by ``medr2 convert --to lmms-eval``: the parquet files named by
-each task YAML's ``dataset_kwargs.data_files`` (relative names resolve against the folder)."""
+each task YAML's ``dataset_kwargs.data_files`` (relative names resolve against the folder). A data file
+must lie inside the task folder: a YAML naming one elsewhere is quarantined, never followed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._util import file_failed
 from medr2.interop.importers.hf import import_parquet
 
 _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
@@ -17,14 +19,33 @@ _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
 @register_importer("lmms-eval")
 def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     yamls = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    root = (path if path.is_dir() else path.parent).resolve()
     files: list[Path] = []
+    named = 0
     for y in yamls:
-        for m in _DATA_FILE.finditer(y.read_text("utf-8")):
-            p = Path(m.group(1))
-            files.append(p if p.is_absolute() else y.parent / p)
-    if not files:
+        try:
+            found = _DATA_FILE.findall(y.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            file_failed(b, BadInput(f"cannot read: {e}", file=str(y)), y)
+            continue
+        named += len(found)
+        for name in found:
+            p = Path(name) if Path(name).is_absolute() else y.parent / name
+            try:
+                files.append(data_file(root, p, y))
+            except BadInput as e:
+                file_failed(b, e, y)
+    if not named:
         raise BadInput("no task YAML with parquet data_files found", file=str(path), field="PATH")
-    missing = [f for f in files if not f.is_file()]
-    if missing:
-        raise BadInput("data file named by the task YAML is missing", file=str(missing[0]), field="data_files")
     import_parquet(sorted(set(files)), b)
+
+
+def data_file(root: Path, p: Path, yaml: Path) -> Path:
+    """``p`` resolved, checked to lie inside the task folder ``root`` and to exist."""
+    real = p.resolve()
+    if not real.is_relative_to(root):
+        raise BadInput(f"data file {p} lies outside the task folder", file=str(yaml), record=str(p),
+                       field="data_files")
+    if not real.is_file():
+        raise BadInput(f"data file {p} is missing", file=str(yaml), record=str(p), field="data_files")
+    return real

@@ -13,7 +13,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_json_list, text
+from medr2.interop.importers._util import file_failed, image_in, read_json_list, text
 
 QTYPE_TASK: dict[str, str] = {
     "Modality Recognition": "s1.modality", "Anatomy Identification": "s2.organ",
@@ -39,7 +39,12 @@ def import_omnimedvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> 
     root = Path(options.get("root", root))
     for f in files:
         access = ACCESS_DIRS.get(f.parent.name, b.access)
-        for i, r in enumerate(read_json_list(f)):
+        try:
+            records = read_json_list(f)
+        except BadInput as e:
+            file_failed(b, e, f)
+            continue
+        for i, r in enumerate(records):
             qid = text(r.get("question_id")) or f"{f.name} row {i}"
             try:
                 q, gt = text(r.get("question")), text(r.get("gt_answer"))

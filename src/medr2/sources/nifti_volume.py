@@ -1,0 +1,138 @@
+"""A NIfTI volume read lazily through nibabel's array proxy (``dataobj``): only the header is read on
+opening, and every read touches at most :data:`CHUNK_VOXELS` voxels at a time (slabs along the file's
+slowest axis), so large volumes never load whole.
+
+Indices are in RAS+ space, as if the volume had been reoriented with ``nibabel.as_closest_canonical``:
+``slab(axis, i)`` equals ``np.take(canonical_data, i, axis)`` without building the canonical array.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medr2.errors import BadInput
+
+CHUNK_VOXELS = 1 << 20  # voxels read per proxy access
+WINDOW_SAMPLE_VOXELS = 1 << 19  # at most about this many voxels feed the intensity-window percentiles
+
+
+@dataclass(frozen=True)
+class Volume:
+    path: str
+    proxy: Any  # nibabel ArrayProxy
+    shape: tuple[int, int, int]  # array (file) shape
+    extra: tuple[int, ...]  # trailing singleton index for x*y*z*1 files
+    ras_axis: tuple[int, int, int]  # array axis k -> RAS axis
+    flip: tuple[bool, bool, bool]  # array axis k runs against its RAS axis
+    zooms: tuple[float, float, float]  # voxel size along RAS axes
+    affine: np.ndarray
+
+    @property
+    def ras_shape(self) -> tuple[int, int, int]:
+        out = [0, 0, 0]
+        for k, a in enumerate(self.ras_axis):
+            out[a] = self.shape[k]
+        return (out[0], out[1], out[2])
+
+    def _read(self, index: tuple[Any, ...]) -> np.ndarray:
+        return np.asanyarray(self.proxy[index + self.extra])
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first index, block) along the last array axis, ``CHUNK_VOXELS`` at a time."""
+        per = max(1, CHUNK_VOXELS // max(1, self.shape[0] * self.shape[1]))
+        for k0 in range(0, self.shape[2], per):
+            yield k0, self._read((slice(None), slice(None), slice(k0, min(k0 + per, self.shape[2]))))
+
+    def slab(self, axis: int, index: int) -> np.ndarray:
+        """The 2-D slice at RAS ``index`` along RAS ``axis``, its two axes in RAS order."""
+        k = self.ras_axis.index(axis)
+        j = self.shape[k] - 1 - index if self.flip[k] else index
+        if k == 2:
+            data = self._read((slice(None), slice(None), j))
+        else:  # gather the slice chunk by chunk along the slowest axis (never the whole file at once)
+            cut: list[Any] = [slice(None), slice(None)]
+            cut[k] = j
+            data = np.concatenate([block[tuple(cut)].copy() for _, block in self.chunks()], axis=-1)  # free each chunk
+        rest = [kk for kk in range(3) if kk != k]  # array axes left, in array order
+        order = sorted(range(2), key=lambda i: self.ras_axis[rest[i]])
+        data = data.transpose(order)
+        for pos, i in enumerate(order):
+            if self.flip[rest[i]]:
+                data = np.flip(data, axis=pos)
+        return np.ascontiguousarray(data)
+
+    def nonzero_extents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per RAS axis, which indices hold any non-zero voxel (read chunk by chunk)."""
+        proj = [np.zeros(n, bool) for n in self.shape]
+        for k0, block in self.chunks():
+            nz = block != 0
+            proj[0] |= nz.any(axis=(1, 2))
+            proj[1] |= nz.any(axis=(0, 2))
+            proj[2][k0:k0 + nz.shape[2]] = nz.any(axis=(0, 1))
+        out: list[np.ndarray] = [np.zeros(0, bool)] * 3
+        for k, p in enumerate(proj):
+            out[self.ras_axis[k]] = p[::-1] if self.flip[k] else p
+        return out[0], out[1], out[2]
+
+    def window(self, percentiles: tuple[float, ...]) -> tuple[float, float]:
+        """Intensity percentiles over the finite voxels: exact for volumes up to ``WINDOW_SAMPLE_VOXELS``,
+        else over every n-th slab along the slowest axis (the same slabs every time)."""
+        step = max(1, -(-int(np.prod(self.shape)) // WINDOW_SAMPLE_VOXELS))
+        picked = []
+        per = max(1, CHUNK_VOXELS // max(1, self.shape[0] * self.shape[1]))
+        for k0 in range(0, self.shape[2], per * step):
+            k1 = min(k0 + per * step, self.shape[2])
+            block = self._read((slice(None), slice(None), slice(k0, k1, step)))
+            v = block.ravel()
+            picked.append(v[np.isfinite(v)] if np.issubdtype(v.dtype, np.floating) else v)
+        values = np.concatenate(picked)
+        lo, hi = (float(x) for x in np.percentile(values, percentiles))
+        return lo, hi
+
+
+@functools.lru_cache(maxsize=8)
+def _open(path: str, mtime_ns: int) -> Volume:
+    import nibabel as nib
+    from nibabel.orientations import io_orientation
+
+    img = nib.load(path)
+    shape = tuple(int(s) for s in img.shape)
+    if len(shape) == 4 and shape[3] == 1:
+        extra: tuple[int, ...] = (0,)
+    elif len(shape) == 3:
+        extra = ()
+    else:
+        raise ValueError(f"expected a 3-D volume, got shape {shape}")
+    ornt = io_orientation(img.affine)
+    ras_axis = tuple(int(a) for a in ornt[:, 0])
+    flip = tuple(bool(f == -1) for f in ornt[:, 1])
+    z = [float(v) for v in img.header.get_zooms()[:3]]
+    zooms = [0.0, 0.0, 0.0]
+    for k, a in enumerate(ras_axis):
+        zooms[a] = z[k]
+    return Volume(path, img.dataobj, shape[:3], extra, ras_axis, flip,  # type: ignore[arg-type]
+                  (zooms[0], zooms[1], zooms[2]), np.asarray(img.affine))
+
+
+def open_volume(path: Path, *, record: str, field_name: str) -> Volume:
+    """The volume's header and proxy (no voxel data read)."""
+    try:
+        return _open(str(path), path.stat().st_mtime_ns)
+    except Exception as e:  # nibabel raises several types for corrupt files
+        raise BadInput(f"cannot read NIfTI: {e}", file=str(path), record=record, field=field_name) from e
+
+
+def read_checked(fn: Any, path: Path, *, record: str, field_name: str) -> Any:
+    """Run a voxel read, turning decoding failures (truncated, corrupt data) into BadInput."""
+    try:
+        return fn()
+    except BadInput:
+        raise
+    except Exception as e:  # zlib / EOF / value errors from a damaged file
+        raise BadInput(f"cannot read NIfTI data: {e}", file=str(path), record=record, field=field_name) from e
