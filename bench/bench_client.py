@@ -17,7 +17,7 @@ once per repeat, in turn (peers included), so all see the same load; ratios comp
 in the same invocation.
 
     .venv/bin/python bench/bench_client.py [--n 1000] [--concurrency 1 8 64 256] [--repeats 3] \
-        [--servers 1] [--latency 0] [--peers openai,lmms-eval] [--venvs /work/bench-venvs]
+        [--servers 1] [--latency 0] [--peers openai,lmms-eval] [--venvs /work/bench-venvs] [--spin-server]
 """
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ class AnswerClock(Progress):
 class Servers:
     """N instant-server processes on one port."""
 
-    def __init__(self, n: int, latency: float) -> None:
+    def __init__(self, n: int, latency: float, spin: bool = False) -> None:
         self.procs: list[subprocess.Popen[str]] = []
         self.port = 0
         for _ in range(n):
             args = [sys.executable, str(BENCH_DIR / "instant_server.py"), "--port", str(self.port),
-                    "--latency", str(latency)] + (["--reuse-port"] if n > 1 else [])
+                    "--latency", str(latency)] + (["--reuse-port"] if n > 1 else []) + (["--spin"] if spin else [])
             p = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
             assert p.stdout is not None
             line = p.stdout.readline()
@@ -286,6 +286,10 @@ def main() -> None:
     ap.add_argument("--rt", action="store_true",
                     help="run client and servers under SCHED_FIFO (root; shields a latency-bound run from other "
                          "load on a shared machine; do not use with --latency 0, which keeps the CPU busy)")
+    ap.add_argument("--spin-server", action="store_true",
+                    help="servers busy-poll instead of sleeping (one core each; server CPU then reads ~100%%): "
+                         "takes an idle CPU's wake-up latency out of each round trip, for concurrency 1 on an idle "
+                         "machine; on a loaded machine it only takes a core from the clients")
     a = ap.parse_args()
     if a.rt:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))  # servers and peers inherit it
@@ -298,11 +302,12 @@ def main() -> None:
     if (peers or "aiohttp" in paths) and not reqfile.exists():
         export_requests(requests, reqfile)
     bodies = load_bodies(reqfile) if "aiohttp" in paths else []
-    servers = Servers(a.servers, a.latency)
+    servers = Servers(a.servers, a.latency, a.spin_server)
     samples: list[Sample] = []
     print(f"# {len(requests)} requests, server: {a.servers} process(es), latency {a.latency}s, "
           f"{a.repeats} repeats, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}{', SCHED_FIFO' if a.rt else ''}", flush=True)
+          f"load average {os.getloadavg()[0]:.1f}{', SCHED_FIFO' if a.rt else ''}"
+          f"{', spinning server' if a.spin_server else ''}", flush=True)
     try:
         with tempfile.TemporaryDirectory(prefix="medr2-client-runs-") as tmp:
             for conc in a.concurrency:

@@ -215,3 +215,56 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(bench_root: Path, tmp_path: P
 
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert [i["status"] for i in manifest["invocations"]] == ["interrupted", "complete"]
+
+
+def _echo(body: dict) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_stream_pulls_a_generator_lazily_and_indexes_in_pull_order(bench_root: Path) -> None:
+    pulled_at_first_answer: list[int] = []
+    pulled = [0]
+
+    def requests():  # type: ignore[no-untyped-def]
+        for i in range(30):
+            pulled[0] += 1
+            yield _text_request(bench_root, f"q{i}")
+
+    with OpenAIServer(answer=_echo, delay_s=0.03) as srv:
+        ad = OpenAIAdapter("m", base_urls=[srv.url], concurrency=3)
+        try:
+            got = {}
+            for i, resp in ad.stream_pull(requests()):
+                if not pulled_at_first_answer:
+                    pulled_at_first_answer.append(pulled[0])
+                got[i] = resp
+        finally:
+            ad.close()
+        assert srv.stats.max_in_flight <= 3
+    assert pulled_at_first_answer[0] <= 3 + 1  # the slots plus one pulled ahead, not the whole input
+    assert sorted(got) == list(range(30))
+    assert all(got[i].status == "ok" and got[i].text == f"q{i}" for i in range(30))
+
+
+def test_stream_source_error_cancels_in_flight_and_propagates(bench_root: Path) -> None:
+    def requests():  # type: ignore[no-untyped-def]
+        for i in range(6):
+            yield _text_request(bench_root, f"q{i}")
+        raise ValueError("planning failed")
+
+    with OpenAIServer(delay_s=0.3) as srv:
+        ad = OpenAIAdapter("m", base_urls=[srv.url], concurrency=4)
+        answered = []
+        t0 = time.perf_counter()
+        try:
+            with pytest.raises(ValueError, match="planning failed"):
+                for i, _resp in ad.stream(requests()):
+                    answered.append(i)
+        finally:
+            ad.close()
+        elapsed = time.perf_counter() - t0
+    # the first round is answered; the error surfaces when the source is next pulled, and the
+    # requests then in flight are cancelled rather than waited for (a second round would take 0.6 s)
+    assert 1 <= len(answered) <= 4 and set(answered) <= {0, 1, 2, 3}
+    assert elapsed < 0.55

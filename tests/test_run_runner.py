@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -170,3 +171,57 @@ def test_chain_own_after_a_failed_step_and_retry_errors(bench_root: Path, tmp_pa
     run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
     rows2 = _rows(tmp_path / "r")
     assert len(rows2) == len(rows)
+
+
+class _StreamOnly:
+    """The openai adapter seen through the plain ``stream`` capability only (no ``stream_pull``):
+    the runner plans each wave up front instead of lazily."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.key = inner.key
+        self.box_convention = inner.box_convention
+
+    def settings(self) -> dict[str, Any]:
+        return self.inner.settings()
+
+    def stream(self, requests: Any) -> Any:
+        return self.inner.stream(list(requests))
+
+    def generate(self, requests: Any) -> Any:
+        return self.inner.generate(requests)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_lazy_planning_stores_the_same_rows_as_planning_up_front(bench_root: Path, tmp_path: Path) -> None:
+    from medr2.models.openai import OpenAIAdapter
+    from medr2.models.registry import load_adapter
+    from medr2.run.runner import PullingAdapter
+    from tests.openai_server import FaultPlan, OpenAIServer
+
+    modes = ("independent", "chain-own", "blind")
+    plan = FaultPlan(seed=5, permanent=lambda body: 400 if "Locate the lesion" in str(body["messages"][-1]) else None)
+    tables = {}
+    with OpenAIServer(plan) as srv:
+        for name, wrap in (("pulled", lambda a: a), ("up front", _StreamOnly)):
+            def factory(spec: str, wrap: Any = wrap, **kw: Any) -> Any:
+                return wrap(load_adapter(spec, **kw))
+
+            probe = factory("openai:m", base_urls=(srv.url,))
+            assert isinstance(probe, PullingAdapter) == (name == "pulled") and isinstance(
+                getattr(probe, "inner", probe), OpenAIAdapter)
+            probe.close()
+            cfg = EvalConfig(bench=bench_root, model="openai:m", out=tmp_path / name, modes=modes,
+                             base_urls=(srv.url,), concurrency=3, retries=0)
+            summary = run_eval(cfg, adapter_factory=factory)
+            assert summary.modes["chain-own"].error > 0  # failed steps block later ones (stored as errors)
+            tables[name] = sorted((r.prediction.request_hash, r.prediction.item_id, r.prediction.mode, r.step,
+                                   r.chain_id, r.prediction.status, r.prediction.raw, r.prediction.error,
+                                   json.dumps(r.meta, sort_keys=True), json.dumps(r.request))
+                                  for r in _rows(tmp_path / name))
+            again = run_eval(cfg, adapter_factory=factory)  # resume: everything is stored already
+            assert again.sent == 0
+    assert tables["pulled"] == tables["up front"]
+    assert len(tables["pulled"]) == len(modes) * len(load_bench(bench_root).items)

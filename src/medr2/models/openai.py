@@ -12,7 +12,8 @@ LMDeploy, commercial APIs), through a lean aiohttp client.
 
 ``stream(requests)`` yields ``(index, Response)`` as requests finish. It drives a private event
 loop step by step from the calling thread, so the caller persists each answer as it arrives and a
-KeyboardInterrupt cancels what is in flight.
+KeyboardInterrupt cancels what is in flight. ``requests`` may be a generator: it is pulled only as
+slots free up (``stream_pull``), so the caller's planning overlaps the requests in flight.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import os
 import random
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,12 +119,18 @@ def error_text(data: bytes) -> str:
     return data[:ERROR_SNIPPET].decode("utf-8", "replace")
 
 
+_PNG_HEAD = b'{"type":"image_url","image_url":{"url":"data:image/png;base64,'
+_JPEG_HEAD = b'{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,'
+_IMAGE_TAIL = b'"}}'
+
+
 class _ImageCache:
-    """JSON fragments ``{"type":"image_url",...}`` (UTF-8 bytes) per image sha, LRU-bounded by bytes."""
+    """JSON fragments ``{"type":"image_url",...}`` per image sha, LRU-bounded by bytes. A fragment is
+    kept as its pieces (head, base64 data, tail), so the data is copied once, into the request body."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._frags: OrderedDict[str, bytes] = OrderedDict()
+        self._frags: OrderedDict[str, tuple[bytes, bytes, bytes]] = OrderedDict()
         self._bytes = 0
         self._roots: dict[Path, str] = {}
         self.encoded = 0  # how many times an image was read and encoded
@@ -141,7 +148,7 @@ class _ImageCache:
             raise BadInput(f"path escapes the data root {root}", file=rel)
         return path
 
-    def fragment(self, bench_root: Path, rel: str, sha: str | None) -> bytes:
+    def fragment(self, bench_root: Path, rel: str, sha: str | None) -> tuple[bytes, bytes, bytes]:
         key = sha or rel
         frag = self._frags.get(key)
         if frag is not None:
@@ -155,15 +162,13 @@ class _ImageCache:
             raise Permanent(f"cannot read image {rel}: {e}") from None
         if sha is not None and sha256_bytes(data) != sha:
             raise Permanent(f"image {rel} does not match its recorded sha256")
-        mime = "image/jpeg" if data[:2] == b"\xff\xd8" else "image/png"
-        frag = b"".join((b'{"type":"image_url","image_url":{"url":"data:', mime.encode(), b";base64,",
-                         base64.b64encode(data), b'"}}'))
+        frag = (_JPEG_HEAD if data[:2] == b"\xff\xd8" else _PNG_HEAD, base64.b64encode(data), _IMAGE_TAIL)
         self.encoded += 1
         self._frags[key] = frag
-        self._bytes += len(frag)
+        self._bytes += len(frag[1])
         while self._bytes > self.max_bytes and len(self._frags) > 1:
             _, old = self._frags.popitem(last=False)
-            self._bytes -= len(old)
+            self._bytes -= len(old[1])
         return frag
 
 
@@ -226,29 +231,63 @@ class OpenAIAdapter:
             out[i] = resp
         return [r for r in out if r is not None]
 
-    def stream(self, requests: Sequence[Request]) -> Iterator[tuple[int, Response]]:
+    def stream(self, requests: Iterable[Request]) -> Iterator[tuple[int, Response]]:
+        """``(index, response)`` as requests finish; ``requests`` may be a list or any iterable (see
+        ``stream_pull``)."""
         for batch in self.stream_batches(requests):
             yield from batch
 
-    def stream_batches(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+    def stream_pull(self, requests: Iterable[Request]) -> Iterator[tuple[int, Response]]:
+        """``stream`` over an iterable that is pulled lazily: the next request is taken from it only
+        when a slot is about to free (one ahead, in the event loop's idle time), so a caller that
+        plans requests in a generator plans while earlier requests are in flight. The index is the
+        position in the iteration. An exception raised by the iterable ends the stream (what is in
+        flight is cancelled) and propagates to the caller."""
+        return self.stream(requests)
+
+    def stream_batches(self, requests: Iterable[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Like ``stream``, but the requests that finished in one wake-up of the event loop come as one
         list. Nothing new is sent while the caller holds a batch, so a caller that persists each
         answer before asking for more loses at most ``concurrency`` requests on a kill.
 
         Finished tasks are collected by a done-callback into a queue (O(1) per request, whatever the
         concurrency), not by ``asyncio.wait`` over every pending task. While every slot is busy, the
-        body of the next request is built ahead, in the loop's idle time, so that a freed slot is
-        refilled without reading and encoding an image first."""
+        next request is pulled from ``requests`` and its body built ahead, in the loop's idle time,
+        so that a freed slot is refilled without planning, reading or encoding first."""
         loop = self._ensure_loop()
+        source = iter(requests)
         pending: dict[asyncio.Task[Response], int] = {}
         finished: deque[asyncio.Task[Response]] = deque()
+        waiting: deque[tuple[int, Request]] = deque()  # pulled from ``source``, not yet sent
         wake: list[asyncio.Future[None] | None] = [None]
         ahead: dict[int, bytes] = {}  # index -> body built ahead
+        pulled = [0, 0]  # requests pulled so far; 1 once ``source`` is exhausted
+        failure: list[Exception] = []  # raised by ``source`` inside a loop callback, re-raised outside
 
-        def build_ahead(i: int) -> None:
+        def pull() -> bool:
+            if pulled[1]:
+                return False
+            try:
+                req = next(source)
+            except StopIteration:
+                pulled[1] = 1
+                return False
+            waiting.append((pulled[0], req))
+            pulled[0] += 1
+            return True
+
+        def prepare_ahead() -> None:
+            try:
+                if not waiting and not pull():
+                    return
+            except Exception as e:  # noqa: BLE001 - re-raised by the driving loop below
+                pulled[1] = 1
+                failure.append(e)
+                return
+            i, req = waiting[0]
             if i not in ahead:
                 try:
-                    ahead[i] = self.body(requests[i])
+                    ahead[i] = self.body(req)
                 except Exception:  # noqa: BLE001 - _one builds it again and reports the error
                     return
 
@@ -258,19 +297,19 @@ class OpenAIAdapter:
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
 
-        n = len(requests)
-        nxt = 0
         try:
             while True:
-                while nxt < n and len(pending) < self.concurrency:
-                    task = loop.create_task(self._one(requests[nxt], ahead.pop(nxt, None)))
+                while len(pending) < self.concurrency and (waiting or pull()):
+                    i, req = waiting.popleft()
+                    task = loop.create_task(self._one(req, ahead.pop(i, None)))
                     task.add_done_callback(on_done)
-                    pending[task] = nxt
-                    nxt += 1
+                    pending[task] = i
+                if failure:
+                    raise failure[0]
                 if not pending:
                     return
-                if nxt < n and nxt not in ahead:
-                    loop.call_soon(build_ahead, nxt)
+                if not pulled[1] or waiting:
+                    loop.call_soon(prepare_ahead)
                 if not finished:
                     wake[0] = loop.create_future()
                     loop.run_until_complete(wake[0])
@@ -342,7 +381,7 @@ class OpenAIAdapter:
             else:
                 if p.image is None:
                     raise Permanent("image part without a path")
-                out.append(self.images.fragment(bench_root, p.image, p.image_sha256))
+                out.extend(self.images.fragment(bench_root, p.image, p.image_sha256))
         out.append(b"]}")
 
     def _pick(self) -> int:

@@ -8,18 +8,25 @@ Chains: in chain modes the items sharing ``chain_id`` are one dialogue ordered b
 variant item is asked inside its chain: earlier steps the variant lacks are its clean items.
 ``chain-own`` asks step by step (a wave per step value), since each step shows the model's own
 stored earlier answers; everything else is asked in one wave.
+
+With an adapter that pulls requests lazily (:class:`PullingAdapter`, e.g. ``openai``), a wave is
+planned and looked up in the store ``PLAN_CHUNK`` items at a time as the adapter asks for requests,
+so sending starts at once and planning overlaps the requests in flight. What is stored is the same
+either way; only the order rows are written in differs.
 """
 
 from __future__ import annotations
 
+import gc
+import itertools
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
@@ -42,6 +49,16 @@ if TYPE_CHECKING:
     from medr2.bench.format import Bench
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
+PLAN_CHUNK = 32  # items planned and looked up in the store at a time when the adapter pulls requests lazily
+
+
+@runtime_checkable
+class PullingAdapter(Protocol):
+    """Optional capability (beyond :class:`~medr2.models.registry.StreamingAdapter`): ``stream_pull``
+    takes an iterable and pulls each request only when it can send it, so the runner plans the rest
+    of a wave and looks it up in the store while earlier requests are in flight."""
+
+    def stream_pull(self, requests: Iterable[Request]) -> Iterator[tuple[int, Response]]: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,10 +296,13 @@ class Runner:
         summary.retries += retries
         self.progress.advance(error=resp.status != "ok", retries=retries)
 
+    def _persist_blocked(self, p: Planned, counts: ModeCounts, summary: RunSummary) -> None:
+        self._persist(p, Response("error", error=p.upstream_error, attempts=0), counts, summary)
+
     def send(self, todo: Sequence[Planned], counts: ModeCounts, summary: RunSummary) -> None:
         blocked = [p for p in todo if p.upstream_error is not None]
         for p in blocked:
-            self._persist(p, Response("error", error=p.upstream_error, attempts=0), counts, summary)
+            self._persist_blocked(p, counts, summary)
         ready = [p for p in todo if p.upstream_error is None]
         if not ready:
             return
@@ -301,6 +321,44 @@ class Runner:
             for p, resp in zip(chunk, responses, strict=True):
                 self._persist(p, resp, counts, summary)
 
+    def send_pulled(self, todo: Iterable[Planned], counts: ModeCounts, summary: RunSummary) -> None:
+        """``send`` for a :class:`PullingAdapter`: ``todo`` is consumed lazily, as the adapter pulls
+        requests; requests blocked by an upstream error are stored as they come."""
+        assert isinstance(self.adapter, PullingAdapter)
+        in_flight: dict[int, Planned] = {}  # index of a pulled request -> its plan, until stored
+        index = itertools.count()
+
+        def requests() -> Iterator[Request]:
+            for p in todo:
+                if p.upstream_error is not None:
+                    self._persist_blocked(p, counts, summary)
+                    continue
+                assert p.request is not None
+                in_flight[next(index)] = p
+                yield p.request
+
+        with closing(self.adapter.stream_pull(requests())) as results:
+            for i, resp in results:
+                self._persist(in_flight.pop(i), resp, counts, summary)
+
+    def unstored(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> list[Planned]:
+        """Plan ``items`` and drop what the store already holds (errors too, unless retry_errors)."""
+        planned = self.plan(mode, items)
+        stored = self.store.statuses(p.request.key for p in planned if p.request is not None)
+        todo = []
+        for p in planned:
+            st = stored.get(p.request.key) if p.request is not None else None
+            if st == "ok" or (st == "error" and not self.retry_errors):
+                counts.stored_before += 1
+                self.progress.advance(skipped=True)
+            else:
+                todo.append(p)
+        return todo
+
+    def _unstored_chunks(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> Iterator[Planned]:
+        for start in range(0, len(items), PLAN_CHUNK):
+            yield from self.unstored(mode, items[start:start + PLAN_CHUNK], counts)
+
     def run(self, modes: Sequence[str], items: Sequence[Item], summary: RunSummary | None = None) -> RunSummary:
         """Ask ``items`` in each mode; stored requests are skipped (errors too, unless retry_errors)."""
         summary = summary or RunSummary(None)
@@ -308,28 +366,36 @@ class Runner:
         asked = {m.name: self.asked_items(m, items) for m in specs}
         self.progress.start(sum(len(v) for v in asked.values()))
         t0 = time.perf_counter()
+        frozen = _freeze_heap()
         try:
             for mode in specs:
                 counts = summary.modes.setdefault(mode.name, ModeCounts())
                 counts.planned += len(asked[mode.name])
                 for wave in self.waves(mode, asked[mode.name]):
-                    planned = self.plan(mode, wave)
-                    stored = self.store.statuses(p.request.key for p in planned if p.request is not None)
-                    todo = []
-                    for p in planned:
-                        st = stored.get(p.request.key) if p.request is not None else None
-                        if st == "ok" or (st == "error" and not self.retry_errors):
-                            counts.stored_before += 1
-                            self.progress.advance(skipped=True)
-                        else:
-                            todo.append(p)
-                    self.send(todo, counts, summary)
+                    if isinstance(self.adapter, PullingAdapter):  # plan while earlier requests are in flight
+                        self.send_pulled(self._unstored_chunks(mode, wave, counts), counts, summary)
+                    else:
+                        self.send(self.unstored(mode, wave, counts), counts, summary)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
+            if frozen:
+                gc.unfreeze()
             summary.seconds += time.perf_counter() - t0
             self.progress.stop()
         return summary
+
+
+def _freeze_heap() -> bool:
+    """Move every object alive now (the loaded bench, the adapter, ...) out of the garbage collector's
+    view for the run (``gc.freeze``), so its full collections scan only what the run allocates: a full
+    collection over a large loaded bench stops the event loop for tens of ms, which a latency-bound run
+    pays in every slot. Nothing is freed or kept differently: ``gc.unfreeze`` afterwards puts the objects
+    back. Skipped when the caller has frozen objects itself (its freeze is left alone)."""
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
