@@ -13,9 +13,10 @@ No model is called. The script writes
   boxes in several layouts, yes/no sentences, multi-select lists, reports, unparseable answers, ~1% errors),
   and ``manifest.json`` as ``medr2 eval`` writes it (``medr2.run.manifest.new_manifest``);
 
-then times ``medr2 score RUN --resamples R`` in a fresh process (wall time and peak RSS from
-``/usr/bin/time -v``), median over repeats. ``--before-src DIR`` also times the medr2 sources in DIR
-(a copy of ``src/`` taken before a change) in the same run, alternating, for a before/after ratio.
+then times ``medr2 score RUN --resamples R`` in a fresh process (wall time, user and system CPU time and peak
+RSS from ``/usr/bin/time -v``, and the load average when it ended), median over repeats. ``--before-src DIR``
+also times the medr2 sources in DIR (a copy of ``src/`` taken before a change) in the same run, alternating,
+for before/after ratios of wall and CPU time.
 ``--profile`` runs ``score_run`` once in-process under cProfile and prints the top functions.
 
     .venv/bin/python bench/bench_score.py --n 100000 300000 1000000 --repeats 3
@@ -313,7 +314,8 @@ def workload(base: Path, n_preds: int) -> Path:
 # -- timing -------------------------------------------------------------------------------------------
 
 def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, float]:
-    """One ``medr2 score`` in a fresh process: wall seconds and peak RSS (MiB) from /usr/bin/time -v."""
+    """One ``medr2 score`` in a fresh process: wall seconds, user and system CPU seconds and peak RSS (MiB)
+    from /usr/bin/time -v, and the 1-minute load average when it ended."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
@@ -328,8 +330,11 @@ def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, floa
         raise SystemExit(f"medr2 score failed:\n{out.stdout}\n{out.stderr}")
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr)
     user = re.search(r"User time \(seconds\): ([\d.]+)", out.stderr)
-    return {"wall_s": wall, "rss_mib": int(rss.group(1)) / 1024 if rss else float("nan"),
-            "user_s": float(user.group(1)) if user else float("nan")}
+    system = re.search(r"System time \(seconds\): ([\d.]+)", out.stderr)
+    user_s = float(user.group(1)) if user else float("nan")
+    sys_s = float(system.group(1)) if system else float("nan")
+    return {"wall_s": wall, "rss_mib": int(rss.group(1)) / 1024 if rss else float("nan"), "user_s": user_s,
+            "sys_s": sys_s, "cpu_s": user_s + sys_s, "load1": os.getloadavg()[0]}
 
 
 def profile(run_dir: Path, resamples: int, top: int) -> None:
@@ -370,28 +375,33 @@ def main() -> None:
             for name, src in variants:  # alternate, so both see the same machine load
                 r = time_score(run_dir, a.resamples, src)
                 runs[name].append(r)
-                print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user, "
-                      f"{r['rss_mib']:.0f} MiB peak RSS", flush=True)
+                print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
+                      f"{r['rss_mib']:.0f} MiB peak RSS, load {r['load1']:.1f}", flush=True)
         row: dict[str, Any] = {"n": n, "resamples": a.resamples, "repeats": a.repeats}
         for name, rs in runs.items():
-            row[name] = {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "user_s", "rss_mib")}
+            row[name] = {k: statistics.median(r[k] for r in rs)
+                         for k in ("wall_s", "user_s", "cpu_s", "rss_mib", "load1")}
         if a.before_src:
             row["speedup_wall"] = statistics.median(
                 b["wall_s"] / f["wall_s"] for b, f in zip(runs["before"], runs["after"], strict=True))
+            row["speedup_cpu"] = statistics.median(
+                b["cpu_s"] / f["cpu_s"] for b, f in zip(runs["before"], runs["after"], strict=True))
         results.append(row)
         print(json.dumps(row), flush=True)
     if a.json and results:
         a.json.write_text(json.dumps(results, indent=1) + "\n")
     if results:
-        print("\n| predictions | variant | median wall s | median user s | median peak RSS MiB |")
-        print("|---:|---|---:|---:|---:|")
+        print("\n| predictions | variant | median wall s | median user s | median CPU s (user+sys) "
+              "| median peak RSS MiB | load (1 min) |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
         for row in results:
             for name in ("before", "after"):
                 if name in row:
                     v = row[name]
-                    print(f"| {row['n']:,} | {name} | {v['wall_s']:.1f} | {v['user_s']:.1f} | {v['rss_mib']:.0f} |")
+                    print(f"| {row['n']:,} | {name} | {v['wall_s']:.1f} | {v['user_s']:.1f} | {v['cpu_s']:.1f} "
+                          f"| {v['rss_mib']:.0f} | {v['load1']:.1f} |")
             if "speedup_wall" in row:
-                print(f"| {row['n']:,} | before/after wall | {row['speedup_wall']:.2f}x | | |")
+                print(f"| {row['n']:,} | before/after | {row['speedup_wall']:.2f}x | | {row['speedup_cpu']:.2f}x | | |")
 
 
 if __name__ == "__main__":

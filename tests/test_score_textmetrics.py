@@ -52,3 +52,105 @@ def test_meteor_equals_nltk_with_wordnet() -> None:
     # WordNet synonyms count (tumour ~ tumor), which exact matching alone would miss
     assert tm.meteor("kidney tumour", "kidney tumor") > tm.meteor("kidney lesion", "kidney tumor")
     assert wn.synsets("tumour")
+
+
+# -- the memoised paths give the libraries' own numbers --------------------------------------------------
+
+MORE_HYPS = [*HYPS, "Chest pain; thorax clear .", "Enlarged heart. Heart enlarged.", "kidney tumour", "the the the",
+             "Naïve lesion — 3.5 cm (left).", "No acute findings."]
+MORE_REFS = [*REFS, "Thorax pain, chest clear.", "Cardiomegaly.", "kidney tumor", "", "Lesion of 3.5 cm on the left.",
+             "No acute cardiopulmonary findings."]
+
+
+def _clear_memos() -> None:
+    tm._item_text_metrics.cache_clear()
+    tm._SEGMENT_STATS.clear()
+
+
+def test_sentence_bleu_equals_sacrebleu_sentence_score_cold_and_memoised() -> None:
+    sentence = BLEU(effective_order=True)
+    want = [sentence.sentence_score(h, [r]).score for h, r in zip(MORE_HYPS, MORE_REFS, strict=True)]
+    _clear_memos()
+    cold = [tm.item_text_metrics(h, r)["bleu4_sentence"] for h, r in zip(MORE_HYPS, MORE_REFS, strict=True)]
+    tm._item_text_metrics.cache_clear()  # segment statistics stay memoised: the shared path
+    warm = [tm.item_text_metrics(h, r)["bleu4_sentence"] for h, r in zip(MORE_HYPS, MORE_REFS, strict=True)]
+    assert cold == want and warm == want
+
+
+def test_bleu_stats_equal_sacrebleu_per_segment_and_are_shared_with_item_metrics() -> None:
+    corpus = BLEU()
+    want = []
+    for h, r in zip(MORE_HYPS, MORE_REFS, strict=True):
+        s = corpus.corpus_score([h], [[r]])  # one segment: its statistics, through the public API
+        want.append([s.sys_len, s.ref_len, *s.counts, *s.totals])
+    _clear_memos()
+    cold = tm.bleu_stats(MORE_HYPS, MORE_REFS)
+    assert cold.tolist() == want
+    _clear_memos()
+    for h, r in zip(MORE_HYPS, MORE_REFS, strict=True):
+        tm.item_text_metrics(h, r)
+    assert len(tm._SEGMENT_STATS) == len(set(zip(MORE_HYPS, MORE_REFS, strict=True)))
+    assert tm.bleu_stats(MORE_HYPS, MORE_REFS).tolist() == want  # read from the item metrics' memo
+    assert tm.corpus_bleu(MORE_HYPS, MORE_REFS) == pytest.approx(
+        tm.bleu_from_stats(cold.sum(axis=0))[0], abs=1e-9)
+
+
+def test_rouge_tokens_memoised_without_sharing_lists() -> None:
+    ref = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    tok = tm._rouge_scorer()._tokenizer
+    text = "Running lesions, enlarged hearts."
+    first = tok.tokenize(text)
+    first.append("mutated")
+    assert tok.tokenize(text) == ref._tokenizer.tokenize(text)
+    for _ in range(2):  # cold, then from the token memo
+        for h, r in zip(MORE_HYPS, MORE_REFS, strict=True):
+            got, want = tm.item_text_metrics(h, r), ref.score(r, h)
+            assert [got[f"{t}_{p}"] for t in tm.ROUGE_TYPES for p in "prf"] == [
+                getattr(want[t], f) for t in tm.ROUGE_TYPES for f in ("precision", "recall", "fmeasure")]
+        _clear_memos()
+
+
+def test_meteor_with_memoised_synonyms_equals_nltk_with_the_plain_reader() -> None:
+    wn, source = tm.wordnet()
+    if wn is None:
+        pytest.skip(source)
+    from nltk.tokenize import wordpunct_tokenize
+    from nltk.translate.meteor_score import meteor_score
+
+    # "chest" has a multi-word lemma (chest_of_drawers) that METEOR must skip, and the synonym "thorax"
+    assert any("_" in lemma.name() for s in wn.synsets("chest") for lemma in s.lemmas())
+    for _ in range(2):  # cold, then from the memos
+        for h, r in zip(MORE_HYPS, MORE_REFS, strict=True):
+            want = meteor_score([wordpunct_tokenize(r.lower())], wordpunct_tokenize(h.lower()), wordnet=wn)
+            assert tm.meteor(h, r) == want
+    assert tm.meteor("thorax pain", "chest pain") > tm.meteor("knee pain", "chest pain")
+
+
+def test_text_memo_is_bounded() -> None:
+    calls: list[str] = []
+    memo = tm._TextMemo(lambda t: calls.append(t) or t.upper(), max_size=2)
+    assert [memo(t) for t in ("a", "b", "a", "c", "a")] == ["A", "B", "A", "C", "A"]
+    assert calls == ["a", "b", "c", "a"]  # full at "c": cleared, so "a" is computed again
+    assert len(memo._memo) == 2
+
+
+def test_wordnet_reader_loads_what_nltks_own_stream_reader_loads() -> None:
+    wn, source = tm.wordnet()
+    if wn is None or "database at" not in source:  # nltk's own corpus: nltk's own reader, nothing to compare
+        pytest.skip(f"not the Princeton database reader: {source}")
+    import warnings
+
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class Plain(WordNetCorpusReader):  # type: ignore[misc]
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        plain = Plain(wn.root.path, None)
+    assert wn._lexnames == plain._lexnames
+    assert dict(wn._lemma_pos_offset_map) == dict(plain._lemma_pos_offset_map)
+    assert wn._exception_map == plain._exception_map
+    for word in ("chest", "tumour", "geese", "better", "ran", "effusion"):
+        assert wn.synsets(word) == plain.synsets(word)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from medr2.errors import BadInput
@@ -24,6 +25,8 @@ _COLUMNS = ("item_id", "case_id", "chain_id", "step", "stage", "task", "form", "
             "split", "meta")
 _REQUIRED = ("item_id", "case_id", "stage", "task", "form", "question", "answer", "chance")
 _DEFAULTS: dict[str, Any] = {"options": [], "variant": "clean", "meta": {}}
+# converted once per distinct value: the JSON columns and the strings that repeat across items
+_BY_VALUE = frozenset((*_JSON, "task", "form", "question", "variant", "split", "lure", "chain_id", "case_id"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,29 +78,12 @@ def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str
     n = table.num_rows
     cols: dict[str, list[Any]] = {}
     for name in _COLUMNS:
-        cols[name] = table.column(name).to_pylist() if name in table.column_names else [None] * n
-    ids = cols["item_id"]
-    for name in _JSON:
-        memo: dict[str, Any] = {}
-        values = cols[name]
-        for i, v in enumerate(values):
-            if v is None:
-                values[i] = _DEFAULTS.get(name)
-                continue
-            got = memo.get(v)
-            if got is None:
-                try:
-                    got = json.loads(v)
-                except (TypeError, json.JSONDecodeError) as e:
-                    raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(ids[i]), field=name) from e
-                if name == "answer_box" and got is not None:
-                    got = tuple(float(x) for x in got)
-                memo[v] = got
-            values[i] = got
-    cols["variant"] = [v if v is not None else "clean" for v in cols["variant"]]
-    for name in ("task", "form", "question", "variant", "split", "lure", "chain_id", "case_id"):
-        same: dict[Any, Any] = {}  # one string object per distinct value (these columns repeat a lot)
-        cols[name] = [same.setdefault(v, v) for v in cols[name]]
+        if name not in table.column_names:
+            cols[name] = [_DEFAULTS.get(name)] * n if name in _BY_VALUE else [None] * n
+        elif name in _BY_VALUE:
+            cols[name] = _by_value(table.column(name), name, path, table)
+        else:
+            cols[name] = table.column(name).to_pylist()
     items: dict[str, ScoringItem] = {}
     for row in zip(*(cols[c] for c in _COLUMNS), strict=True):
         it = ScoringItem(*row)
@@ -105,3 +91,32 @@ def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str
             raise BadInput("an item without item_id", file=str(path), field="item_id")
         items[it.item_id] = it
     return manifest, items
+
+
+def _by_value(column: pa.ChunkedArray, name: str, path: Path, table: pa.Table) -> list[Any]:
+    """A column whose values repeat, converted once per distinct value (JSON decoded, or the string itself,
+    so equal values share one object); missing values take the column's default."""
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        enc = column.combine_chunks().dictionary_encode()
+        distinct = enc.dictionary.to_pylist()
+        idx = enc.indices.fill_null(len(distinct)).to_numpy().astype(np.intp, copy=False)
+    else:  # not stored as text: distinct values found in Python (a JSON column then fails below, naming the row)
+        codes: dict[Any, int] = {}
+        raw = [codes.setdefault(v, len(codes)) if v is not None else -1 for v in column.to_pylist()]
+        distinct = list(codes)
+        idx = np.asarray(raw, dtype=np.intp)
+        idx[idx < 0] = len(distinct)
+    lookup = np.empty(len(distinct) + 1, dtype=object)
+    for k, v in enumerate(distinct):
+        if name in _JSON:
+            try:
+                v = json.loads(v)
+            except (TypeError, json.JSONDecodeError) as e:
+                first = int(np.argmax(idx == k))
+                raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(table.column("item_id")[first]),
+                               field=name) from e
+            if name == "answer_box" and v is not None:
+                v = tuple(float(x) for x in v)
+        lookup[k] = v
+    lookup[len(distinct)] = _DEFAULTS.get(name)
+    return lookup[idx].tolist()  # type: ignore[no-any-return]

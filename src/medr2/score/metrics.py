@@ -47,7 +47,7 @@ class Ctx:
     all_rows: pd.DataFrame  # every mode (for cross-mode metrics such as the blind gap)
 
     def cases(self, df: pd.DataFrame) -> np.ndarray:
-        return self.book.case_index(df["case_id"].to_numpy())
+        return self.book.case_index(df["case_id"])
 
     def mean(self, df: pd.DataFrame, values: Any, **extra: Any) -> Ref:
         return Ref(self.book.ratio_metric(self.cases(df), np.asarray(values, dtype=float)), extra)
@@ -55,8 +55,9 @@ class Ctx:
     def derived(self, refs: list[Ref], fn: Callable[..., Any], **extra: Any) -> Ref:
         return Ref(self.book.derived([r.index for r in refs], fn), extra)
 
-    @property
+    @functools.cached_property
     def clean(self) -> pd.DataFrame:
+        """Clean, non-probe rows of this mode (filtered once; groups only read it)."""
         r = self.rows
         return r[(r["variant"] == "clean") & ~r["probe"]]
 
@@ -385,7 +386,7 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     idx = ctx.cases(texts)
     comps = [ctx.book.component(idx, stats[:, j]) for j in range(stats.shape[1])]
     out["BLEU-4"] = Ref(ctx.book.metric(comps, lambda *cols: tm.bleu_from_stats(np.stack(cols, axis=-1)).squeeze(),
-                                        n=len(texts), n_cases=len(np.unique(idx))), {})
+                                        n=len(texts), n_cases=ctx.book.n_cases_of(idx)), {})
     return out
 
 
@@ -403,7 +404,7 @@ def _resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
 
 def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """Every metric of every mode with its 95% case-bootstrap interval (same resamples for all)."""
-    book = MetricBook(rows["case_id"].astype(str).tolist())
+    book = MetricBook(rows["case_id"].astype(str).unique().tolist())  # the book keeps the sorted distinct ids
     trees: dict[str, Any] = {}
     for mode, df in rows.groupby("mode", sort=True):
         ctx = Ctx(book=book, rows=df, mode=str(mode), all_rows=rows)
@@ -417,7 +418,7 @@ def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAUL
         trees[str(mode)] = tree
     bseed = seed_for(seed, "bootstrap")
     results = book.evaluate(n_resamples, bseed)
-    models = sorted(set(rows["model_key"].astype(str))) if len(rows) else []
+    models = sorted(set(rows["model_key"].astype(str).unique())) if len(rows) else []
     return {
         "model_key": models[0] if len(models) == 1 else models,
         "bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
@@ -450,7 +451,7 @@ def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
     """Model A − model B per mode: overall, stage and task accuracy deltas (paired case bootstrap over
     the union of cases) and exact McNemar on items both runs scored."""
     rows = pd.concat([rows_a.assign(_run="a"), rows_b.assign(_run="b")], ignore_index=True)
-    book = MetricBook(rows["case_id"].astype(str).tolist())
+    book = MetricBook(rows["case_id"].astype(str).unique().tolist())  # the book keeps the sorted distinct ids
     trees: dict[str, Any] = {}
     for mode in sorted(set(rows_a["mode"]) & set(rows_b["mode"])):
         ctx_a = Ctx(book, rows_a[rows_a["mode"] == mode], mode, rows_a)

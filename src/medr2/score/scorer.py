@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from medr2.atomic import atomic_write_bytes
@@ -128,26 +129,45 @@ def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_
             out[i] = _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed, method="judge")
 
 
+# forms scored after the others, grouped by reference answer: a report's reference is scored once per mode,
+# and its tokens and n-grams are memoised only briefly (``textmetrics``), so its rows are scored together
+_GROUPED_BY_ANSWER = frozenset({"text"})
+
+
 def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
                 box_convention: BoxConvention, judge: Judge | None = None,
                 bench_root: Path | None = None) -> list[_Scored]:
     """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records)."""
-    results: list[_Scored] = []
-    pending: list[tuple[int, Item, str]] = []
-    for i, (item_id, status, raw) in enumerate(rows):
+    results: list[_Scored | None] = []
+    grouped: list[int] = []
+    for item_id, status, raw in rows:
         item = by_id.get(item_id)
         if item is None:
             raise BadInput("prediction for an item that is not in the bench", record=item_id, field="item_id")
         if status == "error" or raw is None:
             results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
-            continue
-        scored = FORM_SCORERS[item.form](item, raw, box_convention)
-        results.append(scored)
-        if judge is not None and (item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")):
-            pending.append((i, item, raw))
-    if judge is not None and pending:
-        _apply_judge(judge, pending, results, bench_root or Path("."))
-    return results
+        elif item.form in _GROUPED_BY_ANSWER:
+            grouped.append(len(results))
+            results.append(None)
+        else:
+            results.append(FORM_SCORERS[item.form](item, raw, box_convention))
+    grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
+    for i in grouped:
+        item_id, _, raw = rows[i]
+        item = by_id[item_id]
+        results[i] = FORM_SCORERS[item.form](item, raw or "", box_convention)
+    out: list[_Scored] = results  # type: ignore[assignment]  # every row is scored now
+    if judge is not None:
+        pending = [(i, by_id[item_id], raw) for i, (item_id, status, raw) in enumerate(rows)
+                   if status != "error" and raw is not None and _ask_judge(by_id[item_id], out[i])]
+        if pending:
+            _apply_judge(judge, pending, out, bench_root or Path("."))  # type: ignore[arg-type]
+    return out
+
+
+def _ask_judge(item: ItemLike, scored: _Scored) -> bool:
+    """The judge is asked about every report and about unreadable choice answers."""
+    return item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")
 
 
 def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Iterable[Prediction],
@@ -210,21 +230,23 @@ def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, 
 
 
 def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
-    """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise)."""
-    order = np.lexsort((tidy["item_id"].to_numpy(dtype=object), tidy["mode"].to_numpy(dtype=object)))
+    """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise): the string
+    columns are Arrow-backed, so they go to Arrow as they are; rows are sorted by (mode, item_id) with
+    Arrow's stable sort (UTF-8 byte order is code-point order, as Python compares strings)."""
     cols: dict[str, Any] = {}
     for c in SCORE_COLUMNS:
+        typ = _SCORES_SCHEMA.field(c).type
         if c == "text_metrics":
-            values = [canonical_json(d) if d else "{}" for d in tidy[c].to_numpy(dtype=object)[order]]
+            cols[c] = pa.array([canonical_json(d) if d else "{}" for d in tidy[c].tolist()], type=typ)
         elif c == "iou":
-            values = tidy[c].to_numpy(dtype=float)[order]
+            cols[c] = pa.array(tidy[c].to_numpy(dtype=float), type=typ, from_pandas=True)  # NaN -> null
         elif c == "stage":
-            values = tidy[c].to_numpy(dtype=np.int64)[order]
+            cols[c] = pa.array(tidy[c].to_numpy(dtype=np.int64), type=typ)
         else:
-            raw = tidy[c].to_numpy(dtype=object)[order]
-            values = [None if v is None or v != v else v for v in raw.tolist()]  # NaN -> null
-        cols[c] = pa.array(values, type=_SCORES_SCHEMA.field(c).type, from_pandas=c == "iou")
-    return pa.table(cols, schema=_SCORES_SCHEMA)
+            cols[c] = pa.array(tidy[c], type=typ, from_pandas=True)  # missing -> null
+    table = pa.table(cols, schema=_SCORES_SCHEMA)
+    order = pc.sort_indices(table, sort_keys=[("mode", "ascending"), ("item_id", "ascending")])
+    return table.take(order).combine_chunks()
 
 
 def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringItem]]:

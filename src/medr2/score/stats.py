@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from scipy import sparse
 
 CI_LEVEL = 0.95
@@ -60,19 +62,38 @@ class MetricBook:
         self._known: dict[bytes, int] = {}
         self._metrics: list[_Metric] = []
         self._index: pd.Index | None = None
+        self._arrow: dict[pa.DataType, pa.Array] = {}
 
     @property
     def n_cases(self) -> int:
         return len(self.cases)
 
-    def case_index(self, case_ids: Sequence[str] | np.ndarray) -> np.ndarray:
-        """Positions of ``case_ids`` among the book's cases (one vectorised hash lookup)."""
+    def case_index(self, case_ids: Sequence[str] | np.ndarray | pd.Series) -> np.ndarray:
+        """Positions of ``case_ids`` among the book's cases (one vectorised hash lookup; Arrow-backed
+        string columns are looked up in Arrow, without making Python strings)."""
+        values = case_ids.array if isinstance(case_ids, pd.Series) else case_ids
+        if isinstance(values, pd.arrays.ArrowStringArray):
+            arr = pa.array(values)
+            found = pc.index_in(arr, value_set=self._arrow_cases(arr.type))
+            if found.null_count:
+                raise KeyError(arr.filter(found.is_null())[0].as_py())
+            return found.to_numpy().astype(np.int64)
         if self._index is None:
             self._index = pd.Index(np.asarray(self.cases, dtype=object))
         idx = self._index.get_indexer(np.asarray(case_ids, dtype=object)).astype(np.int64, copy=False)
         if len(idx) and idx.min() < 0:
             raise KeyError(np.asarray(case_ids, dtype=object)[idx < 0][0])
         return idx
+
+    def _arrow_cases(self, typ: pa.DataType) -> pa.Array:
+        got = self._arrow.get(typ)
+        if got is None:
+            got = self._arrow[typ] = pa.array(self.cases, type=typ)
+        return got
+
+    def n_cases_of(self, case_idx: np.ndarray) -> int:
+        """How many distinct cases ``case_idx`` (positions from :meth:`case_index`) holds."""
+        return int(np.count_nonzero(np.bincount(case_idx, minlength=self.n_cases)))
 
     def component(self, case_idx: np.ndarray, values: np.ndarray | float) -> int:
         """Register per-case sums of ``values`` over units located at ``case_idx``; returns its id."""
@@ -98,7 +119,7 @@ class MetricBook:
         keep = den_v > 0
         kn = self.component(case_idx, np.asarray(num, dtype=np.float64))
         kd = self.component(case_idx, den_v)
-        return self.metric((kn, kd), ratio, n=int(keep.sum()), n_cases=len(np.unique(case_idx[keep])), **extra)
+        return self.metric((kn, kd), ratio, n=int(keep.sum()), n_cases=self.n_cases_of(case_idx[keep]), **extra)
 
     def derived(self, metrics: Sequence[int], fn: Combine, **extra: Any) -> int:
         """A metric computed from other metrics' values (e.g. a difference or a macro mean)."""

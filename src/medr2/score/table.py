@@ -83,7 +83,9 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
                         methods: Sequence[str], ious: Sequence[float | None],
                         text_metrics: Sequence[dict[str, float]]) -> pd.DataFrame:
     """:func:`build_table` from per-row columns (no per-row records): item fields are computed once per
-    item; ``item_code``/``parent_code`` are integer ids of ``item_id``/``parent_id`` (-1: none) for joins."""
+    item, put in a frame of the distinct items (same dtypes as built per row: pandas infers a column's type
+    from the set of values it holds) and taken per row; ``item_code``/``parent_code`` are integer ids of
+    ``item_id``/``parent_id`` (-1: none) for joins."""
     codes: dict[str, int] = {}
     fields: list[tuple[Any, ...]] = []
     formats: list[tuple[str, tuple[str, ...]]] = []  # what answer_key depends on: form and options
@@ -98,29 +100,30 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
             fields.append(_item_fields(it, fmt, key_memo))
             formats.append(fmt)
         pos[i] = k
-    take = pos.tolist()
     parsed_key: list[str | None] = []
-    for k, iid, v, p in zip(take, item_ids, verdicts, parsed, strict=True):
+    for k, iid, v, p in zip(pos.tolist(), item_ids, verdicts, parsed, strict=True):
         if v not in ("correct", "wrong") or p is None:
             parsed_key.append(None)
             continue
         parsed_key.append(_memo_key(key_memo, formats[k], items[iid], p))
-    by_field = {name: [f[j] for f in fields] for j, name in enumerate(_ITEM_FIELDS)}
-    data: dict[str, Any] = {
-        "item_id": list(item_ids), "model_key": list(model_keys), "mode": list(modes), "verdict": list(verdicts),
-        "parsed": list(parsed), "method": list(methods), "iou": list(ious), "text_metrics": list(text_metrics),
-        "parsed_key": parsed_key,
-    }
-    for name, values in by_field.items():
-        data[name] = [values[k] for k in take]
-    df = pd.DataFrame({c: data[c] for c in TABLE_COLUMNS}, columns=list(TABLE_COLUMNS))
-    df["correct"] = (df["verdict"] == "correct").to_numpy(dtype=bool)
-    df["iou0"] = df["iou"].astype(float).fillna(0.0).to_numpy()
     all_codes = {iid: i for i, iid in enumerate(items)}
-    df["item_code"] = np.fromiter((all_codes[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
-    df["parent_code"] = np.fromiter((-1 if p is None else all_codes.get(p, -1) for p in data["parent_id"]),
-                                    dtype=np.int64, count=len(df))
-    return df
+    distinct = list(codes)  # the distinct item ids, in order of first appearance (= their position in fields)
+    per_item = pd.DataFrame({name: [f[j] for f in fields] for j, name in enumerate(_ITEM_FIELDS)},
+                            columns=list(_ITEM_FIELDS))
+    per_item["item_id"] = distinct
+    per_item["item_code"] = np.fromiter((all_codes[i] for i in distinct), dtype=np.int64, count=len(distinct))
+    parent = _ITEM_FIELDS.index("parent_id")
+    per_item["parent_code"] = np.fromiter((-1 if f[parent] is None else all_codes.get(f[parent], -1) for f in fields),
+                                          dtype=np.int64, count=len(distinct))
+    taken = per_item.take(pos).reset_index(drop=True)
+    rows = pd.DataFrame({"model_key": list(model_keys), "mode": list(modes), "verdict": list(verdicts),
+                         "parsed": list(parsed), "method": list(methods), "iou": list(ious),
+                         "text_metrics": list(text_metrics), "parsed_key": parsed_key})
+    cols = {c: taken[c] if c in taken else rows[c] for c in TABLE_COLUMNS}
+    cols["correct"] = pd.Series((rows["verdict"] == "correct").to_numpy(dtype=bool))
+    cols["iou0"] = pd.Series(rows["iou"].astype(float).fillna(0.0).to_numpy())
+    cols["item_code"], cols["parent_code"] = taken["item_code"], taken["parent_code"]
+    return pd.DataFrame(cols)
 
 
 def lowest_severity_only(df: pd.DataFrame) -> np.ndarray:

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,13 @@ import numpy as np
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 BLEU_ORDER = 4
+# memo bounds (a full memo is cleared): segment statistics are kept for the corpus BLEU of the same run;
+# tokens per text (answers repeat); a reference's n-grams only briefly (the scorer scores a reference's rows
+# together); synonyms per word
+_SEGMENTS_MAX = 1 << 17
+_TOKENS_MAX = 1 << 14
+_REFERENCES_MAX = 1 << 10
+_WORDS_MAX = 1 << 16
 WORDNET_DIRS = (Path("/usr/share/wordnet"), Path("/usr/local/share/wordnet"), Path("/usr/share/wordnet/dict"))
 _DICT_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb", "index.adj",
                "index.adv", "noun.exc", "verb.exc", "adj.exc", "adv.exc")
@@ -57,17 +64,64 @@ class _CachedStemmer:
         return out
 
 
+class _Lemma:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _LemmaNames:
+    """Stands for a word's synsets in METEOR, which reads only ``synset.lemmas()`` and ``lemma.name()``
+    and takes the *set* of the names without "_": those distinct names of all the word's synsets, read once."""
+
+    __slots__ = ("_lemmas",)
+
+    def __init__(self, lemmas: Sequence[_Lemma]) -> None:
+        self._lemmas = tuple(lemmas)
+
+    def lemmas(self) -> tuple[_Lemma, ...]:
+        return self._lemmas
+
+
 class _CachedSynsets:
-    """A WordNet reader whose ``synsets(word)`` (the only call METEOR makes) is memoised per word."""
+    """A WordNet reader for METEOR whose ``synsets(word)`` (the only call METEOR makes) is memoised per
+    word, with the lemma names of all its synsets gathered once (METEOR uses only that set of names)."""
 
     def __init__(self, reader: Any) -> None:
         self._reader = reader
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[str, tuple[_LemmaNames, ...]] = {}
+        self._lemmas: dict[str, _Lemma] = {}  # one stand-in per name, shared by the words that have it
 
-    def synsets(self, word: str) -> Any:
+    def synsets(self, word: str) -> tuple[_LemmaNames, ...]:
         out = self._memo.get(word)
         if out is None:
-            out = self._memo[word] = tuple(self._reader.synsets(word))
+            names = dict.fromkeys(name for synset in self._reader.synsets(word) for lemma in synset.lemmas()
+                                  if "_" not in (name := lemma.name()))
+            if len(self._memo) >= _WORDS_MAX:
+                self._memo.clear()
+            lemmas = [self._lemmas.get(n) or self._lemmas.setdefault(n, _Lemma(n)) for n in names]
+            out = self._memo[word] = (_LemmaNames(lemmas),) if lemmas else ()
+        return out
+
+
+class _TextMemo:
+    """A bounded memo of a pure function of one text (cleared when full)."""
+
+    def __init__(self, fn: Callable[[str], Any], max_size: int) -> None:
+        self._fn = fn
+        self._max = max_size
+        self._memo: dict[str, Any] = {}
+
+    def __call__(self, text: str) -> Any:
+        out = self._memo.get(text)
+        if out is None:
+            if len(self._memo) >= self._max:
+                self._memo.clear()
+            out = self._memo[text] = self._fn(text)
         return out
 
 
@@ -81,11 +135,16 @@ def _rouge_scorer() -> Any:
     from rouge_score import rouge_scorer, tokenizers
 
     class _Tokenizer(tokenizers.DefaultTokenizer):  # type: ignore[misc]
-        """rouge-score's default tokenizer with stemming, using the memoised Porter stemmer."""
+        """rouge-score's default tokenizer with stemming, using the memoised Porter stemmer; tokens are
+        memoised per text (a reference is scored once per mode, answers repeat)."""
 
         def __init__(self) -> None:
             super().__init__(use_stemmer=False)
             self._stemmer = _stemmer()
+            self._memo = _TextMemo(lambda text: tuple(super(_Tokenizer, self).tokenize(text)), _TOKENS_MAX)
+
+        def tokenize(self, text: str) -> list[str]:
+            return list(self._memo(text))
 
     return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True, tokenizer=_Tokenizer())
 
@@ -125,14 +184,26 @@ def _debian_wordnet_view(src: Path) -> Path:
     return view
 
 
+# files nltk's WordNet reader reads from start to end while it loads (the data files it seeks in stay nltk's)
+_SEQUENTIAL_FILES = frozenset({"lexnames", *(f"index.{p}" for p in ("noun", "verb", "adj", "adv")),
+                               *(f"{p}.exc" for p in ("noun", "verb", "adj", "adv"))})
+
+
 def _reader_class() -> Any:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     class WordNet30Reader(WordNetCorpusReader):  # type: ignore[misc]
-        """The Princeton 3.0 database itself: no mapping to 3.0 (only used for OMW data) is needed."""
+        """The Princeton 3.0 database itself: no mapping to 3.0 (only used for OMW data) is needed. The
+        files read line by line at load are opened as plain UTF-8 text files (the same lines as nltk's
+        seekable stream reader gives, which is slow line by line)."""
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None
+
+        def open(self, file: str) -> Any:
+            if file in _SEQUENTIAL_FILES:
+                return open(self._root.join(file).path, encoding=self._ENCODING, newline="")  # noqa: SIM115
+            return super().open(file)
 
     return WordNet30Reader
 
@@ -164,10 +235,17 @@ def wordnet() -> tuple[Any | None, str]:
                   "(WordNet 3.0 at /usr/share/wordnet)")
 
 
-def _tokens(text: str) -> list[str]:
+def _wordpunct(text: str) -> tuple[str, ...]:
     from nltk.tokenize import wordpunct_tokenize
 
-    return wordpunct_tokenize(text.lower())
+    return tuple(wordpunct_tokenize(text.lower()))
+
+
+_METEOR_TOKENS = _TextMemo(_wordpunct, _TOKENS_MAX)
+
+
+def _tokens(text: str) -> list[str]:
+    return list(_METEOR_TOKENS(text))
 
 
 def meteor(hypothesis: str, reference: str) -> float | None:
@@ -178,6 +256,31 @@ def meteor(hypothesis: str, reference: str) -> float | None:
 
     return float(meteor_score([_tokens(reference)], _tokens(hypothesis), stemmer=_stemmer(),
                               wordnet=_cached_wordnet()))
+
+
+def _bleu_reference(reference: str) -> dict[str, Any]:
+    """sacrebleu's n-gram counts and length of one reference segment (what it caches per reference)."""
+    b = _bleu()
+    return b._extract_reference_info([b._preprocess_segment(reference)])  # type: ignore[no-any-return]
+
+
+_BLEU_REFERENCES = _TextMemo(_bleu_reference, _REFERENCES_MAX)
+_SEGMENT_STATS: dict[tuple[str, str], tuple[int, ...]] = {}
+
+
+def segment_stats(hypothesis: str, reference: str) -> tuple[int, ...]:
+    """sacrebleu's BLEU statistics of one (hypothesis, reference) segment, [sys_len, ref_len, correct_1..4,
+    total_1..4], exactly as its ``_extract_corpus_statistics`` computes them; memoised per pair, so the
+    sentence BLEU of an item and the corpus BLEU of a report set share one computation."""
+    key = (hypothesis, reference)
+    out = _SEGMENT_STATS.get(key)
+    if out is None:
+        b = _bleu()
+        out = tuple(b._compute_segment_statistics(b._preprocess_segment(hypothesis), _BLEU_REFERENCES(reference)))
+        if len(_SEGMENT_STATS) >= _SEGMENTS_MAX:
+            _SEGMENT_STATS.clear()
+        _SEGMENT_STATS[key] = out
+    return out
 
 
 @functools.cache
@@ -197,7 +300,9 @@ def _item_text_metrics(hypothesis: str, reference: str) -> dict[str, float]:
     for t in ROUGE_TYPES:
         s = scores[t]
         out[f"{t}_p"], out[f"{t}_r"], out[f"{t}_f"] = float(s.precision), float(s.recall), float(s.fmeasure)
-    out["bleu4_sentence"] = float(_sentence_bleu().sentence_score(hypothesis, [reference]).score)
+    # sacrebleu's sentence_score: its aggregate of this one segment's statistics (effective order)
+    out["bleu4_sentence"] = float(_sentence_bleu()._aggregate_and_compute([list(segment_stats(hypothesis,
+                                                                                              reference))]).score)
     m = meteor(hypothesis, reference)
     if m is not None:
         out["meteor"] = m
@@ -208,7 +313,7 @@ def bleu_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarr
     """sacrebleu's sufficient statistics per segment: [sys_len, ref_len, correct_1..4, total_1..4]."""
     if not hypotheses:
         return np.zeros((0, 2 + 2 * BLEU_ORDER))
-    stats = _bleu()._extract_corpus_statistics(list(hypotheses), [list(references)])
+    stats = [segment_stats(h, r) for h, r in zip(hypotheses, references, strict=True)]
     return np.asarray(stats, dtype=np.float64)
 
 
