@@ -14,14 +14,18 @@ counts (same seed, same bytes).
 ``--before-src DIR`` also runs the medr2 sources in DIR (a copy of ``src/`` taken before a change)
 in the same invocation, alternating with the current sources, and reports the before/after ratio of
 median wall times (same outputs are checked for when the change was meant to keep them).
-``--profile`` builds N cases once in-process with one worker under cProfile and prints where the time
-goes (PNG encoding, PNG decoding, background loading, task drafting, assembly and Parquet writing)
+``--phases`` runs one build per N (and per source with ``--before-src``) through ``build_bench`` with
+its progress messages and reports the peak tree RSS / PSS and the builder's own RSS in each pass
+(realize, items, variants), to see which pass grows with N. ``--profile`` builds N cases once
+in-process with one worker under cProfile and prints where the time goes (PNG encoding, PNG decoding,
+background loading, task drafting, assembly and Parquet writing)
 and the top functions; ``--png-levels`` re-encodes the images of that profile build (or, with
 ``--png-bench DIR``, of an existing bench) at several zlib levels and prints the encode time per image
 and the size, measured in the same run.
 
     .venv/bin/python bench/bench_build.py --cases 500 2000 --workers 1 2 --repeats 3
     .venv/bin/python bench/bench_build.py --cases 1000 --workers 2 --before-src /tmp/medr2-build-before/src
+    .venv/bin/python bench/bench_build.py --cases 100 400 --workers 2 --variants all --phases
     .venv/bin/python bench/bench_build.py --cases 300 --profile --png-levels 6 3 1
     .venv/bin/python bench/bench_build.py --png-bench /tmp/some-bench --png-levels 6 3 2 1 --png-images 120
 """
@@ -62,6 +66,7 @@ class TreeSampler(threading.Thread):
         self.peak_rss = 0
         self.peak_pss = 0
         self.peak_procs = 0
+        self.timeline: list[tuple[float, int, int, int]] = []  # (time.time(), tree RSS, tree PSS, root RSS)
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -74,7 +79,7 @@ class TreeSampler(threading.Thread):
                 procs = [root, *root.children(recursive=True)]
             except psutil.NoSuchProcess:
                 return
-            rss = pss = 0
+            rss = pss = root_rss = 0
             for p in procs:
                 try:
                     mi = p.memory_full_info()
@@ -82,6 +87,9 @@ class TreeSampler(threading.Thread):
                     continue
                 rss += mi.rss
                 pss += getattr(mi, "pss", mi.rss)
+                if p.pid == self.pid:
+                    root_rss = mi.rss
+            self.timeline.append((time.time(), rss, pss, root_rss))
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
             self.peak_procs = max(self.peak_procs, len(procs))
@@ -216,6 +224,76 @@ def ratios(runs: list[dict[str, Any]], workers: list[int], before: bool) -> list
     return lines
 
 
+# -- memory per pass ----------------------------------------------------------------------------------
+
+PHASE_DRIVER = """
+import sys, time
+from medr2.build.pipeline import build_bench
+def say(msg):
+    print("PHASE", time.time(), msg.split()[0] + " " + msg.split()[1], flush=True)
+n, w, seed, variants, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+r = build_bench("sample", out, seed=seed, n_cases=n, workers=w, variants=variants, progress=say)
+print("PHASE", time.time(), "done", flush=True)
+print("ITEMS", r.n_items, r.n_clean, flush=True)
+"""
+
+
+def phase_memory(out: Path, n: int, workers: int, seed: int, variants: str, src: str | None) -> dict[str, Any]:
+    """One build through ``build_bench`` in a fresh process; peak memory per pass (from its progress lines)."""
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    cmd = [sys.executable, "-c", PHASE_DRIVER, str(n), str(workers), str(seed), variants or "", str(out)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t0
+    sampler.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"build failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    ru = psutil.Process().cpu_times()
+    marks = [(float(t), name) for _, t, name in (ln.split(" ", 2) for ln in stdout.splitlines()
+                                                 if ln.startswith("PHASE "))]
+    items, clean = next(ln.split()[1:] for ln in stdout.splitlines() if ln.startswith("ITEMS "))
+    phases: dict[str, tuple[float, float, float]] = {}
+    start = 0.0
+    label = "start-up"
+    for t, name in [*marks, (float("inf"), "")]:
+        samples = [x for x in sampler.timeline if start <= x[0] < t]
+        if samples:
+            phases[label] = (max(x[1] for x in samples) / 2**20, max(x[2] for x in samples) / 2**20,
+                             max(x[3] for x in samples) / 2**20)
+        start, label = t, name
+    shutil.rmtree(out, ignore_errors=True)
+    return {"n": n, "workers": workers, "src": src or "current", "wall_s": wall, "items": int(items),
+            "clean": int(clean), "children_cpu_s": ru.children_user + ru.children_system, "phases": phases}
+
+
+def run_phases(args: argparse.Namespace, workdir: Path) -> None:
+    sources: list[str | None] = [None] + ([args.before_src] if args.before_src else [])
+    rows = []
+    cpu_before = psutil.Process().cpu_times().children_user + psutil.Process().cpu_times().children_system
+    for n in args.cases:
+        for src in sources:
+            r = phase_memory(workdir / "phases", n, args.workers[-1], args.seed, args.variants or "", src)
+            r["cpu_s"], cpu_before = r["children_cpu_s"] - cpu_before, r["children_cpu_s"]
+            rows.append(r)
+            print(f"  N={n} src={r['src']}: {r['wall_s']:.1f} s, CPU {r['cpu_s']:.1f} s, {r['items']} items",
+                  flush=True)
+    print(f"\npeak memory per pass (MiB), workers {args.workers[-1]}, variants {args.variants or 'none'}")
+    print("| N cases | src | items | CPU s | pass | peak tree RSS | peak tree PSS | peak builder RSS |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for label, (rss, pss, root) in r["phases"].items():
+            print(f"| {r['n']:,} | {'current' if r['src'] == 'current' else 'before'} | {r['items']:,} | "
+                  f"{r['cpu_s']:.1f} | {label} | {rss:.0f} | {pss:.0f} | {root:.0f} |")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
 # -- profile ------------------------------------------------------------------------------------------
 
 GROUPS = (  # (label, file part, function): cumulative seconds of that function (nested calls included)
@@ -326,6 +404,7 @@ def main() -> None:
     ap.add_argument("--before-src", default=None, help="a copy of src/ from before a change, run alternately")
     ap.add_argument("--workdir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     ap.add_argument("--json", type=Path, default=None, help="also write every run as JSON here")
+    ap.add_argument("--phases", action="store_true", help="peak memory per build pass, one build per N (and src)")
     ap.add_argument("--profile", action="store_true", help="in-process cProfile of one build of the first N")
     ap.add_argument("--png-levels", type=int, nargs="*", default=[], help="with --profile: zlib levels to compare")
     ap.add_argument("--png-bench", type=Path, default=None,
@@ -338,6 +417,9 @@ def main() -> None:
     print(f"machine: {machine()}")
     if args.png_bench:
         png_level_table(args.png_bench, args.png_levels or [6, 3, 1], args.png_images)
+        return
+    if args.phases:
+        run_phases(args, workdir)
         return
     if args.profile:
         profile(args.cases[0], args.seed, workdir, args.top, args.png_levels)
@@ -362,7 +444,8 @@ def main() -> None:
         raise SystemExit(1)
     print("same seed -> same items.parquet, cases.parquet and image set in every run and worker count: yes")
     if args.before_src:
-        same = len({(r["bench_sha"], r["items_sha"], r["images_sha"]) for r in runs}) == 1
+        same = all(len({(r["bench_sha"], r["items_sha"], r["images_sha"]) for r in runs if r["n"] == n}) == 1
+                   for n in {r["n"] for r in runs})
         print(f"before and after give the same items.parquet, cases.parquet and image set: {'yes' if same else 'no'}")
 
 

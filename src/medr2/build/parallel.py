@@ -32,19 +32,20 @@ def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
     return [fn(x) for x in chunk]
 
 
-def chunk_size(n: int, workers: int) -> int:
-    return max(1, min(MAX_CHUNK, n // (workers * CHUNKS_PER_WORKER)))
+def chunk_size(n: int, workers: int, max_chunk: int = MAX_CHUNK) -> int:
+    return max(1, min(max_chunk, n // (workers * CHUNKS_PER_WORKER)))
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, state: dict[str, Any], *,
-                n: int) -> Iterator[tuple[T, R]]:
-    """``(item, fn(item))`` in input order; in-process for one worker (or ``n <= 1`` items)."""
+                n: int, max_chunk: int = MAX_CHUNK) -> Iterator[tuple[T, R]]:
+    """``(item, fn(item))`` in input order; in-process for one worker (or ``n <= 1`` items). ``max_chunk``
+    caps the items per chunk (where results are large, fewer items are in flight)."""
     if workers <= 1 or n <= 1:
         init_worker(state)
         for x in items:
             yield x, fn(x)
         return
-    size = chunk_size(n, workers)
+    size = chunk_size(n, workers, max_chunk)
     it = iter(items)
     with ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(state,)) as ex:
         pending: deque[tuple[list[T], Future[list[R]]]] = deque()

@@ -6,10 +6,12 @@ the background image), so each worker keeps only a few decoded backgrounds in it
 cases go to an on-disk spool; a scan in plan order then drops duplicates and builds the label pools
 and splits. Pass 2 reads the cases back in plan order, drafts their items in workers, and assembles
 them serially (balanced letters, ids, pairs, chains), streaming cases and items into the Parquet
-files, so memory does not grow with the number of cases. Pass 3 (optional) asks
-:mod:`medr2.perturb.engine` for variants (it takes all cases and clean items in memory). Everything
-random is seeded from (seed, record id), so the bytes depend neither on the number of workers nor on
-the order work is handed out in.
+files, so memory does not grow with the number of cases. With ``--variants`` pass 2 also spools each
+case's clean items and collects the fact pools and a case index (a few strings per case); pass 3 reads
+case and clean items back in plan order, adds the other cases its perturbations declared (V2/V3's
+partner image) and makes the variants in workers (:class:`medr2.perturb.engine.VariantMaker`), one case
+per job, appending them after the clean items as they come. Everything random is seeded from (seed,
+record id), so the bytes depend neither on the number of workers nor on the order work is handed out in.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from typing import Any
 import medr2
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, QUARANTINE_FILE, BenchWriter
 from medr2.build.parallel import STATE, ordered_map
-from medr2.build.spool import CaseSpool
+from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.imageio import ImageStore
+from medr2.perturb.context import CaseIndex
+from medr2.perturb.engine import Outcome, VariantMaker, collect
+from medr2.perturb.facts import FactPools
 from medr2.records import Case, Item
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
@@ -156,7 +161,7 @@ def _prepare_out(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / QUARANTINE_FILE).unlink(missing_ok=True)
     # scratch files of a build that was killed (spools, partial Parquet, half-written images)
-    for stale in [*out.glob(".cases.*.spool"), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
+    for stale in [*out.glob(SPOOL_GLOB), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
         stale.unlink(missing_ok=True)
 
 
@@ -180,26 +185,27 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 
     specs = list(source.plan(seed, n_cases))
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
-    with CaseSpool(out) as spool:
+    with CaseSpool(out) as spool, ItemSpool(out) as item_spool:
         done = _realize_all(source, specs, images, spool, n_workers, quarantine)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
                            f"see {out / QUARANTINE_FILE})", field="--source")
         split_of = done.splits.by_case
 
-        def in_plan_order() -> Iterator[Case]:
-            for i in done.accepted:
-                c = spool.get(i)
-                yield c.model_copy(update={"split": split_of[c.case_id]})
+        def with_split(i: int) -> Case:
+            c = spool.get(i)
+            return c.model_copy(update={"split": split_of[c.case_id]})
 
         say(f"generating items for {len(done.accepted)} cases")
         skipped: dict[str, Counter[str]] = {}
         assembler = Assembler(seed)
-        clean: list[Item] = []  # kept only when variants need them
+        shared = _VariantShared() if codes else None
         n_clean = 0
         state = {"pools": done.pools, "seed": seed, "images": images}
         with BenchWriter(out, name=name or out.name) as writer:
-            for case, drafts in ordered_map(_draft, in_plan_order(), n_workers, state, n=len(done.accepted)):
+            cases = (with_split(i) for i in done.accepted)
+            for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
+                                                             n=len(done.accepted))):
                 writer.add_cases([case])
                 for task_id, reason in drafts.skipped.items():
                     skipped.setdefault(task_id, Counter())[reason] += 1
@@ -209,12 +215,14 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 items = assembler.assemble(case, drafts, case.split)
                 writer.add_items(items)
                 n_clean += len(items)
-                if codes:
-                    clean.extend(items)
-            cases = list(in_plan_order()) if codes else []
-            variant_items, variant_skips = _variants(out, cases, clean, codes, seed, images, n_workers, say)
-            del cases, clean
-            writer.add_items(variant_items)
+                if shared is not None:
+                    shared.add(case, done.accepted[pos])
+                    item_spool.put(pos, items)
+            variant_skips: dict[str, dict[str, int]] = {}
+            if shared is not None:
+                say(f"generating variants {','.join(codes)}")
+                variant_skips = _variants(out, done.accepted, with_split, item_spool, shared, codes, seed, images,
+                                          n_workers, writer)
             manifest = writer.close(_manifest_extra(
                 name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
                 quarantine.count, done.splits.conflicts, done.licenses, len(specs)))
@@ -230,16 +238,51 @@ def _parse_codes(variants: Sequence[str] | str) -> tuple[str, ...]:
     return parse_variants(variants if isinstance(variants, str) else list(variants))
 
 
-def _variants(out: Path, cases: list[Case], clean: list[Item], codes: tuple[str, ...], seed: int,
-              images: ImageStore, workers: int, say: Callable[[str], None]
-              ) -> tuple[list[Item], dict[str, dict[str, int]]]:
-    if not codes:
-        return [], {}
-    from medr2.perturb.engine import generate_variants
+@dataclass
+class _VariantShared:
+    """What variants of one case may look at across the bench, collected in pass 2: fact pools, an
+    index of every case by modality, and where each case is in the case spool."""
 
-    say(f"generating variants {','.join(codes)}")
-    items, skips = generate_variants(out, cases, clean, codes, seed, images, workers)
-    return list(items), {k: dict(v) for k, v in skips.items()}
+    pools: FactPools = field(default_factory=FactPools)
+    index: CaseIndex = field(default_factory=CaseIndex)
+    spool_index: dict[str, int] = field(default_factory=dict)
+
+    def add(self, case: Case, spool_index: int) -> None:
+        self.pools.add(case)
+        self.index.add(case)
+        self.spool_index[case.case_id] = spool_index
+
+
+_VariantJob = tuple[Case, list[Item], list[Case]]
+VARIANT_CHUNK = 4  # cases per variants job: a case has ~13x as many variant as clean items; keep few in flight
+
+
+def _make_variants(job: _VariantJob) -> list[Outcome]:
+    maker: VariantMaker = STATE["maker"]
+    return maker.make(*job)
+
+
+def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case], item_spool: ItemSpool,
+              shared: _VariantShared, codes: tuple[str, ...], seed: int, images: ImageStore, workers: int,
+              writer: BenchWriter) -> dict[str, dict[str, int]]:
+    """Pass 3: the variants of each case, in plan order, appended to ``writer``; returns the skip counts.
+
+    Variant ids hash the case and parent item ids, so two cases never make the same variant item:
+    dropping repeats within a case is dropping them across the bench."""
+    maker = VariantMaker(out, images, seed, codes, shared.pools, shared.index)
+
+    def jobs() -> Iterator[_VariantJob]:
+        for pos, i in enumerate(accepted):
+            case = with_split(i)
+            related = [with_split(shared.spool_index[cid]) for cid in maker.related(case)]
+            yield case, item_spool.get(pos), related
+
+    skips: dict[str, Counter[str]] = {c: Counter() for c in codes}
+    quarantine = Quarantine(out / QUARANTINE_FILE)  # variant entries are not counted in the manifest's n
+    for _job, outcomes in ordered_map(_make_variants, jobs(), workers, {"maker": maker}, n=len(accepted),
+                                      max_chunk=VARIANT_CHUNK):
+        writer.add_items(collect(outcomes, set(), skips, quarantine))
+    return {c: dict(sorted(skips[c].items())) for c in codes}
 
 
 def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: int, n_cases: int | None,

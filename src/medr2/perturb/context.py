@@ -1,11 +1,17 @@
-"""What a perturbation may look at besides its item: all cases, chains, fact pools, images."""
+"""What a perturbation may look at besides its item: its case and the cases it asked for, chains, fact
+pools, an index of all cases by modality, images.
+
+The build hands the variants pass one case at a time (:meth:`PerturbContext.for_case`): a
+perturbation that shows another case declares it up front (``Perturbation.related_cases``), and only
+those cases travel with the job. What every case shares (fact pools, the index) is small: a few
+strings per case, not the cases themselves.
+"""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,36 +26,89 @@ from medr2.records import Case, Item
 _LRU = 8
 
 
+@dataclass(frozen=True, slots=True)
+class CaseRef:
+    """What choosing another case looks at: its id, patient, image hash and modality."""
+
+    case_id: str
+    patient_id: str
+    image_sha256: str | None
+    modality: str
+
+    @classmethod
+    def of(cls, case: Case) -> CaseRef:
+        return cls(case.case_id, case.patient_id, case.image_sha256, case.modality)
+
+
+class CaseIndex:
+    """References to every case of the bench per modality, each list sorted by case id."""
+
+    def __init__(self, cases: Iterable[Case] = ()) -> None:
+        self._by_mod: dict[str, list[CaseRef]] = {}
+        self._sorted = True
+        for c in cases:
+            self.add(c)
+
+    def add(self, case: Case) -> None:
+        self._by_mod.setdefault(case.modality, []).append(CaseRef.of(case))
+        self._sorted = False
+
+    @property
+    def by_modality(self) -> dict[str, list[CaseRef]]:
+        if not self._sorted:
+            for refs in self._by_mod.values():
+                refs.sort(key=lambda r: r.case_id)
+            self._sorted = True
+        return self._by_mod
+
+
+def chains_of(clean_items: Iterable[Item]) -> dict[str, list[Item]]:
+    """The clean steps of each chain, in step order."""
+    chains: dict[str, list[Item]] = {}
+    for it in clean_items:
+        if it.chain_id and it.step is not None and it.variant == "clean":
+            chains.setdefault(it.chain_id, []).append(it)
+    for steps in chains.values():
+        steps.sort(key=lambda it: (it.step, it.item_id))
+    return chains
+
+
 @dataclass
 class PerturbContext:
     root: Path
     images: ImageStore
     seed: int
-    cases: dict[str, Case]
+    cases: dict[str, Case]  # the cases a perturbation may read in full (all, or one case and its related ones)
     chains: dict[str, list[Item]]
     pools: FactPools
+    index: CaseIndex
     _arrays: OrderedDict[tuple[str, str | None], np.ndarray] = field(default_factory=OrderedDict, repr=False)
     _rendered: dict[tuple[object, ...], ImageRef] = field(default_factory=dict, repr=False)
     memo: dict[tuple[object, ...], Any] = field(default_factory=dict, repr=False)
 
-    @cached_property
-    def cases_by_modality(self) -> dict[str, list[Case]]:
-        """Cases per modality, each list sorted by case id."""
-        out: dict[str, list[Case]] = {}
-        for c in sorted(self.cases.values(), key=lambda c: c.case_id):
-            out.setdefault(c.modality, []).append(c)
-        return out
+    @property
+    def cases_by_modality(self) -> dict[str, list[CaseRef]]:
+        """References to every case per modality, each list sorted by case id."""
+        return self.index.by_modality
+
+    def case(self, case_id: str) -> Case:
+        """A case this context holds in full (its own case, or one its perturbations declared)."""
+        return self.cases[case_id]
 
     @classmethod
     def build(cls, root: Path, cases: Sequence[Case], clean_items: Sequence[Item], seed: int,
               images: ImageStore) -> PerturbContext:
-        chains: dict[str, list[Item]] = {}
-        for it in clean_items:
-            if it.chain_id and it.step is not None and it.variant == "clean":
-                chains.setdefault(it.chain_id, []).append(it)
-        for steps in chains.values():
-            steps.sort(key=lambda it: (it.step, it.item_id))
-        return cls(Path(root), images, seed, {c.case_id: c for c in cases}, chains, FactPools(cases))
+        """A context over a whole bench held in memory."""
+        return cls(Path(root), images, seed, {c.case_id: c for c in cases}, chains_of(clean_items),
+                   FactPools(cases), CaseIndex(cases))
+
+    def for_case(self, case: Case, clean_items: Iterable[Item], related: Iterable[Case] = ()) -> PerturbContext:
+        """A fresh context for one case: the shared pools and index, the case, the ``related`` cases its
+        perturbations declared, the chains of its ``clean_items``, and empty image caches."""
+        cases = {c.case_id: c for c in related}
+        cases[case.case_id] = case
+        return PerturbContext(self.root, self.images, self.seed, cases, chains_of(clean_items), self.pools,
+                              self.index)
 
     # ---- seeds
     def item_seed(self, item: Item, code: str) -> int:

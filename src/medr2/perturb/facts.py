@@ -100,25 +100,29 @@ def option_index(options: list[str], value: str) -> int | None:
 class FactPools:
     """Values of every fact key over the cases, grouped by modality (for wrong-but-plausible facts)."""
 
-    def __init__(self, cases: Iterable[Case]) -> None:
+    def __init__(self, cases: Iterable[Case] = ()) -> None:
         self.by_modality: dict[str, dict[str, set[str]]] = {}
         self.all: dict[str, set[str]] = {k: set() for k in FACTS}
         self.labels: dict[str, set[str]] = {}
         self.structures: dict[str, set[str]] = {}
         self.attributes: dict[str, set[str]] = {}
         for c in cases:
-            pool = self.by_modality.setdefault(c.modality, {k: set() for k in FACTS})
-            for key, fk in FACTS.items():
-                v = fk.get(c)
-                if v:
-                    pool[key].add(v)
-                    self.all[key].add(v)
-            self.labels.setdefault(c.modality, set()).update(f.label for f in c.findings)
-            self.structures.setdefault(c.modality, set()).update(s.name for s in c.structures)
-            for f in c.findings:
-                for k, v in f.attributes.items():
-                    if isinstance(v, str) and v:
-                        self.attributes.setdefault(k, set()).add(v)
+            self.add(c)
+
+    def add(self, c: Case) -> None:
+        """Add the values of one case (the pools are sets: the order cases come in does not matter)."""
+        pool = self.by_modality.setdefault(c.modality, {k: set() for k in FACTS})
+        for key, fk in FACTS.items():
+            v = fk.get(c)
+            if v:
+                pool[key].add(v)
+                self.all[key].add(v)
+        self.labels.setdefault(c.modality, set()).update(f.label for f in c.findings)
+        self.structures.setdefault(c.modality, set()).update(s.name for s in c.structures)
+        for f in c.findings:
+            for k, v in f.attributes.items():
+                if isinstance(v, str) and v:
+                    self.attributes.setdefault(k, set()).add(v)
 
     def alternatives(self, key: str, case: Case, true_value: str | None) -> list[str]:
         """Other values of ``key``: same modality first (modality itself: all), sorted, never the true one."""

@@ -48,6 +48,11 @@ class Perturbation(ABC):
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         """Variants of a clean ``item`` of ``case``; raise :class:`Skip` where it does not apply."""
 
+    def related_cases(self, case: Case, ctx: PerturbContext) -> list[str]:
+        """Ids of the other cases ``apply`` reads in full for items of ``case`` (``ctx.case(id)``); it
+        may use only ``ctx.seed``, ``ctx.index`` and ``ctx.pools`` to decide. Default: none."""
+        return []
+
 
 PERTURBATIONS: dict[str, type[Perturbation]] = {}
 

@@ -20,7 +20,7 @@ from scipy import ndimage
 from medr2.imageio import ImageRef
 from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES, degrade
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
-from medr2.perturb.context import PerturbContext
+from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
 from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed, register
@@ -121,13 +121,19 @@ class BlankImage(Perturbation):
 class _OtherCase(Perturbation):
     same_modality: bool
 
-    def _pick(self, case: Case, ctx: PerturbContext) -> Case:
+    def related_cases(self, case: Case, ctx: PerturbContext) -> list[str]:
+        try:
+            return [self._pick(case, ctx).case_id]
+        except Skip:
+            return []
+
+    def _pick(self, case: Case, ctx: PerturbContext) -> CaseRef:
         key = (self.code, case.case_id)
         if key not in ctx.memo:
             ctx.memo[key] = self._choose(case, ctx)
         return ctx.memo[key]
 
-    def _choose(self, case: Case, ctx: PerturbContext) -> Case:
+    def _choose(self, case: Case, ctx: PerturbContext) -> CaseRef:
         rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
         by_mod = ctx.cases_by_modality
         if self.same_modality:
@@ -138,7 +144,7 @@ class _OtherCase(Perturbation):
                 raise Skip("no case of another modality")
             group = by_mod[mods[int(rng.integers(len(mods)))]]
 
-        def ok(c: Case, other_patient: bool) -> bool:
+        def ok(c: CaseRef, other_patient: bool) -> bool:
             return (c.case_id != case.case_id and c.image_sha256 != case.image_sha256
                     and (not other_patient or c.patient_id != case.patient_id))
 
@@ -154,7 +160,7 @@ class _OtherCase(Perturbation):
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = base_image(item, case)
-        other = self._pick(case, ctx)
+        other = ctx.case(self._pick(case, ctx).case_id)
         w, h = item.image_width or case.width, item.image_height or case.height
 
         def make() -> np.ndarray:
