@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 
 import medr2
 from medr2.atomic import atomic_write_bytes
+from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside, sha256_file
@@ -150,7 +152,7 @@ class BenchWriter:
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
             str(self._items_tmp), ITEM_SCHEMA.schema, **_WRITE_OPTS)
         self._buffer: list[dict[str, Any]] = []
-        self._item_ids: set[str] = set()
+        self._item_ids = IdSet()  # compact: ~16 B per id, for millions of items
         self.case_row_group_size = case_row_group_size
         self._cases_tmp = self.root / f".{CASES_FILE}.partial"
         self._case_writer: pq.ParquetWriter | None = None
@@ -179,15 +181,18 @@ class BenchWriter:
                 self._flush_cases()
 
     def add_items(self, items: Iterable[Item]) -> None:
-        for it in items:
-            if it.item_id in self._item_ids:
-                raise BadInput("duplicate item_id", file=ITEMS_FILE, record=it.item_id, field="item_id")
-            self._item_ids.add(it.item_id)
-            self._item_case_ids.add(it.case_id)
-            self._counts.add(it)
-            self._buffer.append(ITEM_SCHEMA.to_row(it))
-            if len(self._buffer) >= self.row_group_size:
-                self._flush()
+        source = iter(items)
+        while block := list(islice(source, 1024)):  # ids are checked a block at a time
+            first_dup = self._item_ids.add_all([it.item_id for it in block])
+            for it in block if first_dup is None else block[:first_dup]:
+                self._item_case_ids.add(it.case_id)
+                self._counts.add(it)
+                self._buffer.append(ITEM_SCHEMA.to_row(it))
+                if len(self._buffer) >= self.row_group_size:
+                    self._flush()
+            if first_dup is not None:
+                rid = block[first_dup].item_id
+                raise BadInput("duplicate item_id", file=ITEMS_FILE, record=rid, field="item_id")
 
     @property
     def n_items(self) -> int:
