@@ -113,6 +113,20 @@ def file_sha(path: Path) -> str:
     return h.hexdigest()
 
 
+def run_sampled(cmd: list[str], env: dict[str, str]) -> tuple[str, float, TreeSampler]:
+    """Run a build command while sampling its process tree's memory; its stdout, wall seconds and sampler."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t0
+    sampler.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"build failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    return stdout, wall, sampler
+
+
 def run_build(out: Path, n: int, workers: int, seed: int, variants: str | None, src: str | None) -> dict[str, Any]:
     """One ``medr2 build`` in a fresh interpreter; returns timings, memory, counts and output hashes."""
     shutil.rmtree(out, ignore_errors=True)
@@ -123,15 +137,7 @@ def run_build(out: Path, n: int, workers: int, seed: int, variants: str | None, 
            "--out", str(out), "--cases", str(n), "--workers", str(workers), "--seed", str(seed)]
     if variants:
         cmd += ["--variants", variants]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    sampler = TreeSampler(proc.pid)
-    sampler.start()
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - t0
-    sampler.stop()
-    if proc.returncode != 0:
-        raise SystemExit(f"medr2 build failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    stdout, wall, sampler = run_sampled(cmd, env)
     ru = psutil.Process().cpu_times()  # children's CPU is folded in after wait()
     manifest = json.loads((out / "manifest.json").read_text())
     counts = manifest["counts"]
@@ -245,15 +251,7 @@ def phase_memory(out: Path, n: int, workers: int, seed: int, variants: str, src:
     if src:
         env["PYTHONPATH"] = src
     cmd = [sys.executable, "-c", PHASE_DRIVER, str(n), str(workers), str(seed), variants or "", str(out)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    sampler = TreeSampler(proc.pid)
-    sampler.start()
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - t0
-    sampler.stop()
-    if proc.returncode != 0:
-        raise SystemExit(f"build failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    stdout, wall, sampler = run_sampled(cmd, env)
     ru = psutil.Process().cpu_times()
     marks = [(float(t), name) for _, t, name in (ln.split(" ", 2) for ln in stdout.splitlines()
                                                  if ln.startswith("PHASE "))]

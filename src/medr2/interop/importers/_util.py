@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside
 from medr2.interop.common import ImportBuilder
+
+T = TypeVar("T")
 
 
 def read_json_list(path: Path, key: str | None = None) -> list[dict[str, Any]]:
@@ -59,6 +62,18 @@ def text(v: Any) -> str:
 
 
 WHOLE_FILE = "(whole file)"
+
+
+def readable(b: ImportBuilder, files: Iterable[Path], read: Callable[[Path], T]) -> Iterator[tuple[Path, T]]:
+    """``(file, read(file))`` for each file that reads; a file that cannot be read is quarantined whole
+    (``file_failed``) and the others still import."""
+    for f in files:
+        try:
+            content = read(f)
+        except BadInput as e:
+            file_failed(b, e, f)
+            continue
+        yield f, content
 
 
 def file_failed(b: ImportBuilder, e: BadInput, file: Path) -> None:

@@ -31,7 +31,7 @@ from medr2.interop.importers._slake_annotations import (
     merge,
     read_mask,
 )
-from medr2.interop.importers._util import file_failed, image_in, read_json_list, text
+from medr2.interop.importers._util import image_in, read_json_list, readable, text
 from medr2.records import Case
 
 SPLIT_FILES = {"train.json": "train", "validate.json": "val", "validation.json": "val", "test.json": "test"}
@@ -83,13 +83,8 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     except BadInput as e:
         b.bad(e)
         names = None
-    for jf in files:
+    for jf, records in readable(b, files, read_json_list):
         split = SPLIT_FILES.get(jf.name)
-        try:
-            records = read_json_list(jf)
-        except BadInput as e:
-            file_failed(b, e, jf)
-            continue
         for i, r in enumerate(records):
             qid = text(r.get("qid")) or f"{jf.name} row {i}"
             if lang and text(r.get("q_lang")) != lang:
