@@ -269,21 +269,30 @@ def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | 
 # --- label maps and masks -------------------------------------------------------------------------
 
 
-def load_label_map(path: Path, *, record: str | None = None) -> np.ndarray:
-    """Decode a single-channel label map (L, P, 1 or 16-bit) keeping the raw label values."""
+def load_label_map(path: Path, *, record: str | None = None, grey_rgb: bool = False) -> np.ndarray:
+    """Decode a single-channel label map (L, P, 1 or 16-bit) keeping the raw label values. With
+    ``grey_rgb`` an RGB(A) file whose colour channels are equal is read from its first channel (a label
+    map some datasets save as grey RGB); a colour one is refused."""
     try:
         with Image.open(path) as im:
             if im.width * im.height > MAX_PIXELS:
                 raise BadInput("label map exceeds the pixel limit", file=str(path), record=record, field="mask")
-            if im.mode not in ("L", "P", "1", "I;16", "I;16B", "I;16L", "I"):
+            single = im.mode in ("L", "P", "1", "I;16", "I;16B", "I;16L", "I")
+            if not single and not (grey_rgb and im.mode in ("RGB", "RGBA")):
                 raise BadInput(f"label map must be single-channel (L, P or 16-bit), got mode {im.mode}",
                                file=str(path), record=record, field="mask")
             im.load()
-            return np.asarray(im).astype(np.int64)
+            arr = np.asarray(im)
     except BadInput:
         raise
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         raise BadInput(f"cannot decode label map: {e}", file=str(path), record=record, field="mask") from e
+    if arr.ndim == 3:
+        if not (arr[..., :3] == arr[..., :1]).all():
+            raise BadInput("colour label map: values cannot be read as labels", file=str(path), record=record,
+                           field="mask")
+        arr = arr[..., 0]
+    return arr.astype(np.int64)
 
 
 def mask_box(mask: np.ndarray) -> tuple[float, float, float, float] | None:

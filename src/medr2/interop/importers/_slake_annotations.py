@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from medr2.errors import BadInput
-from medr2.imageio import MAX_PIXELS, ImageStore
+from medr2.imageio import ImageStore
 from medr2.records import Structure, check_box
-from medr2.sources.common import mask_box, put_mask
+from medr2.sources.common import load_label_map, mask_box, put_mask
 
 MASK_TXT = "mask.txt"
 _PAIR = re.compile(r"^\s*(.+?)\s*(?:[:=,\t]|\s)\s*(.+?)\s*$")
@@ -95,25 +94,11 @@ def detection_boxes(det: Path, w: int, h: int, record: str) -> list[Structure]:
 
 def read_mask(path: Path, w: int, h: int, record: str) -> np.ndarray:
     """``mask.png`` as raw values (single channel; a grey RGB(A) file is read from its first channel)."""
-    try:
-        with Image.open(path) as im:
-            if im.width * im.height > MAX_PIXELS:
-                raise BadInput("mask exceeds the pixel limit", file=str(path), record=record, field="mask")
-            im.load()
-            arr = np.asarray(im)
-    except BadInput:
-        raise
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
-        raise BadInput(f"cannot decode mask: {e}", file=str(path), record=record, field="mask") from e
-    if arr.ndim == 3:
-        if not (arr[..., :3] == arr[..., :1]).all():
-            raise BadInput("colour mask: values cannot be read as labels", file=str(path), record=record,
-                           field="mask")
-        arr = arr[..., 0]
+    arr = load_label_map(path, record=record, grey_rgb=True)
     if arr.shape != (h, w):
         raise BadInput(f"mask is {arr.shape[1]}x{arr.shape[0]}, image is {w}x{h}", file=str(path), record=record,
                        field="mask")
-    return arr.astype(np.int64)
+    return arr
 
 
 def mask_structures(images: ImageStore, mask: np.ndarray, names: dict[int, str]) -> list[Structure]:
