@@ -74,11 +74,6 @@ def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
     return out
 
 
-def take_slice(vol: np.ndarray, plane: str, index: int) -> np.ndarray:
-    """A 2-D slice of a RAS+ volume in radiological display orientation."""
-    return display(np.take(vol, index, axis=PLANE_AXIS[plane]))
-
-
 def display(s: np.ndarray) -> np.ndarray:
     """A RAS-ordered 2-D slice in radiological display orientation."""
     return np.ascontiguousarray(s.T[::-1, ::-1])
