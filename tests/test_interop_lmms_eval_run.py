@@ -23,7 +23,7 @@ from PIL import Image
 from medr2.bench.format import Bench
 from medr2.interop.exporters import run_export
 from medr2.models.base import BoxConvention
-from medr2.records import Item, stable_hash
+from medr2.records import REPORT_TASKS, Item, stable_hash
 from tests.openai_server import OpenAIServer
 from tests.run_fixtures import make_bench
 
@@ -89,7 +89,7 @@ def _response(item: Item, right: bool) -> str:
 
 def _expected_accuracy(items: list[Item], right: dict[str, bool]) -> float:
     """medr2's headline accuracy, recomputed here: clean items, yes/no pairs as one unit, macro over
-    the tasks of a stage (text tasks left out), then over stages."""
+    the tasks of a stage (report tasks left out), then over stages."""
     units: dict[Any, list[Any]] = {}
     for it in items:
         if it.variant != "clean":
@@ -97,8 +97,8 @@ def _expected_accuracy(items: list[Item], right: dict[str, bool]) -> float:
         key = ("pair", it.pair_id) if it.form == "yesno" and it.pair_id else ("item", it.item_id)
         units.setdefault(key, [it.stage, it.task, it.form, True])[3] &= right[it.item_id]
     per_task: dict[tuple[int, str], list[float]] = defaultdict(list)
-    for stage, task, form, ok in units.values():
-        if form != "text":
+    for stage, task, _form, ok in units.values():
+        if task not in REPORT_TASKS:
             per_task[(stage, task)].append(float(ok))
     per_stage: dict[int, list[float]] = defaultdict(list)
     for (stage, _), v in per_task.items():

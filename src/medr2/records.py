@@ -18,6 +18,11 @@ Form = Literal["mcq", "yesno", "box", "multi", "text"]
 Verdict = Literal["correct", "wrong", "unparsed", "error"]
 Split = Literal["train", "val", "test"]
 
+# Text-form tasks whose answer is a report, scored with the report metrics (ROUGE, BLEU-4, METEOR) and kept
+# out of stage accuracy. Every other text-form item (e.g. an imported open-ended VQA question) is a short
+# answer: scored by normalised exact match and counted in accuracy like any other question.
+REPORT_TASKS: frozenset[str] = frozenset({"s4.report"})
+
 STAGES: dict[int, str] = {
     1: "acquisition & quality",
     2: "anatomy",

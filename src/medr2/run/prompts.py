@@ -28,7 +28,7 @@ from medr2.models.presets import (
     format_box,
     model_image_size,
 )
-from medr2.records import Box, Item, letter, letter_index, stable_hash
+from medr2.records import REPORT_TASKS, Box, Item, letter, letter_index, stable_hash
 
 History = Literal["none", "gold", "own", "misleading"]
 
@@ -98,9 +98,9 @@ def _box_instruction(item: Item, conv: BoxConvention, preset: Preset | None) -> 
 
 REPORT_INSTRUCTION = "Write the findings and the impression of a radiology report for this image."
 SHORT_ANSWER_INSTRUCTION = "Answer briefly, in a few words."
-# Text-form tasks that ask for a report; every other text-form item (e.g. an imported open-ended VQA question
-# such as "What modality is this?") gets the short-answer instruction.
-TEXT_INSTRUCTIONS: dict[str, str] = {"s4.report": REPORT_INSTRUCTION}
+# Text-form tasks that ask for a report (``REPORT_TASKS``); every other text-form item (e.g. an imported
+# open-ended VQA question such as "What modality is this?") gets the short-answer instruction.
+TEXT_INSTRUCTIONS: dict[str, str] = dict.fromkeys(REPORT_TASKS, REPORT_INSTRUCTION)
 
 FORM_INSTRUCTIONS: dict[str, Callable[[Item, BoxConvention, Preset | None], str]] = {
     "mcq": lambda it, c, p: "Answer with the letter of the correct option.",

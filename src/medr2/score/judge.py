@@ -44,6 +44,12 @@ def text_prompt(item: ItemLike, response: str) -> str:
             "no contradicting finding)? Reply CORRECT or WRONG.")
 
 
+def short_answer_prompt(item: ItemLike, response: str) -> str:
+    return (f"Question: {item.question}\nReference answer: <<<{item.answer}>>>\nCandidate answer: <<<{response}>>>\n"
+            "Does the candidate give the same answer as the reference (synonyms and clinically equivalent wording "
+            "count; a different or additional finding, side or value does not)? Reply CORRECT or WRONG.")
+
+
 @dataclass(frozen=True)
 class JudgeAnswer:
     text: str | None

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medr2.records import REPORT_TASKS
 from medr2.score.stats import (
     DEFAULT_RESAMPLES,
     MetricBook,
@@ -117,7 +118,7 @@ def accuracy(ctx: Ctx) -> dict[str, Any]:
         acc = _acc(ctx, u)
         cna = ctx.derived([acc], lambda a, c=chance: (a - c) / (1 - c) if c < 1 else a * np.nan)
         tasks[str(task)] = Ref(acc.index, {"chance": chance, "form": str(u["form"].iloc[0]), "cna": cna})
-        if u["form"].iloc[0] != "text":
+        if str(task) not in REPORT_TASKS:  # reports are scored by the report metrics, not in accuracy
             task_refs.setdefault(int(u["stage"].iloc[0]), []).append(acc)
     stages = {str(s): ctx.derived(refs, nanmean_stack, tasks=len(refs)) for s, refs in sorted(task_refs.items())}
     overall = ctx.derived(list(stages.values()), nanmean_stack) if stages else None
@@ -366,7 +367,7 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     sufficient statistics. Unparsed or error responses count as empty hypotheses (score 0)."""
     from medr2.score import textmetrics as tm
 
-    texts = ctx.clean[ctx.clean["form"] == "text"]
+    texts = _text_rows(ctx, report=True)
     if texts.empty:
         return {}
     out: dict[str, Any] = {}
@@ -388,6 +389,29 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     out["BLEU-4"] = Ref(ctx.book.metric(comps, lambda *cols: tm.bleu_from_stats(np.stack(cols, axis=-1)).squeeze(),
                                         n=len(texts), n_cases=ctx.book.n_cases_of(idx)), {})
     return out
+
+
+def _text_rows(ctx: Ctx, *, report: bool) -> pd.DataFrame:
+    """Clean text-form rows of report tasks (``report=True``) or of short-answer tasks."""
+    c = ctx.clean
+    is_text = (c["form"] == "text").to_numpy()
+    if not is_text.any():
+        return c.iloc[:0]
+    is_report = c["task"].isin(REPORT_TASKS).to_numpy()
+    return c[is_text & (is_report if report else ~is_report)]
+
+
+@metric_group("short_answer")
+def short_answer(ctx: Ctx) -> dict[str, Any]:
+    """Short free-text answers (text items of any task but a report): mean exact match after normalisation
+    (the verdict), token F1 and token recall. Unparsed or error responses count as 0."""
+    from medr2.score.shortanswer import SHORT_ANSWER_METRICS
+
+    rows = _text_rows(ctx, report=False)
+    if rows.empty:
+        return {}
+    tmet = rows["text_metrics"].tolist()
+    return {key: ctx.mean(rows, [d.get(key, 0.0) for d in tmet]) for key in SHORT_ANSWER_METRICS}
 
 
 # -- evaluation ------------------------------------------------------------------------------------

@@ -21,11 +21,11 @@ import pyarrow.parquet as pq
 from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
-from medr2.records import Item, Prediction, Score, canonical_json
+from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
 from medr2.score.extract import EXTRACTORS, extract
 from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
-from medr2.score.judge import Judge, choice_prompt, text_prompt
+from medr2.score.judge import Judge, choice_prompt, short_answer_prompt, text_prompt
 from medr2.score.stats import DEFAULT_RESAMPLES
 
 SCORES_FILE = "scores.parquet"
@@ -97,9 +97,18 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
 
 
 def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
+    """A report (``REPORT_TASKS``): ROUGE/BLEU/METEOR, right at ROUGE-L F1 >= 0.5 (per-item verdict only).
+    Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
+    parsed = extract("text", raw)
+    if item.task not in REPORT_TASKS:
+        from medr2.score.shortanswer import short_answer_metrics
+
+        sm = short_answer_metrics(parsed or "", item.answer)
+        if parsed is None:
+            return _Scored("unparsed", text_metrics=sm)
+        return _Scored("correct" if sm["exact"] == 1.0 else "wrong", parsed, text_metrics=sm)
     from medr2.score.textmetrics import item_text_metrics
 
-    parsed = extract("text", raw)
     if parsed is None:
         return _Scored("unparsed", text_metrics=item_text_metrics("", item.answer))
     tm = item_text_metrics(parsed, item.answer)
@@ -113,7 +122,8 @@ FORM_SCORERS: dict[str, FormScorer] = {
 
 
 def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_Scored], bench_root: Path) -> None:
-    prompts = [text_prompt(it, raw) if it.form == "text" else choice_prompt(it, raw) for _, it, raw in pending]
+    prompts = [(text_prompt(it, raw) if it.task in REPORT_TASKS else short_answer_prompt(it, raw))
+               if it.form == "text" else choice_prompt(it, raw) for _, it, raw in pending]
     replies = judge.ask(prompts, bench_root)
     for (i, item, _), reply in zip(pending, replies, strict=True):
         if reply is None:
@@ -166,7 +176,7 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
 
 
 def _ask_judge(item: ItemLike, scored: _Scored) -> bool:
-    """The judge is asked about every report and about unreadable choice answers."""
+    """The judge is asked about every text answer (report or short) and about unreadable choice answers."""
     return item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")
 
 

@@ -5,16 +5,20 @@ Self-contained (no medr2 import) so it runs inside an lmms-eval installation. Ea
 instruction). Chat models get it as messages (``medr2_doc_to_messages``), simple models as one text
 (``medr2_doc_to_text``: earlier turns written out before the question). Scoring follows medr2's
 rule-based extraction in simplified form: MCQ letter, yes/no, set of letters, box IoU >= 0.5 (pixels of
-the image sent), or a normalised exact match for text.
+the image sent), or medr2's normalised exact match for a short text answer (lower case, punctuation to
+spaces, articles dropped).
 
 Metrics: ``accuracy`` is medr2's headline number: clean items only, yes/no twins sharing a ``pair_id``
-count as one unit (right only if both are right), per-task accuracy averaged per stage (text-form tasks
-left out) and the stages averaged. ``item_accuracy`` is the plain mean over every doc (all variants).
+count as one unit (right only if both are right), per-task accuracy averaged per stage (report tasks left
+out: medr2 scores reports with ROUGE/BLEU/METEOR) and the stages averaged. ``item_accuracy`` is the plain
+mean over every doc (all variants).
 """
 
 import json
 import math
 import re
+
+REPORT_TASKS = {"s4.report"}  # medr2.records.REPORT_TASKS
 
 
 def medr2_doc_to_visual(doc):
@@ -85,8 +89,9 @@ def medr2_score(doc, response):
         ref = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", ans)[:4]]
         return 1.0 if len(nums) == 4 and len(ref) == 4 and _iou(nums, ref) >= 0.5 else 0.0
 
-    def norm(s):
-        return " ".join(re.sub(r"[^a-z0-9 ]", " ", s.lower()).split())
+    def norm(s):  # medr2.score.shortanswer.normalize_answer
+        s = re.sub(r"[^\w\s]", " ", s.lower()).replace("_", " ")
+        return " ".join(re.sub(r"\b(?:a|an|the)\b", " ", s).split())
 
     return 1.0 if norm(resp) == norm(ans) else 0.0
 
@@ -109,7 +114,7 @@ def medr2_aggregate(results):
         u["ok"] = u["ok"] and r["score"] == 1.0
     per_task = {}
     for u in units.values():
-        if u["form"] != "text":
+        if u["task"] not in REPORT_TASKS:
             per_task.setdefault((u["stage"], u["task"]), []).append(1.0 if u["ok"] else 0.0)
     per_stage = {}
     for (stage, _), scores in per_task.items():
