@@ -70,6 +70,7 @@ def test_tampered_image_detected(tmp_path: Path) -> None:
         load_bench(tmp_path)
     assert e.value.field == "image" and e.value.record == "c0"
     load_bench(tmp_path, validate=False)  # loading without validation still works
+    load_bench(tmp_path, image_hashes=False)  # every other check, images not read (eval checks at use)
 
 
 def test_missing_image_detected(tmp_path: Path) -> None:
@@ -78,6 +79,8 @@ def test_missing_image_detected(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="missing") as e:
         load_bench(tmp_path)
     assert e.value.record == "c2"
+    with pytest.raises(BadInput, match="missing"):
+        load_bench(tmp_path, image_hashes=False)  # a missing image is found without hashing too
 
 
 def test_tampered_parquet_detected(tmp_path: Path) -> None:

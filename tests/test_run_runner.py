@@ -225,3 +225,30 @@ def test_lazy_planning_stores_the_same_rows_as_planning_up_front(bench_root: Pat
             assert again.sent == 0
     assert tables["pulled"] == tables["up front"]
     assert len(tables["pulled"]) == len(modes) * len(load_bench(bench_root).items)
+
+
+def test_tampered_image_is_an_error_of_its_items_not_a_guess(tmp_path: Path) -> None:
+    """``medr2 eval`` does not hash every image up front (a few items of a large bench would read them
+    all): the adapter verifies each image it sends, so a tampered image makes its items ``error`` with
+    the reason, and every other item is answered."""
+    from tests.openai_server import FaultPlan, OpenAIServer
+
+    root = tmp_path / "bench"
+    make_bench(root, n_cases=3)
+    bench = load_bench(root)
+    victim = next(it.image for it in bench.items if it.image)
+    path = root / victim
+    path.write_bytes(path.read_bytes() + b"tampered")
+    with pytest.raises(BadInput):
+        load_bench(root)  # the full check still finds it
+    with OpenAIServer(FaultPlan(seed=0)) as srv:
+        summary = run_eval(EvalConfig(bench=root, model="openai:m", out=tmp_path / "run", base_urls=(srv.url,),
+                                      concurrency=2, retries=0))
+        sent = srv.stats.requests
+    rows = _rows(tmp_path / "run")
+    by_item = {it.item_id: it for it in bench.items}
+    bad = [r.prediction for r in rows if by_item[r.prediction.item_id].image == victim]
+    assert bad and all(p.status == "error" and "sha256" in (p.error or "") for p in bad)
+    good = [r.prediction for r in rows if by_item[r.prediction.item_id].image != victim]
+    assert good and all(p.status == "ok" for p in good)
+    assert summary.modes["independent"].error == len(bad) and sent == len(good)

@@ -364,10 +364,12 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
 
 
 class _ImageChecker:
-    """Checks that referenced files exist inside the bench with the recorded sha256 (each hashed once)."""
+    """Checks that referenced files exist inside the bench with the recorded sha256 (each hashed once);
+    with ``hashes=False`` only that they are files inside the bench (each looked up once)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, hashes: bool = True) -> None:
         self.root = root
+        self.hashes = hashes
         self._seen: dict[str, str] = {}
 
     def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
@@ -378,21 +380,24 @@ class _ImageChecker:
         if rel not in self._seen:
             if not path.is_file():
                 raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
-            self._seen[rel] = sha256_file(path)
+            self._seen[rel] = sha256_file(path) if self.hashes else ""
+        if not self.hashes:
+            return
         expected = sha if sha is not None else Path(rel).stem  # content-addressed name
         if self._seen[rel] != expected:
             raise BadInput(f"image {rel} has sha256 {self._seen[rel][:12]}..., recorded {expected[:12]}...",
                            file=file, record=record, field=field_name)
 
 
-def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item]) -> None:
+def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
+              image_hashes: bool = True) -> None:
     sums = manifest.get("checksums", {})
     for fname in (CASES_FILE, ITEMS_FILE):
         actual = sha256_file(root / fname)
         if sums.get(fname) != actual:
             raise BadInput(f"checksum mismatch (file changed after the build): {actual[:12]}... vs manifest",
                            file=str(root / fname), field=f"checksums.{fname}")
-    checker = _ImageChecker(root)
+    checker = _ImageChecker(root, image_hashes)
     case_ids: set[str] = set()
     cfile = str(root / CASES_FILE)
     for c in cases:
@@ -428,14 +433,17 @@ def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: li
             raise BadInput("parent item not in the bench", file=ifile, record=it.item_id, field="parent_id")
 
 
-def load_bench(root: Path | str, validate: bool = True) -> Bench:
-    """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error)."""
+def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:
+    """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error).
+    ``image_hashes=False`` checks that every referenced image is a file inside the bench without reading
+    it, for callers that verify each image's sha256 when they use it (``medr2 eval``: every adapter that
+    sends an image checks it, so a run touching a few items of a large bench does not hash all images)."""
     root = Path(root)
     manifest = read_manifest(root)
     cases = list(_read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"))
     items = list(_read_records(root / ITEMS_FILE, ITEM_SCHEMA, "item_id"))
     if validate:
-        _validate(root, manifest, cases, items)
+        _validate(root, manifest, cases, items, image_hashes)
     return Bench(root=root, manifest=manifest, cases=cases, items=items)
 
 

@@ -443,8 +443,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
 
     for m in cfg.modes:
         get_mode(m)
-    if bench is None:
-        bench = load_bench(cfg.bench)
+    if bench is None:  # images are not hashed here: each adapter verifies the sha256 of every image it sends
+        bench = load_bench(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     preset = get_preset(cfg.preset) if cfg.preset else None
