@@ -343,7 +343,7 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
     if not path.is_file():
         raise BadInput("missing file", file=str(path))
     try:
-        table = pq.read_table(str(path))
+        table = read_parquet(path)
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
     missing = [n for n in rs.schema.names if n not in table.column_names
@@ -447,6 +447,13 @@ def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = 
     return Bench(root=root, manifest=manifest, cases=cases, items=items)
 
 
+def read_parquet(path: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
+    """One Parquet file as a table. ``ParquetFile.read`` rather than ``pq.read_table``: the same table for a
+    single file, without importing ``pyarrow.dataset`` (and pandas with it: ~0.25 s on every command)."""
+    with pq.ParquetFile(str(path)) as f:
+        return f.read(columns=list(columns) if columns else None)
+
+
 def read_items_table(root: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
     """The raw items table (for fast column scans without building records)."""
-    return pq.read_table(str(Path(root) / ITEMS_FILE), columns=list(columns) if columns else None)
+    return read_parquet(Path(root) / ITEMS_FILE, columns)
