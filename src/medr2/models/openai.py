@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import yarl
 
 from medr2.errors import BadInput
 from medr2.imageio import resolve_inside, sha256_bytes
@@ -188,7 +189,7 @@ class OpenAIAdapter:
             raise BadInput("need concurrency >= 1, retries >= 0, timeout > 0", field="--concurrency")
         self.model = model
         self.key = f"openai:{model}"
-        self.urls = [u.rstrip("/") + "/chat/completions" for u in base_urls]
+        self.urls = [yarl.URL(u.rstrip("/") + "/chat/completions") for u in base_urls]  # parsed once
         self.base_urls = [u.rstrip("/") for u in base_urls]
         self.api_key_env = api_key_env
         api_key = None
@@ -345,7 +346,9 @@ class OpenAIAdapter:
 
     async def _make_session(self) -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=0, ttl_dns_cache=300)
-        return aiohttp.ClientSession(connector=connector, json_serialize=json.dumps)
+        # headers and timeout set once on the session; no cookie jar (an API client keeps no cookies)
+        return aiohttp.ClientSession(connector=connector, json_serialize=json.dumps, headers=self._headers,
+                                     timeout=self._timeout, cookie_jar=aiohttp.DummyCookieJar())
 
     def body(self, req: Request) -> bytes:
         """The request body; image parts are spliced in from the per-sha fragment cache (the body is
@@ -405,8 +408,7 @@ class OpenAIAdapter:
         self.in_flight[i] += 1
         self.sent_per_url[i] += 1
         try:
-            async with self._session.post(self.urls[i], data=body, headers=self._headers,
-                                          timeout=self._timeout) as r:
+            async with self._session.post(self.urls[i], data=body) as r:
                 data = await r.read()
                 if r.status == 200:
                     try:
