@@ -260,7 +260,7 @@ class OpenAIAdapter:
         pending: dict[asyncio.Task[Response], int] = {}
         finished: deque[asyncio.Task[Response]] = deque()
         waiting: deque[tuple[int, Request]] = deque()  # pulled from ``source``, not yet sent
-        wake: list[asyncio.Future[None] | None] = [None]
+        waiting_for_done = [False]  # the driver is inside ``run_forever`` until a task finishes
         ahead: dict[int, bytes] = {}  # index -> body built ahead
         pulled = [0, 0]  # requests pulled so far; 1 once ``source`` is exhausted
         failure: list[Exception] = []  # raised by ``source`` inside a loop callback, re-raised outside
@@ -294,9 +294,9 @@ class OpenAIAdapter:
 
         def on_done(task: asyncio.Task[Response]) -> None:
             finished.append(task)
-            waiter = wake[0]
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            if waiting_for_done[0]:  # stop after this batch of callbacks (no extra loop turns for a future)
+                waiting_for_done[0] = False
+                loop.stop()
 
         try:
             while True:
@@ -312,9 +312,11 @@ class OpenAIAdapter:
                 if not pulled[1] or waiting:
                     loop.call_soon(prepare_ahead)
                 if not finished:
-                    wake[0] = loop.create_future()
-                    loop.run_until_complete(wake[0])
-                    wake[0] = None
+                    waiting_for_done[0] = True
+                    try:
+                        loop.run_forever()
+                    finally:
+                        waiting_for_done[0] = False
                 batch = []
                 while finished:
                     task = finished.popleft()
