@@ -19,7 +19,6 @@ slots free up (``stream_pull``), so the caller's planning overlaps the requests 
 from __future__ import annotations
 
 import asyncio
-import base64
 import email.utils
 import json
 import os
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pybase64
 import yarl
 
 from medr2.errors import BadInput
@@ -163,7 +163,7 @@ class _ImageCache:
             raise Permanent(f"cannot read image {rel}: {e}") from None
         if sha is not None and sha256_bytes(data) != sha:
             raise Permanent(f"image {rel} does not match its recorded sha256")
-        frag = (_JPEG_HEAD if data[:2] == b"\xff\xd8" else _PNG_HEAD, base64.b64encode(data), _IMAGE_TAIL)
+        frag = (_JPEG_HEAD if data[:2] == b"\xff\xd8" else _PNG_HEAD, pybase64.b64encode(data), _IMAGE_TAIL)
         self.encoded += 1
         self._frags[key] = frag
         self._bytes += len(frag[1])
