@@ -51,9 +51,9 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path | str) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -86,15 +86,28 @@ class ImageStore:
         return resolve_inside(self.root, rel)
 
 
+class InsideRoot:
+    """:func:`resolve_inside` for many paths under one root: the root is resolved once and paths are
+    handled as strings (a bench's validation resolves one path per image reference)."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).resolve()
+        self._root = str(self.root)
+        self._prefix = self._root.rstrip(os.sep) + os.sep
+
+    def resolve(self, rel: str) -> str:
+        """The real path of ``rel`` under the root; refuse absolute paths, ``..`` and symlinks leading out."""
+        if os.path.isabs(rel):
+            raise BadInput("absolute path not allowed", file=rel)
+        path = os.path.realpath(os.path.join(self._root, rel))
+        if path != self._root and not path.startswith(self._prefix):
+            raise BadInput(f"path escapes the data root {self.root}", file=rel)
+        return path
+
+
 def resolve_inside(root: Path, rel: str) -> Path:
     """Resolve ``rel`` under ``root``; refuse absolute paths, ``..`` and symlinks leading out."""
-    if os.path.isabs(rel):
-        raise BadInput("absolute path not allowed", file=rel)
-    root_r = Path(root).resolve()
-    p = (root_r / rel).resolve()
-    if p != root_r and root_r not in p.parents:
-        raise BadInput(f"path escapes the data root {root_r}", file=rel)
-    return p
+    return Path(InsideRoot(root).resolve(rel))
 
 
 def verified_image_path(root: Path, rel: str | None, sha256: str | None, *, check: bool = True) -> Path:

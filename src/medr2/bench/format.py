@@ -29,7 +29,7 @@ from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
-from medr2.imageio import resolve_inside, sha256_file
+from medr2.imageio import InsideRoot, resolve_inside, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box
 
 FORMAT_NAME = "medr2-bench"
@@ -370,15 +370,16 @@ class _ImageChecker:
     def __init__(self, root: Path, hashes: bool = True) -> None:
         self.root = root
         self.hashes = hashes
+        self._inside = InsideRoot(root)
         self._seen: dict[str, str] = {}
 
     def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
         try:
-            path = resolve_inside(self.root, rel)
+            path = self._inside.resolve(rel)
         except BadInput as e:
             raise BadInput(e.reason, file=file, record=record, field=field_name) from e
         if rel not in self._seen:
-            if not path.is_file():
+            if not os.path.isfile(path):
                 raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
             self._seen[rel] = sha256_file(path) if self.hashes else ""
         if not self.hashes:

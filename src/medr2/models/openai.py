@@ -34,7 +34,7 @@ import pybase64
 import yarl
 
 from medr2.errors import BadInput
-from medr2.imageio import resolve_inside, sha256_bytes
+from medr2.imageio import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions, register_adapter
@@ -133,21 +133,15 @@ class _ImageCache:
         self.max_bytes = max_bytes
         self._frags: OrderedDict[str, tuple[bytes, bytes, bytes]] = OrderedDict()
         self._bytes = 0
-        self._roots: dict[Path, str] = {}
+        self._roots: dict[Path, InsideRoot] = {}
         self.encoded = 0  # how many times an image was read and encoded
 
     def _path(self, bench_root: Path, rel: str) -> str:
-        """``resolve_inside`` with the bench root resolved once (same checks: no absolute path,
-        no ``..`` or symlink leading out of the root)."""
-        root = self._roots.get(bench_root)
-        if root is None:
-            root = self._roots[bench_root] = str(resolve_inside(bench_root, "."))
-        if os.path.isabs(rel):
-            raise BadInput("absolute path not allowed", file=rel)
-        path = os.path.realpath(os.path.join(root, rel))
-        if not path.startswith(root.rstrip(os.sep) + os.sep):
-            raise BadInput(f"path escapes the data root {root}", file=rel)
-        return path
+        """``resolve_inside`` with the bench root resolved once per bench."""
+        inside = self._roots.get(bench_root)
+        if inside is None:
+            inside = self._roots[bench_root] = InsideRoot(bench_root)
+        return inside.resolve(rel)
 
     def fragment(self, bench_root: Path, rel: str, sha: str | None) -> tuple[bytes, bytes, bytes]:
         key = sha or rel
