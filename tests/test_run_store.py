@@ -72,3 +72,26 @@ def test_copy_from_refuses_overlap(tmp_path: Path) -> None:
         with pytest.raises(WorkFailed):
             m.copy_from(tmp_path / "a" / "store.sqlite")
         assert m.count() == 1
+
+
+def test_wal_is_checkpointed_by_the_background_thread(tmp_path: Path) -> None:
+    """The writer never checkpoints on commit (``wal_autocheckpoint = 0``); the checkpointer thread copies
+    committed pages into the database file while the writer goes on, and closing leaves no WAL."""
+    import time
+
+    db = tmp_path / "store.sqlite"
+    st = Store.open(tmp_path, write=True)
+    try:
+        assert st._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        size0 = db.stat().st_size
+        st.put_many([Row(_pred(f"h{i}", item=f"i{i}", raw="x" * 500)) for i in range(400)])  # ~200 KB of rows
+        deadline = time.monotonic() + 10
+        while db.stat().st_size <= size0 + 100_000 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert db.stat().st_size > size0 + 100_000  # the rows reached the database file without a commit doing it
+        st.put(_pred("late", item="late"))  # the writer still commits after a checkpoint
+    finally:
+        st.close()
+    assert not (tmp_path / "store.sqlite-wal").exists()
+    with Store.open(tmp_path) as ro:
+        assert ro.count() == 401
