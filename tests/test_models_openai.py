@@ -38,13 +38,13 @@ def _text_request(bench_root: Path, text: str, image: tuple[str, str] | None = N
 
 
 def test_faults_every_item_ends_ok_or_error_exactly_once(bench_root: Path, tmp_path: Path) -> None:
-    plan = FaultPlan(rate_429=0.15, rate_500=0.1, rate_slow=0.05, rate_malformed=0.1, rate_drop=0.05, slow_s=0.6,
+    plan = FaultPlan(rate_429=0.15, rate_500=0.1, rate_slow=0.05, rate_malformed=0.1, rate_drop=0.05, slow_s=1.5,
                      retry_after="0", seed=3,
                      permanent=lambda body: 400 if "Locate the lesion" in str(body["messages"][-1]) else None)
     modes = ("independent", "chain-own", "blind")
     with OpenAIServer(plan) as srv:
         summary = run_eval(EvalConfig(bench=bench_root, model="openai:test-vlm", out=tmp_path / "run", modes=modes,
-                                      base_urls=(srv.url,), concurrency=6, timeout_s=0.3, retries=3,
+                                      base_urls=(srv.url,), concurrency=6, timeout_s=0.6, retries=3,
                                       adapter_extra=FAST))
         stats = srv.stats
     rows = _rows(tmp_path / "run")
