@@ -26,7 +26,6 @@ import random
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,6 @@ from medr2.models.registry import AdapterOptions, register_adapter
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 MAX_RETRY_AFTER_S = 120.0
 ERROR_SNIPPET = 300
-PREFETCH_DEPTH = 4  # at most this many requests pulled ahead of the free slots (their images read meanwhile)
 
 
 class Transient(Exception):
@@ -127,34 +125,16 @@ _JPEG_HEAD = b'{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,'
 _IMAGE_TAIL = b'"}}'
 
 
-def _read_verified(path: str, rel: str, sha: str | None) -> bytes:
-    """An image's bytes, checked against its recorded sha256 (Permanent if unreadable or changed)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise Permanent(f"cannot read image {rel}: {e}") from None
-    if sha is not None and sha256_bytes(data) != sha:
-        raise Permanent(f"image {rel} does not match its recorded sha256")
-    return data
-
-
 class _ImageCache:
     """JSON fragments ``{"type":"image_url",...}`` per image sha, LRU-bounded by bytes. A fragment is
-    kept as its pieces (head, base64 data, tail), so the data is copied once, into the request body.
-
-    ``prefetch`` reads and hash-checks an image in a helper thread (file reads and hashlib release the
-    GIL), so the event loop's thread only base64-encodes it when its request is sent."""
+    kept as its pieces (head, base64 data, tail), so the data is copied once, into the request body."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._frags: OrderedDict[str, tuple[bytes, bytes, bytes]] = OrderedDict()
         self._bytes = 0
         self._roots: dict[Path, InsideRoot] = {}
-        self._loading: dict[str, Future[bytes]] = {}
-        self._reader: ThreadPoolExecutor | None = None
         self.encoded = 0  # how many times an image was read and encoded
-        self.prefetched = 0  # of those, how many were read by the helper thread ahead of their request
 
     def _path(self, bench_root: Path, rel: str) -> str:
         """``resolve_inside`` with the bench root resolved once per bench."""
@@ -163,32 +143,20 @@ class _ImageCache:
             inside = self._roots[bench_root] = InsideRoot(bench_root)
         return inside.resolve(rel)
 
-    def prefetch(self, bench_root: Path, rel: str, sha: str | None) -> None:
-        """Start reading an image that :meth:`fragment` will soon be asked for (no-op if cached or
-        already loading; a bad path is left for ``fragment`` to report)."""
-        key = sha or rel
-        if key in self._frags or key in self._loading:
-            return
-        try:
-            path = self._path(bench_root, rel)
-        except BadInput:
-            return
-        if self._reader is None:
-            self._reader = ThreadPoolExecutor(1, thread_name_prefix="medr2-image-reader")
-        self._loading[key] = self._reader.submit(_read_verified, path, rel, sha)
-
     def fragment(self, bench_root: Path, rel: str, sha: str | None) -> tuple[bytes, bytes, bytes]:
         key = sha or rel
         frag = self._frags.get(key)
         if frag is not None:
             self._frags.move_to_end(key)
             return frag
-        loading = self._loading.pop(key, None)
-        if loading is not None:
-            data = loading.result()
-            self.prefetched += 1
-        else:
-            data = _read_verified(self._path(bench_root, rel), rel, sha)
+        path = self._path(bench_root, rel)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise Permanent(f"cannot read image {rel}: {e}") from None
+        if sha is not None and sha256_bytes(data) != sha:
+            raise Permanent(f"image {rel} does not match its recorded sha256")
         frag = (_JPEG_HEAD if data[:2] == b"\xff\xd8" else _PNG_HEAD, pybase64.b64encode(data), _IMAGE_TAIL)
         self.encoded += 1
         self._frags[key] = frag
@@ -197,12 +165,6 @@ class _ImageCache:
             _, old = self._frags.popitem(last=False)
             self._bytes -= len(old[1])
         return frag
-
-    def close(self) -> None:
-        if self._reader is not None:
-            self._reader.shutdown(wait=True, cancel_futures=True)
-            self._reader = None
-        self._loading.clear()
 
 
 class OpenAIAdapter:
@@ -272,7 +234,7 @@ class OpenAIAdapter:
 
     def stream_pull(self, requests: Iterable[Request]) -> Iterator[tuple[int, Response]]:
         """``stream`` over an iterable that is pulled lazily: the next request is taken from it only
-        when a slot is about to free (a few ahead, in the event loop's idle time), so a caller that
+        when a slot is about to free (one ahead, in the event loop's idle time), so a caller that
         plans requests in a generator plans while earlier requests are in flight. The index is the
         position in the iteration. An exception raised by the iterable ends the stream (what is in
         flight is cancelled) and propagates to the caller."""
@@ -285,16 +247,15 @@ class OpenAIAdapter:
 
         Finished tasks are collected by a done-callback into a queue (O(1) per request, whatever the
         concurrency), not by ``asyncio.wait`` over every pending task. While every slot is busy, the
-        next requests (up to ``PREFETCH_DEPTH``) are pulled from ``requests`` in the loop's idle time
-        and their images read and hash-checked in a helper thread, so that a freed slot is refilled
-        without planning or reading first (only the base64 encoding of a new image is left)."""
+        next request is pulled from ``requests`` and its body built ahead, in the loop's idle time,
+        so that a freed slot is refilled without planning, reading or encoding first."""
         loop = self._ensure_loop()
         source = iter(requests)
         pending: dict[asyncio.Task[Response], int] = {}
         finished: deque[asyncio.Task[Response]] = deque()
         waiting: deque[tuple[int, Request]] = deque()  # pulled from ``source``, not yet sent
         waiting_for_done = [False]  # the driver is inside ``run_forever`` until a task finishes
-        depth = min(self.concurrency, PREFETCH_DEPTH)  # requests pulled ahead, their images read in a thread
+        ahead: dict[int, bytes] = {}  # index -> body built ahead
         pulled = [0, 0]  # requests pulled so far; 1 once ``source`` is exhausted
         failure: list[Exception] = []  # raised by ``source`` inside a loop callback, re-raised outside
 
@@ -308,19 +269,22 @@ class OpenAIAdapter:
                 return False
             waiting.append((pulled[0], req))
             pulled[0] += 1
-            for m in req.messages:
-                for p in m.parts:
-                    if p.type == "image" and p.image:
-                        self.images.prefetch(req.bench_root, p.image, p.image_sha256)
             return True
 
         def prepare_ahead() -> None:
             try:
-                while len(waiting) < depth and pull():
-                    pass
+                if not waiting and not pull():
+                    return
             except Exception as e:  # noqa: BLE001 - re-raised by the driving loop below
                 pulled[1] = 1
                 failure.append(e)
+                return
+            i, req = waiting[0]
+            if i not in ahead:
+                try:
+                    ahead[i] = self.body(req)
+                except Exception:  # noqa: BLE001 - _one builds it again and reports the error
+                    return
 
         def on_done(task: asyncio.Task[Response]) -> None:
             finished.append(task)
@@ -332,7 +296,7 @@ class OpenAIAdapter:
             while True:
                 while len(pending) < self.concurrency and (waiting or pull()):
                     i, req = waiting.popleft()
-                    task = loop.create_task(self._one(req))
+                    task = loop.create_task(self._one(req, ahead.pop(i, None)))
                     task.add_done_callback(on_done)
                     pending[task] = i
                 if failure:
@@ -359,7 +323,6 @@ class OpenAIAdapter:
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
     def close(self) -> None:
-        self.images.close()
         if self._loop is None:
             return
         if self._session is not None:
@@ -466,11 +429,12 @@ class OpenAIAdapter:
         s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         return s.replace(self._secret, "***") if self._secret else s
 
-    async def _one(self, req: Request) -> Response:
+    async def _one(self, req: Request, body: bytes | None = None) -> Response:
         t0 = time.perf_counter()
         attempts = 0
         try:
-            body = self.body(req)
+            if body is None:
+                body = self.body(req)
             while True:  # a plain loop: no retry machinery on the (common) first-try path
                 attempts += 1
                 try:
