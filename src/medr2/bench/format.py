@@ -368,25 +368,25 @@ class _ImageChecker:
     with ``hashes=False`` only that they are files inside the bench (each looked up once)."""
 
     def __init__(self, root: Path, hashes: bool = True) -> None:
-        self.root = root
         self.hashes = hashes
         self._inside = InsideRoot(root)
-        self._seen: dict[str, str] = {}
+        self._seen: dict[str, str | None] = {}  # rel -> its sha256 (None: not hashed); each path resolved once
 
     def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
-        try:
-            path = self._inside.resolve(rel)
-        except BadInput as e:
-            raise BadInput(e.reason, file=file, record=record, field=field_name) from e
         if rel not in self._seen:
+            try:
+                path = self._inside.resolve(rel)
+            except BadInput as e:
+                raise BadInput(e.reason, file=file, record=record, field=field_name) from e
             if not os.path.isfile(path):
                 raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
-            self._seen[rel] = sha256_file(path) if self.hashes else ""
-        if not self.hashes:
+            self._seen[rel] = sha256_file(path) if self.hashes else None
+        actual = self._seen[rel]
+        if actual is None:
             return
         expected = sha if sha is not None else Path(rel).stem  # content-addressed name
-        if self._seen[rel] != expected:
-            raise BadInput(f"image {rel} has sha256 {self._seen[rel][:12]}..., recorded {expected[:12]}...",
+        if actual != expected:
+            raise BadInput(f"image {rel} has sha256 {actual[:12]}..., recorded {expected[:12]}...",
                            file=file, record=record, field=field_name)
 
 
