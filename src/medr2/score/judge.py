@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request
-from medr2.records import letter, stable_hash
+from medr2.records import REPORT_TASKS, letter, stable_hash
 from medr2.score.items import ItemLike
 
 CACHE_FILE = "judge_cache.sqlite"
@@ -48,6 +48,13 @@ def short_answer_prompt(item: ItemLike, response: str) -> str:
     return (f"Question: {item.question}\nReference answer: <<<{item.answer}>>>\nCandidate answer: <<<{response}>>>\n"
             "Does the candidate give the same answer as the reference (synonyms and clinically equivalent wording "
             "count; a different or additional finding, side or value does not)? Reply CORRECT or WRONG.")
+
+
+def judge_prompt(item: ItemLike, response: str) -> str:
+    """The prompt for ``item``'s form: a report, a short text answer, or a choice the rules could not read."""
+    if item.form != "text":
+        return choice_prompt(item, response)
+    return text_prompt(item, response) if item.task in REPORT_TASKS else short_answer_prompt(item, response)
 
 
 @dataclass(frozen=True)

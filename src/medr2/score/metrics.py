@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medr2.records import REPORT_TASKS
+from medr2.score.shortanswer import SHORT_ANSWER_METRICS
 from medr2.score.stats import (
     DEFAULT_RESAMPLES,
     MetricBook,
@@ -405,8 +406,6 @@ def _text_rows(ctx: Ctx, *, report: bool) -> pd.DataFrame:
 def short_answer(ctx: Ctx) -> dict[str, Any]:
     """Short free-text answers (text items of any task but a report): mean exact match after normalisation
     (the verdict), token F1 and token recall. Unparsed or error responses count as 0."""
-    from medr2.score.shortanswer import SHORT_ANSWER_METRICS
-
     rows = _text_rows(ctx, report=False)
     if rows.empty:
         return {}

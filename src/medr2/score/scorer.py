@@ -25,7 +25,8 @@ from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
 from medr2.score.extract import EXTRACTORS, extract
 from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
-from medr2.score.judge import Judge, choice_prompt, short_answer_prompt, text_prompt
+from medr2.score.judge import Judge, judge_prompt
+from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
 
 SCORES_FILE = "scores.parquet"
@@ -101,8 +102,6 @@ def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
     parsed = extract("text", raw)
     if item.task not in REPORT_TASKS:
-        from medr2.score.shortanswer import short_answer_metrics
-
         sm = short_answer_metrics(parsed or "", item.answer)
         if parsed is None:
             return _Scored("unparsed", text_metrics=sm)
@@ -122,8 +121,7 @@ FORM_SCORERS: dict[str, FormScorer] = {
 
 
 def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_Scored], bench_root: Path) -> None:
-    prompts = [(text_prompt(it, raw) if it.task in REPORT_TASKS else short_answer_prompt(it, raw))
-               if it.form == "text" else choice_prompt(it, raw) for _, it, raw in pending]
+    prompts = [judge_prompt(it, raw) for _, it, raw in pending]
     replies = judge.ask(prompts, bench_root)
     for (i, item, _), reply in zip(pending, replies, strict=True):
         if reply is None:
