@@ -11,7 +11,7 @@ import typer
 from medr2.errors import Medr2Error
 
 app = typer.Typer(
-    no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     help="Med-R2 style benchmark toolkit.",
 )
 
@@ -34,8 +34,51 @@ for _mod in COMMAND_MODULES:
     importlib.import_module(_mod).register(app)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("medr2")
+        except PackageNotFoundError:  # running from a source tree without an install
+            v = "unknown"
+        typer.echo(f"medr2 {v}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the medr2 version and exit."),
+) -> None:
+    """Med-R2 style benchmark toolkit."""
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """Click's usage-error base class: typer >= 0.29 vendors click as ``typer._click``; older ones use
+    click itself. Both are caught so a usage error never becomes a traceback."""
+    types: list[type[BaseException]] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            types.append(importlib.import_module(name).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(types)
+
+
+def _abort_types() -> tuple[type[BaseException], ...]:
+    types: list[type[BaseException]] = [KeyboardInterrupt]
+    for name in ("typer.exceptions", "click.exceptions"):
+        try:
+            types.append(importlib.import_module(name).Abort)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(types)
+
+
 def main() -> None:
-    """Entry point: map errors to the documented exit codes (2 bad input/usage, 1 failed work)."""
+    """Entry point: map errors to the documented exit codes (2 bad input/usage, 1 failed work).
+    Usage errors (unknown command or option, missing argument) print one line, never a traceback."""
     from rich.console import Console
 
     try:
@@ -46,15 +89,17 @@ def main() -> None:
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", None) or getattr(e, "code", 0) or 0
         sys.exit(code)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(2)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+    except _usage_error_types() as err:
+        fmt = getattr(err, "format_message", None)
+        message = fmt() if callable(fmt) else str(err)
+        ctx = getattr(err, "ctx", None)
+        where = ctx.command_path if ctx is not None else "medr2"
+        if message:  # empty for a bare command whose help was just printed
+            print(f"error: {message} (see '{where} --help')", file=sys.stderr)
+        sys.exit(getattr(err, "exit_code", 2) or 2)
+    except _abort_types():
+        print("aborted", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":
