@@ -82,13 +82,19 @@ def test_quick_demo_completes_and_resumes(tmp_path: Path) -> None:
     assert "summary:" in res.stdout
     _check_outputs(out, demo_config(quick=True))
     first = (out / "runs" / "tiny-chain" / "metrics.json").read_bytes()
+    first_stages = {s["stage"]: s for s in json.loads((out / DEMO_FILE).read_text("utf-8"))["stages"]}
     # a rerun resumes: nothing is asked or trained again, and the scores are the same
     res2 = _demo(out, "--quick", timeout=900)
     assert res2.returncode == 0, res2.stderr[-4000:]
     record = json.loads((out / DEMO_FILE).read_text("utf-8"))
-    notes = {s["stage"]: s["note"] for s in record["stages"]}
-    assert notes["build the sample bench"].startswith("reused")
-    assert notes["fine-tune (flat)"].startswith("reused")
+    stages = {s["stage"]: s for s in record["stages"]}
+    for title in ("build the sample bench", "build the tiny VLM", "fine-tune (flat)", "evaluate tiny-before"):
+        # reused on resume: the record keeps the time and note of the run that did the work
+        assert stages[title]["reused"] is True and stages[title]["resume_note"].startswith("reused"), title
+        assert stages[title]["seconds"] == first_stages[title]["seconds"], title
+        assert stages[title]["note"] == first_stages[title]["note"], title
+    assert not stages["score every run"].get("reused")  # scoring really runs again
+    assert "(reused on resume)" in (out / "summary.md").read_text("utf-8")
     assert (out / "runs" / "tiny-chain" / "metrics.json").read_bytes() == first
 
 
@@ -156,3 +162,20 @@ def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
     assert "0.30 [0.20, 0.40]" in text
     assert "Change after fine-tuning" not in text  # no before/after runs given
     assert (tmp_path / "summary.md").read_text("utf-8") == text
+
+
+def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
+    from medr2.demo import _keep_first_time
+
+    first = {"stage": "fine-tune (flat)", "seconds": 81.2, "cpu_s": 150.3, "note": "620 examples; lora 40 steps"}
+    resumed = {"stage": "fine-tune (flat)", "seconds": 0.1, "cpu_s": 0.0, "note": "reused the model fine-tuned earlier"}
+    kept = _keep_first_time(resumed, first)
+    assert (kept["seconds"], kept["cpu_s"], kept["note"]) == (81.2, 150.3, first["note"])
+    assert kept["reused"] is True and kept["resume_seconds"] == 0.1
+    # a second resume still shows the first run's figures
+    again = _keep_first_time({**resumed, "seconds": 0.2}, kept)
+    assert (again["seconds"], again["resume_seconds"], again["reused"]) == (81.2, 0.2, True)
+    # work done again (scoring) reports its own time; a stage never recorded before reports its own time
+    score = {"stage": "score every run", "seconds": 12.0, "cpu_s": 11.0, "note": "7 runs scored"}
+    assert _keep_first_time(score, {**score, "seconds": 30.0}) == score
+    assert _keep_first_time(resumed, None) == resumed

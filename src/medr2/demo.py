@@ -218,6 +218,25 @@ def _write_record(paths: DemoPaths, cfg: DemoConfig, stages: list[dict[str, Any]
     tmp.replace(paths.root / DEMO_FILE)
 
 
+def _earlier_stages(paths: DemoPaths) -> dict[str, dict[str, Any]]:
+    """The stages an earlier (interrupted or finished) demo in this folder recorded, by title."""
+    record = paths.root / DEMO_FILE
+    if not record.is_file():
+        return {}
+    stages = json.loads(record.read_text("utf-8")).get("stages") or []
+    return {s["stage"]: s for s in stages if isinstance(s, dict) and "stage" in s}
+
+
+def _keep_first_time(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """A stage a resume reused keeps the time of the run that did the work (the resume's near-zero
+    time would misstate what the stage costs); it is marked ``reused`` with this run's time beside it."""
+    if before is None or not str(now["note"]).startswith("reused"):
+        return now
+    if before.get("reused"):  # reused twice: the first run's figures are already in ``before``
+        return {**before, "resume_seconds": now["seconds"]}
+    return {**before, "reused": True, "resume_seconds": now["seconds"], "resume_note": now["note"]}
+
+
 def _cpu_seconds() -> float:
     """User + system CPU time of this process and its finished children (build workers)."""
     import os
@@ -274,14 +293,17 @@ def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoMod
     if cfg.clean_modes:
         calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))
     parts = []
+    sent = 0
     for call in calls:
         summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"),
                            bench=paths.loaded_bench())
         if summary.interrupted:
             raise KeyboardInterrupt
+        sent += summary.sent
         for mode, c in summary.modes.items():
             parts.append(f"{mode} {c.planned}" + (f" ({c.error} errors)" if c.error else ""))
-    return "asked: " + ", ".join(parts)
+    asked = ", ".join(parts)
+    return f"reused the answers stored earlier ({asked})" if sent == 0 else f"asked: {asked}"
 
 
 def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str) -> str:
@@ -368,6 +390,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
     plan.append(("write the report and the summary", lambda: _report(paths, cfg, ui, models)))
 
     result = DemoResult(paths.root, cfg, models=models)
+    earlier = _earlier_stages(paths)
     ui.start(paths.root, cfg, len(plan))
     status = "failed"
     try:
@@ -376,13 +399,15 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
             s0, c0 = time.perf_counter(), _cpu_seconds()
             note = fn()
             dt = time.perf_counter() - s0
-            result.stages.append({"stage": title, "seconds": round(dt, 1),
-                                  "cpu_s": round(_cpu_seconds() - c0, 1), "note": note})
+            now = {"stage": title, "seconds": round(dt, 1), "cpu_s": round(_cpu_seconds() - c0, 1), "note": note}
+            result.stages.append(_keep_first_time(now, earlier.get(title)))
             ui.stage_done(title, dt, note)
             _write_record(paths, cfg, result.stages, "running", models, t0)
         status = "complete"
         result.seconds = time.perf_counter() - t0
-        append_timings(paths.root / SUMMARY_FILE, result.stages, _machine(), _threads(), result.seconds)
+        reused = any(st.get("reused") for st in result.stages)
+        total = sum(float(st["seconds"]) for st in result.stages) if reused else result.seconds
+        append_timings(paths.root / SUMMARY_FILE, result.stages, _machine(), _threads(), total)
     except KeyboardInterrupt:
         status = "interrupted"
         raise

@@ -81,7 +81,9 @@ class DemoDisplay:
     def finish(self, result: DemoResult) -> None:
         self.console.rule("[bold]medr2 demo finished", align="left")
         for s in result.stages:
-            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']} (CPU {s['cpu_s']:.1f} s)", highlight=False)
+            reused = " (reused: time of the run that did it)" if s.get("reused") else ""
+            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']} (CPU {s['cpu_s']:.1f} s){reused}",
+                               highlight=False)
         self.console.print(f"  {result.seconds:7.1f} s  total", highlight=False)
 
 

@@ -151,11 +151,13 @@ def append_timings(path: Path, stages: Sequence[Mapping[str, Any]], machine: Map
                    total_s: float) -> None:
     """Add the time of each demo stage (and the machine) to ``summary.md``."""
     lines = ["## Time per stage", "", "| Stage | Wall s | CPU s |", "|---|---:|---:|"]
-    lines += [f"| {s['stage']} | {s['seconds']:.1f} | {s.get('cpu_s', 0.0):.1f} |" for s in stages]
+    lines += [f"| {s['stage']}{' (reused on resume)' if s.get('reused') else ''} | {s['seconds']:.1f} | "
+              f"{s.get('cpu_s', 0.0):.1f} |" for s in stages]
     cpu = sum(float(s.get("cpu_s", 0.0)) for s in stages)
     lines += [f"| **total** | **{total_s:.1f}** | **{cpu:.1f}** |", "",
               "CPU s: user + system time of the demo and its worker processes during the stage (on a busy "
-              "machine wall time grows while CPU time stays close to what the work needs).", "",
+              "machine wall time grows while CPU time stays close to what the work needs). A stage reused on "
+              "resume shows the time of the run that did its work.", "",
               f"Machine: {machine.get('cpus', '?')} CPUs ({machine.get('platform', '?')}), Python "
               f"{machine.get('python', '?')}, torch {machine.get('torch', '?')}, {threads} torch threads.", ""]
     _atomic_text(path, path.read_text("utf-8") + "\n" + "\n".join(lines))
