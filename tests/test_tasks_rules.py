@@ -179,9 +179,10 @@ def test_draft_deterministic(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- item quality (issue 14, item 16)
 # Rules over built benches: the buildtest bench above, the shared sample bench (real images of many
-# modalities) and a sample bench with the text variants (T1-T8 reword, prefix and suffix the questions).
+# modalities) and a sample bench with the text variants (T1-T8 reword, prefix and suffix the questions;
+# V5/V7 add the wording of a drawn or stated cue).
 
-TEXT_VARIANTS = "T1,T2,T3,T4,T5,T6,T7,T8"
+TEXT_VARIANTS = "T1,T2,T3,T4,T5,T6,T7,T8,V5,V7"  # V5/V7 add cue wording
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +261,8 @@ def _grammar_faults(bench: Bench) -> list[tuple[str, str, str]]:
         for text in _shown_texts(it):
             faults += [(it.item_id, "article", e) for e in article_errors(text)]
             for pat, what in ((r"  ", "double space"), (r"([.?!,;:])\1", "doubled punctuation"),
-                              (r" [.?!,;:]", "space before punctuation"), (r"\b(\w[\w-]*),? \1\b", "doubled word")):
+                              (r" [.?!,;:]", "space before punctuation"),
+                              (r"\b([A-Za-z][\w-]*),? \1\b", "doubled word")):
                 if re.search(pat, text, re.IGNORECASE):
                     faults.append((it.item_id, what, text))
             low = text.lower()
