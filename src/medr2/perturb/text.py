@@ -226,8 +226,8 @@ _REWORDINGS: tuple[tuple[str, str], ...] = (
     (r"\bAre there\b", "Does the image show"),
     (r"\bHow many\b", "What number of"),
     (r"\bWhat is\b", "What would you say is"),
-    (r"\bin this image\b(?! shown)", "in the image shown"),
-    (r"\bthis image\b(?! shown)", "the image shown"),
+    (r"\bin this image\b(?! (shown|shows?)\b)", "in the image shown"),  # never "the image shown show(n)"
+    (r"\bthis image\b(?! (shown|shows?)\b)", "the image shown"),
     (r"\bvisible\b", "seen"),
     (r"\bshown\b", "depicted"),
     (r"\blocated\b", "situated"),
