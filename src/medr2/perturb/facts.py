@@ -40,7 +40,11 @@ class FactKey:
     stage: int
     get: Callable[[Case], str | None]
     question: str
-    sentence: str  # with {v}
+    sentence: str  # with {v} (the value) or {a_v} (the value with its article, or none for a plural)
+
+    def state(self, v: str) -> str:
+        """The sentence stating value ``v``."""
+        return self.sentence.format(v=v, a_v=a_an(v))
 
 
 FACTS: dict[str, FactKey] = {f.key: f for f in (
@@ -52,7 +56,7 @@ FACTS: dict[str, FactKey] = {f.key: f for f in (
     FactKey("body_region", 1, lambda c: c.body_region, "Which body region is shown?", "The image shows the {v}."),
     FactKey("structure", 2, _structure, "Which main structure is visible?",
             "The main structure visible is the {v}."),
-    FactKey("finding", 3, _finding, "Which finding is present?", "The finding in this image is {v}."),
+    FactKey("finding", 3, _finding, "Which finding is present?", "This image shows {a_v}."),
     FactKey("laterality", 3, _laterality, "On which side is the lesion?", "The lesion is on the {v} side."),
     FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
     FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
@@ -80,8 +84,18 @@ ZERO_OPTION = re.compile(r"^\s*(0|zero|none|no lesions?)\b", re.IGNORECASE)
 
 
 def a_an(phrase: str) -> str:
-    """``phrase`` with an indefinite article ("an" before a vowel letter)."""
-    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"
+    """``phrase`` with an indefinite article chosen by sound ("an infarct", "a uniform ...", "an MRI"), or
+    none for a plural ("multiple nodules"): :func:`medr2.tasks.vocab.indefinite`."""
+    from medr2.tasks.vocab import indefinite
+
+    return indefinite(phrase)
+
+
+def there_is(phrase: str) -> str:
+    """"Is there an infarct" / "Are there multiple nodules" (the verb agreeing with the phrase)."""
+    from medr2.tasks.vocab import is_plural
+
+    return f"{'Are' if is_plural(phrase) else 'Is'} there {a_an(phrase)}"
 
 
 def norm(text: str) -> str:

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, there_is
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, register
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
+from medr2.tasks.vocab import be, is_normal
 
 NONE_OF_THE_ABOVE = "None of the above"
 _FIXED_LAST = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
@@ -49,13 +50,14 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
                 continue
             for alt in sorted(pools.attributes.get(k, set()) - {v}):
                 if k == "laterality":
-                    out["attribute"].append(f"Is the {f.label} on the {alt} side?")
+                    out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} on the {alt} side?")
                 else:
                     out["attribute"].append(f"Is the {k.replace('_', ' ')} of the {f.label} {alt}?")
-    out["finding"] = [f"Is there {a_an(lab)} in this image?" for lab in pools.absent_labels(case)]
+    out["finding"] = [f"{there_is(lab)} in this image?" for lab in pools.absent_labels(case)]
     if case.diagnosis:
+        # a normal label is no diagnosis ("a diagnosis of no tumour" also reads as a double negative)
         out["diagnosis"] = [f"Does this image support a diagnosis of {d}?"
-                            for d in pools.alternatives("diagnosis", case, case.diagnosis)]
+                            for d in pools.alternatives("diagnosis", case, case.diagnosis) if not is_normal(d)]
     out["structure"] = [f"Is the {s} visible in this image?" for s in pools.absent_structures(case)]
     other_modalities = pools.alternatives("modality", case, case.modality)
     out["acquisition"] = [f"Was this image acquired with {m}?" for m in other_modalities]
@@ -149,7 +151,7 @@ class MisleadingPremise(Perturbation):
             if wrong:
                 lure = wrong[int(rng.integers(len(wrong)))]
                 stated = item.options[letter_index(lure)]
-                return FACTS[key].sentence.format(v=stated), lure, {"fact": key, "stated": stated}
+                return FACTS[key].state(stated), lure, {"fact": key, "stated": stated}
         if item.task == "s3.abnormal" and item.form == "yesno":
             # the premise negates the case's state; the question states it (true claim) or its
             # opposite (twin), so the answer consistent with the premise is always the other one
@@ -178,7 +180,7 @@ class MisleadingPremise(Perturbation):
             raise Skip("no fact of the case has a known wrong alternative")
         key, alts = options[int(rng.integers(len(options)))]
         stated = alts[int(rng.integers(len(alts)))]
-        return FACTS[key].sentence.format(v=stated), None, {"fact": key, "stated": stated}
+        return FACTS[key].state(stated), None, {"fact": key, "stated": stated}
 
 
 # --------------------------------------------------------------------------- T4
@@ -224,8 +226,8 @@ _REWORDINGS: tuple[tuple[str, str], ...] = (
     (r"\bAre there\b", "Does the image show"),
     (r"\bHow many\b", "What number of"),
     (r"\bWhat is\b", "What would you say is"),
-    (r"\bin this image\b", "in the image shown"),
-    (r"\bthis image\b", "the image shown"),
+    (r"\bin this image\b(?! (shown|shows?)\b)", "in the image shown"),  # never "the image shown show(n)"
+    (r"\bthis image\b(?! (shown|shows?)\b)", "the image shown"),
     (r"\bvisible\b", "seen"),
     (r"\bshown\b", "depicted"),
     (r"\blocated\b", "situated"),

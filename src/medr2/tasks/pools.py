@@ -1,14 +1,26 @@
 """Label pools built from all cases of a build, and distractor selection.
 
-Distractors for a case come from the same task's pool within the same modality and body region;
-when that is too small the modality's pool, then the global pool, then the built-in vocabulary fill
-up the rest. Candidates are taken in sorted order and drawn with the caller's rng, so the choice is
-deterministic. A candidate equivalent to any true label (see :func:`medr2.tasks.vocab.norm`) is never
-returned.
+Distractors for a case come from the same task's pool within the same modality and body region. How
+far they may reach when that pool is too small depends on the key (:data:`SCOPE`, DESIGN §3):
+
+- ``region`` keys (organ, landmark, instance, finding, diagnosis, location): anatomy rules out anything
+  from another body region or modality, so only the (modality, region) pool, then the built-in labels of
+  that modality family and region (:func:`medr2.tasks.vocab.builtin_for_region`);
+- ``modality`` keys (plane, sequence, intensity, body region): the (modality, region) pool, the
+  modality's pool, then the built-in labels for that modality (none for an unknown modality);
+- ``any`` keys (modality, shape, margin, laterality, severity): then also the global pool and the
+  generic built-in vocabulary.
+
+Too few candidates -> :class:`medr2.tasks.spec.Skip`. ``wide=True`` (used for the absent statement of a
+yes/no twin, where a label from elsewhere is still certainly absent) reaches as far as ``any``.
+Candidates are taken in sorted order and drawn with the caller's rng, so the choice is deterministic.
+A candidate equivalent to any true label (see :func:`medr2.tasks.vocab.norm`) is never returned, nor a
+built-in label whose words occur inside a true label or the reverse ("mass" for a "spiculated mass").
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -20,6 +32,27 @@ from medr2.tasks import vocab
 POOL_KEYS = ("modality", "plane", "sequence", "body_region", "organ", "landmark", "instance", "finding",
              "diagnosis", "severity", "shape", "margin", "intensity", "location", "laterality")
 ATTRIBUTE_KEYS = ("shape", "margin", "intensity", "location", "laterality")
+SCOPE: dict[str, str] = {
+    "modality": "any", "shape": "any", "margin": "any", "laterality": "any", "severity": "any",
+    "plane": "modality", "sequence": "modality", "intensity": "modality", "body_region": "modality",
+    "organ": "region", "landmark": "region", "instance": "region", "finding": "region", "diagnosis": "region",
+    "location": "region",
+}
+
+
+def _words(label: str) -> tuple[str, ...]:
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w
+                 for w in re.sub(r"[\s_\-]+", " ", label.lower()).split())
+
+
+def _inside(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return any(b[i:i + len(a)] == a for i in range(len(b) - len(a) + 1)) if a else False
+
+
+def overlaps(candidate: str, true_labels: Iterable[str]) -> bool:
+    """Whether the words of ``candidate`` occur in a true label or the reverse (plural folded)."""
+    c = _words(candidate)
+    return any(_inside(c, t) or _inside(t, c) for t in (_words(x) for x in true_labels))
 
 
 def case_labels(case: Case) -> dict[str, set[str]]:
@@ -71,33 +104,41 @@ class LabelPools:
             self.by_mod[key].setdefault(mod, set()).update(labels)
             self.glob[key].update(labels)
 
-    def levels(self, key: str, case: Case) -> list[list[str]]:
+    def levels(self, key: str, case: Case, *, wide: bool = False) -> list[list[str]]:
+        """Candidate lists in the order they are tried; the last one is a built-in vocabulary."""
         mod, reg = vocab.norm(case.modality), vocab.norm(case.body_region or "")
-        return [
-            sorted(self.by_mod_region.get(key, {}).get((mod, reg), ())),
-            sorted(self.by_mod.get(key, {}).get(mod, ())),
-            sorted(self.glob.get(key, ())),
-            list(vocab.builtin(key, case.modality)),
-        ]
+        same = sorted(self.by_mod_region.get(key, {}).get((mod, reg), ()))
+        scope = "any" if wide else SCOPE.get(key, "any")
+        if scope == "region":
+            return [same, list(vocab.builtin_for_region(key, case.modality, case.body_region))]
+        modality = sorted(self.by_mod.get(key, {}).get(mod, ()))
+        if scope == "modality":
+            return [same, modality, list(vocab.builtin(key, case.modality))]
+        return [same, modality, sorted(self.glob.get(key, ())), list(vocab.builtin(key, case.modality))]
 
     def distractors(self, key: str, case: Case, true_labels: Iterable[str], k: int, rng: np.random.Generator,
-                    *, min_k: int | None = None, levels: list[list[str]] | None = None) -> list[str]:
+                    *, min_k: int | None = None, levels: list[list[str]] | None = None,
+                    wide: bool = False) -> list[str]:
         """Up to ``k`` labels from the pool of ``key`` none of which is equivalent to a true label.
 
         Raises :class:`medr2.tasks.spec.Skip` when fewer than ``min_k`` (default ``k``) are available.
         """
         from medr2.tasks.spec import Skip
 
-        taken = {vocab.norm(t) for t in true_labels}
+        true = list(true_labels)
+        taken = {vocab.norm(t) for t in true}
         chosen: list[str] = []
-        for level in levels if levels is not None else self.levels(key, case):
+        all_levels = levels if levels is not None else self.levels(key, case, wide=wide)
+        for li, level in enumerate(all_levels):
             need = k - len(chosen)
             if need <= 0:
                 break
+            builtin_level = levels is None and li == len(all_levels) - 1
             cands: list[str] = []
             for c in level:
                 n = vocab.norm(c)
-                if n not in taken:
+                if n not in taken and not (builtin_level and overlaps(c, true)) and not (
+                        key == "body_region" and any(vocab.region_related(c, t) for t in true)):
                     taken.add(n)
                     cands.append(c)
             if not cands:

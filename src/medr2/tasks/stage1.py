@@ -90,7 +90,9 @@ def region(case: Case, ctx: TaskContext) -> list[Draft]:
 def orientation(case: Case, ctx: TaskContext) -> list[Draft]:
     if case.flipped is None:
         raise Skip("no flip flag")
-    mirrored, standard = "mirrored left-to-right", "shown in its standard (not mirrored) orientation"
+    if not vocab.orientation_defined(case.modality):
+        raise Skip("left/right orientation undefined for this modality")
+    mirrored, standard = "mirrored left-to-right", "shown in its standard orientation"
     spec = spec_of("s1.orientation")
     true_claim, twin_claim = (mirrored, standard) if case.flipped else (standard, mirrored)
     return yes_no_pair(spec, ctx, {"claim": true_claim}, {"claim": twin_claim}, pair_key="orientation")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from medr2.records import Case, Structure
+from medr2.tasks import vocab
 from medr2.tasks.common import (
     COUNT_LABELS,
     area,
@@ -56,7 +57,8 @@ def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     if not present:
         raise Skip("no organ or region structures")
     x = pick(ctx, sorted(set(present)))
-    absent = ctx.pools.distractors("organ", case, _all_names(case), 1, ctx.rng)[0]
+    # the absent twin may name a structure of another region: it is then certainly absent
+    absent = ctx.pools.distractors("organ", case, _all_names(case), 1, ctx.rng, wide=True)[0]
     return yes_no_pair(spec_of("s2.organ_presence"), ctx, {"x": x}, {"x": absent}, pair_key="presence")
 
 
@@ -141,7 +143,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
 
 
 def _plural(name: str) -> str:
-    return name if name.endswith("s") else name + "s"
+    return vocab.plural(name)
 
 
 @task("s2.size_compare", 2, "mcq", "which is larger, X or Y", "two structure areas", [

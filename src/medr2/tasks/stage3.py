@@ -39,15 +39,16 @@ def _abnormal(case: Case) -> bool | None:
 
 
 @task("s3.abnormal", 3, "yesno", "is there an abnormality", "finding list (may be empty)", [
-    ("t1", "Is there {claim} in this image?", False),
-    ("t2", "Answer yes or no: this image shows {claim}.", False),
-    ("t3", "Does the image contain {claim}?", True),
+    ("t1", "Is this image {claim}?", False),
+    ("t2", "Answer yes or no: this image is {claim}.", False),
+    ("t3", "Would you describe this image as {claim}?", True),
 ])
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     state = _abnormal(case)
     if state is None:
         raise Skip("finding list not known to be complete")
-    some, none = "an abnormality", "no abnormality at all"
+    # both claims are affirmative (no "Is there no abnormality ...?": a yes to a negative question is ambiguous)
+    some, none = "abnormal", "normal, free of any abnormality"
     true_claim, twin_claim = (some, none) if state else (none, some)
     return yes_no_pair(spec_of("s3.abnormal"), ctx, {"claim": true_claim}, {"claim": twin_claim}, pair_key="abnormal")
 
@@ -67,22 +68,29 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
 
 
 @task("s3.absent_finding", 3, "yesno", "is finding F present (F absent)", "finding labels of the pool", [
-    ("t1", "Is there a {f} in this image?", False),
-    ("t2", "Does this image show a {f}?", False),
-    ("t3", "Can a {f} be seen in this image?", True),
+    ("t1", "Does this image show {a_f}?", False),
+    ("t2", "Does this image contain {a_f}?", False),
+    ("t3", "Can {a_f} be seen in this image?", True),
 ])
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     if not findings_complete(case):
         raise Skip("finding list not known to be complete")
     spec = spec_of("s3.absent_finding")
-    absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng)[0]
+    # the absent label may come from another region: it is then certainly absent
+    absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng, wide=True)[0]
     if case.findings:
         present = pick(ctx, sorted({f.label for f in case.findings}))
-        drafts = yes_no_pair(spec, ctx, {"f": present}, {"f": absent}, pair_key="absent")
+        drafts = yes_no_pair(spec, ctx, _np(present), _np(absent), pair_key="absent")
     else:
-        drafts = yes_no_pair(spec, ctx, {"f": absent}, {"f": absent}, true_answer="no", pair_key="absent",
-                             twin_text="Is this image free of any {f}?")
+        drafts = yes_no_pair(spec, ctx, _np(absent), _np(absent), true_answer="no", pair_key="absent",
+                             twin_text="Is this image free of {any_f}?")
     return drafts
+
+
+def _np(label: str) -> dict[str, str]:
+    """Format keys for a finding label: with its article ("an infarct", "multiple nodules"), with "any"."""
+    return {"f": label, "a_f": vocab.indefinite(label),
+            "any_f": label if vocab.is_plural(label) else f"any {label}", "be": vocab.be(label)}
 
 
 @task("s3.lesion_box", 3, "box", "locate the lesion", "finding box or mask", [
@@ -101,9 +109,22 @@ def lesion_box(case: Case, ctx: TaskContext) -> list[Draft]:
     return [Draft(spec.id, "box", t.text.format(f=f.label), t.id, answer_box=f.box, meta={"target": f.label})]
 
 
+_NOUN_INTENSITY = ("uptake", "signal", "density", "enhancement", "echogenicity")  # read "with ...", not as adjectives
+
+
 def _describe(label: str, attrs: dict[str, Any]) -> str:
-    parts = [str(attrs[a]) for a in ATTRIBUTES if isinstance(attrs.get(a), str) and attrs.get(a)]
-    return f"{', '.join(parts)} {label}" if parts else label
+    """"round, well-defined, hyperdense nodule": each attribute word once (a spiculated shape and a
+    spiculated margin read "spiculated" once), noun-like intensities after the label ("... with increased
+    uptake")."""
+    before: list[str] = []
+    after: list[str] = []
+    for a in ATTRIBUTES:
+        v = attrs.get(a)
+        if not isinstance(v, str) or not v or v.lower() in (p.lower() for p in before + after):
+            continue
+        (after if v.lower().endswith(_NOUN_INTENSITY) else before).append(v)
+    text = f"{', '.join(before)} {label}" if before else label
+    return f"{text} with {' and '.join(after)}" if after else text
 
 
 @task("s3.cue_description", 3, "mcq", "which description matches the marked region", "finding box + label", [
@@ -122,7 +143,8 @@ def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     known = [a for a in ATTRIBUTES if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]
     if known:  # same label, one attribute changed: false for this region
         a = pick(ctx, known)
-        alt = ctx.pools.distractors(a, case, [f.attributes[a]], 1, ctx.rng, min_k=0)
+        # never another attribute's value: "spiculated" shape + "spiculated" margin reads as one word
+        alt = ctx.pools.distractors(a, case, [str(f.attributes[x]) for x in known], 1, ctx.rng, min_k=0)
         if alt:
             wrong.append(_describe(f.label, {**f.attributes, a: alt[0]}))
     others = ctx.pools.distractors("finding", case, _labels(case), 3 - len(wrong), ctx.rng)
@@ -143,9 +165,9 @@ QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") f
 
 
 @task("s3.location", 3, "mcq", "lesion location", "finding box + structures (or location/laterality attributes)", [
-    "Where is the {f} located?",
+    "Where {be} the {f} located?",
     "What is the location of the {f}?",
-    "In which {what} is the {f} found?",
+    "{in_which} {be} the {f} found?",
     "Give the location of the {f}.",
 ])
 def location(case: Case, ctx: TaskContext) -> list[Draft]:
@@ -175,7 +197,9 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
             value, what = _quadrant(case, f), "part of the image"
             wrong = [q for q in QUADRANTS if q != value]
             meta = {"location_kind": "quadrant", "image_laterality": True}
-    d = mcq(spec, ctx, value, wrong, f=f.label, what=what)
+    in_which = {"side": "On which side", "location": "In which location", "organ": "In which organ",
+                "part of the image": "In which part of the image"}[what]
+    d = mcq(spec, ctx, value, wrong, f=f.label, what=what, in_which=in_which, be=vocab.be(f.label))
     d.meta = meta
     return [d]
 
@@ -194,7 +218,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
 
 @task("s3.size", 3, "mcq", "lesion size bin", "size_mm or box + pixel spacing", [
     "What is the approximate largest diameter of the {f}?",
-    "How large is the {f}?",
+    "How large {be} the {f}?",
     "Estimate the size of the {f}.",
     "Which size range fits the {f}?",
 ], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped")
@@ -208,7 +232,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
         if case.pixel_spacing_mm is None:
             raise Skip("no size_mm and no pixel spacing")
         mm = max(f.box[2] - f.box[0], f.box[3] - f.box[1]) * case.pixel_spacing_mm
-    d = ordinal(spec_of("s3.size"), ctx, SIZE_LABELS, size_bin(float(mm)), f=f.label)
+    d = ordinal(spec_of("s3.size"), ctx, SIZE_LABELS, size_bin(float(mm)), f=f.label, be=vocab.be(f.label))
     d.meta = {"size_mm": float(mm)}
     return [d]
 

@@ -81,14 +81,17 @@ def differential(case: Case, ctx: TaskContext) -> list[Draft]:
 
 @task("s4.evidence_support", 4, "yesno", "does this image support diagnosis D", "findings + diagnosis", [
     ("t1", "Does this image support a diagnosis of {d}?", False),
-    ("t2", "Is {d} consistent with what this image shows?", False),
-    ("t3", "Would the findings in this image support {d}?", True),
+    ("t2", "Is a diagnosis of {d} consistent with what this image shows?", False),
+    ("t3", "Would the findings in this image support a diagnosis of {d}?", True),
 ])
 def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
-    mimics = sorted(m for m in set(case.mimics) if not vocab.same(m, dx))
-    # the twin asserts a near-miss mimic when there is one, else another diagnosis of the pool
-    wrong = ctx.pools.distractors("diagnosis", case, [dx], 1, ctx.rng, levels=[mimics] if mimics else None)[0]
+    if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
+        raise Skip("normal case: no diagnosis to support")
+    mimics = sorted(m for m in set(case.mimics) if not vocab.same(m, dx) and not vocab.is_normal(m))
+    # the twin asserts a near-miss mimic when there is one, else another (abnormal) diagnosis of the pool
+    wrong = ctx.pools.distractors("diagnosis", case, [dx, *sorted(vocab.NORMAL_LABELS)], 1, ctx.rng,
+                                  levels=[mimics] if mimics else None)[0]
     drafts = yes_no_pair(spec_of("s4.evidence_support"), ctx, {"d": dx}, {"d": wrong}, pair_key="support")
     for d in drafts:
         d.meta["evidence"] = sorted({f.label for f in case.findings})

@@ -38,8 +38,7 @@ NORMAL_LABELS = SYNONYMS[17]
 BUILTIN: dict[str, tuple[str, ...]] = {
     "modality": ("CT", "MRI", "X-ray", "ultrasound", "PET", "fundus photography", "microscopy", "nuclear medicine"),
     "plane": ("axial", "coronal", "sagittal", "PA", "AP", "lateral", "oblique"),
-    "body_region": ("head", "neck", "chest", "abdomen", "pelvis", "spine", "upper limb", "lower limb", "breast",
-                    "eye"),
+    "body_region": ("head", "neck", "chest", "abdomen", "pelvis", "spine", "upper limb", "lower limb", "breast"),
     "organ": ("brain", "liver", "kidney", "spleen", "heart", "lung", "pancreas", "bladder", "stomach", "bone"),
     "finding": ("nodule", "mass", "cyst", "calcification", "haemorrhage", "fracture", "effusion", "infarct"),
     "diagnosis": ("pneumonia", "glioma", "meningioma", "metastasis", "abscess", "haemangioma", "lymphoma",
@@ -56,6 +55,14 @@ BUILTIN: dict[str, tuple[str, ...]] = {
 
 # per modality (normalised key) for labels that only make sense within one modality
 BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
+    "plane": {
+        "mr": ("axial", "coronal", "sagittal", "oblique"),
+        "ct": ("axial", "coronal", "sagittal", "oblique"),
+        "pet": ("axial", "coronal", "sagittal"),
+        "xray": ("PA", "AP", "lateral", "oblique"),
+        "us": ("transverse", "longitudinal", "oblique"),
+        "nm": ("anterior", "posterior", "lateral", "oblique"),
+    },
     "sequence": {
         "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast"),
         "ct": ("non-contrast", "arterial phase", "portal venous phase", "bone window", "lung window"),
@@ -103,4 +110,233 @@ def builtin(key: str, modality: str | None) -> tuple[str, ...]:
                 return labels
         if by_mod:
             return ()  # modality-specific vocabulary unknown for this modality: no blind fallback
+        if key in RADIOLOGY_ONLY_BUILTIN and modality_family(modality) != "radiology":
+            return ()
     return BUILTIN.get(key, ())
+
+
+# --------------------------------------------------------------------------- modality families
+# which modalities share conventions: radiology (patient left/right defined on the display), microscopy
+# (no patient side), photography (fundus, skin, endoscopy: no display convention for left/right)
+_FAMILY_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("microscopy", ("microscop", "histo", "patholog", "cytolog", "slide", "stain")),
+    ("photography", ("fundus", "photograph", "dermoscop", "endoscop", "colonoscop", "retinal", "oct")),
+)
+RADIOLOGY = frozenset(norm(m) for m in ("CT", "MRI", "X-ray", "ultrasound", "PET", "nuclear medicine", "SPECT",
+                                         "mammography", "fluoroscopy", "angiography", "PET-CT"))
+# modalities where "mirrored left-to-right" is defined: a display convention fixes the patient's sides
+ORIENTATION_DEFINED = frozenset(norm(m) for m in ("CT", "MRI", "X-ray", "PET", "nuclear medicine", "SPECT",
+                                                  "mammography", "fluoroscopy", "angiography", "PET-CT"))
+
+
+def modality_family(modality: str | None) -> str:
+    """``radiology``, ``microscopy``, ``photography`` or ``other`` for a modality name."""
+    if not modality:
+        return "other"
+    key = norm(modality)
+    if key in RADIOLOGY:
+        return "radiology"
+    if key == norm("microscopy"):
+        return "microscopy"
+    if key == norm("fundus"):
+        return "photography"
+    low = modality.lower()
+    for family, words in _FAMILY_WORDS:
+        if any(w in low for w in words):
+            return family
+    return "other"
+
+
+def orientation_defined(modality: str | None) -> bool:
+    """Whether a mirrored image can be told from the original: only where a display convention fixes the
+    patient's left and right (radiographs, CT, MR, nuclear medicine); never in microscopy, histology crops
+    or photographs (a mirrored left fundus is a right one), nor in ultrasound (probe orientation varies)."""
+    return modality is not None and norm(modality) in ORIENTATION_DEFINED
+
+
+# --------------------------------------------------------------------------- region vocabularies
+# Built-in labels per (modality family, body region): the last fallback for distractors of anatomy-bound
+# keys (organ, landmark, finding). Each list names things found in that region only, and none of them is
+# a generic hypernym of another (a candidate whose words occur inside a true label is never offered).
+BUILTIN_BY_REGION: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {
+    "organ": {
+        ("radiology", "head"): ("cerebellum", "brainstem", "orbit", "pituitary gland", "maxillary sinus",
+                                "corpus callosum", "thalamus"),
+        ("radiology", "neck"): ("thyroid gland", "larynx", "trachea", "parotid gland", "carotid artery"),
+        ("radiology", "chest"): ("heart", "aorta", "trachea", "oesophagus", "diaphragm", "sternum"),
+        ("radiology", "abdomen"): ("liver", "spleen", "pancreas", "kidney", "stomach", "gallbladder"),
+        ("radiology", "pelvis"): ("urinary bladder", "rectum", "uterus", "prostate", "sacrum"),
+        ("radiology", "spine"): ("spinal cord", "vertebral body", "intervertebral disc", "spinous process"),
+        ("radiology", "shoulder"): ("humeral head", "glenoid", "acromion", "clavicle", "deltoid muscle"),
+        ("photography", "eye"): ("retina", "macula", "optic disc", "choroid"),
+    },
+    "landmark": {
+        ("radiology", "head"): ("pituitary fossa", "foramen magnum", "frontal sinus", "internal acoustic meatus"),
+        ("radiology", "chest"): ("carina", "aortic knob", "costophrenic angle", "cardiophrenic angle"),
+        ("radiology", "abdomen"): ("porta hepatis", "renal hilum", "coeliac trunk", "umbilicus"),
+        ("radiology", "pelvis"): ("femoral head", "pubic symphysis", "ischial spine", "sacral promontory"),
+        ("photography", "eye"): ("optic disc", "macula", "superior temporal arcade", "inferior temporal arcade"),
+    },
+    "finding": {
+        ("radiology", "head"): ("haemorrhage", "infarct", "calcification", "oedema", "hydrocephalus"),
+        ("radiology", "chest"): ("consolidation", "pleural effusion", "pneumothorax", "cardiomegaly", "atelectasis"),
+        ("radiology", "abdomen"): ("free fluid", "calcification", "lymphadenopathy", "dilated bowel", "hernia"),
+        ("photography", "eye"): ("drusen", "hard exudates", "microaneurysms", "cotton-wool spots",
+                                 "flame haemorrhage"),
+    },
+    "diagnosis": {
+        ("radiology", "head"): ("subdural haematoma", "multiple sclerosis", "pituitary adenoma", "arachnoid cyst",
+                                "vestibular schwannoma"),
+        ("radiology", "chest"): ("pneumothorax", "sarcoidosis", "pulmonary oedema", "lung abscess",
+                                 "pleural effusion"),
+        ("radiology", "abdomen"): ("renal cyst", "hepatic abscess", "acute pancreatitis", "cholecystitis",
+                                   "splenic infarct"),
+        ("photography", "eye"): ("glaucoma", "age-related macular degeneration", "retinal detachment",
+                                 "papilloedema"),
+    },
+}
+# body regions that contain others: a region is never a distractor for a part of it, nor the reverse
+# ("lower limb" is true of an image of the lower leg)
+REGION_PARTS: dict[str, tuple[str, ...]] = {
+    "head": ("brain", "skull", "eye", "orbit", "face", "sinus", "ear"),
+    "neck": ("thyroid", "larynx", "cervical spine"),
+    "chest": ("thorax", "lung", "heart", "breast", "ribs", "mediastinum"),
+    "abdomen": ("liver", "kidney", "pancreas", "spleen", "bowel"),
+    "pelvis": ("hip", "bladder", "prostate", "uterus"),
+    "spine": ("cervical spine", "thoracic spine", "lumbar spine", "sacrum"),
+    "upper limb": ("shoulder", "arm", "upper arm", "elbow", "forearm", "wrist", "hand", "finger"),
+    "lower limb": ("hip", "thigh", "knee", "lower leg", "leg", "ankle", "foot", "toe"),
+}
+
+
+def region_related(a: str, b: str) -> bool:
+    """Whether one body region contains the other (or they are the same)."""
+    na, nb = norm(a), norm(b)
+    if na == nb:
+        return True
+    for whole, parts in REGION_PARTS.items():
+        keys = {norm(p) for p in parts}
+        if (na == norm(whole) and nb in keys) or (nb == norm(whole) and na in keys):
+            return True
+    return False
+
+
+RADIOLOGY_ONLY_BUILTIN = frozenset({"body_region"})  # the generic region list means nothing for a slide or photo
+
+
+def builtin_for_region(key: str, modality: str | None, region: str | None) -> tuple[str, ...]:
+    """The built-in labels of ``key`` for the modality family and body region of a case (may be empty)."""
+    if not region:
+        return ()
+    table = BUILTIN_BY_REGION.get(key, {})
+    fam, reg = modality_family(modality), norm(region)
+    for (f, r), labels in table.items():
+        if f == fam and norm(r) == reg:
+            return labels
+    return ()
+
+
+# --------------------------------------------------------------------------- English for templates
+_PLURAL_HEADS = frozenset({"foci", "nuclei", "emboli", "calculi", "metastases", "vertebrae", "drusen", "bullae",
+                           "data", "criteria", "ventricles", "exudates", "microaneurysms"})
+_SINGULAR_S = ("ss", "us", "is", "ys", "itis", "osis", "ics")  # abscess, focus, metastasis, ..., "lens"? no
+_SINGULAR_WORDS = frozenset({"lens", "pancreas", "thorax", "pelvis", "uterus", "iris", "mucus", "series",
+                             "diabetes", "herpes", "measles", "facies", "ascites", "aphthous"})
+_IRREGULAR_PLURAL = {"nucleus": "nuclei", "focus": "foci", "vertebra": "vertebrae", "calculus": "calculi",
+                     "embolus": "emboli", "bulla": "bullae", "metastasis": "metastases", "diagnosis": "diagnoses",
+                     "stenosis": "stenoses", "thrombus": "thrombi", "bronchus": "bronchi", "sulcus": "sulci",
+                     "gyrus": "gyri", "villus": "villi", "alveolus": "alveoli", "index": "indices",
+                     "vertex": "vertices", "apex": "apices", "cortex": "cortices", "tooth": "teeth", "foot": "feet",
+                     "lymph node": "lymph nodes", "ovum": "ova", "datum": "data", "criterion": "criteria",
+                     "cell": "cells", "ileum": "ilea"}
+
+
+def _head_word(phrase: str) -> str:
+    """The head noun of a noun phrase: the last word before a prepositional tail ("foci of uptake")."""
+    words = phrase.strip().split()
+    for i, w in enumerate(words):
+        if i and w.lower() in ("of", "in", "with", "on", "at", "from", "within"):
+            return words[i - 1]
+    return words[-1] if words else ""
+
+
+def is_plural(phrase: str) -> bool:
+    """Whether a label reads as a plural noun phrase ("multiple nodules", "cotton-wool spots")."""
+    text = phrase.strip().lower()
+    if not text:
+        return False
+    first = text.split()[0]
+    if first in ("multiple", "several", "numerous", "bilateral", "two", "three", "many") and " " in text:
+        head = _head_word(text).lower()
+        return head not in _SINGULAR_WORDS and not head.endswith(("ss", "us", "is"))
+    head = _head_word(text).lower().strip("(),.")
+    if head in _PLURAL_HEADS:
+        return True
+    if head in _SINGULAR_WORDS or len(head) < 3 or not head.isalpha():
+        return False
+    return head.endswith("s") and not head.endswith(_SINGULAR_S)
+
+
+def plural(noun: str) -> str:
+    """The plural of a (singular) noun phrase: "nucleus" -> "nuclei", "vertebra" -> "vertebrae"."""
+    text = noun.strip()
+    if is_plural(text):
+        return text
+    tail = re.search(r"\s(of|in|with|on|at|from|within)\s", text)
+    if tail:  # "focus of uptake" -> "foci of uptake"
+        return plural(text[:tail.start()]) + text[tail.start():]
+    low = text.lower()
+    for sing, pl in _IRREGULAR_PLURAL.items():
+        if low == sing or low.endswith(" " + sing):
+            return text[: len(text) - len(sing)] + pl
+    if re.search(r"[^aeiou]y$", low):
+        return text[:-1] + "ies"
+    if re.search(r"(s|x|z|ch|sh)$", low):
+        return text + "es"
+    return text + "s"
+
+
+# words spelled with a vowel letter that start with a consonant sound, and the reverse ("an hour")
+_CONSONANT_SOUND = re.compile(r"^(uni|use|usa|usu|ure|uri|uro|ute|uti|eu|ewe|one\b|once|ubiq|uvu|u-)", re.IGNORECASE)
+_VOWEL_SOUND_H = re.compile(r"^(hour|honest|honou?r|heir|herb\b)", re.IGNORECASE)
+_WORD_ACRONYMS = frozenset({"FLAIR", "STIR", "SPECT", "NASH", "LASIK", "DWI"})  # pronounced as words
+_VOWEL_LETTERS = "AEFHILMNORSX"  # letters whose names start with a vowel sound (an MRI, an X-ray, an SVC)
+
+
+def article(phrase: str) -> str:
+    """``a`` or ``an`` for the word that starts ``phrase``, chosen by its sound, not its letter:
+    "an infarct", "a uniform ...", "an MRI", "an X-ray", "a CT", "an 8 mm ...", "a FLAIR image"."""
+    text = phrase.strip()
+    if not text:
+        return "a"
+    word = re.split(r"[\s,;:()]+", text)[0]
+    bare = re.sub(r"[^A-Za-z0-9]", "", word)
+    if not bare:
+        return "a"
+    if bare[0].isdigit():
+        num = re.match(r"\d+", bare)
+        digits = num.group(0) if num else bare
+        return "an" if digits.startswith("8") or digits in ("11", "18") or (
+            len(digits) in (5, 6) and digits[:2] in ("11", "18")) else "a"
+    letters = re.match(r"[A-Za-z]+", word.lstrip("\"'("))
+    head = letters.group(0) if letters else bare
+    is_acronym = (len(head) >= 2 and head.isupper() and head not in _WORD_ACRONYMS) or (
+        len(head) == 1 and (len(word) == 1 or word[1] in "-/"))
+    if is_acronym:
+        return "an" if head[0].upper() in _VOWEL_LETTERS else "a"
+    if head.upper() in _WORD_ACRONYMS:
+        return "a"
+    if head[0].lower() in "aeiou":
+        return "a" if _CONSONANT_SOUND.match(head) else "an"
+    return "an" if _VOWEL_SOUND_H.match(head) else "a"
+
+
+def indefinite(phrase: str) -> str:
+    """The phrase with an indefinite article, or none for a plural ("an infarct", "multiple nodules")."""
+    text = phrase.strip()
+    return text if is_plural(text) else f"{article(text)} {text}"
+
+
+def be(phrase: str) -> str:
+    """``is`` or ``are`` agreeing with ``phrase``."""
+    return "are" if is_plural(phrase) else "is"
