@@ -30,7 +30,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("xyxy", re.compile(r"<box>\s*[\[(]*\s*" + _N + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _N + r"\s*[\])]*\s*[,;\s]"
                         r"\s*[\[(]*\s*" + _N + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _N + r"\s*[\])]*\s*</box>")),
     # Gemini's native key: "box_2d": [ymin, xmin, ymax, xmax] (order from the convention, see ``_box_2d_order``)
-    ("box_2d", re.compile(r"(?i)[\"']box_2d[\"']\s*:\s*" + _FLAT.pattern)),
+    ("box_2d", re.compile(r"(?i)[\"']?\bbox_2d[\"']?\s*[:=]\s*" + _FLAT.pattern)),
     # two corner points: (x1, y1), (x2, y2) / (x1,y1) to (x2,y2)
     ("xyxy", re.compile(r"[(\[]\s*" + _N + r"\s*,\s*" + _N + r"\s*[)\]][^\d()\[\]<>]{0,24}?[(\[]\s*" + _N
                         + r"\s*,\s*" + _N + r"\s*[)\]]")),
@@ -177,9 +177,8 @@ def _candidates(text: str, conv: BoxConvention | None = None) -> tuple[list[_Can
             if kind == "flat":
                 k = _label_before(text, m.start()) or "xyxy"
             found.append((m.start(), m.end(), _to_xyxy(k, vals), pct))
-    for c in _table_candidates(text):
-        if not any(s <= c[0] < e for s, e, _, _ in found):
-            found.append(c)
+    table = [c for c in _table_candidates(text) if not any(s <= c[0] < e for s, e, _, _ in found)]
+    found += table
     return sorted(found), reason
 
 

@@ -40,8 +40,8 @@ _CLOSE = ")]）】"
 _CJK = "\u4e00-\u9fff"
 _CJK_PUNCT = "。，、；：！？）】"
 _LETTER_AT = r"[(\[（【]?\s*([A-Z])\s*[)\]）】]?"
-_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?)\]{_CJK_PUNCT}{_CJK}]|-|–)"
-_AFTER_OK = frozenset(" .,:;!?)]\n-–\t" + _CJK_PUNCT)
+_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?)\]{_CJK_PUNCT}{_CJK}（【]|-|–)"
+_AFTER_OK = frozenset(" .,:;!?)]\n-–\t（【" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
 _MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
@@ -292,6 +292,12 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
             return Reading(_letter(k)) if not spans else Reading(None, "'none of the above' and another option")
         return Reading(None, "the answer is 'none of the above', which is not an option")
     spans = _option_spans(body, options)
+    for s, e, i in spans:  # "the spleen (C)" where C is another option
+        tl = _TRAILING_LETTER.match(body[e:])
+        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
+            k = ord(tl.group(1)) - ord("A")
+            return Reading(None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but the letter "
+                                 f"after it is {tl.group(1)} ({options[k]!r})")
     rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
     mentioned = {i for s, e, i in spans if not is_negated(body, s, e)}
     bare = set()
@@ -314,10 +320,10 @@ def extract_mcq(text: str, options: Sequence[str]) -> str | None:
 
 # -- multi-select -------------------------------------------------------------------------------------
 
-_LIST_SEP = r"(?:,|;|/|&|、|，|；|\band\b|\s)"
+_LIST_SEP = r"(?:,|;|/|&|、|，|；|和|及|与|\band\b|\s)"
 _LETTER_LIST = re.compile(
-    r"^\s*[(\[]?\s*([A-Z])\s*[)\]]?((?:\s*" + _LIST_SEP + r"\s*(?:\band\b\s*)?[(\[]?\s*[A-Z]\s*[)\]]?"
-    r"(?=$|[\s.,;:/&)\]、，；。]))*)"
+    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:\band\b\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
+    r"(?=$|[\s.,;:/&)\]、，；。和及与]))*)"
 )
 _OR_MORE = re.compile(r"^\s*,?\s*(?:\bor\b|或)\s*[(\[]?\s*[A-Z]\b")
 _RUN_OF_LETTERS = re.compile(r"^\s*([A-Z]{2,8})\s*[.。]?\s*$")

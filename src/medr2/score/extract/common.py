@@ -65,7 +65,7 @@ ANSWER_MARKER = re.compile(
     r"|(?i:\banswer\s*\(?[a-z]*\)?\s*:)"
     r"|(?i:\b(?:it|this)(?:\s+is|['’]s)\s+(?:therefore\s+|thus\s+|probably\s+|likely\s+)?(?=[(\[]?[A-Z]\b))"
     r"|(?i:\b(?:I(?:\s+would|\s+will|['’]d|['’]ll|['’]m\s+going\s+to|\s+am\s+going\s+to)?|let['’]s)\s+"
-    r"(?:choose|select|pick|go\s+with|answer|opt\s+for)\b\s*:?)"
+    r"(?:choose|select|pick|go\s+with|answer|opt\s+for|say)\b\s*:?)"
     r"|(?i:\bI['’]m\s+(?:going\s+with|choosing|picking|selecting)\b\s*:?)"
     r"|(?:最终)?答案\s*(?:应该|应|應)?\s*(?:是|为|為)?\s*[:：]?|(?:我)?(?:选择|选|選)\s*[:：]?"
 )

@@ -72,6 +72,10 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
         return Reading(explicit[-1])
     concl = _CONCLUSION.search(body)
     if concl:
+        before = body[: concl.start()]
+        earlier = {m.group(1).lower() for m in _ANYWHERE.finditer(before)} | ({w} if (w := _word(before)) else set())
+        if earlier - {concl.group(1).lower()}:
+            return Reading(None, "both yes and no stated")
         return Reading(concl.group(1).lower())
     lead = _word(body)
     stated = {lead} if lead is not None else set()
