@@ -161,7 +161,8 @@ def test_option_text_wins_over_a_letter_like_prefix(letter: str, word: str, pos:
 
 XYWH_FORMS = ['{{"x": {0}, "y": {1}, "width": {2}, "height": {3}}}', '{{"x": {0}, "y": {1}, "w": {2}, "h": {3}}}',
               "Bounding box (x, y, width, height): ({0}, {1}, {2}, {3})", "[x, y, w, h] = [{0}, {1}, {2}, {3}]",
-              "x={0}, y={1}, width={2}, height={3}", "| x | y | width | height |\n|---|---|---|---|\n| {0} | {1} | {2} | {3} |"]
+              "x={0}, y={1}, width={2}, height={3}",
+              "| x | y | width | height |\n|---|---|---|---|\n| {0} | {1} | {2} | {3} |"]
 
 
 @settings(max_examples=300, deadline=None)
