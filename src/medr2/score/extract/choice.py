@@ -206,8 +206,11 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
             if not _starts_with_words(normalize_words(after[1:]), own):
                 return None
         # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
-        article = (ch in ("A", "I") and not m.group(0).strip().startswith(tuple(_OPEN)) and re.match(r"^ [a-z]", after)
-                   and not m.group(0).rstrip().endswith(tuple(_CLOSE)) and not _CONNECTIVE.match(after))
+        bare = not m.group(0).strip().startswith(tuple(_OPEN)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
+        article = (ch in ("A", "I") and bare and re.match(r"^ [a-z]", after) and not _CONNECTIVE.match(after))
+        if ch == "A" and bare and after.startswith(" ") and options:  # "A B-cell lymphoma is seen": the article
+            words = normalize_words(after)
+            article = article or any(_starts_with_words(words, normalize_words(o)) for o in options[1:])
         if not article:
             if is_negated(seg, m.start(1), m.end(1)):
                 return None
