@@ -208,7 +208,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
         # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
         bare = not m.group(0).strip().startswith(tuple(_OPEN)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
         article = (ch in ("A", "I") and bare and re.match(r"^ [a-z]", after) and not _CONNECTIVE.match(after))
-        if ch == "A" and bare and after.startswith(" ") and options:  # "A B-cell lymphoma is seen": the article
+        if ch == "A" and bare and re.match(r"^ \w", after) and options:  # "A B-cell lymphoma is seen": the article
             words = normalize_words(after)
             article = article or any(_starts_with_words(words, normalize_words(o)) for o in options[1:])
         if not article:
