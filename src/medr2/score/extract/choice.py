@@ -391,9 +391,9 @@ def _line_item(line: str, n: int, options: Sequence[str]) -> list[str] | None | 
     if not item:
         return None
     got = _lead_letter(item, n, options)
-    if isinstance(got, Conflict) or got == AMBIGUOUS:
+    if isinstance(got, Conflict):
         return AMBIGUOUS
-    if got is None:
+    if got is None or got == AMBIGUOUS:  # not a one-option line ("A, C" is a list: read as a whole)
         return None
     k = ord(got) - ord("A")
     rest = normalize_words(item)
