@@ -155,9 +155,10 @@ def test_box_scores_use_the_adapters_convention() -> None:
     p = Prediction(model_key="q", item_id=it.item_id, mode="independent", request_hash="h", raw=raw, status="ok")
     s = score_items(BY_ID, [p], BoxConvention("thousand"))[0]
     assert s.verdict == "correct" and s.iou == pytest.approx(1.0, abs=0.02)
-    # the same numbers read as pixels are a different (wrong) box: never guessed from magnitudes
+    # the same numbers read as pixels lie outside the 100x80 image: unparsed with the reason (not clipped to a
+    # wrong box, and never reinterpreted from their magnitudes)
     s_px = score_items(BY_ID, [p], BoxConvention("pixel"))[0]
-    assert s_px.verdict == "wrong" and s_px.iou < 0.5
+    assert s_px.verdict == "unparsed" and s_px.iou == 0.0 and s_px.reason is not None and "outside" in s_px.reason
     bad = score_items(BY_ID, [p.model_copy(update={"raw": "somewhere in the liver"})], BoxConvention())[0]
     assert bad.verdict == "unparsed" and bad.iou == 0.0
 

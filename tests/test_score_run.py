@@ -31,8 +31,9 @@ def test_score_run_writes_both_files(bench: Bench, tmp_path: Path) -> None:
     metrics = score_run(run, seed=0, n_resamples=100)
     table = pq.read_table(run / "scores.parquet")
     assert table.column_names == ["item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant",
-                                  "parent_id", "split", "verdict", "parsed", "method", "iou", "text_metrics"]
+                                  "parent_id", "split", "verdict", "parsed", "method", "iou", "text_metrics", "reason"]
     assert table.num_rows == 2 * len(bench.items)
+    assert set(table.column("reason").to_pylist()) == {None}  # only unparsed answers carry a reason
     assert set(table.column("verdict").to_pylist()) == {"correct"}
     on_disk = json.loads((run / "metrics.json").read_text())
     assert on_disk == json.loads(json.dumps(metrics))

@@ -235,3 +235,4 @@ class Score(_Frozen):
     method: Literal["rule", "judge", "none"] = "rule"
     iou: float | None = None
     text_metrics: dict[str, float] = Field(default_factory=dict)
+    reason: str | None = None  # why the answer is unparsed, when the extractor can say

@@ -287,8 +287,9 @@ register_preset(Preset(
              "platform.openai.com/docs/api-reference/chat/create (max_tokens deprecated)")))
 register_preset(Preset(
     "gemini", "Google Gemini (OpenAI-compatible endpoint)", ("gemini-2.5-flash", "gemini-2.5-pro"),
-    _THOUSAND,
-    notes="Gemini is trained on [ymin, xmin, ymax, xmax] normalised to 0-1000; the prompt asks explicitly for "
-          "x-first order [x1, y1, x2, y2].",
+    BoxConvention("thousand", "none", (("box_2d", "yxyx"),)),
+    notes="Gemini is trained on [ymin, xmin, ymax, xmax] normalised to 0-1000 and writes it as "
+          '{"box_2d": [ymin, xmin, ymax, xmax]}: the scorer reads a box_2d key y-first for this preset '
+          "(convention param box_2d=yxyx); the prompt asks for x-first [x1, y1, x2, y2], read x-first.",
     sources=("ai.google.dev Gemini image understanding docs (object detection)",
              "huggingface.co/google/gemma-3-4b-it/discussions/38")))

@@ -9,72 +9,250 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention
-from medr2.models.presets import box_from_model
+from medr2.models.presets import box_from_model, model_image_size
 from medr2.records import Box
 from medr2.score.extract.common import ANSWER_MARKER, strip_reasoning
 
 _NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_N = _NUM + r"\s*(?:%|px)?"  # a number, optionally a percentage or "px"
 _SEP = r"\s*[,;\s]\s*"
-_PATTERNS: tuple[re.Pattern[str], ...] = (
+_FLAT = re.compile(r"[\[(]\s*" + _N + r"\s*,\s*" + _N + r"\s*,\s*" + _N + r"\s*,\s*" + _N + r"\s*[\])]")
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Qwen-style special tokens: <|box_start|>(x1,y1),(x2,y2)<|box_end|>
-    re.compile(r"<\|box_start\|>\s*\(?\s*" + _NUM + _SEP + _NUM + r"\s*\)?\s*[,;\s]?\s*\(?\s*" + _NUM + _SEP + _NUM
-               + r"\s*\)?\s*<\|box_end\|>"),
+    ("xyxy", re.compile(r"<\|box_start\|>\s*\(?\s*" + _N + _SEP + _N + r"\s*\)?\s*[,;\s]?\s*\(?\s*" + _N + _SEP
+                        + _N + r"\s*\)?\s*<\|box_end\|>")),
     # <box>...</box> with 4 numbers in any bracket layout
-    re.compile(r"<box>\s*[\[(]*\s*" + _NUM + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _NUM + r"\s*[\])]*\s*[,;\s]\s*"
-               r"[\[(]*\s*" + _NUM + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _NUM + r"\s*[\])]*\s*</box>"),
+    ("xyxy", re.compile(r"<box>\s*[\[(]*\s*" + _N + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _N + r"\s*[\])]*\s*[,;\s]"
+                        r"\s*[\[(]*\s*" + _N + r"\s*[\])]*" + _SEP + r"[\[(]*\s*" + _N + r"\s*[\])]*\s*</box>")),
+    # Gemini's native key: "box_2d": [ymin, xmin, ymax, xmax] (order from the convention, see ``_box_2d_order``)
+    ("box_2d", re.compile(r"(?i)[\"']?\bbox_2d[\"']?\s*[:=]\s*" + _FLAT.pattern)),
     # two corner points: (x1, y1), (x2, y2) / (x1,y1) to (x2,y2)
-    re.compile(r"[(\[]\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*[)\]][^\d()\[\]<>]{0,24}?[(\[]\s*" + _NUM + r"\s*,\s*"
-               + _NUM + r"\s*[)\]]"),
+    ("xyxy", re.compile(r"[(\[]\s*" + _N + r"\s*,\s*" + _N + r"\s*[)\]][^\d()\[\]<>]{0,24}?[(\[]\s*" + _N
+                        + r"\s*,\s*" + _N + r"\s*[)\]]")),
     # a flat list or tuple of four numbers: [x1, y1, x2, y2]
-    re.compile(r"[\[(]\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*[\])]"),
+    ("flat", _FLAT),
     # named coordinates: x1=.., y1=.., x2=.., y2=.. (also xmin/ymin/xmax/ymax)
-    re.compile(r"(?i)\"?(?:x1|xmin|x_min|left)\"?\s*[:=]\s*" + _NUM
-               + r"[^\d-]{1,12}?\"?(?:y1|ymin|y_min|top)\"?\s*[:=]\s*" + _NUM
-               + r"[^\d-]{1,12}?\"?(?:x2|xmax|x_max|right)\"?\s*[:=]\s*" + _NUM
-               + r"[^\d-]{1,12}?\"?(?:y2|ymax|y_max|bottom)\"?\s*[:=]\s*" + _NUM),
+    ("xyxy", re.compile(r"(?i)\"?(?:x1|xmin|x_min|left)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:y1|ymin|y_min|top)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:x2|xmax|x_max|right)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:y2|ymax|y_max|bottom)\"?\s*[:=]\s*" + _N)),
+    # named y-first: ymin=.., xmin=.., ymax=.., xmax=..
+    ("yxyx", re.compile(r"(?i)\"?(?:y1|ymin|y_min|top)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:x1|xmin|x_min|left)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:y2|ymax|y_max|bottom)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?(?:x2|xmax|x_max|right)\"?\s*[:=]\s*" + _N)),
+    # named width/height: {"x": .., "y": .., "width": .., "height": ..} (also left/top/w/h)
+    ("xywh", re.compile(r"(?i)\"?\b(?:x|left|x_?min)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?\b(?:y|top|y_?min)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?\b(?:w|width)\"?\s*[:=]\s*" + _N
+                        + r"[^\d-]{1,12}?\"?\b(?:h|height)\"?\s*[:=]\s*" + _N)),
 )
+# an explicit label of the layout of the numbers that follow: "(x, y, width, height)", "[ymin, xmin, ymax, xmax]"
+_XYWH_LABEL = re.compile(r"(?i)\(?\[?\s*x(?:_?min)?\s*,\s*y(?:_?min)?\s*,\s*(?:w|width)\s*,\s*(?:h|height)\s*\]?\)?"
+                         r"|\bxywh\b")
+_YXYX_LABEL = re.compile(r"(?i)\(?\[?\s*y_?(?:min|1)\s*,\s*x_?(?:min|1)\s*,\s*y_?(?:max|2)\s*,\s*x_?(?:max|2)\s*\]?\)?")
+_TABLE_NAMES = {"x1": 0, "xmin": 0, "x_min": 0, "left": 0, "y1": 1, "ymin": 1, "y_min": 1, "top": 1,
+                "x2": 2, "xmax": 2, "x_max": 2, "right": 2, "y2": 3, "ymax": 3, "y_max": 3, "bottom": 3}
+_TABLE_XYWH = {"x": 0, "y": 1, "w": 2, "width": 2, "h": 3, "height": 3}
+_CELL_NUM = re.compile(r"^\s*" + _NUM + r"\s*(%|px)?\s*$")
 
 
-def _candidates(text: str) -> list[tuple[int, int, Box]]:
-    found: list[tuple[int, int, Box]] = []
-    for pat in _PATTERNS:
+@dataclass(frozen=True)
+class BoxReading:
+    """A box read from a response: xyxy in the adapter's space (in percent of the image when ``percent``),
+    or None with the reason."""
+
+    box: Box | None
+    reason: str | None = None
+    percent: bool = False
+
+
+_Cand = tuple[int, int, Box, bool]  # start, end, xyxy box, percent
+
+
+def _box_2d_order(conv: BoxConvention | None) -> str:
+    """'yxyx' when the convention says its model writes ``box_2d`` y-first (Gemini), else 'xyxy'."""
+    if conv is None:
+        return "xyxy"
+    return str(dict(conv.params).get("box_2d", "xyxy"))
+
+
+def _numbers(m: re.Match[str]) -> tuple[tuple[float, float, float, float], bool | None]:
+    """The four numbers of a match and whether they are percentages (None: mixed units)."""
+    vals = tuple(float(v) for v in m.groups())
+    n_pct = m.group(0).count("%")
+    return (vals[0], vals[1], vals[2], vals[3]), (True if n_pct == 4 else False if n_pct == 0 else None)
+
+
+def _to_xyxy(kind: str, v: tuple[float, float, float, float]) -> Box:
+    if kind == "yxyx":
+        return (v[1], v[0], v[3], v[2])
+    if kind == "xywh":
+        return (v[0], v[1], v[0] + v[2], v[1] + v[3])
+    return v
+
+
+def _label_before(text: str, start: int) -> str | None:
+    """'xywh' / 'yxyx' when an explicit layout label stands shortly before ``start`` (same or previous line)."""
+    window = text[max(0, start - 120): start]
+    labels = [(m.end(), "xywh") for m in _XYWH_LABEL.finditer(window)]
+    labels += [(m.end(), "yxyx") for m in _YXYX_LABEL.finditer(window)]
+    return max(labels)[1] if labels else None
+
+
+def _table_candidates(text: str) -> list[_Cand]:
+    """Boxes in Markdown tables: columns x1 | y1 | x2 | y2 (or x | y | width | height), or rows 'x1 | 120'."""
+    out: list[_Cand] = []
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip().startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].strip().startswith("|"):
+            j += 1
+        rows = [[c.strip().strip("*`").strip().lower() for c in ln.strip().strip("|").split("|")] for ln in lines[i:j]]
+        rows = [r for r in rows if not all(re.fullmatch(r":?-{2,}:?", c) for c in r if c)]
+        out += _table_boxes(rows, offsets[i], offsets[j])
+        i = j
+    return out
+
+
+def _cell(c: str) -> tuple[float, bool] | None:
+    m = _CELL_NUM.match(c)
+    return (float(m.group(1)), m.group(2) == "%") if m else None
+
+
+def _table_boxes(rows: list[list[str]], start: int, end: int) -> list[_Cand]:
+    if not rows:
+        return []
+    out: list[_Cand] = []
+    header = rows[0]
+    for names, kind in ((_TABLE_NAMES, "xyxy"), (_TABLE_XYWH, "xywh")):
+        cols = {names[c]: k for k, c in enumerate(header) if c in names}
+        if len(cols) == 4:
+            for r in rows[1:]:
+                cells = [_cell(r[cols[q]]) if cols[q] < len(r) else None for q in range(4)]
+                if all(c is not None for c in cells):
+                    pct = {c[1] for c in cells}  # type: ignore[index]
+                    if len(pct) == 1:
+                        v = tuple(c[0] for c in cells)  # type: ignore[index]
+                        out.append((start, end, _to_xyxy(kind, v), pct.pop()))  # type: ignore[arg-type]
+            return out
+    # vertical: one coordinate per row
+    for names, kind in ((_TABLE_NAMES, "xyxy"), (_TABLE_XYWH, "xywh")):
+        got: dict[int, tuple[float, bool]] = {}
+        for r in rows:
+            if len(r) >= 2 and r[0] in names and (c := _cell(r[1])) is not None:
+                got[names[r[0]]] = c
+        if len(got) == 4 and len({c[1] for c in got.values()}) == 1:
+            v = tuple(got[q][0] for q in range(4))
+            out.append((start, end, _to_xyxy(kind, v), got[0][1]))  # type: ignore[arg-type]
+            return out
+    return out
+
+
+def _candidates(text: str, conv: BoxConvention | None = None) -> tuple[list[_Cand], str | None]:
+    found: list[_Cand] = []
+    reason = None
+    order = _box_2d_order(conv)
+    for kind, pat in _PATTERNS:
         for m in pat.finditer(text):
-            if any(s <= m.start() and m.end() <= e for s, e, _ in found):
+            if any(s <= m.start() and m.end() <= e for s, e, _, _ in found):
                 continue  # already inside a more specific match
-            vals = tuple(float(v) for v in m.groups())
-            found.append((m.start(), m.end(), (vals[0], vals[1], vals[2], vals[3])))
-    return sorted(found)
+            vals, pct = _numbers(m)
+            if pct is None:
+                reason = "a box mixing percentages and plain numbers"
+                continue
+            k = order if kind == "box_2d" else kind
+            if kind == "flat":
+                k = _label_before(text, m.start()) or "xyxy"
+            found.append((m.start(), m.end(), _to_xyxy(k, vals), pct))
+    table = [c for c in _table_candidates(text) if not any(s <= c[0] < e for s, e, _, _ in found)]
+    found += table
+    return sorted(found), reason
 
 
-def parse_box(text: str) -> Box | None:
-    """The one box the response states (raw numbers, in the adapter's space), or None.
+def read_box(text: str, conv: BoxConvention | None = None) -> BoxReading:
+    """The one box the response states (raw numbers, in the adapter's space), or None with the reason.
 
     Boxes after the last explicit answer marker win; several different boxes without one are
-    ambiguous (None). Corner order is normalised; a zero-area or non-finite box is None.
-    """
+    ambiguous. Corner order is normalised; a zero-area or non-finite box is unparsed. ``conv`` gives the
+    order of Gemini's ``box_2d`` key (param ``box_2d``: ``yxyx``)."""
     body = strip_reasoning(text)
-    cands = _candidates(body)
+    cands, reason = _candidates(body, conv)
     if not cands:
-        return None
+        return BoxReading(None, reason or "no box found")
     markers = [m.end() for m in ANSWER_MARKER.finditer(body)]
     if markers:
         after = [c for c in cands if c[0] >= markers[-1]]
         if after:
             cands = after
-    distinct = {c[2] for c in cands}
+    distinct = {(c[2], c[3]) for c in cands}
     if len(distinct) != 1:
-        return None
-    x1, y1, x2, y2 = distinct.pop()
+        return BoxReading(None, f"{len(distinct)} different boxes and no single answer")
+    (x1, y1, x2, y2), pct = distinct.pop()
     if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
-        return None
+        return BoxReading(None, "a box with non-finite numbers")
     box = (min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2))
     if box[2] - box[0] <= 0 or box[3] - box[1] <= 0:
-        return None
-    return box
+        return BoxReading(None, "a box of zero area")
+    return BoxReading(box, None, pct)
+
+
+def parse_box(text: str) -> Box | None:
+    """The one box the response states (raw numbers: the adapter's space, or percentages), or None."""
+    return read_box(text).box
+
+
+# a box may exceed its space by this fraction of the side (rounding, 0-1000 vs 0-999) before it is out of it
+SPACE_TOLERANCE = 0.01
+
+
+def space_size(conv: BoxConvention, width: int, height: int) -> tuple[float, float]:
+    """Width and height of the declared box space of a ``width`` x ``height`` bench image."""
+    return model_image_size(conv, width, height)
+
+
+def outside_space(box: Box, conv: BoxConvention, width: int, height: int) -> str | None:
+    """Why a box in the adapter's space lies outside that space (None when inside, within the tolerance)."""
+    sw, sh = space_size(conv, width, height)
+    tx, ty = SPACE_TOLERANCE * sw, SPACE_TOLERANCE * sh
+    x1, y1, x2, y2 = box
+    if x1 < -tx or y1 < -ty or x2 > sw + tx or y2 > sh + ty:
+        def fmt(v: float) -> str:
+            return f"{v:g}"
+        space = {"unit": "0-1", "thousand": "0-1000"}.get(conv.space, f"{fmt(sw)}x{fmt(sh)} pixel")
+        return f"box [{', '.join(fmt(v) for v in box)}] is outside the declared {space} space"
+    return None
+
+
+def read_box_pixels(raw: str, conv: BoxConvention, width: int, height: int,
+                    reading: BoxReading | None = None) -> tuple[Box | None, str | None]:
+    """(pixel xyxy box of the bench image, None) or (None, reason): read, check against the declared space
+    (a box outside it is unparsed, not clipped), convert. ``reading``: an earlier ``read_box`` of ``raw``."""
+    got = reading if reading is not None else read_box(raw, conv)
+    if got.box is None:
+        return None, got.reason
+    box = got.box
+    if got.percent:
+        if any(v < -100 * SPACE_TOLERANCE or v > 100 * (1 + SPACE_TOLERANCE) for v in box):
+            return None, f"box [{', '.join(f'{v:g}%' for v in box)}] is outside 0-100%"
+        sw, sh = space_size(conv, width, height)
+        box = (box[0] / 100 * sw, box[1] / 100 * sh, box[2] / 100 * sw, box[3] / 100 * sh)
+    why = outside_space(box, conv, width, height)
+    if why is not None:
+        return None, why
+    return to_original_pixels(box, conv, width, height), None
 
 
 def convention_from_json(data: Mapping[str, Any] | None) -> BoxConvention:

@@ -22,8 +22,8 @@ from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
-from medr2.score.boxes import convention_from_json, format_box, iou, parse_box, to_original_pixels
-from medr2.score.extract import EXTRACTORS, extract
+from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
+from medr2.score.extract import EXTRACTORS, Reading, extract, read
 from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
@@ -47,6 +47,7 @@ class _Scored:
     iou: float | None = None
     text_metrics: dict[str, float] = field(default_factory=lambda: _NO_TEXT_METRICS)
     method: str = "rule"
+    reason: str | None = None  # why an answer is unparsed, when the extractor can say (a conflict, ...)
 
 
 def _same_choice(item: ItemLike, parsed: str) -> bool:
@@ -56,8 +57,8 @@ def _same_choice(item: ItemLike, parsed: str) -> bool:
 
 
 # extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes
-_CHOICE_MEMO: dict[tuple[str, str, tuple[str, ...]], str | None] = {}
-_BOX_MEMO: dict[str, Any] = {}
+_CHOICE_MEMO: dict[tuple[str, str, tuple[str, ...]], Reading] = {}
+_BOX_MEMO: dict[tuple[str, str], BoxReading] = {}
 _MEMO_MAX = 1 << 20
 
 
@@ -70,12 +71,13 @@ def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
 def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     key = (item.form, raw, tuple(item.options))
     if key in _CHOICE_MEMO:
-        parsed = _CHOICE_MEMO[key]
+        got = _CHOICE_MEMO[key]
     else:
-        parsed = extract(item.form, raw, item.options)
-        _memo_put(_CHOICE_MEMO, key, parsed)
+        got = read(item.form, raw, item.options)
+        _memo_put(_CHOICE_MEMO, key, got)
+    parsed = got.value
     if parsed is None:
-        return _Scored("unparsed")
+        return _Scored("unparsed", reason=got.reason)
     return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
 
 
@@ -83,16 +85,16 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     if item.answer_box is None or not item.image_width or not item.image_height:
         raise BadInput("a box item needs answer_box, image_width and image_height", record=item.item_id,
                        field="answer_box")
-    from medr2.score.extract import strip_reasoning
+    from medr2.score.boxes import _box_2d_order
 
-    if raw in _BOX_MEMO:
-        box = _BOX_MEMO[raw]
-    else:
-        box = parse_box(strip_reasoning(raw))
-        _memo_put(_BOX_MEMO, raw, box)
-    if box is None:
-        return _Scored("unparsed", iou=0.0)
-    pix = to_original_pixels(box, conv, item.image_width, item.image_height)
+    key = (raw, _box_2d_order(conv))  # the parse depends on the convention only through box_2d's order
+    reading = _BOX_MEMO.get(key)
+    if reading is None:
+        reading = read_box(raw, conv)
+        _memo_put(_BOX_MEMO, key, reading)
+    pix, why = read_box_pixels(raw, conv, item.image_width, item.image_height, reading)
+    if pix is None:
+        return _Scored("unparsed", iou=0.0, reason=why)
     value = iou(pix, item.answer_box)
     return _Scored("correct" if value >= BOX_CORRECT_IOU else "wrong", format_box(pix), iou=value)
 
@@ -187,27 +189,27 @@ def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Ite
     preds = list(predictions)
     results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root)
     return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
-                  method=r.method, iou=r.iou, text_metrics=r.text_metrics)  # type: ignore[arg-type]
+                  method=r.method, iou=r.iou, text_metrics=r.text_metrics, reason=r.reason)  # type: ignore[arg-type]
             for p, r in zip(preds, results, strict=True)]
 
 
 # -- run folders -------------------------------------------------------------------------------------
 
 SCORE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "parent_id",
-                 "split", "verdict", "parsed", "method", "iou", "text_metrics")
+                 "split", "verdict", "parsed", "method", "iou", "text_metrics", "reason")
 
 
 _SCORES_SCHEMA = pa.schema([("item_id", pa.string()), ("case_id", pa.string()), ("model_key", pa.string()),
                             ("mode", pa.string()), ("task", pa.string()), ("stage", pa.int8()), ("form", pa.string()),
                             ("variant", pa.string()), ("parent_id", pa.string()), ("split", pa.string()),
                             ("verdict", pa.string()), ("parsed", pa.string()), ("method", pa.string()),
-                            ("iou", pa.float64()), ("text_metrics", pa.string())])
+                            ("iou", pa.float64()), ("text_metrics", pa.string()), ("reason", pa.string())])
 
 
 def scores_table(items: Mapping[str, ItemLike], scores: Sequence[Score]) -> pa.Table:
     """The ``scores.parquet`` table (architecture.md layout), rows sorted by (mode, item_id)."""
     return _scores_table(items, [(s.item_id, s.model_key, s.mode) for s in scores],
-                         [_Scored(s.verdict, s.parsed, s.iou, s.text_metrics, s.method) for s in scores])
+                         [_Scored(s.verdict, s.parsed, s.iou, s.text_metrics, s.method, s.reason) for s in scores])
 
 
 def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, str]], scored: Sequence[_Scored]
@@ -234,6 +236,7 @@ def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, 
         cols["method"].append(r.method)
         cols["iou"].append(r.iou)
         cols["text_metrics"].append(canonical_json(r.text_metrics) if r.text_metrics else "{}")
+        cols["reason"].append(r.reason)
     return pa.table(cols, schema=_SCORES_SCHEMA)
 
 
@@ -248,6 +251,8 @@ def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
             cols[c] = pa.array([canonical_json(d) if d else "{}" for d in tidy[c].tolist()], type=typ)
         elif c == "iou":
             cols[c] = pa.array(tidy[c].to_numpy(dtype=float), type=typ, from_pandas=True)  # NaN -> null
+        elif c == "reason" and c not in tidy.columns:
+            cols[c] = pa.nulls(len(tidy), type=typ)
         elif c == "stage":
             cols[c] = pa.array(tidy[c].to_numpy(dtype=np.int64), type=typ)
         else:
@@ -330,6 +335,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
+    table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
     atomic_write_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
@@ -362,5 +368,5 @@ def load_table(run_dir: Path | str) -> pd.DataFrame:
     t = pq.read_table(path).to_pylist()
     scores = [Score(item_id=r["item_id"], model_key=r["model_key"], mode=r["mode"], verdict=r["verdict"],
                     parsed=r["parsed"], method=r["method"], iou=r["iou"],
-                    text_metrics=json.loads(r["text_metrics"] or "{}")) for r in t]
+                    text_metrics=json.loads(r["text_metrics"] or "{}"), reason=r.get("reason")) for r in t]
     return build_table(items, scores)

@@ -1,16 +1,21 @@
 """Answer extraction per form (registry ``EXTRACTORS``). An extractor returns the parsed answer in the
-item's answer format, or None: an answer that cannot be read is *unparsed*, never guessed."""
+item's answer format, or None: an answer that cannot be read is *unparsed*, never guessed.
+
+``read`` also says *why* an answer is unparsed (``Reading.reason``: a letter/text conflict, an ambiguous
+list, 'none of the above' that is not an option, ...); forms with a reader in ``READERS`` give a reason,
+any other registered extractor is wrapped (no reason)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from medr2.score.extract.choice import extract_mcq, extract_multi
-from medr2.score.extract.common import strip_reasoning
+from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
+from medr2.score.extract.common import Reading, strip_reasoning
 from medr2.score.extract.text import extract_text
-from medr2.score.extract.yesno import extract_yesno
+from medr2.score.extract.yesno import extract_yesno, read_yesno
 
 Extractor = Callable[[str, Sequence[str]], str | None]
+Reader = Callable[[str, Sequence[str]], Reading]
 
 EXTRACTORS: dict[str, Extractor] = {
     "mcq": extract_mcq,
@@ -18,34 +23,49 @@ EXTRACTORS: dict[str, Extractor] = {
     "multi": extract_multi,
     "text": extract_text,
 }
+READERS: dict[str, Reader] = {
+    "mcq": read_mcq,
+    "yesno": read_yesno,
+    "multi": read_multi,
+}
 
 
 def register_extractor(form: str) -> Callable[[Extractor], Extractor]:
     def deco(fn: Extractor) -> Extractor:
         EXTRACTORS[form] = fn
+        READERS.pop(form, None)  # the new extractor replaces the built-in reader of that form
         return fn
 
     return deco
 
 
-def extract(form: str, raw: str | None, options: Sequence[str] = ()) -> str | None:
-    """Parse ``raw`` for an item of ``form`` (reasoning blocks removed first). Boxes: see ``boxes``."""
+def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
+    """Parse ``raw`` for an item of ``form`` (reasoning blocks and end tokens removed first), with the reason
+    when it cannot be read. Boxes: see ``medr2.score.boxes.read_box``."""
     if raw is None:
-        return None
+        return Reading(None, "no answer")
     body = strip_reasoning(raw)
     if not body:
-        return None
+        return Reading(None, "empty answer (nothing after the reasoning block)")
     if form == "box":
-        from medr2.score.boxes import format_box, parse_box
+        from medr2.score.boxes import format_box, read_box
 
-        box = parse_box(body)
-        return None if box is None else format_box(box)
+        got = read_box(body)
+        return Reading(None if got.box is None else format_box(got.box), got.reason)
+    reader = READERS.get(form)
+    if reader is not None:
+        return reader(body, options)
     try:
         fn = EXTRACTORS[form]
     except KeyError as e:
         raise KeyError(f"no extractor for form {form!r} (known: {sorted(EXTRACTORS)})") from e
-    return fn(body, options)
+    return Reading(fn(body, options))
 
 
-__all__ = ["EXTRACTORS", "extract", "extract_mcq", "extract_multi", "extract_text", "extract_yesno",
-           "register_extractor", "strip_reasoning"]
+def extract(form: str, raw: str | None, options: Sequence[str] = ()) -> str | None:
+    """Parse ``raw`` for an item of ``form`` (reasoning blocks removed first); None = unparsed."""
+    return read(form, raw, options).value
+
+
+__all__ = ["EXTRACTORS", "READERS", "Reading", "extract", "extract_mcq", "extract_multi", "extract_text",
+           "extract_yesno", "read", "register_extractor", "strip_reasoning"]

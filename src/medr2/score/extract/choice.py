@@ -1,32 +1,73 @@
-"""Single-choice (MCQ) and multi-select extraction: letters or option texts, never a guess."""
+"""Single-choice (MCQ) and multi-select extraction: letters or option texts, never a guess.
+
+Rules (docs/metrics.md, "Reading answers"):
+- an option's *text* wins over a letter-like prefix ("B-cell lymphoma" is the option with that text, "X-ray"
+  the X-ray option, not a letter);
+- a letter whose following text names a *different* option ("B. Pleural effusion" where B is Pneumothorax,
+  "C. 3" where C is "2") is a conflict: unparsed with the reason, never resolved silently;
+- "None of the above" (or "none of these options is correct") is the option of that meaning when there is
+  one; when there is none it is unparsed (a single-choice answer), or the empty selection (multi-select).
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from medr2.score.extract.common import (
+    Reading,
     answer_segments,
     clean_markdown,
     is_negated,
+    json_answer,
     normalize_words,
     strip_hedge,
 )
 
 AMBIGUOUS = "ambiguous"
 
-_LETTER_AT = r"[(\[]?\s*([A-Z])\s*[)\]]?"
-_END_AFTER_LETTER = r"(?=$|[\s.,:;!?)\]]|-|–)"
+
+@dataclass(frozen=True)
+class Conflict:
+    """An answer that states two different options (a letter and another option's text)."""
+
+    reason: str
+
+
+_OPEN = "([（【"
+_CLOSE = ")]）】"
+_CJK = "\u4e00-\u9fff"
+_CJK_PUNCT = "。，、；：！？）】"
+_LETTER_AT = r"[(\[（【]?\s*([A-Z])\s*[)\]）】]?"
+_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?)\]{_CJK_PUNCT}{_CJK}（【]|-|–)"
+_AFTER_OK = frozenset(" .,:;!?)]\n-–\t（【" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
-_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
+_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
 _LETTER_THEN_VERDICT = re.compile(
-    r"(?:\b(?i:option|choice|answer)\s+)?[(\[]?\b([A-Z])\b[)\]]?(?:\s*\([^)]{0,60}\))?\s+"
+    r"(?:\b(?i:option|choice|answer)\s+)?[(\[]?\b([A-Z])\b[)\]]?(?:\s*\(([^)]{0,60})\))?\s+"
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|consistent|accurate))"
     r"|fits\s+best|is\s+the\s+(?:answer|best\s+(?:fit|match|choice|option)))"
 )
 _BARE_MENTION = re.compile(r"\(([A-Z])\)|(?<![\w(])([A-Z])\)|\b(?i:option|choice)\s+([A-Z])\b")
 _SENTENCE_LETTER = re.compile(r"(?:^|[.!?:]\s+|\n\s*)[(\[]?([A-Z])[)\]]?\s*[.!]?\s*(?=\n|$)")
+_TRAILING_LETTER = re.compile(r"^\s*[(\[（]\s*([A-Z])\s*[)\]）]")
+_SEP_AFTER_LETTER = re.compile(r"^[\s.:)\]）】,，、=–—-]*[(（]?\s*")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+# "none of the above" and its paraphrases, as an answer
+_NONE_PHRASE = re.compile(
+    r"(?i:\bnone\s+of\s+(?:the\s+(?:above|options|choices|answers|listed(?:\s+options)?|given\s+options)"
+    r"|these(?:\s+options|\s+choices|\s+answers)?|them|those(?:\s+options)?)"
+    r"|\bneither\s+of\s+(?:these|them|the\s+options)"
+    r"|\bno\s+(?:option|choice|answer)\s+(?:is|fits|applies)"
+    r"|\ball\s+(?:of\s+the\s+)?(?:options|choices)\s+are\s+(?:wrong|incorrect))"
+    r"|以上都不是|以上皆非|都不是"
+)
+# an option whose text means "none of the above"
+_NONE_OPTION = re.compile(r"^(?:none\s+of\s+(?:the\s+above|these|them|the\s+(?:options|choices|listed(?:\s+options)?))"
+                          r"|all\s+of\s+the\s+above\s+are\s+(?:wrong|incorrect)|以上都不是|以上皆非)$")
 
 
 # after "A", these words mean the letter was an answer ("A because ..."), not the article ("A mass ...")
@@ -48,6 +89,23 @@ def _valid(letter: str, n_options: int) -> bool:
     return 0 <= ord(letter) - ord("A") < n_options
 
 
+def _letter(i: int) -> str:
+    return chr(ord("A") + i)
+
+
+def _none_option(options: Sequence[str]) -> int | None:
+    found = [i for i, o in enumerate(options) if _NONE_OPTION.match(normalize_words(o))]
+    return found[0] if len(found) == 1 else None
+
+
+def _starts_with_words(text: str, prefix: str) -> bool:
+    """Whether normalised ``text`` starts with the normalised words of ``prefix`` (whole words)."""
+    if not prefix or not text.startswith(prefix):
+        return False
+    rest = text[len(prefix):]
+    return rest == "" or rest[0] == " " or (rest[0] == "." and not rest[1:2].isdigit())
+
+
 def _option_spans(text: str, options: Sequence[str]) -> list[tuple[int, int, int]]:
     """Non-overlapping (start, end, option index) mentions of option texts, longest options first."""
     norm_opts = [(i, normalize_words(o)) for i, o in enumerate(options)]
@@ -65,83 +123,184 @@ def _option_spans(text: str, options: Sequence[str]) -> list[tuple[int, int, int
     return sorted(taken)
 
 
-def _lead_option(segment: str, options: Sequence[str]) -> int | None | str:
-    """An option whose text starts the segment; AMBIGUOUS if another option follows with 'or'."""
-    seg = strip_hedge(segment)
+def _first_option_span(seg: str, options: Sequence[str]) -> tuple[int, int, int] | None:
     spans = _option_spans(seg, options)
-    if not spans:
+    if not spans or seg[: spans[0][0]].strip(" \t\"'([:（【").strip():
         return None
-    first = spans[0]
-    if seg[: first[0]].strip(" \t\"'([:").strip():
+    return spans[0]
+
+
+def _lead_option(seg: str, options: Sequence[str]) -> int | str | Conflict | None:
+    """An option whose text starts the segment; AMBIGUOUS if another option follows with 'or'; a Conflict
+    when a letter in brackets right after it names another option ("Pleural effusion (C)")."""
+    spans = _option_spans(seg, options)
+    first = _first_option_span(seg, options)
+    if first is None:
         return None
     rest = seg[first[1]:]
     if any(re.match(r"^\W*\b(?:or|and)\b", rest[: s - first[1]]) for s, _, i in spans[1:] if i != first[2]):
         return AMBIGUOUS
+    tl = _TRAILING_LETTER.match(rest)
+    if tl and _valid(tl.group(1), len(options)) and ord(tl.group(1)) - ord("A") != first[2]:
+        k = ord(tl.group(1)) - ord("A")
+        return Conflict(f"the text names option {_letter(first[2])} ({options[first[2]]!r}) but the letter "
+                        f"after it is {tl.group(1)} ({options[k]!r})")
     return first[2]
 
 
-def _lead_letter(segment: str, n_options: int, options: Sequence[str]) -> str | None:
-    """A letter (or option text) at the start of an answer segment; AMBIGUOUS for 'B or C'."""
+def _letter_conflict(k: int, rest: str, options: Sequence[str]) -> Conflict | None:
+    """Whether the text right after letter ``k`` names another option ("B. Pleural effusion", "C. 3")."""
+    if not options or k >= len(options):
+        return None
+    after = normalize_words(_SEP_AFTER_LETTER.sub("", rest, count=1))
+    if not after:
+        return None
+    own = normalize_words(options[k])
+    if _starts_with_words(after, own):
+        return None
+    others = [j for j, o in enumerate(options) if j != k and _starts_with_words(after, normalize_words(o))]
+    letter = _letter(k)
+    if others:
+        j = max(others, key=lambda j: len(normalize_words(options[j])))
+        return Conflict(f"letter {letter} is {options[k]!r} but the text after it is option {_letter(j)} "
+                        f"({options[j]!r})")
+    num = _NUMBER.match(after)
+    if _NUMBER.fullmatch(own) and num and after[num.end(): num.end() + 1] in ("", " ") and num.group(0) != own:
+        return Conflict(f"letter {letter} is {options[k]!r} but the text after it says {num.group(0)!r}")
+    return None
+
+
+def _none_answer(options: Sequence[str]) -> str | Conflict:
+    k = _none_option(options)
+    if k is not None:
+        return _letter(k)
+    return Conflict("the answer is 'none of the above', which is not an option")
+
+
+def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_text: bool = True
+                 ) -> str | Conflict | None:
+    """A letter (or option text) at the start of an answer segment; AMBIGUOUS for 'B or C'; a Conflict when
+    the letter and the text after it name different options. ``by_text=False``: letters only."""
     seg = strip_hedge(segment)
-    if re.match(r"^\s*(?i:not|neither|none\s+of\s+(?:them|these))\b", seg) and not any(
-        normalize_words(seg).startswith(normalize_words(o)) for o in options if o
+    opts = options if by_text else ()
+    if _NONE_PHRASE.match(seg.lstrip(" \t\"'([:")):
+        return _none_answer(options)
+    if re.match(r"^\s*(?i:not|neither)\b", seg) and not any(
+        normalize_words(seg).startswith(normalize_words(o)) for o in opts if o
     ):
         return None
     m = _LEAD_LETTER.match(seg)
-    if m and (seg[m.end(): m.end() + 1] in ("", " ", ".", ",", ":", ";", "!", "?", ")", "]", "\n", "-", "–")):
+    if m and (seg[m.end(): m.end() + 1] in _AFTER_OK or not seg[m.end(): m.end() + 1]
+              or re.match(rf"[{_CJK}]", seg[m.end(): m.end() + 1])):
         ch = m.group(1)
-        # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
         after = seg[m.end():]
-        article = (ch in ("A", "I") and not m.group(0).strip().startswith(("(", "[")) and re.match(r"^ [a-z]", after)
-                   and not m.group(0).rstrip().endswith((")", "]")) and not _CONNECTIVE.match(after))
+        # the text of an option that starts with a letter-like token ("B-cell lymphoma", "X-ray") wins
+        first = _first_option_span(seg, opts) if opts else None
+        if first is not None and first[0] <= m.start(1) < first[1]:
+            got = _lead_option(seg, opts)
+            return None if got is None else got if isinstance(got, Conflict | str) else _letter(got)
+        # a hyphenated word ("C-reactive") is not a letter
+        hyphen_word = bool(re.match(r"^[-–]\w", after)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
+        if hyphen_word:
+            own = normalize_words(options[ord(ch) - ord("A")]) if _valid(ch, len(options)) else ""
+            if not _starts_with_words(normalize_words(after[1:]), own):
+                return None
+        # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
+        bare = not m.group(0).strip().startswith(tuple(_OPEN)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
+        article = (ch in ("A", "I") and bare and re.match(r"^ [a-z]", after) and not _CONNECTIVE.match(after))
+        if ch == "A" and bare and re.match(r"^ \w", after) and options:  # "A B-cell lymphoma is seen": the article
+            words = normalize_words(after)
+            article = article or any(_starts_with_words(words, normalize_words(o)) for o in options[1:])
         if not article:
             if is_negated(seg, m.start(1), m.end(1)):
                 return None
             if _MORE_LETTERS.match(after):
                 return AMBIGUOUS
-            return ch if _valid(ch, n_options) else AMBIGUOUS
+            if not _valid(ch, n_options):
+                return AMBIGUOUS
+            conflict = _letter_conflict(ord(ch) - ord("A"), after, options)
+            return conflict if conflict is not None else ch
     lm = _LEAD_LOWER.match(seg)
     if lm:
         ch = next(g for g in lm.groups() if g).upper()
         return ch if _valid(ch, n_options) else AMBIGUOUS
-    opt = _lead_option(seg, options)
-    if opt == AMBIGUOUS:
-        return AMBIGUOUS
-    if isinstance(opt, int):
-        return chr(ord("A") + opt)
-    return None
+    if not opts:
+        return None
+    opt = _lead_option(seg, opts)
+    if opt is None or isinstance(opt, Conflict | str):
+        return opt
+    return _letter(opt)
 
 
-def extract_mcq(text: str, options: Sequence[str]) -> str | None:
-    """The chosen option letter, or None when no single answer can be read."""
+def _as_reading(got: str | Conflict) -> Reading:
+    if isinstance(got, Conflict):
+        return Reading(None, "conflict: " + got.reason)
+    if got == AMBIGUOUS:
+        return Reading(None, "ambiguous: more than one answer, or a letter that is not an option")
+    return Reading(got)
+
+
+def _json_choice(value: object, options: Sequence[str]) -> Reading:
+    if isinstance(value, list):
+        if len(value) != 1:
+            return Reading(None, f"a JSON list of {len(value)} answers for a single-choice item")
+        value = value[0]
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        return Reading(None, "the JSON answer is not a letter or an option text")
+    return read_mcq(str(value), options, json_ok=False)
+
+
+def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
+    """The chosen option letter (with the reason when it cannot be read)."""
     n = len(options)
+    if json_ok:
+        found, value = json_answer(text)
+        if found:
+            return _json_choice(value, options)
     body = clean_markdown(text).strip()
     if not body:
-        return None
-    explicit: list[tuple[int, str]] = []
+        return Reading(None, "empty answer")
+    explicit: list[tuple[int, str | Conflict]] = []
     for seg in answer_segments(body):
         got = _lead_letter(seg.text, n, options)
         if got is not None:
             explicit.append((seg.start, got))
     for m in _LETTER_THEN_VERDICT.finditer(body):
         if not is_negated(body, m.start(1), m.end(1)):
-            explicit.append((m.start(), m.group(1) if _valid(m.group(1), n) else AMBIGUOUS))
+            ch = m.group(1)
+            if not _valid(ch, n):
+                explicit.append((m.start(), AMBIGUOUS))
+                continue
+            conflict = _letter_conflict(ord(ch) - ord("A"), m.group(2), options) if m.group(2) else None
+            explicit.append((m.start(), conflict if conflict is not None else ch))
     if explicit:
-        got = max(explicit)[1]
-        return None if got == AMBIGUOUS else got
-    lead = _lead_letter(body, n, ())
+        return _as_reading(max(explicit, key=lambda e: e[0])[1])
+    lead = _lead_letter(body, n, options, by_text=False)
     if lead is not None:
-        return None if lead == AMBIGUOUS else lead
+        return _as_reading(lead)
     letters = {m.group(1) for m in _SENTENCE_LETTER.finditer(body) if _valid(m.group(1), n)}
     if len(letters) == 1:
-        return letters.pop()
+        return Reading(letters.pop())
     if len(letters) > 1:
-        return None
+        return Reading(None, "several letters stated as answers")
     whole = normalize_words(body)
     for i, o in enumerate(options):
         if whole and whole == normalize_words(o):
-            return chr(ord("A") + i)
+            return Reading(_letter(i))
+    none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
+    if none_said:
+        k = _none_option(options)
+        if k is not None:
+            spans = [sp for sp in _option_spans(body, options) if sp[2] != k and not is_negated(body, sp[0], sp[1])]
+            return Reading(_letter(k)) if not spans else Reading(None, "'none of the above' and another option")
+        return Reading(None, "the answer is 'none of the above', which is not an option")
     spans = _option_spans(body, options)
+    for s, e, i in spans:  # "the spleen (C)" where C is another option
+        tl = _TRAILING_LETTER.match(body[e:])
+        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
+            k = ord(tl.group(1)) - ord("A")
+            return Reading(None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but the letter "
+                                 f"after it is {tl.group(1)} ({options[k]!r})")
     rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
     mentioned = {i for s, e, i in spans if not is_negated(body, s, e)}
     bare = set()
@@ -151,60 +310,178 @@ def extract_mcq(text: str, options: Sequence[str]) -> str | None:
             bare.add(ord(ch) - ord("A"))
     chosen = (mentioned | bare) - rejected
     if len(chosen) == 1:
-        return chr(ord("A") + chosen.pop())
-    return None
+        return Reading(_letter(chosen.pop()))
+    if len(chosen) > 1:
+        return Reading(None, "several options mentioned, none stated as the answer")
+    return Reading(None, "no option stated")
 
 
+def extract_mcq(text: str, options: Sequence[str]) -> str | None:
+    """The chosen option letter, or None when no single answer can be read."""
+    return read_mcq(text, options).value
+
+
+# -- multi-select -------------------------------------------------------------------------------------
+
+_LIST_SEP = r"(?:,|;|/|&|、|，|；|和|及|与|\band\b|\s)"
 _LETTER_LIST = re.compile(
-    r"^\s*[(\[]?\s*([A-Z])\s*[)\]]?((?:\s*(?:,|;|/|&|\band\b|\s)\s*(?:\band\b\s*)?[(\[]?\s*[A-Z]\s*[)\]]?"
-    r"(?=$|[\s.,;:/&)\]]))*)"
+    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:\band\b\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
+    r"(?=$|[\s.,;:/&)\]、，；。和及与]))*)"
 )
-_NONE_SELECTED = re.compile(r"^\s*(?i:none\b(?!\s+of\s+the\s+above\b)|no\s+(?:option|finding|choice)s?\b)")
+_OR_MORE = re.compile(r"^\s*,?\s*(?:\bor\b|或)\s*[(\[]?\s*[A-Z]\b")
+_RUN_OF_LETTERS = re.compile(r"^\s*([A-Z]{2,8})\s*[.。]?\s*$")
+_NONE_SELECTED = re.compile(r"^\s*(?i:none\b(?!\s+of\b)|no\s+(?:option|finding|choice|abnormalit(?:y|ies))s?\b"
+                            r"|nothing\b|none\s+of\s+(?:them|these|the\s+above|the\s+options)\b)|^\s*(?:无|都没有|以上都不是)")
+# labels of the options *not* selected ("Absent: B, D"): removed before reading
+_ABSENT = re.compile(r"(?im)(?:^|(?<=[.;]))\s*[-*•]?\s*(?:absent|not\s+present|not\s+seen|excluded|negative"
+                     r"|not\s+selected|unselected|ruled\s+out)\s*(?:findings?|options?)?\s*[:：][^\n]*?"
+                     r"(?=(?:\b(?:present|selected|positive)\s*(?:findings?|options?)?\s*[:：])|\n|$)")
+_PRESENT = re.compile(r"(?i)\b(?:present|positive|seen|selected)\s*(?:findings?|options?)?\s*[:：]")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\[[xX ]\])\s*")
 
 
-def _letter_list(segment: str, n: int) -> list[str] | None | str:
+def _letter_list(segment: str, n: int, options: Sequence[str] = ()) -> list[str] | None | str:
     seg = strip_hedge(segment)
     if _NONE_SELECTED.match(seg):
-        return []
+        k = _none_option(options) if options else None
+        return [_letter(k)] if k is not None and _NONE_PHRASE.match(seg.strip()) else []
+    run = _RUN_OF_LETTERS.match(seg)
+    if run and not any(normalize_words(seg) == normalize_words(o) for o in options):
+        letters = list(run.group(1))
+        if len(set(letters)) == len(letters) and all(_valid(c, n) for c in letters):
+            return letters
+        return None
     m = _LETTER_LIST.match(seg)
     if not m:
         return None
     letters = [m.group(1), *re.findall(r"[A-Z]", m.group(2))]
     after = seg[m.end(): m.end() + 1]
-    if after and after not in " .,;:!?)\n":
+    if after and after not in " .,;:!?)\n。，；":
         return None
     if len(letters) == 1 and letters[0] in ("A", "I") and re.match(r"^ [a-z]", seg[m.end():]):
         return None  # an article
+    if options:
+        first = _first_option_span(seg, options)
+        if first is not None and first[0] <= m.start(1) < first[1]:
+            return None  # an option text that starts like a letter ("B-cell lymphoma")
+    if _OR_MORE.match(seg[m.end():]):
+        return AMBIGUOUS  # "A, C or D": one of several, not a selection
     if any(not _valid(c, n) for c in letters):
         return AMBIGUOUS
+    if len(letters) == 1 and options:
+        conflict = _letter_conflict(ord(letters[0]) - ord("A"), seg[m.end():], options)
+        if conflict is not None:
+            return AMBIGUOUS
     return letters
 
 
-def _option_set(segment: str, options: Sequence[str]) -> list[str] | None:
+def _option_set(segment: str, options: Sequence[str]) -> list[str] | None | str:
     spans = [(s, e, i) for s, e, i in _option_spans(segment, options) if not is_negated(segment, s, e)]
     if not spans:
         return None
-    return [chr(ord("A") + i) for _, _, i in spans]
+    for (_, e, _), (s, _, _) in zip(spans, spans[1:], strict=False):
+        if re.search(r"\bor\b|或", segment[e:s]):
+            return AMBIGUOUS
+    return [_letter(i) for _, _, i in spans]
+
+
+def _line_item(line: str, n: int, options: Sequence[str]) -> list[str] | None | str:
+    """One line of a one-option-per-line answer: a letter (optionally with its text) or an option text."""
+    item = _BULLET.sub("", clean_markdown(line)).strip().rstrip(".;,")
+    if not item:
+        return None
+    got = _lead_letter(item, n, options)
+    if isinstance(got, Conflict):
+        return AMBIGUOUS
+    if got is None or got == AMBIGUOUS:  # not a one-option line ("A, C" is a list: read as a whole)
+        return None
+    k = ord(got) - ord("A")
+    rest = normalize_words(item)
+    if rest == normalize_words(options[k]) or len(item) == 1 or re.match(r"^[(\[]?[A-Z][)\].:]?(?:\s|$)", item):
+        return [got]
+    return None
+
+
+def _lines_block(body: str, n: int, options: Sequence[str]) -> list[str] | None | str:
+    """A block of lines that each name one option (after a marker line or as the whole answer)."""
+    lines = body.split("\n")
+    start = 0
+    for i, line in enumerate(lines):
+        low = clean_markdown(line).strip()
+        if re.search(r"[:：]\s*$", low):
+            start = i + 1  # "Answer:" / "Selected findings:" on its own line: the items follow
+    block: list[str] = []
+    for line in lines[start:]:
+        if not line.strip():
+            if block:
+                break
+            continue
+        block.append(line)
+    if len(block) < 2:
+        return None
+    picked: list[str] = []
+    for line in block:
+        got = _line_item(line, n, options)
+        if got is None:
+            return None
+        if got == AMBIGUOUS:
+            return AMBIGUOUS
+        picked += list(got)
+    return picked
+
+
+def _json_multi(value: object, options: Sequence[str]) -> Reading:
+    n = len(options)
+    if isinstance(value, str):
+        return read_multi(value, options, json_ok=False)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return Reading(None, "the JSON answer is not a list of letters or option texts")
+    out = []
+    for v in value:
+        r = read_mcq(v, options, json_ok=False)
+        if r.value is None or not _valid(r.value, n):
+            return Reading(None, f"JSON list entry {v!r} is not an option")
+        out.append(r.value)
+    return Reading(",".join(sorted(set(out))))
+
+
+def read_multi(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
+    """The selected letters, sorted and joined by ',' ('' for an explicit 'none'), with a reason if unread."""
+    n = len(options)
+    if json_ok:
+        found, value = json_answer(text)
+        if found:
+            return _json_multi(value, options)
+    body = clean_markdown(text).strip()
+    if not body:
+        return Reading(None, "empty answer")
+    has_absent = bool(_ABSENT.search(body))
+    body = _ABSENT.sub("\n", body).strip()
+    if has_absent:
+        body = _PRESENT.sub("Selected:", body)
+    found_: list[str] | None | str = _lines_block(body, n, options)
+    segs = answer_segments(body)
+    if found_ is None:
+        for seg in reversed(segs):
+            found_ = _letter_list(seg.text, n, options)
+            if found_ is None:
+                found_ = _option_set(seg.text, options)
+            if found_ is not None:
+                break
+    if found_ is None:
+        found_ = _letter_list(body, n, options)
+    if found_ is None and not segs:
+        found_ = _option_set(body, options)
+    if found_ is None and _NONE_PHRASE.search(body) and not _option_spans(body, options):
+        k = _none_option(options)
+        found_ = [_letter(k)] if k is not None else []
+    if found_ is None:
+        return Reading(None, "no selection stated")
+    if found_ == AMBIGUOUS:
+        return Reading(None, "ambiguous: alternatives ('or'), a conflict, or a letter that is not an option")
+    return Reading(",".join(sorted(set(found_))))
 
 
 def extract_multi(text: str, options: Sequence[str]) -> str | None:
     """The selected letters, sorted and joined by ',' ('' for an explicit 'none'); None if unreadable."""
-    n = len(options)
-    body = clean_markdown(text).strip()
-    if not body:
-        return None
-    found: list[str] | None | str = None
-    segs = answer_segments(body)
-    for seg in reversed(segs):
-        found = _letter_list(seg.text, n)
-        if found is None:
-            found = _option_set(seg.text, options)
-        if found is not None:
-            break
-    if found is None:
-        found = _letter_list(body, n)
-    if found is None and not segs:
-        found = _option_set(body, options)
-    if found is None or found == AMBIGUOUS:
-        return None
-    return ",".join(sorted(set(found)))
+    return read_multi(text, options).value

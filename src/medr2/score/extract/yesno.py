@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from medr2.score.extract.common import answer_segments, clean_markdown, strip_hedge
+from medr2.score.extract.common import Reading, answer_segments, clean_markdown, json_answer, strip_hedge
 
 # "No" is an answer only when punctuation or a new clause follows ("No abnormality" is a noun phrase).
 _WORD = re.compile(
@@ -15,35 +15,80 @@ _WORD = re.compile(
 )
 _SENTENCE = re.compile(r"(?:^|[.!?;]\s+|\n\s*)[\"'(\[]?(yes|no)[\"')\]]?\s*[.!]?\s*(?=\n|$)", re.I)
 _ANYWHERE = re.compile(r"\b(yes|no)\b(?=\s*(?:[,.!;:)\]\"'–—-]|$))", re.I)
+# "..., so no." / "...; therefore, yes." at the end of the answer: a conclusion
+_CONCLUSION = re.compile(r"[,;:–—-]\s*(?i:so|therefore|thus|hence|which\s+means)\s*,?\s*(?i:the\s+answer\s+is\s+)?"
+                         r"(yes|no)\s*[.!]?\s*$", re.I)
+# "Probably not." / "Most likely not, ..." (a hedge word is required: "Not sure" is no answer)
+_HEDGED_NOT = re.compile(r"^\s*(?i:(?:most\s+)?(?:probably|likely|unlikely|definitely|certainly|absolutely|clearly)"
+                         r"|almost\s+certainly)\s+not\b\s*(?:[.!,;]|$)")
+# Chinese: 是 / 是的 / 对 / 正确 (yes); 否 / 不是 / 不 / 没有 / 不对 / 错误 (no); a punctuation mark or the end follows
+_ZH = re.compile(r"^\s*(?:答案\s*(?:是|为|為)?\s*[:：]?\s*)?(是的|不是|不对|没有|錯誤|错误|正确|正確|是|对|否|不)"
+                 r"(?=\s*(?:[。，,.!！；;：:、]|$))")
+_ZH_MAP = {"是的": "yes", "是": "yes", "对": "yes", "正确": "yes", "正確": "yes",
+           "不是": "no", "不对": "no", "没有": "no", "错误": "no", "錯誤": "no", "否": "no", "不": "no"}
 _MAP = {"yes": "yes", "no": "no", "true": "yes", "false": "no"}
 
 
 def _word(segment: str) -> str | None:
-    m = _WORD.match(strip_hedge(segment))
-    return _MAP[m.group(1).lower()] if m else None
+    seg = strip_hedge(segment)
+    m = _WORD.match(seg)
+    if m:
+        return _MAP[m.group(1).lower()]
+    z = _ZH.match(seg)
+    if z:
+        return _ZH_MAP[z.group(1)]
+    if _HEDGED_NOT.match(segment):
+        return "no"
+    return None
 
 
-def extract_yesno(text: str, options: Sequence[str] = ()) -> str | None:
-    """'yes' or 'no', or None when the text does not state one answer."""
+def _json_yesno(value: object, options: Sequence[str]) -> Reading:
+    if isinstance(value, bool):
+        return Reading("yes" if value else "no")
+    if isinstance(value, str):
+        return read_yesno(value, options, json_ok=False)
+    return Reading(None, "the JSON answer is not yes/no")
+
+
+def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) -> Reading:
+    """'yes' or 'no' (with the reason when the text does not state one answer)."""
+    if json_ok:
+        found, value = json_answer(text)
+        if found:
+            return _json_yesno(value, options)
     body = clean_markdown(text).strip()
     if not body:
-        return None
+        return Reading(None, "empty answer")
     explicit = [w for seg in answer_segments(body) if (w := _word(seg.text)) is not None]
     if not explicit and options:
-        from medr2.score.extract.choice import extract_mcq
+        from medr2.score.extract.choice import read_mcq
 
-        letter = extract_mcq(body, options)
-        if letter is not None:
-            return _word(options[ord(letter) - ord("A")])
+        letter = read_mcq(body, options)
+        if letter.value is not None:
+            return Reading(_word(options[ord(letter.value) - ord("A")]))
+        if letter.reason and letter.reason.startswith("conflict"):
+            return letter
     if explicit:
-        return explicit[-1]
+        return Reading(explicit[-1])
+    concl = _CONCLUSION.search(body)
+    if concl:
+        before = body[: concl.start()]
+        earlier = {m.group(1).lower() for m in _ANYWHERE.finditer(before)} | ({w} if (w := _word(before)) else set())
+        if earlier - {concl.group(1).lower()}:
+            return Reading(None, "both yes and no stated")
+        return Reading(concl.group(1).lower())
     lead = _word(body)
     stated = {lead} if lead is not None else set()
     stated |= {m.group(1).lower() for m in _SENTENCE.finditer(body)}
     if not stated:
-        return None
+        return Reading(None, "no yes/no stated")
     # any other answer-like yes/no in the text ("Yes and no", "No, but actually yes") makes it ambiguous
     anywhere = {w.lower() for w in _ANYWHERE.findall(body)}
     if len(stated) == 1 and anywhere <= stated:
-        return stated.pop()
-    return None
+        return Reading(stated.pop())
+    return Reading(None, "both yes and no stated")
+
+
+def extract_yesno(text: str, options: Sequence[str] = ()) -> str | None:
+    """'yes' or 'no', or None when the text does not state one answer."""
+    return read_yesno(text, options).value
