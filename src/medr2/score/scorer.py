@@ -102,7 +102,7 @@ def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
     parsed = extract("text", raw)
     if item.task not in REPORT_TASKS:
-        sm = short_answer_metrics(parsed or "", item.answer)
+        sm = short_answer_metrics(parsed, item.answer)  # not read (None): 0 on every measure
         if parsed is None:
             return _Scored("unparsed", text_metrics=sm)
         return _Scored("correct" if sm["exact"] == 1.0 else "wrong", parsed, text_metrics=sm)
