@@ -21,7 +21,6 @@ from medr2.records import REPORT_TASKS
 from medr2.score.shortanswer import SHORT_ANSWER_METRICS
 from medr2.score.stats import (
     DEFAULT_RESAMPLES,
-    LOW_N_CASES,
     MetricBook,
     clustered_mcnemar,
     difference,
@@ -479,7 +478,7 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     if wn is not None:
         out["METEOR"] = ctx.mean(texts, [d.get("meteor", 0.0) for d in tmet], wordnet=source)
     else:
-        out["METEOR"] = {"value": None, "lo": None, "hi": None, "n": 0, "n_cases": 0, "low_n": 0 < LOW_N_CASES,
+        out["METEOR"] = {"value": None, "lo": None, "hi": None, "n": 0, "n_cases": 0, "low_n": True,
                          "unavailable": source}
     hyps = [p if isinstance(p, str) and v in ("correct", "wrong") else ""
             for p, v in zip(texts["parsed"], texts["verdict"], strict=True)]
