@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.records import Prediction
@@ -357,6 +360,19 @@ def test_image_and_evidence_sensitivity_compare_boxes_by_iou() -> None:
 
 
 PROBES = ("V1", "V2", "V3", "V4")
+
+_coord = st.floats(min_value=-50, max_value=500, allow_nan=False)
+
+
+@given(st.lists(st.tuples(_coord, _coord, _coord, _coord), min_size=2, max_size=2))
+def test_row_iou_equals_the_scorers_iou(boxes: list[tuple[float, float, float, float]]) -> None:
+    from medr2.score.boxes import iou
+    from medr2.score.metrics import iou_rows
+
+    a, b = boxes
+    got = iou_rows(np.array([a]), np.array([b]))[0]
+    assert got == pytest.approx(iou(a, b), abs=1e-9)
+    assert iou_rows(np.array([a]), np.full((1, 4), np.nan))[0] == 0.0  # a missing box is never the same answer
 
 
 def test_every_metric_carries_n_and_a_low_n_flag(oracle: dict[str, Any]) -> None:

@@ -263,16 +263,22 @@ def _boxes(values: pd.Series) -> np.ndarray:
             except ValueError:
                 continue
         if isinstance(v, list | tuple) and len(v) == 4:
-            out[i] = [float(x) for x in v]
+            try:
+                out[i] = [float(x) for x in v]
+            except (TypeError, ValueError):
+                continue
     return out
 
 
 def iou_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise IoU of two ``(n, 4)`` xyxy arrays; 0 where either box is missing or the union is empty."""
+    """Row-wise IoU of two ``(n, 4)`` xyxy arrays (as :func:`medr2.score.boxes.iou`); 0 where either box is
+    missing or the union is empty."""
     iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
     ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
     inter = iw * ih
-    union = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
+    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    union = area_a + area_b - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
     return np.nan_to_num(out, nan=0.0)
