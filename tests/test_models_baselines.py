@@ -118,3 +118,39 @@ def test_registry_and_specs(bench: Bench) -> None:
     ad = load_adapter("baseline:random", seed=3, bench=bench)
     assert ad.key == "baseline:random" and ad.settings() == {"baseline": "random", "seed": 3}
     assert GenSettings().temperature == 0.0
+
+
+def test_follow_history_takes_the_injected_earlier_answer(bench: Bench, tmp_path: Path) -> None:
+    """In chain-misleading every step after the first is shown a wrong earlier answer; follow-history then
+    answers wrong (the wrong answer chain-misleading writes), so the chain metrics are exactly: the first
+    stage right, every later stage wrong, CondAcc 0, LGR 0, Degradation 1. With gold (or its own, right)
+    history it is the oracle."""
+    from medr2.models.baselines import PIXEL
+    from medr2.run.prompts import gold_answer, wrong_answer
+    from medr2.score.scorer import score_run
+
+    run = tmp_path / "r"
+    modes = ("chain-misleading", "chain-gold", "chain-own", "independent")
+    ans = _answers(bench, "baseline:follow-history", run, modes)
+    for it in bench.items:
+        later = it.chain_id is not None and it.step is not None and it.step > 1
+        assert ans[(it.item_id, "chain-misleading")] == (wrong_answer(it, PIXEL) if later else gold_answer(it, PIXEL))
+        for mode in ("chain-gold", "chain-own", "independent"):
+            assert ans[(it.item_id, mode)] == gold_answer(it, PIXEL)
+    metrics = score_run(run, n_resamples=50)["modes"]
+    chain = metrics["chain-misleading"]["chain"]
+    stages = sorted(int(s) for s in chain["StepAcc_s"])
+    first, later_stages = stages[0], stages[1:]
+    assert later_stages
+    n_chains = len({it.chain_id for it in bench.items if it.chain_id and it.variant == "clean"})
+    assert chain["StepAcc_s"][str(first)]["value"] == chain["ChainAcc<=s"][str(first)]["value"] == 1.0
+    for s in later_stages:
+        assert chain["StepAcc_s"][str(s)]["value"] == 0.0 and chain["ChainAcc<=s"][str(s)]["value"] == 0.0
+        assert chain["Degradation_s"][str(s)]["value"] == 1.0 and chain["Degradation_s"][str(s)]["n"] == n_chains
+    assert chain["CondAcc_s"][str(later_stages[0])]["value"] == 0.0  # every earlier step right, this one misled
+    assert all(v["value"] == 0.0 for v in chain["LGR_s"].values())
+    assert set(chain["CondAcc_s"]) == {str(later_stages[0])}  # later stages never have all earlier steps right
+    for mode in ("chain-gold", "chain-own"):
+        gold = metrics[mode]["chain"]
+        assert all(v["value"] == 1.0 for v in gold["ChainAcc<=s"].values())
+        assert all(v["value"] == 0.0 for v in gold["Degradation_s"].values())

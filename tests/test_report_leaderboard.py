@@ -47,17 +47,22 @@ def test_rows_and_same_numbers_everywhere(fx: Fixture) -> None:
         for j, col in enumerate(lb.columns):
             m = lookup(mm, next(c.path for c in COLUMNS if c.key == col.key))
             cell = data["rows"][i]["metrics"][col.key]
-            want = fmt_ci(m)
-            assert cell["text"] == want
-            assert md_rows[i][3 + j].strip(" |") == want
+            # a value from fewer than 10 cases is marked; Markdown adds what it is computed from
+            low = m is not None and m["value"] is not None and m["low_n"]
+            want = fmt_ci(m) + ("†" if low else "")
+            assert cell["text"] == want and cell["low_n"] == low
+            n_text = "" if m is None else f"n={m['n']:,}, {m['n_cases']:,} case{'s' if m['n_cases'] != 1 else ''}"
+            assert md_rows[i][3 + j].strip(" |") == (f"{want} ({n_text})" if n_text else want)
             if m is None or m["value"] is None:
                 assert table[i][col.key] == "" and cell["value"] is None
                 continue
             assert cell["value"] == m["value"] and cell["lo"] == m["lo"] and cell["hi"] == m["hi"]
             assert float(table[i][col.key]) == m["value"]
+            assert int(table[i][f"{col.key}_n_cases"]) == m["n_cases"] == cell["n_cases"]
+            assert table[i][f"{col.key}_low_n"] == ("true" if low else "false")
             assert float(table[i][f"{col.key}_lo"]) == m["lo"] and float(table[i][f"{col.key}_hi"]) == m["hi"]
             assert fmt_ci({"value": float(table[i][col.key]), "lo": float(table[i][f"{col.key}_lo"]),
-                           "hi": float(table[i][f"{col.key}_hi"])}) == want
+                           "hi": float(table[i][f"{col.key}_hi"])}) == fmt_ci(m)
 
 
 def test_markdown_escapes_cells(fx: Fixture, tmp_path: Path) -> None:

@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.records import Prediction
@@ -240,3 +243,209 @@ def test_same_seed_same_metrics() -> None:
     a = json.dumps(compute_metrics(t, seed=3, n_resamples=100), sort_keys=True)
     b = json.dumps(compute_metrics(t.sample(frac=1.0, random_state=0), seed=3, n_resamples=100), sort_keys=True)
     assert a == b
+
+
+# -- paired definitions (issue 14, items 9-11 and 15) ---------------------------------------------------
+
+def _hand(items: Sequence[Any], answer: Any) -> pd.DataFrame:
+    """Score ``answer(item) -> raw`` for ``items`` (``None``: no prediction stored for that item)."""
+    by_id = {it.item_id: it for it in items}
+    preds = [Prediction(model_key="hand", item_id=it.item_id, mode="independent", request_hash=it.item_id,
+                        raw=raw, status="ok") for it in items if (raw := answer(it)) is not None]
+    return build_table(by_id, score_items(by_id, preds, BoxConvention()))
+
+
+def _box_text(box: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in box) + "]"
+
+
+def _case_no(it: Any) -> int:
+    return int(it.case_id[4:])
+
+
+def test_pri_and_drawn_vs_coords_gap_are_paired_by_parent() -> None:
+    """A model that ignores hints and cues (same answer on T2, T3, V5, V7 as on the clean parent: right in
+    even cases) with some T3 / V7 answers missing, so the two variants cover different items: unpaired
+    accuracies differ (0.5 vs 1/3), the paired differences are exactly 0 on the parents both have."""
+    dropped = {"case00", "case02", "case04"}  # T3 and V7 of three cases whose parent is right
+
+    def answer(it: Any) -> str | None:
+        if it.task != "s4.diagnosis" or it.variant not in ("clean", "T2", "T3", "V5", "V7"):
+            return it.answer if it.form != "box" else _box_text(it.answer_box)
+        if it.variant in ("T3", "V7") and it.case_id in dropped:
+            return None
+        return it.answer if _case_no(it) % 2 == 0 else "ABCD"[("ABCD".index(it.answer) + 1) % 4]
+
+    m = compute_metrics(_hand(ITEMS, answer), seed=0, n_resamples=200)["modes"]["independent"]
+    assert m["variants"]["T2"]["acc"]["value"] == 0.5 and m["variants"]["T3"]["acc"]["value"] == pytest.approx(3 / 9)
+    for block, key, a, b in (("prompt_reliance", "PRI", "T2", "T3"), ("cues", "DrawnVsCoordsGap", "V5", "V7")):
+        gap = m[block][key]
+        assert gap["value"] == 0.0 and gap["lo"] == 0.0 and gap["hi"] == 0.0, key
+        assert gap["n"] == 9 and gap["n_cases"] == 9  # the parents both variants share
+        assert gap[f"acc_{a}"]["value"] == gap[f"acc_{b}"]["value"] == pytest.approx(3 / 9)
+        assert gap["cluster_test"]["p"] == 1.0 and gap["mcnemar"]["n_pairs"] == 9
+
+
+def _probe_items() -> list[Any]:
+    """The fixture plus V1/V2/V3 probes of each box item and each report, and a V4 of each box item."""
+    from tests.score_fixtures import _variant
+
+    extra = []
+    for it in ITEMS:
+        if it.variant == "clean" and (it.form == "box" or it.task == "s4.report"):
+            for code in ("V1", "V2", "V3"):
+                extra.append(_variant(it, code, image=f"images/{code}-{it.item_id}.png",
+                                      meta={"scoring": "probe"}))
+            if it.form == "box":
+                extra.append(_variant(it, "V4", image=f"images/v4-{it.item_id}.png",
+                                      meta={"scoring": "exact", "counterfactual": True}))
+    return [*ITEMS, *extra]
+
+
+def _parent_answer(it: Any) -> str:
+    """Right in even cases, wrong in odd ones, for every form."""
+    right = _case_no(it) % 2 == 0
+    if it.form == "box":
+        x1, y1, x2, y2 = it.answer_box
+        return _box_text(it.answer_box if right else (x1 + 40, y1 + 25, x2 + 40, y2 + 25))
+    if it.form == "text":
+        return it.answer if right else "Nothing to report."
+    if it.form == "yesno":
+        return it.answer if right else ("no" if it.answer == "yes" else "yes")
+    if it.form == "multi":
+        return it.answer if right else "D"
+    return it.answer if right else "ABCD"[("ABCD".index(it.answer) + 1) % 4]
+
+
+def test_probe_gaps_are_zero_for_a_model_that_ignores_the_image() -> None:
+    """The blank / other-case / other-modality image answered exactly as the real one, for MCQ, box and report
+    items: BlankGap = VRS = ModalityGap = 0 and IS = 0 (boxes compared by IoU; reports left out, since no
+    "same answer" is defined for them)."""
+    items = _probe_items()
+    by_id = {it.item_id: it for it in items}
+
+    def answer(it: Any) -> str:
+        return _parent_answer(by_id[it.parent_id] if it.variant in ("V1", "V2", "V3", "V4") else it)
+
+    m = compute_metrics(_hand(items, answer), seed=0, n_resamples=200)["modes"]["independent"]
+    vr = m["visual_reliance"]
+    for key in ("BlankGap", "VRS", "ModalityGap"):
+        assert vr[key]["value"] == 0.0 and vr[key]["lo"] == 0.0 and vr[key]["hi"] == 0.0, key
+        assert vr[key]["n"] == 24 and vr[key]["n_cases"] == 12  # 12 MCQ + 12 box pairs, no report pair
+        assert vr[key]["real_acc"]["value"] == vr[key]["kept_rate"]["value"] == 0.5
+    for key in ("IS_V1", "IS", "IS_V3"):
+        assert vr[key]["value"] == 0.0 and vr[key]["n"] == 24, key
+    assert m["evidence"]["ES"]["value"] == 0.0  # V4 box = the parent's box
+
+
+def test_image_and_evidence_sensitivity_compare_boxes_by_iou() -> None:
+    """A box one pixel off the model's own clean box is the same answer (IoU >= 0.5); a box moved off it is
+    a changed one. As strings both differ."""
+    items = _probe_items()
+    by_id = {it.item_id: it for it in items}
+
+    def answer(it: Any) -> str:
+        if it.form == "box":  # the clean box right; V1 / V4 one pixel off it, V2 / V3 far away from it
+            x1, y1, x2, y2 = it.answer_box
+            shift = {"clean": 0, "V1": 1, "V4": 1}.get(it.variant, 60)
+            return _box_text((x1 + shift, y1, x2 + shift, y2))
+        return _parent_answer(by_id[it.parent_id] if it.variant in PROBES else it)
+
+    m = compute_metrics(_hand(items, answer), seed=0, n_resamples=50)["modes"]["independent"]
+    vr = m["visual_reliance"]
+    assert vr["IS_V1"]["value"] == 0.0  # 1 px: unchanged
+    assert vr["IS"]["value"] == pytest.approx(12 / 24) and vr["IS_V3"]["value"] == pytest.approx(12 / 24)
+    assert m["evidence"]["ES"]["value"] == 0.0
+    # the blank image answered one pixel off the real one: the box still keeps the real image's answer
+    assert vr["BlankGap"]["value"] == pytest.approx(0.0)
+
+
+PROBES = ("V1", "V2", "V3", "V4")
+
+_coord = st.floats(min_value=-50, max_value=500, allow_nan=False)
+
+
+@given(st.lists(st.tuples(_coord, _coord, _coord, _coord), min_size=2, max_size=2))
+def test_row_iou_equals_the_scorers_iou(boxes: list[tuple[float, float, float, float]]) -> None:
+    from medr2.score.boxes import iou
+    from medr2.score.metrics import iou_rows
+
+    a, b = boxes
+    got = iou_rows(np.array([a]), np.array([b]))[0]
+    assert got == pytest.approx(iou(a, b), abs=1e-9)
+    assert iou_rows(np.array([a]), np.full((1, 4), np.nan))[0] == 0.0  # a missing box is never the same answer
+
+
+def test_every_metric_carries_n_and_a_low_n_flag(oracle: dict[str, Any]) -> None:
+    mode = oracle["modes"]["independent"]
+    for path, leaf in _leaves(mode):
+        assert isinstance(leaf["low_n"], bool), path
+        assert leaf["low_n"] == (leaf["n_cases"] < 10), path
+    assert mode["overall"]["low_n"] is False and mode["overall"]["n_cases"] == 12
+    few = _table("baseline:oracle")
+    few = few[few["case_id"].isin([f"case{c:02d}" for c in range(4)])]
+    small = compute_metrics(few, seed=0, n_resamples=20)["modes"]["independent"]
+    assert all(leaf["low_n"] for _, leaf in _leaves(small))
+    for test in (small["variants"]["T3"]["mcnemar"], small["variants"]["T3"]["cluster_test"]):
+        assert test["n_cases"] == 4 and test["n_pairs"] == 4
+
+
+def test_prior_baseline_has_zero_paired_gaps_on_code_built_items() -> None:
+    """The real ``baseline:prior`` adapter (train priors from the even cases) on the fixture plus box and
+    report probes, with T3 / V7 answers of three cases missing: every paired gap is exactly 0."""
+    from types import SimpleNamespace
+
+    from medr2.models.registry import load_adapter
+    from tests.score_fixtures import requests_for
+
+    items = _probe_items()
+    train = [it.model_copy(update={"split": "train"}) if _case_no(it) % 2 == 0 else it for it in items]
+    adapter = load_adapter("baseline:prior", bench=SimpleNamespace(items=train))  # type: ignore[arg-type]
+    asked = [it for it in items if not (it.variant in ("T3", "V7") and it.case_id in ("case01", "case02", "case05"))]
+    by_id = {it.item_id: it for it in items}
+    preds = [Prediction(model_key=adapter.key, item_id=it.item_id, mode="independent", request_hash=it.item_id,
+                        raw=r.text, status=r.status) for it, r in zip(asked, adapter.generate(requests_for(asked)),
+                                                                         strict=True)]
+    m = compute_metrics(build_table(by_id, score_items(by_id, preds, BoxConvention())), seed=0,
+                        n_resamples=100)["modes"]["independent"]
+    for block, key in (("prompt_reliance", "PRI"), ("cues", "DrawnVsCoordsGap"), ("visual_reliance", "BlankGap"),
+                       ("visual_reliance", "VRS"), ("visual_reliance", "ModalityGap"), ("visual_reliance", "IS")):
+        assert m[block][key]["value"] == 0.0, key
+    assert m["prompt_reliance"]["PRI"]["n"] == 9 and m["visual_reliance"]["BlankGap"]["n"] == 24
+
+
+@pytest.fixture(scope="module")
+def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Any]:
+    """``baseline:prior`` (answers from the task's train-split answers and the options shown: never the
+    image, never a hint) run on a sample bench built with every variant, then scored."""
+    from medr2.bench import load_bench
+    from medr2.build.pipeline import build_bench
+    from medr2.run.runner import EvalConfig, run_eval
+    from medr2.score.scorer import score_run
+
+    root = tmp_path_factory.mktemp("prior")
+    build_bench("sample", root / "bench", seed=0, n_cases=10, variants="all")
+    run_eval(EvalConfig(bench=root / "bench", model="baseline:prior", out=root / "run", modes=("independent",)))
+    return score_run(root / "run", seed=0, n_resamples=200), load_bench(root / "bench")
+
+
+@pytest.mark.slow  # builds a sample bench with every variant (about a minute on a loaded 2-core machine)
+def test_text_only_prior_has_zero_hint_cue_and_image_gaps(prior_on_sample: tuple[dict[str, Any], Any]) -> None:
+    """The definitions imply exactly 0 for a model that ignores hints, cues and the image: PRI,
+    DrawnVsCoordsGap, BlankGap, VRS, ModalityGap and the image sensitivities (on a bench where T2 / T3 and
+    V5 / V7 cover different parents, box and report probes included)."""
+    metrics, bench = prior_on_sample
+    m = metrics["modes"]["independent"]
+    codes = {code: {it.parent_id for it in bench.items if it.variant.split("-")[0] == code}
+             for code in ("T2", "T3", "V5", "V7")}
+    assert codes["T2"] != codes["T3"] and codes["V5"] != codes["V7"]  # an unpaired difference would not be 0
+    assert {it.form for it in bench.items if it.variant == "V1"} >= {"box", "mcq", "yesno"}
+    for block, key, a, b in (("prompt_reliance", "PRI", "T2", "T3"), ("cues", "DrawnVsCoordsGap", "V5", "V7")):
+        assert m[block][key]["value"] == 0.0, key
+        assert m[block][key]["n"] == len(codes[a] & codes[b]), key
+    for key in ("BlankGap", "VRS", "ModalityGap", "IS", "IS_V1", "IS_V3"):
+        assert m["visual_reliance"][key]["value"] == 0.0, key
+    for key in ("PromptGain", "MisleadDrop"):
+        assert m["prompt_reliance"][key]["value"] == 0.0, key
+    assert m["cues"]["CueGain"]["value"] == 0.0
+    assert metrics["complete"] is True and metrics["plan"]["missing"] == 0

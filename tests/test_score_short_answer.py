@@ -93,3 +93,31 @@ def test_lmms_eval_export_scores_short_answers_like_medr2(hyp: str, ref: str) ->
     doc = {"form": "text", "answer": ref}
     assert utils.medr2_score(doc, hyp) == short_answer_metrics(hyp.strip(), ref)["exact"]
     assert set(REPORT_TASKS) == utils.REPORT_TASKS
+
+
+def test_an_article_only_reference_is_not_matched_by_another_article() -> None:
+    """A reference that is only an article ("A", e.g. a grade) keeps its word: "The" is not an exact match,
+    "a" / "A." is; articles still drop in any answer with other words."""
+    assert normalize_answer("A") == "a" and normalize_answer("The") == "the"
+    assert short_answer_metrics("The", "A")["exact"] == 0.0
+    assert short_answer_metrics("A.", "A")["exact"] == 1.0
+    assert short_answer_metrics("grade A", "A")["exact"] == 0.0
+    assert normalize_answer("a liver") == "liver"
+    it = _open(0, "A")
+    scores = score_items({it.item_id: it}, [_pred(it, "The")], BoxConvention())
+    assert (scores[0].verdict, scores[0].text_metrics["exact"]) == ("wrong", 0.0)
+
+
+@pytest.mark.parametrize("reference", ["A", "the", ".", "liver"])
+def test_an_unparsed_answer_never_scores_an_exact_match(reference: str) -> None:
+    """Whatever the reference (one that normalises to almost nothing included), an answer that was not read
+    scores 0 on exact, token F1 and recall, in the score and in the metrics."""
+    it = _open(0, reference)
+    other = _open(1, "liver")
+    by_id = {it.item_id: it, other.item_id: other}
+    scores = score_items(by_id, [_pred(it, "   "), _pred(other, None, "error")], BoxConvention())
+    assert [s.verdict for s in scores] == ["unparsed", "error"]
+    assert scores[0].text_metrics == {"exact": 0.0, "token_f1": 0.0, "token_recall": 0.0}
+    assert short_answer_metrics(None, reference) == {"exact": 0.0, "token_f1": 0.0, "token_recall": 0.0}
+    sa = compute_metrics(build_table(by_id, scores), seed=0, n_resamples=10)["modes"]["independent"]["short_answer"]
+    assert sa["exact"]["value"] == 0.0 and sa["token_f1"]["value"] == 0.0 and sa["exact"]["n"] == 2

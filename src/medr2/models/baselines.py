@@ -1,6 +1,7 @@
 """Built-in baselines (DESIGN §7): ``baseline:random``, ``prior``, ``oracle``, and scripted test
-behaviours ``follow-hint`` (takes the lure whenever one is offered) and ``blind`` (answers from
-the text alone, so identical under image variants).
+behaviours ``follow-hint`` (takes the lure whenever one is offered), ``follow-history`` (trusts the
+earlier chain answers it is shown: right while they are right, wrong once one is wrong, as in
+``chain-misleading``) and ``blind`` (answers from the text alone, so identical under image variants).
 
 Baselines read the item a request asks from ``Request.meta["item"]`` (the runner puts it there)
 and the bench from ``AdapterOptions.bench``. They return boxes in pixels of the bench image.
@@ -161,6 +162,28 @@ class FollowHintBaseline(BaselineAdapter):
             if not turn.correct and turn.question == item.question:
                 return turn.answer
         return _oracle_answer(item)
+
+
+@register_baseline("follow-history")
+class FollowHistoryBaseline(BaselineAdapter):
+    """Trusts the earlier chain steps it is shown (``Request.meta["history"]``): while every earlier answer
+    shown is the gold one it answers correctly, written as chain-gold writes answers; once an earlier answer
+    shown is wrong (the injected one of ``chain-misleading``) it follows it and answers this step wrong too
+    (the deterministic wrong answer ``chain-misleading`` injects: its lure where set). Without history
+    (independent, blind) it is the oracle. The perfectly history-following model: in chain-misleading every
+    step after the first is wrong."""
+
+    name = "follow-history"
+
+    def answer(self, req: Request) -> str:
+        from medr2.run.prompts import gold_answer, wrong_answer
+
+        item = _item(req)
+        history = req.meta.get("history") or []
+        misled = any(turn.answer != gold_answer(turn.item, self.box_convention) for turn in history)
+        if misled:
+            return wrong_answer(item, self.box_convention)
+        return gold_answer(item, self.box_convention)
 
 
 class _Priors:

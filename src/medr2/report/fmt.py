@@ -41,3 +41,10 @@ def fmt_ci(m: Any, digits: int = 2) -> str:
     if lo is None or hi is None:
         return fmt_num(value, digits)
     return f"{fmt_num(value, digits)} [{fmt_num(lo, digits)}, {fmt_num(hi, digits)}]"
+
+
+def fmt_n(n: int | None, n_cases: int | None) -> str:
+    """``"n=120, 30 cases"`` (what a value is computed from); ``""`` when unknown."""
+    if n is None:
+        return ""
+    return f"n={n:,}" + (f", {n_cases:,} case{'s' if n_cases != 1 else ''}" if n_cases is not None else "")

@@ -29,6 +29,7 @@ class RunSummary:
     bench: str
     data: str
     toolkit: str
+    completeness: str = "unknown"  # "complete", "incomplete: 10 of 60 planned answers" (metrics.json "plan")
 
 
 def _asset(name: str) -> str:

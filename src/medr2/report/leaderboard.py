@@ -10,8 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.report.fmt import fmt_ci, metric_parts
+from medr2.report.fmt import fmt_ci, fmt_n, metric_parts
 from medr2.report.inputs import RunData
+
+# appended to a value computed from fewer than 10 cases (``low_n`` in metrics.json)
+LOW_N_MARK = "†"
+LOW_N_NOTE = "† fewer than 10 cases: the interval is unreliable."
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,12 @@ class Leaderboard:
     rows: tuple[Row, ...]
 
     def cell(self, row: Row, key: str) -> dict[str, Any]:
-        value, lo, hi, n = metric_parts(row.cells.get(key))
-        return {"value": value, "lo": lo, "hi": hi, "n": n, "text": fmt_ci(row.cells.get(key))}
+        m = row.cells.get(key)
+        value, lo, hi, n = metric_parts(m)
+        n_cases = m.get("n_cases") if isinstance(m, dict) and isinstance(m.get("n_cases"), int) else None
+        low_n = bool(m.get("low_n")) if isinstance(m, dict) and value is not None else False
+        return {"value": value, "lo": lo, "hi": hi, "n": n, "n_cases": n_cases, "low_n": low_n,
+                "text": fmt_ci(m) + (LOW_N_MARK if low_n else ""), "n_text": fmt_n(n, n_cases)}
 
 
 def build_leaderboard(runs: list[RunData]) -> Leaderboard:
@@ -96,15 +104,20 @@ def to_csv(lb: Leaderboard) -> str:
     w = csv.writer(buf, lineterminator="\n")
     header = ["run", "model", "mode"]
     for c in lb.columns:
-        header += [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n"]
+        header += [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n", f"{c.key}_n_cases", f"{c.key}_low_n"]
     w.writerow(header)
     for r in lb.rows:
         line = [r.run, r.model, r.mode]
         for c in lb.columns:
             cell = lb.cell(r, c.key)
-            line += [_csv_num(cell["value"]), _csv_num(cell["lo"]), _csv_num(cell["hi"]), _csv_num(cell["n"])]
+            line += [_csv_num(cell["value"]), _csv_num(cell["lo"]), _csv_num(cell["hi"]), _csv_num(cell["n"]),
+                     _csv_num(cell["n_cases"]), "true" if cell["low_n"] else "false"]
         w.writerow(line)
     return buf.getvalue()
+
+
+def _md_value(cell: dict[str, Any]) -> str:
+    return f"{cell['text']} ({cell['n_text']})" if cell["n_text"] else cell["text"]
 
 
 def _md_cell(text: str) -> str:
@@ -115,10 +128,10 @@ def to_markdown(lb: Leaderboard) -> str:
     header = ["Run", "Model", "Mode"] + [c.header for c in lb.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * len(lb.columns)) + "|"]
     for r in lb.rows:
-        cells = [r.run, r.model, r.mode] + [lb.cell(r, c.key)["text"] for c in lb.columns]
+        cells = [r.run, r.model, r.mode] + [_md_value(lb.cell(r, c.key)) for c in lb.columns]
         lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
-    note = ("\nValues are accuracies (or rates) with 95% bootstrap intervals over cases: `value [lo, hi]`; "
-            "`n/a` where undefined.\n")
+    note = ("\nValues are accuracies (or rates) with 95% bootstrap intervals over cases: `value [lo, hi]`, then "
+            f"(n units, cases); `n/a` where undefined. {LOW_N_NOTE}\n")
     return "\n".join(lines) + "\n" + note
 
 

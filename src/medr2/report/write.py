@@ -53,7 +53,30 @@ def _summary(r: RunData, bench: Any) -> RunSummary:
     toolkit = str(m.get("medr2_version") or m.get("version") or "?")
     if m.get("git_commit"):
         toolkit += f" @ {str(m['git_commit'])[:10]}"
-    return RunSummary(r.label, r.model_key, r.modes, len(r.scores), bench_text, data, toolkit)
+    return RunSummary(r.label, r.model_key, r.modes, len(r.scores), bench_text, data, toolkit,
+                      _completeness(r.metrics))
+
+
+def _completeness(metrics: dict[str, Any]) -> str:
+    """How much of its plan a run answered (``metrics.json`` ``complete`` / ``plan``)."""
+    plan = metrics.get("plan")
+    if not isinstance(plan, dict) or metrics.get("complete") is None:
+        return "unknown"
+    if metrics.get("complete"):
+        return "complete"
+    return f"incomplete: {plan.get('answered', 0):,} of {plan.get('planned', 0):,} planned answers"
+
+
+def _incomplete_warnings(runs: list[RunData]) -> list[str]:
+    from medr2.score.completeness import describe
+
+    out = []
+    for r in runs:
+        plan = r.metrics.get("plan")
+        message = describe(plan) if isinstance(plan, dict) and r.metrics.get("complete") is False else None
+        if message is not None:
+            out.append(f"Run {r.label}: {message}")
+    return out
 
 
 def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench: Path | str | None = None,
@@ -67,6 +90,7 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     runs = [load_run(d, bench=bench) for d in run_dirs]
     unique_labels(runs)
     items, benches, warnings = _load_benches(runs)
+    warnings += _incomplete_warnings(runs)
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     lb = build_leaderboard(runs)

@@ -19,13 +19,21 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
     ) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
-        from rich.console import Console
+        import warnings
 
-        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, score_run
+        from rich.console import Console
+        from rich.markup import escape
+
+        from medr2.score.completeness import describe
+        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning, score_run
 
         opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
-        metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
+            metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts)
         con = Console()
+        if (message := describe(metrics.get("plan") or {})) is not None:
+            Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})

@@ -9,6 +9,7 @@ together (same case resamples, so every difference is a paired bootstrap) and fi
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from medr2.score.shortanswer import SHORT_ANSWER_METRICS
 from medr2.score.stats import (
     DEFAULT_RESAMPLES,
     MetricBook,
+    clustered_mcnemar,
     difference,
     mcnemar_exact,
     nanmean_stack,
@@ -31,6 +33,8 @@ from medr2.score.table import lowest_severity_only
 PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN = "T2", "T3", "T4", "T8"
 LURE_CODES = (PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN)
 PROBE_CODES = {"V1": "blank", "V2": "other_case", "V3": "other_modality"}
+# two boxes are "the same answer" at this IoU (and a box "keeps" the real image's answer at this IoU to its gold)
+SAME_BOX_IOU = 0.5
 
 
 @dataclass(frozen=True)
@@ -146,13 +150,53 @@ def yesno(ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+def _tests(ctx: Ctx, pairs: pd.DataFrame, first: str, second: str) -> dict[str, Any]:
+    """Exact item-level McNemar (ignores clustering: kept for reference) and the cluster-aware test
+    (:func:`medr2.score.stats.clustered_mcnemar`) of ``first`` vs ``second`` over the same pairs."""
+    a, b = pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool)
+    idx = ctx.cases(pairs)
+    exact = mcnemar_exact(a, b)
+    exact["n_cases"] = ctx.book.n_cases_of(idx) if len(idx) else 0
+    return {"mcnemar": exact, "cluster_test": clustered_mcnemar(a, b, idx)}
+
+
+def _paired_delta(ctx: Ctx, pairs: pd.DataFrame, first: Any, second: Any, **extra: Any) -> Ref:
+    """``mean(first) − mean(second)`` over the same units: the mean of the per-unit differences, so the
+    interval is a paired case bootstrap and ``n`` counts the pairs (not both sides)."""
+    return ctx.mean(pairs, np.asarray(first, dtype=float) - np.asarray(second, dtype=float), **extra)
+
+
 def _paired(ctx: Ctx, pairs: pd.DataFrame) -> dict[str, Any]:
-    """Variant vs parent on the same items: both accuracies, their paired difference, exact McNemar."""
+    """Variant vs parent on the same items: both accuracies, their paired difference, exact McNemar
+    and the cluster-aware test."""
     var = ctx.mean(pairs, pairs["correct"])
     par = ctx.mean(pairs, pairs["correct_p"])
-    delta = ctx.derived([var, par], difference)
-    test = mcnemar_exact(pairs["correct_p"].to_numpy(dtype=bool), pairs["correct"].to_numpy(dtype=bool))
-    return {"acc": var, "parent_acc": par, "delta": delta, "mcnemar": test}
+    delta = _paired_delta(ctx, pairs, pairs["correct"], pairs["correct_p"])
+    return {"acc": var, "parent_acc": par, "delta": delta, **_tests(ctx, pairs, "correct_p", "correct")}
+
+
+def _sibling_pairs(ctx: Ctx, code_a: str, code_b: str) -> pd.DataFrame:
+    """Variants ``code_a`` and ``code_b`` of the same parent (same mode), one row per parent that has both:
+    ``correct_a``/``correct_b`` = accuracy of that parent's variants of each code (1 variant each: 0/1)."""
+    a, b = _code(ctx, code_a), _code(ctx, code_b)
+    a, b = a[a["parent_code"] >= 0], b[b["parent_code"] >= 0]
+    if a.empty or b.empty:
+        return pd.DataFrame()
+    ga = a.groupby("parent_code", sort=True).agg(case_id=("case_id", "first"), correct_a=("correct", "mean"))
+    gb = b.groupby("parent_code", sort=True)["correct"].mean().rename("correct_b")
+    return ga.join(gb, how="inner").reset_index()
+
+
+def _sibling_gap(ctx: Ctx, code_a: str, code_b: str) -> Ref | None:
+    """``Acc(code_a) − Acc(code_b)`` paired by parent, with both accuracies on those parents and the tests."""
+    pairs = _sibling_pairs(ctx, code_a, code_b)
+    if pairs.empty:
+        return None
+    extra: dict[str, Any] = {f"acc_{code_a}": ctx.mean(pairs, pairs["correct_a"]),
+                             f"acc_{code_b}": ctx.mean(pairs, pairs["correct_b"])}
+    if ((pairs["correct_a"] % 1 == 0) & (pairs["correct_b"] % 1 == 0)).all():  # one variant per parent: binary
+        extra.update(_tests(ctx, pairs, "correct_a", "correct_b"))
+    return _paired_delta(ctx, pairs, pairs["correct_a"], pairs["correct_b"], **extra)
 
 
 @metric_group("variants")
@@ -165,7 +209,7 @@ def variants(ctx: Ctx) -> dict[str, Any]:
         pairs = ctx.with_parent(df)
         if len(pairs):
             paired = _paired(ctx, pairs)
-            block.update(delta=paired["delta"], mcnemar=paired["mcnemar"])
+            block.update(delta=paired["delta"], mcnemar=paired["mcnemar"], cluster_test=paired["cluster_test"])
         out[str(variant)] = block
     return out
 
@@ -189,13 +233,12 @@ def prompt_reliance(ctx: Ctx) -> dict[str, Any]:
     mislead = ctx.with_parent(_code(ctx, PROMPT_MISLEAD))
     if len(hint):
         p = _paired(ctx, hint)
-        out["PromptGain"] = Ref(p["delta"].index, {"mcnemar": p["mcnemar"]})
+        out["PromptGain"] = Ref(p["delta"].index, {"mcnemar": p["mcnemar"], "cluster_test": p["cluster_test"]})
     if len(mislead):
-        p = _paired(ctx, mislead)
-        out["MisleadDrop"] = ctx.derived([p["parent_acc"], p["acc"]], difference, mcnemar=p["mcnemar"])
-    t2, t3 = _code(ctx, PROMPT_HINT), _code(ctx, PROMPT_MISLEAD)
-    if len(t2) and len(t3):
-        out["PRI"] = ctx.derived([ctx.mean(t2, t2["correct"]), ctx.mean(t3, t3["correct"])], difference)
+        p = _tests(ctx, mislead, "correct_p", "correct")
+        out["MisleadDrop"] = _paired_delta(ctx, mislead, mislead["correct_p"], mislead["correct"], **p)
+    if (pri := _sibling_gap(ctx, PROMPT_HINT, PROMPT_MISLEAD)) is not None:
+        out["PRI"] = pri
     lured = ctx.rows[ctx.rows["code"].isin(LURE_CODES) & ~ctx.rows["probe"]]
     if (mfr := _lure_rate(ctx, lured)) is not None:
         out["MFR"] = mfr
@@ -209,26 +252,90 @@ def prompt_reliance(ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+def _boxes(values: pd.Series) -> np.ndarray:
+    """``(n, 4)`` pixel boxes of parsed box answers (the scorer writes ``[x1, y1, x2, y2]`` as JSON) or of
+    gold boxes (tuples); NaN where there is none."""
+    out = np.full((len(values), 4), np.nan)
+    for i, v in enumerate(values.tolist()):
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                continue
+        if isinstance(v, list | tuple) and len(v) == 4:
+            try:
+                out[i] = [float(x) for x in v]
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def iou_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise IoU of two ``(n, 4)`` xyxy arrays (as :func:`medr2.score.boxes.iou`); 0 where either box is
+    missing or the union is empty."""
+    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    inter = iw * ih
+    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
+    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    union = area_a + area_b - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+    return np.nan_to_num(out, nan=0.0)
+
+
+def _is_report(df: pd.DataFrame) -> np.ndarray:
+    return ((df["form"] == "text") & df["task"].isin(REPORT_TASKS)).to_numpy(dtype=bool)
+
+
 def _changed(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Pairs where both answers were read, with ``changed`` = the answers differ."""
-    both = pairs[pairs["parsed_key"].notna() & pairs["parsed_key_p"].notna()].copy()
-    both["changed"] = (both["parsed_key"] != both["parsed_key_p"]).to_numpy()
+    """Pairs where both answers were read and "the same answer" is defined (every form but a report), with
+    ``changed`` = the answers differ: option text / yes-no / normalised short answer, and for boxes
+    IoU < ``SAME_BOX_IOU`` between the variant's box and the model's own box on the parent."""
+    both = pairs[(pairs["parsed_key"].notna() & pairs["parsed_key_p"].notna()).to_numpy(dtype=bool)
+                 & ~_is_report(pairs)].copy()
+    same = (both["parsed_key"] == both["parsed_key_p"]).to_numpy(dtype=bool).copy()
+    box = (both["form"] == "box").to_numpy(dtype=bool)
+    if box.any():
+        sub = both[box]
+        same[box] = iou_rows(_boxes(sub["parsed"]), _boxes(sub["parsed_p"])) >= SAME_BOX_IOU
+    both["changed"] = ~same
     return both
+
+
+def _probe_pairs(ctx: Ctx, code: str) -> pd.DataFrame:
+    """(probe, parent) pairs where only the image differs (same question and options; reports left out:
+    no "same answer" is defined for a report), with ``real`` = the parent is right and ``kept`` = the probe's
+    answer is the parent's gold answer (boxes: IoU >= ``SAME_BOX_IOU`` to the parent's gold box; for boxes
+    ``real`` is read the same way from the parent's recorded box, so equal answers give equal values)."""
+    pairs = ctx.with_parent(ctx.rows[ctx.rows["code"] == code])
+    if pairs.empty:
+        return pairs
+    pairs = pairs[(pairs["prompt_code"] == pairs["prompt_code_p"]).to_numpy(dtype=bool) & ~_is_report(pairs)]
+    real = pairs["correct_p"].to_numpy(dtype=bool).copy()
+    kept = (pairs["parsed_key"] == pairs["gold_key_p"]).to_numpy(dtype=bool) & pairs["parsed_key"].notna().to_numpy()
+    box = (pairs["form"] == "box").to_numpy(dtype=bool)
+    if box.any():
+        sub = pairs[box]
+        gold = _boxes(sub["gold_box_p"])
+        real[box] = iou_rows(_boxes(sub["parsed_p"]), gold) >= SAME_BOX_IOU
+        kept[box] = iou_rows(_boxes(sub["parsed"]), gold) >= SAME_BOX_IOU
+    return pairs.assign(real=real, kept=kept)
 
 
 @metric_group("visual_reliance")
 def visual_reliance(ctx: Ctx) -> dict[str, Any]:
-    """Probes V1/V2/V3: accuracy on the real image minus the rate of still giving the real image's
-    answer (VRS for V2), and image sensitivity IS = P(answer changes); blind gap across modes."""
+    """Probes V1/V2/V3 on the pairs where only the image differs: accuracy on the real image minus the rate
+    of still giving the real image's answer (paired), and image sensitivity IS = P(answer changes); blind
+    gap across modes (paired by item)."""
     out: dict[str, Any] = {}
     names = {"V1": "BlankGap", "V2": "VRS", "V3": "ModalityGap"}
     for code, name in names.items():
-        pairs = ctx.with_parent(ctx.rows[ctx.rows["code"] == code])
+        pairs = _probe_pairs(ctx, code)
         if pairs.empty:
             continue
-        real = ctx.mean(pairs, pairs["correct_p"])
-        kept = ctx.mean(pairs, (pairs["parsed_key"] == pairs["gold_key_p"]).to_numpy())
-        out[name] = ctx.derived([real, kept], difference)
+        out[name] = _paired_delta(ctx, pairs, pairs["real"], pairs["kept"], real_acc=ctx.mean(pairs, pairs["real"]),
+                                  kept_rate=ctx.mean(pairs, pairs["kept"]))
         both = _changed(pairs)
         if len(both):
             out["IS" if code == "V2" else f"IS_{code}"] = ctx.mean(both, both["changed"])
@@ -237,8 +344,7 @@ def visual_reliance(ctx: Ctx) -> dict[str, Any]:
         joined = ctx.clean.join(blind.drop_duplicates("item_code").set_index("item_code")[["correct"]]
                                 .add_suffix("_b"), on="item_code", how="inner")
         if len(joined):
-            out["BlindGap"] = ctx.derived([ctx.mean(joined, joined["correct"]),
-                                           ctx.mean(joined, joined["correct_b"])], difference)
+            out["BlindGap"] = _paired_delta(ctx, joined, joined["correct"], joined["correct_b"])
     return out
 
 
@@ -263,10 +369,8 @@ def cues(ctx: Ctx) -> dict[str, Any]:
         out["CueGain"] = _paired(ctx, v5)["delta"]
     if (r := _lure_rate(ctx, _code(ctx, "V6"))) is not None:
         out["DecoyCopyRate"] = r
-    drawn, coords = _code(ctx, "V5"), _code(ctx, "V7")
-    if len(drawn) and len(coords):
-        out["DrawnVsCoordsGap"] = ctx.derived([ctx.mean(drawn, drawn["correct"]),
-                                               ctx.mean(coords, coords["correct"])], difference)
+    if (gap := _sibling_gap(ctx, "V5", "V7")) is not None:
+        out["DrawnVsCoordsGap"] = gap
     return out
 
 
@@ -357,8 +461,7 @@ def chain(ctx: Ctx) -> dict[str, Any]:
             both = has & wide[first].notna().to_numpy()
             if both.any():
                 right_first = wide[first].fillna(False).astype(bool).to_numpy()
-                out["Degradation_s"][str(s)] = ctx.derived(
-                    [ctx.mean(c[both], right_first[both]), ctx.mean(c[both], all_right[both])], difference)
+                out["Degradation_s"][str(s)] = _paired_delta(ctx, c[both], right_first[both], all_right[both])
     return out
 
 
@@ -381,7 +484,8 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     if wn is not None:
         out["METEOR"] = ctx.mean(texts, [d.get("meteor", 0.0) for d in tmet], wordnet=source)
     else:
-        out["METEOR"] = {"value": None, "lo": None, "hi": None, "n": 0, "n_cases": 0, "unavailable": source}
+        out["METEOR"] = {"value": None, "lo": None, "hi": None, "n": 0, "n_cases": 0, "low_n": True,
+                         "unavailable": source}
     hyps = [p if isinstance(p, str) and v in ("correct", "wrong") else ""
             for p, v in zip(texts["parsed"], texts["verdict"], strict=True)]
     stats = tm.bleu_stats(hyps, texts["answer"].tolist())
@@ -410,7 +514,9 @@ def short_answer(ctx: Ctx) -> dict[str, Any]:
     if rows.empty:
         return {}
     tmet = rows["text_metrics"].tolist()
-    return {key: ctx.mean(rows, [d.get(key, 0.0) for d in tmet]) for key in SHORT_ANSWER_METRICS}
+    read = rows["verdict"].isin(["correct", "wrong"]).to_numpy()  # an answer not read scores 0, whatever is stored
+    return {key: ctx.mean(rows, [d.get(key, 0.0) if r else 0.0 for d, r in zip(tmet, read, strict=True)])
+            for key in SHORT_ANSWER_METRICS}
 
 
 # -- evaluation ------------------------------------------------------------------------------------
@@ -471,22 +577,27 @@ def _delta(book: MetricBook, a: Ref | None, b: Ref | None) -> Ref | None:
 
 def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
                  n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-    """Model A − model B per mode: overall, stage and task accuracy deltas (paired case bootstrap over
-    the union of cases) and exact McNemar on items both runs scored."""
+    """Model A − model B per mode: overall, stage and task accuracy deltas on the clean items both runs
+    scored (paired case bootstrap: same resamples for both runs), exact McNemar and the cluster-aware test
+    on those items."""
     rows = pd.concat([rows_a.assign(_run="a"), rows_b.assign(_run="b")], ignore_index=True)
     book = MetricBook(rows["case_id"].astype(str).unique().tolist())  # the book keeps the sorted distinct ids
     trees: dict[str, Any] = {}
     for mode in sorted(set(rows_a["mode"]) & set(rows_b["mode"])):
-        ctx_a = Ctx(book, rows_a[rows_a["mode"] == mode], mode, rows_a)
-        ctx_b = Ctx(book, rows_b[rows_b["mode"] == mode], mode, rows_b)
+        ma, mb = rows_a[rows_a["mode"] == mode], rows_b[rows_b["mode"] == mode]
+        shared = set(ma["item_id"]) & set(mb["item_id"])
+        ma, mb = ma[ma["item_id"].isin(shared)], mb[mb["item_id"].isin(shared)]
+        ctx_a = Ctx(book, ma, mode, rows_a)
+        ctx_b = Ctx(book, mb, mode, rows_b)
         acc_a, acc_b = accuracy(ctx_a), accuracy(ctx_b)
 
-        m = ctx_a.clean.merge(ctx_b.clean, on="item_id", suffixes=("_a", "_b"))
+        m = ctx_a.clean.merge(ctx_b.clean[["item_id", "correct"]], on="item_id", suffixes=("_a", "_b"))
         trees[mode] = {
             "overall": _delta(book, acc_a["overall"], acc_b["overall"]),
             "stages": {s: _delta(book, acc_a["stages"][s], acc_b["stages"].get(s)) for s in acc_a["stages"]},
             "tasks": {t: _delta(book, acc_a["tasks"][t], acc_b["tasks"].get(t)) for t in acc_a["tasks"]},
-            "mcnemar": mcnemar_exact(m["correct_a"].to_numpy(bool), m["correct_b"].to_numpy(bool)),
+            "n_items": len(m),
+            **_tests(ctx_a, m, "correct_a", "correct_b"),
         }
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
     return {"modes": {m: _resolve(t, results) for m, t in trees.items()}}

@@ -104,7 +104,7 @@ def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
     parsed = extract("text", raw)
     if item.task not in REPORT_TASKS:
-        sm = short_answer_metrics(parsed or "", item.answer)
+        sm = short_answer_metrics(parsed, item.answer)  # not read (None): 0 on every measure
         if parsed is None:
             return _Scored("unparsed", text_metrics=sm)
         return _Scored("correct" if sm["exact"] == 1.0 else "wrong", parsed, text_metrics=sm)
@@ -340,6 +340,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
     atomic_write_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
     n_predictions = len(scored)
+    plan = _plan(manifest, items, preds)
     del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
     model = manifest.get("model") or {}
@@ -351,9 +352,30 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
         "judge": None if judge_obj is None else judge_obj.key,
     }
+    metrics["complete"], metrics["plan"] = plan["complete"], plan
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     atomic_write_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
     return metrics
+
+
+class IncompleteRunWarning(UserWarning):
+    """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
+
+
+def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
+          preds: Sequence[tuple[str, str, str, str, str | None]]) -> dict[str, Any]:
+    """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`); warns when incomplete."""
+    import warnings
+
+    from medr2.score.completeness import completeness, describe
+
+    answered: dict[str, set[str]] = {}
+    for p in preds:
+        answered.setdefault(p[2], set()).add(p[0])
+    plan = completeness(manifest, items, answered)
+    if (message := describe(plan)) is not None:
+        warnings.warn(message, IncompleteRunWarning, stacklevel=3)
+    return plan
 
 
 def load_table(run_dir: Path | str) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Statistics: vectorised case bootstrap (95% percentile intervals), paired deltas, exact McNemar.
+"""Statistics: vectorised case bootstrap (95% percentile intervals), paired deltas, exact McNemar and a
+cluster-aware paired test (:func:`clustered_mcnemar`: items of one case are not independent).
 
 Every metric is a function of a few *components*: per-case sums of some per-unit value (a numerator,
 a denominator, a BLEU statistic, ...). The bootstrap resamples case indices with a seeded
@@ -27,6 +28,11 @@ DEFAULT_RESAMPLES = 1000
 CHUNK_CELLS = 1 << 24
 # use a sparse cases × components matrix when fewer than this share of its cells are non-zero
 SPARSE_BELOW = 0.05
+# a metric computed from fewer cases than this is flagged ``low_n`` (its interval is not to be trusted)
+LOW_N_CASES = 10
+# clustered McNemar: with at most this many cases holding a discordant pair, the exact sign-flip
+# distribution is enumerated (2**k sign patterns); above it Durkalski's chi-square approximation is used
+EXACT_SIGN_FLIP_MAX = 16
 
 Combine = Callable[..., Any]
 
@@ -184,7 +190,8 @@ class MetricBook:
                 draws = draws[np.isfinite(draws)]
                 if draws.size:
                     lo, hi = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
-            results.append({"value": value, "lo": lo, "hi": hi, "n": m.n, "n_cases": m.n_cases, **m.extra})
+            results.append({"value": value, "lo": lo, "hi": hi, "n": m.n, "n_cases": m.n_cases,
+                            "low_n": m.n_cases < LOW_N_CASES, **m.extra})
         return results
 
 
@@ -216,6 +223,42 @@ def mcnemar_exact(first_correct: np.ndarray, second_correct: np.ndarray) -> dict
     n = only_first + only_second
     p = 1.0 if n == 0 else float(binomtest(only_first, n, 0.5, alternative="two-sided").pvalue)
     return {"p": p, "only_first": only_first, "only_second": only_second, "n_pairs": int(a.size)}
+
+
+def clustered_mcnemar(first_correct: np.ndarray, second_correct: np.ndarray, case_idx: np.ndarray
+                      ) -> dict[str, Any]:
+    """Cluster-aware McNemar test on paired binary outcomes grouped by case (the unit of sampling).
+
+    Per case ``k``, ``d_k`` = pairs right only in the first condition − pairs right only in the second.
+    Under the null (no difference), each case's ``d_k`` is symmetric about 0 whatever the correlation of
+    the items inside the case. The statistic is Durkalski et al. (2003)'s ``X² = (Σ d_k)² / Σ d_k²``
+    (chi-square, 1 df); when at most ``EXACT_SIGN_FLIP_MAX`` cases have ``d_k ≠ 0``, ``p`` is instead the
+    exact sign-flip (randomisation) p-value ``P(|Σ s_k d_k| ≥ |Σ d_k|)`` over all ``s_k = ±1``.
+    ``p = 1`` without discordant pairs."""
+    a = np.asarray(first_correct, dtype=bool)
+    b = np.asarray(second_correct, dtype=bool)
+    idx = np.asarray(case_idx, dtype=np.int64)
+    only_first, only_second = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    out: dict[str, Any] = {"only_first": only_first, "only_second": only_second, "n_pairs": int(a.size),
+                           "n_cases": int(np.unique(idx).size)}
+    if a.size == 0:
+        return {"p": 1.0, "statistic": 0.0, "method": "none", **out}
+    _, inv = np.unique(idx, return_inverse=True)
+    d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
+    d = d[d != 0]
+    denom = float(np.sum(d * d))
+    stat = float(np.sum(d)) ** 2 / denom if denom > 0 else 0.0
+    if d.size == 0:
+        return {"p": 1.0, "statistic": 0.0, "method": "none", **out}
+    if d.size <= EXACT_SIGN_FLIP_MAX:
+        signs = ((np.arange(1 << d.size)[:, None] >> np.arange(d.size)[None, :]) & 1) * 2 - 1
+        totals = np.abs(signs @ d)
+        observed = abs(float(np.sum(d)))
+        p = float(np.mean(totals >= observed - 1e-9))
+        return {"p": p, "statistic": stat, "method": "sign-flip exact", **out}
+    from scipy.stats import chi2
+
+    return {"p": float(chi2.sf(stat, 1)), "statistic": stat, "method": "durkalski", **out}
 
 
 def bootstrap_mean(case_ids: Sequence[str], values: Sequence[float], seed: int = 0,

@@ -11,6 +11,7 @@ import pandas as pd
 from medr2.records import Score
 from medr2.score.extract.common import normalize_words
 from medr2.score.items import ItemLike
+from medr2.score.shortanswer import normalize_answer
 
 # answer-preserving variant codes (DESIGN §6 flip rate); V8 counts at its lowest severity only
 PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
@@ -18,7 +19,8 @@ PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
 
 def answer_key(item: ItemLike, value: str | None) -> str | None:
     """A comparable key of an answer in the item's format: option *text* for MCQ and multi-select
-    (so permuted options compare equal), 'yes'/'no', the box string, or normalised text."""
+    (so permuted options compare equal), 'yes'/'no', the box string, or text normalised as short answers are
+    compared (:func:`medr2.score.shortanswer.normalize_answer`, so equal keys mean an equal verdict)."""
     if value is None:
         return None
     if item.form == "mcq":
@@ -33,7 +35,7 @@ def answer_key(item: ItemLike, value: str | None) -> str | None:
         return "|".join(sorted(keys))
     if item.form in ("yesno", "box"):
         return value.strip().lower()
-    return normalize_words(value)
+    return normalize_answer(value)
 
 
 def _severity(variant: str) -> int | None:
@@ -43,10 +45,12 @@ def _severity(variant: str) -> int | None:
 
 # columns taken from the item of each row (computed once per item, then repeated per mode)
 _ITEM_FIELDS = ("case_id", "task", "stage", "form", "variant", "code", "severity", "parent_id", "pair_id",
-                "chain_id", "step", "split", "chance", "probe", "preserving", "gold_key", "lure_key", "answer")
+                "chain_id", "step", "split", "chance", "probe", "preserving", "gold_key", "lure_key", "answer",
+                "gold_box", "prompt_code")
 TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
                  "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
-                 "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer")
+                 "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer",
+                 "gold_box", "prompt_code")
 
 
 _KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
@@ -60,13 +64,16 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, va
     return memo[mk]
 
 
-def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> tuple[Any, ...]:
+def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
+                 prompts: dict[tuple[str, tuple[str, ...]], int]) -> tuple[Any, ...]:
     code = it.variant.split("-", 1)[0]
+    prompt = prompts.setdefault((it.question, fmt[1]), len(prompts))  # same question and options: same code
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
             bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES,
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
-            _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer)
+            _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
+            tuple(it.answer_box) if it.answer_box is not None else None, prompt)
 
 
 def build_table(items: Mapping[str, ItemLike], scores: Iterable[Score]) -> pd.DataFrame:
@@ -85,11 +92,13 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
     """:func:`build_table` from per-row columns (no per-row records): item fields are computed once per
     item, put in a frame of the distinct items (same dtypes as built per row: pandas infers a column's type
     from the set of values it holds) and taken per row; ``item_code``/``parent_code`` are integer ids of
-    ``item_id``/``parent_id`` (-1: none) for joins."""
+    ``item_id``/``parent_id`` (-1: none) for joins; ``prompt_code`` is an integer id of the (question, options)
+    an item shows, ``gold_box`` its gold box (box items)."""
     codes: dict[str, int] = {}
     fields: list[tuple[Any, ...]] = []
     formats: list[tuple[str, tuple[str, ...]]] = []  # what answer_key depends on: form and options
     key_memo: _KeyMemo = {}
+    prompts: dict[tuple[str, tuple[str, ...]], int] = {}
     pos = np.empty(len(item_ids), dtype=np.int64)
     for i, iid in enumerate(item_ids):
         k = codes.get(iid)
@@ -97,7 +106,7 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
             k = codes[iid] = len(fields)
             it = items[iid]
             fmt = (it.form, tuple(it.options))
-            fields.append(_item_fields(it, fmt, key_memo))
+            fields.append(_item_fields(it, fmt, key_memo, prompts))
             formats.append(fmt)
         pos[i] = k
     parsed_key: list[str | None] = []

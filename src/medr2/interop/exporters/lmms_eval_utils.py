@@ -91,7 +91,7 @@ def medr2_score(doc, response):
 
     def norm(s):  # medr2.score.shortanswer.normalize_answer
         s = re.sub(r"[^\w\s]", " ", s.lower()).replace("_", " ")
-        return " ".join(re.sub(r"\b(?:a|an|the)\b", " ", s).split())
+        return " ".join(re.sub(r"\b(?:a|an|the)\b", " ", s).split() or s.split())  # only articles: kept
 
     return 1.0 if norm(resp) == norm(ans) else 0.0
 
