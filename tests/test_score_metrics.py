@@ -347,7 +347,8 @@ def test_image_and_evidence_sensitivity_compare_boxes_by_iou() -> None:
     def answer(it: Any) -> str:
         if it.form == "box":  # the clean box right; V1 / V4 one pixel off it, V2 / V3 far away from it
             x1, y1, x2, y2 = it.answer_box
-            shift = {"clean": 0, "V1": 1, "V4": 1}.get(it.variant, 60)
+            # 45 px: disjoint from the clean box yet inside the 100 x 80 image (a box outside it is unparsed)
+            shift = {"clean": 0, "V1": 1, "V4": 1}.get(it.variant, 45)
             return _box_text((x1 + shift, y1, x2 + shift, y2))
         return _parent_answer(by_id[it.parent_id] if it.variant in PROBES else it)
 
