@@ -22,10 +22,12 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, score_run
+        from medr2.score.truncation import TRUNCATED_HINT
 
         opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
         metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts)
         con = Console()
+        hinted = False
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
@@ -34,6 +36,12 @@ def register(app: typer.Typer) -> None:
             ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
             acc = f"{val:.3f}{ci}" if val is not None else "n/a"
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
+            truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, error {error:.3f}", highlight=False)
+            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
+                      highlight=False)
+            if truncated:
+                hinted = True
+        if hinted:
+            con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
         con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)
