@@ -39,7 +39,8 @@ def test_reasoning_fields_of_each_server_shape() -> None:
     assert (c.text, c.reasoning) == ("yes", "looked at it")
     c = read_completion(json.dumps(completion(None, finish_reason="length", reasoning_content="so far")).encode())
     assert (c.text, c.reasoning, c.finish_reason) == ("", "so far", "length")
-    c = read_completion(json.dumps(completion("A", usage={"prompt_tokens": 10**20, "completion_tokens": True})).encode())
+    huge = {"prompt_tokens": 10**20, "completion_tokens": True}
+    c = read_completion(json.dumps(completion("A", usage=huge)).encode())
     assert (c.prompt_tokens, c.completion_tokens) == (None, None)
     assert any("21-digit" in n for n in c.notes) and any("completion_tokens" in n for n in c.notes)
 

@@ -131,7 +131,8 @@ def test_version1_store_reads_and_migrates(tmp_path: Path) -> None:
         assert list(st.score_rows()) == [("h-old", "i-old", "independent", "m", "ok", "B", None)]
         assert st.get("h-old") is not None
     con = sqlite3.connect(run / "store.sqlite")
-    assert "finish_reason" not in {r[1] for r in con.execute("PRAGMA table_info(predictions)")}  # reading changed nothing
+    # reading changed nothing
+    assert "finish_reason" not in {r[1] for r in con.execute("PRAGMA table_info(predictions)")}
     con.close()
     with Store.open(run, write=True) as st:
         st.put(Prediction(model_key="m", item_id="i-new", mode="independent", request_hash="h-new", raw="",
