@@ -178,3 +178,26 @@ def test_null_content_without_reasoning_or_limit_is_still_an_error() -> None:
         finally:
             ad.close()
     assert resp.status == "error" and "no text content" in (resp.error or "")
+
+
+def test_thinking_options_are_part_of_the_run_identity(tmp_path: Path) -> None:
+    """A resume with another thinking budget would mix answers of two settings in one run: refused."""
+    from medr2.errors import BadInput
+
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=1)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        return json_response(completion(default_answer(body)))
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        cfg = EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), limit=2,
+                         adapter_extra={"thinking_token_budget": 512})
+        run_eval(cfg)
+        run_eval(cfg)  # the same setting resumes
+        cfg.adapter_extra = {"thinking_token_budget": 1024}
+        with pytest.raises(BadInput, match="request_extra"):
+            run_eval(cfg)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["identity"]["request_extra"] == {"thinking_token_budget": 512}

@@ -474,6 +474,9 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             "shard": f"{cfg.shard[0]}/{cfg.shard[1]}" if cfg.shard else None,
             "prompt_version": PROMPT_VERSION,
         }
+        request_extra = adapter.settings().get("extra_body")  # e.g. a thinking budget: it changes the answers
+        if request_extra:
+            identity["request_extra"] = request_extra
         out = Path(cfg.out)
         store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
         try:
