@@ -407,3 +407,21 @@ def test_redact_credentials_in_urls() -> None:
     assert redact_credentials("x --base-url=https://tok@api.example/v1?api_key=abc&x=1") == \
         "x --base-url=https://***@api.example/v1?api_key=***&x=1"
     assert redact_credentials("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_gzip_bomb_body_is_capped_after_decompression() -> None:
+    import gzip
+
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer
+
+    bomb = gzip.compress(b'{"choices": [{"message": {"content": "' + b"A" * (64 << 20) + b'"}}]}', 9)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        return web.Response(body=bomb, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+
+    assert len(bomb) < 1 << 20
+    with ScriptedServer(respond) as srv:
+        resp = _one_request(srv.url, retries=0, max_response_bytes=8 << 20)
+    assert resp.status == "error" and "larger than 8388608 bytes" in (resp.error or "")

@@ -484,10 +484,13 @@ class OpenAIAdapter:
         limit = self.max_response_bytes
         too_big = (f"response body from {where} is larger than {limit} bytes (max_response_bytes); not read "
                    "further (raise it with --model-option max_response_bytes=N if the answers are that long)")
-        if r.content_length is not None and r.content_length > limit:
-            r.close()
-            raise Permanent(too_big)
-        buf = bytearray()
+        if r.content_length is not None:
+            if r.content_length > limit:
+                r.close()
+                raise Permanent(too_big)
+            if not r.headers.get("Content-Encoding"):  # (a compressed body may inflate past its length)
+                return await r.read()  # the common case: a declared length within the limit, read at once
+        buf = bytearray()  # chunked, compressed or unknown length: read in pieces, no further than the limit
         async for chunk in r.content.iter_chunked(1 << 20):
             buf += chunk
             if len(buf) > limit:
