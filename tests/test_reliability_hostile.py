@@ -425,3 +425,13 @@ def test_gzip_bomb_body_is_capped_after_decompression() -> None:
     with ScriptedServer(respond) as srv:
         resp = _one_request(srv.url, retries=0, max_response_bytes=8 << 20)
     assert resp.status == "error" and "larger than 8388608 bytes" in (resp.error or "")
+
+
+def test_deeply_nested_bodies_are_clear_errors() -> None:
+    """JSON nested 5,000 deep in a 200 or an error body: a malformed-body message, never RecursionError."""
+    from medr2.models.openai import Transient, error_text, read_completion
+
+    deep = b'{"error": ' * 5000 + b"1" + b"}" * 5000
+    with pytest.raises(Transient, match="malformed response body"):
+        read_completion(b"[" * 5000 + b"]" * 5000)
+    assert error_text(deep).startswith('{"error": {"error"') and len(error_text(deep)) == 300
