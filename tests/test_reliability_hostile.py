@@ -435,3 +435,13 @@ def test_deeply_nested_bodies_are_clear_errors() -> None:
     with pytest.raises(Transient, match="malformed response body"):
         read_completion(b"[" * 5000 + b"]" * 5000)
     assert error_text(deep).startswith('{"error": {"error"') and len(error_text(deep)) == 300
+
+
+def test_url_credentials_and_api_key_together_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from medr2.errors import BadInput
+    from medr2.models.openai import OpenAIAdapter
+
+    monkeypatch.setenv("MEDR2_TEST_KEY", "sk-test-123456789")
+    with pytest.raises(BadInput, match="cannot be combined") as e:
+        OpenAIAdapter("m", base_urls=["http://u:secretpw@127.0.0.1:1/v1"], api_key_env="MEDR2_TEST_KEY")
+    assert "secretpw" not in str(e.value)

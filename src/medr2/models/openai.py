@@ -271,6 +271,9 @@ class OpenAIAdapter:
             if not api_key:
                 raise BadInput(f"environment variable {api_key_env} (named by --api-key-env) is not set",
                                field="--api-key-env")
+        if api_key and any(u.user is not None for u in self.urls):
+            raise BadInput("a --base-url with credentials (user:password@) and --api-key-env cannot be combined "
+                           "(both set the Authorization header); give one of them", field="--base-url")
         self._secret = api_key
         self._grams = secret_grams(api_key)
         self.max_response_bytes = max_response_bytes
