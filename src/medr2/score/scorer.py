@@ -28,7 +28,7 @@ from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
-from medr2.score.truncation import TRUNCATED_HINT, is_truncated, scan_text
+from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
@@ -163,13 +163,15 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
             raise BadInput("prediction for an item that is not in the bench", record=item_id, field="item_id")
         if status == "error" or raw is None:
             results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
-        elif is_truncated(raw, finish_reasons[k] if finish_reasons is not None else None):
+        elif (finish_reasons is not None and finish_reasons[k] in LENGTH_FINISH) or (
+                ("<" in raw or "◁" in raw) and unfinished_reasoning(raw)):  # is_truncated, inlined (per-row path)
             results.append(_truncated(item, box_convention))
         elif item.form in _GROUPED_BY_ANSWER:
             grouped.append(len(results))
             results.append(None)
         else:
-            results.append(FORM_SCORERS[item.form](item, scan_text(raw), box_convention))
+            results.append(FORM_SCORERS[item.form](item, raw if len(raw) <= SCAN_CHARS else scan_text(raw),
+                                                   box_convention))
     grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
     for i in grouped:
         item_id, _, raw = rows[i]
