@@ -53,7 +53,9 @@ def _check_outputs(out: Path, cfg: DemoConfig) -> None:
         assert overall["n_cases"] >= 2
     # the oracle is the sanity ceiling; the untrained tiny model answers nothing readable
     assert _metric(out / "runs" / "oracle", "independent", "overall")["value"] == 1.0
-    assert _metric(out / "runs" / "tiny-before", "independent", "rates", "unparsed")["value"] > 0.9
+    # (an answer that runs into the token limit is "truncated" rather than "unparsed": both count as unreadable)
+    rates = _metric(out / "runs" / "tiny-before", "independent", "rates")
+    assert rates["unparsed"]["value"] + rates["truncated"]["value"] > 0.9
     # fine-tuning taught the tiny model the answer format at least (measured, not assumed better)
     for strategy in ("flat", "chain"):
         assert _metric(out / "runs" / f"tiny-{strategy}", "independent", "rates", "unparsed")["value"] < 0.5

@@ -48,6 +48,10 @@ def test_batched_equals_one_by_one(tiny, requests_):
     assert [r.prompt_tokens for r in one] == [r.prompt_tokens for r in many]
     assert all(r.completion_tokens and 0 < r.completion_tokens <= 10 for r in many)
     assert len({r.prompt_tokens for r in one}) > 3  # prompts really differ in length (padding exercised)
+    # "length" exactly when all 10 new tokens came without an end token, "stop" when one came earlier or last
+    assert [r.finish_reason for r in one] == [r.finish_reason for r in many]
+    assert all(r.finish_reason in ("stop", "length") for r in many)
+    assert all(r.completion_tokens == 10 for r in many if r.finish_reason == "length")
 
 
 def test_registry_spec_options_and_box_convention(tiny, requests_):

@@ -189,3 +189,259 @@ def test_cli_tracebacks_never_show_locals() -> None:
     from medr2.cli import app
 
     assert app.pretty_exceptions_show_locals is False
+
+
+# -- hostile servers II (issue 21 items 11 and 12): scripted servers on 127.0.0.1 ------------------------------
+
+def _one_request(url: str, **kw: Any) -> Any:
+    from medr2.models.base import GenSettings, Message, Part, Request
+    from medr2.models.openai import OpenAIAdapter
+
+    ad = OpenAIAdapter("m", base_urls=[url], timeout_s=20, backoff_initial_s=0.01, backoff_max_s=0.02, **kw)
+    try:
+        return ad.generate([Request("k", (Message("user", (Part("text", text="hi"),)),), GenSettings(), Path("."))])[0]
+    finally:
+        ad.close()
+
+
+def test_huge_usage_numbers_do_not_stop_the_run(tmp_path: Path) -> None:
+    """usage.prompt_tokens = 10**20 used to raise OverflowError in SQLite on every resume: now stored as NULL
+    with a note, the run finishes, and a resume has nothing left to send."""
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer, completion, json_response
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        return json_response(completion(default_answer(body), usage={"prompt_tokens": 10**20,
+                                                                      "completion_tokens": -(10**30)}))
+
+    bench, run = tmp_path / "bench", tmp_path / "run"
+    make_bench(bench, n_cases=2)
+    with ScriptedServer(respond) as srv:
+        args = ["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", srv.url,
+                "--no-progress"]
+        _run(args)
+        sent = srv.stats.requests
+        done = _run(args)  # the resume: everything is stored
+        assert srv.stats.requests == sent
+    assert "0 ok, 0 errors" in done.stderr
+    con = sqlite3.connect(run / "store.sqlite")
+    rows = con.execute("SELECT status, prompt_tokens, completion_tokens, meta FROM predictions").fetchall()
+    con.close()
+    assert rows and all(r[0] == "ok" and r[1] is None and r[2] is None for r in rows)
+    assert all("usage.prompt_tokens" in " ".join(json.loads(r[3])["notes"]) for r in rows)
+
+
+def test_endless_body_is_an_error_not_a_memory_exhaustion() -> None:
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer
+
+    streamed = [0]
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        chunk = b'{"choices": [{"message": {"content": "' + b"A" * (1 << 20)
+        try:
+            while streamed[0] < (1 << 30):  # 1 GiB at most, should the client not stop
+                await resp.write(chunk)
+                streamed[0] += len(chunk)
+                chunk = b"A" * (1 << 20)
+        except (ConnectionError, RuntimeError):
+            pass
+        return resp
+
+    with ScriptedServer(respond) as srv:
+        resp = _one_request(srv.url, retries=0, max_response_bytes=4 << 20)
+        big_declared = ScriptedServer(lambda r, raw, b: _declared_big())
+    assert resp.status == "error" and "larger than 4194304 bytes" in (resp.error or "")
+    assert streamed[0] < 256 << 20  # the client stopped reading long before the server's 1 GiB
+    with big_declared as srv:  # a Content-Length over the limit is refused before reading
+        resp = _one_request(srv.url, retries=0, max_response_bytes=1 << 20)
+    assert resp.status == "error" and "max_response_bytes" in (resp.error or "")
+
+
+async def _declared_big() -> Any:
+    from aiohttp import web
+
+    return web.Response(body=b"x" * (2 << 20), content_type="application/json")
+
+
+def test_cross_origin_redirect_is_refused_same_origin_followed() -> None:
+    """A 307/308 re-sends the POST body (images, prompts): never to an origin --base-url does not name."""
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer, completion, json_response
+
+    async def answer(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        return json_response(completion("A"))
+
+    with ScriptedServer(answer) as other:
+        async def redirect_away(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+            return web.Response(status=307, headers={"Location": f"http://user:pw@127.0.0.1:{other.port}/v1/x"})
+
+        with ScriptedServer(redirect_away) as srv:
+            resp = _one_request(srv.url, retries=2)
+        assert other.paths == []  # nothing, body or not, reached the other host
+    assert resp.status == "error" and "another origin" in (resp.error or "") and "pw" not in (resp.error or "")
+    assert "(attempts: 1)" in (resp.error or "")  # permanent: not retried
+
+    async def moved(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        if request.path == "/v1/chat/completions":
+            return web.Response(status=308, headers={"Location": "/v2/chat/completions"})
+        assert body is not None and body["model"] == "m"  # the body came along, on the same origin
+        return json_response(completion("B"))
+
+    with ScriptedServer(moved) as srv:
+        resp = _one_request(srv.url)
+        assert srv.paths == ["/v1/chat/completions", "/v2/chat/completions"]
+    assert resp.status == "ok" and resp.text == "B"
+
+
+def _fragments(secret: str, n: int = 8) -> list[str]:
+    return [secret[i:i + n] for i in range(len(secret) - n + 1)]
+
+
+def test_echoed_key_scrubbed_before_the_message_is_cut(secret_env: tuple[str, dict[str, str]]) -> None:
+    """A 400 that echoes the Authorization header at character 280 used to leave a 20-character fragment after
+    the cut to 300; a server echoing only a 30-character fragment of the key left it whole."""
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer, json_response
+
+    secret, _ = secret_env
+    messages = ["x" * 280 + f" headers: {{'Authorization': 'Bearer {secret}'}}",
+                f"bad key ...{secret[4:34]}...", "y" * 295 + secret, f"{secret[:12]}|{secret[-9:]}"]
+    errors = []
+    os.environ["MEDR2_RELIABILITY_KEY"] = secret
+    try:
+        for message in messages:
+            async def respond(request: web.Request, raw: bytes, body: Any, m: str = message) -> web.StreamResponse:
+                return json_response({"error": {"message": m}}, status=400)
+
+            with ScriptedServer(respond) as srv:
+                resp = _one_request(srv.url, retries=0, api_key_env="MEDR2_RELIABILITY_KEY")
+            assert resp.status == "error" and "HTTP 400" in (resp.error or "")
+            errors.append(resp.error or "")
+    finally:
+        del os.environ["MEDR2_RELIABILITY_KEY"]
+    leaks = [(e, f) for e in errors for f in _fragments(secret) if f in e]
+    assert not leaks, leaks
+    assert all("***" in e for e in errors[1:])  # (in the first, the masked key lies past the cut)
+
+
+def test_credentials_in_base_url_never_written(tmp_path: Path) -> None:
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer, completion, json_response
+
+    auth_seen: set[str] = set()
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        auth_seen.add(request.headers.get("Authorization", ""))
+        return json_response(completion(default_answer(body)))
+
+    password = "pw-" + hashlib.sha256(b"medr2").hexdigest()[:20]
+    bench, run = tmp_path / "bench", tmp_path / "run"
+    make_bench(bench, n_cases=1)
+    with ScriptedServer(respond) as srv:
+        url = f"http://medr2user:{password}@127.0.0.1:{srv.port}/v1"
+        done = _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", url,
+                     "--no-progress"])
+        _run(["score", str(run)])
+    assert auth_seen and all(a.startswith("Basic ") for a in auth_seen)  # the credentials were used ...
+    assert not _grep_tree(tmp_path, password) and password not in done.stderr + done.stdout  # ... never written
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["model"]["settings"]["base_urls"] == [f"http://***@127.0.0.1:{srv.port}/v1"]
+    assert any(f"http://***@127.0.0.1:{srv.port}/v1" in a for a in manifest["invocations"][0]["command"])
+
+
+def test_huge_answers_scored_fast_and_stored_whole(tmp_path: Path) -> None:
+    """A 50 MB answer took 10-30 s to extract; the readers now scan a bounded part of it."""
+    import time
+
+    from medr2.models.base import BoxConvention
+    from medr2.records import Prediction
+    from medr2.score.scorer import score_items
+
+    items = make_bench(tmp_path / "bench", n_cases=1).items
+    mcq = next(it for it in items if it.form == "mcq" and it.variant == "clean")
+    yn = next(it for it in items if it.form == "yesno" and it.variant == "clean")
+    box = next(it for it in items if it.form == "box" and it.variant == "clean")
+    filler = "lorem ipsum (B) dolor [1, 2, 3, 4] no " * 1_400_000  # ~53 MB, full of answer-like text
+    preds = [Prediction(model_key="m", item_id=it.item_id, mode="independent", request_hash=it.item_id,
+                        raw=f"The answer is {ans}. {filler}", status="ok")
+             for it, ans in ((mcq, mcq.answer), (yn, yn.answer), (box, "[1, 2, 30, 40]"))]
+    t0 = time.perf_counter()
+    scores = score_items(items, preds, BoxConvention())
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 5.0, elapsed
+    assert [s.verdict for s in scores][:2] == ["correct", "correct"]
+
+
+def test_scrub_secret_leaves_no_fragment_property() -> None:
+    """For any text built around pieces of the key, no 8-character piece of it survives the scrub."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from medr2.redact import scrub_secret
+
+    alphabet = "abcdef0123-_ XYZ"
+
+    @settings(deadline=None, max_examples=300)
+    @given(secret=st.text(alphabet, min_size=8, max_size=60), pieces=st.lists(
+        st.tuples(st.text(alphabet, max_size=20), st.integers(0, 59), st.integers(0, 60)), max_size=6))
+    def check(secret: str, pieces: list[tuple[str, int, int]]) -> None:
+        text = "".join(noise + secret[a:a + n] for noise, a, n in pieces)
+        out = scrub_secret(text, secret)
+        assert not [f for f in _fragments(secret) if f in out]
+
+    check()
+
+
+def test_redact_credentials_in_urls() -> None:
+    from medr2.redact import redact_credentials
+
+    assert redact_credentials("http://u:p@h:1/v1") == "http://***@h:1/v1"
+    assert redact_credentials("x --base-url=https://tok@api.example/v1?api_key=abc&x=1") == \
+        "x --base-url=https://***@api.example/v1?api_key=***&x=1"
+    assert redact_credentials("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_gzip_bomb_body_is_capped_after_decompression() -> None:
+    import gzip
+
+    from aiohttp import web
+
+    from tests.scripted_server import ScriptedServer
+
+    bomb = gzip.compress(b'{"choices": [{"message": {"content": "' + b"A" * (64 << 20) + b'"}}]}', 9)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        return web.Response(body=bomb, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+
+    assert len(bomb) < 1 << 20
+    with ScriptedServer(respond) as srv:
+        resp = _one_request(srv.url, retries=0, max_response_bytes=8 << 20)
+    assert resp.status == "error" and "larger than 8388608 bytes" in (resp.error or "")
+
+
+def test_deeply_nested_bodies_are_clear_errors() -> None:
+    """JSON nested 5,000 deep in a 200 or an error body: a malformed-body message, never RecursionError."""
+    from medr2.models.openai import Transient, error_text, read_completion
+
+    deep = b'{"error": ' * 5000 + b"1" + b"}" * 5000
+    with pytest.raises(Transient, match="malformed response body"):
+        read_completion(b"[" * 5000 + b"]" * 5000)
+    assert error_text(deep).startswith('{"error": {"error"') and len(error_text(deep)) == 300
+
+
+def test_url_credentials_and_api_key_together_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from medr2.errors import BadInput
+    from medr2.models.openai import OpenAIAdapter
+
+    monkeypatch.setenv("MEDR2_TEST_KEY", "sk-test-123456789")
+    with pytest.raises(BadInput, match="cannot be combined") as e:
+        OpenAIAdapter("m", base_urls=["http://u:secretpw@127.0.0.1:1/v1"], api_key_env="MEDR2_TEST_KEY")
+    assert "secretpw" not in str(e.value)

@@ -95,3 +95,77 @@ def test_wal_is_checkpointed_by_the_background_thread(tmp_path: Path) -> None:
     assert not (tmp_path / "store.sqlite-wal").exists()
     with Store.open(tmp_path) as ro:
         assert ro.count() == 401
+
+
+# the schema of a version-1 store (before finish_reason / reasoning), as medr2 wrote it
+_V1_SCHEMA = """
+CREATE TABLE predictions (
+  request_hash TEXT PRIMARY KEY, item_id TEXT NOT NULL, mode TEXT NOT NULL, model_key TEXT NOT NULL,
+  step INTEGER, chain_id TEXT, raw TEXT, status TEXT NOT NULL CHECK (status IN ('ok', 'error')), error TEXT,
+  latency_s REAL, prompt_tokens INTEGER, completion_tokens INTEGER, attempts INTEGER NOT NULL DEFAULT 1,
+  created_at REAL NOT NULL, meta TEXT NOT NULL DEFAULT '{}', request TEXT);
+CREATE UNIQUE INDEX predictions_item_mode ON predictions (item_id, mode);
+CREATE TABLE store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO store_info VALUES ('schema_version', '1');
+INSERT INTO predictions (request_hash, item_id, mode, model_key, raw, status, created_at)
+  VALUES ('h-old', 'i-old', 'independent', 'm', 'B', 'ok', 1.0);
+"""
+
+
+def _v1_store(run: Path) -> None:
+    run.mkdir(parents=True)
+    con = sqlite3.connect(run / "store.sqlite")
+    con.executescript(_V1_SCHEMA)
+    con.commit()
+    con.close()
+
+
+def test_version1_store_reads_and_migrates(tmp_path: Path) -> None:
+    """A store written before finish_reason/reasoning existed opens read-only as it is (the new fields read as
+    None) and gains the columns when opened to write; its rows are kept."""
+    run = tmp_path / "run"
+    _v1_store(run)
+    with Store.open(run) as st:
+        (old,) = list(st.iter_predictions())
+        assert (old.prediction.raw, old.prediction.finish_reason, old.prediction.reasoning) == ("B", None, None)
+        assert list(st.score_rows()) == [("h-old", "i-old", "independent", "m", "ok", "B", None)]
+        assert st.get("h-old") is not None
+    con = sqlite3.connect(run / "store.sqlite")
+    # reading changed nothing
+    assert "finish_reason" not in {r[1] for r in con.execute("PRAGMA table_info(predictions)")}
+    con.close()
+    with Store.open(run, write=True) as st:
+        st.put(Prediction(model_key="m", item_id="i-new", mode="independent", request_hash="h-new", raw="",
+                          status="ok", finish_reason="length", reasoning="thinking..."))
+    con = sqlite3.connect(run / "store.sqlite")
+    cols = {r[1] for r in con.execute("PRAGMA table_info(predictions)")}
+    version = con.execute("SELECT value FROM store_info WHERE key = 'schema_version'").fetchone()[0]
+    rows = con.execute("SELECT request_hash, finish_reason, reasoning FROM predictions ORDER BY rowid").fetchall()
+    con.close()
+    assert {"finish_reason", "reasoning"} <= cols and version == "2"
+    assert rows == [("h-old", None, None), ("h-new", "length", "thinking...")]
+    # a merge from an old shard into a new store reads the missing columns as NULL
+    old2 = tmp_path / "old2"
+    _v1_store(old2)
+    with Store.open(tmp_path / "merged", write=True) as st:
+        assert st.copy_from(old2 / "store.sqlite") == 1
+        assert st.get("h-old").prediction.finish_reason is None  # type: ignore[union-attr]
+
+
+def test_out_of_range_token_counts_are_stored_as_null_with_a_note(tmp_path: Path) -> None:
+    """A hostile 10**20 from any adapter must not raise OverflowError (which would fail every resume)."""
+    with Store.open(tmp_path, write=True) as st:
+        st.put(Prediction(model_key="m", item_id="i", mode="independent", request_hash="h", raw="A", status="ok",
+                          prompt_tokens=10**20, completion_tokens=7))
+        row = st.get("h")
+    assert row is not None
+    assert (row.prediction.prompt_tokens, row.prediction.completion_tokens) == (None, 7)
+    assert any("21-digit number" in n for n in row.meta["notes"])
+
+
+def test_huge_answer_is_stored_whole(tmp_path: Path) -> None:
+    raw = "A " + "x" * (50 << 20)
+    with Store.open(tmp_path, write=True) as st:
+        st.put(Prediction(model_key="m", item_id="i", mode="independent", request_hash="h", raw=raw, status="ok"))
+        row = st.get("h")
+    assert row is not None and row.prediction.raw == raw

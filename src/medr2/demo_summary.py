@@ -27,6 +27,7 @@ ACCURACY_COLUMNS: tuple[SummaryColumn, ...] = (
     SummaryColumn("S3 findings", "independent", ("stages", "3")),
     SummaryColumn("S4 diagnosis", "independent", ("stages", "4")),
     SummaryColumn("Unparsed", "independent", ("rates", "unparsed")),
+    SummaryColumn("Truncated", "independent", ("rates", "truncated")),
 )
 
 ROBUSTNESS_COLUMNS: tuple[SummaryColumn, ...] = (
@@ -44,7 +45,8 @@ ROBUSTNESS_COLUMNS: tuple[SummaryColumn, ...] = (
 LEGEND = """\
 - **Overall / S1–S4**: clean accuracy on the test split in `independent` mode (yes/no items scored as
   pairs; stage = macro over its tasks, overall = macro over stages). **Unparsed**: share of answers no
-  rule could read (counted wrong).
+  rule could read (counted wrong). **Truncated**: share of answers cut off by the token limit (counted
+  wrong; raise `--max-new-tokens`).
 - **MFR** (misleading-following rate): share of T3/T4/T8 answers equal to the lure. **MisleadDrop**:
   clean accuracy − accuracy under a misleading premise (T3), on the same items.
 - **VRS**: accuracy on the real image − rate of still giving that answer with another case's image (V2).

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Box = tuple[float, float, float, float]
 Form = Literal["mcq", "yesno", "box", "multi", "text"]
-Verdict = Literal["correct", "wrong", "unparsed", "error"]
+Verdict = Literal["correct", "wrong", "unparsed", "truncated", "error"]
 Split = Literal["train", "val", "test"]
 
 # Text-form tasks whose answer is a report, scored with the report metrics (ROUGE, BLEU-4, METEOR) and kept
@@ -224,6 +224,8 @@ class Prediction(_Frozen):
     status: Literal["ok", "error"]
     error: str | None = None
     attempts: int = 1
+    finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...; None: not given
+    reasoning: str | None = None  # the server's separate reasoning text, if it gave one
 
 
 class Score(_Frozen):

@@ -60,6 +60,11 @@ class Response:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     attempts: int = 1
+    # why generation stopped, as the backend says it: "stop", "length" (the token limit was reached: the
+    # answer is cut off and scored ``truncated``), "content_filter", ...; None when the backend does not say
+    finish_reason: str | None = None
+    reasoning: str | None = None  # the server's separate reasoning text (never read for the answer)
+    notes: tuple[str, ...] = ()  # what the adapter changed or dropped (e.g. an out-of-range token count)
 
 
 @dataclass(frozen=True)

@@ -173,11 +173,13 @@ class HFAdapter:
                 return [r for one in chunk for r in self._generate_chunk([one], settings)]
             return [Response(status="error", error=f"{type(e).__name__}: {e}")]
         dt = time.perf_counter() - t0
-        return [Response(status="ok", text=t, latency_s=dt, prompt_tokens=p, completion_tokens=c)
-                for t, (p, c) in zip(texts, seqs, strict=True)]
+        return [Response(status="ok", text=t, latency_s=dt, prompt_tokens=p, completion_tokens=c, finish_reason=f)
+                for t, (p, c, f) in zip(texts, seqs, strict=True)]
 
     def _run(self, chunk: list[tuple[int, str, list[Any]]],
-             settings: GenSettings) -> tuple[list[str], list[tuple[int, int]]]:
+             settings: GenSettings) -> tuple[list[str], list[tuple[int, int, str | None]]]:
+        """Decoded answers and, per answer, (prompt tokens, new tokens, finish reason): "stop" at an end
+        token, "length" when ``max_new_tokens`` new tokens came without one."""
         import torch
 
         texts = [t for _, t, _ in chunk]
@@ -195,10 +197,11 @@ class HFAdapter:
         new = seq[:, enc["input_ids"].shape[1]:]
         stop = {gen["eos_token_id"], gen["pad_token_id"]} if isinstance(gen["eos_token_id"], int) else \
             {*gen["eos_token_id"], gen["pad_token_id"]}
-        counts = []
+        counts: list[tuple[int, int, str | None]] = []
         for row, mask in zip(new.tolist(), enc["attention_mask"].tolist(), strict=True):
-            n = next((k + 1 for k, tok in enumerate(row) if tok in stop), len(row))
-            counts.append((int(sum(mask)), n))
+            end = next((k + 1 for k, tok in enumerate(row) if tok in stop), None)
+            finish = "stop" if end is not None else "length" if len(row) >= settings.max_new_tokens else None
+            counts.append((int(sum(mask)), end if end is not None else len(row), finish))
         decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         return [d.strip() for d in decoded], counts
 

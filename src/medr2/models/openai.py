@@ -7,8 +7,16 @@ LMDeploy, commercial APIs), through a lean aiohttp client.
   spliced into request bodies, so nothing is re-encoded per request);
 - retries with exponential backoff and jitter on 429, 408, 5xx, timeouts, connection
   errors and malformed bodies, honouring ``Retry-After`` / ``retry-after-ms``; other 4xx fail at once;
-- a per-request timeout; token usage recorded; the API key read from the environment variable the
-  user names, sent only in the Authorization header, never recorded or logged.
+- a per-request timeout; token usage (a value outside SQLite's 64-bit range is dropped with a note),
+  ``finish_reason`` and the server's separate reasoning text (``reasoning_content`` of vLLM/SGLang reasoning
+  parsers and DeepSeek-style APIs, ``reasoning`` of newer vLLM) recorded; the answer is the content only;
+- a response body larger than ``max_response_bytes`` (default 128 MiB) is an error for that item, read no
+  further; redirects are followed only within the origin of the base URL (a 307/308 re-sends the body:
+  never to another host);
+- the API key read from the environment variable the user names, sent only in the Authorization header,
+  never recorded or logged: every text kept from a response (answer, reasoning, error message) has the key
+  and every fragment of it of >= 8 characters masked *before* it is cut; credentials in a base URL are
+  masked wherever the URL is recorded.
 
 ``stream(requests)`` yields ``(index, Response)`` as requests finish. It drives a private event
 loop step by step from the calling thread, so the caller persists each answer as it arrives and a
@@ -26,6 +34,7 @@ import random
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +47,16 @@ from medr2.imageio import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.redact import redact_credentials, redact_url, scrub_secret, secret_grams
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
+REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
 MAX_RETRY_AFTER_S = 120.0
 ERROR_SNIPPET = 300
+ERROR_SCAN = 1 << 16  # an error body is read for its message from its first 64 KiB
+MAX_RESPONSE_BYTES = 128 << 20
+_TOKENS_MAX = (1 << 63) - 1  # what SQLite's INTEGER holds
 
 
 class Transient(Exception):
@@ -78,46 +93,108 @@ def parse_retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
-    """Text and token usage of a chat-completions body; Transient if the body is malformed."""
+@dataclass(frozen=True)
+class Completion:
+    """What one chat-completions body says: the answer (content only), usage, why it stopped, reasoning."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    reasoning: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _storable(text: str) -> str:
+    """Lone surrogates (JSON escapes like \\udcff) cannot be stored as UTF-8: kept as U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _tokens(usage: dict[str, Any], name: str, notes: list[str]) -> int | None:
+    value = usage.get(name)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _TOKENS_MAX:
+        return value
+    shown = f"a {len(str(abs(value)))}-digit number" if isinstance(value, int) and not isinstance(value, bool) \
+        else repr(value)[:40]
+    notes.append(f"usage.{name} is not a token count medr2 can store ({shown}): recorded as unknown")
+    return None
+
+
+def read_completion(data: bytes) -> Completion:
+    """The :class:`Completion` of a chat-completions body; Transient if the body is malformed.
+
+    The answer is ``message.content`` only. ``message.reasoning_content`` (vLLM/SGLang reasoning parsers,
+    DeepSeek-style APIs) or ``message.reasoning`` (vLLM >= 0.11) is kept separately. A body whose content is
+    null but that says it stopped at the token limit, or that carries reasoning, is an answer with empty text
+    (a reasoning model cut off inside its reasoning: scored ``truncated``)."""
     try:
         try:
             body = json.loads(data)
         except UnicodeDecodeError:  # invalid UTF-8 inside the answer: keep it, bad bytes as U+FFFD
             body = json.loads(data.decode("utf-8", "replace"))
-        msg = body["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as e:
+        choice = body["choices"][0]
+        msg = choice["message"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:
         raise Transient(f"malformed response body ({type(e).__name__}): {data[:ERROR_SNIPPET]!r}") from None
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    finish = finish[:64] if isinstance(finish, str) and finish else None
+    reasoning = None
+    if isinstance(msg, dict):
+        for name in ("reasoning_content", "reasoning"):
+            if isinstance(msg.get(name), str) and msg[name]:
+                reasoning = _storable(msg[name])
+                break
     content = msg.get("content") if isinstance(msg, dict) else None
     if isinstance(content, list):  # some servers return content parts
         content = "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     if not isinstance(content, str):
-        refusal = msg.get("refusal") if isinstance(msg, dict) else None
-        raise Permanent(f"response has no text content (refusal: {refusal!r})")
-    # lone surrogates (JSON escapes like \\udcff) cannot be stored as UTF-8: keep them as U+FFFD
-    content = content.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        if content is None and (finish == "length" or reasoning is not None):
+            content = ""
+        else:
+            refusal = msg.get("refusal") if isinstance(msg, dict) else None
+            raise Permanent(f"response has no text content (refusal: {refusal!r})")
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return content, pt if isinstance(pt, int) else None, ct if isinstance(ct, int) else None
+    notes: list[str] = []
+    pt, ct = _tokens(usage, "prompt_tokens", notes), _tokens(usage, "completion_tokens", notes)
+    return Completion(_storable(content), pt, ct, finish, reasoning, tuple(notes))
 
 
-def error_text(data: bytes) -> str:
+def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
+    """Text and token usage of a chat-completions body (:func:`read_completion` has the rest)."""
+    c = read_completion(data)
+    return c.text, c.prompt_tokens, c.completion_tokens
+
+
+def error_message(data: bytes) -> str:
     """The message of an error body, whatever its shape: ``{"error": {"message": ..}}`` (OpenAI, vLLM,
     SGLang), ``{"detail": ..}`` (FastAPI servers such as ``transformers serve``), ``{"error": ".."}``
-    (Ollama), ``{"message": ..}``; else the body's first bytes as text."""
-    try:
-        body = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        body = None
+    (Ollama), ``{"message": ..}``; else the body's first bytes as text. Not yet cut to ``ERROR_SNIPPET``
+    (at most ``ERROR_SCAN`` characters), so a secret can be scrubbed from it before it is cut."""
+    body: Any = None
+    if len(data) <= 4 * ERROR_SCAN:
+        try:
+            body = json.loads(data)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = None
     if isinstance(body, dict):
         err = body.get("error")
         for found in ((err or {}).get("message") if isinstance(err, dict) else err, body.get("detail"),
                       body.get("message")):
             if isinstance(found, str) and found:
-                return found[:ERROR_SNIPPET]
+                return found[:ERROR_SCAN]
             if isinstance(found, list | dict) and found:  # FastAPI validation errors: a list of dicts
-                return json.dumps(found, ensure_ascii=False)[:ERROR_SNIPPET]
-    return data[:ERROR_SNIPPET].decode("utf-8", "replace")
+                try:
+                    return json.dumps(found, ensure_ascii=False)[:ERROR_SCAN]
+                except (ValueError, RecursionError):
+                    break
+    return data[:ERROR_SCAN].decode("utf-8", "replace")
+
+
+def error_text(data: bytes) -> str:
+    """:func:`error_message` cut to ``ERROR_SNIPPET`` characters."""
+    return error_message(data)[:ERROR_SNIPPET]
 
 
 _PNG_HEAD = b'{"type":"image_url","image_url":{"url":"data:image/png;base64,'
@@ -175,16 +252,18 @@ class OpenAIAdapter:
                  box_convention: BoxConvention | None = None, preset_name: str | None = None,
                  backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
                  image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None,
-                 max_tokens_field: str = "max_tokens") -> None:
+                 max_tokens_field: str = "max_tokens", max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         if not base_urls:
             raise BadInput("openai models need at least one --base-url (e.g. http://127.0.0.1:8000/v1)",
                            field="--base-url")
         if concurrency < 1 or retries < 0 or timeout_s <= 0:
             raise BadInput("need concurrency >= 1, retries >= 0, timeout > 0", field="--concurrency")
+        if max_response_bytes < 1:
+            raise BadInput("max_response_bytes must be >= 1", field="--model-option max_response_bytes")
         self.model = model
         self.key = f"openai:{model}"
         self.urls = [yarl.URL(u.rstrip("/") + "/chat/completions") for u in base_urls]  # parsed once
-        self.base_urls = [u.rstrip("/") for u in base_urls]
+        self.base_urls = [redact_url(u.rstrip("/")) for u in base_urls]  # as recorded and shown: no credentials
         self.api_key_env = api_key_env
         api_key = None
         if api_key_env:
@@ -192,7 +271,12 @@ class OpenAIAdapter:
             if not api_key:
                 raise BadInput(f"environment variable {api_key_env} (named by --api-key-env) is not set",
                                field="--api-key-env")
+        if api_key and any(u.user is not None for u in self.urls):
+            raise BadInput("a --base-url with credentials (user:password@) and --api-key-env cannot be combined "
+                           "(both set the Authorization header); give one of them", field="--base-url")
         self._secret = api_key
+        self._grams = secret_grams(api_key)
+        self.max_response_bytes = max_response_bytes
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -218,7 +302,7 @@ class OpenAIAdapter:
         return {"model": self.model, "base_urls": self.base_urls, "api_key_env": self.api_key_env,
                 "concurrency": self.concurrency, "timeout_s": self.timeout_s, "retries": self.retries,
                 "preset": self.preset_name, "extra_body": self.extra_body,
-                "max_tokens_field": self.max_tokens_field}
+                "max_tokens_field": self.max_tokens_field, "max_response_bytes": self.max_response_bytes}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
@@ -398,36 +482,85 @@ class OpenAIAdapter:
         exp = min(self.backoff_max_s, self.backoff_initial_s * 2 ** (attempt - 1))
         return random.uniform(exp / 2, exp)  # exponential backoff with (equal) jitter
 
-    async def _post(self, body: bytes) -> tuple[str, int | None, int | None]:
+    async def _read_body(self, r: aiohttp.ClientResponse, where: str) -> bytes:
+        """The response body, read no further than ``max_response_bytes`` (an endless body is an error)."""
+        limit = self.max_response_bytes
+        too_big = (f"response body from {where} is larger than {limit} bytes (max_response_bytes); not read "
+                   "further (raise it with --model-option max_response_bytes=N if the answers are that long)")
+        if r.content_length is not None:
+            if r.content_length > limit:
+                r.close()
+                raise Permanent(too_big)
+            if not r.headers.get("Content-Encoding"):  # (a compressed body may inflate past its length)
+                return await r.read()  # the common case: a declared length within the limit, read at once
+        buf = bytearray()  # chunked, compressed or unknown length: read in pieces, no further than the limit
+        async for chunk in r.content.iter_chunked(1 << 20):
+            buf += chunk
+            if len(buf) > limit:
+                r.close()
+                raise Permanent(too_big)
+        return bytes(buf)
+
+    async def _post(self, body: bytes) -> Completion:
         assert self._session is not None
         i = self._pick()
         self.in_flight[i] += 1
         self.sent_per_url[i] += 1
+        where = self.base_urls[i]
         try:
-            async with self._session.post(self.urls[i], data=body) as r:
-                data = await r.read()
-                if r.status == 200:
-                    try:
-                        text, pt, ct = parse_completion(data)
-                    except Transient as e:
-                        raise Transient(self._scrub(str(e))) from None
-                    except Permanent as e:
-                        raise Permanent(self._scrub(str(e))) from None
-                    return self._scrub(text), pt, ct
-                msg = f"HTTP {r.status} from {self.base_urls[i]}: {self._scrub(error_text(data))}"
-                if r.status in RETRY_STATUS or r.status >= 500:
-                    raise Transient(msg, parse_retry_after(r.headers))
-                raise Permanent(msg)
+            url = self.urls[i]
+            for _ in range(MAX_REDIRECTS + 1):
+                async with self._session.post(url, data=body, allow_redirects=False) as r:
+                    if r.status in REDIRECT_STATUS:
+                        url = self._redirect_target(url, r, where)
+                        continue
+                    data = await self._read_body(r, where)
+                    if r.status == 200:
+                        try:
+                            c = read_completion(data)
+                        except Transient as e:
+                            raise Transient(self._scrub(str(e))) from None
+                        except Permanent as e:
+                            raise Permanent(self._scrub(str(e))) from None
+                        return Completion(self._scrub(c.text), c.prompt_tokens, c.completion_tokens,
+                                          c.finish_reason, self._scrub(c.reasoning) if c.reasoning else None,
+                                          c.notes)
+                    # scrub the whole message first, then cut it: a cut key leaves no fragment to match
+                    msg = f"HTTP {r.status} from {where}: {self._scrub(error_message(data))[:ERROR_SNIPPET]}"
+                    if r.status in RETRY_STATUS or r.status >= 500:
+                        raise Transient(msg, parse_retry_after(r.headers))
+                    raise Permanent(msg)
+            raise Permanent(f"more than {MAX_REDIRECTS} redirects from {where}")
         except TimeoutError:
-            raise Transient(f"timeout after {self.timeout_s:g}s from {self.base_urls[i]}") from None
+            raise Transient(f"timeout after {self.timeout_s:g}s from {where}") from None
         except aiohttp.ClientError as e:
-            raise Transient(f"{type(e).__name__} from {self.base_urls[i]}: {self._scrub(str(e))}") from None
+            detail = redact_credentials(self._scrub(str(e)))[:ERROR_SNIPPET]
+            raise Transient(f"{type(e).__name__} from {where}: {detail}") from None
         finally:
             self.in_flight[i] -= 1
 
+    def _redirect_target(self, url: yarl.URL, r: aiohttp.ClientResponse, where: str) -> yarl.URL:
+        """Where a redirect points, if it stays on the origin (scheme, host, port) of ``url``; a redirect to
+        another origin is refused: it would send the request body (bench images, prompts) to a host the user
+        never named."""
+        location = r.headers.get("Location")
+        if not location:
+            raise Permanent(f"HTTP {r.status} redirect without a Location from {where}")
+        try:
+            target = url.join(yarl.URL(location))
+        except ValueError:
+            raise Permanent(f"HTTP {r.status} redirect to an invalid Location from {where}") from None
+        if target.origin() != url.origin():
+            raise Permanent(f"HTTP {r.status} from {where} redirects to another origin "
+                            f"({redact_url(str(target.origin()))}); not followed: the request would be re-sent, "
+                            "images and prompts included, to a host --base-url does not name. Give that URL as "
+                            "--base-url if you trust it")
+        return target
+
     def _scrub(self, text: bytes | str) -> str:
+        """The text with the API key and every fragment of it of >= 8 characters masked."""
         s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return s.replace(self._secret, "***") if self._secret else s
+        return scrub_secret(s, self._secret, self._grams) if self._secret else s
 
     async def _one(self, req: Request, body: bytes | None = None) -> Response:
         t0 = time.perf_counter()
@@ -438,7 +571,7 @@ class OpenAIAdapter:
             while True:  # a plain loop: no retry machinery on the (common) first-try path
                 attempts += 1
                 try:
-                    text, pt, ct = await self._post(body)
+                    c = await self._post(body)
                     break
                 except Transient as e:
                     if attempts > self.retries:
@@ -449,17 +582,54 @@ class OpenAIAdapter:
                             attempts=attempts)
         except BadInput as e:
             return Response("error", error=str(e), latency_s=time.perf_counter() - t0, attempts=attempts)
-        return Response("ok", text=text, latency_s=time.perf_counter() - t0, prompt_tokens=pt,
-                        completion_tokens=ct, attempts=attempts)
+        return Response("ok", text=c.text, latency_s=time.perf_counter() - t0, prompt_tokens=c.prompt_tokens,
+                        completion_tokens=c.completion_tokens, attempts=attempts, finish_reason=c.finish_reason,
+                        reasoning=c.reasoning, notes=c.notes)
+
+
+# ``--model-option`` names for the reasoning controls servers take, and where each goes in the request body:
+# (None, field) = a top-level field; ("chat_template_kwargs", key) = passed to the model's chat template
+REASONING_OPTIONS: dict[str, tuple[str | None, str]] = {
+    "reasoning_effort": (None, "reasoning_effort"),  # OpenAI o-series / GPT-5, vLLM (gpt-oss), SGLang
+    "thinking_token_budget": (None, "thinking_token_budget"),  # vLLM: hard cap on reasoning tokens
+    "enable_thinking": ("chat_template_kwargs", "enable_thinking"),  # Qwen3 / hybrid models (vLLM, SGLang)
+    "thinking_budget": ("chat_template_kwargs", "thinking_budget"),  # templates that define it (Qwen3, SGLang)
+}
+
+
+def reasoning_body(options: dict[str, Any]) -> dict[str, Any]:
+    """The request-body fields of the reasoning options in ``options`` (removed from it)."""
+    out: dict[str, Any] = {}
+    for name, (parent, key) in REASONING_OPTIONS.items():
+        if name not in options:
+            continue
+        value = options.pop(name)
+        if parent is None:
+            out[key] = value
+        else:
+            out.setdefault(parent, {})[key] = value
+    return out
+
+
+def _merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = {**out[k], **v} if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 @register_adapter("openai")
 def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     preset = opts.preset or get_preset("generic")
     extra = dict(opts.extra)
-    known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body"}
+    known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body", "max_response_bytes",
+             *REASONING_OPTIONS}
     if set(extra) - known:
         raise BadInput(f"unknown openai options {sorted(set(extra) - known)}; known: {sorted(known)}", field="extra")
+    body = extra.pop("extra_body", None) or {}
+    if not isinstance(body, dict):
+        raise BadInput("extra_body must be a JSON object", field="--model-option extra_body")
+    body = _merge_body(dict(preset.extra_body), _merge_body(body, reasoning_body(extra)))
     return OpenAIAdapter(model, base_urls=opts.base_urls, api_key_env=opts.api_key_env,
                          concurrency=opts.concurrency, timeout_s=opts.timeout_s, retries=opts.retries,
                          box_convention=preset.box, preset_name=preset.name,
@@ -467,4 +637,5 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
                          backoff_initial_s=float(extra.pop("backoff_initial_s", 0.5)),
                          backoff_max_s=float(extra.pop("backoff_max_s", 30.0)),
                          image_cache_bytes=int(extra.pop("image_cache_bytes", 1 << 30)),
-                         extra_body=extra.pop("extra_body", None))
+                         extra_body=body or None,
+                         max_response_bytes=int(extra.pop("max_response_bytes", MAX_RESPONSE_BYTES)))

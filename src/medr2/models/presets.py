@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, BoxSpace
@@ -180,6 +181,11 @@ class Preset:
     max_pixels: int | None = None
     image_size: int | None = None  # fixed input side (tiles / square inputs)
     max_tokens_field: str = "max_tokens"  # request field of the token limit (OpenAI: max_completion_tokens)
+    # token budget when --max-new-tokens is not given (reasoning models think before they answer: an answer cut
+    # off by the limit is scored ``truncated``); None: the command's default
+    max_new_tokens: int | None = None
+    # fields added to every openai request body (e.g. chat_template_kwargs); --model-option values win
+    extra_body: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     notes: str = ""
     sources: tuple[str, ...] = field(default_factory=tuple)
 
@@ -190,7 +196,8 @@ class Preset:
         return {"name": self.name, "family": self.family, "box_space": self.box.space,
                 "resize": self.box.resize, "resize_params": dict(self.box.params),
                 "system": self.system, "min_pixels": self.min_pixels, "max_pixels": self.max_pixels,
-                "image_size": self.image_size}
+                "image_size": self.image_size, "max_new_tokens": self.max_new_tokens,
+                "extra_body": dict(self.extra_body)}
 
 
 PRESETS: dict[str, Preset] = {}
@@ -293,3 +300,34 @@ register_preset(Preset(
           "(convention param box_2d=yxyx); the prompt asks for x-first [x1, y1, x2, y2], read x-first.",
     sources=("ai.google.dev Gemini image understanding docs (object detection)",
              "huggingface.co/google/gemma-3-4b-it/discussions/38")))
+
+# Reasoning models: the thinking counts against the token limit, so the budget is large; the server's reasoning
+# parser (vLLM ``--reasoning-parser``, SGLang ``--reasoning-parser``) returns the thinking separately
+# (``reasoning_content`` / ``reasoning``), which medr2 stores but never reads for the answer.
+REASONING_MAX_NEW_TOKENS = 16384
+register_preset(Preset(
+    "qwen3-vl-thinking", "Qwen3-VL Thinking", ("Qwen/Qwen3-VL-8B-Thinking", "Qwen/Qwen3-VL-30B-A3B-Thinking",
+                                               "Qwen/Qwen3-VL-235B-A22B-Thinking"),
+    _THOUSAND, max_new_tokens=REASONING_MAX_NEW_TOKENS,
+    notes="Qwen3-VL conventions (0-1000 boxes) with a 16,384-token budget for the <think> block and the answer; "
+          "serve with vLLM --reasoning-parser qwen3 (or deepseek_r1) so the thinking comes back separately. "
+          "Budget the thinking with --model-option thinking_token_budget=N (vLLM) or thinking_budget=N "
+          "(chat-template kwarg, SGLang).",
+    sources=("docs.vllm.ai features/reasoning_outputs (qwen3 parser, reasoning / reasoning_content)",
+             "github.com/QwenLM/Qwen3-VL/issues/1741")))
+register_preset(Preset(
+    "generic-reasoning", "any reasoning model (DeepSeek-R1 style <think> blocks)", ("Kimi-VL-A3B-Thinking",
+                                                                                  "GLM-4.1V-9B-Thinking"),
+    BoxConvention("pixel", "none", ()), max_new_tokens=REASONING_MAX_NEW_TOKENS,
+    notes="Default conventions (pixel boxes of the image as sent) with a 16,384-token budget; for servers with "
+          "a reasoning parser (reasoning_content, DeepSeek-style APIs) or models that write <think>...</think> "
+          "into the content (the block is dropped before the answer is read).",
+    sources=("docs.vllm.ai features/reasoning_outputs", "docs.sglang.io advanced_features/thinking_budget")))
+register_preset(Preset(
+    "openai-reasoning", "OpenAI reasoning models (o-series, GPT-5)", ("o3", "o4-mini", "gpt-5", "gpt-5-mini"),
+    _UNIT, max_tokens_field="max_completion_tokens", max_new_tokens=REASONING_MAX_NEW_TOKENS,
+    notes="As gpt-4o (0-1 fractions, max_completion_tokens), with a 16,384-token budget: the hidden reasoning "
+          "tokens count against max_completion_tokens. Set the effort with --model-option reasoning_effort=low|"
+          "medium|high. These models accept only the default temperature: pass --model-option "
+          "extra_body='{\"temperature\": 1}' if the API refuses temperature 0 (uncertain per model).",
+    sources=("platform.openai.com/docs/guides/reasoning (reasoning_effort, max_completion_tokens)",)))

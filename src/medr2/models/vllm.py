@@ -122,8 +122,10 @@ class VLLMAdapter:
                 return [r for one in group for r in self._chat([one], settings)]
             return [Response(status="error", error=f"{type(e).__name__}: {e}")]
         dt = time.perf_counter() - t0
+        # vLLM's CompletionOutput.finish_reason: "stop" or "length" (max_tokens reached)
         return [Response(status="ok", text=r.outputs[0].text.strip(), latency_s=dt,
-                         prompt_tokens=len(r.prompt_token_ids or []), completion_tokens=len(r.outputs[0].token_ids))
+                         prompt_tokens=len(r.prompt_token_ids or []), completion_tokens=len(r.outputs[0].token_ids),
+                         finish_reason=getattr(r.outputs[0], "finish_reason", None))
                 for r in results]
 
 

@@ -41,6 +41,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("blind_gap", "Blind gap", ("visual_reliance", "BlindGap")),
     Column("miou", "mIoU", ("grounding", "all", "mIoU")),
     Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True),
+    Column("truncated", "Truncated", ("rates", "truncated")),  # cut off by the token limit (not in older runs)
     Column("error", "Error", ("rates", "error"), always=True),
 )
 

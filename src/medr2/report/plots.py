@@ -212,7 +212,7 @@ def visual_reliance(ctx: PlotContext) -> list[Plot]:
 
 def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """Yes/no: both answers always; MCQ: letters A up to the last one seen; then anything else seen
-    (e.g. a parsed multi-letter answer), then ``unparsed`` and ``error`` where they occur."""
+    (e.g. a parsed multi-letter answer), then ``unparsed``, ``truncated`` and ``error`` where they occur."""
     seen = {g for g, _ in rows} | {p for _, p in rows}
     if form == "yesno":
         base = ["yes", "no"]
@@ -220,8 +220,8 @@ def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], lis
         letters = [x for x in seen if len(x) == 1 and "A" <= x <= "Z"]
         base = [chr(c) for c in range(ord("A"), ord(max(letters)) + 1)] if letters else []
     gold = base + sorted({g for g, _ in rows} - set(base))
-    pred = base + sorted({p for _, p in rows} - set(base) - {"unparsed", "error"})
-    pred += [x for x in ("unparsed", "error") if x in seen]
+    pred = base + sorted({p for _, p in rows} - set(base) - {"unparsed", "truncated", "error"})
+    pred += [x for x in ("unparsed", "truncated", "error") if x in seen]
     return gold, pred
 
 
@@ -238,7 +238,7 @@ def _confusion(scores: list[dict[str, Any]], items: dict[str, Item], form: str, 
             continue
         gold = it.answer.strip().lower() if form == "yesno" else it.answer.strip().upper()
         verdict = s.get("verdict")
-        if verdict in ("unparsed", "error"):
+        if verdict in ("unparsed", "truncated", "error"):
             pred = str(verdict)
         else:
             p = str(s.get("parsed") or "").strip()
@@ -281,7 +281,8 @@ def confusion(ctx: PlotContext) -> list[Plot]:
                             color="white" if m[i, j] > hi * 0.6 else "black")
         fig.suptitle(f"{r.label} · {mode} (clean items)", fontsize=10)
         plots.append(Plot(f"confusion_{k + 1}_{_slug(r.label)}", f"Confusion matrices: {r.label}",
-                          f"Mode {mode}, clean items; unparsed and error answers in their own columns.", _png(fig)))
+                          f"Mode {mode}, clean items; unparsed, truncated and error answers in their own columns.",
+                          _png(fig)))
     return plots
 
 

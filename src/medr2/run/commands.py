@@ -98,7 +98,8 @@ def eval_command(
     base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Endpoint base URL (repeatable).")] = None,
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Env variable holding the API key.")] = None,
     preset: Annotated[str | None, typer.Option("--preset", help="Model preset (box convention, prompts).")] = None,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
+    max_new_tokens: Annotated[int | None, typer.Option("--max-new-tokens", min=1, help="Token limit of each answer "
+                              "(default: the preset's, 16384 for reasoning presets; else 256).")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Batch size (hf/vllm/baselines).")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Per-request timeout, seconds.")] = 120.0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Retries after the first attempt.")] = 5,
@@ -134,7 +135,12 @@ def eval_command(
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)
     for name, c in summary.modes.items():
-        console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors")
+        console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
+                      + (f", [yellow]{c.truncated} cut off by the token limit[/]" if c.truncated else ""))
+    if any(c.truncated for c in summary.modes.values()):
+        from medr2.score.truncation import TRUNCATED_HINT
+
+        console.print(f"[yellow]note[/]: {TRUNCATED_HINT}")
     console.print(f"retries: {summary.retries}")
     if summary.interrupted:
         console.print(f"[yellow]interrupted[/]: everything answered is stored in {out}; rerun the same command "

@@ -4,7 +4,8 @@
 convention, preset, shard); a rerun or resume into the same folder must match it exactly, and
 ``medr2 merge`` refuses shards whose identities differ in anything but the shard.
 Everything else (base URLs, concurrency, command lines) may change between invocations and is
-recorded per invocation. Secrets are never recorded: only the *name* of the API key variable.
+recorded per invocation. Secrets are never recorded: only the *name* of the API key variable; credentials in
+URLs (``http://user:password@host``, ``?api_key=...``) are masked in everything the manifest holds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import medr2
 from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput
 from medr2.records import canonical_json
+from medr2.redact import redact_tree
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = "medr2-run"
@@ -51,10 +53,10 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    """Atomic write (a reader never sees half a manifest)."""
+    """Atomic write (a reader never sees half a manifest); URL credentials masked (``medr2.redact``)."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    data = json.dumps(redact_tree(manifest), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
     atomic_write_bytes(run_dir / MANIFEST_FILE, data.encode("utf-8"))
 
 

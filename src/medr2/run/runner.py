@@ -44,6 +44,7 @@ from medr2.run.prompts import (
     wrong_answer,
 )
 from medr2.run.store import Row, Store
+from medr2.score.truncation import is_truncated
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
@@ -155,6 +156,7 @@ class ModeCounts:
     stored_before: int = 0
     ok: int = 0
     error: int = 0
+    truncated: int = 0  # ok answers cut off by the token limit (scored ``truncated``)
 
 
 @dataclass
@@ -283,13 +285,17 @@ class Runner:
                           request_hash=p.request.key, raw=resp.text,
                           latency_s=resp.latency_s, prompt_tokens=resp.prompt_tokens,
                           completion_tokens=resp.completion_tokens, status=resp.status,
-                          error=resp.error if resp.status == "error" else None, attempts=resp.attempts)
-        return Row(pred, p.item.step, p.item.chain_id, p.meta, p.messages)
+                          error=resp.error if resp.status == "error" else None, attempts=resp.attempts,
+                          finish_reason=resp.finish_reason, reasoning=resp.reasoning)
+        meta = {**p.meta, "notes": list(resp.notes)} if resp.notes else p.meta
+        return Row(pred, p.item.step, p.item.chain_id, meta, p.messages)
 
     def _persist(self, p: Planned, resp: Response, counts: ModeCounts, summary: RunSummary) -> None:
         self.store.put_many([self._row(p, resp)])
         if resp.status == "ok":
             counts.ok += 1
+            if is_truncated(resp.text, resp.finish_reason):
+                counts.truncated += 1
         else:
             counts.error += 1
         retries = max(0, resp.attempts - 1)
@@ -402,6 +408,9 @@ def _freeze_heap() -> bool:
 # the whole eval command
 
 
+DEFAULT_MAX_NEW_TOKENS = 256
+
+
 @dataclass
 class EvalConfig:
     bench: Path
@@ -416,7 +425,7 @@ class EvalConfig:
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
     preset: str | None = None
-    max_new_tokens: int = 256
+    max_new_tokens: int | None = None  # None: the preset's budget (reasoning presets), else DEFAULT_MAX_NEW_TOKENS
     temperature: float = 0.0
     batch_size: int = 8
     timeout_s: float = 120.0
@@ -448,7 +457,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     preset = get_preset(cfg.preset) if cfg.preset else None
-    settings = GenSettings(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=cfg.seed)
+    max_new_tokens = cfg.max_new_tokens or (preset.max_new_tokens if preset else None) or DEFAULT_MAX_NEW_TOKENS
+    settings = GenSettings(max_new_tokens=max_new_tokens, temperature=cfg.temperature, seed=cfg.seed)
     make = adapter_factory or load_adapter
     adapter = make(cfg.model, preset=preset, base_urls=tuple(cfg.base_urls), api_key_env=cfg.api_key_env,
                    concurrency=cfg.concurrency, timeout_s=cfg.timeout_s, retries=cfg.retries,
@@ -464,6 +474,9 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             "shard": f"{cfg.shard[0]}/{cfg.shard[1]}" if cfg.shard else None,
             "prompt_version": PROMPT_VERSION,
         }
+        request_extra = adapter.settings().get("extra_body")  # e.g. a thinking budget: it changes the answers
+        if request_extra:
+            identity["request_extra"] = request_extra
         out = Path(cfg.out)
         store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
         try:

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - non-POSIX
 
 STORE_FILE = "store.sqlite"
 LOCK_FILE = ".lock"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: finish_reason and reasoning columns (added to a version-1 store when it is opened to write)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS predictions (
@@ -51,14 +51,21 @@ CREATE TABLE IF NOT EXISTS predictions (
   attempts INTEGER NOT NULL DEFAULT 1,
   created_at REAL NOT NULL,
   meta TEXT NOT NULL DEFAULT '{}',
-  request TEXT
+  request TEXT,
+  finish_reason TEXT,
+  reasoning TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id, mode);
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 _COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
-            "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request")
+            "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request",
+            "finish_reason", "reasoning")
+# columns added after schema version 1: ``ALTER TABLE`` adds them to an older store opened to write; a
+# read-only reader of an older store reads them as NULL
+_ADDED_COLUMNS = {"finish_reason": "TEXT", "reasoning": "TEXT"}
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 # an ok row is final; an error row gives way to a new answer for the same request
 _UPSERT = (
@@ -105,6 +112,7 @@ class Store:
         self._conn = conn
         self._lock = lock
         self._checkpointer = checkpointer
+        self._select = list(_COLUMNS)  # what SELECT reads per column (NULL for a column an old store lacks)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -128,14 +136,16 @@ class Store:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(_SCHEMA)
-                conn.execute("INSERT OR IGNORE INTO store_info (key, value) VALUES ('schema_version', ?)",
-                              (SCHEMA_VERSION,))
+                _migrate(conn)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it
+            present = _present_columns(conn, "main")
         except sqlite3.DatabaseError as e:
             if lock is not None:
                 lock.close()
             raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
-        return cls(path, conn, lock, _Checkpointer(path) if write else None)
+        store = cls(path, conn, lock, _Checkpointer(path) if write else None)
+        store._select = [c if c in present else "NULL" for c in _COLUMNS]
+        return store
 
     def close(self) -> None:
         # the checkpointer stops first, so the writer's is the last connection: its close checkpoints what
@@ -169,13 +179,20 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             for r in rows:
                 p = r.prediction
+                meta = r.meta
+                pt, ct = _int64(p.prompt_tokens), _int64(p.completion_tokens)
+                if (pt is None) != (p.prompt_tokens is None) or (ct is None) != (p.completion_tokens is None):
+                    meta = {**meta, "notes": [*meta.get("notes", ()), "token usage out of range "
+                                              f"({_digits(p.prompt_tokens)}/{_digits(p.completion_tokens)}): "
+                                              "stored as NULL"]}
                 conn.execute(_CLEAR_STALE, (p.item_id, p.mode, p.request_hash))
                 conn.execute(_UPSERT, (
                     p.request_hash, p.item_id, p.mode, p.model_key, r.step, r.chain_id, _utf8(p.raw), p.status,
                     _utf8(p.error),
-                    p.latency_s, p.prompt_tokens, p.completion_tokens, p.attempts, now,
-                    json.dumps(r.meta, sort_keys=True, default=str),
-                    json.dumps(r.request, ensure_ascii=False) if r.request is not None else None))
+                    p.latency_s, pt, ct, p.attempts, now,
+                    json.dumps(meta, sort_keys=True, default=str),
+                    json.dumps(r.request, ensure_ascii=False) if r.request is not None else None,
+                    _utf8(p.finish_reason), _utf8(p.reasoning)))
             conn.execute("COMMIT")
         except sqlite3.IntegrityError as e:
             conn.execute("ROLLBACK")
@@ -195,9 +212,10 @@ class Store:
         except sqlite3.OperationalError:
             conn.execute("ATTACH DATABASE ? AS src", (str(other),))
         try:
+            present = _present_columns(conn, "src")
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(f"INSERT INTO predictions ({', '.join(_COLUMNS)}) "
-                         f"SELECT {', '.join(_COLUMNS)} FROM src.predictions")
+                         f"SELECT {', '.join(c if c in present else 'NULL' for c in _COLUMNS)} FROM src.predictions")
             conn.execute("COMMIT")
         except sqlite3.IntegrityError as e:
             conn.execute("ROLLBACK")
@@ -226,18 +244,18 @@ class Store:
         return out
 
     def get(self, request_hash: str) -> StoredPrediction | None:
-        row = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM predictions WHERE request_hash = ?",
+        row = self._conn.execute(f"SELECT {', '.join(self._select)} FROM predictions WHERE request_hash = ?",
                                  (request_hash,)).fetchone()
         return _to_stored(row) if row else None
 
     def get_item(self, item_id: str, mode: str) -> StoredPrediction | None:
-        row = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM predictions WHERE item_id = ? AND mode = ?",
+        row = self._conn.execute(f"SELECT {', '.join(self._select)} FROM predictions WHERE item_id = ? AND mode = ?",
                                  (item_id, mode)).fetchone()
         return _to_stored(row) if row else None
 
     def iter_predictions(self, mode: str | None = None, *, with_request: bool = False) -> Iterator[StoredPrediction]:
         """Every stored prediction (optionally of one mode), in insertion order."""
-        cols = [c if (c != "request" or with_request) else "NULL" for c in _COLUMNS]
+        cols = [c if (c != "request" or with_request) else "NULL" for c in self._select]
         q = f"SELECT {', '.join(cols)} FROM predictions"
         args: tuple[Any, ...] = ()
         if mode is not None:
@@ -251,11 +269,13 @@ class Store:
             for row in rows:
                 yield _to_stored(row)
 
-    def score_rows(self) -> Iterator[tuple[str, str, str, str, str, str | None]]:
-        """``(request_hash, item_id, mode, model_key, status, raw)`` of every row, in insertion order, as
-        plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON decoding)."""
-        cur = self._conn.execute("SELECT request_hash, item_id, mode, model_key, status, raw FROM predictions "
-                                 "ORDER BY rowid")
+    def score_rows(self) -> Iterator[tuple[str, str, str, str, str, str | None, str | None]]:
+        """``(request_hash, item_id, mode, model_key, status, raw, finish_reason)`` of every row, in insertion
+        order, as plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON
+        decoding)."""
+        finish = "finish_reason" if "finish_reason" in self._select else "NULL"
+        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, raw, {finish} "
+                                 "FROM predictions ORDER BY rowid")
         while rows := cur.fetchmany(10_000):
             yield from rows
 
@@ -287,12 +307,41 @@ def _utf8(text: str | None) -> str | None:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def _int64(value: Any) -> int | None:
+    """A token count SQLite can hold (a signed 64-bit integer), else None (a hostile server's 10**20 must
+    not fail the run on every resume)."""
+    if isinstance(value, int) and not isinstance(value, bool) and _INT64[0] <= value <= _INT64[1]:
+        return value
+    return None
+
+
+def _digits(value: Any) -> str:
+    """A short description of a token count for a note (a 10**20 is named by its digit count)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _INT64[1]:
+        return f"{'-' if value < 0 else ''}{len(str(abs(value)))}-digit number"
+    return repr(value)[:40]
+
+
+def _present_columns(conn: sqlite3.Connection, schema: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(predictions)")}
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring an older store up to ``SCHEMA_VERSION`` (add the columns it lacks; nothing is rewritten)."""
+    present = _present_columns(conn, "main")
+    for name, typ in _ADDED_COLUMNS.items():
+        if name not in present:
+            conn.execute(f"ALTER TABLE predictions ADD COLUMN {name} {typ}")
+    conn.execute("INSERT INTO store_info (key, value) VALUES ('schema_version', ?) "
+                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (SCHEMA_VERSION,))
+
+
 def _to_stored(row: Sequence[Any]) -> StoredPrediction:
     d = dict(zip(_COLUMNS, row, strict=True))
     pred = Prediction(model_key=d["model_key"], item_id=d["item_id"], mode=d["mode"], request_hash=d["request_hash"],
                       raw=d["raw"], latency_s=d["latency_s"], prompt_tokens=d["prompt_tokens"],
                       completion_tokens=d["completion_tokens"], status=d["status"], error=d["error"],
-                      attempts=d["attempts"])
+                      attempts=d["attempts"], finish_reason=d["finish_reason"], reasoning=d["reasoning"])
     return StoredPrediction(pred, d["step"], d["chain_id"], json.loads(d["meta"] or "{}"), d["created_at"],
                             json.loads(d["request"]) if d["request"] else None)
 

@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
 
         from medr2.score.completeness import describe
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning, score_run
+        from medr2.score.truncation import TRUNCATED_HINT
 
         opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
         with warnings.catch_warnings():
@@ -34,6 +35,7 @@ def register(app: typer.Typer) -> None:
         con = Console()
         if (message := describe(metrics.get("plan") or {})) is not None:
             Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+        hinted = False
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
@@ -42,6 +44,12 @@ def register(app: typer.Typer) -> None:
             ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
             acc = f"{val:.3f}{ci}" if val is not None else "n/a"
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
+            truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, error {error:.3f}", highlight=False)
+            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
+                      highlight=False)
+            if truncated:
+                hinted = True
+        if hinted:
+            con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
         con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)

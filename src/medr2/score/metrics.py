@@ -134,6 +134,7 @@ def accuracy(ctx: Ctx) -> dict[str, Any]:
 def rates(ctx: Ctx) -> dict[str, Any]:
     v = ctx.rows["verdict"].to_numpy()
     return {"unparsed": ctx.mean(ctx.rows, v == "unparsed"), "error": ctx.mean(ctx.rows, v == "error"),
+            "truncated": ctx.mean(ctx.rows, v == "truncated"),  # cut off by the token limit (score/truncation.py)
             "judged": ctx.mean(ctx.rows, ctx.rows["method"].to_numpy() == "judge")}
 
 
@@ -561,9 +562,11 @@ def confusion_matrix(rows: pd.DataFrame, task: str, mode: str = "independent") -
     on clean items: ``{"labels": [...], "predicted": [... + "unparsed", "error"], "counts": [[...]]}``."""
     df = rows[(rows["task"] == task) & (rows["mode"] == mode) & (rows["variant"] == "clean")]
     gold = df["gold_key"].fillna("").astype(str)
-    pred = np.where(df["verdict"].isin(["unparsed", "error"]), df["verdict"], df["parsed_key"].fillna("").astype(str))
+    pred = np.where(df["verdict"].isin(["unparsed", "truncated", "error"]), df["verdict"],
+                    df["parsed_key"].fillna("").astype(str))
     labels = sorted(set(gold))
-    predicted = sorted(set(pred) - {"unparsed", "error"} | set(labels)) + ["unparsed", "error"]
+    outcomes = ["unparsed", *(["truncated"] if "truncated" in set(pred) else []), "error"]  # truncated: where seen
+    predicted = sorted(set(pred) - set(outcomes) | set(labels)) + outcomes
     counts = np.zeros((len(labels), len(predicted)), dtype=int)
     li, pi = {v: i for i, v in enumerate(labels)}, {v: i for i, v in enumerate(predicted)}
     for g, p in zip(gold, pred, strict=True):

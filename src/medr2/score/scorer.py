@@ -28,6 +28,7 @@ from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
+from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
@@ -144,32 +145,45 @@ def _apply_judge(judge: Judge, pending: list[tuple[int, Item, str]], out: list[_
 _GROUPED_BY_ANSWER = frozenset({"text"})
 
 
+def _truncated(item: ItemLike, conv: BoxConvention) -> _Scored:
+    """An answer cut off by the token limit: scored as an empty answer (IoU 0, text metrics of ""), verdict
+    ``truncated``, never judged."""
+    empty = FORM_SCORERS[item.form](item, "", conv)  # type: ignore[arg-type]
+    return _Scored("truncated", iou=empty.iou, text_metrics=empty.text_metrics, method="none")
+
+
 def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
                 box_convention: BoxConvention, judge: Judge | None = None,
-                bench_root: Path | None = None) -> list[_Scored]:
-    """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records)."""
+                bench_root: Path | None = None, finish_reasons: Sequence[str | None] | None = None) -> list[_Scored]:
+    """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records);
+    ``finish_reasons``, aligned with ``rows``, marks answers cut off by the token limit (``truncated``)."""
     results: list[_Scored | None] = []
     grouped: list[int] = []
-    for item_id, status, raw in rows:
+    for k, (item_id, status, raw) in enumerate(rows):
         item = by_id.get(item_id)
         if item is None:
             raise BadInput("prediction for an item that is not in the bench", record=item_id, field="item_id")
         if status == "error" or raw is None:
             results.append(_Scored("error", iou=0.0 if item.form == "box" else None, method="none"))
+        elif (finish_reasons is not None and finish_reasons[k] in LENGTH_FINISH) or (
+                ("<" in raw or "◁" in raw) and unfinished_reasoning(raw)):  # is_truncated, inlined (per-row path)
+            results.append(_truncated(item, box_convention))
         elif item.form in _GROUPED_BY_ANSWER:
             grouped.append(len(results))
             results.append(None)
         else:
-            results.append(FORM_SCORERS[item.form](item, raw, box_convention))
+            results.append(FORM_SCORERS[item.form](item, raw if len(raw) <= SCAN_CHARS else scan_text(raw),
+                                                   box_convention))
     grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
     for i in grouped:
         item_id, _, raw = rows[i]
         item = by_id[item_id]
-        results[i] = FORM_SCORERS[item.form](item, raw or "", box_convention)
+        results[i] = FORM_SCORERS[item.form](item, scan_text(raw or ""), box_convention)
     out: list[_Scored] = results  # type: ignore[assignment]  # every row is scored now
     if judge is not None:
         pending = [(i, by_id[item_id], raw) for i, (item_id, status, raw) in enumerate(rows)
-                   if status != "error" and raw is not None and _ask_judge(by_id[item_id], out[i])]
+                   if status != "error" and raw is not None and out[i].verdict != "truncated"
+                   and _ask_judge(by_id[item_id], out[i])]
         if pending:
             _apply_judge(judge, pending, out, bench_root or Path("."))  # type: ignore[arg-type]
     return out
@@ -187,7 +201,8 @@ def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Ite
     (the judge, if given, is asked about those and about report texts)."""
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
     preds = list(predictions)
-    results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root)
+    results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root,
+                          [p.finish_reason for p in preds])
     return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
                   method=r.method, iou=r.iou, text_metrics=r.text_metrics, reason=r.reason)  # type: ignore[arg-type]
             for p, r in zip(preds, results, strict=True)]
@@ -283,17 +298,17 @@ def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringI
 
 
 def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine
-                        ) -> list[tuple[str, str, str, str, str | None]]:
-    """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw)`` rows in the
-    order their first answer was stored: a later ok answer replaces an earlier one, an error never
-    replaces an ok answer."""
+                        ) -> list[tuple[str, str, str, str, str | None, str | None]]:
+    """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw, finish_reason)``
+    rows in the order their first answer was stored: a later ok answer replaces an earlier one, an error
+    never replaces an ok answer."""
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        latest: dict[tuple[str, str], tuple[str, str, str, str, str | None]] = {}
+        latest: dict[tuple[str, str], tuple[str, str, str, str, str | None, str | None]] = {}
         same: dict[str, str] = {}  # one string object per distinct mode / model key / status
-        for request_hash, item_id, mode, model_key, status, raw in store.score_rows():
+        for request_hash, item_id, mode, model_key, status, raw, finish in store.score_rows():
             mode, model_key, status = same.setdefault(mode, mode), same.setdefault(model_key, model_key), \
                 same.setdefault(status, status)
             if item_id not in items:
@@ -303,7 +318,7 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine
             key = (item_id, mode)
             old = latest.get(key)
             if old is None or not (old[3] == "ok" and status == "error"):
-                latest[key] = (item_id, model_key, mode, status, raw)
+                latest[key] = (item_id, model_key, mode, status, raw, finish)
         return list(latest.values())
     finally:
         store.close()
@@ -328,7 +343,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
     try:
         scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
-                             bench_root=bench_root)
+                             bench_root=bench_root, finish_reasons=[p[5] for p in preds])
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
@@ -353,6 +368,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         "judge": None if judge_obj is None else judge_obj.key,
     }
     metrics["complete"], metrics["plan"] = plan["complete"], plan
+    n_truncated = int((table["verdict"] == "truncated").sum())
+    if n_truncated:
+        metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     atomic_write_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
     return metrics

@@ -1,0 +1,83 @@
+"""Keeping secrets out of what medr2 writes: credentials in URLs and API keys echoed by servers.
+
+- :func:`redact_url` / :func:`redact_credentials`: ``http://user:password@host`` -> ``http://***@host``, and the
+  values of query parameters that carry keys (``?api_key=...``, ``?key=...``, ``?token=...``) -> ``***``;
+- :func:`redact_tree`: the same for every string of a JSON-like structure (the run manifest);
+- :func:`scrub_secret`: a secret and every fragment of it of at least ``min_fragment`` characters removed from a
+  text (a server that echoes a header may cut it anywhere).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MASK = "***"
+MIN_FRAGMENT = 8
+
+# scheme://userinfo@ ; userinfo stops at the first "/", "@", whitespace or quote
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s\"'<>]+@")
+_KEY_PARAM = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access[_-]?token|auth|password|secret|sig)=)[^&#\s\"'<>]+")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user/password part of every URL in it, and key-carrying query values, masked."""
+    if "://" not in text and "=" not in text:
+        return text
+    return _KEY_PARAM.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
+
+
+def redact_url(url: str) -> str:
+    """A URL as it may be recorded: without the credentials it may carry."""
+    return redact_credentials(url)
+
+
+def redact_tree(obj: Any) -> Any:
+    """A copy of a JSON-like structure with :func:`redact_credentials` applied to every string in it."""
+    if isinstance(obj, str):
+        return redact_credentials(obj)
+    if isinstance(obj, dict):
+        return {k: redact_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_tree(v) for v in obj]
+    return obj
+
+
+def secret_grams(secret: str | None, min_fragment: int = MIN_FRAGMENT) -> frozenset[str]:
+    """Every ``min_fragment``-character piece of ``secret`` (any longer fragment contains one of them)."""
+    if not secret or len(secret) < min_fragment:
+        return frozenset()
+    return frozenset(secret[i:i + min_fragment] for i in range(len(secret) - min_fragment + 1))
+
+
+def scrub_secret(text: str, secret: str | None, grams: frozenset[str] | None = None,
+                 min_fragment: int = MIN_FRAGMENT) -> str:
+    """``text`` with ``secret`` and every run of text made of its ``min_fragment``-character pieces masked.
+
+    Each piece is searched with ``str.find`` (C speed), so the cost is linear in the text per piece and a text
+    without any piece is returned after one pass per piece."""
+    if not secret or not text:
+        return text
+    text = text.replace(secret, MASK)
+    if grams is None:
+        grams = secret_grams(secret, min_fragment)
+    spans: list[tuple[int, int]] = []
+    for g in grams:
+        start = text.find(g)
+        while start >= 0:
+            spans.append((start, start + len(g)))
+            start = text.find(g, start + 1)
+    if not spans:
+        return text
+    spans.sort()
+    out: list[str] = []
+    pos = 0
+    cur_start, cur_end = spans[0]
+    for s, e in spans[1:]:
+        if s <= cur_end:  # overlapping or adjacent pieces are one fragment
+            cur_end = max(cur_end, e)
+            continue
+        out.extend((text[pos:cur_start], MASK))
+        pos, (cur_start, cur_end) = cur_end, (s, e)
+    out.extend((text[pos:cur_start], MASK, text[cur_end:]))
+    return "".join(out)
