@@ -204,8 +204,8 @@ def test_msd_brain_tumour_4d(tmp_path: Path) -> None:
     F.make_msd_brain(root)
     cases, tasks, q = _build(tmp_path, f"msd:{root}")
     assert len(cases) == 6  # subject 1: 2 channels x 3 planes
-    assert {(e.record, e.field) for e in q} == {("imagesTr/BRATS_002.nii.gz#FLAIR", "label"),
-                                                ("imagesTr/BRATS_002.nii.gz#T1w", "label")}
+    assert [(e.record, e.field) for e in q] == [("imagesTr/BRATS_002.nii.gz", "label")]  # its label file is missing
+    assert "label volume not found" in q[0].reason
     assert {c.sequence for c in cases} == {"FLAIR", "T1-weighted"} and {c.modality for c in cases} == {"MRI"}
     assert {c.plane for c in cases} == {"axial", "coronal", "sagittal"}
     assert all(c.patient_id == "BRATS_001" and c.body_region == "head" for c in cases)

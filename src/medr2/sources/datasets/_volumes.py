@@ -4,6 +4,7 @@ the way the ``nifti`` reader does (RAS+, radiological display, per-volume intens
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,36 +53,57 @@ class SliceAt:
     index: int
 
 
-def plan_slices(dr: DataRoot, image: str, channel: int | None, labels: str | None, *, planes: Sequence[str],
-                k: int, record: str) -> tuple[list[SliceAt], tuple[float, float], tuple[int, int, int]]:
-    """Slices to cut (``k`` per plane over the labelled extent, else the middle 80 %) and the intensity
-    window (0.5-99.5 percentiles) of one channel; BadInput when a file is unreadable or the grids differ."""
+@dataclass(frozen=True)
+class LabelGrid:
+    """What planning learns from a label volume: where to cut, and the grid every image must share."""
+
+    slices: tuple[SliceAt, ...]
+    shape: tuple[int, int, int]
+    affine: np.ndarray
+
+
+def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, record: str) -> LabelGrid:
+    """``k`` slices per plane over the labelled extent (the middle 80 % where a plane has no label),
+    read once per label volume, chunk by chunk."""
+    lp = dr.path(labels, record=record, field_name="label")
+    if not lp.is_file():
+        raise BadInput(f"label volume not found: {labels}", file=labels, record=record, field="label")
+    lab = open_volume(lp, record=record, field_name="label")
+    extents = read_checked(lab.nonzero_extents, lp, record=record, field_name="label")
+    out: list[SliceAt] = []
+    for plane in planes:
+        ax = PLANE_AXIS[plane]
+        if extents[ax].any():
+            nz = np.flatnonzero(extents[ax])
+            extent = (int(nz.min()), int(nz.max()))
+        else:
+            size = lab.ras_shape[ax]
+            extent = (int(size * 0.1), int(size * 0.9) - 1)
+        out += [SliceAt(plane, i) for i in slice_positions(extent, k)]
+    return LabelGrid(tuple(out), lab.ras_shape, lab.affine)
+
+
+def check_grid(dr: DataRoot, image: str, channel: int | None, grid: LabelGrid, *, labels: str, record: str) -> None:
+    """The image (its header only) exists and lies on the label grid; BadInput naming the record otherwise."""
     vp = dr.path(image, record=record, field_name="image")
     if not vp.is_file():
         raise BadInput(f"volume not found: {image}", file=image, record=record, field="image")
     vol = open_channel(vp, channel, record=record, field_name="image")
-    window = read_checked(lambda: vol.window((0.5, 99.5)), vp, record=record, field_name="image")
-    extents = None
-    if labels:
-        lp = dr.path(labels, record=record, field_name="label")
-        if not lp.is_file():
-            raise BadInput(f"label volume not found: {labels}", file=labels, record=record, field="label")
-        lab = open_volume(lp, record=record, field_name="label")
-        if lab.ras_shape != vol.ras_shape or not np.allclose(lab.affine, vol.affine, atol=1e-3):
-            raise BadInput(f"label grid {lab.ras_shape} differs from the image grid {vol.ras_shape}", file=labels,
-                           record=record, field="label")
-        extents = read_checked(lab.nonzero_extents, lp, record=record, field_name="label")
-    out = []
-    for plane in planes:
-        ax = PLANE_AXIS[plane]
-        if extents is not None and extents[ax].any():
-            nz = np.flatnonzero(extents[ax])
-            extent = (int(nz.min()), int(nz.max()))
-        else:
-            size = vol.ras_shape[ax]
-            extent = (int(size * 0.1), int(size * 0.9) - 1)
-        out += [SliceAt(plane, i) for i in slice_positions(extent, k)]
-    return out, window, vol.ras_shape
+    if grid.shape != vol.ras_shape or not np.allclose(grid.affine, vol.affine, atol=1e-3):
+        raise BadInput(f"label grid {grid.shape} differs from the image grid {vol.ras_shape}", file=labels,
+                       record=record, field="label")
+
+
+@functools.lru_cache(maxsize=16)
+def _window(path: str, channel: int | None, mtime_ns: int, record: str) -> tuple[float, float]:
+    vol = open_channel(Path(path), channel, record=record, field_name="image")
+    return read_checked(lambda: vol.window((0.5, 99.5)), Path(path), record=record, field_name="image")
+
+
+def volume_window(path: Path, channel: int | None, *, record: str) -> tuple[float, float]:
+    """The 0.5-99.5 percentile intensity window of one volume channel, computed when a case of the volume
+    is realized (not at planning) and cached per process for the volume's other slices."""
+    return _window(str(path), channel, path.stat().st_mtime_ns, record.split("@", 1)[0])
 
 
 @dataclass(frozen=True)
@@ -92,14 +114,14 @@ class LabelRole:
 
 
 def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int | None, labels: str | None,
-                 plane: str, index: int, window: tuple[float, float], roles: Mapping[int, LabelRole],
+                 plane: str, index: int, roles: Mapping[int, LabelRole],
                  record: str, min_area: int = 16) -> tuple[ImageRef, list[Structure], list[Finding], dict[str, Any]]:
     """The windowed slice in the store, the regions of its label slice (named by ``roles``; a value not
     in ``roles`` is the record's error) and the in-plane spacing."""
     vp = dr.path(image, record=record, field_name="image")
     vol = open_channel(vp, channel, record=record, field_name="image")
     ax = PLANE_AXIS[plane]
-    lo, hi = window
+    lo, hi = volume_window(vp, channel, record=record)
     sl = display(read_checked(lambda: vol.slab(ax, index), vp, record=record, field_name="image")).astype(np.float64)
     img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
         np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)

@@ -25,7 +25,7 @@ from medr2.imageio import ImageStore
 from medr2.records import Case
 from medr2.sources.base import register_source
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
-from medr2.sources.datasets._volumes import PLANES, LabelRole, plan_slices, render_slice
+from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
 OLD_SEQUENCES = {"t1": "T1-weighted", "t1ce": "T1 post-contrast", "t2": "T2-weighted", "flair": "FLAIR"}
 NEW_SEQUENCES = {"t1n": "T1-weighted", "t1c": "T1 post-contrast", "t2w": "T2-weighted", "t2f": "FLAIR"}
@@ -74,21 +74,25 @@ class BratsSource(DatasetSource):
                 continue
             base = self.dr.rel(folder)
             grade = folder.parent.name.upper() if folder.parent.name.upper() in ("HGG", "LGG") else None
+            try:
+                grid = label_slices(self.dr, seg_rel, planes=self.planes, k=self.k, record=sid)
+            except BadInput as e:
+                specs.append(RecordSpec(sid, e.file or seg_rel, error=e.reason, error_field=e.field))
+                continue
             for s in sorted(found):
                 if self.only and s not in self.only:
                     continue
                 img_rel = f"{base}/{found[s]}" if base != "." else found[s]
                 rec = f"{sid}/{s}"
                 try:
-                    slices, window, _ = plan_slices(self.dr, img_rel, None, seg_rel, planes=self.planes, k=self.k,
-                                                    record=rec)
+                    check_grid(self.dr, img_rel, None, grid, labels=seg_rel, record=rec)
                 except BadInput as e:
                     specs.append(RecordSpec(rec, e.file or img_rel, error=e.reason, error_field=e.field))
                     continue
-                for sl in slices:
+                for sl in grid.slices:
                     specs.append(RecordSpec(f"{rec}@{sl.plane}{sl.index}", img_rel, {
                         "subject": sid, "image": img_rel, "seg": seg_rel, "sequence": seqs[s], "new": new,
-                        "grade": grade, "plane": sl.plane, "index": sl.index, "window": window}))
+                        "grade": grade, "plane": sl.plane, "index": sl.index}))
         return specs
 
     def build(self, spec: RecordSpec, images: ImageStore) -> Case:
@@ -96,7 +100,7 @@ class BratsSource(DatasetSource):
         roles = NEW_LABELS if d["new"] else OLD_LABELS
         ref, _, findings, extra = render_slice(
             self.dr, images, image=d["image"], channel=None, labels=d["seg"], plane=d["plane"], index=d["index"],
-            window=d["window"], roles=roles, record=spec.key, min_area=self.min_area)
+            roles=roles, record=spec.key, min_area=self.min_area)
         sid = d["subject"]
         m = NEW_ID.match(sid)
         patient = m.group(1) if m else sid

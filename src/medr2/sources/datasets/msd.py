@@ -26,7 +26,7 @@ from medr2.records import Case
 from medr2.sources.base import register_source
 from medr2.sources.common import read_json
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
-from medr2.sources.datasets._volumes import PLANES, LabelRole, plan_slices, render_slice
+from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
 FINDING_WORDS = re.compile(r"tumou?r|cancer|edema|oedema|lesion|mass|nodule|metasta|enhancing", re.I)
 SEQUENCES = {"t1w": "T1-weighted", "t1": "T1-weighted", "t1gd": "T1 post-contrast", "t2w": "T2-weighted",
@@ -83,25 +83,29 @@ class MsdSource(DatasetSource):
                                         error_field="training"))
                 continue
             image, label = _rel(entry["image"]), _rel(entry["label"])
+            try:
+                grid = label_slices(self.dr, label, planes=self.planes, k=self.k, record=image)
+            except BadInput as e:
+                specs.append(RecordSpec(image, e.file or f, error=e.reason, error_field=e.field))
+                continue
             for c, cname in sorted(self.channels.items()):
                 rec = f"{image}#{cname}" if multi else image
                 try:
-                    slices, window, _ = plan_slices(self.dr, image, c if multi else None, label, planes=self.planes,
-                                                    k=self.k, record=rec)
+                    check_grid(self.dr, image, c if multi else None, grid, labels=label, record=rec)
                 except BadInput as e:
                     specs.append(RecordSpec(rec, e.file or f, error=e.reason, error_field=e.field))
                     continue
-                for s in slices:
-                    specs.append(RecordSpec(f"{rec}@{s.plane}{s.index}", f, {
+                for sl in grid.slices:
+                    specs.append(RecordSpec(f"{rec}@{sl.plane}{sl.index}", f, {
                         "image": image, "label": label, "channel": c if multi else None, "channel_name": cname,
-                        "plane": s.plane, "index": s.index, "window": window}))
+                        "plane": sl.plane, "index": sl.index}))
         return specs
 
     def build(self, spec: RecordSpec, images: ImageStore) -> Case:
         d = spec.data
         ref, structures, findings, extra = render_slice(
             self.dr, images, image=d["image"], channel=d["channel"], labels=d["label"], plane=d["plane"],
-            index=d["index"], window=d["window"], roles=self.roles, record=spec.key, min_area=self.min_area)
+            index=d["index"], roles=self.roles, record=spec.key, min_area=self.min_area)
         cname = d["channel_name"]
         fields: dict[str, Any] = {"plane": d["plane"], "pixel_spacing_mm": extra["pixel_spacing_mm"],
                                   "patient_id": _stem(d["image"])}
