@@ -5,6 +5,7 @@ support, patient-level splits, one dataset-level error (exit 2 naming file and f
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -32,6 +33,19 @@ def _build(tmp: Path, spec: str) -> tuple[list[Case], set[str], list[QuarantineE
     b = load_bench(out)
     q = out / "quarantine.jsonl"
     return list(b.cases), {i.task for i in b.items}, Quarantine.read(q) if q.exists() else []
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "bring-your-own-data.md"
+
+
+def _doc_tasks(column: str) -> set[str]:
+    """The tasks the coverage table of docs/bring-your-own-data.md marks ✓ (built from the fixture) for a
+    reader column; a bracketed (✓) needs data the fixture does not carry."""
+    rows = [line.split("|")[1:-1] for line in DOCS.read_text("utf-8").splitlines()
+            if line.startswith("| task |") or re.match(r"\| s\d\.", line)]
+    header = [c.strip() for c in rows[0]]
+    j = header.index(column)
+    return {r[0].strip() for r in rows[1:] if r[j].strip() == "✓"}
 
 
 def _patients_in_one_split(cases: list[Case]) -> None:
@@ -66,6 +80,7 @@ def _csv_set(path: Path, row: int, col: str, value: str) -> None:
 def test_nih_cxr14(tmp_path: Path) -> None:
     F.make_nih(tmp_path / "nih")
     cases, tasks, q = _build(tmp_path, f"nih-cxr14:{tmp_path / 'nih'}")
+    assert tasks == _doc_tasks("nih-cxr14")  # the coverage table in the docs
     assert len(cases) == 10 and not q
     by = {c.meta["file"]: c for c in cases}
     c = by["00000001_000.png"]
@@ -114,6 +129,7 @@ def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> Non
 def test_rsna_pneumonia(tmp_path: Path) -> None:
     F.make_rsna(tmp_path / "rsna")
     cases, tasks, q = _build(tmp_path, f"rsna-pneumonia:{tmp_path / 'rsna'}")
+    assert tasks == _doc_tasks("rsna-pneumonia")  # the coverage table in the docs
     assert len(cases) == 5 and not q
     by = {c.patient_id: c for c in cases}
     c = by["0004cfab-14fd-4e49-80ba-63a80b6bddd6"]
@@ -145,6 +161,7 @@ def test_rsna_bad_inputs(tmp_path: Path) -> None:
 def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     F.make_vindr(tmp_path / "v")
     cases, tasks, q = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
+    assert tasks == _doc_tasks("vindr-cxr")  # the coverage table in the docs
     assert len(cases) == 5 and not q
     by = {c.meta["image_id"]: c for c in cases}
     a = by["a1b2"]
@@ -203,6 +220,7 @@ def test_msd_brain_tumour_4d(tmp_path: Path) -> None:
     root = tmp_path / "Task01_BrainTumour"
     F.make_msd_brain(root)
     cases, tasks, q = _build(tmp_path, f"msd:{root}")
+    assert tasks == _doc_tasks("msd (tumour)")  # the coverage table in the docs
     assert len(cases) == 6  # subject 1: 2 channels x 3 planes
     assert [(e.record, e.field) for e in q] == [("imagesTr/BRATS_002.nii.gz", "label")]  # its label file is missing
     assert "label volume not found" in q[0].reason
@@ -220,6 +238,7 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
     root = tmp_path / "Task09_Spleen"
     F.make_msd_spleen(root)
     cases, tasks, _ = _build(tmp_path, f"msd:{root}")
+    assert tasks == _doc_tasks("msd (organ)")  # the coverage table in the docs
     assert {c.modality for c in cases} == {"CT"} and all(c.structures[0].name == "spleen" for c in cases)
     assert {c.body_region for c in cases} == {"abdomen"} and all(c.sequence is None for c in cases)
     m = load_image(tmp_path / "bench" / cases[0].structures[0].mask) > 0
@@ -237,6 +256,7 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
 def test_brats_both_label_conventions(tmp_path: Path) -> None:
     F.make_brats(tmp_path / "brats")
     cases, tasks, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert tasks == _doc_tasks("brats")  # the coverage table in the docs
     assert not q and len(cases) == 4 * 4 * 3  # 4 scans x 4 sequences x 3 planes
     new = [c for c in cases if c.meta["subject"].startswith("BraTS-GLI")]
     old = [c for c in cases if not c.meta["subject"].startswith("BraTS-GLI")]
@@ -278,6 +298,7 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
 def test_isic_2018(tmp_path: Path) -> None:
     F.make_isic(tmp_path / "isic")
     cases, tasks, q = _build(tmp_path, f"isic:{tmp_path / 'isic'}")
+    assert tasks == _doc_tasks("isic")  # the coverage table in the docs
     assert len(cases) == 7 and not q
     by = {c.meta["file"]: c for c in cases}
     assert by["ISIC_0024308"].diagnosis == "melanoma" and by["ISIC_0024308"].malignancy == "malignant"
@@ -311,6 +332,7 @@ def test_isic_bad_inputs(tmp_path: Path) -> None:
 def test_kvasir_seg(tmp_path: Path) -> None:
     F.make_kvasir(tmp_path / "kv")
     cases, tasks, q = _build(tmp_path, f"kvasir-seg:{tmp_path / 'kv'}")
+    assert tasks == _doc_tasks("kvasir-seg")  # the coverage table in the docs
     assert len(cases) == 3 and not q
     two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
     assert [f.box for f in two.findings] == [(4, 4, 16, 16), (30, 20, 44, 36)]
@@ -345,6 +367,7 @@ def test_kvasir_bad_inputs(tmp_path: Path) -> None:
 def test_cbis_ddsm(tmp_path: Path) -> None:
     F.make_cbis(tmp_path / "cbis")
     cases, tasks, q = _build(tmp_path, f"cbis-ddsm:{tmp_path / 'cbis'}")
+    assert tasks == _doc_tasks("cbis-ddsm")  # the coverage table in the docs
     assert len(cases) == 3 and not q
     by = {c.patient_id: c for c in cases}
     p1 = by["P_00001"]
@@ -381,6 +404,7 @@ def test_cbis_bad_inputs(tmp_path: Path) -> None:
 def test_iu_xray(tmp_path: Path) -> None:
     F.make_iu(tmp_path / "iu")
     cases, tasks, q = _build(tmp_path, f"iu-xray:{tmp_path / 'iu'}")
+    assert tasks == _doc_tasks("iu-xray")  # the coverage table in the docs
     assert len(cases) == 5 and not q
     by = {c.meta["file"]: c for c in cases}
     lat = by["1_IM-0001-3001.dcm.png"]
