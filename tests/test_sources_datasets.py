@@ -22,7 +22,7 @@ from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.imageio import load_image
 from medr2.records import Case
 from medr2.sources.base import get_source
-from medr2.sources.datasets._base import fuse_rater_boxes, iou
+from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -205,6 +205,18 @@ def test_fusion_rule_properties(boxes: list[tuple[str, tuple[float, float, float
         x1, y1, x2, y2 = c.box
         assert x2 > x1 and y2 > y1
     assert fuse_rater_boxes(boxes, 3) == fuse_rater_boxes(list(reversed(boxes)), 3)  # input order is irrelevant
+
+
+@given(st.tuples(*[st.floats(-20, 120, allow_nan=False)] * 4), st.integers(1, 100), st.integers(1, 100))
+def test_fit_box_is_inside_or_refused(box: tuple[float, float, float, float], w: int, h: int) -> None:
+    try:
+        (x1, y1, x2, y2), clipped = fit_box(box, w, h, file="f", record="r", field_name="box")
+    except BadInput as e:
+        assert e.field == "box" and e.record == "r"
+        return
+    assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h
+    assert clipped == ((x1, y1, x2, y2) != box)
+    assert max(abs(a - b) for a, b in zip((x1, y1, x2, y2), box, strict=True)) <= 0.01 * max(w, h)
 
 
 def test_iou() -> None:

@@ -108,7 +108,7 @@ class CbisDdsmSource(DatasetSource):
         ref = images.put_array(dcm.pixels)
         findings: list[Finding] = []
         pathologies: set[str] = set()
-        for r in sorted(d["rows"], key=lambda r: (r["_kind"], r["abnormality id"])):
+        for r in sorted(d["rows"], key=lambda r: (r["_kind"], r["abnormality id"].zfill(6))):
             rec = f"{spec.key} abnormality {r['abnormality id']} ({r['_kind']})"
             path_v = r["pathology"].upper()
             if path_v not in PATHOLOGY:

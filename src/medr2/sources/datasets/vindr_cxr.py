@@ -69,6 +69,8 @@ class VindrCxrSource(DatasetSource):
             labels = self._image_labels(split)
             by_image: dict[str, list[dict[str, str]]] = defaultdict(list)
             for r in rows:
+                if "rad_id" not in r and "rad_ID" in r:  # the capitalised spelling of some copies
+                    r["rad_id"] = r.pop("rad_ID")
                 by_image[r["image_id"]].append(r)
             for image_id in sorted(by_image):
                 if not image_id:
@@ -94,7 +96,7 @@ class VindrCxrSource(DatasetSource):
         for r in rows:
             by_image[r["image_id"]].append(r)
         for image_id, rs in by_image.items():
-            cols = [c for c in rs[0] if c not in ("image_id", "rad_id") and c.strip().lower() in GLOBAL_LABELS]
+            cols = [c for c in rs[0] if c.strip().lower() in GLOBAL_LABELS]
             votes = {c: sum(1 for r in rs if r.get(c, "").strip() in ("1", "1.0")) for c in cols}
             out[image_id] = {"file": str(path), "n": len(rs), "votes": votes}
         return out
