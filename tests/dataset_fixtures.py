@@ -366,3 +366,30 @@ def make_iu(root: Path) -> None:
     for i, (_, name, _) in enumerate(proj):
         write_png(root / "images" / "images_normalized" / name, gradient(48, 48, i))
     write_csv(root / "indiana_projections.csv", ["uid", "filename", "projection"], proj)
+
+
+ISIC19_CODES = ["MEL", "NV", "BCC", "AK", "BKL", "DF", "VASC", "SCC", "UNK"]
+
+
+def make_isic2019(root: Path) -> None:
+    """ISIC 2019: ground truth with AK/SCC/UNK columns and the metadata CSV (site, lesion_id)."""
+    rows, meta = [], []
+    for i, (img, code, site, lesion) in enumerate([
+            ("ISIC_0000000", "NV", "anterior torso", "BCN_0000001"), ("ISIC_0000001", "SCC", "head/neck", ""),
+            ("ISIC_0000002_downsampled", "UNK", "", "MSK4_0011169"),
+            ("ISIC_0000003", "MEL", "lower extremity", "BCN_0000001")]):
+        p = root / "ISIC_2019_Training_Input" / f"{img}.jpg"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(_rgb(30, 40, i)).save(p, quality=95)
+        rows.append([img, *("1.0" if c == code else "0.0" for c in ISIC19_CODES)])
+        meta.append([img, 55, site, lesion, "male"])
+    write_csv(root / "ISIC_2019_Training_GroundTruth.csv", ["image", *ISIC19_CODES], rows)
+    write_csv(root / "ISIC_2019_Training_Metadata.csv",
+              ["image", "age_approx", "anatom_site_general", "lesion_id", "sex"], meta)
+
+
+def make_brats2019(root: Path) -> None:
+    """BraTS 2019: subjects under HGG/ and LGG/ (labels 1/2/4)."""
+    base = root / "MICCAI_BraTS_2019_Data_Training"
+    _brats_subject(base / "HGG" / "BraTS19_2013_2_1", "BraTS19_2013_2_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 1)
+    _brats_subject(base / "LGG" / "BraTS19_2013_0_1", "BraTS19_2013_0_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 2)

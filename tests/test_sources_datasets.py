@@ -453,3 +453,25 @@ def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:
         F.write_png(tmp_path / "outside.png", np.zeros((8, 8), np.uint8)))
     cases, errors = realize_all(get_source(f"iu-xray:{root}"), tmp_path / "b")
     assert len(cases) == 4 and "escapes" in errors[0].reason
+
+
+def test_isic_2019_metadata(tmp_path: Path) -> None:
+    F.make_isic2019(tmp_path / "isic19")
+    cases, errors = realize_all(get_source(f"isic:{tmp_path / 'isic19'}"), tmp_path / "b")
+    assert not errors and len(cases) == 4
+    by = {c.meta["file"]: c for c in cases}
+    assert by["ISIC_0000000"].body_region == "anterior torso" and by["ISIC_0000000"].patient_id == "BCN_0000001"
+    assert by["ISIC_0000003"].patient_id == "BCN_0000001"  # same lesion id -> same group
+    assert by["ISIC_0000001"].malignancy == "malignant" and by["ISIC_0000001"].diagnosis == "squamous cell carcinoma"
+    assert by["ISIC_0000001"].meta.get("patient_id_inferred") is True  # no lesion_id given
+    unk = by["ISIC_0000002_downsampled"]
+    assert unk.diagnosis is None and unk.malignancy is None and unk.meta["isic_code"] == "UNK"
+    assert {c.split for c in cases} == {"train"}
+
+
+def test_brats_2019_grades(tmp_path: Path) -> None:
+    F.make_brats2019(tmp_path / "b19")
+    cases, errors = realize_all(get_source(f"brats:{tmp_path / 'b19'}"), tmp_path / "b")
+    assert not errors and len(cases) == 2 * 4 * 3
+    assert {c.patient_id: c.diagnosis for c in cases} == {"BraTS19_2013_2_1": "high-grade glioma",
+                                                           "BraTS19_2013_0_1": "low-grade glioma"}
