@@ -475,3 +475,32 @@ def test_brats_2019_grades(tmp_path: Path) -> None:
     assert not errors and len(cases) == 2 * 4 * 3
     assert {c.patient_id: c.diagnosis for c in cases} == {"BraTS19_2013_2_1": "high-grade glioma",
                                                            "BraTS19_2013_0_1": "low-grade glioma"}
+
+
+def test_kvasir_without_box_json_uses_mask_components(tmp_path: Path) -> None:
+    F.make_kvasir(tmp_path / "kv")
+    (tmp_path / "kv" / "Kvasir-SEG" / "kavsir_bboxes.json").unlink()
+    cases, errors = realize_all(get_source(f"kvasir-seg:{tmp_path / 'kv' / 'Kvasir-SEG'}"), tmp_path / "b")
+    assert not errors
+    two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
+    assert sorted(f.box for f in two.findings) == [(4, 4, 16, 16), (30, 20, 44, 36)]
+
+
+def test_vindr_kaggle_copy(tmp_path: Path) -> None:
+    """The Kaggle competition copy: train.csv in the root (with class_id), DICOMs in train/."""
+    import csv
+
+    root = tmp_path / "v"
+    F.make_vindr(root)
+    with (root / "annotations" / "annotations_train.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    F.write_csv(root / "train.csv", [rows[0][0], rows[0][2], "class_id", rows[0][1], *rows[0][3:]],
+                [[r[0], r[2], 0, r[1], *r[3:]] for r in rows[1:]])
+    import shutil
+
+    shutil.rmtree(root / "annotations")
+    shutil.rmtree(root / "test")
+    cases, errors = realize_all(get_source(f"vindr-cxr:{root}"), tmp_path / "b")
+    assert not errors and len(cases) == 3
+    a = next(c for c in cases if c.meta["image_id"] == "a1b2")
+    assert {f.label for f in a.findings} == {"nodule/mass", "cardiomegaly"} and a.diagnosis is None
