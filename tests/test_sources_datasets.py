@@ -385,7 +385,8 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     p1 = by["P_00001"]
     assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
     mass = next(f for f in p1.findings if f.label == "mass")
-    assert mass.box == (4, 6, 14, 18) and mass.attributes["shape"] == "irregular-architectural distortion"
+    assert mass.box == (4, 6, 14, 18) and "shape" not in mass.attributes  # a combined value: not asked
+    assert mass.attributes["shape_raw"] == "irregular-architectural distortion"
     assert mass.attributes["margin"] == "spiculated" and mass.attributes["birads"] == 4
     assert mass.attributes["laterality"] == "left" and mass.attributes["pathology"] == "malignant"
     calc = next(f for f in p1.findings if f.label == "calcification")
@@ -394,6 +395,7 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     p4 = by["P_00004"]  # TCIA download layout, crop and mask swapped in the CSV
     assert p4.findings[0].box == (10, 10, 22, 24) and p4.malignancy == "benign" and p4.plane == "MLO"
     p16 = by["P_00016"]
+    assert p16.findings[0].attributes["shape"] == "oval" and p16.findings[0].attributes["margin"] == "circumscribed"
     assert p16.split == "test" and p16.meta["findings_complete"] is False  # no calc test CSV read
     assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
 

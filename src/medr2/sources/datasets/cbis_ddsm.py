@@ -12,7 +12,8 @@ the DICOM there with the full image's size (the crop and the mask are swapped in
 
 One case per mammogram (patient, side, view, split), holding every abnormality of the mass and calc
 CSVs: a finding ``mass`` / ``calcification`` with the ROI mask and its attributes (``shape``, ``margin``
-for masses; ``morphology`` and ``distribution`` for calcifications; ``laterality``, ``birads``,
+for masses when the value is a single BI-RADS descriptor, else ``shape_raw`` / ``margin_raw``;
+``morphology`` and ``distribution`` for calcifications; ``laterality``, ``birads``,
 ``pathology``, ``subtlety``). Malignancy: MALIGNANT -> malignant, BENIGN / BENIGN_WITHOUT_CALLBACK ->
 benign (set when all abnormalities of the image agree). Modality mammography, region breast, plane CC /
 MLO, patient ``patient_id``, split from the CSV (train / test). The finding list is complete only when
@@ -39,6 +40,10 @@ COMMON = ("patient_id", "left or right breast", "image view", "abnormality id", 
 KINDS = {"mass": ("mass shape", "mass margins"), "calc": ("calc type", "calc distribution")}
 PATHOLOGY = {"MALIGNANT": "malignant", "BENIGN": "benign", "BENIGN_WITHOUT_CALLBACK": "benign"}
 SPLITS = {"train": "train", "test": "test"}
+# single BI-RADS descriptors; a combined value ("IRREGULAR-ARCHITECTURAL_DISTORTION") or a lesion type in the
+# shape column ("LYMPH_NODE") is kept as ``shape_raw`` / ``margin_raw`` and never asked as an attribute
+MASS_SHAPES = {"round", "oval", "lobulated", "irregular"}
+MASS_MARGINS = {"circumscribed", "ill defined", "microlobulated", "obscured", "spiculated"}
 
 
 def _value(v: str) -> str | None:
@@ -122,10 +127,11 @@ class CbisDdsmSource(DatasetSource):
             attrs: dict[str, Any] = {"laterality": d["side"].lower(), "pathology": PATHOLOGY[path_v],
                                      "pathology_raw": path_v}
             if r["_kind"] == "mass":
-                for col, key in (("mass shape", "shape"), ("mass margins", "margin")):
+                for col, key, single in (("mass shape", "shape", MASS_SHAPES),
+                                         ("mass margins", "margin", MASS_MARGINS)):
                     v = _value(r[col])
                     if v:
-                        attrs[key] = v
+                        attrs[key if v in single else f"{key}_raw"] = v
             else:
                 for col, key in (("calc type", "morphology"), ("calc distribution", "distribution")):
                     v = _value(r[col])
