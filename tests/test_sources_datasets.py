@@ -506,3 +506,16 @@ def test_vindr_kaggle_copy(tmp_path: Path) -> None:
     assert not errors and len(cases) == 3
     a = next(c for c in cases if c.meta["image_id"] == "a1b2")
     assert {f.label for f in a.findings} == {"nodule/mass", "cardiomegaly"} and a.diagnosis is None
+
+
+def test_parts_of_a_merged_class_are_never_distractors(tmp_path: Path) -> None:
+    """VinDr-CXR's 'Nodule/Mass': neither 'nodule' nor 'mass' (built-in finding vocabulary) may be offered
+    as a wrong option for a case that has it."""
+    F.make_vindr(tmp_path / "v")
+    cases, _, _ = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
+    a = next(c for c in cases if c.meta["image_id"] == "a1b2")
+    items = [i for i in load_bench(tmp_path / "bench").items if i.case_id == a.case_id and i.options]
+    finding_items = [i for i in items if i.task in ("s3.finding_type", "s4.multilabel")]
+    assert finding_items
+    for it in finding_items:
+        assert not {"nodule", "mass"} & {o.lower() for o in it.options}, it.options

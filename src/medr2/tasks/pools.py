@@ -88,7 +88,11 @@ class LabelPools:
         """
         from medr2.tasks.spec import Skip
 
+        true_labels = list(true_labels)
         taken = {vocab.norm(t) for t in true_labels}
+        # a merged class of a dataset ("nodule/mass") is partly true of each of its parts, and the reverse
+        parts = {vocab.norm(p) for t in true_labels for p in _slash_parts(t)}
+        taken |= parts
         chosen: list[str] = []
         for level in levels if levels is not None else self.levels(key, case):
             need = k - len(chosen)
@@ -97,7 +101,7 @@ class LabelPools:
             cands: list[str] = []
             for c in level:
                 n = vocab.norm(c)
-                if n not in taken:
+                if n not in taken and not any(vocab.norm(p) in taken for p in _slash_parts(c)):
                     taken.add(n)
                     cands.append(c)
             if not cands:
@@ -107,3 +111,9 @@ class LabelPools:
         if len(chosen) < (k if min_k is None else min_k):
             raise Skip(f"too few distinct {key} labels for distractors")
         return chosen
+
+
+def _slash_parts(label: str) -> list[str]:
+    """The parts of a merged label written with ``/`` (VinDr-CXR ``Nodule/Mass``, ISIC ``AKIEC``); none
+    for a plain label."""
+    return [p.strip() for p in label.split("/") if p.strip()] if "/" in label else []
