@@ -519,3 +519,9 @@ def test_parts_of_a_merged_class_are_never_distractors(tmp_path: Path) -> None:
     assert finding_items
     for it in finding_items:
         assert not {"nodule", "mass"} & {o.lower() for o in it.options}, it.options
+    # cardiomegaly is not a countable lesion: no lesion count for this case, and it is never measured
+    assert not [i for i in items if i.task == "s3.count"]
+    assert a.findings[0].label == "cardiomegaly" and a.findings[0].attributes["focal"] is False
+    assert "focal" not in a.findings[1].attributes  # nodule/mass
+    sizes = [i for i in load_bench(tmp_path / "bench").items if i.task == "s3.size"]
+    assert all("cardiomegaly" not in i.question for i in sizes)

@@ -282,3 +282,16 @@ def label_text(raw: str) -> str:
     """A dataset label as medr2 shows it: underscores to spaces, lower case (``Pleural_Thickening`` ->
     ``pleural thickening``)."""
     return " ".join(raw.replace("_", " ").split()).lower()
+
+
+# chest X-ray findings that are not a countable, measurable lesion (an enlarged organ, a diffuse or
+# regional process): marked ``attributes["focal"] = False`` so lesion counts and sizes leave them out
+NON_FOCAL_CXR = frozenset({
+    "aortic enlargement", "atelectasis", "cardiomegaly", "consolidation", "edema", "effusion", "emphysema",
+    "enlarged pa", "fibrosis", "ild", "infiltration", "lung opacity", "mediastinal shift", "pleural effusion",
+    "pleural thickening", "pneumonia", "pneumothorax",
+})
+
+
+def focal_attrs(label: str) -> dict[str, bool]:
+    return {"focal": False} if label in NON_FOCAL_CXR else {}

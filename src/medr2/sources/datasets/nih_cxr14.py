@@ -30,6 +30,7 @@ from medr2.sources.datasets._base import (
     decode_image,
     find_file,
     fit_box,
+    focal_attrs,
     image_index,
     label_text,
     read_table,
@@ -146,7 +147,8 @@ class NihCxr14Source(DatasetSource):
             box, was = fit_box(b["box"], ref.width, ref.height, file=str(self.dr.root / BBOX_FILE), record=spec.key,
                                field_name=f"Bbox [x,y,w,h] ({j + 1})")
             clipped += was
-            findings.append(Finding(label=label_text(b["label"]), box=box,
+            label = label_text(b["label"])
+            findings.append(Finding(label=label, box=box, attributes=focal_attrs(label),
                                     area_px=(box[2] - box[0]) * (box[3] - box[1])))
         if clipped:
             meta["boxes_clipped"] = clipped

@@ -29,6 +29,7 @@ from medr2.sources.datasets._base import (
     decode_dicom,
     find_file,
     fit_box,
+    focal_attrs,
     read_table,
     to_float,
 )
@@ -97,7 +98,8 @@ class RsnaPneumoniaSource(DatasetSource):
                           for c in ("x", "y", "width", "height"))
             box, _ = fit_box((x, y, x + w, y + h), ref.width, ref.height, file=spec.file, record=spec.key,
                              field_name=f"x,y,width,height (box {j + 1})")
-            boxes.append(Finding(label=FINDING, box=box, area_px=(box[2] - box[0]) * (box[3] - box[1])))
+            boxes.append(Finding(label=FINDING, box=box, attributes=focal_attrs(FINDING),
+                                 area_px=(box[2] - box[0]) * (box[3] - box[1])))
         fields: dict[str, Any] = {"modality": "X-ray", **dcm.fields, "body_region": "chest", "patient_id": spec.key,
                                   "diagnosis": CLASSES[cls]}
         meta: dict[str, Any] = {**dcm.meta, "rsna_class": cls,

@@ -35,6 +35,7 @@ from medr2.sources.datasets._base import (
     decode_dicom,
     find_file,
     fit_box,
+    focal_attrs,
     fuse_rater_boxes,
     label_text,
     read_table,
@@ -138,6 +139,7 @@ class VindrCxrSource(DatasetSource):
                 fused = [(fb.box, fb.raters) for fb in kept]
             for box, who in fused:
                 attrs: dict[str, Any] = {"raters": list(who)} if who else {}
+                attrs.update(focal_attrs(label_text(cls)))
                 findings.append(Finding(label=label_text(cls), box=box, attributes=attrs,
                                         area_px=(box[2] - box[0]) * (box[3] - box[1])))
         fields: dict[str, Any] = {"modality": "X-ray", **dcm.fields, "body_region": "chest", "split": d["split"]}
