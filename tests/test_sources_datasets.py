@@ -525,3 +525,35 @@ def test_parts_of_a_merged_class_are_never_distractors(tmp_path: Path) -> None:
     assert "focal" not in a.findings[1].attributes  # nodule/mass
     sizes = [i for i in load_bench(tmp_path / "bench").items if i.task == "s3.size"]
     assert all("cardiomegaly" not in i.question for i in sizes)
+
+
+READERS = ("nih-cxr14", "rsna-pneumonia", "vindr-cxr", "msd", "brats", "isic", "kvasir-seg", "cbis-ddsm", "iu-xray")
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_reader_level_problems_are_bad_input(tmp_path: Path, name: str) -> None:
+    """No path, a missing path, an empty folder and undecodable CSV/JSON bytes: BadInput (exit 2) naming
+    the file, never a traceback."""
+    for arg in (None, str(tmp_path / "nope"), str(tmp_path)):
+        with pytest.raises(BadInput) as ei:
+            get_source(f"{name}:{arg}" if arg else name).plan(0, None)
+        assert ei.value.field
+    for f in ("Data_Entry_2017.csv", "stage_2_train_labels.csv", "stage_2_detailed_class_info.csv", "dataset.json",
+              "indiana_reports.csv", "indiana_projections.csv", "mass_case_description_train_set.csv",
+              "ISIC_2019_Training_GroundTruth.csv"):
+        (tmp_path / f).write_bytes(b"\xff\xfe\x00garbage\x81")
+    (tmp_path / "annotations").mkdir()
+    (tmp_path / "annotations" / "annotations_train.csv").write_bytes(b"\xff\x00\x81")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"{name}:{tmp_path}").plan(0, None)
+    assert ei.value.file
+
+
+def test_corrupt_dicom_is_quarantined(tmp_path: Path) -> None:
+    root = tmp_path / "rsna"
+    F.make_rsna(root)
+    (root / "stage_2_train_images" / "00313ee0-9eaa-42f4-b0ab-c148ed3241cd.dcm").write_bytes(
+        b"\0" * 128 + b"DICM" + b"\x02\x00garbage")
+    cases, errors = realize_all(get_source(f"rsna-pneumonia:{root}"), tmp_path / "b")
+    assert len(cases) == 4 and errors[0].record == "00313ee0-9eaa-42f4-b0ab-c148ed3241cd"
+    assert errors[0].field == "PixelData" and "cannot decode DICOM" in errors[0].reason
