@@ -298,6 +298,9 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
     assert len(cases) == 36 and len(q) == 12
     assert all(e.field == "label" and "label value 4" in e.reason and "BraTS-GLI-00002-001" in str(e.record)
                for e in q)
+    seg.unlink()  # a subject whose label file is missing (BraTS 2020 has one misnamed): reported
+    cases, _, q = _build(tmp_path, f"brats:{root}")
+    assert len(cases) == 36 and [(e.record, e.field) for e in q] == [("BraTS-GLI-00002-001", "seg")]
     (tmp_path / "empty").mkdir()
     with pytest.raises(BadInput) as ei:
         get_source(f"brats:{tmp_path / 'empty'}").plan(0, None)

@@ -37,6 +37,7 @@ COHORTS = {"GLI": "glioma", "SSA": "glioma", "MEN": "meningioma", "MET": "brain 
            "PED": "paediatric brain tumour"}
 NEW_ID = re.compile(r"^(BraTS-([A-Z]+)-\d+)-\d+$")
 SEG_NAME = re.compile(r"^(.+?)[_-]seg\.nii(\.gz)?$")
+SEQ_NAME = re.compile(r"^(.+?)[_-](t1|t1ce|t2|flair|t1n|t1c|t2w|t2f)\.nii(\.gz)?$")
 
 
 class BratsSource(DatasetSource):
@@ -59,6 +60,12 @@ class BratsSource(DatasetSource):
             raise BadInput("no subject folder with a *_seg.nii.gz / *-seg.nii.gz label file found",
                            file=str(self.dr.root), field="seg")
         specs: list[RecordSpec] = []
+        with_seg = {(p.parent, SEG_NAME.match(p.name).group(1)) for p in segs}  # type: ignore[union-attr]
+        orphans = sorted({(p.parent, m.group(1)) for p in self.dr.root.rglob("*") if (m := SEQ_NAME.match(p.name))}
+                         - with_seg)
+        for folder, sid in orphans:  # sequences without a label file (e.g. a misnamed seg): reported, not skipped
+            specs.append(RecordSpec(sid, self.dr.rel(folder), error="no *_seg / *-seg label file for this subject",
+                                    error_field="seg"))
         for seg in segs:
             m = SEG_NAME.match(seg.name)
             assert m is not None
