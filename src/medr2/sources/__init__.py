@@ -12,6 +12,16 @@ BUILTIN_SOURCE_MODULES = (
     "medr2.sources.masks",
     "medr2.sources.dicom",
     "medr2.sources.nifti",
+    # public datasets in their released layouts (medr2.sources.datasets.DATASET_MODULES)
+    "medr2.sources.datasets.nih_cxr14",
+    "medr2.sources.datasets.rsna_pneumonia",
+    "medr2.sources.datasets.vindr_cxr",
+    "medr2.sources.datasets.msd",
+    "medr2.sources.datasets.brats",
+    "medr2.sources.datasets.isic",
+    "medr2.sources.datasets.kvasir_seg",
+    "medr2.sources.datasets.cbis_ddsm",
+    "medr2.sources.datasets.iu_xray",
 )
 
 

@@ -127,6 +127,8 @@ class LabelPools:
 
         true = list(true_labels)
         taken = {vocab.norm(t) for t in true}
+        # a merged class of a dataset ("nodule/mass") is partly true of each of its parts, and the reverse
+        taken |= {vocab.norm(p) for t in true for p in _slash_parts(t)}
         chosen: list[str] = []
         all_levels = levels if levels is not None else self.levels(key, case, wide=wide)
         for li, level in enumerate(all_levels):
@@ -137,7 +139,8 @@ class LabelPools:
             cands: list[str] = []
             for c in level:
                 n = vocab.norm(c)
-                if n not in taken and not (builtin_level and overlaps(c, true)) and not (
+                if n not in taken and not any(vocab.norm(p) in taken for p in _slash_parts(c)) and not (
+                        builtin_level and overlaps(c, true)) and not (
                         key == "body_region" and any(vocab.region_related(c, t) for t in true)):
                     taken.add(n)
                     cands.append(c)
@@ -148,3 +151,9 @@ class LabelPools:
         if len(chosen) < (k if min_k is None else min_k):
             raise Skip(f"too few distinct {key} labels for distractors")
         return chosen
+
+
+def _slash_parts(label: str) -> list[str]:
+    """The parts of a merged label written with ``/`` (VinDr-CXR ``Nodule/Mass``, ISIC ``AKIEC``); none
+    for a plain label."""
+    return [p.strip() for p in label.split("/") if p.strip()] if "/" in label else []

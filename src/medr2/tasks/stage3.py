@@ -213,6 +213,8 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     if not findings_complete(case):
         raise Skip("finding list not known to be complete")
+    if any(f.attributes.get("focal") is False for f in case.findings):
+        raise Skip("a finding that is not a countable lesion (attributes.focal false)")
     return [ordinal(spec_of("s3.count"), ctx, COUNT_LABELS, count_layout_index(len(case.findings)))]
 
 
@@ -226,6 +228,9 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
         raise Skip("no uniquely labelled finding")
+    cands = [f for f in cands if f.attributes.get("focal") is not False]  # e.g. cardiomegaly has no diameter
+    if not cands:
+        raise Skip("no focal lesion to measure (attributes.focal false)")
     f = pick(ctx, cands)
     mm = f.attributes.get("size_mm")
     if not isinstance(mm, int | float):

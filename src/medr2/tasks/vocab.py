@@ -30,6 +30,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
     {"normal", "no finding", "no findings", "no abnormality", "healthy", "no tumor", "no tumour", "notumor"},
     {"malignant", "cancer", "malignancy"},
     {"benign", "non malignant"},
+    {"circumscribed", "well defined", "well circumscribed"},  # BI-RADS margin (CBIS-DDSM: CIRCUMSCRIBED)
 ))
 _GROUP: dict[str, int] = {name: i for i, g in enumerate(SYNONYMS) for name in g}
 

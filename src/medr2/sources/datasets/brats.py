@@ -1,0 +1,133 @@
+"""``brats`` reader: BraTS training data, one folder per subject.
+
+Layouts (BraTS challenge data as released on CBICA / Synapse):
+- 2018-2021: ``<ID>/<ID>_t1.nii.gz``, ``_t1ce``, ``_t2``, ``_flair`` and ``_seg``; labels 1 necrotic and
+  non-enhancing tumour core (NCR/NET), 2 peritumoural oedema (ED), 4 GD-enhancing tumour (ET). BraTS 2018/2019
+  put subjects under ``HGG/`` and ``LGG/`` (read as high- / low-grade glioma).
+- 2023+ (ASNR-MICCAI BraTS, ``BraTS-GLI-00000-000``): ``<ID>-t1n``, ``-t1c``, ``-t2w``, ``-t2f`` and ``-seg``;
+  labels 1 NCR, 2 SNFH / oedema, 3 ET. The cohort in the name gives the diagnosis (GLI, SSA glioma; MEN
+  meningioma; MET brain metastasis; PED paediatric brain tumour); the last number is the time point, so
+  the patient is ``BraTS-GLI-00000``.
+
+Each subject's four sequences are cut into ``slices_per_plane`` (default 1) slices per plane over the
+tumour extent. The sub-regions are findings (with masks); as they are parts of one tumour, the finding
+list is not used for lesion counts (``meta.findings_complete`` false). A label value outside the
+convention of the release is the record's error. Modality MRI, region head, sequence per file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case
+from medr2.sources.base import register_source
+from medr2.sources.datasets._base import DatasetSource, RecordSpec
+from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
+
+OLD_SEQUENCES = {"t1": "T1-weighted", "t1ce": "T1 post-contrast", "t2": "T2-weighted", "flair": "FLAIR"}
+NEW_SEQUENCES = {"t1n": "T1-weighted", "t1c": "T1 post-contrast", "t2w": "T2-weighted", "t2f": "FLAIR"}
+OLD_LABELS = {1: LabelRole("necrotic and non-enhancing tumour core", "finding"),
+              2: LabelRole("peritumoural oedema", "finding"), 4: LabelRole("enhancing tumour", "finding")}
+NEW_LABELS = {1: LabelRole("necrotic tumour core", "finding"), 2: LabelRole("peritumoural oedema", "finding"),
+              3: LabelRole("enhancing tumour", "finding")}
+COHORTS = {"GLI": "glioma", "SSA": "glioma", "MEN": "meningioma", "MET": "brain metastasis",
+           "PED": "paediatric brain tumour"}
+NEW_ID = re.compile(r"^(BraTS-([A-Z]+)-\d+)-\d+$")
+SEG_NAME = re.compile(r"^(.+?)[_-]seg\.nii(\.gz)?$")
+SEQ_NAME = re.compile(r"^(.+?)[_-](t1|t1ce|t2|flair|t1n|t1c|t2w|t2f)\.nii(\.gz)?$")
+
+
+class BratsSource(DatasetSource):
+    name = "brats"
+    title = "BraTS"
+    mapping_keys = ("slices_per_plane", "planes", "min_area_px", "sequences")
+
+    def __init__(self, arg: str | None) -> None:
+        super().__init__(arg)
+        self.planes = tuple(self.option("planes", PLANES))
+        if any(p not in PLANES for p in self.planes):
+            raise BadInput(f"planes must be among {PLANES}", file=self.where(), field="planes")
+        self.k = int(self.option("slices_per_plane", 1))
+        self.min_area = int(self.option("min_area_px", 16))
+        self.only = set(self.option("sequences", []) or [])
+
+    def records(self) -> list[RecordSpec]:
+        segs = sorted(p for p in self.dr.root.rglob("*") if SEG_NAME.match(p.name) and not p.name.startswith("."))
+        if not segs:
+            raise BadInput("no subject folder with a *_seg.nii.gz / *-seg.nii.gz label file found",
+                           file=str(self.dr.root), field="seg")
+        specs: list[RecordSpec] = []
+        with_seg = {(p.parent, SEG_NAME.match(p.name).group(1)) for p in segs}  # type: ignore[union-attr]
+        orphans = sorted({(p.parent, m.group(1)) for p in self.dr.root.rglob("*") if (m := SEQ_NAME.match(p.name))}
+                         - with_seg)
+        for folder, sid in orphans:  # sequences without a label file (e.g. a misnamed seg): reported, not skipped
+            specs.append(RecordSpec(sid, self.dr.rel(folder), error="no *_seg / *-seg label file for this subject",
+                                    error_field="seg"))
+        for seg in segs:
+            m = SEG_NAME.match(seg.name)
+            assert m is not None
+            sid, gz = m.group(1), m.group(2) or ""
+            seg_rel = self.dr.rel(seg)
+            folder = seg.parent
+            new = NEW_ID.match(sid) is not None or any((folder / f"{sid}-{s}.nii{gz}").exists() for s in NEW_SEQUENCES)
+            seqs, sep = (NEW_SEQUENCES, "-") if new else (OLD_SEQUENCES, "_")
+            found = {s: f"{sid}{sep}{s}.nii{gz}" for s in seqs if (folder / f"{sid}{sep}{s}.nii{gz}").exists()}
+            if not found:
+                specs.append(RecordSpec(sid, seg_rel, error=f"no sequence files ({', '.join(seqs)}) beside the seg",
+                                        error_field="sequence"))
+                continue
+            base = self.dr.rel(folder)
+            grade = folder.parent.name.upper() if folder.parent.name.upper() in ("HGG", "LGG") else None
+            try:
+                grid = label_slices(self.dr, seg_rel, planes=self.planes, k=self.k, record=sid)
+            except BadInput as e:
+                specs.append(RecordSpec(sid, e.file or seg_rel, error=e.reason, error_field=e.field))
+                continue
+            for s in sorted(found):
+                if self.only and s not in self.only:
+                    continue
+                img_rel = f"{base}/{found[s]}" if base != "." else found[s]
+                rec = f"{sid}/{s}"
+                try:
+                    check_grid(self.dr, img_rel, None, grid, labels=seg_rel, record=rec)
+                except BadInput as e:
+                    specs.append(RecordSpec(rec, e.file or img_rel, error=e.reason, error_field=e.field))
+                    continue
+                for sl in grid.slices:
+                    specs.append(RecordSpec(f"{rec}@{sl.plane}{sl.index}", img_rel, {
+                        "subject": sid, "image": img_rel, "seg": seg_rel, "sequence": seqs[s], "new": new,
+                        "grade": grade, "plane": sl.plane, "index": sl.index}))
+        return specs
+
+    def build(self, spec: RecordSpec, images: ImageStore) -> Case:
+        d = spec.data
+        roles = NEW_LABELS if d["new"] else OLD_LABELS
+        ref, _, findings, extra = render_slice(
+            self.dr, images, image=d["image"], channel=None, labels=d["seg"], plane=d["plane"], index=d["index"],
+            roles=roles, record=spec.key, min_area=self.min_area)
+        sid = d["subject"]
+        m = NEW_ID.match(sid)
+        patient = m.group(1) if m else sid
+        fields: dict[str, Any] = {"modality": "MRI", "sequence": d["sequence"], "plane": d["plane"],
+                                  "body_region": "head", "pixel_spacing_mm": extra["pixel_spacing_mm"],
+                                  "patient_id": patient}
+        if findings:
+            if m:
+                fields["diagnosis"] = COHORTS.get(m.group(2), "brain tumour")
+            elif d["grade"]:
+                fields["diagnosis"] = "high-grade glioma" if d["grade"] == "HGG" else "low-grade glioma"
+            else:
+                fields["diagnosis"] = "glioma"
+        meta = {**extra["meta"], "subject": sid, "label_convention": "1/2/3 (2023+)" if d["new"] else "1/2/4",
+                "findings_complete": False, "findings_are_subregions": True}
+        if d["grade"]:
+            meta["grade"] = d["grade"]
+        return self.case(spec, ref, fields, findings=findings, meta=meta)
+
+
+@register_source("brats")
+def _factory(arg: str | None) -> BratsSource:
+    return BratsSource(arg)

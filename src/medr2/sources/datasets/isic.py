@@ -1,0 +1,163 @@
+"""``isic`` reader: ISIC 2018 (Tasks 1 and 3) and ISIC 2019 challenge data in their released layouts.
+
+Layout (challenge.isic-archive.com/data, ISIC 2018 and 2019):
+- diagnosis CSVs ``ISIC2018_Task3_{Training,Validation,Test}_GroundTruth.csv`` (``image``, ``MEL``, ``NV``,
+  ``BCC``, ``AKIEC``, ``BKL``, ``DF``, ``VASC``; one-hot ``1.0``/``0.0``) and
+  ``ISIC_2019_Training_GroundTruth.csv`` (``image``, ``MEL``, ``NV``, ``BCC``, ``AK``, ``BKL``, ``DF``,
+  ``VASC``, ``SCC``, ``UNK``), with the images ``<image>.jpg`` in the matching ``*_Input`` folders;
+- lesion masks ``ISIC2018_Task1_Training_GroundTruth/<image>_segmentation.png`` (Task 1, images in
+  ``ISIC2018_Task1-2_Training_Input/``);
+- metadata ``ISIC_2019_Training_Metadata.csv`` (``image``, ``age_approx``, ``anatom_site_general``,
+  ``lesion_id``, ``sex``) and HAM10000's ``HAM10000_metadata.csv`` (``lesion_id``, ``image_id``, ``dx``,
+  ``localization``, ...) and ISIC 2018's ``ISIC2018_Task3_Training_LesionGroupings.csv`` (``image``,
+  ``lesion_id``), when present.
+
+Every CSV and mask under PATH is found by its name. Mapping: modality dermoscopy; diagnosis from the
+one-hot column (exactly one must be 1, else the row is quarantined); malignancy: MEL, BCC, SCC malignant,
+NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset); the Task 1 mask -> finding
+``skin lesion``; region from the anatomical site; split from the file name (Training / Validation /
+Test). Patient = ``lesion_id`` (the finest grouping the releases give: images of one lesion stay in one
+split), else the image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case, Finding
+from medr2.sources.base import register_source
+from medr2.sources.common import load_label_map, mask_box, put_mask
+from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, image_index, read_table
+
+DIAGNOSES = {"MEL": "melanoma", "NV": "melanocytic nevus", "BCC": "basal cell carcinoma",
+             "AKIEC": "actinic keratosis / intraepithelial carcinoma", "AK": "actinic keratosis",
+             "BKL": "benign keratosis", "DF": "dermatofibroma", "VASC": "vascular lesion",
+             "SCC": "squamous cell carcinoma", "UNK": None}
+MALIGNANT = {"MEL", "BCC", "SCC"}
+BENIGN = {"NV", "BKL", "DF", "VASC"}
+SPLIT_WORDS = (("Training", "train"), ("Validation", "val"), ("Test", "test"))
+MASK_SUFFIX = "_segmentation.png"
+
+
+class IsicSource(DatasetSource):
+    name = "isic"
+    title = "ISIC"
+    mapping_keys = ("site_as_region",)
+
+    def records(self) -> list[RecordSpec]:
+        root = self.dr.root
+        gts = sorted(p for p in root.rglob("*GroundTruth*.csv") if not p.name.startswith("."))
+        masks = {p.name[: -len(MASK_SUFFIX)]: self.dr.rel(p) for p in sorted(root.rglob(f"*{MASK_SUFFIX}"))}
+        if not gts and not masks:
+            raise BadInput("no ISIC ground-truth CSV (*GroundTruth*.csv) and no *_segmentation.png masks found",
+                           file=str(root), field="GroundTruth")
+        images = {n.rsplit(".", 1)[0]: rel for n, rel in image_index(self.dr, (".jpg", ".jpeg", ".png")).items()
+                  if not n.endswith(MASK_SUFFIX)}
+        meta = self._metadata()
+        rows: dict[str, tuple[str, dict[str, str], str | None]] = {}
+        specs: list[RecordSpec] = []
+        for gt in gts:
+            table = read_table(gt, ("image",))
+            codes = [c for c in (table[0] if table else {}) if c in DIAGNOSES]
+            if len(codes) < 2:
+                raise BadInput(f"no one-hot diagnosis columns (expected some of {', '.join(DIAGNOSES)})", file=str(gt),
+                               field="MEL")
+            split = next((s for w, s in SPLIT_WORDS if w in gt.name), None)
+            for i, r in enumerate(table):
+                img = r["image"]
+                if not img:
+                    specs.append(RecordSpec(f"{gt.name} row {i + 2}", str(gt), error="empty image",
+                                            error_field="image"))
+                    continue
+                try:
+                    vals = {c: float(r[c]) for c in codes}
+                except ValueError:
+                    bad = next(c for c in codes if not _isnum(r[c]))
+                    specs.append(RecordSpec(img, str(gt), error=f"not a number: {r[bad]!r}", error_field=bad))
+                    continue
+                pos = [c for c, v in vals.items() if v == 1.0]
+                if len(pos) != 1 or any(v not in (0.0, 1.0) for v in vals.values()):
+                    specs.append(RecordSpec(img, str(gt), error=f"one-hot row with {len(pos)} positive columns",
+                                            error_field=",".join(codes)))
+                    continue
+                if img in rows:
+                    specs.append(RecordSpec(f"{img} ({gt.name})", str(gt), error="image listed twice",
+                                            error_field="image"))
+                    continue
+                rows[img] = (str(gt), {"code": pos[0]}, split)
+        for img in sorted(set(rows) | set(masks)):
+            file, dx, split = rows.get(img, (masks.get(img, ""), {}, None))
+            specs.append(RecordSpec(img, file, {"image": images.get(img), "code": dx.get("code"), "split": split,
+                                                "mask": masks.get(img), "meta": meta.get(img, {})}))
+        return sorted(specs, key=lambda s: s.key)
+
+    def _metadata(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        files = [*self.dr.root.rglob("*etadata*.csv"), *self.dr.root.rglob("*LesionGroupings*.csv")]
+        for p in sorted(f for f in files if not f.name.startswith(".")):
+            table = read_table(p, ())
+            if not table:
+                continue
+            key = "image" if "image" in table[0] else "image_id" if "image_id" in table[0] else None
+            if key is None:
+                raise BadInput("metadata CSV needs an image or image_id column", file=str(p), field="image")
+            for r in table:
+                out.setdefault(r[key], {}).update({k: v for k, v in r.items() if k != key and v})
+        return out
+
+    def build(self, spec: RecordSpec, images: ImageStore) -> Case:
+        d = spec.data
+        if not d["image"]:
+            raise BadInput("image file not found under the data root", file=spec.file, record=spec.key, field="image")
+        arr = decode_image(self.dr, d["image"], record=spec.key, file=spec.file)
+        h, w = arr.shape[:2]
+        ref = images.put_array(arr)
+        findings: list[Finding] = []
+        if d["mask"]:
+            mp = self.dr.path(d["mask"], record=spec.key, field_name="mask")
+            lab = load_label_map(mp, record=spec.key, grey_rgb=True)
+            if lab.shape != (h, w):
+                raise BadInput(f"mask is {lab.shape[1]}x{lab.shape[0]}, image is {w}x{h}", file=d["mask"],
+                               record=spec.key, field="mask")
+            m = lab > 0
+            box = mask_box(m)
+            if box is not None:
+                findings.append(Finding(label="skin lesion", box=box, mask=put_mask(images, m).path,
+                                        area_px=float(m.sum())))
+        fields: dict[str, Any] = {"modality": "dermoscopy"}
+        meta: dict[str, Any] = {k: v for k, v in d["meta"].items()
+                                if k in ("age_approx", "age", "sex", "lesion_id", "dx_type", "anatom_site_general",
+                                         "localization")}
+        code = d["code"]
+        if code:
+            meta["isic_code"] = code
+            if DIAGNOSES[code]:
+                fields["diagnosis"] = DIAGNOSES[code]
+            if code in MALIGNANT:
+                fields["malignancy"] = "malignant"
+            elif code in BENIGN:
+                fields["malignancy"] = "benign"
+        site = d["meta"].get("anatom_site_general") or d["meta"].get("localization")
+        if site and site.lower() != "unknown" and self.option("site_as_region", True):
+            fields["body_region"] = site.lower()
+        if d["meta"].get("lesion_id"):
+            fields["patient_id"] = d["meta"]["lesion_id"]
+        if d["split"]:
+            fields["split"] = d["split"]
+        return self.case(spec, ref, fields, findings=findings, meta=meta)
+
+
+def _isnum(v: str) -> bool:
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+
+
+
+@register_source("isic")
+def _factory(arg: str | None) -> IsicSource:
+    return IsicSource(arg)

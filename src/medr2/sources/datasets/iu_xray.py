@@ -1,0 +1,96 @@
+"""``iu-xray`` reader: the Indiana University chest X-ray collection (Open-i) in the Kaggle layout.
+
+Layout (kaggle.com/datasets/raddar/chest-xrays-indiana-university, from openi.nlm.nih.gov):
+``indiana_reports.csv`` (``uid``, ``MeSH``, ``Problems``, ``image``, ``indication``, ``comparison``,
+``findings``, ``impression``), ``indiana_projections.csv`` (``uid``, ``filename``, ``projection``:
+``Frontal`` / ``Lateral``) and the PNGs ``images/images_normalized/<filename>`` (or ``images/``).
+
+One case per image: report = ``Findings: ... Impression: ...`` (verbatim, ``XXXX`` de-identification
+tokens kept), modality X-ray, region chest, plane ``lateral`` for lateral projections (a frontal one
+may be PA or AP, which the data does not say: left unset, ``meta.projection`` keeps it); ``Problems``
+``normal`` -> diagnosis ``normal``, a single problem -> that diagnosis (lower case), the MeSH terms in
+``meta``. Patient = ``uid`` (one report per study; the collection gives no other key), so the frontal
+and lateral image of a study stay in one split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medr2.errors import BadInput
+from medr2.imageio import ImageStore
+from medr2.records import Case
+from medr2.sources.base import register_source
+from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, find_file, image_index, read_table
+
+REPORT_COLUMNS = ("uid", "Problems", "findings", "impression")
+PROJECTION_COLUMNS = ("uid", "filename", "projection")
+
+
+class IuXraySource(DatasetSource):
+    name = "iu-xray"
+    title = "IU X-ray (Open-i)"
+
+    def records(self) -> list[RecordSpec]:
+        rpath = find_file(self.dr, ("indiana_reports.csv",), what="indiana_reports.csv")
+        ppath = find_file(self.dr, ("indiana_projections.csv",), what="indiana_projections.csv")
+        assert rpath is not None and ppath is not None
+        reports: dict[str, dict[str, str]] = {}
+        dup: set[str] = set()
+        for r in read_table(rpath, REPORT_COLUMNS):
+            if r["uid"] in reports:
+                dup.add(r["uid"])
+            reports[r["uid"]] = r
+        index = image_index(self.dr, (".png", ".jpg", ".jpeg"), self.dr.root / "images")
+        specs = []
+        f = str(ppath)
+        seen: set[str] = set()
+        for i, p in enumerate(read_table(ppath, PROJECTION_COLUMNS)):
+            name, uid = p["filename"], p["uid"]
+            key = name or f"row {i + 2}"
+            if not name:
+                specs.append(RecordSpec(key, f, error="empty filename", error_field="filename"))
+            elif name in seen:
+                specs.append(RecordSpec(f"{name} (row {i + 2})", f, error="filename listed twice",
+                                        error_field="filename"))
+            elif uid not in reports:
+                specs.append(RecordSpec(name, f, error=f"uid {uid!r} has no row in indiana_reports.csv",
+                                        error_field="uid"))
+            elif uid in dup:
+                specs.append(RecordSpec(name, str(rpath), error=f"uid {uid!r} has several reports", error_field="uid"))
+            else:
+                specs.append(RecordSpec(name, f, {"image": index.get(name), "projection": p["projection"],
+                                                  "report": reports[uid], "reports_file": str(rpath)}))
+            seen.add(name)
+        return sorted(specs, key=lambda s: s.key)
+
+    def build(self, spec: RecordSpec, images: ImageStore) -> Case:
+        d = spec.data
+        if not d["image"]:
+            raise BadInput("image file not found under images/", file=spec.file, record=spec.key, field="filename")
+        arr = decode_image(self.dr, d["image"], record=spec.key, file=spec.file, field_name="filename")
+        ref = images.put_array(arr)
+        r = d["report"]
+        parts = [f"{label}: {r[col]}" for label, col in (("Findings", "findings"), ("Impression", "impression"))
+                 if r.get(col)]
+        fields: dict[str, Any] = {"modality": "X-ray", "body_region": "chest", "patient_id": f"uid {r['uid']}"}
+        if parts:
+            fields["report"] = "\n".join(parts)
+        proj = d["projection"].strip().lower()
+        if proj == "lateral":
+            fields["plane"] = "lateral"
+        problems = [x.strip() for x in r["Problems"].split(";") if x.strip()]
+        if [x.lower() for x in problems] == ["normal"]:
+            fields["diagnosis"] = "normal"
+        elif len(problems) == 1:
+            fields["diagnosis"] = problems[0].lower()
+        meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
+        for col in ("MeSH", "indication", "comparison", "image"):
+            if r.get(col):
+                meta[col.lower() if col != "image" else "study_description"] = r[col]
+        return self.case(spec, ref, fields, meta=meta)
+
+
+@register_source("iu-xray")
+def _factory(arg: str | None) -> IuXraySource:
+    return IuXraySource(arg)

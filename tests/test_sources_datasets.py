@@ -1,0 +1,562 @@
+"""Readers for public datasets in their released layouts (medr2.sources.datasets): each built into a
+bench from a tiny fixture in the real layout (tests/dataset_fixtures.py), with the tasks its annotations
+support, patient-level splits, one dataset-level error (exit 2 naming file and field) and one bad row
+(quarantined with its reason)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from medr2.bench import load_bench
+from medr2.build.pipeline import build_bench
+from medr2.errors import BadInput, Quarantine, QuarantineEntry
+from medr2.imageio import load_image
+from medr2.records import Case
+from medr2.sources.base import get_source
+from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
+from tests import dataset_fixtures as F
+from tests.interop_fixtures import realize_all
+
+
+def _build(tmp: Path, spec: str) -> tuple[list[Case], set[str], list[QuarantineEntry]]:
+    out = tmp / "bench"
+    build_bench(spec, out, seed=0, workers=1)
+    b = load_bench(out)
+    q = out / "quarantine.jsonl"
+    return list(b.cases), {i.task for i in b.items}, Quarantine.read(q) if q.exists() else []
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "bring-your-own-data.md"
+
+
+def _doc_tasks(column: str) -> set[str]:
+    """The tasks the coverage table of docs/bring-your-own-data.md marks ✓ (built from the fixture) for a
+    reader column; a bracketed (✓) needs data the fixture does not carry."""
+    rows = [line.split("|")[1:-1] for line in DOCS.read_text("utf-8").splitlines()
+            if line.startswith("| task |") or re.match(r"\| s\d\.", line)]
+    header = [c.strip() for c in rows[0]]
+    j = header.index(column)
+    return {r[0].strip() for r in rows[1:] if r[j].strip() == "✓"}
+
+
+def _patients_in_one_split(cases: list[Case]) -> None:
+    splits: dict[str, set[str | None]] = defaultdict(set)
+    for c in cases:
+        splits[c.patient_id].add(c.split)
+    assert all(len(s) == 1 for s in splits.values()), splits
+
+
+def _csv_drop_column(path: Path, col: str) -> None:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    i = rows[0].index(col)
+    F.write_csv(path, [c for j, c in enumerate(rows[0]) if j != i], [[v for j, v in enumerate(r) if j != i]
+                                                                     for r in rows[1:]])
+
+
+def _csv_set(path: Path, row: int, col: str, value: str) -> None:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[row][rows[0].index(col)] = value
+    F.write_csv(path, rows[0], rows[1:])
+
+
+# --- NIH ChestX-ray14 ----------------------------------------------------------------------------------
+
+
+def test_nih_cxr14(tmp_path: Path) -> None:
+    F.make_nih(tmp_path / "nih")
+    cases, tasks, q = _build(tmp_path, f"nih-cxr14:{tmp_path / 'nih'}")
+    assert tasks == _doc_tasks("nih-cxr14")  # the coverage table in the docs
+    assert len(cases) == 10 and not q
+    by = {c.meta["file"]: c for c in cases}
+    c = by["00000001_000.png"]
+    assert c.patient_id == "1" and c.plane == "PA" and c.modality == "X-ray" and c.diagnosis == "cardiomegaly"
+    assert c.findings[0].label == "cardiomegaly" and c.findings[0].box == (10.5, 20.0, 50.5, 50.25)
+    assert c.pixel_spacing_mm == pytest.approx(0.143 * 2500 / 64)
+    assert by["00000003_000.png"].findings[0].label == "infiltration"  # 'Infiltrate' in BBox_List
+    assert by["00000001_001.png"].diagnosis is None and by["00000001_001.png"].meta["image_labels"] == [
+        "cardiomegaly", "effusion"]
+    assert by["00000001_002.png"].diagnosis == "normal" and by["00000001_002.png"].plane == "AP"
+    assert by["00000004_000.png"].diagnosis == "pleural thickening"
+    # the official patient-wise split lists are followed; patients never straddle splits
+    assert {c.split for c in cases if c.patient_id in ("3", "6")} == {"test"}
+    assert {c.split for c in cases if c.patient_id not in ("3", "6")} == {"train"}
+    _patients_in_one_split(cases)
+    assert {"s1.modality", "s1.plane", "s1.region", "s3.lesion_box", "s4.diagnosis", "s3.abnormal"} <= tasks
+
+
+def test_nih_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "nih"
+    F.make_nih(root)
+    _csv_set(root / "BBox_List_2017.csv", 2, "Bbox [x", "abc")
+    cases, _, q = _build(tmp_path, f"nih-cxr14:{root}")
+    assert len(cases) == 9
+    assert [(e.record, e.field) for e in q] == [("00000003_000.png", "Bbox [x")] and "not a number" in q[0].reason
+    _csv_drop_column(root / "Data_Entry_2017.csv", "Patient ID")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"nih-cxr14:{root}").plan(0, None)
+    assert ei.value.field == "Patient ID" and ei.value.file and ei.value.file.endswith("Data_Entry_2017.csv")
+
+
+def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> None:
+    root = tmp_path / "nih"
+    F.make_nih(root)
+    _csv_drop_column(root / "Data_Entry_2017.csv", "Finding Labels")
+    r = subprocess.run([sys.executable, "-m", "medr2.cli", "build", "--source", f"nih-cxr14:{root}", "--out",
+                        str(tmp_path / "b")], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    text = (r.stderr + r.stdout).replace("\n", "")  # the console wraps long lines
+    assert "Data_Entry_2017.csv" in text and "field=Finding Labels" in text and "Traceback" not in text
+
+
+# --- RSNA Pneumonia ------------------------------------------------------------------------------------
+
+
+def test_rsna_pneumonia(tmp_path: Path) -> None:
+    F.make_rsna(tmp_path / "rsna")
+    cases, tasks, q = _build(tmp_path, f"rsna-pneumonia:{tmp_path / 'rsna'}")
+    assert tasks == _doc_tasks("rsna-pneumonia")  # the coverage table in the docs
+    assert len(cases) == 5 and not q
+    by = {c.patient_id: c for c in cases}
+    c = by["0004cfab-14fd-4e49-80ba-63a80b6bddd6"]
+    assert c.diagnosis == "pneumonia" and [f.box for f in c.findings] == [(10, 12, 30, 40), (35, 12, 55, 40)]
+    assert c.modality == "X-ray" and c.plane == "AP" and c.pixel_spacing_mm == pytest.approx(0.14)
+    assert c.meta["findings_complete"] is True and c.meta["sex"] == "F"
+    nn = by["00322d4d-1c29-4943-afc9-b6754be640eb"]
+    assert nn.diagnosis == "not normal, no lung opacity" and nn.meta["findings_complete"] is False
+    assert by["00313ee0-9eaa-42f4-b0ab-c148ed3241cd"].diagnosis == "normal"
+    assert {"s3.lesion_box", "s3.count", "s3.abnormal", "s4.diagnosis", "s1.plane"} <= tasks
+    _patients_in_one_split(cases)
+
+
+def test_rsna_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "rsna"
+    F.make_rsna(root)
+    _csv_set(root / "stage_2_train_labels.csv", 3, "Target", "1")  # a 'Normal' patient with Target 1
+    cases, _, q = _build(tmp_path, f"rsna-pneumonia:{root}")
+    assert len(cases) == 4 and len(q) == 1 and q[0].field == "Target" and "contradicts" in q[0].reason
+    _csv_drop_column(root / "stage_2_detailed_class_info.csv", "class")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"rsna-pneumonia:{root}").plan(0, None)
+    assert ei.value.field == "class" and "stage_2_detailed_class_info.csv" in str(ei.value.file)
+
+
+# --- VinDr-CXR -----------------------------------------------------------------------------------------
+
+
+def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
+    F.make_vindr(tmp_path / "v")
+    cases, tasks, q = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
+    assert tasks == _doc_tasks("vindr-cxr")  # the coverage table in the docs
+    assert len(cases) == 5 and not q
+    by = {c.meta["image_id"]: c for c in cases}
+    a = by["a1b2"]
+    got = {(f.label, f.box, tuple(f.attributes["raters"])) for f in a.findings}
+    assert got == {("nodule/mass", (11.0, 10.5, 31.0, 30.5), ("R8", "R9")),  # 2 of 3 agree: mean box
+                   ("cardiomegaly", (20.0, 40.0, 50.0, 58.0), ("R10", "R8", "R9"))}
+    assert a.meta["boxes_dropped"] == 2  # R10's lone nodule and aortic enlargement
+    assert a.diagnosis == "lung tumor" and a.split == "train" and a.access == "credentialed"
+    assert by["c3d4"].diagnosis == "normal" and not by["c3d4"].findings
+    assert by["e5f6"].diagnosis is None  # no global label has a majority
+    assert by["g7h8"].split == "test" and by["g7h8"].findings[0].box == (20, 40, 50, 58)
+    assert by["g7h8"].meta["box_fusion"] == "consensus"
+    assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
+
+
+def test_vindr_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    F.make_vindr(root)
+    _csv_set(root / "annotations" / "annotations_train.csv", 1, "x_min", "n/a")
+    cases, _, q = _build(tmp_path, f"vindr-cxr:{root}")
+    assert len(cases) == 4 and [(e.record, e.field) for e in q] == [("train/a1b2", "x_min")]
+    _csv_drop_column(root / "annotations" / "annotations_train.csv", "class_name")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"vindr-cxr:{root}").plan(0, None)
+    assert ei.value.field == "class_name" and "annotations_train.csv" in str(ei.value.file)
+
+
+def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
+    x, y = draw(st.integers(0, 50)), draw(st.integers(0, 50))
+    return (float(x), float(y), float(x + draw(st.integers(1, 30))), float(y + draw(st.integers(1, 30))))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["R1", "R2", "R3"]), st.composite(_box)()), max_size=12))
+def test_fusion_rule_properties(boxes: list[tuple[str, tuple[float, float, float, float]]]) -> None:
+    kept, dropped = fuse_rater_boxes(boxes, 3)
+    assert sum(len(c.raters) for c in kept + dropped) == len(boxes)  # every box in exactly one cluster
+    for c in kept + dropped:
+        assert len(set(c.raters)) == len(c.raters)  # one box per rater per cluster
+    assert all(len(c.raters) >= 2 for c in kept) and all(len(c.raters) < 2 for c in dropped)
+    for c in kept:
+        x1, y1, x2, y2 = c.box
+        assert x2 > x1 and y2 > y1
+    assert fuse_rater_boxes(boxes, 3) == fuse_rater_boxes(list(reversed(boxes)), 3)  # input order is irrelevant
+
+
+@given(st.tuples(*[st.floats(-20, 120, allow_nan=False)] * 4), st.integers(1, 100), st.integers(1, 100))
+def test_fit_box_is_inside_or_refused(box: tuple[float, float, float, float], w: int, h: int) -> None:
+    try:
+        (x1, y1, x2, y2), clipped = fit_box(box, w, h, file="f", record="r", field_name="box")
+    except BadInput as e:
+        assert e.field == "box" and e.record == "r"
+        return
+    assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h
+    assert clipped == ((x1, y1, x2, y2) != box)
+    assert max(abs(a - b) for a, b in zip((x1, y1, x2, y2), box, strict=True)) <= 0.01 * max(w, h)
+
+
+def test_iou() -> None:
+    assert iou((0, 0, 10, 10), (0, 0, 10, 10)) == 1.0
+    assert iou((0, 0, 10, 10), (5, 0, 15, 10)) == pytest.approx(50 / 150)
+    assert iou((0, 0, 1, 1), (2, 2, 3, 3)) == 0.0
+
+
+# --- Medical Segmentation Decathlon --------------------------------------------------------------------
+
+
+def test_msd_brain_tumour_4d(tmp_path: Path) -> None:
+    root = tmp_path / "Task01_BrainTumour"
+    F.make_msd_brain(root)
+    cases, tasks, q = _build(tmp_path, f"msd:{root}")
+    assert tasks == _doc_tasks("msd (tumour)")  # the coverage table in the docs
+    assert len(cases) == 6  # subject 1: 2 channels x 3 planes
+    assert [(e.record, e.field) for e in q] == [("imagesTr/BRATS_002.nii.gz", "label")]  # its label file is missing
+    assert "label volume not found" in q[0].reason
+    assert {c.sequence for c in cases} == {"FLAIR", "T1-weighted"} and {c.modality for c in cases} == {"MRI"}
+    assert {c.plane for c in cases} == {"axial", "coronal", "sagittal"}
+    assert all(c.patient_id == "BRATS_001" and c.body_region == "head" for c in cases)
+    assert cases[0].source == "MSD BRATS" and cases[0].license == "CC-BY-SA 4.0"
+    ax = next(c for c in cases if c.plane == "axial" and c.sequence == "FLAIR")
+    assert sorted(f.label for f in ax.findings) == ["edema", "enhancing tumour"] and all(f.mask for f in ax.findings)
+    assert {"s1.sequence", "s1.plane", "s3.lesion_box", "s3.finding_type"} <= tasks
+    assert "s3.count" not in tasks  # sub-regions of one tumour are not counted as lesions
+
+
+def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
+    root = tmp_path / "Task09_Spleen"
+    F.make_msd_spleen(root)
+    cases, tasks, _ = _build(tmp_path, f"msd:{root}")
+    assert tasks == _doc_tasks("msd (organ)")  # the coverage table in the docs
+    assert {c.modality for c in cases} == {"CT"} and all(c.structures[0].name == "spleen" for c in cases)
+    assert {c.body_region for c in cases} == {"abdomen"} and all(c.sequence is None for c in cases)
+    m = load_image(tmp_path / "bench" / cases[0].structures[0].mask) > 0
+    assert m.sum() == cases[0].structures[0].area_px
+    assert {"s2.organ_box", "s1.plane"} <= tasks
+    (root / "dataset.json").write_text('{"modality": {"0": "CT"}, "training": []}')
+    with pytest.raises(BadInput) as ei:
+        get_source(f"msd:{root}")
+    assert ei.value.field == "labels" and str(ei.value.file).endswith("dataset.json")
+
+
+# --- BraTS ---------------------------------------------------------------------------------------------
+
+
+def test_brats_both_label_conventions(tmp_path: Path) -> None:
+    F.make_brats(tmp_path / "brats")
+    cases, tasks, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert tasks == _doc_tasks("brats")  # the coverage table in the docs
+    assert not q and len(cases) == 4 * 4 * 3  # 4 scans x 4 sequences x 3 planes
+    new = [c for c in cases if c.meta["subject"].startswith("BraTS-GLI")]
+    old = [c for c in cases if not c.meta["subject"].startswith("BraTS-GLI")]
+    assert {c.patient_id for c in new} == {"BraTS-GLI-00002"}  # two time points, one patient
+    assert {c.sequence for c in cases} == {"T1-weighted", "T1 post-contrast", "T2-weighted", "FLAIR"}
+    labels_new = {f.label for c in new for f in c.findings}
+    labels_old = {f.label for c in old for f in c.findings}
+    assert labels_new == {"necrotic tumour core", "peritumoural oedema", "enhancing tumour"}
+    assert labels_old == {"necrotic and non-enhancing tumour core", "peritumoural oedema", "enhancing tumour"}
+    assert {c.diagnosis for c in cases} == {"glioma"}
+    _patients_in_one_split(cases)
+    assert {"s1.sequence", "s1.plane", "s3.lesion_box", "s4.diagnosis"} <= tasks
+
+
+def test_brats_bad_inputs(tmp_path: Path) -> None:
+    import nibabel as nib
+
+    root = tmp_path / "brats"
+    F.make_brats(root)
+    seg = root / "ASNR-MICCAI-BraTS2023-GLI-Challenge-TrainingData" / "BraTS-GLI-00002-001" / \
+        "BraTS-GLI-00002-001-seg.nii.gz"
+    img = nib.load(seg)
+    lab = np.asarray(img.dataobj).copy()
+    lab[lab == 3] = 4  # the pre-2023 value in a 2023 file
+    nib.save(nib.Nifti1Image(lab, img.affine), seg)
+    cases, _, q = _build(tmp_path, f"brats:{root}")
+    assert len(cases) == 36 and len(q) == 12
+    assert all(e.field == "label" and "label value 4" in e.reason and "BraTS-GLI-00002-001" in str(e.record)
+               for e in q)
+    seg.unlink()  # a subject whose label file is missing (BraTS 2020 has one misnamed): reported
+    cases, _, q = _build(tmp_path, f"brats:{root}")
+    assert len(cases) == 36 and [(e.record, e.field) for e in q] == [("BraTS-GLI-00002-001", "seg")]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadInput) as ei:
+        get_source(f"brats:{tmp_path / 'empty'}").plan(0, None)
+    assert ei.value.field == "seg"
+
+
+# --- ISIC ----------------------------------------------------------------------------------------------
+
+
+def test_isic_2018(tmp_path: Path) -> None:
+    F.make_isic(tmp_path / "isic")
+    cases, tasks, q = _build(tmp_path, f"isic:{tmp_path / 'isic'}")
+    assert tasks == _doc_tasks("isic")  # the coverage table in the docs
+    assert len(cases) == 7 and not q
+    by = {c.meta["file"]: c for c in cases}
+    assert by["ISIC_0024308"].diagnosis == "melanoma" and by["ISIC_0024308"].malignancy == "malignant"
+    assert by["ISIC_0024306"].malignancy == "benign" and by["ISIC_0024306"].patient_id == "HAM_0000118"
+    assert by["ISIC_0024306"].patient_id == by["ISIC_0024307"].patient_id  # one lesion -> one group
+    assert by["ISIC_0024310"].malignancy is None  # AKIEC: precancerous, not forced into benign/malignant
+    seg = by["ISIC_0000000"]
+    assert seg.findings[0].label == "skin lesion" and seg.findings[0].box == (10, 8, 38, 30)
+    assert all(c.modality == "dermoscopy" for c in cases)
+    assert all(c.split == "train" for c in cases if c.diagnosis)
+    _patients_in_one_split(cases)
+    assert {"s4.diagnosis", "s4.malignancy", "s3.lesion_box", "s1.modality"} <= tasks
+
+
+def test_isic_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "isic"
+    F.make_isic(root)
+    gt = root / "ISIC2018_Task3_Training_GroundTruth" / "ISIC2018_Task3_Training_GroundTruth.csv"
+    _csv_set(gt, 2, "MEL", "1.0")  # ISIC_0024307 becomes NV and MEL
+    cases, _, q = _build(tmp_path, f"isic:{root}")
+    assert len(cases) == 6 and q[0].record == "ISIC_0024307" and "2 positive" in q[0].reason
+    _csv_drop_column(gt, "image")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"isic:{root}").plan(0, None)
+    assert ei.value.field == "image" and str(ei.value.file).endswith("GroundTruth.csv")
+
+
+# --- Kvasir-SEG ----------------------------------------------------------------------------------------
+
+
+def test_kvasir_seg(tmp_path: Path) -> None:
+    F.make_kvasir(tmp_path / "kv")
+    cases, tasks, q = _build(tmp_path, f"kvasir-seg:{tmp_path / 'kv'}")
+    assert tasks == _doc_tasks("kvasir-seg")  # the coverage table in the docs
+    assert len(cases) == 3 and not q
+    two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
+    assert [f.box for f in two.findings] == [(4, 4, 16, 16), (30, 20, 44, 36)]
+    m = load_image(tmp_path / "bench" / str(two.findings[1].mask)) > 0
+    assert m[20:36, 30:44].mean() > 0.9 and not m[:, :25].any()  # the mask part inside its own box
+    assert all(c.modality == "endoscopy" and c.meta["findings_complete"] for c in cases)
+    assert {"s3.lesion_box", "s3.count", "s3.cue_description"} <= tasks
+
+
+def test_kvasir_bad_inputs(tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "kv"
+    F.make_kvasir(root)
+    bf = root / "Kvasir-SEG" / "kavsir_bboxes.json"
+    data = json.loads(bf.read_text())
+    data["cju0roawvklrq0799vmjorwfv"]["bbox"][0]["xmin"] = "x"
+    bf.write_text(json.dumps(data))
+    cases, _, q = _build(tmp_path, f"kvasir-seg:{root}")
+    assert len(cases) == 2 and (q[0].record, q[0].field) == ("cju0roawvklrq0799vmjorwfv", "bbox[0].xmin")
+    import shutil
+
+    shutil.rmtree(root / "Kvasir-SEG" / "masks")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"kvasir-seg:{root}")
+    assert ei.value.field == "masks"
+
+
+# --- CBIS-DDSM -----------------------------------------------------------------------------------------
+
+
+def test_cbis_ddsm(tmp_path: Path) -> None:
+    F.make_cbis(tmp_path / "cbis")
+    cases, tasks, q = _build(tmp_path, f"cbis-ddsm:{tmp_path / 'cbis'}")
+    assert tasks == _doc_tasks("cbis-ddsm")  # the coverage table in the docs
+    assert len(cases) == 3 and not q
+    by = {c.patient_id: c for c in cases}
+    p1 = by["P_00001"]
+    assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
+    mass = next(f for f in p1.findings if f.label == "mass")
+    assert mass.box == (4, 6, 14, 18) and "shape" not in mass.attributes  # a combined value: not asked
+    assert mass.attributes["shape_raw"] == "irregular-architectural distortion"
+    assert mass.attributes["margin"] == "spiculated" and mass.attributes["birads"] == 4
+    assert mass.attributes["laterality"] == "left" and mass.attributes["pathology"] == "malignant"
+    calc = next(f for f in p1.findings if f.label == "calcification")
+    assert calc.attributes["morphology"] == "pleomorphic" and calc.attributes["distribution"] == "segmental"
+    assert p1.meta["findings_complete"] is True and p1.plane == "CC" and p1.modality == "mammography"
+    p4 = by["P_00004"]  # TCIA download layout, crop and mask swapped in the CSV
+    assert p4.findings[0].box == (10, 10, 22, 24) and p4.malignancy == "benign" and p4.plane == "MLO"
+    p16 = by["P_00016"]
+    assert p16.findings[0].attributes["shape"] == "oval" and p16.findings[0].attributes["margin"] == "circumscribed"
+    assert p16.split == "test" and p16.meta["findings_complete"] is False  # no calc test CSV read
+    assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
+
+
+def test_cbis_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "cbis"
+    F.make_cbis(root)
+    _csv_set(root / "mass_case_description_test_set.csv", 1, "pathology", "MAYBE")
+    cases, _, q = _build(tmp_path, f"cbis-ddsm:{root}")
+    assert len(cases) == 2 and q[0].field == "pathology" and "MAYBE" in q[0].reason
+    _csv_drop_column(root / "calc_case_description_train_set.csv", "calc distribution")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"cbis-ddsm:{root}").plan(0, None)
+    assert ei.value.field == "calc distribution" and "calc_case_description_train_set.csv" in str(ei.value.file)
+
+
+# --- IU X-ray ------------------------------------------------------------------------------------------
+
+
+def test_iu_xray(tmp_path: Path) -> None:
+    F.make_iu(tmp_path / "iu")
+    cases, tasks, q = _build(tmp_path, f"iu-xray:{tmp_path / 'iu'}")
+    assert tasks == _doc_tasks("iu-xray")  # the coverage table in the docs
+    assert len(cases) == 5 and not q
+    by = {c.meta["file"]: c for c in cases}
+    lat = by["1_IM-0001-3001.dcm.png"]
+    assert lat.plane == "lateral" and lat.diagnosis == "normal" and lat.report is not None
+    assert lat.report.startswith("Findings: The cardiac silhouette")
+    assert lat.report.endswith("\nImpression: Normal chest x-XXXX.")
+    frontal = by["1_IM-0001-4001.dcm.png"]
+    assert frontal.plane is None and frontal.meta["projection"] == "Frontal"
+    assert by["2_IM-0652-1001.dcm.png"].diagnosis == "cardiomegaly"
+    assert by["3_IM-1384-1001.dcm.png"].diagnosis is None
+    assert by["3_IM-1384-1001.dcm.png"].report == "Impression: Left basilar opacity, likely atelectasis."
+    assert by["1_IM-0001-3001.dcm.png"].patient_id == by["1_IM-0001-4001.dcm.png"].patient_id
+    _patients_in_one_split(cases)
+    assert {"s4.report", "s1.modality", "s1.region"} <= tasks
+
+
+def test_iu_bad_inputs(tmp_path: Path) -> None:
+    root = tmp_path / "iu"
+    F.make_iu(root)
+    _csv_set(root / "indiana_projections.csv", 3, "uid", "99")
+    cases, _, q = _build(tmp_path, f"iu-xray:{root}")
+    assert len(cases) == 4 and (q[0].record, q[0].field) == ("2_IM-0652-1001.dcm.png", "uid")
+    _csv_drop_column(root / "indiana_projections.csv", "projection")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"iu-xray:{root}").plan(0, None)
+    assert ei.value.field == "projection" and str(ei.value.file).endswith("indiana_projections.csv")
+
+
+def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:
+    root = tmp_path / "iu"
+    F.make_iu(root)
+    (root / "images" / "images_normalized" / "1_IM-0001-4001.dcm.png").unlink()
+    (root / "images" / "images_normalized" / "1_IM-0001-4001.dcm.png").symlink_to(
+        F.write_png(tmp_path / "outside.png", np.zeros((8, 8), np.uint8)))
+    cases, errors = realize_all(get_source(f"iu-xray:{root}"), tmp_path / "b")
+    assert len(cases) == 4 and "escapes" in errors[0].reason
+
+
+def test_isic_2019_metadata(tmp_path: Path) -> None:
+    F.make_isic2019(tmp_path / "isic19")
+    cases, errors = realize_all(get_source(f"isic:{tmp_path / 'isic19'}"), tmp_path / "b")
+    assert not errors and len(cases) == 4
+    by = {c.meta["file"]: c for c in cases}
+    assert by["ISIC_0000000"].body_region == "anterior torso" and by["ISIC_0000000"].patient_id == "BCN_0000001"
+    assert by["ISIC_0000003"].patient_id == "BCN_0000001"  # same lesion id -> same group
+    assert by["ISIC_0000001"].malignancy == "malignant" and by["ISIC_0000001"].diagnosis == "squamous cell carcinoma"
+    assert by["ISIC_0000001"].meta.get("patient_id_inferred") is True  # no lesion_id given
+    unk = by["ISIC_0000002_downsampled"]
+    assert unk.diagnosis is None and unk.malignancy is None and unk.meta["isic_code"] == "UNK"
+    assert {c.split for c in cases} == {"train"}
+
+
+def test_brats_2019_grades(tmp_path: Path) -> None:
+    F.make_brats2019(tmp_path / "b19")
+    cases, errors = realize_all(get_source(f"brats:{tmp_path / 'b19'}"), tmp_path / "b")
+    assert not errors and len(cases) == 2 * 4 * 3
+    assert {c.patient_id: c.diagnosis for c in cases} == {"BraTS19_2013_2_1": "high-grade glioma",
+                                                           "BraTS19_2013_0_1": "low-grade glioma"}
+
+
+def test_kvasir_without_box_json_uses_mask_components(tmp_path: Path) -> None:
+    F.make_kvasir(tmp_path / "kv")
+    (tmp_path / "kv" / "Kvasir-SEG" / "kavsir_bboxes.json").unlink()
+    cases, errors = realize_all(get_source(f"kvasir-seg:{tmp_path / 'kv' / 'Kvasir-SEG'}"), tmp_path / "b")
+    assert not errors
+    two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
+    assert sorted(f.box for f in two.findings) == [(4, 4, 16, 16), (30, 20, 44, 36)]
+
+
+def test_vindr_kaggle_copy(tmp_path: Path) -> None:
+    """The Kaggle competition copy: train.csv in the root (with class_id), DICOMs in train/."""
+    import csv
+
+    root = tmp_path / "v"
+    F.make_vindr(root)
+    with (root / "annotations" / "annotations_train.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    F.write_csv(root / "train.csv", [rows[0][0], rows[0][2], "class_id", rows[0][1], *rows[0][3:]],
+                [[r[0], r[2], 0, r[1], *r[3:]] for r in rows[1:]])
+    import shutil
+
+    shutil.rmtree(root / "annotations")
+    shutil.rmtree(root / "test")
+    cases, errors = realize_all(get_source(f"vindr-cxr:{root}"), tmp_path / "b")
+    assert not errors and len(cases) == 3
+    a = next(c for c in cases if c.meta["image_id"] == "a1b2")
+    assert {f.label for f in a.findings} == {"nodule/mass", "cardiomegaly"} and a.diagnosis is None
+
+
+def test_parts_of_a_merged_class_are_never_distractors(tmp_path: Path) -> None:
+    """VinDr-CXR's 'Nodule/Mass': neither 'nodule' nor 'mass' (built-in finding vocabulary) may be offered
+    as a wrong option for a case that has it."""
+    F.make_vindr(tmp_path / "v")
+    cases, _, _ = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
+    a = next(c for c in cases if c.meta["image_id"] == "a1b2")
+    items = [i for i in load_bench(tmp_path / "bench").items if i.case_id == a.case_id and i.options]
+    finding_items = [i for i in items if i.task in ("s3.finding_type", "s4.multilabel")]
+    assert finding_items
+    for it in finding_items:
+        assert not {"nodule", "mass"} & {o.lower() for o in it.options}, it.options
+    # cardiomegaly is not a countable lesion: no lesion count for this case, and it is never measured
+    assert not [i for i in items if i.task == "s3.count"]
+    assert a.findings[0].label == "cardiomegaly" and a.findings[0].attributes["focal"] is False
+    assert "focal" not in a.findings[1].attributes  # nodule/mass
+    sizes = [i for i in load_bench(tmp_path / "bench").items if i.task == "s3.size"]
+    assert all("cardiomegaly" not in i.question for i in sizes)
+
+
+READERS = ("nih-cxr14", "rsna-pneumonia", "vindr-cxr", "msd", "brats", "isic", "kvasir-seg", "cbis-ddsm", "iu-xray")
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_reader_level_problems_are_bad_input(tmp_path: Path, name: str) -> None:
+    """No path, a missing path, an empty folder and undecodable CSV/JSON bytes: BadInput (exit 2) naming
+    the file, never a traceback."""
+    for arg in (None, str(tmp_path / "nope"), str(tmp_path)):
+        with pytest.raises(BadInput) as ei:
+            get_source(f"{name}:{arg}" if arg else name).plan(0, None)
+        assert ei.value.field
+    for f in ("Data_Entry_2017.csv", "stage_2_train_labels.csv", "stage_2_detailed_class_info.csv", "dataset.json",
+              "indiana_reports.csv", "indiana_projections.csv", "mass_case_description_train_set.csv",
+              "ISIC_2019_Training_GroundTruth.csv"):
+        (tmp_path / f).write_bytes(b"\xff\xfe\x00garbage\x81")
+    (tmp_path / "annotations").mkdir()
+    (tmp_path / "annotations" / "annotations_train.csv").write_bytes(b"\xff\x00\x81")
+    with pytest.raises(BadInput) as ei:
+        get_source(f"{name}:{tmp_path}").plan(0, None)
+    assert ei.value.file
+
+
+def test_corrupt_dicom_is_quarantined(tmp_path: Path) -> None:
+    root = tmp_path / "rsna"
+    F.make_rsna(root)
+    (root / "stage_2_train_images" / "00313ee0-9eaa-42f4-b0ab-c148ed3241cd.dcm").write_bytes(
+        b"\0" * 128 + b"DICM" + b"\x02\x00garbage")
+    cases, errors = realize_all(get_source(f"rsna-pneumonia:{root}"), tmp_path / "b")
+    assert len(cases) == 4 and errors[0].record == "00313ee0-9eaa-42f4-b0ab-c148ed3241cd"
+    assert errors[0].field == "PixelData" and "cannot decode DICOM" in errors[0].reason
