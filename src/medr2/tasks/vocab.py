@@ -63,6 +63,7 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
         "xray": ("PA", "AP", "lateral", "oblique"),
         "us": ("transverse", "longitudinal", "oblique"),
         "nm": ("anterior", "posterior", "lateral", "oblique"),
+        "mammography": ("CC", "MLO", "ML", "XCCL"),  # BI-RADS atlas standard and supplementary views
     },
     "sequence": {
         "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast"),
@@ -182,6 +183,8 @@ BUILTIN_BY_REGION: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {
         ("radiology", "head"): ("haemorrhage", "infarct", "calcification", "oedema", "hydrocephalus"),
         ("radiology", "chest"): ("consolidation", "pleural effusion", "pneumothorax", "cardiomegaly", "atelectasis"),
         ("radiology", "abdomen"): ("free fluid", "calcification", "lymphadenopathy", "dilated bowel", "hernia"),
+        ("radiology", "breast"): ("architectural distortion", "focal asymmetry", "skin thickening",
+                                  "nipple retraction", "axillary lymphadenopathy"),  # BI-RADS mammography lexicon
         ("photography", "eye"): ("drusen", "hard exudates", "microaneurysms", "cotton-wool spots",
                                  "flame haemorrhage"),
     },
