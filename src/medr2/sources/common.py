@@ -12,7 +12,7 @@ of label-table columns to Case fields).
 from __future__ import annotations
 
 import csv
-import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.imageio import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, stable_hash
@@ -117,11 +118,10 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    except json.JSONDecodeError as e:
-        raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
+    return jsonsafe.loads(text, file=str(path))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -158,9 +158,10 @@ def _parse_regions(value: Any, kind: str, where: dict[str, str | None]) -> list[
         if not value.strip():
             return []
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{kind} must be a JSON list: {e.msg}", **where) from e
+            value = jsonsafe.loads(value)
+        except BadInput as e:
+            raise BadInput(f"{kind} must be a JSON list: {e.reason}", **where) from e
+    jsonsafe.check_depth(value, **where)
     if not isinstance(value, list):
         raise BadInput(f"{kind} must be a list of objects", **where)
     out = []
@@ -182,16 +183,13 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
     if name == "pixel_spacing_mm":
         try:
             v = float(value)
-        except (TypeError, ValueError):
-            raise BadInput(f"not a number: {value!r}", **where) from None
-        if not v > 0:
-            raise BadInput("pixel spacing must be > 0", **where)
+        except (TypeError, ValueError, OverflowError):
+            raise BadInput(f"not a number: {_short(value)}", **where) from None
+        if not (v > 0 and math.isfinite(v)):
+            raise BadInput("pixel spacing must be a finite number > 0", **where)
         return v
     if name == "artefact_severity":
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise BadInput(f"not an integer: {value!r}", **where) from None
+        return _integer(value, where)
     if name == "flipped":
         if isinstance(value, bool):
             return value
@@ -204,6 +202,25 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
             return [str(v) for v in value]
         return [s.strip() for s in str(value).split(";") if s.strip()]
     return _parse_regions(value, name, where)  # findings / structures
+
+
+def _short(value: Any, n: int = 80) -> str:
+    r = repr(value)
+    return r if len(r) <= n else r[:n] + "..."
+
+
+def _integer(value: Any, where: dict[str, str | None]) -> int:
+    """An integer label value: an int, an integral finite float, or its text (not a bool)."""
+    if isinstance(value, bool):
+        raise BadInput(f"not an integer: {value!r}", **where)
+    try:
+        if isinstance(value, float):
+            if not value.is_integer():  # also false for nan and inf
+                raise ValueError
+            return int(value)
+        return int(str(value).strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise BadInput(f"not an integer: {_short(value)}", **where) from None
 
 
 @dataclass
@@ -241,8 +258,15 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
             table.bad.append(BadInput(f"row without {key!r}", file=str(path), record=f"row {i + 1}", field=key))
             continue
         k = k.strip()
-        if "frame" in row and str(row["frame"]).strip() != "":
-            k = f"{k}#{int(row['frame'])}"
+        if "frame" in row and row["frame"] is not None and str(row["frame"]).strip() != "":
+            try:
+                frame = _integer(row["frame"], {"file": str(path), "record": k, "field": "frame"})
+                if frame < 0:
+                    raise BadInput("frame must be >= 0", file=str(path), record=k, field="frame")
+            except BadInput as e:
+                table.bad.append(e)
+                continue
+            k = f"{k}#{frame}"
         if k in table.rows:
             table.bad.append(BadInput("duplicate row for this image", file=str(path), record=k, field=key))
             continue
