@@ -44,6 +44,7 @@ from medr2.sources.masks import LabelName, parse_label_names
 from medr2.sources.nifti_volume import open_volume, read_checked
 
 PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
+MIN_SLICE_SIDE = 8  # a plane whose slices would be thinner than this (pixels) is not cut
 
 
 def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
@@ -151,16 +152,24 @@ class NiftiSource:
             except BadInput as e:
                 specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason, error_field=e.field))
                 continue
+            before = len(specs)
             for plane in self.planes:
                 ax = PLANE_AXIS[plane]
+                if any(vol.ras_shape[a] < MIN_SLICE_SIDE for a in range(3) if a != ax):
+                    continue  # a thin volume (e.g. one slice, 128x128x1) is cut only across its thin axis
                 if extents is not None and extents[ax].any():
                     nz = np.flatnonzero(extents[ax])
                     extent = (int(nz.min()), int(nz.max()))
                 else:
                     size = vol.ras_shape[ax]
-                    extent = (int(size * 0.1), int(size * 0.9) - 1)
+                    lo = int(size * 0.1)
+                    extent = (lo, max(lo, int(size * 0.9) - 1))  # a single slice: (0, 0)
                 for idx in slice_positions(extent, self.k):
                     specs.append(NiftiSpec(rel, lrel if has_labels else None, plane, idx, row, window=window))
+            if len(specs) == before:  # never dropped silently
+                specs.append(NiftiSpec(rel, None, "-", 0, row, error=f"volume {vol.ras_shape} gives no slice of at "
+                                       f"least {MIN_SLICE_SIDE} x {MIN_SLICE_SIDE} pixels in the planes "
+                                       f"{list(self.planes)}", error_field="volume"))
         return [specs[i] for i in sample_indices(len(specs), seed, n)]
 
     def realize(self, spec: NiftiSpec, images: ImageStore) -> Case:
