@@ -191,8 +191,9 @@ def deflated_dicom_bomb(path: Path, side: int = 20_000) -> Path:
     n = side * side * 2
     block = 1 << 22
     c = zlib.compressobj(9, zlib.DEFLATED, -15)
-    out = [b"\0" * 128 + b"DICM" + head.getvalue(),
-           c.compress(body.getvalue() + b"\xe0\x7f\x10\x00OW\x00\x00" + struct.pack("<I", n)), c.flush(zlib.Z_FULL_FLUSH)]
+    pixel_header = b"\xe0\x7f\x10\x00OW\x00\x00" + struct.pack("<I", n)  # (7FE0,0010) OW, n bytes
+    out = [b"\0" * 128 + b"DICM" + head.getvalue(), c.compress(body.getvalue() + pixel_header),
+           c.flush(zlib.Z_FULL_FLUSH)]
     zeros = c.compress(bytes(block)) + c.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every all-zero block
     out += [zeros] * (n // block)
     out += [c.compress(bytes(n % block)), c.flush()]
