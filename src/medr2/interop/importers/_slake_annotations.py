@@ -57,7 +57,7 @@ def parse_mask_txt(text: str, file: str) -> dict[int, str]:
     if len(pairs) == len(lines) and (m2 := _pairs_to_map(pairs)):
         return m2
     raise BadInput("unrecognised mask.txt: expected a dictionary or one 'value name' pair per line; the masks "
-                   "stay undecoded", file=file, field=MASK_TXT)
+                   "stay undecoded", file=file, record=MASK_TXT, field=MASK_TXT)
 
 
 def load_mask_names(root: Path) -> dict[int, str] | None:

@@ -42,10 +42,17 @@ def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
 
 def data_file(root: Path, p: Path, yaml: Path) -> Path:
     """``p`` resolved, checked to lie inside the task folder ``root`` and to exist."""
-    real = p.resolve()
-    if not real.is_relative_to(root):
+    shown = str(p) if len(str(p)) <= 300 else str(p)[:300] + "..."
+    try:
+        real = p.resolve()
+        inside = real.is_relative_to(root)
+        found = inside and real.is_file()
+    except (OSError, ValueError) as e:
+        raise BadInput(f"unusable data file name: {str(e)[:200]}", file=str(yaml), record=shown,
+                       field="data_files") from e
+    if not inside:
         raise BadInput(f"data file {p} lies outside the task folder", file=str(yaml), record=str(p),
                        field="data_files")
-    if not real.is_file():
+    if not found:
         raise BadInput(f"data file {p} is missing", file=str(yaml), record=str(p), field="data_files")
     return real

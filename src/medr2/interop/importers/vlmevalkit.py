@@ -38,8 +38,8 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
         files = inside_files(b, path, files)
     for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")):
         by_index = {text(r.get("index")): r for r in rows}
-        for r in rows:
-            rec = text(r.get("index"))
+        for i, r in enumerate(rows):
+            rec = text(r.get("index")) or f"{f.name} row {i + 2}"
             try:
                 img_field = text(r.get("image"))
                 if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference
