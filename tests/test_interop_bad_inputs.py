@@ -443,9 +443,11 @@ def _edited_path_rows(rows: list[dict[str, Any]], key: str, rec: str) -> tuple[l
     out = [{**a, key: f"{rec}-item", ITEM_COL: json.dumps({**item, "image": "../../../../etc/hostname"})},
            {**a, key: f"{rec}-case", CASE_COL: json.dumps({**case, "image": "../../../../etc/hostname"})},
            {**a, key: f"{rec}-mask", CASE_COL: json.dumps(
-               {**case, "structures": [{"name": "x", "box": [0, 0, 2, 2], "mask": "../../../../etc/hostname"}]})}]
+               {**case, "structures": [{"name": "x", "box": [0, 0, 2, 2], "mask": "../../../../etc/hostname"}]})},
+           {**a, key: f"{rec}-deep", ITEM_COL: "[" * 5000 + "]" * 5000},  # nested 5,000 deep
+           {**a, key: f"{rec}-deep-case", CASE_COL: '{"a": ' * 5000 + "1" + "}" * 5000}]
     return out, {f"{rec}-item": f"{ITEM_COL}.image", f"{rec}-case": f"{CASE_COL}.image",
-                 f"{rec}-mask": f"{CASE_COL}.structures[0].mask"}
+                 f"{rec}-mask": f"{CASE_COL}.structures[0].mask", f"{rec}-deep": ITEM_COL, f"{rec}-deep-case": CASE_COL}
 
 
 def test_vlmevalkit_export_with_edited_image_path(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         raise BadInput("the item's image is not embedded", file=file, record=record, field="image")
     if image is not None:
         ref = b.images.put_array(_decode(image, file, record))
-        if item.image_sha256 and ref.sha256 != item.image_sha256:
+        if item.image is not None and ref.sha256 != item.image_sha256:
             raise BadInput("embedded image does not match the recorded sha256", file=file, record=record,
                            field="image")
         if item.image is not None and item.image != ref.path:
@@ -67,14 +67,23 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
             stored = ref.path
         else:  # the case shows the item's own image
             stored = item.image if image is not None else None
+            if stored is not None and case.image_sha256 != item.image_sha256:
+                raise BadInput("the case's recorded sha256 is not that of the embedded image", file=file,
+                               record=record, field=f"{CASE_COL}.image_sha256")
         if case.image != stored:
             raise BadInput(f"case image path {_shown(case.image)} is not the path of an image embedded in the row",
                            file=file, record=record, field=f"{CASE_COL}.image")
+        if item.case_id != case.case_id:
+            raise BadInput(f"the item's case_id {item.case_id[:80]!r} is not the embedded case's {case.case_id[:80]!r}",
+                           file=file, record=record, field=f"{ITEM_COL}.case_id")
         for kind, recs in (("structures", case.structures), ("findings", case.findings)):
             for j, r in enumerate(recs):
                 if r.mask is not None:  # exports carry no masks: a path here was put in by hand
                     raise BadInput("exported cases carry no masks", file=file, record=record,
                                    field=f"{CASE_COL}.{kind}[{j}].mask")
+    elif item.case_id not in b.cases:
+        raise BadInput("the item's case is neither embedded in the row nor imported before it", file=file,
+                       record=record, field=CASE_COL)
     if case is not None and case.case_id not in b.cases:
         b.cases[case.case_id] = case
     if item.item_id in b.items:

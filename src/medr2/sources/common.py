@@ -241,7 +241,10 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
     path = dr.path(rel, field_name="labels")
     if not path.is_file():
         raise BadInput("label table not found", file=str(path), field="labels")
-    raw: Any = read_json(path) if path.suffix.lower() == ".json" else read_csv(path)
+    try:
+        raw: Any = read_json(path) if path.suffix.lower() == ".json" else read_csv(path)
+    except BadInput as e:
+        raise BadInput(e.reason, file=e.file, record=e.record, field=e.field or "labels") from e
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
         raise BadInput("label table must be a list of objects (JSON) or rows (CSV)", file=str(path))
     renames: Mapping[str, str] = dr.mapping.get("columns") or {}

@@ -290,6 +290,7 @@ class DicomSource:
                 self.dr.path(rel, record=rel)
                 check_deflated(p)  # before pydicom inflates a deflated file whole
                 ds = pydicom.dcmread(p, stop_before_pixels=True)
+                ds.walk(lambda _ds, _elem: None)  # convert every value now: a corrupt one fails here, for this file
             except BadInput as e:
                 bad.append(DicomSpec(rel, 0, 1, error=e.reason, error_field=e.field))
                 continue
@@ -345,9 +346,17 @@ class DicomSource:
             index[(ref_uid, ref_frame)].append(SegRef(rel, i, label, kind))
 
     def realize(self, spec: DicomSpec, images: ImageStore) -> Case:
+        key = spec.rel if spec.n_frames == 1 else f"{spec.rel}#{spec.frame}"
+        try:
+            return self._realize(spec, images, key)
+        except BadInput:
+            raise
+        except Exception as e:  # pydicom converts element values lazily: a corrupt value raises where it is read
+            raise BadInput(f"corrupt DICOM element: {str(e)[:300]}", file=spec.rel, record=key, field="file") from e
+
+    def _realize(self, spec: DicomSpec, images: ImageStore, key: str) -> Case:
         import pydicom
 
-        key = spec.rel if spec.n_frames == 1 else f"{spec.rel}#{spec.frame}"
         if spec.error:
             raise BadInput(spec.error, file=spec.rel, record=key, field=spec.error_field or "file")
         path = self.dr.path(spec.rel, record=key, field_name="file")
