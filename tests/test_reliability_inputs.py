@@ -637,3 +637,11 @@ def test_merge_refuses_bad_shard_manifests(tmp_path: Path, damage: str, two_shar
     assert "manifest.json" in err and fld in err, err
     assert not (tmp_path / "merged" / "store.sqlite").exists()
     TRIED["merge"] = TRIED.get("merge", 0) + 1
+
+
+def test_zz_print_bad_input_figures() -> None:
+    """Runs last in this file: the figures of every corpus above (with ``-s``)."""
+    if not TRIED:
+        pytest.skip("run with the corpora above (they record what they tried)")
+    assert all(n > 0 for n in TRIED.values()), TRIED
+    print("RELIABILITY-FIGURES bad-inputs (all)", json.dumps(TRIED, sort_keys=True), "total", sum(TRIED.values()))
