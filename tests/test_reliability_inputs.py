@@ -639,6 +639,39 @@ def test_merge_refuses_bad_shard_manifests(tmp_path: Path, damage: str, two_shar
     TRIED["merge"] = TRIED.get("merge", 0) + 1
 
 
+MAPPING_DAMAGE: dict[str, tuple[str, dict[str, Any], str]] = {
+    "nifti slices_per_plane text": ("nifti", {"slices_per_plane": "x"}, "slices_per_plane"),
+    "nifti slices_per_plane inf": ("nifti", {"slices_per_plane": math.inf}, "slices_per_plane"),
+    "nifti planes a string": ("nifti", {"planes": "axial"}, "planes"),
+    "nifti percentiles nan": ("nifti", {"window_percentiles": [math.nan, 99]}, "window_percentiles"),
+    "nifti percentiles reversed": ("nifti", {"window_percentiles": [99, 1]}, "window_percentiles"),
+    "nifti findings of objects": ("nifti", {"findings": [{"a": 1}]}, "findings"),
+    "masks min_area_px text": ("masks", {"min_area_px": "big"}, "min_area_px"),
+    "coco structures of lists": ("coco", {"structures": [[1]]}, "structures"),
+    "defaults a list": ("folder", {"defaults": ["CT"]}, "defaults"),
+    "columns a list": ("folder", {"columns": [1, 2]}, "columns"),
+    "columns to numbers": ("folder", {"columns": {"img": 3}}, "columns"),
+    "labels a number": ("folder", {"labels": 7}, "labels"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(MAPPING_DAMAGE))
+def test_mapping_file_bad_values_are_exit_2(tmp_path: Path, damage: str) -> None:
+    """A mapping file (``medr2.json``) with a value of the wrong type is bad as a whole: BadInput naming the
+    file and key (exit 2), never a ValueError/TypeError from the reader's constructor."""
+    from medr2.sources.base import get_source
+
+    reader, mapping, fld = MAPPING_DAMAGE[damage]
+    d = tmp_path / "data"
+    write_png(d / "images" / "a.png", bad.pattern())
+    (d / "annotations.json").write_text(json.dumps({"images": [], "annotations": [], "categories": []}))
+    (d / "medr2.json").write_text(json.dumps(mapping))
+    with pytest.raises(BadInput) as info:
+        get_source(f"{reader}:{d}")
+    assert info.value.field == fld and str(info.value.file).endswith("medr2.json"), info.value
+    TRIED["mapping files"] = TRIED.get("mapping files", 0) + 1
+
+
 def test_zz_print_bad_input_figures() -> None:
     """Runs last in this file: the figures of every corpus above (with ``-s``)."""
     if not TRIED:

@@ -103,6 +103,14 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
             mapping_file, mapping = mf, read_json(mf)
             if not isinstance(mapping, dict):
                 raise BadInput("the mapping file must hold a JSON object", file=str(mf))
+    where = str(mapping_file) if mapping_file else None
+    for key, types, what in (("defaults", dict, "an object"), ("columns", dict, "an object"),
+                             ("labels", str, "a file name"), ("source", str, "text"), ("license", str, "text"),
+                             ("access", str, "text"), ("root", str, "a folder name")):
+        if mapping.get(key) is not None and not isinstance(mapping[key], types):
+            raise BadInput(f"{key} must be {what}", file=where, field=key)
+    if any(not isinstance(v, str) for v in (mapping.get("columns") or {}).values()):
+        raise BadInput("columns must map column names to field names (text)", file=where, field="columns")
     known = {"root", "source", "license", "access", "defaults", "labels", "columns", *allowed_keys}
     unknown = sorted(set(mapping) - known)
     where = str(mapping_file) if mapping_file else None
@@ -114,6 +122,28 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
     if bad_defaults:
         raise BadInput(f"defaults may only set {LABEL_FIELDS}", file=where, field=f"defaults.{bad_defaults[0]}")
     return DataRoot(root, mapping, mapping_file)
+
+
+def mapping_int(dr: DataRoot, key: str, default: int, minimum: int = 0) -> int:
+    """An integer mapping value (``medr2.json``), else BadInput naming the file and key (exit 2)."""
+    v = dr.mapping.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise BadInput(f"{key} must be an integer >= {minimum}, got {str(v)[:40]!r}",
+                       file=str(dr.mapping_file) if dr.mapping_file else None, field=key)
+    return v
+
+
+def mapping_list(dr: DataRoot, key: str, default: Sequence[Any], kind: type | tuple[type, ...] = str) -> list[Any]:
+    """A list mapping value whose entries are of ``kind`` (finite numbers for float), else BadInput (exit 2)."""
+    v = dr.mapping.get(key, default)
+    v = list(default) if v is None else v
+    ok = isinstance(v, list | tuple) and all(isinstance(x, kind) and not isinstance(x, bool) for x in v)
+    if ok and kind in (float, (int, float)):
+        ok = all(math.isfinite(x) for x in v)
+    if not ok:
+        raise BadInput(f"{key} must be a list of {getattr(kind, '__name__', 'numbers')}, got {str(v)[:60]!r}",
+                       file=str(dr.mapping_file) if dr.mapping_file else None, field=key)
+    return list(v)
 
 
 def read_json(path: Path) -> Any:

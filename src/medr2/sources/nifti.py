@@ -35,6 +35,8 @@ from medr2.sources.common import (
     labels_to_fields,
     load_label_table,
     make_case,
+    mapping_int,
+    mapping_list,
     open_root,
     read_json,
     region_from_mask,
@@ -111,14 +113,17 @@ class NiftiSource:
         m = self.dr.mapping
         where = str(self.dr.mapping_file) if self.dr.mapping_file else None
         self.labels_dir = str(m.get("labels_dir", "labels"))
-        self.k = int(m.get("slices_per_plane", 3))
-        self.planes = tuple(m.get("planes", ("axial", "coronal", "sagittal")))
+        self.k = mapping_int(self.dr, "slices_per_plane", 3, minimum=1)
+        self.planes = tuple(mapping_list(self.dr, "planes", ("axial", "coronal", "sagittal")))
         bad = [p for p in self.planes if p not in PLANE_AXIS]
         if bad:
             raise BadInput(f"unknown plane {bad[0]!r}; use axial, coronal, sagittal", file=where, field="planes")
-        self.min_area = int(m.get("min_area_px", 16))
-        self.pct = tuple(float(x) for x in m.get("window_percentiles", (0.5, 99.5)))
-        findings = set(m.get("findings") or [])
+        self.min_area = mapping_int(self.dr, "min_area_px", 16)
+        self.pct = tuple(float(x) for x in mapping_list(self.dr, "window_percentiles", (0.5, 99.5), (int, float)))
+        if len(self.pct) != 2 or not 0 <= self.pct[0] < self.pct[1] <= 100:
+            raise BadInput("window_percentiles must be two numbers 0 <= low < high <= 100", file=where,
+                           field="window_percentiles")
+        findings = set(mapping_list(self.dr, "findings", ()))
         self.names: dict[int, LabelName] = {}
         if m.get("lut"):
             lut = self.dr.path(str(m["lut"]), field_name="lut")
