@@ -573,6 +573,33 @@ def test_record_list_holding_a_non_object(tmp_path: Path, fmt: str, kind: str) -
     TRIED[f"import {fmt}"] = TRIED.get(f"import {fmt}", 0) + 1
 
 
+
+@pytest.mark.parametrize("fmt", ["vqa-rad", "probmed"])
+def test_import_long_and_nul_image_paths(tmp_path: Path, fmt: str) -> None:
+    """A 5,000-character and a NUL-containing image path in an importer's records: each quarantined with its
+    reason (field image), the good record imported."""
+    from medr2.interop.importers import run_import
+
+    root = tmp_path / "data"
+    write_png(root / "ok.png", bad.pattern())
+    names = {"ok": "ok.png", "long": "a" * 5000 + ".png", "nul": "ok.png\x00../../etc/passwd",
+             "long-segments": "/".join(["d"] * 3000) + ".png"}
+    if fmt == "vqa-rad":
+        recs = [{"qid": k, "image_name": v, "question": "Is there a mass?", "answer": "yes", "answer_type": "CLOSED",
+                 "question_type": "PRES"} for k, v in names.items()]
+        (root / "VQA_RAD Dataset Public.json").write_text(json.dumps(recs))
+    else:
+        recs = [{"id": k, "image": v, "qa_type": "abnormality", "question": "Is it normal?", "answer": "no"}
+                for k, v in names.items()]
+        (root / "test.json").write_text(json.dumps(recs))
+    res = run_import(fmt, root, tmp_path / "bench")
+    got = {q.record.split(":")[0]: q for q in res.quarantined}
+    assert set(got) == {"long", "nul", "long-segments"}, res.quarantined
+    assert all(q.field == "image" and q.file for q in got.values())
+    assert "5004 characters" in got["long"].reason and "NUL" in got["nul"].reason, got
+    assert len(res.items) == 1
+    TRIED[f"import {fmt}"] = TRIED.get(f"import {fmt}", 0) + 3
+
 def test_import_deep_json_is_exit_2(tmp_path: Path) -> None:
     """A question file nested 5,000 deep is bad as a whole: exit 2, the file named, no traceback."""
     root = tmp_path / "data"
