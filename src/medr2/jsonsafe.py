@@ -53,7 +53,9 @@ def loads(text: str | bytes | bytearray, *, file: str | None = None, record: str
         raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", **where) from None
     except (UnicodeDecodeError, ValueError) as e:
         raise BadInput(f"invalid JSON: {e}", **where) from None
-    check_depth(value, file=file, record=record, field=field)
+    opening = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if opening > MAX_DEPTH:  # only then can it nest too deep (C-speed count: the common case costs ~nothing)
+        check_depth(value, file=file, record=record, field=field)
     return value
 
 

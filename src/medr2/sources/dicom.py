@@ -55,7 +55,7 @@ MAX_TOTAL_PIXELS = 4 * MAX_PIXELS  # all frames of one file (pydicom decodes the
 
 def _count(ds: Any, tag: Any, name: str, default: int | None = None) -> int:
     """A positive integer header value (Rows, Columns, NumberOfFrames, ...), else BadInput naming it."""
-    v = ds.get(tag) if not isinstance(tag, str) else ds.get(tag)
+    v = ds.get(tag)
     v = getattr(v, "value", v)
     if v is None or (isinstance(v, str | bytes) and not v.strip()):
         if default is None:
