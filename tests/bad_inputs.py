@@ -160,3 +160,59 @@ BAD_B64_CELLS: dict[str, str] = {
     "truncated-png": b64(truncated_png_bytes()),
     "text-bytes": b64(b"this is not an image"),
 }
+
+
+# --- DICOM and NIfTI that are bad as a whole or bombs (hostile headers) -----------------------------
+
+
+def deflated_dicom_bomb(path: Path, side: int = 20_000) -> Path:
+    """A deflated DICOM (Deflated Explicit VR Little Endian) of well under 1 MB holding ``side`` x ``side``
+    16-bit pixels (800 MB inflated for 20,000): a decompression bomb that is not an image file. The zero
+    pixels are deflated once in full-flushed blocks (each block the same bytes), so writing it is fast."""
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.filebase import DicomBytesIO
+    from pydicom.filewriter import write_dataset, write_file_meta_info
+    from pydicom.uid import DeflatedExplicitVRLittleEndian, generate_uid
+
+    ds = Dataset()
+    ds.SOPClassUID, ds.SOPInstanceUID, ds.Modality = "1.2.840.10008.5.1.4.1.1.2", generate_uid(), "CT"
+    ds.Rows = ds.Columns = side
+    ds.SamplesPerPixel, ds.PhotometricInterpretation = 1, "MONOCHROME2"
+    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 16, 15, 0
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = ds.SOPClassUID, ds.SOPInstanceUID
+    meta.TransferSyntaxUID = DeflatedExplicitVRLittleEndian
+    head = DicomBytesIO()
+    head.is_little_endian, head.is_implicit_VR = True, False
+    write_file_meta_info(head, meta)
+    body = DicomBytesIO()
+    body.is_little_endian, body.is_implicit_VR = True, False
+    write_dataset(body, ds)
+    n = side * side * 2
+    block = 1 << 22
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    pixel_header = b"\xe0\x7f\x10\x00OW\x00\x00" + struct.pack("<I", n)  # (7FE0,0010) OW, n bytes
+    out = [b"\0" * 128 + b"DICM" + head.getvalue(), c.compress(body.getvalue() + pixel_header),
+           c.flush(zlib.Z_FULL_FLUSH)]
+    zeros = c.compress(bytes(block)) + c.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every all-zero block
+    out += [zeros] * (n // block)
+    out += [c.compress(bytes(n % block)), c.flush()]
+    return _write(path, b"".join(out))
+
+
+def dicom_tag_bytes(path: Path, old: bytes, new: bytes) -> Path:
+    """Replace the raw bytes of one element value (same length): values pydicom refuses to write ("ab" as IS)."""
+    data = path.read_bytes()
+    assert data.count(old) == 1 and len(old) == len(new), old
+    return _write(path, data.replace(old, new))
+
+
+def nifti_bomb(path: Path, shape: tuple[int, ...] = (18_000, 18_000, 3)) -> Path:
+    """A NIfTI whose header declares ``shape`` voxels (972 M for the default) with almost no data behind it."""
+    import nibabel as nib
+
+    img = nib.Nifti1Image(np.zeros((2, 2, 2), np.uint8), np.eye(4))
+    hdr = img.header
+    hdr.set_data_shape(shape)
+    data = hdr.binaryblock + b"\0" * 4 + b"\0" * 4096  # header, extension flag, a few voxels
+    return _write(path, data)

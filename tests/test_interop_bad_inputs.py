@@ -282,3 +282,221 @@ def test_cli_writes_quarantine(tmp_path: Path, fmt: str) -> None:
     assert [(e.record, e.field) for e in entries] == [("2", "image")]
     bench = load_bench(tmp_path / "bench")
     assert len(bench.items) == 1 and bench.items[0].access == "restricted"
+
+
+# --- every file an importer reads stays inside the dataset folder: a symlink and a `..` path for each ----------
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder outside every dataset, holding a valid image, label map and annotation files to lure readers."""
+    out = tmp_path / "outside"
+    write_png(out / "outside.png", bad.pattern(seed=9))
+    lm = bad.pattern(40, 40, seed=9) % 3
+    write_png(out / "labelmap.png", lm.astype("uint8"))
+    (out / "detection.json").write_text(json.dumps([{"Secret": [1, 1, 5, 5]}]))
+    (out / "mask.txt").write_text("1:Secret\n2:Hidden\n")
+    return out
+
+
+def _link(path: Path, target: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    return path
+
+
+def _escaped(res: ImportResult) -> None:
+    """No byte from outside reached the import: no structure, finding or item mentions the lures."""
+    names = {s.name for c in res.cases for s in c.structures} | {f.label for c in res.cases for f in c.findings}
+    assert not names & {"Secret", "Hidden"}, names
+    for q in res.quarantined:
+        assert "escapes" in q.reason or "absolute" in q.reason or "outside" in q.reason, q
+
+
+def test_slake_paths_stay_inside(tmp_path: Path) -> None:
+    """SLAKE: detection.json and mask.png symlinked to files outside (issue 24), mask.txt symlinked out, a
+    split file symlinked out, an image named with `..` and an image symlinked out: each quarantined with the
+    reason; the cases keep their own image."""
+    out = _outside(tmp_path)
+    root = tmp_path / "slake"
+    imgs = root / "imgs"
+    for i in range(2):
+        write_png(imgs / f"xmlab{i}" / "source.jpg", gradient(40, 40, i))
+    _link(imgs / "xmlab0" / "detection.json", out / "detection.json")
+    _link(imgs / "xmlab1" / "mask.png", out / "labelmap.png")
+    _link(imgs / "xmlab2" / "source.jpg", out / "outside.png")
+    _link(root / "mask.txt", out / "mask.txt")
+    base = {"answer_type": "OPEN", "content_type": "Organ", "q_lang": "en", "modality": "CT", "answer": "x",
+            "question": "Which organ is shown?"}
+    recs = [{**base, "qid": 1, "img_name": "xmlab0/source.jpg"}, {**base, "qid": 2, "img_name": "xmlab1/source.jpg"},
+            {**base, "qid": 3, "img_name": "xmlab2/source.jpg"},
+            {**base, "qid": 4, "img_name": "../../outside/outside.png"},
+            {**base, "qid": 5, "img_name": "xmlab0/../../../outside/outside.png"}]
+    (root / "train.json").write_text(json.dumps(recs))
+    (out / "test.json").write_text(json.dumps([{**base, "qid": 9, "img_name": "xmlab0/source.jpg"}]))
+    _link(root / "test.json", out / "test.json")
+    res = run_import("slake", root, tmp_path / "b")
+    _check(res, {"xmlab0": "detection", "xmlab1": "mask", "mask.txt": "mask.txt", WHOLE_FILE: "file",
+                 "3": "image", "4": "image", "5": "image"}, n_items=2)
+    _escaped(res)
+    assert all("mask" not in c.meta for c in res.cases)  # the lured label map was not stored either
+
+
+def test_vqarad_paths_stay_inside(tmp_path: Path) -> None:
+    out = _outside(tmp_path)
+    root = tmp_path / "rad"
+    imgs = root / "VQA_RAD Image Folder"
+    write_png(imgs / "ok.png", bad.pattern())
+    _link(imgs / "link.png", out / "outside.png")
+    base = {"answer_type": "CLOSED", "question_type": "PRES", "question": "Is there a mass?", "answer": "yes"}
+    recs = [{**base, "qid": "ok", "image_name": "ok.png"}, {**base, "qid": "link", "image_name": "link.png"},
+            {**base, "qid": "dotdot", "image_name": "../../outside/outside.png"}]
+    (root / "VQA_RAD Dataset Public.json").write_text(json.dumps(recs))
+    res = run_import("vqa-rad", root, tmp_path / "b")
+    _check(res, {"link": "image", "dotdot": "image"}, n_items=1)
+    _escaped(res)
+    # the question file itself symlinked out of the dataset folder: quarantined whole, never read
+    root2 = tmp_path / "rad2"
+    write_png(root2 / "VQA_RAD Image Folder" / "ok.png", bad.pattern())
+    (out / "rad.json").write_text(json.dumps(recs[:1]))
+    _link(root2 / "VQA_RAD Dataset Public.json", out / "rad.json")
+    res2 = run_import("vqa-rad", root2, tmp_path / "b2")
+    _check(res2, {WHOLE_FILE: "file"}, n_items=0)
+
+
+def test_probmed_paths_stay_inside(tmp_path: Path) -> None:
+    out = _outside(tmp_path)
+    root = tmp_path / "pm"
+    write_png(root / "ct" / "ok.png", bad.pattern())
+    _link(root / "ct" / "link.png", out / "outside.png")
+    base = {"qa_type": "abnormality", "question": "Is it normal?", "answer": "no"}
+    recs = [{**base, "id": 1, "image": "ct/ok.png"}, {**base, "id": 2, "image": "ct/link.png"},
+            {**base, "id": 3, "image": "ct/../../outside/outside.png"}]
+    (root / "test.json").write_text(json.dumps(recs))
+    res = run_import("probmed", root, tmp_path / "b")
+    _check(res, {"2:abnormality": "image", "3:abnormality": "image"}, n_items=1)
+    _escaped(res)
+    root2 = tmp_path / "pm2"
+    write_png(root2 / "ct" / "ok.png", bad.pattern())
+    (out / "pm.json").write_text(json.dumps(recs[:1]))
+    _link(root2 / "test.json", out / "pm.json")
+    _check(run_import("probmed", root2, tmp_path / "b2"), {WHOLE_FILE: "file"}, n_items=0)
+
+
+def test_pmcvqa_paths_stay_inside(tmp_path: Path) -> None:
+    out = _outside(tmp_path)
+    root = tmp_path / "pmc"
+    write_png(root / "images" / "ok.png", bad.pattern())
+    _link(root / "images" / "link.png", out / "outside.png")
+    header = "Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D,Answer_label\n"
+    (root / "test.csv").write_text(header + "ok.png,Which modality?,CT,A:CT,B:MRI,,,A\n"
+                                   "link.png,Which modality?,CT,A:CT,B:MRI,,,A\n"
+                                   "../../outside/outside.png,Which modality?,CT,A:CT,B:MRI,,,A\n")
+    (out / "lure.csv").write_text(header + "ok.png,Which plane?,axial,A:axial,B:coronal,,,A\n")
+    _link(root / "train.csv", out / "lure.csv")
+    res = run_import("pmc-vqa", root, tmp_path / "b")
+    _check(res, {"test.csv row 3": "image", "test.csv row 4": "image", WHOLE_FILE: "file"}, n_items=1)
+    _escaped(res)
+
+
+def test_omnimedvqa_paths_stay_inside(tmp_path: Path) -> None:
+    out = _outside(tmp_path)
+    root = tmp_path / "omni"
+    write_png(root / "Images" / "X" / "ok.png", bad.pattern())
+    _link(root / "Images" / "X" / "link.png", out / "outside.png")
+    qa = root / "QA_information" / "Open-access"
+    base = {"dataset": "X", "question_type": "Modality Recognition", "question": "Which modality?",
+            "gt_answer": "CT", "option_A": "CT", "option_B": "MRI"}
+    recs = [{**base, "question_id": "ok", "image_path": "Images/X/ok.png"},
+            {**base, "question_id": "link", "image_path": "Images/X/link.png"},
+            {**base, "question_id": "dotdot", "image_path": "Images/../../outside/outside.png"}]
+    qa.mkdir(parents=True)
+    (qa / "X.json").write_text(json.dumps(recs))
+    (out / "Y.json").write_text(json.dumps(recs[:1]))
+    _link(qa / "Y.json", out / "Y.json")
+    res = run_import("omnimedvqa", root, tmp_path / "b")
+    _check(res, {"link": "image", "dotdot": "image", WHOLE_FILE: "file"}, n_items=1)
+    _escaped(res)
+
+
+def test_vlmevalkit_paths_stay_inside(tmp_path: Path) -> None:
+    out = _outside(tmp_path)
+    root = tmp_path / "tsv"
+    write_png(root / "ok.png", bad.pattern())
+    _link(root / "link.png", out / "outside.png")
+    header = "index\timage\timage_path\tquestion\tA\tB\tanswer\n"
+    (root / "Med.tsv").write_text(header + "0\t\tok.png\tWhich?\tCT\tMRI\tA\n1\t\tlink.png\tWhich?\tCT\tMRI\tA\n"
+                                  "2\t\t../outside/outside.png\tWhich?\tCT\tMRI\tA\n")
+    (out / "lure.tsv").write_text(header + "0\t\tok.png\tWhich plane?\taxial\tcoronal\tA\n")
+    _link(root / "Lure.tsv", out / "lure.tsv")
+    res = run_import("vlmevalkit", root, tmp_path / "b")
+    _check(res, {"1": "image", "2": "image", WHOLE_FILE: "file"}, n_items=1)
+    _escaped(res)
+
+
+def _edited_path_rows(rows: list[dict[str, Any]], key: str, rec: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Exported rows whose embedded ``medr2_item`` / ``medr2_case`` image path was edited to leave the bench
+    (the sha256 kept, so the hash check alone would pass). ``key``: the column naming the record."""
+    from medr2.interop.roundtrip import CASE_COL
+
+    a = rows[0]
+    item, case = json.loads(a[ITEM_COL]), json.loads(a[CASE_COL])
+    out = [{**a, key: f"{rec}-item", ITEM_COL: json.dumps({**item, "image": "../../../../etc/hostname"})},
+           {**a, key: f"{rec}-case", CASE_COL: json.dumps({**case, "image": "../../../../etc/hostname"})},
+           {**a, key: f"{rec}-mask", CASE_COL: json.dumps(
+               {**case, "structures": [{"name": "x", "box": [0, 0, 2, 2], "mask": "../../../../etc/hostname"}]})},
+           {**a, key: f"{rec}-deep", ITEM_COL: "[" * 5000 + "]" * 5000},  # nested 5,000 deep
+           {**a, key: f"{rec}-deep-case", CASE_COL: '{"a": ' * 5000 + "1" + "}" * 5000}]
+    return out, {f"{rec}-item": f"{ITEM_COL}.image", f"{rec}-case": f"{CASE_COL}.image",
+                 f"{rec}-mask": f"{CASE_COL}.structures[0].mask", f"{rec}-deep": ITEM_COL, f"{rec}-deep-case": CASE_COL}
+
+
+def test_vlmevalkit_export_with_edited_image_path(tmp_path: Path) -> None:
+    """Issue 24: an exported TSV whose ``medr2_item`` image path was edited to ../../../../etc/hostname (its sha
+    kept) is quarantined at import time naming file, record and field; the untouched rows import, and the bench
+    written from the import loads."""
+    exp = _export(tmp_path, "vlmevalkit")
+    tsv = next(exp.glob("*_train.tsv"))
+    csv.field_size_limit(1 << 30)
+    with tsv.open(newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    n_good = len(rows)
+    edited, expected = _edited_path_rows(rows, "index", "9")
+    with tsv.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows + edited)
+    res = run_import("vlmevalkit", exp, tmp_path / "b")
+    _check(res, expected, n_items=n_good + 1)
+    assert all(q.file == str(tsv) for q in res.quarantined)
+    write_import(res, tmp_path / "b")
+    assert len(load_bench(tmp_path / "b").items) == n_good + 1
+
+
+def test_hf_and_lmms_paths_stay_inside(tmp_path: Path) -> None:
+    """hf: a parquet in data/ symlinked out, rows with edited image paths. lmms-eval: a task YAML symlinked
+    out, a data file named with `..`, a data file symlinked out."""
+    lure = tmp_path / "outside"
+    lure.mkdir()
+    out = _export(tmp_path, "hf")
+    train = out / "data" / "train-00000-of-00001.parquet"
+    table = pq.read_table(train)
+    edited, expected = _edited_path_rows(table.to_pylist(), "item_id", "edited")
+    pq.write_table(pa.Table.from_pylist(table.to_pylist() + edited, schema=table.schema), train)
+    (lure / "x.parquet").write_bytes((out / "data" / "test-00000-of-00001.parquet").read_bytes())
+    _link(out / "data" / "zz-link.parquet", lure / "x.parquet")
+    res = run_import("hf", out, tmp_path / "b")
+    _check(res, expected | {WHOLE_FILE: "file"}, n_items=len(table) + 1)
+
+    lm = _export(tmp_path, "lmms-eval")
+    yml = next(lm.glob("*_test.yaml"))
+    test_pq = str((lm / "data" / "test-00000-of-00001.parquet").resolve())
+    (lure / "t.yaml").write_text(yml.read_text())
+    _link(lm / "lure.yaml", lure / "t.yaml")
+    (lm / "dotdot.yaml").write_text(yml.read_text().replace(test_pq, "../outside/x.parquet"))
+    _link(lm / "data" / "link.parquet", lure / "x.parquet")
+    (lm / "link.yaml").write_text(yml.read_text().replace(test_pq, "data/link.parquet"))
+    res = run_import("lmms-eval", lm, tmp_path / "b2")
+    n_train = len(pq.read_table(lm / "data" / "train-00000-of-00001.parquet"))
+    _check(res, {WHOLE_FILE: "file", str(lm / "../outside/x.parquet"): "data_files",
+                 str(lm / "data/link.parquet"): "data_files"},
+           n_items=n_train + 1)

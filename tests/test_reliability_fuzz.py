@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from medr2.errors import BadInput
 from medr2.records import check_box
@@ -263,3 +265,356 @@ def test_folder_reader_records_case_or_badinput(rows: list[dict[str, str]]) -> N
                 validate_case(case, images.root)
             except BadInput as e:
                 assert e.record and e.field, e
+
+
+# --- every reader and importer on hostile files: only BadInput or quarantine, never a traceback ---------------
+#
+# Each example writes a small dataset in the reader's or importer's real layout whose records, cells and
+# headers come from the strategies below (hostile values: JSON nested 5,000 deep, NaN/Infinity, huge
+# numbers, paths with `..`, absolute, symlinked out, NUL or 5,000 characters, non-object records), then
+# reads it whole. Properties: the only exception is BadInput (a file bad as a whole: exit 2 naming it);
+# every quarantined record names its reason and field; whatever an importer accepts writes a bench that
+# loads (nothing that only fails later).
+
+FILES = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                         HealthCheck.function_scoped_fixture])
+DEEP_MARK = "__DEEP__"  # replaced, after json.dumps, by a list nested 5,000 deep (json.dumps cannot write one)
+DEEP_TEXT = "[" * 5000 + "]" * 5000
+hostile_strings = st.sampled_from([
+    "ok.png", "ok.png", "link.png", "../../outside.png", "../../../../etc/hostname", "/etc/passwd", "a" * 5000,
+    "nul\x00.png", "", " ", DEEP_MARK, "x1", "-3", "1e999", "Infinity", "NaN", "yes", "no", "A", "CT"])
+hostile = (st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats() | st.text(max_size=12)
+           | hostile_strings | st.lists(hostile_strings | st.integers(-5, 50), max_size=5)
+           | st.dictionaries(st.text(max_size=6) | hostile_strings, hostile_strings | st.integers(), max_size=3))
+
+
+def _records(fields: list[str]) -> st.SearchStrategy[Any]:
+    """A record list: objects over ``fields`` (each present or not, good or hostile values), or any JSON."""
+    rec = st.fixed_dictionaries({}, optional={k: hostile for k in fields})
+    return st.lists(rec | json_values, max_size=4) | json_values | st.just(DEEP_MARK)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value).replace(f'"{DEEP_MARK}"', DEEP_TEXT)
+
+
+def _dataset(d: Path) -> Path:
+    """A folder with a good image ``ok.png`` and ``link.png`` symlinked to an image outside it."""
+    from tests.interop_fixtures import write_png
+
+    write_png(d / "ok.png", np.arange(64, dtype=np.uint8).reshape(8, 8) * 3)
+    write_png(d.parent / "outside.png", np.zeros((8, 8), np.uint8))
+    if not (d / "link.png").exists():
+        (d / "link.png").symlink_to(d.parent / "outside.png")
+    return d
+
+
+def _read_all(spec: str, tmp: Path) -> None:
+    """Plan and realize every record of a reader: BadInput only, and each record-level one names its field."""
+    from medr2.build.validate import validate_case
+    from medr2.imageio import ImageStore
+    from medr2.sources.base import get_source
+
+    try:
+        src = get_source(spec)
+        specs = src.plan(0, None)
+    except BadInput as e:
+        assert e.reason
+        return
+    images = ImageStore(tmp / "bench")
+    for s in specs:
+        try:
+            validate_case(src.realize(s, images), images.root)
+        except BadInput as e:
+            assert e.reason and e.record and e.field, e
+
+
+def _import_all(fmt: str, path: Path, tmp: Path, options: dict[str, str] | None = None) -> None:
+    """Import: BadInput only; quarantined records named; an import with items writes a bench that loads."""
+    from medr2.bench.format import load_bench
+    from medr2.interop.common import write_import
+    from medr2.interop.importers import run_import
+
+    try:
+        res = run_import(fmt, path, tmp / "bench", options=options)
+    except BadInput as e:
+        assert e.reason
+        return
+    for q in res.quarantined:
+        assert q.reason and q.record and q.field, q
+    if res.items:
+        write_import(res, tmp / "bench")
+        assert len(load_bench(tmp / "bench").items) == len(res.items)
+
+
+@FILES
+@given(rows=_records(["image", "modality", "findings", "structures", "pixel_spacing_mm", "artefact_severity",
+                      "flipped", "frame", "split", "meta.x"]))
+def test_fuzz_folder_reader_json_table(rows: Any) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        root = _dataset(Path(d) / "data")
+        (root / "labels.json").write_text(_dump(rows))
+        _read_all(f"folder:{root}", Path(d))
+
+
+@FILES
+@given(images=_records(["id", "file_name", "width", "height", "modality"]),
+       anns=_records(["id", "image_id", "category_id", "bbox", "segmentation", "attributes"]),
+       cats=_records(["id", "name"]))
+def test_fuzz_coco_reader(images: Any, anns: Any, cats: Any) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        root = _dataset(Path(d) / "data")
+        doc = {"images": images, "annotations": anns, "categories": cats}
+        (root / "annotations.json").write_text(_dump(doc))
+        (root / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}}))
+        _read_all(f"coco:{root}", Path(d))
+
+
+@FILES
+@given(names=json_values | st.dictionaries(st.sampled_from(["1", "2", "0", "x", "1e3", "-1"]), hostile, max_size=3),
+       mask_values=st.lists(st.integers(0, 65535), min_size=1, max_size=4))
+def test_fuzz_masks_reader(names: Any, mask_values: list[int]) -> None:
+    from tests.interop_fixtures import write_png
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "data"
+        _dataset(root / "images")
+        m = np.zeros((8, 8), np.uint16)
+        for i, v in enumerate(mask_values):
+            m[i * 2:(i + 1) * 2, :4] = v
+        (root / "masks").mkdir()
+        Image.fromarray(m).save(root / "masks" / "ok.png")
+        write_png(root / "masks" / "link.png", np.zeros((8, 8), np.uint8))
+        (root / "labels.json").write_text(_dump(names))
+        (root / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}}))
+        _read_all(f"masks:{root}", Path(d))
+
+
+def _good_dicom(path: Path) -> bytes:
+    import pydicom
+    from pydicom.pixels import pack_bits
+
+    from tests.interop_fixtures import write_dicom_image
+
+    px = (np.arange(16 * 12, dtype=np.uint16).reshape(16, 12) * 5).astype(np.uint16)
+    write_dicom_image(path, np.stack([px, px[::-1]]), Modality="CT", WindowCenter=400, WindowWidth=800)
+    ds = pydicom.dcmread(path)
+    for tag, vr, value in ((0x60000010, "US", 16), (0x60000011, "US", 12), (0x60000040, "CS", "G"),
+                           (0x60000050, "SS", [1, 1]), (0x60000100, "US", 1), (0x60000102, "US", 0),
+                           (0x60003000, "OW", pack_bits(np.ones(16 * 12, np.uint8)))):
+        ds.add_new(tag, vr, value)
+    ds.save_as(path)
+    return path.read_bytes()
+
+
+_DICOM: dict[str, bytes] = {}
+_VALUE_BYTES = st.sampled_from([b"ab", b"-3", b"0 ", b"99", b"\x00\x00", b"\xff\xff", b"1\\", b"  "])
+
+
+@FILES
+@given(flips=st.lists(st.tuples(st.integers(128, 600), st.integers(0, 255)), max_size=6),
+       tag_values=st.lists(st.tuples(st.sampled_from([b"\x28\x00\x08\x00", b"\x28\x00\x10\x00", b"\x28\x00\x11\x00",
+                                                      b"\x00\x60\x50\x00", b"\x28\x00\x50\x10"]), _VALUE_BYTES),
+                           max_size=3),
+       cut=st.none() | st.integers(132, 2000))
+def test_fuzz_dicom_reader(flips: list[tuple[int, int]], tag_values: list[tuple[bytes, bytes]],
+                           cut: int | None) -> None:
+    """A good multi-frame DICOM with an overlay, its header bytes flipped, element values replaced (IS/US
+    values such as "ab", "-3", 0xFFFF for NumberOfFrames, Rows, Columns, OverlayOrigin, WindowCenter) or cut."""
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "dcm"
+        if "good" not in _DICOM:
+            _DICOM["good"] = _good_dicom(Path(d) / "good.dcm")
+        data = bytearray(_DICOM["good"])
+        for tag, value in tag_values:
+            i = data.find(tag)
+            if i >= 0:
+                data[i + 8:i + 10] = value  # the first two bytes of the element's value (explicit VR, short form)
+        for off, byte in flips:
+            if off < len(data):
+                data[off] = byte
+        root.mkdir()
+        (root / "a.dcm").write_bytes(bytes(data[:cut] if cut else data))
+        (root / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}}))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pydicom warns about each invalid value it reads
+            _read_all(f"dicom:{root}", Path(d))
+
+
+@FILES
+@given(flips=st.lists(st.tuples(st.integers(0, 351), st.integers(0, 255)), max_size=6),
+       dims=st.none() | st.tuples(st.integers(-2, 40000), st.integers(-2, 40000), st.integers(-2, 5)),
+       nan=st.booleans())
+def test_fuzz_nifti_reader(flips: list[tuple[int, int]], dims: tuple[int, int, int] | None, nan: bool) -> None:
+    """A small NIfTI with header bytes flipped, declared dimensions replaced (0, negative, a bomb), NaN voxels."""
+    import nibabel as nib
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "nii"
+        root.mkdir()
+        v = np.random.default_rng(0).random((16, 12, 3)).astype(np.float32)
+        if nan:
+            v[2, 2, 1] = np.nan
+            v[3, 3, 0] = np.inf
+        img = nib.Nifti1Image(v, np.eye(4))
+        data = bytearray(img.header.binaryblock + b"\0" * 4 + v.tobytes(order="F"))
+        if dims is not None:
+            import struct
+
+            data[40:56] = struct.pack("<8h", 3, *(max(-32768, min(32767, x)) for x in dims), 1, 1, 1, 1)[:16]
+        for off, byte in flips:
+            data[off] = byte
+        (root / "a.nii").write_bytes(bytes(data))
+        (root / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}, "slices_per_plane": 1}))
+        with np.errstate(all="ignore"):
+            _read_all(f"nifti:{root}", Path(d))
+
+
+# importers: (format, file to write, record fields, where the images are)
+IMPORT_LAYOUTS: dict[str, tuple[str, list[str]]] = {
+    "vqa-rad": ("VQA_RAD Dataset Public.json", ["qid", "image_name", "question", "answer", "answer_type",
+                                                "question_type", "phrase_type", "image_organ"]),
+    "slake": ("train.json", ["qid", "img_name", "question", "answer", "answer_type", "content_type", "modality",
+                             "location", "q_lang"]),
+    "omnimedvqa": ("QA_information/Open-access/X.json", ["question_id", "dataset", "question_type", "question",
+                                                         "gt_answer", "option_A", "option_B", "image_path"]),
+    "probmed": ("test.json", ["id", "image", "question", "answer", "image_type", "qa_type"]),
+}
+
+
+@FILES
+@given(fmt=st.sampled_from(sorted(IMPORT_LAYOUTS)), data=st.data())
+def test_fuzz_json_importers(fmt: str, data: st.DataObject) -> None:
+    """VQA-RAD, SLAKE (with fuzzed detection.json and mask.txt), OmniMedVQA, ProbMed on hostile record lists."""
+    name, fields = IMPORT_LAYOUTS[fmt]
+    recs = data.draw(_records(fields))
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "ds"
+        (root / Path(name)).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(_dump(recs))
+        img_dir = {"vqa-rad": root / "VQA_RAD Image Folder", "slake": root / "imgs" / "xmlab0",
+                   "omnimedvqa": root, "probmed": root}[fmt]
+        _dataset(img_dir)
+        if fmt == "slake":
+            (img_dir / "source.jpg").write_bytes((img_dir / "ok.png").read_bytes())
+            (img_dir / "detection.json").write_text(_dump(data.draw(json_values | st.just(DEEP_MARK) | st.lists(
+                st.dictionaries(st.sampled_from(["Liver", "Lung"]), hostile, max_size=2), max_size=3))))
+            mask_txt = data.draw(st.sampled_from(["1:Liver\n", "{1: 'Liver'}", DEEP_TEXT, "x"]))
+            (root / "mask.txt").write_text(mask_txt)
+            Image.fromarray(np.full((8, 8), data.draw(st.integers(0, 3)), np.uint8)).save(img_dir / "mask.png")
+        _import_all(fmt, root, Path(d))
+
+
+cell = st.text(max_size=12) | hostile_strings
+
+
+@FILES
+@given(rows=st.lists(st.fixed_dictionaries({}, optional={k: cell for k in (
+    "Figure_path", "Question", "Answer", "Choice A", "Choice B", "Choice C", "Choice D", "Answer_label")}),
+    max_size=4))
+def test_fuzz_pmcvqa_importer(rows: list[dict[str, str]]) -> None:
+    import csv
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "pmc"
+        _dataset(root / "images")
+        with (root / "test.csv").open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=["Figure_path", "Question", "Answer", "Choice A", "Choice B", "Choice C",
+                                              "Choice D", "Answer_label"])
+            w.writeheader()
+            w.writerows(rows)
+        _import_all("pmc-vqa", root, Path(d))
+
+
+def _export_rows() -> list[dict[str, Any]]:
+    """Rows of a real export (cached): the round-trip columns hostile edits start from."""
+    if "rows" not in _DICOM:
+        import csv
+
+        from medr2.bench.format import load_bench
+        from medr2.interop.common import write_import
+        from medr2.interop.exporters import run_export
+        from medr2.interop.importers import run_import
+
+        with tempfile.TemporaryDirectory() as d:
+            src = _dataset(Path(d) / "rad" / "VQA_RAD Image Folder").parent
+            (src / "VQA_RAD Dataset Public.json").write_text(json.dumps([
+                {"qid": "1", "image_name": "ok.png", "question": "Is there a mass?", "answer": "yes",
+                 "answer_type": "CLOSED", "question_type": "PRES"}]))
+            write_import(run_import("vqa-rad", src, Path(d) / "b"), Path(d) / "b")
+            run_export("vlmevalkit", load_bench(Path(d) / "b"), Path(d) / "exp")
+            csv.field_size_limit(1 << 30)
+            with next((Path(d) / "exp").glob("*.tsv")).open(newline="") as f:
+                _DICOM["rows"] = list(csv.DictReader(f, delimiter="\t"))  # type: ignore[assignment]
+    return list(_DICOM["rows"])  # type: ignore[arg-type]
+
+
+def _edit_embedded(row: dict[str, Any], col: str, key: str, value: Any) -> dict[str, Any]:
+    from medr2.interop.roundtrip import CASE_COL, ITEM_COL
+
+    src = {"item": ITEM_COL, "case": CASE_COL}[col]
+    doc = json.loads(row[src].replace(DEEP_TEXT, "null"))
+    doc = doc if isinstance(doc, dict) else {}
+    if key == "(whole)":
+        return {**row, src: _dump(value)}
+    return {**row, src: _dump({**doc, key: value})}
+
+
+edits = st.lists(st.tuples(st.sampled_from(["item", "case"]),
+                           st.sampled_from(["(whole)", "image", "image_sha256", "item_id", "case_id", "meta",
+                                            "structures", "answer", "options", "width"]), hostile), max_size=3)
+
+
+@FILES
+@given(edits=edits, extra=st.lists(st.fixed_dictionaries({}, optional={k: cell for k in (
+    "index", "image", "image_path", "question", "A", "B", "answer", "category")}), max_size=3))
+def test_fuzz_vlmevalkit_importer(edits: list[tuple[str, str, Any]], extra: list[dict[str, str]]) -> None:
+    """Exported rows with hostile edits of their ``medr2_item``/``medr2_case`` cells (paths, hashes, ids,
+    nesting), plus foreign rows with hostile cells."""
+    import csv
+
+    rows = _export_rows()
+    row = rows[0]
+    for col, key, value in edits:
+        row = _edit_embedded(row, col, key, value)
+    with tempfile.TemporaryDirectory() as d:
+        root = _dataset(Path(d) / "tsv")
+        with (root / "Med.tsv").open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) + ["image_path", "A", "B", "category"],
+                               delimiter="\t", lineterminator="\n", restval="")
+            w.writeheader()
+            w.writerows([row, *({**r, "index": f"x{i}-{r.get('index', '')}"} for i, r in enumerate(extra))])
+        _import_all("vlmevalkit", root, Path(d))
+
+
+@FILES
+@given(edits=edits, image=st.sampled_from([b"", b"junk", None]) | st.binary(max_size=20),
+       yaml_name=st.sampled_from(["data/x.parquet", "../x.parquet", "/etc/x.parquet", "data/link.parquet",
+                                  "a" * 300 + ".parquet"]))
+def test_fuzz_hf_and_lmms_importers(edits: list[tuple[str, str, Any]], image: bytes | None, yaml_name: str) -> None:
+    """A parquet export (hf layout, and an lmms-eval YAML naming it or a hostile path) with hostile round-trip
+    cells and a foreign row with hostile image bytes."""
+    import base64
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = _export_rows()
+    row = rows[0]
+    for col, key, value in edits:
+        row = _edit_embedded(row, col, key, value)
+    from medr2.interop.roundtrip import CASE_COL, ITEM_COL
+
+    good_png = base64.b64decode(rows[0]["image"])
+    table = [{"item_id": "r0", "question": "Q?", "answer": "yes", "image": {"bytes": good_png, "path": "a.png"},
+              ITEM_COL: row[ITEM_COL], CASE_COL: row[CASE_COL]},
+             {"item_id": "r1", "question": "Q?", "answer": "yes", "image": {"bytes": image, "path": "b.png"},
+              ITEM_COL: None, CASE_COL: None}]
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "hf"
+        (root / "data").mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(table), root / "data" / "x.parquet")
+        (root / "data" / "link.parquet").symlink_to(root / "data" / "x.parquet")
+        _import_all("hf", root, Path(d) / "h")
+        (root / "task.yaml").write_text(f"task: t\ndataset_kwargs:\n  data_files:\n    test: {yaml_name}\n")
+        _import_all("lmms-eval", root, Path(d) / "l")

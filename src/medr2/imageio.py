@@ -19,8 +19,10 @@ from PIL import Image
 
 from medr2.errors import BadInput
 
-# Decompression-bomb guard: refuse images with more pixels than this (about 16k x 16k).
+# Decompression-bomb guard: refuse images with more pixels than this (about 16k x 16k). The DICOM and
+# NIfTI readers apply the same limit to what a header declares, before decoding any pixel.
 MAX_PIXELS = 16384 * 16384
+MAX_PATH_CHARS = 4096  # longer relative paths are refused as such (the OS would refuse them anyway)
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 
 
@@ -97,11 +99,21 @@ class InsideRoot:
 
     def resolve(self, rel: str) -> str:
         """The real path of ``rel`` under the root; refuse absolute paths, ``..`` and symlinks leading out."""
+        if not isinstance(rel, str):
+            raise BadInput(f"a path must be text, got {type(rel).__name__}")
+        shown = rel if len(rel) <= 200 else rel[:200] + "..."
+        if "\x00" in rel:
+            raise BadInput("unusable path: it contains a NUL character", file=shown.replace("\x00", "\\x00"))
+        if len(rel) > MAX_PATH_CHARS:
+            raise BadInput(f"unusable path: {len(rel)} characters (at most {MAX_PATH_CHARS})", file=shown)
         if os.path.isabs(rel):
-            raise BadInput("absolute path not allowed", file=rel)
-        path = os.path.realpath(os.path.join(self._root, rel))
+            raise BadInput("absolute path not allowed", file=shown)
+        try:
+            path = os.path.realpath(os.path.join(self._root, rel))
+        except (OSError, ValueError) as e:
+            raise BadInput(f"unusable path: {e}", file=shown) from None
         if path != self._root and not path.startswith(self._prefix):
-            raise BadInput(f"path escapes the data root {self.root}", file=rel)
+            raise BadInput(f"path escapes the data root {self.root}", file=shown)
         return path
 
 
@@ -121,6 +133,24 @@ def verified_image_path(root: Path, rel: str | None, sha256: str | None, *, chec
     return path
 
 
+def window_finite(a: np.ndarray, file: str | None = None) -> np.ndarray:
+    """Min-max window of a float/integer image to uint8 over its *finite* values: a NaN or infinite pixel
+    does not set the window (one such pixel would otherwise make the whole image constant); NaN and -inf
+    are shown black, +inf white. An image with no finite value is refused."""
+    finite = np.isfinite(a)
+    if not finite.any():
+        raise BadInput("no finite pixel value (all NaN or infinite)", file=file)
+    vals = a[finite]
+    lo, hi = float(vals.min()), float(vals.max())
+    if hi <= lo:
+        out = np.zeros(a.shape, np.uint8)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = np.clip(np.round((np.where(finite, a, lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
+    out[np.isposinf(a)] = 255
+    return out
+
+
 def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
     """Decode an image file with Pillow, guarded against decompression bombs and truncation.
 
@@ -136,10 +166,7 @@ def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
             im.load()
             im = ImageOps.exif_transpose(im)
             if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
-                a = np.asarray(im, dtype=np.float64)
-                lo, hi = float(a.min()), float(a.max())
-                a8 = np.zeros(a.shape, np.uint8) if hi <= lo else ((a - lo) / (hi - lo) * 255).round().astype(np.uint8)
-                im = Image.fromarray(a8, mode="L")
+                im = Image.fromarray(window_finite(np.asarray(im, dtype=np.float64), str(path)), mode="L")
             target = mode or ("L" if im.mode in ("L", "1", "LA") else "RGB")
             im = im.convert(target)
             return np.asarray(im).copy()

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 import medr2
+from medr2 import jsonsafe
 from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
@@ -326,16 +327,30 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     if not path.is_file():
         raise BadInput("no manifest.json: not a bench folder, or its build did not finish", file=str(path))
     try:
-        manifest = json.loads(path.read_text("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        manifest = jsonsafe.loads(path.read_text("utf-8"), file=str(path))
+    except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"manifest is not valid JSON: {e}", file=str(path)) from e
+    except BadInput as e:
+        raise BadInput(f"manifest is not valid JSON: {e.reason}", file=str(path)) from e
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise BadInput(f"not a {FORMAT_NAME} manifest", file=str(path), field="format")
     if manifest.get("complete") is not True:
         raise BadInput("bench is incomplete (its build was interrupted)", file=str(path), field="complete")
     if manifest.get("format_version") != FORMAT_VERSION:
-        raise BadInput(f"unsupported format_version {manifest.get('format_version')!r}", file=str(path),
+        raise BadInput(f"unsupported format_version {str(manifest.get('format_version'))[:40]!r}", file=str(path),
                        field="format_version")
+    sums = manifest.get("checksums")
+    if not isinstance(sums, dict):
+        raise BadInput(f"checksums must be an object of file -> sha256, got {type(sums).__name__}", file=str(path),
+                       field="checksums")
+    for key in (CASES_FILE, ITEMS_FILE, "bench"):
+        if not isinstance(sums.get(key), str):
+            raise BadInput("missing or not a sha256 text", file=str(path), field=f"checksums.{key}")
+    for key in ("counts", "cases"):
+        if key in manifest and not isinstance(manifest[key], dict):
+            raise BadInput(f"{key} must be an object", file=str(path), field=key)
+    if "name" in manifest and not isinstance(manifest["name"], str):
+        raise BadInput("name must be text", file=str(path), field="name")
     return manifest
 
 

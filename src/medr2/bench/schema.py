@@ -6,7 +6,6 @@ everything nested (lists, dicts, boxes, cues, sub-records) becomes a canonical J
 
 from __future__ import annotations
 
-import json
 import types
 import typing
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ from typing import Any, Literal, Union
 import pyarrow as pa
 from pydantic import BaseModel
 
+from medr2 import jsonsafe
+from medr2.errors import BadInput
 from medr2.records import canonical_json, jsonable
 
 _SCALARS: dict[type, pa.DataType] = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
@@ -67,9 +68,9 @@ class RecordSchema:
             value = out.get(name)
             if value is not None:
                 try:
-                    out[name] = json.loads(value)
-                except (TypeError, json.JSONDecodeError) as e:
-                    raise _FieldError(name, f"not valid JSON: {e}") from e
+                    out[name] = jsonsafe.loads(value)
+                except BadInput as e:
+                    raise _FieldError(name, f"not valid JSON: {e.reason}") from e
         return out
 
 

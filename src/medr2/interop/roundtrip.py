@@ -7,11 +7,11 @@ that the embedded image bytes hash to the recorded sha256.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
 from medr2.records import Case, Item, canonical_json
@@ -35,30 +35,65 @@ def item_for_export(item: Item) -> str:
 
 def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file: str, record: str,
             case_image: bytes | None = None) -> Item:
-    """Restore one exported (item, case) row into the builder, checking the image hash."""
+    """Restore one exported (item, case) row into the builder, checking the image hash and that every
+    image path the records name is the bench path of an image embedded in the row (``images/<sha>.png``):
+    a path edited to point anywhere else (``../../etc/hostname``) is refused here, at import time."""
+    col = ITEM_COL
     try:
-        item = Item.model_validate(json.loads(row[ITEM_COL]))
-        case = Case.model_validate(json.loads(row[CASE_COL])) if row.get(CASE_COL) else None
-    except (ValidationError, json.JSONDecodeError, TypeError) as e:
-        raise BadInput(f"invalid embedded record: {e}", file=file, record=record, field=ITEM_COL) from e
+        item = Item.model_validate(jsonsafe.loads(row[ITEM_COL], file=file, record=record, field=ITEM_COL))
+        col = CASE_COL
+        case = Case.model_validate(jsonsafe.loads(row[CASE_COL], file=file, record=record, field=CASE_COL)) \
+            if row.get(CASE_COL) else None
+    except BadInput as e:
+        raise BadInput(f"invalid embedded record: {e.reason}", file=file, record=record, field=col) from e
+    except (ValidationError, TypeError, ValueError) as e:
+        raise BadInput(f"invalid embedded record: {str(e)[:500]}", file=file, record=record, field=col) from e
     if item.image and image is None:
         raise BadInput("the item's image is not embedded", file=file, record=record, field="image")
     if image is not None:
         ref = b.images.put_array(_decode(image, file, record))
-        if item.image_sha256 and ref.sha256 != item.image_sha256:
+        if item.image is not None and ref.sha256 != item.image_sha256:
             raise BadInput("embedded image does not match the recorded sha256", file=file, record=record,
                            field="image")
-    if case is not None and case_image is not None:
-        ref = b.images.put_array(_decode(case_image, file, record))
-        if ref.sha256 != case.image_sha256:
-            raise BadInput("embedded case image does not match the recorded sha256", file=file, record=record,
-                           field=CASE_IMAGE_COL)
+        if item.image is not None and item.image != ref.path:
+            raise BadInput(f"image path {_shown(item.image)} is not the path of the embedded image ({ref.path})",
+                           file=file, record=record, field=f"{ITEM_COL}.image")
+    if case is not None:
+        if case_image is not None:
+            ref = b.images.put_array(_decode(case_image, file, record))
+            if ref.sha256 != case.image_sha256:
+                raise BadInput("embedded case image does not match the recorded sha256", file=file, record=record,
+                               field=CASE_IMAGE_COL)
+            stored = ref.path
+        else:  # the case shows the item's own image
+            stored = item.image if image is not None else None
+            if stored is not None and case.image_sha256 != item.image_sha256:
+                raise BadInput("the case's recorded sha256 is not that of the embedded image", file=file,
+                               record=record, field=f"{CASE_COL}.image_sha256")
+        if case.image != stored:
+            raise BadInput(f"case image path {_shown(case.image)} is not the path of an image embedded in the row",
+                           file=file, record=record, field=f"{CASE_COL}.image")
+        if item.case_id != case.case_id:
+            raise BadInput(f"the item's case_id {item.case_id[:80]!r} is not the embedded case's {case.case_id[:80]!r}",
+                           file=file, record=record, field=f"{ITEM_COL}.case_id")
+        for kind, recs in (("structures", case.structures), ("findings", case.findings)):
+            for j, r in enumerate(recs):
+                if r.mask is not None:  # exports carry no masks: a path here was put in by hand
+                    raise BadInput("exported cases carry no masks", file=file, record=record,
+                                   field=f"{CASE_COL}.{kind}[{j}].mask")
+    elif item.case_id not in b.cases:
+        raise BadInput("the item's case is neither embedded in the row nor imported before it", file=file,
+                       record=record, field=CASE_COL)
     if case is not None and case.case_id not in b.cases:
         b.cases[case.case_id] = case
     if item.item_id in b.items:
         raise BadInput("duplicate item_id", file=file, record=record, field="item_id")
     b.items[item.item_id] = item
     return item
+
+
+def _shown(path: str, n: int = 120) -> str:
+    return repr(path if len(path) <= n else path[:n] + "...")
 
 
 def _decode(data: bytes, file: str, record: str) -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import medr2
+from medr2 import jsonsafe
 from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput
 from medr2.records import canonical_json
@@ -44,10 +45,12 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+        data: Any = jsonsafe.loads(path.read_text("utf-8"), file=str(path))
+    except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read the run manifest: {e}", file=str(path)) from e
-    if data.get("format") != FORMAT:
+    except BadInput as e:
+        raise BadInput(f"cannot read the run manifest: {e.reason}", file=str(path)) from e
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BadInput("not a medr2 run manifest", file=str(path), field="format")
     return data
 

@@ -7,6 +7,7 @@ number of shards, and not repeat a shard. Missing shards are allowed and recorde
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,25 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.run import manifest as mf
 from medr2.run.store import STORE_FILE, Store
+
+
+def parse_shard(shard: Any, file: Path) -> tuple[int, int]:
+    """``"I/N"`` (0 <= I < N) from a shard manifest's identity, else BadInput naming the file and field."""
+    m = re.fullmatch(r"(\d{1,9})/(\d{1,9})", shard) if isinstance(shard, str) else None
+    if m is None or not int(m.group(1)) < int(m.group(2)):
+        raise BadInput(f"shard must be I/N with 0 <= I < N, got {str(shard)[:40]!r}", file=str(file),
+                       field="identity.shard")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _check_manifest(m: dict[str, Any], file: Path) -> None:
+    """The parts of a run manifest merge reads: an ``identity`` object, ``bench`` and ``model`` objects."""
+    for key in ("identity", "bench", "model"):
+        if not isinstance(m.get(key), dict):
+            raise BadInput(f"the run manifest has no {key} object", file=str(file), field=key)
+    for key in ("modes", "invocations"):
+        if key in m and not isinstance(m[key], list):
+            raise BadInput(f"{key} must be a list", file=str(file), field=key)
 
 
 def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Sequence[str] = ()) -> dict[str, Any]:
@@ -30,6 +50,7 @@ def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Se
         m = mf.read_manifest(d)
         if m is None or not (d / STORE_FILE).is_file():
             raise BadInput("not a run folder (needs manifest.json and store.sqlite)", file=str(d))
+        _check_manifest(m, d / mf.MANIFEST_FILE)
         manifests.append(m)
     first = manifests[0]["identity"]
     shards: dict[int, Path] = {}
@@ -45,7 +66,7 @@ def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Se
                 raise BadInput("not a shard run (no --shard); only shard runs can be merged", file=str(d))
             i, n = 0, 1
         else:
-            i, n = (int(x) for x in shard.split("/"))
+            i, n = parse_shard(shard, d / mf.MANIFEST_FILE)
         if total is not None and n != total:
             raise BadInput(f"shard {shard} belongs to a split into {n}, others into {total}", file=str(d),
                            field="shard")

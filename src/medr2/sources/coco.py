@@ -29,6 +29,7 @@ from medr2.sources.common import (
     DataRoot,
     labels_to_fields,
     make_case,
+    mapping_list,
     mask_box,
     open_root,
     put_mask,
@@ -147,7 +148,7 @@ class CocoSource:
             raise BadInput("COCO annotations JSON not found (set 'annotations' in medr2.json)",
                            file=str(self.ann_path), field="annotations")
         self.images_dir = str(m.get("images_dir", ""))
-        self.structures = set(m.get("structures") or [])
+        self.structures = set(mapping_list(self.dr, "structures", ()))
         self.structure_kind = str(m.get("structure_kind", "organ"))
         if self.structure_kind not in STRUCTURE_KINDS:
             raise BadInput(f"structure_kind must be one of {STRUCTURE_KINDS}", file=str(self.dr.mapping_file),

@@ -12,7 +12,7 @@ of label-table columns to Case fields).
 from __future__ import annotations
 
 import csv
-import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.imageio import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, stable_hash
@@ -102,6 +103,14 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
             mapping_file, mapping = mf, read_json(mf)
             if not isinstance(mapping, dict):
                 raise BadInput("the mapping file must hold a JSON object", file=str(mf))
+    where = str(mapping_file) if mapping_file else None
+    for key, types, what in (("defaults", dict, "an object"), ("columns", dict, "an object"),
+                             ("labels", str, "a file name"), ("source", str, "text"), ("license", str, "text"),
+                             ("access", str, "text"), ("root", str, "a folder name")):
+        if mapping.get(key) is not None and not isinstance(mapping[key], types):
+            raise BadInput(f"{key} must be {what}", file=where, field=key)
+    if any(not isinstance(v, str) for v in (mapping.get("columns") or {}).values()):
+        raise BadInput("columns must map column names to field names (text)", file=where, field="columns")
     known = {"root", "source", "license", "access", "defaults", "labels", "columns", *allowed_keys}
     unknown = sorted(set(mapping) - known)
     where = str(mapping_file) if mapping_file else None
@@ -115,13 +124,34 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
     return DataRoot(root, mapping, mapping_file)
 
 
+def mapping_int(dr: DataRoot, key: str, default: int, minimum: int = 0) -> int:
+    """An integer mapping value (``medr2.json``), else BadInput naming the file and key (exit 2)."""
+    v = dr.mapping.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise BadInput(f"{key} must be an integer >= {minimum}, got {str(v)[:40]!r}",
+                       file=str(dr.mapping_file) if dr.mapping_file else None, field=key)
+    return v
+
+
+def mapping_list(dr: DataRoot, key: str, default: Sequence[Any], kind: type | tuple[type, ...] = str) -> list[Any]:
+    """A list mapping value whose entries are of ``kind`` (finite numbers for float), else BadInput (exit 2)."""
+    v = dr.mapping.get(key, default)
+    v = list(default) if v is None else v
+    ok = isinstance(v, list | tuple) and all(isinstance(x, kind) and not isinstance(x, bool) for x in v)
+    if ok and kind in (float, (int, float)):
+        ok = all(math.isfinite(x) for x in v)
+    if not ok:
+        raise BadInput(f"{key} must be a list of {getattr(kind, '__name__', 'numbers')}, got {str(v)[:60]!r}",
+                       file=str(dr.mapping_file) if dr.mapping_file else None, field=key)
+    return list(v)
+
+
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    except json.JSONDecodeError as e:
-        raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
+    return jsonsafe.loads(text, file=str(path))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -158,9 +188,10 @@ def _parse_regions(value: Any, kind: str, where: dict[str, str | None]) -> list[
         if not value.strip():
             return []
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{kind} must be a JSON list: {e.msg}", **where) from e
+            value = jsonsafe.loads(value)
+        except BadInput as e:
+            raise BadInput(f"{kind} must be a JSON list: {e.reason}", **where) from e
+    jsonsafe.check_depth(value, **where)
     if not isinstance(value, list):
         raise BadInput(f"{kind} must be a list of objects", **where)
     out = []
@@ -182,16 +213,13 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
     if name == "pixel_spacing_mm":
         try:
             v = float(value)
-        except (TypeError, ValueError):
-            raise BadInput(f"not a number: {value!r}", **where) from None
-        if not v > 0:
-            raise BadInput("pixel spacing must be > 0", **where)
+        except (TypeError, ValueError, OverflowError):
+            raise BadInput(f"not a number: {_short(value)}", **where) from None
+        if not (v > 0 and math.isfinite(v)):
+            raise BadInput("pixel spacing must be a finite number > 0", **where)
         return v
     if name == "artefact_severity":
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise BadInput(f"not an integer: {value!r}", **where) from None
+        return _integer(value, where)
     if name == "flipped":
         if isinstance(value, bool):
             return value
@@ -204,6 +232,25 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
             return [str(v) for v in value]
         return [s.strip() for s in str(value).split(";") if s.strip()]
     return _parse_regions(value, name, where)  # findings / structures
+
+
+def _short(value: Any, n: int = 80) -> str:
+    r = repr(value)
+    return r if len(r) <= n else r[:n] + "..."
+
+
+def _integer(value: Any, where: dict[str, str | None]) -> int:
+    """An integer label value: an int, an integral finite float, or its text (not a bool)."""
+    if isinstance(value, bool):
+        raise BadInput(f"not an integer: {value!r}", **where)
+    try:
+        if isinstance(value, float):
+            if not value.is_integer():  # also false for nan and inf
+                raise ValueError
+            return int(value)
+        return int(str(value).strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise BadInput(f"not an integer: {_short(value)}", **where) from None
 
 
 @dataclass
@@ -224,7 +271,10 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
     path = dr.path(rel, field_name="labels")
     if not path.is_file():
         raise BadInput("label table not found", file=str(path), field="labels")
-    raw: Any = read_json(path) if path.suffix.lower() == ".json" else read_csv(path)
+    try:
+        raw: Any = read_json(path) if path.suffix.lower() == ".json" else read_csv(path)
+    except BadInput as e:
+        raise BadInput(e.reason, file=e.file, record=e.record, field=e.field or "labels") from e
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
         raise BadInput("label table must be a list of objects (JSON) or rows (CSV)", file=str(path))
     renames: Mapping[str, str] = dr.mapping.get("columns") or {}
@@ -241,8 +291,15 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
             table.bad.append(BadInput(f"row without {key!r}", file=str(path), record=f"row {i + 1}", field=key))
             continue
         k = k.strip()
-        if "frame" in row and str(row["frame"]).strip() != "":
-            k = f"{k}#{int(row['frame'])}"
+        if "frame" in row and row["frame"] is not None and str(row["frame"]).strip() != "":
+            try:
+                frame = _integer(row["frame"], {"file": str(path), "record": k, "field": "frame"})
+                if frame < 0:
+                    raise BadInput("frame must be >= 0", file=str(path), record=k, field="frame")
+            except BadInput as e:
+                table.bad.append(e)
+                continue
+            k = f"{k}#{frame}"
         if k in table.rows:
             table.bad.append(BadInput("duplicate row for this image", file=str(path), record=k, field=key))
             continue

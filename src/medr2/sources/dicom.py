@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.imageio import MAX_PIXELS, ImageStore
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source
 from medr2.sources.common import (
@@ -50,6 +50,105 @@ VIEW_NAMES: dict[str, str] = {"PA": "PA", "AP": "AP", "LL": "lateral", "RL": "la
 AXIS_PLANES = ("sagittal", "coronal", "axial")  # normal along patient x (L), y (P), z (S)
 ANATOMY_CATEGORIES = ("anatomical structure", "body structure", "organ", "tissue", "spatial and relational concept")
 FRAME_CHOICES = ("all", "middle")
+MAX_TOTAL_PIXELS = 4 * MAX_PIXELS  # all frames of one file (pydicom decodes them together)
+
+
+def _count(ds: Any, tag: Any, name: str, default: int | None = None) -> int:
+    """A positive integer header value (Rows, Columns, NumberOfFrames, ...), else BadInput naming it."""
+    v = ds.get(tag)
+    v = getattr(v, "value", v)
+    if v is None or (isinstance(v, str | bytes) and not v.strip()):
+        if default is None:
+            raise BadInput(f"{name} is missing", field=name)
+        return default
+    try:
+        n = int(str(v.decode("ascii", "replace") if isinstance(v, bytes) else v).strip())
+    except (TypeError, ValueError, OverflowError):
+        raise BadInput(f"{name} is not an integer: {str(v)[:40]!r}", field=name) from None
+    if n < 1:
+        raise BadInput(f"{name} must be >= 1, got {n}", field=name)
+    return n
+
+
+DEFLATED_TS = "1.2.840.10008.1.2.1.99"  # Deflated Explicit VR Little Endian
+HEADER_BYTES = 8 << 20  # inflated bytes read to find the header of a deflated file
+
+
+def check_deflated(path: Path) -> None:
+    """For a deflated DICOM (the whole dataset zlib-compressed, which pydicom inflates in one piece before
+    reading even the header): inflate at most :data:`HEADER_BYTES` to read the header, refuse it with
+    :func:`declared_pixels`, then stream the rest (constant memory) and refuse a file that inflates to
+    more than its header declares. Any other transfer syntax: nothing to do."""
+    import zlib
+
+    import pydicom
+    from pydicom.filereader import read_file_meta_info
+    from pydicom.uid import ExplicitVRLittleEndian
+
+    meta = read_file_meta_info(path)
+    if str(meta.get("TransferSyntaxUID", "")) != DEFLATED_TS:
+        return
+    start = 132 + 12 + int(meta.get("FileMetaInformationGroupLength", 0))
+    inflater = zlib.decompressobj(-15)
+    head = bytearray()
+    total = 0
+    limit: int | None = None
+    with path.open("rb") as f:
+        f.seek(start)
+        while chunk := f.read(1 << 20):
+            data = chunk
+            while data:
+                out = inflater.decompress(data, 1 << 22)
+                data = inflater.unconsumed_tail
+                total += len(out)
+                if len(head) < HEADER_BYTES:
+                    head += out[: HEADER_BYTES - len(head)]
+                elif limit is None:
+                    limit = _inflated_limit(head, meta, ExplicitVRLittleEndian, pydicom)
+                if limit is not None and total > limit:
+                    raise BadInput(f"deflated data inflates to more than the {limit} bytes its header declares",
+                                   field="PixelData")
+                if not out and not data:
+                    break
+    if limit is None:
+        _inflated_limit(head, meta, ExplicitVRLittleEndian, pydicom)
+
+
+def _inflated_limit(head: bytes, meta: Any, explicit_le: Any, pydicom: Any) -> int:
+    """Read the header from the first inflated bytes (``declared_pixels`` refuses a bomb); return how many
+    inflated bytes the file may hold: its declared pixel data plus :data:`HEADER_BYTES`."""
+    import io
+
+    from pydicom.filewriter import write_file_meta_info
+
+    m = meta.copy()
+    m.TransferSyntaxUID = explicit_le
+    buf = io.BytesIO()
+    buf.write(b"\0" * 128 + b"DICM")
+    write_file_meta_info(buf, m, enforce_standard=False)
+    try:
+        ds = pydicom.dcmread(io.BytesIO(buf.getvalue() + bytes(head)), stop_before_pixels=True)
+    except Exception as e:  # the header does not even fit in HEADER_BYTES, or is corrupt
+        raise BadInput(f"cannot read the deflated DICOM header: {e}", field="file") from e
+    rows, cols, frames = declared_pixels(ds)
+    samples = _count(ds, "SamplesPerPixel", "SamplesPerPixel", default=1)
+    bits = _count(ds, "BitsAllocated", "BitsAllocated", default=16)
+    return rows * cols * frames * samples * -(-bits // 8) + HEADER_BYTES
+
+
+def declared_pixels(ds: Any, prefix: str = "") -> tuple[int, int, int]:
+    """(rows, columns, frames) from the header, refused (BadInput naming the tag) when invalid or when they
+    declare more pixels than :data:`~medr2.imageio.MAX_PIXELS` per frame (the image reader's decompression-
+    bomb limit) or :data:`MAX_TOTAL_PIXELS` in all: checked before any pixel is decoded."""
+    rows, cols = _count(ds, "Rows", prefix + "Rows"), _count(ds, "Columns", prefix + "Columns")
+    frames = _count(ds, "NumberOfFrames", prefix + "NumberOfFrames", default=1)
+    if rows * cols > MAX_PIXELS:
+        raise BadInput(f"{cols}x{rows} pixels per frame exceeds the limit of {MAX_PIXELS} (decompression bomb "
+                       "refused from the header)", field=prefix + "Rows")
+    if rows * cols * frames > MAX_TOTAL_PIXELS:
+        raise BadInput(f"{frames} frames of {cols}x{rows} pixels exceed the limit of {MAX_TOTAL_PIXELS} "
+                       "(refused from the header)", field=prefix + "NumberOfFrames")
+    return rows, cols, frames
 
 
 def plane_from_orientation(iop: Any) -> str | None:
@@ -79,9 +178,10 @@ def _first(v: Any) -> float | None:
     if v is None:
         return None
     try:
-        return float(v[0]) if hasattr(v, "__len__") and not isinstance(v, str) else float(v)
-    except (TypeError, ValueError, IndexError):
+        f = float(v[0]) if hasattr(v, "__len__") and not isinstance(v, str) else float(v)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    return f if np.isfinite(f) else None
 
 
 def window_to_uint8(arr: np.ndarray, ds: Any, frame: int) -> tuple[np.ndarray, dict[str, Any]]:
@@ -108,9 +208,14 @@ def window_to_uint8(arr: np.ndarray, ds: Any, frame: int) -> tuple[np.ndarray, d
         a = apply_modality_lut(arr, ds).astype(np.float64) if "RescaleSlope" in ds else arr.astype(np.float64)
         info["window"] = "min-max"
     if "window_center" not in info:
-        lo_hi = (float(a.min()), float(a.max()))
-        a = np.zeros_like(a) if lo_hi[1] <= lo_hi[0] else (a - lo_hi[0]) / (lo_hi[1] - lo_hi[0]) * 255.0
-    out = np.clip(np.round(a), 0, 255).astype(np.uint8)
+        finite = np.isfinite(a)
+        if not finite.any():
+            raise BadInput("no finite pixel value (all NaN or infinite)", field="PixelData")
+        vals = a[finite]
+        lo_hi = (float(vals.min()), float(vals.max()))
+        a = np.zeros_like(a) if lo_hi[1] <= lo_hi[0] else (np.where(finite, a, lo_hi[0]) - lo_hi[0]) / (
+            lo_hi[1] - lo_hi[0]) * 255.0  # non-finite pixels do not set the window (shown black)
+    out = np.clip(np.round(np.nan_to_num(a, nan=0.0)), 0, 255).astype(np.uint8)
     if arr.ndim == 2 and str(ds.get("PhotometricInterpretation", "")) == "MONOCHROME1":
         out = 255 - out
         info["inverted"] = True
@@ -133,6 +238,7 @@ class DicomSpec:
     segs: tuple[SegRef, ...] = ()
     row: dict[str, Any] | None = None
     error: str | None = None
+    error_field: str | None = None
 
 
 def _is_dicom(path: Path) -> bool:
@@ -182,9 +288,11 @@ class DicomSource:
                 continue
             try:
                 self.dr.path(rel, record=rel)
+                check_deflated(p)  # before pydicom inflates a deflated file whole
                 ds = pydicom.dcmread(p, stop_before_pixels=True)
+                ds.walk(lambda _ds, _elem: None)  # convert every value now: a corrupt one fails here, for this file
             except BadInput as e:
-                bad.append(DicomSpec(rel, 0, 1, error=e.reason))
+                bad.append(DicomSpec(rel, 0, 1, error=e.reason, error_field=e.field))
                 continue
             except Exception as e:  # pydicom raises many types on corrupt headers
                 bad.append(DicomSpec(rel, 0, 1, error=f"cannot read DICOM header: {e}"))
@@ -194,14 +302,22 @@ class DicomSource:
         specs: list[DicomSpec] = []
         for rel, ds in headers:
             if str(ds.get("SOPClassUID", "")) == SEG_SOP_CLASS:
-                self._index_seg(rel, ds, seg_index)
+                try:
+                    self._index_seg(rel, ds, seg_index)
+                except Exception as e:  # bad segment numbers or references: this SEG is quarantined
+                    bad.append(DicomSpec(rel, 0, 1, error=f"cannot index the SEG: {str(e)[:300]}",
+                                         error_field="SegmentSequence"))
         for rel, ds in headers:
             if str(ds.get("SOPClassUID", "")) == SEG_SOP_CLASS:
                 continue
             if "Rows" not in ds or "Columns" not in ds:
                 bad.append(DicomSpec(rel, 0, 1, error=f"not an image (SOP class {ds.get('SOPClassUID', '?')})"))
                 continue
-            nf = int(ds.get("NumberOfFrames", 1) or 1)
+            try:
+                _, _, nf = declared_pixels(ds)
+            except BadInput as e:
+                bad.append(DicomSpec(rel, 0, 1, error=e.reason, error_field=e.field))
+                continue
             frames = range(nf) if self.frames == "all" else [nf // 2]
             uid = str(ds.get("SOPInstanceUID", ""))
             for fr in frames:
@@ -230,22 +346,45 @@ class DicomSource:
             index[(ref_uid, ref_frame)].append(SegRef(rel, i, label, kind))
 
     def realize(self, spec: DicomSpec, images: ImageStore) -> Case:
+        key = spec.rel if spec.n_frames == 1 else f"{spec.rel}#{spec.frame}"
+        try:
+            return self._realize(spec, images, key)
+        except BadInput:
+            raise
+        except Exception as e:  # pydicom converts element values lazily: a corrupt value raises where it is read
+            raise BadInput(f"corrupt DICOM element: {str(e)[:300]}", file=spec.rel, record=key, field="file") from e
+
+    def _realize(self, spec: DicomSpec, images: ImageStore, key: str) -> Case:
         import pydicom
 
-        key = spec.rel if spec.n_frames == 1 else f"{spec.rel}#{spec.frame}"
         if spec.error:
-            raise BadInput(spec.error, file=spec.rel, record=key)
+            raise BadInput(spec.error, file=spec.rel, record=key, field=spec.error_field or "file")
         path = self.dr.path(spec.rel, record=key, field_name="file")
         try:
+            check_deflated(path)
             ds = pydicom.dcmread(path)
+        except BadInput as e:
+            raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
+        except Exception as e:
+            raise BadInput(f"cannot read DICOM: {e}", file=spec.rel, record=key, field="file") from e
+        try:
+            declared_pixels(ds)  # the file may differ from what was planned: check again before decoding
+        except BadInput as e:
+            raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
+        try:
             pixels = ds.pixel_array
+            arr = pixels[spec.frame] if spec.n_frames > 1 else pixels
         except Exception as e:
             raise BadInput(f"cannot decode pixel data: {e}", file=spec.rel, record=key, field="PixelData") from e
-        arr = pixels[spec.frame] if spec.n_frames > 1 else pixels
-        if arr.ndim == 3 and arr.shape[-1] != 3:
+        if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] != 3):
             raise BadInput(f"unexpected pixel array shape {pixels.shape}", file=spec.rel, record=key,
                            field="PixelData")
-        img, win = window_to_uint8(np.asarray(arr), ds, spec.frame)
+        try:
+            img, win = window_to_uint8(np.asarray(arr), ds, spec.frame)
+        except BadInput as e:
+            raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
+        except Exception as e:  # pydicom's LUT functions on inconsistent headers
+            raise BadInput(f"cannot window the pixel data: {e}", file=spec.rel, record=key, field="PixelData") from e
         ref = images.put_array(img)
         h, w = img.shape[:2]
         fields: dict[str, Any] = {}
@@ -271,7 +410,11 @@ class DicomSource:
         fields.update(labels_to_fields(spec.row or {}, file=spec.rel, record=key))
         structures: list[Structure] = []
         findings: list[Finding] = []
-        for r in [*self._seg_regions(spec, images, (h, w), key), *self._overlay_regions(ds, images, (h, w), key)]:
+        try:
+            overlays = self._overlay_regions(ds, images, (h, w), key)
+        except BadInput as e:
+            raise BadInput(e.reason, file=e.file or spec.rel, record=key, field=e.field) from e
+        for r in [*self._seg_regions(spec, images, (h, w), key), *overlays]:
             (findings if isinstance(r, Finding) else structures).append(r)  # type: ignore[arg-type]
         return make_case(self.dr, key=key, ref=ref, fields=fields, file=spec.rel, structures=structures,
                          findings=findings, meta=meta)
@@ -306,9 +449,13 @@ class DicomSource:
         for s in spec.segs:
             if s.file not in cache:
                 try:
-                    px = pydicom.dcmread(self.dr.path(s.file, record=key, field_name="segmentation")).pixel_array
-                except BadInput:
-                    raise
+                    seg_path = self.dr.path(s.file, record=key, field_name="segmentation")
+                    check_deflated(seg_path)
+                    seg_ds = pydicom.dcmread(seg_path)
+                    declared_pixels(seg_ds)
+                    px = seg_ds.pixel_array
+                except BadInput as e:
+                    raise BadInput(e.reason, file=s.file, record=key, field=f"segmentation.{e.field}") from e
                 except Exception as e:
                     raise BadInput(f"cannot decode SEG: {e}", file=s.file, record=key, field="segmentation") from e
                 cache[s.file] = px if px.ndim == 3 else px[None]
@@ -330,14 +477,24 @@ class DicomSource:
             if (group, 0x3000) not in ds:
                 continue
             try:
+                orows = _count(ds, (group, 0x0010), f"({group:04X},0010) OverlayRows")
+                ocols = _count(ds, (group, 0x0011), f"({group:04X},0011) OverlayColumns")
+                oframes = _count(ds, (group, 0x0015), f"({group:04X},0015) NumberOfFramesInOverlay", default=1)
+            except BadInput as e:
+                raise BadInput(e.reason, record=key, field=e.field) from e
+            if orows * ocols > MAX_PIXELS or orows * ocols * oframes > MAX_TOTAL_PIXELS:
+                raise BadInput(f"overlay of {oframes} x {ocols}x{orows} pixels exceeds the limit (refused from the "
+                               "header)", record=key, field=f"({group:04X},0010) OverlayRows")
+            try:
                 ov = np.asarray(ds.overlay_array(group), dtype=bool)
             except Exception as e:
                 raise BadInput(f"cannot decode overlay: {e}", record=key, field=f"({group:04X},3000)") from e
             if ov.ndim == 3:
                 ov = ov[0]
+            if ov.ndim != 2:
+                raise BadInput(f"overlay has shape {ov.shape}", record=key, field=f"({group:04X},3000)")
             rows, cols = ov.shape
-            origin = ds.get((group, 0x0050))
-            oy, ox = (int(origin.value[0]) - 1, int(origin.value[1]) - 1) if origin is not None else (0, 0)
+            oy, ox = _overlay_origin(ds.get((group, 0x0050)), key, group)
             full = np.zeros(shape, dtype=bool)
             y0, x0 = max(oy, 0), max(ox, 0)
             y1, x1 = min(oy + rows, shape[0]), min(ox + cols, shape[1])
@@ -355,6 +512,20 @@ class DicomSource:
             if r is not None:
                 out.append(r)
         return out
+
+
+def _overlay_origin(origin: Any, key: str, group: int) -> tuple[int, int]:
+    """(row, column) of the overlay's first pixel, 0-based; OverlayOrigin must hold two integers."""
+    if origin is None:
+        return 0, 0
+    v = origin.value
+    try:
+        if isinstance(v, str | bytes) or len(v) != 2:
+            raise ValueError
+        return int(v[0]) - 1, int(v[1]) - 1
+    except (TypeError, ValueError, OverflowError):
+        raise BadInput(f"OverlayOrigin must be two integers (row, column), got {str(v)[:40]!r}", record=key,
+                       field=f"({group:04X},0050) OverlayOrigin") from None
 
 
 @register_source("dicom")

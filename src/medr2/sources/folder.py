@@ -37,6 +37,7 @@ class FolderSpec:
     row: dict[str, Any] | None  # label-table row, or None for layout A
     error: str | None = None  # a record the plan already knows is bad (quarantined on realize)
     table: str | None = None
+    error_field: str = "image"
 
 
 class FolderSource:
@@ -60,7 +61,8 @@ class FolderSource:
         assert self.labels is not None
         table = load_label_table(self.dr, self.labels)
         specs = [FolderSpec(rel=k, row=row, table=table.file) for k, row in sorted(table.rows.items())]
-        specs += [FolderSpec(rel=e.record or "?", row=None, error=e.reason, table=table.file) for e in table.bad]
+        specs += [FolderSpec(rel=e.record or "?", row=None, error=e.reason, table=table.file,
+                              error_field=e.field or "image") for e in table.bad]
         return specs
 
     def _class_specs(self) -> list[FolderSpec]:
@@ -76,7 +78,7 @@ class FolderSource:
     def realize(self, spec: FolderSpec, images: ImageStore) -> Case:
         file = spec.table or spec.rel
         if spec.error is not None or spec.row is None:
-            raise BadInput(spec.error or "bad record", file=file, record=spec.rel, field="image")
+            raise BadInput(spec.error or "bad record", file=file, record=spec.rel, field=spec.error_field)
         path = self.dr.path(spec.rel, record=spec.rel, field_name="image")
         if not path.is_file():
             raise BadInput("image file not found", file=file, record=spec.rel, field="image")

@@ -31,6 +31,7 @@ from medr2.sources.common import (
     load_label_map,
     load_label_table,
     make_case,
+    mapping_int,
     open_root,
     read_json,
     region_from_mask,
@@ -90,7 +91,7 @@ class MasksSource:
         if self.mode not in MODES:
             raise BadInput(f"mode must be one of {MODES}", file=where, field="mode")
         self.instance_label = str(m.get("instance_label", "instance"))
-        self.min_area = int(m.get("min_area_px", 1))
+        self.min_area = mapping_int(self.dr, "min_area_px", 1)
         names_file = self.dr.path(str(m.get("label_names", "labels.json")), field_name="label_names")
         if names_file.is_file():
             self.names = parse_label_names(read_json(names_file), str(names_file))

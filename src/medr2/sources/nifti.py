@@ -35,6 +35,8 @@ from medr2.sources.common import (
     labels_to_fields,
     load_label_table,
     make_case,
+    mapping_int,
+    mapping_list,
     open_root,
     read_json,
     region_from_mask,
@@ -44,6 +46,7 @@ from medr2.sources.masks import LabelName, parse_label_names
 from medr2.sources.nifti_volume import open_volume, read_checked
 
 PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
+MIN_SLICE_SIDE = 8  # a plane whose slices would be thinner than this (pixels) is not cut
 
 
 def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
@@ -110,14 +113,17 @@ class NiftiSource:
         m = self.dr.mapping
         where = str(self.dr.mapping_file) if self.dr.mapping_file else None
         self.labels_dir = str(m.get("labels_dir", "labels"))
-        self.k = int(m.get("slices_per_plane", 3))
-        self.planes = tuple(m.get("planes", ("axial", "coronal", "sagittal")))
+        self.k = mapping_int(self.dr, "slices_per_plane", 3, minimum=1)
+        self.planes = tuple(mapping_list(self.dr, "planes", ("axial", "coronal", "sagittal")))
         bad = [p for p in self.planes if p not in PLANE_AXIS]
         if bad:
             raise BadInput(f"unknown plane {bad[0]!r}; use axial, coronal, sagittal", file=where, field="planes")
-        self.min_area = int(m.get("min_area_px", 16))
-        self.pct = tuple(float(x) for x in m.get("window_percentiles", (0.5, 99.5)))
-        findings = set(m.get("findings") or [])
+        self.min_area = mapping_int(self.dr, "min_area_px", 16)
+        self.pct = tuple(float(x) for x in mapping_list(self.dr, "window_percentiles", (0.5, 99.5), (int, float)))
+        if len(self.pct) != 2 or not 0 <= self.pct[0] < self.pct[1] <= 100:
+            raise BadInput("window_percentiles must be two numbers 0 <= low < high <= 100", file=where,
+                           field="window_percentiles")
+        findings = set(mapping_list(self.dr, "findings", ()))
         self.names: dict[int, LabelName] = {}
         if m.get("lut"):
             lut = self.dr.path(str(m["lut"]), field_name="lut")
@@ -151,16 +157,24 @@ class NiftiSource:
             except BadInput as e:
                 specs.append(NiftiSpec(rel, None, "-", 0, row, error=e.reason, error_field=e.field))
                 continue
+            before = len(specs)
             for plane in self.planes:
                 ax = PLANE_AXIS[plane]
+                if any(vol.ras_shape[a] < MIN_SLICE_SIDE for a in range(3) if a != ax):
+                    continue  # a thin volume (e.g. one slice, 128x128x1) is cut only across its thin axis
                 if extents is not None and extents[ax].any():
                     nz = np.flatnonzero(extents[ax])
                     extent = (int(nz.min()), int(nz.max()))
                 else:
                     size = vol.ras_shape[ax]
-                    extent = (int(size * 0.1), int(size * 0.9) - 1)
+                    lo = int(size * 0.1)
+                    extent = (lo, max(lo, int(size * 0.9) - 1))  # a single slice: (0, 0)
                 for idx in slice_positions(extent, self.k):
                     specs.append(NiftiSpec(rel, lrel if has_labels else None, plane, idx, row, window=window))
+            if len(specs) == before:  # never dropped silently
+                specs.append(NiftiSpec(rel, None, "-", 0, row, error=f"volume {vol.ras_shape} gives no slice of at "
+                                       f"least {MIN_SLICE_SIDE} x {MIN_SLICE_SIDE} pixels in the planes "
+                                       f"{list(self.planes)}", error_field="volume"))
         return [specs[i] for i in sample_indices(len(specs), seed, n)]
 
     def realize(self, spec: NiftiSpec, images: ImageStore) -> Case:

@@ -96,6 +96,24 @@ class Volume:
         return lo, hi
 
 
+class TooLarge(ValueError):
+    """A header declaring more voxels than the pixel limit allows (refused before any voxel is read)."""
+
+
+def check_declared(shape: tuple[int, ...]) -> None:
+    """Refuse, from the header, a volume any of whose slices (or the chunk read along its slowest axis)
+    would have more pixels than :data:`~medr2.imageio.MAX_PIXELS`, the image reader's bomb limit."""
+    from medr2.imageio import MAX_PIXELS
+
+    x, y, z = (int(s) for s in shape)
+    if min(x, y, z) < 1:
+        raise TooLarge(f"the header declares an empty volume {shape}")
+    worst = max(x * y, x * z, y * z)
+    if worst > MAX_PIXELS:
+        raise TooLarge(f"the header declares {x} x {y} x {z} voxels: a slice of {worst} pixels exceeds the limit "
+                       f"of {MAX_PIXELS} (decompression bomb refused from the header)")
+
+
 @functools.lru_cache(maxsize=8)
 def _open(path: str, mtime_ns: int) -> Volume:
     import nibabel as nib
@@ -109,6 +127,7 @@ def _open(path: str, mtime_ns: int) -> Volume:
         extra = ()
     else:
         raise ValueError(f"expected a 3-D volume, got shape {shape}")
+    check_declared(shape[:3])
     ornt = io_orientation(img.affine)
     ras_axis = tuple(int(a) for a in ornt[:, 0])
     flip = tuple(bool(f == -1) for f in ornt[:, 1])

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.imageio import ImageStore, resolve_inside
 from medr2.records import Structure, check_box
 from medr2.sources.common import load_label_map, mask_box, put_mask
 
@@ -56,15 +57,21 @@ def parse_mask_txt(text: str, file: str) -> dict[int, str]:
     if len(pairs) == len(lines) and (m2 := _pairs_to_map(pairs)):
         return m2
     raise BadInput("unrecognised mask.txt: expected a dictionary or one 'value name' pair per line; the masks "
-                   "stay undecoded", file=file, field=MASK_TXT)
+                   "stay undecoded", file=file, record=MASK_TXT, field=MASK_TXT)
 
 
 def load_mask_names(root: Path) -> dict[int, str] | None:
     p = root / MASK_TXT
-    if not p.is_file():
+    if not p.is_file() and not p.is_symlink():
         return None
     try:
-        text = p.read_text("utf-8-sig")
+        real = resolve_inside(root, MASK_TXT)  # a symlink leading out of the dataset folder is refused
+    except BadInput as e:
+        raise BadInput(e.reason, file=str(p), record=MASK_TXT, field=MASK_TXT) from e
+    if not real.is_file():
+        raise BadInput("not a file", file=str(p), record=MASK_TXT, field=MASK_TXT)
+    try:
+        text = real.read_text("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read: {e}", file=str(p), field=MASK_TXT) from e
     return parse_mask_txt(text, str(p))
@@ -73,8 +80,8 @@ def load_mask_names(root: Path) -> dict[int, str] | None:
 def detection_boxes(det: Path, w: int, h: int, record: str) -> list[Structure]:
     """The organ boxes of ``detection.json`` (``[{"Liver": [x, y, w, h]}, ...]``) as Structures."""
     try:
-        raw: Any = json.loads(det.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raw: Any = jsonsafe.loads(det.read_text("utf-8"), file=str(det), record=record, field="detection")
+    except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read detection.json: {e}", file=str(det), record=record, field="detection") from e
     entries = raw if isinstance(raw, list) else [raw]
     out = []
@@ -83,11 +90,14 @@ def detection_boxes(det: Path, w: int, h: int, record: str) -> list[Structure]:
             raise BadInput("detection entries must be objects", file=str(det), record=record, field=f"[{j}]")
         for name, box in ent.items():
             try:
+                if not isinstance(box, list):
+                    raise TypeError("expected [x, y, w, h]")
                 x, y, bw, bh = (float(v) for v in box)
                 xyxy = (max(x, 0.0), max(y, 0.0), min(x + bw, float(w)), min(y + bh, float(h)))
                 check_box(xyxy, w, h)
-            except (TypeError, ValueError) as e:
-                raise BadInput(f"bad box {box!r}: {e}", file=str(det), record=record, field=f"[{j}].{name}") from e
+            except (TypeError, ValueError, OverflowError) as e:
+                raise BadInput(f"bad box {str(box)[:80]}: {e}", file=str(det), record=record,
+                               field=f"[{j}].{name}") from e
             out.append(Structure(name=str(name), box=xyxy, area_px=(xyxy[2] - xyxy[0]) * (xyxy[3] - xyxy[1])))
     return out
 

@@ -3,30 +3,68 @@
 from __future__ import annotations
 
 import csv
-import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.imageio import resolve_inside
+from medr2.imageio import InsideRoot, resolve_inside
 from medr2.interop.common import ImportBuilder
 
 T = TypeVar("T")
 
 
-def read_json_list(path: Path, key: str | None = None) -> list[dict[str, Any]]:
+def read_json_list(path: Path, key: str | None = None) -> list[Any]:
+    """The JSON list in ``path`` (its entries unchecked: see :func:`records`). Bad as a whole -> BadInput."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        text_ = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    except json.JSONDecodeError as e:
-        raise BadInput(f"invalid JSON at line {e.lineno}: {e.msg}", file=str(path)) from e
+    data = jsonsafe.loads(text_, file=str(path))
     if key and isinstance(data, dict):
         data = data.get(key)
     if not isinstance(data, list):
         raise BadInput("expected a JSON list of question records", file=str(path))
     return data
+
+
+def records(b: ImportBuilder, file: Path, rows: list[Any]) -> list[tuple[int, dict[str, Any]]]:
+    """``(index, record)`` for each entry of a record list that is an object; any other entry (a number,
+    null, a string, a list) is quarantined with its position, and the rest continue."""
+    out = []
+    for i, r in enumerate(rows):
+        if isinstance(r, dict):
+            out.append((i, r))
+        else:
+            b.bad(BadInput(f"a record must be a JSON object, got {type(r).__name__}", file=str(file),
+                           record=f"{file.name} row {i}", field="(record)"))
+    return out
+
+
+def inside(root: Path, path: Path, *, file: str, record: str, field: str) -> Path:
+    """``path`` (a file under the dataset folder ``root``) resolved, following symlinks, and checked to stay
+    inside ``root``: a symlink or ``..`` leading out is refused (BadInput naming file, record, field)."""
+    ins = InsideRoot(root)
+    try:
+        return Path(ins.resolve(os.path.relpath(os.path.abspath(path), ins.root)))
+    except BadInput as e:
+        raise BadInput(f"{e.reason} (via {path})", file=file, record=record, field=field) from e
+
+
+def inside_files(b: ImportBuilder, root: Path, files: Iterable[Path]) -> list[Path]:
+    """The data files found under ``root`` that resolve inside it; each one leading out (a symlink) is
+    quarantined whole, never read."""
+    out = []
+    for f in files:
+        try:
+            inside(root, f, file=str(f), record=WHOLE_FILE, field="file")
+        except BadInput as e:
+            b.bad(e)
+            continue
+        out.append(f)
+    return out
 
 
 def read_csv_rows(path: Path, required: tuple[str, ...], delimiter: str = ",") -> list[dict[str, str]]:
@@ -50,10 +88,14 @@ def image_in(root: Path, rel: Any, *, file: str, record: str) -> Path:
         raise BadInput("no image name", file=file, record=record, field="image")
     try:
         p = resolve_inside(root, rel.strip())
+        found = p.is_file()
     except BadInput as e:
         raise BadInput(e.reason, file=file, record=record, field="image") from e
-    if not p.is_file():
-        raise BadInput(f"image {rel} not found under {root}", file=file, record=record, field="image")
+    except (OSError, ValueError) as e:
+        raise BadInput(f"unusable path: {e}", file=file, record=record, field="image") from e
+    if not found:
+        shown = rel if len(rel) <= 200 else rel[:200] + "..."
+        raise BadInput(f"image {shown} not found under {root}", file=file, record=record, field="image")
     return p
 
 

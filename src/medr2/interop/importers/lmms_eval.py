@@ -10,7 +10,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import file_failed
+from medr2.interop.importers._util import file_failed, inside_files
 from medr2.interop.importers.hf import import_parquet
 
 _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
@@ -18,7 +18,7 @@ _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
 
 @register_importer("lmms-eval")
 def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
-    yamls = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    yamls = inside_files(b, path, sorted(path.glob("*.yaml"))) if path.is_dir() else [path]
     root = (path if path.is_dir() else path.parent).resolve()
     files: list[Path] = []
     named = 0
@@ -42,10 +42,17 @@ def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
 
 def data_file(root: Path, p: Path, yaml: Path) -> Path:
     """``p`` resolved, checked to lie inside the task folder ``root`` and to exist."""
-    real = p.resolve()
-    if not real.is_relative_to(root):
+    shown = str(p) if len(str(p)) <= 300 else str(p)[:300] + "..."
+    try:
+        real = p.resolve()
+        inside = real.is_relative_to(root)
+        found = inside and real.is_file()
+    except (OSError, ValueError) as e:
+        raise BadInput(f"unusable data file name: {str(e)[:200]}", file=str(yaml), record=shown,
+                       field="data_files") from e
+    if not inside:
         raise BadInput(f"data file {p} lies outside the task folder", file=str(yaml), record=str(p),
                        field="data_files")
-    if not real.is_file():
+    if not found:
         raise BadInput(f"data file {p} is missing", file=str(yaml), record=str(p), field="data_files")
     return real

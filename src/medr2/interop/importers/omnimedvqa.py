@@ -13,7 +13,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_json_list, readable, text
+from medr2.interop.importers._util import image_in, inside_files, read_json_list, readable, records, text
 
 QTYPE_TASK: dict[str, str] = {
     "Modality Recognition": "s1.modality", "Anatomy Identification": "s2.organ",
@@ -37,9 +37,11 @@ def import_omnimedvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> 
     if not files:
         raise BadInput("no OmniMedVQA QA_information JSON found", file=str(path), field="PATH")
     root = Path(options.get("root", root))
-    for f, records in readable(b, files, read_json_list):
+    if path.is_dir():
+        files = inside_files(b, path, files)
+    for f, recs in readable(b, files, read_json_list):
         access = ACCESS_DIRS.get(f.parent.name, b.access)
-        for i, r in enumerate(records):
+        for i, r in records(b, f, recs):
             qid = text(r.get("question_id")) or f"{f.name} row {i}"
             try:
                 q, gt = text(r.get("question")), text(r.get("gt_answer"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_csv_rows, readable, text
+from medr2.interop.importers._util import image_in, inside_files, read_csv_rows, readable, text
 
 CHOICES = ("Choice A", "Choice B", "Choice C", "Choice D")
 # (task, pattern) in priority order; a question is assigned the first task whose pattern matches
@@ -51,6 +51,8 @@ def import_pmcvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> None
     files = _files(path)
     if not files:
         raise BadInput("no PMC-VQA CSV found", file=str(path), field="PATH")
+    if path.is_dir():
+        files = inside_files(b, path, files)
     for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("Figure_path", "Question", *CHOICES))):
         images = Path(options["images"]) if "images" in options else f.parent / "images"
         split = options.get("split") or ("test" if f.name.startswith("test") else "train")

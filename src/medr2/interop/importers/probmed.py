@@ -18,7 +18,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_json_list, text
+from medr2.interop.importers._util import image_in, inside_files, read_json_list, records, text
 from medr2.records import stable_hash
 
 # qa_type family -> task
@@ -42,20 +42,22 @@ def import_probmed(path: Path, b: ImportBuilder, options: dict[str, str]) -> Non
     jpath = path / "test.json" if path.is_dir() else path
     if not jpath.is_file():
         raise BadInput("expected ProbMed test.json", file=str(jpath), field="PATH")
+    if path.is_dir() and not inside_files(b, path, [jpath]):
+        return  # test.json is a symlink leading out of the dataset folder (quarantined)
     images = Path(options.get("images", jpath.parent))
-    records = read_json_list(jpath)
+    recs = dict(records(b, jpath, read_json_list(jpath)))  # index -> record (non-objects quarantined)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
+    for i, r in recs.items():
         fam, kind, n = parse_qa_type(text(r.get("qa_type")))
         if kind:
             groups[(text(r.get("id")), fam, n or "")].append(i)
     pair_of: dict[int, str] = {}
     for key, idx in groups.items():
-        kinds = sorted(parse_qa_type(text(records[i].get("qa_type")))[1] or "" for i in idx)
+        kinds = sorted(parse_qa_type(text(recs[i].get("qa_type")))[1] or "" for i in idx)
         if kinds == ["gt", "hallu"]:
             for i in idx:
                 pair_of[i] = f"probmed-{stable_hash(list(key), 12)}"
-    for i, r in enumerate(records):
+    for i, r in recs.items():
         qid = f"{text(r.get('id'))}:{text(r.get('qa_type'))}" if r.get("qa_type") else f"row {i}"
         try:
             q = text(r.get("question"))

@@ -31,7 +31,7 @@ from medr2.interop.importers._slake_annotations import (
     merge,
     read_mask,
 )
-from medr2.interop.importers._util import image_in, read_json_list, readable, text
+from medr2.interop.importers._util import image_in, inside, inside_files, read_json_list, readable, records, text
 from medr2.records import Case
 
 SPLIT_FILES = {"train.json": "train", "validate.json": "val", "validation.json": "val", "test.json": "test"}
@@ -44,20 +44,24 @@ YES_NO_TASK = {"s3.finding_type": "s3.abnormal"}
 MODALITY = {"X-Ray": "X-ray", "CT": "CT", "MRI": "MRI"}
 
 
-def _annotate(b: ImportBuilder, case: Case, img: Path, names: dict[int, str] | None) -> Case:
+def _annotate(b: ImportBuilder, case: Case, imgs: Path, img: Path, names: dict[int, str] | None) -> Case:
     """Attach detection boxes and decoded mask organs to a new case (bad annotation files are quarantined;
-    the case keeps its image)."""
+    the case keeps its image). Each annotation file must resolve inside the image folder ``imgs``: a
+    symlink leading out is quarantined, never read."""
     folder = img.parent
     record = folder.name  # annotation files belong to the image folder (xmlabN), not to one question
     boxes, masks, meta = [], [], dict(case.meta)
     try:
-        if (folder / "detection.json").is_file():
-            boxes = detection_boxes(folder / "detection.json", case.width, case.height, record)
+        if (folder / "detection.json").is_file() or (folder / "detection.json").is_symlink():
+            det = inside(imgs, folder / "detection.json", file=str(folder / "detection.json"), record=record,
+                         field="detection")
+            boxes = detection_boxes(det, case.width, case.height, record)
     except BadInput as e:
         b.bad(e)
     try:
-        if (folder / "mask.png").is_file():
-            raw = read_mask(folder / "mask.png", case.width, case.height, record)
+        if (folder / "mask.png").is_file() or (folder / "mask.png").is_symlink():
+            mp = inside(imgs, folder / "mask.png", file=str(folder / "mask.png"), record=record, field="mask")
+            raw = read_mask(mp, case.width, case.height, record)
             if raw.max() <= 255:
                 meta["mask"] = b.images.put_array(raw.astype("uint8")).path
             if names is not None:
@@ -76,6 +80,8 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     if not files:
         raise BadInput("no train.json / validate.json / test.json found", file=str(path), field="PATH")
     root = files[0].parent
+    if path.is_dir():
+        files = inside_files(b, path, files)
     imgs = Path(options["images"]) if "images" in options else root / "imgs"
     lang = options.get("lang")
     try:
@@ -83,9 +89,9 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     except BadInput as e:
         b.bad(e)
         names = None
-    for jf, records in readable(b, files, read_json_list):
+    for jf, recs in readable(b, files, read_json_list):
         split = SPLIT_FILES.get(jf.name)
-        for i, r in enumerate(records):
+        for i, r in records(b, jf, recs):
             qid = text(r.get("qid")) or f"{jf.name} row {i}"
             if lang and text(r.get("q_lang")) != lang:
                 continue
@@ -100,7 +106,7 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                     case = b.case(name, img, file=str(jf), record=qid,
                                   modality=MODALITY.get(text(r.get("modality")), text(r.get("modality")) or None),
                                   body_region=text(r.get("location")).lower() or None)
-                    case = _annotate(b, case, img, names)
+                    case = _annotate(b, case, imgs, img, names)
                 yn = yes_no(a) if text(r.get("answer_type")).upper() == "CLOSED" else None
                 task = CONTENT_TASK.get(text(r.get("content_type")), OTHER_TASK)
                 if yn:

@@ -16,7 +16,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_csv_rows, readable, text
+from medr2.interop.importers._util import image_in, inside_files, read_csv_rows, readable, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
 
 OPTION_COLS = tuple(string.ascii_uppercase[:10])
@@ -34,10 +34,12 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = [path] if path.is_file() else sorted(path.glob("*.tsv"))
     if not files:
         raise BadInput("no .tsv files found", file=str(path), field="PATH")
+    if path.is_dir():
+        files = inside_files(b, path, files)
     for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")):
         by_index = {text(r.get("index")): r for r in rows}
-        for r in rows:
-            rec = text(r.get("index"))
+        for i, r in enumerate(rows):
+            rec = text(r.get("index")) or f"{f.name} row {i + 2}"
             try:
                 img_field = text(r.get("image"))
                 if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference

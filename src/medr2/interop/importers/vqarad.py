@@ -13,7 +13,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
 from medr2.interop.importers import register_importer
-from medr2.interop.importers._util import image_in, read_json_list, text
+from medr2.interop.importers._util import image_in, inside_files, read_json_list, records, text
 
 JSON_NAME = "VQA_RAD Dataset Public.json"
 IMAGE_DIR = "VQA_RAD Image Folder"
@@ -42,10 +42,12 @@ def import_vqarad(path: Path, b: ImportBuilder, options: dict[str, str]) -> None
     jpath = path / JSON_NAME if path.is_dir() else path
     if not jpath.is_file():
         raise BadInput(f"expected {JSON_NAME}", file=str(jpath), field="PATH")
+    if path.is_dir() and not inside_files(b, path, [jpath]):
+        return  # the question file is a symlink leading out of the dataset folder (quarantined)
     default_dir = jpath.parent / IMAGE_DIR
     images = Path(options["images"]) if "images" in options else (
         default_dir if default_dir.is_dir() else jpath.parent)
-    for i, r in enumerate(read_json_list(jpath)):
+    for i, r in records(b, jpath, read_json_list(jpath)):
         qid = text(r.get("qid")) or f"row {i}"
         try:
             q, a = text(r.get("question")), text(r.get("answer"))
