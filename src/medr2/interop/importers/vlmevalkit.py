@@ -35,9 +35,17 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     if not files:
         raise BadInput("no .tsv files found", file=str(path), field="PATH")
     for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")):
-        by_index = {text(r.get("index")): r for r in rows}
-        for r in rows:
+        by_index: dict[str, dict[str, str]] = {}
+        first_row: dict[str, int] = {}
+        for n, r in enumerate(rows, start=1):
+            by_index.setdefault(text(r.get("index")), r)
+            first_row.setdefault(text(r.get("index")), n)
+        for n, r in enumerate(rows, start=1):
             rec = text(r.get("index"))
+            if first_row[rec] != n:  # its case key would be the first row's: it would show that row's image
+                b.bad(BadInput(f"repeated index (first in data row {first_row[rec]}); data row {n} is not "
+                               "imported", file=str(f), record=rec, field="index"))
+                continue
             try:
                 img_field = text(r.get("image"))
                 if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference
