@@ -135,6 +135,9 @@ class Store:
         except sqlite3.DatabaseError as e:
             if lock is not None:
                 lock.close()
+            if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
+                raise WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
+                                 "process can write, then rerun the same command") from e
             raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
         return cls(path, conn, lock, _Checkpointer(path) if write else None)
 
@@ -326,6 +329,11 @@ class _Checkpointer(threading.Thread):
     def stop(self) -> None:
         self._stopping.set()
         self.join()
+
+
+# what SQLite says when the storage, not the file, is the problem (a full disk, a read-only mount)
+_STORAGE_ERRORS = ("disk I/O error", "database or disk is full", "unable to open database file",
+                   "attempt to write a readonly database")
 
 
 def _read_only_uri(path: Path) -> str:
