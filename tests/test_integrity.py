@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,29 @@ from medr2.score.scorer import score_run
 from tests.interop_fixtures import gradient, write_png
 from tests.run_fixtures import make_bench
 
-MEDR2 = [sys.executable, "-m", "medr2.cli"]
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``medr2 ARGS`` through the real entry point in this process: (exit code, stderr). An exception that
+    the entry point lets through (a traceback for a user) fails the test."""
+    from medr2.cli import main
+
+    capsys.readouterr()
+    argv = sys.argv
+    sys.argv = ["medr2", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = int(e.code or 0)
+    finally:
+        sys.argv = argv
+    return code, capsys.readouterr().err
+
+
+@dataclass
+class _Done:
+    returncode: int
+    stderr: str
 
 
 def _tamper_answers(bench: Path) -> None:
@@ -49,7 +72,8 @@ def _tamper_answers(bench: Path) -> None:
 # -- 1. a bench changed after the build ----------------------------------------------------------------------
 
 
-def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path: Path) -> None:
+def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from medr2.interop.exporters import run_export
     from medr2.report.write import write_report
     from medr2.train.dataset import export_dataset
@@ -78,8 +102,7 @@ def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path
     assert not (tmp_path / "merged" / STORE_FILE).exists()  # refused before anything was written
     with pytest.raises(BadInput, match="checksum mismatch"):  # what eval always did
         run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=tmp_path / "run2"))
-    done = subprocess.run([*MEDR2, "score", str(run), "--resamples", "0"], capture_output=True, text=True,
-                          timeout=120)
+    done = _Done(*_cli(["score", str(run), "--resamples", "0"], capsys))
     assert done.returncode == 2 and "checksum mismatch" in done.stderr and "Traceback" not in done.stderr
     assert json.loads((run / "metrics.json").read_text())["modes"]["independent"]["overall"]["value"] == before
 
@@ -130,7 +153,7 @@ def _kill_like(shard: Path) -> None:
     con.close()
 
 
-def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path) -> None:
+def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=4)
     shards = [tmp_path / f"s{i}" for i in range(2)]
@@ -139,8 +162,7 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path) -> None
     ok = merge_runs(shards, tmp_path / "whole")
     assert ok["complete"] is True and ok["shards_incomplete"] == []
     _kill_like(shards[1])
-    done = subprocess.run([*MEDR2, "merge", *map(str, shards), "--out", str(tmp_path / "m")], capture_output=True,
-                          text=True, timeout=120)
+    done = _Done(*_cli(["merge", *map(str, shards), "--out", str(tmp_path / "m")], capsys))
     assert done.returncode == 0, done.stderr
     assert "warning" in done.stderr and "shard 1/2" in done.stderr and "incomplete" in done.stderr
     merged = json.loads((tmp_path / "m" / "manifest.json").read_text())
@@ -236,14 +258,13 @@ def test_import_three_times_into_one_out_keeps_one_quarantine(tmp_path: Path) ->
     assert len((out / "quarantine.jsonl").read_text().splitlines()) == 2
 
 
-def test_import_refuses_a_foreign_folder(tmp_path: Path) -> None:
+def test_import_refuses_a_foreign_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "MedX.tsv"
     p.write_text("index\timage\tquestion\tanswer\n")
     out = tmp_path / "home"
     out.mkdir()
     (out / "thesis.tex").write_text("precious")
-    done = subprocess.run([*MEDR2, "import", "vlmevalkit", str(p), "--out", str(out)], capture_output=True,
-                          text=True, timeout=120)
+    done = _Done(*_cli(["import", "vlmevalkit", str(p), "--out", str(out)], capsys))
     assert done.returncode == 2 and "not empty and not a bench" in done.stderr
     assert sorted(x.name for x in out.iterdir()) == ["thesis.tex"]  # nothing written
 
@@ -268,22 +289,13 @@ def test_eval_out_may_not_be_the_bench(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
 def test_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
-    code = (
-        "import os, sys\n"
-        f"os.umask({umask})\n"
-        "from pathlib import Path\n"
-        "from tests.run_fixtures import make_bench\n"
-        "from medr2.run.runner import EvalConfig, run_eval\n"
-        "from medr2.score.scorer import score_run\n"
-        "root = Path(sys.argv[1])\n"
-        "make_bench(root / 'bench', n_cases=2)\n"
-        "run_eval(EvalConfig(bench=root / 'bench', model='baseline:oracle', out=root / 'run'))\n"
-        "score_run(root / 'run', n_resamples=0)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
-                                                        str(Path(__file__).parents[1])])}
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
-                          env=env)
-    assert done.returncode == 0, done.stderr
+    old = os.umask(umask)
+    try:
+        make_bench(tmp_path / "bench", n_cases=2)
+        run_eval(EvalConfig(bench=tmp_path / "bench", model="baseline:oracle", out=tmp_path / "run"))
+        score_run(tmp_path / "run", n_resamples=0)
+    finally:
+        os.umask(old)
     want = 0o666 & ~umask
     files = [tmp_path / "bench" / MANIFEST, next((tmp_path / "bench" / "images").iterdir()),
              tmp_path / "run" / "manifest.json", tmp_path / "run" / "metrics.json", tmp_path / "run" / "scores.parquet"]
@@ -344,7 +356,7 @@ def _fill(where: Path, leave: int) -> Path:
     return filler
 
 
-def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path) -> None:
+def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from medr2.report.write import write_report
 
     bench = tmp_path / "bench"
@@ -361,11 +373,9 @@ def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path) -> None
             assert store.count() > 0
         write_report([run], tmp_path / "report", max_items=10)
         assert (tmp_path / "report" / "index.html").is_file()
-        done = subprocess.run([*MEDR2, "report", str(run), "--out", str(tmp_path / "report2")], capture_output=True,
-                              text=True, timeout=120)
+        done = _Done(*_cli(["report", str(run), "--out", str(tmp_path / "report2")], capsys))
         assert done.returncode == 0, done.stderr
-        done = subprocess.run([*MEDR2, "score", str(run), "--resamples", "0"], capture_output=True, text=True,
-                              timeout=120)
+        done = _Done(*_cli(["score", str(run), "--resamples", "0"], capsys))
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert "Read-only file system" in done.stderr and "rerun the same command" in done.stderr
         assert sorted(p.name for p in run.iterdir()) == listing
@@ -373,7 +383,8 @@ def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path) -> None
         _umount(mnt)
 
 
-def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path) -> None:
+def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=6)
     data = tmp_path / "data"
@@ -386,20 +397,20 @@ def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path) -
         filler = _fill(mnt, 24 * 1024)
         # eval into a full disk: exit 1, a message, no traceback; what is stored is whole
         run = mnt / "run"
-        cmd = [*MEDR2, "eval", "--bench", str(bench), "--model", "baseline:oracle", "--out", str(run),
+        cmd = ["eval", "--bench", str(bench), "--model", "baseline:oracle", "--out", str(run),
                "--no-progress"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        done = _Done(*_cli(cmd, capsys))
         assert done.returncode == 1, done.stderr
         assert "Traceback" not in done.stderr and ("No space left" in done.stderr or "full" in done.stderr)
         # build into a full disk: exit 1, and nothing that reads as a bench
-        done = subprocess.run([*MEDR2, "build", "--source", f"folder:{data}", "--out", str(mnt / "b"),
-                               "--workers", "1"], capture_output=True, text=True, timeout=120)
+        done = _Done(*_cli(["build", "--source", f"folder:{data}", "--out", str(mnt / "b"),
+                               "--workers", "1"], capsys))
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         with pytest.raises(BadInput):
             load_bench(mnt / "b")
         # the disk grows: the same eval command resumes and finishes
         filler.unlink()
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        done = _Done(*_cli(cmd, capsys))
         assert done.returncode == 0, done.stderr
         with Store.open(run) as store:
             assert store.count() == len(load_bench(bench).items)
@@ -408,8 +419,7 @@ def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path) -
         before = {n: (run / n).read_bytes() for n in ("scores.parquet", "metrics.json")}
         time.sleep(0.01)
         filler = _fill(mnt, 4 * 1024)
-        done = subprocess.run([*MEDR2, "score", str(run), "--resamples", "50"], capture_output=True, text=True,
-                              timeout=120)
+        done = _Done(*_cli(["score", str(run), "--resamples", "50"], capsys))
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         assert {n: (run / n).read_bytes() for n in before} == before
         assert not [p.name for p in run.iterdir() if "pending" in p.name or p.name.startswith(".medr2")]

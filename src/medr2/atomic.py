@@ -26,25 +26,19 @@ from medr2.errors import WorkFailed
 JOURNAL = ".medr2-publish.json"
 PENDING_SUFFIX = ".medr2-pending"
 
-_UMASK: int | None = None
-
-
 def current_umask() -> int:
-    """The process umask (read without changing it where /proc allows; cached)."""
-    global _UMASK
-    if _UMASK is None:
-        try:
-            with open("/proc/self/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("Umask:"):
-                        _UMASK = int(line.split()[1], 8)
-                        break
-        except (OSError, ValueError):
-            pass
-        if _UMASK is None:  # pragma: no cover - no /proc
-            _UMASK = os.umask(0o022)
-            os.umask(_UMASK)
-    return _UMASK
+    """The process umask, read without changing it where /proc allows (read each time: it is cheap, and a
+    process may change its umask)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - no /proc
+    os.umask(mask)
+    return mask
 
 
 def file_mode() -> int:
