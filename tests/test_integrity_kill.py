@@ -132,6 +132,8 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
 
     def set_state(k: int) -> None:  # the command's inputs: a run folder holding one run or the other
         run.mkdir(exist_ok=True)
+        for f in ("store.sqlite-wal", "store.sqlite-shm"):  # a killed reader's, belonging to the other store
+            (run / f).unlink(missing_ok=True)
         for f in ("manifest.json", "store.sqlite"):
             shutil.copyfile(inputs[k] / f, run / f)
 
@@ -160,8 +162,8 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
         assert got in refs, "scores.parquet and metrics.json from different scorings"
         seen[f"state{refs.index(got)}"] += 1
 
-    kills = _kill_states(lambda: cmd, set_state, check, duration, 12, seed=5)
-    assert kills >= 6
+    kills = _kill_states(lambda: cmd, set_state, check, duration, 8, seed=5)
+    assert kills >= 4
     print("RELIABILITY-FIGURES kill-score", json.dumps({"kills": kills, **seen, "mixed_sets_seen": 0}))
 
 
@@ -212,8 +214,8 @@ def test_report_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
         assert got in refs, f"a mix of reports: {sorted(got)}"
         seen[f"state{refs.index(got)}"] += 1
 
-    kills = _kill_states(cmd, set_state, check, duration, 10, seed=8)
-    assert kills >= 5
+    kills = _kill_states(cmd, set_state, check, duration, 6, seed=8)
+    assert kills >= 3
     print("RELIABILITY-FIGURES kill-report", json.dumps({"kills": kills, **seen, "mixed_sets_seen": 0}))
 
 
@@ -267,6 +269,6 @@ def test_rebuild_with_another_source_killed_never_reads_as_the_old_bench(tmp_pat
         assert bench.checksum == new_checksum, "the folder reads as a bench that is not the new one"
         seen["new"] += 1
 
-    kills = _kill_states(cmd, set_state, check, duration, 8, seed=3)
-    assert kills >= 4
+    kills = _kill_states(cmd, set_state, check, duration, 5, seed=3)
+    assert kills >= 3
     print("RELIABILITY-FIGURES kill-rebuild", json.dumps({"kills": kills, **seen, "read_as_old_bench": 0}))
