@@ -169,6 +169,11 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys:
     assert merged["complete"] is False
     assert merged["shards_incomplete"] == [{"path": str(shards[1]), "shard": "1/2", "status": "running"}]
     assert merged["invocations"][0]["status"] == "merged-incomplete"
+    from medr2.report.write import write_report
+
+    score_run(tmp_path / "m", n_resamples=0)
+    html = write_report([tmp_path / "m"], tmp_path / "report", max_items=5).read_text("utf-8")
+    assert "Run m is incomplete" in html and "1/2" in html
 
 
 def test_rerun_of_a_killed_merge_is_not_blocked(tmp_path: Path) -> None:

@@ -69,6 +69,11 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     runs = [load_run(d, bench=bench) for d in run_dirs]
     unique_labels(runs)
     items, benches, warnings = _load_benches(runs)
+    for r in runs:
+        if r.manifest.get("complete") is False:  # a merge of shards whose eval did not finish
+            shards = ", ".join(str(x.get("shard")) for x in r.manifest.get("shards_incomplete") or []) or "?"
+            warnings.append(f"Run {r.label} is incomplete: merged from shards whose eval did not finish ({shards}); "
+                            "its numbers cover only the items answered.")
     out = Path(out_dir)
     settle(out)  # a report killed while publishing is completed first: its plots are the old set's
     lb = build_leaderboard(runs)
