@@ -3,6 +3,7 @@ heavy imports happen inside the command bodies so ``medr2 --help`` stays fast.""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 
@@ -76,6 +77,31 @@ def _abort_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+_STORAGE_TEXT = ("no space left", "disk is full", "quota exceeded", "read-only file system", "readonly database",
+                 "permission denied", "unable to open database file", "file too large")
+
+
+def storage_problem(e: BaseException) -> str | None:
+    """A message for an error that says the output cannot be written (disk full, quota, read-only storage,
+    no permission), from the exception or what caused it; None for anything else."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        text = str(cur).lower()
+        if isinstance(cur, OSError) and (cur.errno in _STORAGE_ERRNOS or any(t in text for t in _STORAGE_TEXT)):
+            where = cur.filename if getattr(cur, "filename", None) else None
+            what = cur.strerror or str(cur)
+            return (f"{what}{f': {where}' if where else ''}. Free space, or use storage this process can "
+                    "write, then rerun the same command (what was finished is kept)")
+        if type(cur).__module__ == "sqlite3" and any(t in text for t in _STORAGE_TEXT):
+            return (f"cannot write the run store: {cur}. Free space or use writable storage, then rerun the same "
+                    "command (every stored answer is kept)")
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def main() -> None:
     """Entry point: map errors to the documented exit codes (2 bad input/usage, 1 failed work).
     Usage errors (unknown command or option, missing argument) print one line, never a traceback."""
@@ -100,6 +126,12 @@ def main() -> None:
     except _abort_types():
         print("aborted", file=sys.stderr)
         sys.exit(130)
+    except Exception as e:
+        storage = storage_problem(e)
+        if storage is not None:  # the work failed for want of space or write access: exit 1, no traceback
+            Console(stderr=True).print(f"[bold red]error:[/] {storage}", highlight=False, markup=True)
+            sys.exit(1)
+        raise
 
 
 if __name__ == "__main__":

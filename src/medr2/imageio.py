@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from medr2.atomic import file_mode
 from medr2.errors import BadInput
 
 # Decompression-bomb guard: refuse images with more pixels than this (about 16k x 16k). The DICOM and
@@ -79,6 +80,7 @@ class ImageStore:
         dest = self.root / rel
         if not dest.exists():
             fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+            os.fchmod(fd, file_mode())  # what open() would give (mkstemp's 0600 would hide a shared bench)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, dest)  # atomic: a reader never sees a half-written image

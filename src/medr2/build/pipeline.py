@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import medr2
-from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, QUARANTINE_FILE, BenchWriter
+from medr2.bench.format import QUARANTINE_FILE, BenchWriter, prepare_bench_folder
 from medr2.build.parallel import STATE, ordered_map
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
@@ -150,16 +150,7 @@ def _realize_indexed(job: tuple[int, Any]) -> Case | QuarantineEntry:
 
 
 def _prepare_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise BadInput("output path exists and is not a folder", file=str(out), field="--out")
-    if out.is_dir():
-        known = {MANIFEST, CASES_FILE, ITEMS_FILE, QUARANTINE_FILE, "images"}
-        foreign = [p.name for p in out.iterdir() if p.name not in known and not p.name.startswith(".")]
-        if foreign:
-            raise BadInput(f"output folder is not empty and not a bench (found {foreign[0]!r}); choose another --out",
-                           file=str(out), field="--out")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / QUARANTINE_FILE).unlink(missing_ok=True)
+    prepare_bench_folder(out)  # refuses a foreign folder; an old bench's manifest goes first
     # scratch files of a build that was killed (spools, partial Parquet, half-written images)
     for stale in [*out.glob(SPOOL_GLOB), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
         stale.unlink(missing_ok=True)

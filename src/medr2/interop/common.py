@@ -173,13 +173,14 @@ def write_import(result: ImportResult, out: Path, *, name: str | None = None) ->
     if not result.items:
         raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
                        "quarantined)", field="PATH")
+    q = Quarantine(Path(out) / "quarantine.jsonl")
+    q.path.unlink(missing_ok=True)  # this import's entries only (a rerun into one --out does not add up)
+    for e in result.quarantined:
+        q.add(e)
     manifest = write_bench(out, result.cases, result.items, {
         "name": name or Path(out).name,
         "sources": source_table(result.cases, result.items),
         "imported": {"format": result.fmt, "tasks": result.counts, "unmapped": result.unmapped,
                      "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined)},
-    })
-    q = Quarantine(Path(out) / "quarantine.jsonl")
-    for e in result.quarantined:
-        q.add(e)
+    })  # the manifest last: a kill before it leaves a bench that reads as incomplete
     return manifest

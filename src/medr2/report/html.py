@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -45,12 +46,27 @@ def content_security_policy(js: str, css: str) -> str:
             f"script-src {_sha256_source(js)}; base-uri 'none'; form-action 'none'")
 
 
+# bidirectional formatting characters: they reorder what follows them on screen (U+202E makes
+# "gpj.exe" read "exe.jpg"); the report shows each as a visible marker instead
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_bidi(text: str) -> str:
+    """``text`` with every bidi control character shown as ``⟦U+202E⟧`` (no reordering on screen)."""
+    return _BIDI.sub(lambda m: f"\u27e6U+{ord(m.group()):04X}\u27e7", text)
+
+
+def _finalize(value: Any) -> Any:
+    return visible_bidi(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
                  browser: dict[str, Any], warnings: list[str]) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
-                      autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+                      autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True,
+                      finalize=_finalize)
     js, css = _asset("browser.js"), _asset("report.css")
     for asset in (js, css):
         if "</" in asset:
@@ -66,5 +82,5 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
     return env.get_template(TEMPLATE).render(
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
         leaderboard=leaderboard, plots=plot_views, browser_note=note, warnings=warnings,
-        css=Markup(css), js=Markup(js), data_json=Markup(script_safe_json(browser)),
+        css=Markup(css), js=Markup(js), data_json=Markup(visible_bidi(script_safe_json(browser))),
     )

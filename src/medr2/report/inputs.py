@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2.atomic import settle
 from medr2.errors import BadInput
 
 SCORE_COLUMNS = ("item_id", "model_key", "mode", "task", "stage", "variant", "verdict", "parsed")
@@ -98,6 +99,7 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise BadInput("run folder does not exist", file=str(run_dir))
+    settle(run_dir)  # complete a publish a killed `medr2 score` left half done: never new scores, old metrics
     manifest = _read_json(run_dir / "manifest.json")
     metrics = _read_json(run_dir / "metrics.json")
     if not isinstance(metrics.get("modes"), dict):

@@ -100,6 +100,21 @@ def _csv_num(v: float | int | None) -> str:
     return "" if v is None else repr(v)
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell a spreadsheet will not run: one starting with ``= + - @`` (or a tab / carriage return)
+    gets a leading ``'``, unless it is a plain number (``-0.25`` stays a number)."""
+    if not text.startswith(_FORMULA_START):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text if text.strip() == text else "'" + text
+
+
 def to_csv(lb: Leaderboard) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -108,7 +123,7 @@ def to_csv(lb: Leaderboard) -> str:
         header += [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n", f"{c.key}_n_cases", f"{c.key}_low_n"]
     w.writerow(header)
     for r in lb.rows:
-        line = [r.run, r.model, r.mode]
+        line = [csv_text(r.run), csv_text(r.model), csv_text(r.mode)]
         for c in lb.columns:
             cell = lb.cell(r, c.key)
             line += [_csv_num(cell["value"]), _csv_num(cell["lo"]), _csv_num(cell["hi"]), _csv_num(cell["n"]),
@@ -136,9 +151,15 @@ def to_markdown(lb: Leaderboard) -> str:
     return "\n".join(lines) + "\n" + note
 
 
+def leaderboard_files(lb: Leaderboard) -> dict[str, bytes]:
+    """``leaderboard.{md,csv,json}`` by name (published with the rest of the report as one set)."""
+    return {"leaderboard.md": to_markdown(lb).encode("utf-8"), "leaderboard.csv": to_csv(lb).encode("utf-8"),
+            "leaderboard.json": to_json(lb).encode("utf-8")}
+
+
 def write_leaderboard(lb: Leaderboard, out_dir: Path) -> dict[str, Path]:
-    paths = {"md": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json"}
-    paths["md"].write_text(to_markdown(lb), "utf-8")
-    paths["csv"].write_text(to_csv(lb), "utf-8")
-    paths["json"].write_text(to_json(lb), "utf-8")
-    return paths
+    from medr2.atomic import publish_files
+
+    files = leaderboard_files(lb)
+    publish_files(out_dir, files, command="medr2 report")
+    return {name.rsplit(".", 1)[1]: out_dir / name for name in files}

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput
 from medr2.records import Item
 from medr2.report.browser import MAX_ITEMS, THUMB_PX, browser_data
 from medr2.report.html import RunSummary, render_index
 from medr2.report.inputs import RunData, load_run, unique_labels
-from medr2.report.leaderboard import build_leaderboard, write_leaderboard
+from medr2.report.leaderboard import build_leaderboard, leaderboard_files
 from medr2.report.plots import PlotContext, make_plots
 
 
@@ -21,7 +22,7 @@ def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
 
 
 def _load_benches(runs: list[RunData]) -> tuple[dict[str, Item], dict[Path, Any], list[str]]:
-    from medr2.bench.format import load_bench
+    from medr2.bench.format import load_bench, verify_checksums
 
     benches: dict[Path, Any] = {}
     items: dict[str, Item] = {}
@@ -30,6 +31,7 @@ def _load_benches(runs: list[RunData]) -> tuple[dict[str, Item], dict[Path, Any]
         root = r.bench_root.resolve()
         if root not in benches:
             benches[root] = load_bench(root, validate=False)
+            verify_checksums(root, benches[root].manifest)  # the check eval makes (tables, not images)
             items.update(benches[root].items_by_id)
         recorded = _recorded_checksum(r.manifest)
         if recorded is not None and recorded != benches[root].checksum:
@@ -91,18 +93,25 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     unique_labels(runs)
     items, benches, warnings = _load_benches(runs)
     warnings += _incomplete_warnings(runs)
+    for r in runs:
+        if r.manifest.get("complete") is False:  # a merge of shards whose eval did not finish
+            shards = ", ".join(str(x.get("shard")) for x in r.manifest.get("shards_incomplete") or []) or "?"
+            warnings.append(f"Run {r.label} is incomplete: merged from shards whose eval did not finish ({shards}); "
+                            "its numbers cover only the items answered.")
     out = Path(out_dir)
-    (out / "plots").mkdir(parents=True, exist_ok=True)
+    settle(out)  # a report killed while publishing is completed first: its plots are the old set's
     lb = build_leaderboard(runs)
-    write_leaderboard(lb, out)
+    files = leaderboard_files(lb)
     plots = make_plots(PlotContext(runs, items))
     for p in plots:
-        (out / "plots" / f"{p.name}.png").write_bytes(p.png)
+        files[f"plots/{p.name}.png"] = p.png
     data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px)
     summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None) for r in runs]
     html = render_index(title=title, runs=summaries, leaderboard=lb, plots=plots, browser=data, warnings=warnings)
+    files["index.html"] = html.encode("utf-8")
+    old_plots = sorted(f"plots/{p.name}" for p in (out / "plots").glob("*.png")) if (out / "plots").is_dir() else []
+    # one set: a kill never leaves new leaderboard files beside an old index.html; plots of an earlier
+    # report that this one does not make are removed with it
+    publish_files(out, files, remove=old_plots, command="medr2 report")
     index = out / "index.html"
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(html, "utf-8")
-    tmp.replace(index)
     return index

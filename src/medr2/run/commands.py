@@ -165,9 +165,14 @@ def merge_command(
 
     manifest = merge_runs(shards, out, command=sys.argv)
     missing = manifest["shards_missing"]
-    Console(stderr=True).print(
+    console = Console(stderr=True)
+    console.print(
         f"merged {len(manifest['merged_from'])} shards into {out}: {manifest['counts']}"
-        + (f" [yellow](missing shards: {', '.join(missing)})[/]" if missing else ""))
+        + (f" [yellow](missing shards: {', '.join(missing)})[/]" if missing else ""), highlight=False)
+    for s in manifest.get("shards_incomplete", []):
+        console.print(f"[bold yellow]warning:[/] shard {s['shard']} ({s['path']}) did not finish its eval "
+                      f"(status {s['status']}): the merged run is incomplete; rerun that shard's eval to resume it, "
+                      "then merge again", highlight=False, markup=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,8 @@ from medr2.errors import BadInput
 from medr2.run import manifest as mf
 from medr2.run.store import STORE_FILE, Store
 
+MERGING_MARKER = ".merging"
+
 
 def parse_shard(shard: Any, file: Path) -> tuple[int, int]:
     """``"I/N"`` (0 <= I < N) from a shard manifest's identity, else BadInput naming the file and field."""
@@ -43,6 +45,7 @@ def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Se
     out = Path(out)
     if not dirs:
         raise BadInput("give at least one shard run folder", field="RUN_SHARD")
+    _clear_killed_merge(out)
     if (out / STORE_FILE).exists():
         raise BadInput("the output folder already holds a run store; merge into a new folder", file=str(out))
     manifests: list[dict[str, Any]] = []
@@ -75,7 +78,13 @@ def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Se
             raise BadInput(f"shard {i}/{n} given twice ({shards[i]} and {d})", file=str(d), field="shard")
         shards[i] = d
     assert total is not None
+    _verify_bench(manifests[0], dirs[0])
+    incomplete = [{"path": str(shards[i]), "shard": f"{i}/{total}", "status": status}
+                  for i in sorted(shards) if (status := eval_status(manifests[dirs.index(shards[i])])) != "complete"]
     rows: dict[str, int] = {}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MERGING_MARKER).write_text("a merge into this folder started; it is finished when manifest.json "
+                                      "exists\n", "utf-8")
     with Store.open(out, write=True) as store:
         for i in sorted(shards):
             rows[str(shards[i])] = store.copy_from(shards[i] / STORE_FILE)
@@ -87,7 +96,52 @@ def merge_runs(shard_dirs: Sequence[Path | str], out: Path | str, *, command: Se
                               "invocations": manifests[dirs.index(shards[i])].get("invocations", [])}
                              for i in sorted(shards)]
     merged["shards_missing"] = [f"{i}/{total}" for i in range(total) if i not in shards]
-    merged["invocations"] = [{"command": list(command), "started_at": time.time(), "status": "merged"}]
+    merged["shards_incomplete"] = incomplete
+    merged["complete"] = not incomplete and not merged["shards_missing"]
+    merged["invocations"] = [{"command": list(command), "started_at": time.time(),
+                              "status": "merged" if not incomplete else "merged-incomplete"}]
     merged["counts"] = counts
     mf.write_manifest(out, merged)
+    (out / MERGING_MARKER).unlink(missing_ok=True)
     return merged
+
+
+def eval_status(manifest: dict[str, Any]) -> str:
+    """``complete`` when the run's last ``medr2 eval`` finished; else what it was left as (``running``:
+    killed, ``interrupted``, ``failed``; ``no eval`` when none was recorded). A merged run is ``complete``
+    unless it says otherwise."""
+    if "merged_from" in manifest:
+        return "complete" if manifest.get("complete", True) else "incomplete"
+    invocations = manifest.get("invocations") or []
+    last = invocations[-1] if invocations and isinstance(invocations[-1], dict) else None
+    if last is None:
+        return "no eval"
+    return str(last.get("status") or "unknown")
+
+
+def _verify_bench(manifest: dict[str, Any], shard_dir: Path) -> None:
+    """The check eval makes: the bench the shards were run on is at its recorded path, unchanged."""
+    from medr2.bench.format import read_manifest, verify_checksums
+
+    bench = manifest.get("bench") if isinstance(manifest.get("bench"), dict) else {}
+    path = bench.get("path")
+    where = str(shard_dir / mf.MANIFEST_FILE)
+    if not isinstance(path, str) or not path:
+        raise BadInput("the run manifest names no bench path", file=where, field="bench.path")
+    checksum = verify_checksums(path, read_manifest(path))
+    recorded = (manifest.get("identity") or {}).get("bench_checksum") or bench.get("checksum")
+    if recorded != checksum:
+        raise BadInput(f"the bench at {path} changed since the shards were run (checksum {checksum[:12]}... "
+                       f"!= {str(recorded)[:12]}...)", file=where, field="identity.bench_checksum")
+
+
+def _clear_killed_merge(out: Path) -> None:
+    """A merge killed before its manifest was written leaves a store and the marker: remove them (the
+    shards are untouched), so the rerun starts over."""
+    if not (out / MERGING_MARKER).is_file() or (out / mf.MANIFEST_FILE).exists():
+        if (out / STORE_FILE).exists() and not (out / mf.MANIFEST_FILE).exists():
+            raise BadInput(f"the output folder holds a run store but no manifest.json (not left by medr2 merge); "
+                           f"remove {out / STORE_FILE} or merge into a new folder", file=str(out))
+        return
+    for name in (STORE_FILE, f"{STORE_FILE}-wal", f"{STORE_FILE}-shm", f"{STORE_FILE}-journal"):
+        (out / name).unlink(missing_ok=True)

@@ -440,6 +440,22 @@ def conv_dict(conv: BoxConvention) -> dict[str, Any]:
     return {"space": conv.space, "resize": conv.resize, "params": dict(conv.params)}
 
 
+def _refuse_bench_as_out(bench: Path, out: Path) -> None:
+    """``--out`` may not be the bench folder, inside it, or another bench (its lock and store would land there)."""
+    b, o = bench.resolve(), out.resolve()
+    if o == b or b in o.parents:
+        raise BadInput("the run folder is the bench folder or inside it; choose another --out", file=str(out),
+                       field="--out")
+    try:
+        import json
+
+        is_bench = json.loads((o / "manifest.json").read_text("utf-8")).get("format") == "medr2-bench"
+    except (OSError, ValueError, AttributeError):
+        is_bench = False
+    if is_bench:
+        raise BadInput("the run folder holds a bench; choose another --out", file=str(out), field="--out")
+
+
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Load the bench, build the adapter, check/write the manifest, run, update the manifest.
@@ -452,6 +468,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
 
     for m in cfg.modes:
         get_mode(m)
+    _refuse_bench_as_out(Path(cfg.bench), Path(cfg.out))
     if bench is None:  # images are not hashed here: each adapter verifies the sha256 of every image it sends
         bench = load_bench(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():

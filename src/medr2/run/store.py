@@ -14,6 +14,7 @@ pays a checkpoint's fsyncs on the runner's event-loop thread.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -130,7 +131,7 @@ class Store:
             if write:
                 conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
             else:
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
+                conn = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, timeout=30.0)
             conn.execute("PRAGMA busy_timeout = 30000")
             if write:
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -142,6 +143,9 @@ class Store:
         except sqlite3.DatabaseError as e:
             if lock is not None:
                 lock.close()
+            if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
+                raise WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
+                                 "process can write, then rerun the same command") from e
             raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
         store = cls(path, conn, lock, _Checkpointer(path) if write else None)
         store._select = [c if c in present else "NULL" for c in _COLUMNS]
@@ -374,6 +378,27 @@ class _Checkpointer(threading.Thread):
     def stop(self) -> None:
         self._stopping.set()
         self.join()
+
+
+# what SQLite says when the storage, not the file, is the problem (a full disk, a read-only mount)
+_STORAGE_ERRORS = ("disk I/O error", "database or disk is full", "unable to open database file",
+                   "attempt to write a readonly database")
+
+
+def _read_only_uri(path: Path) -> str:
+    """The URI to read ``path`` without writing: ``mode=ro``; on storage that cannot be written (a read-only
+    mount, a folder without write permission) also ``immutable=1``, since SQLite cannot create the WAL's
+    shared-memory file there (no writer can be running on such storage either)."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    if os.access(path.parent, os.W_OK):
+        return uri
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise WorkFailed(f"{path}: the store has an unfinished write-ahead log ({wal.name}) on storage that cannot "
+                         "be written; copy the run folder to writable storage to read it")
+    return uri + "&immutable=1"
 
 
 def _acquire_lock(path: Path) -> Any:

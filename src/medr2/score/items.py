@@ -61,10 +61,11 @@ ItemLike = Item | ScoringItem
 
 def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str, ScoringItem]]:
     """(bench manifest, items by id) of a bench folder, read column-wise."""
-    from medr2.bench.format import ITEMS_FILE, read_items_table, read_manifest
+    from medr2.bench.format import ITEMS_FILE, read_items_table, read_manifest, verify_checksums
 
     root = Path(bench_root)
     manifest = read_manifest(root)
+    verify_checksums(root, manifest)  # the check eval makes: a bench changed after the build is refused
     path = root / ITEMS_FILE
     if not path.is_file():
         raise BadInput("missing file", file=str(path))

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from medr2.atomic import atomic_write_bytes
+from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
@@ -335,9 +335,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     manifest, bench_root, items = _run_inputs(run_dir)
     conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
                                 or (manifest.get("identity") or {}).get("box_convention"))
-    qpath = run_dir / QUARANTINE_FILE
-    if qpath.exists():
-        qpath.unlink()
+    qpath = run_dir / f".{QUARANTINE_FILE}.scoring"  # published with the scores (below)
+    qpath.unlink(missing_ok=True)
     quarantine = Quarantine(qpath)
     preds = _latest_predictions(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
@@ -353,7 +352,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
-    atomic_write_bytes(run_dir / SCORES_FILE, buf.getvalue().to_pybytes())
+    scores_bytes = buf.getvalue().to_pybytes()
+    del buf
     n_predictions = len(scored)
     plan = _plan(manifest, items, preds)
     del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
@@ -372,7 +372,13 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     if n_truncated:
         metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    atomic_write_bytes(run_dir / METRICS_FILE, data.encode("utf-8"))
+    outputs = {SCORES_FILE: scores_bytes, METRICS_FILE: data.encode("utf-8")}
+    if quarantine.count:
+        outputs[QUARANTINE_FILE] = qpath.read_bytes()
+    # one set: a kill never leaves new scores beside old metrics (readers settle() first)
+    publish_files(run_dir, outputs, remove=() if quarantine.count else (QUARANTINE_FILE,),
+                  command=f"medr2 score {run_dir}")
+    qpath.unlink(missing_ok=True)
     return metrics
 
 
@@ -401,6 +407,7 @@ def load_table(run_dir: Path | str) -> pd.DataFrame:
     from medr2.score.table import build_table
 
     run_dir = Path(run_dir)
+    settle(run_dir)  # complete a publish a killed `medr2 score` left half done
     path = run_dir / SCORES_FILE
     if not path.is_file():
         raise BadInput("the run is not scored yet (run `medr2 score RUN`)", file=str(path))

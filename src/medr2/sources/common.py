@@ -279,6 +279,7 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
         raise BadInput("label table must be a list of objects (JSON) or rows (CSV)", file=str(path))
     renames: Mapping[str, str] = dr.mapping.get("columns") or {}
     table = LabelTable(file=str(path))
+    conflicts: set[str] = set()
     allowed = {key, "frame", *LABEL_FIELDS}
     for i, row in enumerate(raw):
         row = {renames.get(k, k): v for k, v in row.items()}
@@ -290,7 +291,7 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
         if not isinstance(k, str) or not k.strip():
             table.bad.append(BadInput(f"row without {key!r}", file=str(path), record=f"row {i + 1}", field=key))
             continue
-        k = k.strip()
+        k = image_key(k.strip())
         if "frame" in row and row["frame"] is not None and str(row["frame"]).strip() != "":
             try:
                 frame = _integer(row["frame"], {"file": str(path), "record": k, "field": "frame"})
@@ -300,11 +301,35 @@ def load_label_table(dr: DataRoot, rel: str, *, key: str = "image") -> LabelTabl
                 table.bad.append(e)
                 continue
             k = f"{k}#{frame}"
+        if k in conflicts:
+            table.bad.append(BadInput("contradictory labels for one image (another row names it with other "
+                                      "labels)", file=str(path), record=k, field=key))
+            continue
         if k in table.rows:
-            table.bad.append(BadInput("duplicate row for this image", file=str(path), record=k, field=key))
+            if _labels(table.rows[k], key) == _labels(row, key):
+                table.bad.append(BadInput("duplicate row for this image", file=str(path), record=k, field=key))
+                continue
+            # one image, two sets of labels: neither can be trusted, so every row of it is quarantined
+            del table.rows[k]
+            conflicts.add(k)
+            table.bad += [BadInput("contradictory labels for one image (another row names it with other labels)",
+                                   file=str(path), record=k, field=key)] * 2
             continue
         table.rows[k] = row
     return table
+
+
+def image_key(rel: str) -> str:
+    """One spelling per image path: ``xr/0.png``, ``./xr/0.png`` and ``xr//0.png`` are one image."""
+    import posixpath
+
+    rel = rel.strip()
+    norm = posixpath.normpath(rel)
+    return rel if norm == "." else norm
+
+
+def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
+    return {k: str(v).strip() for k, v in row.items() if k != key and v is not None and str(v).strip() != ""}
 
 
 def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | None) -> dict[str, Any]:

@@ -42,6 +42,9 @@ def run_import(fmt: str, path: Path, out: Path, *, license: str | None = None, a
         raise BadInput("not found", file=str(path), field="PATH")
     if access not in (None, "open", "credentialed", "restricted"):
         raise BadInput("access must be open, credentialed or restricted", field="--access")
+    from medr2.bench.format import prepare_bench_folder
+
+    prepare_bench_folder(out)  # like build: no foreign folder; an old bench's manifest and quarantine go first
     b = ImportBuilder(fmt=fmt, images=ImageStore(out), license=license or "unspecified", access=access or "open",
                       source=source)
     IMPORTERS[fmt](Path(path), b, dict(options or {}))

@@ -37,9 +37,18 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     if path.is_dir():
         files = inside_files(b, path, files)
     for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")):
-        by_index = {text(r.get("index")): r for r in rows}
-        for i, r in enumerate(rows):
-            rec = text(r.get("index")) or f"{f.name} row {i + 2}"
+        by_index: dict[str, dict[str, str]] = {}
+        first_row: dict[str, int] = {}
+        for n, r in enumerate(rows, start=1):
+            if idx := text(r.get("index")):
+                by_index.setdefault(idx, r)
+                first_row.setdefault(idx, n)
+        for n, r in enumerate(rows, start=1):
+            rec = text(r.get("index")) or f"{f.name} row {n + 1}"
+            if rec in first_row and first_row[rec] != n:  # its case key would be the first row's image
+                b.bad(BadInput(f"repeated index (first in data row {first_row[rec]}); data row {n} is not "
+                               "imported", file=str(f), record=rec, field="index"))
+                continue
             try:
                 img_field = text(r.get("image"))
                 if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference
