@@ -292,3 +292,20 @@ register_preset(Preset(
           "x-first order [x1, y1, x2, y2].",
     sources=("ai.google.dev Gemini image understanding docs (object detection)",
              "huggingface.co/google/gemma-3-4b-it/discussions/38")))
+register_preset(Preset(
+    "llama-3.2-vision", "Llama 3.2 Vision (mllama)", ("meta-llama/Llama-3.2-11B-Vision-Instruct",),
+    _UNIT, image_size=560,
+    notes="Tiles of 560x560 (up to 4) by cross-attention. No documented box format; 0-1 fractions (uncertain).",
+    sources=("Llama 3.2 Vision model card", "transformers MllamaImageProcessor (max_image_tiles 4, 560)")))
+register_preset(Preset(
+    "idefics3", "Idefics3 / SmolVLM", ("HuggingFaceM4/Idefics3-8B-Llama3", "HuggingFaceTB/SmolVLM-Instruct"),
+    _UNIT,
+    notes="Longest edge resized, split into tiles (364 / 384 px) plus a global image. No documented box format; "
+          "0-1 fractions (uncertain).",
+    sources=("Idefics3 paper arXiv:2408.12637", "SmolVLM model card")))
+register_preset(Preset(
+    "aya-vision", "Aya Vision", ("CohereLabs/aya-vision-8b", "CohereLabs/aya-vision-32b"),
+    _UNIT, image_size=364,
+    notes="SigLIP2 tiles of 364 px (up to 12, closest aspect-ratio grid, plus a thumbnail). No documented box "
+          "format; 0-1 fractions (uncertain).",
+    sources=("Aya Vision model card", "transformers AyaVisionProcessor / GotOcr2ImageProcessor")))
