@@ -61,6 +61,8 @@ def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxCo
             ("crop_height", crop["height"]), ("crop_width", crop["width"]), ("shortest_edge", size["shortest_edge"])))
     if size.get("shortest_edge"):
         return BoxConvention(space, "shortest-edge", (("shortest_edge", size["shortest_edge"]),))
+    if space != "pixel":  # tiling processors (Idefics3, Aya Vision, mllama): normalised boxes need no resize rule
+        return BoxConvention(space, "none", ())
     raise BadInput(f"cannot tell how {type(image_processor).__name__} resizes images (size={size}); "
                    "pass box_space='unit' or 'thousand' only if the model writes normalised boxes",
                    field="image_processor.size")
