@@ -20,7 +20,7 @@ rm -f "$V/.medr2-ready"
 "$V/bin/python" -m pip install -q --upgrade pip
 # '===' excludes the local 2.13.0+cpu build, which PyPI's torchvision cannot load beside.
 "$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
-"$V/bin/python" -m pip install -q -e ".[hf,dev]"
+"$V/bin/python" -m pip install -q -e ".[hf,dev]" "num2words>=0.5"  # SmolVLM's processor imports num2words
 "$V/bin/python" - <<'PYEOF'
 import torch, torchvision, transformers  # noqa: E401 - fail here, loudly, if the environment is broken
 from torchvision.ops import nms  # noqa: F401

@@ -66,6 +66,22 @@ def _smart_resize(h: int, w: int, factor: int, min_px: int, max_px: int) -> tupl
     return hb, wb
 
 
+def _glm_resize(h: int, w: int, factor: int, min_px: int, max_px: int, frames: int = 2) -> tuple[int, int]:
+    """GLM-4.1V's ``smart_resize`` (its repo): like Qwen's, with the frame count in the pixel budget."""
+    if h < factor or w < factor:
+        scale = max(factor / h, factor / w)
+        h, w = int(h * scale), int(w * scale)
+    hb, wb = round(h / factor) * factor, round(w / factor) * factor
+    if frames * hb * wb > max_px:
+        beta = math.sqrt(frames * h * w / max_px)
+        hb = max(factor, math.floor(h / beta / factor) * factor)
+        wb = max(factor, math.floor(w / beta / factor) * factor)
+    elif frames * hb * wb < min_px:
+        beta = math.sqrt(min_px / (frames * h * w))
+        hb, wb = math.ceil(h * beta / factor) * factor, math.ceil(w * beta / factor) * factor
+    return hb, wb
+
+
 def _internvl_tiles(w: int, h: int, tile: int, lo: int, hi: int) -> int:
     """InternVL's ``dynamic_preprocess`` (its README): the grid closest in aspect ratio (ties: more tiles while
     they cover less than twice the image), plus a thumbnail when there is more than one tile."""
@@ -128,6 +144,22 @@ def expected(name: str, w: int, h: int) -> tuple[int, tuple[int, ...], dict[str,
     if name == "aya-vision":  # (img_size / (patch*downsample))^2 = (32/16)^2 = 4 per tile
         tiles = _internvl_tiles(w, h, 32, 1, 4)
         return 4 * tiles, (tiles, 3, 32, 32), {}
+    if name == "smolvlm":  # the Idefics3 rule with SmolVLM's processor
+        rows, cols = _idefics3_frames(w, h, 64, 32)
+        frames = rows * cols + 1
+        return 4 * frames, (1, frames, 3, 32, 32), {}
+    if name == "internvl":  # (32/8)^2 * 0.5^2 = 4 tokens per tile, tiles by InternVL's dynamic_preprocess
+        tiles = _internvl_tiles(w, h, 32, 1, 4)
+        return 4 * tiles, (tiles, 3, 32, 32), {}
+    if name == "glm-4v":  # GLM-4.1V smart_resize: images count as 2 frames against min/max pixels
+        rh, rw = _glm_resize(h, w, 28, 112 * 112, 28 * 28 * 15000)
+        patches = (rh // 14) * (rw // 14)
+        return patches // 4, (patches, 3 * 2 * 14 * 14), {"grid": (1, rh // 14, rw // 14)}
+    if name == "mistral3":  # Pixtral: longest edge <= 64, sides up to multiples of patch*merge = 16
+        ratio = max(h / 64, w / 64)
+        sh, sw = (int(h / ratio), int(w / ratio)) if ratio > 1 else (h, w)
+        rows, cols = math.ceil(sh / 16), math.ceil(sw / 16)
+        return rows * cols, (1, 3, rows * 16, cols * 16), {"breaks": rows - 1}
     if name in ("qwen2-vl", "qwen2.5-vl", "qwen3-vl"):  # patches of p, 2x2 merged; rows of 3*2*p*p values
         p, lo, hi = (16, 32 * 32 * 4, 32 * 32 * 16) if name == "qwen3-vl" else (14, 56 * 56, 28 * 28 * 16384)
         rh, rw = _smart_resize(h, w, 2 * p, lo, hi)
@@ -178,6 +210,10 @@ def test_image_tokens_and_pixel_values_follow_the_documented_rule(built, name, s
     assert tuple(enc["pixel_values"].shape) == shape
     if "tiles" in other:
         assert int(enc["aspect_ratio_mask"].sum()) == other["tiles"]
+    if "breaks" in other:  # Pixtral: [IMG_BREAK] between rows, one [IMG_END]
+        ids = enc["input_ids"][0].tolist()
+        assert ids.count(proc.tokenizer.convert_tokens_to_ids("[IMG_BREAK]")) == other["breaks"]
+        assert ids.count(proc.tokenizer.convert_tokens_to_ids("[IMG_END]")) == 1
     if "grid" in other:
         assert tuple(int(v) for v in enc["image_grid_thw"][0]) == other["grid"]
 
@@ -215,13 +251,16 @@ GENERATION = {"llava-1.5": "ASSISTANT:", "gemma3": "<start_of_turn>model\n",
               "mllama": "<|start_header_id|>assistant<|end_header_id|>\n\n", "idefics3": "Assistant:",
               "aya-vision": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_RESPONSE|>",
               "qwen2-vl": "<|im_start|>assistant\n", "qwen2.5-vl": "<|im_start|>assistant\n",
-              "qwen3-vl": "<|im_start|>assistant\n"}
+              "qwen3-vl": "<|im_start|>assistant\n", "internvl": "<|im_start|>assistant\n", "smolvlm": "Assistant:",
+              "glm-4v": "<|assistant|>\n", "mistral3": "[/INST]"}
 ASSISTANT_TURN = {"llava-1.5": "ASSISTANT: B", "gemma3": "<start_of_turn>model\nB<end_of_turn>",
                   "mllama": "<|start_header_id|>assistant<|end_header_id|>\n\nB<|eot_id|>",
                   "idefics3": "Assistant: B<end_of_utterance>",
                   "aya-vision": "<|CHATBOT_TOKEN|><|START_RESPONSE|>B<|END_RESPONSE|>",
                   "qwen2-vl": "<|im_start|>assistant\nB<|im_end|>", "qwen2.5-vl": "<|im_start|>assistant\nB<|im_end|>",
-                  "qwen3-vl": "<|im_start|>assistant\nB<|im_end|>"}
+                  "qwen3-vl": "<|im_start|>assistant\nB<|im_end|>", "internvl": "<|im_start|>assistant\nB<|im_end|>",
+                  "smolvlm": "Assistant: B<end_of_utterance>", "glm-4v": "<|assistant|>\nB<|user|>",
+                  "mistral3": "[/INST]B</s>[INST]"}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -528,6 +528,159 @@ register_family(Family(
     notes="Patch 16 x merge 2: sides multiples of 32."))
 
 
+def _build_internvl(out: Path, seed: int) -> None:
+    from transformers import (
+        InternVLConfig,
+        InternVLForConditionalGeneration,
+        InternVLProcessor,
+        InternVLVideoProcessor,
+        InternVLVisionConfig,
+    )
+    from transformers.models.got_ocr2 import GotOcr2ImageProcessorPil
+
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<video>",
+               "<ref>", "</ref>", "<box>", "</box>"]
+    tok = _tokenizer(special, INTERNVL_TEMPLATE, eos="<|im_end|>", pad="<|endoftext|>",
+                     extra={"start_image_token": "<img>", "end_image_token": "</img>",
+                            "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
+    ip = GotOcr2ImageProcessorPil(size={"height": 32, "width": 32}, crop_to_patches=True, min_patches=1,
+                                  max_patches=4)
+    proc = InternVLProcessor(image_processor=ip, tokenizer=tok, video_processor=InternVLVideoProcessor(
+        size={"height": 32, "width": 32}), image_seq_length=4, chat_template=INTERNVL_TEMPLATE)
+    vision = InternVLVisionConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                                  image_size=[32, 32], patch_size=[8, 8])
+    cfg = InternVLConfig(vision_config=vision, text_config=_qwen2_text(tok), image_seq_length=4,
+                         downsample_ratio=0.5, image_token_id=tok.convert_tokens_to_ids("<IMG_CONTEXT>"),
+                         tie_word_embeddings=False)
+    _save(out, _seeded(seed, InternVLForConditionalGeneration, cfg), proc, tok, seed)
+
+
+INTERNVL_TEMPLATE = chat_template(turn=CHATML, image="<IMG_CONTEXT>\n", generation="<|im_start|>assistant\n")
+SMOLVLM_TEMPLATE = chat_template(
+    turn={"system": ("System: ", "<end_of_utterance>\n"), "user": ("User:", "<end_of_utterance>\n"),
+          "assistant": ("Assistant: ", "<end_of_utterance>\n")},
+    image="<image>", generation="Assistant:", bos="<|im_start|>")
+
+
+def _build_smolvlm(out: Path, seed: int) -> None:
+    from transformers import (
+        SmolVLMConfig,
+        SmolVLMForConditionalGeneration,
+        SmolVLMProcessor,
+        SmolVLMVideoProcessor,
+        SmolVLMVisionConfig,
+    )
+    from transformers.models.smolvlm import SmolVLMImageProcessorPil
+
+    special = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", *_IDEFICS_SPECIAL]
+    tok = _tokenizer(special, SMOLVLM_TEMPLATE, bos="<|im_start|>", eos="<end_of_utterance>", pad="<|endoftext|>",
+                     extra={"image_token": "<image>", "fake_image_token": "<fake_token_around_image>",
+                            "global_image_token": "<global-img>", "end_of_utterance_token": "<end_of_utterance>"})
+    ip = SmolVLMImageProcessorPil(size={"longest_edge": 64}, max_image_size={"longest_edge": 32})
+    vp = SmolVLMVideoProcessor(size={"longest_edge": 32}, max_image_size={"longest_edge": 32})
+    proc = SmolVLMProcessor(image_processor=ip, tokenizer=tok, video_processor=vp, image_seq_len=4,
+                            chat_template=SMOLVLM_TEMPLATE)
+    vision = SmolVLMVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                                 image_size=32, patch_size=8)
+    cfg = SmolVLMConfig(vision_config=vision, text_config=_llama_text(tok), scale_factor=2,
+                        image_token_id=tok.convert_tokens_to_ids("<image>"))
+    _save(out, _seeded(seed, SmolVLMForConditionalGeneration, cfg), proc, tok, seed)
+
+
+GLM4V_TEMPLATE = chat_template(
+    turn={"system": ("<|system|>\n", ""), "user": ("<|user|>\n", ""), "assistant": ("<|assistant|>\n", "")},
+    image="<|begin_of_image|><|image|><|end_of_image|>", generation="<|assistant|>\n", bos="[gMASK]<sop>")
+
+
+def _build_glm4v(out: Path, seed: int) -> None:
+    from transformers import Glm4vConfig, Glm4vForConditionalGeneration, Glm4vProcessor, Glm4vVideoProcessor
+    from transformers.models.glm4v import Glm4vImageProcessorPil
+
+    special = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+               "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>",
+               "<|end_of_video|>", "<|image|>", "<|video|>", "<|begin_of_box|>", "<|end_of_box|>"]
+    tok = _tokenizer(special, GLM4V_TEMPLATE, eos="<|user|>", pad="<|endoftext|>",
+                     extra={"image_token": "<|image|>", "video_token": "<|video|>"})
+    ip = Glm4vImageProcessorPil(size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14,
+                                temporal_patch_size=2, merge_size=2)
+    proc = Glm4vProcessor(image_processor=ip, tokenizer=tok, video_processor=Glm4vVideoProcessor(),
+                          chat_template=GLM4V_TEMPLATE)
+    ids = tok.convert_tokens_to_ids
+    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                 "partial_rotary_factor": 0.5},  # rotary dim 16: sections sum to 8
+                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
+                  spatial_merge_size=2, temporal_patch_size=2, image_size=28, in_channels=3)
+    cfg = Glm4vConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image|>"),
+                      video_token_id=ids("<|video|>"), image_start_token_id=ids("<|begin_of_image|>"),
+                      image_end_token_id=ids("<|end_of_image|>"), video_start_token_id=ids("<|begin_of_video|>"),
+                      video_end_token_id=ids("<|end_of_video|>"), tie_word_embeddings=False)
+    _save(out, _seeded(seed, Glm4vForConditionalGeneration, cfg), proc, tok, seed)
+
+
+MISTRAL3_TEMPLATE = chat_template(
+    turn={"system": ("[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"), "user": ("[INST]", "[/INST]"),
+          "assistant": ("", "</s>")},
+    image="[IMG]", generation="", bos="<s>")
+
+
+def _build_mistral3(out: Path, seed: int) -> None:
+    from transformers import (
+        Mistral3Config,
+        Mistral3ForConditionalGeneration,
+        MistralConfig,
+        PixtralProcessor,
+        PixtralVisionConfig,
+    )
+    from transformers.models.pixtral import PixtralImageProcessorPil
+
+    special = ["<unk>", "<s>", "</s>", "<pad>", "[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[IMG]",
+               "[IMG_BREAK]", "[IMG_END]"]
+    tok = _tokenizer(special, MISTRAL3_TEMPLATE, bos="<s>", eos="</s>", pad="<pad>", unk="<unk>",
+                     extra={"image_token": "[IMG]"})
+    # the image processor resizes to multiples of patch x merge (8 x 2), the processor counts merged tokens
+    ip = PixtralImageProcessorPil(size={"longest_edge": 64}, patch_size={"height": 16, "width": 16})
+    proc = PixtralProcessor(image_processor=ip, tokenizer=tok, patch_size=8, spatial_merge_size=2,
+                            chat_template=MISTRAL3_TEMPLATE)
+    vision = PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=1,
+                                 head_dim=32, image_size=64, patch_size=8)
+    text = MistralConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+                         sliding_window=None, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
+    cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
+                         image_token_index=tok.convert_tokens_to_ids("[IMG]"))
+    _save(out, _seeded(seed, Mistral3ForConditionalGeneration, cfg), proc, tok, seed)
+
+
+register_family(Family(
+    "internvl", "InternVL 3 / 3.5 (native transformers InternVL)", "internvl", "internvl", "thousand",
+    "InternVL docs: <box>[[x1, y1, x2, y2]]</box> normalised to 0-1000", ("OpenGVLab/InternVL3-8B-hf",),
+    _build_internvl, "<IMG_CONTEXT>", "<IMG_CONTEXT>\n", needs_torchvision=True, torchvision_reason=_VIDEO,
+    notes="Tiles of 32 px (1-4, closest aspect ratio, + a thumbnail), 16 patches pixel-shuffled by 0.5 -> 4 "
+          "tokens per tile (real: 448 px tiles, up to 12, 256 tokens each)."))
+register_family(Family(
+    "smolvlm", "SmolVLM", "smolvlm", "idefics3", "unit",
+    "no documented box format (SmolVLM model card); 0-1 fractions assumed", ("HuggingFaceTB/SmolVLM-Instruct",),
+    _build_smolvlm, "<image>", "<image>", needs_torchvision=True, torchvision_reason=_VIDEO,
+    notes="Idefics3 layout with SmolVLM's tokens; longest edge 64, tiles of 32 (real: 384)."))
+register_family(Family(
+    "glm-4v", "GLM-4.1V / GLM-4.5V (glm4v)", "glm4v", "glm-4v", "thousand",
+    "GLM-4.5V model card: <|begin_of_box|>[x1, y1, x2, y2]<|end_of_box|> relative 0-1000 (uncertain)",
+    ("zai-org/GLM-4.1V-9B-Thinking",), _build_glm4v, "<|image|>", "<|begin_of_image|><|image|><|end_of_image|>",
+    needs_torchvision=True, torchvision_reason=_VIDEO,
+    notes="Qwen-style patches of 14, 2x2 merge, GLM's own smart resize (min 112*112 pixels)."))
+register_family(Family(
+    "mistral3", "Mistral 3 (Mistral Small 3.1 / Pixtral vision)", "mistral3", "mistral3", "unit",
+    "no documented box format (Mistral Small 3.1 model card); 0-1 fractions assumed",
+    ("mistralai/Mistral-Small-3.1-24B-Instruct-2503",), _build_mistral3, "[IMG]", "[IMG]",
+    needs_torchvision=True, torchvision_reason="transformers' PixtralProcessor class requires torchvision",
+    notes="Longest edge <= 64, sides rounded up to multiples of 16 (patch 8 x merge 2); rows of [IMG] tokens "
+          "separated by [IMG_BREAK], closed by [IMG_END]."))
+
+
 # ---------------------------------------------------------------------------------------------
 # the box-space check: the preset's declared convention vs what the processor really does
 

@@ -309,3 +309,15 @@ register_preset(Preset(
     notes="SigLIP2 tiles of 364 px (up to 12, closest aspect-ratio grid, plus a thumbnail). No documented box "
           "format; 0-1 fractions (uncertain).",
     sources=("Aya Vision model card", "transformers AyaVisionProcessor / GotOcr2ImageProcessor")))
+register_preset(Preset(
+    "glm-4v", "GLM-4.1V / GLM-4.5V", ("zai-org/GLM-4.1V-9B-Thinking", "zai-org/GLM-4.5V"),
+    _THOUSAND,
+    notes="Grounding as <|begin_of_box|>[x1, y1, x2, y2]<|end_of_box|> relative 0-1000 (uncertain). Qwen-style "
+          "patches 14, merge 2, own smart resize.",
+    sources=("GLM-4.5V model card (grounding)", "transformers Glm4vImageProcessor")))
+register_preset(Preset(
+    "mistral3", "Mistral Small 3.1 / Pixtral", ("mistralai/Mistral-Small-3.1-24B-Instruct-2503",),
+    _UNIT,
+    notes="Longest edge resized to at most 1540 px, patches 14 merged 2x2. No documented box format; 0-1 fractions "
+          "(uncertain).",
+    sources=("Mistral Small 3.1 model card", "transformers PixtralProcessor")))
