@@ -82,6 +82,30 @@ def _glm_resize(h: int, w: int, factor: int, min_px: int, max_px: int, frames: i
     return hb, wb
 
 
+def _anyres(w: int, h: int, base: int, side: int, pinpoints: list[list[int]], max_n: int = 9) -> tuple[int, int]:
+    """LLaVA-NeXT / OneVision AnyRes (LLaVA-NeXT blog and code): the grid resolution keeping the most effective
+    pixels (then the least waste); base-view tokens + unpadded grid features + one newline per row, scaled down
+    past ``anyres_max_N``. Returns (image tokens, views = 1 base + grid crops)."""
+    best = (-1, 0, 0, 0)
+    for ph, pw in pinpoints:
+        scale = min(pw / w, ph / h)
+        eff = min(int(w * scale) * int(h * scale), w * h)
+        waste = pw * ph - eff
+        if eff > best[0] or (eff == best[0] and waste < best[1]):
+            best = (eff, waste, ph, pw)
+    rows, cols = best[2] // base, best[3] // base
+    ch, cw = side * rows, side * cols
+    if w / h > cw / ch:
+        ch -= ((ch - int(round(h * (cw / w), 7))) // 2) * 2
+    else:
+        cw -= ((cw - int(round(w * (ch / h), 7))) // 2) * 2
+    feats, newlines = ch * cw, ch
+    ratio = math.sqrt(ch * cw / (max_n * side * side))
+    if ratio > 1.1:
+        feats, newlines = int(ch // ratio) * int(cw // ratio), int(ch // ratio)
+    return side * side + feats + newlines, 1 + rows * cols
+
+
 def _internvl_tiles(w: int, h: int, tile: int, lo: int, hi: int) -> int:
     """InternVL's ``dynamic_preprocess`` (its README): the grid closest in aspect ratio (ties: more tiles while
     they cover less than twice the image), plus a thumbnail when there is more than one tile."""
@@ -144,6 +168,11 @@ def expected(name: str, w: int, h: int) -> tuple[int, tuple[int, ...], dict[str,
     if name == "aya-vision":  # (img_size / (patch*downsample))^2 = (32/16)^2 = 4 per tile
         tiles = _internvl_tiles(w, h, 32, 1, 4)
         return 4 * tiles, (tiles, 3, 32, 32), {}
+    if name == "llava-onevision":  # SigLIP 32 px, patch 8: 4x4 tokens per view
+        from medr2.models.families import LLAVA_OV_PINPOINTS
+
+        n, views = _anyres(w, h, 32, 4, LLAVA_OV_PINPOINTS)
+        return n, (1, views, 3, 32, 32), {}
     if name == "smolvlm":  # the Idefics3 rule with SmolVLM's processor
         rows, cols = _idefics3_frames(w, h, 64, 32)
         frames = rows * cols + 1
@@ -252,7 +281,8 @@ GENERATION = {"llava-1.5": "ASSISTANT:", "gemma3": "<start_of_turn>model\n",
               "aya-vision": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_RESPONSE|>",
               "qwen2-vl": "<|im_start|>assistant\n", "qwen2.5-vl": "<|im_start|>assistant\n",
               "qwen3-vl": "<|im_start|>assistant\n", "internvl": "<|im_start|>assistant\n", "smolvlm": "Assistant:",
-              "glm-4v": "<|assistant|>\n", "mistral3": "[/INST]"}
+              "glm-4v": "<|assistant|>\n", "mistral3": "[/INST]",
+              "llava-onevision": "<|im_start|>assistant\n"}
 ASSISTANT_TURN = {"llava-1.5": "ASSISTANT: B", "gemma3": "<start_of_turn>model\nB<end_of_turn>",
                   "mllama": "<|start_header_id|>assistant<|end_header_id|>\n\nB<|eot_id|>",
                   "idefics3": "Assistant: B<end_of_utterance>",
@@ -260,7 +290,7 @@ ASSISTANT_TURN = {"llava-1.5": "ASSISTANT: B", "gemma3": "<start_of_turn>model\n
                   "qwen2-vl": "<|im_start|>assistant\nB<|im_end|>", "qwen2.5-vl": "<|im_start|>assistant\nB<|im_end|>",
                   "qwen3-vl": "<|im_start|>assistant\nB<|im_end|>", "internvl": "<|im_start|>assistant\nB<|im_end|>",
                   "smolvlm": "Assistant: B<end_of_utterance>", "glm-4v": "<|assistant|>\nB<|user|>",
-                  "mistral3": "[/INST]B</s>[INST]"}
+                  "mistral3": "[/INST]B</s>[INST]", "llava-onevision": "<|im_start|>assistant\nB<|im_end|>"}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -655,6 +655,43 @@ def _build_mistral3(out: Path, seed: int) -> None:
     _save(out, _seeded(seed, Mistral3ForConditionalGeneration, cfg), proc, tok, seed)
 
 
+LLAVA_OV_TEMPLATE = chat_template(turn=CHATML, image="<image>\n", generation="<|im_start|>assistant\n",
+                                  images_first=True)
+LLAVA_OV_PINPOINTS = [[32, 32], [32, 64], [32, 96], [64, 32], [64, 64], [96, 32]]
+
+
+def _build_llava_onevision(out: Path, seed: int) -> None:
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
+    from transformers.models.llava_onevision import LlavaOnevisionImageProcessorPil
+
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
+    tok = _tokenizer(special, LLAVA_OV_TEMPLATE, eos="<|im_end|>", pad="<|endoftext|>",
+                     extra={"image_token": "<image>", "video_token": "<video>"})
+    ip = LlavaOnevisionImageProcessorPil(size={"height": 32, "width": 32}, image_grid_pinpoints=LLAVA_OV_PINPOINTS)
+    vp = LlavaOnevisionVideoProcessor(size={"height": 32, "width": 32})
+    proc = LlavaOnevisionProcessor(image_processor=ip, tokenizer=tok, video_processor=vp, num_image_tokens=16,
+                                   vision_feature_select_strategy="full", chat_template=LLAVA_OV_TEMPLATE,
+                                   vision_aspect_ratio="anyres_max_9")
+    ids = tok.convert_tokens_to_ids
+    cfg = LlavaOnevisionConfig(vision_config=_siglip(32, 8, vision_use_head=False), text_config=_qwen2_text(tok),
+                               image_token_index=ids("<image>"), video_token_index=ids("<video>"),
+                               vision_feature_select_strategy="full", vision_feature_layer=-1,
+                               image_grid_pinpoints=LLAVA_OV_PINPOINTS, vision_aspect_ratio="anyres_max_9")
+    _save(out, _seeded(seed, LlavaOnevisionForConditionalGeneration, cfg), proc, tok, seed)
+
+
+register_family(Family(
+    "llava-onevision", "LLaVA-OneVision", "llava_onevision", "llava-onevision", "unit",
+    "no documented box format (LLaVA-OneVision paper arXiv:2408.03326); 0-1 fractions as LLaVA-1.5 (uncertain)",
+    ("llava-hf/llava-onevision-qwen2-7b-ov-hf",), _build_llava_onevision, "<image>", "<image>\n",
+    needs_torchvision=True, torchvision_reason=_VIDEO,
+    notes="AnyRes: a 32 px base view (16 tokens) plus the best-fitting grid of 32 px crops, unpadded, one newline "
+          "token per row (real: 384 px, grids up to 6x6, anyres_max_9)."))
 register_family(Family(
     "internvl", "InternVL 3 / 3.5 (native transformers InternVL)", "internvl", "internvl", "thousand",
     "InternVL docs: <box>[[x1, y1, x2, y2]]</box> normalised to 0-1000", ("OpenGVLab/InternVL3-8B-hf",),

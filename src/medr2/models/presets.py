@@ -321,3 +321,9 @@ register_preset(Preset(
     notes="Longest edge resized to at most 1540 px, patches 14 merged 2x2. No documented box format; 0-1 fractions "
           "(uncertain).",
     sources=("Mistral Small 3.1 model card", "transformers PixtralProcessor")))
+register_preset(Preset(
+    "llava-onevision", "LLaVA-OneVision", ("llava-hf/llava-onevision-qwen2-7b-ov-hf",),
+    _UNIT, image_size=384,
+    notes="AnyRes: a 384 px base view plus the best-fitting grid of 384 px crops (anyres_max_9). No documented "
+          "box format; 0-1 fractions as LLaVA-1.5 (uncertain).",
+    sources=("LLaVA-OneVision paper arXiv:2408.03326", "transformers LlavaOnevisionProcessor")))
