@@ -378,14 +378,19 @@ def test_a_qwen_preset_with_another_factor_fails(built, monkeypatch):
     assert any("resize 'qwen2-vl'" in m for m in problems) and any("the processor gives" in m for m in problems)
 
 
-def test_cli_builds_a_family(tmp_path):
+def test_cli_builds_a_family_with_the_same_bytes(built, tmp_path):
     from typer.testing import CliRunner
 
     from medr2.cli import app
 
     res = CliRunner().invoke(app, ["tiny-vlm", "--family", "gemma3", "--out", str(tmp_path / "g")])
     assert res.exit_code == 0, res.output
-    assert "gemma3" in res.output and (tmp_path / "g" / "config.json").is_file()
+    assert "gemma3" in res.output and "--preset medgemma" in res.output
+    ref = built("gemma3")  # built by the library with the same seed 0
+    files = sorted(f.name for f in ref.iterdir())
+    assert files == sorted(f.name for f in (tmp_path / "g").iterdir()) and "model.safetensors" in files
+    for name in files:
+        assert (tmp_path / "g" / name).read_bytes() == (ref / name).read_bytes(), name
     main = [sys.executable, "-c", "from medr2.cli import main; main()", "tiny-vlm", "--out", str(tmp_path / "n")]
     proc = subprocess.run([*main, "--family", "nope"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "unknown family 'nope'" in proc.stderr and "Traceback" not in proc.stderr
