@@ -364,6 +364,30 @@ def test_a_preset_whose_box_space_differs_from_its_processor_fails(built, monkey
             assert any("processor gives 32x32" in m for m in problems), problems
 
 
+def test_pixel_boxes_on_a_tiling_processor_fail_the_check(built, monkeypatch):
+    """Idefics3 splits an image into tiles plus a global view: there is no one input image whose pixels boxes
+    could be in, so a pixel preset cannot be right for it."""
+    d = built("idefics3")
+    monkeypatch.setitem(FAMILIES, "idefics3", dataclasses.replace(get_family("idefics3"), box_space="pixel"))
+    problems = check_box_space("medr2-tiny", "idefics3", d)
+    assert any("resize rule cannot be read" in m for m in problems), problems
+    assert any("tiles a 40x24 image" in m for m in problems), problems
+
+
+@pytest.mark.parametrize(("name", "default"), [("qwen2-vl", True), ("qwen2.5-vl", True), ("qwen3-vl", False)])
+def test_qwen_default_system_prompt(built, name, default):
+    """Qwen2-VL / Qwen2.5-VL templates add "You are a helpful assistant." when there is no system message;
+    Qwen3-VL's does not."""
+    from transformers import AutoProcessor
+
+    proc = AutoProcessor.from_pretrained(built(name), local_files_only=True)
+    conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Is the liver visible?"}]}]
+    text = proc.apply_chat_template(conv, add_generation_prompt=True, tokenize=False)
+    head = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+    assert text.startswith(head) is default, text
+    assert text.endswith("Is the liver visible?<|im_end|>\n<|im_start|>assistant\n")
+
+
 def test_a_qwen_preset_with_another_factor_fails(built, monkeypatch):
     """Qwen2.5-VL's pixel boxes live in its smart-resized input: a preset assuming Qwen3-VL's factor 32 (or other
     pixel limits) names other input sizes than the processor produces, and the check says so."""
