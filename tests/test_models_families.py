@@ -322,17 +322,18 @@ def test_chat_template_renders_chain_own_with_system_prompt(built, name, tmp_pat
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hf_batch_with_the_preset_settings(built, name, tmp_path):
-    from medr2.models.hf import HFAdapter, HFOptions
+    from medr2.models.registry import load_adapter
 
     d = built(name)
     preset = get_preset(get_family(name).preset)
     settings = GenSettings(max_new_tokens=4)
-    one = HFAdapter(d, HFOptions(batch_size=1, box_space=preset.box.space, device="cpu"))
+    # as `medr2 eval --model hf:DIR --preset P` builds it: the preset gives the adapter its box space
+    one = load_adapter(f"hf:{d}", preset=preset, batch_size=1, extra={"device": "cpu"})
     assert one.box_convention.space == preset.box.space
     reqs = [Request(key=f"r{k}", messages=_chain_own(name, chain, one.box_convention), settings=settings,
                     bench_root=tmp_path, item_id=chain[1].item_id) for k, chain in enumerate(_bench(tmp_path))]
     single = one.generate(reqs)
-    batched = HFAdapter(d, HFOptions(batch_size=3, box_space=preset.box.space, device="cpu")).generate(reqs)
+    batched = load_adapter(f"hf:{d}", preset=preset, batch_size=3, extra={"device": "cpu"}).generate(reqs)
     assert all(r.status == "ok" for r in single + batched), [r.error for r in single + batched]
     assert all(r.completion_tokens and 0 < r.completion_tokens <= 4 for r in batched)
     assert [r.text for r in single] == [r.text for r in batched]  # left-padded batch == one by one (greedy)
