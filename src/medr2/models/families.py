@@ -166,7 +166,7 @@ def chat_template(*, turn: dict[str, tuple[str, str]], image: str, generation: s
     return t
 
 
-def _save(out: Path, model: Any, processor: Any, tokenizer: Any, seed: int) -> None:
+def _save(out: Path, model: Any, processor: Any, tokenizer: Any) -> None:
     from transformers import GenerationConfig
 
     eos = tokenizer.eos_token_id
@@ -236,7 +236,7 @@ def _build_llava(out: Path, seed: int) -> None:
     proc = build_processor(spec, tok)  # medr2.models.tiny's processor: PIL CLIP resize to 32x32, no crop
     proc.chat_template = LLAVA15_TEMPLATE
     model = _seeded(seed, LlavaForConditionalGeneration, build_config(spec, tok))
-    _save(out, model, proc, tok, seed)
+    _save(out, model, proc, tok)
 
 
 register_family(Family(
@@ -275,7 +275,7 @@ def _build_gemma3(out: Path, seed: int) -> None:
     cfg = Gemma3Config(text_config=text, vision_config=_siglip(32, 8, vision_use_head=False), mm_tokens_per_image=4,
                        boi_token_index=ids("<start_of_image>"), eoi_token_index=ids("<end_of_image>"),
                        image_token_index=ids("<image_soft_token>"))
-    _save(out, _seeded(seed, Gemma3ForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Gemma3ForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
@@ -318,7 +318,7 @@ def _build_mllama(out: Path, seed: int) -> None:
                             max_position_embeddings=4096, bos_token_id=tok.bos_token_id,
                             eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
     cfg = MllamaConfig(vision_config=vision, text_config=text, image_token_index=tok.convert_tokens_to_ids("<|image|>"))
-    _save(out, _seeded(seed, MllamaForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, MllamaForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
@@ -353,7 +353,7 @@ def _build_idefics3(out: Path, seed: int) -> None:
                                   image_size=32, patch_size=8)
     cfg = Idefics3Config(vision_config=vision, text_config=_llama_text(tok), scale_factor=2,
                          image_token_id=tok.convert_tokens_to_ids("<image>"))
-    _save(out, _seeded(seed, Idefics3ForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Idefics3ForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
@@ -394,7 +394,7 @@ def _build_aya(out: Path, seed: int) -> None:
                          eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
     cfg = AyaVisionConfig(vision_config=_siglip(32, 8, vision_use_head=False), text_config=text, downsample_factor=2,
                           image_token_index=tok.convert_tokens_to_ids("<|IMG_PATCH|>"))
-    _save(out, _seeded(seed, AyaVisionForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, AyaVisionForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
@@ -455,7 +455,7 @@ def _build_qwen2vl(out: Path, seed: int) -> None:
     cfg = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
                         video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
                         vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen2VLForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Qwen2VLForConditionalGeneration, cfg), proc, tok)
 
 
 def _build_qwen25vl(out: Path, seed: int) -> None:
@@ -479,7 +479,7 @@ def _build_qwen25vl(out: Path, seed: int) -> None:
     cfg = Qwen2_5_VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
                            video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
                            vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen2_5_VLForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Qwen2_5_VLForConditionalGeneration, cfg), proc, tok)
 
 
 def _build_qwen3vl(out: Path, seed: int) -> None:
@@ -504,7 +504,7 @@ def _build_qwen3vl(out: Path, seed: int) -> None:
     cfg = Qwen3VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
                         video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
                         vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen3VLForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Qwen3VLForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
@@ -552,7 +552,7 @@ def _build_internvl(out: Path, seed: int) -> None:
     cfg = InternVLConfig(vision_config=vision, text_config=_qwen2_text(tok), image_seq_length=4,
                          downsample_ratio=0.5, image_token_id=tok.convert_tokens_to_ids("<IMG_CONTEXT>"),
                          tie_word_embeddings=False)
-    _save(out, _seeded(seed, InternVLForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, InternVLForConditionalGeneration, cfg), proc, tok)
 
 
 INTERNVL_TEMPLATE = chat_template(turn=CHATML, image="<IMG_CONTEXT>\n", generation="<|im_start|>assistant\n")
@@ -584,7 +584,7 @@ def _build_smolvlm(out: Path, seed: int) -> None:
                                  image_size=32, patch_size=8)
     cfg = SmolVLMConfig(vision_config=vision, text_config=_llama_text(tok), scale_factor=2,
                         image_token_id=tok.convert_tokens_to_ids("<image>"))
-    _save(out, _seeded(seed, SmolVLMForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, SmolVLMForConditionalGeneration, cfg), proc, tok)
 
 
 GLM4V_TEMPLATE = chat_template(
@@ -617,7 +617,7 @@ def _build_glm4v(out: Path, seed: int) -> None:
                       video_token_id=ids("<|video|>"), image_start_token_id=ids("<|begin_of_image|>"),
                       image_end_token_id=ids("<|end_of_image|>"), video_start_token_id=ids("<|begin_of_video|>"),
                       video_end_token_id=ids("<|end_of_video|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Glm4vForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Glm4vForConditionalGeneration, cfg), proc, tok)
 
 
 MISTRAL3_TEMPLATE = chat_template(
@@ -652,7 +652,7 @@ def _build_mistral3(out: Path, seed: int) -> None:
                          pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
     cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
                          image_token_index=tok.convert_tokens_to_ids("[IMG]"))
-    _save(out, _seeded(seed, Mistral3ForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, Mistral3ForConditionalGeneration, cfg), proc, tok)
 
 
 LLAVA_OV_TEMPLATE = chat_template(turn=CHATML, image="<image>\n", generation="<|im_start|>assistant\n",
@@ -682,7 +682,7 @@ def _build_llava_onevision(out: Path, seed: int) -> None:
                                image_token_index=ids("<image>"), video_token_index=ids("<video>"),
                                vision_feature_select_strategy="full", vision_feature_layer=-1,
                                image_grid_pinpoints=LLAVA_OV_PINPOINTS, vision_aspect_ratio="anyres_max_9")
-    _save(out, _seeded(seed, LlavaOnevisionForConditionalGeneration, cfg), proc, tok, seed)
+    _save(out, _seeded(seed, LlavaOnevisionForConditionalGeneration, cfg), proc, tok)
 
 
 register_family(Family(
