@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 V=.venv-vision
-if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import torchvision.ops, medr2.models.families" >/dev/null 2>&1; then
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import torchvision.ops, num2words, medr2.models.families" >/dev/null 2>&1; then
   echo "$V is ready"
   exit 0
 fi
