@@ -318,7 +318,8 @@ def test_csv_cells_cannot_be_formulas_but_numbers_stay_numbers() -> None:
     lb = Leaderboard((col,), (Row('=HYPERLINK("x")', "@model", "-mode", {
         "overall": {"value": -0.25, "lo": -0.5, "hi": 0.125, "n": 10}}),))
     rows = list(csv.reader(io.StringIO(to_csv(lb))))
-    assert rows[1] == ["'=HYPERLINK(\"x\")", "'@model", "'-mode", "-0.25", "-0.5", "0.125", "10", "", ""]  # n_cases, low_n unknown
+    assert rows[1] == ["'=HYPERLINK(\"x\")", "'@model", "'-mode", "-0.25", "-0.5", "0.125", "10", "",
+                       "false"]  # n_cases unknown, low_n
 
 
 def test_report_labels_formula_and_bidi(tmp_path: Path) -> None:

@@ -61,6 +61,8 @@ def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxCo
             ("crop_height", crop["height"]), ("crop_width", crop["width"]), ("shortest_edge", size["shortest_edge"])))
     if size.get("shortest_edge"):
         return BoxConvention(space, "shortest-edge", (("shortest_edge", size["shortest_edge"]),))
+    if space != "pixel":  # tiling processors (Idefics3, Aya Vision, mllama): normalised boxes need no resize rule
+        return BoxConvention(space, "none", ())
     raise BadInput(f"cannot tell how {type(image_processor).__name__} resizes images (size={size}); "
                    "pass box_space='unit' or 'thousand' only if the model writes normalised boxes",
                    field="image_processor.size")
@@ -235,9 +237,13 @@ def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
 @register_adapter("hf")
 def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
     """Registry factory for ``hf:PATH``: ``batch_size`` from the run options, the rest of
-    :class:`HFOptions` (``dtype``, ``device``, ``attn_implementation``, ``box_space``) from ``extra``."""
+    :class:`HFOptions` (``dtype``, ``device``, ``attn_implementation``, ``box_space``) from ``extra``;
+    without ``box_space`` there, a ``--preset``'s box space."""
     known = set(HFOptions.__dataclass_fields__) - {"batch_size"}
     unknown = sorted(set(options.extra) - known)
     if unknown:
         raise BadInput(f"unknown hf option(s) {unknown}; known: {sorted(known)}", field="model options")
-    return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **options.extra))
+    extra = dict(options.extra)
+    if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
+        extra["box_space"] = options.preset.box.space
+    return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **extra))

@@ -331,3 +331,38 @@ register_preset(Preset(
           "medium|high. These models accept only the default temperature: pass --model-option "
           "extra_body='{\"temperature\": 1}' if the API refuses temperature 0 (uncertain per model).",
     sources=("platform.openai.com/docs/guides/reasoning (reasoning_effort, max_completion_tokens)",)))
+register_preset(Preset(
+    "llama-3.2-vision", "Llama 3.2 Vision (mllama)", ("meta-llama/Llama-3.2-11B-Vision-Instruct",),
+    _UNIT, image_size=560,
+    notes="Tiles of 560x560 (up to 4) by cross-attention. No documented box format; 0-1 fractions (uncertain).",
+    sources=("Llama 3.2 Vision model card", "transformers MllamaImageProcessor (max_image_tiles 4, 560)")))
+register_preset(Preset(
+    "idefics3", "Idefics3 / SmolVLM", ("HuggingFaceM4/Idefics3-8B-Llama3", "HuggingFaceTB/SmolVLM-Instruct"),
+    _UNIT,
+    notes="Longest edge resized, split into tiles (364 / 384 px) plus a global image. No documented box format; "
+          "0-1 fractions (uncertain).",
+    sources=("Idefics3 paper arXiv:2408.12637", "SmolVLM model card")))
+register_preset(Preset(
+    "aya-vision", "Aya Vision", ("CohereLabs/aya-vision-8b", "CohereLabs/aya-vision-32b"),
+    _UNIT, image_size=364,
+    notes="SigLIP2 tiles of 364 px (up to 12, closest aspect-ratio grid, plus a thumbnail). No documented box "
+          "format; 0-1 fractions (uncertain).",
+    sources=("Aya Vision model card", "transformers AyaVisionProcessor / GotOcr2ImageProcessor")))
+register_preset(Preset(
+    "glm-4v", "GLM-4.1V / GLM-4.5V", ("zai-org/GLM-4.1V-9B-Thinking", "zai-org/GLM-4.5V"),
+    _THOUSAND,
+    notes="Grounding as <|begin_of_box|>[x1, y1, x2, y2]<|end_of_box|> relative 0-1000 (uncertain). Qwen-style "
+          "patches 14, merge 2, own smart resize.",
+    sources=("GLM-4.5V model card (grounding)", "transformers Glm4vImageProcessor")))
+register_preset(Preset(
+    "mistral3", "Mistral Small 3.1 / Pixtral", ("mistralai/Mistral-Small-3.1-24B-Instruct-2503",),
+    _UNIT,
+    notes="Longest edge resized to at most 1540 px, patches 14 merged 2x2. No documented box format; 0-1 fractions "
+          "(uncertain).",
+    sources=("Mistral Small 3.1 model card", "transformers PixtralProcessor")))
+register_preset(Preset(
+    "llava-onevision", "LLaVA-OneVision", ("llava-hf/llava-onevision-qwen2-7b-ov-hf",),
+    _UNIT, image_size=384,
+    notes="AnyRes: a 384 px base view plus the best-fitting grid of 384 px crops (anyres_max_9). No documented "
+          "box format; 0-1 fractions as LLaVA-1.5 (uncertain).",
+    sources=("LLaVA-OneVision paper arXiv:2408.03326", "transformers LlavaOnevisionProcessor")))

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Create .venv-vision: medr2 with torch + torchvision, for the model families whose transformers
+# processors need torchvision (Qwen2-VL / Qwen2.5-VL / Qwen3-VL, GLM-4V, InternVL, LLaVA-OneVision,
+# SmolVLM: their processors carry a video processor; Pixtral / Mistral 3: the processor class itself).
+# The default .venv stays light (CPU torch, no torchvision): PyPI's torchvision fails to import beside
+# torch 2.13.0+cpu ("operator torchvision::nms does not exist"), so this venv takes PyPI's torch 2.13.0
+# (runs on CPU) with torchvision 0.28.0, the pair scripts/setup_vllm.sh uses.
+# Idempotent: a finished environment (marker .venv-vision/.medr2-ready) is left as it is.
+# Usage: bash scripts/setup_vision.sh    then    .venv-vision/bin/python -m pytest tests/test_models_families.py
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+V=.venv-vision
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import torchvision.ops, num2words, medr2.models.families" >/dev/null 2>&1; then
+  echo "$V is ready"
+  exit 0
+fi
+rm -f "$V/.medr2-ready"
+[ -x "$V/bin/python" ] || "$PY" -m venv "$V"
+"$V/bin/python" -m pip install -q --upgrade pip
+# '===' excludes the local 2.13.0+cpu build, which PyPI's torchvision cannot load beside.
+"$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
+"$V/bin/python" -m pip install -q -e ".[hf,dev]" "num2words>=0.5"  # SmolVLM's processor imports num2words
+"$V/bin/python" - <<'PYEOF'
+import torch, torchvision, transformers  # noqa: E401 - fail here, loudly, if the environment is broken
+from torchvision.ops import nms  # noqa: F401
+print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, transformers {transformers.__version__}")
+PYEOF
+touch "$V/.medr2-ready"
+echo "$V is ready"
