@@ -34,10 +34,15 @@ TASK_STAGE: dict[str, int] = {
 }
 
 YES_NO = {"yes": "yes", "no": "no", "y": "yes", "n": "no", "true": "yes", "false": "no"}
+# Chinese closed answers (SLAKE zh): is / is not, contains / does not, has / has not, exists, can be (seen)
+YES_NO_ZH = {"是": "yes", "是的": "yes", "对": "yes", "包含": "yes", "有": "yes", "存在": "yes", "可以": "yes",
+             "否": "no", "不是": "no", "不对": "no", "不包含": "no", "没有": "no", "无": "no", "不存在": "no",
+             "不可以": "no", "包括": "yes", "不包括": "no"}
 
 
 def yes_no(answer: str) -> str | None:
-    return YES_NO.get(answer.strip().rstrip(".").lower())
+    a = answer.strip().rstrip(".。").lower()
+    return YES_NO.get(a) or YES_NO_ZH.get(a)
 
 
 def stage_of(task: str) -> int:
