@@ -189,7 +189,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
         done = _realize_all(source, specs, images, spool, n_workers, quarantine)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
-                           f"see {out / QUARANTINE_FILE})", field="--source")
+                           f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
         split_of = done.splits.by_case
 
         def with_split(i: int) -> Case:
@@ -312,3 +312,12 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "licenses": dict(sorted(licenses.items())),
         },
     }
+
+
+def _top_reason(path: Path) -> str:
+    """``"; every one: 'reason'"`` / ``"; most common: 'reason' (n)"`` from a quarantine file, for the console."""
+    entries = Quarantine.read(path)
+    if not entries:
+        return ""
+    (reason, n), = Counter(f"{e.field}: {e.reason}" if e.field else e.reason for e in entries).most_common(1)
+    return f"; every one: {reason!r}" if n == len(entries) else f"; most common: {reason!r} ({n})"

@@ -176,15 +176,37 @@ def write_import(result: ImportResult, out: Path, *, name: str | None = None) ->
     from medr2.bench.format import write_bench
 
     if not result.items:
+        write_quarantine(result, Path(out))  # the user must be able to see why nothing imported
         raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
-                       "quarantined)", field="PATH")
+                       f"quarantined{why_quarantined(result.quarantined, Path(out))})", field="PATH")
     manifest = write_bench(out, result.cases, result.items, {
         "name": name or Path(out).name,
         "sources": source_table(result.cases, result.items),
         "imported": {"format": result.fmt, "tasks": result.counts, "unmapped": result.unmapped,
-                     "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined)},
+                     "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined),
+                     "answers_unknown": sum(1 for it in result.items if it.meta.get("answer_unknown"))},
     })
     q = Quarantine(Path(out) / "quarantine.jsonl")
     for e in result.quarantined:
         q.add(e)
     return manifest
+
+
+def write_quarantine(result: ImportResult, out: Path) -> Path:
+    """Write ``quarantine.jsonl`` for an import that produced no items (an empty file when none were)."""
+    path = Path(out) / "quarantine.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", "utf-8")
+    q = Quarantine(path)
+    for e in result.quarantined:
+        q.add(e)
+    return path
+
+
+def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top: int = 3) -> str:
+    """``"; see OUT/quarantine.jsonl; most common: 'reason' (n), ..."`` for console messages ("" if none)."""
+    if not entries:
+        return ""
+    reasons = Counter(f"{e.field}: {e.reason}" if e.field else e.reason for e in entries).most_common(top)
+    where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""
+    return where + "; most common: " + "; ".join(f"{r!r} ({n})" for r, n in reasons)

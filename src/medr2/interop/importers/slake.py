@@ -26,6 +26,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._mapping import REGION_QUESTION, REGION_YES_NO, SEQUENCE_WORDS, vocab_fields
 from medr2.interop.importers._slake_annotations import (
     detection_boxes,
     evidence,
@@ -34,7 +35,6 @@ from medr2.interop.importers._slake_annotations import (
     merge,
     read_mask,
 )
-from medr2.interop.importers._mapping import REGION_QUESTION, REGION_YES_NO, SEQUENCE_WORDS, vocab_fields
 from medr2.interop.importers._util import image_in, read_json_list, readable, text
 from medr2.records import Case
 
