@@ -32,7 +32,7 @@ def vocab_fields(modality: str | None, region: str | None) -> dict[str, Any]:
         raw = (raw or "").strip() or None
         mapped = canon(raw) if raw else None
         out[name] = mapped or raw
-        if raw and mapped != raw:
+        if raw and mapped and mapped != raw:
             out["meta"][f"{name}_raw"] = raw
     return out
 
