@@ -399,3 +399,85 @@ def test_vocabulary_mapping() -> None:
     assert vocab_fields("X-Ray", "Lung") == {"modality": "X-ray", "body_region": "chest",
                                               "meta": {"modality_raw": "X-Ray", "body_region_raw": "Lung"}}
     assert vocab_fields("CT", "oddplace") == {"modality": "CT", "body_region": "oddplace", "meta": {}}
+
+
+# --- the same layouts on our own small fixtures (always run) -------------------------------------------
+
+
+def test_own_coco_export_cvat_style(tmp_path: Path) -> None:
+    """A tiny CVAT/Roboflow-style export: NIH names, a .JPG on disk, an attribute spec, the file as source."""
+    from medr2.sources.base import get_source
+
+    root = tmp_path / "c"
+    write_png(root / "imgs" / "00000013_005.png", gradient(20, 20, 0))
+    write_png(root / "imgs" / "00000013_006.png", gradient(20, 20, 1))
+    write_png(root / "imgs" / "00000099_000.JPG", gradient(20, 20, 2))
+    spec = {"Confidence": "High, Medium, Low", "occluded": False}
+    coco = {"images": [{"id": 1, "file_name": "00000013_005.png", "width": 20, "height": 20},
+                       {"id": 2, "file_name": "00000013_006.png", "width": 20, "height": 20},
+                       {"id": 3, "file_name": "00000099_000.jpg", "width": 20, "height": 20}],
+            "annotations": [{"id": i, "image_id": i, "category_id": 1, "bbox": [2, 2, 5, 5], "segmentation": [],
+                             "attributes": spec} for i in (1, 2, 3)],
+            "categories": [{"id": 1, "name": "Mass"}]}
+    (root / "export.json").write_text(json.dumps(coco))
+    (root / "medr2.json").write_text(json.dumps({"images_dir": "imgs", "patient_from_name": "nih",
+                                                 "defaults": {"modality": "X-ray"}}))
+    cases, errors = realize_all(get_source(f"coco:{root / 'export.json'}"), tmp_path / "b")
+    assert not errors
+    assert sorted(c.patient_id for c in cases) == ["00000013", "00000013", "00000099"]
+    assert [c.meta.get("file_name_on_disk") for c in cases if c.patient_id == "00000099"] == ["00000099_000.JPG"]
+    assert all(f.attributes == {"occluded": False} for c in cases for f in c.findings)
+    (root / "medr2.json").write_text(json.dumps({"images_dir": "imgs", "patient_from_name": "^(\\d+)$",
+                                                 "defaults": {"modality": "X-ray"}}))
+    _, errors = realize_all(get_source(f"coco:{root / 'export.json'}"), tmp_path / "b2")
+    assert {e.field for e in errors} == {"images.file_name"} and "patient_from_name" in errors[0].reason
+
+
+def test_own_vlmevalkit_grouping_columns_and_no_answers(tmp_path: Path) -> None:
+    import base64
+
+    img0, img1 = (base64.b64encode(_png(i)).decode() for i in (0, 1))
+    head = ["index", "image", "question", "A", "B", "answer", "clinical VQA task", "department", "modality"]
+    rows = [["0", img0, "Which organ?", "liver", "lung", "A", "Organ Recognition", "Hepatology", "CT"],
+            ["1", "0", "Which side?", "left", "right", "B", "Attribute Recognition", "Hepatology", "CT"],
+            ["2", img1, "Which organ?", "liver", "lung", "B", "Organ Recognition", "Pulmonology", "X-Ray"]]
+    for name, cols, data in (("val.tsv", head, rows), ("test.tsv", [c for c in head if c != "answer"],
+                                                       [[v for j, v in enumerate(r) if j != 5] for r in rows])):
+        with (tmp_path / name).open("w", newline="") as fh:
+            w = csv.writer(fh, delimiter="\t")
+            w.writerow(cols)
+            w.writerows(data)
+    val = run_import("vlmevalkit", tmp_path / "val.tsv", tmp_path / "b1")
+    assert len(val.cases) == 2 and {c.modality for c in val.cases} == {"CT", "X-ray"}
+    by = {it.meta["qid"]: it for it in val.items}
+    assert by["0"].case_id == by["1"].case_id != by["2"].case_id
+    assert (by["0"].task, by["1"].task) == ("s2.organ", "s3.attribute")
+    assert by["2"].meta["columns"] == {"clinical VQA task": "Organ Recognition", "department": "Pulmonology"}
+    test = run_import("vlmevalkit", tmp_path / "test.tsv", tmp_path / "b2")
+    assert len(test.items) == 3 and all(it.meta["answer_unknown"] and it.answer == "" for it in test.items)
+
+
+def test_own_vqarad_mevf_folder_and_empty_import(tmp_path: Path) -> None:
+    from medr2.interop.common import write_import
+
+    d = tmp_path / "data_RAD"
+    write_png(d / "images" / "synpic1.jpg", gradient(16, 16))
+    rec = {"image_name": "synpic1.jpg", "image_organ": "HEAD", "answer_type": "CLOSED", "phrase_type": "freeform"}
+    (d / "trainset.json").write_text(json.dumps([
+        {**rec, "qid": 1, "question": "Is this a T2 weighted image?", "answer": "Yes", "question_type": "MODALITY"},
+        {**rec, "qid": 2, "question": "Is this a CT or an MRI?", "answer": "MRI", "question_type": "MODALITY"}]))
+    (d / "testset.json").write_text(json.dumps([
+        {**rec, "qid": 3, "question": "Is the mass hyperintense or hypointense?", "answer": "Hyperintense",
+         "question_type": "ATTRIB"}]))
+    res = run_import("vqa-rad", d, tmp_path / "b")
+    by = {it.meta["qid"]: it for it in res.items}
+    assert (by["1"].task, by["1"].split, by["2"].task, by["3"].split) == ("s1.sequence", "train", "s1.modality",
+                                                                          "test")
+    assert (by["2"].options, by["2"].answer_text) == (["CT", "MRI"], "MRI")
+    assert (by["3"].form, by["3"].options, by["3"].answer) == ("mcq", ["hyperintense", "hypointense"], "A")
+    assert {c.body_region for c in res.cases} == {"head"}
+    (tmp_path / "none").mkdir()
+    empty = run_import("vqa-rad", d, tmp_path / "e", options={"images": str(tmp_path / "none")})
+    with pytest.raises(BadInput, match="every|most common"):
+        write_import(empty, tmp_path / "e")
+    assert len(Quarantine.read(tmp_path / "e" / "quarantine.jsonl")) == 3
