@@ -301,6 +301,7 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "split_shares": {"train": 60, "val": 10, "test": 30},
             "split_conflicts_resolved": split_conflicts,
             "builder": f"medr2 {medr2.__version__}",
+            **_multi_info(source),
         },
         "tasks": task_table(),
         "skipped": {k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
@@ -321,3 +322,12 @@ def _top_reason(path: Path) -> str:
         return ""
     (reason, n), = Counter(f"{e.field}: {e.reason}" if e.field else e.reason for e in entries).most_common(1)
     return f"; every one: {reason!r}" if n == len(entries) else f"; most common: {reason!r} ({n})"
+
+
+def _multi_info(source: Source) -> dict[str, Any]:
+    """The sources and quotas of a multi-source build (``medr2 build --source A --source B --quota ...``)."""
+    specs = getattr(source, "specs", None)
+    if getattr(source, "name", None) != "multi" or not isinstance(specs, list):
+        return {}
+    quota = getattr(source, "quota", [None] * len(specs))
+    return {"sources": list(specs), "quotas": {s: q for s, q in zip(specs, quota, strict=True) if q is not None}}
