@@ -316,12 +316,15 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
 
 
 def _top_reason(path: Path) -> str:
-    """``"; every one: 'reason'"`` / ``"; most common: 'reason' (n)"`` from a quarantine file, for the console."""
+    """``"; every one: field 'reason'"`` / ``"; most often: field (n), e.g. 'reason'"`` from a quarantine file."""
     entries = Quarantine.read(path)
     if not entries:
         return ""
-    (reason, n), = Counter(f"{e.field}: {e.reason}" if e.field else e.reason for e in entries).most_common(1)
-    return f"; every one: {reason!r}" if n == len(entries) else f"; most common: {reason!r} ({n})"
+    (fld, n), = Counter(e.field or "-" for e in entries).most_common(1)
+    reason = next(e.reason for e in entries if (e.field or "-") == fld)
+    if n == len(entries) and all(e.reason == reason for e in entries):
+        return f"; every one: {fld}: {reason!r}"
+    return f"; most often: {fld} ({n} of {len(entries)}), e.g. {reason!r}"
 
 
 def _multi_info(source: Source) -> dict[str, Any]:

@@ -204,9 +204,13 @@ def write_quarantine(result: ImportResult, out: Path) -> Path:
 
 
 def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top: int = 3) -> str:
-    """``"; see OUT/quarantine.jsonl; most common: 'reason' (n), ..."`` for console messages ("" if none)."""
+    """``"; see OUT/quarantine.jsonl; by field: image (451, e.g. 'image x.jpg not found under ...')"`` for the
+    console ("" if none): the fields most often at fault, each with one reason as an example."""
     if not entries:
         return ""
-    reasons = Counter(f"{e.field}: {e.reason}" if e.field else e.reason for e in entries).most_common(top)
+    by_field = Counter(e.field or "-" for e in entries)
+    example = {}
+    for e in entries:
+        example.setdefault(e.field or "-", e.reason)
     where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""
-    return where + "; most common: " + "; ".join(f"{r!r} ({n})" for r, n in reasons)
+    return where + "; by field: " + "; ".join(f"{f} ({n}, e.g. {example[f]!r})" for f, n in by_field.most_common(top))
