@@ -455,6 +455,15 @@ def test_own_vlmevalkit_grouping_columns_and_no_answers(tmp_path: Path) -> None:
     assert by["2"].meta["columns"] == {"clinical VQA task": "Organ Recognition", "department": "Pulmonology"}
     test = run_import("vlmevalkit", tmp_path / "test.tsv", tmp_path / "b2")
     assert len(test.items) == 3 and all(it.meta["answer_unknown"] and it.answer == "" for it in test.items)
+    from medr2.bench.format import read_manifest
+    from medr2.interop.common import write_import
+    from medr2.score.scorer import refuse_unknown_answers
+
+    write_import(test, tmp_path / "b2")
+    with pytest.raises(BadInput, match="3 item\\(s\\) of this bench have no reference answer"):
+        refuse_unknown_answers(read_manifest(tmp_path / "b2"), tmp_path / "b2")  # medr2 score refuses, not 0 %
+    write_import(val, tmp_path / "b1")
+    refuse_unknown_answers(read_manifest(tmp_path / "b1"), tmp_path / "b1")  # answers known: scored as usual
 
 
 def test_own_vqarad_mevf_folder_and_empty_import(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ puts one image on both sides. Every other column (GMAI-MMBench's ``clinical VQA 
 ``clinical VQA task`` is mapped by :data:`GMAI_TASK` and its ``modality`` column to the case modality
 (medr2's word; the raw one in ``meta["modality_raw"]``). A file without an ``answer`` column (a TEST file
 whose answers are withheld) imports with ``answer`` empty and ``meta["answer_unknown"] = True``: such items
-are for running models and exporting predictions, not for scoring here (the manifest counts them).
+are for running models and exporting predictions; the manifest counts them and ``medr2 score`` refuses
+such a bench rather than count every answer wrong.
 """
 
 from __future__ import annotations
