@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -354,3 +355,45 @@ def test_nifti_reader_never_loads_a_whole_volume(tmp_path: Path) -> None:
     assert [c.plane for c in cases] == ["axial", "coronal", "sagittal"]
     assert all(c.structures and c.structures[0].name == "label 1" for c in cases)
     assert peak < whole / 3, f"peak {peak / 1e6:.1f} MB for a {whole / 1e6:.1f} MB volume"
+
+
+# --- several sources, one bench (issue 20 part 3) -------------------------------------------------------
+
+
+def _class_folder(root: Path, n: int) -> None:
+    for i in range(n):
+        write_png(root / ("normal" if i % 2 else "pneumonia") / f"{i}.png", gradient(24, 24, i))
+    (root / "medr2.json").write_text(json.dumps({"source": "cxr-folder", "defaults": {"modality": "X-ray"}}))
+
+
+def test_multi_source_build_quotas_coverage_and_determinism(tmp_path: Path) -> None:
+    from medr2.bench.format import load_bench
+    from medr2.bench.info import bench_info
+    from medr2.build.pipeline import build_bench
+    from medr2.sources.multi import MultiSource, parse_quotas, source_for
+
+    _class_folder(tmp_path / "fold", 6)
+    d = tmp_path / "dcm"
+    make_dicom_folder(d)
+    specs = [f"folder:{tmp_path / 'fold'}", f"dicom:{d}"]
+    assert source_for(specs[:1]) == specs[0]  # one source: the build is what it always was
+    out = []
+    for k in range(2):
+        build_bench(MultiSource(specs, parse_quotas(["cxr-folder=4"])), tmp_path / f"b{k}", seed=3, workers=1)
+        out.append((tmp_path / f"b{k}" / "items.parquet").read_bytes())
+    assert out[0] == out[1]  # same seed, same bytes
+    bench = load_bench(tmp_path / "b0")
+    per_source = Counter(c.source for c in bench.cases)
+    assert per_source["cxr-folder"] == 4 and len(per_source) == 2
+    info = bench_info(tmp_path / "b0")
+    assert info["build"]["sources"] == specs and info["build"]["quotas"] == {specs[0]: 4}
+    cov = info["coverage"]
+    assert set(cov["sources"]) == set(per_source)
+    assert cov["tasks"]["s1.plane"].get("cxr-folder", 0) == 0 and cov["tasks"]["s1.plane"]
+    clean = Counter((it.task, it.source) for it in bench.items if it.variant == "clean")
+    assert {(t, s): n for t, row in cov["tasks"].items() for s, n in row.items()} == dict(clean)
+    assert "s4.report" in cov["unsupported"] and not set(cov["unsupported"]) & set(cov["tasks"])
+    with pytest.raises(BadInput, match="names no source"):
+        MultiSource(specs, parse_quotas(["nope=1"]))
+    with pytest.raises(BadInput, match="at least 1"):
+        parse_quotas(["folder=0"])

@@ -38,7 +38,32 @@ def bench_info(root: Path | str) -> dict[str, Any]:
         "variants_skipped": m.get("variants_skipped", {}),
         "quarantine": quarantine_summary(root),
         "sources": m.get("sources", {}),
+        "coverage": task_coverage(root),
     }
+
+
+def task_coverage(root: Path | str) -> dict[str, Any]:
+    """Clean items per task and source (the tasks x sources table of ``medr2 info``), and the tasks of the
+    four stages that no source of this bench supports (no clean item from any source)."""
+    import pyarrow.parquet as pq
+
+    from medr2.bench.format import ITEMS_FILE
+    from medr2.interop.common import OTHER_TASK, TASK_STAGE
+
+    path = Path(root) / ITEMS_FILE
+    table: dict[str, dict[str, int]] = {}
+    sources: set[str] = set()
+    if path.is_file():
+        t = pq.read_table(path, columns=["task", "source", "variant"]).to_pydict()
+        for task, src, variant in zip(t["task"], t["source"], t["variant"], strict=True):
+            if variant != "clean":
+                continue
+            sources.add(src)
+            row = table.setdefault(task, {})
+            row[src] = row.get(src, 0) + 1
+    every = [k for k in TASK_STAGE if k != OTHER_TASK]
+    return {"sources": sorted(sources), "tasks": {k: dict(sorted(v.items())) for k, v in sorted(table.items())},
+            "unsupported": [k for k in every if k not in table]}
 
 
 def render_info(info: dict[str, Any]) -> None:
@@ -90,6 +115,18 @@ def render_info(info: dict[str, Any]) -> None:
         for k, n in sorted(cases.get(kind, {}).items()):
             t.add_row(kind, k, str(n))
     con.print(t)
+    cov = info.get("coverage") or {}
+    if cov.get("sources"):
+        t = Table(title="coverage: clean items per task and source")
+        t.add_column("task")
+        for src in cov["sources"]:
+            t.add_column(src, justify="right")
+        for task, row in cov["tasks"].items():
+            t.add_row(task, *[str(row.get(src, 0)) for src in cov["sources"]])
+        con.print(t)
+        if cov.get("unsupported"):
+            con.print(f"tasks no source supports ({len(cov['unsupported'])}): " + ", ".join(cov["unsupported"]),
+                      highlight=False, markup=False)
     q = info["quarantine"]
     con.print(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
     for e in q["examples"]:

@@ -17,7 +17,10 @@ def _parse_variants(text: str | None) -> tuple[str, ...]:
 def register(app: typer.Typer) -> None:
     @app.command()
     def build(
-        source: str = typer.Option(..., "--source", help="NAME or NAME:PATH (e.g. sample, folder:/data)"),
+        source: list[str] = typer.Option(..., "--source", help="NAME or NAME:PATH (e.g. sample, folder:/data); "
+                                         "repeat it to build one bench from several sources"),
+        quota: list[str] = typer.Option([], "--quota", help="LABEL=N: at most N cases from that source "
+                                        "(LABEL: the source as given, its reader name or its mapping's name)"),
         out: Path = typer.Option(..., "--out", help="bench folder to write"),
         seed: int = typer.Option(0, "--seed", help="seed for everything random"),
         cases: int | None = typer.Option(None, "--cases", help="number of cases (default: all)"),
@@ -27,9 +30,10 @@ def register(app: typer.Typer) -> None:
         """Build a bench from a source."""
         from medr2.build.pipeline import build_bench
         from medr2.build.summary import print_summary
+        from medr2.sources.multi import source_for
 
-        result = build_bench(source, out, seed=seed, n_cases=cases, variants=_parse_variants(variants),
-                             workers=workers)
+        result = build_bench(source_for(source, quota), out, seed=seed, n_cases=cases,
+                             variants=_parse_variants(variants), workers=workers)
         print_summary(result)
 
     @app.command()

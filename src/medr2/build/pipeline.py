@@ -180,7 +180,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
         done = _realize_all(source, specs, images, spool, n_workers, quarantine)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
-                           f"see {out / QUARANTINE_FILE})", field="--source")
+                           f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
         split_of = done.splits.by_case
 
         def with_split(i: int) -> Case:
@@ -292,6 +292,7 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "split_shares": {"train": 60, "val": 10, "test": 30},
             "split_conflicts_resolved": split_conflicts,
             "builder": f"medr2 {medr2.__version__}",
+            **_multi_info(source),
         },
         "tasks": task_table(),
         "skipped": {k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
@@ -303,3 +304,24 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "licenses": dict(sorted(licenses.items())),
         },
     }
+
+
+def _top_reason(path: Path) -> str:
+    """``"; every one: field 'reason'"`` / ``"; most often: field (n), e.g. 'reason'"`` from a quarantine file."""
+    entries = Quarantine.read(path)
+    if not entries:
+        return ""
+    (fld, n), = Counter(e.field or "-" for e in entries).most_common(1)
+    reason = next(e.reason for e in entries if (e.field or "-") == fld)
+    if n == len(entries) and all(e.reason == reason for e in entries):
+        return f"; every one: {fld}: {reason!r}"
+    return f"; most often: {fld} ({n} of {len(entries)}), e.g. {reason!r}"
+
+
+def _multi_info(source: Source) -> dict[str, Any]:
+    """The sources and quotas of a multi-source build (``medr2 build --source A --source B --quota ...``)."""
+    specs = getattr(source, "specs", None)
+    if getattr(source, "name", None) != "multi" or not isinstance(specs, list):
+        return {}
+    quota = getattr(source, "quota", [None] * len(specs))
+    return {"sources": list(specs), "quotas": {s: q for s, q in zip(specs, quota, strict=True) if q is not None}}

@@ -33,8 +33,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Import an existing medical VQA set as a bench (questions mapped onto the four stages)."""
         from rich.console import Console
+        from rich.markup import escape
 
-        from medr2.interop.common import write_import
+        from medr2.interop.common import why_quarantined, write_import
         from medr2.interop.importers import run_import
 
         res = run_import(fmt, path, out, license=license, access=access, source=source, options=_options(option))
@@ -45,6 +46,12 @@ def register(app: typer.Typer) -> None:
             con.print(f"  {task:24s} {n}")
         con.print(f"unmapped (imported.other): {res.unmapped}, duplicates merged: {res.duplicates}, "
                   f"quarantined: {len(res.quarantined)}")
+        if res.quarantined:
+            con.print("[yellow]quarantined[/]" + escape(why_quarantined(res.quarantined, out)))
+        unknown = sum(1 for it in res.items if it.meta.get("answer_unknown"))
+        if unknown:
+            con.print(f"[yellow]{unknown} item(s) without an answer[/] (meta answer_unknown): for running models "
+                      "and exporting predictions, not for scoring")
 
     @app.command("convert")
     def convert_cmd(

@@ -34,10 +34,15 @@ TASK_STAGE: dict[str, int] = {
 }
 
 YES_NO = {"yes": "yes", "no": "no", "y": "yes", "n": "no", "true": "yes", "false": "no"}
+# Chinese closed answers (SLAKE zh): is / is not, contains / does not, has / has not, exists, can be (seen)
+YES_NO_ZH = {"是": "yes", "是的": "yes", "对": "yes", "包含": "yes", "有": "yes", "存在": "yes", "可以": "yes",
+             "否": "no", "不是": "no", "不对": "no", "不包含": "no", "没有": "no", "无": "no", "不存在": "no",
+             "不可以": "no", "包括": "yes", "不包括": "no"}
 
 
 def yes_no(answer: str) -> str | None:
-    return YES_NO.get(answer.strip().rstrip(".").lower())
+    a = answer.strip().rstrip(".。").lower()
+    return YES_NO.get(a) or YES_NO_ZH.get(a)
 
 
 def stage_of(task: str) -> int:
@@ -171,8 +176,9 @@ def write_import(result: ImportResult, out: Path, *, name: str | None = None) ->
     from medr2.bench.format import write_bench
 
     if not result.items:
+        write_quarantine(result, Path(out))  # the user must be able to see why nothing imported
         raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
-                       "quarantined)", field="PATH")
+                       f"quarantined{why_quarantined(result.quarantined, Path(out))})", field="PATH")
     q = Quarantine(Path(out) / "quarantine.jsonl")
     q.path.unlink(missing_ok=True)  # this import's entries only (a rerun into one --out does not add up)
     for e in result.quarantined:
@@ -181,6 +187,31 @@ def write_import(result: ImportResult, out: Path, *, name: str | None = None) ->
         "name": name or Path(out).name,
         "sources": source_table(result.cases, result.items),
         "imported": {"format": result.fmt, "tasks": result.counts, "unmapped": result.unmapped,
-                     "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined)},
+                     "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined),
+                     "answers_unknown": sum(1 for it in result.items if it.meta.get("answer_unknown"))},
     })  # the manifest last: a kill before it leaves a bench that reads as incomplete
     return manifest
+
+
+def write_quarantine(result: ImportResult, out: Path) -> Path:
+    """Write ``quarantine.jsonl`` for an import that produced no items (an empty file when none were)."""
+    path = Path(out) / "quarantine.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", "utf-8")
+    q = Quarantine(path)
+    for e in result.quarantined:
+        q.add(e)
+    return path
+
+
+def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top: int = 3) -> str:
+    """``"; see OUT/quarantine.jsonl; by field: image (451, e.g. 'image x.jpg not found under ...')"`` for the
+    console ("" if none): the fields most often at fault, each with one reason as an example."""
+    if not entries:
+        return ""
+    by_field = Counter(e.field or "-" for e in entries)
+    example = {}
+    for e in entries:
+        example.setdefault(e.field or "-", e.reason)
+    where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""
+    return where + "; by field: " + "; ".join(f"{f} ({n}, e.g. {example[f]!r})" for f, n in by_field.most_common(top))

@@ -290,11 +290,23 @@ def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringI
         raise BadInput("the run manifest does not name its bench", file=str(run_dir / MANIFEST_FILE),
                        field="bench.path")
     bench_manifest, items = load_scoring_items(bench_path)
+    refuse_unknown_answers(bench_manifest, bench_path)
     checksum = str(bench_manifest["checksums"]["bench"])
     if bench_info.get("checksum") and checksum != bench_info["checksum"]:
         raise BadInput(f"the bench at {bench_path} changed since the run (checksum {checksum} != "
                        f"{bench_info['checksum']})", file=str(run_dir / MANIFEST_FILE), field="bench.checksum")
     return manifest, Path(bench_path), items
+
+
+def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | Path) -> None:
+    """A bench imported from a file whose answers are withheld (GMAI-MMBench TEST; items with
+    ``meta.answer_unknown``) has nothing to score against: refuse, rather than count every answer wrong."""
+    n = int((bench_manifest.get("imported") or {}).get("answers_unknown") or 0)
+    if n:
+        raise BadInput(f"{n} item(s) of this bench have no reference answer (imported from a file whose answers "
+                       "are withheld, meta.answer_unknown): nothing to score them against; submit the predictions "
+                       "to the benchmark's own evaluation instead", file=str(bench_path),
+                       field="imported.answers_unknown")
 
 
 def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine

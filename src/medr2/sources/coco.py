@@ -5,13 +5,21 @@ uncompressed RLE (``counts`` a list) or compressed RLE (``counts`` a string), al
 following the COCO mask API (column-major runs starting with background). Mapping keys
 (``medr2.json``): ``annotations`` (JSON path, default ``annotations.json``), ``images_dir`` (folder of
 ``file_name``, default the root), ``structures`` (category names that are anatomy, not findings),
-``structure_kind`` (default ``organ``). Extra keys on a COCO image entry that are Case fields
-(``modality``, ``diagnosis``, ``split``, ...) are applied to that case; an annotation's
-``attributes`` object becomes the finding's attributes.
+``structure_kind`` (default ``organ``), ``patient_from_name`` (a regular expression whose first group,
+searched in the image's base name, is the patient id, or the preset ``nih`` for ChestX-ray14 names
+``00000013_005.png`` -> ``00000013``; without it each image is its own patient). Extra keys on a COCO image
+entry that are Case fields (``modality``, ``diagnosis``, ``split``, ...) are applied to that case; an
+annotation's ``attributes`` object becomes the finding's attributes, except CVAT attribute *specs* (the
+same comma-separated list of choices, e.g. ``"High, Medium, Low"``, on every annotation: the definition
+of an attribute nobody set), which are dropped and named in the case's ``meta["attribute_specs_dropped"]``.
+``--source coco:FILE.json`` names the COCO file itself (mapping from ``medr2.json`` beside it, if any). A
+``file_name`` not found as written is looked up case-insensitively in its folder (``.jpg`` in the JSON,
+``.JPG`` on disk); the name used is kept in ``meta["file_name_on_disk"]``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +46,32 @@ from medr2.sources.common import (
 )
 
 STRUCTURE_KINDS = ("organ", "region", "landmark", "instance")
+PATIENT_PRESETS = {"nih": r"^(\d{8})_\d{3}"}  # NIH ChestX-ray14: <patient>_<follow-up>.png (also Roboflow's *_png.rf.*)
+
+
+def _looks_like_coco(p: Path) -> bool:
+    """A JSON file that is a COCO export (``images`` and ``annotations`` lists), not a medr2 mapping."""
+    if not p.is_file() or p.suffix.lower() != ".json":
+        return False
+    try:
+        data = read_json(p)
+    except BadInput:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("images"), list) and "annotations" in data
+
+
+def attribute_specs(annotations: list[Any]) -> set[str]:
+    """CVAT attribute keys whose value is the same comma-separated list of choices on every annotation
+    (the attribute's definition, exported when nobody set it), not a value."""
+    values: dict[str, set[str]] = defaultdict(set)
+    seen: dict[str, int] = defaultdict(int)
+    for a in annotations:
+        attrs = a.get("attributes") if isinstance(a, dict) else None
+        for k, v in (attrs.items() if isinstance(attrs, dict) else ()):
+            seen[k] += 1
+            values[k].add(v if isinstance(v, str) else repr(v))
+    return {k for k, vs in values.items() if len(vs) == 1 and seen[k] > 1
+            and len([x for x in next(iter(vs)).split(",") if x.strip()]) >= 2}
 
 # --- COCO run-length encoding (column-major, runs alternate 0/1 starting with 0) -------------------
 
@@ -134,16 +168,28 @@ class CocoSpec:
     annotations: tuple[dict[str, Any], ...]
     error: str | None = None
     field: str | None = None
+    dropped: tuple[str, ...] = ()  # CVAT attribute specs of the file (not values)
 
 
 class CocoSource:
     name = "coco"
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "coco", allowed_keys=("annotations", "images_dir", "structures",
-                                                                  "structure_kind"))
+        coco_file = Path(arg).expanduser() if arg and _looks_like_coco(Path(arg).expanduser()) else None
+        keys = ("annotations", "images_dir", "structures", "structure_kind", "patient_from_name")
+        self.dr: DataRoot = open_root(str(coco_file.parent) if coco_file else arg, "coco", allowed_keys=keys)
         m = self.dr.mapping
-        self.ann_path = self.dr.path(str(m.get("annotations", "annotations.json")), field_name="annotations")
+        self.ann_path = coco_file.resolve() if coco_file else \
+            self.dr.path(str(m.get("annotations", "annotations.json")), field_name="annotations")
+        pat = m.get("patient_from_name")
+        try:
+            self.patient_re = re.compile(PATIENT_PRESETS.get(str(pat), str(pat))) if pat else None
+        except re.error as e:
+            raise BadInput(f"not a regular expression: {e}", file=str(self.dr.mapping_file),
+                           field="patient_from_name") from e
+        if self.patient_re is not None and self.patient_re.groups < 1:
+            raise BadInput("patient_from_name needs one (group) for the patient id", file=str(self.dr.mapping_file),
+                           field="patient_from_name")
         if not self.ann_path.is_file():
             raise BadInput("COCO annotations JSON not found (set 'annotations' in medr2.json)",
                            file=str(self.ann_path), field="annotations")
@@ -179,13 +225,14 @@ class CocoSource:
             # the category name travels with the annotation so a spec is self-contained
             by_image[a.get("image_id")].append({**a, "_category": cat["name"] if cat else None})
         specs = []
+        dropped = tuple(sorted(attribute_specs(data["annotations"])))
         seen: set[Any] = set()
         for im in sorted((i for i in data["images"] if isinstance(i, dict)), key=lambda i: str(i.get("id"))):
             if im.get("id") in seen:
                 specs.append(CocoSpec(im, (), "duplicate image id", "images.id"))
                 continue
             seen.add(im.get("id"))
-            specs.append(CocoSpec(im, tuple(by_image.get(im.get("id"), []))))
+            specs.append(CocoSpec(im, tuple(by_image.get(im.get("id"), [])), dropped=dropped))
         orphans = [a for k, anns in by_image.items() if k not in seen for a in anns]
         for a in orphans:
             specs.append(CocoSpec({"id": f"annotation {a.get('id') if isinstance(a, dict) else '?'}"}, (a,),
@@ -204,8 +251,13 @@ class CocoSource:
             raise BadInput("absolute path not allowed", file=f, record=record, field="images.file_name")
         rel = f"{self.images_dir}/{name}" if self.images_dir else name
         path = self.dr.path(rel, record=record, field_name="images.file_name")
+        meta: dict[str, Any] = {"coco_image_id": spec.image.get("id")}
         if not path.is_file():
-            raise BadInput("image file not found", file=f, record=record, field="images.file_name")
+            other = _case_insensitive(path)
+            if other is None:
+                raise BadInput("image file not found", file=f, record=record, field="images.file_name")
+            path = self.dr.path(str(Path(rel).parent / other.name), record=record, field_name="images.file_name")
+            meta["file_name_on_disk"] = other.name
         try:
             arr = load_image(path)
         except BadInput as e:
@@ -218,17 +270,25 @@ class CocoSource:
         structures: list[Structure] = []
         findings: list[Finding] = []
         for a in sorted(spec.annotations, key=lambda a: str(a.get("id"))):
-            s, fd = self._region(a, images, w, h, record)
+            s, fd = self._region(a, images, w, h, record, spec.dropped)
             structures += s
             findings += fd
         label_fields = {k: v for k, v in spec.image.items()
                         if k in LABEL_FIELDS and k not in ("findings", "structures")}
         fields = labels_to_fields(label_fields, file=f, record=record)
+        if self.patient_re is not None and not fields.get("patient_id"):
+            m = self.patient_re.search(Path(name).name)
+            if m is None:
+                raise BadInput(f"file name does not match patient_from_name {self.patient_re.pattern!r}", file=f,
+                               record=record, field="images.file_name")
+            fields["patient_id"] = m.group(1)
+        if spec.dropped:
+            meta["attribute_specs_dropped"] = list(spec.dropped)
         return make_case(self.dr, key=rel, ref=ref, fields=fields, file=f, structures=structures, findings=findings,
-                         meta={"coco_image_id": spec.image.get("id")})
+                         meta=meta)
 
-    def _region(self, a: dict[str, Any], images: ImageStore, w: int, h: int,
-                record: str) -> tuple[list[Structure], list[Finding]]:
+    def _region(self, a: dict[str, Any], images: ImageStore, w: int, h: int, record: str,
+                dropped: tuple[str, ...] = ()) -> tuple[list[Structure], list[Finding]]:
         f = str(self.ann_path)
         fld = f"annotations[{a.get('id')}]"
         if a.get("bad"):
@@ -256,7 +316,16 @@ class CocoSource:
             kind = self.structure_kind
             return [Structure(name=name, kind=kind, box=box, mask=mask_rel, area_px=area)], []  # type: ignore[arg-type]
         attrs = a.get("attributes") if isinstance(a.get("attributes"), dict) else {}
+        attrs = {k: v for k, v in attrs.items() if k not in dropped}
         return [], [Finding(label=name, box=box, mask=mask_rel, area_px=area, attributes=dict(attrs))]
+
+
+def _case_insensitive(path: Path) -> Path | None:
+    """The one file in ``path``'s folder whose name equals ``path.name`` ignoring case, or None."""
+    if not path.parent.is_dir():
+        return None
+    hits = [p for p in path.parent.iterdir() if p.name.lower() == path.name.lower() and p.is_file()]
+    return hits[0] if len(hits) == 1 else None
 
 
 @register_source("coco")

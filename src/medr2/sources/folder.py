@@ -29,6 +29,10 @@ from medr2.sources.common import (
 )
 
 DEFAULT_LABEL_FILES = ("labels.csv", "labels.json")
+CLASS_FOLDER_NO_MODALITY = (
+    "modality is missing: class-per-folder images carry only their class (the folder name, read as "
+    "the class_field, default diagnosis); put a medr2.json beside the class folders, e.g. "
+    '{"defaults": {"modality": "X-ray"}, "class_field": "diagnosis"}')
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,13 @@ class FolderSource:
         ref = images.put_array(arr)
         fields = labels_to_fields(spec.row, file=file, record=spec.rel)
         structures, findings = regions_from_labels(fields, ref.width, ref.height, file=file, record=spec.rel)
-        return make_case(self.dr, key=spec.rel, ref=ref, fields=fields, file=file,
-                         structures=structures, findings=findings)
+        try:
+            return make_case(self.dr, key=spec.rel, ref=ref, fields=fields, file=file,
+                             structures=structures, findings=findings)
+        except BadInput as e:
+            if e.field == "modality" and spec.table is None:  # layout A: the folder name is all it knows
+                raise BadInput(CLASS_FOLDER_NO_MODALITY, file=file, record=spec.rel, field="modality") from e
+            raise
 
 
 @register_source("folder")

@@ -344,3 +344,57 @@ def indefinite(phrase: str) -> str:
 def be(phrase: str) -> str:
     """``is`` or ``are`` agreeing with ``phrase``."""
     return "are" if is_plural(phrase) else "is"
+
+
+# --------------------------------------------------------------------------- foreign vocabularies
+# what public sets write for a modality or body region -> medr2's own word (BUILTIN); importers store the
+# mapped word in the Case field and the set's own word in ``meta["modality_raw"]`` / ``meta["body_region_raw"]``
+_MODALITY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("CT", re.compile(r"^(ct|cta|cat|computed tomography|ct ?\(computed tomography\).*|ct scan.*)$")),
+    ("MRI", re.compile(r"^(mr|mri|magnetic resonance.*|mr ?\(magnetic resonance.*\).*|mri? .*weighted.*)$")),
+    ("X-ray", re.compile(r"^(x ?ray|xray|x-ray.*|radiograph.*|cr|dx|plain film|chest x ?ray|cxr)$")),
+    ("ultrasound", re.compile(r"^(us|ultrasound.*|sonograph.*|ultrasonograph.*|echograph.*)$")),
+    ("PET", re.compile(r"^(pet|pet ?\(positron.*|positron emission.*|pet[ -]ct)$")),
+    ("fundus photography", re.compile(r"^(fundus.*|retinal photograph.*|colou?r fundus.*|cfp)$")),
+    ("microscopy", re.compile(r"^(microscopy.*|histo(logy|pathology).*|pathology.*|whole slide.*)$")),
+    ("nuclear medicine", re.compile(r"^(nm|nuclear medicine|scintigraph.*|bone scan|spect)$")),
+    ("dermoscopy", re.compile(r"^(dermoscop.*|dermatoscop.*)$")),
+    ("endoscopy", re.compile(r"^(endoscop.*|colonoscop.*)$")),
+    ("OCT", re.compile(r"^(oct|optical coherence tomography.*|oct ?\(optical.*)$")),
+)
+_REGION_WORDS: dict[str, str] = {
+    "head": "head", "brain": "head", "brain tissue": "head", "brain face": "head", "face": "head", "skull": "head",
+    "head and neck": "head", "neck": "neck", "chest": "chest", "lung": "chest", "lungs": "chest",
+    "thorax": "chest", "chest lung": "chest", "chest heart": "chest", "chest mediastinal": "chest",
+    "heart": "chest", "abdomen": "abdomen", "abd": "abdomen", "abdominal": "abdomen", "pelvis": "pelvis",
+    "pelvic cavity": "pelvis", "pelvic": "pelvis", "spine": "spine", "breast": "breast",
+    "upper limb": "upper limb", "lower limb": "lower limb", "hand": "upper limb", "knee": "lower limb",
+}
+
+
+def _vocab_key(raw: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", raw.strip().lower()).replace("x ray", "xray")
+
+
+def canonical_modality(raw: str | None) -> str | None:
+    """medr2's modality word for a foreign one (``CT(Computed Tomography)`` -> ``CT``, ``X-Ray`` ->
+    ``X-ray``, ``MR`` -> ``MRI``); None when it is not recognised (the caller keeps the raw word)."""
+    if not raw or not raw.strip():
+        return None
+    key = _vocab_key(raw)
+    for word in BUILTIN["modality"]:
+        if _vocab_key(word) == key:
+            return word
+    key = key.replace("xray", "x-ray") if key.startswith("xray ") else key
+    for word, pat in _MODALITY_WORDS:
+        if pat.match(key) or pat.match(key.replace("x-ray", "xray")):
+            return word
+    return None
+
+
+def canonical_region(raw: str | None) -> str | None:
+    """medr2's body-region word (BUILTIN ``body_region``) for a foreign one (``brain_tissue`` -> ``head``,
+    ``chest_lung`` -> ``chest``, ``Pelvic Cavity`` -> ``pelvis``); None when not recognised."""
+    if not raw or not raw.strip():
+        return None
+    return _REGION_WORDS.get(_vocab_key(raw).replace("xray", "x ray"))

@@ -1,6 +1,13 @@
 """A Hugging Face parquet dataset: a medr2 export (restored exactly from ``medr2_item``/``medr2_case``)
 or any VQA-style parquet with ``image`` (``{bytes, path}``), ``question``, ``answer`` and optional
 ``options`` / ``task`` columns. PATH is the dataset folder (``data/*.parquet``) or one parquet file.
+
+Foreign rows showing the same image (the same bytes) share one case (no split leak). The split comes
+from a ``split`` column, else from the file name (``test-00000-of-00001.parquet`` -> test,
+``validation-*`` -> val, ``train-*`` -> train). ``modality`` and ``location``/``body_region`` columns set
+the case's modality and body region in medr2's words (the raw ones in the case meta); a ``qid`` column
+becomes the item's qid; rows in SLAKE's schema (``content_type``, ``answer_type``) are mapped by SLAKE's
+rules (Chinese yes/no too). Every other column is kept in ``Item.meta["columns"]``.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._mapping import extra_columns, image_key, vocab_fields
 from medr2.interop.importers._util import file_failed, inside_files, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
 
@@ -51,24 +59,52 @@ def import_parquet(files: list[Path], b: ImportBuilder) -> None:
                 b.bad(e)
 
 
+CONSUMED = frozenset({"image", "question", "answer", "options", "task", "split", "modality", "location",
+                      "body_region", "qid", "item_id"})
+_FILE_SPLIT = (("test", "test"), ("validation", "val"), ("valid", "val"), ("val", "val"), ("dev", "val"),
+               ("train", "train"))
+
+
+def split_of_file(name: str) -> str | None:
+    """The split an HF data file's name states (``test-00000-of-00001.parquet`` -> test), or None."""
+    n = name.lower()
+    return next((s for prefix, s in _FILE_SPLIT if n.startswith(prefix)), None)
+
+
 def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
+    from medr2.interop.importers.slake import slake_task
+
     img = _image_bytes(r.get("image"))
     q, a = text(r.get("question")), text(r.get("answer"))
     if img is None or not q or not a:
         raise BadInput("needs image bytes, a question and an answer", file=str(f), record=record, field="question")
-    case = b.case(f"{f.name}:{record}:{len(img)}", img, file=str(f), record=record)
+    v = vocab_fields(text(r.get("modality")), text(r.get("location") or r.get("body_region")))
+    case = b.case(image_key(img), img, file=str(f), record=record, modality=v["modality"],
+                  body_region=v["body_region"], meta=v["meta"])
     opts = [str(o) for o in (r.get("options") or [])]
     task = text(r.get("task"))
     task = task if task in TASK_STAGE else OTHER_TASK
+    qid = text(r.get("qid")) or record
+    split = text(r.get("split")).lower() or split_of_file(f.name)
+    split = {"validation": "val", "valid": "val", "dev": "val"}.get(split or "", split)
+    split = split if split in ("train", "val", "test") else None
+    meta: dict[str, Any] = {}
+    extra = extra_columns(r, CONSUMED)
+    if extra:
+        meta["columns"] = extra
+    closed = text(r.get("answer_type")).upper() != "OPEN"
+    yn = yes_no(a) if closed else None
+    if task == OTHER_TASK and text(r.get("content_type")):  # SLAKE's schema (the SLAKE dataset cards)
+        task = slake_task(text(r.get("content_type")), q, a, yn is not None)
     if opts:
         ans = a.upper() if len(a) == 1 and a.upper() in "ABCDEFGHIJ"[: len(opts)] else letter_of(a, opts)
         if not ans:
             raise BadInput("answer matches no option", file=str(f), record=record, field="answer")
-        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=record)
-    elif yes_no(a):
-        b.add(case, task=task, form="yesno", question=q, answer=yes_no(a) or a, qid=record)
+        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split=split, meta=meta)
+    elif yn:
+        b.add(case, task=task, form="yesno", question=q, answer=yn, qid=qid, split=split, meta=meta)
     else:
-        b.add(case, task=task, form="text", question=q, answer=a, qid=record)
+        b.add(case, task=task, form="text", question=q, answer=a, qid=qid, split=split, meta=meta)
 
 
 @register_importer("hf")

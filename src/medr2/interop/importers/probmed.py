@@ -5,7 +5,10 @@ folder), ``question``, ``answer`` (yes/no), ``image_type`` (modality and organ),
 ``modality_gt``/``modality_hallu``, ``body_part_gt``/``body_part_hallu``, ``entity_gt_N``/
 ``entity_hallu_N``, ``grounding_gt_N``/``grounding_hallu_N`` (a ground-truth question and its
 adversarial twin), ``abnormality``, ``entity_hallu`` (unpaired). Twins share a ``pair_id`` (the pair
-is kept only when both members import). Options: ``images=DIR`` (default: the JSON's folder).
+is kept only when both members import). A present-finding question (``entity_gt_N``, answer yes) is
+``s3.finding_type`` (yes/no form); only its hallucinated twin (``entity_hallu_N``) is ``s3.absent_finding``.
+``image_type`` (``ct scan_abdomen``) gives the case's modality and body region in medr2's words (the raw
+value in ``meta["image_type"]``). Options: ``images=DIR`` (default: the JSON's folder).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._mapping import vocab_fields
 from medr2.interop.importers._util import image_in, inside_files, read_json_list, records, text
 from medr2.records import stable_hash
 
@@ -67,12 +71,16 @@ def import_probmed(path: Path, b: ImportBuilder, options: dict[str, str]) -> Non
             img = image_in(images, r.get("image"), file=str(jpath), record=qid)
             itype = text(r.get("image_type"))
             mod = next((v for k, v in MODALITY.items() if itype.lower().startswith(k)), None)
-            case = b.case(text(r.get("image")), img, file=str(jpath), record=qid, modality=mod)
+            mod_raw, _, part = itype.partition("_")
+            v = vocab_fields(mod_raw, part)
+            case = b.case(text(r.get("image")), img, file=str(jpath), record=qid, modality=mod or v["modality"],
+                          body_region=v["body_region"], meta={"image_type": itype})
             fam, kind, _ = parse_qa_type(text(r.get("qa_type")))
             meta: dict[str, Any] = {"qa_type": text(r.get("qa_type")), "image_type": itype, "image_id": r.get("id")}
             if kind == "hallu":
                 meta["adversarial"] = True
-            b.add(case, task=FAMILY_TASK.get(fam, OTHER_TASK), form="yesno", question=q, answer=yn, qid=qid,
+            task = "s3.finding_type" if fam == "entity" and kind == "gt" else FAMILY_TASK.get(fam, OTHER_TASK)
+            b.add(case, task=task, form="yesno", question=q, answer=yn, qid=qid,
                   pair_id=pair_of.get(i), split="test", meta=meta)
         except BadInput as e:
             b.bad(e)

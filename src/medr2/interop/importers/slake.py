@@ -12,7 +12,10 @@ Question fields used: ``qid``, ``img_name`` (``xmlabN/source.jpg``), ``question`
 ``location`` (body region), ``q_lang``, ``base_type``, ``triple``. Each case carries the organs of
 ``detection.json`` (boxes) and of ``mask.png`` decoded with ``mask.txt`` (masks; attached to the box of
 the same organ); each item lists, in ``meta["evidence"]``, the organs its question or answer names,
-with their boxes. Options: ``lang=en`` keeps one language (the others are skipped, not quarantined),
+with their boxes. Chinese closed answers (是的/不是, 包含/不包含, 有/没有, ...) are yes/no like the English
+ones. Modality and location are mapped to medr2's words (``X-Ray`` -> ``X-ray``, ``Brain_Tissue`` ->
+``head``, ``Chest_lung`` -> ``chest``), SLAKE's own in ``meta["modality_raw"]``/``["body_region_raw"]``.
+Options: ``lang=en`` keeps one language (the others are skipped, not quarantined),
 ``images=DIR`` (default ``imgs`` beside the split files).
 """
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._mapping import REGION_QUESTION, REGION_YES_NO, SEQUENCE_WORDS, vocab_fields
 from medr2.interop.importers._slake_annotations import (
     detection_boxes,
     evidence,
@@ -40,8 +44,23 @@ CONTENT_TASK: dict[str, str] = {
     "Modality": "s1.modality", "Plane": "s1.plane", "Organ": "s2.organ", "Position": "s3.location",
     "Abnormality": "s3.finding_type", "Quantity": "s2.count", "Size": "s2.size_compare",
 }
-YES_NO_TASK = {"s3.finding_type": "s3.abnormal"}
+YES_NO_TASK = {"s3.finding_type": "s3.abnormal", "s2.organ": "s2.organ_presence"}
 MODALITY = {"X-Ray": "X-ray", "CT": "CT", "MRI": "MRI"}
+
+
+def slake_task(content_type: str, question: str, answer: str, is_yes_no: bool) -> str:
+    """The task of one SLAKE question (en or zh): ``content_type`` first, then the wording: a question
+    about which part of the body the image shows is ``s1.region``; an MR weighting question
+    ``s1.sequence``; a yes/no organ question ``s2.organ_presence`` (``"Is this a study of the chest?"``:
+    ``s1.region``); a yes/no abnormality question ``s3.abnormal``."""
+    task = CONTENT_TASK.get(content_type, OTHER_TASK)
+    if task in ("s3.location", "s2.organ") and REGION_QUESTION.search(question):
+        return "s1.region"
+    if task == "s1.modality" and SEQUENCE_WORDS.search(f"{question} {answer}"):
+        return "s1.sequence"
+    if task == "s2.organ" and is_yes_no and REGION_YES_NO.search(question):
+        return "s1.region"
+    return YES_NO_TASK.get(task, task) if is_yes_no else task
 
 
 def _annotate(b: ImportBuilder, case: Case, imgs: Path, img: Path, names: dict[int, str] | None) -> Case:
@@ -103,14 +122,12 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                 img = image_in(imgs, name, file=str(jf), record=qid)
                 case = b.cases.get(b.case_id(name))
                 if case is None:
-                    case = b.case(name, img, file=str(jf), record=qid,
-                                  modality=MODALITY.get(text(r.get("modality")), text(r.get("modality")) or None),
-                                  body_region=text(r.get("location")).lower() or None)
+                    v = vocab_fields(text(r.get("modality")), text(r.get("location")))
+                    case = b.case(name, img, file=str(jf), record=qid, modality=v["modality"],
+                                  body_region=v["body_region"], meta=v["meta"])
                     case = _annotate(b, case, imgs, img, names)
                 yn = yes_no(a) if text(r.get("answer_type")).upper() == "CLOSED" else None
-                task = CONTENT_TASK.get(text(r.get("content_type")), OTHER_TASK)
-                if yn:
-                    task = YES_NO_TASK.get(task, task)
+                task = slake_task(text(r.get("content_type")), q, a, yn is not None)
                 meta = {k: r.get(k) for k in ("content_type", "answer_type", "q_lang", "base_type", "triple")
                         if k in r}
                 ev = evidence(list(case.structures), q, a)

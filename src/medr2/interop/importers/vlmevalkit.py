@@ -4,6 +4,15 @@ same image), optional ``image_path``, ``question``, option columns ``A``, ``B``,
 A medr2 export is restored exactly from ``medr2_item``/``medr2_case``. Otherwise: option columns
 present -> MCQ; a yes/no answer -> yes/no; else text. The task is ``category`` when it is a medr2
 task id, else ``imported.other``. PATH is a ``.tsv`` file or a folder of them.
+
+Rows showing the same image (the same bytes, or the same ``image_path``) share one case, so a split never
+puts one image on both sides. Every other column (GMAI-MMBench's ``clinical VQA task``, ``department``,
+``perceptual granularity``, ``original task``, ...) is kept in ``Item.meta["columns"]``; GMAI-MMBench's
+``clinical VQA task`` is mapped by :data:`GMAI_TASK` and its ``modality`` column to the case modality
+(medr2's word; the raw one in ``meta["modality_raw"]``). A file without an ``answer`` column (a TEST file
+whose answers are withheld) imports with ``answer`` empty and ``meta["answer_unknown"] = True``: such items
+are for running models and exporting predictions; the manifest counts them and ``medr2 score`` refuses
+such a bench rather than count every answer wrong.
 """
 
 from __future__ import annotations
@@ -16,10 +25,27 @@ from pathlib import Path
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
 from medr2.interop.importers import register_importer
+from medr2.interop.importers._mapping import extra_columns, image_key, vocab_fields
 from medr2.interop.importers._util import image_in, inside_files, read_csv_rows, readable, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
 
 OPTION_COLS = tuple(string.ascii_uppercase[:10])
+# GMAI-MMBench "clinical VQA task" -> task (the others stay imported.other, their column kept)
+GMAI_TASK: dict[str, str] = {
+    "organ recognition": "s2.organ", "disease diagnosis": "s4.diagnosis", "severity grading": "s4.severity",
+    "attribute recognition": "s3.attribute", "counting": "s3.count", "image quality grading": "s1.quality",
+    "modality recognition": "s1.modality", "lesion grading": "s4.severity",
+}
+CONSUMED = frozenset({"index", "image", "question", "hint", "answer", "category", "l2-category", "split",
+                      "modality", *OPTION_COLS})
+
+
+def _column(r: dict[str, str], name: str) -> str:
+    """A column by name, case-insensitively (``clinical VQA task`` / ``clinical vqa task``)."""
+    for k, v in r.items():
+        if k is not None and k.strip().lower() == name:
+            return text(v)
+    return ""
 
 
 def _b64(v: str, file: str, record: str, field: str) -> bytes:
@@ -36,9 +62,10 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
         raise BadInput("no .tsv files found", file=str(path), field="PATH")
     if path.is_dir():
         files = inside_files(b, path, files)
-    for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question", "answer"), delimiter="\t")):
+    for f, rows in readable(b, files, lambda f: read_csv_rows(f, ("index", "question"), delimiter="\t")):
         by_index: dict[str, dict[str, str]] = {}
         first_row: dict[str, int] = {}
+        no_answers = bool(rows) and "answer" not in rows[0]
         for n, r in enumerate(rows, start=1):
             if idx := text(r.get("index")):
                 by_index.setdefault(idx, r)
@@ -63,15 +90,25 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                     continue
                 if img is None:
                     raise BadInput("no image", file=str(f), record=rec, field="image")
-                case = b.case(f"{f.name}:{rec}", img, file=str(f), record=rec)
+                key = image_key(img) if isinstance(img, bytes) else f"path:{text(r.get('image_path'))}"
+                v = vocab_fields(text(r.get("modality")), None)
+                case = b.case(key, img, file=str(f), record=rec, modality=v["modality"], meta=v["meta"])
                 q = " ".join(x for x in (text(r.get("hint")), text(r.get("question"))) if x)
                 a = text(r.get("answer"))
                 opts = [text(r.get(c)) for c in OPTION_COLS if text(r.get(c))]
                 cat = text(r.get("category"))
-                task = cat if cat in TASK_STAGE else OTHER_TASK
+                task = cat if cat in TASK_STAGE else GMAI_TASK.get(_column(r, "clinical vqa task").lower(),
+                                                                   OTHER_TASK)
                 split = text(r.get("split")) or None
                 split = split if split in ("train", "val", "test") else None
-                meta = {"category": cat, "l2-category": text(r.get("l2-category"))}
+                meta: dict[str, object] = {"category": cat, "l2-category": text(r.get("l2-category"))}
+                extra = extra_columns(r, CONSUMED)
+                if extra:
+                    meta["columns"] = extra
+                if no_answers:
+                    b.add(case, task=task, form="mcq" if opts else "text", question=q, options=opts, answer="",
+                          qid=rec, split=split or "test", meta={**meta, "answer_unknown": True})
+                    continue
                 if opts:
                     ans = a.upper() if a.upper() in OPTION_COLS[: len(opts)] else letter_of(a, opts)
                     if not ans:
