@@ -466,10 +466,11 @@ def test_dicom_hostile_headers(tmp_path: Path) -> None:
     d = tmp_path / "dcm"
     expected = _dicom_corpus(d)
     (d / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}}))
-    # built in a fresh process, so that its peak memory is this build's alone
-    code = ("import resource, sys; from pathlib import Path; from medr2.build.pipeline import build_bench; "
+    # built in a fresh process, so that its peak memory is this build's alone: VmHWM (the high-water mark of
+    # this process's own memory map; ru_maxrss would carry the parent's peak across exec on Linux)
+    code = ("import re, sys; from pathlib import Path; from medr2.build.pipeline import build_bench; "
             "build_bench(sys.argv[1], Path(sys.argv[2]), seed=0, workers=1); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))")
     done = subprocess.run([sys.executable, "-c", code, f"dicom:{d}", str(tmp_path / "bench")], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

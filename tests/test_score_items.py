@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.bench.format import ITEMS_FILE, Bench
+from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
 from medr2.errors import BadInput
+from medr2.imageio import sha256_file
 from medr2.score.items import ScoringItem, load_scoring_items
 from tests.run_fixtures import make_bench
 
@@ -23,7 +25,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _copy(bench: Bench, dst: Path, edit: dict[str, pa.Array | None]) -> Path:
-    """The bench with some items.parquet columns replaced (None: dropped)."""
+    """The bench with some items.parquet columns replaced (None: dropped), as a writer of such files would
+    leave it: the manifest's checksums name the new file (a file changed after the build is refused before
+    its rows are read)."""
     dst.mkdir()
     for f in bench.root.iterdir():
         if f.is_file():
@@ -33,6 +37,11 @@ def _copy(bench: Bench, dst: Path, edit: dict[str, pa.Array | None]) -> Path:
         i = table.column_names.index(name)
         table = table.remove_column(i) if values is None else table.set_column(i, name, values)
     pq.write_table(table, dst / ITEMS_FILE)
+    manifest = json.loads((dst / MANIFEST).read_text("utf-8"))
+    sums = manifest["checksums"]
+    sums[ITEMS_FILE] = sha256_file(dst / ITEMS_FILE)
+    sums["bench"] = bench_checksum(sums[ITEMS_FILE], sums[CASES_FILE])
+    (dst / MANIFEST).write_text(json.dumps(manifest), "utf-8")
     return dst
 
 
