@@ -181,3 +181,22 @@ def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
     score = {"stage": "score every run", "seconds": 12.0, "cpu_s": 11.0, "note": "7 runs scored"}
     assert _keep_first_time(score, {**score, "seconds": 30.0}) == score
     assert _keep_first_time(resumed, None) == resumed
+
+
+def test_change_table_reports_the_cluster_test_beside_mcnemar(tmp_path: Path) -> None:
+    from medr2.demo_summary import change_table
+    from medr2.score.metrics import compare_runs
+    from medr2.score.scorer import load_table, score_run
+    from tests.report_fixtures import make_fixture
+
+    fx = make_fixture(tmp_path / "fx")
+    for r in fx.runs:
+        score_run(r, n_resamples=20)
+    runs = {"before": fx.runs[0], "after": fx.runs[1]}
+    lines = change_table(runs, ["before"], ["after"], seed=0, resamples=20)
+    assert "p (cases, cluster test)" in lines[0] and "McNemar p (items)" in lines[0]
+    cmp = compare_runs(load_table(fx.runs[1]), load_table(fx.runs[0]), seed=0, n_resamples=20)
+    row = next(ln for ln in lines[2:] if "| independent |" in ln)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    t = cmp["modes"]["independent"]
+    assert cells[-2] == f"{t['cluster_test']['p']:.2g}" and cells[-1] == f"{t['mcnemar']['p']:.2g}"

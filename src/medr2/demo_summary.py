@@ -88,13 +88,16 @@ def _delta_cell(d: Any) -> str:
 
 def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Sequence[str], *, seed: int,
                  resamples: int) -> list[str]:
-    """Paired change (model − reference) of clean accuracy, overall and per stage, with exact McNemar."""
+    """Paired change (model − reference) of clean accuracy, overall and per stage, with the cluster-aware
+    test over cases (item-level McNemar ignores that items of one case are correlated) and, beside it,
+    the item-level exact McNemar p."""
     from medr2.score.metrics import compare_runs
     from medr2.score.scorer import load_table
 
     tables = {name: load_table(runs[name]) for name in (*references, *after)}
-    lines = ["| Model | − Reference | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | McNemar p (items) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| Model | − Reference | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | p (cases, cluster test) "
+             "| McNemar p (items) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in after:
         for ref in references:
             cmp = compare_runs(tables[name], tables[ref], seed=seed, n_resamples=resamples)
@@ -103,12 +106,14 @@ def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Seq
                 if t is None:
                     continue
                 stages = [_delta_cell(t["stages"].get(s)) for s in ("1", "2", "3", "4")]
-                mc = t.get("mcnemar") or {}
-                p = mc.get("p") if isinstance(mc, dict) else None
-                p_text = f"{p:.2g}" if isinstance(p, int | float) else "n/a"
                 lines.append(f"| {name} | {ref} | {mode} | {_delta_cell(t['overall'])} | " + " | ".join(stages)
-                             + f" | {p_text} |")
+                             + f" | {_p_cell(t.get('cluster_test'))} | {_p_cell(t.get('mcnemar'))} |")
     return lines
+
+
+def _p_cell(test: Any) -> str:
+    p = test.get("p") if isinstance(test, dict) else None
+    return f"{p:.2g}" if isinstance(p, int | float) else "n/a"
 
 
 def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> str:
