@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -99,17 +100,44 @@ def test_nih_cxr14(tmp_path: Path) -> None:
     assert {"s1.modality", "s1.plane", "s1.region", "s3.lesion_box", "s4.diagnosis", "s3.abnormal"} <= tasks
 
 
-def test_nih_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "nih"
-    F.make_nih(root)
-    _csv_set(root / "BBox_List_2017.csv", 2, "Bbox [x", "abc")
-    cases, _, q = _build(tmp_path, f"nih-cxr14:{root}")
-    assert len(cases) == 9
-    assert [(e.record, e.field) for e in q] == [("00000003_000.png", "Bbox [x")] and "not a number" in q[0].reason
-    _csv_drop_column(root / "Data_Entry_2017.csv", "Patient ID")
+ISIC_GT = "ISIC2018_Task3_Training_GroundTruth/ISIC2018_Task3_Training_GroundTruth.csv"
+# per reader: a bad value in one row -> that record quarantined (the rest built), a missing column -> BadInput
+# naming file and field. (source, fixture, [csv, row, column, value], cases left, (record, field) quarantined,
+# in its reason, [csv, column] dropped)
+BAD_INPUTS = [
+    ("nih-cxr14", F.make_nih, ("BBox_List_2017.csv", 2, "Bbox [x", "abc"), 9, ("00000003_000.png", "Bbox [x"),
+     "not a number", ("Data_Entry_2017.csv", "Patient ID")),
+    ("rsna-pneumonia", F.make_rsna, ("stage_2_train_labels.csv", 3, "Target", "1"),  # a 'Normal' patient, Target 1
+     4, ("00313ee0-9eaa-42f4-b0ab-c148ed3241cd", "Target"), "contradicts",
+     ("stage_2_detailed_class_info.csv", "class")),
+    ("vindr-cxr", F.make_vindr, ("annotations/annotations_train.csv", 1, "x_min", "n/a"), 4, ("train/a1b2", "x_min"),
+     "not a number", ("annotations/annotations_train.csv", "class_name")),
+    ("isic", F.make_isic, (ISIC_GT, 2, "MEL", "1.0"),  # ISIC_0024307 becomes NV and MEL
+     6, ("ISIC_0024307", "MEL,NV,BCC,AKIEC,BKL,DF,VASC"), "2 positive", (ISIC_GT, "image")),
+    ("cbis-ddsm", F.make_cbis, ("mass_case_description_test_set.csv", 1, "pathology", "MAYBE"), 2,
+     ("P_00016_LEFT_CC (test) abnormality 1 (mass)", "pathology"), "MAYBE",
+     ("calc_case_description_train_set.csv", "calc distribution")),
+    ("iu-xray", F.make_iu, ("indiana_projections.csv", 3, "uid", "99"), 4, ("2_IM-0652-1001.dcm.png", "uid"),
+     "no row in indiana_reports.csv", ("indiana_projections.csv", "projection")),
+]
+
+
+@pytest.mark.parametrize(("source", "make", "edit", "n_cases", "quarantined", "reason", "drop"), BAD_INPUTS,
+                         ids=[r[0] for r in BAD_INPUTS])
+def test_bad_row_is_quarantined_and_missing_column_refused(
+        tmp_path: Path, source: str, make: Callable[[Path], object], edit: tuple[str, int, str, str], n_cases: int,
+        quarantined: tuple[str, str], reason: str, drop: tuple[str, str]) -> None:
+    root = tmp_path / "data"
+    make(root)
+    rel, row, col, value = edit
+    _csv_set(root / rel, row, col, value)
+    cases, _, q = _build(tmp_path, f"{source}:{root}")
+    assert len(cases) == n_cases and [(e.record, e.field) for e in q] == [quarantined] and reason in q[0].reason
+    rel, col = drop
+    _csv_drop_column(root / rel, col)
     with pytest.raises(BadInput) as ei:
-        get_source(f"nih-cxr14:{root}").plan(0, None)
-    assert ei.value.field == "Patient ID" and ei.value.file and ei.value.file.endswith("Data_Entry_2017.csv")
+        get_source(f"{source}:{root}").plan(0, None)
+    assert ei.value.field == col and str(ei.value.file).endswith(Path(rel).name)
 
 
 def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> None:
@@ -143,18 +171,6 @@ def test_rsna_pneumonia(tmp_path: Path) -> None:
     _patients_in_one_split(cases)
 
 
-def test_rsna_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "rsna"
-    F.make_rsna(root)
-    _csv_set(root / "stage_2_train_labels.csv", 3, "Target", "1")  # a 'Normal' patient with Target 1
-    cases, _, q = _build(tmp_path, f"rsna-pneumonia:{root}")
-    assert len(cases) == 4 and len(q) == 1 and q[0].field == "Target" and "contradicts" in q[0].reason
-    _csv_drop_column(root / "stage_2_detailed_class_info.csv", "class")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"rsna-pneumonia:{root}").plan(0, None)
-    assert ei.value.field == "class" and "stage_2_detailed_class_info.csv" in str(ei.value.file)
-
-
 # --- VinDr-CXR -----------------------------------------------------------------------------------------
 
 
@@ -175,18 +191,6 @@ def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     assert by["g7h8"].split == "test" and by["g7h8"].findings[0].box == (20, 40, 50, 58)
     assert by["g7h8"].meta["box_fusion"] == "consensus"
     assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
-
-
-def test_vindr_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "v"
-    F.make_vindr(root)
-    _csv_set(root / "annotations" / "annotations_train.csv", 1, "x_min", "n/a")
-    cases, _, q = _build(tmp_path, f"vindr-cxr:{root}")
-    assert len(cases) == 4 and [(e.record, e.field) for e in q] == [("train/a1b2", "x_min")]
-    _csv_drop_column(root / "annotations" / "annotations_train.csv", "class_name")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"vindr-cxr:{root}").plan(0, None)
-    assert ei.value.field == "class_name" and "annotations_train.csv" in str(ei.value.file)
 
 
 def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
@@ -328,19 +332,6 @@ def test_isic_2018(tmp_path: Path) -> None:
     assert {"s4.diagnosis", "s4.malignancy", "s3.lesion_box", "s1.modality"} <= tasks
 
 
-def test_isic_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "isic"
-    F.make_isic(root)
-    gt = root / "ISIC2018_Task3_Training_GroundTruth" / "ISIC2018_Task3_Training_GroundTruth.csv"
-    _csv_set(gt, 2, "MEL", "1.0")  # ISIC_0024307 becomes NV and MEL
-    cases, _, q = _build(tmp_path, f"isic:{root}")
-    assert len(cases) == 6 and q[0].record == "ISIC_0024307" and "2 positive" in q[0].reason
-    _csv_drop_column(gt, "image")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"isic:{root}").plan(0, None)
-    assert ei.value.field == "image" and str(ei.value.file).endswith("GroundTruth.csv")
-
-
 # --- Kvasir-SEG ----------------------------------------------------------------------------------------
 
 
@@ -403,18 +394,6 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
 
 
-def test_cbis_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "cbis"
-    F.make_cbis(root)
-    _csv_set(root / "mass_case_description_test_set.csv", 1, "pathology", "MAYBE")
-    cases, _, q = _build(tmp_path, f"cbis-ddsm:{root}")
-    assert len(cases) == 2 and q[0].field == "pathology" and "MAYBE" in q[0].reason
-    _csv_drop_column(root / "calc_case_description_train_set.csv", "calc distribution")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"cbis-ddsm:{root}").plan(0, None)
-    assert ei.value.field == "calc distribution" and "calc_case_description_train_set.csv" in str(ei.value.file)
-
-
 # --- IU X-ray ------------------------------------------------------------------------------------------
 
 
@@ -436,18 +415,6 @@ def test_iu_xray(tmp_path: Path) -> None:
     assert by["1_IM-0001-3001.dcm.png"].patient_id == by["1_IM-0001-4001.dcm.png"].patient_id
     _patients_in_one_split(cases)
     assert {"s4.report", "s1.modality", "s1.region"} <= tasks
-
-
-def test_iu_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "iu"
-    F.make_iu(root)
-    _csv_set(root / "indiana_projections.csv", 3, "uid", "99")
-    cases, _, q = _build(tmp_path, f"iu-xray:{root}")
-    assert len(cases) == 4 and (q[0].record, q[0].field) == ("2_IM-0652-1001.dcm.png", "uid")
-    _csv_drop_column(root / "indiana_projections.csv", "projection")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"iu-xray:{root}").plan(0, None)
-    assert ei.value.field == "projection" and str(ei.value.file).endswith("indiana_projections.csv")
 
 
 def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:
