@@ -36,6 +36,17 @@ def _build(tmp: Path, spec: str) -> tuple[list[Case], set[str], list[QuarantineE
     return list(b.cases), {i.task for i in b.items}, Quarantine.read(q) if q.exists() else []
 
 
+def _build_documented(tmp: Path, make: Callable[[Path], object], source: str, folder: str,
+                      n_cases: int) -> tuple[list[Case], set[str]]:
+    """``source`` built from its fixture (``make`` writes it to ``tmp / folder``): ``n_cases`` cases, no record
+    quarantined, and the tasks the coverage table of the docs marks for it."""
+    make(tmp / folder)
+    cases, tasks, q = _build(tmp, f"{source}:{tmp / folder}")
+    assert tasks == _doc_tasks(source)  # the coverage table in the docs
+    assert len(cases) == n_cases and not q
+    return cases, tasks
+
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bring-your-own-data.md"
 
 
@@ -79,10 +90,7 @@ def _csv_set(path: Path, row: int, col: str, value: str) -> None:
 
 
 def test_nih_cxr14(tmp_path: Path) -> None:
-    F.make_nih(tmp_path / "nih")
-    cases, tasks, q = _build(tmp_path, f"nih-cxr14:{tmp_path / 'nih'}")
-    assert tasks == _doc_tasks("nih-cxr14")  # the coverage table in the docs
-    assert len(cases) == 10 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_nih, "nih-cxr14", "nih", 10)
     by = {c.meta["file"]: c for c in cases}
     c = by["00000001_000.png"]
     assert c.patient_id == "1" and c.plane == "PA" and c.modality == "X-ray" and c.diagnosis == "cardiomegaly"
@@ -155,10 +163,7 @@ def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> Non
 
 
 def test_rsna_pneumonia(tmp_path: Path) -> None:
-    F.make_rsna(tmp_path / "rsna")
-    cases, tasks, q = _build(tmp_path, f"rsna-pneumonia:{tmp_path / 'rsna'}")
-    assert tasks == _doc_tasks("rsna-pneumonia")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_rsna, "rsna-pneumonia", "rsna", 5)
     by = {c.patient_id: c for c in cases}
     c = by["0004cfab-14fd-4e49-80ba-63a80b6bddd6"]
     assert c.diagnosis == "pneumonia" and [f.box for f in c.findings] == [(10, 12, 30, 40), (35, 12, 55, 40)]
@@ -175,10 +180,7 @@ def test_rsna_pneumonia(tmp_path: Path) -> None:
 
 
 def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
-    F.make_vindr(tmp_path / "v")
-    cases, tasks, q = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
-    assert tasks == _doc_tasks("vindr-cxr")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_vindr, "vindr-cxr", "v", 5)
     by = {c.meta["image_id"]: c for c in cases}
     a = by["a1b2"]
     got = {(f.label, f.box, tuple(f.attributes["raters"])) for f in a.findings}
@@ -270,10 +272,7 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
 
 
 def test_brats_both_label_conventions(tmp_path: Path) -> None:
-    F.make_brats(tmp_path / "brats")
-    cases, tasks, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
-    assert tasks == _doc_tasks("brats")  # the coverage table in the docs
-    assert not q and len(cases) == 4 * 4 * 3  # 4 scans x 4 sequences x 3 planes
+    cases, tasks = _build_documented(tmp_path, F.make_brats, "brats", "brats", 4 * 4 * 3)  # scans x sequences x planes
     new = [c for c in cases if c.meta["subject"].startswith("BraTS-GLI")]
     old = [c for c in cases if not c.meta["subject"].startswith("BraTS-GLI")]
     assert {c.patient_id for c in new} == {"BraTS-GLI-00002"}  # two time points, one patient
@@ -315,10 +314,7 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_isic_2018(tmp_path: Path) -> None:
-    F.make_isic(tmp_path / "isic")
-    cases, tasks, q = _build(tmp_path, f"isic:{tmp_path / 'isic'}")
-    assert tasks == _doc_tasks("isic")  # the coverage table in the docs
-    assert len(cases) == 7 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_isic, "isic", "isic", 7)
     by = {c.meta["file"]: c for c in cases}
     assert by["ISIC_0024308"].diagnosis == "melanoma" and by["ISIC_0024308"].malignancy == "malignant"
     assert by["ISIC_0024306"].malignancy == "benign" and by["ISIC_0024306"].patient_id == "HAM_0000118"
@@ -336,10 +332,7 @@ def test_isic_2018(tmp_path: Path) -> None:
 
 
 def test_kvasir_seg(tmp_path: Path) -> None:
-    F.make_kvasir(tmp_path / "kv")
-    cases, tasks, q = _build(tmp_path, f"kvasir-seg:{tmp_path / 'kv'}")
-    assert tasks == _doc_tasks("kvasir-seg")  # the coverage table in the docs
-    assert len(cases) == 3 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_kvasir, "kvasir-seg", "kv", 3)
     two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
     assert [f.box for f in two.findings] == [(4, 4, 16, 16), (30, 20, 44, 36)]
     m = load_image(tmp_path / "bench" / str(two.findings[1].mask)) > 0
@@ -371,10 +364,7 @@ def test_kvasir_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_cbis_ddsm(tmp_path: Path) -> None:
-    F.make_cbis(tmp_path / "cbis")
-    cases, tasks, q = _build(tmp_path, f"cbis-ddsm:{tmp_path / 'cbis'}")
-    assert tasks == _doc_tasks("cbis-ddsm")  # the coverage table in the docs
-    assert len(cases) == 3 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_cbis, "cbis-ddsm", "cbis", 3)
     by = {c.patient_id: c for c in cases}
     p1 = by["P_00001"]
     assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
@@ -398,10 +388,7 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
 
 
 def test_iu_xray(tmp_path: Path) -> None:
-    F.make_iu(tmp_path / "iu")
-    cases, tasks, q = _build(tmp_path, f"iu-xray:{tmp_path / 'iu'}")
-    assert tasks == _doc_tasks("iu-xray")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_iu, "iu-xray", "iu", 5)
     by = {c.meta["file"]: c for c in cases}
     lat = by["1_IM-0001-3001.dcm.png"]
     assert lat.plane == "lateral" and lat.diagnosis == "normal" and lat.report is not None
