@@ -1,9 +1,12 @@
 """Shared fixtures. ``sample_bench``: a bench built once per session from the bundled sample source
-(``medr2 build --source sample --cases 40 --seed 0``); skipped with the reason when it cannot be built."""
+(``medr2 build --source sample --cases 40 --seed 0``); skipped with the reason when it cannot be built.
+``build_sample``: the same build, with other options, into a folder of the test's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -15,7 +18,9 @@ settings.load_profile("medr2")
 
 
 @pytest.fixture(scope="session")
-def sample_bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_sample() -> Callable[..., Path]:
+    """``build_sample(out, **build_bench_options)``: the bundled sample source built (seed 0) into ``out``;
+    the test skips, with the reason, where the sample source is not available."""
     from medr2.errors import BadInput
 
     try:
@@ -26,9 +31,16 @@ def sample_bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"sample source not available: {e}")
     from medr2.build.pipeline import build_bench
 
-    out = tmp_path_factory.mktemp("sample") / "bench"
-    build_bench("sample", out, seed=0, n_cases=40)
-    return out
+    def build(out: Path, **kw: Any) -> Path:
+        build_bench("sample", out, seed=0, **kw)
+        return out
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def sample_bench_dir(tmp_path_factory: pytest.TempPathFactory, build_sample: Callable[..., Path]) -> Path:
+    return build_sample(tmp_path_factory.mktemp("sample") / "bench", n_cases=40)
 
 
 @pytest.fixture(scope="session")

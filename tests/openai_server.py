@@ -125,9 +125,12 @@ class OpenAIServer:
         self._loop = asyncio.new_event_loop()
         self._loop.run_until_complete(self._main())
 
+    def _add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._handle)
+
     async def _main(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self._handle)
+        self._add_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)

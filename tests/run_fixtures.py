@@ -12,6 +12,7 @@ from medr2.bench import load_bench, write_bench
 from medr2.bench.format import Bench
 from medr2.imageio import ImageStore
 from medr2.records import Case, ContextTurn, Cue, Item, item_content_id
+from medr2.run.runner import Progress
 
 W, H = 64, 48
 MODALITIES = ["CT", "MRI", "X-ray", "Ultrasound"]
@@ -94,3 +95,16 @@ def make_bench(root: Path, n_cases: int = 4) -> Bench:
     cases, items = make_items(store, n_cases)
     write_bench(root, cases, items, {"name": "run-test"})
     return load_bench(root)
+
+
+class InterruptAfter(Progress):
+    """Ctrl-C after ``n`` answers were stored (the runner stops cleanly and marks the invocation)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.seen = 0
+
+    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None:
+        self.seen += n
+        if self.seen == self.n:
+            raise KeyboardInterrupt

@@ -40,20 +40,8 @@ class ScriptedServer(OpenAIServer):
         self.paths: list[str] = []
         self.bodies: list[bytes] = []
 
-    async def _main(self) -> None:
-        import asyncio
-
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def _add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._stop = asyncio.Event()
-        self._ready.set()
-        await self._stop.wait()
-        await self._runner.cleanup()
 
     async def _respond(self, request: web.Request, raw: bytes) -> web.StreamResponse:
         with self._lock:

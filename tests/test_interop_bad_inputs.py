@@ -313,6 +313,26 @@ def _escaped(res: ImportResult) -> None:
         assert "escapes" in q.reason or "absolute" in q.reason or "outside" in q.reason, q
 
 
+def _escaping_images(tmp_path: Path, image_dir: Path) -> Path:
+    """The lures outside (returned) and, in ``image_dir``, ``ok.png`` and ``link.png`` symlinked out."""
+    out = _outside(tmp_path)
+    write_png(image_dir / "ok.png", bad.pattern())
+    _link(image_dir / "link.png", out / "outside.png")
+    return out
+
+
+def _lure(out: Path, name: str, text: str, link: Path) -> None:
+    """A question file ``name`` outside holding ``text``, symlinked into the dataset as ``link``."""
+    (out / name).write_text(text)
+    _link(link, out / name)
+
+
+def _import_inside(fmt: str, root: Path, dest: Path, expected: dict[str, str], n_items: int) -> None:
+    res = run_import(fmt, root, dest)
+    _check(res, expected, n_items=n_items)
+    _escaped(res)
+
+
 def test_slake_paths_stay_inside(tmp_path: Path) -> None:
     """SLAKE: detection.json and mask.png symlinked to files outside (issue 24), mask.txt symlinked out, a
     split file symlinked out, an image named with `..` and an image symlinked out: each quarantined with the
@@ -343,67 +363,49 @@ def test_slake_paths_stay_inside(tmp_path: Path) -> None:
 
 
 def test_vqarad_paths_stay_inside(tmp_path: Path) -> None:
-    out = _outside(tmp_path)
     root = tmp_path / "rad"
-    imgs = root / "VQA_RAD Image Folder"
-    write_png(imgs / "ok.png", bad.pattern())
-    _link(imgs / "link.png", out / "outside.png")
+    out = _escaping_images(tmp_path, root / "VQA_RAD Image Folder")
     base = {"answer_type": "CLOSED", "question_type": "PRES", "question": "Is there a mass?", "answer": "yes"}
     recs = [{**base, "qid": "ok", "image_name": "ok.png"}, {**base, "qid": "link", "image_name": "link.png"},
             {**base, "qid": "dotdot", "image_name": "../../outside/outside.png"}]
     (root / "VQA_RAD Dataset Public.json").write_text(json.dumps(recs))
-    res = run_import("vqa-rad", root, tmp_path / "b")
-    _check(res, {"link": "image", "dotdot": "image"}, n_items=1)
-    _escaped(res)
+    _import_inside("vqa-rad", root, tmp_path / "b", {"link": "image", "dotdot": "image"}, n_items=1)
     # the question file itself symlinked out of the dataset folder: quarantined whole, never read
     root2 = tmp_path / "rad2"
     write_png(root2 / "VQA_RAD Image Folder" / "ok.png", bad.pattern())
-    (out / "rad.json").write_text(json.dumps(recs[:1]))
-    _link(root2 / "VQA_RAD Dataset Public.json", out / "rad.json")
-    res2 = run_import("vqa-rad", root2, tmp_path / "b2")
-    _check(res2, {WHOLE_FILE: "file"}, n_items=0)
+    _lure(out, "rad.json", json.dumps(recs[:1]), root2 / "VQA_RAD Dataset Public.json")
+    _check(run_import("vqa-rad", root2, tmp_path / "b2"), {WHOLE_FILE: "file"}, n_items=0)
 
 
 def test_probmed_paths_stay_inside(tmp_path: Path) -> None:
-    out = _outside(tmp_path)
     root = tmp_path / "pm"
-    write_png(root / "ct" / "ok.png", bad.pattern())
-    _link(root / "ct" / "link.png", out / "outside.png")
+    out = _escaping_images(tmp_path, root / "ct")
     base = {"qa_type": "abnormality", "question": "Is it normal?", "answer": "no"}
     recs = [{**base, "id": 1, "image": "ct/ok.png"}, {**base, "id": 2, "image": "ct/link.png"},
             {**base, "id": 3, "image": "ct/../../outside/outside.png"}]
     (root / "test.json").write_text(json.dumps(recs))
-    res = run_import("probmed", root, tmp_path / "b")
-    _check(res, {"2:abnormality": "image", "3:abnormality": "image"}, n_items=1)
-    _escaped(res)
+    _import_inside("probmed", root, tmp_path / "b", {"2:abnormality": "image", "3:abnormality": "image"}, n_items=1)
     root2 = tmp_path / "pm2"
     write_png(root2 / "ct" / "ok.png", bad.pattern())
-    (out / "pm.json").write_text(json.dumps(recs[:1]))
-    _link(root2 / "test.json", out / "pm.json")
+    _lure(out, "pm.json", json.dumps(recs[:1]), root2 / "test.json")
     _check(run_import("probmed", root2, tmp_path / "b2"), {WHOLE_FILE: "file"}, n_items=0)
 
 
 def test_pmcvqa_paths_stay_inside(tmp_path: Path) -> None:
-    out = _outside(tmp_path)
     root = tmp_path / "pmc"
-    write_png(root / "images" / "ok.png", bad.pattern())
-    _link(root / "images" / "link.png", out / "outside.png")
+    out = _escaping_images(tmp_path, root / "images")
     header = "Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D,Answer_label\n"
     (root / "test.csv").write_text(header + "ok.png,Which modality?,CT,A:CT,B:MRI,,,A\n"
                                    "link.png,Which modality?,CT,A:CT,B:MRI,,,A\n"
                                    "../../outside/outside.png,Which modality?,CT,A:CT,B:MRI,,,A\n")
-    (out / "lure.csv").write_text(header + "ok.png,Which plane?,axial,A:axial,B:coronal,,,A\n")
-    _link(root / "train.csv", out / "lure.csv")
-    res = run_import("pmc-vqa", root, tmp_path / "b")
-    _check(res, {"test.csv row 3": "image", "test.csv row 4": "image", WHOLE_FILE: "file"}, n_items=1)
-    _escaped(res)
+    _lure(out, "lure.csv", header + "ok.png,Which plane?,axial,A:axial,B:coronal,,,A\n", root / "train.csv")
+    _import_inside("pmc-vqa", root, tmp_path / "b",
+                   {"test.csv row 3": "image", "test.csv row 4": "image", WHOLE_FILE: "file"}, n_items=1)
 
 
 def test_omnimedvqa_paths_stay_inside(tmp_path: Path) -> None:
-    out = _outside(tmp_path)
     root = tmp_path / "omni"
-    write_png(root / "Images" / "X" / "ok.png", bad.pattern())
-    _link(root / "Images" / "X" / "link.png", out / "outside.png")
+    out = _escaping_images(tmp_path, root / "Images" / "X")
     qa = root / "QA_information" / "Open-access"
     base = {"dataset": "X", "question_type": "Modality Recognition", "question": "Which modality?",
             "gt_answer": "CT", "option_A": "CT", "option_B": "MRI"}
@@ -412,26 +414,19 @@ def test_omnimedvqa_paths_stay_inside(tmp_path: Path) -> None:
             {**base, "question_id": "dotdot", "image_path": "Images/../../outside/outside.png"}]
     qa.mkdir(parents=True)
     (qa / "X.json").write_text(json.dumps(recs))
-    (out / "Y.json").write_text(json.dumps(recs[:1]))
-    _link(qa / "Y.json", out / "Y.json")
-    res = run_import("omnimedvqa", root, tmp_path / "b")
-    _check(res, {"link": "image", "dotdot": "image", WHOLE_FILE: "file"}, n_items=1)
-    _escaped(res)
+    _lure(out, "Y.json", json.dumps(recs[:1]), qa / "Y.json")
+    _import_inside("omnimedvqa", root, tmp_path / "b", {"link": "image", "dotdot": "image", WHOLE_FILE: "file"},
+                   n_items=1)
 
 
 def test_vlmevalkit_paths_stay_inside(tmp_path: Path) -> None:
-    out = _outside(tmp_path)
     root = tmp_path / "tsv"
-    write_png(root / "ok.png", bad.pattern())
-    _link(root / "link.png", out / "outside.png")
+    out = _escaping_images(tmp_path, root)
     header = "index\timage\timage_path\tquestion\tA\tB\tanswer\n"
     (root / "Med.tsv").write_text(header + "0\t\tok.png\tWhich?\tCT\tMRI\tA\n1\t\tlink.png\tWhich?\tCT\tMRI\tA\n"
                                   "2\t\t../outside/outside.png\tWhich?\tCT\tMRI\tA\n")
-    (out / "lure.tsv").write_text(header + "0\t\tok.png\tWhich plane?\taxial\tcoronal\tA\n")
-    _link(root / "Lure.tsv", out / "lure.tsv")
-    res = run_import("vlmevalkit", root, tmp_path / "b")
-    _check(res, {"1": "image", "2": "image", WHOLE_FILE: "file"}, n_items=1)
-    _escaped(res)
+    _lure(out, "lure.tsv", header + "0\t\tok.png\tWhich plane?\taxial\tcoronal\tA\n", root / "Lure.tsv")
+    _import_inside("vlmevalkit", root, tmp_path / "b", {"1": "image", "2": "image", WHOLE_FILE: "file"}, n_items=1)
 
 
 def _edited_path_rows(rows: list[dict[str, Any]], key: str, rec: str) -> tuple[list[dict[str, Any]], dict[str, str]]:

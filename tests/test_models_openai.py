@@ -12,10 +12,10 @@ from medr2.errors import BadInput
 from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter, parse_retry_after
 from medr2.models.registry import load_adapter
-from medr2.run.runner import EvalConfig, Progress, run_eval
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.openai_server import FaultPlan, OpenAIServer
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import InterruptAfter, make_bench
 
 FAST = {"backoff_initial_s": 0.01, "backoff_max_s": 0.05}
 
@@ -186,23 +186,12 @@ def test_image_changed_on_disk_is_an_error(bench_root: Path, tmp_path: Path) -> 
     assert resp.status == "error" and "sha256" in (resp.error or "")
 
 
-class _InterruptAfter(Progress):
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.seen = 0
-
-    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None:
-        self.seen += n
-        if self.seen == self.n:
-            raise KeyboardInterrupt
-
-
 def test_ctrl_c_stops_cleanly_and_resume_completes(bench_root: Path, tmp_path: Path) -> None:
     cfg = EvalConfig(bench=bench_root, model="openai:m", out=tmp_path / "run", modes=("independent",),
                      concurrency=4)
     with OpenAIServer(delay_s=0.02) as srv:
         cfg.base_urls = (srv.url,)
-        first = run_eval(cfg, progress=_InterruptAfter(10))
+        first = run_eval(cfg, progress=InterruptAfter(10))
         assert first.interrupted
         stored = len(_rows(tmp_path / "run"))
         assert stored == 10  # everything answered before the interrupt is kept

@@ -11,28 +11,15 @@ from pathlib import Path
 import pytest
 
 from medr2.bench.format import Bench
-from medr2.run.runner import EvalConfig, Progress, run_eval
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from medr2.score.scorer import IncompleteRunWarning, score_run
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import InterruptAfter, make_bench
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
     return make_bench(tmp_path_factory.mktemp("bench"), n_cases=4)
-
-
-class _InterruptAfter(Progress):
-    """Ctrl-C after ``n`` answers were stored (the runner stops cleanly and marks the invocation)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.seen = 0
-
-    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None:
-        self.seen += n
-        if self.seen == self.n:
-            raise KeyboardInterrupt
 
 
 def _cfg(bench: Bench, out: Path, **kw: object) -> EvalConfig:
@@ -42,7 +29,7 @@ def _cfg(bench: Bench, out: Path, **kw: object) -> EvalConfig:
 def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: Bench, tmp_path: Path) -> None:
     run = tmp_path / "run"
     cfg = _cfg(bench, run, modes=("independent", "chain-gold"))
-    assert run_eval(cfg, progress=_InterruptAfter(7)).interrupted
+    assert run_eval(cfg, progress=InterruptAfter(7)).interrupted
     with pytest.warns(IncompleteRunWarning, match=r"incomplete run: .* planned answers missing"):
         m = score_run(run, n_resamples=20)
     n = len(bench.items)
@@ -101,7 +88,7 @@ def test_report_shows_an_incomplete_run(bench: Bench, tmp_path: Path) -> None:
     from medr2.report.write import write_report
 
     run = tmp_path / "run"
-    run_eval(_cfg(bench, run), progress=_InterruptAfter(5))
+    run_eval(_cfg(bench, run), progress=InterruptAfter(5))
     with pytest.warns(IncompleteRunWarning):
         score_run(run, n_resamples=10)
     html = write_report([run], tmp_path / "rep").read_text("utf-8")

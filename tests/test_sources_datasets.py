@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,17 @@ def _build(tmp: Path, spec: str) -> tuple[list[Case], set[str], list[QuarantineE
     b = load_bench(out)
     q = out / "quarantine.jsonl"
     return list(b.cases), {i.task for i in b.items}, Quarantine.read(q) if q.exists() else []
+
+
+def _build_documented(tmp: Path, make: Callable[[Path], object], source: str, folder: str,
+                      n_cases: int) -> tuple[list[Case], set[str]]:
+    """``source`` built from its fixture (``make`` writes it to ``tmp / folder``): ``n_cases`` cases, no record
+    quarantined, and the tasks the coverage table of the docs marks for it."""
+    make(tmp / folder)
+    cases, tasks, q = _build(tmp, f"{source}:{tmp / folder}")
+    assert tasks == _doc_tasks(source)  # the coverage table in the docs
+    assert len(cases) == n_cases and not q
+    return cases, tasks
 
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bring-your-own-data.md"
@@ -78,10 +90,7 @@ def _csv_set(path: Path, row: int, col: str, value: str) -> None:
 
 
 def test_nih_cxr14(tmp_path: Path) -> None:
-    F.make_nih(tmp_path / "nih")
-    cases, tasks, q = _build(tmp_path, f"nih-cxr14:{tmp_path / 'nih'}")
-    assert tasks == _doc_tasks("nih-cxr14")  # the coverage table in the docs
-    assert len(cases) == 10 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_nih, "nih-cxr14", "nih", 10)
     by = {c.meta["file"]: c for c in cases}
     c = by["00000001_000.png"]
     assert c.patient_id == "1" and c.plane == "PA" and c.modality == "X-ray" and c.diagnosis == "cardiomegaly"
@@ -99,17 +108,44 @@ def test_nih_cxr14(tmp_path: Path) -> None:
     assert {"s1.modality", "s1.plane", "s1.region", "s3.lesion_box", "s4.diagnosis", "s3.abnormal"} <= tasks
 
 
-def test_nih_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "nih"
-    F.make_nih(root)
-    _csv_set(root / "BBox_List_2017.csv", 2, "Bbox [x", "abc")
-    cases, _, q = _build(tmp_path, f"nih-cxr14:{root}")
-    assert len(cases) == 9
-    assert [(e.record, e.field) for e in q] == [("00000003_000.png", "Bbox [x")] and "not a number" in q[0].reason
-    _csv_drop_column(root / "Data_Entry_2017.csv", "Patient ID")
+ISIC_GT = "ISIC2018_Task3_Training_GroundTruth/ISIC2018_Task3_Training_GroundTruth.csv"
+# per reader: a bad value in one row -> that record quarantined (the rest built), a missing column -> BadInput
+# naming file and field. (source, fixture, [csv, row, column, value], cases left, (record, field) quarantined,
+# in its reason, [csv, column] dropped)
+BAD_INPUTS = [
+    ("nih-cxr14", F.make_nih, ("BBox_List_2017.csv", 2, "Bbox [x", "abc"), 9, ("00000003_000.png", "Bbox [x"),
+     "not a number", ("Data_Entry_2017.csv", "Patient ID")),
+    ("rsna-pneumonia", F.make_rsna, ("stage_2_train_labels.csv", 3, "Target", "1"),  # a 'Normal' patient, Target 1
+     4, ("00313ee0-9eaa-42f4-b0ab-c148ed3241cd", "Target"), "contradicts",
+     ("stage_2_detailed_class_info.csv", "class")),
+    ("vindr-cxr", F.make_vindr, ("annotations/annotations_train.csv", 1, "x_min", "n/a"), 4, ("train/a1b2", "x_min"),
+     "not a number", ("annotations/annotations_train.csv", "class_name")),
+    ("isic", F.make_isic, (ISIC_GT, 2, "MEL", "1.0"),  # ISIC_0024307 becomes NV and MEL
+     6, ("ISIC_0024307", "MEL,NV,BCC,AKIEC,BKL,DF,VASC"), "2 positive", (ISIC_GT, "image")),
+    ("cbis-ddsm", F.make_cbis, ("mass_case_description_test_set.csv", 1, "pathology", "MAYBE"), 2,
+     ("P_00016_LEFT_CC (test) abnormality 1 (mass)", "pathology"), "MAYBE",
+     ("calc_case_description_train_set.csv", "calc distribution")),
+    ("iu-xray", F.make_iu, ("indiana_projections.csv", 3, "uid", "99"), 4, ("2_IM-0652-1001.dcm.png", "uid"),
+     "no row in indiana_reports.csv", ("indiana_projections.csv", "projection")),
+]
+
+
+@pytest.mark.parametrize(("source", "make", "edit", "n_cases", "quarantined", "reason", "drop"), BAD_INPUTS,
+                         ids=[r[0] for r in BAD_INPUTS])
+def test_bad_row_is_quarantined_and_missing_column_refused(
+        tmp_path: Path, source: str, make: Callable[[Path], object], edit: tuple[str, int, str, str], n_cases: int,
+        quarantined: tuple[str, str], reason: str, drop: tuple[str, str]) -> None:
+    root = tmp_path / "data"
+    make(root)
+    rel, row, col, value = edit
+    _csv_set(root / rel, row, col, value)
+    cases, _, q = _build(tmp_path, f"{source}:{root}")
+    assert len(cases) == n_cases and [(e.record, e.field) for e in q] == [quarantined] and reason in q[0].reason
+    rel, col = drop
+    _csv_drop_column(root / rel, col)
     with pytest.raises(BadInput) as ei:
-        get_source(f"nih-cxr14:{root}").plan(0, None)
-    assert ei.value.field == "Patient ID" and ei.value.file and ei.value.file.endswith("Data_Entry_2017.csv")
+        get_source(f"{source}:{root}").plan(0, None)
+    assert ei.value.field == col and str(ei.value.file).endswith(Path(rel).name)
 
 
 def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> None:
@@ -127,10 +163,7 @@ def test_dataset_reader_error_exits_2_on_the_command_line(tmp_path: Path) -> Non
 
 
 def test_rsna_pneumonia(tmp_path: Path) -> None:
-    F.make_rsna(tmp_path / "rsna")
-    cases, tasks, q = _build(tmp_path, f"rsna-pneumonia:{tmp_path / 'rsna'}")
-    assert tasks == _doc_tasks("rsna-pneumonia")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_rsna, "rsna-pneumonia", "rsna", 5)
     by = {c.patient_id: c for c in cases}
     c = by["0004cfab-14fd-4e49-80ba-63a80b6bddd6"]
     assert c.diagnosis == "pneumonia" and [f.box for f in c.findings] == [(10, 12, 30, 40), (35, 12, 55, 40)]
@@ -143,26 +176,11 @@ def test_rsna_pneumonia(tmp_path: Path) -> None:
     _patients_in_one_split(cases)
 
 
-def test_rsna_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "rsna"
-    F.make_rsna(root)
-    _csv_set(root / "stage_2_train_labels.csv", 3, "Target", "1")  # a 'Normal' patient with Target 1
-    cases, _, q = _build(tmp_path, f"rsna-pneumonia:{root}")
-    assert len(cases) == 4 and len(q) == 1 and q[0].field == "Target" and "contradicts" in q[0].reason
-    _csv_drop_column(root / "stage_2_detailed_class_info.csv", "class")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"rsna-pneumonia:{root}").plan(0, None)
-    assert ei.value.field == "class" and "stage_2_detailed_class_info.csv" in str(ei.value.file)
-
-
 # --- VinDr-CXR -----------------------------------------------------------------------------------------
 
 
 def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
-    F.make_vindr(tmp_path / "v")
-    cases, tasks, q = _build(tmp_path, f"vindr-cxr:{tmp_path / 'v'}")
-    assert tasks == _doc_tasks("vindr-cxr")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_vindr, "vindr-cxr", "v", 5)
     by = {c.meta["image_id"]: c for c in cases}
     a = by["a1b2"]
     got = {(f.label, f.box, tuple(f.attributes["raters"])) for f in a.findings}
@@ -175,18 +193,6 @@ def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     assert by["g7h8"].split == "test" and by["g7h8"].findings[0].box == (20, 40, 50, 58)
     assert by["g7h8"].meta["box_fusion"] == "consensus"
     assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
-
-
-def test_vindr_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "v"
-    F.make_vindr(root)
-    _csv_set(root / "annotations" / "annotations_train.csv", 1, "x_min", "n/a")
-    cases, _, q = _build(tmp_path, f"vindr-cxr:{root}")
-    assert len(cases) == 4 and [(e.record, e.field) for e in q] == [("train/a1b2", "x_min")]
-    _csv_drop_column(root / "annotations" / "annotations_train.csv", "class_name")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"vindr-cxr:{root}").plan(0, None)
-    assert ei.value.field == "class_name" and "annotations_train.csv" in str(ei.value.file)
 
 
 def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
@@ -266,10 +272,7 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
 
 
 def test_brats_both_label_conventions(tmp_path: Path) -> None:
-    F.make_brats(tmp_path / "brats")
-    cases, tasks, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
-    assert tasks == _doc_tasks("brats")  # the coverage table in the docs
-    assert not q and len(cases) == 4 * 4 * 3  # 4 scans x 4 sequences x 3 planes
+    cases, tasks = _build_documented(tmp_path, F.make_brats, "brats", "brats", 4 * 4 * 3)  # scans x sequences x planes
     new = [c for c in cases if c.meta["subject"].startswith("BraTS-GLI")]
     old = [c for c in cases if not c.meta["subject"].startswith("BraTS-GLI")]
     assert {c.patient_id for c in new} == {"BraTS-GLI-00002"}  # two time points, one patient
@@ -311,10 +314,7 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_isic_2018(tmp_path: Path) -> None:
-    F.make_isic(tmp_path / "isic")
-    cases, tasks, q = _build(tmp_path, f"isic:{tmp_path / 'isic'}")
-    assert tasks == _doc_tasks("isic")  # the coverage table in the docs
-    assert len(cases) == 7 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_isic, "isic", "isic", 7)
     by = {c.meta["file"]: c for c in cases}
     assert by["ISIC_0024308"].diagnosis == "melanoma" and by["ISIC_0024308"].malignancy == "malignant"
     assert by["ISIC_0024306"].malignancy == "benign" and by["ISIC_0024306"].patient_id == "HAM_0000118"
@@ -328,27 +328,11 @@ def test_isic_2018(tmp_path: Path) -> None:
     assert {"s4.diagnosis", "s4.malignancy", "s3.lesion_box", "s1.modality"} <= tasks
 
 
-def test_isic_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "isic"
-    F.make_isic(root)
-    gt = root / "ISIC2018_Task3_Training_GroundTruth" / "ISIC2018_Task3_Training_GroundTruth.csv"
-    _csv_set(gt, 2, "MEL", "1.0")  # ISIC_0024307 becomes NV and MEL
-    cases, _, q = _build(tmp_path, f"isic:{root}")
-    assert len(cases) == 6 and q[0].record == "ISIC_0024307" and "2 positive" in q[0].reason
-    _csv_drop_column(gt, "image")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"isic:{root}").plan(0, None)
-    assert ei.value.field == "image" and str(ei.value.file).endswith("GroundTruth.csv")
-
-
 # --- Kvasir-SEG ----------------------------------------------------------------------------------------
 
 
 def test_kvasir_seg(tmp_path: Path) -> None:
-    F.make_kvasir(tmp_path / "kv")
-    cases, tasks, q = _build(tmp_path, f"kvasir-seg:{tmp_path / 'kv'}")
-    assert tasks == _doc_tasks("kvasir-seg")  # the coverage table in the docs
-    assert len(cases) == 3 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_kvasir, "kvasir-seg", "kv", 3)
     two = next(c for c in cases if c.meta["file"] == "cju0qoxqj9q6s0835b43399p4")
     assert [f.box for f in two.findings] == [(4, 4, 16, 16), (30, 20, 44, 36)]
     m = load_image(tmp_path / "bench" / str(two.findings[1].mask)) > 0
@@ -380,10 +364,7 @@ def test_kvasir_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_cbis_ddsm(tmp_path: Path) -> None:
-    F.make_cbis(tmp_path / "cbis")
-    cases, tasks, q = _build(tmp_path, f"cbis-ddsm:{tmp_path / 'cbis'}")
-    assert tasks == _doc_tasks("cbis-ddsm")  # the coverage table in the docs
-    assert len(cases) == 3 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_cbis, "cbis-ddsm", "cbis", 3)
     by = {c.patient_id: c for c in cases}
     p1 = by["P_00001"]
     assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
@@ -403,26 +384,11 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
 
 
-def test_cbis_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "cbis"
-    F.make_cbis(root)
-    _csv_set(root / "mass_case_description_test_set.csv", 1, "pathology", "MAYBE")
-    cases, _, q = _build(tmp_path, f"cbis-ddsm:{root}")
-    assert len(cases) == 2 and q[0].field == "pathology" and "MAYBE" in q[0].reason
-    _csv_drop_column(root / "calc_case_description_train_set.csv", "calc distribution")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"cbis-ddsm:{root}").plan(0, None)
-    assert ei.value.field == "calc distribution" and "calc_case_description_train_set.csv" in str(ei.value.file)
-
-
 # --- IU X-ray ------------------------------------------------------------------------------------------
 
 
 def test_iu_xray(tmp_path: Path) -> None:
-    F.make_iu(tmp_path / "iu")
-    cases, tasks, q = _build(tmp_path, f"iu-xray:{tmp_path / 'iu'}")
-    assert tasks == _doc_tasks("iu-xray")  # the coverage table in the docs
-    assert len(cases) == 5 and not q
+    cases, tasks = _build_documented(tmp_path, F.make_iu, "iu-xray", "iu", 5)
     by = {c.meta["file"]: c for c in cases}
     lat = by["1_IM-0001-3001.dcm.png"]
     assert lat.plane == "lateral" and lat.diagnosis == "normal" and lat.report is not None
@@ -436,18 +402,6 @@ def test_iu_xray(tmp_path: Path) -> None:
     assert by["1_IM-0001-3001.dcm.png"].patient_id == by["1_IM-0001-4001.dcm.png"].patient_id
     _patients_in_one_split(cases)
     assert {"s4.report", "s1.modality", "s1.region"} <= tasks
-
-
-def test_iu_bad_inputs(tmp_path: Path) -> None:
-    root = tmp_path / "iu"
-    F.make_iu(root)
-    _csv_set(root / "indiana_projections.csv", 3, "uid", "99")
-    cases, _, q = _build(tmp_path, f"iu-xray:{root}")
-    assert len(cases) == 4 and (q[0].record, q[0].field) == ("2_IM-0652-1001.dcm.png", "uid")
-    _csv_drop_column(root / "indiana_projections.csv", "projection")
-    with pytest.raises(BadInput) as ei:
-        get_source(f"iu-xray:{root}").plan(0, None)
-    assert ei.value.field == "projection" and str(ei.value.file).endswith("indiana_projections.csv")
 
 
 def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -186,17 +187,9 @@ TEXT_VARIANTS = "T1,T2,T3,T4,T5,T6,T7,T8,V5,V7"  # V5/V7 add cue wording
 
 
 @pytest.fixture(scope="module")
-def text_bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    from medr2.errors import BadInput
-    from medr2.sources.base import get_source
-
-    try:
-        get_source("sample")
-    except (ImportError, BadInput) as e:
-        pytest.skip(f"sample source not available: {e}")
-    out = tmp_path_factory.mktemp("tv") / "bench"
-    build_bench("sample", out, seed=0, n_cases=30, variants=TEXT_VARIANTS, workers=1)
-    return load_bench(out)
+def text_bench(tmp_path_factory: pytest.TempPathFactory, build_sample: Callable[..., Path]) -> Bench:
+    return load_bench(build_sample(tmp_path_factory.mktemp("tv") / "bench", n_cases=30, variants=TEXT_VARIANTS,
+                                   workers=1))
 
 
 def _shown_texts(it: Item) -> list[str]:

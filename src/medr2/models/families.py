@@ -185,24 +185,26 @@ def _seeded(seed: int, cls: Any, config: Any) -> Any:
     return cls(config)
 
 
+def _text_kw(tok: Any, **kw: Any) -> dict[str, Any]:
+    """The tiny text decoder's settings (sizes from ``TEXT``, the tokenizer's vocabulary and special ids);
+    ``kw`` adds or overrides (a family's head_dim, sliding window, rope, fewer key/value heads)."""
+    return {"vocab_size": len(tok), "hidden_size": TEXT["hidden"], "intermediate_size": TEXT["inter"],
+            "num_hidden_layers": TEXT["layers"], "num_attention_heads": TEXT["heads"],
+            "num_key_value_heads": TEXT["heads"], "max_position_embeddings": 4096,
+            "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id,
+            **kw}
+
+
 def _llama_text(tok: Any, **kw: Any) -> Any:
     from transformers import LlamaConfig
 
-    return LlamaConfig(vocab_size=len(tok), hidden_size=TEXT["hidden"], intermediate_size=TEXT["inter"],
-                       num_hidden_layers=TEXT["layers"], num_attention_heads=TEXT["heads"],
-                       num_key_value_heads=TEXT["heads"], max_position_embeddings=4096,
-                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                       tie_word_embeddings=False, **kw)
+    return LlamaConfig(**_text_kw(tok, tie_word_embeddings=False, **kw))
 
 
 def _qwen2_text(tok: Any, **kw: Any) -> Any:
     from transformers import Qwen2Config
 
-    return Qwen2Config(vocab_size=len(tok), hidden_size=TEXT["hidden"], intermediate_size=TEXT["inter"],
-                       num_hidden_layers=TEXT["layers"], num_attention_heads=TEXT["heads"],
-                       num_key_value_heads=TEXT["heads"], max_position_embeddings=4096,
-                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                       tie_word_embeddings=False, **kw)
+    return Qwen2Config(**_text_kw(tok, tie_word_embeddings=False, **kw))
 
 
 def _siglip(image_size: int, patch: int, **kw: Any) -> Any:
@@ -267,10 +269,8 @@ def _build_gemma3(out: Path, seed: int) -> None:
                             "image_token": "<image_soft_token>"})
     ip = Gemma3ImageProcessorPil(size={"height": 32, "width": 32}, do_pan_and_scan=False)
     proc = Gemma3Processor(image_processor=ip, tokenizer=tok, image_seq_length=4, chat_template=GEMMA3_TEMPLATE)
-    text = Gemma3TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                            num_attention_heads=2, num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32,
-                            sliding_window=64, max_position_embeddings=4096, bos_token_id=tok.bos_token_id,
-                            eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    text = Gemma3TextConfig(**_text_kw(tok, num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32,
+                                       sliding_window=64))
     ids = tok.convert_tokens_to_ids
     cfg = Gemma3Config(text_config=text, vision_config=_siglip(32, 8, vision_use_head=False), mm_tokens_per_image=4,
                        boi_token_index=ids("<start_of_image>"), eoi_token_index=ids("<end_of_image>"),
@@ -313,10 +313,7 @@ def _build_mllama(out: Path, seed: int) -> None:
     vision = MllamaVisionConfig(hidden_size=32, num_hidden_layers=2, num_global_layers=1, attention_heads=2,
                                 intermediate_size=64, vision_output_dim=64, image_size=16, patch_size=8,
                                 max_num_tiles=4, intermediate_layers_indices=[0])
-    text = MllamaTextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                            num_attention_heads=2, num_key_value_heads=2, cross_attention_layers=[1],
-                            max_position_embeddings=4096, bos_token_id=tok.bos_token_id,
-                            eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    text = MllamaTextConfig(**_text_kw(tok, cross_attention_layers=[1]))
     cfg = MllamaConfig(vision_config=vision, text_config=text, image_token_index=tok.convert_tokens_to_ids("<|image|>"))
     _save(out, _seeded(seed, MllamaForConditionalGeneration, cfg), proc, tok)
 
@@ -332,10 +329,9 @@ register_family(Family(
 # ---------------------------------------------------------------------------------------------
 # Idefics3 / SmolVLM: longest edge resized, split into tiles + a global image, pixel-shuffled
 
-IDEFICS3_TEMPLATE = chat_template(
-    turn={"system": ("System: ", "<end_of_utterance>\n"), "user": ("User:", "<end_of_utterance>\n"),
-          "assistant": ("Assistant: ", "<end_of_utterance>\n")},
-    image="<image>", generation="Assistant:", bos="<|begin_of_text|>")
+IDEFICS_TURN = {"system": ("System: ", "<end_of_utterance>\n"), "user": ("User:", "<end_of_utterance>\n"),
+                "assistant": ("Assistant: ", "<end_of_utterance>\n")}
+IDEFICS3_TEMPLATE = chat_template(turn=IDEFICS_TURN, image="<image>", generation="Assistant:", bos="<|begin_of_text|>")
 _IDEFICS_SPECIAL = (["<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>"]
                     + [f"<row_{i + 1}_col_{j + 1}>" for i in range(6) for j in range(6)])
 
@@ -347,13 +343,22 @@ def _build_idefics3(out: Path, seed: int) -> None:
     special = ["<|begin_of_text|>", "<|end_of_text|>", "<|finetune_right_pad_id|>", *_IDEFICS_SPECIAL]
     tok = _tokenizer(special, IDEFICS3_TEMPLATE, bos="<|begin_of_text|>", eos="<end_of_utterance>",
                      pad="<|finetune_right_pad_id|>")
-    ip = Idefics3ImageProcessorPil(size={"longest_edge": 64}, max_image_size={"longest_edge": 32})
-    proc = Idefics3Processor(image_processor=ip, tokenizer=tok, image_seq_len=4, chat_template=IDEFICS3_TEMPLATE)
-    vision = Idefics3VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                                  image_size=32, patch_size=8)
-    cfg = Idefics3Config(vision_config=vision, text_config=_llama_text(tok), scale_factor=2,
-                         image_token_id=tok.convert_tokens_to_ids("<image>"))
-    _save(out, _seeded(seed, Idefics3ForConditionalGeneration, cfg), proc, tok)
+    _save_idefics(out, seed, tok, IDEFICS3_TEMPLATE, image_processor=Idefics3ImageProcessorPil,
+                  processor=Idefics3Processor, vision=Idefics3VisionConfig, config=Idefics3Config,
+                  model=Idefics3ForConditionalGeneration)
+
+
+def _save_idefics(out: Path, seed: int, tok: Any, template: str, *, image_processor: Any, processor: Any,
+                  vision: Any, config: Any, model: Any, **processor_kw: Any) -> None:
+    """The Idefics3 layout (shared by SmolVLM): longest edge 64, tiles of 32, 16 patches of 8 pixel-shuffled
+    by 2 -> 4 tokens per tile, a Llama text decoder; ``processor_kw`` adds to the processor's arguments."""
+    ip = image_processor(size={"longest_edge": 64}, max_image_size={"longest_edge": 32})
+    proc = processor(image_processor=ip, tokenizer=tok, image_seq_len=4, chat_template=template, **processor_kw)
+    vcfg = vision(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=32,
+                  patch_size=8)
+    cfg = config(vision_config=vcfg, text_config=_llama_text(tok), scale_factor=2,
+                 image_token_id=tok.convert_tokens_to_ids("<image>"))
+    _save(out, _seeded(seed, model, cfg), proc, tok)
 
 
 register_family(Family(
@@ -388,10 +393,7 @@ def _build_aya(out: Path, seed: int) -> None:
     # patch_size here is the vision patch times the downsample factor (8 x 2), as the real checkpoint's 28 (14 x 2)
     proc = AyaVisionProcessor(image_processor=ip, tokenizer=tok, patch_size=16, img_size=32, downsample_factor=1,
                               chat_template=AYA_TEMPLATE)
-    text = Cohere2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, sliding_window=64,
-                         max_position_embeddings=4096, bos_token_id=tok.bos_token_id,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    text = Cohere2Config(**_text_kw(tok, sliding_window=64))
     cfg = AyaVisionConfig(vision_config=_siglip(32, 8, vision_use_head=False), text_config=text, downsample_factor=2,
                           image_token_index=tok.convert_tokens_to_ids("<|IMG_PATCH|>"))
     _save(out, _seeded(seed, AyaVisionForConditionalGeneration, cfg), proc, tok)
@@ -421,90 +423,67 @@ def _qwen_tokenizer(template: str) -> Any:
 
 
 QWEN_IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"
-QWEN2VL_TEMPLATE = chat_template(turn=CHATML, image="<|vision_start|><|image_pad|><|vision_end|>",
+QWEN2VL_TEMPLATE = chat_template(turn=CHATML, image=QWEN_IMAGE,
                                  generation="<|im_start|>assistant\n", default_system="You are a helpful assistant.")
-QWEN3VL_TEMPLATE = chat_template(turn=CHATML, image="<|vision_start|><|image_pad|><|vision_end|>",
-                                 generation="<|im_start|>assistant\n")
+QWEN3VL_TEMPLATE = chat_template(turn=CHATML, image=QWEN_IMAGE, generation="<|im_start|>assistant\n")
 QWEN_PIXELS = {"min_pixels": 56 * 56, "max_pixels": 28 * 28 * 16384}  # the real checkpoints' processor limits
 
 
-def _qwen_video_processor(kind: str, patch: int) -> Any:
-    import transformers
+def _mrope(section: list[int], **extra: Any) -> dict[str, Any]:
+    """Multimodal rope settings (temporal, height, width sections of the rotary half-dimension)."""
+    return {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section, **extra}
 
-    cls = getattr(transformers, kind)
-    return cls(patch_size=patch, temporal_patch_size=2, merge_size=2)
+
+def _build_qwen(out: Path, seed: int, *, config: Any, model: Any, processor: Any, video: str, template: str,
+                patch: int, pixels: dict[str, int], vision: dict[str, Any], text: dict[str, Any]) -> None:
+    """A Qwen-VL checkpoint: Qwen's tokenizer, the smart-resize image processor (patch ``patch``, 2x2 merge)
+    with the named video processor class, a Qwen text decoder (``text`` adds to its settings) and ``vision``."""
+    import transformers
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    tok = _qwen_tokenizer(template)
+    ip = Qwen2VLImageProcessorPil(min_pixels=pixels["min_pixels"], max_pixels=pixels["max_pixels"], patch_size=patch,
+                                  merge_size=2, temporal_patch_size=2)
+    vp = getattr(transformers, video)(patch_size=patch, temporal_patch_size=2, merge_size=2)
+    proc = processor(image_processor=ip, tokenizer=tok, video_processor=vp, chat_template=template)
+    ids = tok.convert_tokens_to_ids
+    cfg = config(text_config=_text_kw(tok, **text), vision_config=vision, image_token_id=ids("<|image_pad|>"),
+                 video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
+                 vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
+    _save(out, _seeded(seed, model, cfg), proc, tok)
 
 
 def _build_qwen2vl(out: Path, seed: int) -> None:
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    tok = _qwen_tokenizer(QWEN2VL_TEMPLATE)
-    ip = Qwen2VLImageProcessorPil(min_pixels=QWEN_PIXELS["min_pixels"], max_pixels=QWEN_PIXELS["max_pixels"],
-                                  patch_size=14, merge_size=2, temporal_patch_size=2)
-    proc = Qwen2VLProcessor(image_processor=ip, tokenizer=tok,
-                            video_processor=_qwen_video_processor("Qwen2VLVideoProcessor", 14),
-                            chat_template=QWEN2VL_TEMPLATE)
-    ids = tok.convert_tokens_to_ids
-    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
-                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    vision = dict(depth=1, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=14,
-                  spatial_merge_size=2, temporal_patch_size=2, in_channels=3)
-    cfg = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
-                        video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
-                        vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen2VLForConditionalGeneration, cfg), proc, tok)
+    _build_qwen(out, seed, config=Qwen2VLConfig, model=Qwen2VLForConditionalGeneration, processor=Qwen2VLProcessor,
+                video="Qwen2VLVideoProcessor", template=QWEN2VL_TEMPLATE, patch=14, pixels=QWEN_PIXELS,
+                text={"rope_parameters": _mrope([4, 6, 6])},
+                vision=dict(depth=1, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=14,
+                            spatial_merge_size=2, temporal_patch_size=2, in_channels=3))
 
 
 def _build_qwen25vl(out: Path, seed: int) -> None:
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    tok = _qwen_tokenizer(QWEN2VL_TEMPLATE)
-    ip = Qwen2VLImageProcessorPil(min_pixels=QWEN_PIXELS["min_pixels"], max_pixels=QWEN_PIXELS["max_pixels"],
-                                  patch_size=14, merge_size=2, temporal_patch_size=2)
-    proc = Qwen2_5_VLProcessor(image_processor=ip, tokenizer=tok,
-                               video_processor=_qwen_video_processor("Qwen2VLVideoProcessor", 14),
-                               chat_template=QWEN2VL_TEMPLATE)
-    ids = tok.convert_tokens_to_ids
-    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]},
-                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
-                  spatial_merge_size=2, temporal_patch_size=2, window_size=56, fullatt_block_indexes=[1],
-                  in_channels=3)
-    cfg = Qwen2_5_VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
-                           video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
-                           vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen2_5_VLForConditionalGeneration, cfg), proc, tok)
+    _build_qwen(out, seed, config=Qwen2_5_VLConfig, model=Qwen2_5_VLForConditionalGeneration,
+                processor=Qwen2_5_VLProcessor, video="Qwen2VLVideoProcessor", template=QWEN2VL_TEMPLATE, patch=14,
+                pixels=QWEN_PIXELS, text={"rope_parameters": _mrope([4, 6, 6])},
+                vision=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                            patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=56,
+                            fullatt_block_indexes=[1], in_channels=3))
 
 
 def _build_qwen3vl(out: Path, seed: int) -> None:
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    tok = _qwen_tokenizer(QWEN3VL_TEMPLATE)
-    ip = Qwen2VLImageProcessorPil(min_pixels=32 * 32 * 4, max_pixels=32 * 32 * 16, patch_size=16, merge_size=2,
-                                  temporal_patch_size=2)
-    proc = Qwen3VLProcessor(image_processor=ip, tokenizer=tok,
-                            video_processor=_qwen_video_processor("Qwen3VLVideoProcessor", 16),
-                            chat_template=QWEN3VL_TEMPLATE)
-    ids = tok.convert_tokens_to_ids
-    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6],
-                                 "mrope_interleaved": True},
-                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=16,
-                  spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
-                  deepstack_visual_indexes=[0], in_channels=3)
-    cfg = Qwen3VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
-                        video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
-                        vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=False)
-    _save(out, _seeded(seed, Qwen3VLForConditionalGeneration, cfg), proc, tok)
+    _build_qwen(out, seed, config=Qwen3VLConfig, model=Qwen3VLForConditionalGeneration, processor=Qwen3VLProcessor,
+                video="Qwen3VLVideoProcessor", template=QWEN3VL_TEMPLATE, patch=16,
+                pixels={"min_pixels": 32 * 32 * 4, "max_pixels": 32 * 32 * 16},
+                text={"head_dim": 32, "rope_parameters": _mrope([4, 6, 6], mrope_interleaved=True)},
+                vision=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                            patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
+                            deepstack_visual_indexes=[0], in_channels=3))
 
 
 register_family(Family(
@@ -556,10 +535,7 @@ def _build_internvl(out: Path, seed: int) -> None:
 
 
 INTERNVL_TEMPLATE = chat_template(turn=CHATML, image="<IMG_CONTEXT>\n", generation="<|im_start|>assistant\n")
-SMOLVLM_TEMPLATE = chat_template(
-    turn={"system": ("System: ", "<end_of_utterance>\n"), "user": ("User:", "<end_of_utterance>\n"),
-          "assistant": ("Assistant: ", "<end_of_utterance>\n")},
-    image="<image>", generation="Assistant:", bos="<|im_start|>")
+SMOLVLM_TEMPLATE = chat_template(turn=IDEFICS_TURN, image="<image>", generation="Assistant:", bos="<|im_start|>")
 
 
 def _build_smolvlm(out: Path, seed: int) -> None:
@@ -576,15 +552,10 @@ def _build_smolvlm(out: Path, seed: int) -> None:
     tok = _tokenizer(special, SMOLVLM_TEMPLATE, bos="<|im_start|>", eos="<end_of_utterance>", pad="<|endoftext|>",
                      extra={"image_token": "<image>", "fake_image_token": "<fake_token_around_image>",
                             "global_image_token": "<global-img>", "end_of_utterance_token": "<end_of_utterance>"})
-    ip = SmolVLMImageProcessorPil(size={"longest_edge": 64}, max_image_size={"longest_edge": 32})
     vp = SmolVLMVideoProcessor(size={"longest_edge": 32}, max_image_size={"longest_edge": 32})
-    proc = SmolVLMProcessor(image_processor=ip, tokenizer=tok, video_processor=vp, image_seq_len=4,
-                            chat_template=SMOLVLM_TEMPLATE)
-    vision = SmolVLMVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                                 image_size=32, patch_size=8)
-    cfg = SmolVLMConfig(vision_config=vision, text_config=_llama_text(tok), scale_factor=2,
-                        image_token_id=tok.convert_tokens_to_ids("<image>"))
-    _save(out, _seeded(seed, SmolVLMForConditionalGeneration, cfg), proc, tok)
+    _save_idefics(out, seed, tok, SMOLVLM_TEMPLATE, image_processor=SmolVLMImageProcessorPil,
+                  processor=SmolVLMProcessor, vision=SmolVLMVisionConfig, config=SmolVLMConfig,
+                  model=SmolVLMForConditionalGeneration, video_processor=vp)
 
 
 GLM4V_TEMPLATE = chat_template(
@@ -606,11 +577,7 @@ def _build_glm4v(out: Path, seed: int) -> None:
     proc = Glm4vProcessor(image_processor=ip, tokenizer=tok, video_processor=Glm4vVideoProcessor(),
                           chat_template=GLM4V_TEMPLATE)
     ids = tok.convert_tokens_to_ids
-    text = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
-                                 "partial_rotary_factor": 0.5},  # rotary dim 16: sections sum to 8
-                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    text = _text_kw(tok, rope_parameters=_mrope([2, 3, 3], partial_rotary_factor=0.5))  # rotary dim 16: sum 8
     vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
                   spatial_merge_size=2, temporal_patch_size=2, image_size=28, in_channels=3)
     cfg = Glm4vConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image|>"),
@@ -646,10 +613,7 @@ def _build_mistral3(out: Path, seed: int) -> None:
                             chat_template=MISTRAL3_TEMPLATE)
     vision = PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=1,
                                  head_dim=32, image_size=64, patch_size=8)
-    text = MistralConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
-                         sliding_window=None, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                         pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
+    text = MistralConfig(**_text_kw(tok, head_dim=32, sliding_window=None, tie_word_embeddings=False))
     cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
                          image_token_index=tok.convert_tokens_to_ids("[IMG]"))
     _save(out, _seeded(seed, Mistral3ForConditionalGeneration, cfg), proc, tok)

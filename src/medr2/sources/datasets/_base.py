@@ -20,6 +20,7 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.imageio import ImageRef, ImageStore, load_image
+from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
 from medr2.sources.common import DataRoot, make_case, open_root, sample_indices
 
@@ -226,14 +227,6 @@ def fit_box(box: Box, width: int, height: int, *, file: str, record: str, field_
         raise BadInput(f"box {list(box)} lies outside the {width}x{height} image", file=file, record=record,
                        field=field_name)
     return c, c != tuple(box)
-
-
-def iou(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 @dataclass(frozen=True)
