@@ -312,13 +312,13 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                 panels.append((mode, keys))
         if not panels:
             continue
-        cols = min(3, len(panels))
+        cols = min(2, len(panels))
         widest = max(len(k) for _, k in panels)
-        fig = _figure(max(5.0, cols * max(3.0, 0.55 * widest * max(1, len(runs)) * 0.5 + 1.6)),
-                      0.9 + 3.0 * ((len(panels) + cols - 1) // cols))
+        panel_w = min(6.0, max(3.4, 0.22 * widest * max(1, len(runs)) + 1.4))
+        fig = _figure(max(5.0, cols * panel_w), 0.9 + 3.0 * ((len(panels) + cols - 1) // cols))
         floor_drawn = False
         width = 0.8 / max(1, len(runs))
-        for ax, (mode, keys) in zip(_grid(fig, len(panels)), panels, strict=True):
+        for ax, (mode, keys) in zip(_grid(fig, len(panels), ncols=2), panels, strict=True):
             x = np.arange(len(keys))
             for k, r in enumerate(runs):
                 mm = _mode_metrics(r, mode) or {}
@@ -344,7 +344,7 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
             else None
         _run_legend(fig, runs, extra, bars=True)
         nm, tt = _suffix(name, title, g, groups)
-        out.append(_finish(fig, nm, tt, caption))
+        out.append(_finish(fig, nm, tt, caption, wide=cols * panel_w > 9))
     return out
 
 
