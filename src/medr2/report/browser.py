@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2.errors import BadInput
 from medr2.imageio import load_image
 from medr2.records import Item, stable_hash
 from medr2.report.inputs import RunData
@@ -86,6 +87,48 @@ def _box(b: Any) -> list[float] | None:
     return [float(v) for v in b] if b is not None else None
 
 
+def _image_part(part: dict[str, Any], thumbs: Thumbnails, bench_root: Path) -> dict[str, Any]:
+    from medr2.imageio import resolve_inside
+
+    path = part.get("image")
+    try:
+        img = thumbs.add(resolve_inside(bench_root, str(path))) if isinstance(path, str) and path else -1
+    except (OSError, ValueError, BadInput):
+        img = -1
+    return {"t": "image", "img": img, "sha": clean_text(str(part.get("sha256") or ""))[:16]}
+
+
+def dialogue(request: list[Any] | None, thumbs: Thumbnails, bench_root: Path) -> list[dict[str, Any]] | None:
+    """The stored rendered messages as the browser shows them: ``[{"role", "parts": [{"t": "text", "x"} |
+    {"t": "image", "img": thumbnail index or -1, "sha"}]}]``; None when the run stored no request."""
+    if not request:
+        return None
+    out = []
+    for m in request:
+        if not isinstance(m, dict):
+            continue
+        parts = []
+        for part in m.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image":
+                parts.append(_image_part(part, thumbs, bench_root))
+            else:
+                parts.append({"t": "text", "x": clean_text(str(part.get("text") or ""), RESPONSE_CHARS)})
+        out.append({"role": clean_text(str(m.get("role") or "?")), "parts": parts})
+    return out
+
+
+def _model_saw_image(mode: str, msgs: list[dict[str, Any]] | None, it: Item) -> bool:
+    """Whether the model received an image: from the stored messages, else from the mode (blind: never)."""
+    if msgs is not None:
+        return any(p["t"] == "image" for m in msgs for p in m["parts"])
+    from medr2.run.prompts import MODES
+
+    spec = MODES.get(mode)
+    return it.image is not None and (spec.image if spec is not None else True)
+
+
 def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
          bench_root: Path) -> dict[str, Any]:
     resp = run.responses.get((s["item_id"], s["mode"]))
@@ -96,6 +139,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
 
         img = thumbs.add(resolve_inside(bench_root, it.image))
         width, height = width or thumbs.sizes[img][0], height or thumbs.sizes[img][1]
+    msgs = dialogue(resp.request if resp else None, thumbs, bench_root)
     cue = None
     if it.cue is not None:
         cue = {"box": _box(it.cue.box), "kind": it.cue.kind, "drawn": it.cue.drawn}
@@ -110,6 +154,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "xs": resp.status if resp else "missing", "xe": clean_text(resp.error if resp else None, RESPONSE_CHARS),
         "lure": clean_text(it.lure) if it.lure else None,
         "img": img, "w": width, "h": height, "cue": cue,
+        "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
     }
 
 
