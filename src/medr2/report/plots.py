@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from medr2.records import STAGES, Item
-from medr2.report.fmt import metric_parts
+from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData
 
 if TYPE_CHECKING:
@@ -252,15 +252,18 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
         return []
     grid = np.full((len(series), len(variants)), np.nan)
     evaluated = np.zeros(grid.shape, dtype=bool)
+    low = np.zeros(grid.shape, dtype=bool)
     for i, (_, node) in enumerate(series):
         for j, v in enumerate(variants):
             block = node.get(v)
             evaluated[i, j] = isinstance(block, dict)
-            value, *_ = metric_parts(block.get("delta") if isinstance(block, dict) else None)
+            delta = block.get("delta") if isinstance(block, dict) else None
+            value, *_ = metric_parts(delta)
             if value is not None:
                 grid[i, j] = value
+                low[i, j] = is_low_n(delta)
     keep = [i for i in range(len(series)) if evaluated[i].any()]  # no empty rows
-    grid, evaluated, series = grid[keep], evaluated[keep], [series[i] for i in keep]
+    grid, evaluated, low, series = grid[keep], evaluated[keep], low[keep], [series[i] for i in keep]
     if np.isnan(grid).all():
         return []
     lim = max(0.05, float(np.nanmax(np.abs(grid))))
@@ -274,7 +277,7 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:+.2f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{grid[i, j]:+.2f}" + ("†" if low[i, j] else ""), ha="center", va="center", fontsize=7,
                         color="white" if abs(grid[i, j]) > 0.6 * lim else "black")
             else:
                 ax.text(j, i, "n/a" if evaluated[i, j] else "", ha="center", va="center", fontsize=6, color="#555555")
@@ -286,7 +289,8 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
                     "hurts, blue = it helps. A robust model is near 0 (white) on the answer-preserving variants "
                     "(T, S, C codes); on the image probes V1–V3 (blank, another case's image, another modality) a "
                     "model that uses the image should drop (red) — near 0 there means the image is ignored. A "
-                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness.",
+                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness. † fewer than "
+                    "10 cases: unreliable.",
                     wide=wide)]
 
 
