@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -72,6 +73,7 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
         if "</" in asset:
             raise ValueError("an inlined asset must not contain '</'")
     plot_views = [{"name": p.name, "title": p.title, "caption": p.caption, "wide": p.wide,
+                   "layout": json.dumps(p.layout, separators=(",", ":"), sort_keys=True),
                    "uri": "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")} for p in plots]
     note = (f"Showing {browser['shown']:,} of {browser['total']:,} scored rows "
             f"(limit {browser['limits']['max_items']:,}, chosen by a stable hash of the item id, so every run "
