@@ -32,6 +32,7 @@ class RunSummary:
     data: str
     toolkit: str
     completeness: str = "unknown"  # "complete", "incomplete: 10 of 60 planned answers" (metrics.json "plan")
+    short: str = ""  # the name the leaderboard shows (``label`` where empty)
 
 
 def _asset(name: str) -> str:
@@ -62,7 +63,7 @@ def _finalize(value: Any) -> Any:
 
 
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
-                 browser: dict[str, Any], warnings: list[str]) -> str:
+                 browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
@@ -83,6 +84,6 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
         note += f" {browser['missing_items']:,} scored rows refer to items not in the bench and are not shown."
     return env.get_template(TEMPLATE).render(
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
-        leaderboard=leaderboard, plots=plot_views, browser_note=note, warnings=warnings,
+        leaderboard=leaderboard, short_names=short_names or {}, plots=plot_views, browser_note=note, warnings=warnings,
         css=Markup(css), js=Markup(js), data_json=Markup(visible_bidi(script_safe_json(browser))),
     )
