@@ -133,10 +133,14 @@ def _suffix(name: str, title: str, g: int, groups: list[list[RunData]]) -> tuple
 
 
 def _modes(runs: list[RunData]) -> list[str]:
+    """The modes the runs report, in the order of the mode registry (independent first), unknown ones last."""
+    from medr2.run.prompts import MODES
+
     out: list[str] = []
     for r in runs:
         out += [m for m, mm in r.metrics.get("modes", {}).items() if isinstance(mm, dict) and m not in out]
-    return out
+    order = list(MODES)
+    return sorted(out, key=lambda m: (order.index(m) if m in order else len(order), m))
 
 
 def _mode_metrics(r: RunData, mode: str) -> dict[str, Any] | None:
@@ -208,7 +212,8 @@ def stage_curves(ctx: PlotContext) -> list[Plot]:
         if not panels:
             continue
         cols = min(3, len(panels))
-        fig = _figure(max(5.0, 3.6 * cols), 0.9 + 2.9 * ((len(panels) + cols - 1) // cols))
+        fig_w = max(5.0, 3.6 * cols)
+        fig = _figure(fig_w, 0.9 + 2.9 * ((len(panels) + cols - 1) // cols))
         for ax, (title, lines) in zip(_grid(fig, len(panels)), panels, strict=True):
             for k, vals in lines:
                 off = (k - (len(runs) - 1) / 2) * 0.07
@@ -227,7 +232,8 @@ def stage_curves(ctx: PlotContext) -> list[Plot]:
         out.append(_finish(fig, name, title,
                            "Accuracy per stage (macro over tasks) with 95% intervals, one line per run and one panel "
                            "per mode; chain modes add the share of chains right up to each stage (ChainAcc≤s). "
-                           "A good model stays high and flat from S1 to S4; a falling line is where it breaks down."))
+                           "A good model stays high and flat from S1 to S4; a falling line is where it breaks down.",
+                           wide=fig_w > 9))
     return out
 
 
@@ -242,7 +248,7 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
 
     series = []
     for r in ctx.runs:
-        for mode in r.modes:
+        for mode in _modes([r]):
             node = (_mode_metrics(r, mode) or {}).get("variants")
             if isinstance(node, dict) and node:
                 series.append((f"{r.label} · {mode}", node))
