@@ -159,7 +159,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
 
 
 def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int = MAX_ITEMS,
-                 thumb_px: int = THUMB_PX) -> dict[str, Any]:
+                 thumb_px: int = THUMB_PX, progress: Any = None) -> dict[str, Any]:
     """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``."""
     candidates: list[tuple[str, int, str, int, dict[str, Any]]] = []
     missing = 0
@@ -174,11 +174,15 @@ def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int 
     selected = candidates[:max_items]
     selected.sort(key=lambda c: (c[1], c[2], items[c[4]["item_id"]].stage, items[c[4]["item_id"]].task, c[0]))
     thumbs = Thumbnails(max_px=thumb_px)
+    if progress is not None:
+        progress.step("item browser (thumbnails)", len(selected))
     rows = []
     for _, ri, _, _, s in selected:
         root = runs[ri].bench_root
         assert root is not None
         rows.append(_row(ri, runs[ri], s, items[s["item_id"]], thumbs, root))
+        if progress is not None:
+            progress.advance()
     return {
         "runs": [{"label": r.label, "model": r.model_key} for r in runs],
         "rows": rows,

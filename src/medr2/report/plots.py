@@ -461,8 +461,11 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)[:60] or "run"
 
 
-def make_plots(ctx: PlotContext) -> list[Plot]:
+def make_plots(ctx: PlotContext, progress: Any = None) -> list[Plot]:
+    """Every registered plot kind; ``progress`` (``medr2.progress``) advances once per kind."""
     out: list[Plot] = []
     for fn in PLOTS.values():
         out.extend(fn(ctx))
+        if progress is not None:
+            progress.advance()
     return out

@@ -8,12 +8,13 @@ from typing import Any
 
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput
+from medr2.progress import Quiet
 from medr2.records import Item
 from medr2.report.browser import MAX_ITEMS, THUMB_PX, browser_data
 from medr2.report.html import RunSummary, render_index
 from medr2.report.inputs import RunData, load_run, unique_labels
 from medr2.report.leaderboard import build_leaderboard, leaderboard_files
-from medr2.report.plots import PlotContext, make_plots
+from medr2.report.plots import PLOTS, PlotContext, make_plots
 
 
 def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
@@ -129,15 +130,23 @@ def _incomplete_warnings(runs: list[RunData]) -> list[str]:
 
 
 def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench: Path | str | None = None,
-                 max_items: int = MAX_ITEMS, thumb_px: int = THUMB_PX, title: str = "medr2 report") -> Path:
+                 max_items: int = MAX_ITEMS, thumb_px: int = THUMB_PX, title: str = "medr2 report",
+                 progress: Quiet | None = None) -> Path:
     """Write ``leaderboard.{md,csv,json}``, ``plots/*.png`` and ``index.html`` for the scored runs into
-    ``out_dir``; ``bench`` overrides the bench path recorded in the run manifests. Returns index.html."""
+    ``out_dir``; ``bench`` overrides the bench path recorded in the run manifests; ``progress``
+    (``medr2.progress``) is told each step. Returns index.html."""
+    progress = progress or Quiet()
     if not run_dirs:
         raise BadInput("give at least one run folder", field="RUN")
     if max_items < 0:
         raise BadInput("must be >= 0", field="--max-items")
-    runs = [load_run(d, bench=bench) for d in run_dirs]
+    progress.step("reading runs", len(run_dirs))
+    runs = []
+    for d in run_dirs:
+        runs.append(load_run(d, bench=bench))
+        progress.advance()
     unique_labels(runs)
+    progress.step("reading benches")
     items, benches, warnings = _load_benches(runs)
     warnings += _incomplete_warnings(runs)
     for r in runs:
@@ -149,10 +158,12 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     settle(out)  # a report killed while publishing is completed first: its plots are the old set's
     lb = build_leaderboard(runs)
     files = leaderboard_files(lb)
-    plots = make_plots(PlotContext(runs, items))
+    progress.step("plots", len(PLOTS))
+    plots = make_plots(PlotContext(runs, items), progress)
     for p in plots:
         files[f"plots/{p.name}.png"] = p.png
-    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px)
+    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px, progress=progress)
+    progress.step("writing index.html")
     shorts = short_names([r.label for r in runs])
     summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None, shorts[r.label])
                  for r in runs]
