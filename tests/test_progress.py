@@ -66,3 +66,19 @@ def test_report_command_prints_its_steps(tmp_path: Path) -> None:
     for step in ("reading runs (0/2) ...", "reading runs 2/2 (100%)", "plots (0/", "item browser (thumbnails) 10/10",
                  "writing index.html"):
         assert f"medr2 report: {step}" in text, text
+
+
+def test_score_run_reports_its_steps_and_counts(tmp_path: Path) -> None:
+    from medr2.score.scorer import score_run
+    from tests.report_fixtures import make_fixture
+
+    fx = make_fixture(tmp_path)
+    out = io.StringIO()
+    progress = Plain("medr2 score", out)
+    score_run(fx.runs[0], n_resamples=50, progress=progress)
+    progress.close()
+    text = out.getvalue()
+    n = len(fx.items)
+    assert f"medr2 score: scoring answers (0/{n})" in text
+    assert f"medr2 score: scoring answers {n}/{n} (100%)" in text  # every answer counted once
+    assert "medr2 score: metrics (50 bootstrap resamples)" in text and "writing scores.parquet" in text
