@@ -82,3 +82,17 @@ def test_score_run_reports_its_steps_and_counts(tmp_path: Path) -> None:
     assert f"medr2 score: scoring answers (0/{n})" in text
     assert f"medr2 score: scoring answers {n}/{n} (100%)" in text  # every answer counted once
     assert "medr2 score: metrics (50 bootstrap resamples)" in text and "writing scores.parquet" in text
+
+
+def test_build_reports_each_phase_with_counts(tmp_path: Path) -> None:
+    from medr2.build.pipeline import build_bench
+
+    out = io.StringIO()
+    tracker = Plain("medr2 build", out)
+    result = build_bench("sample", tmp_path / "bench", seed=0, n_cases=4, variants="T3", workers=1, tracker=tracker)
+    tracker.close()
+    text = out.getvalue()
+    assert "medr2 build: cases (1 worker) 4/4 (100%)" in text
+    assert f"medr2 build: items per case {result.n_cases}/{result.n_cases} (100%)" in text
+    assert f"medr2 build: variants T3 per case {result.n_cases}/{result.n_cases} (100%)" in text
+    assert "medr2 build: writing the manifest" in text
