@@ -26,6 +26,7 @@ MAX_ITEMS = 1000
 THUMB_PX = 256
 JPEG_QUALITY = 82
 RESPONSE_CHARS = 4000
+DIALOGUE_CHARS = 1000  # each text part of the messages the model received (earlier turns can be long)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -114,7 +115,7 @@ def dialogue(request: list[Any] | None, thumbs: Thumbnails, bench_root: Path) ->
             if part.get("type") == "image":
                 parts.append(_image_part(part, thumbs, bench_root))
             else:
-                parts.append({"t": "text", "x": clean_text(str(part.get("text") or ""), RESPONSE_CHARS)})
+                parts.append({"t": "text", "x": clean_text(str(part.get("text") or ""), DIALOGUE_CHARS)})
         out.append({"role": clean_text(str(m.get("role") or "?")), "parts": parts})
     return out
 
@@ -190,5 +191,6 @@ def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int 
         "total": len(candidates),
         "shown": len(rows),
         "missing_items": missing,
-        "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS},
+        "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS,
+                   "dialogue_chars": DIALOGUE_CHARS},
     }
