@@ -142,28 +142,53 @@ class Fixture:
     items: list[Item]
 
 
-def write_run(run_dir: Path, bench_root: Path, items: list[Item], model: int) -> None:
-    """A run folder made by the real run store and manifest, scored by the real scorer."""
+def _requests(items: list[Item], mode: str, raws: dict[str, str | None]) -> dict[str, list[Any]]:
+    """The rendered messages of every item in ``mode`` (``medr2.run.prompts.render_messages``); a chain
+    mode's history is the case's earlier-stage clean items with the answers the model gave them."""
+    from medr2.models.base import BoxConvention
+    from medr2.run.prompts import Turn, get_mode, messages_json, render_messages
+
+    spec = get_mode(mode)
+    out = {}
+    for it in items:
+        history = []
+        if spec.chain:
+            earlier = sorted((e for e in items if e.case_id == it.case_id and e.variant == "clean"
+                              and e.stage < it.stage), key=lambda e: (e.stage, e.item_id))
+            history = [Turn(e, raws[e.item_id] or "") for e in earlier]
+        out[it.item_id] = messages_json(render_messages(it, mode=spec, history=history, conv=BoxConvention()))
+    return out
+
+
+def write_run(run_dir: Path, bench_root: Path, items: list[Item], model: int,
+              modes: tuple[str, ...] = ("independent",)) -> None:
+    """A run folder made by the real run store and manifest, scored by the real scorer; each answer is
+    stored with the rendered messages the model would have received in its mode."""
     model_key = f"baseline:fixture-{'ab'[model]}"
     bench = load_bench(bench_root, validate=False)
     manifest = new_manifest({"bench_checksum": bench.checksum, "model_key": model_key},
                             bench={"path": str(bench_root.resolve()), "name": bench.name, "checksum": bench.checksum},
                             model={"spec": model_key, "key": model_key, "settings": {}})
-    manifest["modes"] = ["independent"]
+    manifest["modes"] = list(modes)
     write_manifest(run_dir, manifest)
+    answers = {it.item_id: _response(it, k, model) for k, it in enumerate(items)}
     with Store.open(run_dir, write=True) as store:
-        for k, it in enumerate(items):
-            raw, status, error = _response(it, k, model)
-            store.put(Prediction(model_key=model_key, item_id=it.item_id, mode="independent",
-                                 request_hash=stable_hash([model_key, it.item_id]), raw=raw,
-                                 status=status, error=error))  # type: ignore[arg-type]
+        for mode in modes:
+            requests = _requests(items, mode, {i: a[0] for i, a in answers.items()})
+            for it in items:
+                raw, status, error = answers[it.item_id]
+                key = [model_key, it.item_id] if mode == "independent" else [model_key, it.item_id, mode]
+                store.put(Prediction(model_key=model_key, item_id=it.item_id, mode=mode,
+                                     request_hash=stable_hash(key), raw=raw,
+                                     status=status, error=error),  # type: ignore[arg-type]
+                          request=requests[it.item_id])
     score_run(run_dir, n_resamples=200)
 
 
-def make_fixture(root: Path) -> Fixture:
+def make_fixture(root: Path, modes: tuple[str, ...] = ("independent",)) -> Fixture:
     bench = root / "bench"
     _, items = build_bench(bench)
     runs = [root / "run_before", root / "run_after"]
     for m, r in enumerate(runs):
-        write_run(r, bench, items, m)
+        write_run(r, bench, items, m, modes)
     return Fixture(bench, runs, items)

@@ -159,9 +159,11 @@ def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
         (d / "metrics.json").write_text(json.dumps({"modes": modes, "run": {"bench": {"name": "x"}}}), "utf-8")
         runs[name] = d
     text = write_summary(tmp_path / "summary.md", runs, roles={"a": "first"}, before="none", after=[])
-    assert "| a | first | 0.50 [0.40, 0.60] | 0.50 [0.00, 1.00] | n/a |" in text
-    assert "| b |  | 0.25 [0.15, 0.35] |" in text
-    assert "0.30 [0.20, 0.40]" in text
+    # every value with its n and cases, marked † (5 cases < 10)
+    assert "| a | first | 0.50 [0.40, 0.60]† (n=10, 5 cases) | 0.50 [0.00, 1.00]† (n=10, 5 cases) | n/a |" in text
+    assert "| b |  | 0.25 [0.15, 0.35]† (n=10, 5 cases) |" in text
+    assert "0.30 [0.20, 0.40]† (n=10, 5 cases)" in text
+    assert "† fewer than 10 cases" in text
     assert "Change after fine-tuning" not in text  # no before/after runs given
     assert (tmp_path / "summary.md").read_text("utf-8") == text
 

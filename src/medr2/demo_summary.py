@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.report.fmt import fmt_ci
+from medr2.report.fmt import fmt_value_n
 
 
 @dataclass(frozen=True)
@@ -77,13 +77,13 @@ def _table(columns: Sequence[SummaryColumn], metrics: Mapping[str, Mapping[str, 
     lines = ["| Model | What | " + " | ".join(c.header for c in columns) + " |",
              "|---|---|" + "---:|" * len(columns)]
     for name, m in metrics.items():
-        cells = [fmt_ci(_lookup(m, c)) for c in columns]
+        cells = [fmt_value_n(_lookup(m, c)) for c in columns]
         lines.append(f"| {name} | {roles.get(name, '')} | " + " | ".join(cells) + " |")
     return lines
 
 
 def _delta_cell(d: Any) -> str:
-    return fmt_ci(d) if isinstance(d, dict) else "n/a"
+    return fmt_value_n(d) if isinstance(d, dict) else "n/a"
 
 
 def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Sequence[str], *, seed: int,
@@ -141,7 +141,8 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
     out = ["# medr2 demo: summary", "", _bench_line(first, demo), "",
            "## Clean accuracy (test split, `independent`)", "",
            *_table(ACCURACY_COLUMNS, metrics, roles), "",
-           "## Robustness", "", *_table(ROBUSTNESS_COLUMNS, metrics, roles), ""]
+           "## Robustness", "", *_table(ROBUSTNESS_COLUMNS, metrics, roles), "",
+           "Each value: 95% interval, then (n units, cases). † fewer than 10 cases: the interval is unreliable.", ""]
     if before in runs and after and all(a in runs for a in after):
         refs = [before, *(r for r in also_against if r in runs)]
         out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",

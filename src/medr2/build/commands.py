@@ -30,10 +30,15 @@ def register(app: typer.Typer) -> None:
         """Build a bench from a source."""
         from medr2.build.pipeline import build_bench
         from medr2.build.summary import print_summary
+        from medr2.progress import for_console
         from medr2.sources.multi import source_for
 
-        result = build_bench(source_for(source, quota), out, seed=seed, n_cases=cases,
-                             variants=_parse_variants(variants), workers=workers)
+        tracker = for_console("medr2 build")
+        try:
+            result = build_bench(source_for(source, quota), out, seed=seed, n_cases=cases,
+                                 variants=_parse_variants(variants), workers=workers, tracker=tracker)
+        finally:
+            tracker.close()
         print_summary(result)
 
     @app.command()

@@ -114,7 +114,7 @@ class _Realized:
 
 
 def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool: CaseSpool, workers: int,
-                 quarantine: Quarantine) -> _Realized:
+                 quarantine: Quarantine, tracker: Any = None) -> _Realized:
     order = _dispatch_order(source, specs)
     failed: dict[int, QuarantineEntry] = {}
     work = ((i, specs[i]) for i in order)
@@ -124,6 +124,8 @@ def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool
             failed[i] = res
         else:
             spool.put(i, res)
+        if tracker is not None:
+            tracker.advance()
     accepted: list[int] = []
     keys: list[SplitKey] = []
     seen: set[str] = set()
@@ -158,8 +160,13 @@ def _prepare_out(out: Path) -> None:
 
 def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cases: int | None = None,
                 variants: Sequence[str] | str = (), workers: int | None = None, *,
-                name: str | None = None, progress: Callable[[str], None] | None = None) -> BuildResult:
-    """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest."""
+                name: str | None = None, progress: Callable[[str], None] | None = None,
+                tracker: Any = None) -> BuildResult:
+    """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
+    ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts."""
+    from medr2.progress import Quiet
+
+    tracker = tracker or Quiet()
     t0 = time.perf_counter()
     out = Path(out)
     if n_cases is not None and n_cases < 1:
@@ -176,8 +183,9 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 
     specs = list(source.plan(seed, n_cases))
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
+    tracker.step(f"cases ({n_workers} worker{'s' if n_workers != 1 else ''})", len(specs))
     with CaseSpool(out) as spool, ItemSpool(out) as item_spool:
-        done = _realize_all(source, specs, images, spool, n_workers, quarantine)
+        done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
                            f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
@@ -188,6 +196,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
             return c.model_copy(update={"split": split_of[c.case_id]})
 
         say(f"generating items for {len(done.accepted)} cases")
+        tracker.step("items per case", len(done.accepted))
         skipped: dict[str, Counter[str]] = {}
         assembler = Assembler(seed)
         shared = _VariantShared() if codes else None
@@ -209,11 +218,14 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 if shared is not None:
                     shared.add(case, done.accepted[pos])
                     item_spool.put(pos, items)
+                tracker.advance()
             variant_skips: dict[str, dict[str, int]] = {}
             if shared is not None:
                 say(f"generating variants {','.join(codes)}")
+                tracker.step(f"variants {','.join(codes)} per case", len(done.accepted))
                 variant_skips = _variants(out, done.accepted, with_split, item_spool, shared, codes, seed, images,
-                                          n_workers, writer)
+                                          n_workers, writer, tracker)
+            tracker.step("writing the manifest")
             manifest = writer.close(_manifest_extra(
                 name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
                 quarantine.count, done.splits.conflicts, done.licenses, len(specs)))
@@ -255,7 +267,7 @@ def _make_variants(job: _VariantJob) -> list[Outcome]:
 
 def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case], item_spool: ItemSpool,
               shared: _VariantShared, codes: tuple[str, ...], seed: int, images: ImageStore, workers: int,
-              writer: BenchWriter) -> dict[str, dict[str, int]]:
+              writer: BenchWriter, tracker: Any = None) -> dict[str, dict[str, int]]:
     """Pass 3: the variants of each case, in plan order, appended to ``writer``; returns the skip counts.
 
     Variant ids hash the case and parent item ids, so two cases never make the same variant item:
@@ -273,6 +285,8 @@ def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case],
     for _job, outcomes in ordered_map(_make_variants, jobs(), workers, {"maker": maker}, n=len(accepted),
                                       max_chunk=VARIANT_CHUNK):
         writer.add_items(collect(outcomes, set(), skips, quarantine))
+        if tracker is not None:
+            tracker.advance()
     return {c: dict(sorted(skips[c].items())) for c in codes}
 
 

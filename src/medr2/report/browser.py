@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2.errors import BadInput
 from medr2.imageio import load_image
 from medr2.records import Item, stable_hash
 from medr2.report.inputs import RunData
@@ -25,6 +26,7 @@ MAX_ITEMS = 1000
 THUMB_PX = 256
 JPEG_QUALITY = 82
 RESPONSE_CHARS = 4000
+DIALOGUE_CHARS = 1000  # each text part of the messages the model received (earlier turns can be long)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -86,6 +88,48 @@ def _box(b: Any) -> list[float] | None:
     return [float(v) for v in b] if b is not None else None
 
 
+def _image_part(part: dict[str, Any], thumbs: Thumbnails, bench_root: Path) -> dict[str, Any]:
+    from medr2.imageio import resolve_inside
+
+    path = part.get("image")
+    try:
+        img = thumbs.add(resolve_inside(bench_root, str(path))) if isinstance(path, str) and path else -1
+    except (OSError, ValueError, BadInput):
+        img = -1
+    return {"t": "image", "img": img, "sha": clean_text(str(part.get("sha256") or ""))[:16]}
+
+
+def dialogue(request: list[Any] | None, thumbs: Thumbnails, bench_root: Path) -> list[dict[str, Any]] | None:
+    """The stored rendered messages as the browser shows them: ``[{"role", "parts": [{"t": "text", "x"} |
+    {"t": "image", "img": thumbnail index or -1, "sha"}]}]``; None when the run stored no request."""
+    if not request:
+        return None
+    out = []
+    for m in request:
+        if not isinstance(m, dict):
+            continue
+        parts = []
+        for part in m.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image":
+                parts.append(_image_part(part, thumbs, bench_root))
+            else:
+                parts.append({"t": "text", "x": clean_text(str(part.get("text") or ""), DIALOGUE_CHARS)})
+        out.append({"role": clean_text(str(m.get("role") or "?")), "parts": parts})
+    return out
+
+
+def _model_saw_image(mode: str, msgs: list[dict[str, Any]] | None, it: Item) -> bool:
+    """Whether the model received an image: from the stored messages, else from the mode (blind: never)."""
+    if msgs is not None:
+        return any(p["t"] == "image" for m in msgs for p in m["parts"])
+    from medr2.run.prompts import MODES
+
+    spec = MODES.get(mode)
+    return it.image is not None and (spec.image if spec is not None else True)
+
+
 def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
          bench_root: Path) -> dict[str, Any]:
     resp = run.responses.get((s["item_id"], s["mode"]))
@@ -96,6 +140,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
 
         img = thumbs.add(resolve_inside(bench_root, it.image))
         width, height = width or thumbs.sizes[img][0], height or thumbs.sizes[img][1]
+    msgs = dialogue(resp.request if resp else None, thumbs, bench_root)
     cue = None
     if it.cue is not None:
         cue = {"box": _box(it.cue.box), "kind": it.cue.kind, "drawn": it.cue.drawn}
@@ -110,11 +155,12 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "xs": resp.status if resp else "missing", "xe": clean_text(resp.error if resp else None, RESPONSE_CHARS),
         "lure": clean_text(it.lure) if it.lure else None,
         "img": img, "w": width, "h": height, "cue": cue,
+        "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
     }
 
 
 def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int = MAX_ITEMS,
-                 thumb_px: int = THUMB_PX) -> dict[str, Any]:
+                 thumb_px: int = THUMB_PX, progress: Any = None) -> dict[str, Any]:
     """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``."""
     candidates: list[tuple[str, int, str, int, dict[str, Any]]] = []
     missing = 0
@@ -129,11 +175,15 @@ def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int 
     selected = candidates[:max_items]
     selected.sort(key=lambda c: (c[1], c[2], items[c[4]["item_id"]].stage, items[c[4]["item_id"]].task, c[0]))
     thumbs = Thumbnails(max_px=thumb_px)
+    if progress is not None:
+        progress.step("item browser (thumbnails)", len(selected))
     rows = []
     for _, ri, _, _, s in selected:
         root = runs[ri].bench_root
         assert root is not None
         rows.append(_row(ri, runs[ri], s, items[s["item_id"]], thumbs, root))
+        if progress is not None:
+            progress.advance()
     return {
         "runs": [{"label": r.label, "model": r.model_key} for r in runs],
         "rows": rows,
@@ -141,5 +191,6 @@ def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int 
         "total": len(candidates),
         "shown": len(rows),
         "missing_items": missing,
-        "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS},
+        "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS,
+                   "dialogue_chars": DIALOGUE_CHARS},
     }

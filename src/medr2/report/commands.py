@@ -19,7 +19,12 @@ def register(app: typer.Typer) -> None:
         """Leaderboard (Markdown, CSV, JSON), plots and a self-contained index.html comparing the runs."""
         from rich.console import Console
 
+        from medr2.progress import for_console
         from medr2.report.write import write_report
 
-        index = write_report(runs, out, bench=bench, max_items=max_items, title=title)
+        progress = for_console("medr2 report")
+        try:
+            index = write_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
+        finally:
+            progress.close()
         Console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)

@@ -48,3 +48,25 @@ def fmt_n(n: int | None, n_cases: int | None) -> str:
     if n is None:
         return ""
     return f"n={n:,}" + (f", {n_cases:,} case{'s' if n_cases != 1 else ''}" if n_cases is not None else "")
+
+
+LOW_N_CASES = 10  # a value from fewer cases is marked (its interval is unreliable)
+
+
+def is_low_n(m: Any) -> bool:
+    """The metric's ``low_n`` flag; where a metric has none, fewer than ``LOW_N_CASES`` cases."""
+    if not isinstance(m, dict) or metric_parts(m)[0] is None:
+        return False
+    if "low_n" in m:
+        return bool(m["low_n"])
+    cases = m.get("n_cases")
+    return isinstance(cases, int) and cases < LOW_N_CASES
+
+
+def fmt_value_n(m: Any, digits: int = 2) -> str:
+    """``"0.62 [0.55, 0.69] (n=120, 30 cases)"``, with ``†`` after the interval when from fewer than 10 cases."""
+    text = fmt_ci(m, digits) + ("†" if is_low_n(m) else "")
+    value, _, _, n = metric_parts(m)
+    cases = m.get("n_cases") if isinstance(m, dict) and isinstance(m.get("n_cases"), int) else None
+    n_text = fmt_n(n, cases) if value is not None else ""
+    return f"{text} ({n_text})" if n_text else text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -31,6 +32,7 @@ class RunSummary:
     data: str
     toolkit: str
     completeness: str = "unknown"  # "complete", "incomplete: 10 of 60 planned answers" (metrics.json "plan")
+    short: str = ""  # the name the leaderboard shows (``label`` where empty)
 
 
 def _asset(name: str) -> str:
@@ -61,7 +63,7 @@ def _finalize(value: Any) -> Any:
 
 
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
-                 browser: dict[str, Any], warnings: list[str]) -> str:
+                 browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
@@ -72,6 +74,7 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
         if "</" in asset:
             raise ValueError("an inlined asset must not contain '</'")
     plot_views = [{"name": p.name, "title": p.title, "caption": p.caption, "wide": p.wide,
+                   "layout": json.dumps(p.layout, separators=(",", ":"), sort_keys=True),
                    "uri": "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")} for p in plots]
     note = (f"Showing {browser['shown']:,} of {browser['total']:,} scored rows "
             f"(limit {browser['limits']['max_items']:,}, chosen by a stable hash of the item id, so every run "
@@ -81,6 +84,6 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
         note += f" {browser['missing_items']:,} scored rows refer to items not in the bench and are not shown."
     return env.get_template(TEMPLATE).render(
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
-        leaderboard=leaderboard, plots=plot_views, browser_note=note, warnings=warnings,
+        leaderboard=leaderboard, short_names=short_names or {}, plots=plot_views, browser_note=note, warnings=warnings,
         css=Markup(css), js=Markup(js), data_json=Markup(visible_bidi(script_safe_json(browser))),
     )

@@ -23,6 +23,7 @@ class RawResponse:
     raw: str | None
     status: str
     error: str | None
+    request: list[Any] | None = None  # the rendered messages the model received (``messages_json``), if stored
 
 
 @dataclass
@@ -77,9 +78,10 @@ def _read_responses(run_dir: Path) -> dict[tuple[str, str], RawResponse]:
 
     out: dict[tuple[str, str], RawResponse] = {}
     with Store.open(run_dir) as store:
-        for sp in store.iter_predictions():
+        for sp in store.iter_predictions(with_request=True):
             p = sp.prediction
-            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error)
+            request = sp.request if isinstance(sp.request, list) else None
+            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error, request)
     return out
 
 

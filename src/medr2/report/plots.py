@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from medr2.records import STAGES, Item
-from medr2.report.fmt import metric_parts
+from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData
 
 if TYPE_CHECKING:
@@ -20,7 +20,12 @@ DPI = 100
 PREFERRED_MODE = "independent"
 WIDE_VARIANTS = 12  # a heatmap with more variant columns than this spans the page
 PROMPT_KEYS = ("PromptGain", "MisleadDrop", "PRI", "MFR", "Sycophancy")
-VISUAL_KEYS = ("VRS", "BlankGap", "ModalityGap", "IS", "BlindGap")
+VISUAL_KEYS = ("VRS", "BlankGap", "ModalityGap", "IS", "IS_V1", "IS_V3", "BlindGap")
+# Okabe & Ito's colour-blind-safe palette: one colour per run, at most this many runs per figure
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+NOISE_COLOR = "#7f7f7f"  # the IS noise-floor tick (not a run)
+STAGE_NAMES = " · ".join(f"S{s} {STAGES[s]}" for s in sorted(STAGES))
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,10 @@ class Plot:
     caption: str
     png: bytes
     wide: bool = False  # shown across the whole page width
+    # where matplotlib put things (display pixels, origin bottom left), for tests and the page:
+    # {"axes": [{"box", "series": {label: colour}, "bars": [box], "ticks": [box], "xlabels", "ylabels"}],
+    #  "legends": [box]}
+    layout: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -65,14 +74,102 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def _series(runs: list[RunData]) -> list[tuple[str, dict[str, Any]]]:
-    """(label, mode metrics) for every run and mode."""
-    out = []
+def _box(bb: Any) -> list[float]:
+    return [round(float(bb.x0), 1), round(float(bb.y0), 1), round(float(bb.x1), 1), round(float(bb.y1), 1)]
+
+
+def _hex(color: Any) -> str:
+    from matplotlib.colors import to_hex
+
+    return to_hex(color, keep_alpha=False)
+
+
+def figure_layout(fig: Figure) -> dict[str, Any]:
+    """Bounding boxes of the drawn figure (call after ``_png``): each axes with its series' colours (by
+    label), its bars and its x tick labels, and every legend."""
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    axes = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.has_data():
+            continue
+        series: dict[str, str] = {}
+        bars = []
+        for c in ax.containers:
+            label = str(c.get_label())
+            if isinstance(c, BarContainer):
+                patches = [p for p in c.patches if p.get_height() == p.get_height()]  # not NaN
+                if patches:
+                    series.setdefault(label, _hex(patches[0].get_facecolor()))
+                bars += [_box(p.get_window_extent(renderer)) for p in patches]
+            elif isinstance(c, ErrorbarContainer) and c.lines[0] is not None:
+                series.setdefault(label, _hex(c.lines[0].get_color()))
+        ticks = [_box(t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_text()]
+        axes.append({"box": _box(ax.get_window_extent(renderer)), "series": series, "bars": bars, "ticks": ticks,
+                     "xlabels": [t.get_text() for t in ax.get_xticklabels()],
+                     "ylabels": [t.get_text() for t in ax.get_yticklabels()]})
+    legends = [_box(lg.get_window_extent(renderer)) for lg in fig.legends]
+    legends += [_box(ax.get_legend().get_window_extent(renderer)) for ax in fig.axes if ax.get_legend()]
+    return {"axes": axes, "legends": legends}
+
+
+def _finish(fig: Figure, name: str, title: str, caption: str, *, wide: bool = False) -> Plot:
+    png = _png(fig)
+    return Plot(name, title, caption, png, wide=wide, layout=figure_layout(fig))
+
+
+def _groups(runs: list[RunData]) -> list[list[RunData]]:
+    """Runs in figures of at most ``len(PALETTE)`` (one colour per run, never reused in a figure)."""
+    n = len(PALETTE)
+    return [runs[i:i + n] for i in range(0, len(runs), n)] or [[]]
+
+
+def _suffix(name: str, title: str, g: int, groups: list[list[RunData]]) -> tuple[str, str]:
+    if len(groups) == 1:
+        return name, title
+    first = g * len(PALETTE) + 1
+    return f"{name}_{g + 1}", f"{title} (runs {first}–{first + len(groups[g]) - 1})"
+
+
+def _modes(runs: list[RunData]) -> list[str]:
+    """The modes the runs report, in the order of the mode registry (independent first), unknown ones last."""
+    from medr2.run.prompts import MODES
+
+    out: list[str] = []
     for r in runs:
-        for mode, mm in r.metrics.get("modes", {}).items():
-            if isinstance(mm, dict):
-                out.append((f"{r.label} · {mode}", mm))
-    return out
+        out += [m for m, mm in r.metrics.get("modes", {}).items() if isinstance(mm, dict) and m not in out]
+    order = list(MODES)
+    return sorted(out, key=lambda m: (order.index(m) if m in order else len(order), m))
+
+
+def _mode_metrics(r: RunData, mode: str) -> dict[str, Any] | None:
+    mm = r.metrics.get("modes", {}).get(mode)
+    return mm if isinstance(mm, dict) else None
+
+
+def _run_legend(fig: Figure, runs: list[RunData], extra: list[tuple[Any, str]] | None = None, *,
+                bars: bool = False) -> None:
+    """One legend entry per run, above the panels (outside every axes: it never covers data)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles: list[Any] = [Patch(color=PALETTE[k]) if bars else
+                          Line2D([], [], color=PALETTE[k], marker=MARKERS[k], linewidth=2) for k in range(len(runs))]
+    labels = [r.label for r in runs]
+    for h, lab in extra or []:
+        handles.append(h)
+        labels.append(lab)
+    fig.legend(handles, labels, loc="outside upper center", ncols=min(4, len(labels)), fontsize=8, frameon=False)
+
+
+def _grid(fig: Figure, n: int, ncols: int = 3) -> list[Axes]:
+    cols = min(ncols, n)
+    rows = (n + cols - 1) // cols
+    axes = list(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax in axes[n:]:
+        fig.delaxes(ax)
+    return axes[:n]
 
 
 def _stage_values(node: Any) -> list[tuple[int, float, float | None, float | None]]:
@@ -92,37 +189,52 @@ def _errbar(ax: Axes, xs: list[float], ys: list[float], los: list[float | None],
     ax.errorbar(xs, ys, yerr=[lower, upper], capsize=3, **kw)
 
 
+CHAIN_KEY = "ChainAcc<=s"
+
+
 @register_plot("stage_curves")
 def stage_curves(ctx: PlotContext) -> list[Plot]:
-    series = _series(ctx.runs)
-    chain_key = "ChainAcc<=s"
-    has_chain = any(_stage_values(mm.get("chain", {}).get(chain_key)) for _, mm in series)
-    fig = _figure(9 if has_chain else 5.5, 3.6 + 0.18 * ((len(series) + 2) // 3))
-    axes = fig.subplots(1, 2 if has_chain else 1, squeeze=False)[0]
-    panels = [("stages", "Accuracy per stage")] + ([(chain_key, "ChainAcc≤s (all steps up to s right)")]
-                                                    if has_chain else [])
-    drawn = False
-    for ax, (key, title) in zip(axes, panels, strict=True):
-        for i, (label, mm) in enumerate(series):
-            node = mm.get("stages") if key == "stages" else mm.get("chain", {}).get(key)
-            vals = _stage_values(node)
-            if not vals:
-                continue
-            off = (i - (len(series) - 1) / 2) * 0.08
-            _errbar(ax, [s + off for s, *_ in vals], [v for _, v, _, _ in vals], [lo for *_, lo, _ in vals],
-                    [hi for *_, hi in vals], marker="o", label=label)
-            drawn = True
-        ax.set_xticks(sorted(STAGES), [f"S{s}\n{STAGES[s]}" for s in sorted(STAGES)], fontsize=8)
-        ax.set_ylim(0, 1.02)
-        ax.set_ylabel("accuracy")
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-    if not drawn:
-        return []
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize=7)
-    return [Plot("stage_curves", "Stage degradation", "Accuracy per stage (macro over tasks) with 95% intervals; "
-                 "with chain modes, the share of chains right up to each stage.", _png(fig))]
+    groups = _groups(ctx.runs)
+    out = []
+    for g, runs in enumerate(groups):
+        panels: list[tuple[str, list[tuple[int, list[Any]]]]] = []
+        for mode in _modes(runs):
+            for key, title in (("stages", f"{mode}: accuracy per stage"), (CHAIN_KEY, f"{mode}: ChainAcc≤s")):
+                lines = []
+                for k, r in enumerate(runs):
+                    mm = _mode_metrics(r, mode) or {}
+                    node = mm.get("stages") if key == "stages" else (mm.get("chain") or {}).get(key)
+                    vals = _stage_values(node)
+                    if vals:
+                        lines.append((k, vals))
+                if lines:
+                    panels.append((title, lines))
+        if not panels:
+            continue
+        cols = min(3, len(panels))
+        fig_w = max(5.0, 3.6 * cols)
+        fig = _figure(fig_w, 0.9 + 2.9 * ((len(panels) + cols - 1) // cols))
+        for ax, (title, lines) in zip(_grid(fig, len(panels)), panels, strict=True):
+            for k, vals in lines:
+                off = (k - (len(runs) - 1) / 2) * 0.07
+                _errbar(ax, [s + off for s, *_ in vals], [v for _, v, _, _ in vals], [lo for *_, lo, _ in vals],
+                        [hi for *_, hi in vals], marker=MARKERS[k], color=PALETTE[k], label=runs[k].label,
+                        markersize=5, linewidth=1.6)
+            ax.set_xticks(sorted(STAGES), [f"S{s}" for s in sorted(STAGES)], fontsize=9)
+            ax.set_xlim(min(STAGES) - 0.4, max(STAGES) + 0.4)
+            ax.set_ylim(0, 1.02)
+            ax.set_ylabel("accuracy", fontsize=9)
+            ax.set_title(title, fontsize=10)
+            ax.grid(alpha=0.3)
+        fig.supxlabel(STAGE_NAMES, fontsize=8)
+        _run_legend(fig, runs)
+        name, title = _suffix("stage_curves", "Stage degradation", g, groups)
+        out.append(_finish(fig, name, title,
+                           "Accuracy per stage (macro over tasks) with 95% intervals, one line per run and one panel "
+                           "per mode; chain modes add the share of chains right up to each stage (ChainAcc≤s). "
+                           "A good model stays high and flat from S1 to S4; a falling line is where it breaks down.",
+                           wide=fig_w > 9))
+    return out
 
 
 def _variant_sort_key(v: str) -> tuple[str, int, str]:
@@ -134,80 +246,139 @@ def _variant_sort_key(v: str) -> tuple[str, int, str]:
 def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
     import numpy as np
 
-    series = [(label, mm.get("variants", {})) for label, mm in _series(ctx.runs)]
-    series = [(label, node) for label, node in series if isinstance(node, dict)]
+    series = []
+    for r in ctx.runs:
+        for mode in _modes([r]):
+            node = (_mode_metrics(r, mode) or {}).get("variants")
+            if isinstance(node, dict) and node:
+                series.append((f"{r.label} · {mode}", node))
+    # every variant a run evaluated is a column (V1-V3 too), even where its change is undefined
     variants = sorted({v for _, node in series for v in node}, key=_variant_sort_key)
     if not variants or not series:
         return []
     grid = np.full((len(series), len(variants)), np.nan)
+    evaluated = np.zeros(grid.shape, dtype=bool)
+    low = np.zeros(grid.shape, dtype=bool)
     for i, (_, node) in enumerate(series):
         for j, v in enumerate(variants):
             block = node.get(v)
-            value, *_ = metric_parts(block.get("delta") if isinstance(block, dict) else None)
+            evaluated[i, j] = isinstance(block, dict)
+            delta = block.get("delta") if isinstance(block, dict) else None
+            value, *_ = metric_parts(delta)
             if value is not None:
                 grid[i, j] = value
+                low[i, j] = is_low_n(delta)
+    keep = [i for i in range(len(series)) if evaluated[i].any()]  # no empty rows
+    grid, evaluated, low, series = grid[keep], evaluated[keep], low[keep], [series[i] for i in keep]
     if np.isnan(grid).all():
         return []
     lim = max(0.05, float(np.nanmax(np.abs(grid))))
     wide = len(variants) > WIDE_VARIANTS
-    fig = _figure(max(5.5, (0.32 if wide else 0.5) * len(variants) + 3), max(2.4, 0.42 * len(series) + 1.7))
+    fig = _figure(max(5.5, (0.34 if wide else 0.55) * len(variants) + 3.2), max(2.6, 0.42 * len(series) + 1.9))
     ax = fig.subplots()
     im = ax.imshow(np.ma.masked_invalid(grid), vmin=-lim, vmax=lim, cmap="RdBu", aspect="auto")
+    ax.set_facecolor("#eeeeee")
     ax.set_xticks(range(len(variants)), variants, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(series)), [s for s, _ in series], fontsize=8)
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:+.2f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{grid[i, j]:+.2f}" + ("†" if low[i, j] else ""), ha="center", va="center", fontsize=7,
                         color="white" if abs(grid[i, j]) > 0.6 * lim else "black")
+            else:
+                ax.text(j, i, "n/a" if evaluated[i, j] else "", ha="center", va="center", fontsize=6, color="#555555")
     fig.colorbar(im, ax=ax, label="Δ accuracy vs clean", shrink=0.8)
-    ax.set_title("Accuracy change under each variant (blank: not run)", fontsize=10)
-    return [Plot("robustness_heatmap", "Robustness: model × variant",
-                 "Paired accuracy change of each variant against its clean parent items "
-                 "(acc(variant) − acc(clean)); red = the variant hurts. Probes V1–V3 are under visual reliance.",
-                 _png(fig), wide=wide)]
+    ax.set_title("Accuracy change under each variant (grey: not run; n/a: undefined)", fontsize=10)
+    return [_finish(fig, "robustness_heatmap", "Robustness: model × variant",
+                    "Paired accuracy change of each evaluated variant against its clean parent items "
+                    "(acc(variant) − acc(clean)), one row per run and mode that ran variants; red = the variant "
+                    "hurts, blue = it helps. A robust model is near 0 (white) on the answer-preserving variants "
+                    "(T, S, C codes); on the image probes V1–V3 (blank, another case's image, another modality) a "
+                    "model that uses the image should drop (red) — near 0 there means the image is ignored. A "
+                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness. † fewer than "
+                    "10 cases: unreliable.",
+                    wide=wide)]
+
+
+def _noise_floor(mm: dict[str, Any]) -> float | None:
+    """Answer changes not caused by the image: FlipRate over the answer-preserving variants."""
+    return metric_parts((mm.get("consistency") or {}).get("FlipRate"))[0]
 
 
 def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: str, title: str,
               caption: str) -> list[Plot]:
     import numpy as np
+    from matplotlib.lines import Line2D
 
-    series = [(label, mm.get(group, {})) for label, mm in _series(ctx.runs)]
-    keys = [k for k in keys_wanted if any(isinstance(node, dict) and metric_parts(node.get(k))[0] is not None
-                                          for _, node in series)]
-    if not keys:
-        return []
-    fig = _figure(max(5.0, 1.0 * len(keys) + 2), 3.4)
-    ax = fig.subplots()
-    width = 0.8 / max(1, len(series))
-    x = np.arange(len(keys))
-    for i, (label, node) in enumerate(series):
-        parts = [metric_parts(node.get(k)) if isinstance(node, dict) else (None,) * 4 for k in keys]
-        ys = [p[0] if p[0] is not None else np.nan for p in parts]
-        lower = [p[0] - p[1] if p[0] is not None and p[1] is not None else 0.0 for p in parts]
-        upper = [p[2] - p[0] if p[0] is not None and p[2] is not None else 0.0 for p in parts]
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, ys, width, yerr=[lower, upper], capsize=2, label=label)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(x, keys, rotation=30, ha="right", fontsize=8)
-    ax.set_title(title, fontsize=10)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
-    return [Plot(name, title, caption, _png(fig))]
+    groups = _groups(ctx.runs)
+    out = []
+    for g, runs in enumerate(groups):
+        panels = []  # (mode, keys with a value in that mode)
+        for mode in _modes(runs):
+            nodes = [(_mode_metrics(r, mode) or {}).get(group) for r in runs]
+            keys = [k for k in keys_wanted if any(isinstance(n, dict) and metric_parts(n.get(k))[0] is not None
+                                                  for n in nodes)]
+            if keys:
+                panels.append((mode, keys))
+        if not panels:
+            continue
+        cols = min(2, len(panels))
+        widest = max(len(k) for _, k in panels)
+        panel_w = min(6.0, max(3.4, 0.22 * widest * max(1, len(runs)) + 1.4))
+        fig = _figure(max(5.0, cols * panel_w), 0.9 + 3.0 * ((len(panels) + cols - 1) // cols))
+        floor_drawn = False
+        width = 0.8 / max(1, len(runs))
+        for ax, (mode, keys) in zip(_grid(fig, len(panels), ncols=2), panels, strict=True):
+            x = np.arange(len(keys))
+            for k, r in enumerate(runs):
+                mm = _mode_metrics(r, mode) or {}
+                node = mm.get(group)
+                parts = [metric_parts(node.get(key)) if isinstance(node, dict) else (None,) * 4 for key in keys]
+                ys = [p[0] if p[0] is not None else np.nan for p in parts]
+                lower = [p[0] - p[1] if p[0] is not None and p[1] is not None else 0.0 for p in parts]
+                upper = [p[2] - p[0] if p[0] is not None and p[2] is not None else 0.0 for p in parts]
+                xs = x + (k - (len(runs) - 1) / 2) * width
+                ax.bar(xs, ys, width, yerr=[lower, upper], capsize=2, label=r.label, color=PALETTE[k],
+                       edgecolor="white", linewidth=0.5, error_kw={"elinewidth": 0.8})
+                floor = _noise_floor(mm)
+                for xi, key, y in zip(xs, keys, ys, strict=True):
+                    if key.startswith("IS") and floor is not None and y == y:
+                        ax.hlines(floor, xi - width / 2, xi + width / 2, colors=NOISE_COLOR, linestyles="--",
+                                  linewidth=1.4)
+                        floor_drawn = True
+            ax.axhline(0, color="black", linewidth=0.8)
+            ax.set_xticks(x, keys, rotation=30, ha="right", fontsize=8)
+            ax.set_title(f"{title} · {mode}", fontsize=10)
+            ax.grid(axis="y", alpha=0.3)
+        extra = [(Line2D([], [], color=NOISE_COLOR, linestyle="--"), "IS noise floor (FlipRate)")] if floor_drawn \
+            else None
+        _run_legend(fig, runs, extra, bars=True)
+        nm, tt = _suffix(name, title, g, groups)
+        out.append(_finish(fig, nm, tt, caption, wide=cols * panel_w > 9))
+    return out
 
 
 @register_plot("prompt_reliance")
 def prompt_reliance(ctx: PlotContext) -> list[Plot]:
     return _reliance(ctx, "prompt_reliance", PROMPT_KEYS, "prompt_reliance", "Prompt reliance",
-                     "PromptGain = Acc(T2) − Acc(clean), MisleadDrop = Acc(clean) − Acc(T3), PRI = Acc(T2) − Acc(T3), "
-                     "MFR = share of T3/T4/T8 answers equal to the lure, sycophancy; 95% intervals.")
+                     "One bar per run, one panel per mode, 95% intervals. PromptGain = Acc(T2) − Acc(clean), "
+                     "MisleadDrop = Acc(clean) − Acc(T3), PRI = Acc(T2) − Acc(T3), MFR = share of T3/T4/T8 "
+                     "answers equal to the lure, Sycophancy = share of answers right on the clean item that "
+                     "follow the lure under push-back (T4). "
+                     "A good model is near 0 on all of them: a hint does not carry it and a false premise, lure "
+                     "or push-back does not move it.")
 
 
 @register_plot("visual_reliance")
 def visual_reliance(ctx: PlotContext) -> list[Plot]:
     return _reliance(ctx, "visual_reliance", VISUAL_KEYS, "visual_reliance", "Visual reliance",
-                     "How much the answers depend on the real image: VRS (V2, another case), BlankGap (V1), "
-                     "ModalityGap (V3), image sensitivity IS, BlindGap (blind mode); near zero means the model "
-                     "ignores the image.")
+                     "How much the answers depend on the real image, one bar per run, one panel per mode: VRS "
+                     "(V2, another case's image), BlankGap (V1), ModalityGap (V3), BlindGap (blind mode) — a "
+                     "model that reads the image scores well above 0, near 0 means it ignores the image. Image "
+                     "sensitivity IS (IS_V1, IS_V3) is the share of answers that change when the image is "
+                     "swapped; the dashed grey tick on each IS bar is that run's noise floor, FlipRate (answers "
+                     "that change under answer-preserving variants, not caused by the image). Only IS above its "
+                     "tick is image-driven: a random baseline has a high IS and an equally high floor.")
 
 
 def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
@@ -280,9 +451,9 @@ def confusion(ctx: PlotContext) -> list[Plot]:
                     ax.text(j, i, str(m[i, j]), ha="center", va="center", fontsize=8,
                             color="white" if m[i, j] > hi * 0.6 else "black")
         fig.suptitle(f"{r.label} · {mode} (clean items)", fontsize=10)
-        plots.append(Plot(f"confusion_{k + 1}_{_slug(r.label)}", f"Confusion matrices: {r.label}",
-                          f"Mode {mode}, clean items; unparsed, truncated and error answers in their own columns.",
-                          _png(fig)))
+        plots.append(_finish(fig, f"confusion_{k + 1}_{_slug(r.label)}", f"Confusion matrices: {r.label}",
+                             f"Mode {mode}, clean items; unparsed, truncated and error answers in their own "
+                             "columns. A good model has its counts on the diagonal."))
     return plots
 
 
@@ -290,8 +461,11 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)[:60] or "run"
 
 
-def make_plots(ctx: PlotContext) -> list[Plot]:
+def make_plots(ctx: PlotContext, progress: Any = None) -> list[Plot]:
+    """Every registered plot kind; ``progress`` (``medr2.progress``) advances once per kind."""
     out: list[Plot] = []
     for fn in PLOTS.values():
         out.extend(fn(ctx))
+        if progress is not None:
+            progress.advance()
     return out

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput
+from medr2.progress import Quiet
 from medr2.records import Item
 from medr2.report.browser import MAX_ITEMS, THUMB_PX, browser_data
 from medr2.report.html import RunSummary, render_index
 from medr2.report.inputs import RunData, load_run, unique_labels
 from medr2.report.leaderboard import build_leaderboard, leaderboard_files
-from medr2.report.plots import PlotContext, make_plots
+from medr2.report.plots import PLOTS, PlotContext, make_plots
 
 
 def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
@@ -44,19 +46,65 @@ def _load_benches(runs: list[RunData]) -> tuple[dict[str, Item], dict[Path, Any]
     return items, benches, warnings
 
 
-def _summary(r: RunData, bench: Any) -> RunSummary:
-    cases = bench.manifest.get("cases", {}) if bench is not None else {}
-    data = "unknown"
-    if isinstance(cases, dict) and "n" in cases:
-        data = (f"{cases.get('n', 0):,} cases: {cases.get('real', 0):,} real, "
-                f"{cases.get('synthetic', 0):,} with synthetic content")
+def data_provenance(bench: Any) -> str:
+    """What is real and what is synthetic, per field, over the bench's cases: e.g. "4 cases (4 patients);
+    image: real in 4 (2 with synthetic lesions drawn into a real image); synthetic: findings 4, diagnosis 2
+    of 4; every other field real"."""
+    cases = getattr(bench, "cases", None)
+    if not cases:
+        return "unknown"
+    n = len(cases)
+    synthetic: Counter[str] = Counter()
+    drawn = 0
+    for c in cases:
+        fields = set(c.synthetic_fields)
+        if any(f.synthetic for f in c.findings):
+            fields.add("findings")
+        if any(s.synthetic for s in c.structures):
+            fields.add("structures")
+        synthetic.update(fields)
+        if "image" not in fields and c.background and "findings" in fields:
+            drawn += 1
+    real_images = n - synthetic.get("image", 0)
+    image = f"image: real in {real_images:,} of {n:,}"
+    if drawn:
+        image += f" ({drawn:,} with synthetic lesions drawn into a real image)"
+    parts = [f"{n:,} cases ({len({c.patient_id for c in cases}):,} patients)", image]
+    others = [(k, v) for k, v in sorted(synthetic.items(), key=lambda kv: (-kv[1], kv[0])) if k != "image"]
+    if others:
+        parts.append("synthetic: " + ", ".join(f"{k} {v:,}" for k, v in others) + f" of {n:,}; every other field real")
+    else:
+        parts.append("every field real")
+    return "; ".join(parts)
+
+
+def _summary(r: RunData, bench: Any, short: str) -> RunSummary:
+    data = data_provenance(bench)
     bench_text = f"{bench.name} ({bench.checksum[:12]})" if bench is not None else "?"
     m = r.manifest
     toolkit = str(m.get("medr2_version") or m.get("version") or "?")
     if m.get("git_commit"):
         toolkit += f" @ {str(m['git_commit'])[:10]}"
-    return RunSummary(r.label, r.model_key, r.modes, len(r.scores), bench_text, data, toolkit,
-                      _completeness(r.metrics))
+    model = m.get("model")
+    spec = str(model.get("spec") or r.model_key) if isinstance(model, dict) else r.model_key
+    if spec != r.model_key:
+        spec = f"{spec} (key {r.model_key})"
+    return RunSummary(r.label, spec, r.modes, len(r.scores), bench_text, data, toolkit,
+                      _completeness(r.metrics), short=short)
+
+
+SHORT_NAME = 22  # run names longer than this are shortened in the leaderboard (full name in the runs table)
+
+
+def short_names(labels: list[str]) -> dict[str, str]:
+    """Short, unique run names for the leaderboard: the start and end of a long name (``qwen2-vl-7…e1_seed0``);
+    the full name where shortening would make two equal."""
+    def cut(s: str) -> str:
+        return s if len(s) <= SHORT_NAME else f"{s[:11]}…{s[-(SHORT_NAME - 12):]}"
+
+    short = {lab: cut(lab) for lab in labels}
+    counts = Counter(short.values())
+    return {lab: (s if counts[s] == 1 else lab) for lab, s in short.items()}
 
 
 def _completeness(metrics: dict[str, Any]) -> str:
@@ -82,15 +130,23 @@ def _incomplete_warnings(runs: list[RunData]) -> list[str]:
 
 
 def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench: Path | str | None = None,
-                 max_items: int = MAX_ITEMS, thumb_px: int = THUMB_PX, title: str = "medr2 report") -> Path:
+                 max_items: int = MAX_ITEMS, thumb_px: int = THUMB_PX, title: str = "medr2 report",
+                 progress: Quiet | None = None) -> Path:
     """Write ``leaderboard.{md,csv,json}``, ``plots/*.png`` and ``index.html`` for the scored runs into
-    ``out_dir``; ``bench`` overrides the bench path recorded in the run manifests. Returns index.html."""
+    ``out_dir``; ``bench`` overrides the bench path recorded in the run manifests; ``progress``
+    (``medr2.progress``) is told each step. Returns index.html."""
+    progress = progress or Quiet()
     if not run_dirs:
         raise BadInput("give at least one run folder", field="RUN")
     if max_items < 0:
         raise BadInput("must be >= 0", field="--max-items")
-    runs = [load_run(d, bench=bench) for d in run_dirs]
+    progress.step("reading runs", len(run_dirs))
+    runs = []
+    for d in run_dirs:
+        runs.append(load_run(d, bench=bench))
+        progress.advance()
     unique_labels(runs)
+    progress.step("reading benches")
     items, benches, warnings = _load_benches(runs)
     warnings += _incomplete_warnings(runs)
     for r in runs:
@@ -102,12 +158,17 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     settle(out)  # a report killed while publishing is completed first: its plots are the old set's
     lb = build_leaderboard(runs)
     files = leaderboard_files(lb)
-    plots = make_plots(PlotContext(runs, items))
+    progress.step("plots", len(PLOTS))
+    plots = make_plots(PlotContext(runs, items), progress)
     for p in plots:
         files[f"plots/{p.name}.png"] = p.png
-    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px)
-    summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None) for r in runs]
-    html = render_index(title=title, runs=summaries, leaderboard=lb, plots=plots, browser=data, warnings=warnings)
+    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px, progress=progress)
+    progress.step("writing index.html")
+    shorts = short_names([r.label for r in runs])
+    summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None, shorts[r.label])
+                 for r in runs]
+    html = render_index(title=title, runs=summaries, leaderboard=lb, plots=plots, browser=data, warnings=warnings,
+                        short_names=shorts)
     files["index.html"] = html.encode("utf-8")
     old_plots = sorted(f"plots/{p.name}" for p in (out / "plots").glob("*.png")) if (out / "plots").is_dir() else []
     # one set: a kill never leaves new leaderboard files beside an old index.html; plots of an earlier

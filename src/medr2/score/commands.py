@@ -29,9 +29,16 @@ def register(app: typer.Typer) -> None:
         from medr2.score.truncation import TRUNCATED_HINT
 
         opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
-            metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts)
+        from medr2.progress import for_console
+
+        progress = for_console("medr2 score")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
+                metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts,
+                                    progress=progress)
+        finally:
+            progress.close()
         con = Console()
         if (message := describe(metrics.get("plan") or {})) is not None:
             Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)

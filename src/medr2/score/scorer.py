@@ -152,14 +152,20 @@ def _truncated(item: ItemLike, conv: BoxConvention) -> _Scored:
     return _Scored("truncated", iou=empty.iou, text_metrics=empty.text_metrics, method="none")
 
 
+PROGRESS_EVERY = 1000  # answers scored between progress updates (the per-row path stays lean)
+
+
 def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
                 box_convention: BoxConvention, judge: Judge | None = None,
-                bench_root: Path | None = None, finish_reasons: Sequence[str | None] | None = None) -> list[_Scored]:
+                bench_root: Path | None = None, finish_reasons: Sequence[str | None] | None = None,
+                progress: Any = None) -> list[_Scored]:
     """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records);
     ``finish_reasons``, aligned with ``rows``, marks answers cut off by the token limit (``truncated``)."""
     results: list[_Scored | None] = []
     grouped: list[int] = []
     for k, (item_id, status, raw) in enumerate(rows):
+        if progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+            progress.advance(PROGRESS_EVERY)
         item = by_id.get(item_id)
         if item is None:
             raise BadInput("prediction for an item that is not in the bench", record=item_id, field="item_id")
@@ -179,6 +185,8 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
         item_id, _, raw = rows[i]
         item = by_id[item_id]
         results[i] = FORM_SCORERS[item.form](item, scan_text(raw or ""), box_convention)
+    if progress is not None:
+        progress.advance(len(rows) % PROGRESS_EVERY)
     out: list[_Scored] = results  # type: ignore[assignment]  # every row is scored now
     if judge is not None:
         pending = [(i, by_id[item_id], raw) for i, (item_id, status, raw) in enumerate(rows)
@@ -337,13 +345,18 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine
 
 
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
-              n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics."""
+              n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
+              progress: Any = None) -> dict[str, Any]:
+    """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
+    ``progress`` (``medr2.progress``, e.g. ``for_console``) is told each step and the answers scored."""
+    from medr2.progress import Quiet
     from medr2.score.judge import make_judge
     from medr2.score.metrics import compute_metrics
     from medr2.score.table import build_table_columns
 
     run_dir = Path(run_dir)
+    progress = progress or Quiet()
+    progress.step("reading the run and its bench")
     manifest, bench_root, items = _run_inputs(run_dir)
     conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
                                 or (manifest.get("identity") or {}).get("box_convention"))
@@ -352,9 +365,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     quarantine = Quarantine(qpath)
     preds = _latest_predictions(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
+    progress.step("scoring answers", len(preds))
     try:
         scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
-                             bench_root=bench_root, finish_reasons=[p[5] for p in preds])
+                             bench_root=bench_root, finish_reasons=[p[5] for p in preds], progress=progress)
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
@@ -369,6 +383,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     n_predictions = len(scored)
     plan = _plan(manifest, items, preds)
     del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
+    progress.step(f"metrics ({n_resamples:,} bootstrap resamples)")
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
     model = manifest.get("model") or {}
     metrics["run"] = {
@@ -388,6 +403,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     if quarantine.count:
         outputs[QUARANTINE_FILE] = qpath.read_bytes()
     # one set: a kill never leaves new scores beside old metrics (readers settle() first)
+    progress.step("writing scores.parquet and metrics.json")
     publish_files(run_dir, outputs, remove=() if quarantine.count else (QUARANTINE_FILE,),
                   command=f"medr2 score {run_dir}")
     qpath.unlink(missing_ok=True)

@@ -53,8 +53,14 @@
     if (row.img < 0) { box.appendChild(el("div", "noimg", "no image (text only)")); return box; }
     var img = el("img");
     img.src = DATA.images[row.img];
-    img.alt = "image shown to the model";
+    img.alt = row.saw ? "image shown to the model" : "image withheld from the model";
     box.appendChild(img);
+    if (!row.saw) {
+      box.className = "thumb withheld";
+      var w = el("div", "withheld-note", "image withheld from the model (" + row.m + " mode): shown here for reference only");
+      w.setAttribute("data-role", "withheld");
+      box.appendChild(w);
+    }
     if (row.w && row.h && (row.cue || row.ab)) {
       var svg = document.createElementNS(SVGNS, "svg");
       svg.setAttribute("viewBox", "0 0 " + row.w + " " + row.h);
@@ -85,6 +91,56 @@
     parent.appendChild(d);
   }
 
+  var ROLES = ["system", "user", "assistant"];
+
+  function turn(row, m, cls) {
+    var t = el("div", cls + " role-" + (ROLES.indexOf(m.role) >= 0 ? m.role : "other"));
+    t.setAttribute("data-role", "turn");
+    t.setAttribute("data-speaker", m.role);
+    t.appendChild(el("b", null, m.role + ": "));
+    var hasImage = false;
+    m.parts.forEach(function (p) {
+      if (p.t === "image") {
+        hasImage = true;
+        if (p.img >= 0 && p.img !== row.img) {
+          var im = el("img", "turn-img");
+          im.src = DATA.images[p.img];
+          im.alt = "image sent in this turn";
+          t.appendChild(im);
+        } else {
+          t.appendChild(el("span", "imgmark", p.img >= 0 ? "[image sent: the picture on the left]"
+            : "[image sent, sha256 " + p.sha + "…: not found in the bench]"));
+        }
+      } else {
+        t.appendChild(el("span", "turn-text", p.x));
+      }
+    });
+    if (m.role === "user" && !hasImage && !row.saw && cls === "turn first") {
+      t.insertBefore(el("span", "imgmark", "[no image sent] "), t.childNodes[1]);
+    }
+    return t;
+  }
+
+  function dialogue(row) {
+    var d = el("div", "dialogue");
+    d.setAttribute("data-role", "dialogue");
+    var msgs = row.msgs;
+    var earlier = msgs.slice(0, -1);
+    var firstUser = -1;
+    msgs.forEach(function (m, i) { if (firstUser < 0 && m.role === "user") { firstUser = i; } });
+    d.appendChild(el("div", "dlg-head", "What the model received: " + msgs.length + " message" +
+      (msgs.length === 1 ? "" : "s") + (earlier.length ? ", " + earlier.length + " before the question" : "") +
+      (row.saw ? "; the image in the first user turn" : "; no image")));
+    earlier.forEach(function (m, i) { d.appendChild(turn(row, m, i === firstUser ? "turn first" : "turn")); });
+    if (msgs.length) {
+      var det = el("details", "prompt");
+      det.appendChild(el("summary", null, "the question exactly as sent"));
+      det.appendChild(turn(row, msgs[msgs.length - 1], msgs.length - 1 === firstUser ? "turn first" : "turn"));
+      d.appendChild(det);
+    }
+    return d;
+  }
+
   function card(row) {
     var c = el("article", "card v-" + row.vd);
     c.setAttribute("data-verdict", row.vd);
@@ -96,9 +152,14 @@
     head.appendChild(document.createTextNode(run.label + " · " + row.m + " · S" + row.s + " " + row.t +
       " · " + row.v + " · " + row.id));
     b.appendChild(head);
-    row.ctx.forEach(function (t) {
-      b.appendChild(el("div", "ctx", "earlier step: " + t.q + " → " + t.a + (t.ok ? "" : " (shown wrong)")));
-    });
+    if (row.msgs) {
+      b.appendChild(dialogue(row));
+    } else {
+      row.ctx.forEach(function (t) {
+        b.appendChild(el("div", "ctx", "earlier step: " + t.q + " → " + t.a + (t.ok ? "" : " (shown wrong)")));
+      });
+      if (!row.saw) { b.appendChild(el("div", "ctx", "no image was sent to the model")); }
+    }
     b.appendChild(el("div", "q", row.q));
     if (row.o.length) {
       var ol = el("ol", "opts");

@@ -1,0 +1,116 @@
+"""Progress of a long command step by step: a rich bar with counts and ETA on a terminal, plain periodic
+lines (``medr2 report: thumbnails 120/1,000 (12%), 3.1 s, ETA 22 s``) when the output is not one (a log
+file or a pipe, where a bar would be cut to 80 columns and its numbers lost). ``Quiet`` reports nothing
+(the Python API default)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+PLAIN_EVERY_S = 10.0  # a plain progress line at most this often (and at the start and end of each step)
+
+
+class Quiet:
+    """Progress that reports nothing."""
+
+    def step(self, name: str, total: int | None = None) -> None: ...
+
+    def advance(self, n: int = 1) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _secs(s: float) -> str:
+    return f"{s:.1f} s" if s < 90 else f"{int(s // 60)}:{int(s % 60):02d} min"
+
+
+class Plain(Quiet):
+    """One line when a step starts, one at most every ``every`` seconds while it runs, one when it ends."""
+
+    def __init__(self, command: str, stream: IO[str] | None = None, *, every: float = PLAIN_EVERY_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.command, self.stream, self.every, self.clock = command, stream or sys.stderr, every, clock
+        self.name: str | None = None
+        self.total: int | None = None
+        self.done = 0
+        self.t0 = self.last = 0.0
+
+    def _line(self, text: str) -> None:
+        print(f"{self.command}: {text}", file=self.stream, flush=True)
+
+    def _status(self, eta: bool = True) -> str:
+        el = self.clock() - self.t0
+        if self.total:
+            text = f"{self.name} {self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%), {_secs(el)}"
+            if eta and 0 < self.done < self.total:
+                text += f", ETA {_secs(el * (self.total - self.done) / self.done)}"
+            return text
+        return f"{self.name} {self.done:,}, {_secs(el)}" if self.done else f"{self.name}, {_secs(el)}"
+
+    def step(self, name: str, total: int | None = None) -> None:
+        self._end()
+        self.name, self.total, self.done = name, total, 0
+        self.t0 = self.last = self.clock()
+        self._line(f"{name}" + (f" (0/{total:,})" if total else "") + " ...")
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = self.clock()
+        if now - self.last >= self.every:
+            self.last = now
+            self._line(self._status())
+
+    def _end(self) -> None:
+        if self.name is not None:
+            self._line(f"{self._status(eta=False)}: done")
+            self.name = None
+
+    def close(self) -> None:
+        self._end()
+
+
+class Bar(Quiet):
+    """A rich progress bar per step, with counts, elapsed time and ETA (on stderr)."""
+
+    def __init__(self, command: str) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.command = command
+        self._bar = Progress(TextColumn(f"{command}: " + "{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                             console=Console(stderr=True), refresh_per_second=4, transient=False)
+        self._bar.start()
+        self._task: Any = None
+
+    def step(self, name: str, total: int | None = None) -> None:
+        if self._task is not None:
+            t = self._bar.tasks[-1]
+            self._bar.update(self._task, total=t.total if t.total is not None else t.completed)
+        self._task = self._bar.add_task(name, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def close(self) -> None:
+        if self._task is not None:
+            t = self._bar.tasks[-1]
+            self._bar.update(self._task, total=t.total if t.total is not None else t.completed)
+        self._bar.stop()
+
+
+def for_console(command: str, *, stream: IO[str] | None = None) -> Quiet:
+    """A rich bar when ``stream`` (stderr) is a terminal, else plain periodic lines."""
+    s = stream or sys.stderr
+    return Bar(command) if s.isatty() else Plain(command, s)

@@ -1,0 +1,78 @@
+"""The report plots are readable: one series per run in its own colour (at most 8 per figure, colour-blind
+safe), legends outside the data, stage labels that do not overlap, a heatmap without empty rows and with
+every evaluated variant as a column. Checked on matplotlib's own layout (``Plot.layout``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from medr2.report.inputs import RunData
+from medr2.report.plots import PALETTE, Plot, PlotContext, make_plots
+
+
+def _m(v: float, n: int = 12, cases: int = 12) -> dict[str, Any]:
+    return {"value": v, "lo": max(-1.0, v - 0.1), "hi": min(1.0, v + 0.1), "n": n, "n_cases": cases,
+            "low_n": cases < 10}
+
+
+def _run(k: int, modes: tuple[str, ...]) -> RunData:
+    out: dict[str, Any] = {}
+    for j, mode in enumerate(modes):
+        x = 0.1 + 0.07 * k + 0.02 * j
+        mm: dict[str, Any] = {"overall": _m(x), "stages": {str(s): _m(x + 0.05 * s) for s in (1, 2, 3, 4)},
+                              "prompt_reliance": {"MisleadDrop": _m(x - 0.3), "MFR": _m(x)},
+                              "visual_reliance": {"VRS": _m(x - 0.2), "IS": _m(x)},
+                              "consistency": {"FlipRate": _m(0.3)}}
+        if mode == "independent":  # only one mode ran variants: the others must not leave empty heatmap rows
+            mm["variants"] = {"T3": {"delta": _m(-x)}, "V1": {"acc": _m(x)}, "V2": {"delta": _m(-0.2)}}
+        if mode == "chain-own":
+            mm["chain"] = {"ChainAcc<=s": {str(s): _m(x / s) for s in (1, 2, 3, 4)}}
+        out[mode] = mm
+    return RunData(run_dir=Path(f"/nonexistent/run{k}"), label=f"model-{k}", model_key=f"baseline:m{k}",
+                   manifest={}, metrics={"modes": out}, scores=[])
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def check_readable(plot: Plot) -> None:
+    """No two series of an axes share a colour; no legend overlaps an axes (so no bar or line); no two x tick
+    labels of an axes overlap."""
+    lay = plot.layout
+    for ax in lay["axes"]:
+        colours = list(ax["series"].values())
+        assert len(colours) == len(set(colours)), (plot.name, ax["series"])
+        assert len(colours) <= len(PALETTE)
+        for legend in lay["legends"]:
+            assert not _overlap(legend, ax["box"]), (plot.name, legend, ax["box"])
+            assert not any(_overlap(legend, bar) for bar in ax["bars"])
+        ticks = ax["ticks"]
+        for i in range(len(ticks)):
+            for j in range(i + 1, len(ticks)):
+                assert not _overlap(ticks[i], ticks[j]), (plot.name, ticks[i], ticks[j])
+
+
+def test_many_runs_and_modes_readable() -> None:
+    runs = [_run(k, ("independent", "blind", "chain-own")) for k in range(10)]
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    # 10 runs -> two figures of at most 8 runs each, never a colour reused inside one
+    assert {"stage_curves_1", "stage_curves_2", "prompt_reliance_1", "visual_reliance_2"} <= set(plots)
+    for p in plots.values():
+        check_readable(p)
+    first = plots["stage_curves_1"].layout["axes"]
+    # modes as panels: independent, blind, chain-own accuracy, chain-own ChainAcc; 8 runs in each
+    assert len(first) == 4 and all(len(ax["series"]) == 8 for ax in first)
+    assert len(plots["stage_curves_2"].layout["axes"][0]["series"]) == 2
+    bars = plots["visual_reliance_1"].layout["axes"]
+    assert len(bars) == 3 and set(bars[0]["series"]) == {f"model-{k}" for k in range(8)}
+
+
+def test_heatmap_rows_and_columns() -> None:
+    runs = [_run(k, ("independent", "blind")) for k in range(3)]
+    heat = next(p for p in make_plots(PlotContext(runs, {})) if p.name == "robustness_heatmap")
+    ax = heat.layout["axes"][0]
+    assert ax["xlabels"] == ["T3", "V1", "V2"]  # V1 evaluated (its change undefined: shown n/a) is a column
+    assert ax["ylabels"] == [f"model-{k} · independent" for k in range(3)]  # blind ran no variant: no empty row
+    assert "robust model is near 0" in heat.caption
