@@ -297,9 +297,16 @@ def rationale_parts(raw: str | None, reasoning: str | None = None) -> list[tuple
         answers = list(_ANSWER_LINE.finditer(text))
         if answers:
             text = text[:answers[-1].start()]
-        if text.strip():
+        if not _bare_answer(text):
             parts.append(("content", text))
     return parts
+
+
+def _bare_answer(text: str) -> bool:
+    """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "left lung"): no rationale to audit."""
+    body = text.strip()
+    words = re.findall(r"[^\W\d_]+", body)
+    return not body or ("\n" not in body and len(words) < 4 and not re.search(r"[.。;；]\s*[^\W\d_]", body))
 
 
 @dataclass
@@ -698,3 +705,22 @@ def audit(raw: str | None, case: Any, reasoning: str | None = None) -> Audit:
         n_hallucinated=sum(c.verdict == "contradicted" and c.note == "hallucinated_finding" for c in claims),
         n_missed=sum(c.verdict == "contradicted" and c.note == "missed_finding" for c in claims),
         n_sentences=n_sent, n_checkable_sentences=checkable)
+
+
+# --------------------------------------------------------------------------- scoring hook
+AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed")
+
+
+def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
+                  cases: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Per scored row, the counts the ``rationale`` metric group reads (:data:`AUDIT_COLUMNS`); a row without a
+    rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it."""
+    out: dict[str, list[int]] = {c: [] for c in AUDIT_COLUMNS}
+    for case_id, raw, reasoning in zip(case_ids, raws, reasonings, strict=True):
+        case = cases.get(case_id)
+        a = audit(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) else None
+        vals = (0, 0, 0, 0, 0, 0) if a is None else (a.n_sentences, a.n_checkable_sentences, a.n_claims,
+                                                      a.n_contradicted, a.n_hallucinated, a.n_missed)
+        for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
+            out[c].append(v)
+    return out

@@ -520,6 +520,45 @@ def short_answer(ctx: Ctx) -> dict[str, Any]:
             for key in SHORT_ANSWER_METRICS}
 
 
+def _rationale_block(ctx: Ctx, df: pd.DataFrame) -> dict[str, Any]:
+    """The rationale audit of ``df`` (rows with a rationale): see docs/metrics.md "Rationale audit"."""
+    right = df["correct"].to_numpy(dtype=bool)
+    contra = df["rat_contradicted"].to_numpy() > 0
+    out: dict[str, Any] = {
+        "acc": ctx.mean(df, right),
+        "grounded_acc": ctx.mean(df, right & ~contra),
+        "hallucinated_finding_rate": ctx.mean(df, df["rat_hallucinated"].to_numpy() > 0),
+        "missed_evidence_rate": ctx.mean(df, df["rat_missed"].to_numpy() > 0),
+        "claim_coverage": Ref(ctx.book.ratio_metric(ctx.cases(df), df["rat_checkable"].to_numpy(dtype=float),
+                                                    df["rat_sentences"].to_numpy(dtype=float)), {}),
+    }
+    if right.any():
+        out["right_for_wrong_reason"] = ctx.mean(df[right], contra[right])
+    return out
+
+
+@metric_group("rationale")
+def rationale(ctx: Ctx) -> dict[str, Any]:
+    """Claims of free-text rationales checked against the case (:mod:`medr2.score.claims`): overall (clean),
+    per stage, per task, and per prompt variant (``T*``: the image is the case's, so its truth holds)."""
+    r = ctx.rows
+    if "rat_sentences" not in r.columns:
+        return {}
+    r = r[(r["rat_sentences"].to_numpy() > 0) & ~r["probe"] & ~_is_report(r)]
+    if r.empty:
+        return {}
+    clean = r[r["variant"] == "clean"]
+    out: dict[str, Any] = {}
+    if len(clean):
+        out["overall"] = _rationale_block(ctx, clean)
+        out["stages"] = {str(s): _rationale_block(ctx, df) for s, df in clean.groupby("stage", sort=True)}
+        out["tasks"] = {str(t): _rationale_block(ctx, df) for t, df in clean.groupby("task", sort=True)}
+    prompt_variants = r[(r["variant"] != "clean") & r["code"].astype(str).str.startswith("T")]
+    if len(prompt_variants):
+        out["variants"] = {str(v): _rationale_block(ctx, df) for v, df in prompt_variants.groupby("variant", sort=True)}
+    return out
+
+
 # -- evaluation ------------------------------------------------------------------------------------
 
 def _resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
