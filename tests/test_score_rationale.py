@@ -66,3 +66,44 @@ def test_a_run_without_rationales_has_no_rationale_metrics_and_the_same_accuracy
     assert "rationale" not in oracle
     for key in ("overall", "stages", "tasks", "rates", "grounding", "chain"):
         assert oracle.get(key) == grounded.get(key), key  # the audit adds metrics, it changes none
+
+
+def test_reasoning_mode_against_a_local_server_with_rationales(bench: Bench, tmp_path: Path) -> None:
+    """The ``reasoning`` mode asked of a local OpenAI-compatible server that thinks aloud (a ``<think>`` block in
+    the content and a separate ``reasoning_content``), scored: the audit's values follow from the case truth."""
+    import json
+
+    from aiohttp import web
+
+    from medr2.run.prompts import REASONING_INSTRUCTION
+    from tests.openai_server import default_answer
+    from tests.scripted_server import ScriptedServer, completion, json_response
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        answer = default_answer(body)
+        return json_response(completion(f"<think>Modality: CT.\nThere is no mass.</think>\nFinal answer: {answer}",
+                                        reasoning_content="Stage 1: this is a CT image."))
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        run_eval(EvalConfig(bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
+                            modes=("reasoning",), adapter_extra={"backoff_initial_s": 0.01}))
+        bodies = [json.loads(b) for b in srv.bodies]
+    texts = ["".join(p.get("text", "") for p in b["messages"][-1]["content"]) if isinstance(
+        b["messages"][-1]["content"], list) else b["messages"][-1]["content"] for b in bodies]
+    assert texts and all(t.endswith(REASONING_INSTRUCTION) for t in texts)
+    m = score_run(run, n_resamples=50)["modes"]["reasoning"]
+    rat = m["rationale"]["overall"]
+    table = load_table(run)
+    rows = table[(table["variant"] == "clean") & ~table["probe"] & ~table["task"].isin(REPORT_TASKS)]
+    ct = {c.case_id: c.modality == "CT" for c in bench.cases}
+    is_ct = rows["case_id"].map(ct).to_numpy(dtype=bool)
+    right = rows["correct"].to_numpy(dtype=bool)
+    assert 0 < right.sum() < len(rows) and 0 < is_ct.sum() < len(rows)
+    # every claim is the modality (CT: supported, else contradicted) or a denied mass (the cases have none)
+    assert _value(rat["acc"]) == pytest.approx(right.mean(), abs=1e-12)
+    assert _value(rat["grounded_acc"]) == pytest.approx((right & is_ct).mean(), abs=1e-12)
+    assert _value(rat["right_for_wrong_reason"]) == pytest.approx((~is_ct[right]).mean(), abs=1e-12)
+    assert _value(rat["hallucinated_finding_rate"]) == 0.0 and _value(rat["missed_evidence_rate"]) == 0.0
+    assert _value(rat["claim_coverage"]) == 1.0
+    assert m["overall"]["value"] is not None  # scored like any other mode
