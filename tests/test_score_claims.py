@@ -11,19 +11,21 @@ import pytest
 from medr2.score.claims import Claim, audit, check_rationale, check_text, rationale_parts
 
 CORPUS = Path(__file__).parent / "data" / "rationale_corpus.jsonl"
+HELDOUT = Path(__file__).parent / "data" / "rationale_heldout.jsonl"
 
 
-def _rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _overlaps(c: Claim, span: dict[str, Any]) -> bool:
     return c.source == "content" and c.start < span["end"] and span["start"] < c.end
 
 
-def corpus_scores() -> dict[str, float]:
+def corpus_scores(path: Path = CORPUS) -> dict[str, float]:
     tp = fp = found = gold = 0
-    for row in _rows():
+    rows = _rows(path)
+    for row in rows:
         claims = [c for c in check_rationale(row["raw"], row["case"]) if c.verdict == "contradicted"]
         spans = row["claims"]
         gold += len(spans)
@@ -34,7 +36,7 @@ def corpus_scores() -> dict[str, float]:
                 fp += 1
         found += sum(any(_overlaps(c, s) for c in claims) for s in spans)
     return {"precision": tp / (tp + fp), "recall": found / gold, "tp": tp, "fp": fp, "gold": gold,
-            "n": len(_rows())}
+            "n": len(rows)}
 
 
 def test_corpus_precision_on_contradicted() -> None:
@@ -45,7 +47,15 @@ def test_corpus_precision_on_contradicted() -> None:
     got = corpus_scores()
     print(f"rationale corpus: {got}")
     assert got["precision"] >= 0.95, got
-    assert got["recall"] > 0.5, got  # reported in docs/metrics.md; a floor so a broken checker fails
+    assert got["recall"] >= 0.9, got  # measured 0.98 (docs/metrics.md); a floor so a regression fails
+
+
+def test_heldout_rationales_reported() -> None:
+    """Rationales written after the rules were tuned (span-exact scoring, no adjudication): reported in
+    docs/metrics.md; floors only catch a regression."""
+    got = corpus_scores(HELDOUT)
+    print(f"held-out rationales: {got}")
+    assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.6, got  # measured 0.86 / 0.69
 
 
 CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],

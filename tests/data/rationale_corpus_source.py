@@ -331,9 +331,89 @@ ENTRIES: list[tuple[str, str, str]] = [
 ]
 
 
-def build() -> list[dict]:
+# Held out: written after the rules above were tuned, measured once and reported as they came out (the checker
+# was not changed after seeing them). Same cases and labelling rule.
+HELDOUT: list[tuple[str, str, str]] = [
+    ("cxr_left_effusion", "qwen3-thinking", "<think>\nLet me start with the acquisition. Frontal radiograph, PA "
+     "projection. Anatomy: both lungs and the heart are included. Findings: there is homogeneous opacity at the "
+     "left base obscuring the hemidiaphragm, which is a left-sided pleural effusion. The right side looks fine.\n"
+     "</think>\nFinal answer: B"),
+    ("cxr_left_effusion", "gpt-5", "Key observations:\n- {{Lateral}} projection\n- Fluid in the left pleural space\n"
+     "- Mediastinum midline\nFinal answer: A"),
+    ("cxr_left_effusion", "gemini", "Looking at the image, I can see a left pleural effusion. I do not see "
+     "{{any effusion}} on the left, though. **Answer:** C"),
+    ("cxr_left_effusion", "deepseek-r1", "<think>\nSo, the left costophrenic angle is blunted. The right one is "
+     "sharp. That means left effusion. Hmm, also the heart border is a bit obscured, maybe atelectasis too.\n"
+     "</think>\nB"),
+    ("cxr_left_effusion", "chinese", "影像为后前位胸片。左侧可见中等量胸腔积液，右肺未见明显实变。\n答案：B"),
+    ("cxr_normal", "gpt-5", "Stage 1: PA chest radiograph. Stage 2: lungs, heart and mediastinum visible. Stage 3: "
+     "no consolidation, effusion or pneumothorax. Stage 4: normal study.\nFinal answer: B"),
+    ("cxr_normal", "llava-med", "The image is a chest X-ray showing bilateral {{consolidation}} in the lower lobes, "
+     "consistent with {{pneumonia}}."),
+    ("cxr_normal", "deepseek-r1", "<think>\nOkay, there's a subtle {{nodule}} projecting over the left mid zone. "
+     "Wait, maybe it's a nipple shadow. Not sure.\n</think>\nC"),
+    ("cxr_normal", "chinese", "胸部正位片，心影{{增大}}，考虑心脏增大。\n答案：D"),
+    ("cxr_pneumonia", "gemini", "**Step 1 — acquisition:** AP chest radiograph.\n**Step 3 — findings:** patchy "
+     "consolidation in the right lower zone.\n**Step 4 — diagnosis:** community-acquired pneumonia.\n**Answer:** B"),
+    ("cxr_pneumonia", "qwen3-thinking", "<think>\nThe opacity is at the {{left}} base. It silhouettes the left "
+     "hemidiaphragm. Pneumonia seems likely.\n</think>\nA"),
+    ("cxr_pneumonia", "gpt-5", "Right lower lobe airspace disease without effusion. Final answer: C"),
+    ("ct_nodule", "deepseek-r1", "<think>\nAlright, CT, axial slice through the chest. A spiculated nodule sits in "
+     "the right lung, roughly 1.5 cm. Spiculation suggests malignancy.\n</think>\nB"),
+    ("ct_nodule", "gemini", "The image is a {{coronal}} CT. There is a {{left}} lower lobe nodule about 14 mm.\n"
+     "**Answer:** D"),
+    ("ct_nodule", "markdown", "| Step | Observation |\n|---|---|\n| Modality | CT |\n| Finding | nodule, right "
+     "lung, spiculated |\n\nFinal answer: B"),
+    ("ct_nodule", "chinese", "胸部CT示右肺结节，{{边缘光滑}}。\n答案：A"),
+    ("mri_glioma", "gpt-5", "On this axial T2-weighted MRI there is an infiltrative hyperintense lesion in the left "
+     "hemisphere. Most consistent with glioma.\nFinal answer: C"),
+    ("mri_glioma", "deepseek-r1", "<think>\nHmm, is this T1 or T2? CSF is bright, so T2. The lesion is on the "
+     "{{right}} side and bright.\n</think>\nB"),
+    ("mri_glioma", "llava-med", "The brain MRI shows a {{ring-enhancing lesion}} with surrounding {{edema}}, suggestive "
+     "of {{metastasis}}."),
+    ("mri_glioma", "chinese", "MRI T2加权像示左侧大脑半球高信号占位，考虑胶质瘤。\n答案：C"),
+    ("mri_meningioma", "qwen3-thinking", "<think>\nCoronal contrast-enhanced T1 image. Dural-based enhancing mass "
+     "along the right convexity. Classic meningioma.\n</think>\nFinal answer: A"),
+    ("mri_meningioma", "gpt-5", "The lesion is intra-axial and infiltrative, most likely a {{glioma}}. Final answer: C"),
+    ("mri_meningioma", "markdown", "1. Acquisition: MRI, coronal\n2. Finding: mass, {{left}} side\n3. Diagnosis: "
+     "meningioma\n\nAnswer: A"),
+    ("mri_normal", "gemini", "**Findings:** No intracranial mass or haemorrhage. Ventricles normal.\n**Answer:** D"),
+    ("mri_normal", "qwen3-thinking", "<think>\nAxial FLAIR. There is a small hyperintense {{infarct}} in the right "
+     "frontal lobe.\n</think>\nA"),
+    ("mri_normal", "chinese", "颅脑MRI未见明显异常信号。\n答案：D"),
+    ("ct_haemorrhage", "gemini", "**Acquisition:** non-contrast CT, axial.\n**Finding:** a large right "
+     "intraparenchymal haematoma with mass effect.\n**Answer:** B"),
+    ("ct_haemorrhage", "deepseek-r1", "<think>\nThis dense lesion in the {{left}} hemisphere is a bleed.\n</think>\nA"),
+    ("ct_haemorrhage", "llava-med", "The CT image shows a hyperdense area in the right hemisphere, likely "
+     "representing a haemorrhage."),
+    ("fundus_dr", "gemini", "**Observations:** microaneurysms and hard exudates in the posterior pole. "
+     "**Diagnosis:** {{mild}} non-proliferative diabetic retinopathy.\n**Answer:** B"),
+    ("fundus_dr", "llava-med", "The fundus photograph shows a {{normal}} retina with no signs of retinopathy."),
+    ("fundus_dr", "chinese", "眼底照片可见硬性渗出和微血管瘤，诊断为糖尿病视网膜病变。\n答案：C"),
+    ("us_liver_cyst", "gemini", "**Modality:** ultrasound of the liver.\n**Finding:** a {{hypoechoic}} lesion, "
+     "2.5 cm.\n**Answer:** B"),
+    ("us_liver_cyst", "deepseek-r1", "<think>\nThe lesion is anechoic with through transmission, so it's a cyst, "
+     "about 24 mm.\n</think>\nA"),
+    ("xray_wrist", "gemini", "**View:** lateral radiograph.\n**Finding:** fracture of the distal radius on the "
+     "left.\n**Answer:** B"),
+    ("xray_wrist", "llava-med", "The X-ray image shows a {{normal}} wrist with no bony abnormality."),
+    ("cxr_pneumothorax", "gemini", "**Findings:** a small right apical pneumothorax; {{no}} other findings, "
+     "{{large}} effusion absent.\n**Answer:** A"),
+    ("cxr_pneumothorax", "qwen3-thinking", "<think>\nI see a thin pleural line at the right apex with no lung "
+     "markings lateral to it. So a right pneumothorax.\n</think>\nFinal answer: A"),
+    ("ct_abd_normal", "gemini", "**Findings:** the liver, spleen and kidneys are normal. No ascites.\n"
+     "**Answer:** D"),
+    ("ct_abd_normal", "llava-med", "The CT scan of the abdomen shows a {{large mass}} in the liver, likely a "
+     "{{hepatocellular carcinoma}}."),
+    ("mammo_mass", "gemini", "**View:** MLO.\n**Finding:** an irregular spiculated mass in the left breast.\n"
+     "**Answer:** C"),
+    ("ct_two_nodules", "gemini", "**Findings:** two nodules in the left lung, 6 and 8 mm.\n**Answer:** B"),
+]
+
+
+def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r") -> list[dict]:
     out = []
-    for i, (case, style, marked) in enumerate(ENTRIES):
+    for i, (case, style, marked) in enumerate(ENTRIES if entries is None else entries):
         text, spans, pos = "", [], 0
         for m in re.finditer(r"\{\{(.*?)\}\}", marked):
             text += marked[pos:m.start()]
@@ -342,14 +422,15 @@ def build() -> list[dict]:
             text += m.group(1)
             pos = m.end()
         text += marked[pos:]
-        out.append({"id": f"r{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
+        out.append({"id": f"{prefix}{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
                     "claims": spans})
     return out
 
 
 if __name__ == "__main__":
-    path = Path(__file__).with_name("rationale_corpus.jsonl")
-    with path.open("w", encoding="utf-8") as f:
-        for row in build():
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"{len(ENTRIES)} rationales -> {path}")
+    for name, rows in (("rationale_corpus.jsonl", build()), ("rationale_heldout.jsonl", build(HELDOUT, "h"))):
+        path = Path(__file__).with_name(name)
+        with path.open("w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        print(f"{len(rows)} rationales -> {path}")

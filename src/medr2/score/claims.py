@@ -28,6 +28,7 @@ claims the rules leave ``unverifiable``; its share would be reported beside the 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -305,8 +306,10 @@ def rationale_parts(raw: str | None, reasoning: str | None = None) -> list[tuple
 def _bare_answer(text: str) -> bool:
     """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "left lung"): no rationale to audit."""
     body = text.strip()
-    words = re.findall(r"[^\W\d_]+", body)
-    return not body or ("\n" not in body and len(words) < 4 and not re.search(r"[.。;；]\s*[^\W\d_]", body))
+    cjk = len(re.findall(r"[\u3400-\u9fff]", body))
+    words = re.findall(r"[A-Za-z\u00c0-\u024f]+", body)
+    return not body or ("\n" not in body and len(words) < 4 and cjk < 6
+                        and not re.search(r"[.。;；]\s*[^\W\d_]", body))
 
 
 @dataclass
@@ -399,9 +402,11 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
                 found.append((m.start(group), m.end(group), term))
     found.sort(key=lambda t: (-(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]))
     taken: list[tuple[int, int, _Term]] = []
+    used = bytearray(len(text))
     for s, e, t in found:
-        if all(e <= s2 or s >= e2 for s2, e2, _ in taken):
+        if not any(used[s:e]):
             taken.append((s, e, t))
+            used[s:e] = b"\x01" * (e - s)
     return sorted(taken, key=lambda t: t[0])
 
 
@@ -431,12 +436,17 @@ def _matches(value: str, label: str) -> bool:
     return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
 
 
-def _known_absent_vocab(truth: Truth) -> set[str]:
+def _known_absent_vocab(truth: Truth) -> frozenset[str]:
     """Finding/diagnosis labels the bench treats as absent when the case does not list them (its distractors)."""
+    return _absent_vocab(truth.modality, _region(truth.body_region))
+
+
+@functools.lru_cache(maxsize=256)
+def _absent_vocab(modality: str | None, region: str | None) -> frozenset[str]:
     out = {_fold(x) for x in vocab.BUILTIN["finding"]} | {_fold(x) for x in vocab.BUILTIN["diagnosis"]}
     for key in ("finding", "diagnosis"):
-        out |= {_fold(x) for x in vocab.builtin_for_region(key, truth.modality, _region(truth.body_region))}
-    return out
+        out |= {_fold(x) for x in vocab.builtin_for_region(key, modality, region)}
+    return frozenset(out)
 
 
 def _region(raw: str | None) -> str | None:
@@ -618,17 +628,25 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
     return out
 
 
+def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -> tuple[int, int] | None:
+    """The span of sorted, non-overlapping ``spans`` holding ``pos`` (bisect)."""
+    i = bisect.bisect_right(starts, pos) - 1
+    return spans[i] if i >= 0 and spans[i][0] <= pos < spans[i][1] else None
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
     clauses = _clauses(text)
     sentences = _sentences(text)
+    clause_starts, sentence_starts = [a for a, _ in clauses], [a for a, _ in sentences]
+    not_about: dict[tuple[int, int], bool] = {}
     out: list[Claim] = []
     severity_done: set[tuple[int, int]] = set()
     for s, e, term in _mentions(text, truth):
-        clause = next(((a, b) for a, b in clauses if a <= s < b), (0, len(text)))
-        sentence = next(((a, b) for a, b in sentences if a <= s < b), clause)
-        before, after = text[clause[0]:s], text[e:clause[1]]
+        clause = _span_at(clauses, clause_starts, s) or (0, len(text))
+        sentence = _span_at(sentences, sentence_starts, s) or clause
+        before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
         denied = bool(_NEG_BEFORE.search(before)) or bool(_NEG_AFTER.search(after))
         if term.kind == "normal":
@@ -638,7 +656,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                           denied=denied)
         kind = {"generic": "finding", "normal": "diagnosis"}.get(term.kind, term.kind)
         claim_base["kind"] = kind
-        if _NOT_ABOUT_IMAGE.search(whole) and term.kind not in ("modality", "plane", "sequence"):
+        if sentence not in not_about:
+            not_about[sentence] = bool(_NOT_ABOUT_IMAGE.search(whole))
+        if not_about[sentence] and term.kind not in ("modality", "plane", "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         if _NOT_ABOUT_IMAGE.search(text[clause[0]:clause[1]]):
@@ -662,7 +682,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
     for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
-        clause = next(((a, b) for a, b in clauses if a <= m.start() < b), None)
+        clause = _span_at(clauses, clause_starts, m.start())
         if clause is not None and clause not in severity_done:
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
@@ -695,10 +715,12 @@ def audit(raw: str | None, case: Any, reasoning: str | None = None) -> Audit:
     claims = check_rationale(raw, case, reasoning)
     n_sent = checkable = 0
     for source, text in rationale_parts(raw, reasoning):
-        for a, b in _sentences(text):
-            n_sent += 1
-            if any(c.source == source and a <= c.start < b and c.verdict != "unverifiable" for c in claims):
-                checkable += 1
+        sentences = _sentences(text)
+        starts = [a for a, _ in sentences]
+        decided = {_span_at(sentences, starts, c.start) for c in claims
+                   if c.source == source and c.verdict != "unverifiable"}
+        n_sent += len(sentences)
+        checkable += len(decided - {None})
     return Audit(
         n_claims=len(claims), n_supported=sum(c.verdict == "supported" for c in claims),
         n_contradicted=sum(c.verdict == "contradicted" for c in claims),
