@@ -369,12 +369,13 @@ HELDOUT: list[tuple[str, str, str]] = [
      "hemisphere. Most consistent with glioma.\nFinal answer: C"),
     ("mri_glioma", "deepseek-r1", "<think>\nHmm, is this T1 or T2? CSF is bright, so T2. The lesion is on the "
      "{{right}} side and bright.\n</think>\nB"),
-    ("mri_glioma", "llava-med", "The brain MRI shows a {{ring-enhancing lesion}} with surrounding {{edema}}, suggestive "
-     "of {{metastasis}}."),
+    ("mri_glioma", "llava-med", "The brain MRI shows a {{ring-enhancing lesion}} with surrounding {{edema}}, "
+     "suggestive of {{metastasis}}."),
     ("mri_glioma", "chinese", "MRI T2加权像示左侧大脑半球高信号占位，考虑胶质瘤。\n答案：C"),
     ("mri_meningioma", "qwen3-thinking", "<think>\nCoronal contrast-enhanced T1 image. Dural-based enhancing mass "
      "along the right convexity. Classic meningioma.\n</think>\nFinal answer: A"),
-    ("mri_meningioma", "gpt-5", "The lesion is intra-axial and infiltrative, most likely a {{glioma}}. Final answer: C"),
+    ("mri_meningioma", "gpt-5", "The lesion is intra-axial and infiltrative, most likely a {{glioma}}. "
+     "Final answer: C"),
     ("mri_meningioma", "markdown", "1. Acquisition: MRI, coronal\n2. Finding: mass, {{left}} side\n3. Diagnosis: "
      "meningioma\n\nAnswer: A"),
     ("mri_normal", "gemini", "**Findings:** No intracranial mass or haemorrhage. Ventricles normal.\n**Answer:** D"),
