@@ -163,7 +163,8 @@ def test_never_raises_and_spans_are_exact(case: dict[str, Any]) -> None:
 
 
 def test_corpus_files_match_their_source() -> None:
-    from tests.data.rationale_corpus_source import HELDOUT as HELD, build
+    from tests.data.rationale_corpus_source import HELDOUT as HELD
+    from tests.data.rationale_corpus_source import build
 
     assert _rows(CORPUS) == build() and _rows(HELDOUT) == build(HELD, "h")
     for row in _rows(CORPUS) + _rows(HELDOUT):  # each hand-marked span is where the label says
