@@ -37,6 +37,7 @@ def test_grounded_rationales_are_fully_supported(bench: Bench, tmp_path: Path) -
     assert _value(rat["right_for_wrong_reason"]) == 0.0
     assert _value(rat["hallucinated_finding_rate"]) == 0.0 and _value(rat["missed_evidence_rate"]) == 0.0
     assert _value(rat["claim_coverage"]) == 1.0
+    assert _value(m["rationale"]["variants"]["T3"]["premise_adoption_rate"]) == 0.0
     assert set(m["rationale"]["tasks"]) == {it.task for it in bench.items
                                             if it.variant == "clean" and it.task not in REPORT_TASKS}
     assert m["rationale"]["stages"]
@@ -57,6 +58,9 @@ def test_ungrounded_rationales_are_right_for_the_wrong_reason(bench: Bench, tmp_
     assert 0 < expected < 1
     assert _value(rat["missed_evidence_rate"]) == pytest.approx(expected, abs=1e-12)
     assert rat["grounded_acc"]["n"] == len(rows)
+    t3 = m["rationale"]["variants"]["T3"]  # the misleading premise: its false fact adopted in every rationale
+    assert _value(t3["premise_adoption_rate"]) == 1.0 and t3["premise_adoption_rate"]["n"] == len(bench.cases)
+    assert "premise_adoption_rate" not in rat  # clean items offer no lure
 
 
 def test_a_run_without_rationales_has_no_rationale_metrics_and_the_same_accuracy(bench: Bench,

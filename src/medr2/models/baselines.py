@@ -330,8 +330,9 @@ class GroundedRationaleBaseline(_RationaleBaseline):
 @register_baseline("ungrounded")
 class UngroundedRationaleBaseline(_RationaleBaseline):
     """Right answers for the wrong reasons: the rationale names another modality, asserts a finding the case does
-    not have (one of the built-in findings, which the bench offers as absent) and denies every finding (and
-    non-normal diagnosis) the case has. Every claim is contradicted."""
+    not have (one of the built-in findings, which the bench offers as absent), denies every finding (and
+    non-normal diagnosis) the case has and, where a variant offers a lure, asserts the lure's option text as a
+    fact. Every claim is contradicted."""
 
     name = "ungrounded"
 
@@ -346,4 +347,7 @@ class UngroundedRationaleBaseline(_RationaleBaseline):
         absent = next(f for f in vocab.BUILTIN["finding"] if not set(vocab.norm(f).split()) & words)
         lines = [f"Modality: {wrong}.", f"There is {vocab.indefinite(absent)}."]
         lines += [f"There is no {p}." for p in positives]
+        if item.lure and item.form == "mcq" and item.options:  # adopts the false premise a variant offers
+            fact = item.options[letter_index(item.lure)]
+            lines.append("The study is normal." if vocab.is_normal(fact) else f"There is {vocab.indefinite(fact)}.")
         return "\n".join(lines)

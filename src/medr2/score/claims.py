@@ -711,8 +711,10 @@ class Audit:
     n_checkable_sentences: int  # sentences with at least one decided claim
 
 
-def audit(raw: str | None, case: Any, reasoning: str | None = None) -> Audit:
-    claims = check_rationale(raw, case, reasoning)
+def audit(raw: str | None, case: Any, reasoning: str | None = None, claims: list[Claim] | None = None) -> Audit:
+    """Counts of one rationale's claims (``claims``: already checked, else checked here)."""
+    if claims is None:
+        claims = check_rationale(raw, case, reasoning)
     n_sent = checkable = 0
     for source, text in rationale_parts(raw, reasoning):
         sentences = _sentences(text)
@@ -730,19 +732,36 @@ def audit(raw: str | None, case: Any, reasoning: str | None = None) -> Audit:
 
 
 # --------------------------------------------------------------------------- scoring hook
-AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed")
+AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed",
+                 "rat_lure")
+
+
+def adopts(claims: Iterable[Claim], fact: str) -> bool:
+    """Whether the rationale asserts ``fact`` (a lure's option text): a mention of it that is neither denied,
+    hedged away nor outside a statement about the image."""
+    return any(not c.denied and c.note not in ("hedged", "not_asserted") and c.kind not in ("laterality", "count",
+               "size", "attribute", "severity") and (_matches(c.value, fact) or _matches(c.text, fact))
+               for c in claims)
 
 
 def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
-                  cases: Mapping[str, Any]) -> dict[str, list[int]]:
+                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None) -> dict[str, list[int]]:
     """Per scored row, the counts the ``rationale`` metric group reads (:data:`AUDIT_COLUMNS`); a row without a
-    rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it."""
+    rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it.
+    ``lures`` (aligned) is the false fact a variant offers (a lure's option text) or None: ``rat_lure`` is 1
+    when the rationale asserts it, 0 when not, -1 without a lure."""
     out: dict[str, list[int]] = {c: [] for c in AUDIT_COLUMNS}
-    for case_id, raw, reasoning in zip(case_ids, raws, reasonings, strict=True):
+    for k, (case_id, raw, reasoning) in enumerate(zip(case_ids, raws, reasonings, strict=True)):
         case = cases.get(case_id)
-        a = audit(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) else None
-        vals = (0, 0, 0, 0, 0, 0) if a is None else (a.n_sentences, a.n_checkable_sentences, a.n_claims,
-                                                      a.n_contradicted, a.n_hallucinated, a.n_missed)
+        lure = lures[k] if lures is not None else None
+        claims = check_rationale(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) \
+            else None
+        if claims is None:
+            vals = (0, 0, 0, 0, 0, 0, -1)
+        else:
+            a = audit(raw, case, reasoning, claims)
+            vals = (a.n_sentences, a.n_checkable_sentences, a.n_claims, a.n_contradicted, a.n_hallucinated,
+                    a.n_missed, -1 if not lure else int(adopts(claims, lure)))
         for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
             out[c].append(v)
     return out

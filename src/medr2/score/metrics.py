@@ -534,13 +534,16 @@ def _rationale_block(ctx: Ctx, df: pd.DataFrame) -> dict[str, Any]:
     }
     if right.any():
         out["right_for_wrong_reason"] = ctx.mean(df[right], contra[right])
+    if "rat_lure" in df.columns and (lured := df["rat_lure"].to_numpy() >= 0).any():
+        out["premise_adoption_rate"] = ctx.mean(df[lured], df["rat_lure"].to_numpy()[lured] == 1)
     return out
 
 
 @metric_group("rationale")
 def rationale(ctx: Ctx) -> dict[str, Any]:
     """Claims of free-text rationales checked against the case (:mod:`medr2.score.claims`): overall (clean),
-    per stage, per task, and per prompt variant (``T*``: the image is the case's, so its truth holds)."""
+    per stage, per task, and per prompt or cue variant (``T*``, ``V5``-``V7``: the image is the case's, so its
+    truth holds; ``premise_adoption_rate`` where a variant offers a lure)."""
     r = ctx.rows
     if "rat_sentences" not in r.columns:
         return {}
@@ -553,7 +556,8 @@ def rationale(ctx: Ctx) -> dict[str, Any]:
         out["overall"] = _rationale_block(ctx, clean)
         out["stages"] = {str(s): _rationale_block(ctx, df) for s, df in clean.groupby("stage", sort=True)}
         out["tasks"] = {str(t): _rationale_block(ctx, df) for t, df in clean.groupby("task", sort=True)}
-    prompt_variants = r[(r["variant"] != "clean") & r["code"].astype(str).str.startswith("T")]
+    code = r["code"].astype(str)
+    prompt_variants = r[(r["variant"] != "clean") & (code.str.startswith("T") | code.isin(("V5", "V6", "V7")))]
     if len(prompt_variants):
         out["variants"] = {str(v): _rationale_block(ctx, df) for v, df in prompt_variants.groupby("variant", sort=True)}
     return out

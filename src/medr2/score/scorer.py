@@ -362,7 +362,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
     table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
-    _add_rationale_audit(table, run_dir, bench_root, preds)
+    _add_rationale_audit(table, run_dir, bench_root, preds, items)
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
     scores_bytes = buf.getvalue().to_pybytes()
@@ -395,8 +395,19 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     return metrics
 
 
+def _lure_fact(item: ItemLike) -> str | None:
+    """The false fact a variant offers: its lure's option text (MCQ); None otherwise."""
+    from medr2.records import letter_index
+
+    if not item.lure or item.form != "mcq" or not item.options:
+        return None
+    i = letter_index(item.lure)
+    return item.options[i] if 0 <= i < len(item.options) else None
+
+
 def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
-                         preds: Sequence[tuple[str, str, str, str, str | None, str | None]]) -> None:
+                         preds: Sequence[tuple[str, str, str, str, str | None, str | None]],
+                         items: Mapping[str, ItemLike]) -> None:
     """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
     answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
     without one gets no columns and no ``rationale`` metrics. Cases are read only then."""
@@ -415,7 +426,8 @@ def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
     reasonings = [reasoning.get((p[0], p[2])) if p[3] == "ok" else None for p in preds]
     if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
         return
-    cols = audit_columns(table["case_id"].astype(str).tolist(), raws, reasonings, _read_truths(bench_root))
+    cols = audit_columns(table["case_id"].astype(str).tolist(), raws, reasonings, _read_truths(bench_root),
+                         [_lure_fact(items[p[0]]) for p in preds])
     for c in AUDIT_COLUMNS:
         table[c] = np.asarray(cols[c], dtype=np.int64)
 
