@@ -149,3 +149,17 @@ def test_text_items_ask_for_a_report_only_in_report_tasks() -> None:
     text = question_text(short, conv)
     assert text == f"What modality is this?\n{SHORT_ANSWER_INSTRUCTION}"
     assert "report" not in text
+
+
+def test_reasoning_mode_is_independent_plus_a_versioned_instruction() -> None:
+    from medr2.run.prompts import REASONING_INSTRUCTION, REASONING_PROMPT_VERSION
+
+    spec = get_mode("reasoning")
+    assert spec.prompt_version == REASONING_PROMPT_VERSION == "reasoning-v1" and not spec.chain and spec.image
+    conv = BoxConvention()
+    for it in _items()[:6]:
+        plain = render_messages(it, mode=get_mode("independent"), history=[], conv=conv)
+        asked = render_messages(it, mode=spec, history=[], conv=conv)
+        assert asked[:-1] == plain[:-1] and asked[-1].parts[:-1] == plain[-1].parts[:-1]
+        assert asked[-1].parts[-1].text == f"{plain[-1].parts[-1].text}\n{REASONING_INSTRUCTION}"
+    assert "Final answer:" in REASONING_INSTRUCTION

@@ -47,7 +47,7 @@ def test_cli_eval_every_mode(bench_root: Path, tmp_path: Path, model: str) -> No
     run = tmp_path / "run"
     res = CliRunner().invoke(_app(), ["eval", "--bench", str(bench_root), "--model", model, "--out", str(run),
                                       "--mode", "independent,chain-own", "--mode", "chain-gold",
-                                      "--mode", "chain-misleading,blind", "--no-progress"])
+                                      "--mode", "chain-misleading,blind", "--mode", "reasoning", "--no-progress"])
     assert res.exit_code == 0, res.output
     n = len(load_bench(bench_root).items)
     rows = _rows(run)

@@ -270,3 +270,84 @@ class BlindBaseline(BaselineAdapter):
         item = _item(req)
         text = "\n".join(p.text or "" for m in req.messages for p in m.parts if p.type == "text")
         return _random_answer(item, _rng(f"{self.seed}:{text}"), self.reference_texts(item))
+
+
+# -- scripted rationales (issue 19): the right answer, with a rationale that is grounded or not ---------------
+_RATIONALE_MODALITIES = ("CT", "MRI", "X-ray", "ultrasound")
+
+
+def _case_positives(case: Any) -> list[str]:
+    from medr2.tasks import vocab
+
+    out: list[str] = []
+    for label in [f.label for f in case.findings] + ([case.diagnosis] if case.diagnosis else []):
+        if not vocab.is_normal(label) and all(not vocab.same(label, o) for o in out):
+            out.append(label)
+    return out
+
+
+class _RationaleBaseline(BaselineAdapter):
+    """Answers like the oracle (always right) and returns a rationale as the separate reasoning text, written
+    from the bench's case (``Response.reasoning``), one checkable statement per sentence."""
+
+    def rationale(self, item: Item) -> str:
+        raise NotImplementedError
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for req in requests:
+            try:
+                item = _item(req)
+                out.append(Response("ok", text=_oracle_answer(item), latency_s=0.0, attempts=1,
+                                    reasoning=self.rationale(item)))
+            except BadInput as e:
+                out.append(Response("error", error=str(e), attempts=1))
+        return out
+
+    def case(self, item: Item) -> Any:
+        if self.opts.bench is None:
+            raise BadInput(f"baseline:{self.name} needs the bench (its cases)", field="--bench")
+        return self.opts.bench.case(item.case_id)
+
+
+@register_baseline("grounded")
+class GroundedRationaleBaseline(_RationaleBaseline):
+    """Right answers with a rationale that states only what the case has: its modality, then each finding (and
+    a non-normal diagnosis) as present, or "no abnormality" for a normal case. Every claim is supported."""
+
+    name = "grounded"
+
+    def rationale(self, item: Item) -> str:
+        from medr2.tasks import vocab
+
+        case = self.case(item)
+        lines = [f"Modality: {case.modality}."]
+        positives = _case_positives(case)
+        lines += [f"There is {vocab.indefinite(p)}." for p in positives] or ["There is no abnormality."]
+        return "\n".join(lines)
+
+
+@register_baseline("ungrounded")
+class UngroundedRationaleBaseline(_RationaleBaseline):
+    """Right answers for the wrong reasons: the rationale names another modality, asserts a finding the case does
+    not have (one of the built-in findings, which the bench offers as absent), denies every finding (and
+    non-normal diagnosis) the case has and, where a variant offers a lure, asserts the lure's option text as a
+    fact. Every claim is contradicted."""
+
+    name = "ungrounded"
+
+    def rationale(self, item: Item) -> str:
+        from medr2.tasks import vocab
+
+        case = self.case(item)
+        wrong = next(m for m in _RATIONALE_MODALITIES if not vocab.same(vocab.canonical_modality(case.modality)
+                                                                          or case.modality, m))
+        positives = _case_positives(case)
+        words = {w for p in positives for w in vocab.norm(p).split()}
+        absent = next(f for f in vocab.BUILTIN["finding"] if not set(vocab.norm(f).split()) & words)
+        lines = [f"Modality: {wrong}.", f"There is {vocab.indefinite(absent)}."]
+        lines += [f"There is no {p}." for p in positives]
+        if item.lure and item.form == "mcq" and item.options:  # adopts the false premise a variant offers
+            fact = item.options[letter_index(item.lure)]
+            lines.append("The study is normal." if vocab.is_normal(fact) else f"There is {vocab.indefinite(fact)}.")
+        return "\n".join(lines)

@@ -89,7 +89,8 @@ def eval_command(
     model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH or baseline:NAME.")],
     out: Annotated[Path, typer.Option("--out", help="Run folder (created; rerun to resume).")],
     mode: Annotated[list[str] | None, typer.Option("--mode", help="independent, chain-own, chain-gold, "
-                                                   "chain-misleading, blind (repeatable or comma list).")] = None,
+                                                   "chain-misleading, blind, reasoning (repeatable or comma "
+                                                   "list).")] = None,
     variants: Annotated[str | None, typer.Option("--variants", help="Comma list of variant ids/codes, or all.")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only items of this split.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items (whole cases).")] = None,

@@ -44,7 +44,19 @@ class ModeSpec:
     chain: bool
     image: bool
     history: History
+    instruction: str | None = None  # appended to the asked item's question (the reasoning mode)
+    prompt_version: str | None = None  # version of ``instruction``; the snapshot test pins its wording
 
+
+# The reasoning mode (issue 19): reason stage by stage (acquisition -> anatomy -> findings -> diagnosis, only as
+# far as the question needs), then a final answer line; the rationale is audited by ``medr2.score.claims``.
+REASONING_PROMPT_VERSION = "reasoning-v1"
+REASONING_INSTRUCTION = (
+    "Before answering, reason step by step about what this image shows, stage by stage and only as far as the "
+    "question needs: 1) acquisition (modality, plane or view, sequence); 2) anatomy (body region, structures "
+    "visible); 3) findings (present or absent, where, which side, how many, how large); 4) diagnosis. "
+    "Then write your final answer on its own last line, starting with \"Final answer:\", in the format asked above."
+)
 
 MODES: dict[str, ModeSpec] = {m.name: m for m in (
     ModeSpec("independent", chain=False, image=True, history="none"),
@@ -52,6 +64,8 @@ MODES: dict[str, ModeSpec] = {m.name: m for m in (
     ModeSpec("chain-gold", chain=True, image=True, history="gold"),
     ModeSpec("chain-misleading", chain=True, image=True, history="misleading"),
     ModeSpec("blind", chain=False, image=False, history="none"),
+    ModeSpec("reasoning", chain=False, image=True, history="none", instruction=REASONING_INSTRUCTION,
+             prompt_version=REASONING_PROMPT_VERSION),
 )}
 
 
@@ -257,7 +271,8 @@ def render_messages(item: Item, *, mode: ModeSpec, history: Sequence[Turn], conv
     for ctx in item.context:
         msgs.append(user(_context_question(ctx.question, ctx.options)))
         msgs.append(Message("assistant", (Part("text", text=ctx.answer),)))
-    msgs.append(user(question_text(item, conv, preset)))
+    asked = question_text(item, conv, preset)
+    msgs.append(user(f"{asked}\n{mode.instruction}" if mode.instruction else asked))
     return tuple(msgs)
 
 

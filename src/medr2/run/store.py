@@ -283,6 +283,15 @@ class Store:
         while rows := cur.fetchmany(10_000):
             yield from rows
 
+    def reasoning_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
+        """``(item_id, mode, status, reasoning)`` of every row in insertion order (the rationale audit reads the
+        separate reasoning text of the answer that counts)."""
+        if "reasoning" not in self._select:
+            return
+        cur = self._conn.execute("SELECT item_id, mode, status, reasoning FROM predictions ORDER BY rowid")
+        while rows := cur.fetchmany(10_000):
+            yield from rows
+
     def count(self, status: str | None = None, mode: str | None = None) -> int:
         q, args = "SELECT COUNT(*) FROM predictions WHERE 1=1", []
         if status:

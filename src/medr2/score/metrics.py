@@ -520,6 +520,49 @@ def short_answer(ctx: Ctx) -> dict[str, Any]:
             for key in SHORT_ANSWER_METRICS}
 
 
+def _rationale_block(ctx: Ctx, df: pd.DataFrame) -> dict[str, Any]:
+    """The rationale audit of ``df`` (rows with a rationale): see docs/metrics.md "Rationale audit"."""
+    right = df["correct"].to_numpy(dtype=bool)
+    contra = df["rat_contradicted"].to_numpy() > 0
+    out: dict[str, Any] = {
+        "acc": ctx.mean(df, right),
+        "grounded_acc": ctx.mean(df, right & ~contra),
+        "hallucinated_finding_rate": ctx.mean(df, df["rat_hallucinated"].to_numpy() > 0),
+        "missed_evidence_rate": ctx.mean(df, df["rat_missed"].to_numpy() > 0),
+        "claim_coverage": Ref(ctx.book.ratio_metric(ctx.cases(df), df["rat_checkable"].to_numpy(dtype=float),
+                                                    df["rat_sentences"].to_numpy(dtype=float)), {}),
+    }
+    if right.any():
+        out["right_for_wrong_reason"] = ctx.mean(df[right], contra[right])
+    if "rat_lure" in df.columns and (lured := df["rat_lure"].to_numpy() >= 0).any():
+        out["premise_adoption_rate"] = ctx.mean(df[lured], df["rat_lure"].to_numpy()[lured] == 1)
+    return out
+
+
+@metric_group("rationale")
+def rationale(ctx: Ctx) -> dict[str, Any]:
+    """Claims of free-text rationales checked against the case (:mod:`medr2.score.claims`): overall (clean),
+    per stage, per task, and per prompt or cue variant (``T*``, ``V5``-``V7``: the image is the case's, so its
+    truth holds; ``premise_adoption_rate`` where a variant offers a lure)."""
+    r = ctx.rows
+    if "rat_sentences" not in r.columns:
+        return {}
+    r = r[(r["rat_sentences"].to_numpy() > 0) & ~r["probe"] & ~_is_report(r)]
+    if r.empty:
+        return {}
+    clean = r[r["variant"] == "clean"]
+    out: dict[str, Any] = {}
+    if len(clean):
+        out["overall"] = _rationale_block(ctx, clean)
+        out["stages"] = {str(s): _rationale_block(ctx, df) for s, df in clean.groupby("stage", sort=True)}
+        out["tasks"] = {str(t): _rationale_block(ctx, df) for t, df in clean.groupby("task", sort=True)}
+    code = r["code"].astype(str)
+    prompt_variants = r[(r["variant"] != "clean") & (code.str.startswith("T") | code.isin(("V5", "V6", "V7")))]
+    if len(prompt_variants):
+        out["variants"] = {str(v): _rationale_block(ctx, df) for v, df in prompt_variants.groupby("variant", sort=True)}
+    return out
+
+
 # -- evaluation ------------------------------------------------------------------------------------
 
 def _resolve(tree: Any, results: list[dict[str, Any]]) -> Any:

@@ -376,6 +376,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
     table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
+    _add_rationale_audit(table, run_dir, bench_root, preds, items)
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
     scores_bytes = buf.getvalue().to_pybytes()
@@ -408,6 +409,68 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                   command=f"medr2 score {run_dir}")
     qpath.unlink(missing_ok=True)
     return metrics
+
+
+def _lure_fact(item: ItemLike) -> str | None:
+    """The false fact a variant offers: its lure's option text (MCQ); None otherwise."""
+    from medr2.records import letter_index
+
+    if not item.lure or item.form != "mcq" or not item.options:
+        return None
+    i = letter_index(item.lure)
+    return item.options[i] if 0 <= i < len(item.options) else None
+
+
+def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
+                         preds: Sequence[tuple[str, str, str, str, str | None, str | None]],
+                         items: Mapping[str, ItemLike]) -> None:
+    """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
+    answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
+    without one gets no columns and no ``rationale`` metrics. Cases are read only then."""
+    from medr2.run.store import Store
+    from medr2.score.claims import AUDIT_COLUMNS, audit_columns, rationale_parts
+
+    store = Store.open(run_dir)
+    try:
+        reasoning: dict[tuple[str, str], str | None] = {}
+        for item_id, mode, status, text in store.reasoning_rows():
+            if status == "ok":  # the answer that counts is the latest ok one (as _latest_predictions)
+                reasoning[(item_id, mode)] = text
+    finally:
+        store.close()
+    raws = [p[4] if p[3] == "ok" else None for p in preds]
+    reasonings = [reasoning.get((p[0], p[2])) if p[3] == "ok" else None for p in preds]
+    if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
+        return
+    cols = audit_columns(table["case_id"].astype(str).tolist(), raws, reasonings, _read_truths(bench_root),
+                         [_lure_fact(items[p[0]]) for p in preds])
+    for c in AUDIT_COLUMNS:
+        table[c] = np.asarray(cols[c], dtype=np.int64)
+
+
+def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
+    """The case fields the claim checker reads, by case id (``cases.parquet``, JSON columns decoded)."""
+    from medr2.bench.format import CASES_FILE, read_parquet
+
+    wanted = ("case_id", "modality", "plane", "sequence", "body_region", "structures", "findings", "diagnosis",
+              "severity", "mimics")
+    path = bench_root / CASES_FILE
+    try:
+        table = read_parquet(path)
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    cols = [c for c in wanted if c in table.column_names]
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.select(cols).to_pylist():
+        for key in ("structures", "findings", "mimics"):
+            if isinstance(row.get(key), str):
+                try:
+                    row[key] = json.loads(row[key])
+                except json.JSONDecodeError as e:
+                    raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(row["case_id"]),
+                                   field=key) from e
+        out[str(row["case_id"])] = row
+    return out
 
 
 class IncompleteRunWarning(UserWarning):

@@ -1,0 +1,767 @@
+"""Rationale audit: the claims a free-text rationale makes that a case's ground truth can decide (issue 19).
+
+:func:`check_rationale` reads a rationale (the content before the final answer line, and the server's
+separate reasoning text where it gave one) and returns one :class:`Claim` per mention of something the
+ground truth (:class:`medr2.records.Case`) speaks about: modality, plane/view, MR/CT sequence, body region,
+organs, findings (present or absent, with laterality, count, size and shape/margin/intensity), diagnosis
+and severity. Each claim is ``supported``, ``contradicted`` or ``unverifiable``, with the character span
+(in its source text) it came from.
+
+Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model of a false statement):
+
+* the labels are the bench's own (:mod:`medr2.tasks.vocab`: built-in, per-region vocabularies, synonyms)
+  plus the case's own labels; English (British and American spelling) and common Chinese terms;
+* negation ("no effusion", "without", "absent", "is not seen", "ruled out", "unlikely", "未见", "无") turns
+  a mention into a denial; a denial of what the case has is contradicted (*missed evidence*);
+* weak hedges ("possible", "may", "cannot exclude", "differential", "or", "可能") and clauses that are not
+  about this image (restating the question or options, planning "let me check", textbook statements
+  "typically", conditionals "if", "would") make a mention ``unverifiable``; strong hedges ("likely",
+  "consistent with", "考虑") still assert (``hedged=True``);
+* a finding the case does not have is contradicted (*hallucinated finding*) only where the bench itself
+  treats it as absent: the case is normal, or the label is in the bench's distractor vocabulary for the
+  case's modality and region (what the finding questions offer as wrong answers); an organ that is not
+  annotated is never "absent" (only one of another body part is contradicted).
+
+TODO (issue 19, item 2): an optional judge (``medr2.score.judge``, cached, prompt versioned) to decide the
+claims the rules leave ``unverifiable``; its share would be reported beside the rule verdicts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from medr2.tasks import vocab
+
+ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
+CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
+               "count", "size", "attribute", "severity")
+CHECKER_VERSION = "claims-v1"
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str
+    value: str  # the canonical label the mention names
+    text: str  # the mention as written
+    start: int  # span in ``source`` text
+    end: int
+    source: str  # "content" or "reasoning"
+    denied: bool  # the rationale says it is absent / not so
+    hedged: bool  # asserted with a strong hedge ("likely", "consistent with")
+    verdict: ClaimVerdict
+    note: str = ""  # why: "hallucinated_finding", "missed_finding", "hedged", "not_asserted", ...
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What the checker reads of a case (built from a :class:`~medr2.records.Case` or a plain dict)."""
+
+    modality: str | None = None
+    plane: str | None = None
+    sequence: str | None = None
+    body_region: str | None = None
+    structures: tuple[str, ...] = ()
+    findings: tuple[Mapping[str, Any], ...] = ()  # {"label", "attributes": {laterality, size_mm, count, ...}}
+    diagnosis: str | None = None
+    severity: str | None = None
+    mimics: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, case: Any) -> Truth:
+        if isinstance(case, Truth):
+            return case
+        get = case.get if isinstance(case, Mapping) else (lambda k, d=None: getattr(case, k, d))
+        structures = tuple(s if isinstance(s, str) else (s.get("name") if isinstance(s, Mapping) else s.name)
+                           for s in (get("structures") or ()))
+        findings = []
+        for f in get("findings") or ():
+            if isinstance(f, str):
+                findings.append({"label": f, "attributes": {}})
+            elif isinstance(f, Mapping):
+                findings.append({"label": f["label"], "attributes": dict(f.get("attributes") or {})})
+            else:
+                findings.append({"label": f.label, "attributes": dict(f.attributes)})
+        return cls(modality=get("modality"), plane=get("plane"), sequence=get("sequence"),
+                   body_region=get("body_region"), structures=structures, findings=tuple(findings),
+                   diagnosis=get("diagnosis"), severity=get("severity"), mimics=tuple(get("mimics") or ()))
+
+    @property
+    def positives(self) -> list[str]:
+        out = [str(f["label"]) for f in self.findings]
+        if self.diagnosis and not vocab.is_normal(self.diagnosis):
+            out.append(self.diagnosis)
+        return out
+
+    @property
+    def is_normal(self) -> bool:
+        return not self.findings and (self.diagnosis is None or vocab.is_normal(self.diagnosis))
+
+
+# --------------------------------------------------------------------------- lexicon
+_CS = 0  # case-sensitive pattern flag marker
+_SPELL = ((r"haem", "hem"), (r"oedema", "edema"), (r"tumour", "tumor"), (r"oesophag", "esophag"),
+          (r"colour", "color"), (r"haemat", "hemat"))
+
+
+def _fold(label: str) -> str:
+    """Spelling-folded, normalised key (British/American spelling, plural ``s``)."""
+    key = re.sub(r"[\s_\-]+", " ", label.strip().lower())
+    for a, b in _SPELL:
+        key = key.replace(a, b)
+    key = re.sub(r"(?<=[a-z]{3})(es|s)\b", "", key) if not key.endswith(("sis", "us", "ss")) else key
+    return vocab.norm(key)
+
+
+def _words(label: str) -> set[str]:
+    return set(_fold(label).split())
+
+
+# term -> canonical label, per kind. English patterns are case-insensitive unless listed in _ACRONYMS.
+_MODALITY_TERMS: dict[str, tuple[str, ...]] = {
+    "CT": (r"\bCT\b", r"computed tomograph\w*", r"\bCAT scan"),
+    "MRI": (r"\bMRI?\b", r"magnetic resonance", r"磁共振", r"核磁"),
+    "X-ray": (r"x[- ]?rays?\b", r"radiograph\w*", r"plain film", r"\bCXR\b", r"X线", r"X光", r"胸片"),
+    "ultrasound": (r"ultrasound", r"sonograph\w*", r"sonogram", r"\bUS\b", r"超声", r"B超"),
+    "PET": (r"\bPET\b", r"positron emission"),
+    "fundus photography": (r"fundus (?:photo\w*|image|picture)", r"retinal photograph\w*", r"眼底照"),
+    "microscopy": (r"microscop\w*", r"histolog\w*", r"histopatholog\w*", r"\bH&E\b", r"病理切片", r"显微"),
+    "nuclear medicine": (r"scintigra\w*", r"bone scan", r"nuclear medicine", r"\bSPECT\b"),
+    "mammography": (r"mammogra\w*", r"钼靶"),
+}
+_ACRONYMS = frozenset({r"\bCT\b", r"\bMRI?\b", r"\bCXR\b", r"\bUS\b", r"\bPET\b", r"\bH&E\b", r"\bSPECT\b",
+                       r"\bPA\b", r"\bAP\b", r"\bCC\b", r"\bMLO\b", r"\bFLAIR\b", r"\bDWI\b"})
+_MODALITY_COMPATIBLE = {frozenset({"mammography", "X-ray"}), frozenset({"PET", "CT"}),
+                        frozenset({"PET", "nuclear medicine"})}
+_PLANE_TERMS: dict[str, tuple[str, ...]] = {
+    "axial": (r"(?<![-\w])axial\b(?! skeleton| load)", r"transverse (?:plane|section|slice|view|image|scan)",
+              r"transaxial", r"轴位", r"横断"),
+    "coronal": (r"\bcoronal\b", r"冠状位"),
+    "sagittal": (r"\bsagittal\b", r"矢状位"),
+    "PA": (r"\bPA\b(?! diameter)", r"postero-?anterior"),
+    "AP": (r"\bAP\b(?! diameter| dimension)", r"antero-?posterior (?:view|projection|radiograph|film|chest)"),
+    "lateral": (r"\blateral (?:view|projection|radiograph|film)", r"侧位"),
+    "CC": (r"\bCC\b", r"cranio-?caudal"),
+    "MLO": (r"\bMLO\b", r"medio-?lateral oblique"),
+}
+_SEQUENCE_TERMS: dict[str, tuple[str, ...]] = {
+    "T1 post-contrast": (r"(?:post[- ]?contrast|contrast[- ]enhanced|gadolinium[- ]enhanced) T1\w*",
+                         r"\bT1\w*[- ](?:post[- ]?contrast|with contrast|\+ ?C\b|post[- ]?gad\w*)"),
+    "T1-weighted": (r"\bT1[- ]?(?:weighted|W\b|WI\b)", r"T1加权"),
+    "T2-weighted": (r"\bT2[- ]?(?:weighted|W\b|WI\b)", r"T2加权"),
+    "FLAIR": (r"\bFLAIR\b",),
+    "diffusion-weighted": (r"diffusion[- ]weighted", r"\bDWI\b"),
+    "non-contrast": (r"non-?contrast", r"unenhanced", r"平扫"),
+    "arterial phase": (r"arterial phase",),
+    "portal venous phase": (r"portal venous phase",),
+}
+_SEQUENCE_FAMILY = {"T1 post-contrast": "t1", "T1-weighted": "t1", "T2-weighted": "t2", "FLAIR": "t2"}
+_IMAGING = r"(?:CT|MRI?|x[- ]?ray|radiograph|film|scan|image|ultrasound|sonogram|imaging|study|view|slice)"
+_REGION_WORDS: dict[str, tuple[str, ...]] = {
+    "head": (r"head", r"brain", r"cranial", r"skull", r"头颅", r"颅脑", r"头部"),
+    "neck": (r"neck", r"颈部"),
+    "chest": (r"chest", r"thorax", r"thoracic(?! spine)", r"lungs?", r"胸部"),
+    "abdomen": (r"abdomen", r"abdominal", r"腹部"),
+    "pelvis": (r"pelvis", r"pelvic", r"盆腔"),
+    "spine": (r"(?:cervical |thoracic |lumbar )?spine", r"spinal", r"脊柱"),
+    "breast": (r"breast", r"乳腺"),
+    "upper limb": (r"hand", r"wrist", r"elbow", r"shoulder", r"forearm"),
+    "lower limb": (r"knee", r"ankle", r"foot", r"hip", r"leg"),
+    "eye": (r"eye", r"retina", r"fundus", r"眼底"),
+}
+_ORGAN_REGION: dict[str, str] = {
+    "brain": "head", "cerebellum": "head", "brainstem": "head", "thalamus": "head", "corpus callosum": "head",
+    "lateral ventricle": "head", "orbit": "head", "heart": "trunk", "lung": "trunk", "aorta": "trunk",
+    "trachea": "trunk", "liver": "trunk", "spleen": "trunk", "pancreas": "trunk", "kidney": "trunk",
+    "stomach": "trunk", "gallbladder": "trunk", "bladder": "trunk", "uterus": "trunk", "prostate": "trunk",
+    "thyroid": "neck", "optic disc": "eye", "macula": "eye", "retina": "eye",
+}
+_ORGAN_ZH = {"大脑": "brain", "小脑": "cerebellum", "心脏": "heart", "肺": "lung", "肝": "liver", "脾": "spleen",
+             "胰腺": "pancreas", "肾": "kidney", "胃": "stomach", "胆囊": "gallbladder", "膀胱": "bladder",
+             "甲状腺": "thyroid", "视盘": "optic disc", "黄斑": "macula", "视网膜": "retina"}
+_REGION_ZONE = {"head": "head", "eye": "eye", "neck": "neck", "chest": "trunk", "abdomen": "trunk",
+                "pelvis": "trunk", "breast": "trunk", "spine": "spine", "upper limb": "limb", "lower limb": "limb"}
+# findings and diagnoses: canonical label -> extra surface forms (the label itself is always a form)
+_FINDING_TERMS: dict[str, tuple[str, ...]] = {
+    "nodule": (r"nodul\w*", r"结节"), "mass": (r"mass(?:es)?\b(?! effect)", r"肿块", r"占位"),
+    "cyst": (r"cysts?\b", r"囊肿"), "calcification": (r"calcification\w*", r"calcified", r"钙化"),
+    "haemorrhage": (r"ha?emorrhag\w*", r"\bbleed(?:ing)?\b", r"出血"), "fracture": (r"fractur\w*", r"骨折"),
+    "pleural effusion": (r"pleural effusions?", r"胸腔积液", r"胸水"), "effusion": (r"effusions?", r"积液"),
+    "infarct": (r"infarct\w*", r"梗死", r"梗塞"), "consolidation": (r"consolidat\w*", r"实变"),
+    "pneumothorax": (r"pneumothora\w*", r"气胸"),
+    "cardiomegaly": (r"cardiomegaly", r"enlarged heart", r"heart (?:is )?enlarged", r"心脏增大", r"心影增大"),
+    "atelectasis": (r"atelecta\w*", r"肺不张"), "oedema": (r"o?edema\w*", r"水肿"),
+    "hydrocephalus": (r"hydrocephal\w*", r"脑积水"), "free fluid": (r"free fluid", r"ascites", r"腹水"),
+    "lymphadenopathy": (r"lymphadenopathy", r"enlarged lymph nodes?", r"淋巴结肿大"), "hernia": (r"hernia\w*",),
+    "drusen": (r"drusen",), "hard exudates": (r"exudates?",), "microaneurysms": (r"microaneurysms?", r"微血管瘤"),
+    "cotton-wool spots": (r"cotton[- ]wool spots?", r"棉絮斑"), "architectural distortion": (
+        r"architectural distortion",), "focal asymmetry": (r"focal asymmetry",),
+    "skin thickening": (r"skin thickening",), "nipple retraction": (r"nipple retraction",),
+    "dilated bowel": (r"dilated bowel", r"bowel dilat\w*"),
+}
+_GENERIC_TERMS: dict[str, tuple[str, ...]] = {
+    "lesion": (r"lesions?\b", r"tumou?rs?\b", r"abnormalit(?:y|ies)", r"pathology", r"病灶", r"病变", r"肿瘤"),
+}
+_DIAGNOSIS_TERMS: dict[str, tuple[str, ...]] = {
+    "pneumonia": (r"pneumonia", r"肺炎"), "glioma": (r"gliom\w*", r"glioblastoma", r"胶质瘤"),
+    "meningioma": (r"meningiom\w*", r"脑膜瘤"), "metastasis": (r"metasta\w*", r"转移"),
+    "abscess": (r"abscess\w*", r"脓肿"), "haemangioma": (r"ha?emangiom\w*", r"血管瘤"),
+    "lymphoma": (r"lymphom\w*", r"淋巴瘤"), "tuberculosis": (r"tuberculo\w*", r"\bTB\b", r"结核"),
+    "pituitary adenoma": (r"pituitary (?:macro|micro)?adenoma", r"垂体瘤"), "subdural haematoma": (
+        r"subdural ha?ematoma", r"硬膜下血肿"), "multiple sclerosis": (r"multiple sclerosis", r"多发性硬化"),
+    "arachnoid cyst": (r"arachnoid cyst",), "vestibular schwannoma": (r"schwannoma", r"acoustic neuroma"),
+    "sarcoidosis": (r"sarcoid\w*",), "pulmonary oedema": (r"pulmonary o?edema", r"肺水肿"),
+    "glaucoma": (r"glaucom\w*", r"青光眼"), "age-related macular degeneration": (
+        r"macular degeneration", r"\bAMD\b", r"黄斑变性"), "retinal detachment": (r"retinal detachment",),
+    "diabetic retinopathy": (r"diabetic retinopathy", r"糖尿病视网膜病变", r"糖网"),
+    "papilloedema": (r"papill?o?edema",), "pancreatitis": (r"pancreatitis", r"胰腺炎"),
+    "cholecystitis": (r"cholecystitis", r"胆囊炎"), "covid-19": (r"covid[- ]?19", r"新冠"),
+    "hepatic abscess": (r"(?:liver|hepatic) abscess",),
+    "heart failure": (r"(?:congestive )?heart failure", r"心力衰竭", r"心衰"),
+    "renal cyst": (r"renal cyst", r"kidney cyst"),
+}
+_NORMAL_STUDY = (
+    r"\b(?:the |this )?(?:study|image|scan|radiograph|film|exam(?:ination)?|brain|chest|lungs|fundus|retina|"
+    r"x-ray|ct|mri)\b(?: (?:itself|overall))? (?:is|are|appears?|looks?|seems?) (?:entirely |completely |grossly )?"
+    r"(?:normal|unremarkable)\b",
+    r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
+    r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
+    r"findings?|pathology)\b",
+    r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像)?(?:正常)",
+)
+_LATERALITY = {"left": (r"\bleft\b", r"左"), "right": (r"\bright\b(?! answer| choice| option)", r"右"),
+               "bilateral": (r"\bbilateral\w*", r"\bboth (?:sides|lungs|kidneys)", r"双侧", r"两侧")}
+_COUNT_WORDS = {"one": 1, "a single": 1, "single": 1, "solitary": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                "2": 2, "3": 3, "4": 4, "5": 5, "一个": 1, "单发": 1, "两个": 2, "三个": 3}
+_MULTIPLE = (r"multiple", r"several", r"numerous", r"多发", r"多个")
+_ATTRIBUTE_WORDS = {
+    "shape": tuple(vocab.BUILTIN["shape"]), "margin": (*vocab.BUILTIN["margin"], "circumscribed", "smooth"),
+    "intensity": ("hyperintense", "hypointense", "isointense", "hyperdense", "hypodense", "isodense",
+                  "hyperechoic", "hypoechoic", "anechoic", "isoechoic"),
+}
+_SEVERITY = {w: w for w in vocab.SEVERITY_ORDER if w != "none"} | {"轻度": "mild", "中度": "moderate",
+                                                                    "重度": "severe"}
+
+# --------------------------------------------------------------------------- clause context
+_SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
+                    r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)")
+_NEG_BEFORE = re.compile(
+    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\babsent\b|\bnegative for\b|"
+    r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
+    r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
+    r"\bcannot see\b|\bnone\b)[^.;:：]*$"
+    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是)[^，,。；;:：]{0,4}$", re.IGNORECASE)
+_NEG_AFTER = re.compile(
+    r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
+    r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
+    r"\bless likely\b|\bruled out\b|\bexcluded\b|\bnegative\b|\bresolved\b)"
+    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\b"
+    r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
+_WEAK_HEDGE = re.compile(
+    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
+    r"can'?t (?:exclude|rule out)|\bdifferential\b|\bvs\.?\b|\bversus\b|\bquestionable\b|\bequivocal\b|"
+    r"\buncertain\b|\bnot sure\b|\bunclear\b|\bor\b|\beither\b|\bconsider(?:ed|ing)?\b|\bpotential\w*\b|"
+    r"可能|不除外|待排|鉴别|或", re.IGNORECASE)
+_CANNOT_EXCLUDE = re.compile(r"\bcannot (?:be )?(?:exclude|rule|ruled)|can'?t (?:exclude|rule)|"
+                             r"\bnot (?:be )?excluded\b|\bnot ruled out\b|不除外|不能排除|待排", re.IGNORECASE)
+_STRONG_HEDGE = re.compile(r"\blikely\b|\bprobabl[ey]\b|\bsuggest\w*\b|\bconsistent with\b|\bsuspicious\b|"
+                           r"\bcompatible with\b|\bfavou?r\w*\b|考虑|提示|疑似|符合", re.IGNORECASE)
+_NOT_ABOUT_IMAGE = re.compile(
+    r"\bquestion\b|\basks?\b|\basking\b|\bwhether\b|\boptions?\b|\bchoices?\b|^\s*[-*]?\s*\(?[A-F][.):]\s|"
+    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\bneed to\b|\blook(?:ing)? for\b|"
+    r"\bcheck(?:ing)? (?:for|whether|if)\b|\bassess(?:ing)? (?:for|whether)\b|\bevaluat\w* for\b|"
+    r"\btypical\w*\b|\busual\w*\b|\bclassic\w*\b|\boften\b|\bcommon\w*\b|\btends? to\b|\bcharacteri[sz]\w*\b|"
+    r"\bin general\b|\bgenerally\b|\bwould\b|\bif\b|\bknown for\b|\bhistory\b|\bprimary\b|\bfrom a\b|"
+    r"\bdefinition\b|\bmeans\b|\brefers? to\b|\bis defined\b|\bcan (?:cause|present|appear|show|be)\b|"
+    r"\bwhich (?:is|are) (?:seen|found)\b|\?|？|吗|问题|选项|是否|通常|一般|典型", re.IGNORECASE)
+_VISUAL = re.compile(
+    r"\bshow\w*\b|\bvisible\b|\bvisuali[sz]\w*\b|\bseen\b|\bdemonstrat\w*\b|\bdepict\w*\b|\bappear\w*\b|"
+    r"\bnot(?:ed|e)\b|\bidentif\w*\b|\bpresent\b|\bthere (?:is|are)\b|\bimage\b|\bview\b|\bin (?:the|this)\b|"
+    r"可见|显示|见", re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"^\s*(?:\**\s*)?(?:final answer|answer|the answer is|correct answer|答案|最终答案)\b"
+                          r"|^\s*\\boxed", re.IGNORECASE | re.MULTILINE)
+_THINK_TAG = re.compile(r"</?(?:think|thinking|reasoning|reflection|analysis)>|◁/?think▷", re.IGNORECASE)
+
+
+def rationale_parts(raw: str | None, reasoning: str | None = None) -> list[tuple[str, str]]:
+    """``(source, text)`` pairs to audit: the server's separate reasoning text, and the content up to its final
+    answer line (reasoning tags are dropped, their text kept: a ``<think>`` block is part of the rationale)."""
+    parts: list[tuple[str, str]] = []
+    if reasoning and reasoning.strip():
+        parts.append(("reasoning", reasoning))
+    if raw and raw.strip():
+        text = _THINK_TAG.sub(lambda m: " " * len(m.group(0)), raw)  # same offsets as the stored content
+        answers = list(_ANSWER_LINE.finditer(text))
+        if answers:
+            text = text[:answers[-1].start()]
+        if not _bare_answer(text):
+            parts.append(("content", text))
+    return parts
+
+
+def _bare_answer(text: str) -> bool:
+    """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "left lung"): no rationale to audit."""
+    body = text.strip()
+    cjk = len(re.findall(r"[\u3400-\u9fff]", body))
+    words = re.findall(r"[A-Za-z\u00c0-\u024f]+", body)
+    return not body or ("\n" not in body and len(words) < 4 and cjk < 6
+                        and not re.search(r"[.。;；]\s*[^\W\d_]", body))
+
+
+@dataclass
+class _Term:
+    kind: str
+    value: str
+    pattern: re.Pattern[str]
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    """A term pattern; ``\\b`` at its ends means an ASCII word edge (so "CT" matches in "该图像为CT")."""
+    flags = 0 if pattern in _ACRONYMS else re.IGNORECASE
+    if pattern.startswith(r"\b"):
+        pattern = r"(?<![A-Za-z0-9])" + pattern[2:]
+    if pattern.endswith(r"\b"):
+        pattern = pattern[:-2] + r"(?![A-Za-z0-9])"
+    return _compiled(pattern, flags)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+def _label_pattern(label: str) -> str:
+    words = [re.escape(w) for w in re.split(r"[\s_\-]+", label.strip()) if w]
+    body = r"[\s-]+".join(words)
+    body = body.replace("haem", "ha?em").replace("oedema", "o?edema").replace("tumour", "tumou?r")
+    return rf"\b{body}(?:e?s)?\b"
+
+
+@dataclass
+class _Lexicon:
+    terms: list[_Term] = field(default_factory=list)
+
+    def add(self, kind: str, value: str, patterns: Iterable[str]) -> None:
+        for p in patterns:
+            self.terms.append(_Term(kind, value, _compile(p)))
+
+
+_STATIC = _Lexicon()
+for _v, _ps in _MODALITY_TERMS.items():
+    _STATIC.add("modality", _v, _ps)
+for _v, _ps in _PLANE_TERMS.items():
+    _STATIC.add("plane", _v, _ps)
+for _v, _ps in _SEQUENCE_TERMS.items():
+    _STATIC.add("sequence", _v, _ps)
+for _v, _ps in _DIAGNOSIS_TERMS.items():
+    _STATIC.add("diagnosis", _v, (*_ps, _label_pattern(_v)))
+for _v, _ps in _FINDING_TERMS.items():
+    _STATIC.add("finding", _v, (*_ps, _label_pattern(_v)))
+for _v, _ps in _GENERIC_TERMS.items():
+    _STATIC.add("generic", _v, _ps)
+for _o in _ORGAN_REGION:
+    _STATIC.add("organ", _o, (_label_pattern(_o),))
+for _zh, _o in _ORGAN_ZH.items():
+    _STATIC.add("organ", _o, (re.escape(_zh) + r"(?!炎|癌|水肿|积液|增大|转移|脓肿)",))
+for _r, _ws in _REGION_WORDS.items():
+    _alts = "|".join(w for w in _ws if w.isascii())
+    _zh_alts = [w for w in _ws if not w.isascii()]
+    _STATIC.add("body_region", _r, (rf"\b(?:{_alts})(?=\s+{_IMAGING}\b)",
+                                    rf"\b{_IMAGING}\s+of\s+the\s+(?P<m>{_alts})\b", *_zh_alts))
+_STATIC.add("normal", "normal", _NORMAL_STUDY)
+_KIND_ORDER = {"normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4, "generic": 5,
+               "modality": 6, "plane": 7, "organ": 8}
+
+
+def _case_terms(truth: Truth) -> list[_Term]:
+    """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match."""
+    out = []
+    for f in truth.findings:
+        out.append(_Term("finding", str(f["label"]), _compile(_label_pattern(str(f["label"])))))
+    for d in (truth.diagnosis, *truth.mimics):
+        if d and not vocab.is_normal(d) and not any(_matches(d, str(f["label"])) for f in truth.findings):
+            out.append(_Term("diagnosis", d, _compile(_label_pattern(d))))
+    for s in truth.structures:
+        out.append(_Term("organ", s, _compile(_label_pattern(s))))
+    return out
+
+
+def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
+    """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two)."""
+    found: list[tuple[int, int, _Term]] = []
+    for term in (*_case_terms(truth), *_STATIC.terms):
+        group = "m" if "m" in term.pattern.groupindex else 0
+        for m in term.pattern.finditer(text):
+            if term.kind in ("finding", "generic") and re.match(r"\s+effect", text[m.end(group):]):
+                continue  # "mass effect" is no mass
+            if m.end(group) > m.start(group):
+                found.append((m.start(group), m.end(group), term))
+    found.sort(key=lambda t: (-(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]))
+    taken: list[tuple[int, int, _Term]] = []
+    used = bytearray(len(text))
+    for s, e, t in found:
+        if not any(used[s:e]):
+            taken.append((s, e, t))
+            used[s:e] = b"\x01" * (e - s)
+    return sorted(taken, key=lambda t: t[0])
+
+
+def _option_dot(text: str, pos: int) -> bool:
+    """Whether the break at ``pos`` follows an option letter ("A. pneumonia B. normal"), not a sentence."""
+    return pos >= 2 and text[pos - 1] in ".)" and text[pos - 2] in "ABCDEF" and (pos < 3 or not text[pos - 3].isalnum())
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _option_dot(text, m.start())}),
+              len(text)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    bounds = [0, *sorted({m.start() for m in re.finditer(r"(?<=[.!?。！？\n])", text)
+                          if not _option_dot(text, m.start())}), len(text)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip(" \n*#-")]
+
+
+# --------------------------------------------------------------------------- verdicts
+def _matches(value: str, label: str) -> bool:
+    a, b = _fold(value), _fold(label)
+    if a == b:
+        return True
+    wa, wb = set(a.split()), set(b.split())
+    return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
+
+
+def _known_absent_vocab(truth: Truth) -> frozenset[str]:
+    """Finding/diagnosis labels the bench treats as absent when the case does not list them (its distractors)."""
+    return _absent_vocab(truth.modality, _region(truth.body_region))
+
+
+@functools.lru_cache(maxsize=256)
+def _absent_vocab(modality: str | None, region: str | None) -> frozenset[str]:
+    out = {_fold(x) for x in vocab.BUILTIN["finding"]} | {_fold(x) for x in vocab.BUILTIN["diagnosis"]}
+    for key in ("finding", "diagnosis"):
+        out |= {_fold(x) for x in vocab.builtin_for_region(key, modality, region)}
+    return frozenset(out)
+
+
+def _region(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    canon = vocab.canonical_region(raw)
+    if canon:
+        return canon
+    key = raw.strip().lower()
+    if key in ("eye", "retina", "fundus"):
+        return "eye"
+    for whole, parts in vocab.REGION_PARTS.items():
+        if key in parts:
+            return whole if whole in ("upper limb", "lower limb") else key
+    return key
+
+
+def _modality_of(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    if "mammo" in raw.lower():
+        return "mammography"
+    return vocab.canonical_modality(raw) or raw
+
+
+def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVerdict, str]:
+    """Verdict of a plain (not hedged away) mention."""
+    if kind == "modality":
+        actual = _modality_of(truth.modality)
+        if actual is None:
+            return "unverifiable", "modality unknown"
+        same = vocab.same(actual, value)
+        if not same and frozenset({actual, value}) in _MODALITY_COMPATIBLE:
+            return "unverifiable", "compatible modality"
+        return ("contradicted" if same == denied else "supported"), ""
+    if kind == "plane":
+        if not truth.plane:
+            return "unverifiable", "plane unknown"
+        same = vocab.same(truth.plane, value)
+        return ("contradicted" if same == denied else "supported"), ""
+    if kind == "sequence":
+        if not truth.sequence:
+            return "unverifiable", "sequence unknown"
+        actual = next((k for k, ps in _SEQUENCE_TERMS.items()
+                       if vocab.same(k, truth.sequence) or any(_compile(p).fullmatch(truth.sequence) for p in ps)),
+                      truth.sequence)
+        if vocab.same(actual, value):
+            return ("contradicted" if denied else "supported"), ""
+        fam = _SEQUENCE_FAMILY.get(actual)
+        if fam is not None and fam == _SEQUENCE_FAMILY.get(value):
+            return "unverifiable", "same sequence family"
+        return ("supported" if denied else "contradicted"), ""
+    if kind == "body_region":
+        actual = _region(truth.body_region)
+        if actual is None:
+            return "unverifiable", "region unknown"
+        if actual == value or vocab.region_related(actual, value):
+            return ("contradicted" if denied else "supported"), ""
+        if _REGION_ZONE.get(actual, actual) == _REGION_ZONE.get(value, value):
+            return "unverifiable", "neighbouring region"
+        return ("supported" if denied else "contradicted"), ""
+    if kind == "organ":  # an organ is only "absent" in words that say so of the organ; denials stay undecided
+        if any(_matches(value, s) for s in truth.structures) and not denied:
+            return "supported", ""
+        zone = _REGION_ZONE.get(_region(truth.body_region) or "")
+        organ_zone = _ORGAN_REGION.get(value)
+        if not denied and zone and organ_zone and zone != organ_zone:
+            return "contradicted", "organ of another body part"
+        return "unverifiable", "organ not annotated" if not denied else "organ denial not decided"
+    if kind == "normal":
+        if truth.is_normal:
+            return ("contradicted" if denied else "supported"), ""
+        return ("supported" if denied else "contradicted"), "" if denied else "missed_finding"
+    if kind == "generic":
+        present = bool(truth.positives)
+        if present == (not denied):
+            return "supported", ""
+        if truth.is_normal or present:
+            return "contradicted", "missed_finding" if denied else "hallucinated_finding"
+        return "unverifiable", ""
+    # finding / diagnosis
+    present = any(_matches(value, p) for p in truth.positives)
+    if present:
+        return ("contradicted", "missed_finding") if denied else ("supported", "")
+    if denied:
+        return "supported", ""
+    mimic = any(_matches(value, m) for m in truth.mimics)
+    if mimic or truth.is_normal or _fold(value) in _known_absent_vocab(truth) or (
+            kind == "diagnosis" and truth.diagnosis and value in _DIAGNOSIS_TERMS):
+        return "contradicted", "hallucinated_finding"
+    return "unverifiable", "label not decidable"
+
+
+def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) -> list[tuple[int, int, str]]:
+    out = []
+    for value, ps in patterns.items():
+        for p in ps:
+            for m in _compile(p).finditer(text, lo, hi):
+                out.append((m.start(), m.end(), value))
+    return out
+
+
+def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
+                      truth: Truth, source: str, generic: bool = False) -> list[Claim]:
+    """Laterality, count, size and shape/margin/intensity said of a finding the case has (a generic "lesion":
+    of any of its findings)."""
+    matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
+    if not matching:
+        return []
+    lo, hi = max(clause[0], s - 40), min(clause[1], e + 40)
+    out: list[Claim] = []
+    # laterality: the nearest side word
+    sides = _near(text, lo, hi, _LATERALITY)
+    if sides:
+        ss, se, side = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
+        truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
+        if truth_sides:
+            ok = side in truth_sides
+            out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
+                             "supported" if ok else "contradicted", "" if ok else "wrong_side"))
+    # count
+    b0 = max(clause[0], s - 30)
+    before = text[b0:s].lower()
+    n_true = int(matching[0]["attributes"].get("count") or len(matching))
+    gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
+    cm = re.search(r"(?<![a-z])(a single|single|solitary|one|two|three|four|five|[2-5]|一个|单发|两个|三个)" + gap,
+                   before) if not generic else None
+    multi = re.search(r"(" + "|".join(_MULTIPLE) + r")" + gap, before) if not generic else None
+    if cm:
+        n = _COUNT_WORDS[cm.group(1)]
+        a = b0 + cm.start(1)
+        out.append(Claim("count", str(n), text[a:a + len(cm.group(1))], a, a + len(cm.group(1)), source, False,
+                         False, "supported" if n == n_true else "contradicted"))
+    elif multi:
+        a = b0 + multi.start(1)
+        out.append(Claim("count", "multiple", multi.group(1), a, a + len(multi.group(1)), source, False, False,
+                         "supported" if n_true >= 2 else "contradicted"))
+    # size
+    sizes = [float(f["attributes"]["size_mm"]) for f in matching if f["attributes"].get("size_mm")]
+    if sizes:
+        size_re = _compiled(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*(mm|cm|毫米|厘米)", 0)
+        for m in size_re.finditer(text, lo, hi):
+            k = 10.0 if m.group(3) in ("cm", "厘米") else 1.0
+            said = max(float(m.group(1)), float(m.group(2) or 0)) * k
+            best = min(sizes, key=lambda x: abs(x - said))
+            d = abs(best - said)
+            verdict: ClaimVerdict = ("supported" if d <= max(2.0, 0.25 * best) else
+                                     "contradicted" if d > max(3.0, 0.4 * best) else "unverifiable")
+            out.append(Claim("size", f"{said:g} mm", m.group(0), m.start(), m.end(), source, False, False, verdict))
+    # shape / margin / intensity, anywhere near in the sentence
+    lo, hi = max(sentence[0], s - 60), min(sentence[1], e + 60)
+    for attr, words in _ATTRIBUTE_WORDS.items():
+        truth_vals = {str(f["attributes"].get(attr)) for f in matching if f["attributes"].get(attr)}
+        if not truth_vals:
+            continue
+        for w in words:
+            for m in _compiled(rf"(?<![\w-]){re.escape(w)}\b", re.IGNORECASE).finditer(text, lo, hi):
+                ok = any(vocab.same(w, t) or _fold(w) == _fold(t) for t in truth_vals)
+                if re.search(r"\b(?:not|non|no)[\s-]*$", text[max(0, m.start() - 5):m.start()]):
+                    continue
+                out.append(Claim("attribute", f"{attr}={w}", m.group(0), m.start(), m.end(), source,
+                                 False, False, "supported" if ok else "contradicted"))
+    return out
+
+
+def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str) -> list[Claim]:
+    if not truth.severity:
+        return []
+    out = []
+    body = text[clause[0]:clause[1]]
+    for word, sev in _SEVERITY.items():
+        pat = rf"\b{word}\b" if word.isascii() else word
+        for m in re.finditer(pat, body, re.IGNORECASE):
+            if re.search(r"(?:-|to )\s*$", body[:m.start()]) or re.match(r"\s*(?:-|to )", body[m.end():]):
+                continue  # "moderate-to-severe": a range
+            ok = sev == truth.severity.strip().lower()
+            out.append(Claim("severity", sev, m.group(0), clause[0] + m.start(), clause[0] + m.end(), source, False,
+                             False, "supported" if ok else "contradicted"))
+    return out
+
+
+def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -> tuple[int, int] | None:
+    """The span of sorted, non-overlapping ``spans`` holding ``pos`` (bisect)."""
+    i = bisect.bisect_right(starts, pos) - 1
+    return spans[i] if i >= 0 and spans[i][0] <= pos < spans[i][1] else None
+
+
+def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
+    """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
+    truth = Truth.of(case)
+    clauses = _clauses(text)
+    sentences = _sentences(text)
+    clause_starts, sentence_starts = [a for a, _ in clauses], [a for a, _ in sentences]
+    not_about: dict[tuple[int, int], bool] = {}
+    out: list[Claim] = []
+    severity_done: set[tuple[int, int]] = set()
+    for s, e, term in _mentions(text, truth):
+        clause = _span_at(clauses, clause_starts, s) or (0, len(text))
+        sentence = _span_at(sentences, sentence_starts, s) or clause
+        before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
+        whole = text[sentence[0]:sentence[1]]
+        denied = bool(_NEG_BEFORE.search(before)) or bool(_NEG_AFTER.search(after))
+        if term.kind == "normal":
+            denied = False  # "no abnormality" is itself the statement
+        mention = text[s:e]
+        claim_base = dict(kind=term.kind, value=term.value, text=mention, start=s, end=e, source=source,
+                          denied=denied)
+        kind = {"generic": "finding", "normal": "diagnosis"}.get(term.kind, term.kind)
+        claim_base["kind"] = kind
+        if sentence not in not_about:
+            not_about[sentence] = bool(_NOT_ABOUT_IMAGE.search(whole))
+        if not_about[sentence] and term.kind not in ("modality", "plane", "sequence"):
+            out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
+            continue
+        if _NOT_ABOUT_IMAGE.search(text[clause[0]:clause[1]]):
+            out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
+            continue
+        clause_text = text[clause[0]:clause[1]]
+        if (_WEAK_HEDGE.search(clause_text) and not denied) or _CANNOT_EXCLUDE.search(clause_text):
+            out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
+            continue
+        hedged = bool(_STRONG_HEDGE.search(whole))
+        if term.kind == "organ" and not denied and not _VISUAL.search(whole):
+            out.append(Claim(**claim_base, hedged=hedged, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
+            continue
+        verdict, note = _decide(term.kind, term.value, denied, truth)
+        out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
+        if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
+            out.extend(_attribute_claims(text, s, e, clause, sentence, term.value, truth, source,
+                                         generic=term.kind == "generic"))
+        if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
+                and not denied and verdict != "contradicted":
+            severity_done.add(clause)
+            out.extend(_severity_claims(text, clause, truth, source))
+    for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
+        clause = _span_at(clauses, clause_starts, m.start())
+        if clause is not None and clause not in severity_done:
+            severity_done.add(clause)
+            out.extend(_severity_claims(text, clause, truth, source))
+    out.sort(key=lambda c: (c.start, c.end, c.kind))
+    return out
+
+
+def check_rationale(raw: str | None, case: Any, reasoning: str | None = None) -> list[Claim]:
+    """Every claim of a stored prediction's rationale: its reasoning text and its content before the answer."""
+    claims: list[Claim] = []
+    for source, text in rationale_parts(raw, reasoning):
+        claims.extend(check_text(text, case, source))
+    return claims
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Per-prediction summary the metrics read."""
+
+    n_claims: int
+    n_supported: int
+    n_contradicted: int
+    n_hallucinated: int  # asserts a finding the case does not have
+    n_missed: int  # denies a finding the case has
+    n_sentences: int
+    n_checkable_sentences: int  # sentences with at least one decided claim
+
+
+def audit(raw: str | None, case: Any, reasoning: str | None = None, claims: list[Claim] | None = None) -> Audit:
+    """Counts of one rationale's claims (``claims``: already checked, else checked here)."""
+    if claims is None:
+        claims = check_rationale(raw, case, reasoning)
+    n_sent = checkable = 0
+    for source, text in rationale_parts(raw, reasoning):
+        sentences = _sentences(text)
+        starts = [a for a, _ in sentences]
+        decided = {_span_at(sentences, starts, c.start) for c in claims
+                   if c.source == source and c.verdict != "unverifiable"}
+        n_sent += len(sentences)
+        checkable += len(decided - {None})
+    return Audit(
+        n_claims=len(claims), n_supported=sum(c.verdict == "supported" for c in claims),
+        n_contradicted=sum(c.verdict == "contradicted" for c in claims),
+        n_hallucinated=sum(c.verdict == "contradicted" and c.note == "hallucinated_finding" for c in claims),
+        n_missed=sum(c.verdict == "contradicted" and c.note == "missed_finding" for c in claims),
+        n_sentences=n_sent, n_checkable_sentences=checkable)
+
+
+# --------------------------------------------------------------------------- scoring hook
+AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed",
+                 "rat_lure")
+
+
+def adopts(claims: Iterable[Claim], fact: str) -> bool:
+    """Whether the rationale asserts ``fact`` (a lure's option text): a mention of it that is neither denied,
+    hedged away nor outside a statement about the image."""
+    return any(not c.denied and c.note not in ("hedged", "not_asserted") and c.kind not in ("laterality", "count",
+               "size", "attribute", "severity") and (_matches(c.value, fact) or _matches(c.text, fact))
+               for c in claims)
+
+
+def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
+                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None) -> dict[str, list[int]]:
+    """Per scored row, the counts the ``rationale`` metric group reads (:data:`AUDIT_COLUMNS`); a row without a
+    rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it.
+    ``lures`` (aligned) is the false fact a variant offers (a lure's option text) or None: ``rat_lure`` is 1
+    when the rationale asserts it, 0 when not, -1 without a lure."""
+    out: dict[str, list[int]] = {c: [] for c in AUDIT_COLUMNS}
+    for k, (case_id, raw, reasoning) in enumerate(zip(case_ids, raws, reasonings, strict=True)):
+        case = cases.get(case_id)
+        lure = lures[k] if lures is not None else None
+        claims = check_rationale(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) \
+            else None
+        if claims is None:
+            vals = (0, 0, 0, 0, 0, 0, -1)
+        else:
+            a = audit(raw, case, reasoning, claims)
+            vals = (a.n_sentences, a.n_checkable_sentences, a.n_claims, a.n_contradicted, a.n_hallucinated,
+                    a.n_missed, -1 if not lure else int(adopts(claims, lure)))
+        for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
+            out[c].append(v)
+    return out
