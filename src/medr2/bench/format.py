@@ -115,11 +115,18 @@ class _CaseSummary:
         self.by: dict[str, Counter[str]] = {k: Counter() for k in ("sources", "licenses", "access", "splits",
                                                                    "modalities")}
         self.patients: set[str] = set()
+        self.synthetic_by_field: Counter[str] = Counter()  # how many cases have each field synthetic
 
     def add(self, c: Case) -> None:
         self.n += 1
-        if c.synthetic_fields or any(f.synthetic for f in c.findings) or any(s.synthetic for s in c.structures):
+        fields = set(c.synthetic_fields)
+        if any(f.synthetic for f in c.findings):
+            fields.add("findings")
+        if any(s.synthetic for s in c.structures):
+            fields.add("structures")
+        if fields:
             self.synthetic += 1
+            self.synthetic_by_field.update(fields)
         for key, value in (("sources", c.source), ("licenses", c.license), ("access", c.access),
                            ("splits", c.split or "none"), ("modalities", c.modality)):
             self.by[key][value] += 1
@@ -127,6 +134,7 @@ class _CaseSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return _sorted({"n": self.n, "real": self.n - self.synthetic, "synthetic": self.synthetic,
+                        "synthetic_by_field": dict(self.synthetic_by_field),
                         **{k: dict(v) for k, v in self.by.items()}, "patients": len(self.patients)})
 
 

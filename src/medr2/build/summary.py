@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from medr2.bench.info import provenance_line
 from medr2.build.pipeline import BuildResult
 
 
@@ -13,7 +14,7 @@ def print_summary(result: BuildResult) -> None:
     m = result.manifest
     counts = m["counts"]
     con.print(f"[bold green]built[/] {result.root}  ({result.seconds:.1f} s)")
-    con.print(f"cases {result.n_cases} (real {m['cases']['real']}, with synthetic parts {m['cases']['synthetic']}), "
+    con.print(f"cases {result.n_cases} ({provenance_line(m['cases'])}), "
               f"clean items {result.n_clean}, all items {result.n_items}, chains {counts['chains']}, "
               f"quarantined {result.quarantined}")
     t = Table(title="items per stage and split")
