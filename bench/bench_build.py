@@ -303,10 +303,10 @@ GROUPS = (  # (label, file part, function): cumulative seconds of that function 
     ("pass 2: rows + items.parquet", "bench/format.py", "add_items"),
 )
 CALLEES = (  # (label, callee file part, callee function, caller file part, caller function)
-    ("PNG encode of case images + masks (in realize_case)", "imageio.py", "put_array", "sample/source.py",
+    ("PNG encode of case images + masks (in realize_case)", "images.py", "put_array", "sample/source.py",
      "realize_case"),
     ("PNG encode of 1-bit masks (put_mask)", "sample/source.py", "put_mask", "sample/source.py", "realize_case"),
-    ("PNG encode of cue images (in cue_draft)", "imageio.py", "put_array", "tasks/common.py", "cue_draft"),
+    ("PNG encode of cue images (in cue_draft)", "images.py", "put_array", "tasks/common.py", "cue_draft"),
 )
 
 

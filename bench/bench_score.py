@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from medr2.bench.format import BenchWriter, load_bench
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, Cue, Item, Prediction, item_content_id, stable_hash
 from medr2.run import manifest as mf
 from medr2.run.store import Row, Store

@@ -1,6 +1,6 @@
 """The client-benchmark workload: a bench of N items, each with its own distinct PNG.
 
-Images are written through ``medr2.imageio.ImageStore`` and the bench through
+Images are written through ``medr2.images.ImageStore`` and the bench through
 ``medr2.bench.format.write_bench``, so ``medr2 eval`` reads it like any other bench.
 
     .venv/bin/python bench/workload.py --out /tmp/medr2-client-bench --n 1000 [--size 256]
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from medr2.bench.format import load_bench, write_bench
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, Item, item_content_id
 
 MODALITIES = ["CT", "MRI", "X-ray", "Ultrasound"]

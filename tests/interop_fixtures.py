@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 
 
 def gradient(h: int, w: int, seed: int = 0) -> np.ndarray:

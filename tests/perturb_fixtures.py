@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.imaging.draw import draw_cue, make_cue
 from medr2.records import Case, Finding, Item, Structure, item_content_id
 
@@ -128,7 +128,7 @@ def items_for(case: Case, images: ImageStore) -> list[Item]:
     if case.structures:
         s = case.structures[0]
         cue = make_cue("box", s.box, case.width, case.height)
-        from medr2.imageio import load_image
+        from medr2.images import load_image
 
         ref = images.put_array(draw_cue(load_image(images.path(case.image)), cue))
         out.append(_item(case, "s2.cued_structure", 2, "mcq", "Which structure is outlined on the image?", "A",

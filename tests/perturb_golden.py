@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.perturb.engine import generate_variants
 from medr2.records import Item, canonical_json, jsonable
 

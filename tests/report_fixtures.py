@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 
 from medr2.bench import load_bench, write_bench
-from medr2.imageio import ImageStore, load_image
+from medr2.images import ImageStore, load_image
 from medr2.records import Case, ContextTurn, Cue, Finding, Item, Prediction, item_content_id, stable_hash
 from medr2.run.manifest import new_manifest, write_manifest
 from medr2.run.store import Store

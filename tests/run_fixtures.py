@@ -10,7 +10,7 @@ import numpy as np
 
 from medr2.bench import load_bench, write_bench
 from medr2.bench.format import Bench
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, ContextTurn, Cue, Item, item_content_id
 from medr2.run.runner import Progress
 

@@ -10,7 +10,7 @@ import pytest
 
 from medr2.bench import BenchWriter, load_bench, write_bench
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, Finding, Item, Structure, item_content_id
 
 

@@ -12,7 +12,7 @@ from medr2.build import parallel
 from medr2.build.parallel import ordered_map
 from medr2.build.pipeline import build_bench
 from medr2.build.spool import CaseSpool
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from tests.build_fixtures import BuildTestSource, Spec, make_case
 
 

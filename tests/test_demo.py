@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from medr2.demo import DEMO_FILE, SUMMARY_FILE, DemoConfig, demo_config, run_demo
-from medr2.demo_summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
+from medr2.demo.summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
 from medr2.errors import BadInput
 
 RUNS = ("random", "prior", "oracle", "tiny-before", "tiny-flat", "tiny-chain")
@@ -144,7 +144,7 @@ def test_summary_lookup_takes_the_last_chain_stage() -> None:
 
 
 def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
-    from medr2.demo_summary import write_summary
+    from medr2.demo.summary import write_summary
 
     def m(v: float | None, lo: float | None = None, hi: float | None = None) -> dict:
         return {"value": v, "lo": lo, "hi": hi, "n": 10, "n_cases": 5}
@@ -169,7 +169,7 @@ def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
 
 
 def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
-    from medr2.demo import _keep_first_time
+    from medr2.demo.run import _keep_first_time
 
     first = {"stage": "fine-tune (flat)", "seconds": 81.2, "cpu_s": 150.3, "note": "620 examples; lora 40 steps"}
     resumed = {"stage": "fine-tune (flat)", "seconds": 0.1, "cpu_s": 0.0, "note": "reused the model fine-tuned earlier"}
@@ -186,7 +186,7 @@ def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
 
 
 def test_change_table_reports_the_cluster_test_beside_mcnemar(tmp_path: Path) -> None:
-    from medr2.demo_summary import change_table
+    from medr2.demo.summary import change_table
     from medr2.score.metrics import compare_runs
     from medr2.score.scorer import load_table, score_run
     from tests.report_fixtures import make_fixture

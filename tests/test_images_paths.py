@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medr2.errors import BadInput
-from medr2.imageio import InsideRoot, resolve_inside
+from medr2.images import InsideRoot, resolve_inside
 
 
 def _reference(root: Path, rel: str) -> Path:

@@ -113,7 +113,7 @@ def test_slake(tmp_path: Path) -> None:
     assert all(k.mask is None for k in by_name["Kidney"])  # two boxes, one mask value: not split by guess
     spleen, = by_name["Spleen"]
     assert spleen.box == (5.0, 25.0, 10.0, 30.0) and spleen.area_px == 25
-    from medr2.imageio import load_image
+    from medr2.images import load_image
 
     m = load_image(tmp_path / "b" / liver.mask)
     assert m.shape[:2] == (40, 40) and int((m > 0).sum()) == 225

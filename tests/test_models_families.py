@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.models.base import GenSettings, Request
 from medr2.models.families import FAMILIES, build_family, check_box_space, get_family, torchvision_available
 from medr2.models.presets import PRESETS, get_preset

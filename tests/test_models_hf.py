@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.models.base import GenSettings, Message, Part, Request
 from tests.train_fixtures import tiny_vlm_dir
 

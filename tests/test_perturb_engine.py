@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from medr2.bench.format import load_bench, write_bench
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore, sha256_file
+from medr2.images import ImageStore, sha256_file
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.registry import ALL_CODES, derive_seed, parse_variants
 from medr2.records import canonical_json, jsonable

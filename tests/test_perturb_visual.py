@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
 from medr2.imaging.draw import CUE_COLOR, cue_color_mask, iou, line_width, mask_bbox
 from medr2.perturb.context import PerturbContext

@@ -242,7 +242,7 @@ def test_folder_reader_records_case_or_badinput(rows: list[dict[str, str]]) -> N
     import csv
 
     from medr2.build.validate import validate_case
-    from medr2.imageio import ImageStore
+    from medr2.images import ImageStore
     from medr2.sources.base import get_source
     from tests.interop_fixtures import write_png
 
@@ -312,7 +312,7 @@ def _dataset(d: Path) -> Path:
 def _read_all(spec: str, tmp: Path) -> None:
     """Plan and realize every record of a reader: BadInput only, and each record-level one names its field."""
     from medr2.build.validate import validate_case
-    from medr2.imageio import ImageStore
+    from medr2.images import ImageStore
     from medr2.sources.base import get_source
 
     try:

@@ -283,7 +283,7 @@ def test_vqarad_import_bad_records(tmp_path: Path) -> None:
 def _rewrite_items(root: Path, change: Any) -> None:
     """Edit items.parquet in place and fix the manifest checksums (a bench built by a buggy tool)."""
     from medr2.bench.format import bench_checksum
-    from medr2.imageio import sha256_file
+    from medr2.images import sha256_file
 
     path = root / "items.parquet"
     table = pq.read_table(path)
@@ -536,7 +536,7 @@ def test_float_tiff_with_nan_and_inf_keeps_its_contrast(tmp_path: Path) -> None:
     not turned into a constant image; an all-NaN TIFF is quarantined with its reason."""
     from PIL import Image
 
-    from medr2.imageio import load_image
+    from medr2.images import load_image
 
     data = tmp_path / "data"
     data.mkdir()

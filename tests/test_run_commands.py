@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner, Result
 
+from medr2.cli import app as cli_app
 from medr2.errors import BadInput
-from medr2.run.commands import parse_model_options, register
+from medr2.models.options import parse_model_options
 from tests.run_fixtures import make_bench
 from tests.train_fixtures import tiny_vlm_dir as build_tiny
 
@@ -36,8 +36,7 @@ def test_a_pair_without_key_or_equals_is_refused(bad: str) -> None:
 
 def eval_hf(tiny: Path, tmp_path: Path, n_cases: int, *options: str) -> tuple[Path, Result]:
     bench = make_bench(tmp_path / "bench", n_cases=n_cases)
-    app = typer.Typer()
-    register(app)
+    app = cli_app
     run = tmp_path / "run"
     args = ["eval", "--bench", str(bench.root), "--model", f"hf:{tiny}", "--out", str(run), "--max-new-tokens", "4",
             "--no-progress"]

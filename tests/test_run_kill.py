@@ -15,8 +15,7 @@ from medr2.run.store import Store
 from tests.openai_server import FaultPlan, OpenAIServer
 from tests.run_fixtures import make_bench
 
-EVAL = ("import sys, typer; from medr2.run.commands import register; app = typer.Typer(); register(app); "
-        "app(['eval'] + sys.argv[1:])")
+EVAL = "import sys; from medr2.cli import app; app(['eval'] + sys.argv[1:])"
 
 
 def _count(db: Path) -> int:

@@ -12,9 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 from medr2.bench import load_bench
+from medr2.cli import app as cli_app
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, Request, Response
-from medr2.run.commands import register
 from medr2.run.merge import merge_runs
 from medr2.run.prompts import MODES
 from medr2.run.runner import EvalConfig, parse_shard, run_eval, select_items, shard_index
@@ -37,9 +37,7 @@ def _rows(run: Path) -> list:
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+    return cli_app
 
 
 @pytest.mark.parametrize("model", ["baseline:prior", "baseline:random"])

@@ -6,11 +6,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from medr2.bench import load_bench
-from medr2.run.commands import register
+from medr2.cli import app as cli_app
 from medr2.run.prompts import MODES
 from medr2.run.store import Store
 
@@ -18,8 +17,7 @@ from medr2.run.store import Store
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["baseline:prior", "baseline:random"])
 def test_sample_bench_every_mode(sample_bench_dir: Path, tmp_path: Path, model: str) -> None:
-    app = typer.Typer()
-    register(app)
+    app = cli_app
     run = tmp_path / "run"
     res = CliRunner().invoke(app, ["eval", "--bench", str(sample_bench_dir), "--model", model, "--out", str(run),
                                    "--mode", ",".join(MODES), "--no-progress"])

@@ -11,7 +11,7 @@ import pytest
 
 from medr2.bench.contact import cases_sheet
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore, load_image
+from medr2.images import ImageStore, load_image
 from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.sample import available_backgrounds

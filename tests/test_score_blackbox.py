@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medr2.bench import load_bench, write_bench
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.models.presets import box_to_model, get_preset
 from medr2.records import Item, letter_index
 from medr2.run.prompts import question_text

@@ -12,7 +12,7 @@ import pytest
 
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
 from medr2.errors import BadInput
-from medr2.imageio import sha256_file
+from medr2.images import sha256_file
 from medr2.score.items import ScoringItem, load_scoring_items
 from tests.run_fixtures import make_bench
 

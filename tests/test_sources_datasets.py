@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from medr2.bench import load_bench
 from medr2.build.pipeline import build_bench
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou

@@ -13,7 +13,7 @@ import pytest
 
 from medr2.bench import Bench, load_bench
 from medr2.build.pipeline import build_bench
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, Item, letter_index
 from medr2.tasks import TASKS, LabelPools, Skip, draft_case, vocab
 from medr2.tasks.common import SIZE_EDGES_MM, size_bin
@@ -127,7 +127,7 @@ def test_size_bins_away_from_edges(bench: Bench) -> None:
 
 
 def test_cue_items_show_drawn_cue(bench: Bench) -> None:
-    from medr2.imageio import load_image
+    from medr2.images import load_image
     from medr2.imaging.draw import cue_color_mask
 
     cued = [it for it in bench.items if TASKS[it.task].cue]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, ContextTurn, Item, item_content_id, stable_hash
 
 QUADRANTS = ("top-left", "top-right", "bottom-left", "bottom-right")

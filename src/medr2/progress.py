@@ -114,3 +114,51 @@ def for_console(command: str, *, stream: IO[str] | None = None) -> Quiet:
     """A rich bar when ``stream`` (stderr) is a terminal, else plain periodic lines."""
     s = stream or sys.stderr
     return Bar(command) if s.isatty() else Plain(command, s)
+
+
+class RichProgress:
+    """The live bar of ``medr2 eval`` (a :class:`medr2.run.runner.Progress`): done/total, rate, ETA, retries,
+    errors."""
+
+    def __init__(self, label: str) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:>8} req/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            TextColumn("retries {task.fields[retries]}  errors [red]{task.fields[errors]}"),
+            console=self.console, refresh_per_second=4)
+        self._label = label
+        self._task: Any = None
+        self._sent = 0
+        self._t0 = 0.0
+        self._retries = 0
+        self._errors = 0
+
+    def start(self, total: int) -> None:
+        self._bar.start()
+        self._t0 = time.perf_counter()
+        self._task = self._bar.add_task(self._label, total=total, rate="-", retries=0, errors=0)
+
+    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None:
+        self._retries += retries
+        self._errors += int(error)
+        fields: dict[str, Any] = {"retries": self._retries, "errors": self._errors}
+        if not skipped:
+            self._sent += n
+        elapsed = time.perf_counter() - self._t0
+        if elapsed > 0:
+            fields["rate"] = f"{self._sent / elapsed:.1f}"
+        self._bar.update(self._task, advance=n, **fields)
+
+    def stop(self) -> None:
+        self._bar.stop()

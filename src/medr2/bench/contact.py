@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.records import Case, Item
 
 STRUCTURE_COLOR = (0, 220, 255)

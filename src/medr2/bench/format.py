@@ -30,7 +30,7 @@ from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
-from medr2.imageio import InsideRoot, resolve_inside, sha256_file
+from medr2.images import InsideRoot, resolve_inside, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box
 
 FORMAT_NAME = "medr2-bench"

@@ -1,1 +1,5 @@
 """The build pipeline (DESIGN §12/§13): sources -> cases -> items -> variants -> bench folder."""
+
+from medr2._callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # ``medr2.build(...)`` is the API verb even once this package is imported

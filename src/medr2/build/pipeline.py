@@ -30,7 +30,7 @@ from medr2.build.parallel import STATE, ordered_map
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.perturb.context import CaseIndex
 from medr2.perturb.engine import Outcome, VariantMaker, collect
 from medr2.perturb.facts import FactPools

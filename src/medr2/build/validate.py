@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from medr2.errors import BadInput
-from medr2.imageio import MAX_PIXELS, resolve_inside, sha256_file
+from medr2.images import MAX_PIXELS, resolve_inside, sha256_file
 from medr2.records import Case, check_box
 from medr2.tasks import vocab
 

@@ -1,5 +1,7 @@
-"""The ``medr2`` command line (DESIGN §13). Each subsystem registers its own commands;
-heavy imports happen inside the command bodies so ``medr2 --help`` stays fast."""
+"""The ``medr2`` command line (docs/architecture.md): one thin module per command in this package, each
+calling the public API (:mod:`medr2.api`) and printing what it returns. Heavy imports happen inside the
+command bodies, so ``import medr2.cli`` and ``medr2 --help`` load none of numpy, pyarrow, PIL, pydantic or
+torch (``tests/test_cli_light.py``; timed by ``bench/bench_cli_help.py``)."""
 
 from __future__ import annotations
 
@@ -9,26 +11,40 @@ import sys
 
 import typer
 
+from medr2.catalog import IMPORT_FORMATS, MODES, PRESETS, SOURCE_KINDS, TEXT_CODES, VISUAL_CODES, listing
 from medr2.errors import Medr2Error
+
+EPILOG = "\n\n".join((  # light name tables (medr2.catalog), each checked against its registry by a test
+    f"Source kinds (build --source): {listing(SOURCE_KINDS)}.",
+    f"Model presets (eval --preset): {listing(PRESETS)}.",
+    f"Modes (eval --mode): {listing(MODES)}.",
+    f"Variant codes (build/perturb/eval --variants): text {listing(TEXT_CODES)}; visual {listing(VISUAL_CODES)}.",
+    f"Import formats (import FORMAT): {listing(IMPORT_FORMATS)}.",
+))
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-    help="Med-R2 style benchmark toolkit.",
+    help="Med-R2 style benchmark toolkit.", epilog=EPILOG,
 )
 
-# modules exposing ``register(app)``
+# modules exposing ``register(app)``, in the order of ``medr2 --help``
 COMMAND_MODULES = (
-    "medr2.models.commands",
-    "medr2.models.serve_commands",
-    "medr2.train.commands",
-    "medr2.build.commands",
-    "medr2.perturb.commands",
-    "medr2.bench.contact_commands",
-    "medr2.report.commands",
-    "medr2.run.commands",
-    "medr2.score.commands",
-    "medr2.interop.commands",
-    "medr2.demo_commands",
+    "medr2.cli.tiny_vlm",
+    "medr2.cli.vllm_export",
+    "medr2.cli.export",
+    "medr2.cli.finetune",
+    "medr2.cli.build",
+    "medr2.cli.info",
+    "medr2.cli.perturb",
+    "medr2.cli.variants_sheet",
+    "medr2.cli.contact_sheet",
+    "medr2.cli.report",
+    "medr2.cli.evaluate",
+    "medr2.cli.merge",
+    "medr2.cli.score",
+    "medr2.cli.import_dataset",
+    "medr2.cli.convert",
+    "medr2.cli.demo",
 )
 
 for _mod in COMMAND_MODULES:
@@ -49,7 +65,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+    version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True,
                                  help="Print the medr2 version and exit."),
 ) -> None:
     """Med-R2 style benchmark toolkit."""
@@ -133,6 +149,3 @@ def main() -> None:
             sys.exit(1)
         raise
 
-
-if __name__ == "__main__":
-    main()

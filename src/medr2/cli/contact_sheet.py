@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         case: str | None = typer.Option(None, "--case", help="one case across its visual variants"),
     ) -> None:
         """Draw cases in a grid: structure boxes (cyan), findings (red synthetic / yellow real), captions."""
-        from medr2.bench.contact import contact_sheet
+        from medr2.api import contact_sheet
 
-        path = contact_sheet(bench, out, n=n, case_id=case)
+        path = contact_sheet(bench, out, n=n, case=case)
         typer.echo(str(path))

@@ -13,17 +13,16 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("medr2-demo"), "--out", help="output folder (rerun to resume)"),
         cases: int | None = typer.Option(None, "--cases", help="sample cases to build (default 200; --quick 40)"),
         seed: int = typer.Option(0, "--seed", help="seed for the bench, the model and training"),
-        quick: bool = typer.Option(False, "--quick", help="a much smaller configuration (a smoke test)"),
+        quick: bool = typer.Option(False, "--quick", metavar="", help="a much smaller configuration (a smoke test)"),
         workers: int | None = typer.Option(None, "--workers", help="build processes (default: all cores)"),
         threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""
-        from medr2.demo import demo_config, run_demo
+        from medr2.api import demo as api_demo
 
-        cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads)
         try:
-            result = run_demo(out, cfg)
+            result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads)
         except KeyboardInterrupt:
             typer.echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
             raise typer.Exit(130) from None

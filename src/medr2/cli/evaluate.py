@@ -1,104 +1,35 @@
-"""``medr2 eval`` and ``medr2 merge`` (DESIGN §13)."""
+"""``medr2 eval``: run a model over a bench (docs/running.md)."""
 
 from __future__ import annotations
 
 import signal
 import sys
-import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-
-def _split_list(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return tuple(out)
-
-
-def parse_model_options(values: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs for the adapter's ``extra``; a VALUE that is JSON (a number, true/false, null, a
-    list) is taken as such, anything else as a string."""
-    import json
-
-    from medr2.errors import BadInput
-
-    out: dict[str, Any] = {}
-    for v in values or []:
-        key, sep, raw = v.partition("=")
-        if not sep or not key.strip():
-            raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
-        try:
-            out[key.strip()] = json.loads(raw)
-        except ValueError:
-            out[key.strip()] = raw
-    return out
-
-
-class RichProgress:
-    """A live bar: done/total, rate, ETA, retries, errors."""
-
-    def __init__(self, label: str) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.console = Console(stderr=True)
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:>8} req/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("retries {task.fields[retries]}  errors [red]{task.fields[errors]}"),
-            console=self.console, refresh_per_second=4)
-        self._label = label
-        self._task: Any = None
-        self._sent = 0
-        self._t0 = 0.0
-        self._retries = 0
-        self._errors = 0
-
-    def start(self, total: int) -> None:
-        self._bar.start()
-        self._t0 = time.perf_counter()
-        self._task = self._bar.add_task(self._label, total=total, rate="-", retries=0, errors=0)
-
-    def advance(self, n: int = 1, *, error: bool = False, retries: int = 0, skipped: bool = False) -> None:
-        self._retries += retries
-        self._errors += int(error)
-        fields: dict[str, Any] = {"retries": self._retries, "errors": self._errors}
-        if not skipped:
-            self._sent += n
-        elapsed = time.perf_counter() - self._t0
-        if elapsed > 0:
-            fields["rate"] = f"{self._sent / elapsed:.1f}"
-        self._bar.update(self._task, advance=n, **fields)
-
-    def stop(self) -> None:
-        self._bar.stop()
+from medr2.catalog import BASELINES, MODES, PRESETS, TEXT_CODES, VISUAL_CODES, listing
 
 
 def eval_command(
     bench: Annotated[Path, typer.Option("--bench", help="Bench folder.")],
-    model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH or baseline:NAME.")],
+    model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH or baseline:NAME "
+                                                  f"({listing(BASELINES)}).")],
     out: Annotated[Path, typer.Option("--out", help="Run folder (created; rerun to resume).")],
-    mode: Annotated[list[str] | None, typer.Option("--mode", help="independent, chain-own, chain-gold, "
-                                                   "chain-misleading, blind, reasoning (repeatable or comma "
+    mode: Annotated[list[str] | None, typer.Option("--mode", help=f"{listing(MODES)} (repeatable or comma "
                                                    "list).")] = None,
-    variants: Annotated[str | None, typer.Option("--variants", help="Comma list of variant ids/codes, or all.")] = None,
+    variants: Annotated[str | None, typer.Option("--variants", help="Comma list of variant ids/codes "
+                                                  f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
+                                                  f"{VISUAL_CODES[-1]}, clean), or all.")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only items of this split.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items (whole cases).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai).")] = 8,
     shard: Annotated[str | None, typer.Option("--shard", help="I/N: this process runs shard I of N (from 0).")] = None,
     base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Endpoint base URL (repeatable).")] = None,
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Env variable holding the API key.")] = None,
-    preset: Annotated[str | None, typer.Option("--preset", help="Model preset (box convention, prompts).")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", help="Model preset (box convention, prompts): "
+                                                  f"{listing(PRESETS)}.")] = None,
     max_new_tokens: Annotated[int | None, typer.Option("--max-new-tokens", min=1, help="Token limit of each answer "
                               "(default: the preset's, 16384 for reasoning presets; else 256).")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Batch size (hf/vllm/baselines).")] = 8,
@@ -107,31 +38,29 @@ def eval_command(
     backoff: Annotated[float | None, typer.Option("--backoff", min=0.0, help="openai: first retry wait in seconds, "
                                                   "doubled per retry, with jitter (default 0.5).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    retry_errors: Annotated[bool, typer.Option("--retry-errors", help="Resend requests stored as errors.")] = False,
+    retry_errors: Annotated[bool, typer.Option("--retry-errors", metavar="",
+                                               help="Resend requests stored as errors.")] = False,
     model_option: Annotated[list[str] | None, typer.Option(
         "--model-option", help="KEY=VALUE adapter setting (repeatable), e.g. dtype=float32 for hf:/vllm:, "
         "kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No live progress bar.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="No live progress bar.")] = False,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
 
+    from medr2.api import evaluate
     from medr2.errors import WorkFailed
-    from medr2.run.runner import EvalConfig, Progress, parse_shard, run_eval
+    from medr2.progress import RichProgress
 
-    modes = _split_list(mode) or ("independent",)
-    cfg = EvalConfig(bench=bench, model=model, out=out, modes=modes, variants=_split_list([variants]) or None
-                     if variants else None, split=split, limit=limit, shard=parse_shard(shard) if shard else None,
-                     concurrency=concurrency, base_urls=tuple(base_url or ()), api_key_env=api_key_env, preset=preset,
-                     max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout, retries=retries,
-                     seed=seed, retry_errors=retry_errors, command=tuple(sys.argv),
-                     adapter_extra={**parse_model_options(model_option),
-                                    **({"backoff_initial_s": backoff} if backoff is not None else {})})
-    progress: Progress = Progress() if no_progress else RichProgress(model)  # type: ignore[assignment]
+    progress = None if no_progress else RichProgress(model)
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
     try:
-        summary = run_eval(cfg, progress=progress)
+        summary = evaluate(bench, model, out, mode=mode, variants=variants, split=split, limit=limit,
+                           concurrency=concurrency, shard=shard, base_url=base_url, api_key_env=api_key_env,
+                           preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
+                           retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
+                           model_option=model_option, progress=progress, command=sys.argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)
@@ -155,27 +84,5 @@ def _sigterm_to_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def merge_command(
-    shards: Annotated[list[Path], typer.Argument(help="Shard run folders.")],
-    out: Annotated[Path, typer.Option("--out", help="Merged run folder (new).")],
-) -> None:
-    """Combine shard runs of one bench and one model setting into one run."""
-    from rich.console import Console
-
-    from medr2.run.merge import merge_runs
-
-    manifest = merge_runs(shards, out, command=sys.argv)
-    missing = manifest["shards_missing"]
-    console = Console(stderr=True)
-    console.print(
-        f"merged {len(manifest['merged_from'])} shards into {out}: {manifest['counts']}"
-        + (f" [yellow](missing shards: {', '.join(missing)})[/]" if missing else ""), highlight=False)
-    for s in manifest.get("shards_incomplete", []):
-        console.print(f"[bold yellow]warning:[/] shard {s['shard']} ({s['path']}) did not finish its eval "
-                      f"(status {s['status']}): the merged run is incomplete; rerun that shard's eval to resume it, "
-                      "then merge again", highlight=False, markup=True)
-
-
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
-    app.command("merge")(merge_command)

@@ -1,4 +1,4 @@
-"""The ``report`` command: ``medr2 report RUN [RUN ...] --out DIR``."""
+"""``medr2 report RUN [RUN ...] --out DIR``."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ def register(app: typer.Typer) -> None:
         """Leaderboard (Markdown, CSV, JSON), plots and a self-contained index.html comparing the runs."""
         from rich.console import Console
 
+        from medr2.api import report as api_report
         from medr2.progress import for_console
-        from medr2.report.write import write_report
 
         progress = for_console("medr2 report")
         try:
-            index = write_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
+            index = api_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
         finally:
             progress.close()
         Console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)

@@ -24,18 +24,18 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        from medr2.score.completeness import describe
-        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning, score_run
-        from medr2.score.truncation import TRUNCATED_HINT
-
-        opts = {"base_urls": tuple(judge_base_url), "api_key_env": judge_api_key_env} if judge else None
+        from medr2.api import score as api_score
         from medr2.progress import for_console
+        from medr2.score.completeness import describe
+        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
+        from medr2.score.truncation import TRUNCATED_HINT
 
         progress = for_console("medr2 score")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
-                metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts,
+                metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
+                                    judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
                                     progress=progress)
         finally:
             progress.close()

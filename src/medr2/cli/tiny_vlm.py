@@ -1,4 +1,4 @@
-"""Model commands: ``medr2 tiny-vlm`` builds the offline tiny VLM."""
+"""``medr2 tiny-vlm``: build the offline tiny VLM (or a tiny checkpoint of a real architecture)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ def register(app: typer.Typer) -> None:
                                           "architecture instead (medr2.models.families; see docs/models.md)"),
     ) -> None:
         """Build the tiny offline LLaVA-style VLM (about 1M parameters) into OUT; usable as hf:OUT."""
-        from medr2.models.tiny import build_tiny_vlm, count_parameters
+        from medr2.api import tiny_vlm as api_tiny_vlm
+        from medr2.models.tiny import count_parameters
 
+        path = api_tiny_vlm(out, seed=seed, image_size=image_size, family=family)
         if family is not None:
-            from medr2.models.families import build_family, get_family
+            from medr2.models.families import get_family
 
-            path = build_family(family, out, seed=seed)
             typer.echo(f"wrote {path}: tiny {family} ({count_parameters(path):,} parameters); evaluate it with "
                        f"--model hf:{path} --preset {get_family(family).preset}")
             return
-        path = build_tiny_vlm(out, seed=seed, image_size=image_size)
         typer.echo(f"wrote {path} ({count_parameters(path):,} parameters); evaluate it with --model hf:{path}")

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="folder to write the vLLM-loadable copy into"),
     ) -> None:
         """Copy a LLaVA checkpoint with its vision-tower weights renamed for vLLM (serve OUT with vLLM)."""
-        from medr2.models.vllm_export import export_for_vllm
+        from medr2.api import vllm_export as api_vllm_export
 
-        path = export_for_vllm(src, out)
+        path = api_vllm_export(src, out)
         typer.echo(f"wrote {path}; serve it with: python -m vllm.entrypoints.openai.api_server --model {path}")

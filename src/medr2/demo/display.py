@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from medr2.demo import DemoConfig, DemoResult
+    from medr2.demo.run import DemoConfig, DemoResult
     from medr2.run.runner import Progress
 
 
@@ -67,7 +67,7 @@ class DemoDisplay:
 
     def eval_progress(self, label: str) -> Progress:
         """The live bar ``medr2 eval`` shows (done, rate, ETA, retries, errors)."""
-        from medr2.run.commands import RichProgress
+        from medr2.progress import RichProgress
 
         return RichProgress(label)  # type: ignore[return-value]
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import medr2
-from medr2.demo_display import DemoDisplay
-from medr2.demo_summary import append_timings
+from medr2.demo.display import DemoDisplay
+from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
 
 DEMO_FILE = "demo.json"
@@ -333,7 +333,7 @@ def _score_all(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Seque
 
 
 def _report(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[DemoModel]) -> str:
-    from medr2.demo_summary import write_summary
+    from medr2.demo.summary import write_summary
     from medr2.report import write_report
 
     with ui.status("writing the report"):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.imageio import ImageStore, load_image
+from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Form, Item, Structure, item_content_id, stable_hash
 
 OTHER_TASK = "imported.other"
@@ -60,6 +60,7 @@ class ImportResult:
     unmapped: int  # items in imported.other
     duplicates: int  # identical questions merged (their qids kept in meta)
     quarantined: list[QuarantineEntry]
+    manifest: dict[str, Any] | None = None  # the written bench's manifest (set by medr2.import_dataset)
 
 
 @dataclass

@@ -99,7 +99,7 @@ def _shown(path: str, n: int = 120) -> str:
 def _decode(data: bytes, file: str, record: str) -> Any:
     import io
 
-    from medr2.imageio import load_image
+    from medr2.images import load_image
 
     try:
         return load_image(io.BytesIO(data))  # type: ignore[arg-type]

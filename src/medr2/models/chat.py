@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from medr2.imageio import verified_image_path
+from medr2.images import verified_image_path
 from medr2.models.base import Message
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
 from medr2.models.registry import AdapterOptions, register_adapter

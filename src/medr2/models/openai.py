@@ -43,7 +43,7 @@ import pybase64
 import yarl
 
 from medr2.errors import BadInput
-from medr2.imageio import InsideRoot, sha256_bytes
+from medr2.images import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions, register_adapter

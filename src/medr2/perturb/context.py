@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageRef, ImageStore, load_image
+from medr2.images import ImageRef, ImageStore, load_image
 from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import derive_seed
 from medr2.records import Case, Item

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.perturb.context import CaseIndex, PerturbContext
 from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import ALL_CODES, PERTURBATIONS, Perturbation, Skip, load_perturbations, parse_variants

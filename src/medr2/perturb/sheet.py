@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
-from medr2.imageio import encode_png, load_image
+from medr2.images import encode_png, load_image
 from medr2.perturb.registry import VISUAL_CODES
 from medr2.records import Item
 

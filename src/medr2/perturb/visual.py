@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from medr2.imageio import ImageRef
+from medr2.images import ImageRef
 from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES, degrade
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
 from medr2.perturb.context import CaseRef, PerturbContext

@@ -16,3 +16,7 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, **kwargs
     from medr2.report.write import write_report as _write
 
     return _write(run_dirs, out_dir, **kwargs)
+
+from medr2._callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # ``medr2.report(...)`` is the API verb even once this package is imported

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.records import Item, stable_hash
 from medr2.report.inputs import RunData
 
@@ -89,7 +89,7 @@ def _box(b: Any) -> list[float] | None:
 
 
 def _image_part(part: dict[str, Any], thumbs: Thumbnails, bench_root: Path) -> dict[str, Any]:
-    from medr2.imageio import resolve_inside
+    from medr2.images import resolve_inside
 
     path = part.get("image")
     try:
@@ -136,7 +136,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
     img = -1
     width, height = it.image_width, it.image_height
     if it.image is not None:
-        from medr2.imageio import resolve_inside
+        from medr2.images import resolve_inside
 
         img = thumbs.add(resolve_inside(bench_root, it.image))
         width, height = width or thumbs.sizes[img][0], height or thumbs.sizes[img][1]

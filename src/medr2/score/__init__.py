@@ -26,3 +26,7 @@ def __getattr__(name: str) -> Any:  # lazy: pandas/scipy load only when needed
 
         return extract
     raise AttributeError(name)
+
+from medr2._callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # ``medr2.score(...)`` is the API verb even once this package is imported

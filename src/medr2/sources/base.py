@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case
 
 

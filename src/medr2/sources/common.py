@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.imageio import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
+from medr2.images import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, stable_hash
 
 MAPPING_FILE = "medr2.json"

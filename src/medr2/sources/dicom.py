@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import MAX_PIXELS, ImageStore
+from medr2.images import MAX_PIXELS, ImageStore
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source
 from medr2.sources.common import (
@@ -138,7 +138,7 @@ def _inflated_limit(head: bytes, meta: Any, explicit_le: Any, pydicom: Any) -> i
 
 def declared_pixels(ds: Any, prefix: str = "") -> tuple[int, int, int]:
     """(rows, columns, frames) from the header, refused (BadInput naming the tag) when invalid or when they
-    declare more pixels than :data:`~medr2.imageio.MAX_PIXELS` per frame (the image reader's decompression-
+    declare more pixels than :data:`~medr2.images.MAX_PIXELS` per frame (the image reader's decompression-
     bomb limit) or :data:`MAX_TOTAL_PIXELS` in all: checked before any pixel is decoded."""
     rows, cols = _count(ds, "Rows", prefix + "Rows"), _count(ds, "Columns", prefix + "Columns")
     frames = _count(ds, "NumberOfFrames", prefix + "NumberOfFrames", default=1)

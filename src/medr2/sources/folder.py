@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore, load_image
+from medr2.images import ImageStore, load_image
 from medr2.records import Case
 from medr2.sources.base import register_source
 from medr2.sources.common import (

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore, load_image
+from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source
 from medr2.sources.common import (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case
 from medr2.sources.base import Source, get_source
 from medr2.sources.common import sample_indices

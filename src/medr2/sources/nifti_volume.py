@@ -102,8 +102,8 @@ class TooLarge(ValueError):
 
 def check_declared(shape: tuple[int, ...]) -> None:
     """Refuse, from the header, a volume any of whose slices (or the chunk read along its slowest axis)
-    would have more pixels than :data:`~medr2.imageio.MAX_PIXELS`, the image reader's bomb limit."""
-    from medr2.imageio import MAX_PIXELS
+    would have more pixels than :data:`~medr2.images.MAX_PIXELS`, the image reader's bomb limit."""
+    from medr2.images import MAX_PIXELS
 
     x, y, z = (int(s) for s in shape)
     if min(x, y, z) < 1:

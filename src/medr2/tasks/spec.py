@@ -64,12 +64,12 @@ class TaskContext:
     pools: LabelPools
     rng: np.random.Generator
     split: str
-    images: Any = None  # medr2.imageio.ImageStore, for tasks that render a cue
+    images: Any = None  # medr2.images.ImageStore, for tasks that render a cue
     decoded: dict[tuple[str, str | None], np.ndarray] = field(default_factory=dict)  # shared by a case's tasks
 
     def load(self, rel: str, mode: str | None = None) -> np.ndarray:
         """Decode an image of the store once per case (callers must not modify the array)."""
-        from medr2.imageio import load_image
+        from medr2.images import load_image
 
         key = (rel, mode)
         if key not in self.decoded:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.imageio import resolve_inside
+from medr2.images import resolve_inside
 from medr2.models.base import Message
 from medr2.train.export import Example
 

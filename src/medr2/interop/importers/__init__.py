@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.interop.common import ImportBuilder, ImportResult
 
 Importer = Callable[[Path, ImportBuilder, dict[str, str]], None]

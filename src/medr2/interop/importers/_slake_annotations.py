@@ -21,7 +21,7 @@ import numpy as np
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore, resolve_inside
+from medr2.images import ImageStore, resolve_inside
 from medr2.records import Structure, check_box
 from medr2.sources.common import load_label_map, mask_box, put_mask
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.imageio import InsideRoot, resolve_inside
+from medr2.images import InsideRoot, resolve_inside
 from medr2.interop.common import ImportBuilder
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageRef, ImageStore, load_image
+from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
 from medr2.sources.common import DataRoot, make_case, open_root, sample_indices

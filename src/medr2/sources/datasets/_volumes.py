@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageRef, ImageStore
+from medr2.images import ImageRef, ImageStore
 from medr2.records import Finding, Structure
 from medr2.sources.common import DataRoot, region_from_mask
 from medr2.sources.nifti import PLANE_AXIS, display, slice_positions

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case
 from medr2.sources.base import register_source
 from medr2.sources.datasets._base import DatasetSource, RecordSpec

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
+from medr2.images import ImageStore
 from medr2.records import Case, Finding
 from medr2.sources.base import register_source
 from medr2.sources.common import load_label_map, mask_box, put_mask

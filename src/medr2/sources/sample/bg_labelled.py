@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.imageio import load_image
+from medr2.images import load_image
 from medr2.sources.sample.background import (
     VIEW_CACHE,
     Background,

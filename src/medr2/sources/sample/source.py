@@ -13,7 +13,7 @@ from PIL import Image
 from scipy import ndimage
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageRef, ImageStore
+from medr2.images import ImageRef, ImageStore
 from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
 from medr2.records import Case, Finding, Structure
 from medr2.sources.base import register_source

@@ -1,0 +1,317 @@
+"""The public Python API of medr2: one function per command, with the command's option names.
+
+``medr2 build --source sample --out B --cases 40`` is ``medr2.build("sample", "B", cases=40)``; every
+command of ``medr2 --help`` has its function here, and the command line calls nothing else (docs/architecture.md).
+The functions write what the command writes and return what it prints as data; they show no progress
+unless given a ``progress`` object (``medr2.progress``). Bad input raises :class:`~medr2.errors.BadInput`
+(the command's exit 2), failed work :class:`~medr2.errors.WorkFailed` (exit 1).
+
+The records (``Case``, ``Item``, ``Prediction``, ``Score``), the model contract (``Request``, ``Response``,
+``Adapter``, ...) and the extension decorators (``register_task``, ``register_adapter``, ...) are re-exported
+here too, loaded on first use: ``import medr2`` stays light.
+
+A model may be a spec string (``openai:MODEL``, ``hf:PATH``, ``vllm:PATH``, ``baseline:NAME``), an
+:class:`~medr2.models.base.Adapter` object, or your own function ``fn(request) -> str | Response``
+(:class:`~medr2.models.callable.CallableAdapter`)::
+
+    def my_model(request):
+        return "A"
+
+    medr2.evaluate("bench", my_model, "runs/mine")
+    medr2.score("runs/mine")
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from medr2.bench.format import Bench
+    from medr2.build.pipeline import BuildResult
+    from medr2.demo.run import DemoResult
+    from medr2.interop.common import ImportResult
+    from medr2.models.base import Adapter, Request, Response
+    from medr2.records import Item
+    from medr2.run.runner import Progress, RunSummary
+
+PathLike = Path | str
+
+# name -> "module:attribute", imported on first access (module __getattr__)
+_LAZY: dict[str, str] = {
+    # records
+    "Case": "medr2.records:Case",
+    "Item": "medr2.records:Item",
+    "Prediction": "medr2.records:Prediction",
+    "Score": "medr2.records:Score",
+    "Bench": "medr2.bench.format:Bench",
+    # the model contract (docs/models.md)
+    "Adapter": "medr2.models.base:Adapter",
+    "Request": "medr2.models.base:Request",
+    "Response": "medr2.models.base:Response",
+    "Message": "medr2.models.base:Message",
+    "Part": "medr2.models.base:Part",
+    "GenSettings": "medr2.models.base:GenSettings",
+    "BoxConvention": "medr2.models.base:BoxConvention",
+    "AdapterOptions": "medr2.models.registry:AdapterOptions",
+    "CallableAdapter": "medr2.models.callable:CallableAdapter",
+    # errors (exit codes 2 and 1)
+    "Medr2Error": "medr2.errors:Medr2Error",
+    "BadInput": "medr2.errors:BadInput",
+    "WorkFailed": "medr2.errors:WorkFailed",
+    # extension decorators (docs/extending.md)
+    "register_adapter": "medr2.models.registry:register_adapter",
+    "register_baseline": "medr2.models.baselines:register_baseline",
+    "register_preset": "medr2.models.presets:register_preset",
+    "register_family": "medr2.models.families:register_family",
+    "register_task": "medr2.tasks.spec:register_task",
+    "register_variant": "medr2.perturb.registry:register",
+    "register_source": "medr2.sources.base:register_source",
+    "register_importer": "medr2.interop.importers:register_importer",
+    "register_exporter": "medr2.interop.exporters:register_exporter",
+    "register_format": "medr2.train.formats:register_format",
+    "register_extractor": "medr2.score.extract:register_extractor",
+    "register_plot": "medr2.report.plots:register_plot",
+}
+
+VERBS = ("build", "info", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
+         "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
+         "demo")
+
+__all__ = [*VERBS, *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def _paths(values: PathLike | Sequence[PathLike]) -> list[Path]:
+    return [Path(values)] if isinstance(values, str | Path) else [Path(v) for v in values]
+
+
+def _strs(values: str | Sequence[str] | None) -> list[str]:
+    if values is None:
+        return []
+    return [values] if isinstance(values, str) else list(values)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# build and look
+
+
+def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = (), seed: int = 0,
+          cases: int | None = None, variants: str | Sequence[str] | None = None, workers: int | None = None,
+          name: str | None = None, progress: Any = None) -> BuildResult:
+    """``medr2 build``: build a bench folder ``out`` from one source (``NAME`` or ``NAME:PATH``) or several
+    (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``).
+    ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``)."""
+    from medr2.build.pipeline import build_bench
+    from medr2.models.options import split_list
+    from medr2.sources.multi import source_for
+
+    return build_bench(source_for(_strs(source), list(quota)), out, seed=seed, n_cases=cases,
+                       variants=split_list(variants), workers=workers, name=name, tracker=progress)
+
+
+def info(bench: PathLike) -> dict[str, Any]:
+    """``medr2 info --json``: counts per stage / task / variant / split, chains, skipped tasks, licences."""
+    from medr2.bench.info import bench_info
+
+    return bench_info(bench)
+
+
+def load_bench(bench: PathLike, *, validate: bool = True, image_hashes: bool = True) -> Bench:
+    """Load the bench folder ``bench`` (cases, items, manifest), checked unless ``validate=False``."""
+    from medr2.bench.format import load_bench as _load
+
+    return _load(bench, validate, image_hashes=image_hashes)
+
+
+def add_variants(bench: PathLike, variants: str | Sequence[str], *, seed: int | None = None,
+                 workers: int | None = None) -> tuple[dict[str, Any], dict[str, int], dict[str, dict[str, int]]]:
+    """``medr2 perturb``: add variants to a built bench. Returns (manifest, new items per code, skips per code)."""
+    from medr2.perturb.add import add_variants as _add
+
+    return _add(bench, variants, seed, workers)
+
+
+def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None) -> tuple[Item, list[Item]]:
+    """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants)."""
+    from medr2.perturb.sheet import contact_sheet as _sheet
+
+    return _sheet(load_bench(bench), Path(out), case)
+
+
+def contact_sheet(bench: PathLike, out: PathLike, *, n: int = 24, case: str | None = None) -> Path:
+    """``medr2 contact-sheet``: ``n`` cases (or one ``case`` across its variants) with their boxes, as a PNG."""
+    from medr2.bench.contact import contact_sheet as _sheet
+
+    return _sheet(bench, out, n=n, case_id=case)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# models
+
+
+def tiny_vlm(out: PathLike, *, seed: int = 0, image_size: int = 32, family: str | None = None) -> Path:
+    """``medr2 tiny-vlm``: build the tiny offline VLM (or a tiny checkpoint of ``family``) into ``out``."""
+    if family is not None:
+        from medr2.models.families import build_family
+
+        return build_family(family, out, seed=seed)
+    from medr2.models.tiny import build_tiny_vlm
+
+    return build_tiny_vlm(out, seed=seed, image_size=image_size)
+
+
+def vllm_export(src: PathLike, out: PathLike) -> Path:
+    """``medr2 vllm-export``: a copy of a LLaVA checkpoint with its weights renamed for vLLM."""
+    from medr2.models.vllm_export import export_for_vllm
+
+    return export_for_vllm(src, out)
+
+
+def _model_factory(model: Any, name: str | None) -> tuple[str, Callable[..., Adapter] | None]:
+    """(spec recorded in the run, factory) for a spec string, an Adapter object or a plain function."""
+    if isinstance(model, str):
+        return model, None
+    from medr2.models.base import Adapter
+    from medr2.models.callable import CallableAdapter
+
+    adapter: Adapter = model if isinstance(model, Adapter) else CallableAdapter(model, name=name)
+    return adapter.key, lambda _spec, **_opts: adapter
+
+
+def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | Response], out: PathLike, *,
+             mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
+             split: str | None = None, limit: int | None = None, concurrency: int = 8,
+             shard: str | tuple[int, int] | None = None, base_url: str | Sequence[str] | None = None,
+             api_key_env: str | None = None, preset: str | None = None, max_new_tokens: int | None = None,
+             batch_size: int = 8, timeout: float = 120.0, retries: int = 5, backoff: float | None = None,
+             seed: int = 0, retry_errors: bool = False,
+             model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Progress | None = None,
+             name: str | None = None, command: Sequence[str] | None = None,
+             loaded: Bench | None = None) -> RunSummary:
+    """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
+    stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
+    (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``: names or comma lists;
+    ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
+    (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench)."""
+    from medr2.models.options import parse_model_options, split_list
+    from medr2.run.runner import EvalConfig, parse_shard, run_eval
+
+    spec, factory = _model_factory(model, name)
+    modes = split_list(mode) or ("independent",)
+    picked = split_list(variants) or None
+    cfg = EvalConfig(bench=Path(bench), model=spec, out=Path(out), modes=modes, variants=picked, split=split,
+                     limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
+                     concurrency=concurrency, base_urls=tuple(_strs(base_url)), api_key_env=api_key_env,
+                     preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout,
+                     retries=retries, seed=seed, retry_errors=retry_errors,
+                     command=tuple(sys.argv if command is None else command),
+                     adapter_extra={**parse_model_options(model_option),
+                                    **({"backoff_initial_s": backoff} if backoff is not None else {})})
+    return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
+
+
+def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """``medr2 merge``: combine shard runs of one bench and one model setting into the run ``out``; returns
+    its manifest (``shards_missing``, ``shards_incomplete`` say what is not there)."""
+    from medr2.run.merge import merge_runs
+
+    return merge_runs(_paths(shards), out, command=list(sys.argv if command is None else command))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# score and report
+
+
+def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequence[str] = (),
+          judge_api_key_env: str | None = None, seed: int = 0, resamples: int = 1000,
+          progress: Any = None) -> dict[str, Any]:
+    """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics."""
+    from medr2.score.scorer import score_run
+
+    opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
+    return score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress)
+
+
+def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,
+           max_items: int = 1000, title: str = "medr2 report", progress: Any = None) -> Path:
+    """``medr2 report``: leaderboard, plots and ``index.html`` for scored runs into ``out``; returns the index."""
+    from medr2.report.write import write_report
+
+    return write_report(_paths(runs), out, bench=bench, max_items=max_items, title=title, progress=progress)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# data in and out, training
+
+
+def export(bench: PathLike, format: str, out: PathLike, *, strategy: str = "flat", with_variants: bool = False,
+           seed: int = 0, replay: float = 0.25) -> dict[str, Any]:
+    """``medr2 export``: the bench's train split as SFT or DPO data in ``format``; returns the export manifest."""
+    from medr2.train.dataset import export_dataset
+
+    opts = {"replay": replay} if strategy == "curriculum" else {}
+    return export_dataset(bench, format, out, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
+
+
+def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = "flat", with_variants: bool = False,
+             epochs: float = 3.0, lr: float = 2e-4, lora_r: int = 16, lora_alpha: int = 32,
+             target_modules: Sequence[str] = (), batch_size: int = 8, grad_accum: int = 1, full_steps: int = 0,
+             full_lr: float = 1e-3, max_length: int = 2048, seed: int = 0, device: str = "auto",
+             callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    """``medr2 finetune``: TRL + PEFT LoRA on the bench's train split; returns (and writes) the report."""
+    from medr2.train.finetune import FinetuneConfig
+    from medr2.train.finetune import finetune as _finetune
+
+    cfg = FinetuneConfig(strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr, lora_r=lora_r,
+                         lora_alpha=lora_alpha, target_modules=tuple(target_modules), batch_size=batch_size,
+                         grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
+                         seed=seed, device=device)
+    return _finetune(base, bench, out, cfg, callbacks=callbacks)
+
+
+def import_dataset(format: str, path: PathLike, out: PathLike, *, license: str | None = None,
+                   access: str | None = None, source_name: str | None = None,
+                   option: Sequence[str] | Mapping[str, str] | None = None) -> ImportResult:
+    """``medr2 import``: import a medical VQA set as the bench folder ``out`` (written); returns what was
+    imported, with the written manifest in ``.manifest``."""
+    from medr2.interop.common import write_import
+    from medr2.interop.importers import run_import
+    from medr2.models.options import parse_format_options
+
+    res = run_import(format, Path(path), Path(out), license=license, access=access, source=source_name,
+                     options=parse_format_options(option))
+    res.manifest = write_import(res, Path(out))
+    return res
+
+
+def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
+    """``medr2 convert``: export the bench folder to another harness's format (``to``); returns the summary."""
+    from medr2.interop.exporters import run_export
+
+    return run_export(to, load_bench(bench), Path(out))
+
+
+def demo(out: PathLike = "medr2-demo", *, cases: int | None = None, seed: int = 0, quick: bool = False,
+         workers: int | None = None, threads: int = 1, display: Any = None) -> DemoResult:
+    """``medr2 demo``: the whole loop on the bundled sample, offline, into ``out`` (rerun to resume)."""
+    from medr2.demo.run import demo_config, run_demo
+
+    cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads)
+    return run_demo(out, cfg, display=display)

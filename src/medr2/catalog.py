@@ -1,0 +1,34 @@
+"""The names of the built-in extension points, as light constants, for ``medr2 --help`` (which must not
+import numpy, pyarrow, PIL or pydantic to print them). ``tests/test_cli_light.py`` checks every table
+against the registry it names, so a new entry there that is missing here fails a test."""
+
+from __future__ import annotations
+
+# medr2.sources.base.SOURCES (after medr2.sources.load_builtin_sources())
+SOURCE_KINDS = ("sample", "folder", "coco", "masks", "dicom", "nifti", "nih-cxr14", "rsna-pneumonia", "vindr-cxr",
+                "msd", "brats", "isic", "kvasir-seg", "cbis-ddsm", "iu-xray")
+# medr2.models.presets.PRESETS
+PRESETS = ("generic", "medr2-tiny", "qwen2-vl", "qwen2.5-vl", "qwen3-vl", "internvl", "llava-med", "medgemma",
+           "huatuogpt-vision", "lingshu", "gpt-4o", "gemini", "qwen3-vl-thinking", "generic-reasoning",
+           "openai-reasoning", "llama-3.2-vision", "idefics3", "aya-vision", "glm-4v", "mistral3", "llava-onevision")
+# medr2.run.prompts.MODES
+MODES = ("independent", "chain-own", "chain-gold", "chain-misleading", "blind", "reasoning")
+# medr2.perturb.registry.TEXT_CODES / VISUAL_CODES
+TEXT_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8")
+VISUAL_CODES = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9")
+# medr2.models.registry.known_prefixes()
+MODEL_PREFIXES = ("baseline", "hf", "openai", "vllm")
+# medr2.models.baselines.BASELINES
+BASELINES = ("oracle", "random", "follow-hint", "follow-history", "prior", "blind", "grounded", "ungrounded")
+# medr2.interop.importers.IMPORTERS
+IMPORT_FORMATS = ("vqa-rad", "slake", "pmc-vqa", "omnimedvqa", "probmed", "vlmevalkit", "hf", "lmms-eval")
+# medr2.interop.exporters.EXPORTERS
+CONVERT_TARGETS = ("hf", "vlmevalkit", "lmms-eval")
+# medr2.train.formats.FORMATS
+EXPORT_FORMATS = ("llamafactory", "swift", "hf", "llamafactory-dpo", "swift-dpo", "hf-dpo")
+# medr2.train.export.STRATEGIES
+STRATEGIES = ("flat", "curriculum", "chain")
+
+
+def listing(names: tuple[str, ...], sep: str = ", ") -> str:
+    return sep.join(names)

@@ -1,0 +1,42 @@
+"""``medr2 finetune``: TRL + PEFT LoRA on the bench's train split (docs/finetuning.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from medr2.catalog import STRATEGIES, listing
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("finetune")
+    def finetune_cmd(
+        base: Path = typer.Option(..., "--base", help="local checkpoint folder"),
+        bench: Path = typer.Option(..., "--bench", help="bench folder (its train split is used)"),
+        out: Path = typer.Option(..., "--out", help="output folder: adapter/, merged/, finetune.json"),
+        strategy: str = typer.Option("flat", "--strategy", help=listing(STRATEGIES, " | ")),
+        with_variants: bool = typer.Option(False, "--with-variants", metavar=""),
+        epochs: float = typer.Option(3.0, "--epochs"),
+        lr: float = typer.Option(2e-4, "--lr", help="LoRA learning rate"),
+        lora_r: int = typer.Option(16, "--lora-r"),
+        lora_alpha: int = typer.Option(32, "--lora-alpha"),
+        target_modules: list[str] = typer.Option([], "--target-modules",
+                                                 help="LoRA target layer names (repeat); default all linear+conv"),
+        batch_size: int = typer.Option(8, "--batch-size"),
+        grad_accum: int = typer.Option(1, "--grad-accum"),
+        full_steps: int = typer.Option(0, "--full-steps", help="full fine-tuning steps before LoRA"),
+        full_lr: float = typer.Option(1e-3, "--full-lr"),
+        max_length: int = typer.Option(2048, "--max-length"),
+        seed: int = typer.Option(0, "--seed"),
+        device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    ) -> None:
+        """Fine-tune a checkpoint with TRL + PEFT LoRA on the bench's train split."""
+        from medr2.api import finetune
+
+        rep = finetune(base, bench, out, strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr,
+                       lora_r=lora_r, lora_alpha=lora_alpha, target_modules=target_modules, batch_size=batch_size,
+                       grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
+                       seed=seed, device=device)
+        losses = ", ".join(f"{s['stage']}: {s['steps']} steps, loss {s['train_loss']:.3f}" for s in rep["stages"])
+        typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

@@ -1,0 +1,25 @@
+"""``medr2 info``: what a bench holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def info(
+        bench: Path = typer.Argument(..., help="bench folder"),
+        as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON instead of tables"),
+    ) -> None:
+        """Counts per stage / task / variant / split, chains, skipped tasks, licences, quarantine."""
+        from medr2.api import info as api_info
+        from medr2.bench.info import render_info
+
+        data = api_info(bench)
+        if as_json:
+            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            render_info(data)
