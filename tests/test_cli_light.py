@@ -70,7 +70,7 @@ def test_catalog_matches_the_registries() -> None:
         importlib.import_module(f"medr2.interop.exporters.{m}")
     assert set(catalog.SOURCE_KINDS) == set(SOURCES)
     assert set(catalog.PRESETS) == set(PRESETS)
-    assert catalog.MODES == tuple(MODES)
+    assert tuple(MODES) == catalog.MODES
     assert (catalog.TEXT_CODES, catalog.VISUAL_CODES) == (TEXT_CODES, VISUAL_CODES)
     assert set(catalog.MODEL_PREFIXES) == set(known_prefixes())
     assert set(catalog.BASELINES) == set(BASELINES)

@@ -1,4 +1,4 @@
-"""Core typed records of DESIGN §2: Case, Item, Prediction, Score.
+"""Core typed records of medr2 (docs/bench-format.md, docs/architecture.md): Case, Item, Prediction, Score.
 
 Records are pydantic v2 models. Complex fields are stored as JSON strings in Parquet
 (see :mod:`medr2.bench.format`), so the on-disk layout stays flat and byte-deterministic.

@@ -1,4 +1,4 @@
-"""The bench folder format (DESIGN §2): Parquet records, content-addressed PNGs, a manifest."""
+"""The bench folder format (docs/bench-format.md): Parquet records, content-addressed PNGs, a manifest."""
 
 from medr2.bench.format import Bench, BenchWriter, load_bench, write_bench
 

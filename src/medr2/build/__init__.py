@@ -1,4 +1,5 @@
-"""The build pipeline (DESIGN §12/§13): sources -> cases -> items -> variants -> bench folder."""
+"""The build pipeline (docs/architecture.md, docs/bench-format.md): sources -> cases -> items -> variants ->
+bench folder."""
 
 from medr2._callable_module import make_callable  # noqa: E402
 

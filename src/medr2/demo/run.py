@@ -1,4 +1,4 @@
-"""``medr2 demo``: the whole loop on the bundled sample, offline (DESIGN §10, §13).
+"""``medr2 demo``: the whole loop on the bundled sample, offline (docs/demo.md).
 
 Build the sample bench with variants, build the tiny VLM, evaluate the baselines and the untrained
 tiny VLM on the test split, fine-tune the tiny VLM with the ``flat`` and the ``chain`` strategies on

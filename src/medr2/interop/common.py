@@ -20,7 +20,7 @@ from medr2.records import Case, Finding, Form, Item, Structure, item_content_id,
 OTHER_TASK = "imported.other"
 OTHER_STAGE = 0
 
-# stage of every task an importer may map to (task id -> stage); see DESIGN §3
+# stage of every task an importer may map to (task id -> stage); see docs/tasks.md
 TASK_STAGE: dict[str, int] = {
     "s1.modality": 1, "s1.plane": 1, "s1.sequence": 1, "s1.quality": 1, "s1.artefact": 1, "s1.region": 1,
     "s1.orientation": 1,

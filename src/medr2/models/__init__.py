@@ -1,1 +1,1 @@
-"""Model adapters behind one contract (DESIGN §7)."""
+"""Model adapters behind one contract (docs/models.md)."""

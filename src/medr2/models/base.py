@@ -1,4 +1,4 @@
-"""The one model contract (DESIGN §7): a batch of requests in, a batch of responses out.
+"""The one model contract (docs/models.md): a batch of requests in, a batch of responses out.
 
 Messages are a portable list (VLMEvalKit style): each message has a role and a list of parts,
 each part text or an image given by its path inside the bench and its content hash. Adapters turn

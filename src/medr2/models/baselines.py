@@ -1,4 +1,4 @@
-"""Built-in baselines (DESIGN §7): ``baseline:random``, ``prior``, ``oracle``, and scripted test
+"""Built-in baselines (docs/models.md): ``baseline:random``, ``prior``, ``oracle``, and scripted test
 behaviours ``follow-hint`` (takes the lure whenever one is offered), ``follow-history`` (trusts the
 earlier chain answers it is shown: right while they are right, wrong once one is wrong, as in
 ``chain-misleading``) and ``blind`` (answers from the text alone, so identical under image variants).

@@ -1,4 +1,4 @@
-"""``hf:PATH`` — a local transformers checkpoint (DESIGN §7).
+"""``hf:PATH`` — a local transformers checkpoint (docs/models.md).
 
 ``AutoModelForImageTextToText`` + ``AutoProcessor`` + the model's own chat template; true batched
 generation with left padding, greedy unless the request asks for a temperature. Images are read

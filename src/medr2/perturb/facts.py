@@ -2,7 +2,7 @@
 
 A fact key names one thing known about a case (its modality, its main structure, its finding, ...),
 the stage it belongs to, a question that asks for it and a sentence that states it. ``TASK_FACT`` maps
-the tasks of DESIGN §3 whose answer *is* such a fact onto its key, so a premise about that key has a
+the tasks of docs/tasks.md whose answer *is* such a fact onto its key, so a premise about that key has a
 consistent answer among the options (the lure).
 """
 

@@ -1,4 +1,4 @@
-"""The registry of perturbations (DESIGN §5) and the helpers every perturbation shares.
+"""The registry of perturbations (docs/variants.md) and the helpers every perturbation shares.
 
 A perturbation has a ``code`` (``T1`` … ``V9``) and ``apply(item, case, ctx) -> list[Item]``; it raises
 :class:`Skip` with a short, countable reason where it does not apply. New items are built with

@@ -1,4 +1,4 @@
-"""Text variants T1–T8 (DESIGN §5): the image stays, the words around it change."""
+"""Text variants T1–T8 (docs/variants.md): the image stays, the words around it change."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Visual variants V1–V9 (DESIGN §5): the image changes, written as new content-addressed PNGs.
+"""Visual variants V1–V9 (docs/variants.md): the image changes, written as new content-addressed PNGs.
 
 Image-level randomness (which other case V2/V3 shows, where V6 puts its decoy, the V8 noise, the V4
 texture) is seeded by (bench seed, shown image, code), so every question about one image sees the

@@ -1,4 +1,4 @@
-"""Reports (DESIGN §9): leaderboard (Markdown, CSV, JSON), plots, and a self-contained HTML report
+"""Reports (docs/report.md): leaderboard (Markdown, CSV, JSON), plots, and a self-contained HTML report
 with a per-item browser. Entry point: :func:`medr2.report.write.write_report`."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Load what a report needs from a run folder: manifest, metrics, scores, raw responses, bench items.
 
-A run folder (DESIGN §13) holds ``manifest.json`` (written by ``medr2 eval``), ``store.sqlite`` (raw
+A run folder (docs/architecture.md) holds ``manifest.json`` (written by ``medr2 eval``), ``store.sqlite`` (raw
 responses), and after ``medr2 score`` ``scores.parquet`` and ``metrics.json``. The bench is found
 through the run manifest, or given explicitly.
 """

@@ -1,4 +1,4 @@
-"""``RUN/manifest.json``: what was run, on what, with which settings (DESIGN §8).
+"""``RUN/manifest.json``: what was run, on what, with which settings (docs/running.md).
 
 ``identity`` holds what decides the answers (bench checksum, model key, generation settings, box
 convention, preset, shard); a rerun or resume into the same folder must match it exactly, and

@@ -1,4 +1,4 @@
-"""Prompt rendering per evaluation mode (DESIGN §4) and the request hash.
+"""Prompt rendering per evaluation mode (docs/running.md) and the request hash.
 
 Everything a model sees is built here as a portable message list (``models.base.Message``):
 the item's question with its options and a form-specific instruction, earlier chain steps as

@@ -1,4 +1,4 @@
-"""The runner (DESIGN §8): select items, render requests per mode, skip what is stored, send the
+"""The runner (docs/running.md): select items, render requests per mode, skip what is stored, send the
 rest through the adapter and persist every response the moment it arrives.
 
 ``run_eval(EvalConfig)`` is what ``medr2 eval`` calls; ``Runner`` is the lower-level API for a

@@ -1,4 +1,4 @@
-"""Scoring (DESIGN §2 Score, §6): answer extraction, metrics, statistics, the ``score`` command."""
+"""Scoring (docs/metrics.md): answer extraction, metrics, statistics, the ``score`` command."""
 
 from __future__ import annotations
 

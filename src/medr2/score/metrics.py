@@ -1,4 +1,4 @@
-"""The metrics of DESIGN §6, each defined once (registry ``METRIC_GROUPS``) over the tidy scored table.
+"""The metrics of docs/metrics.md, each defined once (registry ``METRIC_GROUPS``) over the tidy scored table.
 
 Each group function receives a :class:`Ctx` (the rows of one mode plus the shared bootstrap book) and
 returns a nested dict whose leaves are metric handles; :func:`compute_metrics` bootstraps all of them

@@ -13,7 +13,7 @@ from medr2.score.extract.common import normalize_words
 from medr2.score.items import ItemLike
 from medr2.score.shortanswer import normalize_answer
 
-# answer-preserving variant codes (DESIGN §6 flip rate); V8 counts at its lowest severity only
+# answer-preserving variant codes (docs/metrics.md, flip rate); V8 counts at its lowest severity only
 PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
 
 

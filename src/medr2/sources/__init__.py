@@ -1,4 +1,4 @@
-"""Sources: readers that turn data into Cases (DESIGN §11)."""
+"""Sources: readers that turn data into Cases (docs/bring-your-own-data.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The 31 task generators of DESIGN §3 (registry ``TASKS``) and their assembly into Items.
+"""The 31 task generators of docs/tasks.md (registry ``TASKS``) and their assembly into Items.
 
 ``draft_case(case, pools, seed, split, images)`` runs every generator on one case (skips counted
 with reasons); ``Assembler(seed).assemble(case, drafts, split)`` assigns balanced letters, ids,

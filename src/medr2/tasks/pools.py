@@ -1,7 +1,7 @@
 """Label pools built from all cases of a build, and distractor selection.
 
 Distractors for a case come from the same task's pool within the same modality and body region. How
-far they may reach when that pool is too small depends on the key (:data:`SCOPE`, DESIGN §3):
+far they may reach when that pool is too small depends on the key (:data:`SCOPE`, docs/tasks.md):
 
 - ``region`` keys (organ, landmark, instance, finding, diagnosis, location): anatomy rules out anything
   from another body region or modality, so only the (modality, region) pool, then the built-in labels of

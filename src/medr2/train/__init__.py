@@ -1,1 +1,1 @@
-"""Stepwise fine-tuning (DESIGN §10): SFT/DPO export from the train split and TRL+PEFT fine-tuning."""
+"""Stepwise fine-tuning (docs/finetuning.md): SFT/DPO export from the train split and TRL+PEFT fine-tuning."""

@@ -1,4 +1,4 @@
-"""Training examples from a bench's train split (DESIGN §10), independent of the file format.
+"""Training examples from a bench's train split (docs/finetuning.md), independent of the file format.
 
 Strategies (registry ``STRATEGIES``):
 - ``flat``: every train item one single-turn example, in a seeded shuffle;

@@ -1,4 +1,4 @@
-"""``finetune``: TRL SFTTrainer + PEFT LoRA on a local checkpoint, with the bench's train split (DESIGN §10).
+"""``finetune``: TRL SFTTrainer + PEFT LoRA on a local checkpoint, with the bench's train split (docs/finetuning.md).
 
 Loss only on what the assistant says (TRL ``assistant_only_loss``; the chat template's
 ``{% generation %}`` markers, or TRL's training template for known model families). An optional
