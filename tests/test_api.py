@@ -125,3 +125,19 @@ def test_import_dataset_returns_a_written_bench_and_convert_takes_a_path(tmp_pat
     assert len(api.load_bench(out).items) == len(res.items) > 0
     summary = medr2.convert(out, "hf", tmp_path / "hf")
     assert sum(summary["splits"].values()) == len(res.items)
+
+
+def test_build_and_add_variants_match_the_commands(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medr2.cli import app
+
+    run = CliRunner().invoke
+    assert run(app, ["build", "--source", "sample", "--out", str(tmp_path / "cli"), "--cases", "3", "--workers",
+                     "1"]).exit_code == 0
+    assert run(app, ["perturb", str(tmp_path / "cli"), "--variants", "T3,V2", "--workers", "1"]).exit_code == 0
+    res = medr2.build("sample", tmp_path / "api", cases=3, workers=1)
+    assert res.n_cases == 3
+    manifest, made, _ = medr2.add_variants(tmp_path / "api", "T3,V2", workers=1)
+    assert made and manifest["checksums"]["bench"] == api.load_bench(tmp_path / "cli").checksum
+    assert api.info(tmp_path / "api")["counts"] == api.info(tmp_path / "cli")["counts"]
