@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from medr2.interop.common import ImportResult
     from medr2.models.base import Adapter, Request, Response
     from medr2.records import Item
-    from medr2.run.runner import Progress, RunSummary
+    from medr2.run.runner import RunSummary
 
 PathLike = Path | str
 
@@ -202,14 +202,15 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              api_key_env: str | None = None, preset: str | None = None, max_new_tokens: int | None = None,
              batch_size: int = 8, timeout: float = 120.0, retries: int = 5, backoff: float | None = None,
              seed: int = 0, retry_errors: bool = False,
-             model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Progress | None = None,
+             model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Any = None,
              name: str | None = None, command: Sequence[str] | None = None,
              loaded: Bench | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``: names or comma lists;
     ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
-    (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench)."""
+    (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
+    object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``)."""
     from medr2.models.options import parse_model_options, split_list
     from medr2.run.runner import EvalConfig, parse_shard, run_eval
 
@@ -266,7 +267,7 @@ def export(bench: PathLike, format: str, out: PathLike, *, strategy: str = "flat
     """``medr2 export``: the bench's train split as SFT or DPO data in ``format``; returns the export manifest."""
     from medr2.train.dataset import export_dataset
 
-    opts = {"replay": replay} if strategy == "curriculum" else {}
+    opts: dict[str, Any] = {"replay": replay} if strategy == "curriculum" else {}
     return export_dataset(bench, format, out, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
 
 
