@@ -744,18 +744,29 @@ def adopts(claims: Iterable[Claim], fact: str) -> bool:
                for c in claims)
 
 
+def check_rows(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
+               cases: Mapping[str, Any]) -> list[list[Claim] | None]:
+    """Per scored row, its rationale's claims; None for a row without a rationale or whose case is unknown."""
+    return [check_rationale(raw, cases[case_id], reasoning)
+            if case_id in cases and rationale_parts(raw, reasoning) else None
+            for case_id, raw, reasoning in zip(case_ids, raws, reasonings, strict=True)]
+
+
 def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
-                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None) -> dict[str, list[int]]:
+                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None,
+                  checked: Sequence[list[Claim] | None] | None = None) -> dict[str, list[int]]:
     """Per scored row, the counts the ``rationale`` metric group reads (:data:`AUDIT_COLUMNS`); a row without a
     rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it.
+    ``checked`` (aligned, from :func:`check_rows`, possibly with judge verdicts) saves checking again.
     ``lures`` (aligned) is the false fact a variant offers (a lure's option text) or None: ``rat_lure`` is 1
     when the rationale asserts it, 0 when not, -1 without a lure."""
+    if checked is None:
+        checked = check_rows(case_ids, raws, reasonings, cases)
     out: dict[str, list[int]] = {c: [] for c in AUDIT_COLUMNS}
     for k, (case_id, raw, reasoning) in enumerate(zip(case_ids, raws, reasonings, strict=True)):
         case = cases.get(case_id)
         lure = lures[k] if lures is not None else None
-        claims = check_rationale(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) \
-            else None
+        claims = checked[k]
         if claims is None:
             vals = (0, 0, 0, 0, 0, 0, -1)
         else:
@@ -765,3 +776,31 @@ def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasoning
         for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
             out[c].append(v)
     return out
+
+
+# --------------------------------------------------------------------------- stored verdicts
+CLAIMS_FILE = "claims.parquet"
+CLAIM_COLUMNS = ("item_id", "model_key", "mode", "case_id", "source", "start", "end", "text", "kind", "value",
+                 "denied", "hedged", "verdict", "note", "decided_by")
+
+
+def claims_table(keys: Sequence[tuple[str, str, str, str]], checked: Sequence[list[Claim] | None],
+                 decided_by: Sequence[Sequence[str] | None] | None = None) -> Any:
+    """The ``claims.parquet`` table: one row per claim of each scored row's rationale, keyed by
+    ``(item_id, model_key, mode, case_id)``; ``start``/``end`` index the claim's ``source`` text (``content``: the
+    stored response, ``reasoning``: the server's reasoning text); ``decided_by`` is ``rules`` or ``judge``.
+    Rows sorted by (mode, item_id, source, start, end, kind): the same claims give the same bytes."""
+    import pyarrow as pa
+
+    rows: list[tuple[Any, ...]] = []
+    for k, (key, claims) in enumerate(zip(keys, checked, strict=True)):
+        for j, c in enumerate(claims or ()):
+            by = decided_by[k][j] if decided_by is not None and decided_by[k] is not None else "rules"  # type: ignore[index]
+            rows.append((*key, c.source, c.start, c.end, c.text, c.kind, c.value, c.denied, c.hedged, c.verdict,
+                         c.note, by))
+    rows.sort(key=lambda r: (r[2], r[0], r[4], r[5], r[6], r[8]))
+    types = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int32(), pa.int32(), pa.string(),
+             pa.string(), pa.string(), pa.bool_(), pa.bool_(), pa.string(), pa.string(), pa.string())
+    schema = pa.schema(list(zip(CLAIM_COLUMNS, types, strict=True)))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(CLAIM_COLUMNS)
+    return pa.table([pa.array(list(col), type=t) for col, t in zip(cols, types, strict=True)], schema=schema)

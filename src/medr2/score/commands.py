@@ -15,6 +15,9 @@ def register(app: typer.Typer) -> None:
         judge_base_url: list[str] = typer.Option([], "--judge-base-url", help="base URL of the judge endpoint"),
         judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env",
                                                      help="environment variable holding the judge's API key"),
+        judge_claims: bool = typer.Option(False, "--judge-claims",
+                                          help="also ask the judge about rationale claims the rules leave "
+                                               "unverifiable (needs --judge)"),
         seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
     ) -> None:
@@ -36,7 +39,7 @@ def register(app: typer.Typer) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts,
-                                    progress=progress)
+                                    progress=progress, judge_claims=judge_claims)
         finally:
             progress.close()
         con = Console()
