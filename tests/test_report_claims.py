@@ -224,3 +224,40 @@ def test_claim_judge_decides_what_the_rules_leave_unverifiable(bench: Bench, tmp
     plain = score_run(run, n_resamples=50)  # off by default: the rules' verdicts again
     assert {r["decided_by"] for r in pq.read_table(run / "claims.parquet").to_pylist()} == {"rules"}
     assert plain["claims"]["judge"] is None
+
+
+def test_marked_claims_in_chromium(report: Path) -> None:
+    """The cards in a real browser: each claim a <mark> with its verdict as a text marker ([✓] [✗] [?]) and a
+    title, a legend, the hostile text shown as text; no script ran, nothing was fetched."""
+    from medr2.report.screenshot import CHROMIUM, chromium_browser
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} absent (scripts/install.sh --dev installs the chromium package)")
+    pytest.importorskip("playwright", reason="the playwright package is a dev dependency")
+    errors: list[str] = []
+    dialogs: list[str] = []
+    with chromium_browser() as browser:
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto((report / "index.html").as_uri())
+        page.wait_for_selector("#cards article mark.claim")
+        marks = page.eval_on_selector_all(
+            "#cards pre mark.claim", "els => els.map(e => [e.getAttribute('data-claim'), e.textContent, e.title, "
+            "e.nextSibling.textContent])")
+        assert marks
+        sign = {"supported": "[✓]", "contradicted": "[✗]", "unverifiable": "[?]"}
+        for verdict, _text, title, marker in marks:
+            assert marker == sign[verdict] and title.startswith(verdict + " (rules): ")
+        assert {m[0] for m in marks} == {"supported", "contradicted", "unverifiable"}
+        assert {(m[0], m[1]) for m in marks} >= {("unverifiable", "liver"), ("supported", "mass")}
+        legends = page.eval_on_selector_all("[data-role=claims-legend]", "els => els.map(e => e.textContent)")
+        assert legends and all("[✓] supported" in t and "[✗] contradicted" in t and "[?] unverifiable" in t
+                               for t in legends)
+        texts = page.eval_on_selector_all("pre[data-role=response]", "els => els.map(e => e.textContent)")
+        assert any(HOSTILE in t for t in texts)
+        assert page.eval_on_selector_all("#cards script, pre[data-role=response] script", "els => els.length") == 0
+        reasoning = page.eval_on_selector_all("pre[data-role=reasoning]", "els => els.map(e => e.textContent)")
+        assert reasoning and all(t.replace("[✓]", "").replace("[✗]", "") == REASONING for t in reasoning)
+    assert errors == [] and dialogs == []

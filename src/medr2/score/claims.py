@@ -22,8 +22,8 @@ Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model 
   case's modality and region (what the finding questions offer as wrong answers); an organ that is not
   annotated is never "absent" (only one of another body part is contradicted).
 
-TODO (issue 19, item 2): an optional judge (``medr2.score.judge``, cached, prompt versioned) to decide the
-claims the rules leave ``unverifiable``; its share would be reported beside the rule verdicts.
+An optional judge (``medr2 score --judge SPEC --judge-claims``; ``medr2.score.scorer._judge_claims``) decides the
+claims the rules leave ``unverifiable`` (asserted ones only); its share is reported in ``metrics.json`` ``claims``.
 """
 
 from __future__ import annotations
