@@ -73,7 +73,7 @@ def test_claims_are_stored_with_their_verdicts(bench: Bench, scored: tuple[Path,
     path = run / "claims.parquet"
     info = metrics["claims"]
     assert info["file"] == "claims.parquet" and info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert info["judge"] is None and info["checker"] == "claims-v1"
+    assert info["judge"] is None and info["checker"] == "claims-v2"
     table = pq.read_table(path)
     assert tuple(table.column_names) == CLAIM_COLUMNS and table.num_rows == info["rows"] > 0
     rows = table.to_pylist()

@@ -40,7 +40,7 @@ from medr2.tasks import vocab
 ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
 CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
                "count", "size", "attribute", "severity")
-CHECKER_VERSION = "claims-v1"
+CHECKER_VERSION = "claims-v2"  # v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,8 @@ _NORMAL_STUDY = (
     r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
-    r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像)?(?:正常)",
+    r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像|胸片|平片)正常",
+    r"(?:^|(?<=[，。；：:,\s])|(?<=考虑)|(?<=为)|(?<=示)|(?<=基本)|(?<=大致))正常",
 )
 _LATERALITY = {"left": (r"\bleft\b", r"左"), "right": (r"\bright\b(?! answer| choice| option)", r"右"),
                "bilateral": (r"\bbilateral\w*", r"\bboth (?:sides|lungs|kidneys)", r"双侧", r"两侧")}
@@ -246,20 +247,28 @@ _ATTRIBUTE_WORDS = {
 _SEVERITY = {w: w for w in vocab.SEVERITY_ORDER if w != "none"} | {"轻度": "mild", "中度": "moderate",
                                                                     "重度": "severe"}
 
+# a number that is a cut-off, not a measurement ("under 3 cm, so a nodule")
+_THRESHOLD = re.compile(r"(?:\b(?:under|over|below|above|less than|more than|greater than|smaller than|larger than|"
+                        r"at least|at most|up to|exceeds?|exceeding|threshold of|cut-?off of)|[<>≤≥]|小于|大于|超过|"
+                        r"不足|以上|以下)\s*$", re.IGNORECASE)
+# a statement the rationale takes back in the same sentence ("Coronal... actually this is an axial slice")
+_RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*(?:actually|no wait|wait|correction|I mean|sorry)\b",
+                        re.IGNORECASE)
+
 # --------------------------------------------------------------------------- clause context
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
                     r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)")
 _NEG_BEFORE = re.compile(
-    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\babsent\b|\bnegative for\b|"
+    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
     r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)[^.;:：]*$"
+    r"\bcannot see\b|\bnone\b)[^.;:：]*$|\babsent\s+$"
     r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是)[^，,。；;:：]{0,4}$", re.IGNORECASE)
 _NEG_AFTER = re.compile(
     r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
     r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
     r"\bless likely\b|\bruled out\b|\bexcluded\b|\bnegative\b|\bresolved\b)"
-    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\b"
+    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\s*(?:$|[.;,，。；\n])"
     r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
 _WEAK_HEDGE = re.compile(
     r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
@@ -589,6 +598,8 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
     if sizes:
         size_re = _compiled(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*(mm|cm|毫米|厘米)", 0)
         for m in size_re.finditer(text, lo, hi):
+            if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
+                continue
             k = 10.0 if m.group(3) in ("cm", "厘米") else 1.0
             said = max(float(m.group(1)), float(m.group(2) or 0)) * k
             best = min(sizes, key=lambda x: abs(x - said))
@@ -665,6 +676,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         clause_text = text[clause[0]:clause[1]]
+        if _RETRACTED.search(text[e:sentence[1] + 40]):
+            out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
+            continue
         if (_WEAK_HEDGE.search(clause_text) and not denied) or _CANNOT_EXCLUDE.search(clause_text):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
