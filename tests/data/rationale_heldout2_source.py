@@ -130,7 +130,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ("fundus_dr", "gpt-5", "Fundus photograph: scattered microaneurysms and hard exudates; findings consistent "
      "with {{severe}} diabetic retinopathy.\n\nFinal answer: D"),
     ("fundus_dr", "chinese", "眼底照片可见微动脉瘤及硬性渗出，考虑糖尿病视网膜病变。\n答案：B"),
-    ("fundus_dr", "gemini", "This fundus image looks {{normal}}, with {{no exudates}} or haemorrhages. The answer is A."),
+    ("fundus_dr", "gemini", "This fundus image looks {{normal}}, with {{no exudates}} or haemorrhages. "
+     "The answer is A."),
     # ---- us_liver_cyst (ultrasound abdomen; anechoic cyst 25 mm)
     ("us_liver_cyst", "gpt-5", "Ultrasound of the liver shows an anechoic cyst, about 2.5 cm, with posterior "
      "acoustic enhancement.\n\nFinal answer: B"),

@@ -116,7 +116,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     # ---- us_liver_cyst
     ("us_liver_cyst", "gpt-5", "Abdominal ultrasound: a 25 mm anechoic lesion in the liver with posterior "
      "enhancement, a simple cyst.\n\nFinal answer: A"),
-    ("us_liver_cyst", "gemini", "This ultrasound shows a {{solid}} {{hypoechoic}} {{mass}} in the liver. The answer is C."),
+    ("us_liver_cyst", "gemini", "This ultrasound shows a {{solid}} {{hypoechoic}} {{mass}} in the liver. "
+     "The answer is C."),
     ("us_liver_cyst", "chinese", "超声示肝内无回声囊肿，大小约{{6厘米}}。\n答案：B"),
     # ---- xray_wrist
     ("xray_wrist", "qwen3-thinking", "<think>\nLateral view of the wrist. There's a fracture line through the "

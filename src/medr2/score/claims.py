@@ -252,8 +252,8 @@ _THRESHOLD = re.compile(r"(?:\b(?:under|over|below|above|less than|more than|gre
                         r"at least|at most|up to|exceeds?|exceeding|threshold of|cut-?off of)|[<>≤≥]|小于|大于|超过|"
                         r"不足|以上|以下)\s*$", re.IGNORECASE)
 # a statement the rationale takes back in the same sentence ("Coronal... actually this is an axial slice")
-_RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*(?:actually|no wait|wait|correction|I mean|sorry)\b",
-                        re.IGNORECASE)
+_RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
+                        r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
 
 # --------------------------------------------------------------------------- clause context
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
