@@ -261,3 +261,14 @@ def test_marked_claims_in_chromium(report: Path) -> None:
         reasoning = page.eval_on_selector_all("pre[data-role=reasoning]", "els => els.map(e => e.textContent)")
         assert reasoning and all(t.replace("[✓]", "").replace("[✗]", "") == REASONING for t in reasoning)
     assert errors == [] and dialogs == []
+
+
+def test_judge_claims_without_a_judge_is_a_usage_error(scored: tuple[Path, dict[str, Any]]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.run([sys.executable, "-c", "from medr2.cli import main; main()", "score", str(scored[0]),
+                           "--judge-claims"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2 and "needs a judge" in proc.stderr and "--judge-claims" in proc.stderr
