@@ -806,15 +806,18 @@ def claims_table(keys: Sequence[tuple[str, str, str, str]], checked: Sequence[li
     Rows sorted by (mode, item_id, source, start, end, kind): the same claims give the same bytes."""
     import pyarrow as pa
 
-    rows: list[tuple[Any, ...]] = []
-    for k, (key, claims) in enumerate(zip(keys, checked, strict=True)):
-        for j, c in enumerate(claims or ()):
-            by = decided_by[k][j] if decided_by is not None and decided_by[k] is not None else "rules"  # type: ignore[index]
-            rows.append((*key, c.source, c.start, c.end, c.text, c.kind, c.value, c.denied, c.hedged, c.verdict,
-                         c.note, by))
-    rows.sort(key=lambda r: (r[2], r[0], r[4], r[5], r[6], r[8]))
+    cols: list[list[Any]] = [[] for _ in CLAIM_COLUMNS]
+    order = sorted((k for k, c in enumerate(checked) if c), key=lambda k: (keys[k][2], keys[k][0]))
+    for k in order:
+        claims = checked[k] or []
+        by = decided_by[k] if decided_by is not None and decided_by[k] is not None else None
+        for j in sorted(range(len(claims)), key=lambda j: (claims[j].source, claims[j].start, claims[j].end,
+                                                             claims[j].kind)):
+            c = claims[j]
+            for col, v in zip(cols, (*keys[k], c.source, c.start, c.end, c.text, c.kind, c.value, c.denied,
+                                     c.hedged, c.verdict, c.note, "rules" if by is None else by[j]), strict=True):
+                col.append(v)
     types = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int32(), pa.int32(), pa.string(),
              pa.string(), pa.string(), pa.bool_(), pa.bool_(), pa.string(), pa.string(), pa.string())
     schema = pa.schema(list(zip(CLAIM_COLUMNS, types, strict=True)))
-    cols = list(zip(*rows, strict=True)) if rows else [()] * len(CLAIM_COLUMNS)
-    return pa.table([pa.array(list(col), type=t) for col, t in zip(cols, types, strict=True)], schema=schema)
+    return pa.table([pa.array(col, type=t) for col, t in zip(cols, types, strict=True)], schema=schema)
