@@ -89,6 +89,8 @@ assert len(all_codes()) == 17
 loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.interop.importers.slake",
                       "medr2.perturb.visual", "medr2.sources.datasets.nih_cxr14", "torch") if m in sys.modules]
 assert not loaded, loaded
+heavy = [m for m in ("numpy", "pyarrow", "PIL", "pydantic", "torch") if m in sys.modules]
+assert not heavy, heavy  # the names serve --help
 print("ok")
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

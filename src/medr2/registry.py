@@ -71,7 +71,8 @@ def load_plugins(*, force: bool = False) -> list[str]:
             from importlib.metadata import entry_points
 
             loaded = []
-            for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+            for ep in sorted({(e.name, e.value): e for e in entry_points(group=PLUGIN_GROUP)}.values(),
+                             key=lambda e: (e.name, e.value)):
                 dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
                 try:
                     obj = ep.load()
@@ -112,6 +113,7 @@ class Registry(Mapping[str, T], Generic[T]):
         self._check = check
         self._entries: dict[str, T | _Lazy] = {}
         self._lock = threading.RLock()
+        self._version = 0
         _ALL.append(self)
 
     # -- registration -------------------------------------------------------------------------------
@@ -135,6 +137,7 @@ class Registry(Mapping[str, T], Generic[T]):
             if self._check is not None:
                 self._check(name, obj)
             self._entries[name] = obj
+            self._version += 1
         return obj
 
     def lazy(self, name: str, target: str) -> None:
@@ -143,6 +146,7 @@ class Registry(Mapping[str, T], Generic[T]):
             if name in self._entries:
                 raise RegistryCollision(f"{self.kind} {name!r} is already registered")
             self._entries[name] = _Lazy(target)
+            self._version += 1
 
     def decorator(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
         """``@REG.decorator("name")`` registers the decorated object under ``name``."""
@@ -228,6 +232,13 @@ class Registry(Mapping[str, T], Generic[T]):
         self._ensure()
         return name in self._entries
 
+    @property
+    def version(self) -> int:
+        """Grows with every change of the entries (after plugins and loaders are in): a cache key for
+        tables derived from the registry."""
+        self._ensure()
+        return self._version
+
     def is_lazy(self, name: str) -> bool:
         return isinstance(self._entries.get(name), _Lazy)
 
@@ -236,16 +247,18 @@ class Registry(Mapping[str, T], Generic[T]):
     def __setitem__(self, name: str, obj: T) -> None:
         with self._lock:
             self._entries[name] = obj
+            self._version += 1
 
     def __delitem__(self, name: str) -> None:
         with self._lock:
             del self._entries[name]
+            self._version += 1
 
     def pop(self, name: str, *default: Any) -> Any:
         with self._lock:
             if name in self._entries:
                 value = self[name]
-                del self._entries[name]
+                del self[name]
                 return value
             if default:
                 return default[0]

@@ -25,10 +25,15 @@ class _TaskStage(Mapping[str, int]):
     """Stage of every task an importer may map to (task id -> stage): derived from the task registry
     (:data:`medr2.tasks.TASKS`, plugins included), then :data:`OTHER_TASK`; see DESIGN §3."""
 
-    def _table(self) -> dict[str, int]:
-        from medr2.tasks import task_stage
+    _cache: tuple[int, dict[str, int]] | None = None
 
-        return {**task_stage(), OTHER_TASK: OTHER_STAGE}
+    def _table(self) -> dict[str, int]:
+        from medr2.tasks import TASKS, task_stage
+
+        version = TASKS.version
+        if self._cache is None or self._cache[0] != version:
+            self._cache = (version, {**task_stage(), OTHER_TASK: OTHER_STAGE})
+        return self._cache[1]
 
     def __getitem__(self, task: str) -> int:
         return self._table()[task]

@@ -1,7 +1,8 @@
 """The registry of perturbations (DESIGN §5) and the helpers every perturbation shares.
 
-A new variant is one registration (``@register`` / :func:`medr2.registry.register_variant`); the code
-lists are derived from the registry. How to write one: ``docs/extending.md``.
+This module imports nothing heavy (the code lists serve ``--help``). A new variant is one registration
+(``@register`` / :func:`medr2.registry.register_variant`); the code lists are derived from the registry.
+How to write one: ``docs/extending.md``.
 
 A perturbation has a ``code`` (``T1`` … ``V9``) and ``apply(item, case, ctx) -> list[Item]``; it raises
 :class:`Skip` with a short, countable reason where it does not apply. New items are built with
@@ -16,10 +17,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from medr2.errors import BadInput
-from medr2.records import Case, Item, item_content_id, jsonable, stable_hash
 
 if TYPE_CHECKING:
     from medr2.perturb.context import PerturbContext
+    from medr2.records import Case, Item
 
 from medr2.errors import Skip
 from medr2.registry import Registry
@@ -131,12 +132,16 @@ def parse_variants(text: str | Sequence[str] | None) -> tuple[str, ...]:
 
 def derive_seed(*parts: Any) -> int:
     """A 63-bit seed from a stable hash of ``parts`` (never from iteration order)."""
+    from medr2.records import jsonable, stable_hash
+
     return int(stable_hash(jsonable(list(parts)), 16), 16) & ((1 << 63) - 1)
 
 
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
                 meta: dict[str, Any] | None = None, **updates: Any) -> Item:
     """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id."""
+    from medr2.records import Item, item_content_id, jsonable
+
     fields = parent.model_dump()
     fields.update(updates)
     fields["variant"] = variant

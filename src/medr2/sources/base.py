@@ -10,11 +10,13 @@ in parallel; the builder keeps the order of ``plan``. Writing a source: ``docs/e
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from medr2.imageio import ImageStore
-from medr2.records import Case
 from medr2.registry import Registry
+
+if TYPE_CHECKING:
+    from medr2.imageio import ImageStore
+    from medr2.records import Case
 
 
 class Source(Protocol):

@@ -19,9 +19,19 @@ from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_
 from medr2.tasks.pools import LabelPools
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
+_CHAIN_CACHE: dict[int, dict[int, tuple[str, ...]]] = {}
+
 
 def chain_preference() -> dict[int, tuple[str, ...]]:
     """Stage -> its task ids in the order a case's chain tries them (``TaskSpec.chain``, from the registry)."""
+    version = TASKS.version
+    if version not in _CHAIN_CACHE:
+        _CHAIN_CACHE.clear()
+        _CHAIN_CACHE[version] = _chain_preference()
+    return dict(_CHAIN_CACHE[version])
+
+
+def _chain_preference() -> dict[int, tuple[str, ...]]:
     out: dict[int, list[TaskSpec]] = {}
     for spec in TASKS.values():
         if spec.chain is not None:

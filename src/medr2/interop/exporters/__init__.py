@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from medr2.bench.format import Bench
 from medr2.registry import Registry
 
-Exporter = Callable[[Bench, Path], dict[str, Any]]
+if TYPE_CHECKING:
+    from medr2.bench.format import Bench
+
+Exporter = Callable[["Bench", Path], dict[str, Any]]
 # target -> exporter; the built-ins are lazy entries (module imported on use). Adding one: docs/extending.md.
 EXPORTERS: Registry[Exporter] = Registry("target", field="--to")
 for _name, _target in (("hf", "hf:export_hf"), ("vlmevalkit", "vlmevalkit:export_tsv"),

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from medr2.errors import BadInput
-from medr2.imageio import ImageStore
-from medr2.interop.common import ImportBuilder, ImportResult
 from medr2.registry import Registry
 
-Importer = Callable[[Path, ImportBuilder, dict[str, str]], None]
+if TYPE_CHECKING:
+    from medr2.interop.common import ImportBuilder, ImportResult
+
+Importer = Callable[[Path, "ImportBuilder", dict[str, str]], None]
 # format -> importer; the built-ins are lazy entries (module imported on use). Adding one: docs/extending.md.
 IMPORTERS: Registry[Importer] = Registry("import format", field="FORMAT")
 for _name, _target in (
@@ -44,6 +46,8 @@ def run_import(fmt: str, path: Path, out: Path, *, license: str | None = None, a
     if access not in (None, "open", "credentialed", "restricted"):
         raise BadInput("access must be open, credentialed or restricted", field="--access")
     from medr2.bench.format import prepare_bench_folder
+    from medr2.imageio import ImageStore
+    from medr2.interop.common import ImportBuilder
 
     prepare_bench_folder(out)  # like build: no foreign folder; an old bench's manifest and quarantine go first
     b = ImportBuilder(fmt=fmt, images=ImageStore(out), license=license or "unspecified", access=access or "open",
