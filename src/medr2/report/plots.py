@@ -1,5 +1,6 @@
 """Report plots (matplotlib Agg, PNG): stage degradation curves, model x variant robustness heatmap,
-prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function."""
+prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function (``PLOTS``;
+adding one: ``docs/extending.md``)."""
 
 from __future__ import annotations
 

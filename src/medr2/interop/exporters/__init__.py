@@ -1,6 +1,7 @@
 """Exporters of a bench to other harnesses (registry ``EXPORTERS``; one module per target).
 
-An exporter is ``fn(bench, out) -> dict`` (a summary: files written, items per split).
+An exporter is ``fn(bench, out) -> dict`` (a summary: files written, items per split). Adding one:
+``docs/extending.md``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Importers of existing VQA sets into Items (registry ``IMPORTERS``; one module per format).
 
 An importer is ``fn(path, builder, options) -> None``: it reads local files only, adds Cases and
-Items to the :class:`~medr2.interop.common.ImportBuilder` and quarantines bad records there.
+Items to the :class:`~medr2.interop.common.ImportBuilder` and quarantines bad records there. Adding one:
+``docs/extending.md``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ item's answer format, or None: an answer that cannot be read is *unparsed*, neve
 
 ``read`` also says *why* an answer is unparsed (``Reading.reason``: a letter/text conflict, an ambiguous
 list, 'none of the above' that is not an option, ...); forms with a reader in ``READERS`` give a reason,
-any other registered extractor is wrapped (no reason)."""
+any other registered extractor is wrapped (no reason). Registries: ``docs/extending.md``."""
 
 from __future__ import annotations
 
