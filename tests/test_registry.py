@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -185,3 +186,39 @@ def test_clean_and_examples() -> None:
     assert VariantId.parse("T4-hint").severity is None
     assert sorted(["V10", "clean", "V2-x", "T3"], key=lambda s: VariantId.lenient(s).sort_key()) == [
         "T3", "V2-x", "V10", "clean"]
+
+
+def _fake_distribution(site: Path, module_code: str) -> None:
+    """A distribution 'medr2-fake' on a sys.path folder (dist-info + module), as pip would leave it."""
+    info = site / "medr2_fake-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: medr2-fake\nVersion: 0.1\n", "utf-8")
+    (info / "entry_points.txt").write_text("[medr2.plugins]\nfake = medr2_fake_plugin\n", "utf-8")
+    (site / "medr2_fake_plugin.py").write_text(module_code, "utf-8")
+
+
+def _run_with(site: Path, code: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    from tests.test_extending_docs import SRC
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_plugin_entry_point_is_loaded_once_on_first_lookup(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "from medr2.registry import register_adapter\nCALLS = []\n"
+                                 "@register_adapter('fake')\ndef fake(name, options):\n    CALLS.append(name)\n")
+    r = _run_with(tmp_path, "import sys\nfrom medr2.models.registry import ADAPTERS, known_prefixes\n"
+                            "assert 'medr2_fake_plugin' not in sys.modules\n"
+                            "assert 'fake' in known_prefixes() and 'medr2_fake_plugin' in sys.modules\n"
+                            "from medr2.registry import load_plugins\nassert load_plugins() == []\nprint('ok')")
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_a_broken_plugin_is_named(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "raise RuntimeError('half-installed')\n")
+    r = _run_with(tmp_path, "from medr2.sources.base import get_source\nget_source('sample')")
+    assert r.returncode != 0
+    assert "plugin 'fake' (medr2_fake_plugin) of distribution 'medr2-fake' failed to load" in r.stderr
+    assert "RuntimeError: half-installed" in r.stderr
