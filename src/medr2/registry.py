@@ -110,6 +110,7 @@ class Registry(Mapping[str, T], Generic[T]):
         self.field = field
         self._loaders = loaders
         self._loaded = not loaders
+        self._loading = False
         self._check = check
         self._entries: dict[str, T | _Lazy] = {}
         self._lock = threading.RLock()
@@ -161,11 +162,15 @@ class Registry(Mapping[str, T], Generic[T]):
     def _ensure(self) -> None:
         load_plugins()
         if not self._loaded:
-            with self._lock:
-                if not self._loaded:
-                    self._loaded = True
-                    for mod in self._loaders:
-                        importlib.import_module(mod)
+            with self._lock:  # other threads wait here until the loaders are in
+                if not self._loaded and not self._loading:
+                    self._loading = True  # a loader looking itself up (same thread) proceeds
+                    try:
+                        for mod in self._loaders:
+                            importlib.import_module(mod)
+                        self._loaded = True
+                    finally:
+                        self._loading = False
 
     def _resolve(self, name: str, entry: _Lazy) -> T:
         mod_name, _, attr = entry.target.partition(":")
