@@ -1,5 +1,6 @@
 """Report plots (matplotlib Agg, PNG): stage degradation curves, model x variant robustness heatmap,
-prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function."""
+prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function (``PLOTS``;
+adding one: ``docs/extending.md``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from medr2.records import STAGES, Item
+from medr2.registry import Registry
 from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData
+from medr2.variant_id import VariantId
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -48,15 +51,12 @@ class PlotContext:
 
 
 PlotFn = Callable[[PlotContext], list[Plot]]
-PLOTS: dict[str, PlotFn] = {}
+PLOTS: Registry[PlotFn] = Registry("plot")
 
 
 def register_plot(name: str) -> Callable[[PlotFn], PlotFn]:
-    def deco(fn: PlotFn) -> PlotFn:
-        PLOTS[name] = fn
-        return fn
-
-    return deco
+    """Decorator: register ``fn(PlotContext) -> [Plot]``; every registered plot is drawn in the report."""
+    return PLOTS.decorator(name)
 
 
 def _figure(w: float, h: float) -> Figure:
@@ -238,8 +238,7 @@ def stage_curves(ctx: PlotContext) -> list[Plot]:
 
 
 def _variant_sort_key(v: str) -> tuple[str, int, str]:
-    code, _, rest = v.partition("-")
-    return (code[:1], int(code[1:]) if code[1:].isdigit() else 0, rest)
+    return VariantId.lenient(v).sort_key()
 
 
 @register_plot("robustness_heatmap")
