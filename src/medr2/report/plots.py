@@ -342,8 +342,8 @@ def _noise_floor(mm: dict[str, Any]) -> float | None:
     return metric_parts((mm.get("consistency") or {}).get("FlipRate"))[0]
 
 
-N_FONT = 6.5  # points, the n label on each bar
-BAR_PX = 15  # at least this many pixels per bar, so a vertical n label fits inside its bar's width
+N_FONT = 7.5  # points, the n label on each bar
+BAR_PX = 17  # at least this many pixels per bar, so a vertical n label fits inside its bar's width
 LOW_N_HATCH = "////"
 
 
@@ -397,7 +397,7 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
         widest = max(len(k) for _, k in panels)
         # each bar at least BAR_PX wide (its n label is written inside that width); 0.8 of a key is bars
         panel_w = max(3.4, widest * max(1, len(runs)) * BAR_PX / 0.8 / DPI + 1.2)
-        cols = 1 if panel_w > 6.0 else min(2, len(panels))
+        cols = min(3 if panel_w <= 4.5 else 2 if panel_w <= 6.5 else 1, len(panels))
         fig = _figure(max(5.0, cols * panel_w), 0.9 + 3.4 * ((len(panels) + cols - 1) // cols))
         FigureCanvasAgg(fig)
         floor_drawn = low_drawn = False
@@ -405,7 +405,7 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
         width = 0.8 / max(1, len(runs))
         for ax, (mode, keys) in zip(_grid(fig, len(panels), ncols=cols), panels, strict=True):
             x = np.arange(len(keys))
-            labels = []
+            labels: list[Any] = []
             for k, r in enumerate(runs):
                 mm = _mode_metrics(r, mode) or {}
                 node = mm.get(group)
@@ -455,7 +455,8 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
             for ax, labels in labelled:
                 _fit_labels(fig, ax, labels)
         nm, tt = _suffix(name, title, g, groups)
-        out.append(_finish(fig, nm, tt, caption + N_CAPTION, wide=cols * panel_w > 9))
+        # across the page: the figure is shown near its own size, so the n labels stay legible
+        out.append(_finish(fig, nm, tt, caption + N_CAPTION, wide=True))
     return out
 
 
