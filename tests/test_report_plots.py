@@ -108,3 +108,20 @@ def test_heatmap_rows_and_columns() -> None:
     assert ax["xlabels"] == ["T3", "V1", "V2"]  # V1 evaluated (its change undefined: shown n/a) is a column
     assert ax["ylabels"] == [f"model-{k} · independent" for k in range(3)]  # blind ran no variant: no empty row
     assert "robust model is near 0" in heat.caption
+
+
+def test_is_drawn_with_its_noise_floor_and_captions_say_what_good_looks_like() -> None:
+    runs = [_run(k, ("independent", "blind")) for k in range(3)]
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    vis = plots["visual_reliance"]
+    for ax in vis.layout["axes"]:
+        is_bars = [b for b, t in zip(ax["bars"], ax["bar_metrics"], strict=True) if t == "IS"]
+        assert len(ax["floors"]) == len(is_bars) == 3  # one noise-floor tick on each run's IS bar
+        for floor, bar in zip(sorted(ax["floors"], key=lambda f: f["box"][0]), sorted(is_bars), strict=True):
+            assert floor["metric"] == "IS" and floor["value"] == 0.3  # the run's FlipRate
+            assert bar[0] - 1 <= floor["box"][0] and floor["box"][2] <= bar[2] + 1  # across its own bar
+    assert "IS noise floor (FlipRate)" in vis.layout["legend_texts"]
+    assert "Only IS above its tick is image-driven" in vis.caption
+    for p in plots.values():  # every caption says what a good model looks like
+        assert "good model" in p.caption or "robust model" in p.caption, p.name
+

@@ -36,8 +36,9 @@ class Plot:
     png: bytes
     wide: bool = False  # shown across the whole page width
     # where matplotlib put things (display pixels, origin bottom left), for tests and the page:
-    # {"axes": [{"box", "series": {label: colour}, "bars": [box], "hatched": [bool] (fewer than 10
-    #            cases), "ticks": [box], "nlabels": [box] (the n on each bar), "ntexts", "xlabels", "ylabels"}],
+    # {"axes": [{"box", "series": {label: colour}, "bars": [box], "hatched": [bool] (fewer than 10 cases),
+    #            "bar_metrics": [str], "ticks": [box], "nlabels": [box] (the n on each bar), "ntexts",
+    #            "floors": [{"metric", "value", "box"}] (the IS noise-floor ticks), "xlabels", "ylabels"}],
     #  "legends": [box], "legend_texts": [str]}
     layout: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -98,6 +99,7 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
         series: dict[str, str] = {}
         bars = []
         hatched: list[bool] = []
+        metrics: list[str] = []
         for c in ax.containers:
             label = str(c.get_label())
             if isinstance(c, BarContainer):
@@ -106,13 +108,18 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
                     series.setdefault(label, _hex(patches[0].get_facecolor()))
                 bars += [_box(p.get_window_extent(renderer)) for p in patches]
                 hatched += [bool(p.get_hatch()) for p in patches]
+                metrics += [str(p.get_gid() or "") for p in patches]
             elif isinstance(c, ErrorbarContainer) and c.lines[0] is not None:
                 series.setdefault(label, _hex(c.lines[0].get_color()))
         ticks = [_box(t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_text()]
         ntexts = [t for t in ax.texts if t.get_gid() == "nlabel"]
+        floors = [{"metric": str(c.get_gid()).split()[1], "value": float(str(c.get_gid()).split()[2]),
+                   "box": _box(c.get_window_extent(renderer))}
+                  for c in ax.collections if str(c.get_gid()).startswith("noise_floor ")]
         axes.append({"box": _box(ax.get_window_extent(renderer)), "series": series, "bars": bars, "hatched": hatched,
+                     "bar_metrics": metrics,
                      "ticks": ticks, "nlabels": [_box(t.get_window_extent(renderer)) for t in ntexts],
-                     "ntexts": [t.get_text() for t in ntexts],
+                     "ntexts": [t.get_text() for t in ntexts], "floors": floors,
                      "xlabels": [t.get_text() for t in ax.get_xticklabels()],
                      "ylabels": [t.get_text() for t in ax.get_yticklabels()]})
     legends = [_box(lg.get_window_extent(renderer)) for lg in fig.legends]
@@ -310,7 +317,7 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
         return []
     lim = max(0.05, float(np.nanmax(np.abs(grid))))
     wide = len(variants) > WIDE_VARIANTS
-    fig = _figure(max(5.5, (0.34 if wide else 0.55) * len(variants) + 3.2), max(2.6, 0.42 * len(series) + 1.9))
+    fig = _figure(max(5.5, 0.55 * len(variants) + 3.2), max(2.6, 0.42 * len(series) + 1.9))
     ax = fig.subplots()
     im = ax.imshow(np.ma.masked_invalid(grid), vmin=-lim, vmax=lim, cmap="RdBu", aspect="auto")
     ax.set_facecolor("#eeeeee")
@@ -418,7 +425,8 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                 low = [is_low_n(b) for b in blocks]
                 bars = ax.bar(xs, ys, width, yerr=[lower, upper], capsize=2, label=r.label, color=PALETTE[k],
                               edgecolor="white", linewidth=0.5, error_kw={"elinewidth": 0.8})
-                for patch, is_low in zip(bars.patches, low, strict=True):
+                for patch, is_low, key in zip(bars.patches, low, keys, strict=True):
+                    patch.set_gid(key)  # the metric, for the layout
                     if is_low:
                         patch.set_hatch(LOW_N_HATCH)
                         low_drawn = True
@@ -428,7 +436,7 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                         continue
                     if key.startswith("IS") and floor is not None:
                         ax.hlines(floor, xi - width / 2, xi + width / 2, colors=NOISE_COLOR, linestyles="--",
-                                  linewidth=1.4)
+                                  linewidth=1.4, gid=f"noise_floor {key} {floor!r}")
                         floor_drawn = True
                     # the n label just beyond the bar's end (and its interval): above a bar >= 0, below one < 0
                     up = y >= 0
@@ -484,7 +492,8 @@ def visual_reliance(ctx: PlotContext) -> list[Plot]:
                      "sensitivity IS (IS_V1, IS_V3) is the share of answers that change when the image is "
                      "swapped; the dashed grey tick on each IS bar is that run's noise floor, FlipRate (answers "
                      "that change under answer-preserving variants, not caused by the image). Only IS above its "
-                     "tick is image-driven: a random baseline has a high IS and an equally high floor.")
+                     "tick is image-driven: a random baseline has a high IS and an equally high floor. A good model "
+                     "reads the image: its gaps are well above 0 and its IS stands above its tick.")
 
 
 def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
