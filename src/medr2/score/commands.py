@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.markup import escape
 
+        from medr2.report.fmt import fmt_value_n
         from medr2.score.completeness import describe
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning, score_run
         from medr2.score.truncation import TRUNCATED_HINT
@@ -49,10 +50,7 @@ def register(app: typer.Typer) -> None:
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
-            val = ov.get("value")
-            lo, hi = ov.get("lo"), ov.get("hi")
-            ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-            acc = f"{val:.3f}{ci}" if val is not None else "n/a"
+            acc = fmt_value_n(ov, 3)  # value [lo, hi] (n=…, … cases), † from fewer than 10 cases
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
