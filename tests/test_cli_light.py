@@ -49,29 +49,22 @@ def test_help_lists_the_names() -> None:
 
 
 def test_catalog_matches_the_registries() -> None:
-    import importlib
-
     from medr2 import catalog
-    from medr2.interop.exporters import EXPORTER_MODULES, EXPORTERS
-    from medr2.interop.importers import IMPORTERS, load_importers
+    from medr2.interop.exporters import EXPORTERS
+    from medr2.interop.importers import IMPORTERS
     from medr2.models.baselines import BASELINES
     from medr2.models.presets import PRESETS
     from medr2.models.registry import known_prefixes
-    from medr2.perturb.registry import TEXT_CODES, VISUAL_CODES
+    from medr2.perturb.registry import text_codes, visual_codes
     from medr2.run.prompts import MODES
-    from medr2.sources import load_builtin_sources
     from medr2.sources.base import SOURCES
     from medr2.train.export import STRATEGIES
     from medr2.train.formats import FORMATS
 
-    load_builtin_sources()
-    load_importers()
-    for m in EXPORTER_MODULES:
-        importlib.import_module(f"medr2.interop.exporters.{m}")
     assert set(catalog.SOURCE_KINDS) == set(SOURCES)
     assert set(catalog.PRESETS) == set(PRESETS)
     assert tuple(MODES) == catalog.MODES
-    assert (catalog.TEXT_CODES, catalog.VISUAL_CODES) == (TEXT_CODES, VISUAL_CODES)
+    assert (text_codes(), visual_codes()) == (catalog.TEXT_CODES, catalog.VISUAL_CODES)
     assert set(catalog.MODEL_PREFIXES) == set(known_prefixes())
     assert set(catalog.BASELINES) == set(BASELINES)
     assert set(catalog.IMPORT_FORMATS) == set(IMPORTERS)

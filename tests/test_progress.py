@@ -96,3 +96,35 @@ def test_build_reports_each_phase_with_counts(tmp_path: Path) -> None:
     assert f"medr2 build: items per case {result.n_cases}/{result.n_cases} (100%)" in text
     assert f"medr2 build: variants T3 per case {result.n_cases}/{result.n_cases} (100%)" in text
     assert "medr2 build: writing the manifest" in text
+
+
+def test_finetune_losses_labelled() -> None:
+    """The bar ends on the last logged step's loss, the done line gives TRL's mean train loss: both labelled."""
+    from medr2.train.finetune import describe_stage
+
+    stage = {"stage": "lora", "steps": 150, "train_loss": 2.3241,
+             "log": [{"loss": 3.1, "step": 10}, {"loss": 1.139, "step": 150}, {"train_loss": 2.3241}]}
+    assert describe_stage(stage) == "lora 150 steps, mean train loss 2.324 (last logged 1.139)"
+    assert describe_stage({**stage, "log": []}) == "lora 150 steps, mean train loss 2.324"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_install_says_what_it_installs_and_packaging_is_clean() -> None:
+    """Every pip/apt step of the install is announced first; the licence is an SPDX string (no setuptools
+    deprecation warning); the README's demo folder is ignored by git."""
+    import subprocess
+    import tomllib
+
+    lines = (ROOT / "scripts" / "install.sh").read_text("utf-8").splitlines()
+    installs = [i for i, line in enumerate(lines) if "pip install" in line and "--upgrade pip" not in line]
+    assert installs
+    for i in installs:
+        before = [line for line in lines[:i] if line.strip().startswith("step ")]
+        assert before and lines.index(before[-1]) > max([j for j in installs if j < i], default=-1), lines[i]
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert isinstance(meta["license"], str) and meta["license"] == "Apache-2.0"
+    if (ROOT / ".git").exists():
+        done = subprocess.run(["git", "check-ignore", "-q", "demo-out/summary.md"], cwd=ROOT, timeout=30)
+        assert done.returncode == 0, "demo-out/ is not ignored by git"

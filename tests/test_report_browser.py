@@ -11,6 +11,7 @@ import pytest
 from medr2.report import write_report
 from medr2.report.screenshot import CHROMIUM, chromium_browser, screenshot
 from tests.report_fixtures import HOSTILE, SCRIPT, Fixture, make_fixture
+from tests.test_report_plots import check_n_labels
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"{CHROMIUM} absent (scripts/install.sh --dev installs the chromium package)")
@@ -139,10 +140,17 @@ def test_demo_report_readable_in_chromium(demo_report: Path) -> None:
                 ticks = ax["ticks"]
                 assert not any(_overlap(ticks[i], ticks[j]) for i in range(len(ticks))
                                for j in range(i + 1, len(ticks))), (fig, ticks)
+                # every bar has its n label (items, cases), inside the axes, over no bar, tick, legend or label;
+                # all from < 10 cases here: marked † and hatched
+                check_n_labels(fig, ax, lay["legends"])
+                assert all(t.startswith("n=") and t.endswith("c†") for t in ax["ntexts"]), ax["ntexts"]
+                assert all(ax["hatched"]), fig
         stage_axes = layouts["plot-stage_curves"]["axes"]
         assert len(stage_axes) >= len(DEMO_MODES)  # modes as panels
         assert all(set(ax["series"]) == {"run_before", "run_after"} for ax in stage_axes)  # one series per run
         assert any(ax["bars"] for ax in layouts["plot-visual_reliance"]["axes"])
+        assert sum(len(ax["nlabels"]) for f in ("plot-prompt_reliance", "plot-visual_reliance")
+                   for ax in layouts[f]["axes"]) > 10
         assert n_series > 0
 
         # every leaderboard value has its n (units and cases); all from < 10 cases here, so all marked †

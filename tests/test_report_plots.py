@@ -52,6 +52,19 @@ def check_readable(plot: Plot) -> None:
         for i in range(len(ticks)):
             for j in range(i + 1, len(ticks)):
                 assert not _overlap(ticks[i], ticks[j]), (plot.name, ticks[i], ticks[j])
+        check_n_labels(plot.name, ax, lay["legends"])
+
+
+def check_n_labels(name: str, ax: dict[str, Any], legends: list[list[float]]) -> None:
+    """The n label of each bar: one per bar, inside the axes, over no bar, tick label, legend or other label."""
+    labels = ax.get("nlabels", [])
+    assert len(labels) == len(ax["bars"]), (name, len(labels), len(ax["bars"]))
+    x0, y0, x1, y1 = ax["box"]
+    for i, lab in enumerate(labels):
+        assert x0 - 0.5 <= lab[0] and lab[2] <= x1 + 0.5 and y0 - 0.5 <= lab[1] and lab[3] <= y1 + 0.5, (name, lab)
+        assert not any(_overlap(lab, bar) for bar in ax["bars"]), (name, lab)
+        assert not any(_overlap(lab, t) for t in ax["ticks"] + legends), (name, lab)
+        assert not any(_overlap(lab, other) for other in labels[i + 1:]), (name, lab)
 
 
 def test_many_runs_and_modes_readable() -> None:
@@ -67,6 +80,25 @@ def test_many_runs_and_modes_readable() -> None:
     assert len(plots["stage_curves_2"].layout["axes"][0]["series"]) == 2
     bars = plots["visual_reliance_1"].layout["axes"]
     assert len(bars) == 3 and set(bars[0]["series"]) == {f"model-{k}" for k in range(8)}
+    # every bar carries its n (items · cases): 8 runs x (VRS, IS) in each panel
+    assert all(ax["ntexts"] == ["n=12·12c"] * 16 for ax in bars), bars[0]["ntexts"]
+
+
+def test_bar_n_labels_mark_few_cases() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    node = runs[1].metrics["modes"]["independent"]["visual_reliance"]
+    node["VRS"] = _m(-0.4, n=6, cases=3)  # a negative value from 3 cases: label under the bar, marked
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    vis = plots["visual_reliance"]
+    check_readable(vis)
+    ax = vis.layout["axes"][0]
+    assert sorted(ax["ntexts"]) == sorted(["n=12·12c", "n=12·12c", "n=12·12c", "n=6·3c†"])
+    neg = ax["nlabels"][ax["ntexts"].index("n=6·3c†")]
+    zero_y = max(b[1] for b in ax["bars"])  # the bars >= 0 start at the zero line
+    assert neg[3] <= zero_y  # below the zero line, under its bar
+    assert sum(ax["hatched"]) == 1  # the bar from 3 cases is hatched, no other
+    assert any("fewer than 10 cases" in t for t in vis.layout["legend_texts"])
+    assert "fewer than 10 cases" in vis.caption and "n=items·cases" in vis.caption
 
 
 def test_heatmap_rows_and_columns() -> None:
@@ -76,3 +108,20 @@ def test_heatmap_rows_and_columns() -> None:
     assert ax["xlabels"] == ["T3", "V1", "V2"]  # V1 evaluated (its change undefined: shown n/a) is a column
     assert ax["ylabels"] == [f"model-{k} · independent" for k in range(3)]  # blind ran no variant: no empty row
     assert "robust model is near 0" in heat.caption
+
+
+def test_is_drawn_with_its_noise_floor_and_captions_say_what_good_looks_like() -> None:
+    runs = [_run(k, ("independent", "blind")) for k in range(3)]
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    vis = plots["visual_reliance"]
+    for ax in vis.layout["axes"]:
+        is_bars = [b for b, t in zip(ax["bars"], ax["bar_metrics"], strict=True) if t == "IS"]
+        assert len(ax["floors"]) == len(is_bars) == 3  # one noise-floor tick on each run's IS bar
+        for floor, bar in zip(sorted(ax["floors"], key=lambda f: f["box"][0]), sorted(is_bars), strict=True):
+            assert floor["metric"] == "IS" and floor["value"] == 0.3  # the run's FlipRate
+            assert bar[0] - 1 <= floor["box"][0] and floor["box"][2] <= bar[2] + 1  # across its own bar
+    assert "IS noise floor (FlipRate)" in vis.layout["legend_texts"]
+    assert "Only IS above its tick is image-driven" in vis.caption
+    for p in plots.values():  # every caption says what a good model looks like
+        assert "good model" in p.caption or "robust model" in p.caption, p.name
+

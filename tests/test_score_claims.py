@@ -12,6 +12,8 @@ from medr2.score.claims import Claim, audit, check_rationale, check_text, ration
 
 CORPUS = Path(__file__).parent / "data" / "rationale_corpus.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "rationale_heldout.jsonl"
+HELDOUT2 = Path(__file__).parent / "data" / "rationale_heldout2.jsonl"  # its errors drove the claims-v2 fixes
+HELDOUT3 = Path(__file__).parent / "data" / "rationale_heldout3.jsonl"  # fresh after them: the held-out figure
 
 
 def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -56,6 +58,44 @@ def test_heldout_rationales_reported() -> None:
     got = corpus_scores(HELDOUT)
     print(f"held-out rationales: {got}")
     assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.6, got  # measured 0.86 / 0.69
+
+
+def test_fresh_heldout_rationales_reported() -> None:
+    """The third held-out set, written and labelled before the checker ran on it, after the rule changes the
+    second set prompted (docs/metrics.md reports both); floors only catch a regression."""
+    styles = {"qwen3-thinking", "gpt-5", "gemini", "deepseek-r1", "llava-med", "markdown", "chinese"}
+    for path, n in ((HELDOUT2, 70), (HELDOUT3, 63)):
+        rows = _rows(path)
+        assert len(rows) == n and {r["style"] for r in rows} == styles
+    second, third = corpus_scores(HELDOUT2), corpus_scores(HELDOUT3)
+    print(f"held-out 2 (after its fixes): {second}\nheld-out 3 (fresh): {third}")
+    assert third["precision"] >= 0.95 and third["recall"] >= 0.65, third  # measured 30/31 = 0.97, 0.70
+    assert second["precision"] >= 0.95 and second["recall"] >= 0.95, second  # 40/42, 40/41
+
+
+def _vv(text: str, case: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(c.kind, c.text.lower(), c.verdict) for c in check_text(text, case)]
+
+
+def test_error_classes_found_on_the_second_heldout_set() -> None:
+    """Rules added for the second held-out set's false contradictions (general forms, not its sentences)."""
+    chest = {**CXR, "findings": [], "diagnosis": "pneumothorax"}
+    # "absent" modifies the noun after it, not a later finding
+    assert ("finding", "pneumothorax", "supported") in _vv(
+        "Absent vascular markings peripherally, in keeping with a pneumothorax.", chest)
+    assert ("finding", "pleural effusion", "contradicted") in _vv("Pleural effusion is absent.", CXR)
+    # a heading's colon followed by "no X": the "no" belongs to X
+    assert ("modality", "x-ray", "supported") in _vv("Chest X-ray: no focal consolidation.", CXR)
+    assert ("finding", "pleural effusion", "contradicted") in _vv("Pleural effusion: none.", CXR)
+    # 正常 said of a part or a measure is no normal study; said of the image it is
+    assert all(v != "contradicted" for _, _, v in _vv("左侧胸腔积液。纵隔结构正常。", CXR))
+    assert ("diagnosis", "胸片正常", "contradicted") in _vv("胸片正常。", CXR)
+    # a size cut-off is no measurement; a statement taken back is not asserted
+    nodule = {"modality": "CT", "findings": [{"label": "nodule", "attributes": {"size_mm": 14}}]}
+    assert [(t, v) for k, t, v in _vv("This nodule is 14 mm. Under 3 cm, so a nodule.", nodule)
+            if k == "size"] == [("14 mm", "supported")]
+    assert [(t, v) for k, t, v in _vv("A nodule of 3 cm.", nodule) if k == "size"] == [("3 cm", "contradicted")]
+    assert ("plane", "lateral", "contradicted") not in _vv("Lateral view... actually it is a PA view.", CXR)
 
 
 CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,7 @@ def test_cli(bench: Bench, tmp_path: Path) -> None:
     done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "overall" in done.stdout and (run / "metrics.json").is_file()
+    assert re.search(r"overall \d\.\d{3} \[[^]]+\]†? \(n=[\d,]+, [\d,]+ cases?\)", done.stdout), done.stdout  # its n
     bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "manifest" in bad.stderr

@@ -19,11 +19,12 @@ __all__ = [
     "Case", "Item", "Prediction", "Score", "Bench", "Adapter", "Request", "Response", "Message", "Part",
     "GenSettings", "BoxConvention", "AdapterOptions", "CallableAdapter",
     # errors
-    "Medr2Error", "BadInput", "WorkFailed",
-    # extension decorators
-    "register_adapter", "register_baseline", "register_preset", "register_family", "register_task",
-    "register_variant", "register_source", "register_importer", "register_exporter", "register_format",
-    "register_extractor", "register_plot",
+    "Medr2Error", "BadInput", "WorkFailed", "Skip", "VariantId",
+    # extension decorators (medr2.registry; docs/extending.md)
+    "register_task", "task", "register_variant", "register_source", "register_importer", "register_exporter",
+    "register_adapter", "register_metric", "register_plot", "register_extractor", "register_format",
+    "register_family", "register_preset", "register_resize", "register_baseline", "register_background",
+    "register_degradation", "Registry", "load_plugins",
 ]
 
 

@@ -62,19 +62,16 @@ _LAZY: dict[str, str] = {
     "Medr2Error": "medr2.errors:Medr2Error",
     "BadInput": "medr2.errors:BadInput",
     "WorkFailed": "medr2.errors:WorkFailed",
-    # extension decorators (docs/extending.md)
-    "register_adapter": "medr2.models.registry:register_adapter",
-    "register_baseline": "medr2.models.baselines:register_baseline",
-    "register_preset": "medr2.models.presets:register_preset",
-    "register_family": "medr2.models.families:register_family",
-    "register_task": "medr2.tasks.spec:register_task",
-    "register_variant": "medr2.perturb.registry:register",
-    "register_source": "medr2.sources.base:register_source",
-    "register_importer": "medr2.interop.importers:register_importer",
-    "register_exporter": "medr2.interop.exporters:register_exporter",
-    "register_format": "medr2.train.formats:register_format",
-    "register_extractor": "medr2.score.extract:register_extractor",
-    "register_plot": "medr2.report.plots:register_plot",
+    "Skip": "medr2.errors:Skip",
+    "VariantId": "medr2.variant_id:VariantId",
+    # extension decorators (docs/extending.md): medr2.registry's, each importing its extension point on use
+    **{name: f"medr2.registry:{name}" for name in (
+        "register_task", "task", "register_variant", "register_source", "register_importer", "register_exporter",
+        "register_adapter", "register_metric", "register_plot", "register_extractor", "register_format",
+        "register_family", "register_preset", "register_resize", "register_baseline", "register_background",
+        "register_degradation")},
+    "Registry": "medr2.registry:Registry",
+    "load_plugins": "medr2.registry:load_plugins",
 }
 
 VERBS = ("build", "info", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
@@ -241,13 +238,15 @@ def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] |
 
 
 def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequence[str] = (),
-          judge_api_key_env: str | None = None, seed: int = 0, resamples: int = 1000,
+          judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
           progress: Any = None) -> dict[str, Any]:
-    """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics."""
+    """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
+    ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``)."""
     from medr2.score.scorer import score_run
 
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
-    return score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress)
+    return score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
+                     judge_claims=judge_claims)
 
 
 def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,

@@ -26,6 +26,14 @@ class BadInput(Medr2Error):
         super().__init__(f"{where}: {reason}" if where else reason)
 
 
+class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """A task or a perturbation does not apply to this case or item; ``reason`` is counted in the manifest."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class WorkFailed(Medr2Error):
     exit_code = 1
 

@@ -15,6 +15,7 @@ from PIL import Image, ImageDraw, ImageFont
 from medr2.errors import BadInput
 from medr2.images import load_image
 from medr2.records import Case, Item
+from medr2.variant_id import VariantId
 
 STRUCTURE_COLOR = (0, 220, 255)
 SYNTHETIC_FINDING_COLOR = (255, 40, 40)
@@ -122,7 +123,7 @@ def variant_sheet(case: Case, items: Sequence[Item], resolve: Callable[[str], Pa
     tiles = [draw_case(load_image(resolve(case.image)), case, title=f"{case.case_id} clean")]
     seen = {case.image_sha256}
     for it in sorted(items, key=lambda i: (i.variant, i.item_id)):
-        if it.case_id != case.case_id or not it.variant.startswith("V") or it.image is None:
+        if it.case_id != case.case_id or VariantId.lenient(it.variant).family != "V" or it.image is None:
             continue
         key = it.image_sha256 or it.image
         if key in seen:

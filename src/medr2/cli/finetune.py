@@ -33,10 +33,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fine-tune a checkpoint with TRL + PEFT LoRA on the bench's train split."""
         from medr2.api import finetune
+        from medr2.train.finetune import describe_stage
 
         rep = finetune(base, bench, out, strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr,
                        lora_r=lora_r, lora_alpha=lora_alpha, target_modules=target_modules, batch_size=batch_size,
                        grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
                        seed=seed, device=device)
-        losses = ", ".join(f"{s['stage']}: {s['steps']} steps, loss {s['train_loss']:.3f}" for s in rep["stages"])
+        losses = "; ".join(describe_stage(s) for s in rep["stages"])
         typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

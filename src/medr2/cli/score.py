@@ -15,6 +15,9 @@ def register(app: typer.Typer) -> None:
         judge_base_url: list[str] = typer.Option([], "--judge-base-url", help="base URL of the judge endpoint"),
         judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env",
                                                      help="environment variable holding the judge's API key"),
+        judge_claims: bool = typer.Option(False, "--judge-claims", metavar="",
+                                          help="also ask the judge about rationale claims the rules leave "
+                                               "unverifiable (needs --judge)"),
         seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
     ) -> None:
@@ -26,6 +29,7 @@ def register(app: typer.Typer) -> None:
 
         from medr2.api import score as api_score
         from medr2.progress import for_console
+        from medr2.report.fmt import fmt_value_n
         from medr2.score.completeness import describe
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
         from medr2.score.truncation import TRUNCATED_HINT
@@ -36,7 +40,7 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
-                                    progress=progress)
+                                    judge_claims=judge_claims, progress=progress)
         finally:
             progress.close()
         con = Console()
@@ -46,10 +50,7 @@ def register(app: typer.Typer) -> None:
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
-            val = ov.get("value")
-            lo, hi = ov.get("lo"), ov.get("hi")
-            ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-            acc = f"{val:.3f}{ci}" if val is not None else "n/a"
+            acc = fmt_value_n(ov, 3)  # value [lo, hi] (n=…, … cases), † from fewer than 10 cases
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0

@@ -100,7 +100,8 @@ def make_train_callback(console: Any, label: str) -> Any:
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             stage = Path(str(args.output_dir)).name  # finetune names its stages' folders "full" / "lora"
             self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("steps  loss {task.fields[loss]}"), TimeElapsedColumn(), console=console)
+                                 TextColumn("steps  last-step loss {task.fields[loss]}"), TimeElapsedColumn(),
+                                 console=console)
             self._bar.start()
             self._task = self._bar.add_task(f"{label}: {stage}", total=state.max_steps, loss="-")
             self._t0 = time.perf_counter()

@@ -307,7 +307,7 @@ def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoMod
 
 
 def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str) -> str:
-    from medr2.train.finetune import FinetuneConfig, finetune
+    from medr2.train.finetune import FinetuneConfig, describe_stage, finetune
 
     out = paths.finetuned(strategy)
     report_file = out / "finetune.json"
@@ -317,7 +317,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
                         full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
-    stages = "; ".join(f"{s['stage']} {s['steps']} steps, loss {s['train_loss']:.3f}" for s in rep["stages"])
+    stages = "; ".join(describe_stage(s) for s in rep["stages"])
     return f"{rep['n_examples']} examples; {stages}"
 
 

@@ -14,6 +14,8 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
+from medr2.registry import Registry
+
 SEVERITIES = (1, 2, 3)
 
 # the artefact label (Case.artefact / s1.artefact vocabulary) of each kind
@@ -28,15 +30,21 @@ ARTEFACT_LABELS: dict[str, str] = {
 }
 
 Degrader = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
-DEGRADATIONS: dict[str, Degrader] = {}
+DEGRADATIONS: Registry[Degrader] = Registry("degradation")
 
 
-def _register(kind: str) -> Callable[[Degrader], Degrader]:
+def register_degradation(kind: str, artefact_label: str | None = None) -> Callable[[Degrader], Degrader]:
+    """Decorator: register ``fn(arr, severity, rng) -> arr`` as a degradation kind (V8 and the sample source
+    use every registered kind); ``artefact_label`` is its ``s1.artefact`` answer (default: the kind)."""
     def deco(fn: Degrader) -> Degrader:
-        DEGRADATIONS[kind] = fn
+        DEGRADATIONS.register(kind, fn)
+        ARTEFACT_LABELS.setdefault(kind, artefact_label or kind.replace("_", " "))
         return fn
 
     return deco
+
+
+_register = register_degradation
 
 
 def _to_uint8(x: np.ndarray) -> np.ndarray:

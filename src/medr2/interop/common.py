@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,18 +21,34 @@ from medr2.records import Case, Finding, Form, Item, Structure, item_content_id,
 OTHER_TASK = "imported.other"
 OTHER_STAGE = 0
 
-# stage of every task an importer may map to (task id -> stage); see docs/tasks.md
-TASK_STAGE: dict[str, int] = {
-    "s1.modality": 1, "s1.plane": 1, "s1.sequence": 1, "s1.quality": 1, "s1.artefact": 1, "s1.region": 1,
-    "s1.orientation": 1,
-    "s2.organ": 2, "s2.organ_presence": 2, "s2.organ_box": 2, "s2.cued_structure": 2, "s2.relative_position": 2,
-    "s2.count": 2, "s2.size_compare": 2, "s2.landmark": 2,
-    "s3.abnormal": 3, "s3.finding_type": 3, "s3.absent_finding": 3, "s3.lesion_box": 3, "s3.cue_description": 3,
-    "s3.location": 3, "s3.count": 3, "s3.size": 3, "s3.attribute": 3,
-    "s4.diagnosis": 4, "s4.severity": 4, "s4.malignancy": 4, "s4.differential": 4, "s4.evidence_support": 4,
-    "s4.multilabel": 4, "s4.report": 4,
-    OTHER_TASK: OTHER_STAGE,
-}
+class _TaskStage(Mapping[str, int]):
+    """Stage of every task an importer may map to (task id -> stage): derived from the task registry
+    (:data:`medr2.tasks.TASKS`, plugins included), then :data:`OTHER_TASK`; see docs/tasks.md."""
+
+    _cache: tuple[int, dict[str, int]] | None = None
+
+    def _table(self) -> dict[str, int]:
+        from medr2.tasks import TASKS, task_stage
+
+        version = TASKS.version
+        if self._cache is None or self._cache[0] != version:
+            self._cache = (version, {**task_stage(), OTHER_TASK: OTHER_STAGE})
+        return self._cache[1]
+
+    def __getitem__(self, task: str) -> int:
+        return self._table()[task]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __contains__(self, task: object) -> bool:
+        return task in self._table()
+
+
+TASK_STAGE: Mapping[str, int] = _TaskStage()
 
 YES_NO = {"yes": "yes", "no": "no", "y": "yes", "n": "no", "true": "yes", "false": "no"}
 # Chinese closed answers (SLAKE zh): is / is not, contains / does not, has / has not, exists, can be (seen)
@@ -60,7 +77,6 @@ class ImportResult:
     unmapped: int  # items in imported.other
     duplicates: int  # identical questions merged (their qids kept in meta)
     quarantined: list[QuarantineEntry]
-    manifest: dict[str, Any] | None = None  # the written bench's manifest (set by medr2.import_dataset)
 
 
 @dataclass

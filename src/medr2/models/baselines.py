@@ -21,27 +21,22 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, BoxConvention, Request, Response
 from medr2.models.presets import format_box
-from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.models.registry import AdapterOptions
 from medr2.records import Box, Item, letter, letter_index
+from medr2.registry import Registry
 
 PIXEL = BoxConvention("pixel", "none", ())
-BASELINES: dict[str, Callable[[AdapterOptions], BaselineAdapter]] = {}
+# ``baseline:NAME`` -> class (registered below; adding one: docs/extending.md)
+BASELINES: Registry[Callable[[AdapterOptions], BaselineAdapter]] = Registry("baseline", field="--model")
 
 
 def register_baseline(name: str) -> Callable[[type[BaselineAdapter]], type[BaselineAdapter]]:
-    def deco(cls: type[BaselineAdapter]) -> type[BaselineAdapter]:
-        BASELINES[name] = cls
-        return cls
-
-    return deco
+    """Class decorator: register a baseline as ``baseline:NAME``."""
+    return BASELINES.decorator(name)  # type: ignore[return-value]
 
 
-@register_adapter("baseline")
 def _factory(name: str, opts: AdapterOptions) -> Adapter:
-    cls = BASELINES.get(name)
-    if cls is None:
-        raise BadInput(f"unknown baseline {name!r}; known: {', '.join(sorted(BASELINES))}", field="--model")
-    return cls(opts)
+    return BASELINES.lookup(name)(opts)
 
 
 def _item(req: Request) -> Item:

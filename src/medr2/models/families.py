@@ -25,6 +25,7 @@ from typing import Any
 
 from medr2.errors import BadInput
 from medr2.models.base import BoxSpace
+from medr2.registry import Registry
 
 VOCAB = 640
 TEXT = {"hidden": 64, "layers": 2, "heads": 2, "inter": 128}  # head size 32 (vLLM needs >= 32)
@@ -49,19 +50,16 @@ class Family:
     notes: str = ""
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILIES: Registry[Family] = Registry("family", field="--family")
 
 
 def register_family(f: Family) -> Family:
-    FAMILIES[f.name] = f
-    return f
+    """Register a model family under its ``name`` (a taken name is refused)."""
+    return FAMILIES.register(f.name, f)
 
 
 def get_family(name: str) -> Family:
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise BadInput(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}", field="--family") from None
+    return FAMILIES.lookup(name)
 
 
 def torchvision_available() -> bool:

@@ -21,7 +21,7 @@ from medr2.errors import BadInput
 from medr2.images import load_image
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
-from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.models.registry import AdapterOptions
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
@@ -234,7 +234,6 @@ def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
     return to_chat(messages, bench_root, image_part, check_hash), images
 
 
-@register_adapter("hf")
 def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
     """Registry factory for ``hf:PATH``: ``batch_size`` from the run options, the rest of
     :class:`HFOptions` (``dtype``, ``device``, ``attn_implementation``, ``box_space``) from ``extra``;

@@ -46,7 +46,7 @@ from medr2.errors import BadInput
 from medr2.images import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
-from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.models.registry import AdapterOptions
 from medr2.redact import redact_credentials, redact_url, scrub_secret, secret_grams
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
@@ -618,7 +618,6 @@ def _merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@register_adapter("openai")
 def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     preset = opts.preset or get_preset("generic")
     extra = dict(opts.extra)

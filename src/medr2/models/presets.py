@@ -20,6 +20,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, BoxSpace
 from medr2.records import Box
+from medr2.registry import Registry
 
 # ---------------------------------------------------------------------------------------------
 # Resize rules: original (w, h) -> affine map (sx, sy, tx, ty) from original pixels to the pixels
@@ -27,15 +28,12 @@ from medr2.records import Box
 
 Affine = tuple[float, float, float, float]
 ResizeRule = Callable[[int, int, dict[str, object]], Affine]
-RESIZE_RULES: dict[str, ResizeRule] = {}
+RESIZE_RULES: Registry[ResizeRule] = Registry("resize rule", field="box_convention.resize")
 
 
 def register_resize(name: str) -> Callable[[ResizeRule], ResizeRule]:
-    def deco(fn: ResizeRule) -> ResizeRule:
-        RESIZE_RULES[name] = fn
-        return fn
-
-    return deco
+    """Decorator: register a resize rule ``(w, h, params) -> (sx, sy, tx, ty)``."""
+    return RESIZE_RULES.decorator(name)
 
 
 def _param(params: dict[str, object], name: str, rule: str) -> int:
@@ -200,19 +198,16 @@ class Preset:
                 "extra_body": dict(self.extra_body)}
 
 
-PRESETS: dict[str, Preset] = {}
+PRESETS: Registry[Preset] = Registry("preset", field="--preset")
 
 
 def register_preset(p: Preset) -> Preset:
-    PRESETS[p.name] = p
-    return p
+    """Register a model preset under its ``name`` (a taken name is refused)."""
+    return PRESETS.register(p.name, p)
 
 
 def get_preset(name: str) -> Preset:
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise BadInput(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}", field="--preset") from None
+    return PRESETS.lookup(name)
 
 
 _QWEN_PARAMS = (("factor", 28), ("max_pixels", 28 * 28 * 16384), ("min_pixels", 56 * 56))

@@ -1,8 +1,8 @@
 """Model specs -> adapters. ``load_adapter("openai:Qwen/Qwen2.5-VL-7B-Instruct", base_urls=[...])``.
 
-Adapters register a factory under the prefix before ``:`` with ``@register_adapter("prefix")``.
-Built-in adapter modules are imported lazily the first time their prefix is asked for, so
-``medr2 --help`` never imports torch or aiohttp.
+Adapters register a factory under the prefix before ``:`` with ``@register_adapter("prefix")`` (see
+``docs/extending.md``). Built-in adapters are lazy registry entries imported the first time their prefix
+is asked for, so ``medr2 --help`` never imports torch or aiohttp.
 
 An adapter may also implement ``stream(requests)`` (see :class:`StreamingAdapter`): it yields
 ``(index, response)`` as each request finishes, in any order, so the runner persists every
@@ -11,13 +11,13 @@ response the moment it arrives. Adapters without it are called with ``generate``
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, Request, Response
+from medr2.registry import Registry
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
@@ -45,29 +45,21 @@ class AdapterOptions:
 
 
 AdapterFactory = Callable[[str, AdapterOptions], Adapter]
-ADAPTERS: dict[str, AdapterFactory] = {}
-
-# prefix -> module that registers it on import
-BUILTIN_MODULES: dict[str, str] = {
-    "openai": "medr2.models.openai",
-    "baseline": "medr2.models.baselines",
-    "hf": "medr2.models.hf",
-    "vllm": "medr2.models.vllm",
-}
+# prefix -> factory; the built-ins are lazy entries (their module, which may import torch or aiohttp, is
+# imported when the prefix is used). Adding an adapter: docs/extending.md.
+ADAPTERS: Registry[AdapterFactory] = Registry("model prefix", field="--model")
+for _prefix, _target in (("openai", "openai:_factory"), ("baseline", "baselines:_factory"),
+                         ("hf", "hf:make_hf_adapter"), ("vllm", "vllm:make_vllm_adapter")):
+    ADAPTERS.lazy(_prefix, f"medr2.models.{_target}")
 
 
 def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:
-    """Register ``factory(name, options) -> Adapter`` for specs ``prefix:name``."""
-
-    def deco(factory: AdapterFactory) -> AdapterFactory:
-        ADAPTERS[prefix] = factory
-        return factory
-
-    return deco
+    """Register ``factory(name, options) -> Adapter`` for specs ``prefix:name`` (a taken prefix is refused)."""
+    return ADAPTERS.decorator(prefix)
 
 
 def known_prefixes() -> list[str]:
-    return sorted(set(ADAPTERS) | set(BUILTIN_MODULES))
+    return sorted(ADAPTERS.names())
 
 
 def load_adapter(spec: str, **opts: Any) -> Adapter:
@@ -76,11 +68,7 @@ def load_adapter(spec: str, **opts: Any) -> Adapter:
     if not sep or not name:
         raise BadInput(f"model spec {spec!r} must look like PREFIX:NAME (prefixes: {', '.join(known_prefixes())})",
                        field="--model")
-    if prefix not in ADAPTERS and prefix in BUILTIN_MODULES:
-        importlib.import_module(BUILTIN_MODULES[prefix])
-    factory = ADAPTERS.get(prefix)
-    if factory is None:
-        raise BadInput(f"unknown model prefix {prefix!r}; known: {', '.join(known_prefixes())}", field="--model")
+    factory = ADAPTERS.lookup(prefix)
     allowed = {f.name for f in fields(AdapterOptions)}
     unknown = sorted(set(opts) - allowed)
     if unknown:

@@ -18,7 +18,7 @@ from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
 from medr2.models.hf import box_convention_for, model_fingerprint
-from medr2.models.registry import AdapterOptions, register_adapter
+from medr2.models.registry import AdapterOptions
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,6 @@ class VLLMAdapter:
                 for r in results]
 
 
-@register_adapter("vllm")
 def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
     """Registry factory for ``vllm:PATH``: the seed from the run options, the rest of
     :class:`VLLMOptions` from ``extra``."""

@@ -1,5 +1,15 @@
-"""Adversarial variants T1–T8 and V1–V9 (docs/variants.md): registry ``PERTURBATIONS``, engine, cues, inpainting."""
+"""Adversarial variants T1–T8 and V1–V9 (docs/variants.md): registry ``PERTURBATIONS``, engine, cues, inpainting.
 
-from medr2.perturb.registry import ALL_CODES, PERTURBATIONS, Perturbation, Skip, parse_variants
+Adding a variant: ``docs/extending.md``."""
 
-__all__ = ["ALL_CODES", "PERTURBATIONS", "Perturbation", "Skip", "parse_variants"]
+from typing import Any
+
+from medr2.perturb.registry import PERTURBATIONS, Perturbation, Skip, all_codes, parse_variants
+
+__all__ = ["ALL_CODES", "PERTURBATIONS", "Perturbation", "Skip", "all_codes", "parse_variants"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ALL_CODES":  # derived from the registry (plugins included)
+        return all_codes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

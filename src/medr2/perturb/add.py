@@ -21,9 +21,11 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     from medr2.bench.format import load_bench, write_bench
     from medr2.images import ImageStore
     from medr2.perturb.engine import generate_variants
-    from medr2.perturb.registry import ALL_CODES, parse_variants
+    from medr2.perturb.registry import all_codes, parse_variants
+    from medr2.variant_id import variant_code
 
     codes = parse_variants(variants if isinstance(variants, str) else ",".join(variants))
+    every = all_codes()
     loaded = load_bench(bench)
     m = loaded.manifest
     build = dict(m.get("build", {}))
@@ -32,7 +34,7 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     new, skips = generate_variants(loaded.root, loaded.cases, clean, codes, seed, ImageStore(loaded.root), workers)
 
     def code(it: Any) -> str:
-        return str(it.variant).split("-", 1)[0]
+        return variant_code(str(it.variant))
 
     kept = [it for it in loaded.items if it.variant != "clean" and code(it) not in codes]
     order = {it.item_id: i for i, it in enumerate(clean)}
@@ -42,8 +44,8 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
         if it.item_id not in seen:
             seen.add(it.item_id)
             variants_all.append(it)
-    variants_all.sort(key=lambda it: (order.get(it.parent_id or "", len(order)), ALL_CODES.index(code(it))))
-    build["variants"] = [c for c in ALL_CODES if c in set(build.get("variants", [])) | set(codes)]
+    variants_all.sort(key=lambda it: (order.get(it.parent_id or "", len(order)), every.index(code(it))))
+    build["variants"] = [c for c in every if c in set(build.get("variants", [])) | set(codes)]
     if seed != int(build.get("seed", seed)):
         build["variant_seeds"] = {**build.get("variant_seeds", {}), **dict.fromkeys(codes, seed)}
     reserved = {"format", "format_version", "medr2_version", "counts", "cases", "checksums", "complete"}

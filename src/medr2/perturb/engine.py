@@ -4,7 +4,7 @@ Variants are made one case at a time (:class:`VariantMaker`): a case, its clean 
 cases its perturbations declared (``Perturbation.related_cases``, e.g. the partner image of V2/V3),
 over fact pools and a case index shared by all cases. So the build can stream the pass through its
 workers, holding only the cases in flight. The result order is the order of the clean items, then
-of the codes in ``ALL_CODES``, then of what each perturbation returns, whatever the number of workers.
+of the codes in ``all_codes()``, then of what each perturbation returns, whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.images import ImageStore
 from medr2.perturb.context import CaseIndex, PerturbContext
 from medr2.perturb.facts import FactPools
-from medr2.perturb.registry import ALL_CODES, PERTURBATIONS, Perturbation, Skip, load_perturbations, parse_variants
+from medr2.perturb.registry import PERTURBATIONS, Perturbation, Skip, all_codes, parse_variants
 from medr2.records import Case, Item
 
 QUARANTINED = "quarantined (bad input, see quarantine.jsonl)"
@@ -34,9 +34,8 @@ Outcome = tuple[list[Item], list[tuple[str, str]], list[QuarantineEntry]]
 
 def make_perturbations(codes: Sequence[str], params: dict[str, dict[str, object]] | None = None
                        ) -> list[Perturbation]:
-    load_perturbations()
     params = params or {}
-    return [PERTURBATIONS[c](**params.get(c, {})) for c in codes]
+    return [PERTURBATIONS.lookup(c)(**params.get(c, {})) for c in codes]
 
 
 def _run_group(ctx: PerturbContext, perts: Sequence[Perturbation], items: Sequence[Item]) -> list[Outcome]:
@@ -160,4 +159,4 @@ def generate_variants(bench_root: Path, cases: list[Case], clean_items: list[Ite
     return out, {c: dict(sorted(skips[c].items())) for c in codes}
 
 
-__all__ = ["ALL_CODES", "VariantMaker", "collect", "generate_variants", "parse_variants"]
+__all__ = ["VariantMaker", "all_codes", "collect", "generate_variants", "parse_variants"]

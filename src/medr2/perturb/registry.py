@@ -1,5 +1,9 @@
 """The registry of perturbations (docs/variants.md) and the helpers every perturbation shares.
 
+This module imports nothing heavy (the code lists serve ``--help``). A new variant is one registration
+(``@register`` / :func:`medr2.registry.register_variant`); the code lists are derived from the registry.
+How to write one: ``docs/extending.md``.
+
 A perturbation has a ``code`` (``T1`` … ``V9``) and ``apply(item, case, ctx) -> list[Item]``; it raises
 :class:`Skip` with a short, countable reason where it does not apply. New items are built with
 :func:`derive_item`, which sets ``variant``, ``parent_id``, ``perturbation`` (code + parameters),
@@ -13,22 +17,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from medr2.errors import BadInput
-from medr2.records import Case, Item, item_content_id, jsonable, stable_hash
 
 if TYPE_CHECKING:
     from medr2.perturb.context import PerturbContext
+    from medr2.records import Case, Item
 
-TEXT_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8")
-VISUAL_CODES = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9")
-ALL_CODES: tuple[str, ...] = TEXT_CODES + VISUAL_CODES
+from medr2.errors import Skip
+from medr2.registry import Registry
+from medr2.variant_id import VariantId
 
-
-class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
-    """The perturbation does not apply to this item; ``reason`` is counted in the bench manifest."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+__all__ = ["PERTURBATIONS", "Perturbation", "Skip", "all_codes",
+           "answer_changed_meta", "derive_item", "derive_seed", "parse_variants", "register", "text_codes",
+           "visual_codes"]
 
 
 class Perturbation(ABC):
@@ -54,22 +54,62 @@ class Perturbation(ABC):
         return []
 
 
-PERTURBATIONS: dict[str, type[Perturbation]] = {}
+def _check(code: str, cls: type[Perturbation]) -> None:
+    vid = VariantId.parse(code)
+    if vid.code != code or getattr(cls, "code", None) != code:
+        raise ValueError(f"variant {code!r}: a perturbation is registered under its code (a letter and a number, "
+                         f"e.g. T9), and {getattr(cls, '__name__', cls)!r} has code {getattr(cls, 'code', None)!r}")
+
+
+# code -> Perturbation class; the built-ins are lazy (codes known without importing numpy). The canonical
+# order of the codes (``all_codes()``) is registration order: these, then plugins. See docs/extending.md.
+PERTURBATIONS: Registry[type[Perturbation]] = Registry("variant code", field="--variants", check=_check)
+for _code, _target in (
+        ("T1", "text:AbsentTwin"), ("T2", "text:CorrectHint"), ("T3", "text:MisleadingPremise"),
+        ("T4", "text:SuggestedAnswer"), ("T5", "text:Paraphrase"), ("T6", "text:OptionPermutation"),
+        ("T7", "text:NoneOfTheAbove"), ("T8", "text:InjectedWrongStep"),
+        ("V1", "visual:BlankImage"), ("V2", "visual:OtherCaseSameModality"), ("V3", "visual:OtherModality"),
+        ("V4", "visual:EvidenceRemoval"), ("V5", "visual:CorrectCue"), ("V6", "visual:DecoyCue"),
+        ("V7", "visual:CoordinatesOnly"), ("V8", "visual:Degradation"), ("V9", "visual:HorizontalFlip")):
+    PERTURBATIONS.lazy(_code, f"medr2.perturb.{_target}")
 
 
 def register(cls: type[Perturbation]) -> type[Perturbation]:
-    if cls.code in PERTURBATIONS:
-        raise ValueError(f"perturbation {cls.code} registered twice")
-    PERTURBATIONS[cls.code] = cls
-    return cls
+    """Class decorator: register a perturbation under its ``code`` (a taken code is refused)."""
+    return PERTURBATIONS.register(cls.code, cls)
 
 
-def load_perturbations() -> dict[str, type[Perturbation]]:
-    """Import the modules that register the built-in perturbations."""
-    import medr2.perturb.text
-    import medr2.perturb.visual  # noqa: F401
+def all_codes() -> tuple[str, ...]:
+    """Every variant code, in canonical order (built-ins T1..T8, V1..V9, then plugins)."""
+    return tuple(PERTURBATIONS.names())
 
+
+def text_codes() -> tuple[str, ...]:
+    """Codes of the text (prompt) variants: those whose code starts with ``T``."""
+    return tuple(c for c in all_codes() if VariantId.parse(c).family == "T")
+
+
+def visual_codes() -> tuple[str, ...]:
+    """Codes of the visual variants: those whose code starts with ``V``."""
+    return tuple(c for c in all_codes() if VariantId.parse(c).family == "V")
+
+
+def load_perturbations() -> Registry[type[Perturbation]]:
+    """Every perturbation class, imported (the registry itself)."""
+    for code in PERTURBATIONS.names():
+        PERTURBATIONS[code]
     return PERTURBATIONS
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # the code lists are derived from the registry (plugins included), so they are computed when asked for
+    if name == "ALL_CODES":
+        return all_codes()
+    if name == "TEXT_CODES":
+        return text_codes()
+    if name == "VISUAL_CODES":
+        return visual_codes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_variants(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -77,31 +117,36 @@ def parse_variants(text: str | Sequence[str] | None) -> tuple[str, ...]:
     if text is None:
         return ()
     parts = [p.strip() for p in (text.split(",") if isinstance(text, str) else text) if p and p.strip()]
+    codes = all_codes()
     if any(p.lower() == "all" for p in parts):
-        return ALL_CODES
+        return codes
     if any(p.lower() == "none" for p in parts):
         return ()
     wanted = {p.upper() for p in parts}
-    unknown = sorted(wanted - set(ALL_CODES))
+    unknown = sorted(wanted - set(codes))
     if unknown:
-        raise BadInput(f"unknown variant code(s) {unknown}; known: {', '.join(ALL_CODES)} or 'all'",
+        raise BadInput(f"unknown variant code(s) {unknown}; known: {', '.join(codes)} or 'all'",
                        field="--variants")
-    return tuple(c for c in ALL_CODES if c in wanted)
+    return tuple(c for c in codes if c in wanted)
 
 
 def derive_seed(*parts: Any) -> int:
     """A 63-bit seed from a stable hash of ``parts`` (never from iteration order)."""
+    from medr2.records import jsonable, stable_hash
+
     return int(stable_hash(jsonable(list(parts)), 16), 16) & ((1 << 63) - 1)
 
 
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
                 meta: dict[str, Any] | None = None, **updates: Any) -> Item:
     """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id."""
+    from medr2.records import Item, item_content_id, jsonable
+
     fields = parent.model_dump()
     fields.update(updates)
     fields["variant"] = variant
     fields["parent_id"] = parent.item_id
-    fields["perturbation"] = jsonable({"code": variant.split("-", 1)[0], **params})
+    fields["perturbation"] = jsonable({"code": VariantId.parse(variant).code, **params})
     fields["seed"] = seed
     fields["meta"] = {**parent.meta, **(meta or {})}
     fields["item_id"] = item_content_id(fields)

@@ -10,22 +10,24 @@ from PIL import Image, ImageDraw, ImageFont
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
 from medr2.images import encode_png, load_image
-from medr2.perturb.registry import VISUAL_CODES
+from medr2.perturb.registry import visual_codes
 from medr2.records import Item
+from medr2.variant_id import variant_code
 
 TILE = 256
 CAPTION = 46
 
 
 def _code(it: Item) -> str:
-    return it.variant.split("-", 1)[0]
+    return variant_code(it.variant)
 
 
 def pick_parent(bench: Bench, case_id: str | None = None) -> tuple[Item, list[Item]]:
     """The clean item (of ``case_id`` if given) with the most visual variant codes, and those variants."""
+    visual = visual_codes()
     by_parent: dict[str, list[Item]] = {}
     for it in bench.items:
-        if it.parent_id and _code(it) in VISUAL_CODES:
+        if it.parent_id and _code(it) in visual:
             by_parent.setdefault(it.parent_id, []).append(it)
     clean = {it.item_id: it for it in bench.items if it.variant == "clean"}
     best: tuple[int, int, str] | None = None
@@ -40,7 +42,7 @@ def pick_parent(bench: Bench, case_id: str | None = None) -> tuple[Item, list[It
         raise BadInput("no clean item with visual variants" + (f" for case {case_id}" if case_id else ""),
                        file=str(bench.root), field="--case")
     pid = best[2]
-    variants = sorted(by_parent[pid], key=lambda v: (VISUAL_CODES.index(_code(v)), v.variant))
+    variants = sorted(by_parent[pid], key=lambda v: (visual.index(_code(v)), v.variant))
     return clean[pid], variants
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from medr2.perturb.context import PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, there_is
-from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, register
+from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks.vocab import be, is_normal
 
@@ -72,7 +72,6 @@ _T1_ORDER = {
 }
 
 
-@register
 class AbsentTwin(Perturbation):
     """T1: for a true yes/no statement, its twin asserting an attribute the case does not have."""
 
@@ -106,7 +105,6 @@ def _earlier_facts(item: Item, case: Case) -> list[tuple[str, str]]:
     return facts
 
 
-@register
 class CorrectHint(Perturbation):
     """T2: the earlier-stage facts of the case stated correctly as context turns."""
 
@@ -124,7 +122,6 @@ class CorrectHint(Perturbation):
 
 
 # --------------------------------------------------------------------------- T3
-@register
 class MisleadingPremise(Perturbation):
     """T3: one fact stated wrongly before the question; the lure is the answer consistent with it."""
 
@@ -190,7 +187,6 @@ _T4_KINDS = {
 }
 
 
-@register
 class SuggestedAnswer(Perturbation):
     """T4: a wrong answer suggested after the question, plainly and by an authority."""
 
@@ -258,7 +254,6 @@ def paraphrase(question: str, rng: np.random.Generator) -> tuple[str, list[int],
     return _FRAMES[frame].format(q=body), keep, frame
 
 
-@register
 class Paraphrase(Perturbation):
     """T5: the question reworded by templates; the answer is unchanged."""
 
@@ -273,7 +268,6 @@ class Paraphrase(Perturbation):
 
 
 # --------------------------------------------------------------------------- T6
-@register
 class OptionPermutation(Perturbation):
     """T6: options shuffled (the correct one always moves); answer letters remapped."""
 
@@ -305,7 +299,6 @@ class OptionPermutation(Perturbation):
 
 
 # --------------------------------------------------------------------------- T7
-@register
 class NoneOfTheAbove(Perturbation):
     """T7: the correct option replaced by "None of the above", which becomes the answer."""
 
@@ -364,7 +357,6 @@ def _consistent_option(item: Item, step: Item, wrong: str) -> str | None:
     return letter(idx)
 
 
-@register
 class InjectedWrongStep(Perturbation):
     """T8: the earlier steps of the chain as context, one of them answered wrongly."""
 

@@ -23,7 +23,7 @@ from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
 from medr2.perturb.inpaint import inpaint
-from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed, register
+from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
 from medr2.records import Box, Case, Cue, Finding, Item, canonical_json, jsonable, letter, letter_index
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
@@ -96,7 +96,6 @@ def _finding_region(f: Finding, ctx: PerturbContext, case: Case) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- V1
-@register
 class BlankImage(Perturbation):
     """V1: a uniform image (the mean colour of the original, same size); an image-sensitivity probe."""
 
@@ -196,7 +195,6 @@ class _OtherCase(Perturbation):
                             meta=answer_changed_meta(item, answer, scoring=scoring), **updates, **_image_fields(ref))]
 
 
-@register
 class OtherCaseSameModality(_OtherCase):
     """V2: the image of another case of the same modality (resized to the shown size)."""
 
@@ -205,7 +203,6 @@ class OtherCaseSameModality(_OtherCase):
     same_modality = True
 
 
-@register
 class OtherModality(_OtherCase):
     """V3: the image of a case of another modality (resized to the shown size)."""
 
@@ -273,7 +270,6 @@ def removal_region(case: Case, ctx: PerturbContext, dilate_px: int) -> np.ndarra
     return ndimage.binary_dilation(region, iterations=dilate_px) if dilate_px > 0 else region
 
 
-@register
 class EvidenceRemoval(Perturbation):
     """V4: every lesion inpainted from the surrounding tissue; the answer becomes the counterfactual."""
 
@@ -376,7 +372,6 @@ def _cue_question(family: str, item: Item, where: str) -> str:
     return item.question
 
 
-@register
 class CorrectCue(_CueVariant):
     """V5: a cue drawn on the true lesion; the question refers to the marked region."""
 
@@ -439,7 +434,6 @@ def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, flo
     return None
 
 
-@register
 class DecoyCue(_CueVariant):
     """V6: the same cue drawn on lesion-free tissue; the truth for the marked region is 'nothing'."""
 
@@ -489,7 +483,6 @@ _UNDRAW: tuple[tuple[str, str], ...] = (
 )
 
 
-@register
 class CoordinatesOnly(Perturbation):
     """V7: the true region given as pixel coordinates in the text; nothing is drawn."""
 
@@ -546,7 +539,6 @@ class CoordinatesOnly(Perturbation):
 ANSWER_DEPENDS_ON_QUALITY = ("s1.quality", "s1.artefact")
 
 
-@register
 class Degradation(Perturbation):
     """V8: acquisition-like degradations at three severities (``medr2.imaging.degrade``)."""
 
@@ -606,7 +598,6 @@ def flip_box(box: Box, width: int) -> Box:
     return (float(width - x2), y1, float(width - x1), y2)
 
 
-@register
 class HorizontalFlip(Perturbation):
     """V9: the image mirrored left-right; laterality answers, boxes and cues mirrored with it."""
 

@@ -130,6 +130,55 @@ def _model_saw_image(mode: str, msgs: list[dict[str, Any]] | None, it: Item) -> 
     return it.image is not None and (spec.image if spec is not None else True)
 
 
+CLAIM_MARKS = {"supported": "✓", "contradicted": "✗", "unverifiable": "?"}  # shown after each marked span
+
+
+def marked_text(text: str | None, claims: list[dict[str, Any]], limit: int = RESPONSE_CHARS) -> list[dict[str, Any]]:
+    """``text`` cut into segments for the card: plain ``{"x"}`` and claim spans ``{"x", "c": verdict, "k": kind,
+    "val": value, "by": decided_by, "n": note, "d": denied}``, in order, spans as stored in ``claims.parquet``
+    (offsets into ``text``; a claim overlapping an earlier one, or past the ``limit`` cut, is not marked; the
+    card's claim list still shows it). :func:`clean_text` keeps offsets (one character for one)."""
+    full = clean_text(text)
+    shown = full[:limit]
+    segs: list[dict[str, Any]] = []
+    pos = 0
+    for c in sorted(claims, key=lambda c: (c["start"], c["end"])):
+        a, b = int(c["start"]), int(c["end"])
+        if a < pos or b > len(shown) or b <= a:
+            continue
+        if a > pos:
+            segs.append({"x": shown[pos:a]})
+        segs.append({"x": shown[a:b], "c": c["verdict"], "k": c["kind"], "val": clean_text(c["value"]),
+                     "by": c["decided_by"], "n": clean_text(c["note"]), "d": bool(c["denied"])})
+        pos = b
+    if pos < len(shown):
+        segs.append({"x": shown[pos:]})
+    if len(full) > limit:
+        segs.append({"x": f"\n… [cut: {len(full) - limit:,} more characters]"})
+    return segs
+
+
+def _claims_view(resp: Any, claims: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The card's rationale audit: the response and the server's reasoning text with their claims marked, and
+    every claim listed (``{"src", "x", "c", "k", "val", "by", "n", "d"}``); None for a row without claims."""
+    if not claims:
+        return None
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for c in claims:
+        by_source.setdefault(str(c["source"]), []).append(c)
+    view: dict[str, Any] = {
+        "content": marked_text(resp.raw if resp else None, by_source.get("content", [])),
+        "reasoning": marked_text(resp.reasoning, by_source["reasoning"]) if resp and resp.reasoning
+        and "reasoning" in by_source else None,
+        "list": [{"src": c["source"], "x": clean_text(c["text"]), "c": c["verdict"], "k": c["kind"],
+                  "val": clean_text(c["value"]), "by": c["decided_by"], "n": clean_text(c["note"]),
+                  "d": bool(c["denied"])} for c in sorted(claims, key=lambda c: (c["source"], c["start"], c["end"]))],
+    }
+    counts = {v: sum(c["verdict"] == v for c in claims) for v in CLAIM_MARKS}
+    view["counts"] = counts
+    return view
+
+
 def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
          bench_root: Path) -> dict[str, Any]:
     resp = run.responses.get((s["item_id"], s["mode"]))
@@ -156,6 +205,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "lure": clean_text(it.lure) if it.lure else None,
         "img": img, "w": width, "h": height, "cue": cue,
         "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
+        "cl": _claims_view(resp, run.claims.get((s["item_id"], s["mode"]))),
     }
 
 

@@ -24,6 +24,7 @@ class RawResponse:
     status: str
     error: str | None
     request: list[Any] | None = None  # the rendered messages the model received (``messages_json``), if stored
+    reasoning: str | None = None  # the server's separate reasoning text, if it returned one
 
 
 @dataclass
@@ -38,6 +39,8 @@ class RunData:
     scores: list[dict[str, Any]]
     responses: dict[tuple[str, str], RawResponse] = field(default_factory=dict)
     bench_root: Path | None = None
+    # per (item_id, mode): the rationale's claims as stored in ``claims.parquet`` (empty for a run without one)
+    claims: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def modes(self) -> list[str]:
@@ -81,7 +84,36 @@ def _read_responses(run_dir: Path) -> dict[tuple[str, str], RawResponse]:
         for sp in store.iter_predictions(with_request=True):
             p = sp.prediction
             request = sp.request if isinstance(sp.request, list) else None
-            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error, request)
+            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error, request, p.reasoning)
+    return out
+
+
+def read_claims(run_dir: Path, metrics: dict[str, Any]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The per-claim verdicts of a scored run (``claims.parquet``, named with its sha256 in ``metrics.json``
+    ``claims``), by (item_id, mode); a run scored without rationales (no ``claims`` entry) has none. A file that
+    is missing or whose bytes differ from the recorded checksum is refused."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    info = metrics.get("claims")
+    if not isinstance(info, dict):
+        return {}
+    path = run_dir / str(info.get("file") or "claims.parquet")
+    if not path.is_file():
+        raise BadInput("missing file named by metrics.json (claims); rerun `medr2 score`", file=str(path))
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != info.get("sha256"):
+        raise BadInput("the file does not match the checksum metrics.json records (claims.sha256); rerun "
+                       "`medr2 score`", file=str(path), field="claims.sha256")
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in table.to_pylist():
+        out.setdefault((str(row["item_id"]), str(row["mode"])), []).append(row)
     return out
 
 
@@ -113,7 +145,8 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     if with_bench:
         bench_root = Path(bench) if bench is not None else bench_path_of(manifest, run_dir)
     return RunData(run_dir=run_dir, label=run_dir.name, model_key=model_key, manifest=manifest,
-                   metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root)
+                   metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root,
+                   claims=read_claims(run_dir, metrics))
 
 
 def unique_labels(runs: list[RunData]) -> None:

@@ -29,6 +29,8 @@ class Column:
 # The leaderboard columns, in order. A column no run reports is left out (unless ``always``).
 COLUMNS: tuple[Column, ...] = (
     Column("overall", "Overall", ("overall",), always=True),
+    # right answer and no contradicted claim, over the clean answers with a rationale (its n says how many)
+    Column("grounded_acc", "Grounded acc", ("rationale", "overall", "grounded_acc")),
     Column("s1", "S1 acquisition", ("stages", "1"), always=True),
     Column("s2", "S2 anatomy", ("stages", "2"), always=True),
     Column("s3", "S3 findings", ("stages", "3"), always=True),

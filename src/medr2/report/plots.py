@@ -1,5 +1,6 @@
 """Report plots (matplotlib Agg, PNG): stage degradation curves, model x variant robustness heatmap,
-prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function."""
+prompt- and visual-reliance bars, confusion matrices. Each plot kind is a registered function (``PLOTS``;
+adding one: ``docs/extending.md``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from medr2.records import STAGES, Item
+from medr2.registry import Registry
 from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData
+from medr2.variant_id import VariantId
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -36,8 +39,10 @@ class Plot:
     png: bytes
     wide: bool = False  # shown across the whole page width
     # where matplotlib put things (display pixels, origin bottom left), for tests and the page:
-    # {"axes": [{"box", "series": {label: colour}, "bars": [box], "ticks": [box], "xlabels", "ylabels"}],
-    #  "legends": [box]}
+    # {"axes": [{"box", "series": {label: colour}, "bars": [box], "hatched": [bool] (fewer than 10 cases),
+    #            "bar_metrics": [str], "ticks": [box], "nlabels": [box] (the n on each bar), "ntexts",
+    #            "floors": [{"metric", "value", "box"}] (the IS noise-floor ticks), "xlabels", "ylabels"}],
+    #  "legends": [box], "legend_texts": [str]}
     layout: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -48,15 +53,12 @@ class PlotContext:
 
 
 PlotFn = Callable[[PlotContext], list[Plot]]
-PLOTS: dict[str, PlotFn] = {}
+PLOTS: Registry[PlotFn] = Registry("plot")
 
 
 def register_plot(name: str) -> Callable[[PlotFn], PlotFn]:
-    def deco(fn: PlotFn) -> PlotFn:
-        PLOTS[name] = fn
-        return fn
-
-    return deco
+    """Decorator: register ``fn(PlotContext) -> [Plot]``; every registered plot is drawn in the report."""
+    return PLOTS.decorator(name)
 
 
 def _figure(w: float, h: float) -> Figure:
@@ -96,6 +98,8 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
             continue
         series: dict[str, str] = {}
         bars = []
+        hatched: list[bool] = []
+        metrics: list[str] = []
         for c in ax.containers:
             label = str(c.get_label())
             if isinstance(c, BarContainer):
@@ -103,15 +107,25 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
                 if patches:
                     series.setdefault(label, _hex(patches[0].get_facecolor()))
                 bars += [_box(p.get_window_extent(renderer)) for p in patches]
+                hatched += [bool(p.get_hatch()) for p in patches]
+                metrics += [str(p.get_gid() or "") for p in patches]
             elif isinstance(c, ErrorbarContainer) and c.lines[0] is not None:
                 series.setdefault(label, _hex(c.lines[0].get_color()))
         ticks = [_box(t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_text()]
-        axes.append({"box": _box(ax.get_window_extent(renderer)), "series": series, "bars": bars, "ticks": ticks,
+        ntexts = [t for t in ax.texts if t.get_gid() == "nlabel"]
+        floors = [{"metric": str(c.get_gid()).split()[1], "value": float(str(c.get_gid()).split()[2]),
+                   "box": _box(c.get_window_extent(renderer))}
+                  for c in ax.collections if str(c.get_gid()).startswith("noise_floor ")]
+        axes.append({"box": _box(ax.get_window_extent(renderer)), "series": series, "bars": bars, "hatched": hatched,
+                     "bar_metrics": metrics,
+                     "ticks": ticks, "nlabels": [_box(t.get_window_extent(renderer)) for t in ntexts],
+                     "ntexts": [t.get_text() for t in ntexts], "floors": floors,
                      "xlabels": [t.get_text() for t in ax.get_xticklabels()],
                      "ylabels": [t.get_text() for t in ax.get_yticklabels()]})
     legends = [_box(lg.get_window_extent(renderer)) for lg in fig.legends]
     legends += [_box(ax.get_legend().get_window_extent(renderer)) for ax in fig.axes if ax.get_legend()]
-    return {"axes": axes, "legends": legends}
+    texts = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    return {"axes": axes, "legends": legends, "legend_texts": texts}
 
 
 def _finish(fig: Figure, name: str, title: str, caption: str, *, wide: bool = False) -> Plot:
@@ -172,14 +186,29 @@ def _grid(fig: Figure, n: int, ncols: int = 3) -> list[Axes]:
     return axes[:n]
 
 
-def _stage_values(node: Any) -> list[tuple[int, float, float | None, float | None]]:
+def _stage_values(node: Any) -> list[tuple[int, float, float | None, float | None, int | None, bool]]:
+    """Per stage with a value: ``(stage, value, lo, hi, n, low_n)``."""
     vals = []
     if isinstance(node, dict):
         for s in sorted(STAGES):
-            value, lo, hi, _ = metric_parts(node.get(str(s)))
+            value, lo, hi, n = metric_parts(node.get(str(s)))
             if value is not None:
-                vals.append((s, value, lo, hi))
+                vals.append((s, value, lo, hi, n, is_low_n(node.get(str(s)))))
     return vals
+
+
+def _stage_ticks(lines: list[tuple[int, list[Any]]]) -> list[str]:
+    """``S1`` with the range of n over the panel's runs under it (``n=4`` or ``n=4–16``)."""
+    out = []
+    for s in sorted(STAGES):
+        ns = [v[4] for _, vals in lines for v in vals if v[0] == s and v[4] is not None]
+        if not ns:
+            out.append(f"S{s}")
+        elif min(ns) == max(ns):
+            out.append(f"S{s}\nn={min(ns):,}")
+        else:
+            out.append(f"S{s}\nn={min(ns):,}–{max(ns):,}")
+    return out
 
 
 def _errbar(ax: Axes, xs: list[float], ys: list[float], los: list[float | None], his: list[float | None],
@@ -194,6 +223,8 @@ CHAIN_KEY = "ChainAcc<=s"
 
 @register_plot("stage_curves")
 def stage_curves(ctx: PlotContext) -> list[Plot]:
+    from matplotlib.lines import Line2D
+
     groups = _groups(ctx.runs)
     out = []
     for g, runs in enumerate(groups):
@@ -214,32 +245,40 @@ def stage_curves(ctx: PlotContext) -> list[Plot]:
         cols = min(3, len(panels))
         fig_w = max(5.0, 3.6 * cols)
         fig = _figure(fig_w, 0.9 + 2.9 * ((len(panels) + cols - 1) // cols))
+        any_low = False
         for ax, (title, lines) in zip(_grid(fig, len(panels)), panels, strict=True):
             for k, vals in lines:
                 off = (k - (len(runs) - 1) / 2) * 0.07
-                _errbar(ax, [s + off for s, *_ in vals], [v for _, v, _, _ in vals], [lo for *_, lo, _ in vals],
-                        [hi for *_, hi in vals], marker=MARKERS[k], color=PALETTE[k], label=runs[k].label,
-                        markersize=5, linewidth=1.6)
-            ax.set_xticks(sorted(STAGES), [f"S{s}" for s in sorted(STAGES)], fontsize=9)
+                xs = [v[0] + off for v in vals]
+                _errbar(ax, xs, [v[1] for v in vals], [v[2] for v in vals], [v[3] for v in vals], marker=MARKERS[k],
+                        color=PALETTE[k], label=runs[k].label, markersize=5, linewidth=1.6)
+                low = [(x, v[1]) for x, v in zip(xs, vals, strict=True) if v[5]]
+                if low:  # a hollow marker: from fewer than 10 cases
+                    ax.plot([x for x, _ in low], [y for _, y in low], linestyle="none", marker=MARKERS[k],
+                            markersize=5, markerfacecolor="white", markeredgecolor=PALETTE[k], zorder=3)
+                    any_low = True
+            ax.set_xticks(sorted(STAGES), _stage_ticks(lines), fontsize=8)
             ax.set_xlim(min(STAGES) - 0.4, max(STAGES) + 0.4)
             ax.set_ylim(0, 1.02)
             ax.set_ylabel("accuracy", fontsize=9)
             ax.set_title(title, fontsize=10)
             ax.grid(alpha=0.3)
         fig.supxlabel(STAGE_NAMES, fontsize=8)
-        _run_legend(fig, runs)
+        hollow = Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor="#555555")
+        _run_legend(fig, runs, [(hollow, "hollow: fewer than 10 cases")] if any_low else None)
         name, title = _suffix("stage_curves", "Stage degradation", g, groups)
         out.append(_finish(fig, name, title,
                            "Accuracy per stage (macro over tasks) with 95% intervals, one line per run and one panel "
                            "per mode; chain modes add the share of chains right up to each stage (ChainAcc≤s). "
-                           "A good model stays high and flat from S1 to S4; a falling line is where it breaks down.",
+                           "A good model stays high and flat from S1 to S4; a falling line is where it breaks down. "
+                           "Under each stage: the answers (n) behind its points; a hollow marker is a value from "
+                           "fewer than 10 cases (unreliable interval).",
                            wide=fig_w > 9))
     return out
 
 
 def _variant_sort_key(v: str) -> tuple[str, int, str]:
-    code, _, rest = v.partition("-")
-    return (code[:1], int(code[1:]) if code[1:].isdigit() else 0, rest)
+    return VariantId.lenient(v).sort_key()
 
 
 @register_plot("robustness_heatmap")
@@ -259,6 +298,7 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
     grid = np.full((len(series), len(variants)), np.nan)
     evaluated = np.zeros(grid.shape, dtype=bool)
     low = np.zeros(grid.shape, dtype=bool)
+    counts: list[list[int | None]] = [[None] * len(variants) for _ in series]  # n of each cell
     for i, (_, node) in enumerate(series):
         for j, v in enumerate(variants):
             block = node.get(v)
@@ -268,13 +308,15 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
             if value is not None:
                 grid[i, j] = value
                 low[i, j] = is_low_n(delta)
+                counts[i][j] = metric_parts(delta)[3]
     keep = [i for i in range(len(series)) if evaluated[i].any()]  # no empty rows
     grid, evaluated, low, series = grid[keep], evaluated[keep], low[keep], [series[i] for i in keep]
+    counts = [counts[i] for i in keep]
     if np.isnan(grid).all():
         return []
     lim = max(0.05, float(np.nanmax(np.abs(grid))))
     wide = len(variants) > WIDE_VARIANTS
-    fig = _figure(max(5.5, (0.34 if wide else 0.55) * len(variants) + 3.2), max(2.6, 0.42 * len(series) + 1.9))
+    fig = _figure(max(5.5, 0.55 * len(variants) + 3.2), max(2.6, 0.42 * len(series) + 1.9))
     ax = fig.subplots()
     im = ax.imshow(np.ma.masked_invalid(grid), vmin=-lim, vmax=lim, cmap="RdBu", aspect="auto")
     ax.set_facecolor("#eeeeee")
@@ -283,8 +325,9 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:+.2f}" + ("†" if low[i, j] else ""), ha="center", va="center", fontsize=7,
-                        color="white" if abs(grid[i, j]) > 0.6 * lim else "black")
+                n_text = f"\nn={counts[i][j]:,}" if counts[i][j] is not None else ""
+                ax.text(j, i, f"{grid[i, j]:+.2f}" + ("†" if low[i, j] else "") + n_text, ha="center", va="center",
+                        fontsize=6.5, color="white" if abs(grid[i, j]) > 0.6 * lim else "black", linespacing=1.1)
             else:
                 ax.text(j, i, "n/a" if evaluated[i, j] else "", ha="center", va="center", fontsize=6, color="#555555")
     fig.colorbar(im, ax=ax, label="Δ accuracy vs clean", shrink=0.8)
@@ -295,8 +338,8 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
                     "hurts, blue = it helps. A robust model is near 0 (white) on the answer-preserving variants "
                     "(T, S, C codes); on the image probes V1–V3 (blank, another case's image, another modality) a "
                     "model that uses the image should drop (red) — near 0 there means the image is ignored. A "
-                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness. † fewer than "
-                    "10 cases: unreliable.",
+                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness. Each cell: "
+                    "the change and its n (paired items); † fewer than 10 cases: unreliable.",
                     wide=wide)]
 
 
@@ -305,10 +348,45 @@ def _noise_floor(mm: dict[str, Any]) -> float | None:
     return metric_parts((mm.get("consistency") or {}).get("FlipRate"))[0]
 
 
+N_FONT = 7.5  # points, the n label on each bar
+BAR_PX = 17  # at least this many pixels per bar, so a vertical n label fits inside its bar's width
+LOW_N_HATCH = "////"
+
+
+def _n_label(m: Any) -> str:
+    """``"n=12·4c"`` (items · cases) under or over a bar, ``†`` when from fewer than 10 cases."""
+    _, _, _, n = metric_parts(m)
+    cases = m.get("n_cases") if isinstance(m, dict) and isinstance(m.get("n_cases"), int) else None
+    text = f"n={n}" if n is not None else "n=?"
+    return text + (f"·{cases}c" if cases is not None else "") + ("†" if is_low_n(m) else "")
+
+
+def _fit_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
+    """Widen the y range until every label lies inside the axes (labels sit in data coordinates plus a
+    fixed offset, so each widening moves them: a few rounds converge)."""
+    from matplotlib.transforms import Bbox
+
+    for _ in range(4):
+        fig.canvas.draw()  # type: ignore[attr-defined]
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        lo, hi = ax.get_ylim()
+        inv = ax.transData.inverted()
+        ys = [y for t in labels for y in inv.transform(Bbox(t.get_window_extent(renderer)).get_points())[:, 1]]
+        if not ys:
+            return
+        new_lo, new_hi = min(lo, min(ys)), max(hi, max(ys))
+        pad = 0.03 * (new_hi - new_lo)
+        if new_lo >= lo and new_hi <= hi:
+            return
+        ax.set_ylim(new_lo - (pad if new_lo < lo else 0), new_hi + (pad if new_hi > hi else 0))
+
+
 def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: str, title: str,
               caption: str) -> list[Plot]:
     import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     groups = _groups(ctx.runs)
     out = []
@@ -322,40 +400,75 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                 panels.append((mode, keys))
         if not panels:
             continue
-        cols = min(2, len(panels))
         widest = max(len(k) for _, k in panels)
-        panel_w = min(6.0, max(3.4, 0.22 * widest * max(1, len(runs)) + 1.4))
-        fig = _figure(max(5.0, cols * panel_w), 0.9 + 3.0 * ((len(panels) + cols - 1) // cols))
-        floor_drawn = False
+        # each bar at least BAR_PX wide (its n label is written inside that width); 0.8 of a key is bars
+        panel_w = max(3.4, widest * max(1, len(runs)) * BAR_PX / 0.8 / DPI + 1.2)
+        cols = min(3 if panel_w <= 4.5 else 2 if panel_w <= 6.5 else 1, len(panels))
+        fig = _figure(max(5.0, cols * panel_w), 0.9 + 3.4 * ((len(panels) + cols - 1) // cols))
+        FigureCanvasAgg(fig)
+        floor_drawn = low_drawn = False
+        labelled: list[tuple[Axes, list[Any]]] = []
         width = 0.8 / max(1, len(runs))
-        for ax, (mode, keys) in zip(_grid(fig, len(panels), ncols=2), panels, strict=True):
+        for ax, (mode, keys) in zip(_grid(fig, len(panels), ncols=cols), panels, strict=True):
             x = np.arange(len(keys))
+            labels: list[Any] = []
             for k, r in enumerate(runs):
                 mm = _mode_metrics(r, mode) or {}
                 node = mm.get(group)
-                parts = [metric_parts(node.get(key)) if isinstance(node, dict) else (None,) * 4 for key in keys]
+                blocks = [node.get(key) if isinstance(node, dict) else None for key in keys]
+                parts = [metric_parts(b) for b in blocks]
                 ys = [p[0] if p[0] is not None else np.nan for p in parts]
                 lower = [p[0] - p[1] if p[0] is not None and p[1] is not None else 0.0 for p in parts]
                 upper = [p[2] - p[0] if p[0] is not None and p[2] is not None else 0.0 for p in parts]
                 xs = x + (k - (len(runs) - 1) / 2) * width
-                ax.bar(xs, ys, width, yerr=[lower, upper], capsize=2, label=r.label, color=PALETTE[k],
-                       edgecolor="white", linewidth=0.5, error_kw={"elinewidth": 0.8})
+                low = [is_low_n(b) for b in blocks]
+                bars = ax.bar(xs, ys, width, yerr=[lower, upper], capsize=2, label=r.label, color=PALETTE[k],
+                              edgecolor="white", linewidth=0.5, error_kw={"elinewidth": 0.8})
+                for patch, is_low, key in zip(bars.patches, low, keys, strict=True):
+                    patch.set_gid(key)  # the metric, for the layout
+                    if is_low:
+                        patch.set_hatch(LOW_N_HATCH)
+                        low_drawn = True
                 floor = _noise_floor(mm)
-                for xi, key, y in zip(xs, keys, ys, strict=True):
-                    if key.startswith("IS") and floor is not None and y == y:
+                for xi, key, y, lo_e, hi_e, block in zip(xs, keys, ys, lower, upper, blocks, strict=True):
+                    if y != y:  # no value: no bar, no label
+                        continue
+                    if key.startswith("IS") and floor is not None:
                         ax.hlines(floor, xi - width / 2, xi + width / 2, colors=NOISE_COLOR, linestyles="--",
-                                  linewidth=1.4)
+                                  linewidth=1.4, gid=f"noise_floor {key} {floor!r}")
                         floor_drawn = True
+                    # the n label just beyond the bar's end (and its interval): above a bar >= 0, below one < 0
+                    up = y >= 0
+                    end = max(y + hi_e, 0.0) if up else min(y - lo_e, 0.0)
+                    labels.append(ax.annotate(_n_label(block), (xi, end), xytext=(0, 2 if up else -2),
+                                              textcoords="offset points", rotation=90, ha="center",
+                                              va="bottom" if up else "top", fontsize=N_FONT, color="#333333",
+                                              gid="nlabel", zorder=4,
+                                              bbox={"facecolor": "white", "alpha": 0.75, "pad": 0.4,
+                                                    "linewidth": 0}))
             ax.axhline(0, color="black", linewidth=0.8)
             ax.set_xticks(x, keys, rotation=30, ha="right", fontsize=8)
             ax.set_title(f"{title} · {mode}", fontsize=10)
             ax.grid(axis="y", alpha=0.3)
-        extra = [(Line2D([], [], color=NOISE_COLOR, linestyle="--"), "IS noise floor (FlipRate)")] if floor_drawn \
-            else None
+            labelled.append((ax, labels))
+        extra: list[tuple[Any, str]] = []
+        if floor_drawn:
+            extra.append((Line2D([], [], color=NOISE_COLOR, linestyle="--"), "IS noise floor (FlipRate)"))
+        if low_drawn:
+            extra.append((Patch(facecolor="#999999", edgecolor="white", hatch=LOW_N_HATCH),
+                          "hatched, †: fewer than 10 cases"))
         _run_legend(fig, runs, extra, bars=True)
+        for _ in range(2):  # after the legend (the layout settles): every label inside its axes
+            for ax, labels in labelled:
+                _fit_labels(fig, ax, labels)
         nm, tt = _suffix(name, title, g, groups)
-        out.append(_finish(fig, nm, tt, caption, wide=cols * panel_w > 9))
+        # across the page: the figure is shown near its own size, so the n labels stay legible
+        out.append(_finish(fig, nm, tt, caption + N_CAPTION, wide=True))
     return out
+
+
+N_CAPTION = (" Over or under each bar: n=items·cases it is computed from; a hatched bar and † mark a value from "
+             "fewer than 10 cases, whose interval is unreliable.")
 
 
 @register_plot("prompt_reliance")
@@ -378,7 +491,8 @@ def visual_reliance(ctx: PlotContext) -> list[Plot]:
                      "sensitivity IS (IS_V1, IS_V3) is the share of answers that change when the image is "
                      "swapped; the dashed grey tick on each IS bar is that run's noise floor, FlipRate (answers "
                      "that change under answer-preserving variants, not caused by the image). Only IS above its "
-                     "tick is image-driven: a random baseline has a high IS and an equally high floor.")
+                     "tick is image-driven: a random baseline has a high IS and an equally high floor. A good model "
+                     "reads the image: its gaps are well above 0 and its IS stands above its tick.")
 
 
 def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], list[str]]:

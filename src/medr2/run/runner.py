@@ -45,6 +45,7 @@ from medr2.run.prompts import (
 )
 from medr2.run.store import Row, Store
 from medr2.score.truncation import is_truncated
+from medr2.variant_id import VariantId
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
@@ -87,7 +88,8 @@ def variant_matches(variant: str, wanted: Sequence[str] | None) -> bool:
     """``wanted`` entries match a variant id exactly or as its code prefix (``V8`` matches ``V8-noise-2``)."""
     if not wanted or "all" in wanted:
         return True
-    return any(variant == w or variant.startswith(w + "-") for w in wanted)
+    vid = VariantId.lenient(variant)
+    return any(vid.matches(w) for w in wanted)
 
 
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,

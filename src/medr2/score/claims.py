@@ -22,8 +22,8 @@ Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model 
   case's modality and region (what the finding questions offer as wrong answers); an organ that is not
   annotated is never "absent" (only one of another body part is contradicted).
 
-TODO (issue 19, item 2): an optional judge (``medr2.score.judge``, cached, prompt versioned) to decide the
-claims the rules leave ``unverifiable``; its share would be reported beside the rule verdicts.
+An optional judge (``medr2 score --judge SPEC --judge-claims``; ``medr2.score.scorer._judge_claims``) decides the
+claims the rules leave ``unverifiable`` (asserted ones only); its share is reported in ``metrics.json`` ``claims``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from medr2.tasks import vocab
 ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
 CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
                "count", "size", "attribute", "severity")
-CHECKER_VERSION = "claims-v1"
+CHECKER_VERSION = "claims-v2"  # v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,8 @@ _NORMAL_STUDY = (
     r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
-    r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像)?(?:正常)",
+    r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像|胸片|平片)正常",
+    r"(?:^|(?<=[，。；：:,\s])|(?<=考虑)|(?<=为)|(?<=示)|(?<=基本)|(?<=大致))正常",
 )
 _LATERALITY = {"left": (r"\bleft\b", r"左"), "right": (r"\bright\b(?! answer| choice| option)", r"右"),
                "bilateral": (r"\bbilateral\w*", r"\bboth (?:sides|lungs|kidneys)", r"双侧", r"两侧")}
@@ -246,20 +247,28 @@ _ATTRIBUTE_WORDS = {
 _SEVERITY = {w: w for w in vocab.SEVERITY_ORDER if w != "none"} | {"轻度": "mild", "中度": "moderate",
                                                                     "重度": "severe"}
 
+# a number that is a cut-off, not a measurement ("under 3 cm, so a nodule")
+_THRESHOLD = re.compile(r"(?:\b(?:under|over|below|above|less than|more than|greater than|smaller than|larger than|"
+                        r"at least|at most|up to|exceeds?|exceeding|threshold of|cut-?off of)|[<>≤≥]|小于|大于|超过|"
+                        r"不足|以上|以下)\s*$", re.IGNORECASE)
+# a statement the rationale takes back in the same sentence ("Coronal... actually this is an axial slice")
+_RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
+                        r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
+
 # --------------------------------------------------------------------------- clause context
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
                     r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)")
 _NEG_BEFORE = re.compile(
-    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\babsent\b|\bnegative for\b|"
+    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
     r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)[^.;:：]*$"
+    r"\bcannot see\b|\bnone\b)[^.;:：]*$|\babsent\s+$"
     r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是)[^，,。；;:：]{0,4}$", re.IGNORECASE)
 _NEG_AFTER = re.compile(
     r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
     r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
     r"\bless likely\b|\bruled out\b|\bexcluded\b|\bnegative\b|\bresolved\b)"
-    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\b"
+    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\s*(?:$|[.;,，。；\n])"
     r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
 _WEAK_HEDGE = re.compile(
     r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
@@ -589,6 +598,8 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
     if sizes:
         size_re = _compiled(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*(mm|cm|毫米|厘米)", 0)
         for m in size_re.finditer(text, lo, hi):
+            if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
+                continue
             k = 10.0 if m.group(3) in ("cm", "厘米") else 1.0
             said = max(float(m.group(1)), float(m.group(2) or 0)) * k
             best = min(sizes, key=lambda x: abs(x - said))
@@ -665,6 +676,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         clause_text = text[clause[0]:clause[1]]
+        if _RETRACTED.search(text[e:sentence[1] + 40]):
+            out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
+            continue
         if (_WEAK_HEDGE.search(clause_text) and not denied) or _CANNOT_EXCLUDE.search(clause_text):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
@@ -744,18 +758,29 @@ def adopts(claims: Iterable[Claim], fact: str) -> bool:
                for c in claims)
 
 
+def check_rows(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
+               cases: Mapping[str, Any]) -> list[list[Claim] | None]:
+    """Per scored row, its rationale's claims; None for a row without a rationale or whose case is unknown."""
+    return [check_rationale(raw, cases[case_id], reasoning)
+            if case_id in cases and rationale_parts(raw, reasoning) else None
+            for case_id, raw, reasoning in zip(case_ids, raws, reasonings, strict=True)]
+
+
 def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
-                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None) -> dict[str, list[int]]:
+                  cases: Mapping[str, Any], lures: Sequence[str | None] | None = None,
+                  checked: Sequence[list[Claim] | None] | None = None) -> dict[str, list[int]]:
     """Per scored row, the counts the ``rationale`` metric group reads (:data:`AUDIT_COLUMNS`); a row without a
     rationale (a bare answer, an error) or whose case is unknown has 0 sentences and is left out of it.
+    ``checked`` (aligned, from :func:`check_rows`, possibly with judge verdicts) saves checking again.
     ``lures`` (aligned) is the false fact a variant offers (a lure's option text) or None: ``rat_lure`` is 1
     when the rationale asserts it, 0 when not, -1 without a lure."""
+    if checked is None:
+        checked = check_rows(case_ids, raws, reasonings, cases)
     out: dict[str, list[int]] = {c: [] for c in AUDIT_COLUMNS}
     for k, (case_id, raw, reasoning) in enumerate(zip(case_ids, raws, reasonings, strict=True)):
         case = cases.get(case_id)
         lure = lures[k] if lures is not None else None
-        claims = check_rationale(raw, case, reasoning) if case is not None and rationale_parts(raw, reasoning) \
-            else None
+        claims = checked[k]
         if claims is None:
             vals = (0, 0, 0, 0, 0, 0, -1)
         else:
@@ -765,3 +790,34 @@ def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasoning
         for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
             out[c].append(v)
     return out
+
+
+# --------------------------------------------------------------------------- stored verdicts
+CLAIMS_FILE = "claims.parquet"
+CLAIM_COLUMNS = ("item_id", "model_key", "mode", "case_id", "source", "start", "end", "text", "kind", "value",
+                 "denied", "hedged", "verdict", "note", "decided_by")
+
+
+def claims_table(keys: Sequence[tuple[str, str, str, str]], checked: Sequence[list[Claim] | None],
+                 decided_by: Sequence[Sequence[str] | None] | None = None) -> Any:
+    """The ``claims.parquet`` table: one row per claim of each scored row's rationale, keyed by
+    ``(item_id, model_key, mode, case_id)``; ``start``/``end`` index the claim's ``source`` text (``content``: the
+    stored response, ``reasoning``: the server's reasoning text); ``decided_by`` is ``rules`` or ``judge``.
+    Rows sorted by (mode, item_id, source, start, end, kind): the same claims give the same bytes."""
+    import pyarrow as pa
+
+    cols: list[list[Any]] = [[] for _ in CLAIM_COLUMNS]
+    order = sorted((k for k, c in enumerate(checked) if c), key=lambda k: (keys[k][2], keys[k][0]))
+    for k in order:
+        claims = checked[k] or []
+        by = decided_by[k] if decided_by is not None and decided_by[k] is not None else None
+        for j in sorted(range(len(claims)), key=lambda j: (claims[j].source, claims[j].start, claims[j].end,
+                                                             claims[j].kind)):
+            c = claims[j]
+            for col, v in zip(cols, (*keys[k], c.source, c.start, c.end, c.text, c.kind, c.value, c.denied,
+                                     c.hedged, c.verdict, c.note, "rules" if by is None else by[j]), strict=True):
+                col.append(v)
+    types = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int32(), pa.int32(), pa.string(),
+             pa.string(), pa.string(), pa.bool_(), pa.bool_(), pa.string(), pa.string(), pa.string())
+    schema = pa.schema(list(zip(CLAIM_COLUMNS, types, strict=True)))
+    return pa.table([pa.array(col, type=t) for col, t in zip(cols, types, strict=True)], schema=schema)

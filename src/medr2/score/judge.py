@@ -106,3 +106,46 @@ def make_judge(spec: str, cache_dir: Path, **adapter_opts: Any) -> Judge:
     from medr2.models.registry import load_adapter
 
     return Judge(load_adapter(spec, **adapter_opts), cache_dir)
+
+
+# -- claims the rules leave unverifiable (issue 19) ----------------------------------------------------
+
+CLAIM_PROMPT_VERSION = "claim-judge-v1"
+CLAIM_CONTEXT_CHARS = 200  # rationale text shown on each side of the claim
+CLAIM_REPLIES = {"SUPPORTED": "supported", "CONTRADICTED": "contradicted", "UNVERIFIABLE": "unverifiable"}
+# rule notes of claims that are not assertions about the image (hedged away, restating the question): never judged
+NOT_JUDGED_NOTES = frozenset({"hedged", "not_asserted"})
+
+
+def judged_claim(verdict: str, note: str) -> bool:
+    """Whether a claim goes to the claim judge: left ``unverifiable`` by the rules, and asserted."""
+    return verdict == "unverifiable" and note not in NOT_JUDGED_NOTES
+
+
+def claim_prompt(truth: Any, text: str, start: int, end: int, kind: str, denied: bool) -> str:
+    """The claim judge's prompt (``CLAIM_PROMPT_VERSION``): the case's ground truth (the fields the checker reads),
+    the rationale around the claim with the claim marked ``[[...]]``, and the three-way question."""
+    import json
+
+    fields = {k: v for k, v in {
+        "modality": truth.modality, "plane": truth.plane, "sequence": truth.sequence,
+        "body_region": truth.body_region, "structures": list(truth.structures),
+        "findings": [{"label": f["label"], **{k: v for k, v in f["attributes"].items() if v is not None}}
+                     for f in truth.findings],
+        "diagnosis": truth.diagnosis, "severity": truth.severity}.items() if v not in (None, [], "")}
+    lo, hi = max(0, start - CLAIM_CONTEXT_CHARS), min(len(text), end + CLAIM_CONTEXT_CHARS)
+    excerpt = f"{text[lo:start]}[[{text[start:end]}]]{text[end:hi]}"
+    said = "denies" if denied else "asserts"
+    return (f"[{CLAIM_PROMPT_VERSION}] Ground truth of the imaging case (every finding it has is listed; a finding "
+            f"not listed is absent): {json.dumps(fields, ensure_ascii=False, sort_keys=True)}\n"
+            f"Excerpt of a model's rationale, the claim marked [[ ]]: <<<{excerpt}>>>\n"
+            f"The rationale {said} the marked {kind}. Judged against the ground truth only, is this claim "
+            "SUPPORTED, CONTRADICTED, or UNVERIFIABLE (the ground truth does not say)? Reply with one word.")
+
+
+def read_claim_reply(reply: str | None) -> str | None:
+    """The judge's verdict on a claim, or None where the reply is not exactly one of the three words."""
+    if reply is None:
+        return None
+    word = reply.strip().strip(".*`'\"").upper()
+    return CLAIM_REPLIES.get(word)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from medr2.records import REPORT_TASKS
+from medr2.registry import Registry
 from medr2.score.shortanswer import SHORT_ANSWER_METRICS
 from medr2.score.stats import (
     DEFAULT_RESAMPLES,
@@ -79,15 +80,13 @@ class Ctx:
 
 
 MetricGroup = Callable[[Ctx], Any]
-METRIC_GROUPS: dict[str, MetricGroup] = {}
+# name -> group ``fn(Ctx)``; its result is ``metrics.json``'s block of that name (adding one: docs/extending.md)
+METRIC_GROUPS: Registry[MetricGroup] = Registry("metric group")
 
 
 def metric_group(name: str) -> Callable[[MetricGroup], MetricGroup]:
-    def deco(fn: MetricGroup) -> MetricGroup:
-        METRIC_GROUPS[name] = fn
-        return fn
-
-    return deco
+    """Decorator: register a metric group; ``compute_metrics`` calls every group once per mode."""
+    return METRIC_GROUPS.decorator(name)
 
 
 # -- accuracy units (yes/no counted as pairs) ------------------------------------------------------

@@ -33,6 +33,7 @@ from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, sc
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
 QUARANTINE_FILE = "score_quarantine.jsonl"
+CLAIMS_FILE = "claims.parquet"  # per-claim verdicts of the rationale audit (medr2.score.claims.CLAIMS_FILE)
 BOX_CORRECT_IOU = 0.5
 # a report counts as right (for per-item verdicts only; never in stage/overall accuracy) at this ROUGE-L F1
 TEXT_CORRECT_ROUGE_L = 0.5
@@ -346,8 +347,10 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine
 
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
-              progress: Any = None) -> dict[str, Any]:
-    """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
+              progress: Any = None, judge_claims: bool = False) -> dict[str, Any]:
+    """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
+    the per-claim verdicts, when some answer carries a rationale); returns the metrics.
+    ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
     ``progress`` (``medr2.progress``, e.g. ``for_console``) is told each step and the answers scored."""
     from medr2.progress import Quiet
     from medr2.score.judge import make_judge
@@ -355,6 +358,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     from medr2.score.table import build_table_columns
 
     run_dir = Path(run_dir)
+    if judge_claims and judge is None:
+        raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
     manifest, bench_root, items = _run_inputs(run_dir)
@@ -369,14 +374,16 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     try:
         scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
                              bench_root=bench_root, finish_reasons=[p[5] for p in preds], progress=progress)
+        table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
+                                    [r.verdict for r in scored], [r.parsed for r in scored],
+                                    [r.method for r in scored],
+                                    [r.iou for r in scored], [r.text_metrics for r in scored])
+        table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
+        claims_out = _add_rationale_audit(table, run_dir, bench_root, preds, items,
+                                          judge=judge_obj if judge_claims else None)
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
-    table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
-                                [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
-                                [r.iou for r in scored], [r.text_metrics for r in scored])
-    table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
-    _add_rationale_audit(table, run_dir, bench_root, preds, items)
     buf = pa.BufferOutputStream()
     pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
     scores_bytes = buf.getvalue().to_pybytes()
@@ -396,6 +403,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         "judge": None if judge_obj is None else judge_obj.key,
     }
     metrics["complete"], metrics["plan"] = plan["complete"], plan
+    if claims_out is not None:
+        metrics["claims"] = claims_out.summary
     n_truncated = int((table["verdict"] == "truncated").sum())
     if n_truncated:
         metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
@@ -403,10 +412,12 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     outputs = {SCORES_FILE: scores_bytes, METRICS_FILE: data.encode("utf-8")}
     if quarantine.count:
         outputs[QUARANTINE_FILE] = qpath.read_bytes()
-    # one set: a kill never leaves new scores beside old metrics (readers settle() first)
+    if claims_out is not None:
+        outputs[CLAIMS_FILE] = claims_out.data
+    # one set: a kill never leaves new scores beside old metrics or old claims (readers settle() first)
     progress.step("writing scores.parquet and metrics.json")
-    publish_files(run_dir, outputs, remove=() if quarantine.count else (QUARANTINE_FILE,),
-                  command=f"medr2 score {run_dir}")
+    publish_files(run_dir, outputs, remove=(() if quarantine.count else (QUARANTINE_FILE,))
+                  + (() if claims_out is not None else (CLAIMS_FILE,)), command=f"medr2 score {run_dir}")
     qpath.unlink(missing_ok=True)
     return metrics
 
@@ -421,14 +432,90 @@ def _lure_fact(item: ItemLike) -> str | None:
     return item.options[i] if 0 <= i < len(item.options) else None
 
 
+@dataclass
+class _ClaimsOut:
+    """What the rationale audit publishes: ``claims.parquet`` bytes and its summary for ``metrics.json``."""
+
+    data: bytes
+    summary: dict[str, Any]
+
+
+def _judge_claims(judge: Judge, checked: list[Any], case_ids: Sequence[str], raws: Sequence[str | None],
+                  reasonings: Sequence[str | None], truths: Mapping[str, Any], bench_root: Path
+                  ) -> list[list[str] | None]:
+    """Ask ``judge`` about every claim the rules leave unverifiable (asserted, not hedged away); replace the
+    claims it decides, in place. Returns who decided each claim (``rules`` / ``judge``), aligned with ``checked``."""
+    import dataclasses
+
+    from medr2.score.claims import Truth, rationale_parts
+    from medr2.score.judge import claim_prompt, judged_claim, read_claim_reply
+
+    pending: list[tuple[int, int]] = []
+    prompts: list[str] = []
+    for k, claims in enumerate(checked):
+        if not claims:
+            continue
+        texts = dict(rationale_parts(raws[k], reasonings[k]))
+        truth = Truth.of(truths[case_ids[k]])
+        for j, c in enumerate(claims):
+            if judged_claim(c.verdict, c.note) and c.source in texts:
+                pending.append((k, j))
+                prompts.append(claim_prompt(truth, texts[c.source], c.start, c.end, c.kind, c.denied))
+    decided_by: list[list[str] | None] = [None if c is None else ["rules"] * len(c) for c in checked]
+    if not prompts:
+        return decided_by
+    replies = judge.ask(prompts, bench_root)
+    for (k, j), reply in zip(pending, replies, strict=True):
+        verdict = read_claim_reply(reply)
+        if verdict is None or verdict == "unverifiable":
+            continue  # an unreadable or undecided reply leaves the rules' verdict (never a guess)
+        c = checked[k][j]
+        note = "judge"
+        if verdict == "contradicted" and c.kind in ("finding", "diagnosis"):
+            note = "missed_finding" if c.denied else "hallucinated_finding"
+        checked[k][j] = dataclasses.replace(c, verdict=verdict, note=note)
+        decided_by[k][j] = "judge"  # type: ignore[index]
+    return decided_by
+
+
+def _claims_summary(checked: Sequence[Any], decided_by: Sequence[Sequence[str] | None], modes: Sequence[str]
+                    ) -> dict[str, dict[str, int | float | None]]:
+    """Per mode: claims by verdict, and the share of decided claims the judge decided."""
+    out: dict[str, dict[str, Any]] = {}
+    for claims, by, mode in zip(checked, decided_by, modes, strict=True):
+        if not claims:
+            continue
+        m = out.setdefault(mode, {"claims": 0, "supported": 0, "contradicted": 0, "unverifiable": 0,
+                                  "decided_by_rules": 0, "decided_by_judge": 0})
+        for c, who in zip(claims, by or (), strict=True):
+            m["claims"] += 1
+            m[c.verdict] += 1
+            if c.verdict != "unverifiable":
+                m[f"decided_by_{who}"] += 1
+    for m in out.values():
+        decided = m["decided_by_rules"] + m["decided_by_judge"]
+        m["judge_share"] = m["decided_by_judge"] / decided if decided else None
+    return dict(sorted(out.items()))
+
+
 def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
                          preds: Sequence[tuple[str, str, str, str, str | None, str | None]],
-                         items: Mapping[str, ItemLike]) -> None:
+                         items: Mapping[str, ItemLike], judge: Judge | None = None) -> _ClaimsOut | None:
     """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
     answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
-    without one gets no columns and no ``rationale`` metrics. Cases are read only then."""
+    without one gets no columns and no ``rationale`` metrics (and returns None). Cases are read only then.
+    ``judge`` (``--judge-claims``) decides the claims the rules leave unverifiable. Returns the per-claim
+    verdicts (``claims.parquet``) and their summary."""
     from medr2.run.store import Store
-    from medr2.score.claims import AUDIT_COLUMNS, audit_columns, rationale_parts
+    from medr2.score.claims import (
+        AUDIT_COLUMNS,
+        CHECKER_VERSION,
+        CLAIMS_FILE,
+        audit_columns,
+        check_rows,
+        claims_table,
+        rationale_parts,
+    )
 
     store = Store.open(run_dir)
     try:
@@ -441,11 +528,31 @@ def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
     raws = [p[4] if p[3] == "ok" else None for p in preds]
     reasonings = [reasoning.get((p[0], p[2])) if p[3] == "ok" else None for p in preds]
     if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
-        return
-    cols = audit_columns(table["case_id"].astype(str).tolist(), raws, reasonings, _read_truths(bench_root),
-                         [_lure_fact(items[p[0]]) for p in preds])
+        return None
+    case_ids = table["case_id"].astype(str).tolist()
+    truths = _read_truths(bench_root)
+    checked = check_rows(case_ids, raws, reasonings, truths)
+    if judge is not None:
+        decided_by = _judge_claims(judge, checked, case_ids, raws, reasonings, truths, bench_root)
+    else:
+        decided_by = [None if c is None else ["rules"] * len(c) for c in checked]
+    cols = audit_columns(case_ids, raws, reasonings, truths, [_lure_fact(items[p[0]]) for p in preds], checked)
     for c in AUDIT_COLUMNS:
         table[c] = np.asarray(cols[c], dtype=np.int64)
+    keys = [(p[0], p[1], p[2], cid) for p, cid in zip(preds, case_ids, strict=True)]
+    ctable = claims_table(keys, checked, decided_by)
+    buf = pa.BufferOutputStream()
+    pq.write_table(ctable, buf, compression="zstd")
+    data = buf.getvalue().to_pybytes()
+    import hashlib
+
+    from medr2.score.judge import CLAIM_PROMPT_VERSION
+
+    summary = {"file": CLAIMS_FILE, "sha256": hashlib.sha256(data).hexdigest(), "rows": ctable.num_rows,
+               "checker": CHECKER_VERSION, "judge": None if judge is None else judge.key,
+               "judge_prompt": None if judge is None else CLAIM_PROMPT_VERSION,
+               "modes": _claims_summary(checked, decided_by, [p[2] for p in preds])}
+    return _ClaimsOut(data, summary)
 
 
 def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:

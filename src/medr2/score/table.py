@@ -12,6 +12,7 @@ from medr2.records import Score
 from medr2.score.extract.common import normalize_words
 from medr2.score.items import ItemLike
 from medr2.score.shortanswer import normalize_answer
+from medr2.variant_id import variant_code, variant_severity
 
 # answer-preserving variant codes (docs/metrics.md, flip rate); V8 counts at its lowest severity only
 PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
@@ -39,8 +40,7 @@ def answer_key(item: ItemLike, value: str | None) -> str | None:
 
 
 def _severity(variant: str) -> int | None:
-    last = variant.rsplit("-", 1)[-1]
-    return int(last) if "-" in variant and last.isdigit() else None
+    return variant_severity(variant)
 
 
 # columns taken from the item of each row (computed once per item, then repeated per mode)
@@ -66,7 +66,7 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, va
 
 def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
                  prompts: dict[tuple[str, tuple[str, ...]], int]) -> tuple[Any, ...]:
-    code = it.variant.split("-", 1)[0]
+    code = variant_code(it.variant)
     prompt = prompts.setdefault((it.question, fmt[1]), len(prompts))  # same question and options: same code
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",

@@ -31,7 +31,6 @@ from PIL import Image, ImageDraw
 from medr2.errors import BadInput
 from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Structure
-from medr2.sources.base import register_source
 from medr2.sources.common import (
     LABEL_FIELDS,
     DataRoot,
@@ -328,6 +327,5 @@ def _case_insensitive(path: Path) -> Path | None:
     return hits[0] if len(hits) == 1 else None
 
 
-@register_source("coco")
 def _factory(arg: str | None) -> CocoSource:
     return CocoSource(arg)

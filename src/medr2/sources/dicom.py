@@ -27,7 +27,6 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import MAX_PIXELS, ImageStore
 from medr2.records import Case, Finding, Structure
-from medr2.sources.base import register_source
 from medr2.sources.common import (
     DataRoot,
     labels_to_fields,
@@ -528,6 +527,5 @@ def _overlay_origin(origin: Any, key: str, group: int) -> tuple[int, int]:
                        field=f"({group:04X},0050) OverlayOrigin") from None
 
 
-@register_source("dicom")
 def _factory(arg: str | None) -> DicomSource:
     return DicomSource(arg)

@@ -14,7 +14,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore, load_image
 from medr2.records import Case
-from medr2.sources.base import register_source
 from medr2.sources.common import (
     IMAGE_SUFFIXES,
     LABEL_FIELDS,
@@ -102,6 +101,5 @@ class FolderSource:
             raise
 
 
-@register_source("folder")
 def _factory(arg: str | None) -> FolderSource:
     return FolderSource(arg)

@@ -22,7 +22,6 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Structure
-from medr2.sources.base import register_source
 from medr2.sources.common import (
     IMAGE_SUFFIXES,
     DataRoot,
@@ -153,6 +152,5 @@ class MasksSource:
                          structures=structures, findings=findings, meta={"mask_file": spec.mask})
 
 
-@register_source("masks")
 def _factory(arg: str | None) -> MasksSource:
     return MasksSource(arg)

@@ -29,7 +29,6 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding, Structure
-from medr2.sources.base import register_source
 from medr2.sources.common import (
     DataRoot,
     labels_to_fields,
@@ -219,6 +218,5 @@ class NiftiSource:
                          findings=findings, meta=meta)
 
 
-@register_source("nifti")
 def _factory(arg: str | None) -> NiftiSource:
     return NiftiSource(arg)

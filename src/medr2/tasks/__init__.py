@@ -1,12 +1,15 @@
-"""The 31 task generators of docs/tasks.md (registry ``TASKS``) and their assembly into Items.
+"""The 31 task generators of docs/tasks.md (registry ``TASKS``; adding one: ``docs/extending.md``) and their
+assembly into Items.
 
 ``draft_case(case, pools, seed, split, images)`` runs every generator on one case (skips counted
 with reasons); ``Assembler(seed).assemble(case, drafts, split)`` assigns balanced letters, ids,
 yes/no pairs and the case's chain. ``assign_splits(cases)`` gives leakage-free splits.
 """
 
+from typing import Any
+
 from medr2.tasks import stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
-from medr2.tasks.assemble import CHAIN_PREFERENCE, Assembler, CaseDrafts, draft_case, ordered_tasks
+from medr2.tasks.assemble import Assembler, CaseDrafts, chain_preference, draft_case, ordered_tasks
 from medr2.tasks.pools import LabelPools
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec, Template
 from medr2.tasks.splits import assign_splits
@@ -23,5 +26,17 @@ def task_table() -> list[dict[str, object]]:
 
 __all__ = [
     "CHAIN_PREFERENCE", "TASKS", "Assembler", "CaseDrafts", "Draft", "LabelPools", "Skip", "TaskContext",
-    "TaskSpec", "Template", "assign_splits", "draft_case", "ordered_tasks", "task_table",
+    "TaskSpec", "Template", "assign_splits", "chain_preference", "draft_case", "ordered_tasks", "task_stage",
+    "task_table",
 ]
+
+
+def task_stage() -> dict[str, int]:
+    """Task id -> stage, for every registered task (plugins included), in registration order."""
+    return {s.id: s.stage for s in TASKS.values()}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CHAIN_PREFERENCE":  # derived from the task registry
+        return chain_preference()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,15 +19,31 @@ from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_
 from medr2.tasks.pools import LabelPools
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
-CHAIN_PREFERENCE: dict[int, tuple[str, ...]] = {
-    1: ("s1.modality", "s1.plane", "s1.region", "s1.sequence", "s1.quality", "s1.artefact", "s1.orientation"),
-    2: ("s2.organ", "s2.organ_box", "s2.cued_structure", "s2.landmark", "s2.count", "s2.relative_position",
-        "s2.size_compare", "s2.organ_presence"),
-    3: ("s3.lesion_box", "s3.finding_type", "s3.cue_description", "s3.location", "s3.attribute", "s3.size",
-        "s3.count", "s3.abnormal", "s3.absent_finding"),
-    4: ("s4.diagnosis", "s4.differential", "s4.malignancy", "s4.severity", "s4.evidence_support",
-        "s4.multilabel", "s4.report"),
-}
+_CHAIN_CACHE: dict[int, dict[int, tuple[str, ...]]] = {}
+
+
+def chain_preference() -> dict[int, tuple[str, ...]]:
+    """Stage -> its task ids in the order a case's chain tries them (``TaskSpec.chain``, from the registry)."""
+    version = TASKS.version
+    if version not in _CHAIN_CACHE:
+        _CHAIN_CACHE.clear()
+        _CHAIN_CACHE[version] = _chain_preference()
+    return dict(_CHAIN_CACHE[version])
+
+
+def _chain_preference() -> dict[int, tuple[str, ...]]:
+    out: dict[int, list[TaskSpec]] = {}
+    for spec in TASKS.values():
+        if spec.chain is not None:
+            out.setdefault(spec.stage, []).append(spec)
+    return {stage: tuple(s.id for s in sorted(specs, key=lambda s: s.chain or 0))
+            for stage, specs in sorted(out.items())}
+
+
+def __getattr__(name: str) -> dict[int, tuple[str, ...]]:
+    if name == "CHAIN_PREFERENCE":  # derived from the task registry
+        return chain_preference()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def derive_seed(*parts: Any) -> int:
@@ -129,8 +145,9 @@ class Assembler:
 def _link_chain(case_id: str, rows: list[dict[str, Any]], drafts: list[Draft]) -> None:
     """One item per stage the case supports, in stage order; a chain needs at least two steps."""
     picked: list[int] = []
-    for stage in sorted(CHAIN_PREFERENCE):
-        for task_id in CHAIN_PREFERENCE[stage]:
+    preference = chain_preference()
+    for stage in sorted(preference):
+        for task_id in preference[stage]:
             idx = [i for i, r in enumerate(rows) if r["task"] == task_id
                    and (r["form"] != "yesno" or drafts[i].meta.get("twin") == "true")]
             if idx:

@@ -1,4 +1,4 @@
-"""Task specifications, drafts and the task registry.
+"""Task specifications, drafts and the task registry (how to add a task: ``docs/extending.md``).
 
 A task generator is a pure function ``(case, ctx) -> list[Draft]`` that raises :class:`Skip` with a
 reason when the case lacks what the task needs. A Draft holds the question with its correct answer
@@ -14,16 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from medr2.errors import Skip
 from medr2.records import Box, Case, Cue, Form
+from medr2.registry import Registry
 from medr2.tasks.pools import LabelPools
 
-
-class Skip(Exception):
-    """The task does not apply to this case; ``reason`` is counted in the manifest."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+__all__ = ["TASKS", "Draft", "Generator", "Skip", "TaskContext", "TaskSpec", "Template", "register_task", "task"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +91,7 @@ class TaskSpec:
     generate: Generator
     cue: bool = False
     balanced: str = "answer letter"  # what is balanced across the bench
+    chain: int | None = None  # rank among its stage's tasks when a case's chain picks one (1 first); None: never
 
     def __post_init__(self) -> None:
         if len(self.templates) < 3 or not any(t.heldout for t in self.templates) or all(
@@ -102,20 +99,30 @@ class TaskSpec:
             raise ValueError(f"task {self.id}: needs >= 3 templates, some (not all) held out")
 
 
-TASKS: dict[str, TaskSpec] = {}
+def _check_task(task_id: str, spec: TaskSpec) -> None:
+    if spec.id != task_id:
+        raise ValueError(f"task {spec.id!r} registered under another id {task_id!r}")
+    if not 1 <= spec.stage <= 4:
+        raise ValueError(f"task {spec.id}: stage must be 1-4, not {spec.stage}")
+
+
+# task id -> spec, in registration order (the stage modules register the 31 built-in tasks when imported);
+# the task -> stage table and the chain order are derived from it. Adding a task: docs/extending.md.
+TASKS: Registry[TaskSpec] = Registry("task", field="--tasks", check=_check_task, loaders=(
+    "medr2.tasks.stage1", "medr2.tasks.stage2", "medr2.tasks.stage3", "medr2.tasks.stage4"))
 
 
 def register_task(spec: TaskSpec) -> TaskSpec:
-    if spec.id in TASKS:
-        raise ValueError(f"task {spec.id} registered twice")
-    TASKS[spec.id] = spec
-    return spec
+    """Register a task (its id must be free)."""
+    return TASKS.register(spec.id, spec)
 
 
 def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list[tuple[str, str, bool]] | list[str],
-         *, cue: bool = False, balanced: str | None = None) -> Callable[[Generator], Generator]:
+         *, cue: bool = False, balanced: str | None = None, chain: int | None = None
+         ) -> Callable[[Generator], Generator]:
     """Decorator: register ``fn`` as the generator of a task. Templates given as plain strings get ids
-    ``t1``, ``t2``...; the last one is held out for the test split."""
+    ``t1``, ``t2``...; the last one is held out for the test split. ``chain`` ranks the task among its stage's
+    tasks for a case's reasoning chain (1 is tried first; None: never in a chain)."""
 
     def deco(fn: Generator) -> Generator:
         tpls: list[Template] = []
@@ -126,7 +133,7 @@ def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list
                 tpls.append(Template(f"{id}/{t[0]}", t[1], t[2]))
         bal = balanced or {"yesno": "yes/no: one of each in every pair", "box": "nothing (box answer)"}.get(
             form, "answer letter")
-        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal))
+        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal, chain))
         return fn
 
     return deco

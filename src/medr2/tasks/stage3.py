@@ -42,7 +42,7 @@ def _abnormal(case: Case) -> bool | None:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: this image is {claim}.", False),
     ("t3", "Would you describe this image as {claim}?", True),
-])
+], chain=8)
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     state = _abnormal(case)
     if state is None:
@@ -58,7 +58,7 @@ def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     "What abnormality can be seen here?",
     "Which of these findings does the image show?",
     "Identify the finding visible in this image.",
-])
+], chain=2)
 def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -71,7 +71,7 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image show {a_f}?", False),
     ("t2", "Does this image contain {a_f}?", False),
     ("t3", "Can {a_f} be seen in this image?", True),
-])
+], chain=9)
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     if not findings_complete(case):
         raise Skip("finding list not known to be complete")
@@ -98,7 +98,7 @@ def _np(label: str) -> dict[str, str]:
     "Locate the {f} and give its bounding box.",
     "Where is the {f}? Answer with a box.",
     "Give the box that encloses the {f} in this image.",
-])
+], chain=1)
 def lesion_box(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -132,7 +132,7 @@ def _describe(label: str, attrs: dict[str, Any]) -> str:
     "What does the outlined region show?",
     "Choose the description of the finding inside the marked area.",
     "The region marked on the image is best described as which of the following?",
-], cue=True)
+], cue=True, chain=3)
 def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -169,7 +169,7 @@ QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") f
     "What is the location of the {f}?",
     "{in_which} {be} the {f} found?",
     "Give the location of the {f}.",
-])
+], chain=4)
 def location(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -209,7 +209,7 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
     "Count the lesions in this image.",
     "What is the number of distinct lesions shown?",
     "How many separate abnormal lesions can be seen?",
-], balanced="answer letter, as far as ordered bins allow")
+], balanced="answer letter, as far as ordered bins allow", chain=7)
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     if not findings_complete(case):
         raise Skip("finding list not known to be complete")
@@ -223,7 +223,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
     "How large {be} the {f}?",
     "Estimate the size of the {f}.",
     "Which size range fits the {f}?",
-], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped")
+], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped", chain=6)
 def size(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -247,7 +247,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     "Describe the {attr} of the {f}.",
     "Which term best describes the {attr} of the {f}?",
     "How would you characterise the {attr} of the {f}?",
-])
+], chain=5)
 def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = [(f, a) for f in unique_findings(case) for a in ATTRIBUTES
              if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]

@@ -25,6 +25,7 @@ from typing import Any
 
 from medr2.images import resolve_inside
 from medr2.models.base import Message
+from medr2.registry import Registry
 from medr2.train.export import Example
 
 IMAGE_PLACEHOLDER = "<image>"
@@ -84,14 +85,14 @@ class Format:
         return self.writer(examples, bench_root, out, name, dpo=self.dpo)
 
 
-FORMATS: dict[str, Format] = {}
+FORMATS: Registry[Format] = Registry("export format", field="format")
 
 
 def register_format(name: str) -> Callable[[Callable[..., list[str]]], Callable[..., list[str]]]:
     """Register a writer as ``NAME`` (SFT) and ``NAME-dpo`` (DPO pairs); it receives ``dpo=``."""
     def deco(fn: Callable[..., list[str]]) -> Callable[..., list[str]]:
-        FORMATS[name] = Format(name, False, fn)
-        FORMATS[f"{name}-dpo"] = Format(f"{name}-dpo", True, fn)
+        FORMATS.register(name, Format(name, False, fn))
+        FORMATS.register(f"{name}-dpo", Format(f"{name}-dpo", True, fn))
         return fn
 
     return deco

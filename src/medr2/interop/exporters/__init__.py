@@ -1,34 +1,32 @@
 """Exporters of a bench to other harnesses (registry ``EXPORTERS``; one module per target).
 
-An exporter is ``fn(bench, out) -> dict`` (a summary: files written, items per split).
+An exporter is ``fn(bench, out) -> dict`` (a summary: files written, items per split). Adding one:
+``docs/extending.md``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from medr2.bench.format import Bench
-from medr2.errors import BadInput
+from medr2.registry import Registry
 
-Exporter = Callable[[Bench, Path], dict[str, Any]]
-EXPORTERS: dict[str, Exporter] = {}
-EXPORTER_MODULES = ("hf", "vlmevalkit", "lmms_eval")
+if TYPE_CHECKING:
+    from medr2.bench.format import Bench
+
+Exporter = Callable[["Bench", Path], dict[str, Any]]
+# target -> exporter; the built-ins are lazy entries (module imported on use). Adding one: docs/extending.md.
+EXPORTERS: Registry[Exporter] = Registry("target", field="--to")
+for _name, _target in (("hf", "hf:export_hf"), ("vlmevalkit", "vlmevalkit:export_tsv"),
+                       ("lmms-eval", "lmms_eval:export_lmms_eval")):
+    EXPORTERS.lazy(_name, f"medr2.interop.exporters.{_target}")
 
 
 def register_exporter(name: str) -> Callable[[Exporter], Exporter]:
-    def deco(fn: Exporter) -> Exporter:
-        EXPORTERS[name] = fn
-        return fn
-
-    return deco
+    """Decorator: register ``fn(bench, out) -> summary`` as ``medr2 export --to NAME``."""
+    return EXPORTERS.decorator(name)
 
 
 def run_export(target: str, bench: Bench, out: Path) -> dict[str, Any]:
-    for m in EXPORTER_MODULES:
-        importlib.import_module(f"medr2.interop.exporters.{m}")
-    if target not in EXPORTERS:
-        raise BadInput(f"unknown target {target!r}; known: {', '.join(sorted(EXPORTERS))}", field="--to")
-    return EXPORTERS[target](bench, Path(out))
+    return EXPORTERS.lookup(target)(bench, Path(out))

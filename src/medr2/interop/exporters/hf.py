@@ -12,7 +12,6 @@ from typing import Any
 
 from medr2.bench.format import Bench
 from medr2.interop.common import source_table
-from medr2.interop.exporters import register_exporter
 from medr2.interop.exporters._rows import by_split, row
 from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL
 from medr2.records import STAGES
@@ -85,7 +84,6 @@ def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
-@register_exporter("hf")
 def export_hf(bench: Bench, out: Path) -> dict[str, Any]:
     counts = write_parquet_splits(bench, out / "data")
     (out / "README.md").write_text(dataset_card(bench, counts), "utf-8")

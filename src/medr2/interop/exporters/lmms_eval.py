@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from medr2.bench.format import Bench
-from medr2.interop.exporters import register_exporter
 from medr2.interop.exporters.hf import dataset_card, write_parquet_splits
 
 UTILS_SOURCE = Path(__file__).with_name("lmms_eval_utils.py")
@@ -59,7 +58,6 @@ def task_yaml(name: str, parquet: Path, split: str) -> str:
     ])
 
 
-@register_exporter("lmms-eval")
 def export_lmms_eval(bench: Bench, out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     counts = write_parquet_splits(bench, out / "data")

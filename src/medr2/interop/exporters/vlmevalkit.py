@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from medr2.bench.format import Bench
-from medr2.interop.exporters import register_exporter
 from medr2.interop.exporters._rows import by_split, row
 from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL
 
@@ -25,7 +24,6 @@ def _answer(r: dict[str, Any]) -> str:
     return str(r["answer"])
 
 
-@register_exporter("vlmevalkit")
 def export_tsv(bench: Bench, out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     csv.field_size_limit(1 << 30)

@@ -17,7 +17,6 @@ from typing import Any
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import extra_columns, image_key, vocab_fields
 from medr2.interop.importers._util import file_failed, inside_files, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
@@ -107,7 +106,6 @@ def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
         b.add(case, task=task, form="text", question=q, answer=a, qid=qid, split=split, meta=meta)
 
 
-@register_importer("hf")
 def import_hf(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = parquet_files(path)
     import_parquet(inside_files(b, path, files) if path.is_dir() and files else files, b)

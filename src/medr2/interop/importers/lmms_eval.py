@@ -9,14 +9,12 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._util import file_failed, inside_files
 from medr2.interop.importers.hf import import_parquet
 
 _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
 
 
-@register_importer("lmms-eval")
 def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     yamls = inside_files(b, path, sorted(path.glob("*.yaml"))) if path.is_dir() else [path]
     root = (path if path.is_dir() else path.parent).resolve()

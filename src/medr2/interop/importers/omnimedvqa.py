@@ -16,7 +16,6 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import vocab_fields
 from medr2.interop.importers._util import image_in, inside_files, read_json_list, readable, records, text
 
@@ -44,7 +43,6 @@ def _root_and_files(path: Path) -> tuple[Path, list[Path]]:
     return path, sorted(qa.rglob("*.json")) if qa.is_dir() else sorted(path.rglob("*.json"))
 
 
-@register_importer("omnimedvqa")
 def import_omnimedvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     root, files = _root_and_files(path)
     if not files:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._util import image_in, inside_files, read_csv_rows, readable, text
 
 CHOICES = ("Choice A", "Choice B", "Choice C", "Choice D")
@@ -46,7 +45,6 @@ def _files(path: Path) -> list[Path]:
     return sorted(p for p in path.glob("*.csv"))
 
 
-@register_importer("pmc-vqa")
 def import_pmcvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = _files(path)
     if not files:

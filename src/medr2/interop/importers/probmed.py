@@ -20,7 +20,6 @@ from typing import Any
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import vocab_fields
 from medr2.interop.importers._util import image_in, inside_files, read_json_list, records, text
 from medr2.records import stable_hash
@@ -41,7 +40,6 @@ def parse_qa_type(qa: str) -> tuple[str, str | None, str | None]:
     return m.group(1), m.group(2), m.group(3)
 
 
-@register_importer("probmed")
 def import_probmed(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     jpath = path / "test.json" if path.is_dir() else path
     if not jpath.is_file():

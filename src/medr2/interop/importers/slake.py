@@ -25,7 +25,6 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import REGION_QUESTION, REGION_YES_NO, SEQUENCE_WORDS, vocab_fields
 from medr2.interop.importers._slake_annotations import (
     detection_boxes,
@@ -93,7 +92,6 @@ def _annotate(b: ImportBuilder, case: Case, imgs: Path, img: Path, names: dict[i
     return case
 
 
-@register_importer("slake")
 def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = [path] if path.is_file() else [path / f for f in SPLIT_FILES if (path / f).is_file()]
     if not files:

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import extra_columns, image_key, vocab_fields
 from medr2.interop.importers._util import image_in, inside_files, read_csv_rows, readable, text
 from medr2.interop.roundtrip import CASE_IMAGE_COL, ITEM_COL, restore
@@ -55,7 +54,6 @@ def _b64(v: str, file: str, record: str, field: str) -> bytes:
         raise BadInput(f"invalid base64: {e}", file=file, record=record, field=field) from e
 
 
-@register_importer("vlmevalkit")
 def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = [path] if path.is_file() else sorted(path.glob("*.tsv"))
     if not files:

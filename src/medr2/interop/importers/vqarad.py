@@ -19,7 +19,6 @@ from pathlib import Path
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, letter_of, yes_no
-from medr2.interop.importers import register_importer
 from medr2.interop.importers._mapping import SEQUENCE_WORDS, answer_key, or_options
 from medr2.interop.importers._util import image_in, inside_files, read_json_list, records, text
 
@@ -70,7 +69,6 @@ def _files(path: Path) -> list[Path]:
     return found
 
 
-@register_importer("vqa-rad")
 def import_vqarad(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     forced = options.get("split")
     if forced not in (None, "train", "val", "test"):

@@ -141,6 +141,57 @@
     return d;
   }
 
+  var MARKS = {supported: "\u2713", contradicted: "\u2717", unverifiable: "?"};
+
+  function claimTitle(seg) {
+    return seg.c + " (" + seg.by + "): " + seg.k + " " + (seg.d ? "denied: " : "") + seg.val +
+      (seg.n ? " \u2014 " + seg.n : "");
+  }
+
+  function marked(segs, cls) {
+    var pre = el("pre", cls);
+    segs.forEach(function (seg) {
+      if (!seg.c) { pre.appendChild(document.createTextNode(seg.x)); return; }
+      var m = el("mark", "claim c-" + seg.c, seg.x);
+      m.setAttribute("data-claim", seg.c);
+      m.title = claimTitle(seg);
+      pre.appendChild(m);
+      var sup = el("sup", "cm c-" + seg.c, "[" + MARKS[seg.c] + "]");
+      sup.setAttribute("aria-label", seg.c);
+      pre.appendChild(sup);
+    });
+    return pre;
+  }
+
+  function claimLegend(cl) {
+    var d = el("div", "legend claims-legend");
+    d.setAttribute("data-role", "claims-legend");
+    d.appendChild(el("b", null, "claims: "));
+    ["supported", "contradicted", "unverifiable"].forEach(function (v) {
+      var s = el("span", null);
+      s.appendChild(el("mark", "claim c-" + v, "[" + MARKS[v] + "] " + v));
+      s.appendChild(document.createTextNode(" " + cl.counts[v]));
+      d.appendChild(s);
+    });
+    return d;
+  }
+
+  function claimList(list) {
+    var det = el("details", "claims");
+    det.appendChild(el("summary", null, list.length + " claim" + (list.length === 1 ? "" : "s") +
+      " checked against the case"));
+    var ul = el("ul", "claim-list");
+    list.forEach(function (seg) {
+      var li = el("li", "c-" + seg.c, "[" + MARKS[seg.c] + "] " + seg.c + " \u2014 \u201c" + seg.x + "\u201d (" +
+        seg.src + ") " + seg.k + " " + (seg.d ? "denied: " : "") + seg.val + (seg.n ? ", " + seg.n : "") +
+        (seg.by === "judge" ? ", decided by the judge" : ""));
+      li.setAttribute("data-claim", seg.c);
+      ul.appendChild(li);
+    });
+    det.appendChild(ul);
+    return det;
+  }
+
   function card(row) {
     var c = el("article", "card v-" + row.vd);
     c.setAttribute("data-verdict", row.vd);
@@ -175,9 +226,23 @@
     if (row.iou !== null && row.iou !== undefined) { kv(b, "IoU", Number(row.iou).toFixed(2)); }
     if (row.lure) { kv(b, "lure", row.lure); }
     if (row.xs !== "ok") { kv(b, "status", row.xs + (row.xe ? ": " + row.xe : "")); }
-    var pre = el("pre", "resp", row.x);
-    pre.setAttribute("data-role", "response");
-    b.appendChild(pre);
+    if (row.cl) {
+      b.appendChild(claimLegend(row.cl));
+      if (row.cl.reasoning) {
+        var rp = marked(row.cl.reasoning, "resp reasoning");
+        rp.setAttribute("data-role", "reasoning");
+        b.appendChild(el("div", "kv", "the server's separate reasoning text:"));
+        b.appendChild(rp);
+      }
+      var mp = marked(row.cl.content, "resp");
+      mp.setAttribute("data-role", "response");
+      b.appendChild(mp);
+      b.appendChild(claimList(row.cl.list));
+    } else {
+      var pre = el("pre", "resp", row.x);
+      pre.setAttribute("data-role", "response");
+      b.appendChild(pre);
+    }
     c.appendChild(b);
     return c;
   }

@@ -3,12 +3,13 @@ item's answer format, or None: an answer that cannot be read is *unparsed*, neve
 
 ``read`` also says *why* an answer is unparsed (``Reading.reason``: a letter/text conflict, an ambiguous
 list, 'none of the above' that is not an option, ...); forms with a reader in ``READERS`` give a reason,
-any other registered extractor is wrapped (no reason)."""
+any other registered extractor is wrapped (no reason). Registries: ``docs/extending.md``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from medr2.registry import Registry
 from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
 from medr2.score.extract.common import Reading, strip_reasoning
 from medr2.score.extract.text import extract_text
@@ -17,12 +18,10 @@ from medr2.score.extract.yesno import extract_yesno, read_yesno
 Extractor = Callable[[str, Sequence[str]], str | None]
 Reader = Callable[[str, Sequence[str]], Reading]
 
-EXTRACTORS: dict[str, Extractor] = {
-    "mcq": extract_mcq,
-    "yesno": extract_yesno,
-    "multi": extract_multi,
-    "text": extract_text,
-}
+# form -> extractor (adding one: docs/extending.md)
+EXTRACTORS: Registry[Extractor] = Registry("answer form", field="form")
+for _form, _fn in (("mcq", extract_mcq), ("yesno", extract_yesno), ("multi", extract_multi), ("text", extract_text)):
+    EXTRACTORS.register(_form, _fn)
 READERS: dict[str, Reader] = {
     "mcq": read_mcq,
     "yesno": read_yesno,
@@ -30,9 +29,11 @@ READERS: dict[str, Reader] = {
 }
 
 
-def register_extractor(form: str) -> Callable[[Extractor], Extractor]:
+def register_extractor(form: str, *, replace: bool = False) -> Callable[[Extractor], Extractor]:
+    """Decorator: register ``fn(body, options) -> answer | None`` for items of ``form``; a built-in form is
+    replaced only with ``replace=True`` (the new extractor then also replaces that form's reader)."""
     def deco(fn: Extractor) -> Extractor:
-        EXTRACTORS[form] = fn
+        EXTRACTORS.register(form, fn, replace=replace)
         READERS.pop(form, None)  # the new extractor replaces the built-in reader of that form
         return fn
 

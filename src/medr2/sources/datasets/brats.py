@@ -23,7 +23,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
-from medr2.sources.base import register_source
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
 from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
@@ -128,6 +127,5 @@ class BratsSource(DatasetSource):
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
 
-@register_source("brats")
 def _factory(arg: str | None) -> BratsSource:
     return BratsSource(arg)

@@ -31,7 +31,6 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.common import mask_box, put_mask
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_dicom, read_table
 
@@ -176,6 +175,5 @@ class CbisDdsmSource(DatasetSource):
                        record=rec, field="ROI mask file path")
 
 
-@register_source("cbis-ddsm")
 def _factory(arg: str | None) -> CbisDdsmSource:
     return CbisDdsmSource(arg)

@@ -27,7 +27,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.common import load_label_map, mask_box, put_mask
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, image_index, read_table
 
@@ -158,6 +157,5 @@ def _isnum(v: str) -> bool:
 
 
 
-@register_source("isic")
 def _factory(arg: str | None) -> IsicSource:
     return IsicSource(arg)

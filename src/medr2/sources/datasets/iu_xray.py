@@ -20,7 +20,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
-from medr2.sources.base import register_source
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, find_file, image_index, read_table
 
 REPORT_COLUMNS = ("uid", "Problems", "findings", "impression")
@@ -91,6 +90,5 @@ class IuXraySource(DatasetSource):
         return self.case(spec, ref, fields, meta=meta)
 
 
-@register_source("iu-xray")
 def _factory(arg: str | None) -> IuXraySource:
     return IuXraySource(arg)

@@ -20,7 +20,6 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.common import IMAGE_SUFFIXES, mask_box, put_mask, read_json
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, fit_box, image_index, to_float
 
@@ -119,6 +118,5 @@ class KvasirSegSource(DatasetSource):
         return out
 
 
-@register_source("kvasir-seg")
 def _factory(arg: str | None) -> KvasirSegSource:
     return KvasirSegSource(arg)

@@ -23,7 +23,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
-from medr2.sources.base import register_source
 from medr2.sources.common import read_json
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
 from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
@@ -135,6 +134,5 @@ def _stem(p: str) -> str:
     return name
 
 
-@register_source("msd")
 def _factory(arg: str | None) -> MsdSource:
     return MsdSource(arg)

@@ -23,7 +23,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -168,6 +167,5 @@ def _spacing(r: dict[str, str], width: int, spec: RecordSpec) -> float | None:
     return s * w / width
 
 
-@register_source("nih-cxr14")
 def _factory(arg: str | None) -> NihCxr14Source:
     return NihCxr14Source(arg)

@@ -22,7 +22,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -111,6 +110,5 @@ class RsnaPneumoniaSource(DatasetSource):
         return self.case(spec, ref, fields, findings=boxes, meta=meta)
 
 
-@register_source("rsna-pneumonia")
 def _factory(arg: str | None) -> RsnaPneumoniaSource:
     return RsnaPneumoniaSource(arg)

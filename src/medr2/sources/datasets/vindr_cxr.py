@@ -28,7 +28,6 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.base import register_source
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -170,6 +169,5 @@ class VindrCxrSource(DatasetSource):
         return sorted(label_text(c) for c, v in labels["votes"].items() if v >= need)
 
 
-@register_source("vindr-cxr")
 def _factory(arg: str | None) -> VindrCxrSource:
     return VindrCxrSource(arg)

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from medr2.registry import Registry
+
 VIEW_CACHE = 8  # decoded views kept per background family (each holds images and masks, ~3 MB)
 WORK_SIDE = 512  # longest side of the working image (and the maximum output size)
 MAX_UPSCALE = 2.5
@@ -87,12 +89,12 @@ class BackgroundDef:
     unavailable_reason: Callable[[], str | None] = lambda: None
 
 
-BACKGROUNDS: dict[str, BackgroundDef] = {}
+BACKGROUNDS: Registry[BackgroundDef] = Registry("sample background", field="--source")
 
 
 def register_background(bg: BackgroundDef) -> BackgroundDef:
-    BACKGROUNDS[bg.key] = bg
-    return bg
+    """Register a background family of the sample source under its ``key`` (a taken key is refused)."""
+    return BACKGROUNDS.register(bg.key, bg)
 
 
 # ---------------------------------------------------------------- helpers

@@ -16,7 +16,6 @@ from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore
 from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
 from medr2.records import Case, Finding, Structure
-from medr2.sources.base import register_source
 from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
     bg_brain,
     bg_dicom,
@@ -120,7 +119,6 @@ class SampleSource:
         return realize_case(spec, bg, images)
 
 
-@register_source("sample")
 def _factory(arg: str | None) -> SampleSource:
     return SampleSource(arg)
 
