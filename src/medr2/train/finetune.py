@@ -58,11 +58,22 @@ def default_target_modules(model: Any) -> list[str]:
     return sorted(names)
 
 
+def decoded_png(path: Path) -> bytes:
+    """The image as the ``hf:`` adapter shows it to a model at evaluation (``load_image(..., mode="RGB")``:
+    EXIF orientation applied, 16-bit windowed to 8 bit, palette/alpha converted), as lossless PNG bytes."""
+    from medr2.imageio import encode_png, load_image
+
+    return encode_png(load_image(path, mode="RGB"))
+
+
 def build_dataset(examples: list[Example], bench_root: Path) -> Any:
-    """The TRL conversational dataset (same rows as the ``hf`` export)."""
+    """The TRL conversational dataset (the ``hf`` export's rows), its images decoded exactly as evaluation
+    decodes them: the collator's processor then sees the same pixels in training as the ``hf:`` adapter
+    does at evaluation (raw file bytes would reach it undecoded: 16-bit images clipped, EXIF ignored)."""
     from datasets import Dataset
 
-    return Dataset.from_list(hf_records(examples, bench_root, dpo=False), features=hf_features(False))
+    rows = hf_records(examples, bench_root, dpo=False, image_bytes=decoded_png)
+    return Dataset.from_list(rows, features=hf_features(False))
 
 
 def _use_cuda(cfg: FinetuneConfig) -> bool:
