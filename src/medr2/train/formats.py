@@ -144,7 +144,7 @@ def _swift(examples: Sequence[Example], bench_root: Path, out: Path, name: str, 
 
 
 def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
-               image_bytes: Callable[[Path], bytes] | None = None) -> list[dict[str, Any]]:
+               image_bytes: Callable[[Path], bytes] | None = None, rejected: bool = True) -> list[dict[str, Any]]:
     """Rows of the TRL dataset: image bytes embedded (``{"bytes", "path"}`` for ``datasets.Image``);
     ``image_bytes(path)`` gives each image's bytes (default: the file as it is), once per image."""
     read = image_bytes or (lambda p: p.read_bytes())
@@ -159,7 +159,8 @@ def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
         if dpo:
             row["prompt"] = structured_messages(ex.messages[:-1])
             row["chosen"] = structured_messages(ex.messages[-1:])
-            row["rejected"] = [{"role": "assistant", "content": [{"type": "text", "text": ex.rejected}]}]
+            if rejected:
+                row["rejected"] = [{"role": "assistant", "content": [{"type": "text", "text": ex.rejected}]}]
         else:
             row["messages"] = structured_messages(ex.messages)
         rows.append(row)
