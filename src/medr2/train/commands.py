@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
         bench: Path = typer.Option(..., "--bench", help="bench folder"),
         fmt: str = typer.Option(..., "--format", help="llamafactory | swift | hf | llamafactory-dpo | swift-dpo | hf-dpo"),  # noqa: E501
         out: Path = typer.Option(..., "--out", help="output folder (must be empty or absent)"),
-        strategy: str = typer.Option("flat", "--strategy", help="flat | curriculum | chain"),
+        strategy: str = typer.Option("flat", "--strategy", help="flat | curriculum | chain | augmented"),
         with_variants: bool = typer.Option(False, "--with-variants", help="add the train split's perturbed copies"),
         seed: int = typer.Option(0, "--seed", help="order seed"),
         replay: float = typer.Option(0.25, "--replay", help="curriculum: share of earlier stages replayed per stage"),
@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
         base: Path = typer.Option(..., "--base", help="local checkpoint folder"),
         bench: Path = typer.Option(..., "--bench", help="bench folder (its train split is used)"),
         out: Path = typer.Option(..., "--out", help="output folder: adapter/, merged/, finetune.json"),
-        strategy: str = typer.Option("flat", "--strategy", help="flat | curriculum | chain"),
+        strategy: str = typer.Option("flat", "--strategy",
+                                     help="flat | curriculum | chain | augmented (SFT) | dpo | grpo"),
         with_variants: bool = typer.Option(False, "--with-variants"),
         epochs: float = typer.Option(3.0, "--epochs"),
         lr: float = typer.Option(2e-4, "--lr", help="LoRA learning rate"),
