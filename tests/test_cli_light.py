@@ -59,6 +59,7 @@ def test_catalog_matches_the_registries() -> None:
     from medr2.run.prompts import MODES
     from medr2.sources.base import SOURCES
     from medr2.train.export import STRATEGIES
+    from medr2.train.finetune import FINETUNE_STRATEGIES
     from medr2.train.formats import FORMATS
 
     assert set(catalog.SOURCE_KINDS) == set(SOURCES)
@@ -71,3 +72,4 @@ def test_catalog_matches_the_registries() -> None:
     assert set(catalog.CONVERT_TARGETS) == set(EXPORTERS)
     assert set(catalog.EXPORT_FORMATS) == set(FORMATS)
     assert set(catalog.STRATEGIES) == set(STRATEGIES)
+    assert set(catalog.FINETUNE_STRATEGIES) == set(FINETUNE_STRATEGIES)

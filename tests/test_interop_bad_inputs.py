@@ -1,4 +1,4 @@
-"""The bad-input corpus for every importer (DESIGN §12): each importer reads a small set in its real
+"""The bad-input corpus for every importer (docs/reliability.md): each importer reads a small set in its real
 layout mixing good records with broken ones (broken, empty, bomb or escaping images; missing fields;
 answers matching no option; unreadable files among several; tampered round-trip columns). Every bad
 record is quarantined naming its file, record, field and reason; every good one is imported; the CLI

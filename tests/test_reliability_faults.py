@@ -1,4 +1,4 @@
-"""DESIGN §8/§12 under server faults: a run against a fault-injecting server on 127.0.0.1 completes
+"""Runs under server faults (docs/reliability.md): a run against a fault-injecting server on 127.0.0.1 completes
 with every request stored once, as ok or as an error with its reason, and reports its retries."""
 
 from __future__ import annotations

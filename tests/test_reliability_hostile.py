@@ -1,4 +1,4 @@
-"""Hostile model output (DESIGN §9, §12) and secrets (DESIGN §7, §12).
+"""Hostile model output (docs/report.md, docs/reliability.md) and secrets (docs/reliability.md).
 
 Script injection, control characters, gigantic answers, invalid UTF-8 and lone surrogates come back
 from a real server on 127.0.0.1: every answer is stored (intact where it is valid text), scoring

@@ -1,6 +1,6 @@
-"""DESIGN §12 bad input: a corpus of broken files and records for every reader, the importers and
+"""Bad input (docs/reliability.md): a corpus of broken files and records for every reader, the importers and
 bench loading. Each bad record is quarantined with its file, record and field; the rest is built;
-exit codes follow DESIGN §13 (0 with quarantined records, 2 for a source or bench that is bad as a whole)."""
+exit codes follow the README (0 with quarantined records, 2 for a source or bench that is bad as a whole)."""
 
 from __future__ import annotations
 

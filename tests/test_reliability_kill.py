@@ -1,4 +1,4 @@
-"""DESIGN §8: SIGKILL at random moments, then resume.
+"""Runs (docs/running.md): SIGKILL at random moments, then resume.
 
 ``medr2 eval``: killed at least 20 times, resumed each time; the final store holds exactly one
 result per request and equals an uninterrupted run. ``medr2 build``: killed at least 20 times; a

@@ -170,7 +170,7 @@ W, H = 100, 80
 
 
 class RuleJudge:
-    """A user-supplied Python model (DESIGN §7 'own Python callable'): reads 'second' as option B."""
+    """A user-supplied Python model (docs/running.md: your own Python function): reads 'second' as option B."""
 
     key = "judge:rule"
     box_convention = BoxConvention()

@@ -1,4 +1,4 @@
-"""The task rules of DESIGN §3: true distractors never offered, balanced letters, yes/no pairs,
+"""The task rules of docs/tasks.md: true distractors never offered, balanced letters, yes/no pairs,
 held-out templates, bins away from edges, every supported task generated, chance levels."""
 
 from __future__ import annotations

@@ -88,3 +88,62 @@ def write_quadrant_bench(root: Path, n_cases: int = 12, seed: int = 0, **kw) -> 
     cases, items = quadrant_records(root, n_cases, seed, **kw)
     write_bench(root, cases, items, {"name": "quadrant"})
     return root
+
+
+# -- the learnability control: only the image decides the answer -----------------------------------
+
+CONTROL_SIZE = (96, 64)  # width, height: not the model's 32x32 input, and not square, so the resize matters
+
+
+def control_image(q: int, rng: np.random.Generator, size: tuple[int, int] = CONTROL_SIZE) -> np.ndarray:
+    """A noisy grayscale ``size`` (width, height) image with a bright blob inside quadrant ``q``
+    (0 TL, 1 TR, 2 BL, 3 BR) at a random position and radius."""
+    w, h = size
+    img = rng.normal(70, 25, (h, w))
+    cy = (q // 2) * h / 2 + rng.uniform(0.4, 0.6) * h / 2
+    cx = (q % 2) * w / 2 + rng.uniform(0.4, 0.6) * w / 2
+    ry, rx = rng.uniform(0.3, 0.4) * h / 2, rng.uniform(0.3, 0.4) * w / 2
+    yy, xx = np.mgrid[0:h, 0:w]
+    img[((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1] += 150
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def write_control_bench(root: Path, n_cases: int = 400, seed: int = 0, test_share: float = 0.2,
+                        images: str = "aligned", size: tuple[int, int] = CONTROL_SIZE) -> Path:
+    """A bench whose one question, asked with the same words and options every time, can only be
+    answered from the image: in which quadrant is the bright spot (4 options, balanced answers).
+
+    ``images="shuffled"`` gives every train item the image of another train case (answers unchanged):
+    what a collator mixing up images and rows would train on. Test items always show their own image.
+    """
+    from medr2.bench.format import write_bench
+
+    if images not in ("aligned", "shuffled"):
+        raise ValueError(images)
+    store = ImageStore(root)
+    w, h = size
+    rows = []
+    for k in range(n_cases):
+        cid = f"case{k:04d}"
+        rng = np.random.default_rng(int(stable_hash({"seed": seed, "control": cid}), 16) % 2**32)
+        q = k % 4  # balanced answers: no answer prior helps
+        ref = store.put_array(control_image(q, rng, size))
+        split = "test" if (int(stable_hash({"split": cid}), 16) % 1000) < test_share * 1000 else "train"
+        rows.append((cid, q, ref, split))
+    shown = {cid: ref for cid, _, ref, _ in rows}
+    if images == "shuffled":
+        train = [r for r in rows if r[3] == "train"]
+        order = np.random.default_rng(seed).permutation(len(train))
+        shown |= {train[i][0]: train[int(j)][2] for i, j in enumerate(order)}
+    cases, items = [], []
+    for cid, q, _ref, split in rows:
+        img = shown[cid]
+        cases.append(Case(case_id=cid, image=img.path, image_sha256=img.sha256, width=w, height=h,
+                          modality="synthetic", source="synthetic", license="CC0-1.0", patient_id=f"p{cid}",
+                          split=split))
+        items.append(_item(case_id=cid, image=img.path, image_sha256=img.sha256, image_width=w, image_height=h,
+                           split=split, stage=3, task="s3.location", form="mcq",
+                           question="In which quadrant is the bright spot?", options=list(QUADRANTS),
+                           answer="ABCD"[q]))
+    write_bench(root, cases, items, {"name": f"control-{images}"})
+    return root

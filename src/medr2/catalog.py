@@ -27,7 +27,9 @@ CONVERT_TARGETS = ("hf", "vlmevalkit", "lmms-eval")
 # medr2.train.formats.FORMATS
 EXPORT_FORMATS = ("llamafactory", "swift", "hf", "llamafactory-dpo", "swift-dpo", "hf-dpo")
 # medr2.train.export.STRATEGIES
-STRATEGIES = ("flat", "curriculum", "chain")
+STRATEGIES = ("flat", "curriculum", "chain", "augmented")
+# medr2.train.finetune.FINETUNE_STRATEGIES: the export strategies (SFT) and the objectives
+FINETUNE_STRATEGIES = (*STRATEGIES, "dpo", "grpo")
 
 
 def listing(names: tuple[str, ...], sep: str = ", ") -> str:

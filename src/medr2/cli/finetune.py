@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from medr2.catalog import STRATEGIES, listing
+from medr2.catalog import FINETUNE_STRATEGIES, STRATEGIES, listing
 
 
 def register(app: typer.Typer) -> None:
@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
         base: Path = typer.Option(..., "--base", help="local checkpoint folder"),
         bench: Path = typer.Option(..., "--bench", help="bench folder (its train split is used)"),
         out: Path = typer.Option(..., "--out", help="output folder: adapter/, merged/, finetune.json"),
-        strategy: str = typer.Option("flat", "--strategy", help=listing(STRATEGIES, " | ")),
+        strategy: str = typer.Option("flat", "--strategy", help=f"{listing(STRATEGIES, ' | ')} (SFT) | "
+                                     f"{listing(FINETUNE_STRATEGIES[len(STRATEGIES):], ' | ')}"),
         with_variants: bool = typer.Option(False, "--with-variants", metavar=""),
         epochs: float = typer.Option(3.0, "--epochs"),
         lr: float = typer.Option(2e-4, "--lr", help="LoRA learning rate"),

@@ -3,7 +3,8 @@
 Strategies (registry ``STRATEGIES``):
 - ``flat``: every train item one single-turn example, in a seeded shuffle;
 - ``curriculum``: stage 1 -> 4 blocks, each block mixed with a replay share of the earlier stages;
-- ``chain``: each chain as one multi-turn conversation (loss on every assistant turn).
+- ``chain``: each chain as one multi-turn conversation (loss on every assistant turn);
+- ``augmented``: ``flat`` plus the perturbed copies that have an exact answer (``AUGMENT_VARIANTS``).
 
 Only ``split == "train"`` items are used, and a train item whose image (or cue image) is also used by
 any item or case outside the train split is dropped and counted: no test item or test image leaks.
@@ -118,8 +119,27 @@ def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, An
     return sorted(examples, key=lambda e: _order_key(seed, "|".join(e.item_ids)))
 
 
+# perturbation-augmented SFT: misleading text (T3, T4, T8) with the correct answer as target, option
+# permutations (T6), visual variants with an exact answer for what is shown (V2/V3: the other case's fact,
+# V4: the counterfactual). Probes (V1 blank, V2/V3 where no exact answer exists) are left out: their
+# stored answer is the parent's, and training on it would teach the model to ignore the image.
+AUGMENT_VARIANTS = ("T3", "T4", "T6", "T8", "V2", "V3", "V4")
+
+
+def is_augmentation(item: Item) -> bool:
+    code = item.variant.split("-", 1)[0]
+    return code in AUGMENT_VARIANTS and (item.meta or {}).get("scoring", "exact") != "probe"
+
+
+def _augmented(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
+    keep = [it for it in items if it.variant == "clean" or is_augmentation(it)]
+    return _flat(keep, seed, conv, opts)
+
+
 Strategy = Callable[[list[Item], int, BoxConvention, dict[str, Any]], list[Example]]
-STRATEGIES: dict[str, Strategy] = {"flat": _flat, "curriculum": _curriculum, "chain": _chain}
+STRATEGIES: dict[str, Strategy] = {"flat": _flat, "curriculum": _curriculum, "chain": _chain,
+                                   "augmented": _augmented}
+NEEDS_VARIANTS = frozenset({"augmented"})  # strategies that read the train split's variants
 
 
 def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "flat", with_variants: bool = False,
@@ -129,6 +149,7 @@ def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str 
         raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
     skipped: Counter[str] = Counter()
     keep: list[Item] = []
+    with_variants = with_variants or strategy in NEEDS_VARIANTS
     for it in train_items(items, cases, with_variants=with_variants, skipped=skipped):
         if it.form == "box" and it.answer_box is None:
             skipped["box item without answer_box"] += 1

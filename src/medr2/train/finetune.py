@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
+from medr2.models.base import BoxConvention
 from medr2.models.hf import box_convention_for
-from medr2.train.export import Example, plan_examples
+from medr2.train.export import STRATEGIES, Example, plan_dpo, plan_examples
 from medr2.train.formats import hf_features, hf_records
 
 
@@ -58,11 +59,22 @@ def default_target_modules(model: Any) -> list[str]:
     return sorted(names)
 
 
+def decoded_png(path: Path) -> bytes:
+    """The image as the ``hf:`` adapter shows it to a model at evaluation (``load_image(..., mode="RGB")``:
+    EXIF orientation applied, 16-bit windowed to 8 bit, palette/alpha converted), as lossless PNG bytes."""
+    from medr2.images import encode_png, load_image
+
+    return encode_png(load_image(path, mode="RGB"))
+
+
 def build_dataset(examples: list[Example], bench_root: Path) -> Any:
-    """The TRL conversational dataset (same rows as the ``hf`` export)."""
+    """The TRL conversational dataset (the ``hf`` export's rows), its images decoded exactly as evaluation
+    decodes them: the collator's processor then sees the same pixels in training as the ``hf:`` adapter
+    does at evaluation (raw file bytes would reach it undecoded: 16-bit images clipped, EXIF ignored)."""
     from datasets import Dataset
 
-    return Dataset.from_list(hf_records(examples, bench_root, dpo=False), features=hf_features(False))
+    rows = hf_records(examples, bench_root, dpo=False, image_bytes=decoded_png)
+    return Dataset.from_list(rows, features=hf_features(False))
 
 
 def _use_cuda(cfg: FinetuneConfig) -> bool:
@@ -73,21 +85,27 @@ def _use_cuda(cfg: FinetuneConfig) -> bool:
     return cfg.device.startswith("cuda")
 
 
+def _common_args(cfg: FinetuneConfig, out: Path, max_steps: int, lr: float | None) -> dict[str, Any]:
+    """Training arguments every stage (SFT, DPO, GRPO) shares: same budget, seed, logging, CPU/GPU rule."""
+    import torch
+
+    cuda = _use_cuda(cfg)
+    return {
+        "output_dir": str(out), "num_train_epochs": cfg.epochs, "max_steps": max_steps,
+        "learning_rate": cfg.lr if lr is None else lr, "per_device_train_batch_size": cfg.batch_size,
+        "gradient_accumulation_steps": cfg.grad_accum,
+        "bf16": cuda and torch.cuda.is_bf16_supported(), "fp16": False, "gradient_checkpointing": cuda,
+        "use_cpu": not cuda, "seed": cfg.seed, "data_seed": cfg.seed, "logging_steps": cfg.logging_steps,
+        "save_strategy": "no", "report_to": "none", "dataloader_num_workers": 0, "lr_scheduler_type": "constant",
+        "warmup_steps": 0, "weight_decay": 0.0, "disable_tqdm": True,
+    }
+
+
 def sft_config(cfg: FinetuneConfig, out: Path, *, max_steps: int = -1, lr: float | None = None) -> Any:
     from trl import SFTConfig
 
-    cuda = _use_cuda(cfg)
-    import torch
-
-    bf16 = cuda and torch.cuda.is_bf16_supported()
-    kwargs: dict[str, Any] = {
-        "output_dir": str(out), "num_train_epochs": cfg.epochs, "max_steps": max_steps,
-        "learning_rate": cfg.lr if lr is None else lr, "per_device_train_batch_size": cfg.batch_size,
-        "gradient_accumulation_steps": cfg.grad_accum, "assistant_only_loss": True, "max_length": cfg.max_length,
-        "bf16": bf16, "fp16": False, "gradient_checkpointing": cuda, "use_cpu": not cuda,
-        "seed": cfg.seed, "data_seed": cfg.seed, "logging_steps": cfg.logging_steps, "save_strategy": "no",
-        "report_to": "none", "dataloader_num_workers": 0, "lr_scheduler_type": "constant",
-        "warmup_steps": 0, "weight_decay": 0.0, "disable_tqdm": True,
+    kwargs = _common_args(cfg, out, max_steps, lr) | {
+        "assistant_only_loss": True, "max_length": cfg.max_length,
         "train_sampling_strategy": "sequential" if cfg.strategy == "curriculum" else "random",
     }
     kwargs.update(cfg.extra)
@@ -104,6 +122,136 @@ def build_trainer(model: Any, processor: Any, dataset: Any, args: Any, peft_conf
     if callbacks:  # the given callbacks show progress; no raw log dicts on stdout
         trainer.remove_callback(PrinterCallback)
     return trainer
+
+
+# -- the objective of the LoRA stage per strategy -------------------------------------------------------
+
+@dataclass
+class Stage:
+    """What a strategy's main (LoRA) stage trains on and with which TRL trainer."""
+
+    trainer: Any
+    n_examples: int
+    summary: dict[str, Any]
+
+
+StageBuilder = Callable[[Any, Any, Any, BoxConvention, FinetuneConfig, Path, Any, Sequence[Any]], Stage]
+
+
+def _sft_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
+               peft_config: Any, callbacks: Sequence[Any]) -> Stage:
+    plan = _plan(bench, cfg.strategy, cfg, conv)
+    ds = build_dataset(plan.examples, bench.root)
+    return Stage(build_trainer(model, processor, ds, sft_config(cfg, out), peft_config, callbacks),
+                 len(plan.examples), plan.summary())
+
+
+def dpo_dataset(examples: list[Example], bench_root: Path) -> Any:
+    """TRL's DPO layout (``prompt``/``chosen``/``rejected`` + ``images``), images decoded as evaluation does."""
+    from datasets import Dataset
+
+    rows = hf_records(examples, bench_root, dpo=True, image_bytes=decoded_png)
+    return Dataset.from_list(rows, features=hf_features(True))
+
+
+def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
+               peft_config: Any, callbacks: Sequence[Any]) -> Stage:
+    """DPO: chosen = the correct answer, rejected = the item's lure (T3/T4/T8 variants) or the evaluation's
+    fixed wrong answer, over the ``augmented`` plan (clean items + the variants with an exact answer)."""
+    from transformers.trainer_callback import PrinterCallback
+    from trl import DPOConfig, DPOTrainer
+
+    try:
+        plan = plan_dpo(bench.items, bench.cases, strategy="augmented", seed=cfg.seed, conv=conv)
+    except ValueError as e:
+        raise BadInput(str(e), field="strategy") from e
+    if not plan.examples:
+        raise BadInput(f"no DPO pairs in the train split (skipped: {dict(plan.skipped)})", file=str(bench.root))
+    args = DPOConfig(**(_common_args(cfg, out, -1, None) | {"max_length": cfg.max_length, "beta": 0.1,
+                                                             "precompute_ref_log_probs": False} | cfg.extra))
+    trainer = DPOTrainer(model=model, args=args, train_dataset=dpo_dataset(plan.examples, bench.root),
+                         processing_class=processor, peft_config=peft_config, callbacks=list(callbacks) or None)
+    if callbacks:
+        trainer.remove_callback(PrinterCallback)
+    return Stage(trainer, len(plan.examples), plan.summary())
+
+
+GRPO_GENERATIONS = 4
+GRPO_MAX_COMPLETION = 24
+UNREAD_PENALTY = -0.5  # reward of an unparsed, truncated or failed answer (a wrong one gets 0)
+
+
+def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
+                      eos_ids: set[int]) -> Callable[..., list[float]]:
+    """GRPO reward from medr2's own scorer: 1 for a correct verdict (boxes: their IoU with the target),
+    0 for a wrong one, ``UNREAD_PENALTY`` for an answer the scorer cannot read or that ran out of tokens."""
+    from medr2.records import Prediction
+    from medr2.score.scorer import score_items
+
+    def reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], item_ids: list[list[str]],
+               **_: Any) -> list[float]:
+        preds = []
+        for comp, ids, iids in zip(completions, completion_ids, item_ids, strict=True):
+            text = comp[-1]["content"] if isinstance(comp, list) else str(comp)
+            if isinstance(text, list):
+                text = "".join(p.get("text") or "" for p in text)
+            finish = "stop" if ids and ids[-1] in eos_ids else "length"
+            preds.append(Prediction(model_key="grpo", item_id=iids[-1], mode="independent", request_hash="grpo",
+                                    raw=text, status="ok", finish_reason=finish))
+        out = []
+        for s in score_items(items_by_id, preds, conv):
+            if s.verdict in ("unparsed", "truncated", "error"):
+                out.append(UNREAD_PENALTY)
+            elif s.iou is not None:
+                out.append(float(s.iou))
+            else:
+                out.append(1.0 if s.verdict == "correct" else 0.0)
+        return out
+
+    return reward
+
+
+def _grpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
+                peft_config: Any, callbacks: Sequence[Any]) -> Stage:
+    """GRPO with verifiable rewards (:func:`verifiable_reward`) on the prompts of the ``flat`` plan."""
+    from datasets import Dataset
+    from transformers.trainer_callback import PrinterCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    plan = _plan(bench, "flat", cfg, conv)
+    rows = [{"prompt": r["prompt"], "images": r["images"], "item_ids": r["item_ids"]}
+            for r in hf_records(plan.examples, bench.root, dpo=True, image_bytes=decoded_png, rejected=False)]
+    feats = hf_features(True)
+    ds = Dataset.from_list(rows, features=type(feats)({k: feats[k] for k in ("prompt", "images", "item_ids")}))
+    tok = processor.tokenizer
+    eos = {tok.eos_token_id, tok.pad_token_id} - {None}
+    args = GRPOConfig(**(_common_args(cfg, out, -1, None) | {
+        "num_generations": GRPO_GENERATIONS, "max_completion_length": GRPO_MAX_COMPLETION,
+        "per_device_train_batch_size": max(GRPO_GENERATIONS, cfg.batch_size - cfg.batch_size % GRPO_GENERATIONS),
+        "remove_unused_columns": False, "beta": 0.0, "temperature": 1.0, "log_completions": False} | cfg.extra))
+    reward = verifiable_reward({it.item_id: it for it in bench.items}, conv, eos)
+    reward.__name__ = "medr2_verdict"  # type: ignore[attr-defined]
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds,
+                          processing_class=processor, peft_config=peft_config, callbacks=list(callbacks) or None)
+    if callbacks:
+        trainer.remove_callback(PrinterCallback)
+    return Stage(trainer, len(plan.examples), plan.summary())
+
+
+# strategy -> the trainer of its LoRA stage; every strategy not named here is SFT on its export plan
+OBJECTIVES: dict[str, StageBuilder] = {"dpo": _dpo_stage, "grpo": _grpo_stage}
+FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
+
+
+def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
+    try:
+        plan = plan_examples(bench.items, bench.cases, strategy=strategy, with_variants=cfg.with_variants,
+                             seed=cfg.seed, conv=conv)
+    except ValueError as e:
+        raise BadInput(str(e), field="strategy") from e
+    if not plan.examples:
+        raise BadInput(f"no train-split examples (skipped: {dict(plan.skipped)})", file=str(bench.root))
+    return plan
 
 
 def load_base(base: Path, cfg: FinetuneConfig) -> tuple[Any, Any]:
@@ -140,33 +288,34 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
     conv = box_convention_for(processor.image_processor)  # target boxes in the model's own input pixels
-    try:
-        plan = plan_examples(bench.items, bench.cases, strategy=cfg.strategy, with_variants=cfg.with_variants,
-                             seed=cfg.seed, conv=conv)
-    except ValueError as e:
-        raise BadInput(str(e), field="strategy") from e
-    if not plan.examples:
-        raise BadInput(f"no train-split examples (skipped: {dict(plan.skipped)})", file=str(bench_root))
-    dataset = build_dataset(plan.examples, bench.root)
+    if cfg.strategy not in FINETUNE_STRATEGIES:
+        raise BadInput(f"unknown strategy {cfg.strategy!r} (known: {', '.join(FINETUNE_STRATEGIES)})",
+                       field="strategy")
+    # the full-tuning base stage is SFT (DPO and GRPO need a model that already answers in form)
+    base_strategy = "flat" if cfg.strategy in OBJECTIVES else cfg.strategy
     out.mkdir(parents=True, exist_ok=True)
     stages: list[dict[str, Any]] = []
     if cfg.full_steps > 0:
         t0 = time.perf_counter()
-        trainer = build_trainer(model, processor, dataset,
+        full_plan = _plan(bench, base_strategy, cfg, conv)
+        trainer = build_trainer(model, processor, build_dataset(full_plan.examples, bench.root),
                                 sft_config(cfg, out / "full", max_steps=cfg.full_steps, lr=cfg.full_lr),
                                 callbacks=callbacks)
         result = trainer.train()
         model = trainer.model
-        stages.append({"stage": "full", "steps": result.global_step, "train_loss": result.training_loss,
-                       "seconds": round(time.perf_counter() - t0, 2), "log": _log(trainer)})
+        stages.append({"stage": "full", "objective": "sft", "steps": result.global_step,
+                       "train_loss": result.training_loss, "seconds": round(time.perf_counter() - t0, 2),
+                       "log": _log(trainer)})
     targets = list(cfg.target_modules) or default_target_modules(model)
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=targets, bias="none")
     t0 = time.perf_counter()
-    trainer = build_trainer(model, processor, dataset, sft_config(cfg, out / "lora"), peft_config=lora,
-                            callbacks=callbacks)
+    objective = OBJECTIVES.get(cfg.strategy, _sft_stage)
+    stage = objective(model, processor, bench, conv, cfg, out / "lora", lora, callbacks)
+    trainer = stage.trainer
     result = trainer.train()
-    stages.append({"stage": "lora", "steps": result.global_step, "train_loss": result.training_loss,
+    stages.append({"stage": "lora", "objective": cfg.strategy if cfg.strategy in OBJECTIVES else "sft",
+                   "steps": result.global_step, "train_loss": result.training_loss,
                    "seconds": round(time.perf_counter() - t0, 2), "target_modules": targets, "log": _log(trainer)})
     peft_model = trainer.model
     peft_model.save_pretrained(out / "adapter")
@@ -177,7 +326,7 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     processor.save_pretrained(out / "merged")
     report = {"base": str(base.resolve()), "bench": bench.name, "bench_checksum": bench.checksum,
               "config": {**asdict(cfg), "target_modules": targets}, "device": "cuda" if _use_cuda(cfg) else "cpu",
-              "torch": torch.__version__, "n_examples": len(plan.examples), **{"export": plan.summary()},
+              "torch": torch.__version__, "n_examples": stage.n_examples, "export": stage.summary,
               "stages": stages, "adapter": str((out / "adapter").resolve()), "merged": str((out / "merged").resolve()),
               "seconds": round(time.perf_counter() - t_start, 2)}
     (out / "finetune.json").write_text(json.dumps(report, indent=1, sort_keys=True, default=str) + "\n", "utf-8")

@@ -144,16 +144,24 @@ def _swift(examples: Sequence[Example], bench_root: Path, out: Path, name: str, 
 
 
 
-def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool) -> list[dict[str, Any]]:
-    """Rows of the TRL dataset: image bytes embedded (``{"bytes", "path"}`` for ``datasets.Image``)."""
+def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
+               image_bytes: Callable[[Path], bytes] | None = None, rejected: bool = True) -> list[dict[str, Any]]:
+    """Rows of the TRL dataset: image bytes embedded (``{"bytes", "path"}`` for ``datasets.Image``);
+    ``image_bytes(path)`` gives each image's bytes (default: the file as it is), once per image."""
+    read = image_bytes or (lambda p: p.read_bytes())
+    cache: dict[str, bytes] = {}
     rows = []
     for ex in examples:
-        images = [{"bytes": resolve_inside(bench_root, r).read_bytes(), "path": Path(r).name} for r in ex.images]
+        for r in ex.images:
+            if r not in cache:
+                cache[r] = read(resolve_inside(bench_root, r))
+        images = [{"bytes": cache[r], "path": Path(r).name} for r in ex.images]
         row: dict[str, Any] = {"images": images, "item_ids": list(ex.item_ids), "stage": ex.stage}
         if dpo:
             row["prompt"] = structured_messages(ex.messages[:-1])
             row["chosen"] = structured_messages(ex.messages[-1:])
-            row["rejected"] = [{"role": "assistant", "content": [{"type": "text", "text": ex.rejected}]}]
+            if rejected:
+                row["rejected"] = [{"role": "assistant", "content": [{"type": "text", "text": ex.rejected}]}]
         else:
             row["messages"] = structured_messages(ex.messages)
         rows.append(row)

@@ -1,0 +1,75 @@
+"""The fine-tuning strategies of issue #18 item 3, each a few real steps on the tiny VLM from the same base:
+``augmented`` (SFT on clean + exact-answer variants), ``dpo`` (TRL DPOTrainer, lure as rejected), ``grpo``
+(TRL GRPOTrainer with rewards from medr2's scorer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medr2.bench.format import load_bench
+from medr2.errors import BadInput
+from medr2.models.base import BoxConvention
+from medr2.train.export import plan_dpo, plan_examples
+from medr2.train.finetune import FinetuneConfig, finetune, verifiable_reward
+from tests.train_fixtures import tiny_vlm_dir, write_quadrant_bench
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return tiny_vlm_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    return load_bench(write_quadrant_bench(tmp_path_factory.mktemp("stratbench") / "bench", n_cases=16))
+
+
+def test_augmented_plan_adds_exact_variants_with_correct_targets(bench):
+    flat = plan_examples(bench.items, bench.cases, strategy="flat")
+    aug = plan_examples(bench.items, bench.cases, strategy="augmented")
+    by_id = {it.item_id: it for it in bench.items}
+    variants = [by_id[e.item_ids[0]] for e in aug.examples if by_id[e.item_ids[0]].variant != "clean"]
+    assert variants and len(aug.examples) == len(flat.examples) + len(variants)
+    for ex in aug.examples:
+        it = by_id[ex.item_ids[0]]
+        if it.variant != "clean":  # the misleading copy is trained to the correct answer, never the lure
+            assert ex.messages[-1].parts[0].text.startswith(it.answer) and it.lure != it.answer
+    dpo = plan_dpo(bench.items, bench.cases, strategy="augmented")
+    assert dpo.counts["rejected_is_lure"] == len(variants)
+
+
+def test_reward_is_the_scorers_verdict(bench):
+    conv = BoxConvention()
+    items = {it.item_id: it for it in bench.items}
+    mcq = next(it for it in bench.items if it.form == "mcq" and it.variant == "clean")
+    box = next(it for it in bench.items if it.form == "box")
+    wrong = "ABCD"[("ABCD".index(mcq.answer) + 1) % 4]
+    x1, y1, x2, y2 = box.answer_box
+    reward = verifiable_reward(items, conv, eos_ids={7})
+    got = reward(prompts=[None] * 5,
+                 completions=[[{"role": "assistant", "content": t}] for t in
+                              (mcq.answer, wrong, "no idea", mcq.answer, f"[{x1}, {y1}, {x2}, {y2}]")],
+                 completion_ids=[[1, 7], [1, 7], [1, 7], [1, 2], [1, 7]],
+                 item_ids=[[mcq.item_id]] * 4 + [[box.item_id]])
+    assert got == [1.0, 0.0, -0.5, -0.5, 1.0]  # right, wrong, unparsed, truncated (no end token), IoU 1
+
+
+@pytest.mark.parametrize("strategy", ["augmented", "dpo", "grpo"])
+def test_strategy_trains_from_the_same_base(tiny, bench, tmp_path, strategy):
+    from medr2.models.hf import HFAdapter, HFOptions
+
+    cfg = FinetuneConfig(strategy=strategy, full_steps=2, batch_size=4, extra={"max_steps": 2}, logging_steps=1,
+                         device="cpu")
+    rep = finetune(tiny, bench.root, tmp_path / strategy, cfg)
+    objective = {"augmented": "sft"}.get(strategy, strategy)
+    assert [(s["stage"], s["objective"], s["steps"]) for s in rep["stages"]] == [("full", "sft", 2),
+                                                                                 ("lora", objective, 2)]
+    assert all(isinstance(s["train_loss"], float) for s in rep["stages"])
+    assert rep["n_examples"] > 0
+    merged = HFAdapter(tmp_path / strategy / "merged", HFOptions(device="cpu"))
+    assert merged.settings()["model_type"] == "llava"
+
+
+def test_unknown_strategy_is_refused(tiny, bench, tmp_path):
+    with pytest.raises(BadInput, match="unknown strategy"):
+        finetune(tiny, bench.root, tmp_path / "x", FinetuneConfig(strategy="nope", device="cpu"))
