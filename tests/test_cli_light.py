@@ -73,3 +73,14 @@ def test_catalog_matches_the_registries() -> None:
     assert set(catalog.EXPORT_FORMATS) == set(FORMATS)
     assert set(catalog.STRATEGIES) == set(STRATEGIES)
     assert set(catalog.FINETUNE_STRATEGIES) == set(FINETUNE_STRATEGIES)
+
+
+@pytest.mark.parametrize("module", ["medr2", "medr2.cli"])
+def test_python_dash_m_is_the_command(module: str) -> None:
+    from importlib.metadata import version
+
+    proc = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"medr2 {version('medr2')}"
+    bad = subprocess.run([sys.executable, "-m", module, "evl"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: No such command 'evl'")
