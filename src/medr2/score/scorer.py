@@ -24,7 +24,7 @@ from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
-from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
+from medr2.score.items import ItemLike, PredictionRow, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
@@ -117,7 +117,7 @@ def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     return _Scored("correct" if tm["rougeL_f"] >= TEXT_CORRECT_ROUGE_L else "wrong", parsed, text_metrics=tm)
 
 
-FormScorer = Callable[[Item, str, BoxConvention], _Scored]
+FormScorer = Callable[[ItemLike, str, BoxConvention], _Scored]
 FORM_SCORERS: dict[str, FormScorer] = {
     "mcq": _score_choice, "yesno": _score_choice, "multi": _score_choice, "box": _score_box, "text": _score_text,
 }
@@ -148,7 +148,7 @@ _GROUPED_BY_ANSWER = frozenset({"text"})
 def _truncated(item: ItemLike, conv: BoxConvention) -> _Scored:
     """An answer cut off by the token limit: scored as an empty answer (IoU 0, text metrics of ""), verdict
     ``truncated``, never judged."""
-    empty = FORM_SCORERS[item.form](item, "", conv)  # type: ignore[arg-type]
+    empty = FORM_SCORERS[item.form](item, "", conv)
     return _Scored("truncated", iou=empty.iou, text_metrics=empty.text_metrics, method="none")
 
 
@@ -318,15 +318,14 @@ def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | 
 
 
 def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine
-                        ) -> list[tuple[str, str, str, str, str | None, str | None]]:
-    """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw, finish_reason)``
-    rows in the order their first answer was stored: a later ok answer replaces an earlier one, an error
-    never replaces an ok answer."""
+                        ) -> list[PredictionRow]:
+    """The answer that counts per (item, mode), as :class:`PredictionRow` rows in the order their first answer
+    was stored: a later ok answer replaces an earlier one, an error never replaces an ok answer."""
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        latest: dict[tuple[str, str], tuple[str, str, str, str, str | None, str | None]] = {}
+        latest: dict[tuple[str, str], PredictionRow] = {}
         same: dict[str, str] = {}  # one string object per distinct mode / model key / status
         for request_hash, item_id, mode, model_key, status, raw, finish in store.score_rows():
             mode, model_key, status = same.setdefault(mode, mode), same.setdefault(model_key, model_key), \
@@ -337,8 +336,8 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine
                 continue
             key = (item_id, mode)
             old = latest.get(key)
-            if old is None or not (old[3] == "ok" and status == "error"):
-                latest[key] = (item_id, model_key, mode, status, raw, finish)
+            if old is None or not (old.status == "ok" and status == "error"):
+                latest[key] = PredictionRow(item_id, model_key, mode, status, raw, finish)
         return list(latest.values())
     finally:
         store.close()
@@ -367,12 +366,14 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
     progress.step("scoring answers", len(preds))
     try:
-        scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
-                             bench_root=bench_root, finish_reasons=[p[5] for p in preds], progress=progress)
+        scored = _score_rows(items, [(p.item_id, p.status, p.raw) for p in preds], conv, judge=judge_obj,
+                             bench_root=bench_root, finish_reasons=[p.finish_reason for p in preds],
+                             progress=progress)
     finally:
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
-    table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
+    table = build_table_columns(items, [p.item_id for p in preds], [p.model_key for p in preds],
+                                [p.mode for p in preds],
                                 [r.verdict for r in scored], [r.parsed for r in scored], [r.method for r in scored],
                                 [r.iou for r in scored], [r.text_metrics for r in scored])
     table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
@@ -422,8 +423,7 @@ def _lure_fact(item: ItemLike) -> str | None:
 
 
 def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
-                         preds: Sequence[tuple[str, str, str, str, str | None, str | None]],
-                         items: Mapping[str, ItemLike]) -> None:
+                         preds: Sequence[PredictionRow], items: Mapping[str, ItemLike]) -> None:
     """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
     answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
     without one gets no columns and no ``rationale`` metrics. Cases are read only then."""
@@ -438,12 +438,12 @@ def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
                 reasoning[(item_id, mode)] = text
     finally:
         store.close()
-    raws = [p[4] if p[3] == "ok" else None for p in preds]
-    reasonings = [reasoning.get((p[0], p[2])) if p[3] == "ok" else None for p in preds]
+    raws = [p.raw if p.status == "ok" else None for p in preds]
+    reasonings = [reasoning.get((p.item_id, p.mode)) if p.status == "ok" else None for p in preds]
     if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
         return
     cols = audit_columns(table["case_id"].astype(str).tolist(), raws, reasonings, _read_truths(bench_root),
-                         [_lure_fact(items[p[0]]) for p in preds])
+                         [_lure_fact(items[p.item_id]) for p in preds])
     for c in AUDIT_COLUMNS:
         table[c] = np.asarray(cols[c], dtype=np.int64)
 
@@ -478,7 +478,7 @@ class IncompleteRunWarning(UserWarning):
 
 
 def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
-          preds: Sequence[tuple[str, str, str, str, str | None]]) -> dict[str, Any]:
+          preds: Sequence[PredictionRow]) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`); warns when incomplete."""
     import warnings
 
@@ -486,7 +486,7 @@ def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
 
     answered: dict[str, set[str]] = {}
     for p in preds:
-        answered.setdefault(p[2], set()).add(p[0])
+        answered.setdefault(p.mode, set()).add(p.item_id)
     plan = completeness(manifest, items, answered)
     if (message := describe(plan)) is not None:
         warnings.warn(message, IncompleteRunWarning, stacklevel=3)
