@@ -444,7 +444,7 @@ def _build_qwen(out: Path, seed: int, *, config: Any, model: Any, processor: Any
     tok = _qwen_tokenizer(template)
     ip = Qwen2VLImageProcessorPil(min_pixels=pixels["min_pixels"], max_pixels=pixels["max_pixels"], patch_size=patch,
                                   merge_size=2, temporal_patch_size=2)
-    vp = getattr(transformers, video)(patch_size=patch, temporal_patch_size=2, merge_size=2)
+    vp = getattr(transformers, video)(patch_size=patch, temporal_patch_size=2, merge_size=2)  # type: ignore[call-arg]
     proc = processor(image_processor=ip, tokenizer=tok, video_processor=vp, chat_template=template)
     ids = tok.convert_tokens_to_ids
     cfg = config(text_config=_text_kw(tok, **text), vision_config=vision, image_token_id=ids("<|image_pad|>"),
@@ -612,7 +612,7 @@ def _build_mistral3(out: Path, seed: int) -> None:
     proc = PixtralProcessor(image_processor=ip, tokenizer=tok, patch_size=8, spatial_merge_size=2,
                             chat_template=MISTRAL3_TEMPLATE)
     vision = PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=1,
-                                 head_dim=32, image_size=64, patch_size=8)
+                                 head_dim=32, image_size=64, patch_size=8)  # type: ignore[call-arg]
     text = MistralConfig(**_text_kw(tok, head_dim=32, sliding_window=None, tie_word_embeddings=False))
     cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
                          image_token_index=tok.convert_tokens_to_ids("[IMG]"))

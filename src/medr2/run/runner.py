@@ -23,7 +23,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing
+from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -316,7 +316,7 @@ class Runner:
             return
         requests = [p.request for p in ready]
         if isinstance(self.adapter, StreamingAdapter):
-            with closing(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
+            with _closed(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
                 for i, resp in results:
                     self._persist(ready[i], resp, counts, summary)
             return
@@ -345,7 +345,7 @@ class Runner:
                 in_flight[next(index)] = p
                 yield p.request
 
-        with closing(self.adapter.stream_pull(requests())) as results:
+        with _closed(self.adapter.stream_pull(requests())) as results:
             for i, resp in results:
                 self._persist(in_flight.pop(i), resp, counts, summary)
 
@@ -408,6 +408,17 @@ def _freeze_heap() -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # the whole eval command
+
+
+@contextmanager
+def _closed(results: Iterator[tuple[int, Response]]) -> Iterator[Iterator[tuple[int, Response]]]:
+    """``results``, closed on leaving (an adapter's stream is a generator: closing it stops its work)."""
+    try:
+        yield results
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
 
 
 DEFAULT_MAX_NEW_TOKENS = _DEFAULT_MAX_NEW_TOKENS  # kept here for callers that read it from the runner
