@@ -444,7 +444,7 @@ def _build_qwen(out: Path, seed: int, *, config: Any, model: Any, processor: Any
     tok = _qwen_tokenizer(template)
     ip = Qwen2VLImageProcessorPil(min_pixels=pixels["min_pixels"], max_pixels=pixels["max_pixels"], patch_size=patch,
                                   merge_size=2, temporal_patch_size=2)
-    vp = getattr(transformers, video)(patch_size=patch, temporal_patch_size=2, merge_size=2)  # type: ignore[call-arg]
+    vp = getattr(transformers, video)(patch_size=patch, temporal_patch_size=2, merge_size=2)
     proc = processor(image_processor=ip, tokenizer=tok, video_processor=vp, chat_template=template)
     ids = tok.convert_tokens_to_ids
     cfg = config(text_config=_text_kw(tok, **text), vision_config=vision, image_token_id=ids("<|image_pad|>"),
@@ -572,8 +572,9 @@ def _build_glm4v(out: Path, seed: int) -> None:
                "<|end_of_video|>", "<|image|>", "<|video|>", "<|begin_of_box|>", "<|end_of_box|>"]
     tok = _tokenizer(special, GLM4V_TEMPLATE, eos="<|user|>", pad="<|endoftext|>",
                      extra={"image_token": "<|image|>", "video_token": "<|video|>"})
-    ip = Glm4vImageProcessorPil(size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14,
-                                temporal_patch_size=2, merge_size=2)
+    ip = Glm4vImageProcessorPil(  # type: ignore[call-arg]  # its **kwargs take the patch settings
+        size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14, temporal_patch_size=2,
+        merge_size=2)
     proc = Glm4vProcessor(image_processor=ip, tokenizer=tok, video_processor=Glm4vVideoProcessor(),
                           chat_template=GLM4V_TEMPLATE)
     ids = tok.convert_tokens_to_ids

@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -470,8 +470,7 @@ class EvalConfig:
 
 _EVAL_FIELD = {"extra": "adapter_extra"}  # ModelConfig field -> its name on EvalConfig, where they differ
 _MODEL_SETTINGS = tuple(f.name for f in fields(ModelConfig) if f.name != "spec")
-_MODEL_DEFAULTS = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-                   for f in fields(ModelConfig) if f.name != "spec"}
+_MODEL_DEFAULTS = {name: getattr(ModelConfig(""), name) for name in _MODEL_SETTINGS}
 
 
 def conv_dict(conv: BoxConvention) -> dict[str, Any]:
