@@ -227,7 +227,7 @@ def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top
     if not entries:
         return ""
     by_field = Counter(e.field or "-" for e in entries)
-    example = {}
+    example: dict[str, str] = {}
     for e in entries:
         example.setdefault(e.field or "-", e.reason)
     where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""

@@ -570,8 +570,9 @@ def _build_glm4v(out: Path, seed: int) -> None:
                "<|end_of_video|>", "<|image|>", "<|video|>", "<|begin_of_box|>", "<|end_of_box|>"]
     tok = _tokenizer(special, GLM4V_TEMPLATE, eos="<|user|>", pad="<|endoftext|>",
                      extra={"image_token": "<|image|>", "video_token": "<|video|>"})
-    ip = Glm4vImageProcessorPil(size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14,
-                                temporal_patch_size=2, merge_size=2)
+    ip = Glm4vImageProcessorPil(  # type: ignore[call-arg]  # its **kwargs take the patch settings
+        size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14, temporal_patch_size=2,
+        merge_size=2)
     proc = Glm4vProcessor(image_processor=ip, tokenizer=tok, video_processor=Glm4vVideoProcessor(),
                           chat_template=GLM4V_TEMPLATE)
     ids = tok.convert_tokens_to_ids
@@ -610,7 +611,7 @@ def _build_mistral3(out: Path, seed: int) -> None:
     proc = PixtralProcessor(image_processor=ip, tokenizer=tok, patch_size=8, spatial_merge_size=2,
                             chat_template=MISTRAL3_TEMPLATE)
     vision = PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=1,
-                                 head_dim=32, image_size=64, patch_size=8)
+                                 head_dim=32, image_size=64, patch_size=8)  # type: ignore[call-arg]
     text = MistralConfig(**_text_kw(tok, head_dim=32, sliding_window=None, tie_word_embeddings=False))
     cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
                          image_token_index=tok.convert_tokens_to_ids("[IMG]"))

@@ -19,22 +19,10 @@ def _split_list(values: list[str] | None) -> tuple[str, ...]:
 
 
 def parse_model_options(values: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs for the adapter's ``extra``; a VALUE that is JSON (a number, true/false, null, a
-    list) is taken as such, anything else as a string."""
-    import json
+    """``KEY=VALUE`` pairs for the adapter's ``extra`` (:func:`medr2.models.config.parse_model_options`)."""
+    from medr2.models.config import parse_model_options as parse
 
-    from medr2.errors import BadInput
-
-    out: dict[str, Any] = {}
-    for v in values or []:
-        key, sep, raw = v.partition("=")
-        if not sep or not key.strip():
-            raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
-        try:
-            out[key.strip()] = json.loads(raw)
-        except ValueError:
-            out[key.strip()] = raw
-    return out
+    return parse(values)
 
 
 class RichProgress:
@@ -117,16 +105,17 @@ def eval_command(
     from rich.console import Console
 
     from medr2.errors import WorkFailed
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, Progress, parse_shard, run_eval
 
     modes = _split_list(mode) or ("independent",)
-    cfg = EvalConfig(bench=bench, model=model, out=out, modes=modes, variants=_split_list([variants]) or None
+    model_cfg = ModelConfig.from_cli(model, base_url=base_url, model_option=model_option, backoff=backoff,
+                                     preset=preset, api_key_env=api_key_env, concurrency=concurrency,
+                                     timeout_s=timeout, retries=retries, batch_size=batch_size, seed=seed,
+                                     max_new_tokens=max_new_tokens)
+    cfg = EvalConfig(bench=bench, model=model_cfg, out=out, modes=modes, variants=_split_list([variants]) or None
                      if variants else None, split=split, limit=limit, shard=parse_shard(shard) if shard else None,
-                     concurrency=concurrency, base_urls=tuple(base_url or ()), api_key_env=api_key_env, preset=preset,
-                     max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout, retries=retries,
-                     seed=seed, retry_errors=retry_errors, command=tuple(sys.argv),
-                     adapter_extra={**parse_model_options(model_option),
-                                    **({"backoff_initial_s": backoff} if backoff is not None else {})})
+                     retry_errors=retry_errors, command=tuple(sys.argv))
     progress: Progress = Progress() if no_progress else RichProgress(model)  # type: ignore[assignment]
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)

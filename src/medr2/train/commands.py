@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -22,7 +23,7 @@ def register(app: typer.Typer) -> None:
         """Export the bench's train split as SFT or DPO data (never test items or their images)."""
         from medr2.train.dataset import export_dataset
 
-        opts = {"replay": replay} if strategy == "curriculum" else {}
+        opts: dict[str, Any] = {"replay": replay} if strategy == "curriculum" else {}
         m = export_dataset(bench, fmt, out, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
         typer.echo(f"wrote {m['n_examples']} {fmt} records ({m['n_items']} items) to {out}; "
                    f"skipped: {json.dumps(m['skipped'])}")

@@ -182,14 +182,14 @@ UNREAD_PENALTY = -0.5  # reward of an unparsed, truncated or failed answer (a wr
 
 
 def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
-                      eos_ids: set[int]) -> Callable[..., list[float]]:
+                      eos_ids: set[int]) -> Callable[..., list[float | None]]:
     """GRPO reward from medr2's own scorer: 1 for a correct verdict (boxes: their IoU with the target),
     0 for a wrong one, ``UNREAD_PENALTY`` for an answer the scorer cannot read or that ran out of tokens."""
     from medr2.records import Prediction
     from medr2.score.scorer import score_items
 
     def reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], item_ids: list[list[str]],
-               **_: Any) -> list[float]:
+               **_: Any) -> list[float | None]:
         preds = []
         for comp, ids, iids in zip(completions, completion_ids, item_ids, strict=True):
             text = comp[-1]["content"] if isinstance(comp, list) else str(comp)
@@ -198,7 +198,7 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
             finish = "stop" if ids and ids[-1] in eos_ids else "length"
             preds.append(Prediction(model_key="grpo", item_id=iids[-1], mode="independent", request_hash="grpo",
                                     raw=text, status="ok", finish_reason=finish))
-        out = []
+        out: list[float | None] = []
         for s in score_items(items_by_id, preds, conv):
             if s.verdict in ("unparsed", "truncated", "error"):
                 out.append(UNREAD_PENALTY)
