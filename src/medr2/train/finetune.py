@@ -46,15 +46,23 @@ class FinetuneConfig:
 
 
 def default_target_modules(model: Any) -> list[str]:
-    """Names (last component) of every Linear / Conv2d layer except the output head."""
+    """Names (last component) of every Linear / Conv2d layer except the output head; a layer whose last
+    component also names another kind of module (Qwen2-VL's merger ``mlp.0`` beside its vision ``blocks.0``,
+    which PEFT would then try to wrap) is named by its full path instead."""
     import torch
 
     head = model.get_output_embeddings()
-    names = set()
+    wanted: dict[str, list[str]] = {}
+    other: set[str] = set()
     for name, mod in model.named_modules():
-        if mod is head or not isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
-            continue
-        names.add(name.rsplit(".", 1)[-1])
+        last = name.rsplit(".", 1)[-1]
+        if mod is not head and isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
+            wanted.setdefault(last, []).append(name)
+        elif mod is not head:
+            other.add(last)
+    names = set()
+    for last, full in wanted.items():
+        names.update(full if last in other else [last])
     return sorted(names)
 
 
