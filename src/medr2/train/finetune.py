@@ -42,6 +42,7 @@ class FinetuneConfig:
     seed: int = 0
     device: str = "auto"  # auto / cpu / cuda
     logging_steps: int = 10
+    preset: str | None = None  # the box convention of the target boxes; None: pixels of the processor's input
     extra: dict[str, Any] = field(default_factory=dict)  # more SFTConfig arguments
 
 
@@ -147,7 +148,12 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     bench = load_bench(bench_root)
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
-    conv = box_convention_for(processor.image_processor)  # target boxes in the model's own input pixels
+    if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
+        from medr2.models.presets import get_preset
+
+        conv = get_preset(cfg.preset).box
+    else:  # target boxes in the model's own input pixels
+        conv = box_convention_for(processor.image_processor)
     try:
         plan = plan_examples(bench.items, bench.cases, strategy=cfg.strategy, with_variants=cfg.with_variants,
                              seed=cfg.seed, conv=conv)
