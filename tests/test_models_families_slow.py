@@ -9,7 +9,7 @@ Per family (medr2.models.families), on a bench of real PNG images of several siz
   the merged result, scored;
 - vLLM (CPU build, ``.venv-vllm``): a test checks ``VLLM_UNSUPPORTED`` (medr2.models.families: the families
   vLLM cannot run, and why) against vLLM's own model registry; the ``vllm:`` engine and vLLM's OpenAI server
-  per supported family are marked ``vllm_families`` (each engine start takes 2-4 min on 2 CPU cores, beyond
+  per supported family are marked ``vllm_families`` (an engine start took 38-225 s on 2 loaded CPU cores, beyond
   CI's budget; .ci/run deselects them, docs/models.md records what a run by hand gave):
   ``.venv-vision/bin/python -m pytest -m vllm_families tests/test_models_families_slow.py``.
 
