@@ -127,7 +127,9 @@ def chat_template(*, turn: dict[str, tuple[str, str]], image: str, generation: s
     ``turn[role] = (prefix, suffix)`` around each message; ``image`` is what an image part becomes;
     ``system``: "turn" (its own turn), "merge" (prepended to the first user turn, as Gemma does);
     ``default_system`` is rendered when the conversation has none (Qwen2-VL); ``images_first`` writes a
-    message's images before its text (LLaVA-1.5, Llama 3.2 Vision)."""
+    message's images before its text (LLaVA-1.5, Llama 3.2 Vision). What the assistant says (its text and
+    end-of-turn suffix) sits in ``{% generation %}`` markers, which render nothing at inference and give TRL's
+    assistant-only loss its mask (``medr2 finetune``)."""
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
 
@@ -141,9 +143,13 @@ def chat_template(*, turn: dict[str, tuple[str, str]], image: str, generation: s
         return (f"{{%- if {var}['content'] is string -%}}{{{{- {var}['content'] -}}}}{{%- else -%}}{parts}"
                 "{%- endif -%}")
 
+    def body(r: str, suf: str) -> str:  # what the assistant says is marked for TRL's assistant-only loss
+        text = f"{content('m')}{{{{- '{esc(suf)}' -}}}}"
+        return f"{{%- generation -%}}{text}{{%- endgeneration -%}}" if r == "assistant" else text
+
     roles = "".join(
-        f"{{%- {'if' if i == 0 else 'elif'} m['role'] == '{r}' -%}}{{{{- '{esc(pre)}' -}}}}{content('m')}"
-        f"{{{{- '{esc(suf)}' -}}}}" for i, (r, (pre, suf)) in enumerate(turn.items())) + "{%- endif -%}"
+        f"{{%- {'if' if i == 0 else 'elif'} m['role'] == '{r}' -%}}{{{{- '{esc(pre)}' -}}}}{body(r, suf)}"
+        for i, (r, (pre, suf)) in enumerate(turn.items())) + "{%- endif -%}"
     t = f"{{{{- '{esc(bos)}' -}}}}" if bos else ""
     if system == "merge":
         t += ("{%- if messages[0]['role'] == 'system' -%}{%- set sys = messages[0] -%}"
@@ -680,6 +686,33 @@ register_family(Family(
     notes="Longest edge <= 64, sides rounded up to multiples of 16 (patch 8 x merge 2); rows of [IMG] tokens "
           "separated by [IMG_BREAK], closed by [IMG_END]."))
 
+
+# ---------------------------------------------------------------------------------------------
+# vLLM: the families its CPU build (the version scripts/setup_vllm.sh installs) cannot run, and why.
+# tests/test_models_families_slow.py checks this against vLLM's own model registry (its supported
+# architectures and ``_PREVIOUSLY_SUPPORTED_MODELS``, architecture -> last vLLM version that had it).
+
+VLLM_UNSUPPORTED: dict[str, str] = {
+    "mllama": "vLLM dropped MllamaForConditionalGeneration after 0.10.2 (encoder-decoder models went with the "
+              "V0 engine; vLLM's registry, _PREVIOUSLY_SUPPORTED_MODELS)",
+    "aya-vision": "vLLM dropped AyaVisionForConditionalGeneration after 0.24.0 (vLLM's registry, "
+                  "_PREVIOUSLY_SUPPORTED_MODELS)",
+}
+
+
+def vllm_loadable(src: Path | str, dst: Path | str) -> Path:
+    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: LLaVA's vision-tower keys renamed
+    (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
+    import json
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    if json.loads((src / "config.json").read_text(encoding="utf-8")).get("model_type") == "llava":
+        from medr2.models.vllm_export import export_for_vllm
+
+        return export_for_vllm(src, dst)
+    shutil.copytree(src, dst)
+    return dst
 
 # ---------------------------------------------------------------------------------------------
 # the box-space check: the preset's declared convention vs what the processor really does

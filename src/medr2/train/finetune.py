@@ -43,19 +43,28 @@ class FinetuneConfig:
     seed: int = 0
     device: str = "auto"  # auto / cpu / cuda
     logging_steps: int = 10
+    preset: str | None = None  # the box convention of the target boxes; None: pixels of the processor's input
     extra: dict[str, Any] = field(default_factory=dict)  # more SFTConfig arguments
 
 
 def default_target_modules(model: Any) -> list[str]:
-    """Names (last component) of every Linear / Conv2d layer except the output head."""
+    """Names (last component) of every Linear / Conv2d layer except the output head; a layer whose last
+    component also names another kind of module (Qwen2-VL's merger ``mlp.0`` beside its vision ``blocks.0``,
+    which PEFT would then try to wrap) is named by its full path instead."""
     import torch
 
     head = model.get_output_embeddings()
-    names = set()
+    wanted: dict[str, list[str]] = {}
+    other: set[str] = set()
     for name, mod in model.named_modules():
-        if mod is head or not isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
-            continue
-        names.add(name.rsplit(".", 1)[-1])
+        last = name.rsplit(".", 1)[-1]
+        if mod is not head and isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
+            wanted.setdefault(last, []).append(name)
+        elif mod is not head:
+            other.add(last)
+    names = set()
+    for last, full in wanted.items():
+        names.update(full if last in other else [last])
     return sorted(names)
 
 
@@ -287,7 +296,12 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     bench = load_bench(bench_root)
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
-    conv = box_convention_for(processor.image_processor)  # target boxes in the model's own input pixels
+    if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
+        from medr2.models.presets import get_preset
+
+        conv = get_preset(cfg.preset).box
+    else:  # target boxes in the model's own input pixels
+        conv = box_convention_for(processor.image_processor)
     if cfg.strategy not in FINETUNE_STRATEGIES:
         raise BadInput(f"unknown strategy {cfg.strategy!r} (known: {', '.join(FINETUNE_STRATEGIES)})",
                        field="strategy")
