@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 V=.venv-vision
-if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import torchvision.ops, num2words, medr2.models.families" >/dev/null 2>&1; then
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import torchvision.ops, num2words, fastapi, uvicorn, peft, trl, medr2.models.families" >/dev/null 2>&1; then
   echo "$V is ready"
   exit 0
 fi
@@ -20,7 +20,9 @@ rm -f "$V/.medr2-ready"
 "$V/bin/python" -m pip install -q --upgrade pip
 # '===' excludes the local 2.13.0+cpu build, which PyPI's torchvision cannot load beside.
 "$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
-"$V/bin/python" -m pip install -q -e ".[hf,dev]" "num2words>=0.5"  # SmolVLM's processor imports num2words
+# serve: `transformers serve` (fastapi, uvicorn) and train: `medr2 finetune` (trl, peft), for the families' slow
+# tests (tests/test_models_families_slow.py); num2words: SmolVLM's processor imports it
+"$V/bin/python" -m pip install -q -e ".[hf,serve,train,dev]" "num2words>=0.5"
 "$V/bin/python" - <<'PYEOF'
 import torch, torchvision, transformers  # noqa: E401 - fail here, loudly, if the environment is broken
 from torchvision.ops import nms  # noqa: F401

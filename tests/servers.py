@@ -105,7 +105,8 @@ def served_models(base_url: str) -> list[str]:
 
 
 def wait_ready(srv: Server, timeout_s: float) -> None:
-    """Poll until ``srv.model`` is listed; raise ServerError (with the log tail) on exit or timeout."""
+    """Poll until ``srv.model`` is listed (any answer to ``GET /models`` when ``srv.model`` is empty: a server
+    that loads models on demand); raise ServerError (with the log tail) on exit or timeout."""
     t0 = time.monotonic()
     last = "no answer yet"
     while time.monotonic() - t0 < timeout_s:
@@ -114,7 +115,7 @@ def wait_ready(srv: Server, timeout_s: float) -> None:
             raise ServerError(f"{srv.name} exited with code {code} before it was ready\n{failure_report(srv)}")
         try:
             models = served_models(srv.url)
-            if srv.model in models:
+            if not srv.model or srv.model in models:
                 return
             last = f"models listed: {models}"
         except (OSError, ValueError, urllib.error.URLError) as e:
@@ -173,6 +174,17 @@ def transformers_serve(model_dir: Path, log_dir: Path, port: int | None = None) 
     port = port or free_port()
     return serve("transformers serve", transformers_serve_cmd(model_dir, port), url=f"http://127.0.0.1:{port}/v1",
                  model=str(model_dir.resolve()), log=log_dir / "transformers-serve.log", ready_s=TRANSFORMERS_READY_S)
+
+
+def transformers_serve_on_demand(log_dir: Path, port: int | None = None) -> contextlib.AbstractContextManager[
+        Server]:
+    """``transformers serve`` without a forced model: it loads (and caches) whichever model a request names, so
+    one server answers for many checkpoints, each named by its absolute path (``Server.model`` is empty)."""
+    port = port or free_port()
+    exe = Path(sys.executable).with_name("transformers")
+    cmd = [str(exe), "serve", "--device", "cpu", "--dtype", "float32", "--host", "127.0.0.1", "--port", str(port)]
+    return serve("transformers serve", cmd, url=f"http://127.0.0.1:{port}/v1", model="",
+                 log=log_dir / "transformers-serve.log", ready_s=TRANSFORMERS_READY_S)
 
 
 def vllm_python(venv: Path = VLLM_VENV) -> Path:

@@ -17,7 +17,7 @@ from tests.build_fixtures import BuildTestSource, Spec, make_case
 
 
 def _square_plus_state(x: int) -> int:
-    return x * x + int(parallel.STATE["offset"])
+    return x * x + int(parallel.worker_state(dict)["offset"])
 
 
 def test_ordered_map_keeps_order_and_bounds_the_window() -> None:

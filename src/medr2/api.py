@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -208,20 +209,20 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``)."""
+    from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
     from medr2.run.runner import EvalConfig, parse_shard, run_eval
 
     spec, factory = _model_factory(model, name)
-    modes = split_list(mode) or ("independent",)
-    picked = split_list(variants) or None
-    cfg = EvalConfig(bench=Path(bench), model=spec, out=Path(out), modes=modes, variants=picked, split=split,
+    model_cfg = ModelConfig.from_cli(spec, base_url=_strs(base_url), model_option=None, backoff=backoff,
+                                     preset=preset, api_key_env=api_key_env, concurrency=concurrency,
+                                     timeout_s=timeout, retries=retries, batch_size=batch_size, seed=seed,
+                                     max_new_tokens=max_new_tokens)
+    extra = {**parse_model_options(model_option), **model_cfg.extra}  # --backoff over a model option of that key
+    cfg = EvalConfig(bench=Path(bench), model=replace(model_cfg, extra=extra), out=Path(out),
+                     modes=split_list(mode) or ("independent",), variants=split_list(variants) or None, split=split,
                      limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
-                     concurrency=concurrency, base_urls=tuple(_strs(base_url)), api_key_env=api_key_env,
-                     preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout_s=timeout,
-                     retries=retries, seed=seed, retry_errors=retry_errors,
-                     command=tuple(sys.argv if command is None else command),
-                     adapter_extra={**parse_model_options(model_option),
-                                    **({"backoff_initial_s": backoff} if backoff is not None else {})})
+                     retry_errors=retry_errors, command=tuple(sys.argv if command is None else command))
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
@@ -274,15 +275,16 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
              epochs: float = 3.0, lr: float = 2e-4, lora_r: int = 16, lora_alpha: int = 32,
              target_modules: Sequence[str] = (), batch_size: int = 8, grad_accum: int = 1, full_steps: int = 0,
              full_lr: float = 1e-3, max_length: int = 2048, seed: int = 0, device: str = "auto",
-             callbacks: Sequence[Any] = ()) -> dict[str, Any]:
-    """``medr2 finetune``: TRL + PEFT LoRA on the bench's train split; returns (and writes) the report."""
+             preset: str | None = None, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    """``medr2 finetune``: TRL + PEFT LoRA on the bench's train split; returns (and writes) the report.
+    ``preset``: the box convention of the target boxes (as ``medr2 eval --preset``)."""
     from medr2.train.finetune import FinetuneConfig
     from medr2.train.finetune import finetune as _finetune
 
     cfg = FinetuneConfig(strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr, lora_r=lora_r,
                          lora_alpha=lora_alpha, target_modules=tuple(target_modules), batch_size=batch_size,
                          grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
-                         seed=seed, device=device)
+                         seed=seed, device=device, preset=preset)
     return _finetune(base, bench, out, cfg, callbacks=callbacks)
 
 

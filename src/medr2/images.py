@@ -162,11 +162,11 @@ def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
     from PIL import ImageOps
 
     try:
-        with Image.open(path) as im:
-            if im.width * im.height > MAX_PIXELS:
-                raise BadInput(f"image of {im.width}x{im.height} pixels exceeds the limit", file=str(path))
-            im.load()
-            im = ImageOps.exif_transpose(im)
+        with Image.open(path) as opened:
+            if opened.width * opened.height > MAX_PIXELS:
+                raise BadInput(f"image of {opened.width}x{opened.height} pixels exceeds the limit", file=str(path))
+            opened.load()
+            im: Image.Image = ImageOps.exif_transpose(opened)
             if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
                 im = Image.fromarray(window_finite(np.asarray(im, dtype=np.float64), str(path)), mode="L")
             target = mode or ("L" if im.mode in ("L", "1", "LA") else "RGB")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -77,6 +78,15 @@ class Finding(_Frozen):
     # size_mm, shape, margin, intensity, laterality, location, organ, ...
     attributes: dict[str, Any] = Field(default_factory=dict)
     synthetic: bool = False
+
+
+Region = Structure | Finding  # a located region of a case: both carry a box and an optional mask
+
+
+def regions_by_kind(structures: Sequence[Structure], findings: Sequence[Finding]
+                    ) -> tuple[tuple[str, Sequence[Region]], ...]:
+    """``(("structures", structures), ("findings", findings))``, typed as regions (checks loop over both)."""
+    return (("structures", structures), ("findings", findings))
 
 
 class Case(_Frozen):

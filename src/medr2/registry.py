@@ -34,6 +34,7 @@ from typing import Any, Generic, TypeVar, overload
 from medr2.errors import BadInput
 
 T = TypeVar("T")
+_D = TypeVar("_D")
 PLUGIN_GROUP = "medr2.plugins"
 
 _plugins_lock = threading.RLock()
@@ -201,11 +202,13 @@ class Registry(Mapping[str, T], Generic[T]):
         return entry
 
     @overload
-    def get(self, name: str) -> T | None: ...
+    def get(self, name: str, /) -> T | None: ...
     @overload
-    def get(self, name: str, default: T) -> T: ...
+    def get(self, name: str, default: T, /) -> T: ...
+    @overload
+    def get(self, name: str, default: _D, /) -> T | _D: ...
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, name: str, default: Any = None, /) -> Any:
         try:
             return self[name]
         except KeyError:

@@ -1,4 +1,4 @@
-"""Write and load a bench folder (docs/bench-format.md).
+"""Write and load a bench folder (DESIGN §2).
 
 Layout: ``manifest.json``, ``cases.parquet``, ``items.parquet``, ``images/<sha256>.png`` and
 ``quarantine.jsonl``. Parquet columns are the record fields (nested ones as canonical JSON strings)
@@ -31,7 +31,7 @@ from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
 from medr2.images import InsideRoot, resolve_inside, sha256_file
-from medr2.records import Case, Item, canonical_json, check_box
+from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
@@ -474,7 +474,7 @@ def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: li
             raise BadInput("duplicate case_id", file=cfile, record=c.case_id, field="case_id")
         case_ids.add(c.case_id)
         checker.check(c.image, c.image_sha256, file=cfile, record=c.case_id, field_name="image")
-        for kind, recs in (("structures", c.structures), ("findings", c.findings)):
+        for kind, recs in regions_by_kind(c.structures, c.findings):
             for j, r in enumerate(recs):
                 try:
                     check_box(r.box, c.width, c.height)

@@ -3,8 +3,9 @@
 ``ordered_map(fn, items, workers, state)`` yields ``(item, fn(item))`` in the order of ``items``.
 With more than one worker, chunks of items go to a process pool, but at most a few chunks per worker
 are in flight at any time, so neither the inputs nor finished-but-unread results pile up in memory
-(``ProcessPoolExecutor.map`` would submit the whole input at once). ``state`` is installed once per
-worker process (``STATE``), e.g. the source or the label pools.
+(``ProcessPoolExecutor.map`` would submit the whole input at once). ``state`` (a typed object, e.g. a
+frozen dataclass holding the source or the label pools) is installed once per worker process and read there
+with ``worker_state(TheStateClass)``, which checks its type.
 """
 
 from __future__ import annotations
@@ -13,19 +14,32 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+S = TypeVar("S")
 
-STATE: dict[str, Any] = {}
 CHUNKS_PER_WORKER = 4  # chunks in flight per worker
 MAX_CHUNK = 64
 
 
-def init_worker(state: dict[str, Any]) -> None:
-    STATE.clear()
-    STATE.update(state)
+class _Installed:
+    """The state of this worker process (one per process; the in-process path installs it too)."""
+
+    state: object = None
+
+
+def init_worker(state: object) -> None:
+    _Installed.state = state
+
+
+def worker_state(kind: type[S]) -> S:
+    """The state installed in this worker by :func:`ordered_map`, checked to be a ``kind``."""
+    state = _Installed.state
+    if not isinstance(state, kind):
+        raise TypeError(f"worker state is {type(state).__name__}, expected {kind.__name__}")
+    return state
 
 
 def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
@@ -36,7 +50,7 @@ def chunk_size(n: int, workers: int, max_chunk: int = MAX_CHUNK) -> int:
     return max(1, min(max_chunk, n // (workers * CHUNKS_PER_WORKER)))
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, state: dict[str, Any], *,
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, state: object, *,
                 n: int, max_chunk: int = MAX_CHUNK) -> Iterator[tuple[T, R]]:
     """``(item, fn(item))`` in input order; in-process for one worker (or ``n <= 1`` items). ``max_chunk``
     caps the items per chunk (where results are large, fewer items are in flight)."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import medr2
 from medr2.bench.format import QUARANTINE_FILE, BenchWriter, prepare_bench_folder
-from medr2.build.parallel import STATE, ordered_map
+from medr2.build.parallel import ordered_map, worker_state
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
@@ -53,9 +53,33 @@ class BuildResult:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class _RealizeState:
+    """Worker state of pass 1 (realize the source's records)."""
+
+    source: Source
+    images: ImageStore
+
+
+@dataclass(frozen=True)
+class _DraftState:
+    """Worker state of pass 2 (draft each case's items)."""
+
+    pools: LabelPools
+    seed: int
+    images: ImageStore
+
+
+@dataclass(frozen=True)
+class _VariantState:
+    """Worker state of pass 3 (each case's variants)."""
+
+    maker: VariantMaker
+
+
 def _realize(spec: Any) -> Case | QuarantineEntry:
-    source: Source = STATE["source"]
-    images: ImageStore = STATE["images"]
+    state = worker_state(_RealizeState)
+    source, images = state.source, state.images
     record = _spec_name(spec)
     try:
         case = source.realize(spec, images)
@@ -74,7 +98,8 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
 
 def _draft(case: Case) -> CaseDrafts:
     assert case.split is not None
-    return draft_case(case, STATE["pools"], STATE["seed"], case.split, STATE["images"])
+    state = worker_state(_DraftState)
+    return draft_case(case, state.pools, state.seed, case.split, state.images)
 
 
 def _spec_name(spec: Any) -> str:
@@ -118,7 +143,7 @@ def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool
     order = _dispatch_order(source, specs)
     failed: dict[int, QuarantineEntry] = {}
     work = ((i, specs[i]) for i in order)
-    for (i, _spec), res in ordered_map(_realize_indexed, work, workers, {"source": source, "images": images},
+    for (i, _spec), res in ordered_map(_realize_indexed, work, workers, _RealizeState(source, images),
                                        n=len(specs)):
         if isinstance(res, QuarantineEntry):
             failed[i] = res
@@ -201,7 +226,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
         assembler = Assembler(seed)
         shared = _VariantShared() if codes else None
         n_clean = 0
-        state = {"pools": done.pools, "seed": seed, "images": images}
+        state = _DraftState(done.pools, seed, images)
         with BenchWriter(out, name=name or out.name) as writer:
             cases = (with_split(i) for i in done.accepted)
             for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
@@ -261,8 +286,7 @@ VARIANT_CHUNK = 4  # cases per variants job: a case has ~13x as many variant as 
 
 
 def _make_variants(job: _VariantJob) -> list[Outcome]:
-    maker: VariantMaker = STATE["maker"]
-    return maker.make(*job)
+    return worker_state(_VariantState).maker.make(*job)
 
 
 def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case], item_spool: ItemSpool,
@@ -282,7 +306,7 @@ def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case],
 
     skips: dict[str, Counter[str]] = {c: Counter() for c in codes}
     quarantine = Quarantine(out / QUARANTINE_FILE)  # variant entries are not counted in the manifest's n
-    for _job, outcomes in ordered_map(_make_variants, jobs(), workers, {"maker": maker}, n=len(accepted),
+    for _job, outcomes in ordered_map(_make_variants, jobs(), workers, _VariantState(maker), n=len(accepted),
                                       max_chunk=VARIANT_CHUNK):
         writer.add_items(collect(outcomes, set(), skips, quarantine))
         if tracker is not None:

@@ -9,7 +9,7 @@ from PIL import Image
 
 from medr2.errors import BadInput
 from medr2.images import MAX_PIXELS, resolve_inside, sha256_file
-from medr2.records import Case, check_box
+from medr2.records import Case, check_box, regions_by_kind
 from medr2.tasks import vocab
 
 LATERALITY = ("left", "right", "bilateral", "midline")
@@ -50,7 +50,7 @@ def validate_case(case: Case, root: Path) -> None:
             raise _bad(case, key, f"unknown label {value!r}; expected one of {', '.join(allowed)}")
     if case.pixel_spacing_mm is not None and not (math.isfinite(case.pixel_spacing_mm) and case.pixel_spacing_mm > 0):
         raise _bad(case, "pixel_spacing_mm", "must be a positive number")
-    for kind, records in (("structures", case.structures), ("findings", case.findings)):
+    for kind, records in regions_by_kind(case.structures, case.findings):
         for j, r in enumerate(records):
             where = f"{kind}[{j}]"
             name = getattr(r, "name", None) or getattr(r, "label", None)

@@ -31,6 +31,8 @@ def register(app: typer.Typer) -> None:
         max_length: int = typer.Option(2048, "--max-length"),
         seed: int = typer.Option(0, "--seed"),
         device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+        preset: str | None = typer.Option(None, "--preset",
+                                          help="box convention of the target boxes (as medr2 eval --preset)"),
     ) -> None:
         """Fine-tune a checkpoint with TRL + PEFT LoRA on the bench's train split."""
         from medr2.api import finetune
@@ -39,6 +41,6 @@ def register(app: typer.Typer) -> None:
         rep = finetune(base, bench, out, strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr,
                        lora_r=lora_r, lora_alpha=lora_alpha, target_modules=target_modules, batch_size=batch_size,
                        grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
-                       seed=seed, device=device)
+                       seed=seed, device=device, preset=preset)
         losses = "; ".join(describe_stage(s) for s in rep["stages"])
         typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

@@ -27,6 +27,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -380,12 +381,11 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
         ("build the sample bench", lambda: _build_bench(paths, cfg, ui)),
         ("build the tiny VLM", lambda: _build_tiny(paths, cfg, ui)),
     ]
-    plan += [(f"evaluate {m.name}", lambda m=m: _evaluate(paths, cfg, ui, m))
-             for m in models if m.role == "baseline"]
+    plan += [(f"evaluate {m.name}", partial(_evaluate, paths, cfg, ui, m)) for m in models if m.role == "baseline"]
     plan.append(("evaluate tiny-before", lambda: _evaluate(paths, cfg, ui, by_name["tiny-before"])))
     for s in cfg.strategies:
-        plan.append((f"fine-tune ({s})", lambda s=s: _finetune(paths, cfg, ui, s)))
-        plan.append((f"evaluate tiny-{s}", lambda s=s: _evaluate(paths, cfg, ui, by_name[f"tiny-{s}"])))
+        plan.append((f"fine-tune ({s})", partial(_finetune, paths, cfg, ui, s)))
+        plan.append((f"evaluate tiny-{s}", partial(_evaluate, paths, cfg, ui, by_name[f"tiny-{s}"])))
     plan.append(("score every run", lambda: _score_all(paths, cfg, ui, models)))
     plan.append(("write the report and the summary", lambda: _report(paths, cfg, ui, models)))
 

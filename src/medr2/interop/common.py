@@ -77,6 +77,7 @@ class ImportResult:
     unmapped: int  # items in imported.other
     duplicates: int  # identical questions merged (their qids kept in meta)
     quarantined: list[QuarantineEntry]
+    manifest: dict[str, Any] | None = None  # the written bench's manifest (set by medr2.import_dataset)
 
 
 @dataclass
@@ -227,7 +228,7 @@ def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top
     if not entries:
         return ""
     by_field = Counter(e.field or "-" for e in entries)
-    example = {}
+    example: dict[str, str] = {}
     for e in entries:
         example.setdefault(e.field or "-", e.reason)
     where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""

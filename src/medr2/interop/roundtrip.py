@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
-from medr2.records import Case, Item, canonical_json
+from medr2.records import Case, Item, canonical_json, regions_by_kind
 
 ITEM_COL = "medr2_item"
 CASE_COL = "medr2_case"
@@ -64,7 +64,7 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
             if ref.sha256 != case.image_sha256:
                 raise BadInput("embedded case image does not match the recorded sha256", file=file, record=record,
                                field=CASE_IMAGE_COL)
-            stored = ref.path
+            stored: str | None = ref.path
         else:  # the case shows the item's own image
             stored = item.image if image is not None else None
             if stored is not None and case.image_sha256 != item.image_sha256:
@@ -76,7 +76,7 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         if item.case_id != case.case_id:
             raise BadInput(f"the item's case_id {item.case_id[:80]!r} is not the embedded case's {case.case_id[:80]!r}",
                            file=file, record=record, field=f"{ITEM_COL}.case_id")
-        for kind, recs in (("structures", case.structures), ("findings", case.findings)):
+        for kind, recs in regions_by_kind(case.structures, case.findings):
             for j, r in enumerate(recs):
                 if r.mask is not None:  # exports carry no masks: a path here was put in by hand
                     raise BadInput("exported cases carry no masks", file=file, record=record,

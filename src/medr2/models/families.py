@@ -127,7 +127,9 @@ def chat_template(*, turn: dict[str, tuple[str, str]], image: str, generation: s
     ``turn[role] = (prefix, suffix)`` around each message; ``image`` is what an image part becomes;
     ``system``: "turn" (its own turn), "merge" (prepended to the first user turn, as Gemma does);
     ``default_system`` is rendered when the conversation has none (Qwen2-VL); ``images_first`` writes a
-    message's images before its text (LLaVA-1.5, Llama 3.2 Vision)."""
+    message's images before its text (LLaVA-1.5, Llama 3.2 Vision). What the assistant says (its text and
+    end-of-turn suffix) sits in ``{% generation %}`` markers, which render nothing at inference and give TRL's
+    assistant-only loss its mask (``medr2 finetune``)."""
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
 
@@ -141,9 +143,13 @@ def chat_template(*, turn: dict[str, tuple[str, str]], image: str, generation: s
         return (f"{{%- if {var}['content'] is string -%}}{{{{- {var}['content'] -}}}}{{%- else -%}}{parts}"
                 "{%- endif -%}")
 
+    def body(r: str, suf: str) -> str:  # what the assistant says is marked for TRL's assistant-only loss
+        text = f"{content('m')}{{{{- '{esc(suf)}' -}}}}"
+        return f"{{%- generation -%}}{text}{{%- endgeneration -%}}" if r == "assistant" else text
+
     roles = "".join(
-        f"{{%- {'if' if i == 0 else 'elif'} m['role'] == '{r}' -%}}{{{{- '{esc(pre)}' -}}}}{content('m')}"
-        f"{{{{- '{esc(suf)}' -}}}}" for i, (r, (pre, suf)) in enumerate(turn.items())) + "{%- endif -%}"
+        f"{{%- {'if' if i == 0 else 'elif'} m['role'] == '{r}' -%}}{{{{- '{esc(pre)}' -}}}}{body(r, suf)}"
+        for i, (r, (pre, suf)) in enumerate(turn.items())) + "{%- endif -%}"
     t = f"{{{{- '{esc(bos)}' -}}}}" if bos else ""
     if system == "merge":
         t += ("{%- if messages[0]['role'] == 'system' -%}{%- set sys = messages[0] -%}"
@@ -570,8 +576,9 @@ def _build_glm4v(out: Path, seed: int) -> None:
                "<|end_of_video|>", "<|image|>", "<|video|>", "<|begin_of_box|>", "<|end_of_box|>"]
     tok = _tokenizer(special, GLM4V_TEMPLATE, eos="<|user|>", pad="<|endoftext|>",
                      extra={"image_token": "<|image|>", "video_token": "<|video|>"})
-    ip = Glm4vImageProcessorPil(size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14,
-                                temporal_patch_size=2, merge_size=2)
+    ip = Glm4vImageProcessorPil(  # type: ignore[call-arg]  # its **kwargs take the patch settings
+        size={"shortest_edge": 112 * 112, "longest_edge": 28 * 28 * 15000}, patch_size=14, temporal_patch_size=2,
+        merge_size=2)
     proc = Glm4vProcessor(image_processor=ip, tokenizer=tok, video_processor=Glm4vVideoProcessor(),
                           chat_template=GLM4V_TEMPLATE)
     ids = tok.convert_tokens_to_ids
@@ -610,7 +617,7 @@ def _build_mistral3(out: Path, seed: int) -> None:
     proc = PixtralProcessor(image_processor=ip, tokenizer=tok, patch_size=8, spatial_merge_size=2,
                             chat_template=MISTRAL3_TEMPLATE)
     vision = PixtralVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=1,
-                                 head_dim=32, image_size=64, patch_size=8)
+                                 head_dim=32, image_size=64, patch_size=8)  # type: ignore[call-arg]
     text = MistralConfig(**_text_kw(tok, head_dim=32, sliding_window=None, tie_word_embeddings=False))
     cfg = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=2, vision_feature_layer=-1,
                          image_token_index=tok.convert_tokens_to_ids("[IMG]"))
@@ -679,6 +686,33 @@ register_family(Family(
     notes="Longest edge <= 64, sides rounded up to multiples of 16 (patch 8 x merge 2); rows of [IMG] tokens "
           "separated by [IMG_BREAK], closed by [IMG_END]."))
 
+
+# ---------------------------------------------------------------------------------------------
+# vLLM: the families its CPU build (the version scripts/setup_vllm.sh installs) cannot run, and why.
+# tests/test_models_families_slow.py checks this against vLLM's own model registry (its supported
+# architectures and ``_PREVIOUSLY_SUPPORTED_MODELS``, architecture -> last vLLM version that had it).
+
+VLLM_UNSUPPORTED: dict[str, str] = {
+    "mllama": "vLLM dropped MllamaForConditionalGeneration after 0.10.2 (encoder-decoder models went with the "
+              "V0 engine; vLLM's registry, _PREVIOUSLY_SUPPORTED_MODELS)",
+    "aya-vision": "vLLM dropped AyaVisionForConditionalGeneration after 0.24.0 (vLLM's registry, "
+                  "_PREVIOUSLY_SUPPORTED_MODELS)",
+}
+
+
+def vllm_loadable(src: Path | str, dst: Path | str) -> Path:
+    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: LLaVA's vision-tower keys renamed
+    (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
+    import json
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    if json.loads((src / "config.json").read_text(encoding="utf-8")).get("model_type") == "llava":
+        from medr2.models.vllm_export import export_for_vllm
+
+        return export_for_vllm(src, dst)
+    shutil.copytree(src, dst)
+    return dst
 
 # ---------------------------------------------------------------------------------------------
 # the box-space check: the preset's declared convention vs what the processor really does

@@ -111,7 +111,8 @@ class HFAdapter:
         if opts.attn_implementation:
             kwargs["attn_implementation"] = opts.attn_implementation
         self.processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
-        self.model = AutoModelForImageTextToText.from_pretrained(self.path, **kwargs).to(self.device).eval()
+        model = AutoModelForImageTextToText.from_pretrained(self.path, **kwargs)
+        self.model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' stubs type .to oddly
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -3,7 +3,6 @@ format options (``--option``) and repeatable comma lists (``--mode a,b --mode c`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,20 +22,13 @@ def split_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
 
 
 def parse_model_options(values: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs for the adapter's ``extra``; a VALUE that is JSON (a number, true/false, null, a
-    list) is taken as such, anything else as a string. A mapping is taken as it is."""
+    """``KEY=VALUE`` pairs for the adapter's ``extra`` (:func:`medr2.models.config.parse_model_options`: a VALUE
+    that is JSON is taken as such, anything else as a string). A mapping is taken as it is."""
     if isinstance(values, Mapping):
         return dict(values)
-    out: dict[str, Any] = {}
-    for v in values or []:
-        key, sep, raw = v.partition("=")
-        if not sep or not key.strip():
-            raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
-        try:
-            out[key.strip()] = json.loads(raw)
-        except ValueError:
-            out[key.strip()] = raw
-    return out
+    from medr2.models.config import parse_model_options as parse
+
+    return parse(list(values) if values is not None else None)
 
 
 def parse_format_options(values: Iterable[str] | Mapping[str, str] | None) -> dict[str, str]:

@@ -40,7 +40,8 @@ def _param(params: dict[str, object], name: str, rule: str) -> int:
     value = params.get(name)
     if value is None:
         raise BadInput(f"resize rule {rule!r} needs parameter {name!r}", field="box_convention.params")
-    return int(value)  # type: ignore[call-overload]
+    number: int = int(value)  # type: ignore[call-overload]
+    return number
 
 
 @register_resize("none")
@@ -110,7 +111,7 @@ def model_image_size(conv: BoxConvention, width: int, height: int) -> tuple[floa
     sx, sy, _, _ = _affine(conv, width, height)
     if conv.resize == "shortest-edge-center-crop":
         p = dict(conv.params)
-        return float(p["crop_width"]), float(p["crop_height"])  # type: ignore[arg-type]
+        return float(p["crop_width"]), float(p["crop_height"])
     return round(width * sx), round(height * sy)
 
 

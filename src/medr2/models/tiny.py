@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 IMAGE_TOKEN = "<image>"
 PAD_TOKEN = "<pad>"
@@ -119,7 +120,7 @@ def training_corpus(extra_text: Iterable[str] = ()) -> list[str]:
     return lines
 
 
-def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()):  # -> PreTrainedTokenizerFast
+def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()) -> Any:  # a PreTrainedTokenizerFast
     """Train a byte-level BPE tokenizer locally (deterministic for a given corpus)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -146,7 +147,7 @@ def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()):  # -> PreTr
     )
 
 
-def build_processor(spec: TinySpec, tokenizer):  # -> LlavaProcessor
+def build_processor(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaProcessor
     """LLaVA processor with the PIL CLIP image processor: resize to one patch, no crop."""
     from transformers import LlavaProcessor
     from transformers.models.clip import CLIPImageProcessorPil
@@ -168,7 +169,7 @@ def build_processor(spec: TinySpec, tokenizer):  # -> LlavaProcessor
     )
 
 
-def build_config(spec: TinySpec, tokenizer):  # -> LlavaConfig
+def build_config(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaConfig
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig
 
     vision = CLIPVisionConfig(

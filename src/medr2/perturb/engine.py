@@ -149,8 +149,9 @@ def generate_variants(bench_root: Path, cases: list[Case], clean_items: list[Ite
         batches = [list(range(k, len(groups), n_workers * 4)) for k in range(min(len(groups), n_workers * 4))]
         with ProcessPoolExecutor(n_workers, mp_context=mp.get_context("fork"), initializer=_init_worker,
                                  initargs=(maker,)) as pool:
-            for batch, res in zip(batches, pool.map(_worker, [[jobs[j] for j in b] for b in batches]), strict=True):
-                for j, outcomes in zip(batch, res, strict=True):
+            for batch, batch_res in zip(batches, pool.map(_worker, [[jobs[j] for j in b] for b in batches]),
+                                        strict=True):
+                for j, outcomes in zip(batch, batch_res, strict=True):
                     for i, r in zip(groups[j], outcomes, strict=True):
                         results[i] = r
     skips: dict[str, Counter[str]] = {c: Counter() for c in codes}

@@ -52,7 +52,7 @@ def _caption(it: Item) -> str:
     return f"{it.variant}  ans: {ans[:18]}" + (f"\n{note}" if note else f"\n{it.meta.get('scoring', '')}")
 
 
-def _tile(bench: Bench, it: Item, font: ImageFont.ImageFont) -> Image.Image:
+def _tile(bench: Bench, it: Item, font: ImageFont.ImageFont | ImageFont.FreeTypeFont) -> Image.Image:
     canvas = Image.new("RGB", (TILE, TILE + CAPTION), (255, 255, 255))
     if it.image:
         arr = load_image(bench.path(it.image), mode="RGB")

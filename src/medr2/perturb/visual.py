@@ -24,7 +24,7 @@ from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
 from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
-from medr2.records import Box, Case, Cue, Finding, Item, canonical_json, jsonable, letter, letter_index
+from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -64,7 +64,8 @@ def cue_mask_path(cue: Cue, case: Case) -> str | None:
         return None
     if cue.style.get("mask"):
         return str(cue.style["mask"])
-    for region in (*case.structures, *case.findings):
+    regions: list[Region] = [*case.structures, *case.findings]
+    for region in regions:
         if region.mask and tuple(region.box) == tuple(cue.box):
             return region.mask
     return None
@@ -519,13 +520,13 @@ class CoordinatesOnly(Perturbation):
             raise Skip("cue is already given as coordinates")
         rel = base_image(item, case)
         if rel == case.image:
-            fields = {"image": case.image, "image_sha256": case.image_sha256, "image_width": case.width,
-                      "image_height": case.height}
+            w, h = case.width, case.height
+            fields: dict[str, object] = {"image": case.image, "image_sha256": case.image_sha256}
         else:
             arr = ctx.load(rel)
-            fields = {"image": rel, "image_sha256": Path(rel).stem, "image_width": arr.shape[1],
-                      "image_height": arr.shape[0]}
-        w, h = fields["image_width"], fields["image_height"]
+            w, h = int(arr.shape[1]), int(arr.shape[0])
+            fields = {"image": rel, "image_sha256": Path(rel).stem}
+        fields.update(image_width=w, image_height=h)
         cue = make_cue("coords", item.cue.box, w, h, drawn=False)
         text = item.question
         for pattern, repl in _UNDRAW:

@@ -123,7 +123,7 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
                      "xlabels": [t.get_text() for t in ax.get_xticklabels()],
                      "ylabels": [t.get_text() for t in ax.get_yticklabels()]})
     legends = [_box(lg.get_window_extent(renderer)) for lg in fig.legends]
-    legends += [_box(ax.get_legend().get_window_extent(renderer)) for ax in fig.axes if ax.get_legend()]
+    legends += [_box(lg.get_window_extent(renderer)) for ax in fig.axes if (lg := ax.get_legend()) is not None]
     texts = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     return {"axes": axes, "legends": legends, "legend_texts": texts}
 

@@ -123,7 +123,7 @@ def _verify_bench(manifest: dict[str, Any], shard_dir: Path) -> None:
     """The check eval makes: the bench the shards were run on is at its recorded path, unchanged."""
     from medr2.bench.format import read_manifest, verify_checksums
 
-    bench = manifest.get("bench") if isinstance(manifest.get("bench"), dict) else {}
+    bench: dict[str, Any] = manifest["bench"] if isinstance(manifest.get("bench"), dict) else {}
     path = bench.get("path")
     where = str(shard_dir / mf.MANIFEST_FILE)
     if not isinstance(path, str) or not path:

@@ -23,13 +23,15 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
+from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS
+from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.records import Item, Prediction, stable_hash
@@ -316,7 +318,7 @@ class Runner:
             return
         requests = [p.request for p in ready]
         if isinstance(self.adapter, StreamingAdapter):
-            with closing(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
+            with _closed(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
                 for i, resp in results:
                     self._persist(ready[i], resp, counts, summary)
             return
@@ -345,7 +347,7 @@ class Runner:
                 in_flight[next(index)] = p
                 yield p.request
 
-        with closing(self.adapter.stream_pull(requests())) as results:
+        with _closed(self.adapter.stream_pull(requests())) as results:
             for i, resp in results:
                 self._persist(in_flight.pop(i), resp, counts, summary)
 
@@ -410,13 +412,30 @@ def _freeze_heap() -> bool:
 # the whole eval command
 
 
-DEFAULT_MAX_NEW_TOKENS = 256
+@contextmanager
+def _closed(results: Iterator[tuple[int, Response]]) -> Iterator[Iterator[tuple[int, Response]]]:
+    """``results``, closed on leaving (an adapter's stream is a generator: closing it stops its work)."""
+    try:
+        yield results
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+
+
+DEFAULT_MAX_NEW_TOKENS = _DEFAULT_MAX_NEW_TOKENS  # kept here for callers that read it from the runner
 
 
 @dataclass
 class EvalConfig:
+    """One ``medr2 eval``: the bench, the run folder, what to ask, and the model.
+
+    ``model`` is a :class:`~medr2.models.config.ModelConfig` (what ``medr2 eval`` passes), or a spec string whose
+    settings are then given here, under the same names (``extra`` as ``adapter_extra``); :meth:`model_config`
+    is the one config either way."""
+
     bench: Path
-    model: str
+    model: str | ModelConfig
     out: Path
     modes: tuple[str, ...] = ("independent",)
     variants: tuple[str, ...] | None = None
@@ -436,6 +455,24 @@ class EvalConfig:
     retry_errors: bool = False
     command: tuple[str, ...] = ()
     adapter_extra: dict[str, Any] = field(default_factory=dict)
+
+    def model_config(self) -> ModelConfig:
+        """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
+        given = {name: getattr(self, _EVAL_FIELD.get(name, name)) for name in _MODEL_SETTINGS}
+        if isinstance(self.model, ModelConfig):
+            changed = sorted(_EVAL_FIELD.get(n, n) for n, v in given.items() if v != _MODEL_DEFAULTS[n])
+            if changed:
+                raise BadInput(f"model settings given twice (in the ModelConfig and as {', '.join(changed)})",
+                               field="model")
+            return self.model
+        given["base_urls"] = tuple(given["base_urls"])
+        given["extra"] = dict(given["extra"])
+        return ModelConfig(spec=self.model, **given)
+
+
+_EVAL_FIELD = {"extra": "adapter_extra"}  # ModelConfig field -> its name on EvalConfig, where they differ
+_MODEL_SETTINGS = tuple(f.name for f in fields(ModelConfig) if f.name != "spec")
+_MODEL_DEFAULTS = {name: getattr(ModelConfig(""), name) for name in _MODEL_SETTINGS}
 
 
 def conv_dict(conv: BoxConvention) -> dict[str, Any]:
@@ -463,8 +500,6 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     """Load the bench, build the adapter, check/write the manifest, run, update the manifest.
     ``bench``: the bench at ``cfg.bench`` already loaded (callers running many evals load it once)."""
     from medr2.bench.format import load_bench
-    from medr2.models.presets import get_preset
-    from medr2.models.registry import load_adapter
     from medr2.run import manifest as mf
     from medr2.run.prompts import settings_json
 
@@ -475,13 +510,10 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         bench = load_bench(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
-    preset = get_preset(cfg.preset) if cfg.preset else None
-    max_new_tokens = cfg.max_new_tokens or (preset.max_new_tokens if preset else None) or DEFAULT_MAX_NEW_TOKENS
-    settings = GenSettings(max_new_tokens=max_new_tokens, temperature=cfg.temperature, seed=cfg.seed)
-    make = adapter_factory or load_adapter
-    adapter = make(cfg.model, preset=preset, base_urls=tuple(cfg.base_urls), api_key_env=cfg.api_key_env,
-                   concurrency=cfg.concurrency, timeout_s=cfg.timeout_s, retries=cfg.retries,
-                   batch_size=cfg.batch_size, seed=cfg.seed, bench=bench, extra=dict(cfg.adapter_extra))
+    model_cfg = cfg.model_config()
+    preset = model_cfg.resolve_preset()
+    settings = model_cfg.generation(preset)
+    adapter = model_cfg.load(preset, bench, factory=adapter_factory)
     try:
         items = select_items(bench.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit, shard=cfg.shard)
         identity = {
@@ -503,7 +535,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             if manifest is None:
                 manifest = mf.new_manifest(identity, bench={"path": str(Path(cfg.bench).resolve()),
                                                             "name": bench.name, "checksum": bench.checksum},
-                                           model={"spec": cfg.model, "key": adapter.key,
+                                           model={"spec": model_cfg.spec, "key": adapter.key,
                                                   "settings": adapter.settings(),
                                                   "box_convention": conv_dict(adapter.box_convention),
                                                   "preset": preset.as_dict() if preset else None})
@@ -520,7 +552,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=bench.root, bench_items=bench.items, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
-                            batch_size=cfg.batch_size, progress=progress)
+                            batch_size=model_cfg.batch_size, progress=progress)
             summary = RunSummary(out)
             status = "failed"
             try:

@@ -33,7 +33,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from medr2.tasks import vocab
 
@@ -76,8 +76,9 @@ class Truth:
         if isinstance(case, Truth):
             return case
         get = case.get if isinstance(case, Mapping) else (lambda k, d=None: getattr(case, k, d))
-        structures = tuple(s if isinstance(s, str) else (s.get("name") if isinstance(s, Mapping) else s.name)
-                           for s in (get("structures") or ()))
+        structures = cast(tuple[str, ...], tuple(  # a structure's name is a required string of the case
+            s if isinstance(s, str) else (s.get("name") if isinstance(s, Mapping) else s.name)
+            for s in (get("structures") or ())))
         findings = []
         for f in get("findings") or ():
             if isinstance(f, str):
@@ -696,10 +697,10 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
     for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
-        clause = _span_at(clauses, clause_starts, m.start())
-        if clause is not None and clause not in severity_done:
-            severity_done.add(clause)
-            out.extend(_severity_claims(text, clause, truth, source))
+        span = _span_at(clauses, clause_starts, m.start())
+        if span is not None and span not in severity_done:
+            severity_done.add(span)
+            out.extend(_severity_claims(text, span, truth, source))
     out.sort(key=lambda c: (c.start, c.end, c.kind))
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -53,6 +53,18 @@ class ScoringItem:
     lure: str | None
     split: str | None
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+class PredictionRow(NamedTuple):
+    """The answer that counts for one (item, mode), as scoring reads it from a run's store: the fields of a
+    :class:`medr2.records.Prediction` that scoring needs (a named tuple: as light as the row it replaces)."""
+
+    item_id: str
+    model_key: str
+    mode: str
+    status: str
+    raw: str | None
+    finish_reason: str | None
 
 
 # What scoring accepts: full records (library API) or the light rows read by ``load_scoring_items``.

@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -285,7 +285,7 @@ def iou_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _is_report(df: pd.DataFrame) -> np.ndarray:
-    return ((df["form"] == "text") & df["task"].isin(REPORT_TASKS)).to_numpy(dtype=bool)
+    return cast(np.ndarray, ((df["form"] == "text") & df["task"].isin(REPORT_TASKS)).to_numpy(dtype=bool))
 
 
 def _changed(pairs: pd.DataFrame) -> pd.DataFrame:

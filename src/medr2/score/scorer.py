@@ -24,7 +24,7 @@ from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
-from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
+from medr2.score.items import ItemLike, PredictionRow, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
@@ -118,7 +118,7 @@ def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     return _Scored("correct" if tm["rougeL_f"] >= TEXT_CORRECT_ROUGE_L else "wrong", parsed, text_metrics=tm)
 
 
-FormScorer = Callable[[Item, str, BoxConvention], _Scored]
+FormScorer = Callable[[ItemLike, str, BoxConvention], _Scored]
 FORM_SCORERS: dict[str, FormScorer] = {
     "mcq": _score_choice, "yesno": _score_choice, "multi": _score_choice, "box": _score_box, "text": _score_text,
 }
@@ -149,7 +149,7 @@ _GROUPED_BY_ANSWER = frozenset({"text"})
 def _truncated(item: ItemLike, conv: BoxConvention) -> _Scored:
     """An answer cut off by the token limit: scored as an empty answer (IoU 0, text metrics of ""), verdict
     ``truncated``, never judged."""
-    empty = FORM_SCORERS[item.form](item, "", conv)  # type: ignore[arg-type]
+    empty = FORM_SCORERS[item.form](item, "", conv)
     return _Scored("truncated", iou=empty.iou, text_metrics=empty.text_metrics, method="none")
 
 
@@ -319,15 +319,14 @@ def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | 
 
 
 def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine
-                        ) -> list[tuple[str, str, str, str, str | None, str | None]]:
-    """The answer that counts per (item, mode), as ``(item_id, model_key, mode, status, raw, finish_reason)``
-    rows in the order their first answer was stored: a later ok answer replaces an earlier one, an error
-    never replaces an ok answer."""
+                        ) -> list[PredictionRow]:
+    """The answer that counts per (item, mode), as :class:`PredictionRow` rows in the order their first answer
+    was stored: a later ok answer replaces an earlier one, an error never replaces an ok answer."""
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        latest: dict[tuple[str, str], tuple[str, str, str, str, str | None, str | None]] = {}
+        latest: dict[tuple[str, str], PredictionRow] = {}
         same: dict[str, str] = {}  # one string object per distinct mode / model key / status
         for request_hash, item_id, mode, model_key, status, raw, finish in store.score_rows():
             mode, model_key, status = same.setdefault(mode, mode), same.setdefault(model_key, model_key), \
@@ -338,8 +337,8 @@ def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine
                 continue
             key = (item_id, mode)
             old = latest.get(key)
-            if old is None or not (old[3] == "ok" and status == "error"):
-                latest[key] = (item_id, model_key, mode, status, raw, finish)
+            if old is None or not (old.status == "ok" and status == "error"):
+                latest[key] = PredictionRow(item_id, model_key, mode, status, raw, finish)
         return list(latest.values())
     finally:
         store.close()
@@ -499,7 +498,7 @@ def _claims_summary(checked: Sequence[Any], decided_by: Sequence[Sequence[str] |
 
 
 def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
-                         preds: Sequence[tuple[str, str, str, str, str | None, str | None]],
+                         preds: Sequence[PredictionRow],
                          items: Mapping[str, ItemLike], judge: Judge | None = None) -> _ClaimsOut | None:
     """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
     answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
@@ -525,8 +524,8 @@ def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
                 reasoning[(item_id, mode)] = text
     finally:
         store.close()
-    raws = [p[4] if p[3] == "ok" else None for p in preds]
-    reasonings = [reasoning.get((p[0], p[2])) if p[3] == "ok" else None for p in preds]
+    raws = [p.raw if p.status == "ok" else None for p in preds]
+    reasonings = [reasoning.get((p.item_id, p.mode)) if p.status == "ok" else None for p in preds]
     if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
         return None
     case_ids = table["case_id"].astype(str).tolist()
@@ -585,7 +584,7 @@ class IncompleteRunWarning(UserWarning):
 
 
 def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
-          preds: Sequence[tuple[str, str, str, str, str | None]]) -> dict[str, Any]:
+          preds: Sequence[PredictionRow]) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`); warns when incomplete."""
     import warnings
 
@@ -593,7 +592,7 @@ def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
 
     answered: dict[str, set[str]] = {}
     for p in preds:
-        answered.setdefault(p[2], set()).add(p[0])
+        answered.setdefault(p.mode, set()).add(p.item_id)
     plan = completeness(manifest, items, answered)
     if (message := describe(plan)) is not None:
         warnings.warn(message, IncompleteRunWarning, stacklevel=3)

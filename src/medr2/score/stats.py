@@ -14,7 +14,7 @@ import hashlib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -83,13 +83,13 @@ class MetricBook:
             found = pc.index_in(arr, value_set=self._arrow_cases(arr.type))
             if found.null_count:
                 raise KeyError(arr.filter(found.is_null())[0].as_py())
-            return found.to_numpy().astype(np.int64)
+            return cast(np.ndarray, found.to_numpy().astype(np.int64))
         if self._index is None:
             self._index = pd.Index(np.asarray(self.cases, dtype=object))
         idx = self._index.get_indexer(np.asarray(case_ids, dtype=object)).astype(np.int64, copy=False)
         if len(idx) and idx.min() < 0:
             raise KeyError(np.asarray(case_ids, dtype=object)[idx < 0][0])
-        return idx
+        return cast(np.ndarray, idx)
 
     def _arrow_cases(self, typ: pa.DataType) -> pa.Array:
         got = self._arrow.get(typ)

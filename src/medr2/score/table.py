@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -139,4 +139,4 @@ def lowest_severity_only(df: pd.DataFrame) -> np.ndarray:
     """Mask: rows whose severity is absent or the lowest severity of their code."""
     sev = df["severity"]
     lowest = df.groupby("code")["severity"].transform("min")
-    return (sev.isna() | (sev == lowest)).to_numpy(dtype=bool)
+    return cast(np.ndarray, (sev.isna() | (sev == lowest)).to_numpy(dtype=bool))

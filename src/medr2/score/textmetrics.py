@@ -151,14 +151,14 @@ def _rouge_scorer() -> Any:
 
 @functools.cache
 def _sentence_bleu() -> Any:
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(max_ngram_order=BLEU_ORDER, effective_order=True)
 
 
 @functools.cache
 def _bleu() -> Any:
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(max_ngram_order=BLEU_ORDER)
 

@@ -314,8 +314,8 @@ class CocoSource:
         if name in self.structures:
             kind = self.structure_kind
             return [Structure(name=name, kind=kind, box=box, mask=mask_rel, area_px=area)], []  # type: ignore[arg-type]
-        attrs = a.get("attributes") if isinstance(a.get("attributes"), dict) else {}
-        attrs = {k: v for k, v in attrs.items() if k not in dropped}
+        given = a.get("attributes")
+        attrs = {k: v for k, v in given.items() if k not in dropped} if isinstance(given, dict) else {}
         return [], [Finding(label=name, box=box, mask=mask_rel, area_px=area, attributes=dict(attrs))]
 
 

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.images import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
-from medr2.records import Case, Finding, Structure, check_box, stable_hash
+from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
@@ -453,7 +453,7 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
     if not merged.get("patient_id"):
         merged["patient_id"] = case_id
         extra_meta["patient_id_inferred"] = True
-    for kind, recs in (("structures", structures), ("findings", findings)):
+    for kind, recs in regions_by_kind(structures, findings):
         for j, r in enumerate(recs):
             try:
                 check_box(r.box, ref.width, ref.height)

@@ -113,7 +113,7 @@ def check_deflated(path: Path) -> None:
         _inflated_limit(head, meta, ExplicitVRLittleEndian, pydicom)
 
 
-def _inflated_limit(head: bytes, meta: Any, explicit_le: Any, pydicom: Any) -> int:
+def _inflated_limit(head: bytes | bytearray, meta: Any, explicit_le: Any, pydicom: Any) -> int:
     """Read the header from the first inflated bytes (``declared_pixels`` refuses a bomb); return how many
     inflated bytes the file may hold: its declared pixel data plus :data:`HEADER_BYTES`."""
     import io
@@ -124,7 +124,7 @@ def _inflated_limit(head: bytes, meta: Any, explicit_le: Any, pydicom: Any) -> i
     m.TransferSyntaxUID = explicit_le
     buf = io.BytesIO()
     buf.write(b"\0" * 128 + b"DICM")
-    write_file_meta_info(buf, m, enforce_standard=False)
+    write_file_meta_info(buf, m, enforce_standard=False)  # type: ignore[arg-type]  # any binary file-like
     try:
         ds = pydicom.dcmread(io.BytesIO(buf.getvalue() + bytes(head)), stop_before_pixels=True)
     except Exception as e:  # the header does not even fit in HEADER_BYTES, or is corrupt

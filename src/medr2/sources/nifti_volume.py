@@ -119,7 +119,7 @@ def _open(path: str, mtime_ns: int) -> Volume:
     import nibabel as nib
     from nibabel.orientations import io_orientation
 
-    img = nib.load(path)
+    img: Any = nib.load(path)  # a Nifti1Image (typed as the file-based base class)
     shape = tuple(int(s) for s in img.shape)
     if len(shape) == 4 and shape[3] == 1:
         extra: tuple[int, ...] = (0,)

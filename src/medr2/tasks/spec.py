@@ -126,7 +126,8 @@ def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list
 
     def deco(fn: Generator) -> Generator:
         tpls: list[Template] = []
-        for i, t in enumerate(templates):
+        given: list[tuple[str, str, bool] | str] = list(templates)
+        for i, t in enumerate(given):
             if isinstance(t, str):
                 tpls.append(Template(f"{id}/t{i + 1}", t, heldout=i == len(templates) - 1))
             else:

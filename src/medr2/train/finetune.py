@@ -43,19 +43,28 @@ class FinetuneConfig:
     seed: int = 0
     device: str = "auto"  # auto / cpu / cuda
     logging_steps: int = 10
+    preset: str | None = None  # the box convention of the target boxes; None: pixels of the processor's input
     extra: dict[str, Any] = field(default_factory=dict)  # more SFTConfig arguments
 
 
 def default_target_modules(model: Any) -> list[str]:
-    """Names (last component) of every Linear / Conv2d layer except the output head."""
+    """Names (last component) of every Linear / Conv2d layer except the output head; a layer whose last
+    component also names another kind of module (Qwen2-VL's merger ``mlp.0`` beside its vision ``blocks.0``,
+    which PEFT would then try to wrap) is named by its full path instead."""
     import torch
 
     head = model.get_output_embeddings()
-    names = set()
+    wanted: dict[str, list[str]] = {}
+    other: set[str] = set()
     for name, mod in model.named_modules():
-        if mod is head or not isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
-            continue
-        names.add(name.rsplit(".", 1)[-1])
+        last = name.rsplit(".", 1)[-1]
+        if mod is not head and isinstance(mod, torch.nn.Linear | torch.nn.Conv2d):
+            wanted.setdefault(last, []).append(name)
+        elif mod is not head:
+            other.add(last)
+    names = set()
+    for last, full in wanted.items():
+        names.update(full if last in other else [last])
     return sorted(names)
 
 
@@ -182,14 +191,14 @@ UNREAD_PENALTY = -0.5  # reward of an unparsed, truncated or failed answer (a wr
 
 
 def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
-                      eos_ids: set[int]) -> Callable[..., list[float]]:
+                      eos_ids: set[int]) -> Callable[..., list[float | None]]:
     """GRPO reward from medr2's own scorer: 1 for a correct verdict (boxes: their IoU with the target),
     0 for a wrong one, ``UNREAD_PENALTY`` for an answer the scorer cannot read or that ran out of tokens."""
     from medr2.records import Prediction
     from medr2.score.scorer import score_items
 
     def reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], item_ids: list[list[str]],
-               **_: Any) -> list[float]:
+               **_: Any) -> list[float | None]:
         preds = []
         for comp, ids, iids in zip(completions, completion_ids, item_ids, strict=True):
             text = comp[-1]["content"] if isinstance(comp, list) else str(comp)
@@ -198,7 +207,7 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
             finish = "stop" if ids and ids[-1] in eos_ids else "length"
             preds.append(Prediction(model_key="grpo", item_id=iids[-1], mode="independent", request_hash="grpo",
                                     raw=text, status="ok", finish_reason=finish))
-        out = []
+        out: list[float | None] = []
         for s in score_items(items_by_id, preds, conv):
             if s.verdict in ("unparsed", "truncated", "error"):
                 out.append(UNREAD_PENALTY)
@@ -287,7 +296,12 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     bench = load_bench(bench_root)
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
-    conv = box_convention_for(processor.image_processor)  # target boxes in the model's own input pixels
+    if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
+        from medr2.models.presets import get_preset
+
+        conv = get_preset(cfg.preset).box
+    else:  # target boxes in the model's own input pixels
+        conv = box_convention_for(processor.image_processor)
     if cfg.strategy not in FINETUNE_STRATEGIES:
         raise BadInput(f"unknown strategy {cfg.strategy!r} (known: {', '.join(FINETUNE_STRATEGIES)})",
                        field="strategy")

@@ -53,7 +53,7 @@ def parse_mask_txt(text: str, file: str) -> dict[int, str]:
         if isinstance(data, dict) and (m := _pairs_to_map(list(data.items()))):
             return m
     lines = [ln for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    pairs = [m.groups() for ln in lines if (m := _PAIR.match(ln))]
+    pairs: list[tuple[Any, Any]] = [(pm.group(1), pm.group(2)) for ln in lines if (pm := _PAIR.match(ln))]
     if len(pairs) == len(lines) and (m2 := _pairs_to_map(pairs)):
         return m2
     raise BadInput("unrecognised mask.txt: expected a dictionary or one 'value name' pair per line; the masks "

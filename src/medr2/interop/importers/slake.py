@@ -22,6 +22,7 @@ Options: ``lang=en`` keeps one language (the others are skipped, not quarantined
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, ImportBuilder, yes_no
@@ -126,8 +127,8 @@ def import_slake(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                     case = _annotate(b, case, imgs, img, names)
                 yn = yes_no(a) if text(r.get("answer_type")).upper() == "CLOSED" else None
                 task = slake_task(text(r.get("content_type")), q, a, yn is not None)
-                meta = {k: r.get(k) for k in ("content_type", "answer_type", "q_lang", "base_type", "triple")
-                        if k in r}
+                meta: dict[str, Any] = {k: r.get(k) for k in ("content_type", "answer_type", "q_lang", "base_type",
+                                                              "triple") if k in r}
                 ev = evidence(list(case.structures), q, a)
                 if ev:
                     meta["evidence"] = ev

@@ -259,7 +259,8 @@ def fuse_rater_boxes(boxes: Sequence[tuple[str, Box]], n_raters: int, *, iou_min
             clusters.append([(rater, box)])
         else:
             best.append((rater, box))
-    kept, dropped = [], []
+    kept: list[FusedBox] = []
+    dropped: list[FusedBox] = []
     for c in clusters:
         fb = FusedBox(_mean_box(c), tuple(sorted(r for r, _ in c)))
         (kept if len(fb.raters) >= need else dropped).append(fb)

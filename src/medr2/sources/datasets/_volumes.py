@@ -30,7 +30,7 @@ def open_channel(path: Path, channel: int | None, *, record: str, field_name: st
         import nibabel as nib
         from nibabel.orientations import io_orientation
 
-        img = nib.load(str(path))
+        img: Any = nib.load(str(path))  # a Nifti1Image (typed as the file-based base class)
         shape = tuple(int(s) for s in img.shape)
         if len(shape) != 4 or not 0 <= channel < shape[3]:
             raise ValueError(f"expected a 4-D volume with channel {channel}, got shape {shape}")

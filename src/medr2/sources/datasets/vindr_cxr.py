@@ -27,7 +27,7 @@ from typing import Any
 
 from medr2.errors import BadInput
 from medr2.images import ImageStore
-from medr2.records import Case, Finding
+from medr2.records import Box, Case, Finding
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -125,6 +125,7 @@ class VindrCxrSource(DatasetSource):
             clipped += was
             by_class[cls].append((r.get("rad_id", ""), box))
         findings: list[Finding] = []
+        fused: list[tuple[Box, tuple[str, ...]]]
         dropped = 0
         iou_min = float(self.option("iou", 0.5))
         min_votes = self.option("min_votes", None)

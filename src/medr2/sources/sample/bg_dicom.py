@@ -90,6 +90,14 @@ def tag_spacing(ds: Any) -> float | None:
     return None
 
 
+def _spacing(ds: Any) -> float:
+    """The pixel spacing of a DICOM that must record one (the bundled sample files do)."""
+    mm = tag_spacing(ds)
+    if mm is None:
+        raise ValueError(f"{getattr(ds, 'filename', 'the DICOM')} records no pixel spacing")
+    return mm
+
+
 def plane_from_iop(ds: Any) -> tuple[str | None, bool]:
     """Plane from ImageOrientationPatient (normal's dominant axis) and whether it is oblique."""
     iop = ds.get("ImageOrientationPatient")
@@ -204,7 +212,7 @@ def _shoulder_mr(path: str) -> Background:
     return Background(
         key="mr-shoulder", images={"default": img}, body_region="shoulder", plane=plane,
         sequence="T1-weighted" if "T1" in str(ds.get("ProtocolName", "")) else None,
-        spacing_mm=tag_spacing(ds) / s, structures=(StructMask("shoulder soft tissue", body, "region", DERIVED),),
+        spacing_mm=_spacing(ds) / s, structures=(StructMask("shoulder soft tissue", body, "region", DERIVED),),
         host=erode(body, 12), host_name="shoulder soft tissue", lesion_family="soft_tissue",
         laterality="fixed", fixed_side=side, **kw,
     )
@@ -238,7 +246,7 @@ def _head_ct(path: str) -> Background:
                       note="the slice shows a real but unlabelled intracranial abnormality; no synthetic lesions "
                            "are placed on it")
     return Background(
-        key="ct-head", images=images, body_region="head", plane=plane, spacing_mm=tag_spacing(ds) / s,
+        key="ct-head", images=images, body_region="head", plane=plane, spacing_mm=_spacing(ds) / s,
         structures=(StructMask("intracranial space", brain_w, "region", DERIVED),
                     StructMask("skull", skull_w, "organ", DERIVED)),
         laterality="radiological", status="abnormal", **kw,
@@ -257,7 +265,7 @@ def _abdomen_ct(path: str) -> Background:
     kw["meta"].update(mask_method="HU thresholds (derived): body > -300 HU",
                       dataset="NIH Pancreas-CT (TCIA) slice as shipped in pydicom-data")
     return Background(
-        key="ct-abdomen", images=images, body_region="abdomen", plane=plane, spacing_mm=tag_spacing(ds) / s,
+        key="ct-abdomen", images=images, body_region="abdomen", plane=plane, spacing_mm=_spacing(ds) / s,
         structures=(StructMask("body", resize_mask(body, shape), "region", DERIVED),),
         laterality="radiological", **kw,
     )
@@ -283,7 +291,7 @@ def _liver_mr(path: str) -> Background:
                           {"organ": "liver", "intensity": intensity}, "dicom overlay")
     return Background(
         key="mr-liver", images={"default": img_w}, body_region="abdomen", plane=plane,
-        sequence="T1-weighted fat-saturated", spacing_mm=tag_spacing(ds) / s,
+        sequence="T1-weighted fat-saturated", spacing_mm=_spacing(ds) / s,
         structures=(StructMask("body", body, "region", DERIVED),), real_findings=(finding,),
         laterality="radiological", status="abnormal", **kw,
     )
@@ -349,7 +357,7 @@ def _nm_bone(path: str) -> Background:
     kw["meta"].update(body_mask_method=DERIVED, note="lossy JPEG 2000 (2097:1) per its header")
     return Background(
         key="nm-bone", images={"default": img}, body_region="whole body", plane="planar whole-body",
-        sequence="Tc-99m bone scan", spacing_mm=tag_spacing(ds) / s,
+        sequence="Tc-99m bone scan", spacing_mm=_spacing(ds) / s,
         structures=(StructMask("body", body, "region", DERIVED),),
         host=erode(uptake, 1) & erode(body, 3), host_name="skeleton", lesion_family="bone_scan", flip_ok=False, **kw,
     )

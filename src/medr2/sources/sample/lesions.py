@@ -120,6 +120,8 @@ def intensity_word(cls: LesionClass, modality: str) -> str:
 
 def severity_of(cls: LesionClass, sizes_mm: list[float]) -> str:
     """Ordinal severity from the lesion burden: count for multi-lesion classes, else size."""
+    lo: float
+    hi: float
     if cls.count[1] > 1:
         lo, hi, v = cls.count[0], cls.count[1], float(len(sizes_mm))
     else:

@@ -52,7 +52,9 @@ def make_report(*, modality: str, plane: str | None, body_region: str | None, fi
                      f"{_mm(largest['size_mm'])} in the {_where(largest)}; locations: {', '.join(places)}.")
     if artefact and artefact != "none":
         lines.append(f"Image quality is {quality}, limited by {artefact} artefact.")
-    impression = "No abnormality detected." if not findings else (
+    if findings and not diagnosis:
+        raise ValueError("a report with findings needs a diagnosis")
+    impression = "No abnormality detected." if not findings or not diagnosis else (
         f"{diagnosis[0].upper() + diagnosis[1:]}" + (f" ({severity})" if severity else "")
         + (f", {malignancy} appearance." if malignancy else "."))
     return "FINDINGS: " + " ".join(lines) + "\nIMPRESSION: " + impression

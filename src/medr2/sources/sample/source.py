@@ -286,7 +286,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         if area < MIN_STRUCT_PX:
             continue
         mref = put_mask(images, m)
-        structures.append(Structure(name=s.name, kind=s.kind, box=_box(m), mask=mref.path, area_px=float(area)))
+        structures.append(Structure(name=s.name, kind=s.kind, box=_box(m), mask=mref.path,  # type: ignore[arg-type]
+                                    area_px=float(area)))  # kind: validated by the record
     lung_masks = {s.name: s.mask for s in structs if s.name.endswith("lung")}
     # findings
     findings: list[Finding] = []

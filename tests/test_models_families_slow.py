@@ -1,0 +1,325 @@
+"""The tiny model families through the real serving and training paths (slow; .ci/run runs it in .venv-vision).
+
+Per family (medr2.models.families), on a bench of real PNG images of several sizes and aspect ratios:
+- ``transformers serve`` (one server for all families: it loads each model on demand by its path) behind
+  the ``openai:`` adapter, through ``run_eval`` in ``independent`` and ``chain-own`` modes, with the
+  family's preset; the answers equal the same items answered in-process by ``hf:`` (greedy, same preset),
+  after ``strip()`` (the hf adapter strips, servers return text verbatim), with equal token usage;
+- ``medr2 finetune`` (TRL + PEFT LoRA, a few steps on the bench's train split) and ``hf:`` evaluation of
+  the merged result, scored;
+- vLLM (CPU build, ``.venv-vllm``): a test checks ``VLLM_UNSUPPORTED`` (medr2.models.families: the families
+  vLLM cannot run, and why) against vLLM's own model registry; the ``vllm:`` engine and vLLM's OpenAI server
+  per supported family are marked ``vllm_families`` (an engine start took 38-225 s on 2 loaded CPU cores, beyond
+  CI's budget; .ci/run deselects them, docs/models.md records what a run by hand gave):
+  ``.venv-vision/bin/python -m pytest -m vllm_families tests/test_models_families_slow.py``.
+
+Families needing torchvision only import it here; the module skips, saying where it runs, elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medr2.models.families import (
+    FAMILIES,
+    VLLM_UNSUPPORTED,
+    build_family,
+    get_family,
+    torchvision_available,
+    vllm_loadable,
+)
+from medr2.run.store import Store
+from tests.servers import (
+    VLLM_ENV,
+    VLLM_KV_CACHE_BYTES,
+    log_errors,
+    transformers_serve_on_demand,
+    vllm_python,
+    vllm_serve,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not torchvision_available(),
+                       reason="the families' slow tests run in .venv-vision, where torchvision imports (.ci/run: "
+                              "scripts/setup_vision.sh, then .venv-vision/bin/python -m pytest -m slow "
+                              "tests/test_models_families_slow.py)"),
+]
+
+NAMES = sorted(FAMILIES)
+VLLM_NAMES = [n for n in NAMES if n not in VLLM_UNSUPPORTED]
+SIZES = [(32, 32), (48, 16), (20, 60), (40, 24)]  # (width, height) of the test cases' images
+TRAIN_SIZES = [(32, 32), (24, 40)]
+MODES = ("independent", "chain-own")
+MAX_NEW = 8
+TIMES: dict[str, float] = {}
+
+
+def _timed(key: str, t0: float) -> None:
+    TIMES[key] = TIMES.get(key, 0.0) + time.perf_counter() - t0
+
+
+def varied_bench(root: Path) -> Path:
+    """Chains of two items (MCQ then yes/no) on noise images of several sizes; the last cases are train."""
+    from medr2.bench.format import write_bench
+    from medr2.images import ImageStore
+    from medr2.records import Case, Item, item_content_id
+
+    store = ImageStore(root)
+    cases, items = [], []
+    for k, (w, h) in enumerate(SIZES + TRAIN_SIZES):
+        split = "test" if k < len(SIZES) else "train"
+        ref = store.put_array(np.random.default_rng(k).integers(0, 255, (h, w, 3), dtype=np.uint8))
+        cid = f"case{k}"
+        cases.append(Case(case_id=cid, image=ref.path, image_sha256=ref.sha256, width=w, height=h,
+                          modality="synthetic", source="synthetic", license="CC0-1.0", patient_id=f"p{k}",
+                          split=split))
+        base = {"chance": 0.25, "template_id": "t0", "source": "synthetic", "license": "CC0-1.0", "image_width": w,
+                "image_height": h, "case_id": cid, "image": ref.path, "image_sha256": ref.sha256, "split": split,
+                "chain_id": f"chain{k}"}
+        s1 = dict(base, step=1, stage=1, task="s1.modality", form="mcq", question="What is the imaging modality?",
+                  options=["CT", "MRI", "X-ray", "Ultrasound"], answer="ABCD"[k % 4])
+        s2 = dict(base, step=2, stage=3, task="s3.abnormal", form="yesno", chance=0.5,
+                  question="Is there an abnormality?", options=[], answer="yes" if k % 2 else "no")
+        for d in (s1, s2):
+            d["item_id"] = item_content_id(d)
+            items.append(Item(**d))
+    write_bench(root, cases, items, {"name": "families"})
+    return root
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("families_slow")
+    return {"dir": d, "bench": varied_bench(d / "bench")}
+
+
+@pytest.fixture(scope="module")
+def models(work: dict[str, Path]):
+    """Each family's tiny checkpoint, built once per module on first use."""
+    cache: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in cache:
+            t0 = time.perf_counter()
+            cache[name] = build_family(name, work["dir"] / "models" / name, seed=0)
+            _timed("build", t0)
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def server(work: dict[str, Path]):
+    t0 = time.perf_counter()
+    with transformers_serve_on_demand(work["dir"]) as srv:
+        _timed("serve-start", t0)
+        yield srv
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _print_times(request: pytest.FixtureRequest):
+    yield
+    cap = request.config.pluginmanager.getplugin("capturemanager")
+    with cap.global_and_fixture_disabled() if cap else _null():
+        print("\n[families-slow] seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(TIMES.items())))
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: object) -> None:
+        return None
+
+
+def evaluate(work: dict[str, Path], name: str, model: str, run: str, **kw) -> dict:
+    """``run_eval`` on the bench's test split with the family's preset; (item, mode) -> (text, tokens)."""
+    from medr2.run.runner import EvalConfig, run_eval
+
+    out = work["dir"] / "runs" / name / run
+    cfg = EvalConfig(bench=work["bench"], model=model, out=out, modes=MODES, split="test",
+                     preset=get_family(name).preset, max_new_tokens=MAX_NEW, retries=0, **kw)
+    run_eval(cfg)
+    return stored_answers(out, name)
+
+
+def stored_answers(out: Path, name: str) -> dict:
+    got = {}
+    for sp in Store.open(out).iter_predictions():
+        p = sp.prediction
+        assert p.status == "ok", f"{name} {out.name}: {p.item_id} {p.mode}: {p.error}"
+        got[(p.item_id, p.mode)] = (p.raw or "", p.prompt_tokens, p.completion_tokens)
+    assert len(got) == 2 * len(SIZES) * len(MODES), got
+    return got
+
+
+HF: dict[str, dict] = {}
+
+
+def hf_answers(work: dict[str, Path], name: str, d: Path) -> dict:
+    """The family's ``hf:`` answers (greedy, the preset's settings), computed once per module."""
+    if name not in HF:
+        t0 = time.perf_counter()
+        HF[name] = evaluate(work, name, f"hf:{d}", "hf", batch_size=4, adapter_extra={"device": "cpu"})
+        _timed("hf", t0)
+    return HF[name]
+
+
+# Differences pinned from what the runs showed (anything else must be identical):
+# - transformers serve kept special tokens in the answer text (Qwen's <|vision_start|>, <|object_ref_start|>)
+#   that hf: drops (it decodes with skip_special_tokens): compared without the tokenizer's special tokens;
+# - llava-onevision in chain-own: transformers serve reports one prompt token more than hf: counts for the same
+#   dialogue, while the answers are identical (not explained yet; pinned exactly, so a change shows).
+PROMPT_OFFSET = {("llava-onevision", "chain-own"): 1}
+
+
+def without_special(text: str, special: list[str]) -> str:
+    for tok in special:
+        text = text.replace(tok, "")
+    return text
+
+
+def agree(hf: dict, served: dict, what: str, name: str = "", special: list[str] | None = None) -> None:
+    """Same items; texts equal after strip() (and, with ``special``, without those tokens); equal prompt
+    (up to a pinned ``PROMPT_OFFSET``) and completion token counts."""
+    assert set(hf) == set(served)
+    bad, offsets = [], set()
+    for k in sorted(hf):
+        (a, pt, ct), (b, spt, sct) = hf[k], served[k]
+        off = spt - pt if pt is not None and spt is not None else None
+        if off and PROMPT_OFFSET.get((name, k[1])) == off:
+            offsets.add(k)
+            spt = pt
+        if a.strip() != without_special(b, special or []).strip() or (pt, ct) != (spt, sct):
+            bad.append(f"{k}: hf {a!r} {(pt, ct)} vs {what} {b!r} {served[k][1:]}")
+    assert not bad, f"{len(bad)} of {len(hf)} answers differ:\n" + "\n".join(bad)
+    if offsets:
+        print(f"[families-slow] {name} {what}: pinned prompt-token offset on {len(offsets)} answers")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_transformers_serve_answers_as_hf(work, models, server, name):
+    d = models(name)
+    hf = hf_answers(work, name, d)
+    t0 = time.perf_counter()
+    before = server.completions_ok()
+    try:
+        served = evaluate(work, name, f"openai:{d.resolve()}", "serve", base_urls=(server.url,), concurrency=2)
+    except BaseException:
+        print(f"--- {server.log} ---\n{server.log_text()[-6000:]}")
+        raise
+    _timed("serve", t0)
+    assert server.completions_ok() - before == len(served)  # every answer came from the server, with HTTP 200
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(d, local_files_only=True)
+    special = [t.content for t in tok.added_tokens_decoder.values() if t.special]
+    agree(hf, served, "transformers serve", name, special=special)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_finetune_lora_then_evaluate_the_merged_model(work, models, name):
+    from safetensors.torch import load_file
+
+    from medr2.score.scorer import score_run
+    from medr2.train.finetune import FinetuneConfig, finetune
+
+    d = models(name)
+    t0 = time.perf_counter()
+    out = work["dir"] / "ft" / name
+    rep = finetune(d, work["bench"], out, FinetuneConfig(epochs=2, batch_size=2, lr=1e-2, lora_r=4, lora_alpha=8,
+                                                         device="cpu", logging_steps=1,
+                                                         preset=get_family(name).preset))
+    _timed("finetune", t0)
+    assert rep["n_examples"] == 2 * len(TRAIN_SIZES)  # the train split's items, nothing else
+    assert [s["stage"] for s in rep["stages"]] == ["lora"] and rep["stages"][0]["steps"] >= 2, rep["stages"]
+    merged = Path(rep["merged"])
+    base = {k: v for f in sorted(d.glob("*.safetensors")) for k, v in load_file(str(f)).items()}
+    new = {k: v for f in sorted(merged.glob("*.safetensors")) for k, v in load_file(str(f)).items()}
+    assert set(base) == set(new), "the merged checkpoint has other weights than the base"
+    assert any(not bool((base[k] == new[k]).all()) for k in base), "LoRA changed no weight"
+    t0 = time.perf_counter()
+    evaluate(work, name, f"hf:{merged}", "merged", batch_size=4, adapter_extra={"device": "cpu"})
+    metrics = score_run(work["dir"] / "runs" / name / "merged", n_resamples=10)
+    _timed("merged-eval", t0)
+    assert (work["dir"] / "runs" / name / "merged" / "scores.parquet").is_file() and metrics
+
+
+# ---------------------------------------------------------------------------------------------
+# vLLM (CPU build)
+
+
+def _vllm_registry() -> tuple[set[str], dict[str, str]]:
+    code = ("import json; from vllm.model_executor.models import registry as r; "
+            "print(json.dumps([sorted(r.ModelRegistry.get_supported_archs()), r._PREVIOUSLY_SUPPORTED_MODELS]))")
+    p = subprocess.run([str(vllm_python()), "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, **VLLM_ENV})
+    assert p.returncode == 0, p.stderr[-4000:]
+    archs, previous = json.loads(p.stdout.strip().splitlines()[-1])
+    return set(archs), previous
+
+
+def _arch(d: Path) -> str:
+    return json.loads((d / "config.json").read_text("utf-8"))["architectures"][0]
+
+
+def _need_vllm() -> None:
+    if not vllm_python().exists():
+        pytest.fail(f"no vLLM environment at {vllm_python()}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
+
+
+def test_vllm_unsupported_list_matches_vllms_registry(models):
+    _need_vllm()
+    archs, previous = _vllm_registry()
+    for name in NAMES:
+        arch = _arch(models(name))
+        if name in VLLM_UNSUPPORTED:
+            assert arch not in archs, f"{name}: vLLM now supports {arch}; take it off VLLM_UNSUPPORTED"
+            assert arch in previous and previous[arch] in VLLM_UNSUPPORTED[name], (name, previous.get(arch))
+        else:
+            assert arch in archs, f"{name}: vLLM does not list {arch}; add it to VLLM_UNSUPPORTED with the reason"
+
+
+@pytest.mark.vllm_families
+@pytest.mark.parametrize("name", VLLM_NAMES)
+def test_vllm_engine_and_server_answer_as_hf(work, models, name):
+    """``vllm:`` (in-process engine, from .venv-vllm where scripts/setup_vllm.sh installs medr2) and vLLM's
+    OpenAI server behind ``openai:``: both give the answers ``hf:`` gives."""
+    _need_vllm()
+    d = models(name)
+    loadable = work["dir"] / "vllm-models" / name
+    if not loadable.exists():
+        vllm_loadable(d, loadable)
+    hf = hf_answers(work, name, d)
+    # the in-process engine: medr2 eval --model vllm:DIR from the vLLM venv (its own medr2, this source tree)
+    exe = vllm_python().with_name("medr2")
+    run = work["dir"] / "runs" / name / "vllm-engine"
+    cmd = [str(exe), "eval", "--bench", str(work["bench"]), "--model", f"vllm:{loadable}", "--preset",
+           get_family(name).preset, "--out", str(run), "--mode", ",".join(MODES), "--split", "test",
+           "--max-new-tokens", str(MAX_NEW), "--no-progress", "--model-option", "dtype=float32",
+           "--model-option", "max_model_len=2048", "--model-option", f"kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}"]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **VLLM_ENV})
+    _timed("vllm-engine", t0)
+    log = work["dir"] / f"vllm-engine-{name}.log"
+    log.write_text(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", "utf-8")
+    assert p.returncode == 0, f"{name}: {' '.join(cmd)} -> {p.returncode}\n{log_errors(log)}\n{p.stderr[-4000:]}"
+    agree(hf, stored_answers(run, name), "vllm: engine")
+    # vLLM's OpenAI-compatible server behind openai:
+    t0 = time.perf_counter()
+    with vllm_serve(loadable, work["dir"] / f"vllm-serve-{name}", name=name) as srv:
+        try:
+            served = evaluate(work, name, f"openai:{name}", "vllm-serve", base_urls=(srv.url,), concurrency=8)
+        except BaseException:
+            print(f"--- {srv.log} ---\n{log_errors(srv.log)}\n{srv.log_text()[-4000:]}")
+            raise
+    _timed("vllm-serve", t0)
+    agree(hf, served, "vLLM server")
