@@ -2,8 +2,9 @@
 
 Build the sample bench with variants, build the tiny VLM, evaluate the baselines and the untrained
 tiny VLM on the test split, fine-tune the tiny VLM with the ``flat`` and the ``chain`` strategies on
-the train split, evaluate both again, score every run and write one report plus ``summary.md``
-(the before/after table, with 95% case-bootstrap intervals). Every stage calls the library API.
+the train split (plus any ``--strategies``), evaluate each again, score every run and write one report plus
+``summary.md`` (the before/after table, and each strategy vs ``flat`` on accuracy and robustness, with
+95% case-bootstrap intervals and a cluster-aware test). Every stage calls the library API.
 
 Output folder::
 
