@@ -16,12 +16,15 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", help="a much smaller configuration (a smoke test)"),
         workers: int | None = typer.Option(None, "--workers", help="build processes (default: all cores)"),
         threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
+        strategies: str = typer.Option("", "--strategies", help="more fine-tuning strategies, comma-separated "
+                                       "(e.g. augmented,dpo), each compared with flat in the summary"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""
         from medr2.demo import demo_config, run_demo
 
-        cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads)
+        cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads,
+                          strategies=[s.strip() for s in strategies.split(",") if s.strip()])
         try:
             result = run_demo(out, cfg)
         except KeyboardInterrupt:
