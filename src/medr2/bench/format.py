@@ -1,4 +1,4 @@
-"""Write and load a bench folder (DESIGN §2).
+"""Write and load a bench folder (docs/bench-format.md).
 
 Layout: ``manifest.json``, ``cases.parquet``, ``items.parquet``, ``images/<sha256>.png`` and
 ``quarantine.jsonl``. Parquet columns are the record fields (nested ones as canonical JSON strings)

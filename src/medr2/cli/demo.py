@@ -16,13 +16,16 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", metavar="", help="a much smaller configuration (a smoke test)"),
         workers: int | None = typer.Option(None, "--workers", help="build processes (default: all cores)"),
         threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
+        strategies: str = typer.Option("", "--strategies", help="more fine-tuning strategies, comma-separated "
+                                       "(e.g. augmented,dpo), each compared with flat in the summary"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""
         from medr2.api import demo as api_demo
 
         try:
-            result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads)
+            result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads,
+                              strategies=strategies)
         except KeyboardInterrupt:
             typer.echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
             raise typer.Exit(130) from None

@@ -2,8 +2,9 @@
 
 Build the sample bench with variants, build the tiny VLM, evaluate the baselines and the untrained
 tiny VLM on the test split, fine-tune the tiny VLM with the ``flat`` and the ``chain`` strategies on
-the train split, evaluate both again, score every run and write one report plus ``summary.md``
-(the before/after table, with 95% case-bootstrap intervals). Every stage calls the library API.
+the train split (plus any ``--strategies``), evaluate each again, score every run and write one report plus
+``summary.md`` (the before/after table, and each strategy vs ``flat`` on accuracy and robustness, with
+95% case-bootstrap intervals and a cluster-aware test). Every stage calls the library API.
 
 Output folder::
 
@@ -83,9 +84,19 @@ QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
-                threads: int | None = 1) -> DemoConfig:
-    """The demo's configuration: the default, or the much smaller ``--quick`` one."""
+                threads: int | None = 1, strategies: Sequence[str] = ()) -> DemoConfig:
+    """The demo's configuration: the default, or the much smaller ``--quick`` one. ``strategies`` are
+    fine-tuned and evaluated in addition to the default ones (``flat``, ``chain``), each from the same
+    untrained model on the same budget, and compared with ``flat`` in the summary."""
     cfg = QUICK if quick else DemoConfig()
+    if strategies:
+        from medr2.train.finetune import FINETUNE_STRATEGIES
+
+        unknown = [s for s in strategies if s not in FINETUNE_STRATEGIES]
+        if unknown:
+            raise BadInput(f"unknown strategy {unknown[0]!r} (known: {', '.join(FINETUNE_STRATEGIES)})",
+                           field="--strategies")
+        cfg = replace(cfg, strategies=tuple(dict.fromkeys((*cfg.strategies, *strategies))))
     if cases is not None:
         if cases < 10:
             raise BadInput("must be at least 10 (the test split needs several cases)", field="--cases")
@@ -171,9 +182,15 @@ def _check_folder(paths: DemoPaths, cfg: DemoConfig) -> None:
         before = json.loads(record.read_text("utf-8")).get("config")
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
         raise BadInput(f"unreadable demo record: {e}", file=str(record)) from e
-    if before != cfg.identity():
+    if not isinstance(before, dict) or _same_run(before) != _same_run(cfg.identity()):
         raise BadInput("the folder holds a demo with another configuration (--cases/--seed/--quick); "
                        "choose another --out", file=str(record), field="config")
+
+
+def _same_run(identity: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume: everything but the strategies (each has its own model and run folder,
+    so a rerun with more ``--strategies`` reuses the rest and adds them)."""
+    return {k: v for k, v in identity.items() if k != "strategies"}
 
 
 def _quiet_libraries() -> None:

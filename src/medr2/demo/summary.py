@@ -111,6 +111,69 @@ def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Seq
     return lines
 
 
+def _better(header: str) -> int:
+    """+1 if a higher value is better for the column, −1 if lower is."""
+    return -1 if "↓" in header else 1
+
+
+STRATEGY_COLUMNS: tuple[SummaryColumn, ...] = (
+    SummaryColumn("Clean accuracy ↑", "independent", ("overall",)), *ROBUSTNESS_COLUMNS)
+
+
+def strategy_verdict(name: str, reference: str, cmp: Mapping[str, Mapping[str, Any]]) -> str:
+    """One sentence from the comparison (:func:`medr2.score.paired.compare_metrics`, keyed by column header):
+    which metrics are significantly better or worse, and that nothing else is."""
+    from medr2.score.paired import significant
+
+    better, worse, compared = [], [], 0
+    for col in STRATEGY_COLUMNS:
+        e = cmp.get(col.header)
+        if not e or e.get("missing"):
+            continue
+        compared += 1
+        d = (e.get("delta") or {}).get("value")
+        if significant(e) and d is not None:
+            (better if d * _better(col.header) > 0 else worse).append(f"{col.header.rstrip(' ↑↓')} ({d:+.2f})")
+    if not compared:
+        return f"- **{name}** vs {reference}: no metric both runs have could be compared."
+    if not better and not worse:
+        return f"- **{name}** vs {reference}: no significant difference on any of the {compared} metrics compared."
+    parts = ([f"significantly better on {', '.join(better)}"] if better else []) + (
+        [f"significantly worse on {', '.join(worse)}"] if worse else [])
+    rest = compared - len(better) - len(worse)
+    return (f"- **{name}** vs {reference}: {'; '.join(parts)}; no significant difference on the other {rest} "
+            f"metric{'s' if rest != 1 else ''}.")
+
+
+def strategy_table(runs: Mapping[str, Path], reference: str, others: Sequence[str], *, seed: int,
+                   resamples: int) -> list[str]:
+    """Each of ``others`` − ``reference`` (e.g. every strategy − ``tiny-flat``) on clean accuracy and on each
+    robustness metric both runs have, paired over the same items: 95% case-bootstrap interval of the
+    difference and the cluster-aware case-swap test (:mod:`medr2.score.paired`); then one sentence per
+    model saying, from these numbers, what differs significantly (interval excludes 0 and p < 0.05)."""
+    from medr2.score.paired import compare_metrics, significant
+    from medr2.score.scorer import load_table
+
+    wanted = {c.header: (c.mode, *c.path) for c in STRATEGY_COLUMNS}
+    ref_rows = load_table(runs[reference])
+    lines = [f"| Model | Metric | Model value | {reference} | Δ (model − {reference}) | p (cases, swap test) "
+             "| Significant |", "|---|---|---:|---:|---:|---:|---|"]
+    verdicts: list[str] = []
+    for name in others:
+        cmp = compare_metrics(load_table(runs[name]), ref_rows, wanted, seed=seed, n_resamples=resamples)
+        for col in STRATEGY_COLUMNS:
+            e = cmp.get(col.header) or {"missing": True}
+            if e.get("missing"):
+                continue
+            word = "no"
+            if significant(e):
+                word = "yes: better" if (e["delta"]["value"] or 0) * _better(col.header) > 0 else "yes: worse"
+            lines.append(f"| {name} | {col.header} | {fmt_value_n(e['a'])} | {fmt_value_n(e['b'])} | "
+                         f"{_delta_cell(e['delta'])} | {_p_cell(e['test'])} | {word} |")
+        verdicts.append(strategy_verdict(name, reference, cmp))
+    return [*lines, "", *verdicts]
+
+
 def _p_cell(test: Any) -> str:
     p = test.get("p") if isinstance(test, dict) else None
     return f"{p:.2g}" if isinstance(p, int | float) else "n/a"
@@ -131,9 +194,10 @@ def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> s
 
 def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,
                   after: Sequence[str], also_against: Sequence[str] = ("prior",), seed: int = 0,
-                  resamples: int = 1000) -> str:
+                  resamples: int = 1000, flat: str = "tiny-flat") -> str:
     """Write ``summary.md`` for the scored ``runs`` (name → run folder); returns its text. Each ``after``
-    model is compared with ``before`` and with each run in ``also_against`` (e.g. the text-only prior)."""
+    model is compared with ``before`` and with each run in ``also_against`` (e.g. the text-only prior), and
+    every other ``after`` model with ``flat`` on clean accuracy and every robustness metric."""
     metrics = {name: json.loads((Path(d) / "metrics.json").read_text("utf-8")) for name, d in runs.items()}
     demo_file = path.parent / "demo.json"
     demo = json.loads(demo_file.read_text("utf-8")) if demo_file.is_file() else None
@@ -147,6 +211,12 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
         refs = [before, *(r for r in also_against if r in runs)]
         out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",
                 *change_table(runs, refs, after, seed=seed, resamples=resamples), ""]
+    if flat in runs and (others := [a for a in after if a != flat and a in runs]):
+        out += [f"## Each strategy vs {flat} (same base, same budget; paired over the same items)", "",
+                *strategy_table(runs, flat, others, seed=seed, resamples=resamples), "",
+                "Δ: 95% paired bootstrap over cases; p: cluster-aware case-swap randomisation test (the two "
+                "models' per-case results exchanged at random case by case). Significant: the interval "
+                "excludes 0 and p < 0.05 (no correction for the number of metrics compared).", ""]
     out += ["## Legend", "", LEGEND, "",
             "The values are as measured on this run; the report (`report/index.html`) has every metric, "
             "per task and per variant, and each answer.", ""]
