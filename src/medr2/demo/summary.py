@@ -125,7 +125,9 @@ def strategy_verdict(name: str, reference: str, cmp: Mapping[str, Mapping[str, A
     which metrics are significantly better or worse, and that nothing else is."""
     from medr2.score.paired import significant
 
-    better, worse, compared = [], [], 0
+    better: list[str] = []
+    worse: list[str] = []
+    compared = 0
     for col in STRATEGY_COLUMNS:
         e = cmp.get(col.header)
         if not e or e.get("missing"):

@@ -121,4 +121,4 @@ def significant(entry: Mapping[str, Any], alpha: float = ALPHA) -> bool:
     lo, hi, p = d.get("lo"), d.get("hi"), t.get("p")
     if lo is None or hi is None or p is None:
         return False
-    return (lo > 0 or hi < 0) and p < alpha
+    return bool((lo > 0 or hi < 0) and p < alpha)
