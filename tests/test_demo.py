@@ -98,6 +98,14 @@ def test_quick_demo_completes_and_resumes(tmp_path: Path) -> None:
     assert not stages["score every run"].get("reused")  # scoring really runs again
     assert "(reused on resume)" in (out / "summary.md").read_text("utf-8")
     assert (out / "runs" / "tiny-chain" / "metrics.json").read_bytes() == first
+    # a resume may add a strategy: only its model is trained, the summary compares it with flat
+    from tests.test_demo_strategies import check_extra_strategy
+
+    res3 = _demo(out, "--quick", "--strategies", "augmented", timeout=1800)
+    assert res3.returncode == 0, res3.stderr[-4000:]
+    stages3 = {s["stage"]: s for s in json.loads((out / DEMO_FILE).read_text("utf-8"))["stages"]}
+    assert stages3["fine-tune (flat)"]["reused"] is True and stages3["fine-tune (chain)"]["reused"] is True
+    check_extra_strategy(out)
 
 
 @pytest.mark.slow
