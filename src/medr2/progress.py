@@ -72,24 +72,33 @@ class Plain(Quiet):
         self._end()
 
 
+def _rich_progress(description: str, *fields: str, after: tuple[str, ...] = (), console: Any,
+                   **options: Any) -> Any:
+    """A rich ``Progress`` with the columns every bar shares: ``description``, the bar, done/total, then
+    ``fields`` (format strings over the task), elapsed time, ETA, then ``after``."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), *(TextColumn(f) for f in fields),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), *(TextColumn(f) for f in after),
+                    console=console, refresh_per_second=4, **options)
+
+
 class Bar(Quiet):
     """A rich progress bar per step, with counts, elapsed time and ETA (on stderr)."""
 
     def __init__(self, command: str) -> None:
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
 
         self.command = command
-        self._bar = Progress(TextColumn(f"{command}: " + "{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                             console=Console(stderr=True), refresh_per_second=4, transient=False)
+        self._bar = _rich_progress(f"{command}: " + "{task.description}", console=Console(stderr=True),
+                                   transient=False)
         self._bar.start()
         self._task: Any = None
 
@@ -122,21 +131,11 @@ class RichProgress:
 
     def __init__(self, label: str) -> None:
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
 
         self.console = Console(stderr=True)
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:>8} req/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("retries {task.fields[retries]}  errors [red]{task.fields[errors]}"),
-            console=self.console, refresh_per_second=4)
+        self._bar = _rich_progress("[bold]{task.description}", "{task.fields[rate]:>8} req/s",
+                                   after=("retries {task.fields[retries]}  errors [red]{task.fields[errors]}",),
+                                   console=self.console)
         self._label = label
         self._task: Any = None
         self._sent = 0
