@@ -1,0 +1,358 @@
+"""Where a bench's image bytes go, and what PNG encoder settings cost on its real images.
+
+``--breakdown BENCH`` attributes every file of ``BENCH/images/`` to the kinds of record that reference
+it: case originals, masks (structures and findings), cue renders of clean items, and each variant
+code (V1..V9; V8 also per degradation kind; text variants T1..T8 that reuse their parent's image).
+A file referenced by several kinds is counted once, under the first kind in that order, and the
+number of files shared with a later kind is printed. It also counts files stored twice: byte-identical
+(same sha256 under two names, impossible for a content-addressed store unless a name lies) and
+pixel-identical (same decoded array and mode under two names: bytes that a deterministic encoder
+would have made equal). Sizes are apparent bytes and allocated bytes (4 KiB blocks on this disk: small
+files cost a whole block).
+
+``--png BENCH`` re-encodes a sample of the bench's images, stratified by kind, with each candidate
+encoder setting and prints the median encode time per image, total CPU seconds and total bytes,
+side by side in one run, and checks that every candidate decodes to the same pixels.
+
+    .venv/bin/python bench/bench_images.py --breakdown /tmp/b100
+    .venv/bin/python bench/bench_images.py --png /tmp/b100 --per-kind 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from PIL import Image
+
+ORDER = ["original", "mask", "cue render (clean items)", "T (text variants)", "V1", "V2", "V3", "V4", "V5",
+         "V6", "V7", "V8", "V9", "unreferenced"]
+
+
+def _kind_of_variant(variant: str) -> str:
+    if variant.startswith("T"):
+        return "T (text variants)"
+    return variant.split("-", 1)[0]
+
+
+def owners(bench: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """For each image name: the kinds referencing it, and the V8 degradation kinds referencing it."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    v8: dict[str, set[str]] = defaultdict(set)
+    cases = pq.read_table(bench / "cases.parquet", columns=["case_id", "image", "structures", "findings"])
+    case_image: dict[str, str] = {}
+    for row in cases.to_pylist():
+        case_image[row["case_id"]] = row["image"]
+        kinds[Path(row["image"]).name].add("original")
+        for col in ("structures", "findings"):
+            for region in json.loads(row[col] or "[]"):
+                if region.get("mask"):
+                    kinds[Path(region["mask"]).name].add("mask")
+    pf = pq.ParquetFile(bench / "items.parquet")
+    for batch in pf.iter_batches(columns=["case_id", "image", "variant"], batch_size=65536):
+        for case_id, image, variant in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
+            if not image:
+                continue
+            name = Path(image).name
+            if variant == "clean":
+                if image != case_image.get(case_id):
+                    kinds[name].add("cue render (clean items)")
+                continue
+            kind = _kind_of_variant(variant)
+            if kind == "T (text variants)" and image == case_image.get(case_id):
+                continue  # a text variant shown the original: nothing new stored
+            kinds[name].add(kind)
+            if kind == "V8":
+                v8[name].add(variant.split("-")[1])
+    return kinds, v8
+
+
+def breakdown(bench: Path, pixels: bool) -> None:
+    kinds, v8 = owners(bench)
+    files = sorted(p for p in (bench / "images").iterdir() if p.suffix == ".png")
+    n_cases = pq.ParquetFile(bench / "cases.parquet").metadata.num_rows
+    rows: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in ORDER}  # files, apparent, allocated, shared
+    v8rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    by_sha: dict[str, list[str]] = defaultdict(list)
+    by_pixels: dict[str, list[str]] = defaultdict(list)
+    for p in files:
+        st = p.stat()
+        ks = kinds.get(p.name) or {"unreferenced"}
+        first = min(ks, key=ORDER.index)
+        r = rows[first]
+        r[0] += 1
+        r[1] += st.st_size
+        r[2] += st.st_blocks * 512
+        r[3] += len(ks) > 1
+        if first == "V8":
+            for d in sorted(v8[p.name])[:1]:
+                v8rows[d][0] += 1
+                v8rows[d][1] += st.st_size
+                v8rows[d][2] += st.st_blocks * 512
+        data = p.read_bytes()
+        by_sha[hashlib.sha256(data).hexdigest()].append(p.name)
+        if pixels:
+            with Image.open(io.BytesIO(data)) as im:
+                im.load()
+                key = hashlib.sha256(f"{im.mode}{im.size}".encode() + im.tobytes()).hexdigest()
+            by_pixels[key].append(p.name)
+    tot = [sum(r[i] for r in rows.values()) for i in range(3)]
+    print(f"bench {bench}: {n_cases} cases, {tot[0]:,} image files, {tot[1] / 2**20:.1f} MiB apparent, "
+          f"{tot[2] / 2**20:.1f} MiB allocated ({tot[2] / n_cases / 2**20:.3f} MiB per case)")
+    print("| kind | files | MiB apparent | MiB allocated | share of allocated | KiB per file "
+          "| also used by a later kind |")
+    print("|---|---|---|---|---|---|---|")
+    for k in ORDER:
+        f, a, b, s = rows[k]
+        if f:
+            print(f"| {k} | {f:,} | {a / 2**20:.1f} | {b / 2**20:.1f} | {100 * b / tot[2]:.1f} % "
+                  f"| {a / f / 1024:.1f} | {s:,} |")
+        if k == "V8":
+            for d, (f2, a2, b2) in sorted(v8rows.items()):
+                print(f"| &nbsp;&nbsp;V8 {d} | {f2:,} | {a2 / 2**20:.1f} | {b2 / 2**20:.1f} "
+                      f"| {100 * b2 / tot[2]:.1f} % | {a2 / f2 / 1024:.1f} | |")
+    small = sum(1 for p in files if p.stat().st_size < 4096)
+    print(f"files under 4 KiB: {small:,} (each takes a whole 4 KiB block)")
+    dup_bytes = sum(len(v) - 1 for v in by_sha.values() if len(v) > 1)
+    mislabeled = sum(1 for p in files if hashlib.sha256(p.read_bytes()).hexdigest() + ".png" != p.name)
+    print(f"byte-identical files stored twice: {dup_bytes}; files whose name is not their sha256: {mislabeled}")
+    if pixels:
+        dup_px = [v for v in by_pixels.values() if len(v) > 1]
+        print(f"pixel-identical (same mode, size, pixels) under different names: {sum(len(v) - 1 for v in dup_px)}")
+
+
+# -- PNG encoder settings ---------------------------------------------------------------------------
+
+def _pil(level: int, strategy: int = -1, optimize: bool = False) -> Callable[[Image.Image], bytes]:
+    def enc(im: Image.Image) -> bytes:
+        buf = io.BytesIO()
+        im.save(buf, format="PNG", compress_level=level, compress_type=strategy, optimize=optimize)
+        return buf.getvalue()
+    return enc
+
+
+def candidates() -> dict[str, Callable[[Image.Image], bytes]]:
+    c: dict[str, Callable[[Image.Image], bytes]] = {}
+    for lvl in (1, 2, 3, 4, 6, 9):
+        c[f"PIL level {lvl}"] = _pil(lvl)
+    c["PIL level 1, Z_RLE"] = _pil(1, zlib.Z_RLE)
+    c["PIL level 3, Z_RLE"] = _pil(3, zlib.Z_RLE)
+    c["PIL level 6, Z_RLE"] = _pil(6, zlib.Z_RLE)
+    c["PIL level 3, Z_FILTERED"] = _pil(3, zlib.Z_FILTERED)
+    c["PIL level 3, Z_HUFFMAN_ONLY"] = _pil(3, zlib.Z_HUFFMAN_ONLY)
+    c["PIL level 9, optimize"] = _pil(9, optimize=True)
+    try:  # optional: not a dependency of medr2; install with pip --target and put it on PYTHONPATH
+        import imagecodecs as ic
+    except ImportError:
+        return c
+
+    def _ic(fn: Callable[[np.ndarray], bytes]) -> Callable[[Image.Image], bytes]:
+        def enc(im: Image.Image) -> bytes:
+            if im.mode == "1":  # 1-bit masks: the array encoders would write 8-bit grey
+                return _pil(3)(im)
+            return fn(np.asarray(im))
+        return enc
+
+    for lvl in (1, 3, 6):
+        c[f"imagecodecs libpng level {lvl}"] = _ic(lambda a, lvl=lvl: ic.png_encode(a, level=lvl))
+    c["imagecodecs libpng level 1, RLE, SUB"] = _ic(lambda a: ic.png_encode(a, level=1, strategy=3, filter=16))
+    c["imagecodecs libpng level 3, UP"] = _ic(lambda a: ic.png_encode(a, level=3, filter=32))
+    c["imagecodecs libpng level 3, PAETH"] = _ic(lambda a: ic.png_encode(a, level=3, filter=128))
+    for lvl in (1, 3, 6):
+        c[f"imagecodecs libspng level {lvl}"] = _ic(lambda a, lvl=lvl: ic.spng_encode(a, level=lvl))
+    return c
+
+
+def png_bench(bench: Path, per_kind: int, only: list[str] | None) -> None:
+    kinds, _ = owners(bench)
+    groups: dict[str, list[Path]] = defaultdict(list)
+    for p in sorted((bench / "images").iterdir()):
+        if p.suffix == ".png":
+            ks = kinds.get(p.name) or {"unreferenced"}
+            groups[min(ks, key=ORDER.index)].append(p)
+    sample: list[tuple[str, Image.Image, np.ndarray]] = []
+    for k in ORDER:
+        paths = groups.get(k, [])
+        step = max(1, len(paths) // per_kind) if paths else 1
+        for p in paths[::step][:per_kind]:
+            with Image.open(p) as im:
+                im.load()
+                sample.append((k, im.copy(), np.asarray(im).copy()))
+    # Pillow's mode for each file as the build wrote it (1-bit masks stay 1-bit)
+    print(f"{len(sample)} images ({', '.join(f'{k} {n}' for k, n in Counter(s[0] for s in sample).items())}),"
+          f" stored size {sum(len(_pil(3)(im)) for _, im, _ in sample) / 2**20:.2f} MiB at level 3")
+    cands = candidates()
+    if only:
+        cands = {k: v for k, v in cands.items() if k in only}
+    times: dict[str, list[float]] = defaultdict(list)
+    sizes: dict[str, int] = Counter()
+    cpu: dict[str, float] = Counter()
+    per_kind_size: dict[tuple[str, str], int] = Counter()
+    # interleave candidates per image so each saw the same load
+    for kind, im, arr in sample:
+        for name, enc in cands.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            data = enc(im)
+            times[name].append(time.perf_counter() - t0)
+            cpu[name] += time.process_time() - c0
+            sizes[name] += len(data)
+            per_kind_size[(name, kind)] += len(data)
+            with Image.open(io.BytesIO(data)) as back:
+                if back.mode != im.mode or not np.array_equal(np.asarray(back), arr):
+                    sys.exit(f"{name}: pixels differ after decoding ({kind})")
+    base = "PIL level 3"
+    print("| encoder setting | median ms per image | CPU s (all) | MiB (all) | size vs level 3 | CPU vs level 3 |")
+    print("|---|---|---|---|---|---|")
+    for name in cands:
+        print(f"| {name} | {1000 * statistics.median(times[name]):.2f} | {cpu[name]:.2f} | {sizes[name] / 2**20:.2f} | "
+              f"{sizes[name] / sizes[base]:.3f} | {cpu[name] / cpu[base]:.2f} |")
+    print("size per kind (KiB per image):")
+    kinds_seen = [k for k in ORDER if any(s[0] == k for s in sample)]
+    print("| setting | " + " | ".join(kinds_seen) + " |")
+    print("|---|" + "---|" * len(kinds_seen))
+    counts = Counter(s[0] for s in sample)
+    for name in cands:
+        cells = [f"{per_kind_size[(name, k)] / counts[k] / 1024:.1f}" for k in kinds_seen]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+# -- whole builds with each encoder ----------------------------------------------------------------
+
+ENCODERS: dict[str, Callable[[np.ndarray], bytes]] = {}
+
+
+def _encoders() -> dict[str, Callable[[np.ndarray], bytes]]:
+    from medr2 import images
+
+    encs: dict[str, Callable[[np.ndarray], bytes]] = {"current (medr2.images.encode_png)": images.encode_png}
+    try:
+        import imagecodecs as ic
+    except ImportError:
+        return encs
+    encs["imagecodecs libpng level 3, UP"] = lambda a: ic.png_encode(a, level=3, filter=32)
+    return encs
+
+
+def _one_build(out: Path, n: int, enc: Callable[[np.ndarray], bytes]) -> dict[str, float]:
+    """One in-process build (one worker) with ``enc`` as the PNG encoder; CPU and encode seconds."""
+    from medr2 import images
+    from medr2.build.pipeline import build_bench
+    from medr2.sources.sample import source as sample_source
+
+    spent = {"encode": 0.0}
+    put_mask = sample_source.put_mask
+
+    def timed_enc(arr: np.ndarray) -> bytes:
+        c0 = time.process_time()
+        try:
+            return enc(arr)
+        finally:
+            spent["encode"] += time.process_time() - c0
+
+    def timed_mask(store: images.ImageStore, mask: np.ndarray) -> images.ImageRef:
+        c0 = time.process_time()
+        try:
+            return put_mask(store, mask)
+        finally:
+            spent["encode"] += time.process_time() - c0
+
+    saved = images.encode_png
+    images.encode_png = timed_enc
+    sample_source.put_mask = timed_mask  # type: ignore[assignment]
+    try:
+        shutil.rmtree(out, ignore_errors=True)
+        c0, t0 = time.process_time(), time.perf_counter()
+        build_bench("sample", out, n_cases=n, variants="all", workers=1)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    finally:
+        images.encode_png = saved
+        sample_source.put_mask = put_mask
+    files = [p for p in (out / "images").iterdir() if p.suffix == ".png"]
+    return {"cpu": cpu, "wall": wall, "encode": spent["encode"], "files": len(files),
+            "apparent": sum(p.stat().st_size for p in files), "allocated": sum(p.stat().st_blocks * 512 for p in files)}
+
+
+def same_pixels(a: Path, b: Path) -> int:
+    """Check that two benches built from the same seed show the same pixels item by item (and that the
+    masks of their cases match); the number of distinct image pairs compared."""
+    cols = ["item_id", "image", "image_sha256"]
+    ta = pq.read_table(a / "items.parquet", columns=cols).to_pylist()
+    tb = pq.read_table(b / "items.parquet", columns=cols).to_pylist()
+    if [r["item_id"] for r in ta] != [r["item_id"] for r in tb]:
+        sys.exit("the two builds have different items")
+    pairs = {(ra["image"], rb["image"]) for ra, rb in zip(ta, tb, strict=True) if ra["image"]}
+    for ca, cb in zip(pq.read_table(a / "cases.parquet").to_pylist(), pq.read_table(b / "cases.parquet").to_pylist(),
+                      strict=True):
+        pairs.add((ca["image"], cb["image"]))
+        for col in ("structures", "findings"):
+            for ra, rb in zip(json.loads(ca[col] or "[]"), json.loads(cb[col] or "[]"), strict=True):
+                if ra.get("mask"):
+                    pairs.add((ra["mask"], rb["mask"]))
+    for pa_, pb_ in sorted(pairs):
+        with Image.open(a / pa_) as ia, Image.open(b / pb_) as ib:
+            if ia.mode != ib.mode or not np.array_equal(np.asarray(ia), np.asarray(ib)):
+                sys.exit(f"pixels differ: {a / pa_} vs {b / pb_}")
+    return len(pairs)
+
+
+def build_ab(sizes: list[int], work: Path, repeats: int) -> None:
+    encs = _encoders()
+    print("| cases | encoder | CPU s | wall s | encode CPU s | encode share | image MiB allocated | MiB per case |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        res: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for _ in range(repeats):
+            for name, enc in encs.items():  # alternate: each encoder saw the same load
+                res[name].append(_one_build(work / f"{n}-{len(res[name])}-{list(encs).index(name)}", n, enc))
+        for name, runs in res.items():
+            cpu = statistics.median(r["cpu"] for r in runs)
+            encode = statistics.median(r["encode"] for r in runs)
+            wall = statistics.median(r["wall"] for r in runs)
+            alloc = runs[0]["allocated"]
+            print(f"| {n} | {name} | {cpu:.1f} | {wall:.1f} | {encode:.1f} | {100 * encode / cpu:.0f} % | "
+                  f"{alloc / 2**20:.1f} | {alloc / n / 2**20:.3f} |")
+        names = list(encs)
+        if len(names) > 1:
+            a, b = work / f"{n}-0-0", work / f"{n}-0-1"
+            print(f"pixels equal image by image between {names[0]} and {names[1]}: {same_pixels(a, b)} image pairs")
+        for p in work.glob(f"{n}-*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--breakdown", type=Path, help="a bench folder: image bytes by kind, duplicates")
+    ap.add_argument("--pixels", action="store_true", help="with --breakdown: also count pixel-identical files")
+    ap.add_argument("--png", type=Path, help="a bench folder: PNG encoder settings on its images")
+    ap.add_argument("--per-kind", type=int, default=30, help="images per kind for --png")
+    ap.add_argument("--only", nargs="*", help="candidate names for --png")
+    ap.add_argument("--build", type=int, nargs="*", help="numbers of cases: whole builds with each encoder")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "medr2-bench-images")
+    ap.add_argument("--repeats", type=int, default=1)
+    args = ap.parse_args()
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, Pillow {Image.__version__}, "
+          f"zlib {zlib.ZLIB_RUNTIME_VERSION}")
+    if args.breakdown:
+        breakdown(args.breakdown, args.pixels)
+    if args.png:
+        png_bench(args.png, args.per_kind, args.only)
+    if args.build:
+        build_ab(args.build, args.work, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
