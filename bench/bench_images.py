@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -232,29 +233,42 @@ def png_bench(bench: Path, per_kind: int, only: list[str] | None) -> None:
 
 # -- whole builds with each encoder ----------------------------------------------------------------
 
-ENCODERS: dict[str, Callable[[np.ndarray], bytes]] = {}
+DEFERRED = ("V2", "V3", "V8", "V9")  # the render kinds that are most of the bytes (see --breakdown)
 
 
-def _encoders() -> dict[str, Callable[[np.ndarray], bytes]]:
-    from medr2 import images
-
-    encs: dict[str, Callable[[np.ndarray], bytes]] = {"current (medr2.images.encode_png)": images.encode_png}
+def _modes() -> list[str]:
+    modes = ["current"]
     try:
-        import imagecodecs as ic
+        import imagecodecs  # noqa: F401
+        modes.append("imagecodecs-up3")
     except ImportError:
-        return encs
-    encs["imagecodecs libpng level 3, UP"] = lambda a: ic.png_encode(a, level=3, filter=32)
-    return encs
+        pass
+    modes.append("deferred")
+    return modes
 
 
-def _one_build(out: Path, n: int, enc: Callable[[np.ndarray], bytes]) -> dict[str, float]:
-    """One in-process build (one worker) with ``enc`` as the PNG encoder; CPU and encode seconds."""
+MODE_TEXT = {
+    "current": "current encoder (Pillow, zlib level 3)",
+    "imagecodecs-up3": "imagecodecs libpng level 3, filter UP",
+    "deferred": "counterfactual: " + ", ".join(DEFERRED) + " renders hashed by pixels, not encoded or written",
+}
+
+
+def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
+    """One in-process build (one worker) in this fresh process; CPU, wall and encode seconds."""
     from medr2 import images
     from medr2.build.pipeline import build_bench
+    from medr2.perturb.context import PerturbContext
     from medr2.sources.sample import source as sample_source
 
     spent = {"encode": 0.0}
     put_mask = sample_source.put_mask
+    enc = images.encode_png
+    if mode == "imagecodecs-up3":
+        import imagecodecs as ic
+
+        def enc(arr: np.ndarray) -> bytes:
+            return bytes(ic.png_encode(arr, level=3, filter=32))
 
     def timed_enc(arr: np.ndarray) -> bytes:
         c0 = time.process_time()
@@ -270,67 +284,90 @@ def _one_build(out: Path, n: int, enc: Callable[[np.ndarray], bytes]) -> dict[st
         finally:
             spent["encode"] += time.process_time() - c0
 
-    saved = images.encode_png
     images.encode_png = timed_enc
     sample_source.put_mask = timed_mask  # type: ignore[assignment]
-    try:
-        shutil.rmtree(out, ignore_errors=True)
-        c0, t0 = time.process_time(), time.perf_counter()
-        build_bench("sample", out, n_cases=n, variants="all", workers=1)
-        cpu, wall = time.process_time() - c0, time.perf_counter() - t0
-    finally:
-        images.encode_png = saved
-        sample_source.put_mask = put_mask
+    if mode == "deferred":
+        render = PerturbContext.render
+
+        def deferred(self: PerturbContext, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> images.ImageRef:
+            if str(key[0]).split("-")[0] not in DEFERRED:
+                return render(self, key, make)
+            arr = make()
+            h = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + arr.tobytes()).hexdigest()
+            return images.ImageRef(f"images/{h}.png", h, arr.shape[1], arr.shape[0])
+
+        PerturbContext.render = deferred  # type: ignore[method-assign]
+    shutil.rmtree(out, ignore_errors=True)
+    c0, t0 = time.process_time(), time.perf_counter()
+    build_bench("sample", out, n_cases=n, variants="all", workers=1)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     files = [p for p in (out / "images").iterdir() if p.suffix == ".png"]
     return {"cpu": cpu, "wall": wall, "encode": spent["encode"], "files": len(files),
             "apparent": sum(p.stat().st_size for p in files), "allocated": sum(p.stat().st_blocks * 512 for p in files)}
 
 
-def same_pixels(a: Path, b: Path) -> int:
-    """Check that two benches built from the same seed show the same pixels item by item (and that the
-    masks of their cases match); the number of distinct image pairs compared."""
-    cols = ["item_id", "image", "image_sha256"]
-    ta = pq.read_table(a / "items.parquet", columns=cols).to_pylist()
-    tb = pq.read_table(b / "items.parquet", columns=cols).to_pylist()
-    if [r["item_id"] for r in ta] != [r["item_id"] for r in tb]:
-        sys.exit("the two builds have different items")
-    pairs = {(ra["image"], rb["image"]) for ra, rb in zip(ta, tb, strict=True) if ra["image"]}
-    for ca, cb in zip(pq.read_table(a / "cases.parquet").to_pylist(), pq.read_table(b / "cases.parquet").to_pylist(),
-                      strict=True):
-        pairs.add((ca["image"], cb["image"]))
-        for col in ("structures", "findings"):
-            for ra, rb in zip(json.loads(ca[col] or "[]"), json.loads(cb[col] or "[]"), strict=True):
-                if ra.get("mask"):
-                    pairs.add((ra["mask"], rb["mask"]))
-    for pa_, pb_ in sorted(pairs):
-        with Image.open(a / pa_) as ia, Image.open(b / pb_) as ib:
-            if ia.mode != ib.mode or not np.array_equal(np.asarray(ia), np.asarray(ib)):
-                sys.exit(f"pixels differ: {a / pa_} vs {b / pb_}")
-    return len(pairs)
+def same_pixels(a: Path, b: Path) -> str:
+    """Compare two benches built from the same seed whose PNG bytes differ. Items are matched by what
+    they show and ask (case, task, variant, question, options, answer, template, cue), since their ids
+    hash the image bytes; per variant code: matched items with the same decoded pixels, matched items
+    with other pixels, and items of ``a`` with no counterpart in ``b``."""
+    cols = ["case_id", "task", "variant", "question", "template_id", "options", "answer", "cue", "image"]
+
+    def by_key(bench: Path) -> dict[tuple[object, ...], set[str | None]]:
+        d: dict[tuple[object, ...], set[str | None]] = defaultdict(set)
+        for r in pq.read_table(bench / "items.parquet", columns=cols).to_pylist():
+            d[tuple(r[c] for c in cols[:-1])].add(r["image"])
+        return d
+
+    ka, kb = by_key(a), by_key(b)
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    seen: dict[tuple[str, str], bool] = {}
+    for key, imgs in ka.items():
+        code = str(key[2]).split("-")[0]
+        other = kb.get(key)
+        if other is None or len(imgs) != 1 or len(other) != 1:
+            out[code]["no counterpart"] += 1
+            continue
+        ia, ib = next(iter(imgs)), next(iter(other))
+        if ia is None or ib is None:
+            out[code]["same pixels" if ia == ib else "other pixels"] += 1
+            continue
+        if (ia, ib) not in seen:
+            with Image.open(a / ia) as x, Image.open(b / ib) as y:
+                seen[(ia, ib)] = x.mode == y.mode and np.array_equal(np.asarray(x), np.asarray(y))
+        out[code]["same pixels" if seen[(ia, ib)] else "other pixels"] += 1
+    return "; ".join(f"{code}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+                     for code, c in sorted(out.items()))
 
 
-def build_ab(sizes: list[int], work: Path, repeats: int) -> None:
-    encs = _encoders()
-    print("| cases | encoder | CPU s | wall s | encode CPU s | encode share | image MiB allocated | MiB per case |")
+def build_ab(sizes: list[int], work: Path, repeats: int, keep: bool) -> None:
+    modes = _modes()
+    print("Each build: `build_bench('sample', n_cases=N, variants='all', workers=1)` in a fresh process.")
+    print("| cases | build | CPU s | wall s | encode CPU s | encode share | image MiB allocated | MiB per case |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         res: dict[str, list[dict[str, float]]] = defaultdict(list)
-        for _ in range(repeats):
-            for name, enc in encs.items():  # alternate: each encoder saw the same load
-                res[name].append(_one_build(work / f"{n}-{len(res[name])}-{list(encs).index(name)}", n, enc))
-        for name, runs in res.items():
+        for r in range(repeats):
+            for mode in modes:  # alternate: each mode saw the same load
+                out = work / f"{n}-{r}-{mode}"
+                proc = subprocess.run([sys.executable, __file__, "--one-build", str(n), str(out), mode],
+                                      capture_output=True, text=True, check=False)
+                if proc.returncode:
+                    sys.exit(f"build {mode} {n} failed:\n{proc.stderr[-3000:]}")
+                res[mode].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        for mode, runs in res.items():
             cpu = statistics.median(r["cpu"] for r in runs)
             encode = statistics.median(r["encode"] for r in runs)
             wall = statistics.median(r["wall"] for r in runs)
             alloc = runs[0]["allocated"]
-            print(f"| {n} | {name} | {cpu:.1f} | {wall:.1f} | {encode:.1f} | {100 * encode / cpu:.0f} % | "
-                  f"{alloc / 2**20:.1f} | {alloc / n / 2**20:.3f} |")
-        names = list(encs)
-        if len(names) > 1:
-            a, b = work / f"{n}-0-0", work / f"{n}-0-1"
-            print(f"pixels equal image by image between {names[0]} and {names[1]}: {same_pixels(a, b)} image pairs")
-        for p in work.glob(f"{n}-*"):
-            shutil.rmtree(p, ignore_errors=True)
+            print(f"| {n} | {MODE_TEXT[mode]} | {cpu:.1f} | {wall:.1f} | {encode:.1f} | {100 * encode / cpu:.0f} % | "
+                  f"{alloc / 2**20:.1f} | {alloc / n / 2**20:.3f} |", flush=True)
+        if "imagecodecs-up3" in res:
+            pair = same_pixels(work / f"{n}-0-current", work / f"{n}-0-imagecodecs-up3")
+            print(f"items of the current build vs the imagecodecs build: {pair}")
+        if not keep:
+            for p in work.glob(f"{n}-*"):
+                shutil.rmtree(p, ignore_errors=True)
 
 
 def main() -> None:
@@ -343,7 +380,13 @@ def main() -> None:
     ap.add_argument("--build", type=int, nargs="*", help="numbers of cases: whole builds with each encoder")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "medr2-bench-images")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--keep", action="store_true", help="keep the --build benches")
+    ap.add_argument("--one-build", nargs=3, metavar=("N", "OUT", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one_build:
+        n, out, mode = args.one_build
+        print(json.dumps(_one_build(Path(out), int(n), mode)))
+        return
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, Pillow {Image.__version__}, "
           f"zlib {zlib.ZLIB_RUNTIME_VERSION}")
     if args.breakdown:
@@ -351,7 +394,7 @@ def main() -> None:
     if args.png:
         png_bench(args.png, args.per_kind, args.only)
     if args.build:
-        build_ab(args.build, args.work, args.repeats)
+        build_ab(args.build, args.work, args.repeats, args.keep)
 
 
 if __name__ == "__main__":
