@@ -201,7 +201,7 @@ def png_bench(bench: Path, per_kind: int, only: list[str] | None) -> None:
         cands = {k: v for k, v in cands.items() if k in only}
     times: dict[str, list[float]] = defaultdict(list)
     sizes: dict[str, int] = Counter()
-    cpu: dict[str, float] = Counter()
+    cpu: dict[str, float] = defaultdict(float)
     per_kind_size: dict[tuple[str, str], int] = Counter()
     # interleave candidates per image so each saw the same load
     for kind, im, arr in sample:
@@ -261,7 +261,8 @@ def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
     from medr2.perturb.context import PerturbContext
     from medr2.sources.sample import source as sample_source
 
-    spent = {"encode": 0.0}
+    spent: dict[str, float] = defaultdict(float)
+    rendering: list[str] = []  # the kind of the render being made (a stack: renders do not nest, but be safe)
     put_mask = sample_source.put_mask
     enc = images.encode_png
     if mode == "imagecodecs-up3":
@@ -275,7 +276,13 @@ def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
         try:
             return enc(arr)
         finally:
-            spent["encode"] += time.process_time() - c0
+            dt = time.process_time() - c0
+            spent["encode"] += dt
+            if rendering and rendering[-1] in DEFERRED:
+                spent["encode_deferrable"] += dt
+                c1 = time.process_time()  # what naming by pixels would cost instead
+                hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + arr.tobytes()).hexdigest()
+                spent["pixel_hash"] += time.process_time() - c1
 
     def timed_mask(store: images.ImageStore, mask: np.ndarray) -> images.ImageRef:
         c0 = time.process_time()
@@ -286,12 +293,21 @@ def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
 
     images.encode_png = timed_enc
     sample_source.put_mask = timed_mask  # type: ignore[assignment]
+    render = PerturbContext.render
+
+    def tagged(self: PerturbContext, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> images.ImageRef:
+        rendering.append(str(key[0]).split("-")[0])
+        try:
+            return render(self, key, make)
+        finally:
+            rendering.pop()
+
+    PerturbContext.render = tagged  # type: ignore[method-assign]
     if mode == "deferred":
-        render = PerturbContext.render
 
         def deferred(self: PerturbContext, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> images.ImageRef:
             if str(key[0]).split("-")[0] not in DEFERRED:
-                return render(self, key, make)
+                return tagged(self, key, make)
             arr = make()
             h = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + arr.tobytes()).hexdigest()
             return images.ImageRef(f"images/{h}.png", h, arr.shape[1], arr.shape[0])
@@ -302,7 +318,8 @@ def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
     build_bench("sample", out, n_cases=n, variants="all", workers=1)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     files = [p for p in (out / "images").iterdir() if p.suffix == ".png"]
-    return {"cpu": cpu, "wall": wall, "encode": spent["encode"], "files": len(files),
+    return {"cpu": cpu, "wall": wall, "encode": spent["encode"], "encode_deferrable": spent["encode_deferrable"],
+            "pixel_hash": spent["pixel_hash"], "files": len(files),
             "apparent": sum(p.stat().st_size for p in files), "allocated": sum(p.stat().st_blocks * 512 for p in files)}
 
 
@@ -343,8 +360,9 @@ def same_pixels(a: Path, b: Path) -> str:
 def build_ab(sizes: list[int], work: Path, repeats: int, keep: bool) -> None:
     modes = _modes()
     print("Each build: `build_bench('sample', n_cases=N, variants='all', workers=1)` in a fresh process.")
-    print("| cases | build | CPU s | wall s | encode CPU s | encode share | image MiB allocated | MiB per case |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| cases | build | CPU s | wall s | encode CPU s | encode share | of which " + "/".join(DEFERRED)
+          + " renders | sha256 of their pixels | image MiB allocated | MiB per case |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         res: dict[str, list[dict[str, float]]] = defaultdict(list)
         for r in range(repeats):
@@ -359,8 +377,11 @@ def build_ab(sizes: list[int], work: Path, repeats: int, keep: bool) -> None:
             cpu = statistics.median(r["cpu"] for r in runs)
             encode = statistics.median(r["encode"] for r in runs)
             wall = statistics.median(r["wall"] for r in runs)
+            deferrable = statistics.median(r["encode_deferrable"] for r in runs)
+            pixel_hash = statistics.median(r["pixel_hash"] for r in runs)
             alloc = runs[0]["allocated"]
             print(f"| {n} | {MODE_TEXT[mode]} | {cpu:.1f} | {wall:.1f} | {encode:.1f} | {100 * encode / cpu:.0f} % | "
+                  f"{deferrable:.1f} ({100 * deferrable / cpu:.0f} %) | {pixel_hash:.2f} | "
                   f"{alloc / 2**20:.1f} | {alloc / n / 2**20:.3f} |", flush=True)
         if "imagecodecs-up3" in res:
             pair = same_pixels(work / f"{n}-0-current", work / f"{n}-0-imagecodecs-up3")
