@@ -357,8 +357,8 @@ def same_pixels(a: Path, b: Path) -> str:
                      for code, c in sorted(out.items()))
 
 
-def build_ab(sizes: list[int], work: Path, repeats: int, keep: bool) -> None:
-    modes = _modes()
+def build_ab(sizes: list[int], work: Path, repeats: int, keep: bool, only: list[str] | None) -> None:
+    modes = [m for m in _modes() if not only or m in only]
     print("Each build: `build_bench('sample', n_cases=N, variants='all', workers=1)` in a fresh process.")
     print("| cases | build | CPU s | wall s | encode CPU s | encode share | of which " + "/".join(DEFERRED)
           + " renders | sha256 of their pixels | image MiB allocated | MiB per case |")
@@ -402,6 +402,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "medr2-bench-images")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the --build benches")
+    ap.add_argument("--modes", nargs="*", help="with --build: current, imagecodecs-up3, deferred (default: all)")
     ap.add_argument("--one-build", nargs=3, metavar=("N", "OUT", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one_build:
@@ -415,7 +416,7 @@ def main() -> None:
     if args.png:
         png_bench(args.png, args.per_kind, args.only)
     if args.build:
-        build_ab(args.build, args.work, args.repeats, args.keep)
+        build_ab(args.build, args.work, args.repeats, args.keep, args.modes)
 
 
 if __name__ == "__main__":
