@@ -12,10 +12,23 @@ files cost a whole block).
 
 ``--png BENCH`` re-encodes a sample of the bench's images, stratified by kind, with each candidate
 encoder setting and prints the median encode time per image, total CPU seconds and total bytes,
-side by side in one run, and checks that every candidate decodes to the same pixels.
+side by side in one run, and checks that every candidate decodes to the same pixels. The imagecodecs
+candidates (libpng, libspng) are measured when ``imagecodecs`` is importable; it is not a medr2
+dependency (``pip install --target DIR imagecodecs`` and put DIR on PYTHONPATH).
 
-    .venv/bin/python bench/bench_images.py --breakdown /tmp/b100
-    .venv/bin/python bench/bench_images.py --png /tmp/b100 --per-kind 40
+``--build N [N ...]`` runs ``build_bench('sample', n_cases=N, variants='all', workers=1)`` in a fresh
+process per mode, the modes one after the other: ``current`` (``medr2.images.encode_png``),
+``imagecodecs-up3`` (libpng level 3, filter UP) and ``deferred`` (a counterfactual: V2/V3/V8/V9 renders
+named by the sha256 of their pixels, neither encoded nor written; its disk figure is what deferring them
+would leave, its CPU is not comparable because the other names draw other seeds and so other work).
+Per build: CPU, wall, the CPU inside the PNG encoders (and the part asked for by V2/V3/V8/V9 renders,
+with what hashing their pixels instead costs), and the image bytes; then the current and imagecodecs
+builds are compared item by item (matched by what they show and ask, since their ids differ): same
+pixels, other pixels, or no counterpart.
+
+    .venv/bin/python bench/bench_images.py --breakdown /tmp/b100 --pixels
+    .venv/bin/python bench/bench_images.py --png /tmp/b100 --per-kind 25
+    PYTHONPATH=src:/tmp/ic .venv/bin/python bench/bench_images.py --build 100 300 --modes current imagecodecs-up3
 """
 
 from __future__ import annotations
