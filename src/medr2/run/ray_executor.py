@@ -6,7 +6,8 @@ store's one writer). Needs the extra ``medr2[ray]`` (``ray[data]``; ``ray.data.l
 One Dataset row per pending request: its request hash (the idempotency key), item, and rendered messages (text
 verbatim, images by bench path and sha256). On the Ray workers, the processor's ``preprocess`` builds the exact
 chat-completions body the local client sends (the openai adapter's own body builder, images read from the bench
-folder, which the workers must see at the same path, and checked against their sha256); a body that cannot be
+folder, which the workers must see at the same path, and checked against their sha256), and the HTTP stage's
+session posts those very bytes (:class:`_BodySession`: byte-identical to a local run's); a body that cannot be
 built (a missing image) is an ``__inference_error__`` row that skips the HTTP stage and is stored as that request's
 error. The HTTP stage (one actor per ``concurrency`` slot and base URL: ray.data.llm's stage sends the requests of a
 batch one after another, so an actor has one request in flight) posts it; ``postprocess`` returns the body it got.
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from medr2.run.runner import ModeCounts, Planned, Runner, RunSummary
 
 DEFAULT_BATCH_SIZE = 4  # rows per HTTP-stage batch (its answers reach the driver when the whole batch is done)
+BODY_KEY = "medr2_body"  # the payload's one field: the request body as medr2 built it (see _BodySession)
 STAGE_CPUS = 0.25  # CPUs reserved per worker of the HTTP / pre / post stages (they wait on the network)
 _OPTIONS = {"address": "Ray cluster address (ray.init's address; None: RAY_ADDRESS or a running local cluster, "
                        "else a new local one)",
@@ -153,7 +155,7 @@ class RayExecutor:
             config = HttpRequestProcessorConfig(
                 url=str(url), headers=headers or None, batch_size=self.batch_size, concurrency=per_url,
                 max_retries=adapter.retries, base_retry_wait_time_in_s=adapter.backoff_initial_s,
-                session_factory=functools.partial(_session, adapter.timeout_s),
+                session_factory=functools.partial(_BodySession, adapter.timeout_s),
                 http_request_stage={"num_cpus": STAGE_CPUS})
             processor = build_processor(config, preprocess=functools.partial(_preprocess, spec),
                                         postprocess=_postprocess,
@@ -246,11 +248,10 @@ def _preprocess(spec: _BodySpec, row: dict[str, Any]) -> dict[str, Any]:
     try:
         req = Request(str(row["request_hash"]), _messages(str(row["messages"])), settings, root,
                       str(row["item_id"]))
-        payload = json.loads(adapter.body(req))
+        body = adapter.body(req).decode("utf-8")
     except Exception as e:  # noqa: BLE001 - stored as this request's error (the row skips the HTTP stage)
-        return {"payload": {"model": spec.model, "messages": []}, "__inference_error__": f"{type(e).__name__}: {e}",
-                "messages": ""}
-    return {"payload": payload, "__inference_error__": "", "messages": ""}
+        return {"payload": {BODY_KEY: ""}, "__inference_error__": f"{type(e).__name__}: {e}", "messages": ""}
+    return {"payload": {BODY_KEY: body}, "__inference_error__": "", "messages": ""}
 
 
 def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
@@ -258,7 +259,26 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
             "__inference_error__": ""}
 
 
-def _session(timeout_s: float) -> Any:
-    import aiohttp
+class _BodySession:
+    """The HTTP stage's session (``HttpRequestProcessorConfig.session_factory``): posts the body medr2 built, as
+    its bytes. The stage sends ``json.dumps(payload)``; the payload is ``{BODY_KEY: body}``, so the body travels
+    through the Dataset as one string column. A payload of nested dicts would not arrive intact: Ray Data stores
+    rows as Arrow, whose struct types unify the content parts of a message, so every image part gained
+    ``"text": null`` and every text part ``"image_url": null`` (seen at the test server in
+    tests/test_run_ray.py before this session existed)."""
 
-    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s))
+    def __init__(self, timeout_s: float) -> None:
+        import aiohttp
+
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s))
+
+    async def __aenter__(self) -> _BodySession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._session.close()
+
+    def post(self, url: str, *, data: Any = None, **kwargs: Any) -> Any:
+        if isinstance(data, str):
+            data = json.loads(data)[BODY_KEY].encode("utf-8")
+        return self._session.post(url, data=data, **kwargs)
