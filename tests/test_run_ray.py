@@ -174,7 +174,10 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL
+        served_at_kill = srv.stats.requests
         stored_at_kill = set(_rows(run))
+        time.sleep(5)
+        served_after = srv.stats.requests
         assert 4 <= len(stored_at_kill) < total
         done = subprocess.run([sys.executable, "-c", EVAL, *args], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -189,7 +192,8 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
     assert all(asked[h] == 1 for h in stored_at_kill)  # none requested twice that was stored
     assert all(n >= 1 for n in asked.values()) and sum(rec.bodies.values()) == sum(asked.values())
     # requested twice: only answers that were in flight or not yet handed to the driver at the kill
-    print(f"stored at kill {len(stored_at_kill)}/{total}; requested twice: {sum(n - 1 for n in asked.values())}")
+    print(f"stored at kill {len(stored_at_kill)}/{total}, served at kill {served_at_kill}, 5 s later {served_after}, "
+          f"max in flight {srv.stats.max_in_flight}; requested twice: {sum(n - 1 for n in asked.values())}")
     assert [i["status"] for i in manifest["invocations"]] == ["running", "complete"]
 
 

@@ -161,7 +161,10 @@ class RayExecutor:
                                         postprocess=_postprocess,
                                         preprocess_map_kwargs={"num_cpus": STAGE_CPUS},
                                         postprocess_map_kwargs={"num_cpus": STAGE_CPUS})
-            datasets.append(processor(ray.data.from_items(rows)))
+            # one block per HTTP-stage batch: a map task hands its output on when it ends, so answers reach the
+            # driver (and are stored) batch by batch, not when a whole large block is done
+            blocks = -(-len(rows) // self.batch_size)
+            datasets.append(processor(ray.data.from_items(rows, override_num_blocks=blocks)))
         ds = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
         try:
             for row in ds.iter_rows():
