@@ -7,6 +7,7 @@ The slow tests share one cluster (module fixture; ``ray stop`` at the end). Meas
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -219,3 +220,43 @@ def test_the_executor_is_checked_before_the_run_folder_is_touched(tmp_path: Path
     if _ray_missing() is None and slow:
         assert "OpenAI-compatible servers" in refused("--model", "baseline:oracle", "--executor", "ray")
     assert not (tmp_path / "run").exists()
+
+
+def test_the_ray_workers_send_the_local_clients_body_bytes(tmp_path: Path) -> None:
+    """Fast, no Ray: what the Ray workers run (``_preprocess``, then the HTTP stage's ``_BodySession``) posts the
+    exact bytes of the local client's body; a body that cannot be built becomes the row's error, not a request."""
+    import asyncio
+
+    from medr2.run import ray_executor as rx
+    from medr2.run.prompts import get_mode, messages_json, render_messages
+
+    bench = make_bench(tmp_path / "bench", n_cases=1)
+    item = bench.items[0]
+    conv = OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"]).box_convention
+    msgs = render_messages(item, mode=get_mode("independent"), history=[], conv=conv)
+    settings = GenSettings(max_new_tokens=7, temperature=0.0, seed=3)
+    spec = rx._BodySpec(model="m", extra_body=json.dumps({"top_k": 2}), max_tokens_field="max_tokens",
+                        bench_root=str(bench.root), settings=json.dumps(rx._settings_dict(settings)))
+    row = {"request_hash": "h1", "item_id": item.item_id, "messages": json.dumps(messages_json(msgs))}
+    out = rx._preprocess(spec, dict(row))
+    assert out["__inference_error__"] == ""
+    local = OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"], extra_body={"top_k": 2}).body(
+        Request("h1", msgs, settings, bench.root, item.item_id))
+    received: list[bytes] = []
+
+    async def post(url: str) -> None:
+        async with rx._BodySession(10.0) as session:
+            # as ray.data.llm's HTTP stage sends it: the payload as JSON text
+            request = session.post(url, headers={"Content-Type": "application/json"}, data=json.dumps(out["payload"]))
+            async with await request as r:
+                assert r.status == 200
+
+    with OpenAIServer(answer=lambda body: received.append(canonical(body)) or "A") as srv:
+        asyncio.run(post(srv.url + "/chat/completions"))
+        assert list(srv.stats.by_body) == [hashlib.sha256(local).hexdigest()]  # the very bytes
+    assert received == [canonical(json.loads(local))]
+    # an image that is not there: the row carries the error and skips the HTTP stage
+    (bench.root / next(p.image for m in msgs for p in m.parts if p.type == "image")).unlink()
+    rx._builder.cache_clear()
+    bad = rx._preprocess(spec, dict(row))
+    assert "cannot read image" in bad["__inference_error__"]
