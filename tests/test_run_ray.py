@@ -203,6 +203,30 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
     assert [i["status"] for i in manifest["invocations"]] == ["running", "complete"]
 
 
+@pytest.mark.slow
+def test_ray_build_is_byte_identical_to_the_local_build(ray_cluster: str, tmp_path: Path,
+                                                        build_sample: Any) -> None:
+    """``medr2 build --executor ray``: the worker passes as Ray tasks; the same bench, byte for byte."""
+    import hashlib as h
+
+    from medr2.bench import load_bench
+
+    opts = {"n_cases": 6, "variants": "T1,V1,V2", "name": "b"}
+    build_sample(tmp_path / "local", workers=2, **opts)
+    t0 = time.perf_counter()
+    build_sample(tmp_path / "ray", executor="ray", ray_address=ray_cluster, **opts)
+    print(f"ray build: {time.perf_counter() - t0:.1f}s")
+
+    def files(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): h.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+                if p.is_file()}
+
+    local, ray_files = files(tmp_path / "local"), files(tmp_path / "ray")
+    assert local == ray_files and any(k.startswith("images/") for k in local)
+    assert load_bench(tmp_path / "ray").checksum == load_bench(tmp_path / "local").checksum
+    assert any(it.variant != "clean" for it in load_bench(tmp_path / "ray").items)
+
+
 def test_the_executor_is_checked_before_the_run_folder_is_touched(tmp_path: Path, slow: bool = False) -> None:
     """Fast: no Ray import. The slow equality test runs it again with ``slow=True`` (ray refuses a non-openai
     model)."""
