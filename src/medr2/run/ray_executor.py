@@ -157,10 +157,11 @@ class RayExecutor:
                 max_retries=adapter.retries, base_retry_wait_time_in_s=adapter.backoff_initial_s,
                 session_factory=functools.partial(_BodySession, adapter.timeout_s),
                 http_request_stage={"num_cpus": STAGE_CPUS})
+            # the postprocess (dropping the request body from the rows that return to the driver) keeps Ray's
+            # default of one CPU per map task: with a fraction, Ray started a worker process per concurrent task,
+            # which held the first answers back for seconds on a small machine
             processor = build_processor(config, preprocess=functools.partial(_preprocess, spec),
-                                        postprocess=_postprocess,
-                                        preprocess_map_kwargs={"num_cpus": STAGE_CPUS},
-                                        postprocess_map_kwargs={"num_cpus": STAGE_CPUS})
+                                        postprocess=_postprocess, preprocess_map_kwargs={"num_cpus": STAGE_CPUS})
             # one block per HTTP-stage batch: a map task hands its output on when it ends, so answers reach the
             # driver (and are stored) batch by batch, not when a whole large block is done
             blocks = -(-len(rows) // self.batch_size)
