@@ -30,7 +30,7 @@ from medr2.errors import BadInput
 from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter
 from medr2.run.store import Store
-from tests.openai_server import OpenAIServer, default_answer
+from tests.openai_server import FaultPlan, OpenAIServer, default_answer
 from tests.run_fixtures import make_bench
 from tests.servers import free_port
 
@@ -202,6 +202,31 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
     print(f"stored at kill {len(stored_at_kill)}/{total}, served at kill {served_at_kill}, 5 s later {served_after}, "
           f"max in flight {srv.stats.max_in_flight}; requested twice: {sum(n - 1 for n in asked.values())}")
     assert [i["status"] for i in manifest["invocations"]] == ["running", "complete"]
+
+
+@pytest.mark.slow
+def test_ray_retries_429_and_stores_a_refused_request_as_its_error(ray_cluster: str, tmp_path: Path) -> None:
+    """Through ray.data.llm's HTTP stage: a 429 is retried (``--retries``, ``--backoff``) and answered; a 400 is not
+    retried and is stored as that request's error with the server's message; the rest of the run goes on."""
+    import medr2
+
+    bench = tmp_path / "bench"
+    n_items = len(make_bench(bench, n_cases=2).items)
+
+    def refuse(body: dict[str, Any]) -> int | None:
+        return 400 if "yes or no" in json.dumps(body["messages"][-1]) else None
+
+    plan = FaultPlan(rate_429=0.3, max_faults_per_body=1, permanent=refuse, seed=2)
+    with OpenAIServer(plan) as srv:
+        summary = medr2.evaluate(bench, "openai:m", tmp_path / "run", base_url=srv.url, concurrency=2,
+                                 backoff=0.05, executor="ray", ray_address=ray_cluster)
+        faults = dict(srv.stats.faults)
+    rows = _rows(tmp_path / "run")
+    assert len(rows) == n_items and faults.get("429", 0) > 0
+    errors = [r.prediction for r in rows.values() if r.prediction.status == "error"]
+    assert errors and all("scripted failure" in (e.error or "") for e in errors)
+    counts = summary.modes["independent"]
+    assert counts.error == len(errors) and counts.ok == n_items - len(errors)
 
 
 @pytest.mark.slow
