@@ -10,7 +10,7 @@ line names Ray, sampled every 0.5 s: a worker that exits between samples loses a
 are medians over ``--repeats``; the per-request overhead is the slope between the two sizes (fixed costs, such
 as starting the Ray workers, cancel out), next to the whole difference per request at each size.
 
-    .venv/bin/python bench/bench_ray.py [--n 100 400] [--repeats 2] [--concurrency 2] [--latency 0]
+    .venv/bin/python bench/bench_ray.py [--n 100 2000] [--repeats 2] [--concurrency 2] [--latency 0]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, nargs=2, default=[100, 400], help="two workload sizes (items)")
+    ap.add_argument("--n", type=int, nargs=2, default=[100, 2000], help="two workload sizes (items)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--latency", type=float, default=0.0, help="server seconds per answer")
