@@ -111,8 +111,10 @@ def main() -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
+        # Ray's own switch keeps a one-machine cluster on the loopback (else it binds the outward address)
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         subprocess.run([RAY, "start", "--head", "--num-cpus", "2", "--include-dashboard=false", "--port", str(port),
-                        "--disable-usage-stats"], check=True, capture_output=True)
+                        "--node-ip-address", "127.0.0.1", "--disable-usage-stats"], check=True, capture_output=True)
         address, started = f"127.0.0.1:{port}", True
     servers = Servers(1, a.latency)
     try:

@@ -57,6 +57,15 @@ def canonical(body: Any) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
+# Ray resolves 127.0.0.1 to the machine's outward address (``resolve_ip_for_localhost``) unless its own switch
+# for single-machine clusters is off; with it off, every Ray process binds and connects on the loopback only
+# (checked with ``ss``: no connection to another address). Ray reads it when ``ray`` is first imported, and
+# ``ray start``, the workers and the CLI runs below inherit it. It is Ray's setting for this test cluster, not
+# a medr2 option.
+LOOPBACK_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+os.environ.update(LOOPBACK_ONLY)  # at collection, before any test of the session imports ray
+
+
 def _ray_missing() -> str | None:
     try:
         import ray.data.llm  # noqa: F401
