@@ -112,16 +112,19 @@ def _strs(values: str | Sequence[str] | None) -> list[str]:
 
 def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = (), seed: int = 0,
           cases: int | None = None, variants: str | Sequence[str] | None = None, workers: int | None = None,
-          name: str | None = None, progress: Any = None) -> BuildResult:
+          name: str | None = None, progress: Any = None, executor: str = "local",
+          ray_address: str | None = None) -> BuildResult:
     """``medr2 build``: build a bench folder ``out`` from one source (``NAME`` or ``NAME:PATH``) or several
-    (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``).
+    (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``);
+    ``executor``: ``local`` processes or ``ray`` tasks (on ``ray_address``), the same bench either way.
     ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``)."""
     from medr2.build.pipeline import build_bench
     from medr2.models.options import split_list
     from medr2.sources.multi import source_for
 
     return build_bench(source_for(_strs(source), list(quota)), out, seed=seed, n_cases=cases,
-                       variants=split_list(variants), workers=workers, name=name, tracker=progress)
+                       variants=split_list(variants), workers=workers, name=name, tracker=progress,
+                       executor=executor, ray_address=ray_address)
 
 
 def info(bench: PathLike) -> dict[str, Any]:
@@ -202,17 +205,24 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              seed: int = 0, retry_errors: bool = False,
              model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Any = None,
              name: str | None = None, command: Sequence[str] | None = None,
-             loaded: Bench | None = None) -> RunSummary:
+             loaded: Bench | None = None, executor: str = "local", ray_address: str | None = None,
+             ray_batch_size: int | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``: names or comma lists;
     ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
-    object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``)."""
+    object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
+    ``executor``: where requests are sent from (``local``, ``ray``: :mod:`medr2.run.executors`); ``ray_address``,
+    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch."""
+    from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
     from medr2.run.runner import EvalConfig, parse_shard, run_eval
 
+    executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size)) if v is not None}
+    if executor_options and executor != "ray":
+        raise BadInput("--ray-address and --ray-batch-size go with --executor ray", field="--executor")
     spec, factory = _model_factory(model, name)
     model_cfg = ModelConfig.from_cli(spec, base_url=_strs(base_url), model_option=None, backoff=backoff,
                                      preset=preset, api_key_env=api_key_env, concurrency=concurrency,
@@ -222,7 +232,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     cfg = EvalConfig(bench=Path(bench), model=replace(model_cfg, extra=extra), out=Path(out),
                      modes=split_list(mode) or ("independent",), variants=split_list(variants) or None, split=split,
                      limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
-                     retry_errors=retry_errors, command=tuple(sys.argv if command is None else command))
+                     retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
+                     executor=executor, executor_options=executor_options)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 

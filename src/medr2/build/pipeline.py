@@ -26,7 +26,7 @@ from typing import Any
 
 import medr2
 from medr2.bench.format import QUARANTINE_FILE, BenchWriter, prepare_bench_folder
-from medr2.build.parallel import ordered_map, worker_state
+from medr2.build.parallel import POOLS, Pool, ordered_map, worker_state
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
@@ -139,12 +139,12 @@ class _Realized:
 
 
 def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool: CaseSpool, workers: int,
-                 quarantine: Quarantine, tracker: Any = None) -> _Realized:
+                 quarantine: Quarantine, tracker: Any = None, pool: Pool | None = None) -> _Realized:
     order = _dispatch_order(source, specs)
     failed: dict[int, QuarantineEntry] = {}
     work = ((i, specs[i]) for i in order)
     for (i, _spec), res in ordered_map(_realize_indexed, work, workers, _RealizeState(source, images),
-                                       n=len(specs)):
+                                       n=len(specs), pool=pool):
         if isinstance(res, QuarantineEntry):
             failed[i] = res
         else:
@@ -186,9 +186,11 @@ def _prepare_out(out: Path) -> None:
 def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cases: int | None = None,
                 variants: Sequence[str] | str = (), workers: int | None = None, *,
                 name: str | None = None, progress: Callable[[str], None] | None = None,
-                tracker: Any = None) -> BuildResult:
+                tracker: Any = None, executor: str = "local", ray_address: str | None = None) -> BuildResult:
     """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
-    ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts."""
+    ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts.
+    ``executor``: where the worker passes run (``local`` process pool, ``ray``: :mod:`medr2.build.ray_pool`, on
+    the cluster at ``ray_address``); the bench's bytes are the same either way."""
     from medr2.progress import Quiet
 
     tracker = tracker or Quiet()
@@ -199,8 +201,22 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     if workers is not None and workers < 1:
         raise BadInput("must be at least 1", field="--workers")
     codes = _parse_codes(variants)
+    if ray_address is not None and executor != "ray":
+        raise BadInput("--ray-address goes with --executor ray", field="--executor")
+    make_pool = POOLS.lookup(executor)
     source = get_source(source_spec) if isinstance(source_spec, str) else source_spec
-    n_workers = workers or os.cpu_count() or 1
+    pool = make_pool(ray_address)
+    try:
+        return _build(source, source_spec, out, seed, n_cases, codes, workers, name, progress, tracker, t0, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_cases: int | None,
+           codes: tuple[str, ...], workers: int | None, name: str | None, progress: Callable[[str], None] | None,
+           tracker: Any, t0: float, pool: Pool | None) -> BuildResult:
+    n_workers = workers or (pool.workers() if pool is not None else None) or os.cpu_count() or 1
     say = progress or (lambda _msg: None)
     _prepare_out(out)
     quarantine = Quarantine(out / QUARANTINE_FILE)
@@ -210,7 +226,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
     tracker.step(f"cases ({n_workers} worker{'s' if n_workers != 1 else ''})", len(specs))
     with CaseSpool(out) as spool, ItemSpool(out) as item_spool:
-        done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker)
+        done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker, pool)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
                            f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
@@ -230,7 +246,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
         with BenchWriter(out, name=name or out.name) as writer:
             cases = (with_split(i) for i in done.accepted)
             for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
-                                                             n=len(done.accepted))):
+                                                             n=len(done.accepted), pool=pool)):
                 writer.add_cases([case])
                 for task_id, reason in drafts.skipped.items():
                     skipped.setdefault(task_id, Counter())[reason] += 1
@@ -249,7 +265,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 say(f"generating variants {','.join(codes)}")
                 tracker.step(f"variants {','.join(codes)} per case", len(done.accepted))
                 variant_skips = _variants(out, done.accepted, with_split, item_spool, shared, codes, seed, images,
-                                          n_workers, writer, tracker)
+                                          n_workers, writer, tracker, pool)
             tracker.step("writing the manifest")
             manifest = writer.close(_manifest_extra(
                 name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
@@ -291,7 +307,7 @@ def _make_variants(job: _VariantJob) -> list[Outcome]:
 
 def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case], item_spool: ItemSpool,
               shared: _VariantShared, codes: tuple[str, ...], seed: int, images: ImageStore, workers: int,
-              writer: BenchWriter, tracker: Any = None) -> dict[str, dict[str, int]]:
+              writer: BenchWriter, tracker: Any = None, pool: Pool | None = None) -> dict[str, dict[str, int]]:
     """Pass 3: the variants of each case, in plan order, appended to ``writer``; returns the skip counts.
 
     Variant ids hash the case and parent item ids, so two cases never make the same variant item:
@@ -307,7 +323,7 @@ def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case],
     skips: dict[str, Counter[str]] = {c: Counter() for c in codes}
     quarantine = Quarantine(out / QUARANTINE_FILE)  # variant entries are not counted in the manifest's n
     for _job, outcomes in ordered_map(_make_variants, jobs(), workers, _VariantState(maker), n=len(accepted),
-                                      max_chunk=VARIANT_CHUNK):
+                                      max_chunk=VARIANT_CHUNK, pool=pool):
         writer.add_items(collect(outcomes, set(), skips, quarantine))
         if tracker is not None:
             tracker.advance()

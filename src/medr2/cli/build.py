@@ -24,6 +24,10 @@ def register(app: typer.Typer) -> None:
                                             f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
                                             f"{VISUAL_CODES[-1]}), or 'all'"),
         workers: int | None = typer.Option(None, "--workers", help="processes (default: all cores)"),
+        executor: str = typer.Option("local", "--executor", help="where the worker passes run: local (processes "
+                                     "here) or ray (Ray tasks; medr2[ray]); the same bench either way"),
+        ray_address: str | None = typer.Option(None, "--ray-address", help="--executor ray: the Ray cluster "
+                                               "(default: RAY_ADDRESS or a running local one)"),
     ) -> None:
         """Build a bench from a source."""
         from medr2.api import build as api_build
@@ -33,7 +37,7 @@ def register(app: typer.Typer) -> None:
         tracker = for_console("medr2 build")
         try:
             result = api_build(source, out, quota=quota, seed=seed, cases=cases, variants=variants, workers=workers,
-                               progress=tracker)
+                               progress=tracker, executor=executor, ray_address=ray_address)
         finally:
             tracker.close()
         print_summary(result)

@@ -44,6 +44,12 @@ def eval_command(
         "--model-option", help="KEY=VALUE adapter setting (repeatable), e.g. dtype=float32 for hf:/vllm:, "
         "kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="No live progress bar.")] = False,
+    executor: Annotated[str, typer.Option("--executor", help="Where requests are sent from: local (this process) "
+                                          "or ray (a Ray Dataset to the --base-url servers; medr2[ray]).")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="--executor ray: the Ray cluster "
+                                                    "(default: RAY_ADDRESS or a running local one).")] = None,
+    ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
+                                                       "HTTP-stage batch (default 4).")] = None,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
@@ -60,7 +66,8 @@ def eval_command(
                            concurrency=concurrency, shard=shard, base_url=base_url, api_key_env=api_key_env,
                            preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
-                           model_option=model_option, progress=progress, command=sys.argv)
+                           model_option=model_option, progress=progress, command=sys.argv, executor=executor,
+                           ray_address=ray_address, ray_batch_size=ray_batch_size)
     finally:
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)

@@ -35,6 +35,7 @@ from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.records import Item, Prediction, stable_hash
+from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.prompts import (
     ModeSpec,
     Turn,
@@ -195,7 +196,7 @@ class Runner:
 
     def __init__(self, *, bench_root: Path, bench_items: Sequence[Item], adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
-                 batch_size: int = 8, progress: Progress | None = None) -> None:
+                 batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None) -> None:
         self.bench_root = Path(bench_root)
         self.chains = ChainIndex(bench_items)
         self.adapter = adapter
@@ -206,6 +207,7 @@ class Runner:
         self.retry_errors = retry_errors
         self.batch_size = max(1, batch_size)
         self.progress = progress or Progress()
+        self.executor: Executor = executor or LocalExecutor()
         if preset is not None and preset.box.space != self.conv.space:
             raise BadInput(f"preset {preset.name!r} expects boxes in {preset.box.space!r} but the adapter returns "
                            f"{self.conv.space!r}", field="--preset")
@@ -294,7 +296,8 @@ class Runner:
         meta = {**p.meta, "notes": list(resp.notes)} if resp.notes else p.meta
         return Row(pred, p.item.step, p.item.chain_id, meta, p.messages)
 
-    def _persist(self, p: Planned, resp: Response, counts: ModeCounts, summary: RunSummary) -> None:
+    def persist(self, p: Planned, resp: Response, counts: ModeCounts, summary: RunSummary) -> None:
+        """Store the answer to ``p`` (committed at once) and count it."""
         self.store.put_many([self._row(p, resp)])
         if resp.status == "ok":
             counts.ok += 1
@@ -306,13 +309,14 @@ class Runner:
         summary.retries += retries
         self.progress.advance(error=resp.status != "ok", retries=retries)
 
-    def _persist_blocked(self, p: Planned, counts: ModeCounts, summary: RunSummary) -> None:
-        self._persist(p, Response("error", error=p.upstream_error, attempts=0), counts, summary)
+    def persist_blocked(self, p: Planned, counts: ModeCounts, summary: RunSummary) -> None:
+        """Store a request blocked by an earlier chain step's error as that error (nothing is sent)."""
+        self.persist(p, Response("error", error=p.upstream_error, attempts=0), counts, summary)
 
     def send(self, todo: Sequence[Planned], counts: ModeCounts, summary: RunSummary) -> None:
         blocked = [p for p in todo if p.upstream_error is not None]
         for p in blocked:
-            self._persist_blocked(p, counts, summary)
+            self.persist_blocked(p, counts, summary)
         ready = [p for p in todo if p.upstream_error is None]
         if not ready:
             return
@@ -320,7 +324,7 @@ class Runner:
         if isinstance(self.adapter, StreamingAdapter):
             with _closed(self.adapter.stream(requests)) as results:  # type: ignore[arg-type]
                 for i, resp in results:
-                    self._persist(ready[i], resp, counts, summary)
+                    self.persist(ready[i], resp, counts, summary)
             return
         for start in range(0, len(ready), self.batch_size):
             chunk = ready[start:start + self.batch_size]
@@ -329,7 +333,7 @@ class Runner:
                 raise WorkFailed(f"adapter {self.adapter.key} returned {len(responses)} responses "
                                  f"for {len(chunk)} requests")
             for p, resp in zip(chunk, responses, strict=True):
-                self._persist(p, resp, counts, summary)
+                self.persist(p, resp, counts, summary)
 
     def send_pulled(self, todo: Iterable[Planned], counts: ModeCounts, summary: RunSummary) -> None:
         """``send`` for a :class:`PullingAdapter`: ``todo`` is consumed lazily, as the adapter pulls
@@ -341,7 +345,7 @@ class Runner:
         def requests() -> Iterator[Request]:
             for p in todo:
                 if p.upstream_error is not None:
-                    self._persist_blocked(p, counts, summary)
+                    self.persist_blocked(p, counts, summary)
                     continue
                 assert p.request is not None
                 in_flight[next(index)] = p
@@ -349,7 +353,7 @@ class Runner:
 
         with _closed(self.adapter.stream_pull(requests())) as results:
             for i, resp in results:
-                self._persist(in_flight.pop(i), resp, counts, summary)
+                self.persist(in_flight.pop(i), resp, counts, summary)
 
     def unstored(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> list[Planned]:
         """Plan ``items`` and drop what the store already holds (errors too, unless retry_errors)."""
@@ -365,7 +369,7 @@ class Runner:
                 todo.append(p)
         return todo
 
-    def _unstored_chunks(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> Iterator[Planned]:
+    def unstored_chunks(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> Iterator[Planned]:
         for start in range(0, len(items), PLAN_CHUNK):
             yield from self.unstored(mode, items[start:start + PLAN_CHUNK], counts)
 
@@ -382,10 +386,7 @@ class Runner:
                 counts = summary.modes.setdefault(mode.name, ModeCounts())
                 counts.planned += len(asked[mode.name])
                 for wave in self.waves(mode, asked[mode.name]):
-                    if isinstance(self.adapter, PullingAdapter):  # plan while earlier requests are in flight
-                        self.send_pulled(self._unstored_chunks(mode, wave, counts), counts, summary)
-                    else:
-                        self.send(self.unstored(mode, wave, counts), counts, summary)
+                    self.executor.send_wave(self, mode, wave, counts, summary)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
@@ -455,6 +456,8 @@ class EvalConfig:
     retry_errors: bool = False
     command: tuple[str, ...] = ()
     adapter_extra: dict[str, Any] = field(default_factory=dict)
+    executor: str = "local"  # where requests are sent from (medr2.run.executors.EXECUTORS)
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"address": ...} for ray
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -511,10 +514,12 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     model_cfg = cfg.model_config()
+    executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
     adapter = model_cfg.load(preset, bench, factory=adapter_factory)
     try:
+        executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
         items = select_items(bench.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit, shard=cfg.shard)
         identity = {
             "bench_checksum": bench.checksum,
@@ -545,14 +550,14 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             invocation: dict[str, Any] = {
                 "command": list(cfg.command) or list(sys.argv), "started_at": time.time(), "modes": list(cfg.modes),
                 "variants": list(cfg.variants) if cfg.variants else None, "split": cfg.split, "limit": cfg.limit,
-                "items": len(items), "status": "running"}
+                "items": len(items), "status": "running", "executor": executor.describe()}
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             manifest["updated_at"] = time.time()
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=bench.root, bench_items=bench.items, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
-                            batch_size=model_cfg.batch_size, progress=progress)
+                            batch_size=model_cfg.batch_size, progress=progress, executor=executor)
             summary = RunSummary(out)
             status = "failed"
             try:
@@ -566,5 +571,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         finally:
             store.close()
     finally:
-        adapter.close()
+        try:
+            executor.close()
+        finally:
+            adapter.close()
     return summary

@@ -1,0 +1,154 @@
+"""Overhead of ``medr2 eval --executor ray`` against the local client, on the same workload and server.
+
+Starts ``bench/instant_server.py`` (answers at once, or after ``--latency``) and a Ray head on this machine
+(``ray start --head --num-cpus 2 --include-dashboard=false``, stopped at the end; or ``--ray-address`` of a
+running one), builds the client workload (``bench/workload.py``: one distinct PNG per item), then for each size
+in ``--n`` and each repeat runs ``medr2 eval`` as a child process into a fresh run folder, once with the local
+executor and once with ``--executor ray`` (in turn, so both see the same load). Per run: wall seconds, the eval
+process's CPU seconds and peak RSS (``os.wait4``), and the Ray cluster's CPU seconds (every process whose command
+line names Ray, sampled every 0.5 s: a worker that exits between samples loses at most its last 0.5 s). Cells
+are medians over ``--repeats``; the per-request overhead is the slope between the two sizes (fixed costs, such
+as starting the Ray workers, cancel out), next to the whole difference per request at each size.
+
+    .venv/bin/python bench/bench_ray.py [--n 100 2000] [--repeats 2] [--concurrency 2] [--latency 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_client import Servers  # noqa: E402
+from workload import make_workload  # noqa: E402
+
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+class RayCpu:
+    """CPU seconds of the Ray cluster's processes, sampled in a thread (max cumulative time per pid)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        for p in psutil.process_iter(["pid", "cmdline", "cpu_times"]):
+            cmd = " ".join(p.info["cmdline"] or ())
+            if p.info["cpu_times"] is None or not any(k in cmd for k in ("ray::", "raylet", "gcs_server",
+                                                                         "site-packages/ray/", "default_worker")):
+                continue
+            if p.info["pid"] == os.getpid():
+                continue
+            t = p.info["cpu_times"]
+            self.seen[p.info["pid"]] = max(self.seen.get(p.info["pid"], 0.0), t.user + t.system)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self._sample()
+
+    def __enter__(self) -> RayCpu:
+        self._sample()
+        self.base = dict(self.seen)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(v - self.base.get(pid, 0.0) for pid, v in self.seen.items())
+
+
+def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: str | None) -> dict[str, float]:
+    args = [sys.executable, "-m", "medr2", "eval", "--bench", str(bench), "--model", "openai:bench", "--out",
+            str(out), "--base-url", url, "--concurrency", str(concurrency), "--no-progress"]
+    if ray_address:
+        args += ["--executor", "ray", "--ray-address", ray_address]
+    t0 = time.perf_counter()
+    with RayCpu() as ray_cpu:
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        assert proc.stderr is not None
+        raise SystemExit(f"eval failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "ray_cpu_s": ray_cpu.cpu_s}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, nargs=2, default=[100, 2000], help="two workload sizes (items)")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--latency", type=float, default=0.0, help="server seconds per answer")
+    ap.add_argument("--ray-address", default=None, help="a running Ray cluster (default: start one here)")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "medr2-ray-bench")
+    a = ap.parse_args()
+    address = a.ray_address
+    started = False
+    if address is None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        # Ray's own switch keeps a one-machine cluster on the loopback (else it binds the outward address)
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        subprocess.run([RAY, "start", "--head", "--num-cpus", "2", "--include-dashboard=false", "--port", str(port),
+                        "--node-ip-address", "127.0.0.1", "--disable-usage-stats"], check=True, capture_output=True)
+        address, started = f"127.0.0.1:{port}", True
+    servers = Servers(1, a.latency)
+    try:
+        results: dict[tuple[int, str], list[dict[str, float]]] = {}
+        for n in a.n:
+            bench = make_workload(a.work / f"bench-{n}", n=n)
+            for r in range(a.repeats):
+                for name, addr in (("local", None), ("ray", address)):
+                    out = a.work / f"run-{name}-{n}-{r}"
+                    shutil.rmtree(out, ignore_errors=True)
+                    res = run_eval(bench, out, servers.url, a.concurrency, addr)
+                    results.setdefault((n, name), []).append(res)
+                    print(f"n={n} repeat={r} {name}: " + ", ".join(f"{k}={v:.2f}" for k, v in res.items()), flush=True)
+                    shutil.rmtree(out, ignore_errors=True)
+        med = {key: {k: statistics.median(x[k] for x in runs) for k in runs[0]} for key, runs in results.items()}
+        print(f"\nmedians over {a.repeats} repeats; concurrency {a.concurrency}, server latency {a.latency} s")
+        print(f"{'n':>5} {'executor':>8} {'wall s':>8} {'eval CPU s':>10} {'eval RSS MB':>11} {'Ray CPU s':>9}")
+        for (n, name), m in sorted(med.items()):
+            print(f"{n:>5} {name:>8} {m['wall_s']:>8.2f} {m['cpu_s']:>10.2f} {m['rss_mb']:>11.0f} "
+                  f"{m['ray_cpu_s']:>9.2f}")
+        n1, n2 = a.n
+        for n in a.n:
+            d = med[(n, "ray")]["wall_s"] - med[(n, "local")]["wall_s"]
+            print(f"n={n}: ray - local wall = {d:.2f} s ({1000 * d / n:.1f} ms per request, fixed costs included); "
+                  f"wall ratio ray/local {med[(n, 'ray')]['wall_s'] / med[(n, 'local')]['wall_s']:.1f}x")
+        for what in ("wall_s", "ray_cpu_s", "cpu_s"):
+            slope = {name: (med[(n2, name)][what] - med[(n1, name)][what]) / (n2 - n1) for name in ("local", "ray")}
+            print(f"{what} per extra request (slope {n1}->{n2}): local {1000 * slope['local']:.2f} ms, ray "
+                  f"{1000 * slope['ray']:.2f} ms, overhead {1000 * (slope['ray'] - slope['local']):.2f} ms")
+    finally:
+        servers.close()
+        if started:
+            subprocess.run([RAY, "stop"], capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

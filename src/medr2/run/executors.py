@@ -1,0 +1,92 @@
+"""Executors: where the requests of a run are sent from (``medr2 eval --executor NAME``; docs/running.md).
+
+An executor takes one wave of a mode (the items the runner asks together), asks the runner which of their
+requests the store does not hold yet, sends those and hands every answer back to the runner, which stores it
+(the driver is the run store's one writer, whatever the executor). Planning, hashing, the store, resume,
+merge and scoring are the same for every executor; a run may be resumed with another executor.
+
+- ``local`` (default): the adapter in this process (the openai client's own event loop, or the adapter's
+  batches for local models).
+- ``ray``: the pending requests flow as a Ray Dataset through ``ray.data.llm``'s HTTP request processor to
+  the OpenAI-compatible server(s) of an ``openai:`` model (:mod:`medr2.run.ray_executor`; extra ``medr2[ray]``).
+
+An executor is a registry entry (:data:`EXECUTORS`): a factory ``(options: dict) -> Executor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from medr2.registry import Registry
+
+if TYPE_CHECKING:
+    from medr2.models.base import Adapter
+    from medr2.records import Item
+    from medr2.run.prompts import ModeSpec
+    from medr2.run.runner import ModeCounts, Runner, RunSummary
+
+
+class Executor(Protocol):
+    """Sends the unstored requests of one wave; every answer goes back through ``runner.persist``."""
+
+    name: str
+
+    def bind(self, adapter: Adapter) -> None:
+        """Called once with the run's adapter before anything is written (BadInput if it cannot send for it)."""
+        ...
+
+    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Sequence[Item], counts: ModeCounts,
+                  summary: RunSummary) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the run manifest records about this executor (per invocation)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+ExecutorFactory = Callable[[Mapping[str, Any]], Executor]
+
+EXECUTORS: Registry[ExecutorFactory] = Registry("executor", field="--executor")
+
+
+class LocalExecutor:
+    """The adapter in this process: a pulling adapter (``openai``) plans while requests are in flight."""
+
+    name = "local"
+
+    def bind(self, adapter: Adapter) -> None:
+        return None
+
+    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Sequence[Item], counts: ModeCounts,
+                  summary: RunSummary) -> None:
+        from medr2.run.runner import PullingAdapter
+
+        if isinstance(runner.adapter, PullingAdapter):  # plan while earlier requests are in flight
+            runner.send_pulled(runner.unstored_chunks(mode, wave, counts), counts, summary)
+        else:
+            runner.send(runner.unstored(mode, wave, counts), counts, summary)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def close(self) -> None:
+        return None
+
+
+def _local(options: Mapping[str, Any]) -> Executor:
+    from medr2.errors import BadInput
+
+    if options:
+        raise BadInput(f"the local executor takes no options (got {sorted(options)})", field="--executor")
+    return LocalExecutor()
+
+
+EXECUTORS.register("local", _local)
+EXECUTORS.lazy("ray", "medr2.run.ray_executor:make_ray_executor")
+
+
+def make_executor(name: str, options: Mapping[str, Any] | None = None) -> Executor:
+    """The executor registered as ``name`` (unknown: BadInput naming ``--executor``)."""
+    return EXECUTORS.lookup(name)(dict(options or {}))
