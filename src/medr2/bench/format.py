@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +33,9 @@ from medr2.errors import BadInput
 from medr2.images import InsideRoot, resolve_inside, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
+if TYPE_CHECKING:
+    from medr2.bench.table import ItemFilter
+
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -41,6 +44,7 @@ ITEMS_FILE = "items.parquet"
 QUARANTINE_FILE = "quarantine.jsonl"
 ROW_GROUP_SIZE = 20_000
 CASE_ROW_GROUP_SIZE = 4_096  # case rows are larger; a bench of up to this many cases has one row group
+VALIDATE_BLOCK = 1_024  # items whose ids are checked for repeats as one block
 
 CASE_SCHEMA: RecordSchema = record_schema(Case)
 ITEM_SCHEMA: RecordSchema = record_schema(Item)
@@ -354,6 +358,12 @@ class Bench:
     def clean_items(self) -> list[Item]:
         return [it for it in self.items if it.variant == "clean"]
 
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
+        """The items ``flt`` accepts, in bench order (as :meth:`BenchTable.iter_items`)."""
+        from medr2.bench.table import iter_items_of
+
+        return iter_items_of(self.items, flt)
+
 
 def read_manifest(root: Path | str) -> dict[str, Any]:
     path = Path(root) / MANIFEST
@@ -387,18 +397,30 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     return manifest
 
 
-def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
+def _open_table(path: Path, rs: RecordSchema) -> pq.ParquetFile:
+    """The Parquet file of a record table, with the record's required columns (BadInput otherwise)."""
     if not path.is_file():
         raise BadInput("missing file", file=str(path))
     try:
-        table = read_parquet(path)
+        f = pq.ParquetFile(str(path))
+        names = f.schema_arrow.names
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    missing = [n for n in rs.schema.names if n not in table.column_names
-               and rs.model.model_fields[n].is_required()]
+    missing = [n for n in rs.schema.names if n not in names and rs.model.model_fields[n].is_required()]
     if missing:
+        f.close()
         raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
-    for i, row in enumerate(table.to_pylist()):
+    return f
+
+
+def _record_columns(f: pq.ParquetFile, rs: RecordSchema) -> list[str]:
+    return [n for n in f.schema_arrow.names if n in rs.model.model_fields]
+
+
+def batch_records(batch: pa.RecordBatch | pa.Table, rs: RecordSchema, id_field: str, path: Path,
+                  first_row: int = 0) -> Iterator[Any]:
+    """The records of rows of a table (``first_row``: the file row of the first, for messages)."""
+    for i, row in enumerate(batch.to_pylist(), start=first_row):
         rid = str(row.get(id_field) or f"row {i}")
         try:
             data = rs.decode_row({k: v for k, v in row.items() if k in rs.model.model_fields})
@@ -409,6 +431,21 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
             err = e.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise BadInput(err["msg"], file=str(path), record=rid, field=loc) from e
+
+
+def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
+    """Every record of a table, read one row group at a time (only that row group's rows are held)."""
+    f = _open_table(path, rs)
+    with f:
+        columns = _record_columns(f, rs)
+        start = 0
+        for rg in range(f.num_row_groups):
+            try:
+                table = f.read_row_group(rg, columns=columns)
+            except (OSError, pa.ArrowException) as e:
+                raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+            yield from batch_records(table, rs, id_field, path, start)
+            start += table.num_rows
 
 
 class _ImageChecker:
@@ -463,16 +500,25 @@ def verify_checksums(root: Path | str, manifest: dict[str, Any]) -> str:
     return bench
 
 
-def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
-              image_hashes: bool = True) -> None:
-    verify_checksums(root, manifest)
-    checker = _ImageChecker(root, image_hashes)
-    case_ids: set[str] = set()
-    cfile = str(root / CASES_FILE)
-    for c in cases:
-        if c.case_id in case_ids:
+class Validator:
+    """The checks of a loaded bench (ids, case references, referenced images, boxes, parents), fed one record
+    at a time in file order so that a bench of any size is checked in memory bounded by its cases and item ids
+    (item ids kept compactly, :class:`~medr2.bench.idset.IdSet`). Each failure is a BadInput naming the file,
+    the record and the field; records are checked in file order, so the first bad record is the one named."""
+
+    def __init__(self, root: Path, image_hashes: bool = True) -> None:
+        self.root = root
+        self.checker = _ImageChecker(root, image_hashes)
+        self.case_ids: set[str] = set()
+        self.item_ids = IdSet()
+        self.cfile = str(root / CASES_FILE)
+        self.ifile = str(root / ITEMS_FILE)
+
+    def case(self, c: Case) -> None:
+        cfile, checker = self.cfile, self.checker
+        if c.case_id in self.case_ids:
             raise BadInput("duplicate case_id", file=cfile, record=c.case_id, field="case_id")
-        case_ids.add(c.case_id)
+        self.case_ids.add(c.case_id)
         checker.check(c.image, c.image_sha256, file=cfile, record=c.case_id, field_name="image")
         for kind, recs in regions_by_kind(c.structures, c.findings):
             for j, r in enumerate(recs):
@@ -482,24 +528,44 @@ def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: li
                     raise BadInput(str(e), file=cfile, record=c.case_id, field=f"{kind}[{j}].box") from e
                 if r.mask:
                     checker.check(r.mask, None, file=cfile, record=c.case_id, field_name=f"{kind}[{j}].mask")
-    ifile = str(root / ITEMS_FILE)
-    item_ids: set[str] = set()
-    for it in items:
-        if it.item_id in item_ids:
-            raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
-        item_ids.add(it.item_id)
-        if it.case_id not in case_ids:
-            raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
-        if it.image is not None:
-            checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
-        if it.answer_box is not None and it.image_width and it.image_height:
-            try:
-                check_box(it.answer_box, it.image_width, it.image_height)
-            except ValueError as e:
-                raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
-    for it in items:
-        if it.parent_id is not None and it.parent_id not in item_ids:
-            raise BadInput("parent item not in the bench", file=ifile, record=it.item_id, field="parent_id")
+
+    def items(self, items: Sequence[Item]) -> None:
+        """Check a block of items (in file order); their ids are checked for repeats as one block."""
+        first_dup = self.item_ids.add_all([it.item_id for it in items])
+        ifile = self.ifile
+        for k, it in enumerate(items):
+            if k == first_dup:
+                raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
+            if it.case_id not in self.case_ids:
+                raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
+            if it.image is not None:
+                self.checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
+            if it.answer_box is not None and it.image_width and it.image_height:
+                try:
+                    check_box(it.answer_box, it.image_width, it.image_height)
+                except ValueError as e:
+                    raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+
+    def parents(self, item_ids: Sequence[str], parent_ids: Sequence[str | None]) -> None:
+        """After every item: each parent named (in file order) is an item of the bench."""
+        named = [(i, p) for i, p in zip(item_ids, parent_ids, strict=True) if p is not None]
+        if not named:
+            return
+        found = self.item_ids.contains_all([p for _, p in named])
+        for (rid, _), ok in zip(named, found, strict=True):
+            if not ok:
+                raise BadInput("parent item not in the bench", file=self.ifile, record=rid, field="parent_id")
+
+
+def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
+              image_hashes: bool = True) -> None:
+    verify_checksums(root, manifest)
+    v = Validator(root, image_hashes)
+    for c in cases:
+        v.case(c)
+    for start in range(0, len(items), VALIDATE_BLOCK):
+        v.items(items[start:start + VALIDATE_BLOCK])
+    v.parents([it.item_id for it in items], [it.parent_id for it in items])
 
 
 def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:
