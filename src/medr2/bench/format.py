@@ -58,6 +58,11 @@ _WRITE_OPTS: dict[str, Any] = {
     "write_statistics": False,
     "version": "2.6",
 }
+# the items table is sorted by these columns (clean items first within a split) and records their min/max per
+# row group, so readers filtering on them skip row groups (docs/bench-format.md)
+ITEM_SORT_COLUMNS = ("split", "variant")
+_ITEM_WRITE_OPTS: dict[str, Any] = {**_WRITE_OPTS, "write_statistics": list(ITEM_SORT_COLUMNS)}
+SORT_RUN_ROWS = 100_000  # items sorted in memory at a time (a run), spilled to a temporary Arrow file
 
 
 def _sorted(obj: Any) -> Any:
@@ -142,6 +147,86 @@ class _CaseSummary:
                         **{k: dict(v) for k, v in self.by.items()}, "patients": len(self.patients)})
 
 
+def item_sort_key(item: Item) -> tuple[str, bool, str]:
+    """Where an item sits in ``items.parquet``: sorted by this key, stably (the order rows were written within
+    a key). The key of :func:`_sort_keys`, for one record."""
+    return (item.split or "", item.variant != "clean", item.variant)
+
+
+def _sort_keys(table: pa.Table) -> list[pa.Array]:
+    """The sort key columns of item rows: split (none first), variant other than clean, variant."""
+    import pyarrow.compute as pc
+
+    variant = table.column("variant").combine_chunks()
+    return [pc.fill_null(table.column("split").combine_chunks(), ""),
+            pc.not_equal(variant, pa.scalar("clean")), variant]
+
+
+class _ItemSorter:
+    """Sorts item rows by (split, clean first, variant), stably (rows of one key keep the order they were
+    added in), in memory bounded by ``run_rows``: each run of rows is sorted and spilled to a temporary Arrow
+    IPC file, one record batch per key; :meth:`sorted_tables` then reads, key by key, that key's batch of
+    every run in run order (a k-way merge that never holds more than one batch)."""
+
+    def __init__(self, root: Path, run_rows: int) -> None:
+        self.root = root
+        self.run_rows = run_rows
+        self._tables: list[pa.Table] = []
+        self._n = 0
+        self._runs: list[tuple[Path, dict[tuple[str, bool, str], int]]] = []  # file, key -> batch index
+
+    def add(self, table: pa.Table) -> None:
+        self._tables.append(table)
+        self._n += table.num_rows
+        if self._n >= self.run_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        import pyarrow.ipc as ipc
+
+        if not self._n:
+            return
+        table = pa.concat_tables(self._tables)
+        self._tables, self._n = [], 0
+        keys = _sort_keys(table)
+        order = pa.table({"a": keys[0], "b": keys[1], "c": keys[2], "i": pa.array(range(table.num_rows))})
+        idx = order.sort_by([("a", "ascending"), ("b", "ascending"), ("c", "ascending"), ("i", "ascending")])
+        table = table.take(idx.column("i"))
+        key_rows = idx.select(["a", "b", "c"]).to_pydict()
+        path = self.root / f".{ITEMS_FILE}.run{len(self._runs)}.arrow"
+        index: dict[tuple[str, bool, str], int] = {}
+        opts = ipc.IpcWriteOptions(compression="zstd")
+        with ipc.new_file(str(path), ITEM_SCHEMA.schema, options=opts) as w:
+            start = 0
+            n = table.num_rows
+            while start < n:
+                key = (key_rows["a"][start], key_rows["b"][start], key_rows["c"][start])
+                end = start + 1
+                while end < n and (key_rows["a"][end], key_rows["b"][end], key_rows["c"][end]) == key:
+                    end += 1
+                index[key] = len(index)
+                w.write_table(table.slice(start, end - start), max_chunksize=end - start)
+                start = end
+        self._runs.append((path, index))
+
+    def sorted_tables(self) -> Iterator[pa.Table]:
+        """Every row added, sorted, as tables of one key and one run each."""
+        import pyarrow.ipc as ipc
+
+        self._spill()
+        readers = [ipc.open_file(pa.memory_map(str(path))) for path, _ in self._runs]
+        for key in sorted({k for _, index in self._runs for k in index}):
+            for reader, (_, index) in zip(readers, self._runs, strict=True):
+                if key in index:
+                    yield pa.Table.from_batches([reader.get_batch(index[key])])
+
+    def cleanup(self) -> None:
+        self._tables, self._n = [], 0
+        for path, _ in self._runs:
+            path.unlink(missing_ok=True)
+        self._runs = []
+
+
 class BenchWriter:
     """Streams items into ``items.parquet`` and cases into ``cases.parquet`` in fixed-size row groups,
     then writes the manifest.
@@ -162,8 +247,8 @@ class BenchWriter:
         # an old manifest must not make a half-rewritten bench look complete
         (self.root / MANIFEST).unlink(missing_ok=True)
         self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
-        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
-            str(self._items_tmp), ITEM_SCHEMA.schema, **_WRITE_OPTS)
+        self._sorter = _ItemSorter(self.root, run_rows=max(SORT_RUN_ROWS // row_group_size, 1) * row_group_size)
+        self._writer: pq.ParquetWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._item_ids = IdSet()  # compact: ~16 B per id, for millions of items
         self.case_row_group_size = case_row_group_size
@@ -212,8 +297,8 @@ class BenchWriter:
         return self._counts.total
 
     def _flush(self) -> None:
-        if self._buffer and self._writer is not None:
-            self._writer.write_table(ITEM_SCHEMA.rows_table(self._buffer), row_group_size=self.row_group_size)
+        if self._buffer:
+            self._sorter.add(ITEM_SCHEMA.rows_table(self._buffer))
             self._buffer = []
 
     def _flush_cases(self, *, final: bool = False) -> None:
@@ -231,6 +316,7 @@ class BenchWriter:
             if w is not None:
                 w.close()
         self._writer = self._case_writer = None
+        self._sorter.cleanup()
         self._items_tmp.unlink(missing_ok=True)
         self._cases_tmp.unlink(missing_ok=True)
         self.closed = True
@@ -247,9 +333,22 @@ class BenchWriter:
             raise BadInput(f"{len(missing)} item(s) refer to unknown cases, e.g. {missing[0]}",
                            file=ITEMS_FILE, record=missing[0], field="case_id")
         self._flush()
-        assert self._writer is not None
+        self._writer = pq.ParquetWriter(str(self._items_tmp), ITEM_SCHEMA.schema, **_ITEM_WRITE_OPTS)
+        pending: list[pa.Table] = []
+        n_pending = 0
+        for table in self._sorter.sorted_tables():  # fixed-size row groups, whatever the runs were
+            pending.append(table)
+            n_pending += table.num_rows
+            while n_pending >= self.row_group_size:
+                whole = pa.concat_tables(pending)
+                self._writer.write_table(whole.slice(0, self.row_group_size), row_group_size=self.row_group_size)
+                rest = whole.slice(self.row_group_size)
+                pending, n_pending = [rest], rest.num_rows
+        if n_pending:
+            self._writer.write_table(pa.concat_tables(pending), row_group_size=self.row_group_size)
         self._writer.close()
         self._writer = None
+        self._sorter.cleanup()
         os.replace(self._items_tmp, self.root / ITEMS_FILE)
         cases_path = self.root / CASES_FILE
         self._flush_cases(final=True)

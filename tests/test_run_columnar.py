@@ -1,0 +1,138 @@
+"""``medr2 eval`` plans from the items table by columns (``BenchTable``, ``plan_selection``): the same items in
+the same order as the in-memory selection of a loaded bench, the same requests, store rows and manifest; on a
+bench written the way older releases wrote it (unsorted, no column statistics) as on a new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
+from medr2.bench.table import BenchTable, ItemFilter
+from medr2.images import sha256_file
+from medr2.run.runner import EvalConfig, plan_selection, run_eval, select_items
+from medr2.run.store import Store
+
+SELECTIONS: list[dict[str, Any]] = [
+    {},
+    {"limit": 50},
+    {"limit": 1},
+    {"limit": 400, "shard": (1, 3)},
+    {"shard": (0, 2)},
+    {"split": "test"},
+    {"variants": ("clean",)},
+    {"variants": ("V8",), "split": "test"},
+    {"variants": ("V1", "V9"), "limit": 120},
+    {"tasks": ("s1.modality", "s3.lesion_box")},
+    {"stages": (2,), "shard": (2, 3)},
+    {"variants": ("nosuch",)},
+]
+
+
+@pytest.fixture(scope="module")
+def variant_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from medr2.build.pipeline import build_bench
+
+    out = tmp_path_factory.mktemp("columnar") / "bench"
+    build_bench("sample", out, seed=0, n_cases=6, variants="V1,V8,V9")
+    return out
+
+
+def _old_style(bench: Path, out: Path) -> Path:
+    """A copy of ``bench`` whose items table is written as before sorted tables: the rows in reverse order,
+    no column statistics, one row group per 64 rows (checksums updated, images hard-linked)."""
+    out.mkdir()
+    for name in ("cases.parquet", "manifest.json"):
+        (out / name).write_bytes((bench / name).read_bytes())
+    shutil.copytree(bench / "images", out / "images", copy_function=os.link)
+    table = pq.read_table(bench / ITEMS_FILE)
+    table = table.take(list(range(table.num_rows - 1, -1, -1)))
+    pq.write_table(table, out / ITEMS_FILE, row_group_size=64, write_statistics=False, compression="zstd")
+    m = json.loads((out / "manifest.json").read_text())
+    m["checksums"]["items.parquet"] = sha256_file(out / ITEMS_FILE)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"]["items.parquet"], m["checksums"]["cases.parquet"])
+    (out / "manifest.json").write_text(json.dumps(m))
+    return out
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["sorted", "old-style"])
+def test_plan_selection_matches_select_items(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+    bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
+    loaded = load_bench(bench, image_hashes=False)
+    table = BenchTable.open(bench, image_hashes=False)
+    assert len(loaded.items) > 500 and len({it.variant for it in loaded.items}) > 5
+    for sel in SELECTIONS:
+        want = select_items(loaded.items, **sel)
+        got = plan_selection(table, **sel)
+        assert len(got) == len(want), sel
+        assert list(got) == want, sel  # the same records, in the same order
+        assert list(got) == want, sel  # and again (iterated once per mode)
+    flt = ItemFilter(split="train", variants=("clean",))
+    assert list(table.iter_items(flt)) == list(loaded.iter_items(flt))
+    assert all(table.case(c.case_id) == c for c in loaded.cases)
+
+
+def test_sorted_table_prunes_row_groups(variant_bench: Path) -> None:
+    """The items table is sorted by split, variant and task with statistics on them: a filter on a variant
+    code reads only the row groups that hold it (row groups of 64 rows here to see it on a small bench)."""
+    from medr2.bench.format import write_bench
+
+    loaded = load_bench(variant_bench)
+    small = variant_bench.parent / "small-groups"
+    write_bench(small, loaded.cases, loaded.items, {"name": "small"}, row_group_size=64)
+    (small / "images").rmdir()
+    shutil.copytree(variant_bench / "images", small / "images", copy_function=os.link)
+    table = BenchTable.open(small)
+    n_groups = table.items_file.num_row_groups
+    flt = ItemFilter(variants=("V8",), split="train")
+    picked = table.row_groups(flt)
+    want = [it for it in loaded.items if it.split == "train" and it.variant.startswith("V8-")]
+    assert want and sorted(it.item_id for it in table.iter_items(flt)) == sorted(it.item_id for it in want)
+    assert len(picked) <= len(want) // 64 + 3 < n_groups  # only the groups holding the rows, give or take the ends
+
+
+def _rows(run: Path) -> list[tuple[Any, ...]]:
+    with Store.open(run) as st:
+        rows = [(r.prediction.item_id, r.prediction.mode, r.prediction.request_hash, r.prediction.raw,
+                 r.prediction.status, json.dumps(r.meta, sort_keys=True), json.dumps(r.request, sort_keys=True))
+                for r in st.iter_predictions(with_request=True)]
+    return sorted(rows)
+
+
+def _manifest(run: Path) -> dict[str, Any]:
+    m = json.loads((run / "manifest.json").read_text())
+    for key in ("created_at", "updated_at"):
+        m.pop(key, None)
+    for inv in m["invocations"]:
+        for key in ("started_at", "finished_at", "command"):
+            inv.pop(key, None)
+        inv["summary"].pop("seconds", None)
+    return m
+
+
+@pytest.mark.parametrize("sel", [{"limit": 150}, {"variants": ("clean", "V9"), "shard": (0, 2)}],
+                         ids=["limit", "variants-shard"])
+def test_eval_streamed_equals_loaded(variant_bench: Path, tmp_path: Path, sel: dict[str, Any]) -> None:
+    """``run_eval`` reading the bench by columns stores what it stores from the loaded bench: the same
+    rows (request hashes, answers, prompts, meta) and manifest, in every kind of mode; a rerun sends nothing."""
+    modes = ("independent", "chain-gold", "chain-misleading", "chain-own")
+    runs = {}
+    for how in ("loaded", "columnar"):
+        out = tmp_path / how
+        bench = load_bench(variant_bench, image_hashes=False) if how == "loaded" else None
+        cfg = EvalConfig(bench=variant_bench, model="baseline:random", out=out, modes=modes, command=("x",), **sel)
+        summary = run_eval(cfg, bench=bench)
+        assert summary.sent > 0
+        runs[how] = out
+    assert _rows(runs["loaded"]) == _rows(runs["columnar"])
+    assert _manifest(runs["loaded"]) == _manifest(runs["columnar"])
+    again = run_eval(EvalConfig(bench=variant_bench, model="baseline:random", out=runs["columnar"], modes=modes,
+                                command=("x",), **sel))
+    assert again.sent == 0 and sum(c.stored_before for c in again.modes.values()) == sum(
+        c.planned for c in again.modes.values())
