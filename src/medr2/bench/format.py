@@ -519,11 +519,14 @@ def _record_columns(f: pq.ParquetFile, rs: RecordSchema) -> list[str]:
 def batch_records(batch: pa.RecordBatch | pa.Table, rs: RecordSchema, id_field: str, path: Path,
                   first_row: int = 0) -> Iterator[Any]:
     """The records of rows of a table (``first_row``: the file row of the first, for messages)."""
+    fields = rs.field_names
+    extra = any(name not in fields for name in batch.schema.names)
+    validate = rs.model.model_validate
     for i, row in enumerate(batch.to_pylist(), start=first_row):
         rid = str(row.get(id_field) or f"row {i}")
         try:
-            data = rs.decode_row({k: v for k, v in row.items() if k in rs.model.model_fields})
-            yield rs.model.model_validate(data)
+            data = rs.decode_row({k: v for k, v in row.items() if k in fields} if extra else row)
+            yield validate(data)
         except _FieldError as e:
             raise BadInput(e.reason, file=str(path), record=rid, field=e.field) from e
         except ValidationError as e:
