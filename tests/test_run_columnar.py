@@ -136,3 +136,24 @@ def test_eval_streamed_equals_loaded(variant_bench: Path, tmp_path: Path, sel: d
                                 command=("x",), **sel))
     assert again.sent == 0 and sum(c.stored_before for c in again.modes.values()) == sum(
         c.planned for c in again.modes.values())
+
+
+def test_eval_task_and_stage_options(variant_bench: Path, tmp_path: Path) -> None:
+    """``medr2 eval --task/--stage`` ask only those items (predicates on the task and stage columns); a stage
+    that is not a number is refused naming the option."""
+    from typer.testing import CliRunner
+
+    from medr2.cli import app
+
+    loaded = load_bench(variant_bench, image_hashes=False)
+    task = loaded.items[0].task
+    run = tmp_path / "run"
+    res = CliRunner().invoke(app, ["eval", "--bench", str(variant_bench), "--model", "baseline:random", "--out",
+                                   str(run), "--stage", "1,2", "--task", f"{task},nosuch", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    want = {it.item_id for it in loaded.items if it.stage in (1, 2) and it.task == task}
+    with Store.open(run) as st:
+        assert {r.prediction.item_id for r in st.iter_predictions()} == want
+    res = CliRunner().invoke(app, ["eval", "--bench", str(variant_bench), "--model", "baseline:random", "--out",
+                                   str(tmp_path / "bad"), "--stage", "one", "--no-progress"])
+    assert res.exit_code == 2 and "--stage" in res.output

@@ -83,6 +83,18 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def parse_stages(stages: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """``--stage``: stage numbers, or a comma list of them (None or empty: every stage)."""
+    if stages is None:
+        return None
+    if isinstance(stages, str):
+        parts = [p.strip() for p in stages.split(",") if p.strip()]
+        if not all(p.isdigit() for p in parts):
+            raise BadInput(f"--stage takes stage numbers (e.g. 1,3), got {stages[:40]!r}", field="--stage")
+        return tuple(int(p) for p in parts) or None
+    return tuple(int(s) for s in stages) or None
+
+
 def shard_index(case_id: str, n: int) -> int:
     """Deterministic shard of a case (chains and variants of a case stay in one shard)."""
     return int(stable_hash(["shard", case_id]), 16) % n
