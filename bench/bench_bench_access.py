@@ -69,13 +69,45 @@ def n_items(bench: Path) -> int:
     return int(json.loads((bench / "manifest.json").read_text())["counts"]["items"])
 
 
+PRUNING = {"--split test": {"split": "test"}, "--variants clean": {"variants": ("clean",)},
+           "--split test --variants clean": {"split": "test", "variants": ("clean",)},
+           "--variants V8": {"variants": ("V8",)}, "--variants T1": {"variants": ("T1",)},
+           "--stage 1": {"stages": frozenset({1})}}
+
+
+def pruning(bench: Path) -> None:
+    """Row groups each common filter reads (of all), with this checkout's ``BenchTable``, and the time of a
+    columnar count (``case_id`` column of the rows kept), median of 3."""
+    sys.path.insert(0, str(SRC))
+    from medr2.bench.table import BenchTable, ItemFilter
+
+    table = BenchTable(bench)
+    total = table.items_file.num_row_groups
+    for name, kw in PRUNING.items():
+        flt = ItemFilter(**kw)
+        groups = table.row_groups(flt)
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            n = table.count(flt)
+            times.append(time.perf_counter() - t0)
+        print(f"  {bench.name:<12} {name:<32} rows {n:>8}  row groups read {len(groups):>3} of {total:<3}"
+              f"  count {statistics.median(times) * 1000:>7.1f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", type=Path, nargs="+", required=True)
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--before-src", type=Path, default=None)
+    ap.add_argument("--pruning-only", action="store_true", help="print the row groups filters read, and stop")
     args = ap.parse_args()
+    print("row groups read per filter (this checkout):")
+    for bench in args.bench:
+        pruning(bench)
+    if args.pruning_only:
+        return
     sources = {"after": SRC}
     if args.before_src:
         sources = {"before": args.before_src, "after": SRC}

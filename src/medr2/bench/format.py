@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +45,7 @@ QUARANTINE_FILE = "quarantine.jsonl"
 ROW_GROUP_SIZE = 20_000
 CASE_ROW_GROUP_SIZE = 4_096  # case rows are larger; a bench of up to this many cases has one row group
 VALIDATE_BLOCK = 1_024  # items whose ids are checked for repeats as one block
+IMAGE_CHECKS_KEPT = 65_536  # image paths whose check (and hash) validation remembers
 
 CASE_SCHEMA: RecordSchema = record_schema(Case)
 ITEM_SCHEMA: RecordSchema = record_schema(Item)
@@ -551,16 +552,22 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
 
 
 class _ImageChecker:
-    """Checks that referenced files exist inside the bench with the recorded sha256 (each hashed once);
-    with ``hashes=False`` only that they are files inside the bench (each looked up once)."""
+    """Checks that referenced files exist inside the bench with the recorded sha256; with ``hashes=False`` only
+    that they are files inside the bench. A path checked among the last :data:`IMAGE_CHECKS_KEPT` is not
+    looked up (or hashed) again."""
 
-    def __init__(self, root: Path, hashes: bool = True) -> None:
+    def __init__(self, root: Path, hashes: bool = True, remember: int = IMAGE_CHECKS_KEPT) -> None:
         self.hashes = hashes
         self._inside = InsideRoot(root)
-        self._seen: dict[str, str | None] = {}  # rel -> its sha256 (None: not hashed); each path resolved once
+        # rel -> its sha256 (None: not hashed), the last ``remember`` paths checked: a path the items of a case
+        # share is resolved (and hashed) once, and memory stays bounded on a bench of millions of images
+        self._seen: OrderedDict[str, str | None] = OrderedDict()
+        self._remember = remember
 
     def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
-        if rel not in self._seen:
+        if rel in self._seen:
+            self._seen.move_to_end(rel)
+        else:
             try:
                 path = self._inside.resolve(rel)
             except BadInput as e:
@@ -568,6 +575,8 @@ class _ImageChecker:
             if not os.path.isfile(path):
                 raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
             self._seen[rel] = sha256_file(path) if self.hashes else None
+            if len(self._seen) > self._remember:
+                self._seen.popitem(last=False)
         actual = self._seen[rel]
         if actual is None:
             return
