@@ -247,11 +247,7 @@ class BenchTable:
         for rg in self.row_groups(flt):
             self.row_groups_read += 1
             row = starts[rg]
-            try:
-                batches = list(f.iter_batches(BATCH_ROWS, row_groups=[rg], columns=read_cols))
-            except (OSError, pa.ArrowException) as e:
-                raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
-            for batch in batches:
+            for batch in _batches(f, rg, read_cols, self.items_path):
                 n = batch.num_rows
                 if tests:
                     batch = batch.filter(_mask(batch, tests)).select(cols)
@@ -279,6 +275,19 @@ class BenchTable:
         if self._items_file is not None:
             self._items_file.close()
             self._items_file = None
+
+
+def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> Iterator[pa.RecordBatch]:
+    """The record batches of one row group, read as they are taken (a read error is a BadInput)."""
+    it = f.iter_batches(BATCH_ROWS, row_groups=[rg], columns=columns, use_threads=False)
+    while True:
+        try:
+            batch = next(it)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+        yield batch
 
 
 def _mask(batch: pa.RecordBatch, tests: dict[str, Callable[[Any], bool]]) -> pa.Array:
