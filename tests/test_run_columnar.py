@@ -158,3 +158,21 @@ def test_eval_task_and_stage_options(variant_bench: Path, tmp_path: Path) -> Non
     res = CliRunner().invoke(app, ["eval", "--bench", str(variant_bench), "--model", "baseline:random", "--out",
                                    str(tmp_path / "bad"), "--stage", "one", "--no-progress"])
     assert isinstance(res.exception, BadInput) and res.exception.field == "--stage"  # exit 2 from `medr2`
+
+
+def test_sorted_items_bytes_do_not_depend_on_the_sort_runs(variant_bench: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BenchWriter`` sorts in runs spilled to disk: runs of 128 rows (many runs, each key split across
+    them) give the bytes of one run holding everything; the temporary run files are gone after close."""
+    import medr2.bench.format as fmt
+
+    loaded = load_bench(variant_bench)
+    fmt.write_bench(tmp_path / "one", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
+    monkeypatch.setattr(fmt, "SORT_RUN_ROWS", 128)
+    fmt.write_bench(tmp_path / "many", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
+    assert (tmp_path / "one" / ITEMS_FILE).read_bytes() == (tmp_path / "many" / ITEMS_FILE).read_bytes()
+    assert not [p for p in (tmp_path / "many").iterdir() if p.name.startswith(".")]
+    got = pq.read_table(tmp_path / "many" / ITEMS_FILE).column("item_id").to_pylist()
+    from medr2.bench.format import item_sort_key
+
+    assert got == [it.item_id for it in sorted(loaded.items, key=item_sort_key)]
