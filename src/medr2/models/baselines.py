@@ -99,11 +99,15 @@ class BaselineAdapter:
 
     @functools.cached_property
     def priors(self) -> _Priors | None:
-        if self.opts.bench is None:
+        bench = self.opts.bench
+        if bench is None:
             return None
         from medr2.bench.table import ItemFilter
 
-        return _Priors(self.opts.bench.iter_items(ItemFilter(split="train", variants=("clean",))))
+        iter_items = getattr(bench, "iter_items", None)
+        if iter_items is None:  # an object with the records as ``items`` (what baselines read before BenchSource)
+            return _Priors(getattr(bench, "items"))  # noqa: B009
+        return _Priors(iter_items(ItemFilter(split="train", variants=("clean",))))
 
     def reference_texts(self, item: Item) -> list[str]:
         """Train-split answers of a TEXT task (what random/blind draw report answers from)."""
