@@ -628,7 +628,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     The bench is read by columns (:class:`~medr2.bench.table.BenchTable`, validated streaming): the items
     asked are selected from its columns and built a batch at a time. ``bench``: the bench at ``cfg.bench``
     already loaded (callers running many evals load it once); the same items are asked either way."""
-    from medr2.bench.format import Bench as LoadedBench
+    from medr2.bench.table import BenchTable
     from medr2.run import manifest as mf
     from medr2.run.prompts import settings_json
 
@@ -637,8 +637,6 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     _refuse_bench_as_out(Path(cfg.bench), Path(cfg.out))
     source: Bench | BenchTable
     if bench is None:  # read by columns; images are not hashed here: each adapter verifies those it sends
-        from medr2.bench.table import BenchTable
-
         source = BenchTable.open(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
@@ -651,16 +649,16 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     try:
         chains: ChainIndex
         items: SizedItems
-        if isinstance(source, LoadedBench):
-            items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
-            chains = ChainIndex(source.items)
-        else:
+        if isinstance(source, BenchTable):
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                        shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
             chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
+        else:  # a loaded bench (its records in memory)
+            items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
+                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
+            chains = ChainIndex(source.items)
         identity = {
             "bench_checksum": source.checksum,
             "model_key": adapter.key,
