@@ -43,3 +43,13 @@ def test_writer_reports_the_duplicate_item(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as e, BenchWriter(root / "w") as w:
         w.add_items([*items, items[2]])
     assert e.value.record == items[2].item_id and e.value.field == "item_id"
+
+
+def test_idset_contains_all() -> None:
+    """Membership of a block at once (the bench validator's parent check), hex and other ids alike."""
+    s = IdSet()
+    ids = _ids(5_000, "a")
+    s.add_all(ids[:2_500])
+    s.add_all(["x1"])
+    assert s.contains_all([*ids[2_495:2_505], "x1", "x2"]) == [True] * 5 + [False] * 5 + [True, False]
+    assert IdSet().contains_all(ids[:3]) == [False] * 3

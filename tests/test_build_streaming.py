@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from medr2.bench import BenchWriter, load_bench
+from medr2.bench.format import item_sort_key
 from medr2.build import parallel
 from medr2.build.parallel import ordered_map
 from medr2.build.pipeline import build_bench
@@ -118,6 +119,7 @@ def test_streamed_variants_match_the_in_memory_engine_any_workers(tmp_path: Path
     mem = tmp_path / "mem"
     shutil.copytree(tmp_path / "w1" / "images", mem / "images")
     in_memory, skips = generate_variants(mem, bench.cases, clean, VARIANT_CODES, 5, ImageStore(mem), workers=1)
+    in_memory = sorted(in_memory, key=item_sort_key)  # the items table is sorted by split and variant, stably
     assert [it.item_id for it in in_memory] == [it.item_id for it in streamed]
     assert in_memory == streamed
     assert skips == bench.manifest["variants_skipped"]

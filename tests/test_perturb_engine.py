@@ -140,3 +140,56 @@ def test_medr2_perturb_adds_variants_to_a_bench(fx: Fixture, tmp_path: Path) -> 
     assert sha256_file(root / "items.parquet") == sha256_file(once / "items.parquet")
     r = CliRunner().invoke(app, ["perturb", str(root), "--variants", "X1"])
     assert r.exit_code != 0
+
+
+def _add_variants_in_memory(root: Path, codes: str, seed: int) -> None:
+    """``add_variants`` as it was before it streamed: the whole bench loaded, every variant sorted in memory."""
+    from medr2.perturb.registry import all_codes
+    from medr2.variant_id import variant_code
+
+    loaded = load_bench(root)
+    wanted = parse_variants(codes)
+    every = all_codes()
+    clean = loaded.clean_items()
+    new, skips = generate_variants(loaded.root, loaded.cases, clean, wanted, seed, ImageStore(loaded.root), 1)
+    kept = [it for it in loaded.items if it.variant != "clean" and variant_code(it.variant) not in wanted]
+    order = {it.item_id: i for i, it in enumerate(clean)}
+    seen = {it.item_id for it in clean}
+    rest = []
+    for it in [*kept, *new]:
+        if it.item_id not in seen:
+            seen.add(it.item_id)
+            rest.append(it)
+    rest.sort(key=lambda it: (order.get(it.parent_id or "", len(order)), every.index(variant_code(it.variant))))
+    m = loaded.manifest
+    build = dict(m["build"])
+    build["variants"] = [c for c in every if c in set(build.get("variants", [])) | set(wanted)]
+    extra = {k: v for k, v in m.items() if k not in ("format", "format_version", "medr2_version", "counts", "cases",
+                                                        "checksums", "complete")}
+    extra["build"] = build
+    extra["variants_skipped"] = {**m.get("variants_skipped", {}), **skips}
+    write_bench(root, loaded.cases, [*clean, *rest], extra)
+
+
+def test_streamed_perturb_writes_the_bytes_of_the_in_memory_one(fx: Fixture, tmp_path: Path) -> None:
+    """``medr2 perturb`` reads the bench by columns and streams the variants it keeps: the same bench, byte for
+    byte, as loading everything and sorting every variant in memory (variants kept and replaced)."""
+    from medr2.perturb.add import add_variants
+
+    roots = []
+    for name in ("streamed", "in-memory"):
+        root = tmp_path / name
+        (root / "images").mkdir(parents=True)
+        for p in (fx.root / "images").glob("*.png"):
+            (root / "images" / p.name).write_bytes(p.read_bytes())
+        write_bench(root, fx.cases, fx.items, {"build": {"seed": 3, "variants": []}})
+        add_variants(root, "T4,V1", workers=1)
+        roots.append(root)
+    add_variants(roots[0], "V1,T1,V9", workers=1)
+    _add_variants_in_memory(roots[1], "V1,T1,V9", 3)
+    for f in ("items.parquet", "cases.parquet"):
+        assert (roots[0] / f).read_bytes() == (roots[1] / f).read_bytes(), f
+    manifests = [json.loads((r / "manifest.json").read_text()) for r in roots]
+    assert {**manifests[0], "name": None} == {**manifests[1], "name": None}  # named after their folders
+    codes = {it.variant.split("-")[0] for it in load_bench(roots[0]).items}
+    assert codes == {"clean", "T1", "T4", "V1", "V9"}

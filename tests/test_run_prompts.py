@@ -42,8 +42,9 @@ def preset_snapshots() -> dict[str, dict[str, str]]:
     from medr2.run.prompts import question_text
 
     bench_items = _items()
-    box_item = next(it for it in bench_items if it.form == "box" and it.variant == "clean")
-    cue_item = next(it for it in bench_items if it.variant == "V7")
+    # case0's items (the first in the fixture's case order; the items table is sorted by split, case0 is train)
+    box_item = next(it for it in bench_items if it.form == "box" and it.variant == "clean" and it.case_id == "case0")
+    cue_item = next(it for it in bench_items if it.variant == "V7" and it.case_id == "case0")
     return {name: {"box_question": question_text(box_item, p.box, p), "gold_box": gold_answer(box_item, p.box),
                    "cue_question": question_text(cue_item, p.box, p)} for name, p in sorted(PRESETS.items())}
 

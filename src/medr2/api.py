@@ -199,7 +199,8 @@ def _model_factory(model: Any, name: str | None) -> tuple[str, Callable[..., Ada
 def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | Response], out: PathLike, *,
              mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
              split: str | None = None, limit: int | None = None, concurrency: int = 8,
-             shard: str | tuple[int, int] | None = None, base_url: str | Sequence[str] | None = None,
+             shard: str | tuple[int, int] | None = None, task: str | Sequence[str] | None = None,
+             stage: str | Sequence[int] | None = None, base_url: str | Sequence[str] | None = None,
              api_key_env: str | None = None, preset: str | None = None, max_new_tokens: int | None = None,
              batch_size: int = 8, timeout: float = 120.0, retries: int = 5, backoff: float | None = None,
              seed: int = 0, retry_errors: bool = False,
@@ -209,7 +210,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_batch_size: int | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
-    (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``: names or comma lists;
+    (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
+    lists; ``stage``: stage numbers (or a comma list of them);
     ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
@@ -218,7 +220,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
-    from medr2.run.runner import EvalConfig, parse_shard, run_eval
+    from medr2.run.runner import EvalConfig, parse_shard, parse_stages, run_eval
 
     executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size)) if v is not None}
     if executor_options and executor != "ray":
@@ -232,6 +234,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     cfg = EvalConfig(bench=Path(bench), model=replace(model_cfg, extra=extra), out=Path(out),
                      modes=split_list(mode) or ("independent",), variants=split_list(variants) or None, split=split,
                      limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
+                     tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)

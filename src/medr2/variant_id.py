@@ -10,6 +10,7 @@ This module imports nothing heavy.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 CLEAN = "clean"
@@ -88,3 +89,12 @@ def variant_code(variant: str) -> str:
 def variant_severity(variant: str) -> int | None:
     """The severity of a variant id (``V8-noise-2`` -> 2), or None."""
     return VariantId.lenient(variant).severity
+
+
+def variant_matches(variant: str, wanted: Sequence[str] | None) -> bool:
+    """``wanted`` entries match a variant id exactly or as its code prefix (``V8`` matches ``V8-noise-2``;
+    none given, or ``all``, match every variant)."""
+    if not wanted or "all" in wanted:
+        return True
+    vid = VariantId.lenient(variant)
+    return any(vid.matches(w) for w in wanted)

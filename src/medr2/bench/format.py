@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +33,9 @@ from medr2.errors import BadInput
 from medr2.images import InsideRoot, resolve_inside, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
+if TYPE_CHECKING:
+    from medr2.bench.table import ItemFilter
+
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -41,6 +44,8 @@ ITEMS_FILE = "items.parquet"
 QUARANTINE_FILE = "quarantine.jsonl"
 ROW_GROUP_SIZE = 20_000
 CASE_ROW_GROUP_SIZE = 4_096  # case rows are larger; a bench of up to this many cases has one row group
+VALIDATE_BLOCK = 1_024  # items whose ids are checked for repeats as one block
+IMAGE_CHECKS_KEPT = 65_536  # image paths whose check (and hash) validation remembers
 
 CASE_SCHEMA: RecordSchema = record_schema(Case)
 ITEM_SCHEMA: RecordSchema = record_schema(Item)
@@ -54,6 +59,11 @@ _WRITE_OPTS: dict[str, Any] = {
     "write_statistics": False,
     "version": "2.6",
 }
+# the items table is sorted by these columns (clean items first within a split) and records their min/max per
+# row group, so readers filtering on them skip row groups (docs/bench-format.md)
+ITEM_SORT_COLUMNS = ("split", "variant")
+_ITEM_WRITE_OPTS: dict[str, Any] = {**_WRITE_OPTS, "write_statistics": list(ITEM_SORT_COLUMNS)}
+SORT_RUN_ROWS = 100_000  # items sorted in memory at a time (a run), spilled to a temporary Arrow file
 
 
 def _sorted(obj: Any) -> Any:
@@ -138,6 +148,86 @@ class _CaseSummary:
                         **{k: dict(v) for k, v in self.by.items()}, "patients": len(self.patients)})
 
 
+def item_sort_key(item: Item) -> tuple[str, bool, str]:
+    """Where an item sits in ``items.parquet``: sorted by this key, stably (the order rows were written within
+    a key). The key of :func:`_sort_keys`, for one record."""
+    return (item.split or "", item.variant != "clean", item.variant)
+
+
+def _sort_keys(table: pa.Table) -> list[pa.Array]:
+    """The sort key columns of item rows: split (none first), variant other than clean, variant."""
+    import pyarrow.compute as pc
+
+    variant = table.column("variant").combine_chunks()
+    return [pc.fill_null(table.column("split").combine_chunks(), ""),
+            pc.not_equal(variant, pa.scalar("clean")), variant]
+
+
+class _ItemSorter:
+    """Sorts item rows by (split, clean first, variant), stably (rows of one key keep the order they were
+    added in), in memory bounded by ``run_rows``: each run of rows is sorted and spilled to a temporary Arrow
+    IPC file, one record batch per key; :meth:`sorted_tables` then reads, key by key, that key's batch of
+    every run in run order (a k-way merge that never holds more than one batch)."""
+
+    def __init__(self, root: Path, run_rows: int) -> None:
+        self.root = root
+        self.run_rows = run_rows
+        self._tables: list[pa.Table] = []
+        self._n = 0
+        self._runs: list[tuple[Path, dict[tuple[str, bool, str], int]]] = []  # file, key -> batch index
+
+    def add(self, table: pa.Table) -> None:
+        self._tables.append(table)
+        self._n += table.num_rows
+        if self._n >= self.run_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        import pyarrow.ipc as ipc
+
+        if not self._n:
+            return
+        table = pa.concat_tables(self._tables)
+        self._tables, self._n = [], 0
+        keys = _sort_keys(table)
+        order = pa.table({"a": keys[0], "b": keys[1], "c": keys[2], "i": pa.array(range(table.num_rows))})
+        idx = order.sort_by([("a", "ascending"), ("b", "ascending"), ("c", "ascending"), ("i", "ascending")])
+        table = table.take(idx.column("i"))
+        key_rows = idx.select(["a", "b", "c"]).to_pydict()
+        path = self.root / f".{ITEMS_FILE}.run{len(self._runs)}.arrow"
+        index: dict[tuple[str, bool, str], int] = {}
+        opts = ipc.IpcWriteOptions(compression="zstd")
+        with ipc.new_file(str(path), ITEM_SCHEMA.schema, options=opts) as w:
+            start = 0
+            n = table.num_rows
+            while start < n:
+                key = (key_rows["a"][start], key_rows["b"][start], key_rows["c"][start])
+                end = start + 1
+                while end < n and (key_rows["a"][end], key_rows["b"][end], key_rows["c"][end]) == key:
+                    end += 1
+                index[key] = len(index)
+                w.write_table(table.slice(start, end - start), max_chunksize=end - start)
+                start = end
+        self._runs.append((path, index))
+
+    def sorted_tables(self) -> Iterator[pa.Table]:
+        """Every row added, sorted, as tables of one key and one run each."""
+        import pyarrow.ipc as ipc
+
+        self._spill()
+        readers = [ipc.open_file(pa.memory_map(str(path))) for path, _ in self._runs]
+        for key in sorted({k for _, index in self._runs for k in index}):
+            for reader, (_, index) in zip(readers, self._runs, strict=True):
+                if key in index:
+                    yield pa.Table.from_batches([reader.get_batch(index[key])])
+
+    def cleanup(self) -> None:
+        self._tables, self._n = [], 0
+        for path, _ in self._runs:
+            path.unlink(missing_ok=True)
+        self._runs = []
+
+
 class BenchWriter:
     """Streams items into ``items.parquet`` and cases into ``cases.parquet`` in fixed-size row groups,
     then writes the manifest.
@@ -158,8 +248,8 @@ class BenchWriter:
         # an old manifest must not make a half-rewritten bench look complete
         (self.root / MANIFEST).unlink(missing_ok=True)
         self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
-        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(
-            str(self._items_tmp), ITEM_SCHEMA.schema, **_WRITE_OPTS)
+        self._sorter = _ItemSorter(self.root, run_rows=max(SORT_RUN_ROWS // row_group_size, 1) * row_group_size)
+        self._writer: pq.ParquetWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._item_ids = IdSet()  # compact: ~16 B per id, for millions of items
         self.case_row_group_size = case_row_group_size
@@ -208,8 +298,8 @@ class BenchWriter:
         return self._counts.total
 
     def _flush(self) -> None:
-        if self._buffer and self._writer is not None:
-            self._writer.write_table(ITEM_SCHEMA.rows_table(self._buffer), row_group_size=self.row_group_size)
+        if self._buffer:
+            self._sorter.add(ITEM_SCHEMA.rows_table(self._buffer))
             self._buffer = []
 
     def _flush_cases(self, *, final: bool = False) -> None:
@@ -227,6 +317,7 @@ class BenchWriter:
             if w is not None:
                 w.close()
         self._writer = self._case_writer = None
+        self._sorter.cleanup()
         self._items_tmp.unlink(missing_ok=True)
         self._cases_tmp.unlink(missing_ok=True)
         self.closed = True
@@ -243,9 +334,22 @@ class BenchWriter:
             raise BadInput(f"{len(missing)} item(s) refer to unknown cases, e.g. {missing[0]}",
                            file=ITEMS_FILE, record=missing[0], field="case_id")
         self._flush()
-        assert self._writer is not None
+        self._writer = pq.ParquetWriter(str(self._items_tmp), ITEM_SCHEMA.schema, **_ITEM_WRITE_OPTS)
+        pending: list[pa.Table] = []
+        n_pending = 0
+        for table in self._sorter.sorted_tables():  # fixed-size row groups, whatever the runs were
+            pending.append(table)
+            n_pending += table.num_rows
+            while n_pending >= self.row_group_size:
+                whole = pa.concat_tables(pending)
+                self._writer.write_table(whole.slice(0, self.row_group_size), row_group_size=self.row_group_size)
+                rest = whole.slice(self.row_group_size)
+                pending, n_pending = [rest], rest.num_rows
+        if n_pending:
+            self._writer.write_table(pa.concat_tables(pending), row_group_size=self.row_group_size)
         self._writer.close()
         self._writer = None
+        self._sorter.cleanup()
         os.replace(self._items_tmp, self.root / ITEMS_FILE)
         cases_path = self.root / CASES_FILE
         self._flush_cases(final=True)
@@ -354,6 +458,12 @@ class Bench:
     def clean_items(self) -> list[Item]:
         return [it for it in self.items if it.variant == "clean"]
 
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
+        """The items ``flt`` accepts, in bench order (as :meth:`BenchTable.iter_items`)."""
+        from medr2.bench.table import iter_items_of
+
+        return iter_items_of(self.items, flt)
+
 
 def read_manifest(root: Path | str) -> dict[str, Any]:
     path = Path(root) / MANIFEST
@@ -387,22 +497,37 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     return manifest
 
 
-def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
+def _open_table(path: Path, rs: RecordSchema) -> pq.ParquetFile:
+    """The Parquet file of a record table, with the record's required columns (BadInput otherwise)."""
     if not path.is_file():
         raise BadInput("missing file", file=str(path))
     try:
-        table = read_parquet(path)
+        f = pq.ParquetFile(str(path))
+        names = f.schema_arrow.names
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    missing = [n for n in rs.schema.names if n not in table.column_names
-               and rs.model.model_fields[n].is_required()]
+    missing = [n for n in rs.schema.names if n not in names and rs.model.model_fields[n].is_required()]
     if missing:
+        f.close()
         raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
-    for i, row in enumerate(table.to_pylist()):
+    return f
+
+
+def _record_columns(f: pq.ParquetFile, rs: RecordSchema) -> list[str]:
+    return [n for n in f.schema_arrow.names if n in rs.model.model_fields]
+
+
+def batch_records(batch: pa.RecordBatch | pa.Table, rs: RecordSchema, id_field: str, path: Path,
+                  first_row: int = 0) -> Iterator[Any]:
+    """The records of rows of a table (``first_row``: the file row of the first, for messages)."""
+    fields = rs.field_names
+    extra = any(name not in fields for name in batch.schema.names)
+    validate = rs.model.model_validate
+    for i, row in enumerate(batch.to_pylist(), start=first_row):
         rid = str(row.get(id_field) or f"row {i}")
         try:
-            data = rs.decode_row({k: v for k, v in row.items() if k in rs.model.model_fields})
-            yield rs.model.model_validate(data)
+            data = rs.decode_row({k: v for k, v in row.items() if k in fields} if extra else row)
+            yield validate(data)
         except _FieldError as e:
             raise BadInput(e.reason, file=str(path), record=rid, field=e.field) from e
         except ValidationError as e:
@@ -411,17 +536,38 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
             raise BadInput(err["msg"], file=str(path), record=rid, field=loc) from e
 
 
-class _ImageChecker:
-    """Checks that referenced files exist inside the bench with the recorded sha256 (each hashed once);
-    with ``hashes=False`` only that they are files inside the bench (each looked up once)."""
+def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
+    """Every record of a table, read one row group at a time (only that row group's rows are held)."""
+    f = _open_table(path, rs)
+    with f:
+        columns = _record_columns(f, rs)
+        start = 0
+        for rg in range(f.num_row_groups):
+            try:
+                table = f.read_row_group(rg, columns=columns)
+            except (OSError, pa.ArrowException) as e:
+                raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+            yield from batch_records(table, rs, id_field, path, start)
+            start += table.num_rows
 
-    def __init__(self, root: Path, hashes: bool = True) -> None:
+
+class _ImageChecker:
+    """Checks that referenced files exist inside the bench with the recorded sha256; with ``hashes=False`` only
+    that they are files inside the bench. A path checked among the last :data:`IMAGE_CHECKS_KEPT` is not
+    looked up (or hashed) again."""
+
+    def __init__(self, root: Path, hashes: bool = True, remember: int = IMAGE_CHECKS_KEPT) -> None:
         self.hashes = hashes
         self._inside = InsideRoot(root)
-        self._seen: dict[str, str | None] = {}  # rel -> its sha256 (None: not hashed); each path resolved once
+        # rel -> its sha256 (None: not hashed), the last ``remember`` paths checked: a path the items of a case
+        # share is resolved (and hashed) once, and memory stays bounded on a bench of millions of images
+        self._seen: OrderedDict[str, str | None] = OrderedDict()
+        self._remember = remember
 
     def check(self, rel: str, sha: str | None, *, file: str, record: str, field_name: str) -> None:
-        if rel not in self._seen:
+        if rel in self._seen:
+            self._seen.move_to_end(rel)
+        else:
             try:
                 path = self._inside.resolve(rel)
             except BadInput as e:
@@ -429,6 +575,8 @@ class _ImageChecker:
             if not os.path.isfile(path):
                 raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
             self._seen[rel] = sha256_file(path) if self.hashes else None
+            if len(self._seen) > self._remember:
+                self._seen.popitem(last=False)
         actual = self._seen[rel]
         if actual is None:
             return
@@ -463,16 +611,25 @@ def verify_checksums(root: Path | str, manifest: dict[str, Any]) -> str:
     return bench
 
 
-def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
-              image_hashes: bool = True) -> None:
-    verify_checksums(root, manifest)
-    checker = _ImageChecker(root, image_hashes)
-    case_ids: set[str] = set()
-    cfile = str(root / CASES_FILE)
-    for c in cases:
-        if c.case_id in case_ids:
+class Validator:
+    """The checks of a loaded bench (ids, case references, referenced images, boxes, parents), fed one record
+    at a time in file order so that a bench of any size is checked in memory bounded by its cases and item ids
+    (item ids kept compactly, :class:`~medr2.bench.idset.IdSet`). Each failure is a BadInput naming the file,
+    the record and the field; records are checked in file order, so the first bad record is the one named."""
+
+    def __init__(self, root: Path, image_hashes: bool = True) -> None:
+        self.root = root
+        self.checker = _ImageChecker(root, image_hashes)
+        self.case_ids: set[str] = set()
+        self.item_ids = IdSet()
+        self.cfile = str(root / CASES_FILE)
+        self.ifile = str(root / ITEMS_FILE)
+
+    def case(self, c: Case) -> None:
+        cfile, checker = self.cfile, self.checker
+        if c.case_id in self.case_ids:
             raise BadInput("duplicate case_id", file=cfile, record=c.case_id, field="case_id")
-        case_ids.add(c.case_id)
+        self.case_ids.add(c.case_id)
         checker.check(c.image, c.image_sha256, file=cfile, record=c.case_id, field_name="image")
         for kind, recs in regions_by_kind(c.structures, c.findings):
             for j, r in enumerate(recs):
@@ -482,24 +639,44 @@ def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: li
                     raise BadInput(str(e), file=cfile, record=c.case_id, field=f"{kind}[{j}].box") from e
                 if r.mask:
                     checker.check(r.mask, None, file=cfile, record=c.case_id, field_name=f"{kind}[{j}].mask")
-    ifile = str(root / ITEMS_FILE)
-    item_ids: set[str] = set()
-    for it in items:
-        if it.item_id in item_ids:
-            raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
-        item_ids.add(it.item_id)
-        if it.case_id not in case_ids:
-            raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
-        if it.image is not None:
-            checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
-        if it.answer_box is not None and it.image_width and it.image_height:
-            try:
-                check_box(it.answer_box, it.image_width, it.image_height)
-            except ValueError as e:
-                raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
-    for it in items:
-        if it.parent_id is not None and it.parent_id not in item_ids:
-            raise BadInput("parent item not in the bench", file=ifile, record=it.item_id, field="parent_id")
+
+    def items(self, items: Sequence[Item]) -> None:
+        """Check a block of items (in file order); their ids are checked for repeats as one block."""
+        first_dup = self.item_ids.add_all([it.item_id for it in items])
+        ifile = self.ifile
+        for k, it in enumerate(items):
+            if k == first_dup:
+                raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
+            if it.case_id not in self.case_ids:
+                raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
+            if it.image is not None:
+                self.checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
+            if it.answer_box is not None and it.image_width and it.image_height:
+                try:
+                    check_box(it.answer_box, it.image_width, it.image_height)
+                except ValueError as e:
+                    raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+
+    def parents(self, item_ids: Sequence[str], parent_ids: Sequence[str | None]) -> None:
+        """After every item: each parent named (in file order) is an item of the bench."""
+        named = [(i, p) for i, p in zip(item_ids, parent_ids, strict=True) if p is not None]
+        if not named:
+            return
+        found = self.item_ids.contains_all([p for _, p in named])
+        for (rid, _), ok in zip(named, found, strict=True):
+            if not ok:
+                raise BadInput("parent item not in the bench", file=self.ifile, record=rid, field="parent_id")
+
+
+def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
+              image_hashes: bool = True) -> None:
+    verify_checksums(root, manifest)
+    v = Validator(root, image_hashes)
+    for c in cases:
+        v.case(c)
+    for start in range(0, len(items), VALIDATE_BLOCK):
+        v.items(items[start:start + VALIDATE_BLOCK])
+    v.parents([it.item_id for it in items], [it.parent_id for it in items])
 
 
 def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:

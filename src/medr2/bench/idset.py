@@ -76,3 +76,10 @@ class IdSet:
         while len(self._runs) >= 2 and len(self._runs[-2]) <= 2 * len(self._runs[-1]):
             b, a = self._runs.pop(), self._runs.pop()
             self._runs.append(np.sort(np.concatenate([a, b]), kind="stable"))
+
+    def contains_all(self, ids: Sequence[str]) -> list[bool]:
+        """Membership of each of ``ids`` (vectorised for hex ids)."""
+        ints = _as_ints(ids)
+        if ints is None:
+            return [x in self for x in ids]
+        return [bool(v) for v in self._seen(ints)]

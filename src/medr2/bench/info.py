@@ -45,8 +45,6 @@ def bench_info(root: Path | str) -> dict[str, Any]:
 def task_coverage(root: Path | str) -> dict[str, Any]:
     """Clean items per task and source (the tasks x sources table of ``medr2 info``), and the tasks of the
     four stages that no source of this bench supports (no clean item from any source)."""
-    import pyarrow.parquet as pq
-
     from medr2.bench.format import ITEMS_FILE
     from medr2.interop.common import OTHER_TASK, TASK_STAGE
 
@@ -54,16 +52,40 @@ def task_coverage(root: Path | str) -> dict[str, Any]:
     table: dict[str, dict[str, int]] = {}
     sources: set[str] = set()
     if path.is_file():
-        t = pq.read_table(path, columns=["task", "source", "variant"]).to_pydict()
-        for task, src, variant in zip(t["task"], t["source"], t["variant"], strict=True):
-            if variant != "clean":
-                continue
+        for (task, src), n in clean_task_source_counts(path).items():
             sources.add(src)
             row = table.setdefault(task, {})
-            row[src] = row.get(src, 0) + 1
+            row[src] = row.get(src, 0) + n
     every = [k for k in TASK_STAGE if k != OTHER_TASK]
     return {"sources": sorted(sources), "tasks": {k: dict(sorted(v.items())) for k, v in sorted(table.items())},
             "unsupported": [k for k in every if k not in table]}
+
+
+def clean_task_source_counts(path: Path) -> Counter[tuple[str, str]]:
+    """Clean items per (task, source), aggregated one row group at a time from the three columns, skipping row
+    groups whose variant statistics (sorted tables, docs/bench-format.md) show no clean item."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    out: Counter[tuple[str, str]] = Counter()
+    with pq.ParquetFile(str(path), read_dictionary=["task", "source", "variant"]) as f:
+        names = f.schema_arrow.names
+        vcol = names.index("variant") if "variant" in names else None
+        for rg in range(f.num_row_groups):
+            stats = f.metadata.row_group(rg).column(vcol).statistics if vcol is not None else None
+            if stats is not None and stats.has_min_max and not stats.min <= "clean" <= stats.max:
+                continue
+            t = f.read_row_group(rg, columns=["task", "source", "variant"])
+            t = t.filter(pc.equal(t.column("variant").cast("string"), "clean"))
+            if not t.num_rows:
+                continue
+            keys = pa.table({c: t.column(c).cast(pa.string()) for c in ("task", "source")})
+            grouped = keys.group_by(["task", "source"]).aggregate([([], "count_all")])
+            for task, src, n in zip(*(grouped.column(c).to_pylist() for c in ("task", "source", "count_all")),
+                                    strict=True):
+                out[(task, src)] += n
+    return out
 
 
 def render_info(info: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ everything nested (lists, dicts, boxes, cues, sub-records) becomes a canonical J
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -61,12 +62,19 @@ class RecordSchema:
         cols = {n: [r[n] for r in rows] for n in self.schema.names}
         return pa.Table.from_pydict(cols, schema=self.schema)
 
+    @functools.cached_property
+    def field_names(self) -> frozenset[str]:
+        """The record's field names (``model.model_fields`` is slow to look up per row)."""
+        return frozenset(self.model.model_fields)
+
     def decode_row(self, row: dict[str, Any]) -> dict[str, Any]:
         """Turn JSON columns back into structures; raises ValueError(field) on bad JSON."""
         out = dict(row)
         for name in self.json_fields:
             value = out.get(name)
-            if value is not None:
+            if value == "[]" or value == "{}":  # the common empty cells, without the decoder
+                out[name] = [] if value == "[]" else {}
+            elif value is not None:
                 try:
                     out[name] = jsonsafe.loads(value)
                 except BadInput as e:

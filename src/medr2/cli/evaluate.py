@@ -24,6 +24,10 @@ def eval_command(
                                                   f"{VISUAL_CODES[-1]}, clean), or all.")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only items of this split.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items (whole cases).")] = None,
+    task: Annotated[str | None, typer.Option("--task", help="Only items of these tasks (comma list, e.g. "
+                                             "s1.modality,s3.lesion_box).")] = None,
+    stage: Annotated[str | None, typer.Option("--stage", help="Only items of these stages (comma list, e.g. 1,2).")
+                     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai).")] = 8,
     shard: Annotated[str | None, typer.Option("--shard", help="I/N: this process runs shard I of N (from 0).")] = None,
     base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Endpoint base URL (repeatable).")] = None,
@@ -62,7 +66,8 @@ def eval_command(
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
     try:
-        summary = evaluate(bench, model, out, mode=mode, variants=variants, split=split, limit=limit,
+        summary = evaluate(bench, model, out, mode=mode, variants=variants, split=split, limit=limit, task=task,
+                           stage=stage,
                            concurrency=concurrency, shard=shard, base_url=base_url, api_key_env=api_key_env,
                            preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,

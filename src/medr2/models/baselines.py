@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -99,7 +99,15 @@ class BaselineAdapter:
 
     @functools.cached_property
     def priors(self) -> _Priors | None:
-        return _Priors(self.opts.bench.items) if self.opts.bench is not None else None
+        bench = self.opts.bench
+        if bench is None:
+            return None
+        from medr2.bench.table import ItemFilter
+
+        iter_items = getattr(bench, "iter_items", None)
+        if iter_items is None:  # an object with the records as ``items`` (what baselines read before BenchSource)
+            return _Priors(getattr(bench, "items"))  # noqa: B009
+        return _Priors(iter_items(ItemFilter(split="train", variants=("clean",))))
 
     def reference_texts(self, item: Item) -> list[str]:
         """Train-split answers of a TEXT task (what random/blind draw report answers from)."""
@@ -184,7 +192,7 @@ class FollowHistoryBaseline(BaselineAdapter):
 class _Priors:
     """Most frequent answers per task in the train split (text only, never the image)."""
 
-    def __init__(self, items: Sequence[Item]) -> None:
+    def __init__(self, items: Iterable[Item]) -> None:
         self.answer_text: dict[str, Counter[str]] = defaultdict(Counter)  # mcq option texts, yes/no, reports
         self.multi: dict[str, Counter[str]] = defaultdict(Counter)  # option text -> times it was a right answer
         self.multi_n: Counter[str] = Counter()

@@ -18,7 +18,7 @@ from medr2.models.base import Adapter, GenSettings
 from medr2.models.registry import AdapterOptions
 
 if TYPE_CHECKING:
-    from medr2.bench.format import Bench
+    from medr2.bench.table import BenchSource as Bench
     from medr2.models.presets import Preset
 
 DEFAULT_MAX_NEW_TOKENS = 256  # the token limit of an answer when neither the user nor the preset sets one

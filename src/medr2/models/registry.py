@@ -20,7 +20,7 @@ from medr2.models.base import Adapter, Request, Response
 from medr2.registry import Registry
 
 if TYPE_CHECKING:
-    from medr2.bench.format import Bench
+    from medr2.bench.table import BenchSource as Bench
     from medr2.models.presets import Preset
 
 
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 class AdapterOptions:
     """Everything a factory may use; each adapter reads what applies to it.
 
-    ``bench`` gives baselines read access to the items (oracle answers, train-split priors).
+    ``bench`` gives baselines read access to the items (oracle answers, train-split priors): a loaded
+    :class:`~medr2.bench.format.Bench` or a columnar :class:`~medr2.bench.table.BenchTable`.
     ``extra`` carries backend-specific settings (e.g. ``dtype``/``device`` for ``hf``).
     """
 

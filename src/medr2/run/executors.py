@@ -15,7 +15,7 @@ An executor is a registry entry (:data:`EXECUTORS`): a factory ``(options: dict)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medr2.registry import Registry
@@ -36,8 +36,10 @@ class Executor(Protocol):
         """Called once with the run's adapter before anything is written (BadInput if it cannot send for it)."""
         ...
 
-    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Sequence[Item], counts: ModeCounts,
-                  summary: RunSummary) -> None: ...
+    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Iterable[Item], counts: ModeCounts,
+                  summary: RunSummary) -> None:
+        """``wave``: the items asked together, streamed (iterate it once)."""
+        ...
 
     def describe(self) -> dict[str, Any]:
         """What the run manifest records about this executor (per invocation)."""
@@ -59,14 +61,14 @@ class LocalExecutor:
     def bind(self, adapter: Adapter) -> None:
         return None
 
-    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Sequence[Item], counts: ModeCounts,
+    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Iterable[Item], counts: ModeCounts,
                   summary: RunSummary) -> None:
-        from medr2.run.runner import PullingAdapter
+        from medr2.run.runner import SEND_CHUNK, PullingAdapter
 
         if isinstance(runner.adapter, PullingAdapter):  # plan while earlier requests are in flight
             runner.send_pulled(runner.unstored_chunks(mode, wave, counts), counts, summary)
-        else:
-            runner.send(runner.unstored(mode, wave, counts), counts, summary)
+        else:  # planned and looked up a chunk at a time as the wave streams from the bench
+            runner.send_streamed(runner.unstored_chunks(mode, wave, counts, SEND_CHUNK), counts, summary)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}

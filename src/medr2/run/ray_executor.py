@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,11 +95,11 @@ class RayExecutor:
             ray.shutdown()  # disconnects this driver; a cluster started by `ray start` keeps running
             self._connected = False
 
-    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Sequence[Item], counts: ModeCounts,
+    def send_wave(self, runner: Runner, mode: ModeSpec, wave: Iterable[Item], counts: ModeCounts,
                   summary: RunSummary) -> None:
         assert self._adapter is not None, "bind() first"
-        ready: dict[str, Planned] = {}
-        for p in runner.unstored(mode, wave, counts):
+        ready: dict[str, Planned] = {}  # the wave's pending requests (the driver holds them until answered)
+        for p in runner.unstored_chunks(mode, wave, counts):
             if p.upstream_error is not None:
                 runner.persist_blocked(p, counts, summary)
             else:

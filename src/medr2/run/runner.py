@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -48,13 +48,15 @@ from medr2.run.prompts import (
 )
 from medr2.run.store import Row, Store
 from medr2.score.truncation import is_truncated
-from medr2.variant_id import VariantId
+from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
+    from medr2.bench.table import BenchTable, ItemFilter
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
 PLAN_CHUNK = 32  # items planned and looked up in the store at a time when the adapter pulls requests lazily
+SEND_CHUNK = 1_024  # items planned and looked up in the store at a time otherwise (a wave is streamed)
 
 
 @runtime_checkable
@@ -82,24 +84,31 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def parse_stages(stages: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """``--stage``: stage numbers, or a comma list of them (None or empty: every stage)."""
+    if stages is None:
+        return None
+    if isinstance(stages, str):
+        parts = [p.strip() for p in stages.split(",") if p.strip()]
+        if not all(p.isdigit() for p in parts):
+            raise BadInput(f"--stage takes stage numbers (e.g. 1,3), got {stages[:40]!r}", field="--stage")
+        return tuple(int(p) for p in parts) or None
+    return tuple(int(s) for s in stages) or None
+
+
 def shard_index(case_id: str, n: int) -> int:
     """Deterministic shard of a case (chains and variants of a case stay in one shard)."""
     return int(stable_hash(["shard", case_id]), 16) % n
 
 
-def variant_matches(variant: str, wanted: Sequence[str] | None) -> bool:
-    """``wanted`` entries match a variant id exactly or as its code prefix (``V8`` matches ``V8-noise-2``)."""
-    if not wanted or "all" in wanted:
-        return True
-    vid = VariantId.lenient(variant)
-    return any(vid.matches(w) for w in wanted)
-
-
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
-                 limit: int | None = None, shard: tuple[int, int] | None = None) -> list[Item]:
-    """Filter by split and variant; ``limit`` keeps whole cases in bench order (at least one case)
-    up to ``limit`` items; then keep this shard's cases."""
-    chosen = [it for it in items if (split is None or it.split == split) and variant_matches(it.variant, variants)]
+                 limit: int | None = None, shard: tuple[int, int] | None = None,
+                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None) -> list[Item]:
+    """Filter by split, variant, task and stage; ``limit`` keeps whole cases in bench order (at least one
+    case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
+    :func:`plan_selection`, which streams the same selection from the items table.)"""
+    chosen = [it for it in items if (split is None or it.split == split) and variant_matches(it.variant, variants)
+              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)]
     if limit is not None:
         by_case: dict[str, list[Item]] = defaultdict(list)
         for it in chosen:
@@ -114,6 +123,82 @@ def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None
         i, n = shard
         chosen = [it for it in chosen if shard_index(it.case_id, n) == i]
     return chosen
+
+
+class SizedItems(Protocol):
+    """Items a run asks: a list, or an :class:`ItemSelection` (iterable more than once, with a length)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Item]: ...
+
+
+class ItemSelection:
+    """The items a run asks, streamed from a :class:`~medr2.bench.table.BenchTable`: ``len`` comes from a
+    columnar pass, and each iteration reads the items table again by its predicate, building records one
+    batch at a time (a ``--limit`` selection, at most ``limit`` items or one case, is held)."""
+
+    def __init__(self, table: BenchTable, flt: ItemFilter, n: int, held: list[Item] | None = None) -> None:
+        self.table = table
+        self.filter = flt
+        self._n = n
+        self._held = held
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self._held) if self._held is not None else self.table.iter_items(self.filter)
+
+    def chain_ids(self) -> set[str]:
+        """The chains of the selected items (a columnar pass)."""
+        if self._held is not None:
+            return {it.chain_id for it in self._held if it.chain_id is not None}
+        out: set[str] = set()
+        for cols in self.table.column_values(["chain_id"], self.filter):
+            out.update(c for c in cols["chain_id"] if c is not None)
+        return out
+
+
+def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
+                   limit: int | None = None, shard: tuple[int, int] | None = None,
+                   tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None) -> ItemSelection:
+    """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
+    ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
+    a list of every record."""
+    from collections import Counter
+
+    from medr2.bench.table import ItemFilter
+
+    flt = ItemFilter(split=split, variants=tuple(variants) if variants else None,
+                     tasks=frozenset(tasks) if tasks is not None else None,
+                     stages=frozenset(stages) if stages is not None else None)
+    if limit is None and shard is None:
+        return ItemSelection(table, flt, table.count(flt))
+    per_case: Counter[str] = Counter()  # insertion order: the order cases first appear in the bench
+    for cols in table.column_values(["case_id"], flt):
+        per_case.update(cols["case_id"])
+    cases = list(per_case)
+    if limit is not None:
+        kept_n = 0
+        kept: list[str] = []
+        for cid in cases:
+            if kept and kept_n + per_case[cid] > limit:
+                break
+            kept.append(cid)
+            kept_n += per_case[cid]
+        cases = kept
+    if shard is not None:
+        i, n = shard
+        cases = [cid for cid in cases if shard_index(cid, n) == i]
+    flt = replace(flt, case_ids=frozenset(cases))
+    if limit is None:
+        return ItemSelection(table, flt, sum(per_case[c] for c in cases))
+    by_case: dict[str, list[Item]] = {cid: [] for cid in cases}  # whole cases, in bench order
+    for it in table.iter_items(flt):
+        by_case[it.case_id].append(it)
+    held = [it for case_items in by_case.values() for it in case_items]
+    return ItemSelection(table, flt, len(held), held)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,11 +279,14 @@ class Progress:
 class Runner:
     """Runs one adapter over items of one bench into one store."""
 
-    def __init__(self, *, bench_root: Path, bench_items: Sequence[Item], adapter: Adapter, store: Store,
+    def __init__(self, *, bench_root: Path, bench_items: Iterable[Item] = (), adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
-                 batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None) -> None:
+                 batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None,
+                 chains: ChainIndex | None = None) -> None:
+        """``bench_items``: the items chains are looked up in (every item of the bench, or at least those of
+        the chains asked); or ``chains``, that index built already."""
         self.bench_root = Path(bench_root)
-        self.chains = ChainIndex(bench_items)
+        self.chains = chains if chains is not None else ChainIndex(bench_items)
         self.adapter = adapter
         self.store = store
         self.settings = settings
@@ -213,10 +301,11 @@ class Runner:
                            f"{self.conv.space!r}", field="--preset")
 
     # -- planning ----------------------------------------------------------------------------
-    def asked_items(self, mode: ModeSpec, items: Sequence[Item]) -> list[Item]:
+    def asked_items(self, mode: ModeSpec, items: Iterable[Item]) -> list[Item]:
         """Items asked in ``mode``: the selection, plus (chain-own) earlier steps a chain needs answered."""
+        items = list(items)
         if mode.history != "own":
-            return list(items)
+            return items
         asked = {it.item_id: it for it in items}
         frontier = list(items)
         while frontier:
@@ -230,7 +319,7 @@ class Runner:
         order = {it.item_id: i for i, it in enumerate(items)}
         return sorted(asked.values(), key=lambda it: (order.get(it.item_id, -1), it.item_id))
 
-    def waves(self, mode: ModeSpec, items: Sequence[Item]) -> list[list[Item]]:
+    def waves(self, mode: ModeSpec, items: Iterable[Item]) -> list[list[Item]]:
         if mode.history != "own":
             return [list(items)]
         by_step: dict[int, list[Item]] = defaultdict(list)
@@ -369,15 +458,42 @@ class Runner:
                 todo.append(p)
         return todo
 
-    def unstored_chunks(self, mode: ModeSpec, items: Sequence[Item], counts: ModeCounts) -> Iterator[Planned]:
-        for start in range(0, len(items), PLAN_CHUNK):
-            yield from self.unstored(mode, items[start:start + PLAN_CHUNK], counts)
+    def unstored_chunks(self, mode: ModeSpec, items: Iterable[Item], counts: ModeCounts,
+                        chunk: int = PLAN_CHUNK) -> Iterator[Planned]:
+        """``unstored`` over ``items`` (any iterable, e.g. streamed from the bench), ``chunk`` items at a time."""
+        source = iter(items)
+        while block := list(itertools.islice(source, chunk)):
+            yield from self.unstored(mode, block, counts)
 
-    def run(self, modes: Sequence[str], items: Sequence[Item], summary: RunSummary | None = None) -> RunSummary:
-        """Ask ``items`` in each mode; stored requests are skipped (errors too, unless retry_errors)."""
+    def send_streamed(self, todo: Iterable[Planned], counts: ModeCounts, summary: RunSummary) -> None:
+        """``send`` for a wave planned as it is consumed: batches of ``batch_size`` are formed from the
+        unstored requests in order (the batches ``send`` forms from the whole wave); a streaming adapter
+        gets them :data:`SEND_CHUNK` at a time."""
+        source = iter(todo)
+        if isinstance(self.adapter, StreamingAdapter):
+            while block := list(itertools.islice(source, SEND_CHUNK)):
+                self.send(block, counts, summary)
+            return
+        batch: list[Planned] = []
+        for p in source:
+            if p.upstream_error is not None:
+                self.persist_blocked(p, counts, summary)
+                continue
+            batch.append(p)
+            if len(batch) == self.batch_size:
+                self.send(batch, counts, summary)
+                batch = []
+        if batch:
+            self.send(batch, counts, summary)
+
+    def run(self, modes: Sequence[str], items: SizedItems, summary: RunSummary | None = None) -> RunSummary:
+        """Ask ``items`` in each mode; stored requests are skipped (errors too, unless retry_errors).
+        ``items`` is iterated once per mode (a list, or an :class:`ItemSelection` streamed from the bench):
+        outside chain-own, waves are planned, looked up and sent a chunk at a time."""
         summary = summary or RunSummary(None)
         specs = [get_mode(m) for m in modes]
-        asked = {m.name: self.asked_items(m, items) for m in specs}
+        asked: dict[str, SizedItems] = {
+            m.name: self.asked_items(m, items) if m.history == "own" else items for m in specs}
         self.progress.start(sum(len(v) for v in asked.values()))
         t0 = time.perf_counter()
         frozen = _freeze_heap()
@@ -385,7 +501,9 @@ class Runner:
             for mode in specs:
                 counts = summary.modes.setdefault(mode.name, ModeCounts())
                 counts.planned += len(asked[mode.name])
-                for wave in self.waves(mode, asked[mode.name]):
+                waves: Iterable[Iterable[Item]] = (
+                    self.waves(mode, asked[mode.name]) if mode.history == "own" else [asked[mode.name]])
+                for wave in waves:
                     self.executor.send_wave(self, mode, wave, counts, summary)
         except KeyboardInterrupt:
             summary.interrupted = True
@@ -443,6 +561,8 @@ class EvalConfig:
     split: str | None = None
     limit: int | None = None
     shard: tuple[int, int] | None = None
+    tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
+    stages: tuple[int, ...] | None = None  # only these stages (None: every stage)
     concurrency: int = 8
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
@@ -482,6 +602,15 @@ def conv_dict(conv: BoxConvention) -> dict[str, Any]:
     return {"space": conv.space, "resize": conv.resize, "params": dict(conv.params)}
 
 
+def _chain_items(table: BenchTable, chain_ids: set[str]) -> Iterator[Item]:
+    """The items of the chains asked (what their earlier steps are looked up in)."""
+    if not chain_ids:
+        return iter(())
+    from medr2.bench.table import ItemFilter
+
+    return table.iter_items(ItemFilter(chain_ids=frozenset(chain_ids)))
+
+
 def _refuse_bench_as_out(bench: Path, out: Path) -> None:
     """``--out`` may not be the bench folder, inside it, or another bench (its lock and store would land there)."""
     b, o = bench.resolve(), out.resolve()
@@ -500,29 +629,45 @@ def _refuse_bench_as_out(bench: Path, out: Path) -> None:
 
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
-    """Load the bench, build the adapter, check/write the manifest, run, update the manifest.
-    ``bench``: the bench at ``cfg.bench`` already loaded (callers running many evals load it once)."""
-    from medr2.bench.format import load_bench
+    """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
+    The bench is read by columns (:class:`~medr2.bench.table.BenchTable`, validated streaming): the items
+    asked are selected from its columns and built a batch at a time. ``bench``: the bench at ``cfg.bench``
+    already loaded (callers running many evals load it once); the same items are asked either way."""
+    from medr2.bench.table import BenchTable
     from medr2.run import manifest as mf
     from medr2.run.prompts import settings_json
 
     for m in cfg.modes:
         get_mode(m)
     _refuse_bench_as_out(Path(cfg.bench), Path(cfg.out))
-    if bench is None:  # images are not hashed here: each adapter verifies the sha256 of every image it sends
-        bench = load_bench(cfg.bench, image_hashes=False)
+    source: Bench | BenchTable
+    if bench is None:  # read by columns; images are not hashed here: each adapter verifies those it sends
+        source = BenchTable.open(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
+    else:
+        source = bench
     model_cfg = cfg.model_config()
     executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
-    adapter = model_cfg.load(preset, bench, factory=adapter_factory)
+    adapter = model_cfg.load(preset, source, factory=adapter_factory)
     try:
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
-        items = select_items(bench.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit, shard=cfg.shard)
+        chains: ChainIndex
+        items: SizedItems
+        if isinstance(source, BenchTable):
+            selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
+                                       shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
+            chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
+            chains = ChainIndex(_chain_items(source, chain_ids))
+            items = selection
+        else:  # a loaded bench (its records in memory)
+            items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
+                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
+            chains = ChainIndex(source.items)
         identity = {
-            "bench_checksum": bench.checksum,
+            "bench_checksum": source.checksum,
             "model_key": adapter.key,
             "generation": settings_json(settings),
             "box_convention": conv_dict(adapter.box_convention),
@@ -539,7 +684,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             manifest = mf.read_manifest(out)
             if manifest is None:
                 manifest = mf.new_manifest(identity, bench={"path": str(Path(cfg.bench).resolve()),
-                                                            "name": bench.name, "checksum": bench.checksum},
+                                                            "name": source.name, "checksum": source.checksum},
                                            model={"spec": model_cfg.spec, "key": adapter.key,
                                                   "settings": adapter.settings(),
                                                   "box_convention": conv_dict(adapter.box_convention),
@@ -551,11 +696,14 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                 "command": list(cfg.command) or list(sys.argv), "started_at": time.time(), "modes": list(cfg.modes),
                 "variants": list(cfg.variants) if cfg.variants else None, "split": cfg.split, "limit": cfg.limit,
                 "items": len(items), "status": "running", "executor": executor.describe()}
+            for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages)):
+                if value is not None:  # recorded where given (older runs have neither)
+                    invocation[key] = list(value)
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             manifest["updated_at"] = time.time()
             mf.write_manifest(out, manifest)
-            runner = Runner(bench_root=bench.root, bench_items=bench.items, adapter=adapter, store=store,
+            runner = Runner(bench_root=source.root, chains=chains, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
                             batch_size=model_cfg.batch_size, progress=progress, executor=executor)
             summary = RunSummary(out)

@@ -1,0 +1,161 @@
+"""Opening a large bench: ``medr2 eval --limit N --model baseline:random`` (start-up, time to first request,
+whole call, peak RSS) and ``medr2 info`` (wall, peak RSS), for each bench given, with this checkout's sources
+and, with ``--before-src DIR``, with other sources (e.g. ``git archive`` of main's ``src/``), side by side.
+
+Each sample is a fresh process. The eval sample runs ``run_eval`` (what ``medr2 eval`` calls) with the
+``baseline:random`` adapter wrapped to note the time of its first ``generate`` call: "first request" is the
+time from the process start (before importing medr2) to that call; peak RSS is the child's ``ru_maxrss``
+(``os.wait4``), CPU its user + system time. Samples alternate between the sources (noise hits both); the
+median of ``--repeats`` is printed, with the per-item slope between the two smallest and largest benches.
+
+    .venv/bin/python bench/bench_bench_access.py --bench /tmp/b100 /tmp/b400 --limit 1000 --repeats 3 \
+        --before-src /tmp/medr2-before/src
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+EVAL = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from pathlib import Path
+from medr2.models.registry import load_adapter
+from medr2.run.runner import EvalConfig, run_eval
+first = []
+def factory(spec, **kw):
+    adapter = load_adapter(spec, **kw)
+    generate = adapter.generate
+    def timed(requests):
+        if not first:
+            first.append(time.perf_counter())
+        return generate(requests)
+    adapter.generate = timed
+    return adapter
+bench, out, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+summary = run_eval(EvalConfig(bench=Path(bench), model="baseline:random", out=Path(out), limit=limit,
+                              command=("bench",)), adapter_factory=factory)
+print(json.dumps({"first_request_s": first[0] - t0, "sent": summary.sent}))
+"""
+
+
+def run(cmd: list[str], src: Path) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MiB, stdout) of a fresh process with ``src`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {os.waitstatus_to_exitcode(status)}\n{err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+
+
+def n_items(bench: Path) -> int:
+    return int(json.loads((bench / "manifest.json").read_text())["counts"]["items"])
+
+
+PRUNING = {"--split test": {"split": "test"}, "--variants clean": {"variants": ("clean",)},
+           "--split test --variants clean": {"split": "test", "variants": ("clean",)},
+           "--variants V8": {"variants": ("V8",)}, "--variants T1": {"variants": ("T1",)},
+           "--stage 1": {"stages": frozenset({1})}}
+
+
+def pruning(bench: Path) -> None:
+    """Row groups each common filter reads (of all), with this checkout's ``BenchTable``, and the time of a
+    columnar count (``case_id`` column of the rows kept), median of 3."""
+    sys.path.insert(0, str(SRC))
+    from medr2.bench.table import BenchTable, ItemFilter
+
+    table = BenchTable(bench)
+    total = table.items_file.num_row_groups
+    for name, kw in PRUNING.items():
+        flt = ItemFilter(**kw)
+        groups = table.row_groups(flt)
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            n = table.count(flt)
+            times.append(time.perf_counter() - t0)
+        print(f"  {bench.name:<12} {name:<32} rows {n:>8}  row groups read {len(groups):>3} of {total:<3}"
+              f"  count {statistics.median(times) * 1000:>7.1f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", type=Path, nargs="+", required=True)
+    ap.add_argument("--limit", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--before-src", type=Path, default=None)
+    ap.add_argument("--pruning-only", action="store_true", help="print the row groups filters read, and stop")
+    args = ap.parse_args()
+    print("row groups read per filter (this checkout):")
+    for bench in args.bench:
+        pruning(bench)
+    if args.pruning_only:
+        return
+    sources = {"after": SRC}
+    if args.before_src:
+        sources = {"before": args.before_src, "after": SRC}
+    print(f"machine: {os.cpu_count()} cores, {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
+    results: dict[tuple[str, str, str], list[dict[str, float]]] = {}
+    work = Path(tempfile.mkdtemp(prefix="bench-access-"))
+    try:
+        for bench in args.bench:
+            for rep in range(args.repeats):
+                for label, src in sources.items():
+                    out = work / f"run-{label}-{rep}"
+                    wall, cpu, rss, stdout = run([sys.executable, "-c", EVAL, str(bench), str(out), str(args.limit)],
+                                                 src)
+                    shutil.rmtree(out)
+                    got = json.loads(stdout.strip().splitlines()[-1])
+                    results.setdefault((bench.name, label, "eval"), []).append(
+                        {"wall": wall, "cpu": cpu, "rss": rss, "first": got["first_request_s"], "sent": got["sent"]})
+                    wall, cpu, rss, _ = run([sys.executable, "-m", "medr2", "info", str(bench), "--json"], src)
+                    results.setdefault((bench.name, label, "info"), []).append({"wall": wall, "cpu": cpu, "rss": rss})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    med = {k: {f: statistics.median(s[f] for s in v) for f in v[0]} for k, v in results.items()}
+    print(f"\nmedians of {args.repeats}; eval = run_eval --limit {args.limit} --model baseline:random")
+    print(f"{'bench':<14}{'items':>9}  {'code':<7}{'eval 1st req s':>15}{'eval wall s':>12}{'eval CPU s':>11}"
+          f"{'eval RSS MiB':>13}{'info wall s':>12}{'info RSS MiB':>13}")
+    for bench in args.bench:
+        for label in sources:
+            e, i = med[(bench.name, label, "eval")], med[(bench.name, label, "info")]
+            print(f"{bench.name:<14}{n_items(bench):>9}  {label:<7}{e['first']:>15.2f}{e['wall']:>12.2f}"
+                  f"{e['cpu']:>11.2f}{e['rss']:>13.0f}{i['wall']:>12.2f}{i['rss']:>13.0f}")
+    if len(args.bench) >= 2:
+        small, large = args.bench[0], args.bench[-1]
+        dn = n_items(large) - n_items(small)
+        print(f"\nper-item slope from {small.name} to {large.name} ({dn} more items)")
+        for label in sources:
+            for what, field, unit, scale in (("eval first request", "first", "µs", 1e6), ("eval peak RSS", "rss",
+                                                                                         "B", 2**20),
+                                             ("info wall", "wall", "µs", 1e6), ("info peak RSS", "rss", "B", 2**20)):
+                cmd = "eval" if what.startswith("eval") else "info"
+                d = med[(large.name, label, cmd)][field] - med[(small.name, label, cmd)][field]
+                print(f"  {label:<7}{what:<20}{d * scale / dn:>10.1f} {unit}/item")
+        for label in sources:
+            if label != "after":
+                for bench in args.bench:
+                    b, a = med[(bench.name, label, "eval")], med[(bench.name, "after", "eval")]
+                    print(f"  {bench.name}: first request {b['first'] / a['first']:.1f}x sooner, "
+                          f"peak RSS {b['rss'] / a['rss']:.1f}x lower ({label} / after)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""Columnar access to a bench folder (docs/bench-format.md, "Reading a bench by columns").
+
+:class:`BenchTable` opens a bench without building its records: the items table is read by columns and
+predicates (:class:`ItemFilter`: split, variants, tasks, stages, cases, chains), row groups whose column
+statistics rule a predicate out are skipped, the rest is read one record batch at a time, and an
+:class:`~medr2.records.Item` is built only for the rows a caller takes. Cases are built one at a time, on
+request (:meth:`BenchTable.case`). ``BenchTable.open(validate=True)`` makes every check of
+:func:`~medr2.bench.format.load_bench` (same messages), streaming the tables by row group.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from medr2.bench.format import (
+    CASE_SCHEMA,
+    CASES_FILE,
+    ITEM_SCHEMA,
+    ITEMS_FILE,
+    VALIDATE_BLOCK,
+    Validator,
+    _open_table,
+    _record_columns,
+    batch_records,
+    read_manifest,
+    verify_checksums,
+)
+from medr2.errors import BadInput
+from medr2.images import resolve_inside
+from medr2.records import Case, Item
+from medr2.variant_id import variant_matches
+
+BATCH_ROWS = 4_096  # rows per record batch when streaming the items table
+CASE_CACHE = 256  # decoded cases kept (a run asks the items of a case together)
+
+
+class BenchSource(Protocol):
+    """What adapters and the runner read from a bench, loaded (:class:`~medr2.bench.format.Bench`) or
+    columnar (:class:`BenchTable`)."""
+
+    root: Path
+    manifest: dict[str, Any]
+
+    @property
+    def checksum(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def path(self, rel: str) -> Path: ...
+
+    def case(self, case_id: str) -> Case: ...
+
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]: ...
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    """A predicate on items. Every given part must hold; ``None`` leaves a column free. ``variants`` entries
+    match as in ``medr2 eval --variants`` (an id, or a code prefix; ``all`` matches every variant)."""
+
+    split: str | None = None
+    variants: tuple[str, ...] | None = None
+    tasks: frozenset[str] | None = None
+    stages: frozenset[int] | None = None
+    case_ids: frozenset[str] | None = None
+    chain_ids: frozenset[str] | None = None
+
+    def value_tests(self) -> dict[str, Callable[[Any], bool]]:
+        """Column -> test of one value, for each constrained column."""
+        tests: dict[str, Callable[[Any], bool]] = {}
+        if self.split is not None:
+            split = self.split
+            tests["split"] = lambda v: v == split
+        if self.variants and "all" not in self.variants:
+            wanted = self.variants
+            tests["variant"] = lambda v: v is not None and variant_matches(v, wanted)
+        for column, values in (("task", self.tasks), ("stage", self.stages), ("case_id", self.case_ids),
+                               ("chain_id", self.chain_ids)):
+            if values is not None:
+                tests[column] = values.__contains__
+        return tests
+
+    def matches(self, item: Item) -> bool:
+        return all(test(getattr(item, column)) for column, test in self.value_tests().items())
+
+
+def _stat_range(md: pq.RowGroupMetaData, index: int) -> tuple[Any, Any] | None:
+    stats = md.column(index).statistics
+    if stats is None or not stats.has_min_max:
+        return None
+    return stats.min, stats.max
+
+
+class BenchTable:
+    """A bench folder read by columns (see the module docstring)."""
+
+    def __init__(self, root: Path | str, manifest: dict[str, Any] | None = None) -> None:
+        self.root = Path(root)
+        self.manifest = manifest if manifest is not None else read_manifest(self.root)
+        self.items_path = self.root / ITEMS_FILE
+        self.cases_path = self.root / CASES_FILE
+        self._items_file: pq.ParquetFile | None = None
+        self._case_index: dict[str, tuple[int, int]] | None = None  # case_id -> (row group, row)
+        self._case_cache: OrderedDict[str, Case] = OrderedDict()
+        self.row_groups_read = 0  # row groups a filtered read did not skip (for measurements)
+
+    @classmethod
+    def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> BenchTable:
+        """Open a bench; with ``validate`` make the checks of ``load_bench`` (checksums, records, ids,
+        references, images, boxes, parents), reading the tables one row group at a time."""
+        table = cls(root)
+        if validate:
+            table.validate(image_hashes=image_hashes)
+        return table
+
+    # -- the bench ----------------------------------------------------------------------------
+    @property
+    def checksum(self) -> str:
+        return str(self.manifest["checksums"]["bench"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name", self.root.name))
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of a relative image path, refusing paths that escape the bench."""
+        return resolve_inside(self.root, rel)
+
+    @property
+    def items_file(self) -> pq.ParquetFile:
+        if self._items_file is None:
+            self._items_file = _open_table(self.items_path, ITEM_SCHEMA)
+        return self._items_file
+
+    @property
+    def n_items(self) -> int:
+        """Rows of the items table (from the Parquet footer)."""
+        return int(self.items_file.metadata.num_rows)
+
+    # -- validation ----------------------------------------------------------------------------
+    def validate(self, *, image_hashes: bool = True) -> None:
+        verify_checksums(self.root, self.manifest)
+        v = Validator(self.root, image_hashes)
+        for c in self.iter_cases():
+            v.case(c)
+        block: list[Item] = []
+        for it in self.iter_items():
+            block.append(it)
+            if len(block) >= VALIDATE_BLOCK:
+                v.items(block)
+                block = []
+        v.items(block)
+        for batch in self.items_file.iter_batches(BATCH_ROWS, columns=["item_id", "parent_id"]):
+            cols = batch.to_pydict()
+            v.parents(cols["item_id"], cols["parent_id"])
+
+    # -- cases ---------------------------------------------------------------------------------
+    def iter_cases(self) -> Iterator[Case]:
+        from medr2.bench.format import _read_records
+
+        return _read_records(self.cases_path, CASE_SCHEMA, "case_id")  # type: ignore[no-any-return]
+
+    def case(self, case_id: str) -> Case:
+        """One case, decoded from its row (the last :data:`CASE_CACHE` kept)."""
+        hit = self._case_cache.get(case_id)
+        if hit is not None:
+            self._case_cache.move_to_end(case_id)
+            return hit
+        if self._case_index is None:
+            self._case_index = {}
+            with _open_table(self.cases_path, CASE_SCHEMA) as f:
+                for rg in range(f.num_row_groups):
+                    ids = f.read_row_group(rg, columns=["case_id"]).column(0).to_pylist()
+                    for row, cid in enumerate(ids):
+                        self._case_index.setdefault(cid, (rg, row))
+        where = self._case_index.get(case_id)
+        if where is None:
+            raise BadInput("unknown case", file=str(self.cases_path), record=case_id, field="case_id")
+        with _open_table(self.cases_path, CASE_SCHEMA) as f:
+            rows = f.read_row_group(where[0], columns=_record_columns(f, CASE_SCHEMA)).slice(where[1], 1)
+        case: Case = next(batch_records(rows, CASE_SCHEMA, "case_id", self.cases_path))
+        self._case_cache[case_id] = case
+        if len(self._case_cache) > CASE_CACHE:
+            self._case_cache.popitem(last=False)
+        return case
+
+    # -- items ---------------------------------------------------------------------------------
+    def row_groups(self, flt: ItemFilter | None) -> list[int]:
+        """Row groups a filter may match: those whose statistics (where written) admit a value it accepts.
+        The candidate values of a column are the manifest's counts of it (split, variant, task, stage);
+        other columns and files without statistics are never pruned."""
+        f = self.items_file
+        every = list(range(f.num_row_groups))
+        if flt is None:
+            return every
+        counts = self.manifest.get("counts") or {}
+        tests = flt.value_tests()
+        candidates: dict[str, list[Any]] = {}
+        for column, key in (("split", "split"), ("variant", "variant"), ("task", "task"), ("stage", "stage")):
+            known = counts.get(key)
+            if column not in tests or not isinstance(known, dict):
+                continue
+            values: list[Any] = [int(k) if column == "stage" and k.lstrip("-").isdigit() else k for k in known]
+            if column == "split":
+                values = [v for v in values if v != "none"]
+            candidates[column] = [v for v in values if tests[column](v)]
+        if flt.case_ids is not None:
+            candidates["case_id"] = sorted(flt.case_ids)
+        if flt.chain_ids is not None:
+            candidates["chain_id"] = sorted(flt.chain_ids)
+        names = f.schema_arrow.names
+        kept = []
+        for rg in every:
+            md = f.metadata.row_group(rg)
+            ok = True
+            for column, values in candidates.items():
+                if column not in names:
+                    continue
+                rng = _stat_range(md, names.index(column))
+                if rng is not None and not any(rng[0] <= v <= rng[1] for v in values):
+                    ok = False
+                    break
+            if ok:
+                kept.append(rg)
+        return kept
+
+    def iter_batches(self, flt: ItemFilter | None = None, columns: Sequence[str] | None = None,
+                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
+        """Record batches of the rows ``flt`` accepts, in file order, with the file row of each batch's first
+        row before filtering; ``columns`` (None: every record column) plus what the filter reads."""
+        f = self.items_file
+        tests = flt.value_tests() if flt is not None else {}
+        cols = list(columns) if columns is not None else _record_columns(f, ITEM_SCHEMA)
+        read_cols = cols + [c for c in tests if c not in cols]
+        starts = [0]
+        for rg in range(f.num_row_groups):
+            starts.append(starts[-1] + f.metadata.row_group(rg).num_rows)
+        for rg in self.row_groups(flt):
+            self.row_groups_read += 1
+            row = starts[rg]
+            for batch in _batches(f, rg, read_cols, self.items_path):
+                n = batch.num_rows
+                if tests:
+                    batch = batch.filter(_mask(batch, tests)).select(cols)
+                elif read_cols != cols:
+                    batch = batch.select(cols)
+                yield batch, row
+                row += n
+
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
+        """The items ``flt`` accepts, in file order, built one batch at a time."""
+        for batch, row in self.iter_batches(flt):
+            yield from batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
+
+    def column_values(self, columns: Sequence[str], flt: ItemFilter | None = None) -> Iterator[dict[str, list[Any]]]:
+        """Python lists of ``columns`` of the rows ``flt`` accepts, one dict per batch."""
+        for batch, _ in self.iter_batches(flt, columns):
+            yield batch.to_pydict()
+
+    def count(self, flt: ItemFilter | None = None) -> int:
+        if flt is None or not flt.value_tests():
+            return self.n_items
+        return sum(b.num_rows for b, _ in self.iter_batches(flt, ["item_id"]))
+
+    def close(self) -> None:
+        if self._items_file is not None:
+            self._items_file.close()
+            self._items_file = None
+
+
+def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> Iterator[pa.RecordBatch]:
+    """The record batches of one row group, read as they are taken (a read error is a BadInput)."""
+    it = f.iter_batches(BATCH_ROWS, row_groups=[rg], columns=columns, use_threads=False)
+    while True:
+        try:
+            batch = next(it)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+        yield batch
+
+
+def _mask(batch: pa.RecordBatch, tests: dict[str, Callable[[Any], bool]]) -> pa.Array:
+    """Rows of ``batch`` passing every test; each test runs once per distinct value of its column."""
+    mask: pa.Array | None = None
+    for column, test in tests.items():
+        arr = batch.column(column)
+        distinct = pc.unique(arr).to_pylist()
+        passing = [v for v in distinct if v is not None and test(v)]
+        m = pc.is_in(arr, value_set=pa.array(passing, type=arr.type))
+        m = pc.fill_null(m, False)
+        mask = m if mask is None else pc.and_(mask, m)
+    assert mask is not None
+    return mask
+
+
+def iter_items_of(items: Iterable[Item], flt: ItemFilter | None) -> Iterator[Item]:
+    """``flt`` applied to records already in memory (what :meth:`Bench.iter_items` does)."""
+    return iter(items) if flt is None else (it for it in items if flt.matches(it))

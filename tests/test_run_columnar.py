@@ -1,0 +1,185 @@
+"""``medr2 eval`` plans from the items table by columns (``BenchTable``, ``plan_selection``): the same items in
+the same order as the in-memory selection of a loaded bench, the same requests, store rows and manifest; on a
+bench written the way older releases wrote it (unsorted, no column statistics) as on a new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
+from medr2.bench.table import BenchTable, ItemFilter
+from medr2.errors import BadInput
+from medr2.images import sha256_file
+from medr2.run.runner import EvalConfig, plan_selection, run_eval, select_items
+from medr2.run.store import Store
+
+SELECTIONS: list[dict[str, Any]] = [
+    {},
+    {"limit": 50},
+    {"limit": 1},
+    {"limit": 400, "shard": (1, 3)},
+    {"shard": (0, 2)},
+    {"split": "test"},
+    {"variants": ("clean",)},
+    {"variants": ("V8",), "split": "test"},
+    {"variants": ("T1", "V9", "T2"), "limit": 120},
+    {"tasks": ("s1.modality", "s3.lesion_box")},
+    {"stages": (2,), "shard": (2, 3)},
+    {"variants": ("nosuch",)},
+]
+
+
+@pytest.fixture(scope="module", params=["sample", "fixture"])
+def variant_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample source built with text and visual variants (4 cases, all train), and the run-test fixture bench
+    (40 cases, train and test, chains, context turns, cues)."""
+    out = tmp_path_factory.mktemp("columnar") / "bench"
+    if request.param == "sample":
+        from medr2.build.pipeline import build_bench
+
+        build_bench("sample", out, seed=0, n_cases=4, variants="T1,T4,V8,V9")
+    else:
+        from tests.run_fixtures import make_bench
+
+        make_bench(out, n_cases=40)
+    return out
+
+
+def _old_style(bench: Path, out: Path) -> Path:
+    """A copy of ``bench`` whose items table is written as before sorted tables: the rows in reverse order,
+    no column statistics, one row group per 64 rows (checksums updated, images hard-linked)."""
+    out.mkdir()
+    for name in ("cases.parquet", "manifest.json"):
+        (out / name).write_bytes((bench / name).read_bytes())
+    shutil.copytree(bench / "images", out / "images", copy_function=os.link)
+    table = pq.read_table(bench / ITEMS_FILE)
+    table = table.take(list(range(table.num_rows - 1, -1, -1)))
+    pq.write_table(table, out / ITEMS_FILE, row_group_size=64, write_statistics=False, compression="zstd")
+    m = json.loads((out / "manifest.json").read_text())
+    m["checksums"]["items.parquet"] = sha256_file(out / ITEMS_FILE)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"]["items.parquet"], m["checksums"]["cases.parquet"])
+    (out / "manifest.json").write_text(json.dumps(m))
+    return out
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["sorted", "old-style"])
+def test_plan_selection_matches_select_items(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+    bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
+    loaded = load_bench(bench, image_hashes=False)
+    table = BenchTable.open(bench, image_hashes=False)
+    assert len(loaded.items) > 400 and len({it.variant for it in loaded.items}) >= 5
+    for sel in SELECTIONS:
+        want = select_items(loaded.items, **sel)
+        got = plan_selection(table, **sel)
+        assert len(got) == len(want), sel
+        assert list(got) == want, sel  # the same records, in the same order
+        assert list(got) == want, sel  # and again (iterated once per mode)
+    flt = ItemFilter(split="train", variants=("clean",))
+    assert list(table.iter_items(flt)) == list(loaded.iter_items(flt))
+    assert all(table.case(c.case_id) == c for c in loaded.cases)
+
+
+def test_sorted_table_prunes_row_groups(variant_bench: Path) -> None:
+    """The items table is sorted by split, variant and task with statistics on them: a filter on a variant
+    code reads only the row groups that hold it (row groups of 64 rows here to see it on a small bench)."""
+    from medr2.bench.format import write_bench
+
+    loaded = load_bench(variant_bench)
+    small = variant_bench.parent / "small-groups"
+    write_bench(small, loaded.cases, loaded.items, {"name": "small"}, row_group_size=64)
+    (small / "images").rmdir()
+    shutil.copytree(variant_bench / "images", small / "images", copy_function=os.link)
+    table = BenchTable.open(small)
+    n_groups = table.items_file.num_row_groups
+    flt = ItemFilter(variants=("V8",), split="train")
+    picked = table.row_groups(flt)
+    want = [it for it in loaded.items if it.split == "train" and it.variant.startswith("V8-")]
+    assert want and sorted(it.item_id for it in table.iter_items(flt)) == sorted(it.item_id for it in want)
+    assert len(picked) <= len(want) // 64 + 3 < n_groups  # only the groups holding the rows, give or take the ends
+
+
+def _rows(run: Path) -> list[tuple[Any, ...]]:
+    with Store.open(run) as st:
+        rows = [(r.prediction.item_id, r.prediction.mode, r.prediction.request_hash, r.prediction.raw,
+                 r.prediction.status, json.dumps(r.meta, sort_keys=True), json.dumps(r.request, sort_keys=True))
+                for r in st.iter_predictions(with_request=True)]
+    return sorted(rows)
+
+
+def _manifest(run: Path) -> dict[str, Any]:
+    m = json.loads((run / "manifest.json").read_text())
+    for key in ("created_at", "updated_at"):
+        m.pop(key, None)
+    for inv in m["invocations"]:
+        for key in ("started_at", "finished_at", "command"):
+            inv.pop(key, None)
+        inv["summary"].pop("seconds", None)
+    return m
+
+
+@pytest.mark.parametrize("sel", [{"limit": 150}, {"variants": ("clean", "V9"), "shard": (0, 2)}],
+                         ids=["limit", "variants-shard"])
+def test_eval_streamed_equals_loaded(variant_bench: Path, tmp_path: Path, sel: dict[str, Any]) -> None:
+    """``run_eval`` reading the bench by columns stores what it stores from the loaded bench: the same
+    rows (request hashes, answers, prompts, meta) and manifest, in every kind of mode; a rerun sends nothing."""
+    modes = ("independent", "chain-gold", "chain-misleading", "chain-own")
+    runs = {}
+    for how in ("loaded", "columnar"):
+        out = tmp_path / how
+        bench = load_bench(variant_bench, image_hashes=False) if how == "loaded" else None
+        cfg = EvalConfig(bench=variant_bench, model="baseline:random", out=out, modes=modes, command=("x",), **sel)
+        summary = run_eval(cfg, bench=bench)
+        assert summary.sent > 0
+        runs[how] = out
+    assert _rows(runs["loaded"]) == _rows(runs["columnar"])
+    assert _manifest(runs["loaded"]) == _manifest(runs["columnar"])
+    again = run_eval(EvalConfig(bench=variant_bench, model="baseline:random", out=runs["columnar"], modes=modes,
+                                command=("x",), **sel))
+    assert again.sent == 0 and sum(c.stored_before for c in again.modes.values()) == sum(
+        c.planned for c in again.modes.values())
+
+
+def test_eval_task_and_stage_options(variant_bench: Path, tmp_path: Path) -> None:
+    """``medr2 eval --task/--stage`` ask only those items (predicates on the task and stage columns); a stage
+    that is not a number is refused naming the option."""
+    from typer.testing import CliRunner
+
+    from medr2.cli import app
+
+    loaded = load_bench(variant_bench, image_hashes=False)
+    task = loaded.items[0].task
+    run = tmp_path / "run"
+    res = CliRunner().invoke(app, ["eval", "--bench", str(variant_bench), "--model", "baseline:random", "--out",
+                                   str(run), "--stage", "1,2", "--task", f"{task},nosuch", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    want = {it.item_id for it in loaded.items if it.stage in (1, 2) and it.task == task}
+    with Store.open(run) as st:
+        assert {r.prediction.item_id for r in st.iter_predictions()} == want
+    res = CliRunner().invoke(app, ["eval", "--bench", str(variant_bench), "--model", "baseline:random", "--out",
+                                   str(tmp_path / "bad"), "--stage", "one", "--no-progress"])
+    assert isinstance(res.exception, BadInput) and res.exception.field == "--stage"  # exit 2 from `medr2`
+
+
+def test_sorted_items_bytes_do_not_depend_on_the_sort_runs(variant_bench: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BenchWriter`` sorts in runs spilled to disk: runs of 128 rows (many runs, each key split across
+    them) give the bytes of one run holding everything; the temporary run files are gone after close."""
+    import medr2.bench.format as fmt
+
+    loaded = load_bench(variant_bench)
+    fmt.write_bench(tmp_path / "one", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
+    monkeypatch.setattr(fmt, "SORT_RUN_ROWS", 128)
+    fmt.write_bench(tmp_path / "many", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
+    assert (tmp_path / "one" / ITEMS_FILE).read_bytes() == (tmp_path / "many" / ITEMS_FILE).read_bytes()
+    assert not [p for p in (tmp_path / "many").iterdir() if p.name.startswith(".")]
+    got = pq.read_table(tmp_path / "many" / ITEMS_FILE).column("item_id").to_pylist()
+    from medr2.bench.format import item_sort_key
+
+    assert got == [it.item_id for it in sorted(loaded.items, key=item_sort_key)]
