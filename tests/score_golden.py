@@ -1,8 +1,8 @@
 """Golden hashes of ``medr2 score`` on a few demo-sized runs: ``metrics.json`` (its run folder, git commit and
 medr2 version blanked, everything else byte for byte) and ``scores.parquet``. The hashes were written by the
 whole-table scorer before scoring streamed (issue 16), so the streaming scorer is checked against the old one
-byte for byte (and ``claims.parquet`` where a run has rationales). Regenerate only after a reviewed change of a metric with
-``.venv/bin/python tests/score_golden.py`` (writes ``tests/data/score_golden.json``)."""
+byte for byte (and ``claims.parquet`` where a run has rationales). Regenerate only after a reviewed change
+of a metric with ``.venv/bin/python tests/score_golden.py`` (writes ``tests/data/score_golden.json``)."""
 
 from __future__ import annotations
 
