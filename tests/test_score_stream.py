@@ -43,3 +43,33 @@ def test_row_group_writer_gives_write_table_bytes() -> None:
     empty = pa.BufferOutputStream()
     pq.write_table(schema.empty_table(), empty, compression="zstd")
     assert RowGroupWriter(schema).close() == empty.getvalue().to_pybytes()
+
+
+def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp_path: Path) -> None:
+    """``Store.counted_rows`` sorts in SQLite (byte order of UTF-8): the order Python and Arrow sort strings,
+    also for ids whose order differs between Latin-1, UTF-16 and code points; batches split anywhere."""
+    from medr2.records import Prediction
+    from medr2.run.store import Row, Store
+
+    prefixes = ("a", "Z", "é", "z", "ß", "\uffff", "𝔸", "\u00ff", "0", "~")
+    rows = []
+    for k, p in enumerate(prefixes * 3):
+        mode = ("independent", "blind")[k % 2]
+        status = "error" if k % 5 == 0 else "ok"
+        rows.append(Row(Prediction(model_key="m", item_id=f"{p}{k:03d}", mode=mode, request_hash=f"h{k}",
+                                   raw=None if status == "error" else f"answer {k}", status=status,
+                                   error="boom" if status == "error" else None, reasoning=f"why {k}")))
+    with Store.open(tmp_path, write=True) as store:
+        store.put_many(rows)
+    with Store.open(tmp_path) as store:
+        got = [r for batch in store.counted_rows(batch_rows=4) for r in batch]
+    want = sorted(((r.prediction.mode, r.prediction.item_id) for r in rows))
+    assert [(g[1], g[0]) for g in got] == want
+    by_key = {(r.prediction.item_id, r.prediction.mode): (k, r.prediction) for k, r in enumerate(rows)}
+    firsts = []
+    for item_id, mode, model_key, status, raw, _finish, reasoning, first in got:
+        k, p = by_key[(item_id, mode)]
+        assert (model_key, status, raw) == (p.model_key, p.status, p.raw)
+        assert reasoning == (p.reasoning if status == "ok" else None)
+        firsts.append((first, k))
+    assert [k for _, k in sorted(firsts)] == list(range(len(rows)))  # ``first`` orders rows as they were stored

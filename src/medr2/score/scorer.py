@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from medr2.atomic import publish_files, settle
@@ -262,6 +263,28 @@ def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, 
         cols["text_metrics"].append(canonical_json(r.text_metrics) if r.text_metrics else "{}")
         cols["reason"].append(r.reason)
     return pa.table(cols, schema=_SCORES_SCHEMA)
+
+
+def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
+    """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise): the string
+    columns are Arrow-backed, so they go to Arrow as they are; rows are sorted by (mode, item_id) with
+    Arrow's stable sort (UTF-8 byte order is code-point order, as Python compares strings)."""
+    cols: dict[str, Any] = {}
+    for c in SCORE_COLUMNS:
+        typ = _SCORES_SCHEMA.field(c).type
+        if c == "text_metrics":
+            cols[c] = pa.array([canonical_json(d) if d else "{}" for d in tidy[c].tolist()], type=typ)
+        elif c == "iou":
+            cols[c] = pa.array(tidy[c].to_numpy(dtype=float), type=typ, from_pandas=True)  # NaN -> null
+        elif c == "reason" and c not in tidy.columns:
+            cols[c] = pa.nulls(len(tidy), type=typ)
+        elif c == "stage":
+            cols[c] = pa.array(tidy[c].to_numpy(dtype=np.int64), type=typ)
+        else:
+            cols[c] = pa.array(tidy[c], type=typ, from_pandas=True)  # missing -> null
+    table = pa.table(cols, schema=_SCORES_SCHEMA)
+    order = pc.sort_indices(table, sort_keys=[("mode", "ascending"), ("item_id", "ascending")])
+    return table.take(order).combine_chunks()
 
 
 def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringItem]]:
