@@ -63,7 +63,7 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
         store.put_many(rows)
     with Store.open(tmp_path) as store:
         got = [r for batch in store.counted_rows(batch_rows=4) for r in batch]
-    want = sorted(((r.prediction.mode, r.prediction.item_id) for r in rows))
+    want = sorted((r.prediction.mode, r.prediction.item_id) for r in rows)
     assert [(g[1], g[0]) for g in got] == want
     by_key = {(r.prediction.item_id, r.prediction.mode): (k, r.prediction) for k, r in enumerate(rows)}
     firsts = []

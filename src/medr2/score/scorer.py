@@ -564,9 +564,9 @@ class _Audit:
         self.writer.write(ctable)
         for mode, m in _claims_summary(checked, decided_by, [r[1] for r in rows]).items():
             total = self.summary.setdefault(mode, dict.fromkeys(m, 0))
-            for k, v in m.items():
+            for k, count in m.items():
                 if k != "judge_share":
-                    total[k] += v
+                    total[k] += count
 
     def close(self) -> _ClaimsOut | None:
         import hashlib

@@ -10,6 +10,7 @@ prediction or score record outlives its batch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -85,6 +86,8 @@ class TidyColumns:
         """Reorder the rows, in place and one column at a time, by ``first`` (the order of the store's first
         answer per key, which the tidy table has always had)."""
         order = np.argsort(np.asarray(self.first, dtype=np.int64), kind="stable").tolist()
-        for values in (self.item_ids, self.model_keys, self.modes, self.verdicts, self.parsed, self.methods,
-                       self.ious, self.text_metrics, self.reasons, *self.audit.values(), self.first):
+        columns: list[list[Any]] = [self.item_ids, self.model_keys, self.modes, self.verdicts, self.parsed,
+                                    self.methods, self.ious, self.text_metrics, self.reasons, *self.audit.values(),
+                                    self.first]
+        for values in columns:
             values[:] = [values[i] for i in order]

@@ -78,8 +78,9 @@ def read_train_split(bench_root: Path | str) -> TrainSplit:
         if not path.is_file():
             raise BadInput("missing file", file=str(path))
     try:
-        cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
-        cols = read_parquet(ipath, [c for c in ("split", "variant", "image_sha256") if c in pq.read_schema(ipath).names])
+        case_names, item_names = pq.read_schema(cpath).names, pq.read_schema(ipath).names
+        cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in case_names])
+        cols = read_parquet(ipath, [c for c in ("split", "variant", "image_sha256") if c in item_names])
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(ipath)) from e
     held: set[Any] = {sha for split, sha in zip(_column(cases, "split", None), _column(cases, "image_sha256", None),
