@@ -17,6 +17,9 @@ from medr2.atomic import settle
 from medr2.errors import BadInput
 
 SCORE_COLUMNS = ("item_id", "model_key", "mode", "task", "stage", "variant", "verdict", "parsed")
+# read when present besides the required ones (the browser's IoU, the confusion matrix's form); the rest of
+# ``scores.parquet`` (text metrics, reasons, ...) is never read into the report's rows
+OPTIONAL_SCORE_COLUMNS = ("iou", "form")
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,13 @@ def _read_scores(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise BadInput("missing file (run `medr2 score` first)", file=str(path))
     try:
-        table = pq.read_table(str(path))
+        names = pq.read_schema(str(path)).names
+        missing = [c for c in SCORE_COLUMNS if c not in names]
+        if missing:
+            raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+        table = pq.read_table(str(path), columns=[c for c in (*SCORE_COLUMNS, *OPTIONAL_SCORE_COLUMNS) if c in names])
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    missing = [c for c in SCORE_COLUMNS if c not in table.column_names]
-    if missing:
-        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
     return table.to_pylist()
 
 
