@@ -2,9 +2,10 @@
 
 The golden hashes (``tests/data/score_golden.json``) were written by the scorer that held every prediction in
 memory; here the streaming scorer scores the same five fixture runs (every mode, lures, probes, chains, the
-rationale audit) one answer at a time, in odd-sized batches and in its default batches, and must match
-``metrics.json`` (its run folder, commit and version blanked), ``scores.parquet`` and ``claims.parquet``
-byte for byte."""
+rationale audit) seven answers at a time (batches cut through every mode, case and chain) and in its default
+batches, and must match ``metrics.json`` (its run folder, commit and version blanked), ``scores.parquet`` and
+``claims.parquet`` byte for byte. Measured under load (load average 9-18 on 2 cores): 17 s for the first
+(building the bench and the five runs included), 6 s for the second."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("score-stream")
 
 
-@pytest.mark.parametrize("batch_rows", [1, 37, 50_000])
+@pytest.mark.parametrize("batch_rows", [7, 50_000])
 def test_streaming_scores_match_the_whole_table_golden(base: Path, batch_rows: int) -> None:
     golden = json.loads(GOLDEN.read_text())
     got = score_fixture_runs(base, batch_rows=batch_rows)
