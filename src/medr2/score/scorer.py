@@ -265,6 +265,22 @@ def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, 
     return pa.table(cols, schema=_SCORES_SCHEMA)
 
 
+def _scores_batch(items: Mapping[str, ItemLike], item_ids: Sequence[str], model_keys: Sequence[str],
+                  modes: Sequence[str], scored: Sequence[_Scored]) -> pa.Table:
+    """:func:`_scores_table` of rows already in (mode, item_id) order (a batch of ``Store.counted_rows``), built
+    a column at a time (the same table)."""
+    its = [items[i] for i in item_ids]
+    cols: dict[str, Any] = {
+        "item_id": item_ids, "case_id": [it.case_id for it in its], "model_key": model_keys, "mode": modes,
+        "task": [it.task for it in its], "stage": [it.stage for it in its], "form": [it.form for it in its],
+        "variant": [it.variant for it in its], "parent_id": [it.parent_id for it in its],
+        "split": [it.split for it in its], "verdict": [r.verdict for r in scored],
+        "parsed": [r.parsed for r in scored], "method": [r.method for r in scored], "iou": [r.iou for r in scored],
+        "text_metrics": [canonical_json(r.text_metrics) if r.text_metrics else "{}" for r in scored],
+        "reason": [r.reason for r in scored]}
+    return pa.table(cols, schema=_SCORES_SCHEMA)
+
+
 def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
     """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise): the string
     columns are Arrow-backed, so they go to Arrow as they are; rows are sorted by (mode, item_id) with
@@ -379,12 +395,12 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             scored = _score_rows(items, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
                                  bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
             item_ids = [items[r[0]].item_id for r in rows]  # the items' own strings: no copy per row
-            keys = [(iid, r[2], r[1]) for iid, r in zip(item_ids, rows, strict=True)]
-            scores_out.write(_scores_table(items, keys, scored))
+            model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
+            scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
             audit.add(rows, item_ids, cols)
             cols.item_ids += item_ids
-            cols.model_keys += [r[2] for r in rows]
-            cols.modes += [r[1] for r in rows]
+            cols.model_keys += model_keys
+            cols.modes += modes
             cols.first += [r[7] for r in rows]
             cols.verdicts += [r.verdict for r in scored]
             cols.parsed += [r.parsed for r in scored]
@@ -392,7 +408,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             cols.ious += [r.iou for r in scored]
             cols.text_metrics += [r.text_metrics for r in scored]
             cols.reasons += [r.reason for r in scored]
-            del batch, rows, scored, keys
+            del batch, rows, scored, model_keys, modes
     finally:
         store.close()
         if isinstance(judge, str) and judge_obj is not None:
