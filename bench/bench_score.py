@@ -22,6 +22,13 @@ for before/after ratios of wall and CPU time.
     .venv/bin/python bench/bench_score.py --n 100000 300000 1000000 --repeats 3
     .venv/bin/python bench/bench_score.py --n 100000 --before-src /tmp/medr2-score-before/src --repeats 3
     .venv/bin/python bench/bench_score.py --n 100000 --profile
+
+Before/after a change, "before" is main's sources taken with ``git archive`` (never a working tree)::
+
+    mkdir -p /tmp/before && git archive main src | tar -x -C /tmp/before
+    .venv/bin/python bench/bench_score.py --n 200000 1000000 --repeats 2 --before-src /tmp/before/src
+
+With two or more sizes it also prints the peak-RSS slope per prediction between the smallest and largest.
 """
 
 from __future__ import annotations
@@ -402,6 +409,13 @@ def main() -> None:
                           f"| {v['rss_mib']:.0f} | {v['load1']:.1f} |")
             if "speedup_wall" in row:
                 print(f"| {row['n']:,} | before/after | {row['speedup_wall']:.2f}x | | {row['speedup_cpu']:.2f}x | | |")
+    if len(results) >= 2:  # memory per prediction between the smallest and the largest size
+        lo, hi = min(results, key=lambda r: r["n"]), max(results, key=lambda r: r["n"])
+        for name in ("before", "after"):
+            if name in lo and name in hi:
+                slope = (hi[name]["rss_mib"] - lo[name]["rss_mib"]) * 1024 * 1024 / (hi["n"] - lo["n"])
+                print(f"peak RSS slope {name}: {slope:,.0f} bytes per prediction "
+                      f"({lo['n']:,} -> {hi['n']:,} predictions)")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ through the run manifest, or given explicitly.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from medr2.atomic import settle
 from medr2.errors import BadInput
 
 SCORE_COLUMNS = ("item_id", "model_key", "mode", "task", "stage", "variant", "verdict", "parsed")
+# read when present besides the required ones (the browser's IoU, the confusion matrix's form); the rest of
+# ``scores.parquet`` (text metrics, reasons, ...) is never read into the report's rows
+OPTIONAL_SCORE_COLUMNS = ("iou", "form")
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class RunData:
     manifest: dict[str, Any]
     metrics: dict[str, Any]
     scores: list[dict[str, Any]]
-    responses: dict[tuple[str, str], RawResponse] = field(default_factory=dict)
+    # by (item_id, mode); ``load_run`` gives a :class:`StoredResponses` that reads the store per row asked
+    responses: Mapping[tuple[str, str], RawResponse] = field(default_factory=dict)
     bench_root: Path | None = None
     # per (item_id, mode): the rationale's claims as stored in ``claims.parquet`` (empty for a run without one)
     claims: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
@@ -67,25 +72,51 @@ def _read_scores(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise BadInput("missing file (run `medr2 score` first)", file=str(path))
     try:
-        table = pq.read_table(str(path))
+        names = pq.read_schema(str(path)).names
+        missing = [c for c in SCORE_COLUMNS if c not in names]
+        if missing:
+            raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+        table = pq.read_table(str(path), columns=[c for c in (*SCORE_COLUMNS, *OPTIONAL_SCORE_COLUMNS) if c in names])
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    missing = [c for c in SCORE_COLUMNS if c not in table.column_names]
-    if missing:
-        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
     return table.to_pylist()
 
 
-def _read_responses(run_dir: Path) -> dict[tuple[str, str], RawResponse]:
+class StoredResponses(Mapping[tuple[str, str], RawResponse]):
+    """The raw responses of a run by (item_id, mode), read from its store when asked (the report shows a sample
+    of items: it never holds every response and rendered request of a large run)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+
+    def __getitem__(self, key: tuple[str, str]) -> RawResponse:
+        from medr2.run.store import Store
+
+        with Store.open(self.run_dir) as store:
+            sp = store.get_item(*key)
+        if sp is None:
+            raise KeyError(key)
+        p = sp.prediction
+        request = sp.request if isinstance(sp.request, list) else None
+        return RawResponse(p.raw, p.status, p.error, request, p.reasoning)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        from medr2.run.store import Store
+
+        with Store.open(self.run_dir) as store:
+            for batch in store.counted_rows():
+                for item_id, mode, *_ in batch:
+                    yield item_id, mode
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _read_responses(run_dir: Path) -> Mapping[tuple[str, str], RawResponse]:
     from medr2.run.store import Store
 
-    out: dict[tuple[str, str], RawResponse] = {}
-    with Store.open(run_dir) as store:
-        for sp in store.iter_predictions(with_request=True):
-            p = sp.prediction
-            request = sp.request if isinstance(sp.request, list) else None
-            out[(p.item_id, p.mode)] = RawResponse(p.raw, p.status, p.error, request, p.reasoning)
-    return out
+    Store.open(run_dir).close()  # a run folder without a readable store is refused now, not when a row is shown
+    return StoredResponses(run_dir)
 
 
 def read_claims(run_dir: Path, metrics: dict[str, Any]) -> dict[tuple[str, str], list[dict[str, Any]]]:

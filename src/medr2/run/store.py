@@ -283,6 +283,38 @@ class Store:
         while rows := cur.fetchmany(10_000):
             yield from rows
 
+    def counted_rows(self, batch_rows: int = 10_000
+                     ) -> Iterator[list[tuple[str, str, str, str, str | None, str | None, str | None, int]]]:
+        """The answer that counts per (item, mode), in batches ordered by (mode, item_id) (byte order, as Arrow
+        sorts): ``(item_id, mode, model_key, status, raw, finish_reason, reasoning, first)``, where the answer
+        that counts is the latest ok row, else the latest row (a later ok answer replaces an earlier one, an
+        error never replaces an ok one), ``reasoning`` is None unless it is ok, and ``first`` is the rowid of
+        the key's first stored row (the order scoring used to keep). SQLite groups and sorts (on disk when
+        large): nothing here holds more than one batch."""
+        finish = "p.finish_reason" if "finish_reason" in self._select else "NULL"
+        reasoning = "p.reasoning" if "reasoning" in self._select else "NULL"
+        cur = self._conn.execute(
+            f"SELECT p.item_id, p.mode, p.model_key, p.status, p.raw, {finish}, "
+            f"CASE WHEN p.status = 'ok' THEN {reasoning} END, g.first FROM "
+            "(SELECT item_id, mode, MIN(rowid) AS first, "
+            "COALESCE(MAX(CASE WHEN status = 'ok' THEN rowid END), MAX(rowid)) AS pick "
+            "FROM predictions GROUP BY item_id, mode) AS g "
+            "JOIN predictions AS p ON p.rowid = g.pick ORDER BY p.mode, p.item_id")
+        while rows := cur.fetchmany(batch_rows):
+            yield rows
+
+    def modes_per_item(self) -> Iterator[tuple[str, int]]:
+        """``(item_id, distinct modes answered)`` per item (how many answers count, before reading them)."""
+        cur = self._conn.execute("SELECT item_id, COUNT(DISTINCT mode) FROM predictions GROUP BY item_id")
+        while rows := cur.fetchmany(10_000):
+            yield from rows
+
+    def item_rows(self) -> Iterator[tuple[str, str]]:
+        """``(request_hash, item_id)`` of every row in insertion order (no answers read)."""
+        cur = self._conn.execute("SELECT request_hash, item_id FROM predictions ORDER BY rowid")
+        while rows := cur.fetchmany(10_000):
+            yield from rows
+
     def reasoning_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
         """``(item_id, mode, status, reasoning)`` of every row in insertion order (the rationale audit reads the
         separate reasoning text of the answer that counts)."""

@@ -24,10 +24,11 @@ from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
-from medr2.score.items import ItemLike, PredictionRow, ScoringItem, load_scoring_items
+from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
+from medr2.score.stream import BATCH_ROWS, RowGroupWriter, TidyColumns
 from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
@@ -264,6 +265,22 @@ def _scores_table(items: Mapping[str, ItemLike], keys: Sequence[tuple[str, str, 
     return pa.table(cols, schema=_SCORES_SCHEMA)
 
 
+def _scores_batch(items: Mapping[str, ItemLike], item_ids: Sequence[str], model_keys: Sequence[str],
+                  modes: Sequence[str], scored: Sequence[_Scored]) -> pa.Table:
+    """:func:`_scores_table` of rows already in (mode, item_id) order (a batch of ``Store.counted_rows``), built
+    a column at a time (the same table)."""
+    its = [items[i] for i in item_ids]
+    cols: dict[str, Any] = {
+        "item_id": item_ids, "case_id": [it.case_id for it in its], "model_key": model_keys, "mode": modes,
+        "task": [it.task for it in its], "stage": [it.stage for it in its], "form": [it.form for it in its],
+        "variant": [it.variant for it in its], "parent_id": [it.parent_id for it in its],
+        "split": [it.split for it in its], "verdict": [r.verdict for r in scored],
+        "parsed": [r.parsed for r in scored], "method": [r.method for r in scored], "iou": [r.iou for r in scored],
+        "text_metrics": [canonical_json(r.text_metrics) if r.text_metrics else "{}" for r in scored],
+        "reason": [r.reason for r in scored]}
+    return pa.table(cols, schema=_SCORES_SCHEMA)
+
+
 def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
     """:func:`scores_table` from the tidy table of the same rows (same bytes, built column-wise): the string
     columns are Arrow-backed, so they go to Arrow as they are; rows are sorted by (mode, item_id) with
@@ -318,40 +335,34 @@ def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | 
                        field="imported.answers_unknown")
 
 
-def _latest_predictions(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine
-                        ) -> list[PredictionRow]:
-    """The answer that counts per (item, mode), as :class:`PredictionRow` rows in the order their first answer
-    was stored: a later ok answer replaces an earlier one, an error never replaces an ok answer."""
+def _quarantine_unknown(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine) -> int:
+    """Quarantine every stored row whose item is not in the bench (in insertion order); returns how many answers
+    count (one per (item, mode) of a known item)."""
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        latest: dict[tuple[str, str], PredictionRow] = {}
-        same: dict[str, str] = {}  # one string object per distinct mode / model key / status
-        for request_hash, item_id, mode, model_key, status, raw, finish in store.score_rows():
-            mode, model_key, status = same.setdefault(mode, mode), same.setdefault(model_key, model_key), \
-                same.setdefault(status, status)
+        for request_hash, item_id in store.item_rows():
             if item_id not in items:
                 quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
                                                f"item {item_id} is not in the bench", stage="score"))
-                continue
-            key = (item_id, mode)
-            old = latest.get(key)
-            if old is None or not (old.status == "ok" and status == "error"):
-                latest[key] = PredictionRow(item_id, model_key, mode, status, raw, finish)
-        return list(latest.values())
+        return sum(n for item_id, n in store.modes_per_item() if item_id in items)
     finally:
         store.close()
 
 
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
-              progress: Any = None, judge_claims: bool = False) -> dict[str, Any]:
+              progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
-    ``progress`` (``medr2.progress``, e.g. ``for_console``) is told each step and the answers scored."""
+    ``progress`` (``medr2.progress``, e.g. ``for_console``) is told each step and the answers scored.
+    The answers that count are read from the store ``batch_rows`` at a time, in ``scores.parquet``'s order
+    (mode, item id), scored, written and dropped; the metrics read the light columns kept per row
+    (:class:`medr2.score.stream.TidyColumns`), in the order of the store's first answer per key."""
     from medr2.progress import Quiet
+    from medr2.run.store import Store
     from medr2.score.judge import make_judge
     from medr2.score.metrics import compute_metrics
     from medr2.score.table import build_table_columns
@@ -359,6 +370,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     run_dir = Path(run_dir)
     if judge_claims and judge is None:
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
+    if batch_rows < 1:
+        raise BadInput("batch_rows must be at least 1", field="batch_rows")
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
     manifest, bench_root, items = _run_inputs(run_dir)
@@ -367,29 +380,53 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     qpath = run_dir / f".{QUARANTINE_FILE}.scoring"  # published with the scores (below)
     qpath.unlink(missing_ok=True)
     quarantine = Quarantine(qpath)
-    preds = _latest_predictions(run_dir, items, quarantine)
+    n_counted = _quarantine_unknown(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
-    progress.step("scoring answers", len(preds))
+    progress.step("scoring answers", n_counted)
+    cols = TidyColumns()
+    scores_out = RowGroupWriter(_SCORES_SCHEMA)
+    audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None)
+    store = Store.open(run_dir)
     try:
-        scored = _score_rows(items, [(p[0], p[3], p[4]) for p in preds], conv, judge=judge_obj,
-                             bench_root=bench_root, finish_reasons=[p[5] for p in preds], progress=progress)
-        table = build_table_columns(items, [p[0] for p in preds], [p[1] for p in preds], [p[2] for p in preds],
-                                    [r.verdict for r in scored], [r.parsed for r in scored],
-                                    [r.method for r in scored],
-                                    [r.iou for r in scored], [r.text_metrics for r in scored])
-        table["reason"] = pd.Series([r.reason for r in scored], dtype=object)
-        claims_out = _add_rationale_audit(table, run_dir, bench_root, preds, items,
-                                          judge=judge_obj if judge_claims else None)
+        for batch in store.counted_rows(batch_rows):
+            rows = [r for r in batch if r[0] in items]
+            if not rows:
+                continue
+            scored = _score_rows(items, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
+                                 bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
+            item_ids = [items[r[0]].item_id for r in rows]  # the items' own strings: no copy per row
+            model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
+            scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
+            audit.add(rows, item_ids, cols)
+            cols.item_ids += item_ids
+            cols.model_keys += model_keys
+            cols.modes += modes
+            cols.first += [r[7] for r in rows]
+            cols.verdicts += [r.verdict for r in scored]
+            cols.parsed += [r.parsed for r in scored]
+            cols.methods += [r.method for r in scored]
+            cols.ious += [r.iou for r in scored]
+            cols.text_metrics += [r.text_metrics for r in scored]
+            cols.reasons += [r.reason for r in scored]
+            del batch, rows, scored, model_keys, modes
     finally:
+        store.close()
         if isinstance(judge, str) and judge_obj is not None:
             judge_obj.close()
-    buf = pa.BufferOutputStream()
-    pq.write_table(_scores_table_from_tidy(table), buf, compression="zstd")
-    scores_bytes = buf.getvalue().to_pybytes()
-    del buf
-    n_predictions = len(scored)
-    plan = _plan(manifest, items, preds)
-    del preds, scored, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
+    scores_bytes = scores_out.close()
+    claims_out = audit.close()
+    n_predictions = len(cols)
+    plan = _plan(manifest, items, cols.item_ids, cols.modes)
+    cols.to_stored_order()
+    table = build_table_columns(items, cols.item_ids, cols.model_keys, cols.modes, cols.verdicts, cols.parsed,
+                                cols.methods, cols.ious, cols.text_metrics)
+    table["reason"] = pd.Series(cols.reasons, dtype=object)
+    if claims_out is not None:
+        from medr2.score.claims import AUDIT_COLUMNS
+
+        for c in AUDIT_COLUMNS:
+            table[c] = np.asarray(cols.audit[c], dtype=np.int64)
+    del cols, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
     progress.step(f"metrics ({n_resamples:,} bootstrap resamples)")
     metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
     model = manifest.get("model") or {}
@@ -497,61 +534,76 @@ def _claims_summary(checked: Sequence[Any], decided_by: Sequence[Sequence[str] |
     return dict(sorted(out.items()))
 
 
-def _add_rationale_audit(table: pd.DataFrame, run_dir: Path, bench_root: Path,
-                         preds: Sequence[PredictionRow],
-                         items: Mapping[str, ItemLike], judge: Judge | None = None) -> _ClaimsOut | None:
-    """Add the rationale audit's counts (:mod:`medr2.score.claims`) to the tidy table, in place, when some
-    answer that counts carries a rationale (content before the answer, or the server's reasoning text); a run
-    without one gets no columns and no ``rationale`` metrics (and returns None). Cases are read only then.
-    ``judge`` (``--judge-claims``) decides the claims the rules leave unverifiable. Returns the per-claim
-    verdicts (``claims.parquet``) and their summary."""
-    from medr2.run.store import Store
-    from medr2.score.claims import (
-        AUDIT_COLUMNS,
-        CHECKER_VERSION,
-        CLAIMS_FILE,
-        audit_columns,
-        check_rows,
-        claims_table,
-        rationale_parts,
-    )
+class _Audit:
+    """The rationale audit (:mod:`medr2.score.claims`), batch by batch: per scored row its counts (kept in the
+    tidy columns), per claim its verdict (``claims.parquet``, written as the batches arrive in (mode, item id)
+    order, the file's order), per mode the claims by verdict. A run whose answers carry no rationale (content
+    before the answer, or the server's reasoning text) gets no audit columns, no ``rationale`` metrics and no
+    file (:meth:`close` returns None); the bench's cases are read only once a rationale is met. ``judge``
+    (``--judge-claims``) decides the claims the rules leave unverifiable."""
 
-    store = Store.open(run_dir)
-    try:
-        reasoning: dict[tuple[str, str], str | None] = {}
-        for item_id, mode, status, text in store.reasoning_rows():
-            if status == "ok":  # the answer that counts is the latest ok one (as _latest_predictions)
-                reasoning[(item_id, mode)] = text
-    finally:
-        store.close()
-    raws = [p.raw if p.status == "ok" else None for p in preds]
-    reasonings = [reasoning.get((p.item_id, p.mode)) if p.status == "ok" else None for p in preds]
-    if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
-        return None
-    case_ids = table["case_id"].astype(str).tolist()
-    truths = _read_truths(bench_root)
-    checked = check_rows(case_ids, raws, reasonings, truths)
-    if judge is not None:
-        decided_by = _judge_claims(judge, checked, case_ids, raws, reasonings, truths, bench_root)
-    else:
-        decided_by = [None if c is None else ["rules"] * len(c) for c in checked]
-    cols = audit_columns(case_ids, raws, reasonings, truths, [_lure_fact(items[p[0]]) for p in preds], checked)
-    for c in AUDIT_COLUMNS:
-        table[c] = np.asarray(cols[c], dtype=np.int64)
-    keys = [(p[0], p[1], p[2], cid) for p, cid in zip(preds, case_ids, strict=True)]
-    ctable = claims_table(keys, checked, decided_by)
-    buf = pa.BufferOutputStream()
-    pq.write_table(ctable, buf, compression="zstd")
-    data = buf.getvalue().to_pybytes()
-    import hashlib
+    def __init__(self, bench_root: Path, items: Mapping[str, ItemLike], judge: Judge | None = None) -> None:
+        self.bench_root, self.items, self.judge = bench_root, items, judge
+        self.truths: dict[str, dict[str, Any]] | None = None
+        self.any = False
+        self.writer: RowGroupWriter | None = None
+        self.summary: dict[str, dict[str, Any]] = {}
 
-    from medr2.score.judge import CLAIM_PROMPT_VERSION
+    def add(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str], cols: TidyColumns) -> None:
+        """Audit one batch of counted rows (``Store.counted_rows``), appending its counts to ``cols.audit``."""
+        from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, rationale_parts
 
-    summary = {"file": CLAIMS_FILE, "sha256": hashlib.sha256(data).hexdigest(), "rows": ctable.num_rows,
-               "checker": CHECKER_VERSION, "judge": None if judge is None else judge.key,
-               "judge_prompt": None if judge is None else CLAIM_PROMPT_VERSION,
-               "modes": _claims_summary(checked, decided_by, [p[2] for p in preds])}
-    return _ClaimsOut(data, summary)
+        raws = [r[4] if r[3] == "ok" else None for r in rows]
+        reasonings = [r[6] for r in rows]  # None unless the answer that counts is ok (counted_rows)
+        if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
+            for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True):
+                cols.audit.setdefault(c, []).extend([v] * len(rows))
+            return
+        self.any = True
+        if self.truths is None:
+            self.truths = _read_truths(self.bench_root)
+        case_ids = [self.items[i].case_id for i in item_ids]
+        checked = check_rows(case_ids, raws, reasonings, self.truths)
+        if self.judge is not None:
+            decided_by = _judge_claims(self.judge, checked, case_ids, raws, reasonings, self.truths,
+                                       self.bench_root)
+        else:
+            decided_by = [None if c is None else ["rules"] * len(c) for c in checked]
+        got = audit_columns(case_ids, raws, reasonings, self.truths, [_lure_fact(self.items[i]) for i in item_ids],
+                            checked)
+        for c in AUDIT_COLUMNS:
+            cols.audit.setdefault(c, []).extend(got[c])
+        keys = [(iid, r[2], r[1], cid) for iid, r, cid in zip(item_ids, rows, case_ids, strict=True)]
+        ctable = claims_table(keys, checked, decided_by)
+        if self.writer is None:
+            self.writer = RowGroupWriter(ctable.schema)
+        self.writer.write(ctable)
+        for mode, m in _claims_summary(checked, decided_by, [r[1] for r in rows]).items():
+            total = self.summary.setdefault(mode, dict.fromkeys(m, 0))
+            for k, count in m.items():
+                if k != "judge_share":
+                    total[k] += count
+
+    def close(self) -> _ClaimsOut | None:
+        import hashlib
+
+        from medr2.score.claims import CHECKER_VERSION, CLAIMS_FILE, claims_table
+        from medr2.score.judge import CLAIM_PROMPT_VERSION
+
+        if not self.any:
+            return None
+        if self.writer is None:  # pragma: no cover - a batch with a rationale always makes the writer
+            self.writer = RowGroupWriter(claims_table([], []).schema)
+        rows = self.writer.rows
+        data = self.writer.close()
+        for m in self.summary.values():
+            decided = m["decided_by_rules"] + m["decided_by_judge"]
+            m["judge_share"] = m["decided_by_judge"] / decided if decided else None
+        summary = {"file": CLAIMS_FILE, "sha256": hashlib.sha256(data).hexdigest(), "rows": rows,
+                   "checker": CHECKER_VERSION, "judge": None if self.judge is None else self.judge.key,
+                   "judge_prompt": None if self.judge is None else CLAIM_PROMPT_VERSION,
+                   "modes": dict(sorted(self.summary.items()))}
+        return _ClaimsOut(data, summary)
 
 
 def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
@@ -583,16 +635,16 @@ class IncompleteRunWarning(UserWarning):
     """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
 
 
-def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem],
-          preds: Sequence[PredictionRow]) -> dict[str, Any]:
+def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], item_ids: Sequence[str],
+          modes: Sequence[str]) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`); warns when incomplete."""
     import warnings
 
     from medr2.score.completeness import completeness, describe
 
     answered: dict[str, set[str]] = {}
-    for p in preds:
-        answered.setdefault(p.mode, set()).add(p.item_id)
+    for item_id, mode in zip(item_ids, modes, strict=True):
+        answered.setdefault(mode, set()).add(item_id)
     plan = completeness(manifest, items, answered)
     if (message := describe(plan)) is not None:
         warnings.warn(message, IncompleteRunWarning, stacklevel=3)

@@ -19,15 +19,15 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
                    with_variants: bool = False, seed: int = 0, name: str | None = None,
                    **opts: Any) -> dict[str, Any]:
     """Write the export into folder ``out`` and return its manifest (also written to ``out``)."""
-    from medr2.bench.format import load_bench
+    from medr2.train.source import read_train_split
 
     if fmt not in FORMATS:
         raise BadInput(f"unknown export format {fmt!r} (known: {', '.join(sorted(FORMATS))})", field="format")
-    bench = load_bench(bench_root)
+    bench = read_train_split(bench_root)  # only the train split becomes records
     spec = FORMATS[fmt]
     plan_fn = plan_dpo if spec.dpo else plan_examples
     try:
-        plan = plan_fn(bench.items, bench.cases, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
+        plan = plan_fn((), (), strategy=strategy, with_variants=with_variants, seed=seed, split=bench, **opts)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:

@@ -20,6 +20,7 @@ from typing import Any
 from medr2.models.base import BoxConvention, Message
 from medr2.records import Item, stable_hash
 from medr2.train.render import PIXELS, answer_turn, chain_turns, item_turns, rejected
+from medr2.train.source import TrainSplit
 
 
 @dataclass(frozen=True)
@@ -143,14 +144,21 @@ NEEDS_VARIANTS = frozenset({"augmented"})  # strategies that read the train spli
 
 
 def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "flat", with_variants: bool = False,
-                  seed: int = 0, conv: BoxConvention = PIXELS, **opts: Any) -> ExportPlan:
-    """SFT examples for a strategy (see module doc); boxes are written in ``conv``."""
+                  seed: int = 0, conv: BoxConvention = PIXELS, split: TrainSplit | None = None,
+                  **opts: Any) -> ExportPlan:
+    """SFT examples for a strategy (see module doc); boxes are written in ``conv``. ``split``
+    (:func:`medr2.train.source.read_train_split`) stands for ``items`` and ``cases``: the train split read
+    column-wise, with the same items kept and the same counts of those dropped."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
     skipped: Counter[str] = Counter()
     keep: list[Item] = []
     with_variants = with_variants or strategy in NEEDS_VARIANTS
-    for it in train_items(items, cases, with_variants=with_variants, skipped=skipped):
+    if split is not None:
+        selected, skipped = split.select(with_variants)
+    else:
+        selected = train_items(items, cases, with_variants=with_variants, skipped=skipped)
+    for it in selected:
         if it.form == "box" and it.answer_box is None:
             skipped["box item without answer_box"] += 1
         else:
@@ -160,11 +168,12 @@ def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str 
 
 
 def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "flat", with_variants: bool = False,
-             seed: int = 0, conv: BoxConvention = PIXELS, **opts: Any) -> ExportPlan:
+             seed: int = 0, conv: BoxConvention = PIXELS, split: TrainSplit | None = None, **opts: Any) -> ExportPlan:
     """DPO pairs: each example's final answer as chosen, the evaluation's wrong answer for that item
     (its lure where it has one, else a fixed wrong option) as rejected."""
-    plan = plan_examples(items, cases, strategy=strategy, with_variants=with_variants, seed=seed, conv=conv, **opts)
-    by_id = {it.item_id: it for it in items}
+    plan = plan_examples(items, cases, strategy=strategy, with_variants=with_variants, seed=seed, conv=conv,
+                         split=split, **opts)
+    by_id = {it.item_id: it for it in (split.items if split is not None else items)}
     pairs: list[Example] = []
     lure_used = 0
     for ex in plan.examples:

@@ -171,7 +171,7 @@ def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg:
     from trl import DPOConfig, DPOTrainer
 
     try:
-        plan = plan_dpo(bench.items, bench.cases, strategy="augmented", seed=cfg.seed, conv=conv)
+        plan = plan_dpo((), (), strategy="augmented", seed=cfg.seed, conv=conv, split=bench)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:
@@ -254,7 +254,7 @@ FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 
 def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
     try:
-        plan = plan_examples(bench.items, bench.cases, strategy=strategy, with_variants=cfg.with_variants,
+        plan = plan_examples((), (), split=bench, strategy=strategy, with_variants=cfg.with_variants,
                              seed=cfg.seed, conv=conv)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
@@ -288,12 +288,12 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     from peft import LoraConfig
     from transformers import set_seed
 
-    from medr2.bench.format import load_bench
+    from medr2.train.source import read_train_split
 
     cfg = cfg or FinetuneConfig()
     base, out = Path(base), Path(out)
     t_start = time.perf_counter()
-    bench = load_bench(bench_root)
+    bench = read_train_split(bench_root)  # only the train split becomes records
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
     if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
