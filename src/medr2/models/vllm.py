@@ -30,6 +30,10 @@ class VLLMOptions:
     gpu_memory_utilization: float = 0.9
     kv_cache_memory_bytes: int | None = None  # an explicit KV cache size; on vLLM's CPU backend the safer choice
     max_model_len: int | None = None
+    max_num_seqs: int | None = None  # vLLM's default (256) when None
+    # no torch.compile / CUDA graphs: a faster start (on the CPU backend, with kv_cache_memory_bytes set, no
+    # warm-up forward pass at all), slower steps on a GPU
+    enforce_eager: bool = False
     max_images_per_prompt: int = 4
     seed: int = 0
     box_space: BoxSpace = "pixel"
@@ -68,6 +72,10 @@ class VLLMAdapter:
         }
         if opts.max_model_len:
             engine["max_model_len"] = opts.max_model_len
+        if opts.max_num_seqs:
+            engine["max_num_seqs"] = opts.max_num_seqs
+        if opts.enforce_eager:
+            engine["enforce_eager"] = True
         if opts.kv_cache_memory_bytes:
             engine["kv_cache_memory_bytes"] = opts.kv_cache_memory_bytes
         self.llm = vllm.LLM(**engine)
@@ -80,14 +88,24 @@ class VLLMAdapter:
         return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
                 "vllm_version": getattr(self._vllm, "__version__", "?"), "dtype": self.options.dtype,
                 "tensor_parallel_size": self.options.tensor_parallel_size, "seed": self.options.seed,
-                "max_model_len": self.options.max_model_len,
+                "max_model_len": self.options.max_model_len, "max_num_seqs": self.options.max_num_seqs,
+                "enforce_eager": self.options.enforce_eager,
                 "gpu_memory_utilization": self.options.gpu_memory_utilization,
                 "kv_cache_memory_bytes": self.options.kv_cache_memory_bytes,
                 "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
                                    "params": dict(self.box_convention.params)}}
 
     def close(self) -> None:
+        """Shut the engine down now (its engine-core process, or its in-process core), so that another
+        engine can start in the same process."""
+        engine = getattr(self.llm, "llm_engine", None)
+        core = getattr(engine, "engine_core", None)
         del self.llm
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+        import gc
+
+        gc.collect()
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
