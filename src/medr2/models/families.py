@@ -707,8 +707,8 @@ VLLM_UNSUPPORTED: dict[str, str] = {
 
 
 def vllm_loadable(src: Path | str, dst: Path | str) -> Path:
-    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: the vision-tower keys of LLaVA and
-    LLaVA-OneVision renamed (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
+    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: the vision-tower keys of LLaVA,
+    LLaVA-OneVision and Gemma 3 renamed (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
     import json
     import shutil
 

@@ -1,13 +1,14 @@
-"""Copy a transformers LLaVA-style checkpoint (LLaVA 1.5, LLaVA-OneVision) into the weight layout vLLM loads.
+"""Copy a transformers checkpoint with a LLaVA-style vision tower (LLaVA 1.5, LLaVA-OneVision, Gemma 3) into
+the weight layout vLLM loads.
 
-transformers 5 saves a LLaVA (and LLaVA-OneVision) vision tower's weights as ``vision_tower.embeddings...`` /
+transformers 5 saves such a vision tower's weights as ``vision_tower.embeddings...`` /
 ``vision_tower.encoder...`` (the bare vision transformer), while vLLM's CLIP / SigLIP towers keep
-them one level down, under ``vision_tower.vision_model.`` (vLLM's LLaVA weight mapper only strips a
+them one level down, under ``vision_tower.vision_model.`` (vLLM's weight mappers only strip a
 leading ``model.``). Without the rename vLLM 0.32 refuses to start ("There is no module or
 parameter named 'vision_tower.embeddings' in LlavaForConditionalGeneration", the same for
-LlavaOnevisionForConditionalGeneration, whose SigLIP tower vLLM nests the same way). This module rewrites
-the keys and copies every other file (config, tokenizer, processor, chat template) unchanged; the
-rewritten folder still loads in transformers, with the same answers.
+LlavaOnevisionForConditionalGeneration and Gemma3ForConditionalGeneration). This module rewrites the keys
+and copies every other file (config, tokenizer, processor, chat template) unchanged; the rewritten folder still
+loads in transformers, with the same answers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ TOWER_PREFIXES = ("vision_tower.", "model.vision_tower.")
 NESTED = "vision_model."
 # config.model_type -> vLLM architecture whose CLIP / SigLIP tower nests its weights under ``vision_model.``
 EXPORTABLE = {"llava": "LlavaForConditionalGeneration",
-              "llava_onevision": "LlavaOnevisionForConditionalGeneration"}
+              "llava_onevision": "LlavaOnevisionForConditionalGeneration",
+              "gemma3": "Gemma3ForConditionalGeneration"}
 
 
 def vllm_weight_name(name: str) -> str:
