@@ -297,6 +297,14 @@ VLLM_OPTIONS = {"dtype": "float32", "max_model_len": 2048, "kv_cache_memory_byte
                 "enforce_eager": True, "max_num_seqs": 16}
 VLLM_ENGINE_ENV = {**VLLM_ENV, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 VLLM_SERVER_ARGS = ("--enforce-eager", "--max-num-seqs", "16")
+# A vLLM server start costs three vLLM imports (API server, engine core, worker: the CPU platform forces the
+# multiprocessing executor with spawn), 60-100 s on 2 loaded cores, against ~10 s per family on the engine path.
+# The server adds the HTTP / OpenAI layer and openai:'s requests, which are the same for every family, on top of
+# the engine path's processor and template: .ci/run serves the two medical bases (MedGemma's Gemma 3 and
+# Lingshu's Qwen2.5-VL); the others are marked `vllm_server_extra` (`-m vllm_server_extra` runs them).
+VLLM_SERVER_CI = ("gemma3", "qwen2.5-vl")
+VLLM_SERVER_PARAMS = [n if n in VLLM_SERVER_CI else pytest.param(n, marks=pytest.mark.vllm_server_extra)
+                      for n in VLLM_NAMES]
 # Families whose greedy answers are all empty, in hf: as in vLLM (pinned, so a change shows): the random tiny
 # mistral3 repeats token 5, `[/INST]`, a special token that both decoders drop (8 completion tokens each).
 EMPTY_ANSWERS = {"mistral3"}
@@ -352,7 +360,7 @@ def test_vllm_engine_answers_as_hf(work, models, vllm_engine_runs, name):
 
 
 @pytest.mark.vllm_families
-@pytest.mark.parametrize("name", VLLM_NAMES)
+@pytest.mark.parametrize("name", VLLM_SERVER_PARAMS)
 def test_vllm_server_answers_as_hf(work, models, name):
     """vLLM's OpenAI-compatible server behind ``openai:`` (the family's preset, 8 concurrent requests) gives the
     answers ``hf:`` gives, token usage included, one HTTP 200 per answer."""
@@ -370,4 +378,30 @@ def test_vllm_server_answers_as_hf(work, models, name):
         ok = srv.completions_ok()
     _timed("vllm-serve", t0)
     assert ok == len(served), (ok, len(served))
+    hf, served = _without_lost_tails(work, name, hf, served)
     agree(hf, served, "vLLM server", name)
+
+
+def _without_lost_tails(work: dict[str, Path], name: str, hf: dict, served: dict) -> tuple[dict, dict]:
+    """vLLM's server, like its engine, drops the bytes of a multi-byte character cut off by max_tokens at the end
+    of an answer (its incremental detokenizer holds them back), where ``hf:`` decodes them to U+FFFD; the
+    ``vllm:`` adapter restores them (VLLMAdapter._full_text), ``openai:`` cannot (it gets text only). So: hf's
+    text is compared without trailing U+FFFD, and in ``chain-own`` the later answers of a chain whose earlier hf
+    answer lost such a tail are left out (the two paths fed back different answers); how many, is printed."""
+    from medr2.bench.format import load_bench
+
+    items = {it.item_id: it for it in load_bench(work["bench"], image_hashes=False).items}
+    cut = {(items[k[0]].chain_id, items[k[0]].step) for k, v in hf.items()
+           if k[1] == "chain-own" and v[0].endswith("\ufffd")}
+    out_hf, out_served, left = {}, {}, []
+    for k, (text, pt, ct) in hf.items():
+        it = items[k[0]]
+        if k[1] == "chain-own" and any(c == it.chain_id and step < it.step for c, step in cut):
+            left.append(k)
+            continue
+        out_hf[k], out_served[k] = (text.rstrip("\ufffd"), pt, ct), served[k]
+    tails = sum(v[0].endswith("\ufffd") for v in hf.values())
+    print(f"[families-slow] {name} vLLM server: {tails} hf answers end in U+FFFD (compared without it); "
+          f"{len(left)} chain-own answers after one left out")
+    assert all(k[1] == "chain-own" for k in left)
+    return out_hf, out_served

@@ -141,17 +141,32 @@ class VLLMAdapter:
             return [Response(status="error", error=f"{type(e).__name__}: {e}")]
         dt = time.perf_counter() - t0
         # vLLM's CompletionOutput.finish_reason: "stop" or "length" (max_tokens reached)
-        return [Response(status="ok", text=r.outputs[0].text.strip(), latency_s=dt,
+        return [Response(status="ok", text=self._full_text(r.outputs[0]).strip(), latency_s=dt,
                          prompt_tokens=len(r.prompt_token_ids or []), completion_tokens=len(r.outputs[0].token_ids),
                          finish_reason=getattr(r.outputs[0], "finish_reason", None))
                 for r in results]
 
+    def _full_text(self, out: Any) -> str:
+        """The output's text; when the answer ends inside a multi-byte character (``max_tokens`` reached after
+        some of its bytes), vLLM's incremental detokenizer holds those bytes back and drops them, while decoding
+        the same token ids in full (as ``hf:`` does) ends in U+FFFD: that full decode, so both adapters store
+        the same text (and ``chain-own`` feeds back the same answer)."""
+        text = str(out.text)
+        ids = list(out.token_ids or [])
+        if not ids:
+            return text
+        full = self.llm.get_tokenizer().decode(ids, skip_special_tokens=True)
+        return full if full.startswith(text) and full[len(text):].strip("\ufffd") == "" else text
+
 
 def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
     """Registry factory for ``vllm:PATH``: the seed from the run options, the rest of
-    :class:`VLLMOptions` from ``extra``."""
+    :class:`VLLMOptions` from ``extra``; without ``box_space`` there, a ``--preset``'s box space (as ``hf:``)."""
     known = set(VLLMOptions.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(options.extra) - known)
     if unknown:
         raise BadInput(f"unknown vllm option(s) {unknown}; known: {sorted(known)}", field="model options")
-    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **options.extra))
+    extra = dict(options.extra)
+    if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
+        extra["box_space"] = options.preset.box.space
+    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **extra))
