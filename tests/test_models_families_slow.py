@@ -385,23 +385,24 @@ def test_vllm_server_answers_as_hf(work, models, name):
 def _without_lost_tails(work: dict[str, Path], name: str, hf: dict, served: dict) -> tuple[dict, dict]:
     """vLLM's server, like its engine, drops the bytes of a multi-byte character cut off by max_tokens at the end
     of an answer (its incremental detokenizer holds them back), where ``hf:`` decodes them to U+FFFD; the
-    ``vllm:`` adapter restores them (VLLMAdapter._full_text), ``openai:`` cannot (it gets text only). So: hf's
-    text is compared without trailing U+FFFD, and in ``chain-own`` the later answers of a chain whose earlier hf
-    answer lost such a tail are left out (the two paths fed back different answers); how many, is printed."""
+    ``vllm:`` adapter restores them (VLLMAdapter._full_text), ``openai:`` cannot (it gets text only). So where the
+    served text differs from hf's and hf's ends in U+FFFD (after hf's strip(): a U+FFFD then a space is
+    complete in both), it is compared with hf's text without that trailing U+FFFD; in ``chain-own`` the later
+    answers of a chain after such an answer are left out (the two paths fed back different answers); how many,
+    is printed."""
     from medr2.bench.format import load_bench
 
     items = {it.item_id: it for it in load_bench(work["bench"], image_hashes=False).items}
-    cut = {(items[k[0]].chain_id, items[k[0]].step) for k, v in hf.items()
-           if k[1] == "chain-own" and v[0].endswith("\ufffd")}
+    lost = {k for k, v in hf.items() if v[0].endswith("\ufffd") and served[k][0].strip() != v[0].strip()}
+    cut = {(items[k[0]].chain_id, items[k[0]].step) for k in lost if k[1] == "chain-own"}
     out_hf, out_served, left = {}, {}, []
     for k, (text, pt, ct) in hf.items():
         it = items[k[0]]
         if k[1] == "chain-own" and any(c == it.chain_id and step < it.step for c, step in cut):
             left.append(k)
             continue
-        out_hf[k], out_served[k] = (text.rstrip("\ufffd"), pt, ct), served[k]
-    tails = sum(v[0].endswith("\ufffd") for v in hf.values())
-    print(f"[families-slow] {name} vLLM server: {tails} hf answers end in U+FFFD (compared without it); "
-          f"{len(left)} chain-own answers after one left out")
+        out_hf[k], out_served[k] = (text.rstrip("\ufffd") if k in lost else text, pt, ct), served[k]
+    print(f"[families-slow] {name} vLLM server: {len(lost)} answers lost a trailing U+FFFD (compared without "
+          f"it); {len(left)} chain-own answers after one left out")
     assert all(k[1] == "chain-own" for k in left)
     return out_hf, out_served
