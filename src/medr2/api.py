@@ -179,7 +179,7 @@ def tiny_vlm(out: PathLike, *, seed: int = 0, image_size: int = 32, family: str 
 
 
 def vllm_export(src: PathLike, out: PathLike) -> Path:
-    """``medr2 vllm-export``: a copy of a LLaVA checkpoint with its weights renamed for vLLM."""
+    """``medr2 vllm-export``: a copy of a LLaVA / LLaVA-OneVision / Gemma 3 checkpoint, weights renamed for vLLM."""
     from medr2.models.vllm_export import export_for_vllm
 
     return export_for_vllm(src, out)

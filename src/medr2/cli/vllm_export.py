@@ -1,4 +1,4 @@
-"""``medr2 vllm-export``: copy a LLaVA checkpoint into the weight layout vLLM loads (docs/serving.md)."""
+"""``medr2 vllm-export``: a LLaVA / LLaVA-OneVision / Gemma 3 checkpoint in vLLM's weight layout (docs/serving.md)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("vllm-export")
     def vllm_export(
-        src: Path = typer.Argument(..., help="transformers checkpoint folder (LLaVA, e.g. from medr2 tiny-vlm)"),
+        src: Path = typer.Argument(..., help="transformers checkpoint folder (LLaVA, LLaVA-OneVision or Gemma 3, e.g. "
+                                                 "from medr2 tiny-vlm)"),
         out: Path = typer.Option(..., "--out", help="folder to write the vLLM-loadable copy into"),
     ) -> None:
-        """Copy a LLaVA checkpoint with its vision-tower weights renamed for vLLM (serve OUT with vLLM)."""
+        """Copy a LLaVA / LLaVA-OneVision / Gemma 3 checkpoint with its vision-tower weights renamed for vLLM
+        (serve OUT with vLLM)."""
         from medr2.api import vllm_export as api_vllm_export
 
         path = api_vllm_export(src, out)

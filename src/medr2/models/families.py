@@ -271,6 +271,12 @@ def _build_gemma3(out: Path, seed: int) -> None:
     tok = _tokenizer(special, GEMMA3_TEMPLATE, bos="<bos>", eos="<end_of_turn>", pad="<pad>", unk="<unk>",
                      extra={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
                             "image_token": "<image_soft_token>"})
+    # Gemma's SentencePiece vocabulary has runs of 1-4 newlines as single pieces, and vLLM's Gemma 3 processor
+    # looks them up by their literal text (``vocab["\n\n"]``); the byte-level BPE spells a newline "Ċ", so the
+    # runs are added as whole tokens (without them vLLM fails with ``KeyError: '\n'``).
+    from tokenizers import AddedToken
+
+    tok.add_tokens([AddedToken("\n" * k, normalized=False, special=False) for k in range(1, 5)])
     ip = Gemma3ImageProcessorPil(size={"height": 32, "width": 32}, do_pan_and_scan=False)
     proc = Gemma3Processor(image_processor=ip, tokenizer=tok, image_seq_length=4, chat_template=GEMMA3_TEMPLATE)
     text = Gemma3TextConfig(**_text_kw(tok, num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32,
@@ -701,15 +707,15 @@ VLLM_UNSUPPORTED: dict[str, str] = {
 
 
 def vllm_loadable(src: Path | str, dst: Path | str) -> Path:
-    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: LLaVA's vision-tower keys renamed
-    (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
+    """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: the vision-tower keys of LLaVA,
+    LLaVA-OneVision and Gemma 3 renamed (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
     import json
     import shutil
 
-    src, dst = Path(src), Path(dst)
-    if json.loads((src / "config.json").read_text(encoding="utf-8")).get("model_type") == "llava":
-        from medr2.models.vllm_export import export_for_vllm
+    from medr2.models.vllm_export import EXPORTABLE, export_for_vllm
 
+    src, dst = Path(src), Path(dst)
+    if json.loads((src / "config.json").read_text(encoding="utf-8")).get("model_type") in EXPORTABLE:
         return export_for_vllm(src, dst)
     shutil.copytree(src, dst)
     return dst

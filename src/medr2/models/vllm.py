@@ -30,6 +30,10 @@ class VLLMOptions:
     gpu_memory_utilization: float = 0.9
     kv_cache_memory_bytes: int | None = None  # an explicit KV cache size; on vLLM's CPU backend the safer choice
     max_model_len: int | None = None
+    max_num_seqs: int | None = None  # vLLM's default (256) when None
+    # no torch.compile / CUDA graphs: a faster start (on the CPU backend, with kv_cache_memory_bytes set, no
+    # warm-up forward pass at all), slower steps on a GPU
+    enforce_eager: bool = False
     max_images_per_prompt: int = 4
     seed: int = 0
     box_space: BoxSpace = "pixel"
@@ -68,6 +72,10 @@ class VLLMAdapter:
         }
         if opts.max_model_len:
             engine["max_model_len"] = opts.max_model_len
+        if opts.max_num_seqs:
+            engine["max_num_seqs"] = opts.max_num_seqs
+        if opts.enforce_eager:
+            engine["enforce_eager"] = True
         if opts.kv_cache_memory_bytes:
             engine["kv_cache_memory_bytes"] = opts.kv_cache_memory_bytes
         self.llm = vllm.LLM(**engine)
@@ -80,14 +88,24 @@ class VLLMAdapter:
         return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
                 "vllm_version": getattr(self._vllm, "__version__", "?"), "dtype": self.options.dtype,
                 "tensor_parallel_size": self.options.tensor_parallel_size, "seed": self.options.seed,
-                "max_model_len": self.options.max_model_len,
+                "max_model_len": self.options.max_model_len, "max_num_seqs": self.options.max_num_seqs,
+                "enforce_eager": self.options.enforce_eager,
                 "gpu_memory_utilization": self.options.gpu_memory_utilization,
                 "kv_cache_memory_bytes": self.options.kv_cache_memory_bytes,
                 "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
                                    "params": dict(self.box_convention.params)}}
 
     def close(self) -> None:
+        """Shut the engine down now (its engine-core process, or its in-process core), so that another
+        engine can start in the same process."""
+        engine = getattr(self.llm, "llm_engine", None)
+        core = getattr(engine, "engine_core", None)
         del self.llm
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+        import gc
+
+        gc.collect()
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
@@ -123,17 +141,32 @@ class VLLMAdapter:
             return [Response(status="error", error=f"{type(e).__name__}: {e}")]
         dt = time.perf_counter() - t0
         # vLLM's CompletionOutput.finish_reason: "stop" or "length" (max_tokens reached)
-        return [Response(status="ok", text=r.outputs[0].text.strip(), latency_s=dt,
+        return [Response(status="ok", text=self._full_text(r.outputs[0]).strip(), latency_s=dt,
                          prompt_tokens=len(r.prompt_token_ids or []), completion_tokens=len(r.outputs[0].token_ids),
                          finish_reason=getattr(r.outputs[0], "finish_reason", None))
                 for r in results]
 
+    def _full_text(self, out: Any) -> str:
+        """The output's text; when the answer ends inside a multi-byte character (``max_tokens`` reached after
+        some of its bytes), vLLM's incremental detokenizer holds those bytes back and drops them, while decoding
+        the same token ids in full (as ``hf:`` does) ends in U+FFFD: that full decode, so both adapters store
+        the same text (and ``chain-own`` feeds back the same answer)."""
+        text = str(out.text)
+        ids = list(out.token_ids or [])
+        if not ids:
+            return text
+        full = self.llm.get_tokenizer().decode(ids, skip_special_tokens=True)
+        return full if full.startswith(text) and full[len(text):].strip("\ufffd") == "" else text
+
 
 def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
     """Registry factory for ``vllm:PATH``: the seed from the run options, the rest of
-    :class:`VLLMOptions` from ``extra``."""
+    :class:`VLLMOptions` from ``extra``; without ``box_space`` there, a ``--preset``'s box space (as ``hf:``)."""
     known = set(VLLMOptions.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(options.extra) - known)
     if unknown:
         raise BadInput(f"unknown vllm option(s) {unknown}; known: {sorted(known)}", field="model options")
-    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **options.extra))
+    extra = dict(options.extra)
+    if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
+        extra["box_space"] = options.preset.box.space
+    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **extra))

@@ -1,12 +1,14 @@
-"""Copy a transformers LLaVA-style checkpoint into the weight layout vLLM loads.
+"""Copy a transformers checkpoint with a LLaVA-style vision tower (LLaVA 1.5, LLaVA-OneVision, Gemma 3) into
+the weight layout vLLM loads.
 
-transformers 5 saves a LLaVA vision tower's weights as ``vision_tower.embeddings...`` /
+transformers 5 saves such a vision tower's weights as ``vision_tower.embeddings...`` /
 ``vision_tower.encoder...`` (the bare vision transformer), while vLLM's CLIP / SigLIP towers keep
-them one level down, under ``vision_tower.vision_model.`` (vLLM's LLaVA weight mapper only strips a
+them one level down, under ``vision_tower.vision_model.`` (vLLM's weight mappers only strip a
 leading ``model.``). Without the rename vLLM 0.32 refuses to start ("There is no module or
-parameter named 'vision_tower.embeddings' in LlavaForConditionalGeneration"). This module rewrites
-the keys and copies every other file (config, tokenizer, processor, chat template) unchanged; the
-rewritten folder still loads in transformers, with the same answers.
+parameter named 'vision_tower.embeddings' in LlavaForConditionalGeneration", the same for
+LlavaOnevisionForConditionalGeneration and Gemma3ForConditionalGeneration). This module rewrites the keys
+and copies every other file (config, tokenizer, processor, chat template) unchanged; the rewritten folder still
+loads in transformers, with the same answers.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from medr2.errors import BadInput
 
 TOWER_PREFIXES = ("vision_tower.", "model.vision_tower.")
 NESTED = "vision_model."
+# config.model_type -> vLLM architecture whose CLIP / SigLIP tower nests its weights under ``vision_model.``
+EXPORTABLE = {"llava": "LlavaForConditionalGeneration",
+              "llava_onevision": "LlavaOnevisionForConditionalGeneration",
+              "gemma3": "Gemma3ForConditionalGeneration"}
 
 
 def vllm_weight_name(name: str) -> str:
@@ -44,9 +50,9 @@ def export_for_vllm(src: Path | str, dst: Path | str) -> Path:
     if dst.resolve() == src.resolve():
         raise BadInput("export folder must differ from the source folder", file=str(dst))
     model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    if model_type != "llava":
-        raise BadInput(f"vLLM export handles LLaVA checkpoints, not {model_type!r}", file=str(config),
-                       field="model_type")
+    if model_type not in EXPORTABLE:
+        raise BadInput(f"vLLM export handles LLaVA checkpoints ({', '.join(sorted(EXPORTABLE))}), not {model_type!r}",
+                       file=str(config), field="model_type")
     dst.mkdir(parents=True, exist_ok=True)
     index_map: dict[str, str] = {}
     for f in weights:
