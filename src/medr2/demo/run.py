@@ -255,6 +255,15 @@ def _keep_first_time(now: dict[str, Any], before: dict[str, Any] | None) -> dict
     return {**before, "reused": True, "resume_seconds": now["seconds"], "resume_note": now["note"]}
 
 
+def _recorded_stages(done: Sequence[dict[str, Any]], earlier: dict[str, dict[str, Any]],
+                     titles: Sequence[str]) -> list[dict[str, Any]]:
+    """The stages to record, in plan order: those this run has done, then, for the stages it has not
+    reached yet (an interrupted resume), what the earlier run recorded, so that the time of work done
+    before is not lost and a later resume still finds it."""
+    now = {s["stage"]: s for s in done}
+    return [now.get(t) or earlier[t] for t in titles if t in now or t in earlier]
+
+
 def _cpu_seconds() -> float:
     """User + system CPU time of this process and its finished children (build workers)."""
     import os
@@ -408,6 +417,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
 
     result = DemoResult(paths.root, cfg, models=models)
     earlier = _earlier_stages(paths)
+    titles = [title for title, _ in plan]
     ui.start(paths.root, cfg, len(plan))
     status = "failed"
     try:
@@ -419,7 +429,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
             now = {"stage": title, "seconds": round(dt, 1), "cpu_s": round(_cpu_seconds() - c0, 1), "note": note}
             result.stages.append(_keep_first_time(now, earlier.get(title)))
             ui.stage_done(title, dt, note)
-            _write_record(paths, cfg, result.stages, "running", models, t0)
+            _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), "running", models, t0)
         status = "complete"
         result.seconds = time.perf_counter() - t0
         reused = any(st.get("reused") for st in result.stages)
@@ -430,6 +440,6 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
         raise
     finally:
         result.seconds = result.seconds or time.perf_counter() - t0
-        _write_record(paths, cfg, result.stages, status, models, t0)
+        _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), status, models, t0)
     ui.finish(result)
     return result
