@@ -203,3 +203,35 @@ def test_cli_export(bench, tmp_path):
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["strategy"] == "chain" and manifest["with_variants"] is True
     assert set(FORMATS) == {"llamafactory", "llamafactory-dpo", "swift", "swift-dpo", "hf", "hf-dpo"}
+
+
+def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench):
+    """``answer_style="option-text"`` writes an MCQ target as the option's text only; the scorer reads it
+    as the same option as the ``letter`` target ("B. X-ray"); other forms are written the same in both."""
+    from medr2.score.extract import extract
+    from medr2.train.export import plan_dpo, plan_examples
+
+    by_style = {s: plan_examples(bench.items, bench.cases, strategy="chain", answer_style=s)
+                for s in ("letter", "option-text")}
+    assert [e.item_ids for e in by_style["letter"].examples] == [e.item_ids for e in by_style["option-text"].examples]
+    n_mcq = 0
+    for a, b in zip(by_style["letter"].examples, by_style["option-text"].examples, strict=True):
+        said_a = [m.parts[0].text for m in a.messages if m.role == "assistant"]
+        said_b = [m.parts[0].text for m in b.messages if m.role == "assistant"]
+        assert len(said_a) == len(said_b) == len(a.item_ids)  # every chain step answered, history included
+        for iid, ta, tb in zip(a.item_ids, said_a, said_b, strict=True):
+            item = bench.items_by_id[iid]
+            if item.form == "mcq":
+                n_mcq += 1
+                assert ta == f"{item.answer}. {tb}" and tb == item.options[ord(item.answer) - ord("A")]
+                assert extract("mcq", tb, item.options) == extract("mcq", ta, item.options) == item.answer
+            else:
+                assert ta == tb
+    assert n_mcq > 0
+    dpo = plan_dpo(bench.items, bench.cases, strategy="flat", answer_style="option-text")
+    for ex in dpo.examples:
+        item = bench.items_by_id[ex.item_ids[-1]]
+        if item.form == "mcq":
+            assert ex.rejected in item.options and ex.rejected != ex.messages[-1].parts[0].text
+    with pytest.raises(ValueError, match="unknown answer style"):
+        plan_examples(bench.items, bench.cases, answer_style="word")

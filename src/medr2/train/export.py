@@ -19,7 +19,7 @@ from typing import Any
 
 from medr2.models.base import BoxConvention, Message
 from medr2.records import Item, stable_hash
-from medr2.train.render import PIXELS, answer_turn, chain_turns, item_turns, rejected
+from medr2.train.render import PIXELS, answer_turn, chain_turns, check_style, item_turns, rejected
 
 
 @dataclass(frozen=True)
@@ -77,17 +77,22 @@ def train_items(items: Sequence[Item], cases: Sequence[Any], *, with_variants: b
     return out
 
 
-def single_example(item: Item, conv: BoxConvention = PIXELS) -> Example:
-    return Example(tuple([*item_turns(item, conv), answer_turn(item, conv)]), (item.item_id,), item.stage)
+def single_example(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> Example:
+    return Example(tuple([*item_turns(item, conv), answer_turn(item, conv, style)]), (item.item_id,), item.stage)
 
 
-def chain_example(chain: Sequence[Item], conv: BoxConvention = PIXELS) -> Example:
+def chain_example(chain: Sequence[Item], conv: BoxConvention = PIXELS, style: str = "letter") -> Example:
     """A chain (its items in step order) as one multi-turn conversation, rendered as ``chain-gold``."""
-    return Example(tuple(chain_turns(chain, conv)), tuple(it.item_id for it in chain), max(it.stage for it in chain))
+    return Example(tuple(chain_turns(chain, conv, style)), tuple(it.item_id for it in chain),
+                   max(it.stage for it in chain))
+
+
+def _style(opts: dict[str, Any]) -> str:
+    return str(opts.get("answer_style", "letter"))
 
 
 def _flat(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
-    return [single_example(it, conv) for it in sorted(items, key=lambda it: _order_key(seed, it.item_id))]
+    return [single_example(it, conv, _style(opts)) for it in sorted(items, key=lambda it: _order_key(seed, it.item_id))]
 
 
 def _curriculum(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
@@ -101,7 +106,7 @@ def _curriculum(items: list[Item], seed: int, conv: BoxConvention, opts: dict[st
         n_replay = min(len(earlier), round(replay * len(block)))
         replayed = sorted(earlier, key=lambda it: _order_key(seed, f"replay{stage}:{it.item_id}"))[:n_replay]
         mixed = sorted(block + replayed, key=lambda it: _order_key(seed, f"{stage}:{it.item_id}"))
-        out += [single_example(it, conv) for it in mixed]
+        out += [single_example(it, conv, _style(opts)) for it in mixed]
         earlier += block
     return out
 
@@ -114,8 +119,9 @@ def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, An
             chains.setdefault(it.chain_id, []).append(it)
         else:
             singles.append(it)
-    examples = [chain_example(sorted(c, key=lambda it: (it.step or 0, it.item_id)), conv) for c in chains.values()]
-    examples += [single_example(it, conv) for it in singles]
+    examples = [chain_example(sorted(c, key=lambda it: (it.step or 0, it.item_id)), conv, _style(opts))
+                for c in chains.values()]
+    examples += [single_example(it, conv, _style(opts)) for it in singles]
     return sorted(examples, key=lambda e: _order_key(seed, "|".join(e.item_ids)))
 
 
@@ -147,6 +153,7 @@ def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str 
     """SFT examples for a strategy (see module doc); boxes are written in ``conv``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
+    check_style(_style(opts))
     skipped: Counter[str] = Counter()
     keep: list[Item] = []
     with_variants = with_variants or strategy in NEEDS_VARIANTS
@@ -169,7 +176,7 @@ def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "fl
     lure_used = 0
     for ex in plan.examples:
         last = by_id[ex.item_ids[-1]]
-        rej = rejected(last, conv)
+        rej = rejected(last, conv, _style(opts))
         if rej is None:
             plan.skipped[f"dpo: no wrong answer for form {last.form}"] += 1
             continue

@@ -44,6 +44,7 @@ class FinetuneConfig:
     device: str = "auto"  # auto / cpu / cuda
     logging_steps: int = 10
     preset: str | None = None  # the box convention of the target boxes; None: pixels of the processor's input
+    answer_style: str = "letter"  # how targets write MCQ answers (medr2.train.render.ANSWER_STYLES)
     extra: dict[str, Any] = field(default_factory=dict)  # more SFTConfig arguments
 
 
@@ -171,7 +172,8 @@ def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg:
     from trl import DPOConfig, DPOTrainer
 
     try:
-        plan = plan_dpo(bench.items, bench.cases, strategy="augmented", seed=cfg.seed, conv=conv)
+        plan = plan_dpo(bench.items, bench.cases, strategy="augmented", seed=cfg.seed, conv=conv,
+                        answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:
@@ -255,7 +257,7 @@ FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
     try:
         plan = plan_examples(bench.items, bench.cases, strategy=strategy, with_variants=cfg.with_variants,
-                             seed=cfg.seed, conv=conv)
+                             seed=cfg.seed, conv=conv, answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:
