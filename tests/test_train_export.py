@@ -235,3 +235,26 @@ def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench
             assert ex.rejected in item.options and ex.rejected != ex.messages[-1].parts[0].text
     with pytest.raises(ValueError, match="unknown answer style"):
         plan_examples(bench.items, bench.cases, answer_style="word")
+
+
+def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(bench):
+    """The image pre-training plan: one example per train image, the same prompt for all (only the image can
+    predict the target), the target built from that image's clean multiple-choice answers; no test image."""
+    from medr2.train.export import CAPTION_PROMPT, caption_text, plan_captions
+
+    plan = plan_captions(bench.items, bench.cases, seed=0)
+    assert plan.examples and plan.summary()["counts"] == {"train_images": len(plan.examples)}
+    _, test_shas = _held_out(bench)
+    images = [e.images for e in plan.examples]
+    assert all(len(i) == 1 for i in images) and len({i[0] for i in images}) == len(images)
+    for ex in plan.examples:
+        user, answer = ex.messages
+        assert [p.type for p in user.parts] == ["image", "text"] and user.parts[1].text == CAPTION_PROMPT
+        assert user.parts[0].image_sha256 not in test_shas
+        items = [bench.items_by_id[i] for i in ex.item_ids]
+        assert all(it.split == "train" and it.image == ex.images[0] for it in items)
+        assert answer.parts[0].text == caption_text(items)
+        mcq = sorted({it.task for it in items if it.form == "mcq" and it.variant == "clean"})
+        assert answer.parts[0].text.count(": ") == len(mcq)
+    assert [e.item_ids for e in plan_captions(bench.items, bench.cases, seed=0).examples] == [
+        e.item_ids for e in plan.examples]  # deterministic

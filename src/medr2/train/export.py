@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from medr2.models.base import BoxConvention, Message
+from medr2.models.base import BoxConvention, Message, Part
 from medr2.records import Item, stable_hash
 from medr2.train.render import PIXELS, answer_turn, chain_turns, check_style, item_turns, rejected
 
@@ -184,3 +184,43 @@ def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "fl
         pairs.append(Example(ex.messages, ex.item_ids, ex.stage, rejected=rej))
     plan.counts["rejected_is_lure"] = lure_used
     return ExportPlan(pairs, plan.counts, plan.skipped)
+
+
+# -- image pre-training: only the image decides the target --------------------------------------------
+
+CAPTION_PROMPT = "Describe this image."
+CAPTION_FORMS = ("mcq",)
+
+
+def caption_text(items: Sequence[Item]) -> str:
+    """What the train split says about one image, from its clean multiple-choice items: ``"modality: MRI;
+    plane: axial; ..."`` (task name after the stage prefix, the correct option's text), in task order."""
+    facts: dict[str, str] = {}
+    for it in sorted(items, key=lambda it: (it.task, it.item_id)):
+        if it.variant == "clean" and it.form in CAPTION_FORMS and it.task not in facts:
+            facts[it.task] = it.options[ord(it.answer[:1]) - ord("A")]
+    return "; ".join(f"{task.split('.', 1)[-1]}: {text}" for task, text in facts.items())
+
+
+def plan_captions(items: Sequence[Item], cases: Sequence[Any], *, seed: int = 0) -> ExportPlan:
+    """One example per train image: the same prompt for every image (:data:`CAPTION_PROMPT`), the target
+    :func:`caption_text`. The text alone cannot predict the target, so a model trained on it must read the
+    image: a pre-training stage for a model whose image features are still random (the demo's tiny VLM).
+    Train split only, with the same leak rules as every export."""
+    skipped: Counter[str] = Counter()
+    by_image: dict[str, list[Item]] = {}
+    for it in train_items(items, cases, with_variants=False, skipped=skipped):
+        if it.image:
+            by_image.setdefault(it.image, []).append(it)
+    examples = []
+    for image, group in sorted(by_image.items(), key=lambda kv: _order_key(seed, kv[0])):
+        text = caption_text(group)
+        if not text:
+            skipped["image without a clean multiple-choice item"] += 1
+            continue
+        first = group[0]
+        user = Message("user", (Part("image", image=image, image_sha256=first.image_sha256),
+                                Part("text", text=CAPTION_PROMPT)))
+        examples.append(Example((user, Message("assistant", (Part("text", text=text),))),
+                                tuple(it.item_id for it in group), min(it.stage for it in group)))
+    return ExportPlan(examples, Counter({"train_images": len(examples)}), skipped)
