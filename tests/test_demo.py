@@ -42,7 +42,7 @@ def _check_outputs(out: Path, cfg: DemoConfig) -> None:
     for strategy in ("flat", "chain"):
         ft = json.loads((out / "models" / f"tiny-{strategy}" / "finetune.json").read_text("utf-8"))
         assert ft["config"]["strategy"] == strategy
-        assert [s["stage"] for s in ft["stages"]] == ["full", "lora"]
+        assert [s["stage"] for s in ft["stages"]] == ["pretrain", "full", "lora"]
         assert (out / "models" / f"tiny-{strategy}" / "merged" / "config.json").is_file()
     for name in RUNS:
         run = out / "runs" / name

@@ -58,7 +58,10 @@ class DemoConfig:
     max_new_tokens: int = 24
     eval_batch_size: int = 32
     image_size: int = 32
-    # fine-tuning (each strategy starts from the same untrained checkpoint)
+    # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
+    # per train image (the tiny model's image features are random; this stage makes it read the image), then
+    # full fine-tuning on the strategy's data, then LoRA
+    pretrain_steps: int = 200
     full_steps: int = 150
     full_lr: float = 2e-3
     epochs: float = 1.0
@@ -79,8 +82,8 @@ class DemoConfig:
         return json.loads(json.dumps(d))
 
 
-QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), full_steps=30,
-                   epochs=1.0, resamples=200)
+QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), pretrain_steps=30,
+                   full_steps=30, epochs=1.0, resamples=200)
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
@@ -342,6 +345,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
         return "reused the model fine-tuned earlier"
     ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
+                        pretrain_steps=cfg.pretrain_steps,
                         full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])
