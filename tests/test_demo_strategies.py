@@ -191,8 +191,12 @@ def test_what_this_run_shows_sentences_follow_the_intervals() -> None:
     reads = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.12, 0.08, 0.16), "IS": d(0.3, 0.25, 0.35),
                                                            "BlindGap": d(0.01, -0.02, 0.04)}}}}
     assert image_sentence("m", reads) == ("- **m** reads the image? VRS 0.12 [0.08, 0.16], IS 0.30 [0.25, 0.35], "
-                                          "BlindGap 0.01 [-0.02, 0.04]: the answers depend on the image (VRS, IS "
-                                          "above 0).")
+                                          "BlindGap 0.01 [-0.02, 0.04]: the answers depend on which image is shown "
+                                          "(VRS, IS above 0).")
+    # removing the image costs accuracy, but another case's image changes nothing: not evidence of reading it
+    any_image = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, -0.01, 0.01), "IS": d(0.0, 0.0, 0.01),
+                                                               "BlindGap": d(0.06, 0.03, 0.08)}}}}
+    assert "no evidence that it reads what the image shows" in image_sentence("m", any_image)
     blind = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, 0.0, 0.0), "IS": d(0.01, -0.01, 0.03)}}}}
     assert "no evidence that the answers depend on the image" in image_sentence("m", blind)
     assert "could be computed" in image_sentence("m", {"modes": {}})

@@ -160,9 +160,15 @@ def image_sentence(name: str, metrics: Mapping[str, Any]) -> str:
     if not shown:
         return f"- **{name}**: no visual-reliance metric could be computed."
     text = ", ".join(f"{k} {d['value']:.2f} [{d['lo']:.2f}, {d['hi']:.2f}]" for k, d in shown)
-    pos = [k for k, d in shown if _excludes_zero(d) > 0]
-    verdict = (f"the answers depend on the image ({', '.join(pos)} above 0)" if pos
-               else "no evidence that the answers depend on the image (every interval includes 0 or lies below it)")
+    swap = [k for k, d in shown if k != "BlindGap" and _excludes_zero(d) > 0]
+    blind = any(k == "BlindGap" and _excludes_zero(d) > 0 for k, d in shown)
+    if swap:  # another case's image changes the answers: the model reads what the image shows
+        verdict = f"the answers depend on which image is shown ({', '.join(swap)} above 0)"
+    elif blind:  # removing the image costs accuracy, but any image will do
+        verdict = ("removing the image costs accuracy (BlindGap above 0), but another case's image does not change "
+                   "the answers (VRS and IS intervals include 0): no evidence that it reads what the image shows")
+    else:
+        verdict = "no evidence that the answers depend on the image (every interval includes 0 or lies below it)"
     return f"- **{name}** reads the image? {text}: {verdict}."
 
 
