@@ -42,7 +42,7 @@ def _check_outputs(out: Path, cfg: DemoConfig) -> None:
     for strategy in ("flat", "chain"):
         ft = json.loads((out / "models" / f"tiny-{strategy}" / "finetune.json").read_text("utf-8"))
         assert ft["config"]["strategy"] == strategy
-        assert [s["stage"] for s in ft["stages"]] == ["full", "lora"]
+        assert [s["stage"] for s in ft["stages"]] == ["pretrain", "full", "lora"]
         assert (out / "models" / f"tiny-{strategy}" / "merged" / "config.json").is_file()
     for name in RUNS:
         run = out / "runs" / name
@@ -191,6 +191,32 @@ def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
     score = {"stage": "score every run", "seconds": 12.0, "cpu_s": 11.0, "note": "7 runs scored"}
     assert _keep_first_time(score, {**score, "seconds": 30.0}) == score
     assert _keep_first_time(resumed, None) == resumed
+
+
+def test_an_interrupted_resume_keeps_the_times_of_the_stages_it_did_not_reach() -> None:
+    """First run complete; a resume interrupted in stage 3 must still record stages 3-4 with the first
+    run's times, so the next resume (which reuses them) shows what the work cost, not ~0 s."""
+    from medr2.demo.run import _keep_first_time, _recorded_stages
+
+    titles = ["build the sample bench", "build the tiny VLM", "fine-tune (flat)", "score every run"]
+    first = [{"stage": t, "seconds": 10.0 * (i + 1), "cpu_s": 5.0 * (i + 1), "note": f"did {t}"}
+             for i, t in enumerate(titles)]
+    earlier = {s["stage"]: s for s in first}
+    # the resume reuses stages 1-2 and is interrupted during stage 3
+    done = [_keep_first_time({"stage": t, "seconds": 0.1, "cpu_s": 0.0, "note": "reused it"}, earlier[t])
+            for t in titles[:2]]
+    record = _recorded_stages(done, earlier, titles)
+    assert [s["stage"] for s in record] == titles
+    assert [s["seconds"] for s in record] == [10.0, 20.0, 30.0, 40.0]
+    assert [bool(s.get("reused")) for s in record] == [True, True, False, False]
+    # the next resume reuses stage 3 too: it still finds the first run's time in the record
+    again = {s["stage"]: s for s in record}
+    kept = _keep_first_time({"stage": titles[2], "seconds": 0.2, "cpu_s": 0.0, "note": "reused it"}, again[titles[2]])
+    assert (kept["seconds"], kept["cpu_s"], kept["reused"]) == (30.0, 15.0, True)
+    # a stage no run has reached yet is simply absent; what this run did wins over the record
+    assert _recorded_stages(done, {}, titles) == done
+    redone = {"stage": titles[3], "seconds": 7.0, "cpu_s": 6.0, "note": "scored"}
+    assert _recorded_stages([*done, redone], earlier, titles)[3] == redone
 
 
 def test_change_table_reports_the_cluster_test_beside_mcnemar(tmp_path: Path) -> None:

@@ -121,6 +121,9 @@ def test_strategy_table_in_the_summary(scored: list[Path], tmp_path: Path) -> No
     text = write_summary(tmp_path / "summary.md", runs, roles={}, before="tiny-before",
                          after=["tiny-flat", "tiny-aug", "tiny-same"], also_against=(), seed=0, resamples=50)
     assert "## Each strategy vs tiny-flat" in text
+    # the findings are written from the same comparisons as the before/after table
+    assert "## What this run shows" in text and "- **tiny-same** vs tiny-before (clean accuracy" in text
+    assert "- **tiny-aug**: no visual-reliance metric could be computed." in text  # the fixture has no V2/blind
     lines = strategy_table(runs, "tiny-flat", ["tiny-aug", "tiny-same"], seed=0, resamples=50)
     body = "\n".join(lines)
     assert body in text
@@ -169,3 +172,31 @@ def check_extra_strategy(out: Path) -> None:
     for name in ("tiny-chain", "tiny-augmented"):
         assert f"| {name} | Clean accuracy ↑ |" in summary and f"| {name} | MFR ↓ |" in summary
         assert f"- **{name}** vs tiny-flat:" in summary
+
+
+def test_what_this_run_shows_sentences_follow_the_intervals() -> None:
+    from medr2.demo.summary import change_sentence, image_sentence
+
+    def d(v: float, lo: float, hi: float) -> dict:
+        return {"value": v, "lo": lo, "hi": hi}
+
+    cmp = {"modes": {"independent": {"overall": d(0.08, 0.03, 0.13),
+                                     "stages": {"1": d(0.15, 0.05, 0.25), "2": d(-0.2, -0.3, -0.1),
+                                                "3": d(0.02, -0.04, 0.08), "4": {"value": None}}}}}
+    text = change_sentence("tiny-flat", "prior", cmp)
+    assert text == ("- **tiny-flat** vs prior (clean accuracy, paired over the same items): above it on overall "
+                    "+0.08 [+0.03, +0.13], S1 acquisition +0.15 [+0.05, +0.25]; below it on S2 anatomy -0.20 "
+                    "[-0.30, -0.10]; no difference shown on S3 findings, S4 diagnosis (interval includes 0).")
+    assert "no independent items" in change_sentence("x", "prior", {"modes": {}})
+    reads = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.12, 0.08, 0.16), "IS": d(0.3, 0.25, 0.35),
+                                                           "BlindGap": d(0.01, -0.02, 0.04)}}}}
+    assert image_sentence("m", reads) == ("- **m** reads the image? VRS 0.12 [0.08, 0.16], IS 0.30 [0.25, 0.35], "
+                                          "BlindGap 0.01 [-0.02, 0.04]: the answers depend on which image is shown "
+                                          "(VRS, IS above 0).")
+    # removing the image costs accuracy, but another case's image changes nothing: not evidence of reading it
+    any_image = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, -0.01, 0.01), "IS": d(0.0, 0.0, 0.01),
+                                                               "BlindGap": d(0.06, 0.03, 0.08)}}}}
+    assert "no evidence that it reads what the image shows" in image_sentence("m", any_image)
+    blind = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, 0.0, 0.0), "IS": d(0.01, -0.01, 0.03)}}}}
+    assert "no evidence that the answers depend on the image" in image_sentence("m", blind)
+    assert "could be computed" in image_sentence("m", {"modes": {}})

@@ -203,3 +203,63 @@ def test_cli_export(bench, tmp_path):
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["strategy"] == "chain" and manifest["with_variants"] is True
     assert set(FORMATS) == {"llamafactory", "llamafactory-dpo", "swift", "swift-dpo", "hf", "hf-dpo"}
+
+
+def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench):
+    """``answer_style="option-text"`` writes an MCQ target as the option's text only; the scorer reads it
+    as the same option as the ``letter`` target ("B. X-ray"); other forms are written the same in both."""
+    from medr2.score.extract import extract
+    from medr2.train.export import plan_dpo, plan_examples
+
+    by_style = {s: plan_examples(bench.items, bench.cases, strategy="chain", answer_style=s)
+                for s in ("letter", "option-text")}
+    assert [e.item_ids for e in by_style["letter"].examples] == [e.item_ids for e in by_style["option-text"].examples]
+    n_mcq = 0
+    for a, b in zip(by_style["letter"].examples, by_style["option-text"].examples, strict=True):
+        said_a = [m.parts[0].text for m in a.messages if m.role == "assistant"]
+        said_b = [m.parts[0].text for m in b.messages if m.role == "assistant"]
+        assert len(said_a) == len(said_b) == len(a.item_ids)  # every chain step answered, history included
+        for iid, ta, tb in zip(a.item_ids, said_a, said_b, strict=True):
+            item = bench.items_by_id[iid]
+            if item.form == "mcq":
+                n_mcq += 1
+                assert ta == f"{item.answer}. {tb}" and tb == item.options[ord(item.answer) - ord("A")]
+                assert extract("mcq", tb, item.options) == extract("mcq", ta, item.options) == item.answer
+            else:
+                assert ta == tb
+    assert n_mcq > 0
+    dpo = plan_dpo(bench.items, bench.cases, strategy="flat", answer_style="option-text")
+    for ex in dpo.examples:
+        item = bench.items_by_id[ex.item_ids[-1]]
+        if item.form == "mcq":
+            assert ex.rejected in item.options and ex.rejected != ex.messages[-1].parts[0].text
+    with pytest.raises(ValueError, match="unknown answer style"):
+        plan_examples(bench.items, bench.cases, answer_style="word")
+
+
+def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(bench):
+    """The image pre-training plan: one example per train image, the same prompt for all (only the image can
+    predict the target), the target built from that image's clean multiple-choice answers; no test image."""
+    from medr2.train.export import CAPTION_PROMPT, caption_text, plan_captions
+
+    plan = plan_captions(bench.items, bench.cases, seed=0)
+    assert plan.examples and plan.summary()["counts"] == {"train_images": len(plan.examples)}
+    _, test_shas = _held_out(bench)
+    images = [e.images for e in plan.examples]
+    assert all(len(i) == 1 for i in images) and len({i[0] for i in images}) == len(images)
+    for ex in plan.examples:
+        user, answer = ex.messages
+        assert [p.type for p in user.parts] == ["image", "text"] and user.parts[1].text == CAPTION_PROMPT
+        assert user.parts[0].image_sha256 not in test_shas
+        items = [bench.items_by_id[i] for i in ex.item_ids]
+        assert all(it.split == "train" and it.image == ex.images[0] for it in items)
+        assert answer.parts[0].text == caption_text(items)
+        mcq = sorted({it.task for it in items if it.form == "mcq" and it.variant == "clean"})
+        assert answer.parts[0].text.count(": ") == len(mcq)
+    assert [e.item_ids for e in plan_captions(bench.items, bench.cases, seed=0).examples] == [
+        e.item_ids for e in plan.examples]  # deterministic
+    # finetune reads the train split column-wise (medr2.train.source): the same captions, in the same order
+    from medr2.train.source import read_train_split
+
+    via_split = plan_captions((), (), seed=0, split=read_train_split(bench.root))
+    assert [(e.item_ids, e.messages) for e in via_split.examples] == [(e.item_ids, e.messages) for e in plan.examples]

@@ -48,9 +48,11 @@ def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
     from medr2.models.registry import load_adapter
 
     out = tmp_path / "ft"
-    cfg = FinetuneConfig(strategy="curriculum", full_steps=2, batch_size=4, extra={"max_steps": 2}, logging_steps=1)
+    cfg = FinetuneConfig(strategy="curriculum", pretrain_steps=2, full_steps=2, batch_size=4, extra={"max_steps": 2},
+                         logging_steps=1)
     rep = finetune(tiny, bench.root, out, cfg)
-    assert [s["stage"] for s in rep["stages"]] == ["full", "lora"] and all(s["steps"] == 2 for s in rep["stages"])
+    assert [s["stage"] for s in rep["stages"]] == ["pretrain", "full", "lora"]
+    assert all(s["steps"] == 2 for s in rep["stages"]) and rep["stages"][0]["objective"] == "captions"
     assert "patch_embedding" in rep["config"]["target_modules"]  # LoRA adapts the vision patch layer
     assert "linear_1" in rep["config"]["target_modules"]  # and the projector
     assert (out / "adapter" / "adapter_config.json").is_file()

@@ -289,16 +289,20 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
              epochs: float = 3.0, lr: float = 2e-4, lora_r: int = 16, lora_alpha: int = 32,
              target_modules: Sequence[str] = (), batch_size: int = 8, grad_accum: int = 1, full_steps: int = 0,
              full_lr: float = 1e-3, max_length: int = 2048, seed: int = 0, device: str = "auto",
-             preset: str | None = None, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+             preset: str | None = None, answer_style: str = "letter", pretrain_steps: int = 0,
+             callbacks: Sequence[Any] = ()) -> dict[str, Any]:
     """``medr2 finetune``: TRL + PEFT LoRA on the bench's train split; returns (and writes) the report.
-    ``preset``: the box convention of the target boxes (as ``medr2 eval --preset``)."""
+    ``preset``: the box convention of the target boxes (as ``medr2 eval --preset``); ``answer_style``: how the
+    targets write a multiple-choice answer (``letter``: "B. X-ray", ``option-text``: "X-ray"); ``pretrain_steps``:
+    full fine-tuning steps on one caption per train image (the same prompt for every image) before anything else."""
     from medr2.train.finetune import FinetuneConfig
     from medr2.train.finetune import finetune as _finetune
 
     cfg = FinetuneConfig(strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr, lora_r=lora_r,
                          lora_alpha=lora_alpha, target_modules=tuple(target_modules), batch_size=batch_size,
                          grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
-                         seed=seed, device=device, preset=preset)
+                         seed=seed, device=device, preset=preset, answer_style=answer_style,
+                         pretrain_steps=pretrain_steps)
     return _finetune(base, bench, out, cfg, callbacks=callbacks)
 
 

@@ -27,12 +27,16 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(8, "--batch-size"),
         grad_accum: int = typer.Option(1, "--grad-accum"),
         full_steps: int = typer.Option(0, "--full-steps", help="full fine-tuning steps before LoRA"),
+        pretrain_steps: int = typer.Option(0, "--pretrain-steps",
+                                           help="full fine-tuning steps on one caption per train image, first"),
         full_lr: float = typer.Option(1e-3, "--full-lr"),
         max_length: int = typer.Option(2048, "--max-length"),
         seed: int = typer.Option(0, "--seed"),
         device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
         preset: str | None = typer.Option(None, "--preset",
                                           help="box convention of the target boxes (as medr2 eval --preset)"),
+        answer_style: str = typer.Option("letter", "--answer-style",
+                                         help="multiple-choice targets: letter ('B. X-ray') | option-text ('X-ray')"),
     ) -> None:
         """Fine-tune a checkpoint with TRL + PEFT LoRA on the bench's train split."""
         from medr2.api import finetune
@@ -41,6 +45,7 @@ def register(app: typer.Typer) -> None:
         rep = finetune(base, bench, out, strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr,
                        lora_r=lora_r, lora_alpha=lora_alpha, target_modules=target_modules, batch_size=batch_size,
                        grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
-                       seed=seed, device=device, preset=preset)
+                       seed=seed, device=device, preset=preset, answer_style=answer_style,
+                       pretrain_steps=pretrain_steps)
         losses = "; ".join(describe_stage(s) for s in rep["stages"])
         typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

@@ -58,7 +58,10 @@ class DemoConfig:
     max_new_tokens: int = 24
     eval_batch_size: int = 32
     image_size: int = 32
-    # fine-tuning (each strategy starts from the same untrained checkpoint)
+    # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
+    # per train image (the tiny model's image features are random; this stage makes it read the image), then
+    # full fine-tuning on the strategy's data, then LoRA
+    pretrain_steps: int = 200
     full_steps: int = 150
     full_lr: float = 2e-3
     epochs: float = 1.0
@@ -79,8 +82,8 @@ class DemoConfig:
         return json.loads(json.dumps(d))
 
 
-QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), full_steps=30,
-                   epochs=1.0, resamples=200)
+QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), pretrain_steps=30,
+                   full_steps=30, epochs=1.0, resamples=200)
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
@@ -255,6 +258,15 @@ def _keep_first_time(now: dict[str, Any], before: dict[str, Any] | None) -> dict
     return {**before, "reused": True, "resume_seconds": now["seconds"], "resume_note": now["note"]}
 
 
+def _recorded_stages(done: Sequence[dict[str, Any]], earlier: dict[str, dict[str, Any]],
+                     titles: Sequence[str]) -> list[dict[str, Any]]:
+    """The stages to record, in plan order: those this run has done, then, for the stages it has not
+    reached yet (an interrupted resume), what the earlier run recorded, so that the time of work done
+    before is not lost and a later resume still finds it."""
+    now = {s["stage"]: s for s in done}
+    return [now.get(t) or earlier[t] for t in titles if t in now or t in earlier]
+
+
 def _cpu_seconds() -> float:
     """User + system CPU time of this process and its finished children (build workers)."""
     import os
@@ -333,6 +345,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
         return "reused the model fine-tuned earlier"
     ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
+                        pretrain_steps=cfg.pretrain_steps,
                         full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])
@@ -408,6 +421,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
 
     result = DemoResult(paths.root, cfg, models=models)
     earlier = _earlier_stages(paths)
+    titles = [title for title, _ in plan]
     ui.start(paths.root, cfg, len(plan))
     status = "failed"
     try:
@@ -419,7 +433,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
             now = {"stage": title, "seconds": round(dt, 1), "cpu_s": round(_cpu_seconds() - c0, 1), "note": note}
             result.stages.append(_keep_first_time(now, earlier.get(title)))
             ui.stage_done(title, dt, note)
-            _write_record(paths, cfg, result.stages, "running", models, t0)
+            _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), "running", models, t0)
         status = "complete"
         result.seconds = time.perf_counter() - t0
         reused = any(st.get("reused") for st in result.stages)
@@ -430,6 +444,6 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
         raise
     finally:
         result.seconds = result.seconds or time.perf_counter() - t0
-        _write_record(paths, cfg, result.stages, status, models, t0)
+        _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), status, models, t0)
     ui.finish(result)
     return result

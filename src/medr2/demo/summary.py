@@ -87,10 +87,10 @@ def _delta_cell(d: Any) -> str:
 
 
 def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Sequence[str], *, seed: int,
-                 resamples: int) -> list[str]:
+                 resamples: int, keep: dict[tuple[str, str], Any] | None = None) -> list[str]:
     """Paired change (model − reference) of clean accuracy, overall and per stage, with the cluster-aware
     test over cases (item-level McNemar ignores that items of one case are correlated) and, beside it,
-    the item-level exact McNemar p."""
+    the item-level exact McNemar p. ``keep`` (if given) receives each comparison by (model, reference)."""
     from medr2.score.metrics import compare_runs
     from medr2.score.scorer import load_table
 
@@ -101,6 +101,8 @@ def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Seq
     for name in after:
         for ref in references:
             cmp = compare_runs(tables[name], tables[ref], seed=seed, n_resamples=resamples)
+            if keep is not None:
+                keep[(name, ref)] = cmp
             for mode in ("independent", "chain-own"):
                 t = cmp["modes"].get(mode)
                 if t is None:
@@ -108,6 +110,75 @@ def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Seq
                 stages = [_delta_cell(t["stages"].get(s)) for s in ("1", "2", "3", "4")]
                 lines.append(f"| {name} | {ref} | {mode} | {_delta_cell(t['overall'])} | " + " | ".join(stages)
                              + f" | {_p_cell(t.get('cluster_test'))} | {_p_cell(t.get('mcnemar'))} |")
+    return lines
+
+
+STAGE_NAMES = {"1": "S1 acquisition", "2": "S2 anatomy", "3": "S3 findings", "4": "S4 diagnosis"}
+
+
+def _interval(d: Mapping[str, Any]) -> str:
+    return f"{d['value']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}]"
+
+
+def _excludes_zero(d: Any) -> int:
+    """+1 / −1 when the 95% interval lies above / below 0, else 0 (also when undefined)."""
+    if not isinstance(d, dict) or any(not isinstance(d.get(k), int | float) for k in ("value", "lo", "hi")):
+        return 0
+    return 1 if d["lo"] > 0 else -1 if d["hi"] < 0 else 0
+
+
+def change_sentence(name: str, ref: str, cmp: Mapping[str, Any], mode: str = "independent") -> str:
+    """One sentence from a :func:`compare_runs` result: where ``name`` is above or below ``ref`` on clean
+    accuracy (overall and per stage) with a 95% paired case-bootstrap interval that excludes 0, and where not."""
+    t = (cmp.get("modes") or {}).get(mode)
+    if not t:
+        return f"- **{name}** vs {ref}: no {mode} items both runs answered."
+    parts = [("overall", t.get("overall"))] + [(STAGE_NAMES.get(k, f"S{k}"), t["stages"].get(k))
+                                               for k in sorted(t.get("stages") or {})]
+    above = [f"{lab} {_interval(d)}" for lab, d in parts if _excludes_zero(d) > 0]
+    below = [f"{lab} {_interval(d)}" for lab, d in parts if _excludes_zero(d) < 0]
+    neither = [lab for lab, d in parts if _excludes_zero(d) == 0]
+    out = []
+    if above:
+        out.append(f"above it on {', '.join(above)}")
+    if below:
+        out.append(f"below it on {', '.join(below)}")
+    if neither:
+        out.append(f"no difference shown on {', '.join(neither)} (interval includes 0)")
+    return f"- **{name}** vs {ref} (clean accuracy, paired over the same items): " + "; ".join(out) + "."
+
+
+def image_sentence(name: str, metrics: Mapping[str, Any]) -> str:
+    """Whether ``name``'s answers depend on the image, from VRS, IS and BlindGap and their intervals."""
+    ind = (metrics.get("modes") or {}).get("independent") or {}
+    vr = ind.get("visual_reliance") or {}
+    shown = []
+    for key in ("VRS", "IS", "BlindGap"):
+        d = vr.get(key)
+        if isinstance(d, dict) and isinstance(d.get("value"), int | float) and d.get("lo") is not None:
+            shown.append((key, d))
+    if not shown:
+        return f"- **{name}**: no visual-reliance metric could be computed."
+    text = ", ".join(f"{k} {d['value']:.2f} [{d['lo']:.2f}, {d['hi']:.2f}]" for k, d in shown)
+    swap = [k for k, d in shown if k != "BlindGap" and _excludes_zero(d) > 0]
+    blind = any(k == "BlindGap" and _excludes_zero(d) > 0 for k, d in shown)
+    if swap:  # another case's image changes the answers: the model reads what the image shows
+        verdict = f"the answers depend on which image is shown ({', '.join(swap)} above 0)"
+    elif blind:  # removing the image costs accuracy, but any image will do
+        verdict = ("removing the image costs accuracy (BlindGap above 0), but another case's image does not change "
+                   "the answers (VRS and IS intervals include 0): no evidence that it reads what the image shows")
+    else:
+        verdict = "no evidence that the answers depend on the image (every interval includes 0 or lies below it)"
+    return f"- **{name}** reads the image? {text}: {verdict}."
+
+
+def findings(metrics: Mapping[str, Mapping[str, Any]], compared: Mapping[tuple[str, str], Any],
+             after: Sequence[str]) -> list[str]:
+    """"What this run shows": sentences computed from this run's numbers (nothing written by hand)."""
+    lines = []
+    for (name, ref), cmp in compared.items():
+        lines.append(change_sentence(name, ref, cmp))
+    lines += [image_sentence(name, metrics[name]) for name in after if name in metrics]
     return lines
 
 
@@ -209,10 +280,15 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
            *_table(ACCURACY_COLUMNS, metrics, roles), "",
            "## Robustness", "", *_table(ROBUSTNESS_COLUMNS, metrics, roles), "",
            "Each value: 95% interval, then (n units, cases). † fewer than 10 cases: the interval is unreliable.", ""]
+    compared: dict[tuple[str, str], Any] = {}
     if before in runs and after and all(a in runs for a in after):
         refs = [before, *(r for r in also_against if r in runs)]
         out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",
-                *change_table(runs, refs, after, seed=seed, resamples=resamples), ""]
+                *change_table(runs, refs, after, seed=seed, resamples=resamples, keep=compared), ""]
+        out += ["## What this run shows", "",
+                "Sentences computed from the numbers above: a difference is called above/below only where its "
+                "95% paired case-bootstrap interval excludes 0 (no correction for the number of comparisons).",
+                "", *findings(metrics, compared, after), ""]
     if flat in runs and (others := [a for a in after if a != flat and a in runs]):
         out += [f"## Each strategy vs {flat} (same base, same budget; paired over the same items)", "",
                 *strategy_table(runs, flat, others, seed=seed, resamples=resamples), "",

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from medr2.models.base import BoxConvention, Message
+from medr2.models.base import BoxConvention, Message, Part
 from medr2.records import Item, stable_hash
-from medr2.train.render import PIXELS, answer_turn, chain_turns, item_turns, rejected
+from medr2.train.render import PIXELS, answer_turn, chain_turns, check_style, item_turns, rejected
 from medr2.train.source import TrainSplit
 
 
@@ -78,17 +78,22 @@ def train_items(items: Sequence[Item], cases: Sequence[Any], *, with_variants: b
     return out
 
 
-def single_example(item: Item, conv: BoxConvention = PIXELS) -> Example:
-    return Example(tuple([*item_turns(item, conv), answer_turn(item, conv)]), (item.item_id,), item.stage)
+def single_example(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> Example:
+    return Example(tuple([*item_turns(item, conv), answer_turn(item, conv, style)]), (item.item_id,), item.stage)
 
 
-def chain_example(chain: Sequence[Item], conv: BoxConvention = PIXELS) -> Example:
+def chain_example(chain: Sequence[Item], conv: BoxConvention = PIXELS, style: str = "letter") -> Example:
     """A chain (its items in step order) as one multi-turn conversation, rendered as ``chain-gold``."""
-    return Example(tuple(chain_turns(chain, conv)), tuple(it.item_id for it in chain), max(it.stage for it in chain))
+    return Example(tuple(chain_turns(chain, conv, style)), tuple(it.item_id for it in chain),
+                   max(it.stage for it in chain))
+
+
+def _style(opts: dict[str, Any]) -> str:
+    return str(opts.get("answer_style", "letter"))
 
 
 def _flat(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
-    return [single_example(it, conv) for it in sorted(items, key=lambda it: _order_key(seed, it.item_id))]
+    return [single_example(it, conv, _style(opts)) for it in sorted(items, key=lambda it: _order_key(seed, it.item_id))]
 
 
 def _curriculum(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:
@@ -102,7 +107,7 @@ def _curriculum(items: list[Item], seed: int, conv: BoxConvention, opts: dict[st
         n_replay = min(len(earlier), round(replay * len(block)))
         replayed = sorted(earlier, key=lambda it: _order_key(seed, f"replay{stage}:{it.item_id}"))[:n_replay]
         mixed = sorted(block + replayed, key=lambda it: _order_key(seed, f"{stage}:{it.item_id}"))
-        out += [single_example(it, conv) for it in mixed]
+        out += [single_example(it, conv, _style(opts)) for it in mixed]
         earlier += block
     return out
 
@@ -115,8 +120,9 @@ def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, An
             chains.setdefault(it.chain_id, []).append(it)
         else:
             singles.append(it)
-    examples = [chain_example(sorted(c, key=lambda it: (it.step or 0, it.item_id)), conv) for c in chains.values()]
-    examples += [single_example(it, conv) for it in singles]
+    examples = [chain_example(sorted(c, key=lambda it: (it.step or 0, it.item_id)), conv, _style(opts))
+                for c in chains.values()]
+    examples += [single_example(it, conv, _style(opts)) for it in singles]
     return sorted(examples, key=lambda e: _order_key(seed, "|".join(e.item_ids)))
 
 
@@ -151,6 +157,7 @@ def plan_examples(items: Sequence[Item], cases: Sequence[Any], *, strategy: str 
     column-wise, with the same items kept and the same counts of those dropped."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
+    check_style(_style(opts))
     skipped: Counter[str] = Counter()
     keep: list[Item] = []
     with_variants = with_variants or strategy in NEEDS_VARIANTS
@@ -178,7 +185,7 @@ def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "fl
     lure_used = 0
     for ex in plan.examples:
         last = by_id[ex.item_ids[-1]]
-        rej = rejected(last, conv)
+        rej = rejected(last, conv, _style(opts))
         if rej is None:
             plan.skipped[f"dpo: no wrong answer for form {last.form}"] += 1
             continue
@@ -186,3 +193,49 @@ def plan_dpo(items: Sequence[Item], cases: Sequence[Any], *, strategy: str = "fl
         pairs.append(Example(ex.messages, ex.item_ids, ex.stage, rejected=rej))
     plan.counts["rejected_is_lure"] = lure_used
     return ExportPlan(pairs, plan.counts, plan.skipped)
+
+
+# -- image pre-training: only the image decides the target --------------------------------------------
+
+CAPTION_PROMPT = "Describe this image."
+CAPTION_FORMS = ("mcq",)
+
+
+def caption_text(items: Sequence[Item]) -> str:
+    """What the train split says about one image, from its clean multiple-choice items: ``"modality: MRI;
+    plane: axial; ..."`` (task name after the stage prefix, the correct option's text), in task order."""
+    facts: dict[str, str] = {}
+    for it in sorted(items, key=lambda it: (it.task, it.item_id)):
+        if it.variant == "clean" and it.form in CAPTION_FORMS and it.task not in facts:
+            facts[it.task] = it.options[ord(it.answer[:1]) - ord("A")]
+    return "; ".join(f"{task.split('.', 1)[-1]}: {text}" for task, text in facts.items())
+
+
+def plan_captions(items: Sequence[Item], cases: Sequence[Any], *, seed: int = 0,
+                  split: TrainSplit | None = None) -> ExportPlan:
+    """One example per train image: the same prompt for every image (:data:`CAPTION_PROMPT`), the target
+    :func:`caption_text`. The text alone cannot predict the target, so a model trained on it must read the
+    image: a pre-training stage for a model whose image features are still random (the demo's tiny VLM).
+    Train split only, with the same leak rules as every export; ``split`` stands for ``items`` and ``cases``
+    as in :func:`plan_examples`."""
+    skipped: Counter[str] = Counter()
+    if split is not None:
+        clean, skipped = split.select(False)
+    else:
+        clean = train_items(items, cases, with_variants=False, skipped=skipped)
+    by_image: dict[str, list[Item]] = {}
+    for it in clean:
+        if it.image:
+            by_image.setdefault(it.image, []).append(it)
+    examples = []
+    for image, group in sorted(by_image.items(), key=lambda kv: _order_key(seed, kv[0])):
+        text = caption_text(group)
+        if not text:
+            skipped["image without a clean multiple-choice item"] += 1
+            continue
+        first = group[0]
+        user = Message("user", (Part("image", image=image, image_sha256=first.image_sha256),
+                                Part("text", text=CAPTION_PROMPT)))
+        examples.append(Example((user, Message("assistant", (Part("text", text=text),))),
+                                tuple(it.item_id for it in group), min(it.stage for it in group)))
+    return ExportPlan(examples, Counter({"train_images": len(examples)}), skipped)

@@ -21,7 +21,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention
 from medr2.models.hf import box_convention_for
-from medr2.train.export import STRATEGIES, Example, plan_dpo, plan_examples
+from medr2.train.export import STRATEGIES, Example, plan_captions, plan_dpo, plan_examples
 from medr2.train.formats import hf_features, hf_records
 
 
@@ -37,6 +37,7 @@ class FinetuneConfig:
     target_modules: tuple[str, ...] = ()  # empty: all linear + conv layers except the output head
     batch_size: int = 8
     grad_accum: int = 1
+    pretrain_steps: int = 0  # optional full fine-tuning steps on image captions (plan_captions) first
     full_steps: int = 0  # optional full fine-tuning steps before LoRA
     full_lr: float = 1e-3
     max_length: int | None = 2048
@@ -44,6 +45,7 @@ class FinetuneConfig:
     device: str = "auto"  # auto / cpu / cuda
     logging_steps: int = 10
     preset: str | None = None  # the box convention of the target boxes; None: pixels of the processor's input
+    answer_style: str = "letter"  # how targets write MCQ answers (medr2.train.render.ANSWER_STYLES)
     extra: dict[str, Any] = field(default_factory=dict)  # more SFTConfig arguments
 
 
@@ -171,7 +173,8 @@ def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg:
     from trl import DPOConfig, DPOTrainer
 
     try:
-        plan = plan_dpo((), (), strategy="augmented", seed=cfg.seed, conv=conv, split=bench)
+        plan = plan_dpo((), (), strategy="augmented", seed=cfg.seed, conv=conv, split=bench,
+                        answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:
@@ -255,7 +258,7 @@ FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
     try:
         plan = plan_examples((), (), split=bench, strategy=strategy, with_variants=cfg.with_variants,
-                             seed=cfg.seed, conv=conv)
+                             seed=cfg.seed, conv=conv, answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
     if not plan.examples:
@@ -309,6 +312,20 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     base_strategy = "flat" if cfg.strategy in OBJECTIVES else cfg.strategy
     out.mkdir(parents=True, exist_ok=True)
     stages: list[dict[str, Any]] = []
+    if cfg.pretrain_steps > 0:  # image pre-training: the same prompt for every image, a caption to predict
+        t0 = time.perf_counter()
+        captions = plan_captions((), (), seed=cfg.seed, split=bench)
+        if not captions.examples:
+            raise BadInput(f"no train images to pre-train on (skipped: {dict(captions.skipped)})",
+                           file=str(bench.root))
+        trainer = build_trainer(model, processor, build_dataset(captions.examples, bench.root),
+                                sft_config(cfg, out / "pretrain", max_steps=cfg.pretrain_steps, lr=cfg.full_lr),
+                                callbacks=callbacks)
+        result = trainer.train()
+        model = trainer.model
+        stages.append({"stage": "pretrain", "objective": "captions", "steps": result.global_step,
+                       "examples": len(captions.examples), "train_loss": result.training_loss,
+                       "seconds": round(time.perf_counter() - t0, 2), "log": _log(trainer)})
     if cfg.full_steps > 0:
         t0 = time.perf_counter()
         full_plan = _plan(bench, base_strategy, cfg, conv)

@@ -5,14 +5,19 @@ A single item is rendered as in the ``independent`` mode; a chain as in ``chain-
 steps with their correct answers). Targets are the correct answers written as ``chain-gold`` writes
 them; DPO's rejected answer is the evaluation's wrong answer (the lure where the item has one).
 Boxes are written in ``conv`` (default: pixels of the image shown).
+
+Answer styles (``ANSWER_STYLES``): ``letter`` writes a multiple-choice answer as evaluation's
+``chain-gold`` does ("B. X-ray"); ``option-text`` writes only the option's text ("X-ray"), which the
+scorer reads as that option. A model trained with ``option-text`` answers by what it names, not by a
+letter it has to look up in the prompt; every other form is written the same in both styles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from medr2.models.base import BoxConvention, Message, Part
-from medr2.records import Item
+from medr2.records import Item, letter_index
 from medr2.run.prompts import MODES, Turn, gold_answer, render_messages, wrong_answer
 
 PIXELS = BoxConvention()
@@ -23,23 +28,49 @@ def item_turns(item: Item, conv: BoxConvention = PIXELS) -> list[Message]:
     return list(render_messages(item, mode=MODES["independent"], history=(), conv=conv))
 
 
-def chain_turns(chain: Sequence[Item], conv: BoxConvention = PIXELS) -> list[Message]:
-    """A whole chain (step order) as one conversation ending with the last step's answer."""
-    history = [Turn(it, gold_answer(it, conv)) for it in chain[:-1]]
-    msgs = list(render_messages(chain[-1], mode=MODES["chain-gold"], history=history, conv=conv))
-    return [*msgs, answer_turn(chain[-1], conv)]
+def _option_text(item: Item, answer: str) -> str:
+    """A ``letter``-style MCQ answer ("B" or "B. X-ray") as its option's text."""
+    return item.options[letter_index(answer.split(".", 1)[0].strip())]
 
 
-def target(item: Item, conv: BoxConvention = PIXELS) -> str:
+def _letter_style(item: Item, conv: BoxConvention) -> str:
     return gold_answer(item, conv)
 
 
-def answer_turn(item: Item, conv: BoxConvention = PIXELS) -> Message:
-    return Message("assistant", (Part("text", text=target(item, conv)),))
+def _option_text_style(item: Item, conv: BoxConvention) -> str:
+    return _option_text(item, item.answer) if item.form == "mcq" else gold_answer(item, conv)
 
 
-def rejected(item: Item, conv: BoxConvention = PIXELS) -> str | None:
+ANSWER_STYLES: dict[str, Callable[[Item, BoxConvention], str]] = {
+    "letter": _letter_style,
+    "option-text": _option_text_style,
+}
+
+
+def check_style(style: str) -> str:
+    if style not in ANSWER_STYLES:
+        raise ValueError(f"unknown answer style {style!r} (known: {', '.join(ANSWER_STYLES)})")
+    return style
+
+
+def chain_turns(chain: Sequence[Item], conv: BoxConvention = PIXELS, style: str = "letter") -> list[Message]:
+    """A whole chain (step order) as one conversation ending with the last step's answer."""
+    history = [Turn(it, target(it, conv, style)) for it in chain[:-1]]
+    msgs = list(render_messages(chain[-1], mode=MODES["chain-gold"], history=history, conv=conv))
+    return [*msgs, answer_turn(chain[-1], conv, style)]
+
+
+def target(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> str:
+    return ANSWER_STYLES[check_style(style)](item, conv)
+
+
+def answer_turn(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> Message:
+    return Message("assistant", (Part("text", text=target(item, conv, style)),))
+
+
+def rejected(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> str | None:
     """The wrong answer to prefer against, or None where none is defined (free text without a lure)."""
     if item.form == "text" and not item.lure:
         return None
-    return wrong_answer(item, conv)
+    wrong = wrong_answer(item, conv)
+    return _option_text(item, wrong) if item.form == "mcq" and check_style(style) == "option-text" else wrong
