@@ -3,6 +3,7 @@ the real bench writer (for the run/model tests)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,18 @@ class InterruptAfter(Progress):
         self.seen += n
         if self.seen == self.n:
             raise KeyboardInterrupt
+
+
+def stored_count(db: Path) -> int:
+    """Rows in a run store's ``predictions`` table, read-only, while another process may be writing it (0 while
+    the store does not exist yet or is locked)."""
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return 0

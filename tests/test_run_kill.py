@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -13,22 +12,9 @@ from pathlib import Path
 
 from medr2.run.store import Store
 from tests.openai_server import FaultPlan, OpenAIServer
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import make_bench, stored_count
 
 EVAL = "import sys; from medr2.cli import app; app(['eval'] + sys.argv[1:])"
-
-
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_kill_9_mid_run_then_resume(tmp_path: Path) -> None:
@@ -41,14 +27,14 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path) -> None:
                 "--base-url", srv.url, "--concurrency", str(concurrency), "--no-progress", "--timeout", "10"]
         proc = subprocess.Popen([sys.executable, "-c", EVAL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 60
-        while _count(run / "store.sqlite") < 20:
+        while stored_count(run / "store.sqlite") < 20:
             assert proc.poll() is None, proc.communicate()
             assert time.time() < deadline, "run did not store 20 results in time"
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL
-        killed_at = _count(run / "store.sqlite")
+        killed_at = stored_count(run / "store.sqlite")
         done = subprocess.run([sys.executable, "-c", EVAL, *args], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         answered_ok = srv.stats.ok

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -32,7 +31,7 @@ from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter
 from medr2.run.store import Store
 from tests.openai_server import FaultPlan, OpenAIServer, default_answer
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import make_bench, stored_count
 from tests.servers import free_port
 
 EVAL = "import sys; from medr2.cli import app; app(['eval'] + sys.argv[1:])"
@@ -148,19 +147,6 @@ def test_ray_answers_equal_a_local_run(ray_cluster: str, tmp_path: Path) -> None
     print(f"ray run of {2 * n_items} requests: {ray_s:.1f}s")
 
 
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _body(bench: Path, request_doc: list[dict[str, Any]], settings: GenSettings) -> str:
     """The canonical body the openai client builds for a stored request (messages from the store's request
     column)."""
@@ -184,7 +170,7 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
                 "--ray-batch-size", "2"]
         proc = subprocess.Popen([sys.executable, "-c", EVAL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 240
-        while _count(run / "store.sqlite") < 24:  # answers stream back once the Ray workers are up
+        while stored_count(run / "store.sqlite") < 24:  # answers stream back once the Ray workers are up
             assert proc.poll() is None, proc.communicate()
             assert time.time() < deadline, "the Ray run did not store 24 answers in time"
             time.sleep(0.02)

@@ -420,8 +420,28 @@ def write_bench(root: Path | str, cases: Iterable[Case], items: Iterable[Item],
         return w.close(manifest_extra)
 
 
+class BenchFace:
+    """What every view of a bench folder answers from its manifest and root (a loaded :class:`Bench`, a
+    column-wise :class:`medr2.bench.table.BenchTable`): checksum, name, image paths."""
+
+    root: Path
+    manifest: dict[str, Any]
+
+    @property
+    def checksum(self) -> str:
+        return str(self.manifest["checksums"]["bench"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name", self.root.name))
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of a relative image path, refusing paths that escape the bench."""
+        return resolve_inside(self.root, rel)
+
+
 @dataclass
-class Bench:
+class Bench(BenchFace):
     """A loaded bench folder."""
 
     root: Path
@@ -442,18 +462,6 @@ class Bench:
     @cached_property
     def items_by_id(self) -> dict[str, Item]:
         return {it.item_id: it for it in self.items}
-
-    @property
-    def checksum(self) -> str:
-        return str(self.manifest["checksums"]["bench"])
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest.get("name", self.root.name))
-
-    def path(self, rel: str) -> Path:
-        """Absolute path of a relative image path, refusing paths that escape the bench."""
-        return resolve_inside(self.root, rel)
 
     def clean_items(self) -> list[Item]:
         return [it for it in self.items if it.variant == "clean"]

@@ -26,6 +26,7 @@ from medr2.bench.format import (
     ITEM_SCHEMA,
     ITEMS_FILE,
     VALIDATE_BLOCK,
+    BenchFace,
     Validator,
     _open_table,
     _record_columns,
@@ -34,7 +35,6 @@ from medr2.bench.format import (
     verify_checksums,
 )
 from medr2.errors import BadInput
-from medr2.images import resolve_inside
 from medr2.records import Case, Item
 from medr2.variant_id import variant_matches
 
@@ -100,7 +100,7 @@ def _stat_range(md: pq.RowGroupMetaData, index: int) -> tuple[Any, Any] | None:
     return stats.min, stats.max
 
 
-class BenchTable:
+class BenchTable(BenchFace):
     """A bench folder read by columns (see the module docstring)."""
 
     def __init__(self, root: Path | str, manifest: dict[str, Any] | None = None) -> None:
@@ -122,19 +122,7 @@ class BenchTable:
             table.validate(image_hashes=image_hashes)
         return table
 
-    # -- the bench ----------------------------------------------------------------------------
-    @property
-    def checksum(self) -> str:
-        return str(self.manifest["checksums"]["bench"])
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest.get("name", self.root.name))
-
-    def path(self, rel: str) -> Path:
-        """Absolute path of a relative image path, refusing paths that escape the bench."""
-        return resolve_inside(self.root, rel)
-
+    # -- the bench (checksum, name, path: BenchFace) -------------------------------------------
     @property
     def items_file(self) -> pq.ParquetFile:
         if self._items_file is None:
