@@ -298,13 +298,9 @@ VLLM_OPTIONS = {"dtype": "float32", "max_model_len": 2048, "kv_cache_memory_byte
 VLLM_ENGINE_ENV = {**VLLM_ENV, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 VLLM_SERVER_ARGS = ("--enforce-eager", "--max-num-seqs", "16")
 # A vLLM server start costs three vLLM imports (API server, engine core, worker: the CPU platform forces the
-# multiprocessing executor with spawn), 60-100 s on 2 loaded cores, against ~10 s per family on the engine path.
-# The server adds the HTTP / OpenAI layer and openai:'s requests, which are the same for every family, on top of
-# the engine path's processor and template: .ci/run serves the two medical bases (MedGemma's Gemma 3 and
-# Lingshu's Qwen2.5-VL); the others are marked `vllm_server_extra` (`-m vllm_server_extra` runs them).
-VLLM_SERVER_CI = ("gemma3", "qwen2.5-vl")
-VLLM_SERVER_PARAMS = [n if n in VLLM_SERVER_CI else pytest.param(n, marks=pytest.mark.vllm_server_extra)
-                      for n in VLLM_NAMES]
+# multiprocessing executor with spawn): 60-100 s on 2 loaded cores, about 24 s per family test on quiet cores with
+# a warm vLLM cache, against ~10 s per family on the engine path. .ci/run serves every family vLLM runs.
+VLLM_SERVER_PARAMS = list(VLLM_NAMES)
 # Families whose greedy answers are all empty, in hf: as in vLLM (pinned, so a change shows): the random tiny
 # mistral3 repeats token 5, `[/INST]`, a special token that both decoders drop (8 completion tokens each).
 EMPTY_ANSWERS = {"mistral3"}
