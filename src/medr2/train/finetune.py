@@ -255,6 +255,16 @@ OBJECTIVES: dict[str, StageBuilder] = {"dpo": _dpo_stage, "grpo": _grpo_stage}
 FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 
 
+def _full_tune(model: Any, processor: Any, examples: list[Example], root: Path, cfg: FinetuneConfig,
+               out: Path, steps: int, callbacks: Any) -> tuple[Any, dict[str, Any]]:
+    """Full fine-tuning (every weight) for ``steps`` on ``examples``: the trained model and its steps, mean
+    train loss and log (the pre-training and full-tuning stages)."""
+    trainer = build_trainer(model, processor, build_dataset(examples, root),
+                            sft_config(cfg, out, max_steps=steps, lr=cfg.full_lr), callbacks=callbacks)
+    result = trainer.train()
+    return trainer.model, {"steps": result.global_step, "train_loss": result.training_loss, "log": _log(trainer)}
+
+
 def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
     try:
         plan = plan_examples((), (), split=bench, strategy=strategy, with_variants=cfg.with_variants,
@@ -318,25 +328,19 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
         if not captions.examples:
             raise BadInput(f"no train images to pre-train on (skipped: {dict(captions.skipped)})",
                            file=str(bench.root))
-        trainer = build_trainer(model, processor, build_dataset(captions.examples, bench.root),
-                                sft_config(cfg, out / "pretrain", max_steps=cfg.pretrain_steps, lr=cfg.full_lr),
-                                callbacks=callbacks)
-        result = trainer.train()
-        model = trainer.model
-        stages.append({"stage": "pretrain", "objective": "captions", "steps": result.global_step,
-                       "examples": len(captions.examples), "train_loss": result.training_loss,
-                       "seconds": round(time.perf_counter() - t0, 2), "log": _log(trainer)})
+        model, tuned = _full_tune(model, processor, captions.examples, bench.root, cfg, out / "pretrain",
+                                  cfg.pretrain_steps, callbacks)
+        stages.append({"stage": "pretrain", "objective": "captions", "steps": tuned["steps"],
+                       "examples": len(captions.examples), "train_loss": tuned["train_loss"],
+                       "seconds": round(time.perf_counter() - t0, 2), "log": tuned["log"]})
     if cfg.full_steps > 0:
         t0 = time.perf_counter()
         full_plan = _plan(bench, base_strategy, cfg, conv)
-        trainer = build_trainer(model, processor, build_dataset(full_plan.examples, bench.root),
-                                sft_config(cfg, out / "full", max_steps=cfg.full_steps, lr=cfg.full_lr),
-                                callbacks=callbacks)
-        result = trainer.train()
-        model = trainer.model
-        stages.append({"stage": "full", "objective": "sft", "steps": result.global_step,
-                       "train_loss": result.training_loss, "seconds": round(time.perf_counter() - t0, 2),
-                       "log": _log(trainer)})
+        model, tuned = _full_tune(model, processor, full_plan.examples, bench.root, cfg, out / "full",
+                                  cfg.full_steps, callbacks)
+        stages.append({"stage": "full", "objective": "sft", "steps": tuned["steps"],
+                       "train_loss": tuned["train_loss"], "seconds": round(time.perf_counter() - t0, 2),
+                       "log": tuned["log"]})
     targets = list(cfg.target_modules) or default_target_modules(model)
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=targets, bias="none")
