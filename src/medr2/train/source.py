@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from medr2.errors import BadInput
 from medr2.records import Item
@@ -67,8 +66,15 @@ def read_train_split(bench_root: Path | str) -> TrainSplit:
     """The train split of the bench at ``bench_root`` (checksums verified: a bench changed after its build is
     refused). Records are validated as ``load_bench`` validates them: a bad train item is refused naming its
     file, record and field."""
-    from medr2.bench.format import CASES_FILE, ITEM_SCHEMA, ITEMS_FILE, read_manifest, read_parquet, verify_checksums
-    from medr2.bench.schema import _FieldError
+    from medr2.bench.format import (
+        CASES_FILE,
+        ITEM_SCHEMA,
+        ITEMS_FILE,
+        batch_records,
+        read_manifest,
+        read_parquet,
+        verify_checksums,
+    )
 
     root = Path(bench_root)
     manifest = read_manifest(root)
@@ -104,23 +110,11 @@ def read_train_split(bench_root: Path | str) -> TrainSplit:
         keep[i] = sha not in held
     del splits, variants, shas, cols, cases, held
     items: list[Item] = []
-    fields = ITEM_SCHEMA.model.model_fields
     start = 0
     with pq.ParquetFile(str(ipath)) as f:
         for batch in f.iter_batches(batch_size=BATCH_ROWS):
             mask = keep[start:start + batch.num_rows]
             start += batch.num_rows
-            if not mask.any():
-                continue
-            for row in batch.filter(pa.array(mask)).to_pylist():
-                rid = str(row.get("item_id") or "row")
-                try:
-                    items.append(Item.model_validate(ITEM_SCHEMA.decode_row({k: v for k, v in row.items()
-                                                                             if k in fields})))
-                except _FieldError as e:
-                    raise BadInput(e.reason, file=str(ipath), record=rid, field=e.field) from e
-                except ValidationError as e:
-                    err = e.errors()[0]
-                    raise BadInput(err["msg"], file=str(ipath), record=rid,
-                                   field=".".join(str(p) for p in err["loc"])) from e
+            if mask.any():  # records (validated as load_bench validates them) only for the rows kept
+                items.extend(batch_records(batch.filter(pa.array(mask)), ITEM_SCHEMA, "item_id", ipath))
     return TrainSplit(root, manifest, items, skipped, n_variants, n_variants_held)
