@@ -45,3 +45,19 @@ def test_split_plans_equal_whole_bench_plans(root: Path, strategy: str, with_var
     dpo_want = plan_dpo(bench.items, bench.cases, strategy=strategy, with_variants=with_variants, seed=3)
     dpo_got = plan_dpo((), (), strategy=strategy, with_variants=with_variants, seed=3, split=split)
     assert dpo_got.examples == dpo_want.examples and dpo_got.summary() == dpo_want.summary()
+
+
+def test_a_bad_train_record_is_refused_naming_file_record_and_field(tmp_path: Path) -> None:
+    """A train item that a buggy tool wrote with an unknown form (checksums fixed up): refused as load_bench
+    refuses it, naming items.parquet, the item and the field."""
+    from medr2.errors import BadInput
+    from tests.test_reliability_inputs import _rewrite_items
+
+    root = tmp_path / "bench"
+    cases, items = quadrant_records(root, 4, 0)
+    write_bench(root, cases, items, {"name": "quadrant"})
+    bad = next(it.item_id for it in items if it.split == "train")
+    _rewrite_items(root, lambda rows: [{**r, "form": "essay"} if r["item_id"] == bad else r for r in rows])
+    with pytest.raises(BadInput) as e:
+        read_train_split(root)
+    assert e.value.file == str(root / "items.parquet") and e.value.record == bad and e.value.field == "form"
