@@ -127,10 +127,19 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
                        executor=executor, ray_address=ray_address)
 
 
-def info(bench: PathLike) -> dict[str, Any]:
-    """``medr2 info --json``: counts per stage / task / variant / split, chains, skipped tasks, licences."""
+def info(bench: PathLike, *, check: bool = False) -> dict[str, Any]:
+    """``medr2 info --json``: counts per stage / task / variant / split, chains, skipped tasks, licences.
+    ``check``: first make every check of ``load_bench`` on every record (images hashed), streaming by row
+    group (BadInput naming file, record and field on the first bad one); the result then has ``checked``."""
     from medr2.bench.info import bench_info
 
+    if check:
+        from medr2.bench.table import BenchTable
+
+        table = BenchTable.open(bench, validate=True)
+        checked = {"cases": table.n_cases, "items": table.n_items}
+        table.close()
+        return {**bench_info(bench), "checked": checked}
     return bench_info(bench)
 
 

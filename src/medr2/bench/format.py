@@ -651,19 +651,28 @@ class Validator:
     def items(self, items: Sequence[Item]) -> None:
         """Check a block of items (in file order); their ids are checked for repeats as one block."""
         first_dup = self.item_ids.add_all([it.item_id for it in items])
-        ifile = self.ifile
         for k, it in enumerate(items):
-            if k == first_dup:
-                raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
-            if it.case_id not in self.case_ids:
-                raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
-            if it.image is not None:
-                self.checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
-            if it.answer_box is not None and it.image_width and it.image_height:
-                try:
-                    check_box(it.answer_box, it.image_width, it.image_height)
-                except ValueError as e:
-                    raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+            self.item(it, duplicate=k == first_dup)
+
+    def item(self, it: Item, *, duplicate: bool = False) -> None:
+        """The checks of one item beyond its ids (its case, image and answer box); ``duplicate``: its id was
+        found to repeat an earlier one (the first failure named, as :meth:`items` names it)."""
+        ifile = self.ifile
+        if duplicate:
+            raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
+        if it.case_id not in self.case_ids:
+            raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
+        if it.image is not None:
+            self.checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
+        if it.answer_box is not None and it.image_width and it.image_height:
+            try:
+                check_box(it.answer_box, it.image_width, it.image_height)
+            except ValueError as e:
+                raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+
+    def parent_missing(self, item_id: str) -> BadInput:
+        """The error of an item whose parent is not an item of the bench."""
+        return BadInput("parent item not in the bench", file=self.ifile, record=item_id, field="parent_id")
 
     def parents(self, item_ids: Sequence[str], parent_ids: Sequence[str | None]) -> None:
         """After every item: each parent named (in file order) is an item of the bench."""
@@ -673,7 +682,7 @@ class Validator:
         found = self.item_ids.contains_all([p for _, p in named])
         for (rid, _), ok in zip(named, found, strict=True):
             if not ok:
-                raise BadInput("parent item not in the bench", file=self.ifile, record=rid, field="parent_id")
+                raise self.parent_missing(rid)
 
 
 def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],

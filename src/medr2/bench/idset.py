@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -22,6 +23,30 @@ def _as_ints(ids: Sequence[str]) -> np.ndarray | None:
     if len(joined) != 16 * len(ids) or any(len(x) != 16 for x in ids) or not _HEX.issuperset(joined):
         return None
     return np.frombuffer(bytes.fromhex(joined), dtype=">u8").astype(np.uint64)
+
+
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+_NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
+_SHIFTS = np.arange(60, -4, -4, dtype=np.uint64)
+
+
+def hex_ids(arr: pa.Array) -> np.ndarray | None:
+    """The ids of an Arrow string array as uint64 (as :func:`_as_ints`), vectorised; None if any is null or not
+    16 lowercase hex digits."""
+    if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=width, count=n + 1, offset=arr.offset * np.dtype(width).itemsize)
+    if not (np.diff(offsets) == 16).all():
+        return None
+    nib = _NIBBLE[np.frombuffer(data_buf, dtype=np.uint8, count=16 * n, offset=int(offsets[0]))]
+    if (nib == 255).any():
+        return None
+    return np.bitwise_or.reduce(nib.reshape(n, 16).astype(np.uint64) << _SHIFTS, axis=1)
 
 
 class IdSet:
@@ -52,6 +77,10 @@ class IdSet:
                 else:
                     self._other.add(x)
             return None
+        return self.add_ints(ints)
+
+    def add_ints(self, ints: np.ndarray) -> int | None:
+        """:meth:`add_all` for hex ids already as uint64 (:func:`hex_ids`)."""
         dup = self._seen(ints)
         order = np.argsort(ints, kind="stable")
         s = ints[order]
@@ -76,6 +105,10 @@ class IdSet:
         while len(self._runs) >= 2 and len(self._runs[-2]) <= 2 * len(self._runs[-1]):
             b, a = self._runs.pop(), self._runs.pop()
             self._runs.append(np.sort(np.concatenate([a, b]), kind="stable"))
+
+    def contains_ints(self, ints: np.ndarray) -> np.ndarray:
+        """Membership of hex ids already as uint64 (a bool array)."""
+        return self._seen(ints)
 
     def contains_all(self, ids: Sequence[str]) -> list[bool]:
         """Membership of each of ``ids`` (vectorised for hex ids)."""

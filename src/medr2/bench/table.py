@@ -112,13 +112,19 @@ class BenchTable(BenchFace):
         self._case_index: dict[str, tuple[int, int]] | None = None  # case_id -> (row group, row)
         self._case_cache: OrderedDict[str, Case] = OrderedDict()
         self.row_groups_read = 0  # row groups a filtered read did not skip (for measurements)
+        self._record_check: Validator | None = None  # per-record checks of each item built (validate_by_columns)
 
     @classmethod
-    def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> BenchTable:
+    def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True,
+             by_columns: bool = False) -> BenchTable:
         """Open a bench; with ``validate`` make the checks of ``load_bench`` (checksums, records, ids,
-        references, images, boxes, parents), reading the tables one row group at a time."""
+        references, images, boxes, parents), reading the tables one row group at a time. ``by_columns``
+        (what ``medr2 eval`` does): check the items table by columns (:mod:`medr2.bench.columns`) and make
+        the per-record checks on each item record as it is built (:meth:`iter_items`), not on every item."""
         table = cls(root)
-        if validate:
+        if validate and by_columns:
+            table.validate_by_columns(image_hashes=image_hashes)
+        elif validate:
             table.validate(image_hashes=image_hashes)
         return table
 
@@ -133,6 +139,12 @@ class BenchTable(BenchFace):
     def n_items(self) -> int:
         """Rows of the items table (from the Parquet footer)."""
         return int(self.items_file.metadata.num_rows)
+
+    @property
+    def n_cases(self) -> int:
+        """Rows of the cases table (from the Parquet footer)."""
+        with _open_table(self.cases_path, CASE_SCHEMA) as f:
+            return int(f.metadata.num_rows)
 
     # -- validation ----------------------------------------------------------------------------
     def validate(self, *, image_hashes: bool = True) -> None:
@@ -150,6 +162,19 @@ class BenchTable(BenchFace):
         for batch in self.items_file.iter_batches(BATCH_ROWS, columns=["item_id", "parent_id"]):
             cols = batch.to_pydict()
             v.parents(cols["item_id"], cols["parent_id"])
+
+    def validate_by_columns(self, *, image_hashes: bool = True) -> None:
+        """Checksums and every case as :meth:`validate` checks them; the items table by columns
+        (:func:`medr2.bench.columns.check_items`); from then on each item :meth:`iter_items` builds is given
+        the per-record checks (its case, image path and file, answer box) before it is returned."""
+        from medr2.bench.columns import check_items
+
+        verify_checksums(self.root, self.manifest)
+        v = Validator(self.root, image_hashes)
+        for c in self.iter_cases():
+            v.case(c)
+        check_items(self.items_file, v)
+        self._record_check = v
 
     # -- cases ---------------------------------------------------------------------------------
     def iter_cases(self) -> Iterator[Case]:
@@ -245,9 +270,17 @@ class BenchTable(BenchFace):
                 row += n
 
     def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
-        """The items ``flt`` accepts, in file order, built one batch at a time."""
+        """The items ``flt`` accepts, in file order, built one batch at a time (each given the per-record
+        checks after :meth:`validate_by_columns`)."""
+        check = self._record_check
         for batch, row in self.iter_batches(flt):
-            yield from batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
+            records = batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
+            if check is None:
+                yield from records
+                continue
+            for it in records:
+                check.item(it)
+                yield it
 
     def column_values(self, columns: Sequence[str], flt: ItemFilter | None = None) -> Iterator[dict[str, list[Any]]]:
         """Python lists of ``columns`` of the rows ``flt`` accepts, one dict per batch."""

@@ -13,13 +13,19 @@ def register(app: typer.Typer) -> None:
     def info(
         bench: Path = typer.Argument(..., help="bench folder"),
         as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON instead of tables"),
+        check: bool = typer.Option(False, "--check", metavar="",
+                                   help="first check every record, reference and image (hashed) of the bench, as "
+                                        "load_bench does; exit 2 naming the first bad one"),
     ) -> None:
         """Counts per stage / task / variant / split, chains, skipped tasks, licences, quarantine."""
         from medr2.api import info as api_info
         from medr2.bench.info import render_info
 
-        data = api_info(bench)
+        data = api_info(bench, check=check)
         if as_json:
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             render_info(data)
+            if check:
+                typer.echo(f"checked: {data['checked']['cases']} cases, {data['checked']['items']} items, every "
+                           "record, reference and image: no error")

@@ -641,8 +641,9 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         get_mode(m)
     _refuse_bench_as_out(Path(cfg.bench), Path(cfg.out))
     source: Bench | BenchTable
-    if bench is None:  # read by columns; images are not hashed here: each adapter verifies those it sends
-        source = BenchTable.open(cfg.bench, image_hashes=False)
+    if bench is None:  # read and checked by columns, each item built checked as a record; images are not
+        # hashed here: each adapter verifies those it sends
+        source = BenchTable.open(cfg.bench, image_hashes=False, by_columns=True)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     else:

@@ -1,0 +1,252 @@
+"""Checking a bench's items table by columns (docs/bench-format.md, "Checking the items by columns").
+
+``medr2 eval`` does not build a record of every item before its first request. It checks the whole items
+table column-wise, one row group at a time (:func:`check_items`: pyarrow compute and numpy, string columns
+read dictionary-encoded so that a test runs once per distinct value), and makes the per-record checks only
+on the items it builds (``BenchTable.open(..., by_columns=True)``). The column-wise checks, each derived
+from the :class:`~medr2.records.Item` model where it can be:
+
+- every ``item_id`` distinct (16-hex ids as 8-byte integers in an :class:`~medr2.bench.idset.IdSet`);
+- ``case_id`` a case of ``cases.parquet``; ``parent_id`` an item of the bench;
+- fields that may not be None not null; literal fields (``form``, ``split``) one of their values;
+- JSON fields shaped as their type (``[...]`` for lists and boxes, ``{...}`` for objects and sub-records);
+- image paths: not empty, no NUL, not absolute, no ``..`` part, at most ``MAX_PATH_CHARS`` characters;
+- answer boxes: four finite numbers with positive size inside ``image_width`` x ``image_height``;
+- each column of the type the schema gives it (a column of another type makes every row a suspect).
+
+A row failing one of these is a *suspect*: its record is built and given the full per-record checks
+(:class:`~medr2.bench.format.Validator`), which raise the BadInput a full validation raises (same message,
+file, record and field); a suspect that passes them (e.g. a ``..`` path that stays inside the bench) is no
+error. Rows are checked in file order, so the first bad row is the one named. What only the per-record
+checks find (JSON that does not parse or does not fit its model, an image file that is missing or a
+symlink leading out) is found in the items a run builds, before they are sent, and in every item by a full
+validation (``medr2 info --check``, ``BenchTable.open(validate=True)``, ``load_bench``).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from medr2.bench.format import ITEM_SCHEMA, Validator, _record_columns, batch_records
+from medr2.bench.idset import hex_ids
+from medr2.bench.schema import RecordSchema
+from medr2.errors import BadInput
+from medr2.images import MAX_PATH_CHARS
+
+PATH_COLUMNS = ("image",)  # relative paths of bench files
+BOX_COLUMNS = {"answer_box": ("image_width", "image_height")}  # box column -> the image size it lies in
+PLAIN_COLUMNS = frozenset({"item_id", "question", "answer_box"})  # string columns read as plain (mostly distinct)
+_PARENT_DOTS = r"(^|/)\.\.(/|$)"
+
+
+def _unwrap(annotation: Any) -> tuple[bool, Any]:
+    """(whether None is allowed, the annotation without None)."""
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        args = typing.get_args(annotation)
+        rest = [a for a in args if a is not type(None)]
+        inner = rest[0] if len(rest) == 1 else Union[tuple(rest)]  # noqa: UP007 (built from a tuple)
+        return len(rest) < len(args), inner
+    return False, annotation
+
+
+def _brackets(annotation: Any) -> tuple[str, str] | None:
+    """The JSON brackets a nested field's text opens and closes with."""
+    origin = typing.get_origin(annotation) or annotation
+    if origin in (list, tuple):
+        return "[", "]"
+    if origin is dict or (isinstance(origin, type) and issubclass(origin, BaseModel)):
+        return "{", "}"
+    return None
+
+
+@dataclass(frozen=True)
+class ColumnRules:
+    """What the columns of one record type must hold, read from its model and schema."""
+
+    required: tuple[str, ...]  # columns that may not be null
+    literals: dict[str, tuple[str, ...]]  # column -> its allowed values
+    brackets: dict[str, tuple[str, str]]  # JSON column -> (opening, closing) bracket
+    types: dict[str, pa.DataType]  # column -> its type in the schema
+
+
+def column_rules(rs: RecordSchema) -> ColumnRules:
+    required: list[str] = []
+    literals: dict[str, tuple[str, ...]] = {}
+    brackets: dict[str, tuple[str, str]] = {}
+    for name, info in rs.model.model_fields.items():
+        nullable, inner = _unwrap(info.annotation)
+        if not nullable:
+            required.append(name)
+        if typing.get_origin(inner) is Literal:
+            literals[name] = tuple(str(v) for v in typing.get_args(inner))
+        if name in rs.json_fields and (b := _brackets(inner)) is not None:
+            brackets[name] = b
+    return ColumnRules(tuple(required), literals, brackets, {f.name: f.type for f in rs.schema})
+
+
+ITEM_RULES = column_rules(ITEM_SCHEMA)
+
+
+def _rows(col: pa.ChunkedArray, test: Callable[[pa.Array], pa.Array]) -> np.ndarray:
+    """``test`` (a bool per value) of every non-null row, run once per distinct value where the column is
+    dictionary-encoded; null rows are False."""
+    out = []
+    for chunk in col.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            res = test(chunk.dictionary).take(chunk.indices)
+        else:
+            res = pc.and_(test(chunk), chunk.is_valid())
+        out.append(pc.fill_null(res, False).to_numpy(zero_copy_only=False))
+    return np.concatenate(out) if out else np.zeros(0, dtype=bool)
+
+
+def _bad_path(a: pa.Array) -> pa.Array:
+    length = pc.utf8_length(a)
+    return pc.or_(pc.or_(pc.or_(pc.equal(length, 0), pc.greater(length, MAX_PATH_CHARS)),
+                         pc.or_(pc.match_substring(a, "\x00"), pc.starts_with(a, "/"))),
+                  pc.match_substring_regex(a, _PARENT_DOTS))
+
+
+def _bad_brackets(opening: str, closing: str) -> Callable[[pa.Array], pa.Array]:
+    return lambda a: pc.invert(pc.and_(pc.starts_with(a, opening), pc.ends_with(a, closing)))
+
+
+def _plain(col: pa.ChunkedArray) -> pa.Array:
+    arr = col.combine_chunks()
+    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+
+
+def _bad_boxes(t: pa.Table, box: str, width: str, height: str) -> np.ndarray:
+    """Rows whose box is not four finite numbers of positive size inside the image (where its size is set)."""
+    bad = np.zeros(t.num_rows, dtype=bool)
+    text = _plain(t.column(box))
+    rows = np.flatnonzero(text.is_valid().to_numpy(zero_copy_only=False))
+    if not len(rows):
+        return bad
+    parts = pc.split_pattern(pc.utf8_slice_codeunits(text.take(pa.array(rows)), 1, -1), ",")
+    four = pc.equal(pc.list_value_length(parts), 4).to_numpy(zero_copy_only=False)
+    bad[rows[~four]] = True
+    rows = rows[four]
+    try:
+        flat = pc.cast(pc.utf8_trim_whitespace(pc.list_flatten(parts.filter(pa.array(four)))), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a value that is not a number: each row checked
+        bad[rows] = True
+        return bad
+    x1, y1, x2, y2 = flat.to_numpy(zero_copy_only=False).reshape(-1, 4).T
+    idx = pa.array(rows)
+    w = pc.cast(_plain(t.column(width)).take(idx), pa.float64()).to_numpy(zero_copy_only=False)
+    h = pc.cast(_plain(t.column(height)).take(idx), pa.float64()).to_numpy(zero_copy_only=False)
+    sized = ~np.isnan(w) & (w != 0) & ~np.isnan(h) & (h != 0)  # check_box runs where both are set
+    with np.errstate(invalid="ignore"):
+        wrong = (~np.isfinite(flat.to_numpy(zero_copy_only=False).reshape(-1, 4)).all(axis=1) | ~(x2 > x1)
+                 | ~(y2 > y1) | (x1 < 0) | (y1 < 0) | (x2 > w) | (y2 > h))
+    bad[rows[sized & wrong]] = True
+    return bad
+
+
+def suspects(t: pa.Table, case_ids: pa.Array, rules: ColumnRules = ITEM_RULES) -> np.ndarray:
+    """Rows of a block of the items table that fail a column-wise check (see the module docstring)."""
+    names = set(t.column_names)
+    bad = np.zeros(t.num_rows, dtype=bool)
+    for name in names & set(rules.types):
+        typ = t.schema.field(name).type
+        if (typ.value_type if pa.types.is_dictionary(typ) else typ) != rules.types[name]:
+            return np.ones(t.num_rows, dtype=bool)  # a column of another type: every row given the record checks
+    for name in rules.required:
+        if name in names:
+            bad |= t.column(name).is_null().to_numpy(zero_copy_only=False)
+    tests: list[tuple[str, Callable[[pa.Array], pa.Array]]] = [
+        *((name, lambda a, v=pa.array(values): pc.invert(pc.is_in(a, value_set=v)))
+          for name, values in rules.literals.items()),
+        *((name, _bad_brackets(*b)) for name, b in rules.brackets.items()),
+        *((name, _bad_path) for name in PATH_COLUMNS),
+        ("case_id", lambda a: pc.invert(pc.is_in(a, value_set=case_ids))),
+    ]
+    for name, test in tests:
+        if name in names:
+            bad |= _rows(t.column(name), test)
+    for box, (width, height) in BOX_COLUMNS.items():
+        if {box, width, height} <= names:
+            bad |= _bad_boxes(t, box, width, height)
+    return bad
+
+
+def check_items(f: pq.ParquetFile, v: Validator) -> None:
+    """Check every row of the items table ``f`` by columns (after ``v`` has seen every case), adding the item
+    ids to ``v.item_ids``; the first bad row found raises the BadInput its record checks raise."""
+    path = v.ifile
+    record_cols = _record_columns(f, ITEM_SCHEMA)
+    cols = [c for c in record_cols if c not in ("chain_id", "step", "pair_id", "image_sha256", "seed", "lure")]
+    read_dict = [c for c in cols if c not in PLAIN_COLUMNS and pa.types.is_string(ITEM_RULES.types.get(c, pa.int64()))]
+    cf = pq.ParquetFile(path, read_dictionary=read_dict)
+    case_ids = pa.array(sorted(v.case_ids), type=pa.string())
+    parents: list[tuple[int, pa.Array]] = []  # (row group, its distinct parent ids): checked after every id
+    start = 0
+    with cf:
+        for rg in range(cf.num_row_groups):
+            t = _read(cf, rg, cols, path)
+            bad = suspects(t, case_ids)
+            first_dup = _add_ids(v, t.column("item_id"))
+            if first_dup is not None:
+                bad[first_dup:] = False
+                bad[first_dup] = True
+            full: pa.Table | None = None
+            for r in np.flatnonzero(bad):
+                if full is None:
+                    full = _read(f, rg, record_cols, path)
+                it = next(batch_records(full.slice(int(r), 1), ITEM_SCHEMA, "item_id", Path(path), start + int(r)))
+                v.item(it, duplicate=int(r) == first_dup)
+            if "parent_id" in t.column_names:
+                parents.append((rg, _distinct(t.column("parent_id"))))
+            start += t.num_rows
+    for rg, values in parents:
+        known = _known(v, values)
+        if not known.all():
+            _raise_parent(f, rg, values.filter(pa.array(~known)), v)
+
+
+def _read(f: pq.ParquetFile, rg: int, columns: list[str], path: str) -> pa.Table:
+    try:
+        return f.read_row_group(rg, columns=columns)
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=path) from e
+
+
+def _add_ids(v: Validator, col: pa.ChunkedArray) -> int | None:
+    """Add a block's item ids to ``v.item_ids``; the position of the first that repeats one (or None)."""
+    arr = _plain(col)
+    ints = hex_ids(arr)
+    if ints is not None:
+        return v.item_ids.add_ints(ints)
+    return v.item_ids.add_all([str(x) for x in arr.to_pylist()])
+
+
+def _distinct(col: pa.ChunkedArray) -> pa.Array:
+    """The distinct non-null values of a column."""
+    return pc.unique(pc.drop_null(_plain(col)))
+
+
+def _known(v: Validator, values: pa.Array) -> np.ndarray:
+    ints = hex_ids(values)
+    if ints is not None:
+        return v.item_ids.contains_ints(ints)
+    return np.array(v.item_ids.contains_all(values.to_pylist()), dtype=bool)
+
+
+def _raise_parent(f: pq.ParquetFile, rg: int, missing: pa.Array, v: Validator) -> None:
+    """Name the first row of row group ``rg`` whose parent is one of ``missing``."""
+    t = _read(f, rg, ["item_id", "parent_id"], v.ifile)
+    hit = pc.fill_null(pc.is_in(_plain(t.column("parent_id")), value_set=missing), False)
+    first = int(np.flatnonzero(hit.to_numpy(zero_copy_only=False))[0])
+    raise v.parent_missing(str(t.column("item_id")[first].as_py()))

@@ -1,0 +1,210 @@
+"""``medr2 eval`` checks the whole items table by columns (``medr2.bench.columns``) and only the items it builds
+as records: a defect the column-wise pass can see is refused in an item the run never asks, naming the file,
+record and field a full validation names; a defect only a record check sees is refused in an item the run
+asks, before it is sent; ``medr2 info --check`` (a full validation) refuses both."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from medr2 import api
+from medr2.bench.columns import ITEM_RULES
+from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
+from medr2.bench.table import BenchTable
+from medr2.errors import BadInput
+from medr2.images import sha256_file
+from medr2.run.runner import EvalConfig, run_eval
+from medr2.run.store import Store
+from tests.run_fixtures import make_bench
+
+Row = dict[str, Any]
+MEDR2 = [sys.executable, "-m", "medr2.cli"]
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    root = tmp_path / "bench"
+    make_bench(root, n_cases=6)
+    return root
+
+
+def _rows(root: Path) -> list[Row]:
+    return pq.read_table(root / ITEMS_FILE).to_pylist()
+
+
+def _rewrite(root: Path, rows: list[Row]) -> None:
+    """Write ``rows`` as the items table and fix the manifest's checksums (a bench written by a buggy tool)."""
+    path = root / ITEMS_FILE
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    m = json.loads((root / "manifest.json").read_text())
+    m["checksums"][ITEMS_FILE] = sha256_file(path)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+def _unasked(rows: list[Row], pick: Callable[[Row], bool] = lambda r: True) -> int:
+    """The last row ``pick`` accepts that is not of the first case (``--limit 1`` asks only that case)."""
+    first_case = rows[0]["case_id"]
+    return max(i for i, r in enumerate(rows) if r["case_id"] != first_case and pick(r))
+
+
+def _eval(root: Path, out: Path, limit: int | None = 1) -> Any:
+    return run_eval(EvalConfig(bench=root, model="baseline:random", out=out, limit=limit, command=("test",)))
+
+
+def _named(e: BadInput) -> tuple[Any, ...]:
+    return e.file, e.record, e.field, e.reason
+
+
+def _is_box(r: Row) -> bool:
+    return r["answer_box"] is not None and bool(r["image_width"])
+
+
+# damage -> (the rows it applies to, the change, the field named)
+COLUMN_DAMAGE: dict[str, tuple[Callable[[Row], bool], Callable[[list[Row], Row], Row], str]] = {
+    "path escapes": (lambda r: True, lambda rows, r: {**r, "image": "../../etc/passwd"}, "image"),
+    "absolute path": (lambda r: True, lambda rows, r: {**r, "image": "/etc/passwd"}, "image"),
+    "empty path": (lambda r: True, lambda rows, r: {**r, "image": ""}, "image"),
+    "unknown form": (lambda r: True, lambda rows, r: {**r, "form": "essay"}, "form"),
+    "unknown split": (lambda r: True, lambda rows, r: {**r, "split": "dev"}, "split"),
+    "null question": (lambda r: True, lambda rows, r: {**r, "question": None}, "question"),
+    "null stage": (lambda r: True, lambda rows, r: {**r, "stage": None}, "stage"),
+    "unknown case": (lambda r: True, lambda rows, r: {**r, "case_id": "nobody"}, "case_id"),
+    "duplicate id": (lambda r: True, lambda rows, r: {**r, "item_id": rows[0]["item_id"]}, "item_id"),
+    "unknown parent": (lambda r: True, lambda rows, r: {**r, "parent_id": "0123456789abcdef"}, "parent_id"),
+    "meta not an object": (lambda r: True, lambda rows, r: {**r, "meta": "[1]"}, "meta"),
+    "options not a list": (lambda r: True, lambda rows, r: {**r, "options": "{}"}, "options"),
+    "cue not an object": (lambda r: True, lambda rows, r: {**r, "cue": "[]"}, "cue"),
+    "box outside": (_is_box, lambda rows, r: {**r, "answer_box": f"[0,0,{r['image_width'] + 5},5]"}, "answer_box"),
+    "nan box": (_is_box, lambda rows, r: {**r, "answer_box": "[NaN,1,5,5]"}, "answer_box"),
+    "negative box": (_is_box, lambda rows, r: {**r, "answer_box": "[20,10,10,20]"}, "answer_box"),
+    "box of three": (_is_box, lambda rows, r: {**r, "answer_box": "[1,1,5]"}, "answer_box"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(COLUMN_DAMAGE))
+def test_columns_refuse_a_defect_in_an_item_not_asked(bench: Path, tmp_path: Path, damage: str) -> None:
+    pick, change, field = COLUMN_DAMAGE[damage]
+    rows = _rows(bench)
+    k = _unasked(rows, pick)
+    rows[k] = change(rows, rows[k])
+    _rewrite(bench, rows)
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        _eval(bench, tmp_path / "run")
+    assert _named(ev.value) == _named(full.value), (str(ev.value), str(full.value))
+    assert ev.value.file == str(bench / ITEMS_FILE) and ev.value.record == rows[k]["item_id"]
+    assert (ev.value.field or "").split(".")[0] == field, str(ev.value)
+    assert not (tmp_path / "run" / "store.sqlite").exists()  # refused before the run folder is touched
+
+
+def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) -> None:
+    """Ids that are not 16 hex digits go through the set of texts, with the same message."""
+    rows = _rows(bench)
+    for i, r in enumerate(rows):
+        r["item_id"] = f"item-{i}"
+        r["parent_id"] = None
+    k = _unasked(rows)
+    rows[k]["item_id"] = "item-1"
+    _rewrite(bench, rows)
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        _eval(bench, tmp_path / "run")
+    assert _named(ev.value) == _named(full.value) == (str(bench / ITEMS_FILE), "item-1", "item_id",
+                                                      "duplicate item_id")
+
+
+def test_a_suspect_row_that_passes_its_record_checks_is_no_error(bench: Path, tmp_path: Path) -> None:
+    """A ``..`` path that stays inside the bench is flagged by the columns, then passes the record checks."""
+    rows = _rows(bench)
+    k = _unasked(rows)
+    rows[k]["image"] = "images/../" + rows[k]["image"]
+    _rewrite(bench, rows)
+    load_bench(bench)
+    assert _eval(bench, tmp_path / "run", limit=None).sent == len(rows)
+
+
+RECORD_DAMAGE: dict[str, tuple[Callable[[Row], Row], str]] = {
+    "option not text": (lambda r: {**r, "options": '["a",1]'}, "options.1"),
+    "cue of no kind": (lambda r: {**r, "cue": '{"kind":"blob","box":[0,0,1,1]}'}, "cue.kind"),
+    "meta bad json": (lambda r: {**r, "meta": '{"a":}'}, "meta"),
+    "image file missing": (lambda r: {**r, "image": "images/" + "0" * 64 + ".png"}, "image"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(RECORD_DAMAGE))
+def test_record_checks_refuse_a_defect_in_an_item_asked(bench: Path, tmp_path: Path, damage: str) -> None:
+    """What only a record check sees: not refused in an item a run never asks (the columns cannot see it),
+    refused in an item it asks (before that item is sent), and by a full validation wherever it is."""
+    change, field = RECORD_DAMAGE[damage]
+    rows = _rows(bench)
+    k = _unasked(rows)
+    rows[k] = change(rows[k])
+    _rewrite(bench, rows)
+    with pytest.raises(BadInput) as full:
+        load_bench(bench, image_hashes=False)
+    assert full.value.record == rows[k]["item_id"] and full.value.field == field, str(full.value)
+    with pytest.raises(BadInput) as checked:
+        api.info(bench, check=True)
+    assert _named(checked.value) == _named(full.value)
+    assert _eval(bench, tmp_path / "run-limit").sent > 0  # only the first case asked: the damaged item is not
+    with pytest.raises(BadInput) as ev:  # every item asked, built a batch at a time: refused when built
+        _eval(bench, tmp_path / "run-all", limit=None)
+    assert _named(ev.value) == _named(full.value), (str(ev.value), str(full.value))
+    with Store.open(tmp_path / "run-all") as store:
+        assert rows[k]["item_id"] not in {p.item_id for p in store.iter_predictions()}
+
+
+def test_record_checks_refuse_an_asked_item_before_the_run_folder(bench: Path, tmp_path: Path) -> None:
+    """With ``--limit`` the items asked are built while planning: refused before the store is made."""
+    rows = _rows(bench)
+    rows[0] = {**rows[0], "options": '["a",1]'}
+    _rewrite(bench, rows)
+    with pytest.raises(BadInput) as ev:
+        _eval(bench, tmp_path / "run")
+    assert ev.value.record == rows[0]["item_id"] and ev.value.field == "options.1", str(ev.value)
+    assert not (tmp_path / "run" / "store.sqlite").exists()
+
+
+def test_by_columns_checks_each_item_built(bench: Path) -> None:
+    """After the column-wise pass, each item ``iter_items`` builds gets the record checks."""
+    rows = _rows(bench)
+    k = _unasked(rows)
+    rows[k] = {**rows[k], "image": "images/" + "0" * 64 + ".png"}
+    _rewrite(bench, rows)
+    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    with pytest.raises(BadInput) as e:
+        list(table.iter_items())
+    assert e.value.record == rows[k]["item_id"] and e.value.field == "image" and "missing" in e.value.reason
+    assert len(list(BenchTable.open(bench, validate=False).iter_items())) == len(rows)  # unchecked: no error
+
+
+def test_rules_come_from_the_item_model() -> None:
+    assert {"item_id", "case_id", "question", "answer", "stage", "meta", "options", "variant"} <= set(
+        ITEM_RULES.required)
+    assert not {"image", "split", "cue", "answer_box", "parent_id"} & set(ITEM_RULES.required)
+    assert set(ITEM_RULES.literals) == {"form", "split"} and "essay" not in ITEM_RULES.literals["form"]
+    assert ITEM_RULES.brackets["answer_box"] == ("[", "]") and ITEM_RULES.brackets["cue"] == ("{", "}")
+
+
+def test_info_check_exit_codes(bench: Path) -> None:
+    ok = subprocess.run([*MEDR2, "info", str(bench), "--check"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "checked: 6 cases" in ok.stdout, ok.stderr
+    rows = _rows(bench)
+    k = _unasked(rows)
+    rows[k] = {**rows[k], "options": '["a",1]'}
+    _rewrite(bench, rows)
+    bad = subprocess.run([*MEDR2, "info", str(bench), "--check"], capture_output=True, text=True, timeout=120)
+    err = bad.stderr.replace("\n", "")
+    assert bad.returncode == 2 and ITEMS_FILE in err and rows[k]["item_id"] in err and "options.1" in err, err
