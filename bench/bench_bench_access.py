@@ -5,8 +5,10 @@ and, with ``--before-src DIR``, with other sources (e.g. ``git archive`` of main
 Each sample is a fresh process. The eval sample runs ``run_eval`` (what ``medr2 eval`` calls) with the
 ``baseline:random`` adapter wrapped to note the time of its first ``generate`` call: "first request" is the
 time from the process start (before importing medr2) to that call; peak RSS is the child's ``ru_maxrss``
-(``os.wait4``), CPU its user + system time. Samples alternate between the sources (noise hits both); the
-median of ``--repeats`` is printed, with the per-item slope between the two smallest and largest benches.
+(``os.wait4``), CPU its user + system time; the child also notes its CPU time at the first request and the
+wall time of ``BenchTable.open`` (where the bench is checked). Samples alternate between the sources (noise
+hits both); the median of ``--repeats`` is printed, with the per-item slope between the first and the last
+bench given (list them smallest first).
 
     .venv/bin/python bench/bench_bench_access.py --bench /tmp/b100 /tmp/b400 --limit 1000 --repeats 3 \
         --before-src /tmp/medr2-before/src
@@ -29,25 +31,36 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 EVAL = r"""
-import json, sys, time
+import json, resource, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
+from medr2.bench.table import BenchTable
 from medr2.models.registry import load_adapter
 from medr2.run.runner import EvalConfig, run_eval
 first = []
+opened = []
 def factory(spec, **kw):
     adapter = load_adapter(spec, **kw)
     generate = adapter.generate
     def timed(requests):
         if not first:
-            first.append(time.perf_counter())
+            first.append((time.perf_counter(), time.process_time(),
+                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
         return generate(requests)
     adapter.generate = timed
     return adapter
+_open = BenchTable.open.__func__
+def timed_open(cls, *args, **kw):
+    t = time.perf_counter()
+    table = _open(cls, *args, **kw)
+    opened.append(time.perf_counter() - t)
+    return table
+BenchTable.open = classmethod(timed_open)
 bench, out, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
 summary = run_eval(EvalConfig(bench=Path(bench), model="baseline:random", out=Path(out), limit=limit,
                               command=("bench",)), adapter_factory=factory)
-print(json.dumps({"first_request_s": first[0] - t0, "sent": summary.sent}))
+print(json.dumps({"first_request_s": first[0][0] - t0, "first_cpu_s": first[0][1], "first_rss_mib": first[0][2],
+                  "open_s": sum(opened), "sent": summary.sent}))
 """
 
 
@@ -124,27 +137,33 @@ def main() -> None:
                     shutil.rmtree(out)
                     got = json.loads(stdout.strip().splitlines()[-1])
                     results.setdefault((bench.name, label, "eval"), []).append(
-                        {"wall": wall, "cpu": cpu, "rss": rss, "first": got["first_request_s"], "sent": got["sent"]})
+                        {"wall": wall, "cpu": cpu, "rss": rss, "first": got["first_request_s"],
+                         "first_cpu": got["first_cpu_s"], "first_rss": got["first_rss_mib"], "open": got["open_s"],
+                         "sent": got["sent"]})
                     wall, cpu, rss, _ = run([sys.executable, "-m", "medr2", "info", str(bench), "--json"], src)
                     results.setdefault((bench.name, label, "info"), []).append({"wall": wall, "cpu": cpu, "rss": rss})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     med = {k: {f: statistics.median(s[f] for s in v) for f in v[0]} for k, v in results.items()}
     print(f"\nmedians of {args.repeats}; eval = run_eval --limit {args.limit} --model baseline:random")
-    print(f"{'bench':<14}{'items':>9}  {'code':<7}{'eval 1st req s':>15}{'eval wall s':>12}{'eval CPU s':>11}"
-          f"{'eval RSS MiB':>13}{'info wall s':>12}{'info RSS MiB':>13}")
+    print("1st req: wall from process start to the first request; CPU at it; open: BenchTable.open (checks)")
+    print(f"{'bench':<12}{'items':>9}  {'code':<7}{'1st req s':>10}{'CPU s':>7}{'open s':>8}{'eval wall s':>12}"
+          f"{'eval CPU s':>11}{'eval RSS MiB':>13}{'info wall s':>12}{'info RSS MiB':>13}")
     for bench in args.bench:
         for label in sources:
             e, i = med[(bench.name, label, "eval")], med[(bench.name, label, "info")]
-            print(f"{bench.name:<14}{n_items(bench):>9}  {label:<7}{e['first']:>15.2f}{e['wall']:>12.2f}"
-                  f"{e['cpu']:>11.2f}{e['rss']:>13.0f}{i['wall']:>12.2f}{i['rss']:>13.0f}")
+            print(f"{bench.name:<12}{n_items(bench):>9}  {label:<7}{e['first']:>10.2f}{e['first_cpu']:>7.2f}"
+                  f"{e['open']:>8.2f}{e['wall']:>12.2f}{e['cpu']:>11.2f}{e['rss']:>13.0f}{i['wall']:>12.2f}"
+                  f"{i['rss']:>13.0f}")
     if len(args.bench) >= 2:
         small, large = args.bench[0], args.bench[-1]
         dn = n_items(large) - n_items(small)
         print(f"\nper-item slope from {small.name} to {large.name} ({dn} more items)")
         for label in sources:
-            for what, field, unit, scale in (("eval first request", "first", "µs", 1e6), ("eval peak RSS", "rss",
-                                                                                         "B", 2**20),
+            for what, field, unit, scale in (("eval first request", "first", "µs", 1e6),
+                                             ("eval CPU at 1st req", "first_cpu", "µs", 1e6),
+                                             ("eval open (checks)", "open", "µs", 1e6),
+                                             ("eval peak RSS", "rss", "B", 2**20),
                                              ("info wall", "wall", "µs", 1e6), ("info peak RSS", "rss", "B", 2**20)):
                 cmd = "eval" if what.startswith("eval") else "info"
                 d = med[(large.name, label, cmd)][field] - med[(small.name, label, cmd)][field]
@@ -153,8 +172,9 @@ def main() -> None:
             if label != "after":
                 for bench in args.bench:
                     b, a = med[(bench.name, label, "eval")], med[(bench.name, "after", "eval")]
-                    print(f"  {bench.name}: first request {b['first'] / a['first']:.1f}x sooner, "
-                          f"peak RSS {b['rss'] / a['rss']:.1f}x lower ({label} / after)")
+                    print(f"  {bench.name}: first request {b['first'] / a['first']:.1f}x sooner, CPU to it "
+                          f"{b['first_cpu'] / a['first_cpu']:.1f}x less, peak RSS {b['rss'] / a['rss']:.1f}x lower "
+                          f"({label} / after)")
 
 
 if __name__ == "__main__":

@@ -41,10 +41,10 @@ def _rows(root: Path) -> list[Row]:
     return pq.read_table(root / ITEMS_FILE).to_pylist()
 
 
-def _rewrite(root: Path, rows: list[Row]) -> None:
+def _rewrite(root: Path, rows: list[Row], row_group_size: int | None = None) -> None:
     """Write ``rows`` as the items table and fix the manifest's checksums (a bench written by a buggy tool)."""
     path = root / ITEMS_FILE
-    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path, row_group_size=row_group_size)
     m = json.loads((root / "manifest.json").read_text())
     m["checksums"][ITEMS_FILE] = sha256_file(path)
     m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
@@ -106,6 +106,22 @@ def test_columns_refuse_a_defect_in_an_item_not_asked(bench: Path, tmp_path: Pat
     assert ev.value.file == str(bench / ITEMS_FILE) and ev.value.record == rows[k]["item_id"]
     assert (ev.value.field or "").split(".")[0] == field, str(ev.value)
     assert not (tmp_path / "run" / "store.sqlite").exists()  # refused before the run folder is touched
+
+
+@pytest.mark.parametrize("damage", ["duplicate id", "unknown parent", "null question", "box outside"])
+def test_columns_across_row_groups(bench: Path, tmp_path: Path, damage: str) -> None:
+    """The same, with the items table in row groups of 5 rows (rows and ids named across groups)."""
+    pick, change, field = COLUMN_DAMAGE[damage]
+    rows = _rows(bench)
+    k = _unasked(rows, pick)
+    rows[k] = change(rows, rows[k])
+    _rewrite(bench, rows, row_group_size=5)
+    assert pq.ParquetFile(bench / ITEMS_FILE).num_row_groups > 5
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        BenchTable.open(bench, image_hashes=False, by_columns=True)
+    assert _named(ev.value) == _named(full.value) and full.value.record == rows[k]["item_id"], str(ev.value)
 
 
 def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) -> None:

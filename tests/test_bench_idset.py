@@ -53,3 +53,22 @@ def test_idset_contains_all() -> None:
     s.add_all(["x1"])
     assert s.contains_all([*ids[2_495:2_505], "x1", "x2"]) == [True] * 5 + [False] * 5 + [True, False]
     assert IdSet().contains_all(ids[:3]) == [False] * 3
+
+
+def test_hex_ids_of_an_arrow_column() -> None:
+    """The vectorised conversion the column-wise check uses gives the integers of ``add_all`` (sliced arrays,
+    large strings) and refuses what ``add_all`` keeps as text (upper case, another length, a null)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from medr2.bench.idset import _as_ints, hex_ids
+
+    ids = _ids(300, "h")
+    for arr in (pa.array(["x", *ids]).slice(1), pa.array(ids, type=pa.large_string())):
+        got = hex_ids(arr)
+        assert got is not None and np.array_equal(got, _as_ints(ids))
+    for odd in ("ABCDEF0123456789", "abc", None, "abcdef012345678g"):
+        assert hex_ids(pa.array([ids[0], odd], type=pa.string())) is None
+    s = IdSet()
+    assert s.add_ints(_as_ints(ids[:10])) is None and s.add_all(ids[5:6]) == 0  # one set, either way in
+    assert list(s.contains_ints(_as_ints(ids[8:12]))) == [True, True, False, False]

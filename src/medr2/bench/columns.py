@@ -43,6 +43,7 @@ from medr2.bench.idset import hex_ids
 from medr2.bench.schema import RecordSchema
 from medr2.errors import BadInput
 from medr2.images import MAX_PATH_CHARS
+from medr2.records import Item
 
 PATH_COLUMNS = ("image",)  # relative paths of bench files
 BOX_COLUMNS = {"answer_box": ("image_width", "image_height")}  # box column -> the image size it lies in
@@ -104,7 +105,11 @@ def _rows(col: pa.ChunkedArray, test: Callable[[pa.Array], pa.Array]) -> np.ndar
     out = []
     for chunk in col.chunks:
         if pa.types.is_dictionary(chunk.type):
-            res = test(chunk.dictionary).take(chunk.indices)
+            per_value = pc.fill_null(test(chunk.dictionary), False)
+            if not pc.any(per_value).as_py():  # the common case: no value fails, no row to look up
+                out.append(np.zeros(len(chunk), dtype=bool))
+                continue
+            res = per_value.take(chunk.indices)
         else:
             res = pc.and_(test(chunk), chunk.is_valid())
         out.append(pc.fill_null(res, False).to_numpy(zero_copy_only=False))
@@ -164,7 +169,7 @@ def suspects(t: pa.Table, case_ids: pa.Array, rules: ColumnRules = ITEM_RULES) -
         if (typ.value_type if pa.types.is_dictionary(typ) else typ) != rules.types[name]:
             return np.ones(t.num_rows, dtype=bool)  # a column of another type: every row given the record checks
     for name in rules.required:
-        if name in names:
+        if name in names and t.column(name).null_count:
             bad |= t.column(name).is_null().to_numpy(zero_copy_only=False)
     tests: list[tuple[str, Callable[[pa.Array], pa.Array]]] = [
         *((name, lambda a, v=pa.array(values): pc.invert(pc.is_in(a, value_set=v)))
@@ -183,37 +188,97 @@ def suspects(t: pa.Table, case_ids: pa.Array, rules: ColumnRules = ITEM_RULES) -
 
 
 def check_items(f: pq.ParquetFile, v: Validator) -> None:
-    """Check every row of the items table ``f`` by columns (after ``v`` has seen every case), adding the item
-    ids to ``v.item_ids``; the first bad row found raises the BadInput its record checks raise."""
+    """Check every row of the items table ``f`` by columns (after ``v`` has seen every case); the first bad row
+    found raises the BadInput its record checks raise. Three passes, each in file order: the row checks
+    (:func:`suspects`, one row group at a time), repeated ids, unknown parents."""
     path = v.ifile
     record_cols = _record_columns(f, ITEM_SCHEMA)
     cols = [c for c in record_cols if c not in ("chain_id", "step", "pair_id", "image_sha256", "seed", "lure")]
     read_dict = [c for c in cols if c not in PLAIN_COLUMNS and pa.types.is_string(ITEM_RULES.types.get(c, pa.int64()))]
     cf = pq.ParquetFile(path, read_dictionary=read_dict)
     case_ids = pa.array(sorted(v.case_ids), type=pa.string())
+    ids: np.ndarray | None = np.empty(f.metadata.num_rows, dtype=np.uint64)  # None: some id is not 16 hex digits
     parents: list[tuple[int, pa.Array]] = []  # (row group, its distinct parent ids): checked after every id
     start = 0
     with cf:
         for rg in range(cf.num_row_groups):
             t = _read(cf, rg, cols, path)
             bad = suspects(t, case_ids)
-            first_dup = _add_ids(v, t.column("item_id"))
-            if first_dup is not None:
-                bad[first_dup:] = False
-                bad[first_dup] = True
             full: pa.Table | None = None
             for r in np.flatnonzero(bad):
                 if full is None:
                     full = _read(f, rg, record_cols, path)
-                it = next(batch_records(full.slice(int(r), 1), ITEM_SCHEMA, "item_id", Path(path), start + int(r)))
-                v.item(it, duplicate=int(r) == first_dup)
+                v.item(_record(full, int(r), start, path))
+            if ids is not None:
+                ints = hex_ids(_plain(t.column("item_id")))
+                if ints is None:
+                    ids = None
+                else:
+                    ids[start:start + len(ints)] = ints
             if "parent_id" in t.column_names:
                 parents.append((rg, _distinct(t.column("parent_id"))))
             start += t.num_rows
+    known = _repeated_ids(f, ids, v) if ids is not None else _repeated_text_ids(f, v)
     for rg, values in parents:
-        known = _known(v, values)
-        if not known.all():
-            _raise_parent(f, rg, values.filter(pa.array(~known)), v)
+        found = known(values)
+        if not found.all():
+            _raise_parent(f, rg, values.filter(pa.array(~found)), v)
+
+
+def _record(table: pa.Table, row: int, first_row: int, path: str) -> Item:
+    """The record of one row of a row group (``first_row``: the file row of the group's first)."""
+    item: Item = next(batch_records(table.slice(row, 1), ITEM_SCHEMA, "item_id", Path(path), first_row + row))
+    return item
+
+
+def _repeated_ids(f: pq.ParquetFile, ids: np.ndarray, v: Validator) -> Callable[[pa.Array], np.ndarray]:
+    """Refuse the first row (in file order) whose 16-hex id an earlier row has: every id as an 8-byte integer,
+    sorted once. Returns the membership test of the parent check."""
+    ids.sort()
+    repeated = ids[1:][ids[1:] == ids[:-1]]
+    if len(repeated):
+        seen: set[int] = set()
+        start = 0
+        for rg in range(f.num_row_groups):
+            t = _read(f, rg, ["item_id"], v.ifile)
+            ints = hex_ids(_plain(t.column(0)))
+            assert ints is not None  # every id was 16 hex digits in the first pass
+            for r in np.flatnonzero(np.isin(ints, repeated)):
+                if int(ints[r]) in seen:
+                    full = _read(f, rg, _record_columns(f, ITEM_SCHEMA), v.ifile)
+                    v.item(_record(full, int(r), start, v.ifile), duplicate=True)
+                seen.add(int(ints[r]))
+            start += t.num_rows
+
+    def known(values: pa.Array) -> np.ndarray:
+        ints = hex_ids(values)
+        if ints is None:  # some value is not 16 hex digits: no item has it
+            return np.array([_is_hex_id(x, ids) for x in values.to_pylist()], dtype=bool)
+        at = np.minimum(np.searchsorted(ids, ints), max(len(ids) - 1, 0))
+        return ids[at] == ints if len(ids) else np.zeros(len(ints), dtype=bool)
+
+    return known
+
+
+def _is_hex_id(value: str, ids: np.ndarray) -> bool:
+    ints = hex_ids(pa.array([value]))
+    if ints is None or not len(ids):
+        return False
+    at = min(int(np.searchsorted(ids, ints[0])), len(ids) - 1)
+    return bool(ids[at] == ints[0])
+
+
+def _repeated_text_ids(f: pq.ParquetFile, v: Validator) -> Callable[[pa.Array], np.ndarray]:
+    """:func:`_repeated_ids` for tables with ids of another form: a pass adding them to ``v.item_ids``."""
+    start = 0
+    for rg in range(f.num_row_groups):
+        t = _read(f, rg, ["item_id"], v.ifile)
+        first_dup = v.item_ids.add_all([str(x) for x in t.column(0).to_pylist()])
+        if first_dup is not None:
+            full = _read(f, rg, _record_columns(f, ITEM_SCHEMA), v.ifile)
+            v.item(_record(full, first_dup, start, v.ifile), duplicate=True)
+        start += t.num_rows
+    return lambda values: np.array(v.item_ids.contains_all(values.to_pylist()), dtype=bool)
 
 
 def _read(f: pq.ParquetFile, rg: int, columns: list[str], path: str) -> pa.Table:
@@ -223,25 +288,9 @@ def _read(f: pq.ParquetFile, rg: int, columns: list[str], path: str) -> pa.Table
         raise BadInput(f"cannot read parquet: {e}", file=path) from e
 
 
-def _add_ids(v: Validator, col: pa.ChunkedArray) -> int | None:
-    """Add a block's item ids to ``v.item_ids``; the position of the first that repeats one (or None)."""
-    arr = _plain(col)
-    ints = hex_ids(arr)
-    if ints is not None:
-        return v.item_ids.add_ints(ints)
-    return v.item_ids.add_all([str(x) for x in arr.to_pylist()])
-
-
 def _distinct(col: pa.ChunkedArray) -> pa.Array:
     """The distinct non-null values of a column."""
     return pc.unique(pc.drop_null(_plain(col)))
-
-
-def _known(v: Validator, values: pa.Array) -> np.ndarray:
-    ints = hex_ids(values)
-    if ints is not None:
-        return v.item_ids.contains_ints(ints)
-    return np.array(v.item_ids.contains_all(values.to_pylist()), dtype=bool)
 
 
 def _raise_parent(f: pq.ParquetFile, rg: int, missing: pa.Array, v: Validator) -> None:

@@ -27,7 +27,6 @@ def _as_ints(ids: Sequence[str]) -> np.ndarray | None:
 
 _NIBBLE = np.full(256, 255, dtype=np.uint8)
 _NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
-_SHIFTS = np.arange(60, -4, -4, dtype=np.uint64)
 
 
 def hex_ids(arr: pa.Array) -> np.ndarray | None:
@@ -46,7 +45,8 @@ def hex_ids(arr: pa.Array) -> np.ndarray | None:
     nib = _NIBBLE[np.frombuffer(data_buf, dtype=np.uint8, count=16 * n, offset=int(offsets[0]))]
     if (nib == 255).any():
         return None
-    return np.bitwise_or.reduce(nib.reshape(n, 16).astype(np.uint64) << _SHIFTS, axis=1)
+    pairs = nib.reshape(n * 8, 2)
+    return ((pairs[:, 0] << 4) | pairs[:, 1]).view(">u8").astype(np.uint64)
 
 
 class IdSet:

@@ -40,6 +40,7 @@ from medr2.variant_id import variant_matches
 
 BATCH_ROWS = 4_096  # rows per record batch when streaming the items table
 CASE_CACHE = 256  # decoded cases kept (a run asks the items of a case together)
+ID_PRUNE_MAX = 1_024  # a filter on at most this many case / chain ids reads their column to skip row groups
 
 
 class BenchSource(Protocol):
@@ -244,7 +245,27 @@ class BenchTable(BenchFace):
                     break
             if ok:
                 kept.append(rg)
-        return kept
+        return self._groups_holding(kept, flt)
+
+    def _groups_holding(self, groups: list[int], flt: ItemFilter) -> list[int]:
+        """Of ``groups``, those whose ``case_id`` / ``chain_id`` column holds one of the few ids ``flt`` asks
+        (at most :data:`ID_PRUNE_MAX`: a ``--limit`` selection, the chains it asks): that column is read,
+        dictionary-encoded, so the record columns of the other groups are never read."""
+        for column, ids in (("case_id", flt.case_ids), ("chain_id", flt.chain_ids)):
+            if ids is None or len(ids) > ID_PRUNE_MAX or column not in self.items_file.schema_arrow.names:
+                continue
+            wanted = pa.array(sorted(ids), type=pa.string())
+            kept = []
+            with pq.ParquetFile(self.items_path, read_dictionary=[column]) as f:
+                for rg in groups:
+                    try:
+                        col = f.read_row_group(rg, columns=[column]).column(0)
+                    except (OSError, pa.ArrowException) as e:
+                        raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
+                    if any(pc.any(pc.is_in(_distinct_values(chunk), value_set=wanted)).as_py() for chunk in col.chunks):
+                        kept.append(rg)
+            groups = kept
+        return groups
 
     def iter_batches(self, flt: ItemFilter | None = None, columns: Sequence[str] | None = None,
                      ) -> Iterator[tuple[pa.RecordBatch, int]]:
@@ -296,6 +317,11 @@ class BenchTable(BenchFace):
         if self._items_file is not None:
             self._items_file.close()
             self._items_file = None
+
+
+def _distinct_values(chunk: pa.Array) -> pa.Array:
+    """The values a chunk holds: its dictionary where dictionary-encoded."""
+    return chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
 
 
 def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> Iterator[pa.RecordBatch]:
