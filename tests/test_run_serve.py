@@ -194,6 +194,9 @@ def test_serve_options_are_checked_before_anything_starts(bench: Path, tmp_path:
     spec, urls = plan_serve("serve --port {port}", [])
     port = int(spec.command.rsplit(" ", 1)[1])
     assert urls == (f"http://127.0.0.1:{port}/v1",) and spec.health_urls == (f"http://127.0.0.1:{port}/v1/models",)
+    spec, urls = plan_serve("router --port {port}", [], health="http://127.0.0.1:{port}/readiness")
+    port = int(spec.command.rsplit(" ", 1)[1])
+    assert urls == (f"http://127.0.0.1:{port}/v1",) and spec.health_urls == (f"http://127.0.0.1:{port}/readiness",)
     spec, urls = plan_serve("serve", ["http://h:1/v1", "http://h:2/v1/"], health="http://h:1/health")
     assert urls == ("http://h:1/v1", "http://h:2/v1/") and spec.health_urls == ("http://h:1/health",)
     assert plan_serve("serve", ["http://h:1/v1", "http://h:2/v1/"])[0].health_urls == (
@@ -205,3 +208,20 @@ def test_serve_options_are_checked_before_anything_starts(bench: Path, tmp_path:
     with pytest.raises(BadInput, match="go with --serve"):
         medr2.evaluate(bench, "openai:test", tmp_path / "r", serve_timeout=5)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
+    """medr2.run.serve.serving directly: the group's leader and a child both ignore SIGTERM; after the grace
+    period SIGKILL takes the whole group."""
+    from medr2.run.serve import serving
+
+    pidfile = tmp_path / "pid"
+    spec, _ = plan_serve(served(pidfile, f"trap '' TERM; sleep 300 & exec {SERVER}"), [], startup_s=60,
+                         stop_grace_s=1.0)
+    t0 = time.monotonic()
+    with serving(spec, tmp_path) as server:
+        assert server is not None and server.ready_s is not None
+        t_stop = time.monotonic()
+    assert group_gone(pidfile)
+    assert server.proc.returncode == -signal.SIGKILL
+    assert 1.0 <= time.monotonic() - t_stop < 10 and time.monotonic() - t0 < 60

@@ -7,7 +7,7 @@ A Slurm array task (or any one-node job) runs its own server for its shard (docs
 - ``CMD`` runs under ``/bin/sh -c`` in a process group of its own (a new session), stdin closed, stdout and
   stderr appended to ``RUN/serve.log``. ``{port}`` in ``CMD`` is replaced by a free port of this machine, and
   the base URL is then ``http://127.0.0.1:PORT/v1`` unless ``--base-url`` says otherwise; without ``{port}``
-  ``--base-url`` says where the server will listen.
+  ``--base-url`` says where the server will listen. ``{port}`` in a base URL or health URL is the same port.
 - Healthy: ``GET`` of the health URL(s) answers 2xx (default ``BASE_URL/models`` for each base URL; vLLM,
   SGLang and ``transformers serve`` answer it once the model is loaded). Polled every ``POLL_S``; a server
   that exits first, or is not healthy within the startup timeout, is :class:`ServerFailed` (exit 2) with the
@@ -80,15 +80,16 @@ def plan_serve(command: str, base_urls: Sequence[str], *, health: str | Sequence
     if startup_s <= 0:
         raise BadInput(f"--serve-timeout must be positive, not {startup_s}", field="--serve-timeout")
     urls = tuple(base_urls)
+    health_urls = ((health,) if isinstance(health, str) else tuple(health)) if health else ()
     if PORT_PLACEHOLDER in command:
-        port = free_port()
-        command = command.replace(PORT_PLACEHOLDER, str(port))
-        urls = tuple(u.replace(PORT_PLACEHOLDER, str(port)) for u in urls) or (f"http://127.0.0.1:{port}/v1",)
+        port = str(free_port())
+        command = command.replace(PORT_PLACEHOLDER, port)
+        urls = tuple(u.replace(PORT_PLACEHOLDER, port) for u in urls) or (f"http://127.0.0.1:{port}/v1",)
+        health_urls = tuple(u.replace(PORT_PLACEHOLDER, port) for u in health_urls)
     elif not urls:
         raise BadInput("--serve needs --base-url (where the server will listen) or {port} in the command "
                        "(a free port is put there)", field="--serve")
-    health_urls = ((health,) if isinstance(health, str) else tuple(health)) if health else tuple(
-        u.rstrip("/") + "/models" for u in urls)
+    health_urls = health_urls or tuple(u.rstrip("/") + "/models" for u in urls)
     for url in health_urls:
         if not url.startswith(("http://", "https://")):
             raise BadInput(f"the health URL {url!r} is not an http(s) URL", field="--serve-health")
@@ -184,17 +185,18 @@ class RunningServer:
         """SIGTERM to the group, the grace period, SIGKILL to the group; the leader's exit code."""
         self._done.set()
         pgid = self.proc.pid
-        if self.proc.poll() is None:
-            _signal_group(pgid, signal.SIGTERM)
-            try:
+        try:
+            if self.proc.poll() is None:
+                _signal_group(pgid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(self.spec.stop_grace_s)
+        finally:  # also when a second Ctrl-C cuts the grace period short
+            _signal_group(pgid, signal.SIGKILL)  # the group, and whatever of it outlived its leader
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(self.spec.stop_grace_s)
-            except subprocess.TimeoutExpired:
-                _signal_group(pgid, signal.SIGKILL)
-                self.proc.wait(self.spec.stop_grace_s)
-        _signal_group(pgid, signal.SIGKILL)  # whatever of the group outlived its leader
-        deadline = time.monotonic() + GROUP_GONE_S
-        while _group_alive(pgid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+            deadline = time.monotonic() + GROUP_GONE_S
+            while _group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(0.05)
         return self.proc.returncode
 
 
