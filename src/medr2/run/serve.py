@@ -103,10 +103,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
-    if not path.exists():
-        return f"(no log at {path})"
-    text = path.read_text("utf-8", "replace").splitlines()
+def log_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = 1 << 16) -> str:
+    """The last ``lines`` lines of the log, read from its last ``max_bytes`` (a server's access log grows with
+    every request)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - max_bytes))
+            text = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError as e:
+        return f"(cannot read {path}: {e})"
     return "\n".join(text[-lines:]) if text else "(the log is empty)"
 
 
