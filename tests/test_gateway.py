@@ -26,7 +26,7 @@ ROUTER_READY_S = 120.0
 
 def router_python() -> Path:
     if not (ROUTER_VENV / ".medr2-ready").exists():
-        pytest.fail(f"{ROUTER_VENV} is missing: run `bash scripts/setup_router.sh` (CI does)")
+        pytest.skip(f"no router environment at {ROUTER_VENV}: run `bash scripts/setup_router.sh` (.ci/run does)")
     return ROUTER_VENV / "bin" / "python"
 
 

@@ -121,12 +121,13 @@ def test_shards_served_per_task_merge_to_the_run_against_a_hand_started_server(b
 
 
 def test_a_crashing_server_command_is_exit_2_with_its_log(bench: Path, tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    done = medr2(*eval_args(bench, out, "--base-url", f"http://127.0.0.1:{free_port()}/v1",
-                            "--serve", "echo loading weights; echo 'boom: no such model' >&2; exit 3"))
+    out, pidfile = tmp_path / "run", tmp_path / "pid"
+    crash = served(pidfile, "echo loading weights; sleep 30 & echo 'boom: no such model' >&2; exit 3")
+    done = medr2(*eval_args(bench, out, "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--serve", crash))
     assert done.returncode == 2, done.stderr
     assert "exited with code 3 before it was healthy" in done.stderr
     assert "boom: no such model" in done.stderr and "loading weights" in done.stderr  # the log's tail
+    assert group_gone(pidfile)  # the child it left behind (sleep 30) was killed with the group
     assert last_invocation(out)["status"] == "failed" and last_invocation(out)["serve"]["exit_code"] == 3
     assert rows(out) == set()
 
