@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -64,6 +65,14 @@ def rows(run: Path) -> set[tuple[Any, ...]]:
     with Store.open(run) as st:
         return {(r.prediction.request_hash, r.prediction.item_id, r.prediction.mode, r.prediction.raw,
                  r.prediction.status) for r in st.iter_predictions()}
+
+
+def stored(run: Path) -> int:
+    """Rows stored so far by a running eval (0 while its store is not there or not set up yet)."""
+    try:
+        return len(rows(run)) if (run / "store.sqlite").exists() else 0
+    except (sqlite3.Error, BadInput):
+        return 0
 
 
 def last_invocation(run: Path) -> dict[str, Any]:
@@ -179,7 +188,7 @@ def test_ctrl_c_or_sigterm_stops_the_server(bench: Path, tmp_path: Path, sig: si
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC})
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # asking (a stored answer) or waiting (the server started)
-        if (rows(out) if ready and (out / "store.sqlite").exists() else pidfile.exists()):
+        if stored(out) if ready else pidfile.exists():
             break
         time.sleep(0.2)
     proc.send_signal(sig)
