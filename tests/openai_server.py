@@ -127,6 +127,16 @@ class OpenAIServer:
 
     def _add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+
+    async def _health(self, request: web.Request) -> web.StreamResponse:
+        """200 with an empty body, as vLLM's ``/health`` (what gateways such as sglang-router poll)."""
+        return web.Response(status=200)
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        """The model list (the health check of ``medr2 eval --serve``): the pinned model, else ``test``."""
+        return web.json_response({"object": "list", "data": [{"id": self.model or "test", "object": "model"}]})
 
     async def _main(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)

@@ -216,7 +216,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Any = None,
              name: str | None = None, command: Sequence[str] | None = None,
              loaded: Bench | None = None, executor: str = "local", ray_address: str | None = None,
-             ray_batch_size: int | None = None) -> RunSummary:
+             ray_batch_size: int | None = None, serve: str | None = None,
+             serve_health: str | Sequence[str] | None = None, serve_timeout: float | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
@@ -225,7 +226,10 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
     ``executor``: where requests are sent from (``local``, ``ray``: :mod:`medr2.run.executors`); ``ray_address``,
-    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch."""
+    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch; ``serve``: a server command
+    started for the run (``{port}`` becomes a free port), healthy (``serve_health``: URL(s) answering 2xx, default
+    each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the first request, stopped
+    after it (:mod:`medr2.run.serve`)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -234,6 +238,15 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size)) if v is not None}
     if executor_options and executor != "ray":
         raise BadInput("--ray-address and --ray-batch-size go with --executor ray", field="--executor")
+    serve_spec = None
+    if serve is not None:
+        from medr2.run.serve import DEFAULT_STARTUP_S, plan_serve
+
+        serve_spec, urls = plan_serve(serve, _strs(base_url), health=serve_health,
+                                      startup_s=DEFAULT_STARTUP_S if serve_timeout is None else serve_timeout)
+        base_url = list(urls)
+    elif serve_health or serve_timeout is not None:
+        raise BadInput("--serve-health and --serve-timeout go with --serve", field="--serve")
     spec, factory = _model_factory(model, name)
     model_cfg = ModelConfig.from_cli(spec, base_url=_strs(base_url), model_option=None, backoff=backoff,
                                      preset=preset, api_key_env=api_key_env, concurrency=concurrency,
@@ -245,7 +258,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
-                     executor=executor, executor_options=executor_options)
+                     executor=executor, executor_options=executor_options, serve=serve_spec)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 

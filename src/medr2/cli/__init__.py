@@ -124,7 +124,9 @@ def main() -> None:
     from rich.console import Console
 
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # a command's ``typer.Exit(N)`` is returned as N here, not raised
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except Medr2Error as e:
         Console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False, markup=True)
         sys.exit(e.exit_code)

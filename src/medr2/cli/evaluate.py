@@ -54,6 +54,15 @@ def eval_command(
                                                     "(default: RAY_ADDRESS or a running local one).")] = None,
     ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
                                                        "HTTP-stage batch (default 4).")] = None,
+    serve: Annotated[str | None, typer.Option("--serve", help="Start this server command (sh -c; {port} becomes a "
+                                              "free port and, without --base-url, the base URL "
+                                              "http://127.0.0.1:PORT/v1), wait until healthy, evaluate, stop it; "
+                                              "its output goes to RUN/serve.log.")] = None,
+    serve_health: Annotated[list[str] | None, typer.Option("--serve-health", help="--serve: URL answering 2xx "
+                                                           "once ready (repeatable; default BASE_URL/models).")
+                            ] = None,
+    serve_timeout: Annotated[float | None, typer.Option("--serve-timeout", min=0.001, help="--serve: seconds to "
+                                                        "wait for health (default 900).")] = None,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
@@ -72,7 +81,8 @@ def eval_command(
                            preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
                            model_option=model_option, progress=progress, command=sys.argv, executor=executor,
-                           ray_address=ray_address, ray_batch_size=ray_batch_size)
+                           ray_address=ray_address, ray_batch_size=ray_batch_size, serve=serve,
+                           serve_health=serve_health, serve_timeout=serve_timeout)
     finally:
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)

@@ -46,6 +46,7 @@ from medr2.run.prompts import (
     request_hash,
     wrong_answer,
 )
+from medr2.run.serve import ServeSpec, serving
 from medr2.run.store import Row, Store
 from medr2.score.truncation import is_truncated
 from medr2.variant_id import variant_matches
@@ -578,6 +579,7 @@ class EvalConfig:
     adapter_extra: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # where requests are sent from (medr2.run.executors.EXECUTORS)
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"address": ...} for ray
+    serve: ServeSpec | None = None  # a server to start for this run, healthy before the first request (--serve)
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -710,8 +712,12 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             summary = RunSummary(out)
             status = "failed"
             try:
-                runner.run(cfg.modes, items, summary)
+                with serving(cfg.serve, out, invocation):
+                    runner.run(cfg.modes, items, summary)
                 status = "interrupted" if summary.interrupted else "complete"
+            except KeyboardInterrupt:  # outside the runner's own handling: e.g. while --serve waits for health
+                status = "interrupted"
+                raise
             finally:
                 invocation.update(status=status, finished_at=time.time(), summary=summary.as_dict())
                 manifest["counts"] = store.counts_by_mode()
