@@ -19,7 +19,7 @@ import pytest
 from medr2.run.store import Store
 from tests.servers import VLLM_ENV, VLLM_KV_CACHE_BYTES, VLLM_READY_MARKER, vllm_python
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.vllm_dp]
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 LIMIT = 40  # whole cases: 14 items of the 8-case sample bench
