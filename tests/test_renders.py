@@ -11,6 +11,8 @@ import hashlib
 import json
 import multiprocessing as mp
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,7 +67,9 @@ def test_deferred_build_same_items_and_image_bytes(built: dict[str, Path], tmp_p
     assert sum(map(len, lean.values())) < 0.5 * sum(map(len, full.values()))
     load_bench(deferred)  # validates (image hashes included) without rendering anything
     assert set(_pngs(deferred)) == set(lean)
-    assert materialise(deferred) == len(missing)
+    done = subprocess.run([sys.executable, "-m", "medr2", "materialise", str(deferred)], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0 and f"{len(missing)} deferred image(s) rendered" in done.stdout, done.stderr
     assert _pngs(deferred) == full  # same names, same bytes
     assert materialise(deferred) == 0
 
@@ -208,6 +212,21 @@ def test_concurrent_first_use_is_safe(built: dict[str, Path], tmp_path: Path) ->
     for res in results:
         assert sorted(res) == sorted(shas)
     assert not list((root / "images").glob("*.tmp"))
+
+
+def test_perturb_on_a_deferred_bench_keeps_its_specs(built: dict[str, Path], tmp_path: Path) -> None:
+    """``medr2 perturb`` rewriting V9 on a version-2 bench: its images are written in full (same ids and
+    bytes as the build's), ``renders.parquet`` stays as the manifest names it."""
+    from medr2.perturb.add import add_variants
+
+    root = _copy(built["deferred"], tmp_path / "d")
+    specs = (root / RENDERS_FILE).read_bytes()
+    manifest, _, _ = add_variants(root, "V9", workers=1)
+    assert manifest["format_version"] == 2 and (root / RENDERS_FILE).read_bytes() == specs
+    bench = load_bench(root)
+    v9 = {it.image for it in bench.items if it.variant == "V9"}
+    assert v9 and all((root / str(rel)).is_file() for rel in v9)
+    assert (root / "items.parquet").read_bytes() == (built["deferred"] / "items.parquet").read_bytes()
 
 
 def test_unknown_renders_mode_refused(tmp_path: Path) -> None:

@@ -350,7 +350,12 @@ def image_path(root: Path | str, rel: str, sha: str | None = None, *, record: st
         raise BadInput(f"rendered image {rel} has sha256 {got}, the bench pins {pinned} (render spec changed, or "
                        "this Pillow/zlib/numpy encodes or computes other bytes than the build's)", file=renders,
                        record=record or name, field="image_sha256")
-    _publish(path, data)
+    try:
+        _publish(path, data)
+    except OSError as e:  # e.g. a read-only copy of the bench: materialise it where it can be written
+        raise BadInput(f"cannot cache the rendered image {rel} in images/ ({e.strerror or e}); run "
+                       "`medr2 materialise BENCH` on a writable copy of the bench", file=str(path), record=record,
+                       field="image") from e
     return path
 
 
