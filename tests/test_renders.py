@@ -235,3 +235,37 @@ def test_unknown_renders_mode_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="unknown mode") as e:
         build_bench("sample", tmp_path / "x", n_cases=2, renders="lazy")
     assert e.value.field == "--renders"
+
+
+def test_renders_file_from_many_sinks_many_row_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``write_renders`` gathers the spec files of every worker: one row per sha256, sorted, the smaller spec
+    where two differ, the same bytes whatever file a spec came from; lookups across row groups."""
+    import random
+
+    from medr2 import renders
+
+    monkeypatch.setattr(renders, "ROW_GROUP", 7)
+    rng = random.Random(3)
+    shas = sorted({hashlib.sha256(str(rng.random()).encode()).hexdigest() for _ in range(60)}
+                  | {"ab" * 30 + "0000", "ab" * 30 + "0100", "00" * 32})  # numpy "S" drops trailing NULs
+    spec = {s: renders.RenderSpec("hflip", f"images/{s[::-1]}.png").to_json() for s in shas}
+    outs = []
+    for k, order in enumerate((shas, shas[::-1])):
+        root = tmp_path / f"b{k}"
+        root.mkdir()
+        sinks = [renders.RenderSink(root) for _ in range(3)]
+        for i, s in enumerate(order):
+            sinks[i % 3].add(s, spec[s])
+            if i % 5 == 0:  # the same image recorded again, by another worker, with a larger spec
+                sinks[(i + 1) % 3].add(s, spec[s].replace("hflip", "hflip-other"))
+        for sink in sinks:
+            sink.close()
+        entry = renders.write_renders(root)
+        assert entry is not None and entry["n"] == len(shas) and not renders.sink_files(root)
+        assert pq.ParquetFile(root / RENDERS_FILE).metadata.num_row_groups == -(-len(shas) // 7)
+        outs.append((root / RENDERS_FILE).read_bytes())
+        index = renders.RenderIndex(root)
+        assert len(index) == len(shas) and all(index.spec_json(s) == spec[s] for s in shas)
+        assert index.spec_json("f" * 64) is None and "not-hex" not in index and "ab" * 30 + "00" not in index
+    assert outs[0] == outs[1]
+    assert renders.write_renders(tmp_path / "b0") is None  # no spec files: nothing deferred
