@@ -75,7 +75,7 @@ _LAZY: dict[str, str] = {
     "load_plugins": "medr2.registry:load_plugins",
 }
 
-VERBS = ("build", "info", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
+VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
          "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
          "demo")
 
@@ -126,6 +126,16 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
     return build_bench(source_for(_strs(source), list(quota)), out, seed=seed, n_cases=cases,
                        variants=split_list(variants), workers=workers, name=name, tracker=progress,
                        executor=executor, ray_address=ray_address, renders=renders)
+
+
+def materialise(bench: PathLike) -> int:
+    """``medr2 materialise``: render and store every deferred image of the bench (``medr2 build --renders
+    deferred``), each checked against its pinned sha256; returns how many were rendered."""
+    from medr2.bench.format import read_manifest, verify_checksums
+    from medr2.renders import materialise as render_all
+
+    verify_checksums(bench, read_manifest(bench))
+    return render_all(Path(bench))
 
 
 def info(bench: PathLike) -> dict[str, Any]:

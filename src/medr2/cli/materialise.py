@@ -12,9 +12,7 @@ def register(app: typer.Typer) -> None:
     def materialise(bench: Path = typer.Argument(..., help="bench folder")) -> None:
         """Render every V2/V3/V8/V9 image a --renders deferred build left in renders.parquet into images/,
         each checked against its pinned sha256 (e.g. before copying the bench to another machine)."""
-        from medr2.bench.format import read_manifest, verify_checksums
-        from medr2.renders import materialise as render_all
+        from medr2.api import materialise as api_materialise
 
-        verify_checksums(bench, read_manifest(bench))
-        n = render_all(bench)
+        n = api_materialise(bench)
         typer.echo(f"{bench}: {n} deferred image(s) rendered and stored")
