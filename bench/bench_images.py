@@ -4,7 +4,9 @@
 it: case originals, masks (structures and findings), cue renders of clean items, and each variant
 code (V1..V9; V8 also per degradation kind; text variants T1..T8 that reuse their parent's image).
 A file referenced by several kinds is counted once, under the first kind in that order, and the
-number of files shared with a later kind is printed. It also counts files stored twice: byte-identical
+number of files shared with a later kind is printed. Images a bench defers (``renders.parquet``, not in
+``images/`` until first use) are counted per kind apart, with the size of ``renders.parquet``. It also
+counts files stored twice: byte-identical
 (same sha256 under two names, impossible for a content-addressed store unless a name lies) and
 pixel-identical (same decoded array and mode under two names: bytes that a deterministic encoder
 would have made equal). Sizes are apparent bytes and allocated bytes (4 KiB blocks on this disk: small
@@ -17,12 +19,13 @@ candidates (libpng, libspng) are measured when ``imagecodecs`` is importable; it
 dependency (``pip install --target DIR imagecodecs`` and put DIR on PYTHONPATH).
 
 ``--build N [N ...]`` runs ``build_bench('sample', n_cases=N, variants='all', workers=1)`` in a fresh
-process per mode, the modes one after the other: ``current`` (``medr2.images.encode_png``),
-``imagecodecs-up3`` (libpng level 3, filter UP) and ``deferred`` (a counterfactual: V2/V3/V8/V9 renders
-named by the sha256 of their pixels, neither encoded nor written; its disk figure is what deferring them
-would leave, its CPU is not comparable because the other names draw other seeds and so other work).
+process per mode, the modes one after the other: ``current`` (``--renders stored``: every image written by
+``medr2.images.encode_png``), ``imagecodecs-up3`` (libpng level 3, filter UP; stored) and ``deferred``
+(``--renders deferred``, the default: V2/V3/V8/V9 renders encoded and hashed but recorded in
+``renders.parquet`` instead of written; same items, ids and hashes as ``current``).
 Per build: CPU, wall, the CPU inside the PNG encoders (and the part asked for by V2/V3/V8/V9 renders,
-with what hashing their pixels instead costs), and the image bytes; then the current and imagecodecs
+with what hashing their pixels instead would cost), and the bytes on disk (images, plus ``renders.parquet``);
+then the current and imagecodecs
 builds are compared item by item (matched by what they show and ask, since their ids differ): same
 pixels, other pixels, or no counterpart.
 
@@ -48,6 +51,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -127,6 +131,7 @@ def breakdown(bench: Path, pixels: bool) -> None:
     tot = [sum(r[i] for r in rows.values()) for i in range(3)]
     print(f"bench {bench}: {n_cases} cases, {tot[0]:,} image files, {tot[1] / 2**20:.1f} MiB apparent, "
           f"{tot[2] / 2**20:.1f} MiB allocated ({tot[2] / n_cases / 2**20:.3f} MiB per case)")
+    _deferred(bench, kinds, {p.name for p in files}, n_cases, tot[2])
     print("| kind | files | MiB apparent | MiB allocated | share of allocated | KiB per file "
           "| also used by a later kind |")
     print("|---|---|---|---|---|---|---|")
@@ -147,6 +152,23 @@ def breakdown(bench: Path, pixels: bool) -> None:
     if pixels:
         dup_px = [v for v in by_pixels.values() if len(v) > 1]
         print(f"pixel-identical (same mode, size, pixels) under different names: {sum(len(v) - 1 for v in dup_px)}")
+
+
+def _deferred(bench: Path, kinds: dict[str, set[str]], present: set[str], n_cases: int, allocated: int) -> None:
+    """The images the bench defers (``renders.parquet``) that are not in ``images/``, per kind, and what the
+    bench costs on disk with the specs file."""
+    path = bench / "renders.parquet"
+    if not path.exists():
+        print("renders.parquet: none (every image stored)")
+        return
+    shas = pq.read_table(path, columns=["sha256"]).column(0).to_pylist()
+    missing = Counter(min(kinds.get(f"{s}.png") or {"unreferenced"}, key=ORDER.index)
+                      for s in shas if f"{s}.png" not in present)
+    st = path.stat()
+    print(f"renders.parquet: {len(shas):,} specs, {st.st_size / 2**20:.2f} MiB; deferred images not in images/: "
+          + ", ".join(f"{k} {missing[k]:,}" for k in ORDER if missing[k]))
+    both = allocated + st.st_blocks * 512
+    print(f"images + renders.parquet: {both / 2**20:.1f} MiB allocated ({both / n_cases / 2**20:.3f} MiB per case)")
 
 
 # -- PNG encoder settings ---------------------------------------------------------------------------
@@ -263,7 +285,7 @@ def _modes() -> list[str]:
 MODE_TEXT = {
     "current": "current encoder (Pillow, zlib level 3)",
     "imagecodecs-up3": "imagecodecs libpng level 3, filter UP",
-    "deferred": "counterfactual: " + ", ".join(DEFERRED) + " renders hashed by pixels, not encoded or written",
+    "deferred": "--renders deferred: " + "/".join(DEFERRED) + " renders encoded, hashed, recorded in renders.parquet",
 }
 
 
@@ -316,21 +338,23 @@ def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
             rendering.pop()
 
     PerturbContext.render = tagged  # type: ignore[method-assign]
-    if mode == "deferred":
+    render_spec = PerturbContext.render_spec
 
-        def deferred(self: PerturbContext, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> images.ImageRef:
-            if str(key[0]).split("-")[0] not in DEFERRED:
-                return tagged(self, key, make)
-            arr = make()
-            h = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + arr.tobytes()).hexdigest()
-            return images.ImageRef(f"images/{h}.png", h, arr.shape[1], arr.shape[0])
+    def tagged_spec(self: PerturbContext, key: tuple[object, ...], spec: Any, *, record: str) -> images.ImageRef:
+        rendering.append(str(key[0]).split("-")[0])
+        try:
+            return render_spec(self, key, spec, record=record)
+        finally:
+            rendering.pop()
 
-        PerturbContext.render = deferred  # type: ignore[method-assign]
+    PerturbContext.render_spec = tagged_spec  # type: ignore[method-assign]
     shutil.rmtree(out, ignore_errors=True)
     c0, t0 = time.process_time(), time.perf_counter()
-    build_bench("sample", out, n_cases=n, variants="all", workers=1)
+    build_bench("sample", out, n_cases=n, variants="all", workers=1,
+                renders="deferred" if mode == "deferred" else "stored")
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     files = [p for p in (out / "images").iterdir() if p.suffix == ".png"]
+    files += [out / "renders.parquet"] if (out / "renders.parquet").exists() else []
     return {"cpu": cpu, "wall": wall, "encode": spent["encode"], "encode_deferrable": spent["encode_deferrable"],
             "pixel_hash": spent["pixel_hash"], "files": len(files),
             "apparent": sum(p.stat().st_size for p in files), "allocated": sum(p.stat().st_blocks * 512 for p in files)}

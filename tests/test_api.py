@@ -36,10 +36,11 @@ def test_verbs_take_the_command_line_option_names() -> None:
     from medr2.cli import app
 
     cli = get_command(app)
-    pairs = {"build": "build", "info": "info", "eval": "evaluate", "merge": "merge", "score": "score",
-             "report": "report", "export": "export", "finetune": "finetune", "import": "import_dataset",
-             "convert": "convert", "perturb": "add_variants", "variants-sheet": "variants_sheet",
-             "contact-sheet": "contact_sheet", "tiny-vlm": "tiny_vlm", "vllm-export": "vllm_export", "demo": "demo"}
+    pairs = {"build": "build", "info": "info", "materialise": "materialise", "eval": "evaluate", "merge": "merge",
+             "score": "score", "report": "report", "export": "export", "finetune": "finetune",
+             "import": "import_dataset", "convert": "convert", "perturb": "add_variants",
+             "variants-sheet": "variants_sheet", "contact-sheet": "contact_sheet", "tiny-vlm": "tiny_vlm",
+             "vllm-export": "vllm_export", "demo": "demo"}
     assert set(pairs) == set(cli.commands)  # type: ignore[attr-defined]
     display_only = {("info", "json"), ("eval", "no_progress")}  # how the command prints, not what it does
     for command, verb in pairs.items():

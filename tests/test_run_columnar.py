@@ -44,7 +44,8 @@ def variant_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     if request.param == "sample":
         from medr2.build.pipeline import build_bench
 
-        build_bench("sample", out, seed=0, n_cases=4, variants="T1,T4,V8,V9")
+        # every image stored: the tests below copy the bench file by file (tests/test_renders.py: deferred ones)
+        build_bench("sample", out, seed=0, n_cases=4, variants="T1,T4,V8,V9", renders="stored")
     else:
         from tests.run_fixtures import make_bench
 

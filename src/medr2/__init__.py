@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     # verbs (one per command of ``medr2 --help``)
-    "build", "info", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune", "import_dataset",
-    "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export", "demo",
+    "build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
+    "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export", "demo",
     # records and the model contract
     "Case", "Item", "Prediction", "Score", "Bench", "Adapter", "Request", "Response", "Message", "Part",
     "GenSettings", "BoxConvention", "AdapterOptions", "CallableAdapter",

@@ -75,7 +75,7 @@ _LAZY: dict[str, str] = {
     "load_plugins": "medr2.registry:load_plugins",
 }
 
-VERBS = ("build", "info", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
+VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
          "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
          "demo")
 
@@ -113,18 +113,29 @@ def _strs(values: str | Sequence[str] | None) -> list[str]:
 def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = (), seed: int = 0,
           cases: int | None = None, variants: str | Sequence[str] | None = None, workers: int | None = None,
           name: str | None = None, progress: Any = None, executor: str = "local",
-          ray_address: str | None = None) -> BuildResult:
+          ray_address: str | None = None, renders: str = "deferred") -> BuildResult:
     """``medr2 build``: build a bench folder ``out`` from one source (``NAME`` or ``NAME:PATH``) or several
     (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``);
     ``executor``: ``local`` processes or ``ray`` tasks (on ``ray_address``), the same bench either way.
-    ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``)."""
+    ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``);
+    ``renders``: ``deferred`` (V2/V3/V8/V9 images made on first use, ``renders.parquet``) or ``stored``."""
     from medr2.build.pipeline import build_bench
     from medr2.models.options import split_list
     from medr2.sources.multi import source_for
 
     return build_bench(source_for(_strs(source), list(quota)), out, seed=seed, n_cases=cases,
                        variants=split_list(variants), workers=workers, name=name, tracker=progress,
-                       executor=executor, ray_address=ray_address)
+                       executor=executor, ray_address=ray_address, renders=renders)
+
+
+def materialise(bench: PathLike) -> int:
+    """``medr2 materialise``: render and store every deferred image of the bench (``medr2 build --renders
+    deferred``), each checked against its pinned sha256; returns how many were rendered."""
+    from medr2.bench.format import read_manifest, verify_checksums
+    from medr2.renders import materialise as render_all
+
+    verify_checksums(bench, read_manifest(bench))
+    return render_all(Path(bench))
 
 
 def info(bench: PathLike, *, check: bool = False) -> dict[str, Any]:

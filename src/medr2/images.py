@@ -13,6 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -63,12 +64,37 @@ def sha256_file(path: Path | str) -> str:
 
 
 class ImageStore:
-    """Content-addressed PNG store under ``root/images``. Safe for many processes at once."""
+    """Content-addressed PNG store under ``root/images``. Safe for many processes at once.
 
-    def __init__(self, root: Path) -> None:
+    With ``defer_renders`` (``medr2 build --renders deferred``), :meth:`put_render` records how to make an
+    image (:mod:`medr2.renders`) instead of writing it; its name and sha256 are those of the bytes it would
+    have written."""
+
+    def __init__(self, root: Path, *, defer_renders: bool = False) -> None:
         self.root = Path(root)
         self.dir = self.root / "images"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.defer_renders = defer_renders
+        self._sink: Any = None  # medr2.renders.RenderSink, opened on the first deferred render
+
+    def put_render(self, arr: np.ndarray, spec_json: str) -> ImageRef:
+        """Store the image ``arr``, or, when deferring, only record ``spec_json`` (a
+        :class:`medr2.renders.RenderSpec` that makes exactly ``arr``) under the sha256 of its PNG bytes."""
+        if not self.defer_renders:
+            return self.put_array(arr)
+        data = encode_png(arr)
+        sha = sha256_bytes(data)
+        if self._sink is None:
+            from medr2.renders import RenderSink
+
+            self._sink = RenderSink(self.root)
+        self._sink.add(sha, spec_json)
+        return ImageRef(f"images/{sha}.png", sha, arr.shape[1], arr.shape[0])
+
+    def close_sink(self) -> None:
+        """Close this process's spec file (before :func:`medr2.renders.write_renders` gathers them)."""
+        if self._sink is not None:
+            self._sink.close()
 
     def put_array(self, arr: np.ndarray) -> ImageRef:
         data = encode_png(arr)
@@ -87,7 +113,10 @@ class ImageStore:
         return ImageRef(rel, sha, width, height)
 
     def path(self, rel: str) -> Path:
-        return resolve_inside(self.root, rel)
+        """The file of ``rel`` (inside the root), rendered first if the bench defers it."""
+        from medr2.renders import image_path
+
+        return image_path(self.root, rel)
 
 
 class InsideRoot:
@@ -127,9 +156,11 @@ def resolve_inside(root: Path, rel: str) -> Path:
 def verified_image_path(root: Path, rel: str | None, sha256: str | None, *, check: bool = True) -> Path:
     """The path of a bench image referenced by a message part: inside ``root``, and (when ``check``)
     with the bytes its recorded sha256 names."""
+    from medr2.renders import image_path
+
     if not rel:
         raise BadInput("image part without a path", field="image")
-    path = resolve_inside(Path(root), rel)
+    path = image_path(Path(root), rel, sha256)  # rendered first where the bench defers it (medr2.renders)
     if check and sha256 and sha256_file(path) != sha256:
         raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
     return path

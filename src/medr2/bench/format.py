@@ -30,7 +30,7 @@ from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
-from medr2.images import InsideRoot, resolve_inside, sha256_file
+from medr2.images import InsideRoot, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
 if TYPE_CHECKING:
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
+# version 2 = version 1 + renders.parquet (deferred images, medr2.renders); a bench without deferred images is
+# still written as version 1, so older readers keep reading it
+RENDERS_FORMAT_VERSION = 2
+READ_VERSIONS = (FORMAT_VERSION, RENDERS_FORMAT_VERSION)
 MANIFEST = "manifest.json"
 CASES_FILE = "cases.parquet"
 ITEMS_FILE = "items.parquet"
@@ -361,7 +365,7 @@ class BenchWriter:
         cases_sha = sha256_file(cases_path)
         manifest: dict[str, Any] = {
             "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
+            "format_version": RENDERS_FORMAT_VERSION if "renders" in extra else FORMAT_VERSION,
             "name": extra.pop("name", self.name),
             "medr2_version": medr2.__version__,
         }
@@ -388,7 +392,7 @@ def prepare_bench_folder(out: Path | str) -> Path:
     if out.exists() and not out.is_dir():
         raise BadInput("output path exists and is not a folder", file=str(out), field="--out")
     if out.is_dir():
-        known = {MANIFEST, CASES_FILE, ITEMS_FILE, QUARANTINE_FILE, "images"}
+        known = {MANIFEST, CASES_FILE, ITEMS_FILE, QUARANTINE_FILE, "images", "renders.parquet"}
         foreign = [p.name for p in out.iterdir() if p.name not in known and not p.name.startswith(".")]
         if foreign:
             raise BadInput(f"output folder is not empty and not a bench (found {foreign[0]!r}); choose another --out",
@@ -436,8 +440,11 @@ class BenchFace:
         return str(self.manifest.get("name", self.root.name))
 
     def path(self, rel: str) -> Path:
-        """Absolute path of a relative image path, refusing paths that escape the bench."""
-        return resolve_inside(self.root, rel)
+        """Absolute path of a relative image path, refusing paths that escape the bench; a deferred image is
+        rendered (and cached) first (:func:`medr2.renders.image_path`)."""
+        from medr2.renders import image_path
+
+        return image_path(self.root, rel)
 
 
 @dataclass
@@ -487,7 +494,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
         raise BadInput(f"not a {FORMAT_NAME} manifest", file=str(path), field="format")
     if manifest.get("complete") is not True:
         raise BadInput("bench is incomplete (its build was interrupted)", file=str(path), field="complete")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READ_VERSIONS:
         raise BadInput(f"unsupported format_version {str(manifest.get('format_version'))[:40]!r}", file=str(path),
                        field="format_version")
     sums = manifest.get("checksums")
@@ -581,8 +588,13 @@ class _ImageChecker:
             except BadInput as e:
                 raise BadInput(e.reason, file=file, record=record, field=field_name) from e
             if not os.path.isfile(path):
-                raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
-            self._seen[rel] = sha256_file(path) if self.hashes else None
+                from medr2.renders import is_deferred  # rendered on first use: its spec is there, not its file
+
+                if not is_deferred(self._inside.root, rel):
+                    raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
+                self._seen[rel] = None
+            else:
+                self._seen[rel] = sha256_file(path) if self.hashes else None
             if len(self._seen) > self._remember:
                 self._seen.popitem(last=False)
         actual = self._seen[rel]
@@ -612,11 +624,29 @@ def verify_checksums(root: Path | str, manifest: dict[str, Any]) -> str:
         if sums.get(fname) != actual[fname]:
             raise BadInput(f"checksum mismatch (file changed after the build): {actual[fname][:12]}... vs manifest",
                            file=str(path), field=f"checksums.{fname}")
+    _verify_renders(root, manifest)
     bench = bench_checksum(actual[ITEMS_FILE], actual[CASES_FILE])
     if sums.get("bench") != bench:
         raise BadInput(f"bench checksum mismatch (manifest edited after the build): {bench[:12]}... vs manifest",
                        file=str(root / MANIFEST), field="checksums.bench")
     return bench
+
+
+def _verify_renders(root: Path, manifest: dict[str, Any]) -> None:
+    """A bench with deferred images (format version 2): ``renders.parquet`` is the file its manifest names."""
+    entry = manifest.get("renders")
+    if entry is None:
+        return
+    mfile = str(root / MANIFEST)
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("file", "sha256")):
+        raise BadInput("renders must be an object with file and sha256", file=mfile, field="renders")
+    path = root / entry["file"]
+    if entry["file"] != "renders.parquet" or not path.is_file():
+        raise BadInput("missing file", file=str(path), field="renders.file")
+    got = sha256_file(path)
+    if got != entry["sha256"]:
+        raise BadInput(f"checksum mismatch (file changed after the build): {got[:12]}... vs manifest",
+                       file=str(path), field="renders.sha256")
 
 
 class Validator:

@@ -35,6 +35,7 @@ from medr2.perturb.context import CaseIndex
 from medr2.perturb.engine import Outcome, VariantMaker, collect
 from medr2.perturb.facts import FactPools
 from medr2.records import Case, Item
+from medr2.renders import RENDER_MODES, RENDERS_FILE, write_renders
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
 from medr2.tasks.splits import SplitAssignment, SplitKey
@@ -181,13 +182,17 @@ def _prepare_out(out: Path) -> None:
     # scratch files of a build that was killed (spools, partial Parquet, half-written images)
     for stale in [*out.glob(SPOOL_GLOB), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
         stale.unlink(missing_ok=True)
+    (out / RENDERS_FILE).unlink(missing_ok=True)  # an old bench's specs (this build writes its own, or none)
 
 
 def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cases: int | None = None,
                 variants: Sequence[str] | str = (), workers: int | None = None, *,
                 name: str | None = None, progress: Callable[[str], None] | None = None,
-                tracker: Any = None, executor: str = "local", ray_address: str | None = None) -> BuildResult:
+                tracker: Any = None, executor: str = "local", ray_address: str | None = None,
+                renders: str = "deferred") -> BuildResult:
     """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
+    ``renders``: ``deferred`` (the V2/V3/V8/V9 images are recorded in ``renders.parquet`` and rendered on
+    first use, :mod:`medr2.renders`) or ``stored`` (every image written); the items are the same either way.
     ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts.
     ``executor``: where the worker passes run (``local`` process pool, ``ray``: :mod:`medr2.build.ray_pool`, on
     the cluster at ``ray_address``); the bench's bytes are the same either way."""
@@ -201,13 +206,16 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     if workers is not None and workers < 1:
         raise BadInput("must be at least 1", field="--workers")
     codes = _parse_codes(variants)
+    if renders not in RENDER_MODES:
+        raise BadInput(f"unknown mode {renders!r}; known: {', '.join(RENDER_MODES)}", field="--renders")
     if ray_address is not None and executor != "ray":
         raise BadInput("--ray-address goes with --executor ray", field="--executor")
     make_pool = POOLS.lookup(executor)
     source = get_source(source_spec) if isinstance(source_spec, str) else source_spec
     pool = make_pool(ray_address)
     try:
-        return _build(source, source_spec, out, seed, n_cases, codes, workers, name, progress, tracker, t0, pool)
+        return _build(source, source_spec, out, seed, n_cases, codes, workers, name, progress, tracker, t0, pool,
+                      renders == "deferred")
     finally:
         if pool is not None:
             pool.close()
@@ -215,12 +223,12 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 
 def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_cases: int | None,
            codes: tuple[str, ...], workers: int | None, name: str | None, progress: Callable[[str], None] | None,
-           tracker: Any, t0: float, pool: Pool | None) -> BuildResult:
+           tracker: Any, t0: float, pool: Pool | None, defer_renders: bool = False) -> BuildResult:
     n_workers = workers or (pool.workers() if pool is not None else None) or os.cpu_count() or 1
     say = progress or (lambda _msg: None)
     _prepare_out(out)
     quarantine = Quarantine(out / QUARANTINE_FILE)
-    images = ImageStore(out)
+    images = ImageStore(out, defer_renders=defer_renders)
 
     specs = list(source.plan(seed, n_cases))
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
@@ -267,9 +275,13 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
                 variant_skips = _variants(out, done.accepted, with_split, item_spool, shared, codes, seed, images,
                                           n_workers, writer, tracker, pool)
             tracker.step("writing the manifest")
-            manifest = writer.close(_manifest_extra(
-                name or out.name, source, source_spec, seed, n_cases, codes, skipped, variant_skips,
-                quarantine.count, done.splits.conflicts, done.licenses, len(specs)))
+            images.close_sink()
+            extra = _manifest_extra(name or out.name, source, source_spec, seed, n_cases, codes, skipped,
+                                    variant_skips, quarantine.count, done.splits.conflicts, done.licenses, len(specs))
+            deferred = write_renders(out)  # renders.parquet, before the manifest names it
+            if deferred is not None:
+                extra["renders"] = deferred
+            manifest = writer.close(extra)
     return BuildResult(out, manifest, len(done.accepted), writer.n_items, n_clean, quarantine.count,
                        {k: dict(v) for k, v in skipped.items()}, variant_skips, time.perf_counter() - t0)
 

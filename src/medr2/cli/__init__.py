@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "medr2.cli.finetune",
     "medr2.cli.build",
     "medr2.cli.info",
+    "medr2.cli.materialise",
     "medr2.cli.perturb",
     "medr2.cli.variants_sheet",
     "medr2.cli.contact_sheet",

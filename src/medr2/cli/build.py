@@ -28,6 +28,10 @@ def register(app: typer.Typer) -> None:
                                      "here) or ray (Ray tasks; medr2[ray]); the same bench either way"),
         ray_address: str | None = typer.Option(None, "--ray-address", help="--executor ray: the Ray cluster "
                                                "(default: RAY_ADDRESS or a running local one)"),
+        renders: str = typer.Option("deferred", "--renders", help="deferred: the V2/V3/V8/V9 images are "
+                                    "recorded in renders.parquet and rendered (and cached) on first use, "
+                                    "77%% of the bytes not written; stored: every image written. Same items, "
+                                    "ids and image hashes either way"),
     ) -> None:
         """Build a bench from a source."""
         from medr2.api import build as api_build
@@ -37,7 +41,8 @@ def register(app: typer.Typer) -> None:
         tracker = for_console("medr2 build")
         try:
             result = api_build(source, out, quota=quota, seed=seed, cases=cases, variants=variants, workers=workers,
-                               progress=tracker, executor=executor, ray_address=ray_address)
+                               progress=tracker, executor=executor, ray_address=ray_address,
+                               renders=renders)
         finally:
             tracker.close()
         print_summary(result)

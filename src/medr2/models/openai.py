@@ -213,12 +213,21 @@ class _ImageCache:
         self._roots: dict[Path, InsideRoot] = {}
         self.encoded = 0  # how many times an image was read and encoded
 
-    def _path(self, bench_root: Path, rel: str) -> str:
-        """``resolve_inside`` with the bench root resolved once per bench."""
+    def _path(self, bench_root: Path, rel: str, sha: str | None) -> str:
+        """``resolve_inside`` with the bench root resolved once per bench; a deferred image is rendered first
+        (:func:`medr2.renders.image_path`)."""
         inside = self._roots.get(bench_root)
         if inside is None:
             inside = self._roots[bench_root] = InsideRoot(bench_root)
-        return inside.resolve(rel)
+        path = inside.resolve(rel)
+        if not os.path.isfile(path):
+            from medr2.renders import image_path
+
+            try:
+                path = str(image_path(bench_root, rel, sha))
+            except BadInput as e:  # missing, or rendered to other bytes than the bench pins: this item fails
+                raise Permanent(f"cannot read image {rel}: {e.reason}") from None
+        return path
 
     def fragment(self, bench_root: Path, rel: str, sha: str | None) -> tuple[bytes, bytes, bytes]:
         key = sha or rel
@@ -226,7 +235,7 @@ class _ImageCache:
         if frag is not None:
             self._frags.move_to_end(key)
             return frag
-        path = self._path(bench_root, rel)
+        path = self._path(bench_root, rel, sha)
         try:
             with open(path, "rb") as f:
                 data = f.read()

@@ -22,6 +22,7 @@ from medr2.images import ImageRef, ImageStore, load_image
 from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import derive_seed
 from medr2.records import Case, Item
+from medr2.renders import RenderSpec, render
 
 _LRU = 8
 
@@ -148,5 +149,27 @@ class PerturbContext:
             self._rendered[key] = ref
         return ref
 
+    def render_spec(self, key: tuple[object, ...], spec: RenderSpec, *, record: str) -> ImageRef:
+        """Render ``spec`` (:func:`medr2.renders.render`, the function a reader of a deferred image calls)
+        once per ``key``; the store writes the image or, deferring, records ``spec`` under its hash."""
+        ref = self._rendered.get(key)
+        if ref is None:
+            ref = self.images.put_render(render(spec, _ContextLoader(self, record)), spec.to_json())
+            self._rendered[key] = ref
+        return ref
+
     def clear_rendered(self) -> None:
         self._rendered.clear()
+
+
+class _ContextLoader:
+    """:class:`medr2.renders.Loader` over a context's image cache; a bad mask names ``record``."""
+
+    def __init__(self, ctx: PerturbContext, record: str) -> None:
+        self.ctx, self.record = ctx, record
+
+    def load(self, rel: str, mode: str | None = None) -> np.ndarray:
+        return self.ctx.load(rel, mode)
+
+    def mask(self, rel: str, width: int, height: int) -> np.ndarray:
+        return self.ctx.mask(rel, width, height, record=self.record)

@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 from scipy import ndimage
 
 from medr2.images import ImageRef
-from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES, degrade
+from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
 from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
+from medr2.renders import RenderSpec
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -83,6 +83,23 @@ def _redraw(arr: np.ndarray, cue: Cue | None, ctx: PerturbContext, case: Case, *
     if mask is not None and flip:
         mask = np.ascontiguousarray(mask[:, ::-1])
     return draw_cue(arr, cue, mask)
+
+
+def _cue_spec(cue: Cue | None, case: Case, flip_width: int | None = None) -> dict[str, Any]:
+    """The cue part of a :class:`RenderSpec`: what :func:`_redraw` draws (nothing for no cue or an undrawn
+    one), with the mask it follows resolved here, where the case is known. ``flip_width``: the cue's box is
+    mirrored in an image this wide, and so is its mask (V9)."""
+    if cue is None or not cue.drawn:
+        return {}
+    flip = flip_width is not None
+    rel = cue_mask_path(cue, case) if flip_width is None else cue_mask_path(
+        cue.model_copy(update={"box": flip_box(cue.box, flip_width)}), case)
+    return {"cue": jsonable(cue), "mask": rel, "mask_flip": flip and rel is not None}
+
+
+def _width(rel: str, ctx: PerturbContext) -> int:
+    """The width of the image ``rel`` (what :func:`_redraw` mirrors a cue's mask box with)."""
+    return int(ctx.load(rel).shape[1])
 
 
 def _box_text(box: Box, w: int, h: int) -> str:
@@ -163,14 +180,8 @@ class _OtherCase(Perturbation):
         other = ctx.case(self._pick(case, ctx).case_id)
         w, h = item.image_width or case.width, item.image_height or case.height
 
-        def make() -> np.ndarray:
-            arr = ctx.load(other.image)
-            img = Image.fromarray(arr, mode="L" if arr.ndim == 2 else "RGB")
-            if img.size != (w, h):
-                img = img.resize((w, h), Image.Resampling.BILINEAR)
-            return _redraw(np.asarray(img).copy(), item.cue, ctx, case)
-
-        ref = ctx.render((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), make)
+        spec = RenderSpec("resize", other.image, {"size": [w, h]}, **_cue_spec(item.cue, case))
+        ref = ctx.render_spec((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), spec, record=case.case_id)
         seed = ctx.item_seed(item, self.code)
         updates: dict[str, Any] = {}
         key = TASK_FACT.get(item.task)
@@ -569,11 +580,10 @@ class Degradation(Perturbation):
             for sev in self.params["severities"]:
                 variant = f"V8-{kind}-{sev}"
 
-                def make(kind: str = kind, sev: int = sev, variant: str = variant) -> np.ndarray:
-                    deg = degrade(ctx.load(rel), kind, sev, np.random.default_rng(ctx.image_seed(rel, variant)))
-                    return _redraw(deg, item.cue, ctx, case)
-
-                ref = ctx.render((variant, rel, _cue_key(item.cue)), make)
+                spec = RenderSpec("degrade", rel, {"kind": kind, "severity": sev,
+                                                   "seed": ctx.image_seed(rel, variant)},
+                                  **_cue_spec(item.cue, case))
+                ref = ctx.render_spec((variant, rel, _cue_key(item.cue)), spec, record=case.case_id)
                 meta = answer_changed_meta(item, item.answer)
                 meta["answer_preserving"] = True
                 out.append(derive_item(item, variant=variant, params={"kind": kind, "severity": sev}, seed=seed,
@@ -612,11 +622,9 @@ class HorizontalFlip(Perturbation):
         cue = item.cue.model_copy(update={"box": flip_box(item.cue.box, w)}) if item.cue is not None else None
         answer_box = flip_box(item.answer_box, w) if item.answer_box is not None else None
 
-        def make() -> np.ndarray:
-            flipped = np.ascontiguousarray(ctx.load(rel)[:, ::-1])
-            return _redraw(flipped, cue, ctx, case, flip=True)
-
-        ref = ctx.render(("V9", rel, _cue_key(cue)), make)
+        flip_width = _width(rel, ctx) if cue is not None and cue.drawn else None
+        spec = RenderSpec("hflip", rel, {}, **_cue_spec(cue, case, flip_width))
+        ref = ctx.render_spec(("V9", rel, _cue_key(cue)), spec, record=case.case_id)
         meta = answer_changed_meta(item, answer)
         meta["answer_preserving"] = answer == item.answer and item.form != "box"
         return [derive_item(item, variant="V9", params={"axis": "horizontal"}, seed=ctx.item_seed(item, self.code),

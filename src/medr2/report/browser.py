@@ -89,11 +89,11 @@ def _box(b: Any) -> list[float] | None:
 
 
 def _image_part(part: dict[str, Any], thumbs: Thumbnails, bench_root: Path) -> dict[str, Any]:
-    from medr2.images import resolve_inside
+    from medr2.renders import image_path
 
     path = part.get("image")
     try:
-        img = thumbs.add(resolve_inside(bench_root, str(path))) if isinstance(path, str) and path else -1
+        img = thumbs.add(image_path(bench_root, str(path))) if isinstance(path, str) and path else -1
     except (OSError, ValueError, BadInput):
         img = -1
     return {"t": "image", "img": img, "sha": clean_text(str(part.get("sha256") or ""))[:16]}
@@ -185,9 +185,9 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
     img = -1
     width, height = it.image_width, it.image_height
     if it.image is not None:
-        from medr2.images import resolve_inside
+        from medr2.renders import image_path
 
-        img = thumbs.add(resolve_inside(bench_root, it.image))
+        img = thumbs.add(image_path(bench_root, it.image, it.image_sha256, record=it.item_id))
         width, height = width or thumbs.sizes[img][0], height or thumbs.sizes[img][1]
     msgs = dialogue(resp.request if resp else None, thumbs, bench_root)
     cue = None

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.images import resolve_inside
 from medr2.models.base import Message
 from medr2.registry import Registry
+from medr2.renders import image_path
 from medr2.train.export import Example
 
 IMAGE_PLACEHOLDER = "<image>"
@@ -60,7 +60,7 @@ def _copy_images(examples: Sequence[Example], bench_root: Path, out: Path) -> di
         for rel in ex.images:
             if rel in done:
                 continue
-            src = resolve_inside(bench_root, rel)
+            src = image_path(bench_root, rel)  # a deferred render is made first
             dest = dest_dir / Path(rel).name
             if not dest.exists():
                 try:
@@ -154,7 +154,7 @@ def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
     for ex in examples:
         for r in ex.images:
             if r not in cache:
-                cache[r] = read(resolve_inside(bench_root, r))
+                cache[r] = read(image_path(bench_root, r))
         images = [{"bytes": cache[r], "path": Path(r).name} for r in ex.images]
         row: dict[str, Any] = {"images": images, "item_ids": list(ex.item_ids), "stage": ex.stage}
         if dpo:
