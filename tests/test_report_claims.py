@@ -272,3 +272,32 @@ def test_judge_claims_without_a_judge_is_a_usage_error(scored: tuple[Path, dict[
     proc = subprocess.run([sys.executable, "-c", "from medr2.cli import main; main()", "score", str(scored[0]),
                            "--judge-claims"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 2 and "needs a judge" in proc.stderr and "--judge-claims" in proc.stderr
+
+
+def test_claims_are_read_for_the_rows_asked_and_a_file_changed_after_the_check_is_refused(
+        scored: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """``load_run`` checks ``claims.parquet`` and reads it only when asked: the claims of the keys asked, in file
+    order, equal grouping the whole file; a file replaced after the check is refused when read."""
+    import os
+    import shutil
+
+    from medr2.report.inputs import StoredClaims, claims_of, load_run
+
+    run = tmp_path / "copy"
+    shutil.copytree(scored[0], run)
+    loaded = load_run(run)
+    assert isinstance(loaded.claims, StoredClaims)
+    whole: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in pq.read_table(run / "claims.parquet").to_pylist():
+        whole.setdefault((row["item_id"], row["mode"]), []).append(row)
+    keys = sorted(whole)
+    assert len(keys) >= 3 and sorted(loaded.claims) == keys and len(loaded.claims) == len(keys)
+    asked = [keys[0], keys[-1], ("no-such-item", "reasoning")]
+    assert claims_of(loaded.claims, asked) == {k: whole[k] for k in asked[:2]}
+    assert loaded.claims[keys[1]] == whole[keys[1]]
+    table = pq.read_table(run / "claims.parquet")
+    pq.write_table(table.slice(1), run / "claims.new.parquet")
+    os.replace(run / "claims.new.parquet", run / "claims.parquet")
+    with pytest.raises(BadInput, match="changed") as e:
+        claims_of(loaded.claims, asked)
+    assert e.value.file == str(run / "claims.parquet")

@@ -61,3 +61,21 @@ def test_a_bad_train_record_is_refused_naming_file_record_and_field(tmp_path: Pa
     with pytest.raises(BadInput) as e:
         read_train_split(root)
     assert e.value.file == str(root / "items.parquet") and e.value.record == bad and e.value.field == "form"
+
+
+def test_old_style_bench_gives_the_same_split(root: Path, tmp_path: Path) -> None:
+    """A bench whose items table is unsorted and without statistics (as older releases wrote it): no row group
+    is skipped, and the train split read through the columnar reader is the same."""
+    from tests.test_run_columnar import _old_style
+
+    old = _old_style(root, tmp_path / "old")
+    want, got = read_train_split(root), read_train_split(old)
+    assert sorted(it.item_id for it in got.items) == sorted(it.item_id for it in want.items)
+    for with_variants in (False, True):
+        w_items, w_skipped = want.select(with_variants)
+        g_items, g_skipped = got.select(with_variants)
+        assert g_skipped == w_skipped and {it.item_id: it for it in g_items} == {it.item_id: it for it in w_items}
+    # the new table's own order: the items of the train split in the order of the (sorted) file
+    bench = load_bench(root)
+    assert [it.item_id for it in want.items] == [it.item_id for it in bench.items if it.item_id in
+                                                  {i.item_id for i in want.items}]

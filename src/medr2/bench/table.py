@@ -10,6 +10,7 @@ request (:meth:`BenchTable.case`). ``BenchTable.open(validate=True)`` makes ever
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ class ItemFilter:
     stages: frozenset[int] | None = None
     case_ids: frozenset[str] | None = None
     chain_ids: frozenset[str] | None = None
+    item_ids: frozenset[str] | None = None
 
     def value_tests(self) -> dict[str, Callable[[Any], bool]]:
         """Column -> test of one value, for each constrained column."""
@@ -85,13 +87,30 @@ class ItemFilter:
             wanted = self.variants
             tests["variant"] = lambda v: v is not None and variant_matches(v, wanted)
         for column, values in (("task", self.tasks), ("stage", self.stages), ("case_id", self.case_ids),
-                               ("chain_id", self.chain_ids)):
+                               ("chain_id", self.chain_ids), ("item_id", self.item_ids)):
             if values is not None:
                 tests[column] = values.__contains__
         return tests
 
     def matches(self, item: Item) -> bool:
         return all(test(getattr(item, column)) for column, test in self.value_tests().items())
+
+
+def _sorted_if_possible(values: list[Any]) -> tuple[list[Any], bool]:
+    """``values`` sorted, and whether they could be (mixed types, e.g. a stage key that is not a number, stay as
+    they are and are scanned)."""
+    try:
+        return sorted(values), True
+    except TypeError:
+        return values, False
+
+
+def _any_within(values: list[Any], is_sorted: bool, rng: tuple[Any, Any]) -> bool:
+    """Whether any of ``values`` lies in ``rng`` (inclusive); a sorted list is searched by bisection."""
+    if is_sorted:
+        k = bisect.bisect_left(values, rng[0])
+        return k < len(values) and values[k] <= rng[1]
+    return any(rng[0] <= v <= rng[1] for v in values)
 
 
 def _stat_range(md: pq.RowGroupMetaData, index: int) -> tuple[Any, Any] | None:
@@ -218,7 +237,7 @@ class BenchTable(BenchFace):
             return every
         counts = self.manifest.get("counts") or {}
         tests = flt.value_tests()
-        candidates: dict[str, list[Any]] = {}
+        candidates: dict[str, tuple[list[Any], bool]] = {}
         for column, key in (("split", "split"), ("variant", "variant"), ("task", "task"), ("stage", "stage")):
             known = counts.get(key)
             if column not in tests or not isinstance(known, dict):
@@ -226,21 +245,20 @@ class BenchTable(BenchFace):
             values: list[Any] = [int(k) if column == "stage" and k.lstrip("-").isdigit() else k for k in known]
             if column == "split":
                 values = [v for v in values if v != "none"]
-            candidates[column] = [v for v in values if tests[column](v)]
-        if flt.case_ids is not None:
-            candidates["case_id"] = sorted(flt.case_ids)
-        if flt.chain_ids is not None:
-            candidates["chain_id"] = sorted(flt.chain_ids)
+            candidates[column] = _sorted_if_possible([v for v in values if tests[column](v)])
+        for column, ids in (("case_id", flt.case_ids), ("chain_id", flt.chain_ids), ("item_id", flt.item_ids)):
+            if ids is not None:
+                candidates[column] = _sorted_if_possible(list(ids))
         names = f.schema_arrow.names
         kept = []
         for rg in every:
             md = f.metadata.row_group(rg)
             ok = True
-            for column, values in candidates.items():
+            for column, (values, is_sorted) in candidates.items():
                 if column not in names:
                     continue
                 rng = _stat_range(md, names.index(column))
-                if rng is not None and not any(rng[0] <= v <= rng[1] for v in values):
+                if rng is not None and not _any_within(values, is_sorted, rng):
                     ok = False
                     break
             if ok:
@@ -267,6 +285,14 @@ class BenchTable(BenchFace):
             groups = kept
         return groups
 
+    def _row_group_starts(self) -> list[int]:
+        """The file row of each row group's first row."""
+        md = self.items_file.metadata
+        starts = [0]
+        for rg in range(md.num_row_groups):
+            starts.append(starts[-1] + md.row_group(rg).num_rows)
+        return starts
+
     def iter_batches(self, flt: ItemFilter | None = None, columns: Sequence[str] | None = None,
                      ) -> Iterator[tuple[pa.RecordBatch, int]]:
         """Record batches of the rows ``flt`` accepts, in file order, with the file row of each batch's first
@@ -275,9 +301,7 @@ class BenchTable(BenchFace):
         tests = flt.value_tests() if flt is not None else {}
         cols = list(columns) if columns is not None else _record_columns(f, ITEM_SCHEMA)
         read_cols = cols + [c for c in tests if c not in cols]
-        starts = [0]
-        for rg in range(f.num_row_groups):
-            starts.append(starts[-1] + f.metadata.row_group(rg).num_rows)
+        starts = self._row_group_starts()
         for rg in self.row_groups(flt):
             self.row_groups_read += 1
             row = starts[rg]
@@ -302,6 +326,32 @@ class BenchTable(BenchFace):
             for it in records:
                 check.item(it)
                 yield it
+
+    def items_by_id(self, ids: Iterable[str]) -> dict[str, Item]:
+        """The items of ``ids`` that the bench holds (ids it lacks are left out), by id. Row groups whose
+        ``item_id`` statistics rule every id out are skipped; of the rest the ``item_id`` column is read first
+        and the record columns only of row groups holding a wanted id, one row group at a time."""
+        wanted = frozenset(ids)
+        out: dict[str, Item] = {}
+        if not wanted:
+            return out
+        f = self.items_file
+        cols = _record_columns(f, ITEM_SCHEMA)
+        starts = self._row_group_starts()
+        for rg in self.row_groups(ItemFilter(item_ids=wanted)):
+            self.row_groups_read += 1
+            try:
+                got = f.read_row_group(rg, columns=["item_id"], use_threads=False).column(0)
+                rows = pc.indices_nonzero(pc.fill_null(pc.is_in(got, value_set=pa.array(sorted(wanted),
+                                                                                         type=got.type)), False))
+                if len(rows) == 0:
+                    continue
+                table = f.read_row_group(rg, columns=cols, use_threads=False).take(rows)
+            except (OSError, pa.ArrowException) as e:
+                raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
+            for it in batch_records(table, ITEM_SCHEMA, "item_id", self.items_path, starts[rg]):
+                out[it.item_id] = it
+        return out
 
     def column_values(self, columns: Sequence[str], flt: ItemFilter | None = None) -> Iterator[dict[str, list[Any]]]:
         """Python lists of ``columns`` of the rows ``flt`` accepts, one dict per batch."""

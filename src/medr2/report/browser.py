@@ -10,23 +10,27 @@ full text stays in the store).
 from __future__ import annotations
 
 import base64
+import heapq
 import io
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
 from medr2.images import load_image
-from medr2.records import Item, stable_hash
-from medr2.report.inputs import RunData
+from medr2.records import Item
+from medr2.report.inputs import OPTIONAL_SCORE_COLUMNS, SCORE_COLUMNS, RunData, claims_of, score_batches
+from medr2.report.items import ReportItems, hash_ints, report_items, stable_id_hash
 
 MAX_ITEMS = 1000
 THUMB_PX = 256
 JPEG_QUALITY = 82
 RESPONSE_CHARS = 4000
 DIALOGUE_CHARS = 1000  # each text part of the messages the model received (earlier turns can be long)
+REPORT_SCORE_COLUMNS = (*SCORE_COLUMNS, *OPTIONAL_SCORE_COLUMNS)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -180,7 +184,7 @@ def _claims_view(resp: Any, claims: list[dict[str, Any]] | None) -> dict[str, An
 
 
 def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
-         bench_root: Path) -> dict[str, Any]:
+         bench_root: Path, claims: list[dict[str, Any]] | None) -> dict[str, Any]:
     resp = run.responses.get((s["item_id"], s["mode"]))
     img = -1
     width, height = it.image_width, it.image_height
@@ -205,40 +209,79 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "lure": clean_text(it.lure) if it.lure else None,
         "img": img, "w": width, "h": height, "cue": cue,
         "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
-        "cl": _claims_view(resp, run.claims.get((s["item_id"], s["mode"]))),
+        "cl": _claims_view(resp, claims),
     }
 
 
-def browser_data(runs: list[RunData], items: dict[str, Item], *, max_items: int = MAX_ITEMS,
-                 thumb_px: int = THUMB_PX, progress: Any = None) -> dict[str, Any]:
-    """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``."""
-    candidates: list[tuple[str, int, str, int, dict[str, Any]]] = []
-    missing = 0
+Candidate = tuple[str, int, str, int, dict[str, Any]]  # (id hash, run, mode, row, score row)
+
+
+def _select(runs: list[RunData], items: ReportItems, max_items: int, excluded: frozenset[str],
+            ) -> tuple[list[Candidate], int, int]:
+    """The first ``max_items`` scored rows whose item is held, in (id hash, run, mode, row) order, read batch by
+    batch (only the rows kept so far are held); with the count of rows held and of rows not (``excluded``
+    ids count as not held)."""
+    best: list[Candidate] = []
+    total = missing = 0
     for ri, run in enumerate(runs):
-        for k, s in enumerate(run.scores):
-            if s["item_id"] not in items:
-                missing += 1
-                continue
-            candidates.append((stable_hash(s["item_id"]), ri, str(s["mode"]), k, s))
+        k = 0
+        for cols in score_batches(run.scores, REPORT_SCORE_COLUMNS):
+            ids = cols["item_id"]
+            hex_hashes = [stable_id_hash(str(i)) for i in ids]
+            held = items.present(ids, hash_ints(hex_hashes))
+            names = list(cols)
+            batch: list[Candidate] = []
+            for j, (h, ok) in enumerate(zip(hex_hashes, held, strict=True)):
+                if not ok or ids[j] in excluded:
+                    missing += 1
+                    continue
+                total += 1
+                if max_items and (len(best) < max_items or h <= best[-1][0]):  # else it cannot be among the first
+                    batch.append((h, ri, str(cols["mode"][j]), k + j, {}))
+            k += len(ids)
+            if batch:
+                best = heapq.nsmallest(max_items, [*best, *batch], key=lambda c: c[:4])
+                for c in best:  # the score rows of the candidates kept from this batch
+                    if not c[4] and c[1] == ri and c[3] >= k - len(ids):
+                        j = c[3] - (k - len(ids))
+                        c[4].update({n: cols[n][j] for n in names})
+    return best, total, missing
+
+
+def browser_data(runs: list[RunData], items: Mapping[str, Item], *, max_items: int = MAX_ITEMS,
+                 thumb_px: int = THUMB_PX, progress: Any = None) -> dict[str, Any]:
+    """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``.
+
+    The score rows are read batch by batch and only the items shown are fetched (``items`` may be a
+    :class:`~medr2.report.items.BenchItems` reading the bench by columns)."""
+    source = report_items(items)
+    excluded: frozenset[str] = frozenset()
     # the first ``max_items`` rows in stable-hash order of the item id: the same items in every run and mode
-    candidates.sort(key=lambda c: (c[0], c[1], c[2], c[3]))
-    selected = candidates[:max_items]
-    selected.sort(key=lambda c: (c[1], c[2], items[c[4]["item_id"]].stage, items[c[4]["item_id"]].task, c[0]))
+    while True:
+        selected, total, missing = _select(runs, source, max_items, excluded)
+        shown = source.fetch({c[4]["item_id"] for c in selected})
+        absent = {c[4]["item_id"] for c in selected} - set(shown)
+        if not absent:  # an id held by hash only (a 64-bit collision): counted as missing, the next row taken
+            break
+        excluded |= absent
+    selected.sort(key=lambda c: (c[1], c[2], shown[c[4]["item_id"]].stage, shown[c[4]["item_id"]].task, c[0]))
     thumbs = Thumbnails(max_px=thumb_px)
     if progress is not None:
         progress.step("item browser (thumbnails)", len(selected))
+    claims = [claims_of(r.claims, [(c[4]["item_id"], c[4]["mode"]) for c in selected if c[1] == ri])
+              for ri, r in enumerate(runs)]  # of the rows shown only, one pass per run
     rows = []
     for _, ri, _, _, s in selected:
         root = runs[ri].bench_root
         assert root is not None
-        rows.append(_row(ri, runs[ri], s, items[s["item_id"]], thumbs, root))
+        rows.append(_row(ri, runs[ri], s, shown[s["item_id"]], thumbs, root, claims[ri].get((s["item_id"], s["mode"]))))
         if progress is not None:
             progress.advance()
     return {
         "runs": [{"label": r.label, "model": r.model_key} for r in runs],
         "rows": rows,
         "images": thumbs.uris,
-        "total": len(candidates),
+        "total": total,
         "shown": len(rows),
         "missing_items": missing,
         "limits": {"max_items": max_items, "thumb_px": thumb_px, "response_chars": RESPONSE_CHARS,

@@ -8,7 +8,7 @@ through the run manifest, or given explicitly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,12 +40,13 @@ class RunData:
     model_key: str
     manifest: dict[str, Any]
     metrics: dict[str, Any]
-    scores: list[dict[str, Any]]
+    scores: Scores  # a :class:`ScoreTable` (``load_run``) or rows in memory
     # by (item_id, mode); ``load_run`` gives a :class:`StoredResponses` that reads the store per row asked
     responses: Mapping[tuple[str, str], RawResponse] = field(default_factory=dict)
     bench_root: Path | None = None
-    # per (item_id, mode): the rationale's claims as stored in ``claims.parquet`` (empty for a run without one)
-    claims: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    # per (item_id, mode): the rationale's claims as stored in ``claims.parquet`` (empty for a run without one);
+    # ``load_run`` gives a :class:`StoredClaims` that reads the file when asked
+    claims: Claims = field(default_factory=dict)
 
     @property
     def modes(self) -> list[str]:
@@ -65,21 +66,67 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_scores(path: Path) -> list[dict[str, Any]]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+SCORE_BATCH_ROWS = 8_192  # score rows per batch read (a batch is held as Python lists)
 
-    if not path.is_file():
-        raise BadInput("missing file (run `medr2 score` first)", file=str(path))
-    try:
-        names = pq.read_schema(str(path)).names
+
+class ScoreTable:
+    """A run's ``scores.parquet``, read by columns and in batches when asked (never all rows at once): the
+    columns the report uses (:data:`SCORE_COLUMNS`, and :data:`OPTIONAL_SCORE_COLUMNS` where present)."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.path = path
+        if not path.is_file():
+            raise BadInput("missing file (run `medr2 score` first)", file=str(path))
+        try:
+            md = pq.read_metadata(str(path))
+            names = md.schema.to_arrow_schema().names
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
         missing = [c for c in SCORE_COLUMNS if c not in names]
         if missing:
             raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
-        table = pq.read_table(str(path), columns=[c for c in (*SCORE_COLUMNS, *OPTIONAL_SCORE_COLUMNS) if c in names])
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    return table.to_pylist()
+        self.columns = tuple(c for c in (*SCORE_COLUMNS, *OPTIONAL_SCORE_COLUMNS) if c in names)
+        self.num_rows = int(md.num_rows)
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[dict[str, list[Any]]]:
+        """``columns`` (None: every report column; one not in the file is left out) as Python lists, one dict per
+        batch of :data:`SCORE_BATCH_ROWS` rows, in file order."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        cols = [c for c in (columns if columns is not None else self.columns) if c in self.columns]
+        try:
+            with pq.ParquetFile(str(self.path)) as f:
+                for batch in f.iter_batches(SCORE_BATCH_ROWS, columns=cols, use_threads=False):
+                    yield batch.to_pydict()
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(self.path)) from e
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Every row as a dict, one batch in memory at a time."""
+        for cols in self.batches():
+            names = list(cols)
+            yield from (dict(zip(names, row, strict=True)) for row in zip(*cols.values(), strict=True))
+
+
+Scores = ScoreTable | Sequence[dict[str, Any]]
+
+
+def score_batches(scores: Scores, columns: Sequence[str]) -> Iterator[dict[str, list[Any]]]:
+    """``columns`` of a run's score rows, one dict of lists per batch: read from the file for a
+    :class:`ScoreTable`; for rows in memory, one batch (a column absent from every row is left out)."""
+    if isinstance(scores, ScoreTable):
+        yield from scores.batches(columns)
+        return
+    if scores:
+        present = [c for c in columns if any(c in s for s in scores)]
+        yield {c: [s.get(c) for s in scores] for c in present}
 
 
 class StoredResponses(Mapping[tuple[str, str], RawResponse]):
@@ -119,10 +166,85 @@ def _read_responses(run_dir: Path) -> Mapping[tuple[str, str], RawResponse]:
     return StoredResponses(run_dir)
 
 
-def read_claims(run_dir: Path, metrics: dict[str, Any]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+Claims = Mapping[tuple[str, str], list[dict[str, Any]]]
+
+
+class StoredClaims(Mapping[tuple[str, str], list[dict[str, Any]]]):
+    """The per-claim verdicts of a run's ``claims.parquet`` by (item_id, mode), read from the file when asked
+    (:meth:`select` reads the rows of many keys in one pass): the report shows the claims of the rows its browser
+    shows and never holds every claim of a large run. The file was checked against ``metrics.json`` when opened
+    (:func:`read_claims`); a file changed since is refused."""
+
+    def __init__(self, path: Path, stamp: tuple[int, int, int]) -> None:
+        self.path = path
+        self.stamp = stamp  # (inode, size, mtime_ns) when its checksum was verified
+
+    def _batches(self, columns: list[str] | None = None) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if _stamp(self.path) != self.stamp:
+            raise BadInput("the file changed after the report checked it; rerun `medr2 report`", file=str(self.path))
+        try:
+            with pq.ParquetFile(str(self.path)) as f:
+                yield from f.iter_batches(SCORE_BATCH_ROWS, columns=columns, use_threads=False)
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(self.path)) from e
+
+    def select(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """The claims of ``keys`` (keys without claims left out), each key's in file order."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = set(keys)
+        out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        if not wanted:
+            return out
+        ids = pa.array(sorted({k[0] for k in wanted}), type=pa.string())
+        for batch in self._batches():
+            mask = pc.fill_null(pc.is_in(batch.column("item_id").cast(pa.string()), value_set=ids), False)
+            for row in batch.filter(mask).to_pylist():
+                key = (str(row["item_id"]), str(row["mode"]))
+                if key in wanted:
+                    out.setdefault(key, []).append(row)
+        return out
+
+    def __getitem__(self, key: tuple[str, str]) -> list[dict[str, Any]]:
+        got = self.select([key]).get(key)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        seen: set[tuple[str, str]] = set()
+        for batch in self._batches(["item_id", "mode"]):
+            for item_id, mode in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
+                key = (str(item_id), str(mode))
+                if key not in seen:
+                    seen.add(key)
+                    yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def claims_of(claims: Claims, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The claims of ``keys`` (one pass over the file for :class:`StoredClaims`)."""
+    if isinstance(claims, StoredClaims):
+        return claims.select(keys)
+    return {k: claims[k] for k in keys if k in claims}
+
+
+def read_claims(run_dir: Path, metrics: dict[str, Any]) -> Claims:
     """The per-claim verdicts of a scored run (``claims.parquet``, named with its sha256 in ``metrics.json``
-    ``claims``), by (item_id, mode); a run scored without rationales (no ``claims`` entry) has none. A file that
-    is missing or whose bytes differ from the recorded checksum is refused."""
+    ``claims``), by (item_id, mode), read when asked (:class:`StoredClaims`); a run scored without rationales (no
+    ``claims`` entry) has none. A file that is missing, unreadable, or whose bytes differ from the recorded
+    checksum is refused now."""
     import hashlib
 
     import pyarrow as pa
@@ -134,18 +256,22 @@ def read_claims(run_dir: Path, metrics: dict[str, Any]) -> dict[tuple[str, str],
     path = run_dir / str(info.get("file") or "claims.parquet")
     if not path.is_file():
         raise BadInput("missing file named by metrics.json (claims); rerun `medr2 score`", file=str(path))
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != info.get("sha256"):
+    stamp = _stamp(path)
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != info.get("sha256"):
         raise BadInput("the file does not match the checksum metrics.json records (claims.sha256); rerun "
                        "`medr2 score`", file=str(path), field="claims.sha256")
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        names = pq.read_schema(str(path)).names
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in table.to_pylist():
-        out.setdefault((str(row["item_id"]), str(row["mode"])), []).append(row)
-    return out
+    missing = [c for c in ("item_id", "mode") if c not in names]
+    if missing:
+        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+    return StoredClaims(path, stamp)
 
 
 def bench_path_of(manifest: dict[str, Any], run_dir: Path) -> Path:
@@ -169,8 +295,8 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     metrics = _read_json(run_dir / "metrics.json")
     if not isinstance(metrics.get("modes"), dict):
         raise BadInput("metrics.json has no 'modes' object", file=str(run_dir / "metrics.json"), field="modes")
-    scores = _read_scores(run_dir / "scores.parquet")
-    key = metrics.get("model_key") or sorted({str(s["model_key"]) for s in scores}) or run_dir.name
+    scores = ScoreTable(run_dir / "scores.parquet")
+    key = metrics.get("model_key") or _model_keys(scores) or run_dir.name
     model_key = ", ".join(key) if isinstance(key, list) else str(key)  # a merged run may hold several models
     bench_root: Path | None = None
     if with_bench:
@@ -178,6 +304,13 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     return RunData(run_dir=run_dir, label=run_dir.name, model_key=model_key, manifest=manifest,
                    metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root,
                    claims=read_claims(run_dir, metrics))
+
+
+def _model_keys(scores: ScoreTable) -> list[str]:
+    keys: set[str] = set()
+    for cols in scores.batches(["model_key"]):
+        keys.update(str(k) for k in set(cols["model_key"]))
+    return sorted(keys)
 
 
 def unique_labels(runs: list[RunData]) -> None:

@@ -5,14 +5,15 @@ adding one: ``docs/extending.md``)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from medr2.records import STAGES, Item
 from medr2.registry import Registry
 from medr2.report.fmt import is_low_n, metric_parts
-from medr2.report.inputs import RunData
+from medr2.report.inputs import RunData, Scores, score_batches
 from medr2.variant_id import VariantId
 
 if TYPE_CHECKING:
@@ -49,7 +50,9 @@ class Plot:
 @dataclass(frozen=True)
 class PlotContext:
     runs: list[RunData]
-    items: dict[str, Item]  # item_id -> item, over all benches of the runs
+    # item_id -> item, over all benches of the runs: in ``medr2 report`` a
+    # :class:`~medr2.report.items.BenchItems`, which reads the benches by columns (iterate or index it sparingly)
+    items: Mapping[str, Item]
 
 
 PlotFn = Callable[[PlotContext], list[Plot]]
@@ -510,44 +513,74 @@ def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], lis
     return gold, pred
 
 
-def _confusion(scores: list[dict[str, Any]], items: dict[str, Item], form: str, mode: str) -> tuple[Any, list[str],
-                                                                                                   list[str]]:
+Gold = dict[str, tuple[str, str, str]]  # item_id -> (variant, form, answer)
+
+
+def _gold(items: Mapping[str, Item]) -> Gold:
+    """Variant, form and answer of the items a confusion matrix may count (clean ones; every item where several
+    benches may hold one id, so the later bench's item decides), read by columns."""
+    from medr2.bench.table import ItemFilter
+    from medr2.report.items import report_items
+
+    source = report_items(items)
+    flt = ItemFilter(variants=("clean",)) if source.sources <= 1 else None
+    gold: Gold = {}
+    for cols in source.column_batches(["item_id", "variant", "form", "answer"], flt):
+        gold.update(zip(cols["item_id"], zip(cols["variant"], cols["form"], cols["answer"], strict=True), strict=True))
+    return gold
+
+
+CONFUSION_FORMS = ("mcq", "yesno")
+
+
+def _confusions(scores: Scores, gold: Gold, mode: str) -> dict[str, tuple[Any, list[str], list[str]]]:
+    """Per form (:data:`CONFUSION_FORMS`) with rows: the counts of (correct answer, model answer) of the clean
+    items answered in ``mode``, and the labels of the rows and columns; one pass over the score rows."""
     import numpy as np
 
-    rows: list[tuple[str, str]] = []
-    for s in scores:
-        it = items.get(s["item_id"])
-        if s.get("mode") != mode or s.get("form", it.form if it else None) != form or it is None:
+    counts: dict[str, Counter[tuple[str, str]]] = {form: Counter() for form in CONFUSION_FORMS}
+    for cols in score_batches(scores, ("item_id", "mode", "form", "verdict", "parsed")):
+        forms = cols.get("form")
+        for j, item_id in enumerate(cols["item_id"]):
+            it = gold.get(item_id)
+            if cols["mode"][j] != mode or it is None or it[0] != "clean":
+                continue
+            form = forms[j] if forms is not None else it[1]
+            if form not in counts:
+                continue
+            yesno = form == "yesno"
+            g = it[2].strip().lower() if yesno else it[2].strip().upper()
+            verdict = cols["verdict"][j]
+            if verdict in ("unparsed", "truncated", "error"):
+                pred = str(verdict)
+            else:
+                p = str(cols["parsed"][j] or "").strip()
+                pred = p.lower() if yesno else p.upper()
+            counts[form][(g, pred)] += 1
+    out = {}
+    for form, c in counts.items():
+        if not c:
             continue
-        if it.variant != "clean":
-            continue
-        gold = it.answer.strip().lower() if form == "yesno" else it.answer.strip().upper()
-        verdict = s.get("verdict")
-        if verdict in ("unparsed", "truncated", "error"):
-            pred = str(verdict)
-        else:
-            p = str(s.get("parsed") or "").strip()
-            pred = p.lower() if form == "yesno" else p.upper()
-        rows.append((gold, pred))
-    if not rows:
-        return None, [], []
-    gold_labels, pred_labels = _axes_labels(form, rows)
-    m = np.zeros((len(gold_labels), len(pred_labels)), dtype=int)
-    for g, p in rows:
-        m[gold_labels.index(g), pred_labels.index(p)] += 1
-    return m, gold_labels, pred_labels
+        gold_labels, pred_labels = _axes_labels(form, list(c))
+        m = np.zeros((len(gold_labels), len(pred_labels)), dtype=int)
+        for (g, p), n in c.items():
+            m[gold_labels.index(g), pred_labels.index(p)] += n
+        out[form] = (m, gold_labels, pred_labels)
+    return out
 
 
 @register_plot("confusion")
 def confusion(ctx: PlotContext) -> list[Plot]:
     plots = []
+    answers: Gold | None = None
     for k, r in enumerate(ctx.runs):
         modes = r.modes
         if not modes:
             continue
         mode = PREFERRED_MODE if PREFERRED_MODE in modes else modes[0]
-        panels = [(form, *_confusion(r.scores, ctx.items, form, mode)) for form in ("mcq", "yesno")]
-        panels = [p for p in panels if p[1] is not None]
+        answers = _gold(ctx.items) if answers is None else answers
+        found = _confusions(r.scores, answers, mode)
+        panels = [(form, *found[form]) for form in CONFUSION_FORMS if form in found]
         if not panels:
             continue
         fig = _figure(4.2 * len(panels), 3.6)

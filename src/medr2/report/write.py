@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from medr2.atomic import publish_files, settle
+from medr2.bench.table import BenchTable
 from medr2.errors import BadInput
 from medr2.progress import Quiet
-from medr2.records import Item
 from medr2.report.browser import MAX_ITEMS, THUMB_PX, browser_data
 from medr2.report.html import RunSummary, render_index
 from medr2.report.inputs import RunData, load_run, unique_labels
+from medr2.report.items import BenchItems
 from medr2.report.leaderboard import build_leaderboard, leaderboard_files
 from medr2.report.plots import PLOTS, PlotContext, make_plots
 
@@ -23,18 +24,18 @@ def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _load_benches(runs: list[RunData]) -> tuple[dict[str, Item], dict[Path, Any], list[str]]:
-    from medr2.bench.format import load_bench, verify_checksums
+def _load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable], list[str]]:
+    """The benches of the runs, opened by columns (checksums verified, as eval verifies them; records are read
+    only for the items a report shows), and their items as one :class:`BenchItems`."""
+    from medr2.bench.format import verify_checksums
 
-    benches: dict[Path, Any] = {}
-    items: dict[str, Item] = {}
+    benches: dict[Path, BenchTable] = {}
     for r in runs:
         assert r.bench_root is not None
         root = r.bench_root.resolve()
         if root not in benches:
-            benches[root] = load_bench(root, validate=False)
+            benches[root] = BenchTable(root)
             verify_checksums(root, benches[root].manifest)  # the check eval makes (tables, not images)
-            items.update(benches[root].items_by_id)
         recorded = _recorded_checksum(r.manifest)
         if recorded is not None and recorded != benches[root].checksum:
             raise BadInput(f"the run was made on bench {recorded[:12]}..., but {root} is "
@@ -43,20 +44,23 @@ def _load_benches(runs: list[RunData]) -> tuple[dict[str, Item], dict[Path, Any]
     warnings = []
     if len({b.checksum for b in benches.values()}) > 1:
         warnings.append("The runs were made on different benches: compare their numbers with care.")
-    return items, benches, warnings
+    return BenchItems(list(benches.values())), benches, warnings
 
 
 def data_provenance(bench: Any) -> str:
     """What is real and what is synthetic, per field, over the bench's cases: e.g. "4 cases (4 patients);
     image: real in 4 (2 with synthetic lesions drawn into a real image); synthetic: findings 4, diagnosis 2
-    of 4; every other field real"."""
-    cases = getattr(bench, "cases", None)
-    if not cases:
+    of 4; every other field real". The cases are read one at a time where the bench streams them
+    (``iter_cases``), else from its ``cases``."""
+    if bench is None:
         return "unknown"
-    n = len(cases)
+    cases = bench.iter_cases() if hasattr(bench, "iter_cases") else getattr(bench, "cases", None) or ()
+    n = drawn = 0
+    patients: set[str] = set()
     synthetic: Counter[str] = Counter()
-    drawn = 0
     for c in cases:
+        n += 1
+        patients.add(c.patient_id)
         fields = set(c.synthetic_fields)
         if any(f.synthetic for f in c.findings):
             fields.add("findings")
@@ -65,11 +69,13 @@ def data_provenance(bench: Any) -> str:
         synthetic.update(fields)
         if "image" not in fields and c.background and "findings" in fields:
             drawn += 1
+    if not n:
+        return "unknown"
     real_images = n - synthetic.get("image", 0)
     image = f"image: real in {real_images:,} of {n:,}"
     if drawn:
         image += f" ({drawn:,} with synthetic lesions drawn into a real image)"
-    parts = [f"{n:,} cases ({len({c.patient_id for c in cases}):,} patients)", image]
+    parts = [f"{n:,} cases ({len(patients):,} patients)", image]
     others = [(k, v) for k, v in sorted(synthetic.items(), key=lambda kv: (-kv[1], kv[0])) if k != "image"]
     if others:
         parts.append("synthetic: " + ", ".join(f"{k} {v:,}" for k, v in others) + f" of {n:,}; every other field real")
@@ -170,6 +176,8 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     html = render_index(title=title, runs=summaries, leaderboard=lb, plots=plots, browser=data, warnings=warnings,
                         short_names=shorts)
     files["index.html"] = html.encode("utf-8")
+    for table in benches.values():
+        table.close()
     old_plots = sorted(f"plots/{p.name}" for p in (out / "plots").glob("*.png")) if (out / "plots").is_dir() else []
     # one set: a kill never leaves new leaderboard files beside an old index.html; plots of an earlier
     # report that this one does not make are removed with it

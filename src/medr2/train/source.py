@@ -2,9 +2,11 @@
 
 :func:`read_train_split` decides which items are held out (not in the train split, a variant without
 ``--with-variants``, or an image shared with any item or case outside the train split; the rules of
-:func:`medr2.train.export.train_items`, with the same counts) from three columns of ``items.parquet`` and two
-of ``cases.parquet``, then reads ``items.parquet`` row group by row group and builds records only for the
-items kept: a bench of millions of evaluation items is never loaded to export its train split.
+:func:`medr2.train.export.train_items`, with the same counts) through the bench's columnar reader
+(:class:`medr2.bench.table.BenchTable`): the images of the other splits from two columns of ``items.parquet``
+(and the cases), then the train split (``ItemFilter(split="train")``: row groups of other splits pruned) one
+record batch at a time, building records only for the items kept: a bench of millions of evaluation items is
+never loaded to export its train split.
 """
 
 from __future__ import annotations
@@ -14,14 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from medr2.bench.format import ITEM_SCHEMA, batch_records
 from medr2.errors import BadInput
 from medr2.records import Item
-
-BATCH_ROWS = 10_000
 
 
 @dataclass
@@ -56,65 +56,63 @@ class TrainSplit:
         return str(self.manifest["checksums"]["bench"])
 
 
-def _column(table: pa.Table, name: str, default: Any) -> list[Any]:
-    if name not in table.column_names:
+def _column(table: pa.Table | pa.RecordBatch, name: str, default: Any = None) -> list[Any]:
+    """A column as a list (``default`` for a missing column or a null)."""
+    if name not in table.schema.names:
         return [default] * table.num_rows
-    return [default if v is None and default is not None else v for v in table.column(name).to_pylist()]
+    values = table.column(name).to_pylist()
+    return values if default is None else [default if v is None else v for v in values]
 
 
 def read_train_split(bench_root: Path | str) -> TrainSplit:
     """The train split of the bench at ``bench_root`` (checksums verified: a bench changed after its build is
     refused). Records are validated as ``load_bench`` validates them: a bad train item is refused naming its
     file, record and field."""
-    from medr2.bench.format import (
-        CASES_FILE,
-        ITEM_SCHEMA,
-        ITEMS_FILE,
-        batch_records,
-        read_manifest,
-        read_parquet,
-        verify_checksums,
-    )
+    from medr2.bench.format import CASES_FILE, read_manifest, read_parquet, verify_checksums
+    from medr2.bench.table import BenchTable, ItemFilter
 
     root = Path(bench_root)
     manifest = read_manifest(root)
     verify_checksums(root, manifest)
-    ipath, cpath = root / ITEMS_FILE, root / CASES_FILE
-    for path in (ipath, cpath):
-        if not path.is_file():
-            raise BadInput("missing file", file=str(path))
+    cpath = root / CASES_FILE
+    if not cpath.is_file():
+        raise BadInput("missing file", file=str(cpath))
     try:
-        case_names, item_names = pq.read_schema(cpath).names, pq.read_schema(ipath).names
-        cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in case_names])
-        cols = read_parquet(ipath, [c for c in ("split", "variant", "image_sha256") if c in item_names])
+        cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
     except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(ipath)) from e
-    held: set[Any] = {sha for split, sha in zip(_column(cases, "split", None), _column(cases, "image_sha256", None),
-                                                 strict=True) if split != "train"}
-    splits = _column(cols, "split", None)
-    variants = _column(cols, "variant", "clean")
-    shas = _column(cols, "image_sha256", None)
-    held.update(sha for split, sha in zip(splits, shas, strict=True) if split != "train" and sha)
-    skipped: Counter[str] = Counter()
-    n_variants = n_variants_held = 0
-    keep = np.zeros(len(splits), dtype=bool)
-    for i, (split, variant, sha) in enumerate(zip(splits, variants, shas, strict=True)):  # train_items' rules
-        if split != "train":
-            skipped[f"split {split}"] += 1
-            continue
-        if variant != "clean":
-            n_variants += 1
-            n_variants_held += sha in held
-        elif sha in held:
-            skipped["image shared with a non-train split"] += 1
-        keep[i] = sha not in held
-    del splits, variants, shas, cols, cases, held
-    items: list[Item] = []
-    start = 0
-    with pq.ParquetFile(str(ipath)) as f:
-        for batch in f.iter_batches(batch_size=BATCH_ROWS):
-            mask = keep[start:start + batch.num_rows]
-            start += batch.num_rows
-            if mask.any():  # records (validated as load_bench validates them) only for the rows kept
-                items.extend(batch_records(batch.filter(pa.array(mask)), ITEM_SCHEMA, "item_id", ipath))
+        raise BadInput(f"cannot read parquet: {e}", file=str(cpath)) from e
+    # images of other splits: the cases' and the items' (``split`` and ``image_sha256`` columns only)
+    held: set[Any] = {sha for split, sha in zip(_column(cases, "split"), _column(cases, "image_sha256"), strict=True)
+                      if split != "train"}
+    del cases
+    table = BenchTable(root, manifest)
+    try:
+        skipped: Counter[str] = Counter()
+        names = table.items_file.schema_arrow.names
+        for cols in table.column_values([c for c in ("item_id", "split", "image_sha256") if c in names]):
+            n = len(cols["item_id"])
+            for split, sha in zip(cols.get("split", [None] * n), cols.get("image_sha256", [None] * n), strict=True):
+                if split != "train":
+                    skipped[f"split {split}"] += 1
+                    if sha:
+                        held.add(sha)
+        n_variants = n_variants_held = 0
+        items: list[Item] = []
+        # the train split's row groups (the others pruned), one batch at a time: records only for the rows kept
+        for batch, _ in table.iter_batches(ItemFilter(split="train")) if "split" in names else ():
+            variants = _column(batch, "variant", "clean")
+            shas = _column(batch, "image_sha256")
+            keep = []
+            for variant, sha in zip(variants, shas, strict=True):  # train_items' rules
+                on_held = sha in held
+                if variant != "clean":
+                    n_variants += 1
+                    n_variants_held += on_held
+                elif on_held:
+                    skipped["image shared with a non-train split"] += 1
+                keep.append(not on_held)
+            if any(keep):
+                items.extend(batch_records(batch.filter(pa.array(keep)), ITEM_SCHEMA, "item_id", table.items_path))
+    finally:
+        table.close()
     return TrainSplit(root, manifest, items, skipped, n_variants, n_variants_held)
