@@ -73,6 +73,7 @@ class ItemFilter:
     stages: frozenset[int] | None = None
     case_ids: frozenset[str] | None = None
     chain_ids: frozenset[str] | None = None
+    variant_ids: frozenset[str] | None = None  # exact variant ids (``variants`` also matches code prefixes)
 
     def value_tests(self) -> dict[str, Callable[[Any], bool]]:
         """Column -> test of one value, for each constrained column."""
@@ -83,6 +84,9 @@ class ItemFilter:
         if self.variants and "all" not in self.variants:
             wanted = self.variants
             tests["variant"] = lambda v: v is not None and variant_matches(v, wanted)
+        if self.variant_ids is not None:
+            exact, prefix = self.variant_ids, tests.get("variant")
+            tests["variant"] = exact.__contains__ if prefix is None else lambda v: v in exact and prefix(v)
         for column, values in (("task", self.tasks), ("stage", self.stages), ("case_id", self.case_ids),
                                ("chain_id", self.chain_ids)):
             if values is not None:
@@ -222,9 +226,10 @@ class BenchTable(BenchFace):
         return kept
 
     def iter_batches(self, flt: ItemFilter | None = None, columns: Sequence[str] | None = None,
-                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
+                     batch_rows: int = BATCH_ROWS) -> Iterator[tuple[pa.RecordBatch, int]]:
         """Record batches of the rows ``flt`` accepts, in file order, with the file row of each batch's first
-        row before filtering; ``columns`` (None: every record column) plus what the filter reads."""
+        row before filtering; ``columns`` (None: every record column) plus what the filter reads; at most
+        ``batch_rows`` rows read at a time."""
         f = self.items_file
         tests = flt.value_tests() if flt is not None else {}
         cols = list(columns) if columns is not None else _record_columns(f, ITEM_SCHEMA)
@@ -235,7 +240,7 @@ class BenchTable(BenchFace):
         for rg in self.row_groups(flt):
             self.row_groups_read += 1
             row = starts[rg]
-            for batch in _batches(f, rg, read_cols, self.items_path):
+            for batch in _batches(f, rg, read_cols, self.items_path, batch_rows):
                 n = batch.num_rows
                 if tests:
                     batch = batch.filter(_mask(batch, tests)).select(cols)
@@ -244,9 +249,9 @@ class BenchTable(BenchFace):
                 yield batch, row
                 row += n
 
-    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
-        """The items ``flt`` accepts, in file order, built one batch at a time."""
-        for batch, row in self.iter_batches(flt):
+    def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
+        """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time."""
+        for batch, row in self.iter_batches(flt, batch_rows=batch_rows):
             yield from batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
 
     def column_values(self, columns: Sequence[str], flt: ItemFilter | None = None) -> Iterator[dict[str, list[Any]]]:
@@ -265,9 +270,10 @@ class BenchTable(BenchFace):
             self._items_file = None
 
 
-def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> Iterator[pa.RecordBatch]:
+def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path,
+             batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
     """The record batches of one row group, read as they are taken (a read error is a BadInput)."""
-    it = f.iter_batches(BATCH_ROWS, row_groups=[rg], columns=columns, use_threads=False)
+    it = f.iter_batches(batch_rows, row_groups=[rg], columns=columns, use_threads=False)
     while True:
         try:
             batch = next(it)

@@ -54,6 +54,9 @@ def eval_command(
                                                     "(default: RAY_ADDRESS or a running local one).")] = None,
     ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
                                                        "HTTP-stage batch (default 4).")] = None,
+    order: Annotated[str, typer.Option("--order", help="Dispatch order: bench (as the bench lists items) or case "
+                                       "(a case's items back to back, for servers' prefix caches); the answers "
+                                       "are the same.")] = "bench",
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
@@ -72,7 +75,7 @@ def eval_command(
                            preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
                            model_option=model_option, progress=progress, command=sys.argv, executor=executor,
-                           ray_address=ray_address, ray_batch_size=ray_batch_size)
+                           ray_address=ray_address, ray_batch_size=ray_batch_size, order=order)
     finally:
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)
