@@ -1,11 +1,12 @@
 """Dispatch order against vLLM's prefix cache: ``medr2 eval --order bench`` vs ``--order case``.
 
 One vLLM server (CPU build from ``--vllm-venv``, made by scripts/setup_vllm.sh; ``--enable-prefix-caching``)
-serves the tiny VLM as the tests build it (``medr2 tiny-vlm`` + ``medr2 vllm-export``). The same slice of a sample
-bench with variants is evaluated in each order (``medr2 eval`` into a fresh run folder each time), the orders
-alternating (bench, case, then case, bench, ...) for ``--repeats`` rounds. Before each run the server's prefix
-cache is emptied (``POST /reset_prefix_cache``, served with vLLM's ``VLLM_SERVER_DEV_MODE=1``), so every run starts
-cold; a first, unmeasured run warms everything else up. Per run:
+serves the tiny VLM as the tests build it (``medr2 tiny-vlm`` + ``medr2 vllm-export``: one image token per
+image), or with ``--patch-size P`` one with ``(32 // P) ** 2`` image tokens per image (real VLMs have hundreds).
+The same slice of a sample bench with variants is evaluated in each order (``medr2 eval`` into a fresh run
+folder each time), the orders alternating (bench, case, then case, bench, ...) for ``--repeats`` rounds. Before
+each run the server's prefix cache is emptied (``POST /reset_prefix_cache``, served with vLLM's
+``VLLM_SERVER_DEV_MODE=1``), so every run starts cold; a first, unmeasured run warms everything else up. Per run:
 
 - prefix-cache hit rate: the change of vLLM's ``vllm:prefix_cache_hits`` over ``vllm:prefix_cache_queries``
   (prompt tokens found cached / looked up) in ``GET /metrics``;
@@ -14,8 +15,12 @@ cold; a first, unmeasured run warms everything else up. Per run:
 - the answers: every run's store must hold the same rows (request hash -> answer, token counts).
 
     .venv/bin/python bench/bench_prefix_order.py --vllm-venv .venv-vllm [--cases 6] [--variants T1,T4,V8,V9]
-        [--limit N] [--repeats 3] [--concurrency 8] [--max-new-tokens 8] [--kv-cache-bytes N] [--work DIR]
-        [--json OUT.json]
+        [--limit N] [--repeats 3] [--concurrency 8] [--max-new-tokens 8] [--kv-cache-bytes N] [--patch-size P]
+        [--block-size B] [--work DIR] [--json OUT.json]
+
+``--plan-only N``: no server; the cost of each order alone on the run-test fixture bench of N cases
+(tests/run_fixtures.py): seconds and peak traced memory (``tracemalloc``) to iterate the whole selection, streamed
+from the items table, in each order.
 """
 
 from __future__ import annotations
@@ -133,24 +138,37 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--max-new-tokens", type=int, default=8)
     ap.add_argument("--kv-cache-bytes", type=int, default=VLLM_KV_CACHE_BYTES)
+    ap.add_argument("--patch-size", type=int, default=32, help="of the tiny VLM's 32-px input (32: one image token)")
+    ap.add_argument("--block-size", type=int, default=None, help="vLLM's KV block size (default: vLLM's)")
     ap.add_argument("--work", type=Path, default=None, help="folder for model, bench, runs (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="write every run's figures here")
+    ap.add_argument("--plan-only", type=int, default=None, metavar="N", help="only the orders' own cost, N cases")
     a = ap.parse_args()
+    if a.plan_only:
+        plan_cost(a.plan_only, a.repeats)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = a.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        model, bench = work / "tiny", work / "bench"
+        model, bench, served = work / f"tiny-p{a.patch_size}", work / "bench", work / f"tiny-p{a.patch_size}-vllm"
         if not (model / "config.json").is_file():
-            medr2("tiny-vlm", "--out", str(model))
-        if not (work / "tiny-vllm" / "config.json").is_file():
-            medr2("vllm-export", str(model), "--out", str(work / "tiny-vllm"))
+            if a.patch_size == 32:
+                medr2("tiny-vlm", "--out", str(model))
+            else:
+                from medr2.models.tiny import build_tiny_vlm
+
+                build_tiny_vlm(model, patch_size=a.patch_size)
+        if not (served / "config.json").is_file():
+            medr2("vllm-export", str(model), "--out", str(served))
         if not (bench / "manifest.json").is_file():
             medr2("build", "--source", "sample", "--out", str(bench), "--cases", str(a.cases), "--variants",
                   a.variants, "--workers", "1")
         extra = ["--enable-prefix-caching", "--kv-cache-memory-bytes", str(a.kv_cache_bytes)]
+        if a.block_size:
+            extra += ["--block-size", str(a.block_size)]
         runs: list[dict[str, Any]] = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        with vllm_serve(work / "tiny-vllm", work, venv=a.vllm_venv, extra=extra,
+        with vllm_serve(served, work, venv=a.vllm_venv, extra=extra,
                         env={"VLLM_SERVER_DEV_MODE": "1"}) as srv:
             print(f"vLLM ready in {srv.started_s:.0f}s at {srv.url}; load average {os.getloadavg()}", flush=True)
             warm = one_run(srv, bench, work / f"run-{stamp}-warmup", "bench", a)
@@ -172,10 +190,41 @@ def main() -> None:
                                           "runs": runs}, indent=1))
 
 
+def plan_cost(n_cases: int, repeats: int) -> None:
+    import tracemalloc
+
+    from tests.run_fixtures import make_bench
+
+    from medr2.bench.table import BenchTable
+    from medr2.run.order import get_order
+    from medr2.run.runner import plan_selection
+
+    with tempfile.TemporaryDirectory() as tmp:
+        make_bench(Path(tmp) / "bench", n_cases=n_cases)
+        rows: dict[str, list[tuple[float, float, float]]] = {o: [] for o in ORDERS}
+        for r in range(repeats):
+            for order in ORDERS if r % 2 == 0 else ORDERS[::-1]:
+                table = BenchTable.open(Path(tmp) / "bench", image_hashes=False)
+                sel = plan_selection(table)
+                tracemalloc.start()
+                c0, t0 = time.process_time(), time.perf_counter()
+                n = sum(1 for _ in get_order(order)(sel))
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                peak = tracemalloc.get_traced_memory()[1] / 2**20
+                tracemalloc.stop()
+                rows[order].append((wall, cpu, peak))
+        print(f"{n} items ({n_cases} cases), iterated in each order, {repeats} rounds alternating; medians")
+        print("| order | wall s | CPU s | peak traced MiB |\n|---|---|---|---|")
+        for order, xs in rows.items():
+            print(f"| {order} | {statistics.median(x[0] for x in xs):.2f} | {statistics.median(x[1] for x in xs):.2f} "
+                  f"| {statistics.median(x[2] for x in xs):.1f} |")
+
+
 def report(runs: list[dict[str, Any]], a: argparse.Namespace) -> None:
     n = runs[0]["requests"]
     print(f"\n{n} requests per run ({a.cases} cases, variants {a.variants}), concurrency {a.concurrency}, "
-          f"{a.max_new_tokens} new tokens, KV cache {a.kv_cache_bytes} bytes, {a.repeats} rounds; medians")
+          f"{a.max_new_tokens} new tokens, KV cache {a.kv_cache_bytes} bytes, block size {a.block_size or 'default'}, "
+          f"{(32 // a.patch_size) ** 2} image token(s) per image, {a.repeats} rounds; medians")
     print("| order | prefix-cache hit rate | requests/s (runner) | wall s | server CPU s | same answers |")
     print("|---|---|---|---|---|---|")
     for order in ORDERS:

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from medr2.catalog import BASELINES, MODES, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.catalog import BASELINES, MODES, ORDERS, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.run.order import DEFAULT_ORDER
 
 
 def eval_command(
@@ -54,9 +55,9 @@ def eval_command(
                                                     "(default: RAY_ADDRESS or a running local one).")] = None,
     ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
                                                        "HTTP-stage batch (default 4).")] = None,
-    order: Annotated[str, typer.Option("--order", help="Dispatch order: bench (as the bench lists items) or case "
-                                       "(a case's items back to back, for servers' prefix caches); the answers "
-                                       "are the same.")] = "bench",
+    order: Annotated[str, typer.Option("--order", help=f"Dispatch order ({listing(ORDERS)}): bench as the bench "
+                                       "lists items, case a case's items back to back (for servers' prefix "
+                                       "caches); the stored answers are the same.")] = DEFAULT_ORDER,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
