@@ -5,8 +5,9 @@ serves the tiny VLM as the tests build it (``medr2 tiny-vlm`` + ``medr2 vllm-exp
 image), or with ``--patch-size P`` one with ``(32 // P) ** 2`` image tokens per image (real VLMs have hundreds).
 The same slice of a sample bench with variants is evaluated in each order (``medr2 eval`` into a fresh run
 folder each time), the orders alternating (bench, case, then case, bench, ...) for ``--repeats`` rounds. Before
-each run the server's prefix cache is emptied (``POST /reset_prefix_cache``, served with vLLM's
-``VLLM_SERVER_DEV_MODE=1``), so every run starts cold; a first, unmeasured run warms everything else up. Per run:
+each run the server's prefix, multimodal-processor and encoder caches are emptied (``POST /reset_prefix_cache``
+etc., served with vLLM's ``VLLM_SERVER_DEV_MODE=1``), so every run starts cold; a first, unmeasured run warms
+everything else up. Per run:
 
 - prefix-cache hit rate: the change of vLLM's ``vllm:prefix_cache_hits`` over ``vllm:prefix_cache_queries``
   (prompt tokens found cached / looked up) in ``GET /metrics``;
@@ -72,12 +73,23 @@ def metrics(srv: Server) -> dict[str, float]:
     return out
 
 
-def reset_prefix_cache(srv: Server) -> None:
-    root = srv.url.removesuffix("/v1")
-    req = urllib.request.Request(root + "/reset_prefix_cache", data=b"", method="POST")
+def post(srv: Server, path: str) -> bytes:
+    req = urllib.request.Request(srv.url.removesuffix("/v1") + path, data=b"", method="POST")
     with urllib.request.urlopen(req, timeout=60) as r:  # noqa: S310 - the local server
-        if r.status != 200:
-            raise SystemExit(f"POST /reset_prefix_cache -> {r.status}")
+        return bytes(r.read())
+
+
+def reset_caches(srv: Server) -> None:
+    """Empty the server's prefix cache (vLLM refuses while blocks are held: retried), multimodal processor cache
+    and encoder cache, so a run starts as cold as the one before it."""
+    for _ in range(60):
+        if json.loads(post(srv, "/reset_prefix_cache")).get("success"):
+            break
+        time.sleep(0.5)
+    else:
+        raise SystemExit("vLLM did not reset its prefix cache in 30 s")
+    post(srv, "/reset_mm_cache")
+    post(srv, "/reset_encoder_cache")
 
 
 def group_cpu_s(pgid: int) -> float:
@@ -107,7 +119,7 @@ def answers(run: Path) -> dict[str, tuple[Any, ...]]:
 
 
 def one_run(srv: Server, bench: Path, out: Path, order: str, a: argparse.Namespace) -> dict[str, Any]:
-    reset_prefix_cache(srv)
+    reset_caches(srv)
     m0, cpu0 = metrics(srv), group_cpu_s(srv.proc.pid)
     args = ["eval", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
             "--base-url", srv.url, "--out", str(out), "--mode", "independent", "--max-new-tokens",
@@ -124,7 +136,7 @@ def one_run(srv: Server, bench: Path, out: Path, order: str, a: argparse.Namespa
     return {"order": order, "requests": n, "runner_s": inv["summary"]["seconds"], "wall_s": round(wall, 3),
             "rps": n / inv["summary"]["seconds"], "server_cpu_s": round(cpu1 - cpu0, 2),
             "prefix_queries": queries, "prefix_hits": hits, "hit_rate": hits / queries if queries else None,
-            "prompt_tokens": d.get("vllm:prompt_tokens"),
+            "prompt_tokens": d.get("vllm:prompt_tokens"), "preemptions": d.get("vllm:num_preemptions"),
             "mm_cache_queries": d.get("vllm:mm_cache_queries"), "mm_cache_hits": d.get("vllm:mm_cache_hits")}
 
 
@@ -140,6 +152,8 @@ def main() -> None:
     ap.add_argument("--kv-cache-bytes", type=int, default=VLLM_KV_CACHE_BYTES)
     ap.add_argument("--patch-size", type=int, default=32, help="of the tiny VLM's 32-px input (32: one image token)")
     ap.add_argument("--block-size", type=int, default=None, help="vLLM's KV block size (default: vLLM's)")
+    ap.add_argument("--max-model-len", type=int, default=None, help="vLLM's (default: tests/servers.py's 2048); "
+                    "lower it to allow a KV cache smaller than 2048 tokens")
     ap.add_argument("--work", type=Path, default=None, help="folder for model, bench, runs (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="write every run's figures here")
     ap.add_argument("--plan-only", type=int, default=None, metavar="N", help="only the orders' own cost, N cases")
@@ -166,9 +180,11 @@ def main() -> None:
         extra = ["--enable-prefix-caching", "--kv-cache-memory-bytes", str(a.kv_cache_bytes)]
         if a.block_size:
             extra += ["--block-size", str(a.block_size)]
+        if a.max_model_len:
+            extra += ["--max-model-len", str(a.max_model_len)]
         runs: list[dict[str, Any]] = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        with vllm_serve(served, work, venv=a.vllm_venv, extra=extra,
+        with vllm_serve(served, work, venv=a.vllm_venv.resolve(), extra=extra,
                         env={"VLLM_SERVER_DEV_MODE": "1"}) as srv:
             print(f"vLLM ready in {srv.started_s:.0f}s at {srv.url}; load average {os.getloadavg()}", flush=True)
             warm = one_run(srv, bench, work / f"run-{stamp}-warmup", "bench", a)
@@ -225,13 +241,16 @@ def report(runs: list[dict[str, Any]], a: argparse.Namespace) -> None:
     print(f"\n{n} requests per run ({a.cases} cases, variants {a.variants}), concurrency {a.concurrency}, "
           f"{a.max_new_tokens} new tokens, KV cache {a.kv_cache_bytes} bytes, block size {a.block_size or 'default'}, "
           f"{(32 // a.patch_size) ** 2} image token(s) per image, {a.repeats} rounds; medians")
-    print("| order | prefix-cache hit rate | requests/s (runner) | wall s | server CPU s | same answers |")
-    print("|---|---|---|---|---|---|")
+    print("| order | prefix-cache hit rate | requests/s (runner) | wall s | server CPU s | preemptions "
+          "| same answers |")
+    print("|---|---|---|---|---|---|---|")
     for order in ORDERS:
         rows = [r for r in runs if r["order"] == order]
         print(f"| {order} | {statistics.median(r['hit_rate'] for r in rows):.3f} "
               f"| {statistics.median(r['rps'] for r in rows):.2f} | {statistics.median(r['wall_s'] for r in rows):.1f} "
-              f"| {statistics.median(r['server_cpu_s'] for r in rows):.1f} | {all(r['same_answers'] for r in rows)} |")
+              f"| {statistics.median(r['server_cpu_s'] for r in rows):.1f} "
+              f"| {statistics.median(r['preemptions'] or 0 for r in rows):.0f} "
+              f"| {all(r['same_answers'] for r in rows)} |")
     ratios = []
     for r in range(a.repeats):
         pair = {x["order"]: x for x in runs if x["repeat"] == r}

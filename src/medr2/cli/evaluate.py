@@ -55,9 +55,9 @@ def eval_command(
                                                     "(default: RAY_ADDRESS or a running local one).")] = None,
     ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
                                                        "HTTP-stage batch (default 4).")] = None,
-    order: Annotated[str, typer.Option("--order", help=f"Dispatch order ({listing(ORDERS)}): bench as the bench "
-                                       "lists items, case a case's items back to back (for servers' prefix "
-                                       "caches); the stored answers are the same.")] = DEFAULT_ORDER,
+    order: Annotated[str, typer.Option("--order", help=f"Dispatch order ({listing(ORDERS)}): case sends a case's "
+                                       "items back to back (servers' prefix caches hit more), bench as the bench "
+                                       "lists them; the stored answers are the same.")] = DEFAULT_ORDER,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console

@@ -6,10 +6,11 @@ it); it changes which requests a server sees back to back. That matters to a ser
 image (clean items, the other tasks of the case, the text variants), so asked one after another their common
 prefix is still cached.
 
-- ``bench``: the bench's own order. ``items.parquet`` is sorted by split, clean items first, then variant by
-  variant (docs/bench-format.md), so the variants of one case are a whole variant's worth of items apart.
-- ``case``: the items of one case back to back (its clean items, then each variant's, in bench order), the
-  cases in the order the bench first lists them.
+- ``bench``: the bench's own order (the items as given). ``items.parquet`` is sorted by split, clean items first,
+  then variant by variant (docs/bench-format.md), so the variants of one case are a whole variant's worth of items
+  apart.
+- ``case`` (``medr2 eval``'s default, :data:`DEFAULT_ORDER`): the items of one case back to back (its clean items,
+  then each variant's, in bench order), the cases in the order the bench first lists them.
 
 An order is a registry entry (:data:`ORDERS`): a function ``(items) -> Iterable[Item]`` yielding every item it
 is given exactly once. ``items`` is a list, or an :class:`~medr2.run.runner.ItemSelection` streamed from the
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from medr2.bench.table import BenchTable, ItemFilter
     from medr2.records import Item
 
-DEFAULT_ORDER = "bench"
+DEFAULT_ORDER = "case"  # medr2 eval's (docs/benchmarks.md "Dispatch order": more prefix-cache hits, less server CPU)
 CURSOR_ROWS = 256  # rows read at a time by each variant's cursor of the streamed case order
 
 Order = Callable[[Iterable["Item"]], Iterable["Item"]]

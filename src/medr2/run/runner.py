@@ -288,10 +288,11 @@ class Runner:
     def __init__(self, *, bench_root: Path, bench_items: Iterable[Item] = (), adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
                  batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None,
-                 chains: ChainIndex | None = None, order: str = DEFAULT_ORDER) -> None:
+                 chains: ChainIndex | None = None, order: str = "bench") -> None:
         """``bench_items``: the items chains are looked up in (every item of the bench, or at least those of
         the chains asked); or ``chains``, that index built already. ``order``: the dispatch order of each
-        wave's items (:data:`medr2.run.order.ORDERS`; what is stored is the same whatever the order)."""
+        wave's items (:data:`medr2.run.order.ORDERS`; default ``bench``: as given; ``medr2 eval`` passes its
+        ``--order``, default :data:`~medr2.run.order.DEFAULT_ORDER`); what is stored is the same whatever the order."""
         self.bench_root = Path(bench_root)
         self.chains = chains if chains is not None else ChainIndex(bench_items)
         self.adapter = adapter
