@@ -152,3 +152,18 @@ def test_orders_store_the_same_answers_through_a_real_server(bench: Path, tmp_pa
     with OpenAIServer() as srv:
         again = medr2.evaluate(bench, "openai:m", tmp_path / "case", mode=modes, base_url=srv.url, order="bench")
     assert again.sent == 0 and srv.stats.requests == 0
+
+
+def test_eval_sends_in_case_order_by_default(bench: Path, tmp_path: Path) -> None:
+    """``medr2 eval`` without ``--order`` sends a case's items back to back (one at a time here) and says so in
+    its manifest; ``Runner``'s own default keeps the items as given."""
+    from medr2.run.order import DEFAULT_ORDER
+    from medr2.run.runner import Runner
+
+    assert DEFAULT_ORDER == "case" and Runner.__init__.__kwdefaults__["order"] == "bench"
+    medr2.evaluate(bench, "baseline:random", tmp_path / "run", batch_size=1)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["invocations"][-1]["order"] == "case"
+    by_id = {it.item_id: it for it in load_bench(bench, image_hashes=False).items}
+    sent = [by_id[r[1]] for r in stored(tmp_path / "run")]
+    assert len(case_runs(sent)) == 24
