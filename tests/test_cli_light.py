@@ -56,6 +56,7 @@ from medr2.models.baselines import BASELINES
 from medr2.models.presets import PRESETS
 from medr2.models.registry import known_prefixes
 from medr2.perturb.registry import text_codes, visual_codes
+from medr2.run.order import ORDERS
 from medr2.run.prompts import MODES
 from medr2.sources.base import SOURCES
 from medr2.train.export import STRATEGIES
@@ -64,6 +65,7 @@ from medr2.train.formats import FORMATS
 assert set(catalog.SOURCE_KINDS) == set(SOURCES)
 assert set(catalog.PRESETS) == set(PRESETS)
 assert tuple(MODES) == catalog.MODES
+assert set(catalog.ORDERS) == set(ORDERS)
 assert (text_codes(), visual_codes()) == (catalog.TEXT_CODES, catalog.VISUAL_CODES)
 assert set(catalog.MODEL_PREFIXES) == set(known_prefixes())
 assert set(catalog.BASELINES) == set(BASELINES)

@@ -48,6 +48,27 @@ def test_one_image_token_per_image(tiny, size):
     assert text.endswith("<|im_start|>assistant\n")
 
 
+def test_patch_size_gives_many_image_tokens(tmp_path):
+    """``patch_size`` below the image size: (image_size // patch_size) ** 2 image tokens per image (real VLMs have
+    many; bench/bench_prefix_order.py uses it), answered by the model."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from medr2.models.tiny import build_tiny_vlm
+
+    out = build_tiny_vlm(tmp_path / "tiny16", patch_size=8)
+    assert json.loads((out / "medr2_tiny.json").read_text())["patch_size"] == 8
+    proc = AutoProcessor.from_pretrained(out, local_files_only=True)
+    model = AutoModelForImageTextToText.from_pretrained(out, local_files_only=True)
+    conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Is the liver visible?"}]}]
+    text = proc.apply_chat_template(conv, add_generation_prompt=True)
+    enc = proc(text=[text], images=[Image.fromarray(np.zeros((48, 64, 3), np.uint8))], return_tensors="pt")
+    assert int((enc["input_ids"] == model.config.image_token_index).sum()) == 16 == model.config.image_seq_length
+    with torch.no_grad():
+        gen = model.generate(**enc, max_new_tokens=3, do_sample=False)
+    assert enc["input_ids"].shape[1] < gen.shape[1] <= enc["input_ids"].shape[1] + 3  # it answers
+
+
 def test_tokenizer_covers_benchmark_words(tiny):
     from transformers import AutoProcessor
 

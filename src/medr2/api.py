@@ -227,7 +227,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Any = None,
              name: str | None = None, command: Sequence[str] | None = None,
              loaded: Bench | None = None, executor: str = "local", ray_address: str | None = None,
-             ray_batch_size: int | None = None, serve: str | None = None,
+             ray_batch_size: int | None = None, order: str | None = None, serve: str | None = None,
              serve_health: str | Sequence[str] | None = None, serve_timeout: float | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
@@ -237,13 +237,15 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
     ``executor``: where requests are sent from (``local``, ``ray``: :mod:`medr2.run.executors`); ``ray_address``,
-    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch; ``serve``: a server command
+    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch; ``order``: the dispatch order
+    (``bench``, ``case``: :mod:`medr2.run.order`; None: its default; the stored answers do not depend on it); ``serve``: a server command
     started for the run (``{port}`` becomes a free port), healthy (``serve_health``: URL(s) answering 2xx, default
     each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the first request, stopped
     after it (:mod:`medr2.run.serve`)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
+    from medr2.run.order import DEFAULT_ORDER
     from medr2.run.runner import EvalConfig, parse_shard, parse_stages, run_eval
 
     executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size)) if v is not None}
@@ -269,7 +271,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
-                     executor=executor, executor_options=executor_options, serve=serve_spec)
+                     executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
+                     serve=serve_spec)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 

@@ -76,6 +76,7 @@ class ItemFilter:
     case_ids: frozenset[str] | None = None
     chain_ids: frozenset[str] | None = None
     item_ids: frozenset[str] | None = None
+    variant_ids: frozenset[str] | None = None  # exact variant ids (``variants`` also matches code prefixes)
 
     def value_tests(self) -> dict[str, Callable[[Any], bool]]:
         """Column -> test of one value, for each constrained column."""
@@ -86,6 +87,9 @@ class ItemFilter:
         if self.variants and "all" not in self.variants:
             wanted = self.variants
             tests["variant"] = lambda v: v is not None and variant_matches(v, wanted)
+        if self.variant_ids is not None:
+            exact, prefix = self.variant_ids, tests.get("variant")
+            tests["variant"] = exact.__contains__ if prefix is None else lambda v: v in exact and prefix(v)
         for column, values in (("task", self.tasks), ("stage", self.stages), ("case_id", self.case_ids),
                                ("chain_id", self.chain_ids), ("item_id", self.item_ids)):
             if values is not None:
@@ -294,9 +298,10 @@ class BenchTable(BenchFace):
         return starts
 
     def iter_batches(self, flt: ItemFilter | None = None, columns: Sequence[str] | None = None,
-                     ) -> Iterator[tuple[pa.RecordBatch, int]]:
+                     batch_rows: int = BATCH_ROWS) -> Iterator[tuple[pa.RecordBatch, int]]:
         """Record batches of the rows ``flt`` accepts, in file order, with the file row of each batch's first
-        row before filtering; ``columns`` (None: every record column) plus what the filter reads."""
+        row before filtering; ``columns`` (None: every record column) plus what the filter reads; at most
+        ``batch_rows`` rows read at a time."""
         f = self.items_file
         tests = flt.value_tests() if flt is not None else {}
         cols = list(columns) if columns is not None else _record_columns(f, ITEM_SCHEMA)
@@ -305,7 +310,7 @@ class BenchTable(BenchFace):
         for rg in self.row_groups(flt):
             self.row_groups_read += 1
             row = starts[rg]
-            for batch in _batches(f, rg, read_cols, self.items_path):
+            for batch in _batches(f, rg, read_cols, self.items_path, batch_rows):
                 n = batch.num_rows
                 if tests:
                     batch = batch.filter(_mask(batch, tests)).select(cols)
@@ -314,11 +319,11 @@ class BenchTable(BenchFace):
                 yield batch, row
                 row += n
 
-    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
-        """The items ``flt`` accepts, in file order, built one batch at a time (each given the per-record
+    def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
+        """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time (each given the per-record
         checks after :meth:`validate_by_columns`)."""
         check = self._record_check
-        for batch, row in self.iter_batches(flt):
+        for batch, row in self.iter_batches(flt, batch_rows=batch_rows):
             records = batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
             if check is None:
                 yield from records
@@ -374,9 +379,10 @@ def _distinct_values(chunk: pa.Array) -> pa.Array:
     return chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
 
 
-def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> Iterator[pa.RecordBatch]:
+def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path,
+             batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
     """The record batches of one row group, read as they are taken (a read error is a BadInput)."""
-    it = f.iter_batches(BATCH_ROWS, row_groups=[rg], columns=columns, use_threads=False)
+    it = f.iter_batches(batch_rows, row_groups=[rg], columns=columns, use_threads=False)
     while True:
         try:
             batch = next(it)

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from medr2.catalog import BASELINES, MODES, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.catalog import BASELINES, MODES, ORDERS, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.run.order import DEFAULT_ORDER
 
 
 def eval_command(
@@ -63,6 +64,9 @@ def eval_command(
                             ] = None,
     serve_timeout: Annotated[float | None, typer.Option("--serve-timeout", min=0.001, help="--serve: seconds to "
                                                         "wait for health (default 900).")] = None,
+    order: Annotated[str, typer.Option("--order", help=f"Dispatch order ({listing(ORDERS)}): case sends a case's "
+                                       "items back to back (servers' prefix caches hit more), bench as the bench "
+                                       "lists them; the stored answers are the same.")] = DEFAULT_ORDER,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
@@ -82,7 +86,7 @@ def eval_command(
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
                            model_option=model_option, progress=progress, command=sys.argv, executor=executor,
                            ray_address=ray_address, ray_batch_size=ray_batch_size, serve=serve,
-                           serve_health=serve_health, serve_timeout=serve_timeout)
+                           serve_health=serve_health, serve_timeout=serve_timeout, order=order)
     finally:
         signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)

@@ -206,16 +206,17 @@ def build_config(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaConfig
 
 
 def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
-                   extra_text: Iterable[str] = ()) -> Path:
+                   extra_text: Iterable[str] = (), patch_size: int | None = None) -> Path:
     """Build, initialise (from ``seed``) and save the tiny VLM into ``out_dir``; return the folder.
 
-    ``image_size`` is also the patch size, so every image is one image token. ``extra_text`` (for
+    ``image_size`` is also the patch size unless ``patch_size`` is given, so every image is one image token
+    (``(image_size // patch_size) ** 2`` tokens otherwise, as real VLMs have many). ``extra_text`` (for
     example a bench's questions and options) is added to the tokenizer's training text.
     """
     import torch
     from transformers import GenerationConfig, LlavaForConditionalGeneration
 
-    spec = TinySpec(image_size=image_size, patch_size=image_size)
+    spec = TinySpec(image_size=image_size, patch_size=patch_size or image_size)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(spec, extra_text)

@@ -36,6 +36,7 @@ from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.records import Item, Prediction, stable_hash
 from medr2.run.executors import Executor, LocalExecutor, make_executor
+from medr2.run.order import DEFAULT_ORDER, get_order
 from medr2.run.prompts import (
     ModeSpec,
     Turn,
@@ -147,6 +148,11 @@ class ItemSelection:
 
     def __len__(self) -> int:
         return self._n
+
+    @property
+    def held(self) -> list[Item] | None:
+        """The items held in memory (a ``--limit`` selection), else None (streamed at each iteration)."""
+        return self._held
 
     def __iter__(self) -> Iterator[Item]:
         return iter(self._held) if self._held is not None else self.table.iter_items(self.filter)
@@ -283,9 +289,11 @@ class Runner:
     def __init__(self, *, bench_root: Path, bench_items: Iterable[Item] = (), adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
                  batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None,
-                 chains: ChainIndex | None = None) -> None:
+                 chains: ChainIndex | None = None, order: str = "bench") -> None:
         """``bench_items``: the items chains are looked up in (every item of the bench, or at least those of
-        the chains asked); or ``chains``, that index built already."""
+        the chains asked); or ``chains``, that index built already. ``order``: the dispatch order of each
+        wave's items (:data:`medr2.run.order.ORDERS`; default ``bench``: as given; ``medr2 eval`` passes its
+        ``--order``, default :data:`~medr2.run.order.DEFAULT_ORDER`); what is stored is the same whatever the order."""
         self.bench_root = Path(bench_root)
         self.chains = chains if chains is not None else ChainIndex(bench_items)
         self.adapter = adapter
@@ -297,6 +305,7 @@ class Runner:
         self.batch_size = max(1, batch_size)
         self.progress = progress or Progress()
         self.executor: Executor = executor or LocalExecutor()
+        self.order = get_order(order)
         if preset is not None and preset.box.space != self.conv.space:
             raise BadInput(f"preset {preset.name!r} expects boxes in {preset.box.space!r} but the adapter returns "
                            f"{self.conv.space!r}", field="--preset")
@@ -505,7 +514,7 @@ class Runner:
                 waves: Iterable[Iterable[Item]] = (
                     self.waves(mode, asked[mode.name]) if mode.history == "own" else [asked[mode.name]])
                 for wave in waves:
-                    self.executor.send_wave(self, mode, wave, counts, summary)
+                    self.executor.send_wave(self, mode, self.order(wave), counts, summary)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
@@ -580,6 +589,7 @@ class EvalConfig:
     executor: str = "local"  # where requests are sent from (medr2.run.executors.EXECUTORS)
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"address": ...} for ray
     serve: ServeSpec | None = None  # a server to start for this run, healthy before the first request (--serve)
+    order: str = DEFAULT_ORDER  # the dispatch order of the items (medr2.run.order.ORDERS); answers do not depend on it
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -641,6 +651,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
 
     for m in cfg.modes:
         get_mode(m)
+    get_order(cfg.order)
     _refuse_bench_as_out(Path(cfg.bench), Path(cfg.out))
     source: Bench | BenchTable
     if bench is None:  # read and checked by columns, each item built checked as a record; images are not
@@ -698,7 +709,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             invocation: dict[str, Any] = {
                 "command": list(cfg.command) or list(sys.argv), "started_at": time.time(), "modes": list(cfg.modes),
                 "variants": list(cfg.variants) if cfg.variants else None, "split": cfg.split, "limit": cfg.limit,
-                "items": len(items), "status": "running", "executor": executor.describe()}
+                "items": len(items), "status": "running", "executor": executor.describe(), "order": cfg.order}
             for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages)):
                 if value is not None:  # recorded where given (older runs have neither)
                     invocation[key] = list(value)
@@ -708,7 +719,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=source.root, chains=chains, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
-                            batch_size=model_cfg.batch_size, progress=progress, executor=executor)
+                            batch_size=model_cfg.batch_size, progress=progress, executor=executor, order=cfg.order)
             summary = RunSummary(out)
             status = "failed"
             try:
