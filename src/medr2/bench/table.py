@@ -320,8 +320,8 @@ class BenchTable(BenchFace):
                 row += n
 
     def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
-        """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time (each given the per-record
-        checks after :meth:`validate_by_columns`)."""
+        """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time
+        (each given the per-record checks after :meth:`validate_by_columns`)."""
         check = self._record_check
         for batch, row in self.iter_batches(flt, batch_rows=batch_rows):
             records = batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
