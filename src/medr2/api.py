@@ -239,8 +239,9 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     ``executor``: where requests are sent from (``local``, ``ray``: :mod:`medr2.run.executors`); ``ray_address``,
     ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch; ``order``: the dispatch order
     (``bench``, ``case``: :mod:`medr2.run.order`; None: its default; the stored answers do not depend on it);
-    ``serve``: a server command started for the run (``{port}`` becomes a free port), healthy (``serve_health``: URL(s) answering 2xx, default
-    each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the first request, stopped
+    ``serve``: a server command started for the run (``{port}`` becomes a free port), healthy (``serve_health``:
+    URL(s) answering 2xx, default each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the
+    first request, stopped
     after it (:mod:`medr2.run.serve`)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
