@@ -553,7 +553,10 @@ def _edit_embedded(row: dict[str, Any], col: str, key: str, value: Any) -> dict[
     from medr2.interop.roundtrip import CASE_COL, ITEM_COL
 
     src = {"item": ITEM_COL, "case": CASE_COL}[col]
-    doc = json.loads(row[src].replace(DEEP_TEXT, "null"))
+    try:  # an earlier edit may have left text that is not JSON (e.g. the deep mark as a key): start afresh
+        doc = json.loads(row[src].replace(DEEP_TEXT, "null"))
+    except json.JSONDecodeError:
+        doc = None
     doc = doc if isinstance(doc, dict) else {}
     if key == "(whole)":
         return {**row, src: _dump(value)}
