@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,6 +370,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
 
     from medr2.progress import Quiet
     from medr2.run.store import Store
+    from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
     from medr2.score.table import SeverityFloors
 
@@ -395,7 +397,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     try:
         chunks = CaseChunks(spill, items, n_counted, chunk_rows)
         floors = SeverityFloors(items)
-        answered: dict[str, set[str]] = {}
+        answered: dict[str, AnsweredIds] = {}
         n_predictions = n_truncated = 0
         store = Store.open(run_dir)
         try:
@@ -410,8 +412,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                 scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
                 chunks.add(item_ids, model_keys, modes, [r[7] for r in rows], scored, audit.add(rows, item_ids))
                 floors.add(item_ids, modes)
-                for iid, mode in zip(item_ids, modes, strict=True):
-                    answered.setdefault(mode, set()).add(iid)
+                for mode in set(modes):
+                    got = answered.setdefault(mode, AnsweredIds(chunks.codes, chunks.item_ids))
+                    got.add(iid for iid, m in zip(item_ids, modes, strict=True) if m == mode)
                 n_predictions += len(rows)
                 n_truncated += sum(1 for r in scored if r.verdict == "truncated")
                 del batch, rows, scored, model_keys, modes
@@ -630,7 +633,7 @@ class IncompleteRunWarning(UserWarning):
     """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
 
 
-def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], answered: Mapping[str, set[str]]
+def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], answered: Mapping[str, AbstractSet[str]]
           ) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`; ``answered``: per
     mode the item ids scored); warns when incomplete."""

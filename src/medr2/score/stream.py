@@ -27,7 +27,7 @@ ROW_GROUP_ROWS = 1024 * 1024
 # answers scored per batch (the raw answers of one batch are the only ones held)
 BATCH_ROWS = 50_000
 # scored rows per chunk of whole cases that the metrics read at once (medr2.score.aggregate)
-CHUNK_ROWS = 200_000
+CHUNK_ROWS = 100_000
 
 
 class RowGroupWriter:
@@ -80,7 +80,7 @@ class CaseChunks:
                  ) -> None:
         self.folder = folder
         self.item_ids = list(items)
-        self._code = {iid: i for i, iid in enumerate(self.item_ids)}
+        self.codes = {iid: i for i, iid in enumerate(self.item_ids)}  # an item's position among ``items``
         cases = sorted({it.case_id for it in items.values()})
         k = max(1, min(len(cases), -(-n_rows // max(1, chunk_rows)))) if _pairs_within_cases(items) else 1
         chunk_of_case = {c: i * k // len(cases) for i, c in enumerate(cases)}
@@ -92,7 +92,7 @@ class CaseChunks:
     def add(self, item_ids: Sequence[str], model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
             scored: Sequence[Any], audit: Mapping[str, Sequence[int]] | None) -> None:
         """One batch of scored rows (``scored``: the scorer's per-row results)."""
-        codes = np.fromiter((self._code[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
+        codes = np.fromiter((self.codes[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
         cols: dict[str, pa.Array] = {
             "item": pa.array(codes, type=pa.int64()), "mode": pa.array(modes, type=pa.string()),
             "model_key": pa.array(model_keys, type=pa.string()),

@@ -158,15 +158,17 @@ class SeverityFloors:
     def __init__(self, items: Mapping[str, ItemLike]) -> None:
         self.items = items
         self.floors: dict[str, dict[str, float]] = {}
-        self._of: dict[str, tuple[str, int] | None] = {}  # per item: (code, severity) when it counts
+        # (code, severity) when an item counts, by what decides it (variant id, two meta flags): a few entries
+        self._of: dict[tuple[str, Any, Any], tuple[str, int] | None] = {}
 
     def _item(self, iid: str) -> tuple[str, int] | None:
-        if iid not in self._of:
-            it = self.items[iid]
+        it = self.items[iid]
+        key = (it.variant, it.meta.get("scoring"), it.meta.get("answer_preserving"))
+        if key not in self._of:
             code, sev = variant_code(it.variant), _severity(it.variant)
             counts = sev is not None and it.meta.get("scoring") != "probe" and _preserving(it, code)
-            self._of[iid] = (code, sev) if counts and code is not None and sev is not None else None
-        return self._of[iid]
+            self._of[key] = (code, sev) if counts and sev is not None else None
+        return self._of[key]
 
     def add(self, item_ids: Sequence[str], modes: Sequence[str]) -> None:
         for iid, mode in zip(item_ids, modes, strict=True):
