@@ -74,3 +74,33 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
         assert reasoning == (p.reasoning if status == "ok" else None)
         firsts.append((first, k))
     assert [k for _, k in sorted(firsts)] == list(range(len(rows)))  # ``first`` orders rows as they were stored
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 60])
+def test_metrics_by_chunks_of_cases_match_the_whole_table_golden(base: Path, chunk_rows: int) -> None:
+    """The metrics computed one chunk of cases at a time (one case per chunk; about 60 rows per chunk), merged
+    from per-case sums (medr2.score.aggregate): the same bytes as the whole-table scorer."""
+    golden = json.loads(GOLDEN.read_text())
+    got = score_fixture_runs(base, batch_rows=7, chunk_rows=chunk_rows)
+    assert got == golden
+
+
+def test_fixture_cases_are_chunked_and_a_pair_across_cases_makes_one_chunk(tmp_path: Path) -> None:
+    """The chunked golden above splits the fixture bench case by case (its pairings stay inside cases); an item
+    whose parent lies in another case puts every row in one chunk (a pair is never cut)."""
+    import dataclasses
+
+    from medr2.score.items import load_scoring_items
+    from medr2.score.stream import CaseChunks
+    from tests.run_fixtures import make_bench
+
+    bench = make_bench(tmp_path / "bench", n_cases=6)
+    _, items = load_scoring_items(bench.root)
+    n_cases = len({it.case_id for it in items.values()})
+    assert n_cases == 6
+    assert CaseChunks(tmp_path, items, n_rows=len(items), chunk_rows=1).n_chunks == n_cases
+    assert CaseChunks(tmp_path, items, n_rows=len(items), chunk_rows=len(items)).n_chunks == 1
+    variant = next(it for it in items.values() if it.parent_id)
+    other = next(it for it in items.values() if it.case_id != variant.case_id and not it.parent_id)
+    moved = {**items, variant.item_id: dataclasses.replace(variant, parent_id=other.item_id)}
+    assert CaseChunks(tmp_path, moved, n_rows=len(items), chunk_rows=1).n_chunks == 1

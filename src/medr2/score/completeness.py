@@ -10,8 +10,11 @@ planned items without a stored answer. A stored error counts as answered (it is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, cast
+
+import numpy as np
 
 from medr2.score.items import ScoringItem
 
@@ -78,8 +81,33 @@ def planned_items(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem])
     return plan
 
 
+class AnsweredIds(AbstractSet[str]):
+    """The item ids answered in one mode as one flag per item of the bench (a byte per item, not a set entry
+    per answer): what :func:`completeness` reads, collected batch by batch (:meth:`add`)."""
+
+    def __init__(self, codes: Mapping[str, int], ids: Sequence[str]) -> None:
+        self._codes, self._ids = codes, ids
+        self._mask = np.zeros(len(ids), dtype=bool)
+
+    def add(self, item_ids: Iterable[str]) -> None:
+        self._mask[np.fromiter((self._codes[i] for i in item_ids), dtype=np.int64)] = True
+
+    def __contains__(self, item_id: object) -> bool:
+        code = self._codes.get(item_id) if isinstance(item_id, str) else None
+        return code is not None and bool(self._mask[code])
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._ids[i] for i in np.flatnonzero(self._mask).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._mask))
+
+    def __rand__(self, other: Iterable[Any]) -> set[str]:  # ``planned & answered`` with a built-in set
+        return {v for v in other if v in self}
+
+
 def completeness(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem],
-                 answered: Mapping[str, set[str]]) -> dict[str, Any]:
+                 answered: Mapping[str, AbstractSet[str]]) -> dict[str, Any]:
     """``{"complete", "planned", "answered", "missing", "modes": {MODE: {...}}, "unfinished_invocations",
     "shards_missing"}``; ``answered`` maps a mode to the item ids with a stored answer (ok or error).
     ``complete`` is ``None`` when the manifest records no plan."""
@@ -95,7 +123,7 @@ def completeness(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem],
                 "reason": "the run manifest records no invocation (no plan to compare with)"}
     modes: dict[str, dict[str, int]] = {}
     for mode in sorted(plan):
-        want, got = plan[mode], answered.get(mode, set())
+        want, got = plan[mode], answered.get(mode, frozenset())
         have = len(want & got)
         modes[mode] = {"planned": len(want), "answered": have, "missing": len(want) - have}
     planned = sum(m["planned"] for m in modes.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -19,16 +19,9 @@ import pandas as pd
 
 from medr2.records import REPORT_TASKS
 from medr2.registry import Registry
+from medr2.score.partial import DROP, TaskUnits, pair_tests
 from medr2.score.shortanswer import SHORT_ANSWER_METRICS
-from medr2.score.stats import (
-    DEFAULT_RESAMPLES,
-    MetricBook,
-    clustered_mcnemar,
-    difference,
-    mcnemar_exact,
-    nanmean_stack,
-    seed_for,
-)
+from medr2.score.stats import DEFAULT_RESAMPLES, MetricBook, difference, nanmean_stack, seed_for
 from medr2.score.table import lowest_severity_only
 
 PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN = "T2", "T3", "T4", "T8"
@@ -52,6 +45,12 @@ class Ctx:
     rows: pd.DataFrame  # rows of one mode
     mode: str
     all_rows: pd.DataFrame  # every mode (for cross-mode metrics such as the blind gap)
+    # ``rows`` are one chunk of whole cases (medr2.score.aggregate): a group leaves what is not a per-case sum
+    # to be finished once every chunk is in (accuracy: its tasks' chance, stages and overall)
+    partial: bool = False
+    # lowest severity per variant code among this mode's answer-preserving rows of every chunk (consistency);
+    # None: the rows are all there are
+    severity_floor: Mapping[str, float] | None = None
 
     def cases(self, df: pd.DataFrame) -> np.ndarray:
         return self.book.case_index(df["case_id"])
@@ -91,18 +90,25 @@ def metric_group(name: str) -> Callable[[MetricGroup], MetricGroup]:
 
 # -- accuracy units (yes/no counted as pairs) ------------------------------------------------------
 
-def accuracy_units(df: pd.DataFrame) -> pd.DataFrame:
+def accuracy_units(df: pd.DataFrame, *, keys: bool = False) -> pd.DataFrame:
     """One unit per scored row, except yes/no twins sharing a pair id: one unit per pair, right only
-    if every twin present is right; its chance is the product of the twins' chances."""
+    if every twin present is right; its chance is the product of the twins' chances. ``keys``: with each
+    unit's order key (``_order``: the row's, -1 for a pair; ``_pair``: (variant, pair id) of a pair)."""
     yn = df[(df["form"] == "yesno") & df["pair_id"].notna()]
     rest = df.drop(yn.index)
-    out = rest[["case_id", "task", "stage", "form", "variant", "correct", "chance"]].copy()
+    out = rest[["case_id", "task", "stage", "form", "variant", "correct", "chance", *(["_order"] if keys else [])]
+               ].copy()
+    if keys:
+        out["_pair"] = None
     if len(yn):
         g = yn.groupby(["variant", "pair_id"], sort=True)
         pairs = pd.DataFrame({
             "case_id": g["case_id"].first(), "task": g["task"].first(), "stage": g["stage"].first(),
             "form": "yesno", "correct": g["correct"].all(), "chance": g["chance"].prod(),
         }).reset_index()
+        if keys:
+            pairs["_order"] = -1
+            pairs["_pair"] = list(zip(pairs["variant"], pairs["pair_id"], strict=True))
         out = pd.concat([out, pairs[out.columns]], ignore_index=True)
     return out
 
@@ -113,20 +119,31 @@ def _acc(ctx: Ctx, units: pd.DataFrame, **extra: Any) -> Ref:
 
 @metric_group("accuracy")
 def accuracy(ctx: Ctx) -> dict[str, Any]:
-    """Per task (with chance and chance-normalised accuracy), per stage (macro), overall (macro)."""
-    units = accuracy_units(ctx.clean)
-    tasks: dict[str, Any] = {}
+    """Per task (with chance and chance-normalised accuracy), per stage (macro), overall (macro).
+    With ``ctx.partial`` only the tasks' accuracies and units (:func:`finish_accuracy` makes the rest)."""
+    units = accuracy_units(ctx.clean, keys=ctx.partial and "_order" in ctx.clean.columns)
+    tasks = {str(task): Ref(_acc(ctx, u).index, {"_units": TaskUnits.of(u)})
+             for task, u in units.groupby("task", sort=True)}
+    return {"tasks": tasks} if ctx.partial else finish_accuracy(ctx.book, tasks)
+
+
+def finish_accuracy(book: MetricBook, tasks: Mapping[str, Ref]) -> dict[str, Any]:
+    """The accuracy block from its tasks' accuracies and units (:class:`medr2.score.partial.TaskUnits`):
+    chance, chance-normalised accuracy, stages (macro over their tasks) and overall (macro over stages)."""
+    out: dict[str, Any] = {}
     task_refs: dict[int, list[Ref]] = {}
-    for task, u in units.groupby("task", sort=True):
-        chance = float(u["chance"].mean())
-        acc = _acc(ctx, u)
-        cna = ctx.derived([acc], lambda a, c=chance: (a - c) / (1 - c) if c < 1 else a * np.nan)
-        tasks[str(task)] = Ref(acc.index, {"chance": chance, "form": str(u["form"].iloc[0]), "cna": cna})
-        if str(task) not in REPORT_TASKS:  # reports are scored by the report metrics, not in accuracy
-            task_refs.setdefault(int(u["stage"].iloc[0]), []).append(acc)
-    stages = {str(s): ctx.derived(refs, nanmean_stack, tasks=len(refs)) for s, refs in sorted(task_refs.items())}
-    overall = ctx.derived(list(stages.values()), nanmean_stack) if stages else None
-    return {"overall": overall, "stages": stages, "tasks": tasks}
+    for task in sorted(tasks):
+        units = cast(TaskUnits, tasks[task].extra["_units"])
+        chance = units.chance()
+        acc = Ref(tasks[task].index)
+        cna = Ref(book.derived([acc.index], lambda a, c=chance: (a - c) / (1 - c) if c < 1 else a * np.nan))
+        out[task] = Ref(acc.index, {"chance": chance, "form": units.form, "cna": cna})
+        if task not in REPORT_TASKS:  # reports are scored by the report metrics, not in accuracy
+            task_refs.setdefault(units.stage, []).append(acc)
+    stages = {str(s): Ref(book.derived([r.index for r in refs], nanmean_stack), {"tasks": len(refs)})
+              for s, refs in sorted(task_refs.items())}
+    overall = Ref(book.derived([r.index for r in stages.values()], nanmean_stack)) if stages else None
+    return {"overall": overall, "stages": stages, "tasks": out}
 
 
 @metric_group("rates")
@@ -150,14 +167,12 @@ def yesno(ctx: Ctx) -> dict[str, Any]:
     return out
 
 
-def _tests(ctx: Ctx, pairs: pd.DataFrame, first: str, second: str) -> dict[str, Any]:
+def _tests(ctx: Ctx, pairs: pd.DataFrame, first: str, second: str, *, valid: bool = True) -> dict[str, Any]:
     """Exact item-level McNemar (ignores clustering: kept for reference) and the cluster-aware test
-    (:func:`medr2.score.stats.clustered_mcnemar`) of ``first`` vs ``second`` over the same pairs."""
-    a, b = pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool)
-    idx = ctx.cases(pairs)
-    exact = mcnemar_exact(a, b)
-    exact["n_cases"] = ctx.book.n_cases_of(idx) if len(idx) else 0
-    return {"mcnemar": exact, "cluster_test": clustered_mcnemar(a, b, idx)}
+    (:func:`medr2.score.stats.clustered_mcnemar`) of ``first`` vs ``second`` over the same pairs (kept as
+    counts until resolved: :class:`medr2.score.partial.PairTests`; ``valid`` false: not reported)."""
+    return pair_tests(pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool), ctx.cases(pairs),
+                      valid=valid)
 
 
 def _paired_delta(ctx: Ctx, pairs: pd.DataFrame, first: Any, second: Any, **extra: Any) -> Ref:
@@ -194,8 +209,8 @@ def _sibling_gap(ctx: Ctx, code_a: str, code_b: str) -> Ref | None:
         return None
     extra: dict[str, Any] = {f"acc_{code_a}": ctx.mean(pairs, pairs["correct_a"]),
                              f"acc_{code_b}": ctx.mean(pairs, pairs["correct_b"])}
-    if ((pairs["correct_a"] % 1 == 0) & (pairs["correct_b"] % 1 == 0)).all():  # one variant per parent: binary
-        extra.update(_tests(ctx, pairs, "correct_a", "correct_b"))
+    binary = bool(((pairs["correct_a"] % 1 == 0) & (pairs["correct_b"] % 1 == 0)).all())  # one variant per parent
+    extra.update(_tests(ctx, pairs, "correct_a", "correct_b", valid=binary))  # tests only where every pair is 0/1
     return _paired_delta(ctx, pairs, pairs["correct_a"], pairs["correct_b"], **extra)
 
 
@@ -379,7 +394,7 @@ def consistency(ctx: Ctx) -> dict[str, Any]:
     """Answer-preserving variants (T5, T6, V8 at its lowest severity, V9 where the answer is unchanged)."""
     r = ctx.rows
     pres = r[r["preserving"] & ~r["probe"]]
-    pres = pres[lowest_severity_only(pres)] if len(pres) else pres
+    pres = pres[lowest_severity_only(pres, ctx.severity_floor)] if len(pres) else pres
     pairs = ctx.with_parent(pres)
     pairs = pairs[pairs["gold_key"] == pairs["gold_key_p"]]
     if pairs.empty:
@@ -564,39 +579,49 @@ def rationale(ctx: Ctx) -> dict[str, Any]:
 
 # -- evaluation ------------------------------------------------------------------------------------
 
-def _resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
+def resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
+    """The ``metrics.json`` block of a metric tree: each :class:`Ref` its evaluated metric (with its extras),
+    each part kept for merging (:mod:`medr2.score.partial`) its value; empty blocks and ``None`` left out."""
     if isinstance(tree, Ref):
         res = dict(results[tree.index])
-        res.update({k: _resolve(v, results) for k, v in tree.extra.items()})
+        for k, v in tree.extra.items():
+            if (got := resolve(v, results)) is not DROP:
+                res[k] = got
         return res
     if isinstance(tree, dict):
-        return {k: _resolve(v, results) for k, v in tree.items() if v is not None and v != {}}
+        out = {}
+        for k, v in tree.items():
+            if v is not None and not (isinstance(v, dict) and not v) and (got := resolve(v, results)) is not DROP:
+                out[k] = got
+        return out
+    if hasattr(tree, "resolve"):
+        return tree.resolve()
+    return tree
+
+
+_resolve = resolve
+
+
+def mode_tree(ctx: Ctx) -> dict[str, Any]:
+    """Every registered metric group of one mode (the accuracy group's blocks at the top)."""
+    tree: dict[str, Any] = {}
+    for name, fn in METRIC_GROUPS.items():
+        got = fn(ctx)
+        if name == "accuracy":
+            tree.update(got)
+        else:
+            tree[name] = got
     return tree
 
 
 def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-    """Every metric of every mode with its 95% case-bootstrap interval (same resamples for all)."""
-    book = MetricBook(rows["case_id"].astype(str).unique().tolist())  # the book keeps the sorted distinct ids
-    trees: dict[str, Any] = {}
-    for mode, df in rows.groupby("mode", sort=True):
-        ctx = Ctx(book=book, rows=df, mode=str(mode), all_rows=rows)
-        tree: dict[str, Any] = {}
-        for name, fn in METRIC_GROUPS.items():
-            got = fn(ctx)
-            if name == "accuracy":
-                tree.update(got)
-            else:
-                tree[name] = got
-        trees[str(mode)] = tree
-    bseed = seed_for(seed, "bootstrap")
-    results = book.evaluate(n_resamples, bseed)
-    models = sorted(set(rows["model_key"].astype(str).unique())) if len(rows) else []
-    return {
-        "model_key": models[0] if len(models) == 1 else models,
-        "bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
-                      "n_cases": book.n_cases},
-        "modes": {m: _resolve(t, results) for m, t in trees.items()},
-    }
+    """Every metric of every mode with its 95% case-bootstrap interval (same resamples for all): the rows as
+    one chunk of :class:`medr2.score.aggregate.MetricsAccumulator` (the scorer adds chunks of whole cases)."""
+    from medr2.score.aggregate import MetricsAccumulator
+
+    acc = MetricsAccumulator()
+    acc.add(rows)
+    return acc.finish(seed=seed, n_resamples=n_resamples)
 
 
 def confusion_matrix(rows: pd.DataFrame, task: str, mode: str = "independent") -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
-from medr2.score.stream import BATCH_ROWS, RowGroupWriter, TidyColumns
+from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, CaseChunks, RowGroupWriter
 from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
@@ -353,25 +354,32 @@ def _quarantine_unknown(run_dir: Path, items: Mapping[str, ItemLike], quarantine
 
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
-              progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS) -> dict[str, Any]:
+              progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
+              chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
     ``progress`` (``medr2.progress``, e.g. ``for_console``) is told each step and the answers scored.
     The answers that count are read from the store ``batch_rows`` at a time, in ``scores.parquet``'s order
-    (mode, item id), scored, written and dropped; the metrics read the light columns kept per row
-    (:class:`medr2.score.stream.TidyColumns`), in the order of the store's first answer per key."""
+    (mode, item id), scored, written and dropped; what the metrics read is spilled to disk by chunk of whole
+    cases (:class:`medr2.score.stream.CaseChunks`, about ``chunk_rows`` rows each) and the metrics are computed
+    a chunk at a time (:class:`medr2.score.aggregate.MetricsAccumulator`), rows in the order of the store's
+    first answer per key."""
+    import shutil
+    import tempfile
+
     from medr2.progress import Quiet
     from medr2.run.store import Store
+    from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
-    from medr2.score.metrics import compute_metrics
-    from medr2.score.table import build_table_columns
+    from medr2.score.table import SeverityFloors
 
     run_dir = Path(run_dir)
     if judge_claims and judge is None:
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
-    if batch_rows < 1:
-        raise BadInput("batch_rows must be at least 1", field="batch_rows")
+    if batch_rows < 1 or chunk_rows < 1:
+        raise BadInput("batch_rows and chunk_rows must be at least 1",
+                       field="batch_rows" if batch_rows < 1 else "chunk_rows")
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
     manifest, bench_root, items = _run_inputs(run_dir)
@@ -383,52 +391,46 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     n_counted = _quarantine_unknown(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
     progress.step("scoring answers", n_counted)
-    cols = TidyColumns()
     scores_out = RowGroupWriter(_SCORES_SCHEMA)
     audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None)
-    store = Store.open(run_dir)
+    spill = Path(tempfile.mkdtemp(prefix=".score-chunks-", dir=run_dir))
     try:
-        for batch in store.counted_rows(batch_rows):
-            rows = [r for r in batch if r[0] in items]
-            if not rows:
-                continue
-            scored = _score_rows(items, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
-                                 bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
-            item_ids = [items[r[0]].item_id for r in rows]  # the items' own strings: no copy per row
-            model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
-            scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
-            audit.add(rows, item_ids, cols)
-            cols.item_ids += item_ids
-            cols.model_keys += model_keys
-            cols.modes += modes
-            cols.first += [r[7] for r in rows]
-            cols.verdicts += [r.verdict for r in scored]
-            cols.parsed += [r.parsed for r in scored]
-            cols.methods += [r.method for r in scored]
-            cols.ious += [r.iou for r in scored]
-            cols.text_metrics += [r.text_metrics for r in scored]
-            cols.reasons += [r.reason for r in scored]
-            del batch, rows, scored, model_keys, modes
+        chunks = CaseChunks(spill, items, n_counted, chunk_rows)
+        floors = SeverityFloors(items)
+        answered: dict[str, AnsweredIds] = {}
+        n_predictions = n_truncated = 0
+        store = Store.open(run_dir)
+        try:
+            for batch in store.counted_rows(batch_rows):
+                rows = [r for r in batch if r[0] in items]
+                if not rows:
+                    continue
+                scored = _score_rows(items, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
+                                     bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
+                item_ids = [items[r[0]].item_id for r in rows]  # the items' own strings: no copy per row
+                model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
+                scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
+                chunks.add(item_ids, model_keys, modes, [r[7] for r in rows], scored, audit.add(rows, item_ids))
+                floors.add(item_ids, modes)
+                for mode in set(modes):
+                    got = answered.setdefault(mode, AnsweredIds(chunks.codes, chunks.item_ids))
+                    got.add(iid for iid, m in zip(item_ids, modes, strict=True) if m == mode)
+                n_predictions += len(rows)
+                n_truncated += sum(1 for r in scored if r.verdict == "truncated")
+                del batch, rows, scored, model_keys, modes
+        finally:
+            store.close()
+            if isinstance(judge, str) and judge_obj is not None:
+                judge_obj.close()
+        scores_bytes = scores_out.close()
+        claims_out = audit.close()
+        plan = _plan(manifest, items, answered)
+        del answered
+        progress.step(f"metrics ({chunks.n_chunks:,} chunks of cases, {n_resamples:,} bootstrap resamples)")
+        metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
+                                 n_resamples=n_resamples)
     finally:
-        store.close()
-        if isinstance(judge, str) and judge_obj is not None:
-            judge_obj.close()
-    scores_bytes = scores_out.close()
-    claims_out = audit.close()
-    n_predictions = len(cols)
-    plan = _plan(manifest, items, cols.item_ids, cols.modes)
-    cols.to_stored_order()
-    table = build_table_columns(items, cols.item_ids, cols.model_keys, cols.modes, cols.verdicts, cols.parsed,
-                                cols.methods, cols.ious, cols.text_metrics)
-    table["reason"] = pd.Series(cols.reasons, dtype=object)
-    if claims_out is not None:
-        from medr2.score.claims import AUDIT_COLUMNS
-
-        for c in AUDIT_COLUMNS:
-            table[c] = np.asarray(cols.audit[c], dtype=np.int64)
-    del cols, items  # the tidy table holds what the metrics need: free the rest before bootstrapping
-    progress.step(f"metrics ({n_resamples:,} bootstrap resamples)")
-    metrics = compute_metrics(table, seed=seed, n_resamples=n_resamples)
+        shutil.rmtree(spill, ignore_errors=True)
     model = manifest.get("model") or {}
     metrics["run"] = {
         "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
@@ -441,7 +443,6 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     metrics["complete"], metrics["plan"] = plan["complete"], plan
     if claims_out is not None:
         metrics["claims"] = claims_out.summary
-    n_truncated = int((table["verdict"] == "truncated").sum())
     if n_truncated:
         metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
     data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
@@ -549,16 +550,14 @@ class _Audit:
         self.writer: RowGroupWriter | None = None
         self.summary: dict[str, dict[str, Any]] = {}
 
-    def add(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str], cols: TidyColumns) -> None:
-        """Audit one batch of counted rows (``Store.counted_rows``), appending its counts to ``cols.audit``."""
+    def add(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str]) -> dict[str, list[int]]:
+        """Audit one batch of counted rows (``Store.counted_rows``); its per-row counts by audit column."""
         from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, rationale_parts
 
         raws = [r[4] if r[3] == "ok" else None for r in rows]
         reasonings = [r[6] for r in rows]  # None unless the answer that counts is ok (counted_rows)
         if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
-            for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True):
-                cols.audit.setdefault(c, []).extend([v] * len(rows))
-            return
+            return {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True)}
         self.any = True
         if self.truths is None:
             self.truths = _read_truths(self.bench_root)
@@ -571,8 +570,6 @@ class _Audit:
             decided_by = [None if c is None else ["rules"] * len(c) for c in checked]
         got = audit_columns(case_ids, raws, reasonings, self.truths, [_lure_fact(self.items[i]) for i in item_ids],
                             checked)
-        for c in AUDIT_COLUMNS:
-            cols.audit.setdefault(c, []).extend(got[c])
         keys = [(iid, r[2], r[1], cid) for iid, r, cid in zip(item_ids, rows, case_ids, strict=True)]
         ctable = claims_table(keys, checked, decided_by)
         if self.writer is None:
@@ -583,6 +580,7 @@ class _Audit:
             for k, count in m.items():
                 if k != "judge_share":
                     total[k] += count
+        return {c: list(got[c]) for c in AUDIT_COLUMNS}
 
     def close(self) -> _ClaimsOut | None:
         import hashlib
@@ -635,20 +633,44 @@ class IncompleteRunWarning(UserWarning):
     """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
 
 
-def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], item_ids: Sequence[str],
-          modes: Sequence[str]) -> dict[str, Any]:
-    """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`); warns when incomplete."""
+def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], answered: Mapping[str, AbstractSet[str]]
+          ) -> dict[str, Any]:
+    """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`; ``answered``: per
+    mode the item ids scored); warns when incomplete."""
     import warnings
 
     from medr2.score.completeness import completeness, describe
 
-    answered: dict[str, set[str]] = {}
-    for item_id, mode in zip(item_ids, modes, strict=True):
-        answered.setdefault(mode, set()).add(item_id)
     plan = completeness(manifest, items, answered)
     if (message := describe(plan)) is not None:
         warnings.warn(message, IncompleteRunWarning, stacklevel=3)
     return plan
+
+
+def _chunk_metrics(chunks: CaseChunks, items: Mapping[str, ScoringItem], floors: Mapping[str, Mapping[str, float]],
+                   *, audited: bool, seed: int, n_resamples: int) -> dict[str, Any]:
+    """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
+    per-case sums kept and the table dropped before the next is read)."""
+    from medr2.score.aggregate import MetricsAccumulator
+    from medr2.score.claims import AUDIT_COLUMNS
+    from medr2.score.table import build_table_columns
+
+    acc = MetricsAccumulator()
+    for t in chunks.chunks():
+        ids = chunks.item_ids
+        table = build_table_columns(items, [ids[i] for i in t["item"].to_numpy().tolist()], t["model_key"].to_pylist(),
+                                    t["mode"].to_pylist(), t["verdict"].to_pylist(), t["parsed"].to_pylist(),
+                                    t["method"].to_pylist(), t["iou"].to_pylist(),
+                                    chunks.text_metrics(t["text_metrics"].to_pylist()))
+        table["reason"] = pd.Series(t["reason"].to_pylist(), dtype=object)
+        if audited:
+            for c in AUDIT_COLUMNS:
+                table[c] = t[c].to_numpy().astype(np.int64)
+        table["_order"] = t["first"].to_numpy().astype(np.int64)
+        del t
+        acc.add(table, severity_floors=floors)
+        del table
+    return acc.finish(seed=seed, n_resamples=n_resamples)
 
 
 def load_table(run_dir: Path | str) -> pd.DataFrame:

@@ -56,6 +56,10 @@ class _Metric:
     n: int
     n_cases: int
     extra: dict[str, Any] = field(default_factory=dict)
+    # a derived metric (:meth:`MetricBook.derived`): the metrics it is computed from and the function of
+    # their values (kept so that books of case chunks can be merged: medr2.score.aggregate)
+    parts: tuple[int, ...] | None = None
+    fn: Combine | None = None
 
 
 class MetricBook:
@@ -104,7 +108,10 @@ class MetricBook:
     def component(self, case_idx: np.ndarray, values: np.ndarray | float) -> int:
         """Register per-case sums of ``values`` over units located at ``case_idx``; returns its id."""
         w = np.broadcast_to(np.asarray(values, dtype=np.float64), case_idx.shape)
-        col = np.bincount(case_idx, weights=w, minlength=self.n_cases).astype(np.float64)
+        return self.add_column(np.bincount(case_idx, weights=w, minlength=self.n_cases).astype(np.float64))
+
+    def add_column(self, col: np.ndarray) -> int:
+        """Register a component given as its per-case sums (one float per case of the book); returns its id."""
         key = hashlib.blake2b(col.tobytes(), digest_size=16).digest()
         known = self._known.get(key)
         if known is not None:  # identical sums (e.g. the same denominator): resample once
@@ -139,11 +146,21 @@ class MetricBook:
         def combine(*totals: Any) -> Any:
             return fn(*[p.combine(*totals[a:b]) for p, (a, b) in zip(parts, spans, strict=True)])
 
-        return self.metric(comps, combine, n=sum(p.n for p in parts),
-                           n_cases=max((p.n_cases for p in parts), default=0), **extra)
+        m = self.metric(comps, combine, n=sum(p.n for p in parts),
+                        n_cases=max((p.n_cases for p in parts), default=0), **extra)
+        self._metrics[m].parts, self._metrics[m].fn = tuple(int(i) for i in metrics), fn
+        return m
 
     def info(self, m: int) -> _Metric:
         return self._metrics[m]
+
+    @property
+    def n_metrics(self) -> int:
+        return len(self._metrics)
+
+    def column(self, k: int) -> np.ndarray:
+        """Component ``k``'s per-case sums."""
+        return self._columns[k]
 
     def resampled_totals(self, n_resamples: int, seed: int) -> np.ndarray:
         """(n_resamples × components) totals over bootstrap resamples of the cases."""
@@ -214,15 +231,18 @@ def difference(a: Any, b: Any) -> Any:
 
 def mcnemar_exact(first_correct: np.ndarray, second_correct: np.ndarray) -> dict[str, float | int]:
     """Exact (binomial) McNemar test on paired binary outcomes; p = 1 when there are no discordant pairs."""
-    from scipy.stats import binomtest
-
     a = np.asarray(first_correct, dtype=bool)
     b = np.asarray(second_correct, dtype=bool)
-    only_first = int(np.sum(a & ~b))
-    only_second = int(np.sum(~a & b))
+    return mcnemar_from_counts(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size))
+
+
+def mcnemar_from_counts(only_first: int, only_second: int, n_pairs: int) -> dict[str, float | int]:
+    """:func:`mcnemar_exact` from its discordant counts and the number of pairs."""
+    from scipy.stats import binomtest
+
     n = only_first + only_second
     p = 1.0 if n == 0 else float(binomtest(only_first, n, 0.5, alternative="two-sided").pvalue)
-    return {"p": p, "only_first": only_first, "only_second": only_second, "n_pairs": int(a.size)}
+    return {"p": p, "only_first": only_first, "only_second": only_second, "n_pairs": n_pairs}
 
 
 def clustered_mcnemar(first_correct: np.ndarray, second_correct: np.ndarray, case_idx: np.ndarray
@@ -238,14 +258,23 @@ def clustered_mcnemar(first_correct: np.ndarray, second_correct: np.ndarray, cas
     a = np.asarray(first_correct, dtype=bool)
     b = np.asarray(second_correct, dtype=bool)
     idx = np.asarray(case_idx, dtype=np.int64)
-    only_first, only_second = int(np.sum(a & ~b)), int(np.sum(~a & b))
-    out: dict[str, Any] = {"only_first": only_first, "only_second": only_second, "n_pairs": int(a.size),
-                           "n_cases": int(np.unique(idx).size)}
     if a.size == 0:
-        return {"p": 1.0, "statistic": 0.0, "method": "none", **out}
+        return clustered_mcnemar_from(np.zeros(0), 0, 0, 0, 0)
     _, inv = np.unique(idx, return_inverse=True)
     d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
-    d = d[d != 0]
+    return clustered_mcnemar_from(d[d != 0], int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size),
+                                  int(np.unique(idx).size))
+
+
+def clustered_mcnemar_from(d: np.ndarray, only_first: int, only_second: int, n_pairs: int, n_cases: int
+                           ) -> dict[str, Any]:
+    """:func:`clustered_mcnemar` from the non-zero per-case differences ``d`` (integers: in any order) and the
+    counts it reports (so that cases counted in separate chunks can be tested together)."""
+    d = np.asarray(d, dtype=float)
+    out: dict[str, Any] = {"only_first": only_first, "only_second": only_second, "n_pairs": n_pairs,
+                           "n_cases": n_cases}
+    if n_pairs == 0:
+        return {"p": 1.0, "statistic": 0.0, "method": "none", **out}
     denom = float(np.sum(d * d))
     stat = float(np.sum(d)) ** 2 / denom if denom > 0 else 0.0
     if d.size == 0:

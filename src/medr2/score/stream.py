@@ -1,26 +1,33 @@
 """Streaming pieces of ``medr2 score``: Parquet files written row group by row group, and the per-row columns
-that the metrics read, collected batch by batch without the answers' texts.
+that the metrics read, spilled batch by batch to disk by chunk of cases without the answers' texts.
 
 :func:`medr2.score.scorer.score_run` reads the answers that count from the run's store in batches ordered as
 ``scores.parquet`` is (``Store.counted_rows``: SQLite groups and sorts), scores each batch, hands its rows to a
-:class:`RowGroupWriter` and keeps only what the metrics read (:class:`TidyColumns`): no raw answer, no
-prediction or score record outlives its batch.
+:class:`RowGroupWriter` and spills what the metrics read (:class:`CaseChunks`): no raw answer, no prediction
+or score record outlives its batch, and the metrics read one chunk of cases at a time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from medr2.score.items import ItemLike
 
 # rows per Parquet row group: pyarrow's default for ``write_table`` (1024 * 1024), so a file written here in
 # batches has the same bytes as the whole table written at once
 ROW_GROUP_ROWS = 1024 * 1024
 # answers scored per batch (the raw answers of one batch are the only ones held)
 BATCH_ROWS = 50_000
+# scored rows per chunk of whole cases that the metrics read at once (medr2.score.aggregate)
+CHUNK_ROWS = 100_000
 
 
 class RowGroupWriter:
@@ -60,34 +67,87 @@ class RowGroupWriter:
         return bytes(self._sink.getvalue().to_pybytes())
 
 
-@dataclass
-class TidyColumns:
-    """Per scored row, the fields :func:`medr2.score.table.build_table_columns` and the metrics read (item id,
-    model key, mode, verdict, parsed answer, method, IoU, text metrics, reason, rationale audit counts), and
-    ``first``: where the row's first answer was stored, which orders the tidy table as scoring always has.
-    Strings that repeat (ids, modes, verdicts) are the one object the items or the batch already hold."""
+class CaseChunks:
+    """The scored rows, spilled batch by batch to Arrow files in ``folder``, one per chunk of whole cases
+    (contiguous ranges of the sorted case ids, about ``chunk_rows`` rows each for ``n_rows`` in all), then
+    read back a chunk at a time in stored order (:meth:`chunks`): what :class:`medr2.score.aggregate.
+    MetricsAccumulator` adds. Per row only what the tidy table needs beside the item: item (its position among
+    ``items``), mode, model key, verdict, parsed answer, method, IoU, text metrics (JSON), reason, rationale
+    audit counts and ``first`` (where its first answer was stored). When some item's parent, yes/no twin or
+    chain step lies in another case (the metrics pair them), every row goes to one chunk."""
 
-    item_ids: list[str] = field(default_factory=list)
-    model_keys: list[str] = field(default_factory=list)
-    modes: list[str] = field(default_factory=list)
-    verdicts: list[str] = field(default_factory=list)
-    parsed: list[str | None] = field(default_factory=list)
-    methods: list[str] = field(default_factory=list)
-    ious: list[float | None] = field(default_factory=list)
-    text_metrics: list[dict[str, float]] = field(default_factory=list)
-    reasons: list[str | None] = field(default_factory=list)
-    audit: dict[str, list[int]] = field(default_factory=dict)
-    first: list[int] = field(default_factory=list)
+    def __init__(self, folder: Path, items: Mapping[str, ItemLike], n_rows: int, chunk_rows: int = CHUNK_ROWS
+                 ) -> None:
+        self.folder = folder
+        self.item_ids = list(items)
+        self.codes = {iid: i for i, iid in enumerate(self.item_ids)}  # an item's position among ``items``
+        cases = sorted({it.case_id for it in items.values()})
+        k = max(1, min(len(cases), -(-n_rows // max(1, chunk_rows)))) if _pairs_within_cases(items) else 1
+        chunk_of_case = {c: i * k // len(cases) for i, c in enumerate(cases)}
+        self._chunk = np.fromiter((chunk_of_case[it.case_id] for it in items.values()), dtype=np.int64,
+                                  count=len(items))
+        self.n_chunks = k
+        self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
 
-    def __len__(self) -> int:
-        return len(self.item_ids)
+    def add(self, item_ids: Sequence[str], model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
+            scored: Sequence[Any], audit: Mapping[str, Sequence[int]] | None) -> None:
+        """One batch of scored rows (``scored``: the scorer's per-row results)."""
+        codes = np.fromiter((self.codes[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
+        cols: dict[str, pa.Array] = {
+            "item": pa.array(codes, type=pa.int64()), "mode": pa.array(modes, type=pa.string()),
+            "model_key": pa.array(model_keys, type=pa.string()),
+            "verdict": pa.array([r.verdict for r in scored], type=pa.string()),
+            "parsed": pa.array([r.parsed for r in scored], type=pa.string()),
+            "method": pa.array([r.method for r in scored], type=pa.string()),
+            "iou": pa.array([r.iou for r in scored], type=pa.float64()),
+            "text_metrics": pa.array([json.dumps(r.text_metrics) if r.text_metrics else None for r in scored],
+                                     type=pa.string()),
+            "reason": pa.array([r.reason for r in scored], type=pa.string()),
+            "first": pa.array(first, type=pa.int64()),
+        }
+        for c, v in (audit or {}).items():
+            cols[c] = pa.array(v, type=pa.int64())
+        table = pa.table(cols)
+        chunk = self._chunk[codes]
+        for c in np.unique(chunk).tolist():
+            part = table.filter(pa.array(chunk == c)) if self.n_chunks > 1 else table
+            writer = self._writers.get(c)
+            if writer is None:
+                writer = self._writers[c] = pa.ipc.new_stream(str(self._path(c)), table.schema)
+            writer.write_table(part)
 
-    def to_stored_order(self) -> None:
-        """Reorder the rows, in place and one column at a time, by ``first`` (the order of the store's first
-        answer per key, which the tidy table has always had)."""
-        order = np.argsort(np.asarray(self.first, dtype=np.int64), kind="stable").tolist()
-        columns: list[list[Any]] = [self.item_ids, self.model_keys, self.modes, self.verdicts, self.parsed,
-                                    self.methods, self.ious, self.text_metrics, self.reasons, *self.audit.values(),
-                                    self.first]
-        for values in columns:
-            values[:] = [values[i] for i in order]
+    def _path(self, chunk: int) -> Path:
+        return self.folder / f"chunk-{chunk:05d}.arrow"
+
+    def chunks(self) -> Iterator[pa.Table]:
+        """Each chunk's rows in stored order (``first``); its file is removed once read."""
+        for w in self._writers.values():
+            w.close()
+        for c in sorted(self._writers):
+            path = self._path(c)
+            with pa.memory_map(str(path)) as src:
+                table = pa.ipc.open_stream(src).read_all()
+            table = table.take(pc.sort_indices(table["first"]))
+            path.unlink()
+            yield table
+
+    @staticmethod
+    def text_metrics(values: Sequence[str | None]) -> list[dict[str, float]]:
+        """Per row its text metrics (the spilled JSON read back; one shared empty dict where there are none)."""
+        return [json.loads(v) if v else _NO_TEXT_METRICS for v in values]
+
+
+_NO_TEXT_METRICS: dict[str, float] = {}
+
+
+def _pairs_within_cases(items: Mapping[str, ItemLike]) -> bool:
+    """Every parent, yes/no twin and chain step an item names lies in its own case."""
+    case_of: dict[tuple[str, str], str] = {}
+    for it in items.values():
+        parent = items.get(it.parent_id) if it.parent_id else None
+        if parent is not None and parent.case_id != it.case_id:
+            return False
+        for kind, gid in (("pair", it.pair_id), ("chain", it.chain_id)):
+            if gid is not None and case_of.setdefault((kind, gid), it.case_id) != it.case_id:
+                return False
+    return True

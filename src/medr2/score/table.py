@@ -64,13 +64,18 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, va
     return memo[mk]
 
 
+def _preserving(it: ItemLike, code: str | None) -> bool:
+    """The item is an answer-preserving variant (flip rate, consistency)."""
+    return bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES
+
+
 def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
                  prompts: dict[tuple[str, tuple[str, ...]], int]) -> tuple[Any, ...]:
     code = variant_code(it.variant)
     prompt = prompts.setdefault((it.question, fmt[1]), len(prompts))  # same question and options: same code
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
-            bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES,
+            _preserving(it, code),
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
             tuple(it.answer_box) if it.answer_box is not None else None, prompt)
@@ -135,8 +140,40 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
     return pd.DataFrame(cols)
 
 
-def lowest_severity_only(df: pd.DataFrame) -> np.ndarray:
-    """Mask: rows whose severity is absent or the lowest severity of their code."""
+def lowest_severity_only(df: pd.DataFrame, floor: Mapping[str, float] | None = None) -> np.ndarray:
+    """Mask: rows whose severity is absent or the lowest severity of their code (among ``df``'s rows, or
+    ``floor``: the lowest per code among more rows than ``df`` holds, :class:`SeverityFloors`)."""
     sev = df["severity"]
-    lowest = df.groupby("code")["severity"].transform("min")
+    if floor is not None:
+        lowest = df["code"].map(lambda c: floor.get(c, np.nan)).astype(float)
+    else:
+        lowest = df.groupby("code")["severity"].transform("min")
     return cast(np.ndarray, (sev.isna() | (sev == lowest)).to_numpy(dtype=bool))
+
+
+class SeverityFloors:
+    """The lowest severity per (mode, variant code) among answer-preserving, non-probe rows (what
+    :func:`lowest_severity_only` reads over the whole table), collected batch by batch from item ids."""
+
+    def __init__(self, items: Mapping[str, ItemLike]) -> None:
+        self.items = items
+        self.floors: dict[str, dict[str, float]] = {}
+        # (code, severity) when an item counts, by what decides it (variant id, two meta flags): a few entries
+        self._of: dict[tuple[str, Any, Any], tuple[str, int] | None] = {}
+
+    def _item(self, iid: str) -> tuple[str, int] | None:
+        it = self.items[iid]
+        key = (it.variant, it.meta.get("scoring"), it.meta.get("answer_preserving"))
+        if key not in self._of:
+            code, sev = variant_code(it.variant), _severity(it.variant)
+            counts = sev is not None and it.meta.get("scoring") != "probe" and _preserving(it, code)
+            self._of[key] = (code, sev) if counts and sev is not None else None
+        return self._of[key]
+
+    def add(self, item_ids: Sequence[str], modes: Sequence[str]) -> None:
+        for iid, mode in zip(item_ids, modes, strict=True):
+            got = self._item(iid)
+            if got is not None:
+                floor = self.floors.setdefault(mode, {})
+                if got[1] < floor.get(got[0], np.inf):
+                    floor[got[0]] = float(got[1])

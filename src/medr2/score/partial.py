@@ -1,0 +1,125 @@
+"""The parts of a metric tree that are not per-case sums, kept so that chunks of cases can be merged.
+
+A metric group (``medr2.score.metrics``) puts these in its tree where a value is not a bootstrapped metric:
+the McNemar tests of a paired comparison (:class:`PairTests`, read through :class:`TestView`) and the units
+of an accuracy task (:class:`TaskUnits`: its mean chance, whose float bits depend on the order it is summed
+in). Each merges with the same part of another chunk of cases (``merge``) and gives its ``metrics.json``
+value (``resolve``) once every chunk is in (:mod:`medr2.score.aggregate`); :data:`DROP` leaves a key out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medr2.score.stats import clustered_mcnemar_from, mcnemar_from_counts
+
+DROP = object()  # a resolved value that leaves its key out of the tree
+
+
+@dataclass(eq=False)
+class PairTests:
+    """Exact McNemar and the cluster-aware test of ``first`` vs ``second`` over paired binary outcomes, kept
+    as their counts and the non-zero per-case differences. ``valid`` false: the outcomes are not binary, and
+    neither test is reported."""
+
+    only_first: int
+    only_second: int
+    n_pairs: int
+    n_cases: int
+    d: np.ndarray
+    valid: bool = True
+
+    @classmethod
+    def of(cls, first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True) -> PairTests:
+        a, b = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+        idx = np.asarray(case_idx, dtype=np.int64)
+        d: np.ndarray = np.zeros(0)
+        if a.size:
+            _, inv = np.unique(idx, return_inverse=True)
+            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
+            d = d[d != 0]
+        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), int(np.unique(idx).size), d, valid)
+
+    def merge(self, other: PairTests) -> PairTests:
+        return PairTests(self.only_first + other.only_first, self.only_second + other.only_second,
+                         self.n_pairs + other.n_pairs, self.n_cases + other.n_cases,
+                         np.concatenate([self.d, other.d]), self.valid and other.valid)
+
+
+@dataclass(eq=False)
+class TestView:
+    """One of the two blocks of a :class:`PairTests`: ``"mcnemar"`` (exact, item level) or ``"cluster_test"``."""
+
+    tests: PairTests
+    kind: str
+
+    def merge(self, other: TestView) -> TestView:
+        return TestView(self.tests.merge(other.tests), self.kind)
+
+    def resolve(self) -> Any:
+        t = self.tests
+        if not t.valid:
+            return DROP
+        if self.kind == "mcnemar":
+            return {**mcnemar_from_counts(t.only_first, t.only_second, t.n_pairs), "n_cases": t.n_cases}
+        return clustered_mcnemar_from(t.d, t.only_first, t.only_second, t.n_pairs, t.n_cases)
+
+
+def pair_tests(first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True
+               ) -> dict[str, TestView]:
+    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison."""
+    t = PairTests.of(first, second, case_idx, valid=valid)
+    return {"mcnemar": TestView(t, "mcnemar"), "cluster_test": TestView(t, "cluster_test")}
+
+
+# order key of an accuracy unit: (0, row order) for a row, (1, variant, pair id) for a yes/no pair; the units of
+# a task are ordered by it (rows in stored order, then pairs as ``groupby(["variant", "pair_id"])`` sorts them)
+UnitKey = tuple[Any, ...]
+
+
+@dataclass(eq=False)
+class TaskUnits:
+    """The accuracy units of one task as its chance needs them: per unit its order key and chance; and the
+    form and stage of the first unit."""
+
+    rest_order: np.ndarray
+    rest_chance: np.ndarray
+    pair_keys: list[tuple[Any, Any]]
+    pair_chance: np.ndarray
+    first: UnitKey
+    form: str
+    stage: int
+
+    @classmethod
+    def of(cls, units: pd.DataFrame) -> TaskUnits:
+        """From units of :func:`medr2.score.metrics.accuracy_units` (with ``_order``, -1 for a pair, and
+        ``_pair`` = (variant, pair id) when made with keys; else the units' own order)."""
+        if "_order" in units.columns:
+            order = units["_order"].to_numpy(dtype=np.int64)
+            rest = order >= 0
+            pairs = units["_pair"].to_numpy(dtype=object)[~rest].tolist()
+        else:
+            order = np.arange(len(units), dtype=np.int64)
+            rest = np.ones(len(units), dtype=bool)
+            pairs = []
+        chance = units["chance"].to_numpy(dtype=np.float64)
+        first: UnitKey = (0, int(order[0])) if rest[0] else (1, *units["_pair"].iloc[0])
+        return cls(order[rest], chance[rest], pairs, chance[~rest], first, str(units["form"].iloc[0]),
+                   int(units["stage"].iloc[0]))
+
+    def merge(self, other: TaskUnits) -> TaskUnits:
+        head = self if self.first <= other.first else other
+        return TaskUnits(np.concatenate([self.rest_order, other.rest_order]),
+                         np.concatenate([self.rest_chance, other.rest_chance]), self.pair_keys + other.pair_keys,
+                         np.concatenate([self.pair_chance, other.pair_chance]), head.first, head.form, head.stage)
+
+    def chance(self) -> float:
+        """The mean chance of the units, summed in their order (as over the whole table)."""
+        rest = self.rest_chance[np.argsort(self.rest_order, kind="stable")]
+        by_key = sorted(range(len(self.pair_keys)), key=self.pair_keys.__getitem__)
+        values = np.concatenate([rest, self.pair_chance[np.asarray(by_key, dtype=np.int64)]])
+        return float(pd.Series(values).mean())
