@@ -237,6 +237,35 @@ def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench
         plan_examples(bench.items, bench.cases, answer_style="word")
 
 
+def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_the_same_option(bench):
+    """``answer_style="letter-only"`` writes an MCQ target as its letter ("B", what the evaluation prompt asks
+    for); the scorer reads it as the ``letter`` target's option; other forms and DPO's rejected letter follow."""
+    from medr2.score.extract import extract
+    from medr2.train.export import plan_dpo, plan_examples
+
+    by_style = {s: plan_examples(bench.items, bench.cases, strategy="flat", answer_style=s)
+                for s in ("letter", "letter-only")}
+    n_mcq = 0
+    for a, b in zip(by_style["letter"].examples, by_style["letter-only"].examples, strict=True):
+        item = bench.items_by_id[a.item_ids[-1]]
+        ta, tb = a.messages[-1].parts[0].text, b.messages[-1].parts[0].text
+        if item.form == "mcq":
+            n_mcq += 1
+            assert tb == item.answer and ta.startswith(f"{tb}. ")
+            assert extract("mcq", tb, item.options) == extract("mcq", ta, item.options) == item.answer
+        else:
+            assert ta == tb
+    assert n_mcq > 0
+    dpo = plan_dpo(bench.items, bench.cases, strategy="flat", answer_style="letter-only")
+    n_rejected = 0
+    for ex in dpo.examples:
+        item = bench.items_by_id[ex.item_ids[-1]]
+        if item.form == "mcq":
+            n_rejected += 1
+            assert len(ex.rejected) == 1 and ex.rejected != item.answer and ord(ex.rejected) - 65 < len(item.options)
+    assert n_rejected > 0
+
+
 def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(bench):
     """The image pre-training plan: one example per train image, the same prompt for all (only the image can
     predict the target), the target built from that image's clean multiple-choice answers; no test image."""

@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
         preset: str | None = typer.Option(None, "--preset",
                                           help="box convention of the target boxes (as medr2 eval --preset)"),
         answer_style: str = typer.Option("letter", "--answer-style",
-                                         help="multiple-choice targets: letter ('B. X-ray') | option-text ('X-ray')"),
+                                         help="multiple-choice targets: letter ('B. X-ray') | option-text ('X-ray') | "
+                                              "letter-only ('B')"),
     ) -> None:
         """Fine-tune a checkpoint with TRL + PEFT LoRA on the bench's train split."""
         from medr2.api import finetune

@@ -8,8 +8,10 @@ Boxes are written in ``conv`` (default: pixels of the image shown).
 
 Answer styles (``ANSWER_STYLES``): ``letter`` writes a multiple-choice answer as evaluation's
 ``chain-gold`` does ("B. X-ray"); ``option-text`` writes only the option's text ("X-ray"), which the
-scorer reads as that option. A model trained with ``option-text`` answers by what it names, not by a
-letter it has to look up in the prompt; every other form is written the same in both styles.
+scorer reads as that option; ``letter-only`` writes the letter alone ("B"), what the evaluation's prompt
+asks for ("Answer with the option's letter"), so an answer whose letter and text name different options
+cannot be learned. A model trained with ``option-text`` answers by what it names, not by a letter it has
+to look up in the prompt; every other form is written the same in every style.
 """
 
 from __future__ import annotations
@@ -41,9 +43,19 @@ def _option_text_style(item: Item, conv: BoxConvention) -> str:
     return _option_text(item, item.answer) if item.form == "mcq" else gold_answer(item, conv)
 
 
+def _letter_only_style(item: Item, conv: BoxConvention) -> str:
+    return _letter_only(gold_answer(item, conv)) if item.form == "mcq" else gold_answer(item, conv)
+
+
+def _letter_only(answer: str) -> str:
+    """A ``letter``-style MCQ answer ("B. X-ray") as its letter alone ("B")."""
+    return answer.split(".", 1)[0].strip()
+
+
 ANSWER_STYLES: dict[str, Callable[[Item, BoxConvention], str]] = {
     "letter": _letter_style,
     "option-text": _option_text_style,
+    "letter-only": _letter_only_style,
 }
 
 
@@ -73,4 +85,6 @@ def rejected(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") ->
     if item.form == "text" and not item.lure:
         return None
     wrong = wrong_answer(item, conv)
-    return _option_text(item, wrong) if item.form == "mcq" and check_style(style) == "option-text" else wrong
+    if item.form != "mcq" or check_style(style) == "letter":
+        return wrong
+    return _option_text(item, wrong) if style == "option-text" else _letter_only(wrong)
