@@ -81,7 +81,9 @@ def test_score_run_reports_its_steps_and_counts(tmp_path: Path) -> None:
     n = len(fx.items)
     assert f"medr2 score: scoring answers (0/{n})" in text
     assert f"medr2 score: scoring answers {n}/{n} (100%)" in text  # every answer counted once
-    assert "medr2 score: metrics (50 bootstrap resamples)" in text and "writing scores.parquet" in text
+    # the fixture's few cases are one chunk of cases (medr2.score.stream.CaseChunks)
+    assert "medr2 score: metrics (1 chunk of cases, 50 bootstrap resamples)" in text
+    assert "writing scores.parquet" in text
 
 
 def test_build_reports_each_phase_with_counts(tmp_path: Path) -> None:

@@ -426,7 +426,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         claims_out = audit.close()
         plan = _plan(manifest, items, answered)
         del answered
-        progress.step(f"metrics ({chunks.n_chunks:,} chunks of cases, {n_resamples:,} bootstrap resamples)")
+        chunk_word = "chunk" if chunks.n_chunks == 1 else "chunks"
+        progress.step(f"metrics ({chunks.n_chunks:,} {chunk_word} of cases, {n_resamples:,} bootstrap resamples)")
         metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
                                  n_resamples=n_resamples)
     finally:

@@ -19,6 +19,7 @@ of an attribute nobody set), which are dropped and named in the case's ``meta["a
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -215,23 +216,26 @@ class CocoSource:
         return data, cats
 
     def plan(self, seed: int, n: int | None) -> list[CocoSpec]:
+        """The cases to realise: one per image entry, then one per annotation whose image_id names no image
+        (each refused with its reason when realised)."""
         data, cats = self._load()
         by_image: dict[Any, list[dict[str, Any]]] = defaultdict(list)
         for a in data["annotations"]:
             if not isinstance(a, dict):
                 a = {"id": "?", "bad": "annotation is not an object"}
-            cat = cats.get(a.get("category_id"))  # type: ignore[arg-type]
+            cat = cats.get(_id_key(a.get("category_id")))  # type: ignore[arg-type]
             # the category name travels with the annotation so a spec is self-contained
-            by_image[a.get("image_id")].append({**a, "_category": cat["name"] if cat else None})
+            by_image[_id_key(a.get("image_id"))].append({**a, "_category": cat["name"] if cat else None})
         specs = []
         dropped = tuple(sorted(attribute_specs(data["annotations"])))
         seen: set[Any] = set()
         for im in sorted((i for i in data["images"] if isinstance(i, dict)), key=lambda i: str(i.get("id"))):
-            if im.get("id") in seen:
+            key = _id_key(im.get("id"))
+            if key in seen:
                 specs.append(CocoSpec(im, (), "duplicate image id", "images.id"))
                 continue
-            seen.add(im.get("id"))
-            specs.append(CocoSpec(im, tuple(by_image.get(im.get("id"), [])), dropped=dropped))
+            seen.add(key)
+            specs.append(CocoSpec(im, tuple(by_image.get(key, [])), dropped=dropped))
         orphans = [a for k, anns in by_image.items() if k not in seen for a in anns]
         for a in orphans:
             specs.append(CocoSpec({"id": f"annotation {a.get('id') if isinstance(a, dict) else '?'}"}, (a,),
@@ -329,3 +333,13 @@ def _case_insensitive(path: Path) -> Path | None:
 
 def _factory(arg: str | None) -> CocoSource:
     return CocoSource(arg)
+
+
+def _id_key(value: Any) -> Any:
+    """An id as a dict key: the value itself where it can be one; a list or object (not a valid COCO id) as its
+    JSON text tagged apart, so it matches no real id and is refused where it is used, not a TypeError here."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("not an id", json.dumps(value, sort_keys=True, default=str))
+    return value
