@@ -61,14 +61,14 @@ def test_hex_ids_of_an_arrow_column() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from medr2.bench.idset import _as_ints, hex_ids
+    from medr2.bench.idset import hex_ids, hex_ints
 
     ids = _ids(300, "h")
     for arr in (pa.array(["x", *ids]).slice(1), pa.array(ids, type=pa.large_string())):
         got = hex_ids(arr)
-        assert got is not None and np.array_equal(got, _as_ints(ids))
+        assert got is not None and np.array_equal(got, hex_ints(ids))
     for odd in ("ABCDEF0123456789", "abc", None, "abcdef012345678g"):
         assert hex_ids(pa.array([ids[0], odd], type=pa.string())) is None
     s = IdSet()
-    assert s.add_ints(_as_ints(ids[:10])) is None and s.add_all(ids[5:6]) == 0  # one set, either way in
-    assert list(s.contains_ints(_as_ints(ids[8:12]))) == [True, True, False, False]
+    assert s.add_ints(hex_ints(ids[:10])) is None and s.add_all(ids[5:6]) == 0  # one set, either way in
+    assert list(s.contains_ints(hex_ints(ids[8:12]))) == [True, True, False, False]

@@ -17,7 +17,7 @@ import pyarrow as pa
 _HEX = frozenset("0123456789abcdef")
 
 
-def _as_ints(ids: Sequence[str]) -> np.ndarray | None:
+def hex_ints(ids: Sequence[str]) -> np.ndarray | None:
     """The ids as uint64 if every one is 16 lowercase hex digits, else None."""
     joined = "".join(ids)
     if len(joined) != 16 * len(ids) or any(len(x) != 16 for x in ids) or not _HEX.issuperset(joined):
@@ -30,7 +30,7 @@ _NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtyp
 
 
 def hex_ids(arr: pa.Array) -> np.ndarray | None:
-    """The ids of an Arrow string array as uint64 (as :func:`_as_ints`), vectorised; None if any is null or not
+    """The ids of an Arrow string array as uint64 (as :func:`hex_ints`), vectorised; None if any is null or not
     16 lowercase hex digits."""
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
@@ -58,7 +58,7 @@ class IdSet:
         return sum(len(r) for r in self._runs) + len(self._other)
 
     def __contains__(self, item_id: str) -> bool:
-        ints = _as_ints([item_id])
+        ints = hex_ints([item_id])
         if ints is None:
             return item_id in self._other
         return bool(self._seen(ints)[0])
@@ -66,10 +66,10 @@ class IdSet:
     def add_all(self, ids: Sequence[str]) -> int | None:
         """Add ``ids`` in order up to the first one already present (in the set or earlier in ``ids``);
         return its position, or None when all were new."""
-        ints = _as_ints(ids)
+        ints = hex_ints(ids)
         if ints is None:  # not all hex ids: one at a time
             for k, x in enumerate(ids):
-                if _as_ints([x]) is not None:
+                if hex_ints([x]) is not None:
                     if self.add_all([x]) is not None:
                         return k
                 elif x in self._other:
@@ -112,7 +112,7 @@ class IdSet:
 
     def contains_all(self, ids: Sequence[str]) -> list[bool]:
         """Membership of each of ``ids`` (vectorised for hex ids)."""
-        ints = _as_ints(ids)
+        ints = hex_ints(ids)
         if ints is None:
             return [x in self for x in ids]
         return [bool(v) for v in self._seen(ints)]

@@ -12,12 +12,14 @@ memory (tests, callers with a loaded bench) the same face.
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from hashlib import sha256
 from typing import Any
 
 import numpy as np
 
+from medr2.bench.idset import hex_ints
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.records import Item
 
@@ -30,10 +32,12 @@ def stable_id_hash(item_id: str) -> str:
 
 
 def hash_ints(hex_hashes: Sequence[str]) -> np.ndarray:
-    """16-hex-character hashes as ``uint64`` (big-endian, so their order is the strings' order)."""
-    if not hex_hashes:
-        return np.zeros(0, dtype=np.uint64)
-    return np.frombuffer(bytes.fromhex("".join(hex_hashes)), dtype=">u8").astype(np.uint64)
+    """16-hex-character hashes as ``uint64`` (big-endian, so their order is the strings' order):
+    :func:`medr2.bench.idset.hex_ints`, which the bench's id set uses for the same conversion."""
+    ints = hex_ints(hex_hashes)
+    if ints is None:
+        raise ValueError("not 16-hex-digit hashes")
+    return ints
 
 
 def id_hashes(ids: Iterable[str]) -> np.ndarray:
@@ -45,19 +49,19 @@ class ReportItems(Mapping[str, Item]):
 
     sources: int = 1  # tables an id may be in more than once (a later one's item wins)
 
+    @abstractmethod
     def present(self, ids: Sequence[str], hashes: np.ndarray) -> np.ndarray:
         """Whether each item (``ids``, their :func:`id_hashes`) is held: a boolean array."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fetch(self, ids: Iterable[str]) -> dict[str, Item]:
         """The items of ``ids`` that are held, by id."""
-        raise NotImplementedError
 
+    @abstractmethod
     def column_batches(self, columns: Sequence[str], flt: ItemFilter | None = None,
                        ) -> Iterator[dict[str, list[Any]]]:
         """``columns`` of the items ``flt`` accepts, one dict of lists per batch, bench by bench in their order
         (a caller that keys by ``item_id`` and overwrites gets the later bench's item)."""
-        raise NotImplementedError
 
     def __getitem__(self, item_id: str) -> Item:
         got = self.fetch([item_id]).get(item_id)
