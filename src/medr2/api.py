@@ -227,8 +227,10 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              model_option: Sequence[str] | Mapping[str, Any] | None = None, progress: Any = None,
              name: str | None = None, command: Sequence[str] | None = None,
              loaded: Bench | None = None, executor: str = "local", ray_address: str | None = None,
-             ray_batch_size: int | None = None, order: str | None = None, serve: str | None = None,
-             serve_health: str | Sequence[str] | None = None, serve_timeout: float | None = None) -> RunSummary:
+             ray_batch_size: int | None = None, ray_engines: int | None = None,
+             ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
+             serve: str | None = None, serve_health: str | Sequence[str] | None = None,
+             serve_timeout: float | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
@@ -237,7 +239,9 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
     ``executor``: where requests are sent from (``local``, ``ray``: :mod:`medr2.run.executors`); ``ray_address``,
-    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage batch; ``order``: the dispatch order
+    ``ray_batch_size``: the ray executor's cluster and rows per HTTP-stage (or engine) batch; ``ray_engines``,
+    ``ray_engine_gpus``, ``ray_engine_cpus``: for a ``vllm:`` model, the vLLM engines Ray starts (replicas, and
+    GPUs and CPUs per engine; 0 GPUs: vLLM's CPU build; :mod:`medr2.run.ray_vllm`); ``order``: the dispatch order
     (``bench``, ``case``: :mod:`medr2.run.order`; None: its default; the stored answers do not depend on it);
     ``serve``: a server command started for the run (``{port}`` becomes a free port), healthy (``serve_health``:
     URL(s) answering 2xx, default each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the
@@ -249,9 +253,12 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     from medr2.run.order import DEFAULT_ORDER
     from medr2.run.runner import EvalConfig, parse_shard, parse_stages, run_eval
 
-    executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size)) if v is not None}
+    executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size),
+                                          ("engines", ray_engines), ("engine_gpus", ray_engine_gpus),
+                                          ("engine_cpus", ray_engine_cpus)) if v is not None}
     if executor_options and executor != "ray":
-        raise BadInput("--ray-address and --ray-batch-size go with --executor ray", field="--executor")
+        raise BadInput("--ray-address, --ray-batch-size and --ray-engine* go with --executor ray",
+                       field="--executor")
     serve_spec = None
     if serve is not None:
         from medr2.run.serve import DEFAULT_STARTUP_S, plan_serve

@@ -50,11 +50,18 @@ def eval_command(
         "kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="No live progress bar.")] = False,
     executor: Annotated[str, typer.Option("--executor", help="Where requests are sent from: local (this process) "
-                                          "or ray (a Ray Dataset to the --base-url servers; medr2[ray]).")] = "local",
+                                          "or ray (a Ray Dataset to the --base-url servers, or to vLLM engines "
+                                          "Ray starts for a vllm: model; medr2[ray]).")] = "local",
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="--executor ray: the Ray cluster "
                                                     "(default: RAY_ADDRESS or a running local one).")] = None,
     ray_batch_size: Annotated[int | None, typer.Option("--ray-batch-size", min=1, help="--executor ray: rows per "
-                                                       "HTTP-stage batch (default 4).")] = None,
+                                                       "HTTP-stage or engine batch (default 4).")] = None,
+    ray_engines: Annotated[int | None, typer.Option("--ray-engines", min=1, help="--executor ray with a vllm: "
+                                                    "model: vLLM engine replicas Ray starts (default 1).")] = None,
+    ray_engine_gpus: Annotated[float | None, typer.Option("--ray-engine-gpus", min=0, help="--executor ray, vllm: "
+                                                          "GPUs per engine (default 0: vLLM's CPU build).")] = None,
+    ray_engine_cpus: Annotated[float | None, typer.Option("--ray-engine-cpus", min=0.001, help="--executor ray, "
+                                                          "vllm: CPUs reserved per engine (default 1).")] = None,
     serve: Annotated[str | None, typer.Option("--serve", help="Start this server command (sh -c; {port} becomes a "
                                               "free port and, without --base-url, the base URL "
                                               "http://127.0.0.1:PORT/v1), wait until healthy, evaluate, stop it; "
@@ -85,7 +92,8 @@ def eval_command(
                            preset=preset, max_new_tokens=max_new_tokens, batch_size=batch_size, timeout=timeout,
                            retries=retries, backoff=backoff, seed=seed, retry_errors=retry_errors,
                            model_option=model_option, progress=progress, command=sys.argv, executor=executor,
-                           ray_address=ray_address, ray_batch_size=ray_batch_size, serve=serve,
+                           ray_address=ray_address, ray_batch_size=ray_batch_size, ray_engines=ray_engines,
+                           ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order)
     finally:
         signal.signal(signal.SIGTERM, previous)

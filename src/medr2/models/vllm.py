@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,85 @@ def to_openai_messages(messages: Sequence[Message], bench_root: Path, check_hash
     return to_chat(messages, bench_root, image_part, check_hash)
 
 
+def engine_kwargs(path: Path, opts: VLLMOptions) -> dict[str, Any]:
+    """The engine arguments of ``vllm.LLM`` / ``vllm.AsyncEngineArgs`` for a checkpoint and its options (the same
+    for the in-process engine and the engines the Ray executor starts)."""
+    engine: dict[str, Any] = {
+        "model": str(path), "dtype": opts.dtype, "tensor_parallel_size": opts.tensor_parallel_size,
+        "gpu_memory_utilization": opts.gpu_memory_utilization, "seed": opts.seed,
+        "limit_mm_per_prompt": {"image": opts.max_images_per_prompt},
+    }
+    if opts.max_model_len:
+        engine["max_model_len"] = opts.max_model_len
+    if opts.max_num_seqs:
+        engine["max_num_seqs"] = opts.max_num_seqs
+    if opts.enforce_eager:
+        engine["enforce_eager"] = True
+    if opts.kv_cache_memory_bytes:
+        engine["kv_cache_memory_bytes"] = opts.kv_cache_memory_bytes
+    return engine
+
+
+def sampling_kwargs(settings: GenSettings) -> dict[str, Any]:
+    """The ``vllm.SamplingParams`` arguments of a request's generation settings."""
+    kw: dict[str, Any] = {"max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
+                          "top_p": settings.top_p if settings.temperature > 0 else 1.0}
+    if settings.seed is not None:
+        kw["seed"] = settings.seed
+    kw.update(dict(settings.extra))
+    return kw
+
+
+def full_text(text: str, token_ids: Sequence[int], decode: Callable[[list[int]], str]) -> str:
+    """The output's text; when the answer ends inside a multi-byte character (``max_tokens`` reached after
+    some of its bytes), vLLM's incremental detokenizer holds those bytes back and drops them, while decoding
+    the same token ids in full (as ``hf:`` does) ends in U+FFFD: that full decode, so both adapters store
+    the same text (and ``chain-own`` feeds back the same answer). ``decode``: the tokenizer's decode (skipping
+    special tokens)."""
+    ids = list(token_ids or [])
+    if not ids:
+        return text
+    full = decode(ids)
+    return full if full.startswith(text) and full[len(text):].strip("\ufffd") == "" else text
+
+
+class VLLMCheckpoint:
+    """What a ``vllm:PATH`` spec names, without an engine: the checkpoint folder (checked), its box convention,
+    fingerprint, model key and settings. :class:`VLLMAdapter` adds vLLM's in-process engine; the Ray executor
+    holds this alone in the driver and starts the engines on the cluster (:mod:`medr2.run.ray_vllm`)."""
+
+    def __init__(self, path: str | Path, options: VLLMOptions | None = None) -> None:
+        from transformers import AutoProcessor
+
+        self.options = opts = options or VLLMOptions()
+        self.path = Path(path).expanduser()
+        if not (self.path / "config.json").is_file():
+            raise BadInput("not a model folder (no config.json)", file=str(self.path))
+        self.processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
+        self.box_convention: BoxConvention = box_convention_for(self.processor.image_processor, opts.box_space)
+        self.fingerprint = model_fingerprint(self.path)
+        self.key = f"vllm:{self.path}" + ("" if opts.dtype == "auto" else f"@{opts.dtype}")
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        return engine_kwargs(self.path, self.options)
+
+    def settings(self) -> dict[str, Any]:
+        try:
+            import vllm
+
+            version = str(getattr(vllm, "__version__", "?"))
+        except ImportError:  # a Ray driver without vLLM (its engines run on the cluster)
+            version = "not installed in the driver"
+        o = self.options
+        return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
+                "vllm_version": version, "dtype": o.dtype, "tensor_parallel_size": o.tensor_parallel_size,
+                "seed": o.seed, "max_model_len": o.max_model_len, "max_num_seqs": o.max_num_seqs,
+                "enforce_eager": o.enforce_eager, "gpu_memory_utilization": o.gpu_memory_utilization,
+                "kv_cache_memory_bytes": o.kv_cache_memory_bytes,
+                "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
+                                   "params": dict(self.box_convention.params)}}
+
+
 class VLLMAdapter:
     """A checkpoint served by vLLM's in-process engine."""
 
@@ -58,42 +137,15 @@ class VLLMAdapter:
             import vllm
         except ImportError as e:
             raise BadInput("the vllm adapter needs vLLM: pip install 'medr2[vllm]'", field="model") from e
-        from transformers import AutoProcessor
 
-        self.options = opts = options or VLLMOptions()
-        self.path = Path(path).expanduser()
-        if not (self.path / "config.json").is_file():
-            raise BadInput("not a model folder (no config.json)", file=str(self.path))
+        self.checkpoint = ckpt = VLLMCheckpoint(path, options)
+        self.options, self.path, self.fingerprint, self.key = ckpt.options, ckpt.path, ckpt.fingerprint, ckpt.key
+        self.box_convention: BoxConvention = ckpt.box_convention
         self._vllm = vllm
-        engine: dict[str, Any] = {
-            "model": str(self.path), "dtype": opts.dtype, "tensor_parallel_size": opts.tensor_parallel_size,
-            "gpu_memory_utilization": opts.gpu_memory_utilization, "seed": opts.seed,
-            "limit_mm_per_prompt": {"image": opts.max_images_per_prompt},
-        }
-        if opts.max_model_len:
-            engine["max_model_len"] = opts.max_model_len
-        if opts.max_num_seqs:
-            engine["max_num_seqs"] = opts.max_num_seqs
-        if opts.enforce_eager:
-            engine["enforce_eager"] = True
-        if opts.kv_cache_memory_bytes:
-            engine["kv_cache_memory_bytes"] = opts.kv_cache_memory_bytes
-        self.llm = vllm.LLM(**engine)
-        processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
-        self.box_convention: BoxConvention = box_convention_for(processor.image_processor, opts.box_space)
-        self.fingerprint = model_fingerprint(self.path)
-        self.key = f"vllm:{self.path}" + ("" if opts.dtype == "auto" else f"@{opts.dtype}")
+        self.llm = vllm.LLM(**ckpt.engine_kwargs())
 
     def settings(self) -> dict[str, Any]:
-        return {"adapter": "vllm", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
-                "vllm_version": getattr(self._vllm, "__version__", "?"), "dtype": self.options.dtype,
-                "tensor_parallel_size": self.options.tensor_parallel_size, "seed": self.options.seed,
-                "max_model_len": self.options.max_model_len, "max_num_seqs": self.options.max_num_seqs,
-                "enforce_eager": self.options.enforce_eager,
-                "gpu_memory_utilization": self.options.gpu_memory_utilization,
-                "kv_cache_memory_bytes": self.options.kv_cache_memory_bytes,
-                "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
-                                   "params": dict(self.box_convention.params)}}
+        return self.checkpoint.settings()
 
     def close(self) -> None:
         """Shut the engine down now (its engine-core process, or its in-process core), so that another
@@ -123,12 +175,7 @@ class VLLMAdapter:
         return [r if r is not None else Response(status="error", error="no response") for r in out]
 
     def _sampling(self, settings: GenSettings) -> Any:
-        kw: dict[str, Any] = {"max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
-                              "top_p": settings.top_p if settings.temperature > 0 else 1.0}
-        if settings.seed is not None:
-            kw["seed"] = settings.seed
-        kw.update(dict(settings.extra))
-        return self._vllm.SamplingParams(**kw)
+        return self._vllm.SamplingParams(**sampling_kwargs(settings))
 
     def _chat(self, group: list[tuple[int, list[dict[str, Any]]]], settings: GenSettings) -> list[Response]:
         t0 = time.perf_counter()
@@ -147,21 +194,14 @@ class VLLMAdapter:
                 for r in results]
 
     def _full_text(self, out: Any) -> str:
-        """The output's text; when the answer ends inside a multi-byte character (``max_tokens`` reached after
-        some of its bytes), vLLM's incremental detokenizer holds those bytes back and drops them, while decoding
-        the same token ids in full (as ``hf:`` does) ends in U+FFFD: that full decode, so both adapters store
-        the same text (and ``chain-own`` feeds back the same answer)."""
-        text = str(out.text)
-        ids = list(out.token_ids or [])
-        if not ids:
-            return text
-        full = self.llm.get_tokenizer().decode(ids, skip_special_tokens=True)
-        return full if full.startswith(text) and full[len(text):].strip("\ufffd") == "" else text
+        tokenizer = self.llm.get_tokenizer()
+        return full_text(str(out.text), list(out.token_ids or []),
+                         lambda ids: str(tokenizer.decode(ids, skip_special_tokens=True)))
 
 
-def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
-    """Registry factory for ``vllm:PATH``: the seed from the run options, the rest of
-    :class:`VLLMOptions` from ``extra``; without ``box_space`` there, a ``--preset``'s box space (as ``hf:``)."""
+def vllm_options(options: AdapterOptions) -> VLLMOptions:
+    """:class:`VLLMOptions` of a ``vllm:`` spec: the seed from the run options, the rest from ``extra``; without
+    ``box_space`` there, a ``--preset``'s box space (as ``hf:``)."""
     known = set(VLLMOptions.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(options.extra) - known)
     if unknown:
@@ -169,4 +209,9 @@ def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
     extra = dict(options.extra)
     if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
         extra["box_space"] = options.preset.box.space
-    return VLLMAdapter(arg, VLLMOptions(seed=options.seed, **extra))
+    return VLLMOptions(seed=options.seed, **extra)
+
+
+def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
+    """Registry factory for ``vllm:PATH`` (options: :func:`vllm_options`)."""
+    return VLLMAdapter(arg, vllm_options(options))

@@ -7,8 +7,10 @@ merge and scoring are the same for every executor; a run may be resumed with ano
 
 - ``local`` (default): the adapter in this process (the openai client's own event loop, or the adapter's
   batches for local models).
-- ``ray``: the pending requests flow as a Ray Dataset through ``ray.data.llm``'s HTTP request processor to
-  the OpenAI-compatible server(s) of an ``openai:`` model (:mod:`medr2.run.ray_executor`; extra ``medr2[ray]``).
+- ``ray``: the pending requests flow as a Ray Dataset through ``ray.data.llm``: its HTTP request processor to
+  the OpenAI-compatible server(s) of an ``openai:`` model (:mod:`medr2.run.ray_executor`; extra ``medr2[ray]``),
+  or its vLLM engine processor for a ``vllm:`` checkpoint, the engines started on the cluster
+  (:mod:`medr2.run.ray_vllm`).
 
 An executor is a registry entry (:data:`EXECUTORS`): a factory ``(options: dict) -> Executor``.
 """
@@ -45,6 +47,12 @@ class Executor(Protocol):
         """What the run manifest records about this executor (per invocation)."""
         ...
 
+    def adapter_factory(self) -> Callable[..., Adapter] | None:
+        """How the driver builds the run's adapter for this executor (``factory(spec, **options)``, as
+        :func:`medr2.models.registry.load_adapter`), or None: the adapter registry's. E.g. the ray executor holds a
+        ``vllm:`` checkpoint's description in the driver and starts the engines on the cluster."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -72,6 +80,9 @@ class LocalExecutor:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
+
+    def adapter_factory(self) -> Callable[..., Adapter] | None:
+        return None
 
     def close(self) -> None:
         return None

@@ -1,4 +1,9 @@
-"""``--executor ray``: the pending requests of a wave flow as a Ray Dataset through ``ray.data.llm``'s HTTP
+"""``--executor ray``: the pending requests of a wave flow as a Ray Dataset through ``ray.data.llm``. A path per
+model kind (:data:`RAY_PATHS`, by the model spec's prefix): ``openai:`` models go through its HTTP request processor
+(this module); ``vllm:`` checkpoints through its vLLM engine processor, the engines started on the cluster
+(:mod:`medr2.run.ray_vllm`).
+
+The HTTP path: ``ray.data.llm``'s HTTP
 request processor (``build_processor(HttpRequestProcessorConfig(...))``) to the OpenAI-compatible server(s) of an
 ``openai:`` model; the answers stream back to the driver, which stores each one in the run's SQLite store (the
 store's one writer). Needs the extra ``medr2[ray]`` (``ray[data]``; ``ray.data.llm``'s HTTP path imports no vLLM).
@@ -27,15 +32,18 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request, Response
+from medr2.registry import Registry
 
 if TYPE_CHECKING:
     from medr2.models.openai import OpenAIAdapter
+    from medr2.models.registry import AdapterOptions
     from medr2.records import Item
     from medr2.run.prompts import ModeSpec
     from medr2.run.runner import ModeCounts, Planned, Runner, RunSummary
@@ -45,7 +53,24 @@ BODY_KEY = "medr2_body"  # the payload's one field: the request body as medr2 bu
 STAGE_CPUS = 0.25  # CPUs reserved per worker of the HTTP / pre / post stages (they wait on the network)
 _OPTIONS = {"address": "Ray cluster address (ray.init's address; None: RAY_ADDRESS or a running local cluster, "
                        "else a new local one)",
-            "batch_size": f"rows per HTTP-stage batch (default {DEFAULT_BATCH_SIZE})"}
+            "batch_size": f"rows per HTTP-stage batch (default {DEFAULT_BATCH_SIZE}; vllm: rows per engine batch)",
+            "engines": "vllm: engine replicas (default 1)",
+            "engine_gpus": "vllm: GPUs per engine (default 0: each engine on CPUs, one Ray bundle of engine_cpus)",
+            "engine_cpus": "vllm: CPUs reserved per engine (default 1)"}
+
+
+@dataclass(frozen=True)
+class RayPath:
+    """How the ray executor sends the requests of one kind of model (a :data:`RAY_PATHS` entry)."""
+
+    # the answers of the pending requests, as (request hash, response), in any order
+    stream: Callable[[RayExecutor, Sequence[Planned], Runner], Iterator[tuple[str, Response]]]
+    # the adapter the driver holds for specs of this prefix (None: the adapter registry's): e.g. a vllm:
+    # checkpoint's description, without an engine
+    driver_adapter: Callable[[str, AdapterOptions], Adapter] | None = None
+
+
+RAY_PATHS: Registry[RayPath] = Registry("ray executor path (model prefix)", field="--model")
 
 
 def make_ray_executor(options: Mapping[str, Any]) -> RayExecutor:
@@ -55,11 +80,16 @@ def make_ray_executor(options: Mapping[str, Any]) -> RayExecutor:
     batch_size = int(options.get("batch_size") or DEFAULT_BATCH_SIZE)
     if batch_size < 1:
         raise BadInput("--ray-batch-size must be >= 1", field="--ray-batch-size")
+    engines, engine_gpus = int(options.get("engines") or 1), float(options.get("engine_gpus") or 0)
+    engine_cpus = float(options.get("engine_cpus") or 1)
+    if engines < 1 or engine_gpus < 0 or engine_cpus <= 0:
+        raise BadInput("ray executor: engines must be >= 1, engine_gpus >= 0, engine_cpus > 0", field="--executor")
     try:
         import ray.data.llm  # noqa: F401
     except ImportError as e:
         raise BadInput(f"--executor ray needs Ray Data (pip install 'medr2[ray]'): {e}", field="--executor") from e
-    return RayExecutor(address=options.get("address"), batch_size=batch_size)
+    return RayExecutor(address=options.get("address"), batch_size=batch_size, engines=engines,
+                       engine_gpus=engine_gpus, engine_cpus=engine_cpus)
 
 
 class RayExecutor:
@@ -67,26 +97,35 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, *, address: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(self, *, address: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, engines: int = 1,
+                 engine_gpus: float = 0, engine_cpus: float = 1) -> None:
         self.address = address
         self.batch_size = batch_size
+        self.engines, self.engine_gpus, self.engine_cpus = engines, engine_gpus, engine_cpus
         self._connected = False
-        self._adapter: OpenAIAdapter | None = None
+        self._adapter: Adapter | None = None
+        self._path: RayPath | None = None
 
     # -- the Executor contract ------------------------------------------------------------------
     def bind(self, adapter: Adapter) -> None:
-        from medr2.models.openai import OpenAIAdapter
-
-        if not isinstance(adapter, OpenAIAdapter):
+        prefix = adapter.key.partition(":")[0]
+        if prefix not in RAY_PATHS:
             raise BadInput(f"--executor ray sends requests to OpenAI-compatible servers (openai: models with "
-                           f"--base-url); {adapter.key} is not one", field="--executor")
-        self._adapter = adapter
+                           f"--base-url) or runs vLLM engines on the cluster (vllm: checkpoints); {adapter.key} is "
+                           "neither", field="--executor")
+        self._adapter, self._path = adapter, RAY_PATHS[prefix]
+
+    def adapter_factory(self) -> Callable[..., Adapter] | None:
+        return _driver_adapter
 
     def describe(self) -> dict[str, Any]:
         from medr2.redact import redact_url
 
-        return {"name": self.name, "address": redact_url(self.address) if self.address else None,
-                "batch_size": self.batch_size}
+        out: dict[str, Any] = {"name": self.name, "address": redact_url(self.address) if self.address else None,
+                               "batch_size": self.batch_size}
+        if self._adapter is not None and self._adapter.key.startswith("vllm:"):
+            out.update(engines=self.engines, engine_gpus=self.engine_gpus, engine_cpus=self.engine_cpus)
+        return out
 
     def close(self) -> None:
         if self._connected:
@@ -97,7 +136,7 @@ class RayExecutor:
 
     def send_wave(self, runner: Runner, mode: ModeSpec, wave: Iterable[Item], counts: ModeCounts,
                   summary: RunSummary) -> None:
-        assert self._adapter is not None, "bind() first"
+        assert self._path is not None, "bind() first"
         ready: dict[str, Planned] = {}  # the wave's pending requests (the driver holds them until answered)
         for p in runner.unstored_chunks(mode, wave, counts):
             if p.upstream_error is not None:
@@ -107,7 +146,7 @@ class RayExecutor:
                 ready[p.request.key] = p
         if not ready:
             return
-        for request_hash, resp in self._stream(list(ready.values()), runner):
+        for request_hash, resp in self._path.stream(self, list(ready.values()), runner):
             if request_hash not in ready:  # a row twice, or one never sent: never stored twice (nor by the store)
                 raise WorkFailed(f"the Ray Dataset returned request {request_hash} that is not pending")
             runner.persist(ready.pop(request_hash), resp, counts, summary)
@@ -116,7 +155,8 @@ class RayExecutor:
                              f"{next(iter(ready))}); rerun the command to send them")
 
     # -- internals ------------------------------------------------------------------------------
-    def _connect(self) -> None:
+    def connect(self) -> None:
+        """Join the cluster (once) with this driver's medr2 shipped to the workers; Ray Data quiet."""
         if self._connected:
             return
         import ray
@@ -134,47 +174,74 @@ class RayExecutor:
         ctx.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # (e.g. its "progress bars disabled" warning)
 
-    def _stream(self, todo: Sequence[Planned], runner: Runner) -> Iterator[tuple[str, Response]]:
-        import ray
-        from ray.data.llm import HttpRequestProcessorConfig, build_processor
+    @property
+    def adapter(self) -> Adapter:
+        assert self._adapter is not None, "bind() first"
+        return self._adapter
 
-        adapter = self._adapter
-        assert adapter is not None
-        self._connect()
-        spec = _BodySpec(model=adapter.model, extra_body=json.dumps(adapter.extra_body, sort_keys=True),
-                         max_tokens_field=adapter.max_tokens_field, bench_root=str(runner.bench_root),
-                         settings=json.dumps(_settings_dict(runner.settings)))
-        headers = {k: v for k, v in adapter._headers.items() if k.lower() != "content-type"}
-        per_url = max(1, adapter.concurrency // len(adapter.urls))
-        datasets = []
-        for k, url in enumerate(adapter.urls):
-            rows = [{"request_hash": p.request.key, "item_id": p.item.item_id, "messages": json.dumps(p.messages)}
-                    for p in todo[k::len(adapter.urls)] if p.request is not None]
-            if not rows:
-                continue
-            config = HttpRequestProcessorConfig(
-                url=str(url), headers=headers or None, batch_size=self.batch_size, concurrency=per_url,
-                max_retries=adapter.retries, base_retry_wait_time_in_s=adapter.backoff_initial_s,
-                session_factory=functools.partial(_BodySession, adapter.timeout_s),
-                http_request_stage={"num_cpus": STAGE_CPUS})
-            # the postprocess (dropping the request body from the rows that return to the driver) keeps Ray's
-            # default of one CPU per map task: with a fraction, Ray started a worker process per concurrent task,
-            # which held the first answers back for seconds on a small machine
-            processor = build_processor(config, preprocess=functools.partial(_preprocess, spec),
-                                        postprocess=_postprocess, preprocess_map_kwargs={"num_cpus": STAGE_CPUS})
-            # one block per HTTP-stage batch: a map task hands its output on when it ends, so answers reach the
-            # driver (and are stored) batch by batch, not when a whole large block is done
-            blocks = -(-len(rows) // self.batch_size)
-            datasets.append(processor(ray.data.from_items(rows, override_num_blocks=blocks)))
-        ds = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
-        try:
-            for row in ds.iter_rows():
-                yield str(row["request_hash"]), _response(adapter, row)
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # a failed Ray task or actor: what came back is stored, the rest stays pending
-            raise WorkFailed(f"the Ray Dataset failed ({type(e).__name__}: {_first_line(e)}); every answer that "
-                             "came back is stored: rerun the same command to resume") from e
+
+def _driver_adapter(spec: str, **opts: Any) -> Adapter:
+    """The run's adapter in the driver: a :class:`RayPath`'s own (``driver_adapter``) for its prefix, else the
+    adapter registry's."""
+    from medr2.models.registry import AdapterOptions, load_adapter
+
+    prefix, _, name = spec.partition(":")
+    path = RAY_PATHS.get(prefix) if prefix in RAY_PATHS else None
+    if path is None or path.driver_adapter is None or not name:
+        return load_adapter(spec, **opts)
+    return path.driver_adapter(name, AdapterOptions(**opts))
+
+
+def iter_answers(ds: Any, answer: Callable[[Mapping[str, Any]], Response]) -> Iterator[tuple[str, Response]]:
+    """(request hash, response) of every output row of a Dataset, as they arrive; a failed Dataset is a
+    :class:`WorkFailed` saying that what came back is stored."""
+    try:
+        for row in ds.iter_rows():
+            yield str(row["request_hash"]), answer(row)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # a failed Ray task or actor: what came back is stored, the rest stays pending
+        raise WorkFailed(f"the Ray Dataset failed ({type(e).__name__}: {_first_line(e)}); every answer that "
+                         "came back is stored: rerun the same command to resume") from e
+
+
+def _stream_http(ex: RayExecutor, todo: Sequence[Planned], runner: Runner) -> Iterator[tuple[str, Response]]:
+    """The HTTP path (see the module docstring)."""
+    import ray
+    from ray.data.llm import HttpRequestProcessorConfig, build_processor
+
+    from medr2.models.openai import OpenAIAdapter
+
+    adapter = ex.adapter
+    assert isinstance(adapter, OpenAIAdapter)
+    ex.connect()
+    spec = _BodySpec(model=adapter.model, extra_body=json.dumps(adapter.extra_body, sort_keys=True),
+                     max_tokens_field=adapter.max_tokens_field, bench_root=str(runner.bench_root),
+                     settings=json.dumps(_settings_dict(runner.settings)))
+    headers = {k: v for k, v in adapter._headers.items() if k.lower() != "content-type"}
+    per_url = max(1, adapter.concurrency // len(adapter.urls))
+    datasets = []
+    for k, url in enumerate(adapter.urls):
+        rows = [{"request_hash": p.request.key, "item_id": p.item.item_id, "messages": json.dumps(p.messages)}
+                for p in todo[k::len(adapter.urls)] if p.request is not None]
+        if not rows:
+            continue
+        config = HttpRequestProcessorConfig(
+            url=str(url), headers=headers or None, batch_size=ex.batch_size, concurrency=per_url,
+            max_retries=adapter.retries, base_retry_wait_time_in_s=adapter.backoff_initial_s,
+            session_factory=functools.partial(_BodySession, adapter.timeout_s),
+            http_request_stage={"num_cpus": STAGE_CPUS})
+        # the postprocess (dropping the request body from the rows that return to the driver) keeps Ray's
+        # default of one CPU per map task: with a fraction, Ray started a worker process per concurrent task,
+        # which held the first answers back for seconds on a small machine
+        processor = build_processor(config, preprocess=functools.partial(_preprocess, spec),
+                                    postprocess=_postprocess, preprocess_map_kwargs={"num_cpus": STAGE_CPUS})
+        # one block per HTTP-stage batch: a map task hands its output on when it ends, so answers reach the
+        # driver (and are stored) batch by batch, not when a whole large block is done
+        blocks = -(-len(rows) // ex.batch_size)
+        datasets.append(processor(ray.data.from_items(rows, override_num_blocks=blocks)))
+    ds = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
+    yield from iter_answers(ds, functools.partial(_response, adapter))
 
 
 def _first_line(e: BaseException) -> str:
@@ -286,3 +353,7 @@ class _BodySession:
         if isinstance(data, str):
             data = json.loads(data)[BODY_KEY].encode("utf-8")
         return self._session.post(url, data=data, **kwargs)
+
+
+RAY_PATHS.register("openai", RayPath(stream=_stream_http))
+RAY_PATHS.lazy("vllm", "medr2.run.ray_vllm:VLLM_ENGINE_PATH")

@@ -665,7 +665,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
-    adapter = model_cfg.load(preset, source, factory=adapter_factory)
+    adapter = model_cfg.load(preset, source, factory=adapter_factory or executor.adapter_factory())
     try:
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
         chains: ChainIndex
