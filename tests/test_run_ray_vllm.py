@@ -7,7 +7,9 @@ a driver killed mid-run and rerun loses no answer and asks nothing again that wa
 Everything runs as subprocesses of ``.venv-vllm``'s Python with this checkout's ``src`` first on ``PYTHONPATH``
 (vLLM is not in the project venv); vLLM's own environment variables (tests/servers.py ``VLLM_ENV``) reach the engines
 through the ``ray start`` environment, medr2 reads none. Skips, saying why, without that environment.
-Measured on the 2-core dev machine (shared, load ~3-6), last run: see the module's ``--durations`` in the report.
+Measured on the 2-core dev machine (shared, load ~3-6), last run: 507 s for the module: the fixture 139 s (the
+local run 97 s), the equality test 149 s (the Ray run 131 s with the engine start, the rerun 18 s), the kill test
+207 s (two engine starts).
 """
 
 from __future__ import annotations
