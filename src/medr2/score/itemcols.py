@@ -170,7 +170,11 @@ def _values(column: pa.ChunkedArray, name: str) -> list[Any]:
     """A column of some rows as Python values: dictionary-encoded ones decoded once per distinct value used."""
     arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if not pa.types.is_dictionary(arr.type):
-        return arr.to_pylist()  # type: ignore[no-any-return]
+        values = arr.to_pylist()
+        if name in _JSON or name in _DEFAULTS:  # a column not stored as text (all null): missing takes the default
+            fill = _DEFAULTS.get(name)
+            return [fill if v is None else _decode(v, name) for v in values]
+        return values  # type: ignore[no-any-return]
     idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     used = np.unique(idx[idx >= 0])
     lookup = np.empty(len(arr.dictionary) + 1, dtype=object)
@@ -219,9 +223,11 @@ def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringI
         cols = [c for c in _COLUMNS if c in names]
         repeated = [c for c in cols if (c in _BY_VALUE or c in ("answer", "parent_id", "pair_id"))
                     and _is_text(pf.schema_arrow.field(c).type)]
-        batches = [pq.read_table(path, columns=cols, read_dictionary=repeated) if pf.metadata.num_rows else
-                   pf.schema_arrow.empty_table().select(cols)]
-        table = batches[0]
+        # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
+        cf = pq.ParquetFile(path, read_dictionary=repeated)
+        parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
+        table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(cols)
+        del parts
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
     n = table.num_rows
@@ -234,7 +240,10 @@ def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringI
     table = _encode(table.select(list(_COLUMNS)))
     for name in _JSON:
         _check_json(table, name, path)
-    return manifest, ScoringItems(table, path)
+    items = ScoringItems(table, path)
+    del table
+    pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
+    return manifest, items
 
 
 def _check_json(table: pa.Table, name: str, path: Path) -> None:
