@@ -77,3 +77,57 @@ def test_missing_and_null_columns_take_the_defaults(bench: Bench, tmp_path: Path
     _, items = load_scoring_items(root)
     assert {it.variant for it in items.values()} == {"clean"}
     assert all(it.meta == {} and it.options == [] and it.lure is None for it in items.values())
+
+
+# -- held by columns (medr2.score.itemcols, what `medr2 score` uses) ------------------------------------
+
+
+def test_columns_give_the_records_of_the_row_reader(bench: Bench) -> None:
+    """``ScoringItems``: the same items in the same order as ``load_scoring_items``, each record equal, made
+    only for the rows loaded (the window) or looked up; positions are rows, -1 for an unknown id."""
+    from medr2.score.itemcols import open_scoring_items
+
+    _, rows = load_scoring_items(bench.root)
+    _, cols = open_scoring_items(bench.root)
+    assert len(cols) == len(rows) and list(cols) == list(rows)
+    assert [cols[i] for i in rows] == list(rows.values())  # each made alone (outside any window)
+    ids = list(rows)
+    wanted = [ids[5], ids[1], ids[5], "no-such-item", None, ids[0][:-1], ids[0] + "0"]
+    assert cols.positions(wanted).tolist() == [5, 1, 5, -1, -1, -1, -1]
+    window = cols.load(cols.positions(ids[:4]))
+    assert list(window) == ids[:4] and list(window.values()) == [rows[i] for i in ids[:4]]
+    assert cols.ids(cols.positions(ids[::-1])) == ids[::-1]
+    assert ids[-1] in cols and "no-such-item" not in cols
+    with pytest.raises(KeyError):
+        cols["no-such-item"]
+    parents = cols.column_positions("parent_id").tolist()
+    assert parents == [ids.index(it.parent_id) if it.parent_id else -1 for it in rows.values()]
+    assert any(p >= 0 for p in parents)
+
+
+def test_columns_refuse_bad_json_as_the_row_reader(bench: Bench, tmp_path: Path) -> None:
+    from medr2.score.itemcols import open_scoring_items
+
+    table = pq.read_table(bench.root / ITEMS_FILE)
+    meta = table.column("meta").to_pylist()
+    meta[3] = meta[6] = "{bad"
+    root = _copy(bench, tmp_path / "b", {"meta": pa.array(meta, type=pa.string())})
+    with pytest.raises(BadInput) as e:
+        load_scoring_items(root)
+    with pytest.raises(BadInput) as f:
+        open_scoring_items(root)
+    assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))
+    assert f.value.record == table.column("item_id")[3].as_py()
+
+
+def test_columns_take_the_defaults_of_the_row_reader(bench: Bench, tmp_path: Path) -> None:
+    from medr2.score.itemcols import ScoringItems, open_scoring_items
+
+    n = len(bench.items)
+    root = _copy(bench, tmp_path / "b", {"variant": None, "meta": pa.nulls(n), "lure": pa.nulls(n),
+                                        "options": pa.array([None] * n, type=pa.string()), "pair_id": None})
+    _, rows = load_scoring_items(root)
+    _, cols = open_scoring_items(root)
+    assert [cols[i] for i in rows] == list(rows.values())
+    again = ScoringItems.from_mapping(rows)  # records held by columns give the same records back
+    assert [again[i] for i in rows] == list(rows.values())

@@ -10,13 +10,13 @@ planned items without a stored answer. A stored error counts as answered (it is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, cast
 
 import numpy as np
 
-from medr2.score.items import ScoringItem
+from medr2.score.itemcols import ScoringItems
 
 UNFINISHED = frozenset({"running", "interrupted", "failed"})
 
@@ -38,75 +38,116 @@ def _scopes(manifest: Mapping[str, Any]) -> list[tuple[dict[str, Any], tuple[int
     return out
 
 
-def _with_earlier_steps(selected: list[ScoringItem], items: Iterable[ScoringItem]) -> list[ScoringItem]:
-    """``selected`` plus every earlier chain step they need answered first (what ``chain-own`` asks)."""
+def _with_earlier_steps(items: ScoringItems, chosen: np.ndarray) -> np.ndarray:
+    """``chosen`` (a mask of rows) plus every earlier chain step they need answered first (what ``chain-own``
+    asks). Records are made only for the items of the chains ``chosen`` touches."""
     from medr2.run.runner import ChainIndex
 
-    index = ChainIndex(cast(Any, [it for it in items if it.chain_id is not None and it.step is not None]))
-    asked = {it.item_id: it for it in selected}
-    frontier = list(selected)
+    chain_idx, chains = items.codes("chain_id")
+    in_chain = chain_idx < len(chains)
+    touched = np.unique(chain_idx[chosen & in_chain])
+    rows = np.flatnonzero(np.isin(chain_idx, touched) & in_chain)
+    if not len(rows):
+        return chosen
+    records = items.records(rows)
+    index = ChainIndex(cast(Any, [it for it in records.values() if it.step is not None]))
+    out = chosen.copy()
+    frontier = [records[i] for i in items.ids(np.flatnonzero(chosen & in_chain))]
+    asked = {it.item_id for it in frontier}
     while frontier:
         nxt = []
         for it in frontier:
             for e in index.earlier(cast(Any, it)):
                 if e.item_id not in asked:
-                    asked[e.item_id] = cast(Any, e)
+                    asked.add(e.item_id)
                     nxt.append(cast(Any, e))
         frontier = nxt
-    return list(asked.values())
+    out[items.positions(sorted(asked))] = True
+    return out
 
 
-def planned_items(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem]) -> dict[str, set[str]] | None:
-    """The item ids each mode was asked for over all recorded invocations; ``None`` when no plan is recorded."""
+def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: str | None, limit: int | None,
+               shard: tuple[int, int] | None) -> np.ndarray:
+    """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
+    each test made once per distinct value)."""
+    from medr2.run.runner import shard_index
+    from medr2.variant_id import variant_matches
+
+    chosen = np.ones(len(items), dtype=bool)
+    if split is not None:
+        idx, values = items.codes("split")
+        chosen &= np.append(np.asarray([v == split for v in values], dtype=bool), split is None)[idx]
+    if variants:
+        idx, values = items.codes("variant")
+        ok = [variant_matches("clean" if v is None else v, variants) for v in values]
+        chosen &= np.asarray(ok + [variant_matches("clean", variants)], dtype=bool)[idx]
+    case_idx, cases = items.codes("case_id")
+    if limit is not None:
+        rows = np.flatnonzero(chosen)
+        kept = np.zeros(len(cases) + 1, dtype=bool)
+        if len(rows):
+            order_cases, first = np.unique(case_idx[rows], return_index=True)
+            order_cases = order_cases[np.argsort(first, kind="stable")]  # cases as they first appear
+            counts = np.bincount(case_idx[rows], minlength=len(cases) + 1)[order_cases]
+            n_kept = max(1, int(np.searchsorted(np.cumsum(counts), limit, side="right")))
+            kept[order_cases[:n_kept]] = True
+        chosen &= kept[case_idx]
+    if shard is not None:
+        i, n = shard
+        ours = np.asarray([c is not None and shard_index(c, n) == i for c in cases] + [False], dtype=bool)
+        chosen &= ours[case_idx]
+    return chosen
+
+
+def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str, np.ndarray] | None:
+    """Per mode, the rows it was asked for over all recorded invocations (a mask over the bench's items);
+    ``None`` when no plan is recorded."""
     from medr2.run.prompts import get_mode
-    from medr2.run.runner import select_items
 
     scopes = _scopes(manifest)
     if not scopes:
         return None
-    every = list(items.values())
-    plan: dict[str, set[str]] = {}
-    memo: dict[Any, list[ScoringItem]] = {}
+    plan: dict[str, np.ndarray] = {}
+    memo: dict[Any, np.ndarray] = {}
     for inv, shard in scopes:
         key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard)
         if key not in memo:
-            memo[key] = cast(list[ScoringItem], select_items(
-                cast(Any, every), variants=inv.get("variants"), split=inv.get("split"), limit=inv.get("limit"),
-                shard=shard))
+            memo[key] = _selection(items, variants=inv.get("variants"), split=inv.get("split"),
+                                   limit=inv.get("limit"), shard=shard)
         for mode in inv.get("modes") or []:
             chosen = memo[key]
             if get_mode(mode).history == "own":
-                chosen = _with_earlier_steps(chosen, every)
-            plan.setdefault(mode, set()).update(it.item_id for it in chosen)
+                chosen = _with_earlier_steps(items, chosen)
+            if mode in plan:
+                plan[mode] = plan[mode] | chosen
+            else:
+                plan[mode] = chosen
     return plan
 
 
 class AnsweredIds(AbstractSet[str]):
     """The item ids answered in one mode as one flag per item of the bench (a byte per item, not a set entry
-    per answer): what :func:`completeness` reads, collected batch by batch (:meth:`add`)."""
+    per answer): what :func:`completeness` reads, collected batch by batch (:meth:`add_positions`)."""
 
-    def __init__(self, codes: Mapping[str, int], ids: Sequence[str]) -> None:
-        self._codes, self._ids = codes, ids
-        self._mask = np.zeros(len(ids), dtype=bool)
+    def __init__(self, items: ScoringItems) -> None:
+        self._items = items
+        self.mask = np.zeros(len(items), dtype=bool)
 
-    def add(self, item_ids: Iterable[str]) -> None:
-        self._mask[np.fromiter((self._codes[i] for i in item_ids), dtype=np.int64)] = True
+    def add_positions(self, positions: np.ndarray) -> None:
+        self.mask[positions] = True
 
     def __contains__(self, item_id: object) -> bool:
-        code = self._codes.get(item_id) if isinstance(item_id, str) else None
-        return code is not None and bool(self._mask[code])
+        code = int(self._items.positions([item_id])[0]) if isinstance(item_id, str) else -1
+        return code >= 0 and bool(self.mask[code])
 
     def __iter__(self) -> Iterator[str]:
-        return (self._ids[i] for i in np.flatnonzero(self._mask).tolist())
+        return iter(self._items.ids(np.flatnonzero(self.mask)))
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(self._mask))
-
-    def __rand__(self, other: Iterable[Any]) -> set[str]:  # ``planned & answered`` with a built-in set
-        return {v for v in other if v in self}
+        return int(np.count_nonzero(self.mask))
 
 
-def completeness(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem],
+def completeness(manifest: Mapping[str, Any], items: ScoringItems,
                  answered: Mapping[str, AbstractSet[str]]) -> dict[str, Any]:
     """``{"complete", "planned", "answered", "missing", "modes": {MODE: {...}}, "unfinished_invocations",
     "shards_missing"}``; ``answered`` maps a mode to the item ids with a stored answer (ok or error).
@@ -124,14 +165,22 @@ def completeness(manifest: Mapping[str, Any], items: Mapping[str, ScoringItem],
     modes: dict[str, dict[str, int]] = {}
     for mode in sorted(plan):
         want, got = plan[mode], answered.get(mode, frozenset())
-        have = len(want & got)
-        modes[mode] = {"planned": len(want), "answered": have, "missing": len(want) - have}
+        got_mask = got.mask if isinstance(got, AnsweredIds) else _mask(items, got)
+        n_want, have = int(np.count_nonzero(want)), int(np.count_nonzero(want & got_mask))
+        modes[mode] = {"planned": n_want, "answered": have, "missing": n_want - have}
     planned = sum(m["planned"] for m in modes.values())
     have = sum(m["answered"] for m in modes.values())
     missing = planned - have
     return {"complete": missing == 0 and not shards_missing, "planned": planned, "answered": have,
             "missing": missing, "modes": modes, "unfinished_invocations": unfinished,
             "shards_missing": shards_missing}
+
+
+def _mask(items: ScoringItems, ids: AbstractSet[str]) -> np.ndarray:
+    out = np.zeros(len(items), dtype=bool)
+    at = items.positions(list(ids))
+    out[at[at >= 0]] = True
+    return out
 
 
 def describe(plan: Mapping[str, Any]) -> str | None:

@@ -25,7 +25,8 @@ from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
-from medr2.score.items import ItemLike, ScoringItem, load_scoring_items
+from medr2.score.itemcols import ScoringItems, open_scoring_items
+from medr2.score.items import ItemLike
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
@@ -304,8 +305,8 @@ def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
     return table.take(order).combine_chunks()
 
 
-def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringItem]]:
-    """(run manifest, bench folder, the bench's items by id) of a run folder."""
+def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, ScoringItems]:
+    """(run manifest, bench folder, the bench's items, held by columns) of a run folder."""
     from medr2.run.manifest import MANIFEST_FILE, read_manifest
 
     manifest = read_manifest(run_dir)
@@ -316,7 +317,7 @@ def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, dict[str, ScoringI
     if not bench_path:
         raise BadInput("the run manifest does not name its bench", file=str(run_dir / MANIFEST_FILE),
                        field="bench.path")
-    bench_manifest, items = load_scoring_items(bench_path)
+    bench_manifest, items = open_scoring_items(bench_path)
     refuse_unknown_answers(bench_manifest, bench_path)
     checksum = str(bench_manifest["checksums"]["bench"])
     if bench_info.get("checksum") and checksum != bench_info["checksum"]:
@@ -336,18 +337,28 @@ def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | 
                        field="imported.answers_unknown")
 
 
-def _quarantine_unknown(run_dir: Path, items: Mapping[str, ItemLike], quarantine: Quarantine) -> int:
+def _quarantine_unknown(run_dir: Path, items: ScoringItems, quarantine: Quarantine) -> int:
     """Quarantine every stored row whose item is not in the bench (in insertion order); returns how many answers
     count (one per (item, mode) of a known item)."""
+    from itertools import islice
+
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        for request_hash, item_id in store.item_rows():
-            if item_id not in items:
-                quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
-                                               f"item {item_id} is not in the bench", stage="score"))
-        return sum(n for item_id, n in store.modes_per_item() if item_id in items)
+        rows = iter(store.item_rows())
+        while part := list(islice(rows, BATCH_ROWS)):
+            known = items.positions([r[1] for r in part]) >= 0
+            for (request_hash, item_id), ok in zip(part, known.tolist(), strict=True):
+                if not ok:
+                    quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
+                                                   f"item {item_id} is not in the bench", stage="score"))
+        n = 0
+        per_item = iter(store.modes_per_item())
+        while counts := list(islice(per_item, BATCH_ROWS)):
+            known = items.positions([r[0] for r in counts]) >= 0
+            n += sum(c for (_, c), ok in zip(counts, known.tolist(), strict=True) if ok)
+        return n
     finally:
         store.close()
 
@@ -365,13 +376,11 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     cases (:class:`medr2.score.stream.CaseChunks`, about ``chunk_rows`` rows each) and the metrics are computed
     a chunk at a time (:class:`medr2.score.aggregate.MetricsAccumulator`), rows in the order of the store's
     first answer per key."""
-    import shutil
-    import tempfile
-
     from medr2.progress import Quiet
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
+    from medr2.score.spill import SpillFolder
     from medr2.score.table import SeverityFloors
 
     run_dir = Path(run_dir)
@@ -393,7 +402,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     progress.step("scoring answers", n_counted)
     scores_out = RowGroupWriter(_SCORES_SCHEMA)
     audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None)
-    spill = Path(tempfile.mkdtemp(prefix=".score-chunks-", dir=run_dir))
+    spill_folder = SpillFolder(run_dir)  # locked while in use; a killed scorer's folder is removed next time
+    spill = spill_folder.__enter__()
     try:
         chunks = CaseChunks(spill, items, n_counted, chunk_rows)
         floors = SeverityFloors(items)
@@ -402,22 +412,27 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         store = Store.open(run_dir)
         try:
             for batch in store.counted_rows(batch_rows):
-                rows = [r for r in batch if r[0] in items]
+                pos = items.positions([r[0] for r in batch])
+                known = pos >= 0
+                rows = [r for r, ok in zip(batch, known.tolist(), strict=True) if ok]
                 if not rows:
                     continue
-                scored = _score_rows(items, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
+                codes = pos[known]
+                window = items.load(codes)  # this batch's records (what the lookups below read)
+                scored = _score_rows(window, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
                                      bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
-                item_ids = [items[r[0]].item_id for r in rows]  # the items' own strings: no copy per row
+                item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
                 model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
-                scores_out.write(_scores_batch(items, item_ids, model_keys, modes, scored))
-                chunks.add(item_ids, model_keys, modes, [r[7] for r in rows], scored, audit.add(rows, item_ids))
+                scores_out.write(_scores_batch(window, item_ids, model_keys, modes, scored))
+                chunks.add(codes, model_keys, modes, [r[7] for r in rows], scored, audit.add(rows, item_ids))
                 floors.add(item_ids, modes)
+                mode_arr = np.asarray(modes, dtype=object)
                 for mode in set(modes):
-                    got = answered.setdefault(mode, AnsweredIds(chunks.codes, chunks.item_ids))
-                    got.add(iid for iid, m in zip(item_ids, modes, strict=True) if m == mode)
+                    got = answered.setdefault(mode, AnsweredIds(items))
+                    got.add_positions(codes[mode_arr == mode])
                 n_predictions += len(rows)
                 n_truncated += sum(1 for r in scored if r.verdict == "truncated")
-                del batch, rows, scored, model_keys, modes
+                del batch, rows, scored, model_keys, modes, window
         finally:
             store.close()
             if isinstance(judge, str) and judge_obj is not None:
@@ -431,7 +446,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
                                  n_resamples=n_resamples)
     finally:
-        shutil.rmtree(spill, ignore_errors=True)
+        spill_folder.__exit__(None, None, None)
     model = manifest.get("model") or {}
     metrics["run"] = {
         "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
@@ -634,7 +649,7 @@ class IncompleteRunWarning(UserWarning):
     """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
 
 
-def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], answered: Mapping[str, AbstractSet[str]]
+def _plan(manifest: dict[str, Any], items: ScoringItems, answered: Mapping[str, AbstractSet[str]]
           ) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`; ``answered``: per
     mode the item ids scored); warns when incomplete."""
@@ -648,7 +663,7 @@ def _plan(manifest: dict[str, Any], items: Mapping[str, ScoringItem], answered: 
     return plan
 
 
-def _chunk_metrics(chunks: CaseChunks, items: Mapping[str, ScoringItem], floors: Mapping[str, Mapping[str, float]],
+def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str, Mapping[str, float]],
                    *, audited: bool, seed: int, n_resamples: int) -> dict[str, Any]:
     """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
     per-case sums kept and the table dropped before the next is read)."""
@@ -658,8 +673,9 @@ def _chunk_metrics(chunks: CaseChunks, items: Mapping[str, ScoringItem], floors:
 
     acc = MetricsAccumulator()
     for t in chunks.chunks():
-        ids = chunks.item_ids
-        table = build_table_columns(items, [ids[i] for i in t["item"].to_numpy().tolist()], t["model_key"].to_pylist(),
+        codes = t["item"].to_numpy()
+        items.load(codes)  # the chunk's records (build_table_columns looks them up)
+        table = build_table_columns(items, items.ids(codes), t["model_key"].to_pylist(),
                                     t["mode"].to_pylist(), t["verdict"].to_pylist(), t["parsed"].to_pylist(),
                                     t["method"].to_pylist(), t["iou"].to_pylist(),
                                     chunks.text_metrics(t["text_metrics"].to_pylist()))
@@ -671,6 +687,7 @@ def _chunk_metrics(chunks: CaseChunks, items: Mapping[str, ScoringItem], floors:
         del t
         acc.add(table, severity_floors=floors)
         del table
+    items.load(np.zeros(0, dtype=np.int64))
     return acc.finish(seed=seed, n_resamples=n_resamples)
 
 
@@ -685,6 +702,7 @@ def load_table(run_dir: Path | str) -> pd.DataFrame:
         raise BadInput("the run is not scored yet (run `medr2 score RUN`)", file=str(path))
     _, _, items = _run_inputs(run_dir)
     t = pq.read_table(path).to_pylist()
+    items.load(items.positions([r["item_id"] for r in t]))
     scores = [Score(item_id=r["item_id"], model_key=r["model_key"], mode=r["mode"], verdict=r["verdict"],
                     parsed=r["parsed"], method=r["method"], iou=r["iou"],
                     text_metrics=json.loads(r["text_metrics"] or "{}"), reason=r.get("reason")) for r in t]

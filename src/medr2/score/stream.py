@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from medr2.score.items import ItemLike
+
+if TYPE_CHECKING:
+    from medr2.score.itemcols import ScoringItems
 
 # rows per Parquet row group: pyarrow's default for ``write_table`` (1024 * 1024), so a file written here in
 # batches has the same bytes as the whole table written at once
@@ -74,25 +77,26 @@ class CaseChunks:
     MetricsAccumulator` adds. Per row only what the tidy table needs beside the item: item (its position among
     ``items``), mode, model key, verdict, parsed answer, method, IoU, text metrics (JSON), reason, rationale
     audit counts and ``first`` (where its first answer was stored). When some item's parent, yes/no twin or
-    chain step lies in another case (the metrics pair them), every row goes to one chunk."""
+    chain step lies in another case (the metrics pair them), every row goes to one chunk. ``items`` is read by
+    columns (:class:`medr2.score.itemcols.ScoringItems`; records are converted)."""
 
     def __init__(self, folder: Path, items: Mapping[str, ItemLike], n_rows: int, chunk_rows: int = CHUNK_ROWS
                  ) -> None:
+        from medr2.score.itemcols import ScoringItems
+
         self.folder = folder
-        self.item_ids = list(items)
-        self.codes = {iid: i for i, iid in enumerate(self.item_ids)}  # an item's position among ``items``
-        cases = sorted({it.case_id for it in items.values()})
-        k = max(1, min(len(cases), -(-n_rows // max(1, chunk_rows)))) if _pairs_within_cases(items) else 1
-        chunk_of_case = {c: i * k // len(cases) for i, c in enumerate(cases)}
-        self._chunk = np.fromiter((chunk_of_case[it.case_id] for it in items.values()), dtype=np.int64,
-                                  count=len(items))
+        self.items = items if isinstance(items, ScoringItems) else ScoringItems.from_mapping(items)
+        case_idx, cases = self.items.codes("case_id")
+        n_cases = max(1, len(cases))
+        k = max(1, min(n_cases, -(-n_rows // max(1, chunk_rows)))) if _pairs_within_cases(self.items, case_idx) \
+            else 1
+        self._chunk = (case_idx * k // n_cases).astype(np.int64)
         self.n_chunks = k
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
 
-    def add(self, item_ids: Sequence[str], model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
+    def add(self, codes: np.ndarray, model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
             scored: Sequence[Any], audit: Mapping[str, Sequence[int]] | None) -> None:
-        """One batch of scored rows (``scored``: the scorer's per-row results)."""
-        codes = np.fromiter((self.codes[i] for i in item_ids), dtype=np.int64, count=len(item_ids))
+        """One batch of scored rows (``codes``: their items' positions; ``scored``: the scorer's results)."""
         cols: dict[str, pa.Array] = {
             "item": pa.array(codes, type=pa.int64()), "mode": pa.array(modes, type=pa.string()),
             "model_key": pa.array(model_keys, type=pa.string()),
@@ -140,14 +144,20 @@ class CaseChunks:
 _NO_TEXT_METRICS: dict[str, float] = {}
 
 
-def _pairs_within_cases(items: Mapping[str, ItemLike]) -> bool:
-    """Every parent, yes/no twin and chain step an item names lies in its own case."""
-    case_of: dict[tuple[str, str], str] = {}
-    for it in items.values():
-        parent = items.get(it.parent_id) if it.parent_id else None
-        if parent is not None and parent.case_id != it.case_id:
+def _pairs_within_cases(items: ScoringItems, case_idx: np.ndarray) -> bool:
+    """Every parent, yes/no twin and chain step an item names lies in its own case (``case_idx``: per row its
+    case's code)."""
+    parents = items.column_positions("parent_id")
+    named = parents >= 0
+    if np.any(case_idx[parents[named]] != case_idx[named]):
+        return False
+    for name in ("pair_id", "chain_id"):
+        group = items.column(name)
+        if group.null_count == len(group):
+            continue
+        if pa.types.is_dictionary(group.type):
+            group = group.indices
+        t = pa.table({"g": group, "c": pa.array(case_idx, type=pa.int64())}).filter(pc.is_valid(group))
+        if t.num_rows and pc.max(t.group_by("g").aggregate([("c", "count_distinct")])["c_count_distinct"]).as_py() > 1:
             return False
-        for kind, gid in (("pair", it.pair_id), ("chain", it.chain_id)):
-            if gid is not None and case_of.setdefault((kind, gid), it.case_id) != it.case_id:
-                return False
     return True

@@ -120,15 +120,12 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
             parsed_key.append(None)
             continue
         parsed_key.append(_memo_key(key_memo, formats[k], items[iid], p))
-    all_codes = {iid: i for i, iid in enumerate(items)}
     distinct = list(codes)  # the distinct item ids, in order of first appearance (= their position in fields)
     per_item = pd.DataFrame({name: [f[j] for f in fields] for j, name in enumerate(_ITEM_FIELDS)},
                             columns=list(_ITEM_FIELDS))
     per_item["item_id"] = distinct
-    per_item["item_code"] = np.fromiter((all_codes[i] for i in distinct), dtype=np.int64, count=len(distinct))
     parent = _ITEM_FIELDS.index("parent_id")
-    per_item["parent_code"] = np.fromiter((-1 if f[parent] is None else all_codes.get(f[parent], -1) for f in fields),
-                                          dtype=np.int64, count=len(distinct))
+    per_item["item_code"], per_item["parent_code"] = _item_codes(items, distinct, [f[parent] for f in fields])
     taken = per_item.take(pos).reset_index(drop=True)
     rows = pd.DataFrame({"model_key": list(model_keys), "mode": list(modes), "verdict": list(verdicts),
                          "parsed": list(parsed), "method": list(methods), "iou": list(ious),
@@ -138,6 +135,19 @@ def build_table_columns(items: Mapping[str, ItemLike], item_ids: Sequence[str], 
     cols["iou0"] = pd.Series(rows["iou"].astype(float).fillna(0.0).to_numpy())
     cols["item_code"], cols["parent_code"] = taken["item_code"], taken["parent_code"]
     return pd.DataFrame(cols)
+
+
+def _item_codes(items: Mapping[str, ItemLike], ids: Sequence[str], parents: Sequence[str | None]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The positions among ``items`` of ``ids`` and of ``parents`` (-1: none, or not in ``items``): looked up
+    by columns when ``items`` holds them so (:class:`medr2.score.itemcols.ScoringItems`)."""
+    positions = getattr(items, "positions", None)
+    if positions is not None:
+        return positions(ids), positions(parents)
+    all_codes = {iid: i for i, iid in enumerate(items)}
+    return (np.fromiter((all_codes[i] for i in ids), dtype=np.int64, count=len(ids)),
+            np.fromiter((-1 if p is None else all_codes.get(p, -1) for p in parents), dtype=np.int64,
+                        count=len(parents)))
 
 
 def lowest_severity_only(df: pd.DataFrame, floor: Mapping[str, float] | None = None) -> np.ndarray:

@@ -1,0 +1,101 @@
+"""Where the memory of ``medr2 score`` goes.
+
+``--items BENCH ...``: the RSS that reading a bench's items adds, as records (``load_scoring_items``) and held by
+columns (``open_scoring_items``), each in a fresh process (after ``gc.collect()``), with the Arrow bytes held.
+
+``--trace RUN``: one in-process ``score_run`` of a copy of RUN (the original is left as it is), printing the
+RSS at each progress step and every 50,000 answers; at each step it also calls glibc's ``malloc_trim(0)`` and
+the Arrow pool's ``release_unused()`` and prints the RSS after them (what is live vs what the allocators keep).
+
+    PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --items /tmp/val-bench/b100 /tmp/val-bench/b1000
+    PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --trace /tmp/scale-runs/r-b1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ITEMS = r"""
+import gc, sys, time
+import pyarrow as pa
+def rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096 / 2**20
+from medr2.score.items import load_scoring_items
+from medr2.score.itemcols import open_scoring_items
+fn = {"records": load_scoring_items, "columns": open_scoring_items}[sys.argv[2]]
+r0, c0 = rss(), time.process_time()
+_, items = fn(sys.argv[1])
+gc.collect()
+n = len(items)
+grew = rss() - r0
+print(f"{sys.argv[1]}  {sys.argv[2]:8s} items {n:>10,}  RSS +{grew:6.0f} MiB ({grew * 2**20 / n:6.0f} B/item)"
+      f"  CPU {time.process_time() - c0:6.2f} s  Arrow held {pa.total_allocated_bytes() / n:5.0f} B/item", flush=True)
+"""
+
+
+def rss() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
+
+
+def items(benches: list[Path]) -> None:
+    for bench in benches:
+        for how in ("records", "columns"):
+            subprocess.run([sys.executable, "-c", ITEMS, str(bench), how], check=True)
+
+
+def trace(run: Path) -> None:
+    import pyarrow as pa
+
+    from medr2.progress import Quiet
+    from medr2.score.scorer import score_run
+
+    libc = ctypes.CDLL("libc.so.6")
+
+    class Steps(Quiet):
+        def __init__(self) -> None:
+            self.n = 0
+            self.t0 = time.process_time()
+
+        def step(self, name: str, total: int | None = None) -> None:
+            before = rss()
+            gc.collect()
+            libc.malloc_trim(0)
+            pa.default_memory_pool().release_unused()
+            print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {before:6.0f} MiB, after malloc_trim "
+                  f"{rss():6.0f} MiB, Arrow {pa.total_allocated_bytes() / 2**20:5.0f} MiB  -> {name}", flush=True)
+
+        def advance(self, n: int = 1) -> None:
+            self.n += n
+            if self.n % 50_000 < n:
+                print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {rss():6.0f} MiB at {self.n:,} answers",
+                      flush=True)
+
+    with tempfile.TemporaryDirectory(dir=run.parent) as tmp:
+        copy = Path(tmp) / run.name
+        shutil.copytree(run, copy)
+        progress: Any = Steps()
+        score_run(copy, progress=progress)
+        print(f"end: RSS {rss():.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=Path, nargs="+", default=None, help="benches: records vs columns")
+    ap.add_argument("--trace", type=Path, default=None, help="a run folder (scored in a copy)")
+    args = ap.parse_args()
+    if args.items:
+        items(args.items)
+    if args.trace:
+        trace(args.trace)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""The bench items as ``medr2 score`` holds them: the columns it reads, kept as Arrow arrays, with records
+(:class:`~medr2.score.items.ScoringItem`) made only for the items a batch or chunk of cases needs.
+
+:func:`load_scoring_items` builds a record of every item (≈ 1.6 KiB each); :class:`ScoringItems` keeps the same
+columns column-wise (repeated strings and JSON dictionary-encoded: ≈ 130 B per item) plus the item ids as one
+sorted fixed-width byte array for lookups, and is a ``Mapping[str, ScoringItem]``: :meth:`ScoringItems.load`
+makes the records of a set of rows (the *window*, kept until the next ``load``), a lookup outside the window
+makes that one record. Item positions (``positions``) are row numbers of ``items.parquet``, i.e. the order
+:func:`load_scoring_items` iterates. Every JSON value is checked once at open (per distinct value), with the
+messages of :func:`load_scoring_items`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from medr2.errors import BadInput
+from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, _REQUIRED, ItemLike, ScoringItem
+
+_ITER_ROWS = 65_536  # ids converted to Python strings at a time when iterating
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _fixed_bytes(ids: pa.Array) -> np.ndarray:
+    """Strings as a numpy fixed-width bytes array (``S<n>``; the UTF-8 bytes, NUL-padded), without Python
+    strings when every value has the same length (hex ids)."""
+    ids = ids.cast(pa.string()) if not pa.types.is_string(ids.type) else ids
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype="S1")
+    lengths = pc.binary_length(ids).fill_null(0).to_numpy(zero_copy_only=False)
+    width = max(1, int(lengths.max()))
+    if ids.null_count == 0 and int(lengths.min()) == width:
+        offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32, count=n + 1, offset=ids.offset * 4)
+        data = ids.buffers()[2]
+        start = int(offsets[0])
+        return np.frombuffer(data, dtype=f"S{width}", count=n, offset=start).copy()
+    return np.array([(v or "").encode() for v in ids.to_pylist()], dtype=f"S{width}")
+
+
+class ScoringItems(Mapping[str, ScoringItem]):
+    """A bench's items for scoring, held by columns (see the module)."""
+
+    def __init__(self, table: pa.Table, path: Path) -> None:
+        self.path = path
+        self._table = table
+        ids = table.column("item_id").combine_chunks() if table.num_rows else pa.array([], pa.string())
+        if ids.null_count:
+            raise BadInput("an item without item_id", file=str(path), field="item_id")
+        keys = _fixed_bytes(ids)
+        self._order = np.argsort(keys, kind="stable")
+        self._sorted = keys[self._order]
+        self._width = keys.dtype.itemsize
+        self._window: dict[str, ScoringItem] = {}
+
+    @classmethod
+    def from_mapping(cls, items: Mapping[str, ItemLike]) -> ScoringItems:
+        """The same items, held by columns (for callers that built records themselves)."""
+        cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+        for it in items.values():
+            for c in _COLUMNS:
+                v = getattr(it, c)
+                if c in _JSON:
+                    v = json.dumps(list(v) if c == "answer_box" and v is not None else v)
+                cols[c].append(v)
+        types = {"step": pa.int64(), "stage": pa.int64(), "chance": pa.float64(), "image_width": pa.int64(),
+                 "image_height": pa.int64()}
+        table = pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()})
+        return cls(_encode(table), Path("<records>"))
+
+    # -- Mapping ------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self._table.num_rows)
+
+    def __iter__(self) -> Iterator[str]:
+        ids = self._table.column("item_id")
+        for start in range(0, len(ids), _ITER_ROWS):
+            yield from ids.slice(start, _ITER_ROWS).to_pylist()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key in self._window or int(self.positions([key])[0]) >= 0)
+
+    def __getitem__(self, key: str) -> ScoringItem:
+        got = self._window.get(key)
+        if got is not None:
+            return got
+        pos = int(self.positions([key])[0]) if isinstance(key, str) else -1
+        if pos < 0:
+            raise KeyError(key)
+        return self.records(np.asarray([pos]))[key]
+
+    # -- by position ---------------------------------------------------------------------------------
+
+    def positions(self, ids: Sequence[str | None]) -> np.ndarray:
+        """The row of each id (``int64``; -1 for an id that is not in the bench, or None)."""
+        out = np.full(len(ids), -1, dtype=np.int64)
+        if not len(ids) or not len(self._sorted):
+            return out
+        keys = _fixed_bytes(pa.array(ids, type=pa.string()))
+        fits = np.asarray([v is not None for v in ids]) & (np.char.str_len(keys) <= self._width)
+        keys = keys.astype(self._sorted.dtype)  # longer ids are cut here, and refused by ``fits``
+        at = np.minimum(np.searchsorted(self._sorted, keys), len(self._sorted) - 1)
+        hit = fits & (self._sorted[at] == keys)
+        out[hit] = self._order[at[hit]]
+        return out
+
+    def column_positions(self, name: str) -> np.ndarray:
+        """Per row the position of the item its column ``name`` names (``parent_id``; -1: none or unknown),
+        looked up once per distinct value."""
+        col = self.column(name)
+        if not pa.types.is_dictionary(col.type):
+            return self.positions(col.to_pylist())
+        at = np.append(self.positions(col.dictionary.to_pylist()), -1)
+        return at[col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)]  # type: ignore[no-any-return]
+
+    def ids(self, positions: np.ndarray) -> list[str]:
+        """The item ids of those rows."""
+        return self._table.column("item_id").take(pa.array(positions, type=pa.int64())).to_pylist()  # type: ignore[no-any-return]
+
+    def column(self, name: str) -> pa.Array:
+        """One column, as one array (dictionary-encoded for repeated values)."""
+        col = self._table.column(name)
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+    def codes(self, name: str) -> tuple[np.ndarray, list[Any]]:
+        """(per row the index of its value among the sorted distinct values, those values); None sorts last."""
+        col = self.column(name)
+        enc = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
+        values = enc.dictionary.to_pylist()
+        idx = enc.indices.fill_null(len(values)).to_numpy(zero_copy_only=False).astype(np.int64)
+        rank = sorted(range(len(values)), key=lambda k: values[k])
+        remap = np.empty(len(values) + 1, dtype=np.int64)
+        remap[np.asarray(rank, dtype=np.int64)] = np.arange(len(values), dtype=np.int64)
+        remap[len(values)] = len(values)
+        return remap[idx], [values[k] for k in rank]
+
+    def load(self, positions: np.ndarray) -> dict[str, ScoringItem]:
+        """Make the records of those rows; they are the window that lookups read until the next ``load``."""
+        self._window = {}
+        self._window = self.records(positions)
+        return self._window
+
+    def records(self, positions: np.ndarray) -> dict[str, ScoringItem]:
+        """The records of those rows, by item id (rows once each, in the order given)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        if len(pos) > 1:
+            _, first = np.unique(pos, return_index=True)
+            pos = pos[np.sort(first)]
+        sub = self._table.take(pa.array(pos, type=pa.int64()))
+        cols = [_values(sub.column(c), c) for c in _COLUMNS]
+        out: dict[str, ScoringItem] = {}
+        for row in zip(*cols, strict=True):
+            out[row[0]] = ScoringItem(*row)
+        return out
+
+
+def _values(column: pa.ChunkedArray, name: str) -> list[Any]:
+    """A column of some rows as Python values: dictionary-encoded ones decoded once per distinct value used."""
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not pa.types.is_dictionary(arr.type):
+        values = arr.to_pylist()
+        if name in _JSON or name in _DEFAULTS:  # a column not stored as text (all null): missing takes the default
+            fill = _DEFAULTS.get(name)
+            return [fill if v is None else _decode(v, name) for v in values]
+        return values  # type: ignore[no-any-return]
+    idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    used = np.unique(idx[idx >= 0])
+    lookup = np.empty(len(arr.dictionary) + 1, dtype=object)
+    lookup[-1] = _DEFAULTS.get(name)
+    for k, v in zip(used.tolist(), arr.dictionary.take(pa.array(used, type=pa.int64())).to_pylist(), strict=True):
+        lookup[k] = _decode(v, name)
+    return lookup[idx].tolist()  # type: ignore[no-any-return]
+
+
+def _decode(v: Any, name: str) -> Any:
+    if name not in _JSON:
+        return v
+    v = json.loads(v)
+    if name == "answer_box" and v is not None:
+        v = tuple(float(x) for x in v)
+    return v
+
+
+def _encode(table: pa.Table) -> pa.Table:
+    """Repeated text columns dictionary-encoded, one chunk per column, dictionaries unified."""
+    cols = {}
+    for name in table.column_names:
+        col = table.column(name)
+        if name in _BY_VALUE and _is_text(col.type):
+            col = pc.dictionary_encode(col)
+        cols[name] = col
+    return pa.table(cols).unify_dictionaries().combine_chunks()
+
+
+def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringItems]:
+    """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`."""
+    from medr2.bench.format import ITEMS_FILE, read_manifest, verify_checksums
+
+    root = Path(bench_root)
+    manifest = read_manifest(root)
+    verify_checksums(root, manifest)
+    path = root / ITEMS_FILE
+    if not path.is_file():
+        raise BadInput("missing file", file=str(path))
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        missing = [c for c in _REQUIRED if c not in names]
+        if missing:
+            raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+        cols = [c for c in _COLUMNS if c in names]
+        repeated = [c for c in cols if (c in _BY_VALUE or c in ("answer", "parent_id", "pair_id"))
+                    and _is_text(pf.schema_arrow.field(c).type)]
+        # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
+        cf = pq.ParquetFile(path, read_dictionary=repeated)
+        parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
+        table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(cols)
+        del parts
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    n = table.num_rows
+    for name in _COLUMNS:
+        if name not in table.column_names:
+            fill = _DEFAULTS.get(name)
+            table = table.append_column(name, pa.array([None if fill is None else json.dumps(fill)] * n
+                                                       if name in _JSON else [fill] * n,
+                                                       type=pa.string() if name in _BY_VALUE else pa.null()))
+    table = _encode(table.select(list(_COLUMNS)))
+    for name in _JSON:
+        _check_json(table, name, path)
+    items = ScoringItems(table, path)
+    del table
+    pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
+    return manifest, items
+
+
+def _check_json(table: pa.Table, name: str, path: Path) -> None:
+    """Every distinct value of a JSON column decodes (else the message :func:`load_scoring_items` gives)."""
+    col = table.column(name)
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if not pa.types.is_dictionary(arr.type):
+        values = arr.to_pylist()
+        idx = np.arange(len(values), dtype=np.int64)
+    else:
+        values = arr.dictionary.to_pylist()
+        idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    for k, v in enumerate(values):
+        if v is None:
+            continue
+        try:
+            json.loads(v)
+        except (TypeError, json.JSONDecodeError) as e:
+            first = int(np.argmax(idx == k))
+            raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(table.column("item_id")[first]),
+                           field=name) from e
