@@ -252,17 +252,26 @@ def _p_cell(test: Any) -> str:
     return f"{p:.2g}" if isinstance(p, int | float) else "n/a"
 
 
+SPLIT_UNIT_NOTES = {
+    "case": ("Splits by **case** (`split_unit=case`): the test images are other crops, windows, lesions and "
+             "degradations of backgrounds that also occur in training, so the test split measures whether a model "
+             "reads lesions and image attributes, not generalisation to new patients."),
+    "patient": ("Splits by **patient** (`split_unit=patient`): no patient or source image is in two splits."),
+}
+
+
 def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> str:
     run = metrics.get("run") or {}
     bench = run.get("bench") or {}
     ind = (metrics.get("modes") or {}).get("independent") or {}
     overall = ind.get("overall") or {}
     cfg = (demo or {}).get("config") or {}
+    unit = cfg.get("split_unit", "patient")
     return (f"Bench `{bench.get('name')}` (checksum `{str(bench.get('checksum'))[:12]}`): {cfg.get('cases', '?')} "
             f"sample cases (real images with synthetic lesions), seed {cfg.get('seed', '?')}; scored on the "
             f"`{cfg.get('split', 'test')}` split: {overall.get('n_cases', '?')} cases, variants "
             f"{', '.join(cfg.get('eval_variants', []))} in `independent` mode, clean items in "
-            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}.")
+            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}. {SPLIT_UNIT_NOTES.get(unit, '')}")
 
 
 def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,
