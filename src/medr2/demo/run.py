@@ -63,12 +63,14 @@ class DemoConfig:
     eval_batch_size: int = 32
     image_size: int = 32
     # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
-    # per train image (the tiny model's image features are random; this stage makes it read the image), then
-    # full fine-tuning on the strategy's data, then LoRA
+    # per train image (the tiny model's image features are random), then full fine-tuning on the strategy's
+    # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM":
+    # the best of the recipes measured on the case-split bench, run T32x2)
     pretrain_steps: int = 200
-    full_steps: int = 150
+    full_steps: int = 300
     full_lr: float = 2e-3
-    epochs: float = 1.0
+    epochs: float = 2.0
+    answer_style: str = "option-text"
     lr: float = 2e-3
     train_batch_size: int = 16
     lora_r: int = 16
@@ -349,7 +351,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
         return "reused the model fine-tuned earlier"
     ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
-                        pretrain_steps=cfg.pretrain_steps,
+                        pretrain_steps=cfg.pretrain_steps, answer_style=cfg.answer_style,
                         full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])
