@@ -162,8 +162,11 @@ def image_sentence(name: str, metrics: Mapping[str, Any]) -> str:
     text = ", ".join(f"{k} {d['value']:.2f} [{d['lo']:.2f}, {d['hi']:.2f}]" for k, d in shown)
     swap = [k for k, d in shown if k != "BlindGap" and _excludes_zero(d) > 0]
     blind = any(k == "BlindGap" and _excludes_zero(d) > 0 for k, d in shown)
-    if swap:  # another case's image changes the answers: the model reads what the image shows
+    if "VRS" in swap:  # the real image's answers are right more often than another's: it reads the image
         verdict = f"the answers depend on which image is shown ({', '.join(swap)} above 0)"
+    elif swap:  # IS alone: the answers change with the image, but are not right more often with the real one
+        verdict = ("the answers change with the image (IS above 0), but are not right more often with the real "
+                   "image than with another case's (VRS not above 0)")
     elif blind:  # removing the image costs accuracy, but any image will do
         verdict = ("removing the image costs accuracy (BlindGap above 0), but another case's image does not change "
                    "the answers (VRS and IS intervals include 0): no evidence that it reads what the image shows")
