@@ -5,7 +5,11 @@ train split, evaluates it and ``baseline:prior`` on the test split (``independen
 both and prints the paired differences (case bootstrap) overall, per stage and per task, with VRS and IS.
 
     python bench/demo_tiny_experiment.py BENCH OUT NAME [--answer-style letter-only] [--strategy augmented]
-           [--epochs 0.217] [--pretrain 200] [--full 150] [--image-size 32] [--seed 0] [--resamples 200]
+           [--epochs 0.217] [--pretrain 200] [--full 150] [--image-size 32] [--patch-size N]
+           [--patch-init pooled] [--seed 0] [--resamples 200]
+
+BENCH: the demo's bench (``medr2 demo``'s ``DIR/bench``, or ``medr2 build --source sample --cases 200 --variants
+T3,T4,T6,T8,V1,V2 --split-unit case``). Prints the CPU seconds of training and of the whole run.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("name")
     ap.add_argument("--image-size", type=int, default=32)
+    ap.add_argument("--patch-size", type=int, default=None, help="default: the image size (one image token)")
+    ap.add_argument("--patch-init", default="random", help="random or pooled (medr2.models.tiny)")
     ap.add_argument("--pretrain", type=int, default=200)
     ap.add_argument("--full", type=int, default=150)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -56,12 +62,14 @@ def main() -> None:
     rows = read_items_table(a.bench, ["question", "options", "split", "variant"]).to_pylist()
     train = [r for r in rows if r["split"] == "train" and r["variant"] == "clean"]
     texts = sorted({r["question"] for r in train} | {o for r in train for o in r["options"]})
-    build_tiny_vlm(root / "tiny", seed=a.seed, image_size=a.image_size, extra_text=texts)
+    build_tiny_vlm(root / "tiny", seed=a.seed, image_size=a.image_size, extra_text=texts, patch_size=a.patch_size,
+                   patch_init=a.patch_init)
     ft = FinetuneConfig(strategy=a.strategy, epochs=a.epochs, lr=2e-3, lora_r=16, lora_alpha=32, batch_size=16,
                         full_steps=a.full, pretrain_steps=a.pretrain, full_lr=2e-3, seed=a.seed, device="cpu",
                         logging_steps=10, answer_style=a.answer_style)
     rep = finetune(root / "tiny", a.bench, root / "ft", ft)
-    print("train:", "; ".join(describe_stage(s) for s in rep["stages"]), f"({cpu_seconds() - t0:.0f} CPU s)")
+    train_cpu = cpu_seconds() - t0
+    print("train:", "; ".join(describe_stage(s) for s in rep["stages"]), f"({train_cpu:.0f} CPU s)")
     bench = load_bench(a.bench)
 
     def evaluate(spec: str, out: Path, extra: dict[str, Any]) -> Path:
@@ -76,7 +84,9 @@ def main() -> None:
     model = evaluate(f"hf:{(root / 'ft' / 'merged').resolve()}", root / "run", {"device": "cpu", "dtype": "float32"})
     cmp = compare_runs(load_table(model), load_table(prior), seed=0, n_resamples=a.resamples)["modes"]["independent"]
     ind = json.loads((model / "metrics.json").read_text())["modes"]["independent"]
-    result = {"name": a.name, "args": {k: str(v) for k, v in vars(a).items()}, "overall": cell(cmp["overall"]),
+    result = {"name": a.name, "args": {k: str(v) for k, v in vars(a).items()},
+              "cpu_s": {"train": round(train_cpu), "total": round(cpu_seconds() - t0)},
+              "overall": cell(cmp["overall"]),
               **{f"S{s}": cell(cmp["stages"].get(s)) for s in "1234"},
               "VRS": cell(ind["visual_reliance"].get("VRS")), "IS": cell(ind["visual_reliance"].get("IS")),
               "unparsed": cell(ind["rates"].get("unparsed")),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,20 @@ def test_demo_config_options() -> None:
     assert demo_config(threads=1).identity() == demo_config().identity()  # threads do not change results
     with pytest.raises(BadInput):
         demo_config(cases=3)
+
+
+def test_demo_bench_splits_by_case_and_says_so(tmp_path: Path) -> None:
+    from medr2.demo.summary import write_summary
+
+    assert demo_config().split_unit == "case" and demo_config(quick=True).split_unit == "case"
+    d = tmp_path / "runs" / "a"
+    d.mkdir(parents=True)
+    (d / "metrics.json").write_text(json.dumps({"modes": {}, "run": {"bench": {"name": "x"}}}), "utf-8")
+    for unit, says in (("case", "Splits by **case**"), ("patient", "Splits by **patient**")):
+        cfg = replace(demo_config(), split_unit=unit)
+        (tmp_path / DEMO_FILE).write_text(json.dumps({"config": cfg.identity()}), "utf-8")
+        text = write_summary(tmp_path / "summary.md", {"a": d}, roles={}, before="none", after=[])
+        assert says in text and ("not generalisation to new patients" in text) == (unit == "case")
 
 
 def test_summary_lookup_takes_the_last_chain_stage() -> None:

@@ -199,4 +199,8 @@ def test_what_this_run_shows_sentences_follow_the_intervals() -> None:
     assert "no evidence that it reads what the image shows" in image_sentence("m", any_image)
     blind = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, 0.0, 0.0), "IS": d(0.01, -0.01, 0.03)}}}}
     assert "no evidence that the answers depend on the image" in image_sentence("m", blind)
+    changes = {"modes": {"independent": {"visual_reliance": {"VRS": d(0.0, -0.01, 0.02), "IS": d(0.03, 0.02, 0.04)}}}}
+    assert image_sentence("m", changes).endswith("the answers change with the image (IS above 0), but are not right "
+                                                 "more often with the real image than with another case's (VRS not "
+                                                 "above 0).")
     assert "could be computed" in image_sentence("m", {"modes": {}})

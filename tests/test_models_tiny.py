@@ -89,3 +89,30 @@ def test_cli_build_is_deterministic(tiny, tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "other" / "model.safetensors").read_bytes() != (tiny / "model.safetensors").read_bytes()
     assert (tmp_path / "other" / "tokenizer.json").read_bytes() == (tiny / "tokenizer.json").read_bytes()
+
+
+def test_pooled_patch_init_reads_a_thumbnail(tiny, tmp_path):
+    """``patch_init="pooled"``: the patch embedding starts as a 4x4 thumbnail (grey, red - blue), each feature
+    with both signs; recorded in medr2_tiny.json; the default build's file has no such key."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from medr2.models.tiny import build_tiny_vlm, patch_embedding, pooled_patch_weights
+
+    w = pooled_patch_weights(64, 32)
+    assert tuple(w.shape) == (64, 3, 32, 32) and torch.equal(w[0::2], -w[1::2])
+    img = torch.zeros(3, 32, 32)
+    img[:, :8, :8] = 1.0  # a bright top-left cell, nothing else
+    feats = (w * img).sum((1, 2, 3))
+    assert feats[0] == pytest.approx(1.0) and feats[1] == pytest.approx(-1.0)  # grey of cell (0, 0)
+    assert torch.count_nonzero(feats[2:32]) == 0 and torch.count_nonzero(feats[32:]) == 0  # no other cell, no colour
+    red = torch.zeros(3, 32, 32)
+    red[0] = 1.0
+    assert (w[32:] * red).sum((1, 2, 3))[0::2].tolist() == pytest.approx([0.5] * 16)  # red - blue everywhere
+    out = build_tiny_vlm(tmp_path / "pooled", patch_init="pooled")
+    model = AutoModelForImageTextToText.from_pretrained(out, local_files_only=True)
+    assert torch.equal(patch_embedding(model).weight, w)
+    assert json.loads((out / "medr2_tiny.json").read_text())["patch_init"] == "pooled"
+    assert "patch_init" not in json.loads((tiny / "medr2_tiny.json").read_text())
+    with pytest.raises(ValueError, match="unknown patch_init"):
+        build_tiny_vlm(tmp_path / "bad", patch_init="zeros")

@@ -113,19 +113,20 @@ def _strs(values: str | Sequence[str] | None) -> list[str]:
 def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = (), seed: int = 0,
           cases: int | None = None, variants: str | Sequence[str] | None = None, workers: int | None = None,
           name: str | None = None, progress: Any = None, executor: str = "local",
-          ray_address: str | None = None, renders: str = "deferred") -> BuildResult:
+          ray_address: str | None = None, renders: str = "deferred", split_unit: str = "patient") -> BuildResult:
     """``medr2 build``: build a bench folder ``out`` from one source (``NAME`` or ``NAME:PATH``) or several
     (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``);
     ``executor``: ``local`` processes or ``ray`` tasks (on ``ray_address``), the same bench either way.
     ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``);
-    ``renders``: ``deferred`` (V2/V3/V8/V9 images made on first use, ``renders.parquet``) or ``stored``."""
+    ``renders``: ``deferred`` (V2/V3/V8/V9 images made on first use, ``renders.parquet``) or ``stored``;
+    ``split_unit``: ``patient`` (default) or ``case`` (:mod:`medr2.tasks.splits`)."""
     from medr2.build.pipeline import build_bench
     from medr2.models.options import split_list
     from medr2.sources.multi import source_for
 
     return build_bench(source_for(_strs(source), list(quota)), out, seed=seed, n_cases=cases,
                        variants=split_list(variants), workers=workers, name=name, tracker=progress,
-                       executor=executor, ray_address=ray_address, renders=renders)
+                       executor=executor, ray_address=ray_address, renders=renders, split_unit=split_unit)
 
 
 def materialise(bench: PathLike) -> int:

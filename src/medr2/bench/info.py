@@ -88,6 +88,14 @@ def clean_task_source_counts(path: Path) -> Counter[tuple[str, str]]:
     return out
 
 
+def split_unit_line(build: dict[str, Any]) -> str:
+    """How the bench's splits were drawn (``build.split_unit``; benches built before the option: patient)."""
+    if build.get("split_unit", "patient") == "case":
+        return ("case (split_unit=case: test images may be other crops, lesions or degradations of backgrounds "
+                "that also occur in training; no held-out patients)")
+    return "patient (split_unit=patient: cases sharing a patient or a source image share a split)"
+
+
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary with rich tables."""
     from rich.console import Console
@@ -99,6 +107,7 @@ def render_info(info: dict[str, Any]) -> None:
     con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
               f"items {counts.get('items', 0)}, "
               f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
+    con.print(f"splits by {split_unit_line(info.get('build', {}))}")
     for key in ("stage", "split", "variant", "form"):
         t = Table(title=f"items per {key}")
         t.add_column(key)

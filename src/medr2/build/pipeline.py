@@ -38,7 +38,7 @@ from medr2.records import Case, Item
 from medr2.renders import RENDER_MODES, RENDERS_FILE, write_renders
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
-from medr2.tasks.splits import SplitAssignment, SplitKey
+from medr2.tasks.splits import SPLIT_UNITS, SplitAssignment, SplitKey
 
 
 @dataclass
@@ -140,7 +140,8 @@ class _Realized:
 
 
 def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool: CaseSpool, workers: int,
-                 quarantine: Quarantine, tracker: Any = None, pool: Pool | None = None) -> _Realized:
+                 quarantine: Quarantine, tracker: Any = None, pool: Pool | None = None,
+                 split_unit: str = "patient") -> _Realized:
     order = _dispatch_order(source, specs)
     failed: dict[int, QuarantineEntry] = {}
     work = ((i, specs[i]) for i in order)
@@ -170,7 +171,7 @@ def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool
         keys.append(SplitKey(case.case_id, case.patient_id, case.background, case.split))
         pools.add_case(case)
         licenses[case.license] += 1
-    return _Realized(accepted, pools, assign_splits(keys), licenses)
+    return _Realized(accepted, pools, assign_splits(keys, split_unit), licenses)
 
 
 def _realize_indexed(job: tuple[int, Any]) -> Case | QuarantineEntry:
@@ -189,13 +190,15 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 variants: Sequence[str] | str = (), workers: int | None = None, *,
                 name: str | None = None, progress: Callable[[str], None] | None = None,
                 tracker: Any = None, executor: str = "local", ray_address: str | None = None,
-                renders: str = "deferred") -> BuildResult:
+                renders: str = "deferred", split_unit: str = "patient") -> BuildResult:
     """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
     ``renders``: ``deferred`` (the V2/V3/V8/V9 images are recorded in ``renders.parquet`` and rendered on
     first use, :mod:`medr2.renders`) or ``stored`` (every image written); the items are the same either way.
     ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts.
     ``executor``: where the worker passes run (``local`` process pool, ``ray``: :mod:`medr2.build.ray_pool`, on
-    the cluster at ``ray_address``); the bench's bytes are the same either way."""
+    the cluster at ``ray_address``); the bench's bytes are the same either way. ``split_unit``: ``patient``
+    (cases sharing a patient or a background share a split) or ``case`` (each case on its own;
+    :mod:`medr2.tasks.splits`)."""
     from medr2.progress import Quiet
 
     tracker = tracker or Quiet()
@@ -208,6 +211,8 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     codes = _parse_codes(variants)
     if renders not in RENDER_MODES:
         raise BadInput(f"unknown mode {renders!r}; known: {', '.join(RENDER_MODES)}", field="--renders")
+    if split_unit not in SPLIT_UNITS:
+        raise BadInput(f"unknown split unit {split_unit!r}; known: {', '.join(SPLIT_UNITS)}", field="--split-unit")
     if ray_address is not None and executor != "ray":
         raise BadInput("--ray-address goes with --executor ray", field="--executor")
     make_pool = POOLS.lookup(executor)
@@ -215,7 +220,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     pool = make_pool(ray_address)
     try:
         return _build(source, source_spec, out, seed, n_cases, codes, workers, name, progress, tracker, t0, pool,
-                      renders == "deferred")
+                      renders == "deferred", split_unit)
     finally:
         if pool is not None:
             pool.close()
@@ -223,7 +228,8 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 
 def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_cases: int | None,
            codes: tuple[str, ...], workers: int | None, name: str | None, progress: Callable[[str], None] | None,
-           tracker: Any, t0: float, pool: Pool | None, defer_renders: bool = False) -> BuildResult:
+           tracker: Any, t0: float, pool: Pool | None, defer_renders: bool = False,
+           split_unit: str = "patient") -> BuildResult:
     n_workers = workers or (pool.workers() if pool is not None else None) or os.cpu_count() or 1
     say = progress or (lambda _msg: None)
     _prepare_out(out)
@@ -234,7 +240,7 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
     tracker.step(f"cases ({n_workers} worker{'s' if n_workers != 1 else ''})", len(specs))
     with CaseSpool(out) as spool, ItemSpool(out) as item_spool:
-        done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker, pool)
+        done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker, pool, split_unit)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
                            f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
@@ -277,7 +283,8 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
             tracker.step("writing the manifest")
             images.close_sink()
             extra = _manifest_extra(name or out.name, source, source_spec, seed, n_cases, codes, skipped,
-                                    variant_skips, quarantine.count, done.splits.conflicts, done.licenses, len(specs))
+                                    variant_skips, quarantine.count, done.splits.conflicts, done.licenses, len(specs),
+                                    split_unit)
             deferred = write_renders(out)  # renders.parquet, before the manifest names it
             if deferred is not None:
                 extra["renders"] = deferred
@@ -345,7 +352,7 @@ def _variants(out: Path, accepted: list[int], with_split: Callable[[int], Case],
 def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: int, n_cases: int | None,
                     codes: tuple[str, ...], skipped: dict[str, Counter[str]],
                     variant_skips: dict[str, dict[str, int]], n_quarantined: int, split_conflicts: int,
-                    licenses: Counter[str], n_planned: int) -> dict[str, Any]:
+                    licenses: Counter[str], n_planned: int, split_unit: str = "patient") -> dict[str, Any]:
     spec_text = source_spec if isinstance(source_spec, str) else getattr(source, "name", type(source).__name__)
     return {
         "name": name,
@@ -356,6 +363,7 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "cases_planned": n_planned,
             "variants": list(codes),
             "split_shares": {"train": 60, "val": 10, "test": 30},
+            "split_unit": split_unit,
             "split_conflicts_resolved": split_conflicts,
             "builder": f"medr2 {medr2.__version__}",
             **_multi_info(source),

@@ -32,6 +32,10 @@ def register(app: typer.Typer) -> None:
                                     "recorded in renders.parquet and rendered (and cached) on first use, "
                                     "77%% of the bytes not written; stored: every image written. Same items, "
                                     "ids and image hashes either way"),
+        split_unit: str = typer.Option("patient", "--split-unit", help="patient: cases sharing a patient or a "
+                                       "source image share a split (no patient in two splits); case: each case "
+                                       "on its own (test images may be other crops/lesions of train "
+                                       "backgrounds; recorded as build.split_unit)"),
     ) -> None:
         """Build a bench from a source."""
         from medr2.api import build as api_build
@@ -42,7 +46,7 @@ def register(app: typer.Typer) -> None:
         try:
             result = api_build(source, out, quota=quota, seed=seed, cases=cases, variants=variants, workers=workers,
                                progress=tracker, executor=executor, ray_address=ray_address,
-                               renders=renders)
+                               renders=renders, split_unit=split_unit)
         finally:
             tracker.close()
         print_summary(result)

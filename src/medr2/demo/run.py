@@ -47,6 +47,10 @@ class DemoConfig:
 
     cases: int = 200
     seed: int = 0
+    # each case its own split group (medr2.tasks.splits): the test split's images are other crops, lesions and
+    # degradations of backgrounds that also occur in training, so it measures whether a model reads the image,
+    # not generalisation to new patients (by patient, the 200-case test split holds modalities train never has)
+    split_unit: str = "case"
     # variants built into the bench, and the ones asked in ``independent`` mode (besides clean)
     variants: tuple[str, ...] = ("T3", "T4", "T6", "T8", "V1", "V2")
     eval_variants: tuple[str, ...] = ("T3", "T4-authority", "T6", "T8", "V1", "V2")
@@ -59,12 +63,14 @@ class DemoConfig:
     eval_batch_size: int = 32
     image_size: int = 32
     # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
-    # per train image (the tiny model's image features are random; this stage makes it read the image), then
-    # full fine-tuning on the strategy's data, then LoRA
+    # per train image (the tiny model's image features are random), then full fine-tuning on the strategy's
+    # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM":
+    # run T32; T32x2, with twice the steps, is better but took the demo to 18.9 min, over its 15-min budget)
     pretrain_steps: int = 200
     full_steps: int = 150
     full_lr: float = 2e-3
     epochs: float = 1.0
+    answer_style: str = "option-text"
     lr: float = 2e-3
     train_batch_size: int = 16
     lora_r: int = 16
@@ -294,7 +300,7 @@ def _build_bench(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
         return "reused the bench built earlier"
     with ui.status("building") as say:
         res = build_bench("sample", paths.bench, seed=cfg.seed, n_cases=cfg.cases, variants=cfg.variants,
-                          workers=cfg.workers, name="medr2-demo", progress=say)
+                          workers=cfg.workers, name="medr2-demo", progress=say, split_unit=cfg.split_unit)
     return f"{res.n_cases} cases, {res.n_clean} clean items, {res.n_items - res.n_clean} variants"
 
 
@@ -345,7 +351,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
         return "reused the model fine-tuned earlier"
     ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
-                        pretrain_steps=cfg.pretrain_steps,
+                        pretrain_steps=cfg.pretrain_steps, answer_style=cfg.answer_style,
                         full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])

@@ -162,8 +162,11 @@ def image_sentence(name: str, metrics: Mapping[str, Any]) -> str:
     text = ", ".join(f"{k} {d['value']:.2f} [{d['lo']:.2f}, {d['hi']:.2f}]" for k, d in shown)
     swap = [k for k, d in shown if k != "BlindGap" and _excludes_zero(d) > 0]
     blind = any(k == "BlindGap" and _excludes_zero(d) > 0 for k, d in shown)
-    if swap:  # another case's image changes the answers: the model reads what the image shows
+    if "VRS" in swap:  # the real image's answers are right more often than another's: it reads the image
         verdict = f"the answers depend on which image is shown ({', '.join(swap)} above 0)"
+    elif swap:  # IS alone: the answers change with the image, but are not right more often with the real one
+        verdict = ("the answers change with the image (IS above 0), but are not right more often with the real "
+                   "image than with another case's (VRS not above 0)")
     elif blind:  # removing the image costs accuracy, but any image will do
         verdict = ("removing the image costs accuracy (BlindGap above 0), but another case's image does not change "
                    "the answers (VRS and IS intervals include 0): no evidence that it reads what the image shows")
@@ -252,17 +255,26 @@ def _p_cell(test: Any) -> str:
     return f"{p:.2g}" if isinstance(p, int | float) else "n/a"
 
 
+SPLIT_UNIT_NOTES = {
+    "case": ("Splits by **case** (`split_unit=case`): the test images are other crops, windows, lesions and "
+             "degradations of backgrounds that also occur in training, so the test split measures whether a model "
+             "reads lesions and image attributes, not generalisation to new patients."),
+    "patient": ("Splits by **patient** (`split_unit=patient`): no patient or source image is in two splits."),
+}
+
+
 def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> str:
     run = metrics.get("run") or {}
     bench = run.get("bench") or {}
     ind = (metrics.get("modes") or {}).get("independent") or {}
     overall = ind.get("overall") or {}
     cfg = (demo or {}).get("config") or {}
+    unit = cfg.get("split_unit", "patient")
     return (f"Bench `{bench.get('name')}` (checksum `{str(bench.get('checksum'))[:12]}`): {cfg.get('cases', '?')} "
             f"sample cases (real images with synthetic lesions), seed {cfg.get('seed', '?')}; scored on the "
             f"`{cfg.get('split', 'test')}` split: {overall.get('n_cases', '?')} cases, variants "
             f"{', '.join(cfg.get('eval_variants', []))} in `independent` mode, clean items in "
-            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}.")
+            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}. {SPLIT_UNIT_NOTES.get(unit, '')}")
 
 
 def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,

@@ -206,12 +206,14 @@ def build_config(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaConfig
 
 
 def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
-                   extra_text: Iterable[str] = (), patch_size: int | None = None) -> Path:
+                   extra_text: Iterable[str] = (), patch_size: int | None = None, patch_init: str = "random") -> Path:
     """Build, initialise (from ``seed``) and save the tiny VLM into ``out_dir``; return the folder.
 
     ``image_size`` is also the patch size unless ``patch_size`` is given, so every image is one image token
     (``(image_size // patch_size) ** 2`` tokens otherwise, as real VLMs have many). ``extra_text`` (for
-    example a bench's questions and options) is added to the tokenizer's training text.
+    example a bench's questions and options) is added to the tokenizer's training text. ``patch_init``:
+    ``random`` (the seed's weights) or ``pooled`` (:func:`pooled_patch_weights`: the patch embedding starts as
+    a fixed thumbnail of the image, grey level and red-minus-blue per cell; every weight stays trainable).
     """
     import torch
     from transformers import GenerationConfig, LlavaForConditionalGeneration
@@ -224,6 +226,12 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     config = build_config(spec, tokenizer)
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config)
+    if patch_init not in PATCH_INITS:
+        raise ValueError(f"unknown patch_init {patch_init!r} (known: {', '.join(PATCH_INITS)})")
+    if patch_init == "pooled":
+        conv = patch_embedding(model)
+        with torch.no_grad():
+            conv.weight.copy_(pooled_patch_weights(spec.vision_hidden, spec.patch_size))
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -234,14 +242,47 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     model.eval()
     model.save_pretrained(out)
     processor.save_pretrained(out)
-    (out / "medr2_tiny.json").write_text(_spec_json(spec, seed), encoding="utf-8")
+    (out / "medr2_tiny.json").write_text(_spec_json(spec, seed, patch_init), encoding="utf-8")
     return out
 
 
-def _spec_json(spec: TinySpec, seed: int) -> str:
+PATCH_INITS = ("random", "pooled")
+
+
+def patch_embedding(model: Any) -> Any:
+    """The vision tower's patch-embedding convolution of a tiny VLM."""
+    (conv,) = [m for name, m in model.named_modules() if name.endswith("embeddings.patch_embedding")]
+    return conv
+
+
+def pooled_patch_weights(channels: int, patch: int) -> Any:
+    """Patch-embedding weights (``channels`` x 3 x ``patch`` x ``patch``) that read a thumbnail of the patch:
+    a g x g grid of cells (g the largest dividing ``patch`` with 4 * g * g <= ``channels``), per cell the mean
+    grey level and the mean red minus blue, each feature once with each sign (the vision tower's layer norm then
+    keeps the pattern instead of removing it with the channels' mean); channels left over stay 0. A design that lets
+    a randomly initialised tiny VLM start from image features a linear read-out can use (the demo's bench:
+    issue #18; docs/finetuning.md), not a pretrained encoder."""
+    import torch
+
+    g = max(n for n in range(1, patch + 1) if 4 * n * n <= channels and patch % n == 0)
+    cell = patch // g
+    w = torch.zeros(channels, 3, patch, patch)
+    k = 0
+    for colour in (torch.tensor([1.0, 1.0, 1.0]) / 3, torch.tensor([1.0, 0.0, -1.0]) / 2):
+        for i in range(g):
+            for j in range(g):
+                block = torch.zeros(3, patch, patch)
+                block[:, i * cell:(i + 1) * cell, j * cell:(j + 1) * cell] = colour.view(3, 1, 1) / (cell * cell)
+                w[k], w[k + 1] = block, -block
+                k += 2
+    return w
+
+
+def _spec_json(spec: TinySpec, seed: int, patch_init: str = "random") -> str:
     from medr2.records import canonical_json
 
-    return canonical_json({"kind": "medr2-tiny-vlm", "seed": seed, **asdict(spec)}) + "\n"
+    extra = {"patch_init": patch_init} if patch_init != "random" else {}  # the default's file is unchanged
+    return canonical_json({"kind": "medr2-tiny-vlm", "seed": seed, **asdict(spec), **extra}) + "\n"
 
 
 def count_parameters(model_dir: Path | str) -> int:

@@ -1,4 +1,13 @@
-"""Leakage-free splits: cases sharing a patient or a source image always land in the same split."""
+"""Leakage-free splits: cases sharing a patient or a source image always land in the same split.
+
+The split unit is a build option (``medr2 build --split-unit``, recorded as ``build.split_unit``):
+
+- ``patient`` (default): cases sharing a ``patient_id`` or a ``background`` form one group;
+- ``case``: every case is its own group (hashed by its case id), so crops, windows, lesions and
+  degradations of one background can land in different splits. The test split then measures whether a
+  model reads the lesions and image attributes of images whose backgrounds it has seen, not generalisation
+  to new patients (the demo's bench, docs/demo.md). A source-given split still wins.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +39,7 @@ class SplitKey(NamedTuple):
     split: str | None
 
 SPLIT_SHARES = (("train", 60), ("val", 10), ("test", 30))  # percent
+SPLIT_UNITS = ("patient", "case")
 _RESTRICTIVE = {"train": 0, "val": 1, "test": 2}
 
 
@@ -49,9 +59,14 @@ class SplitAssignment:
     conflicts: int  # cases whose source split was overridden to keep a patient group together
 
 
-def assign_splits(cases: Sequence[SplitRecord]) -> SplitAssignment:
+def assign_splits(cases: Sequence[SplitRecord], unit: str = "patient") -> SplitAssignment:
     """Group cases by shared ``patient_id`` or ``background`` (union-find); a group takes the split its
-    source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
+    source gave (the most held-out one if they disagree), else a hash of its smallest patient id.
+    ``unit="case"``: each case is its own group, taking its source's split, else a hash of its case id."""
+    if unit == "case":
+        return SplitAssignment({c.case_id: c.split or hashed_split(f"case:{c.case_id}") for c in cases}, 0)
+    if unit != "patient":
+        raise ValueError(f"unknown split unit {unit!r} (known: {', '.join(SPLIT_UNITS)})")
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:

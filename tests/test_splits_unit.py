@@ -1,0 +1,112 @@
+"""The split unit (``medr2 build --split-unit patient|case``): the default keeps its bytes; ``case`` puts each
+case on its own, recorded in the manifest and shown by ``medr2 info``; the export's leak rule still holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from medr2.bench import load_bench
+from medr2.build.pipeline import build_bench
+from medr2.errors import BadInput
+from medr2.tasks.splits import SplitKey, assign_splits, hashed_split
+from medr2.train.export import plan_examples, train_items
+from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
+
+# the bench checksum of ``build_bench("buildtest", seed=0, n_cases=40, variants="T6,V2")`` as built before the
+# split unit existed (commit b7a2f01): the default build must keep these bytes. If item generation changes
+# on purpose, recompute it from that change's parent with the default split unit.
+DEFAULT_CHECKSUM = "eb4cc2eee5f3bcdbdbb377615f9c6153760c9881be4ac26463717ad311c5045c"
+
+
+def _build(root: Path, **kw: object) -> Path:
+    build_bench("buildtest", root, seed=0, n_cases=40, workers=1, variants="T6,V2", **kw)  # type: ignore[arg-type]
+    return root
+
+
+@pytest.fixture(scope="module")
+def benches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("units")
+    return {"default": _build(root / "default"), "case": _build(root / "case", split_unit="case")}
+
+
+def test_default_build_keeps_its_bytes(benches: dict[str, Path]) -> None:
+    b = load_bench(benches["default"])
+    assert b.manifest["checksums"]["bench"] == DEFAULT_CHECKSUM
+    assert b.manifest["build"]["split_unit"] == "patient"
+
+
+def test_case_unit_splits_each_case_by_its_id(benches: dict[str, Path]) -> None:
+    b = load_bench(benches["case"])
+    assert b.manifest["build"]["split_unit"] == "case"
+    assert b.manifest["checksums"]["bench"] != DEFAULT_CHECKSUM
+    for c in b.cases:
+        assert c.split == hashed_split(f"case:{c.case_id}")
+    for it in b.items:
+        assert it.split == b.case(it.case_id).split
+    by_patient: dict[str, set[str]] = {}
+    for c in b.cases:
+        by_patient.setdefault(c.patient_id, set()).add(c.split or "")
+    assert any(len(s) > 1 for s in by_patient.values())  # what the patient unit never allows
+
+
+def test_assign_splits_units() -> None:
+    keys = [SplitKey(f"c{i}", f"p{i // 2}", "bg" if i < 4 else None, None) for i in range(10)]
+    keys.append(SplitKey("given", "p0", None, "val"))
+    patient = assign_splits(keys).by_case
+    assert len({patient[f"c{i}"] for i in range(4)} | {patient["given"]}) == 1  # one group: p0, p1, bg
+    assert patient["c0"] == "val"  # the source-given split wins for the whole group
+    case = assign_splits(keys, "case")
+    assert case.conflicts == 0 and case.by_case["given"] == "val"  # a source-given split still wins
+    assert all(case.by_case[f"c{i}"] == hashed_split(f"case:c{i}") for i in range(10))
+    with pytest.raises(ValueError, match="unknown split unit"):
+        assign_splits(keys, "image")
+
+
+def test_case_unit_keeps_the_shares() -> None:
+    keys = [SplitKey(f"case-{i:05d}", "one-patient", "one-background", None) for i in range(5000)]
+    shares = Counter(assign_splits(keys, "case").by_case.values())
+    for name, percent in {"train": 60, "val": 10, "test": 30}.items():
+        assert abs(shares[name] / 50 - percent) < 2, shares
+    assert set(assign_splits(keys).by_case.values()) == {hashed_split("one-patient")}
+
+
+def test_export_leak_rule_on_a_case_split(benches: dict[str, Path]) -> None:
+    b = load_bench(benches["case"])
+    held = {c.image_sha256 for c in b.cases if c.split != "train"}
+    held |= {it.image_sha256 for it in b.items if it.split != "train" and it.image_sha256}
+    skipped: Counter[str] = Counter()
+    kept = train_items(b.items, b.cases, with_variants=True, skipped=skipped)
+    assert kept and all(it.split == "train" and it.image_sha256 not in held for it in kept)
+    shown = [it for it in b.items if it.split == "train" and it.image_sha256 in held]
+    assert shown and skipped["image shared with a non-train split"] == len(shown)  # V2 partners across splits
+    plan = plan_examples(b.items, b.cases, strategy="flat")
+    assert plan.counts["train_items"] == sum(1 for it in kept if it.variant == "clean")
+
+
+def test_unknown_unit_refused(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="unknown split unit") as e:
+        build_bench("buildtest", tmp_path / "x", n_cases=4, split_unit="image")
+    assert e.value.field == "--split-unit"
+
+
+def test_cli_build_split_unit_and_info(tmp_path: Path) -> None:
+    code = ("import sys; sys.argv=['medr2']+sys.argv[1:]; import tests.build_fixtures; "
+            "from medr2.cli import main; main()")
+    root = Path(__file__).resolve().parents[1]
+    run = lambda *a: subprocess.run([sys.executable, "-c", code, *a], capture_output=True, text=True, cwd=root)  # noqa: E731
+    r = run("build", "--source", "buildtest", "--out", str(tmp_path / "b"), "--cases", "8", "--workers", "1",
+            "--split-unit", "case")
+    assert r.returncode == 0, r.stderr
+    r = run("info", str(tmp_path / "b"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["build"]["split_unit"] == "case"
+    r = run("info", str(tmp_path / "b"))
+    assert r.returncode == 0 and "splits by case" in r.stdout
+    r = run("build", "--source", "buildtest", "--out", str(tmp_path / "c"), "--split-unit", "image")
+    assert r.returncode == 2 and "--split-unit" in r.stderr
