@@ -96,13 +96,19 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int, state: o
             if chunk:
                 pending.append((chunk, ex.submit(_run_chunk, fn, chunk)))
 
-        for _ in range(workers * CHUNKS_PER_WORKER):
-            submit()
-        while pending:
-            chunk, fut = pending.popleft()
-            results = fut.result()
-            submit()
-            yield from zip(chunk, results, strict=True)
+        try:
+            for _ in range(workers * CHUNKS_PER_WORKER):
+                submit()
+            while pending:
+                chunk, fut = pending.popleft()
+                results = fut.result()
+                submit()
+                yield from zip(chunk, results, strict=True)
+        except BaseException:
+            # interrupted (Ctrl-C, SIGTERM through the commands' handler, an error, or the consumer stopped): drop
+            # the queued chunks, so the workers finish only the chunk they are running and exit with us
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def _windowed(fn: Callable[[T], R], it: Iterator[T], workers: int, state: object, n: int, max_chunk: int,

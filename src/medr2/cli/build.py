@@ -40,13 +40,16 @@ def register(app: typer.Typer) -> None:
         """Build a bench from a source."""
         from medr2.api import build as api_build
         from medr2.build.summary import print_summary
+        from medr2.cli._signals import sigterm_as_interrupt
         from medr2.progress import for_console
 
         tracker = for_console("medr2 build")
         try:
-            result = api_build(source, out, quota=quota, seed=seed, cases=cases, variants=variants, workers=workers,
-                               progress=tracker, executor=executor, ray_address=ray_address,
-                               renders=renders, split_unit=split_unit)
+            with sigterm_as_interrupt():
+                result = api_build(source, out, quota=quota, seed=seed, cases=cases, variants=variants,
+                                   workers=workers,
+                                   progress=tracker, executor=executor, ray_address=ray_address,
+                                   renders=renders, split_unit=split_unit)
         finally:
             tracker.close()
         print_summary(result)

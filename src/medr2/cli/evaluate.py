@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +9,7 @@ from typing import Annotated
 import typer
 
 from medr2.catalog import BASELINES, MODES, ORDERS, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.cli._signals import sigterm_as_interrupt
 from medr2.run.order import DEFAULT_ORDER
 
 
@@ -83,9 +83,7 @@ def eval_command(
     from medr2.progress import RichProgress
 
     progress = None if no_progress else RichProgress(model)
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
-    try:
+    with sigterm_as_interrupt():
         summary = evaluate(bench, model, out, mode=mode, variants=variants, split=split, limit=limit, task=task,
                            stage=stage,
                            concurrency=concurrency, shard=shard, base_url=base_url, api_key_env=api_key_env,
@@ -95,8 +93,6 @@ def eval_command(
                            ray_address=ray_address, ray_batch_size=ray_batch_size, ray_engines=ray_engines,
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     console = Console(stderr=True)
     for name, c in summary.modes.items():
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
@@ -112,10 +108,6 @@ def eval_command(
         raise typer.Exit(130)
     if summary.sent and all(c.ok == 0 for c in summary.modes.values()) and any(c.error for c in summary.modes.values()):
         raise WorkFailed("every request failed; see the errors stored in the run (e.g. the endpoint is down)")
-
-
-def _sigterm_to_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def register(app: typer.Typer) -> None:
