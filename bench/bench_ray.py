@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -32,48 +31,19 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from bench_client import Servers  # noqa: E402
+from process_cpu import ProcessCpu  # noqa: E402
 from workload import make_workload  # noqa: E402
 
 RAY = str(Path(sys.executable).with_name("ray"))
 
 
-class RayCpu:
-    """CPU seconds of the Ray cluster's processes, sampled in a thread (max cumulative time per pid)."""
+RAY_PROCESS_MARKS = ("ray::", "raylet", "gcs_server", "site-packages/ray/", "default_worker")
 
-    def __init__(self) -> None:
-        self.seen: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> None:
-        for p in psutil.process_iter(["pid", "cmdline", "cpu_times"]):
-            cmd = " ".join(p.info["cmdline"] or ())
-            if p.info["cpu_times"] is None or not any(k in cmd for k in ("ray::", "raylet", "gcs_server",
-                                                                         "site-packages/ray/", "default_worker")):
-                continue
-            if p.info["pid"] == os.getpid():
-                continue
-            t = p.info["cpu_times"]
-            self.seen[p.info["pid"]] = max(self.seen.get(p.info["pid"], 0.0), t.user + t.system)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            self._sample()
-
-    def __enter__(self) -> RayCpu:
-        self._sample()
-        self.base = dict(self.seen)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-    @property
-    def cpu_s(self) -> float:
-        return sum(v - self.base.get(pid, 0.0) for pid, v in self.seen.items())
+def ray_processes() -> list[psutil.Process]:
+    """The Ray cluster's processes, by command line (not this one)."""
+    return [p for p in psutil.process_iter(["pid", "cmdline"]) if p.info["pid"] != os.getpid()
+            and any(k in " ".join(p.info["cmdline"] or ()) for k in RAY_PROCESS_MARKS)]
 
 
 def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: str | None) -> dict[str, float]:
@@ -82,7 +52,7 @@ def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: st
     if ray_address:
         args += ["--executor", "ray", "--ray-address", ray_address]
     t0 = time.perf_counter()
-    with RayCpu() as ray_cpu:
+    with ProcessCpu(ray_processes) as ray_cpu:
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0

@@ -28,11 +28,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_cpu import ProcessCpu  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -42,49 +44,17 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO / "src"), "RAY_ENABLE_WINDOWS_OR_OSX
        "VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
 
 
-class ClusterCpu:
-    """CPU seconds of the Ray cluster's process tree (raylet, GCS, the raylet's descendants), sampled in a thread
-    (the largest cumulative time seen per pid)."""
-
-    def __init__(self) -> None:
-        self.seen: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _sample(self) -> None:
-        roots = [p for p in psutil.process_iter(["name", "cmdline"])
-                 if any(k in " ".join(p.info["cmdline"] or ()) for k in ("/raylet", "gcs_server"))]
-        procs = set(roots)
-        for r in roots:
-            try:
-                procs.update(r.children(recursive=True))
-            except psutil.Error:
-                continue
-        for p in procs:
-            try:
-                t = p.cpu_times()
-            except psutil.Error:
-                continue
-            self.seen[p.pid] = max(self.seen.get(p.pid, 0.0), t.user + t.system)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            self._sample()
-
-    def __enter__(self) -> ClusterCpu:
-        self._sample()
-        self.base = dict(self.seen)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-    @property
-    def cpu_s(self) -> float:
-        return sum(v - self.base.get(pid, 0.0) for pid, v in self.seen.items())
+def cluster_processes() -> set[psutil.Process]:
+    """The Ray cluster's process tree: raylet, GCS and the raylet's descendants."""
+    roots = [p for p in psutil.process_iter(["name", "cmdline"])
+             if any(k in " ".join(p.info["cmdline"] or ()) for k in ("/raylet", "gcs_server"))]
+    procs = set(roots)
+    for r in roots:
+        try:
+            procs.update(r.children(recursive=True))
+        except psutil.Error:
+            continue
+    return procs
 
 
 def medr2(python: Path, *args: str) -> None:
@@ -99,7 +69,7 @@ def run_eval(bench: Path, model: Path, out: Path, max_new: int, ray_address: str
     if ray_address:
         args += ["--executor", "ray", "--ray-address", ray_address]
     t0 = time.perf_counter()
-    with ClusterCpu() as cluster:
+    with ProcessCpu(cluster_processes) as cluster:
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
