@@ -12,7 +12,7 @@ The split unit is a build option (``medr2 build --split-unit``, recorded as ``bu
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -39,7 +39,6 @@ class SplitKey(NamedTuple):
     split: str | None
 
 SPLIT_SHARES = (("train", 60), ("val", 10), ("test", 30))  # percent
-SPLIT_UNITS = ("patient", "case")
 _RESTRICTIVE = {"train": 0, "val": 1, "test": 2}
 
 
@@ -60,13 +59,22 @@ class SplitAssignment:
 
 
 def assign_splits(cases: Sequence[SplitRecord], unit: str = "patient") -> SplitAssignment:
+    """The split of every case, grouped by ``unit`` (a key of :data:`SPLIT_UNITS`)."""
+    try:
+        group = SPLIT_UNITS[unit]
+    except KeyError:
+        raise ValueError(f"unknown split unit {unit!r} (known: {', '.join(SPLIT_UNITS)})") from None
+    return group(cases)
+
+
+def _by_case(cases: Sequence[SplitRecord]) -> SplitAssignment:
+    """Each case is its own group: its source's split, else a hash of its case id."""
+    return SplitAssignment({c.case_id: c.split or hashed_split(f"case:{c.case_id}") for c in cases}, 0)
+
+
+def _by_patient(cases: Sequence[SplitRecord]) -> SplitAssignment:
     """Group cases by shared ``patient_id`` or ``background`` (union-find); a group takes the split its
-    source gave (the most held-out one if they disagree), else a hash of its smallest patient id.
-    ``unit="case"``: each case is its own group, taking its source's split, else a hash of its case id."""
-    if unit == "case":
-        return SplitAssignment({c.case_id: c.split or hashed_split(f"case:{c.case_id}") for c in cases}, 0)
-    if unit != "patient":
-        raise ValueError(f"unknown split unit {unit!r} (known: {', '.join(SPLIT_UNITS)})")
+    source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -101,3 +109,8 @@ def assign_splits(cases: Sequence[SplitRecord], unit: str = "patient") -> SplitA
         for c in members:
             by_case[c.case_id] = split
     return SplitAssignment(by_case, conflicts)
+
+
+# the split units (``medr2 build --split-unit``): name -> how cases are grouped
+SPLIT_UNITS: dict[str, Callable[[Sequence[SplitRecord]], SplitAssignment]] = {"patient": _by_patient,
+                                                                                "case": _by_case}
