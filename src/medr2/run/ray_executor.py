@@ -68,6 +68,8 @@ class RayPath:
     # the adapter the driver holds for specs of this prefix (None: the adapter registry's): e.g. a vllm:
     # checkpoint's description, without an engine
     driver_adapter: Callable[[str, AdapterOptions], Adapter] | None = None
+    # the engines run on the cluster (``--ray-engines``/``--ray-engine-gpus``/``--ray-engine-cpus`` apply)
+    runs_engines: bool = False
 
 
 RAY_PATHS: Registry[RayPath] = Registry("ray executor path (model prefix)", field="--model")
@@ -123,7 +125,7 @@ class RayExecutor:
 
         out: dict[str, Any] = {"name": self.name, "address": redact_url(self.address) if self.address else None,
                                "batch_size": self.batch_size}
-        if self._adapter is not None and self._adapter.key.startswith("vllm:"):
+        if self._path is not None and self._path.runs_engines:
             out.update(engines=self.engines, engine_gpus=self.engine_gpus, engine_cpus=self.engine_cpus)
         return out
 

@@ -199,4 +199,4 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
             "num_input_tokens": int(row["num_input_tokens"]), "time_taken_llm": float(row["time_taken_llm"])}
 
 
-VLLM_ENGINE_PATH = RayPath(stream=_stream_engine, driver_adapter=_driver_adapter)
+VLLM_ENGINE_PATH = RayPath(stream=_stream_engine, driver_adapter=_driver_adapter, runs_engines=True)
