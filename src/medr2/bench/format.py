@@ -512,6 +512,17 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     return manifest
 
 
+def verified_file(root: Path | str, name: str) -> tuple[dict[str, Any], Path]:
+    """(manifest, path of the bench file ``name``) of a bench folder whose checksums verify (a bench changed after
+    its build is refused); BadInput naming the file if it is missing."""
+    manifest = read_manifest(root)
+    verify_checksums(root, manifest)
+    path = Path(root) / name
+    if not path.is_file():
+        raise BadInput("missing file", file=str(path))
+    return manifest, path
+
+
 def _open_table(path: Path, rs: RecordSchema) -> pq.ParquetFile:
     """The Parquet file of a record table, with the record's required columns (BadInput otherwise)."""
     if not path.is_file():

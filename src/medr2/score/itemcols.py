@@ -206,14 +206,9 @@ def _encode(table: pa.Table) -> pa.Table:
 
 def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringItems]:
     """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`."""
-    from medr2.bench.format import ITEMS_FILE, read_manifest, verify_checksums
+    from medr2.bench.format import ITEMS_FILE, verified_file
 
-    root = Path(bench_root)
-    manifest = read_manifest(root)
-    verify_checksums(root, manifest)
-    path = root / ITEMS_FILE
-    if not path.is_file():
-        raise BadInput("missing file", file=str(path))
+    manifest, path = verified_file(bench_root, ITEMS_FILE)
     try:
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names

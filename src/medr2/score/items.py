@@ -73,16 +73,12 @@ ItemLike = Item | ScoringItem
 
 def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str, ScoringItem]]:
     """(bench manifest, items by id) of a bench folder, read column-wise."""
-    from medr2.bench.format import ITEMS_FILE, read_items_table, read_manifest, verify_checksums
+    from medr2.bench.format import ITEMS_FILE, read_items_table, verified_file
 
-    root = Path(bench_root)
-    manifest = read_manifest(root)
-    verify_checksums(root, manifest)  # the check eval makes: a bench changed after the build is refused
-    path = root / ITEMS_FILE
-    if not path.is_file():
-        raise BadInput("missing file", file=str(path))
+    # the check eval makes: a bench changed after the build is refused
+    manifest, path = verified_file(bench_root, ITEMS_FILE)
     try:
-        table = read_items_table(root)
+        table = read_items_table(bench_root)
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
     missing = [c for c in _REQUIRED if c not in table.column_names]

@@ -68,15 +68,11 @@ def read_train_split(bench_root: Path | str) -> TrainSplit:
     """The train split of the bench at ``bench_root`` (checksums verified: a bench changed after its build is
     refused). Records are validated as ``load_bench`` validates them: a bad train item is refused naming its
     file, record and field."""
-    from medr2.bench.format import CASES_FILE, read_manifest, read_parquet, verify_checksums
+    from medr2.bench.format import CASES_FILE, read_parquet, verified_file
     from medr2.bench.table import BenchTable, ItemFilter
 
     root = Path(bench_root)
-    manifest = read_manifest(root)
-    verify_checksums(root, manifest)
-    cpath = root / CASES_FILE
-    if not cpath.is_file():
-        raise BadInput("missing file", file=str(cpath))
+    manifest, cpath = verified_file(root, CASES_FILE)
     try:
         cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
     except (OSError, pa.ArrowException) as e:
