@@ -10,8 +10,16 @@ Two questions, on a built bench (e.g. the demo's ``DIR/bench``):
    resizes; pixels plus pooled local roughness), trained on the train split's clean items of TASK and
    evaluated on the test split's (the highest-scoring offered option), beside the train-frequency prior
    on the same items.
+3. ``options`` (always): per test MCQ task, the share of items whose gold option is the **only** offered
+   option that is ever a train gold answer of the task: there the options alone give the answer away to a
+   model of the train answers (what the ``prior`` baseline reads).
+4. ``--runs NAME=RUN ...`` (scored runs on this bench, e.g. the demo's ``DIR/runs/tiny-flat``): per model, the
+   clean ``independent`` accuracy per task beside the first run's (give ``prior`` first), the unparsed share,
+   and what the unparsed MCQ answers are: a train answer of the task that is not among the options shown, a
+   train answer of another task, or other text.
 
     python bench/demo_split_diagnosis.py DIR/bench [--probe 32:s1.modality 96:s1.artefact ...]
+        [--runs prior=DIR/runs/prior tiny-flat=DIR/runs/tiny-flat]
 """
 
 from __future__ import annotations
@@ -87,13 +95,72 @@ def probe(t: Any, feats: Features, size: int, task: str) -> None:
           f"prior {np.mean(prior_right):.2f}", flush=True)
 
 
+def options_table(t: Any) -> None:
+    train, test = t[t.split == "train"], t[t.split == "test"]
+    answers: dict[str, set[str]] = {}
+    for task, g in zip(train.task, train.gold, strict=True):
+        answers.setdefault(task, set()).add(g)
+    mcq = test[test.form == "mcq"]
+    only = []
+    for r in mcq.itertuples():
+        seen = [o for o in json.loads(r.options) if o in answers.get(r.task, set())]
+        only.append(seen == [r.gold])
+    mcq = mcq.assign(only=only)
+    print(f"test MCQ items {len(mcq)}; the gold option is the only offered train answer of its task: "
+          f"{mcq.only.mean():.2f}")
+    print(mcq.groupby(["stage", "task"]).agg(n=("only", "size"), only=("only", "mean")).round(2).to_string())
+
+
+def runs_table(t: Any, bench: Path, runs: list[str]) -> None:
+    import sqlite3
+
+    train = t[t.split == "train"]
+    answers: dict[str, set[str]] = {}
+    for task, g in zip(train.task, train.gold, strict=True):
+        answers.setdefault(task, set()).add(g.lower())
+    every = set().union(*answers.values())
+    options = dict(zip(t.item_id, t.options, strict=True))
+    per_task = []
+    for spec in runs:
+        name, run = spec.split("=", 1)
+        s = pq.read_table(Path(run) / "scores.parquet",
+                          columns=["item_id", "task", "stage", "form", "variant", "mode", "verdict"]).to_pandas()
+        s = s[(s["mode"] == "independent") & (s.variant == "clean") & s.item_id.isin(options.keys())]
+        with sqlite3.connect(f"file:{Path(run) / 'store.sqlite'}?mode=ro", uri=True) as con:
+            raw = dict(con.execute("SELECT item_id, raw FROM predictions WHERE mode = 'independent'").fetchall())
+        kinds: Counter[str] = Counter()
+        for iid, task in zip(s.item_id[(s.verdict == "unparsed") & (s.form == "mcq")],
+                             s.task[(s.verdict == "unparsed") & (s.form == "mcq")], strict=True):
+            text = (raw.get(iid) or "").strip().rstrip(".").lower()
+            if text in answers.get(task, set()) and text not in [o.lower() for o in json.loads(options[iid])]:
+                kinds["a train answer of the task, not among the options"] += 1
+            elif text in every:
+                kinds["a train answer of another task"] += 1
+            else:
+                kinds["other text"] += 1
+        n_mcq = int((s.form == "mcq").sum())
+        print(f"{name}: clean items {len(s)}, unparsed {float((s.verdict == 'unparsed').mean()):.2f}; "
+              f"unparsed MCQ answers {sum(kinds.values())} of {n_mcq}: {dict(kinds)}")
+        per_task.append(s.assign(right=s.verdict == "correct", unparsed=s.verdict == "unparsed")
+                        .groupby(["stage", "task"]).agg(n=("right", "size"), **{
+                            f"{name} acc": ("right", "mean"), f"{name} unparsed": ("unparsed", "mean")}))
+    if per_task:
+        table = per_task[0]
+        for other in per_task[1:]:
+            table = table.join(other.drop(columns="n"), how="outer")
+        print(table.round(2).to_string())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bench", type=Path)
     ap.add_argument("--probe", nargs="*", default=[], help="SIZE:TASK, e.g. 32:s1.modality")
+    ap.add_argument("--runs", nargs="*", default=[], help="NAME=RUN_DIR, scored runs on this bench (prior first)")
     a = ap.parse_args()
     t = clean_items(a.bench)
     seen_table(t)
+    options_table(t)
+    runs_table(t, a.bench, a.runs)
     feats = Features(a.bench)
     for spec in a.probe:
         size, task = spec.split(":", 1)
