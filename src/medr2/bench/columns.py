@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from medr2.arrowmem import open_parquet, release_unused
 from medr2.bench.format import ITEM_SCHEMA, Validator, _record_columns, batch_records
 from medr2.bench.idset import hex_ids
 from medr2.bench.schema import RecordSchema
@@ -195,7 +196,7 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
     record_cols = _record_columns(f, ITEM_SCHEMA)
     cols = [c for c in record_cols if c not in ("chain_id", "step", "pair_id", "image_sha256", "seed", "lure")]
     read_dict = [c for c in cols if c not in PLAIN_COLUMNS and pa.types.is_string(ITEM_RULES.types.get(c, pa.int64()))]
-    cf = pq.ParquetFile(path, read_dictionary=read_dict)
+    cf = open_parquet(path, read_dictionary=read_dict)
     case_ids = pa.array(sorted(v.case_ids), type=pa.string())
     ids: np.ndarray | None = np.empty(f.metadata.num_rows, dtype=np.uint64)  # None: some id is not 16 hex digits
     parents: list[tuple[int, pa.Array]] = []  # (row group, its distinct parent ids): checked after every id
@@ -218,6 +219,8 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
             if "parent_id" in t.column_names:
                 parents.append((rg, _distinct(t.column("parent_id"))))
             start += t.num_rows
+            del t, full
+            release_unused()  # what the pool keeps from this row group (docs/benchmarks.md)
     known = _repeated_ids(f, ids, v) if ids is not None else _repeated_text_ids(f, v)
     for rg, values in parents:
         found = known(values)

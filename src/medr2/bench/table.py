@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from medr2.arrowmem import open_parquet
 from medr2.bench.format import (
     CASE_SCHEMA,
     CASES_FILE,
@@ -280,7 +281,7 @@ class BenchTable(BenchFace):
                 continue
             wanted = pa.array(sorted(ids), type=pa.string())
             kept = []
-            with pq.ParquetFile(self.items_path, read_dictionary=[column]) as f:
+            with open_parquet(self.items_path, read_dictionary=[column]) as f:
                 for rg in groups:
                     try:
                         col = f.read_row_group(rg, columns=[column]).column(0)
