@@ -5,8 +5,8 @@ pyarrow's default pool (mimalloc) keeps much of what a pass over a large table f
 a 278,897-item bench by columns raised the RSS by ≈ 200 MiB while the pool never held more than 16 MiB, and the
 rise grew with the rows read. The system allocator kept less after that pass but fragmented during the run (Arrow
 buffers between Python's objects); jemalloc, a heap of its own, did best on both (the measurements are in
-docs/benchmarks.md). The choice is process-wide, so it is the command's: ``medr2 eval`` calls
-:func:`use_lean_pool` at its start; a library call never changes it.
+docs/benchmarks.md). The choice is process-wide, so it is the command's: ``medr2 eval`` and ``medr2 score`` call
+:func:`use_lean_pool` at their start; a library call never changes it.
 
 :func:`open_parquet` opens a table file so that its reads are buffered by pyarrow's current pool (a path opened
 by pyarrow itself is read through the C++ default pool, mimalloc, whatever :func:`pyarrow.set_memory_pool`
