@@ -199,7 +199,6 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
     cf = open_parquet(path, read_dictionary=read_dict)
     case_ids = pa.array(sorted(v.case_ids), type=pa.string())
     ids: np.ndarray | None = np.empty(f.metadata.num_rows, dtype=np.uint64)  # None: some id is not 16 hex digits
-    parents: list[tuple[int, pa.Array]] = []  # (row group, its distinct parent ids): checked after every id
     start = 0
     with cf:
         for rg in range(cf.num_row_groups):
@@ -216,16 +215,18 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
                     ids = None
                 else:
                     ids[start:start + len(ints)] = ints
-            if "parent_id" in t.column_names:
-                parents.append((rg, _distinct(t.column("parent_id"))))
             start += t.num_rows
             del t, full
             release_unused()  # what the pool keeps from this row group (docs/benchmarks.md)
     known = _repeated_ids(f, ids, v) if ids is not None else _repeated_text_ids(f, v)
-    for rg, values in parents:
-        found = known(values)
-        if not found.all():
-            _raise_parent(f, rg, values.filter(pa.array(~found)), v)
+    if "parent_id" not in cols:
+        return
+    with open_parquet(path, read_dictionary=["parent_id"]) as pf:
+        for rg in range(pf.num_row_groups):  # read again, not held: a row group's distinct parents at a time
+            values = _distinct(_read(pf, rg, ["parent_id"], path).column(0))
+            found = known(values)
+            if not found.all():
+                _raise_parent(f, rg, values.filter(pa.array(~found)), v)
 
 
 def _record(table: pa.Table, row: int, first_row: int, path: str) -> Item:
