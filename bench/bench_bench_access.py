@@ -37,6 +37,11 @@ from pathlib import Path
 from medr2.bench.table import BenchTable
 from medr2.models.registry import load_adapter
 from medr2.run.runner import EvalConfig, run_eval
+try:  # what the eval command does first, where the code has it (medr2.arrowmem)
+    from medr2.arrowmem import use_lean_pool
+    use_lean_pool()
+except ImportError:
+    pass
 first = []
 opened = []
 def factory(spec, **kw):

@@ -87,6 +87,22 @@ def test_plan_selection_matches_select_items(variant_bench: Path, tmp_path: Path
     assert all(table.case(c.case_id) == c for c in loaded.cases)
 
 
+@pytest.mark.parametrize("old", [False, True], ids=["sorted", "old-style"])
+def test_held_stream_gives_the_items_of_the_streamed_one(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+    """``iter_items_held`` (the case order's cursors: a few rows held, no reader open between items) gives the
+    items ``iter_items`` gives, in the same order, for every filter, however few rows it holds and however many row
+    groups (64-row groups in the old-style copy) a filter spans."""
+    bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
+    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    filters = [None, ItemFilter(), ItemFilter(split="test"), ItemFilter(variant_ids=frozenset({"clean"})),
+               ItemFilter(variants=("V8",), split="train"), ItemFilter(tasks=frozenset({"s1.modality"})),
+               ItemFilter(variants=("nosuch",))]
+    for flt in filters:
+        want = list(table.iter_items(flt))
+        for hold, per_record in ((1, 1), (7, 3), (64, 64), (1_024, 64)):
+            assert list(table.iter_items_held(flt, hold_rows=hold, record_rows=per_record)) == want, (flt, hold)
+
+
 def test_sorted_table_prunes_row_groups(variant_bench: Path) -> None:
     """The items table is sorted by split, variant and task with statistics on them: a filter on a variant
     code reads only the row groups that hold it (row groups of 64 rows here to see it on a small bench)."""

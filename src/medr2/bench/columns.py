@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from medr2.arrowmem import open_parquet, release_unused
 from medr2.bench.format import ITEM_SCHEMA, Validator, _record_columns, batch_records
 from medr2.bench.idset import hex_ids
 from medr2.bench.schema import RecordSchema
@@ -195,10 +196,9 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
     record_cols = _record_columns(f, ITEM_SCHEMA)
     cols = [c for c in record_cols if c not in ("chain_id", "step", "pair_id", "image_sha256", "seed", "lure")]
     read_dict = [c for c in cols if c not in PLAIN_COLUMNS and pa.types.is_string(ITEM_RULES.types.get(c, pa.int64()))]
-    cf = pq.ParquetFile(path, read_dictionary=read_dict)
+    cf = open_parquet(path, read_dictionary=read_dict)
     case_ids = pa.array(sorted(v.case_ids), type=pa.string())
     ids: np.ndarray | None = np.empty(f.metadata.num_rows, dtype=np.uint64)  # None: some id is not 16 hex digits
-    parents: list[tuple[int, pa.Array]] = []  # (row group, its distinct parent ids): checked after every id
     start = 0
     with cf:
         for rg in range(cf.num_row_groups):
@@ -215,14 +215,18 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
                     ids = None
                 else:
                     ids[start:start + len(ints)] = ints
-            if "parent_id" in t.column_names:
-                parents.append((rg, _distinct(t.column("parent_id"))))
             start += t.num_rows
+            del t, full
+            release_unused()  # what the pool keeps from this row group (docs/benchmarks.md)
     known = _repeated_ids(f, ids, v) if ids is not None else _repeated_text_ids(f, v)
-    for rg, values in parents:
-        found = known(values)
-        if not found.all():
-            _raise_parent(f, rg, values.filter(pa.array(~found)), v)
+    if "parent_id" not in cols:
+        return
+    with open_parquet(path, read_dictionary=["parent_id"]) as pf:
+        for rg in range(pf.num_row_groups):  # read again, not held: a row group's distinct parents at a time
+            values = _distinct(_read(pf, rg, ["parent_id"], path).column(0))
+            found = known(values)
+            if not found.all():
+                _raise_parent(f, rg, values.filter(pa.array(~found)), v)
 
 
 def _record(table: pa.Table, row: int, first_row: int, path: str) -> Item:

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 import medr2
 from medr2 import jsonsafe
+from medr2.arrowmem import open_parquet
 from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
@@ -528,7 +529,7 @@ def _open_table(path: Path, rs: RecordSchema) -> pq.ParquetFile:
     if not path.is_file():
         raise BadInput("missing file", file=str(path))
     try:
-        f = pq.ParquetFile(str(path))
+        f = open_parquet(path)
         names = f.schema_arrow.names
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from medr2.arrowmem import open_parquet
 from medr2.bench.format import (
     CASE_SCHEMA,
     CASES_FILE,
@@ -40,6 +41,8 @@ from medr2.records import Case, Item
 from medr2.variant_id import variant_matches
 
 BATCH_ROWS = 4_096  # rows per record batch when streaming the items table
+HOLD_ROWS = 2_048  # rows a stream of BenchTable.iter_items_held holds (decoded, copied) between reads
+RECORD_ROWS = 64  # rows made records at a time by iter_items_held
 CASE_CACHE = 256  # decoded cases kept (a run asks the items of a case together)
 ID_PRUNE_MAX = 1_024  # a filter on at most this many case / chain ids reads their column to skip row groups
 
@@ -278,7 +281,7 @@ class BenchTable(BenchFace):
                 continue
             wanted = pa.array(sorted(ids), type=pa.string())
             kept = []
-            with pq.ParquetFile(self.items_path, read_dictionary=[column]) as f:
+            with open_parquet(self.items_path, read_dictionary=[column]) as f:
                 for rg in groups:
                     try:
                         col = f.read_row_group(rg, columns=[column]).column(0)
@@ -322,15 +325,41 @@ class BenchTable(BenchFace):
     def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
         """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time
         (each given the per-record checks after :meth:`validate_by_columns`)."""
-        check = self._record_check
         for batch, row in self.iter_batches(flt, batch_rows=batch_rows):
-            records = batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row)
-            if check is None:
-                yield from records
-                continue
-            for it in records:
-                check.item(it)
-                yield it
+            yield from self._checked(batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row))
+
+    def _checked(self, records: Iterator[Item]) -> Iterator[Item]:
+        """``records``, each given the per-record checks after :meth:`validate_by_columns`."""
+        check = self._record_check
+        if check is None:
+            yield from records
+            return
+        for it in records:
+            check.item(it)
+            yield it
+
+    def iter_items_held(self, flt: ItemFilter | None = None, hold_rows: int = HOLD_ROWS,
+                        record_rows: int = RECORD_ROWS) -> Iterator[Item]:
+        """:meth:`iter_items` (the same items, in the same order) holding at most ``hold_rows`` rows between two
+        items it yields, with no Parquet reader left open: for many streams open at once (the ``case`` order's
+        cursor per variant), where an open reader holds a decompressed page of every column (≈ 5 MB for a
+        20,000-row group). A row group is read whole for each ``hold_rows`` of its accepted rows (its filter
+        columns once), and only those rows are kept, copied; records are built ``record_rows`` at a time."""
+        f = self.items_file
+        tests = flt.value_tests() if flt is not None else {}
+        cols = _record_columns(f, ITEM_SCHEMA)
+        starts = self._row_group_starts()
+        for rg in self.row_groups(flt):
+            self.row_groups_read += 1
+            rows = _accepted_rows(_read_group(f, rg, list(tests), self.items_path), tests) if tests else None
+            n = f.metadata.row_group(rg).num_rows if rows is None else len(rows)
+            for pos in range(0, n, hold_rows):
+                take = pa.array(range(pos, min(pos + hold_rows, n))) if rows is None else rows.slice(pos, hold_rows)
+                held = _read_group(f, rg, cols, self.items_path).take(take)
+                first = starts[rg] + int(take[0].as_py())  # the file row of the first held row (for messages)
+                for k in range(0, held.num_rows, record_rows):
+                    yield from self._checked(batch_records(held.slice(k, record_rows), ITEM_SCHEMA, "item_id",
+                                                           self.items_path, first + k))
 
     def items_by_id(self, ids: Iterable[str]) -> dict[str, Item]:
         """The items of ``ids`` that the bench holds (ids it lacks are left out), by id. Row groups whose
@@ -393,7 +422,21 @@ def _batches(f: pq.ParquetFile, rg: int, columns: list[str], path: Path,
         yield batch
 
 
-def _mask(batch: pa.RecordBatch, tests: dict[str, Callable[[Any], bool]]) -> pa.Array:
+def _read_group(f: pq.ParquetFile, rg: int, columns: list[str], path: Path) -> pa.Table:
+    """One row group's ``columns`` (a read error is a BadInput)."""
+    try:
+        return f.read_row_group(rg, columns=columns, use_threads=False)
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+
+
+def _accepted_rows(table: pa.Table, tests: dict[str, Callable[[Any], bool]]) -> pa.Array:
+    """The row numbers of ``table`` passing every test."""
+    mask = _mask(table, tests)
+    return pc.indices_nonzero(mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask)
+
+
+def _mask(batch: pa.RecordBatch | pa.Table, tests: dict[str, Callable[[Any], bool]]) -> pa.Array:
     """Rows of ``batch`` passing every test; each test runs once per distinct value of its column."""
     mask: pa.Array | None = None
     for column, test in tests.items():

@@ -79,9 +79,11 @@ def eval_command(
     from rich.console import Console
 
     from medr2.api import evaluate
+    from medr2.arrowmem import use_lean_pool
     from medr2.errors import WorkFailed
     from medr2.progress import RichProgress
 
+    use_lean_pool()  # less of what a long columnar pass frees kept by the allocator (medr2.arrowmem)
     progress = None if no_progress else RichProgress(model)
     with sigterm_as_interrupt():
         summary = evaluate(bench, model, out, mode=mode, variants=variants, split=split, limit=limit, task=task,

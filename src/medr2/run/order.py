@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from medr2.records import Item
 
 DEFAULT_ORDER = "case"  # medr2 eval's (docs/benchmarks.md "Dispatch order": more prefix-cache hits, less server CPU)
-CURSOR_ROWS = 256  # rows read at a time by each variant's cursor of the streamed case order
+CURSOR_ROWS = 1_024  # rows each variant's cursor of the streamed case order holds (BenchTable.iter_items_held)
 
 Order = Callable[[Iterable["Item"]], Iterable["Item"]]
 
@@ -63,7 +63,9 @@ def group_by_case(items: Iterable[Item]) -> list[Item]:
 
 def variant_cursors(table: BenchTable, flt: ItemFilter) -> list[Iterator[Item]]:
     """One stream per variant in the rows ``flt`` accepts (in the order the variants first appear), each
-    reading only that variant's rows, :data:`CURSOR_ROWS` at a time."""
+    reading only that variant's rows and holding :data:`CURSOR_ROWS` of them at a time, with no Parquet reader
+    kept open between them (:meth:`~medr2.bench.table.BenchTable.iter_items_held`: ~40 open readers held a
+    decompressed row group each, ≈ 5 MB apiece; docs/benchmarks.md, "Memory of a full evaluation")."""
     import pyarrow.compute as pc
 
     seen: dict[str, None] = {}
@@ -71,7 +73,7 @@ def variant_cursors(table: BenchTable, flt: ItemFilter) -> list[Iterator[Item]]:
         for v in pc.unique(batch.column("variant")).to_pylist():
             if v is not None:
                 seen.setdefault(v, None)
-    return [table.iter_items(replace(flt, variant_ids=frozenset({v})), batch_rows=CURSOR_ROWS) for v in seen]
+    return [table.iter_items_held(replace(flt, variant_ids=frozenset({v})), hold_rows=CURSOR_ROWS) for v in seen]
 
 
 def merge_by_case(cursors: list[Iterator[Item]]) -> Iterator[Item]:
