@@ -198,6 +198,16 @@ def hf_records(examples: Iterable[Example], bench_root: Path, *, dpo: bool,
     return list(hf_rows(examples, bench_root, dpo=dpo, image_bytes=image_bytes, rejected=rejected))
 
 
+def hashed(examples: Iterable[Example], digest: Any) -> Iterator[Example]:
+    """``examples``, each fed to ``digest`` (a hashlib object) as it passes: what it says (item ids, stage,
+    images, messages, rejected answer). The fingerprint of a streamed dataset."""
+    for ex in examples:
+        digest.update(canonical_json({"item_ids": ex.item_ids, "stage": ex.stage, "images": ex.images,
+                                      "messages": structured_messages(ex.messages),
+                                      "rejected": ex.rejected}).encode("utf-8"))
+        yield ex
+
+
 def hf_dataset(rows: Iterable[dict[str, Any]], features: Any, cache: Path, fingerprint: Callable[[], str]) -> Any:
     """A ``datasets.Dataset`` of ``rows`` written a row at a time to the Arrow file ``cache`` (what
     ``Dataset.from_generator`` writes, without its builder) and memory-mapped from there: the rows are never
@@ -238,17 +248,9 @@ def _hf(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo
     the same files as ``Dataset.from_list(rows).save_to_disk(out)``, but for ``state.json``'s
     ``_fingerprint``, here a hash of what the rows say (item ids, stage, messages, image names)."""
     digest = hashlib.sha256()
-
-    def hashed(rows: Iterable[Example]) -> Iterator[Example]:
-        for ex in rows:
-            digest.update(canonical_json({"item_ids": ex.item_ids, "stage": ex.stage, "images": ex.images,
-                                          "messages": structured_messages(ex.messages),
-                                          "rejected": ex.rejected}).encode("utf-8"))
-            yield ex
-
     tmp = out / ".medr2-hf"
     try:
-        rows = hf_rows(hashed(examples), bench_root, dpo=dpo)
+        rows = hf_rows(hashed(examples, digest), bench_root, dpo=dpo)
         ds = hf_dataset(rows, hf_features(dpo), tmp / "rows.arrow", lambda: digest.hexdigest()[:16])
         ds.save_to_disk(str(out))
         del ds

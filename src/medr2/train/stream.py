@@ -105,7 +105,8 @@ class _Rows:
         seq = 0
         names = set(self.src.table.items_file.schema_arrow.names)
         for batch in self.src.batches():
-            cols = {c: batch.column(c).to_pylist() if c in names else [None] * batch.num_rows for c in _PLAN_COLUMNS}
+            cols: dict[str, list[Any]] = {c: batch.column(c).to_pylist() if c in names else [None] * batch.num_rows
+                                          for c in _PLAN_COLUMNS}
             keep = []
             for i, (variant, form, box) in enumerate(zip(cols["variant"], cols["form"], cols["answer_box"],
                                                          strict=True)):
