@@ -114,7 +114,8 @@ def test_run_sorter_is_a_stable_sort_in_bounded_runs(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
 
 
-def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Bench, tmp_path: Path, small: None) -> None:
+def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Bench, tmp_path: Path,
+                                                                      small: None) -> None:
     from datasets import Dataset
 
     from medr2.train.finetune import build_dataset, decoded_png

@@ -4,7 +4,7 @@ order, built a group at a time, in memory bounded by the work, not by the train 
 The order of a plan is decided from a few columns (item id, stage, chain id, step, image: a few bytes per
 item) and every kept row is handed, with its order key, to an out-of-core sort (:class:`medr2.bench.runs.
 RunSorter`: runs of Arrow rows spilled to IPC files in a temporary folder). Rows come back in plan order, one
-bucket (a block and a prefix of the order hash, about :data:`BUCKET_ROWS` rows) at a time; only that bucket's
+bucket (a block and a range of the order hash, about :data:`BUCKET_ROWS` rows) at a time; only that bucket's
 rows become records and examples. Groups that one example needs are held whole: one chain (``chain``), the
 items of one image (captions); ``curriculum`` holds one block's replay sample (its order hashes) while it finds
 the cut-off of that sample, then streams too.
@@ -44,18 +44,22 @@ from medr2.train.export import (
 from medr2.train.render import PIXELS, check_style, rejected
 from medr2.train.source import TrainSource
 
-BUCKET_ROWS = 2_048  # rows the plan orders in memory at a time (about; order hashes are uniform)
-RUN_ROWS = 20_000  # rows held before a sorted run is spilled
-KEY_COLUMNS = ("_b", "_p", "_k", "_s", "_g")  # block, hash prefix, order key, tie-break, group
+BUCKET_ROWS = 4_096  # rows the plan orders in memory at a time (about: order hashes are uniform)
+RUN_ROWS = 50_000  # rows held before a sorted run is spilled (about 730 B each as Arrow on the sample benches)
+KEY_COLUMNS = ("_b", "_p", "_k", "_s", "_g")  # block, bucket, order key, tie-break, group
+_KEY_TYPES = (pa.int64(), pa.int64(), pa.string(), pa.int64(), pa.string())
 _PLAN_COLUMNS = ("item_id", "variant", "stage", "form", "answer_box", "chain_id", "step", "meta", "image")
 
 
-def _prefix_len(n_rows: int) -> int:
-    """Hex digits of the order hash that split ``n_rows`` into buckets of about ``BUCKET_ROWS``."""
-    p = 0
-    while n_rows > BUCKET_ROWS * 16 ** p:
-        p += 1
-    return p
+def _n_buckets(n_rows: int) -> int:
+    """Buckets that split ``n_rows`` into about ``BUCKET_ROWS`` each."""
+    return max(1, -(-n_rows // BUCKET_ROWS))
+
+
+def _bucket(key: str, n_buckets: int) -> int:
+    """The bucket of an order hash: its first 32 bits scaled to ``n_buckets`` (monotone in the hash, so
+    buckets in order hold the hashes in order)."""
+    return int(key[:8], 16) * n_buckets >> 32
 
 
 def _bucket_keys(table: pa.Table) -> list[pa.Array]:
@@ -65,20 +69,19 @@ def _bucket_keys(table: pa.Table) -> list[pa.Array]:
 class _Placements:
     """Rows of one batch placed in a plan: which row (``take``), in which block, with which order key."""
 
-    def __init__(self, prefix: int) -> None:
-        self.prefix = prefix
+    def __init__(self, n_buckets: int) -> None:
+        self.n_buckets = n_buckets
         self.take: list[int] = []
         self.cols: dict[str, list[Any]] = {k: [] for k in KEY_COLUMNS}
 
     def add(self, row: int, block: int, key: str, tie: int, group: str = "") -> None:
         self.take.append(row)
-        for name, v in zip(KEY_COLUMNS, (block, key[:self.prefix], key, tie, group), strict=True):
+        for name, v in zip(KEY_COLUMNS, (block, _bucket(key, self.n_buckets), key, tie, group), strict=True):
             self.cols[name].append(v)
 
     def table(self, batch: pa.RecordBatch) -> pa.Table:
         rows = pa.Table.from_batches([batch]).take(pa.array(self.take, pa.int64()))
-        types = (pa.int64(), pa.string(), pa.string(), pa.int64(), pa.string())
-        for name, typ in zip(KEY_COLUMNS, types, strict=True):
+        for name, typ in zip(KEY_COLUMNS, _KEY_TYPES, strict=True):
             rows = rows.append_column(name, pa.array(self.cols[name], typ))
         return rows
 
@@ -188,10 +191,10 @@ class StreamPlan:
 
 # -- placements per strategy: rows -> tables with KEY_COLUMNS ------------------------------------------
 
-def _flat_tables(rows: _Rows, seed: int, prefix: int, pred: Callable[[dict[str, list[Any]], int], bool] | None,
+def _flat_tables(rows: _Rows, seed: int, n_buckets: int, pred: Callable[[dict[str, list[Any]], int], bool] | None,
                  ) -> Iterator[pa.Table]:
     for batch, keep, cols, seq in rows:
-        pl = _Placements(prefix)
+        pl = _Placements(n_buckets)
         for n, i in enumerate(keep, start=seq):
             if pred is None or pred(cols, i):
                 pl.add(i, 0, _order_key(seed, cols["item_id"][i]), n)
@@ -223,11 +226,11 @@ def _curriculum_tables(rows: _Rows, seed: int, replay: float) -> tuple[Iterator[
                 for _, keep, cols, seq in rows for n, i in enumerate(keep, start=seq) if cols["stage"][i] < s)
         cutoff[s] = heapq.nsmallest(n_replay, keys)[-1]
     n_total = sum(sizes.values())
-    prefix = _prefix_len(max(sizes.values(), default=0) * 2)
+    n_buckets = _n_buckets(max(sizes.values(), default=0) * 2)
 
     def tables() -> Iterator[pa.Table]:
         for batch, keep, cols, seq in rows:
-            pl = _Placements(prefix)
+            pl = _Placements(n_buckets)
             for n, i in enumerate(keep, start=seq):
                 stage, iid = cols["stage"][i], cols["item_id"][i]
                 pl.add(i, block[stage], _order_key(seed, f"{stage}:{iid}"), n)
@@ -236,21 +239,21 @@ def _curriculum_tables(rows: _Rows, seed: int, replay: float) -> tuple[Iterator[
                         pl.add(i, block[s], _order_key(seed, f"{s}:{iid}"), n_total + n)
             yield pl.table(batch)
 
-    return tables(), prefix
+    return tables(), n_buckets
 
 
 def _in_chain(cols: dict[str, list[Any]], i: int) -> bool:
     return bool(cols["chain_id"][i]) and cols["variant"][i] == "clean" and cols["step"][i] is not None
 
 
-def _chain_tables(rows: _Rows, seed: int, prefix: int, work: Path) -> Iterator[pa.Table]:
+def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterator[pa.Table]:
     """``chain``'s placements: single rows by their own hash; chain rows first sorted by chain (one chain held
     at a time), then placed by the hash of the chain's item ids in step order, in step order."""
     folder = Path(tempfile.mkdtemp(prefix=".medr2-chains-", dir=work))
     chains = RunSorter(folder, _bucket_keys, RUN_ROWS, prefix="run")
     try:
         for batch, keep, cols, seq in rows:
-            single, chained = _Placements(prefix), _Placements(prefix)
+            single, chained = _Placements(n_buckets), _Placements(n_buckets)
             for n, i in enumerate(keep, start=seq):
                 if _in_chain(cols, i):
                     cid = cols["chain_id"][i]
@@ -272,12 +275,12 @@ def _chain_tables(rows: _Rows, seed: int, prefix: int, work: Path) -> Iterator[p
                 key = _order_key(seed, "|".join(ids[start:end]))
                 for pos in range(start, end):
                     take.append(pos)
-                    for name, v in zip(KEY_COLUMNS, (0, key[:prefix], key, pos - start, gids[start]), strict=True):
+                    for name, v in zip(KEY_COLUMNS, (0, _bucket(key, n_buckets), key, pos - start, gids[start]),
+                                       strict=True):
                         cols_out[name].append(v)
                 start = end
             out = table.drop_columns(list(KEY_COLUMNS)).take(pa.array(take, pa.int64()))
-            for name, typ in zip(KEY_COLUMNS, (pa.int64(), pa.string(), pa.string(), pa.int64(), pa.string()),
-                                 strict=True):
+            for name, typ in zip(KEY_COLUMNS, _KEY_TYPES, strict=True):
                 out = out.append_column(name, pa.array(cols_out[name], typ))
             yield out
     finally:
@@ -312,13 +315,13 @@ def stream_examples(src: TrainSource, *, strategy: str = "flat", with_variants: 
         if strategy == "curriculum":
             tables, _ = _curriculum_tables(rows, seed, replay)
         elif strategy == "chain":
-            tables = _chain_tables(rows, seed, _prefix_len(n), work)
+            tables = _chain_tables(rows, seed, _n_buckets(n), work)
         else:
             pred = None
             if strategy == "augmented":
                 def pred(cols: dict[str, list[Any]], i: int) -> bool:
                     return cols["variant"][i] == "clean" or _is_augmentation(cols["variant"][i], cols["meta"][i])
-            tables = _flat_tables(rows, seed, _prefix_len(n), pred)
+            tables = _flat_tables(rows, seed, _n_buckets(n), pred)
         for bucket in _sorted_groups(tables, work, src.items_path):
             for group, items in bucket:
                 ex = chain_example(items, conv, style) if group else single_example(items[0], conv, style)
@@ -342,11 +345,11 @@ def stream_captions(src: TrainSource, *, seed: int = 0, work: Path) -> StreamPla
     rows = _Rows(src, False, box_check=False)
     n_rows, _ = src.select_counts(False)
     counts: Counter[str] = Counter({"train_images": 0})
-    prefix = _prefix_len(n_rows)
+    n_buckets = _n_buckets(n_rows)
 
     def tables() -> Iterator[pa.Table]:
         for batch, keep, cols, seq in rows:
-            pl = _Placements(prefix)
+            pl = _Placements(n_buckets)
             for n, i in enumerate(keep, start=seq):
                 image = cols["image"][i]
                 if image:
