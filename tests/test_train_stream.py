@@ -1,6 +1,7 @@
-"""Streamed exports (``medr2.train.stream``): byte for byte the files the in-memory plans give, for every format,
-strategy and ``--with-variants``, with buckets and sorted runs small enough that every plan is sorted out of core
-in many pieces; the run sorter against Python's stable sort."""
+"""Streamed exports (``medr2.train.stream``): byte for byte the files the in-memory plans give (``hf``: the same
+Arrow record batches and values; see the test), for every format, strategy and ``--with-variants``, with buckets
+and sorted runs small enough that every plan is sorted out of core in many pieces; the run sorter against Python's
+stable sort."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from medr2.records import canonical_json
 from medr2.train import stream
 from medr2.train.dataset import IDS_FILE, MANIFEST, export_dataset
 from medr2.train.export import STRATEGIES, plan_captions, plan_dpo, plan_examples
-from medr2.train.formats import FORMATS
+from medr2.train.formats import FORMATS, hf_features, hf_records
 from medr2.train.source import TrainSource
 from tests.train_fixtures import write_quadrant_bench
 
@@ -40,7 +41,14 @@ def _reference_export(bench: Bench, fmt: str, out: Path, **kw: object) -> None:
     plan = (plan_dpo if spec.dpo else plan_examples)(bench.items, bench.cases, **kw)  # type: ignore[arg-type]
     out.mkdir(parents=True)
     name = f"medr2_{bench.name}_{kw['strategy']}{'_dpo' if spec.dpo else ''}"
-    files = spec.write(plan.examples, bench.root, out, name)
+    if fmt.startswith("hf"):  # the in-memory dataset, saved by datasets itself
+        from datasets import Dataset
+
+        rows = hf_records(plan.examples, bench.root, dpo=spec.dpo)
+        Dataset.from_list(rows, features=hf_features(spec.dpo)).save_to_disk(str(out))
+        files = ["dataset_info.json", "state.json", "data-*.arrow"]
+    else:
+        files = spec.write(plan.examples, bench.root, out, name)
     manifest = {"format": fmt, "strategy": kw["strategy"], "with_variants": kw["with_variants"], "seed": kw["seed"],
                 "dataset_name": name, "bench": bench.name, "bench_checksum": bench.checksum, "split": "train",
                 "files": files, **plan.summary()}
@@ -48,6 +56,11 @@ def _reference_export(bench: Bench, fmt: str, out: Path, **kw: object) -> None:
     with (out / IDS_FILE).open("w", encoding="utf-8") as f:
         for i, ex in enumerate(plan.examples):
             f.write(canonical_json({"record": i, "item_ids": list(ex.item_ids)}) + "\n")
+
+
+def _arrow_batches(data: bytes) -> tuple[pa.Schema, list[pa.RecordBatch]]:
+    reader = pa.ipc.open_stream(pa.py_buffer(data))
+    return reader.schema, list(reader)
 
 
 def _files(out: Path) -> dict[str, bytes]:
@@ -58,7 +71,11 @@ def _files(out: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 @pytest.mark.parametrize("with_variants", [False, True])
 def test_streamed_export_writes_the_in_memory_bytes(bench: Bench, tmp_path: Path, small: None, fmt: str,
-                                                    strategy: str, with_variants: bool) -> None:
+                                                    strategy: str, with_variants: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from datasets import config
+
+    monkeypatch.setattr(config, "MAX_SHARD_SIZE", "20KB")  # hf: several shards (both writers read it)
     kw = {"strategy": strategy, "with_variants": with_variants, "seed": 5}
     want_dir, got_dir = tmp_path / "want", tmp_path / "got"
     _reference_export(bench, fmt, want_dir, **kw)
@@ -68,9 +85,20 @@ def test_streamed_export_writes_the_in_memory_bytes(bench: Bench, tmp_path: Path
     if fmt.startswith("swift"):  # absolute image paths name the export folder
         want = {k: v.replace(str(want_dir.resolve()).encode(), str(got_dir.resolve()).encode())
                 for k, v in want.items()}
-    if fmt.startswith("hf"):  # datasets hashes an in-memory table for its fingerprint; the stream hashes examples
-        fp = [json.loads(d.pop("state.json")).pop("_fingerprint") for d in (want, got)]
-        assert len(fp[1]) == 16
+    if fmt.startswith("hf"):
+        # datasets hashes an in-memory table for its fingerprint; the stream hashes the examples
+        states = [json.loads(d.pop("state.json")) for d in (want, got)]
+        assert len(states[1].pop("_fingerprint")) == 16 and states[0].pop("_fingerprint")
+        assert states[0] == states[1] and len(states[1]["_data_files"]) > 1  # several shards
+        # the shards: same schema, record batches and values (a sliced in-memory table pads its buffers with
+        # the next rows' bytes, a streamed batch with zeros: the bytes themselves can differ)
+        shards = sorted(k for k in want if k.startswith("data-"))
+        assert shards == sorted(k for k in got if k.startswith("data-"))
+        for k in shards:
+            a, b = (_arrow_batches(d.pop(k)) for d in (want, got))
+            assert a[0].equals(b[0], check_metadata=True)
+            assert [x.num_rows for x in a[1]] == [x.num_rows for x in b[1]]
+            assert pa.Table.from_batches(a[1]).equals(pa.Table.from_batches(b[1]))
     assert got == want
     if fmt.startswith("llamafactory"):  # the record-at-a-time JSON is json.dumps(records, indent=1)
         data = got_dir / f"medr2_{bench.name}_{strategy}{'_dpo' if fmt.endswith('dpo') else ''}.json"
@@ -119,7 +147,6 @@ def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Ben
     from datasets import Dataset
 
     from medr2.train.finetune import build_dataset, decoded_png
-    from medr2.train.formats import hf_features, hf_records
 
     plan = plan_examples(bench.items, bench.cases, strategy="chain", with_variants=True, seed=1)
     want = Dataset.from_list(hf_records(plan.examples, bench.root, dpo=False, image_bytes=decoded_png),

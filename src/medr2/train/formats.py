@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from medr2.models.base import Message
 from medr2.records import canonical_json
 from medr2.registry import Registry
@@ -242,17 +244,82 @@ def hf_features(dpo: bool) -> Any:
     return Features(cols)
 
 
+def save_streamed(ds: Any, cache: Path, out: Path) -> None:
+    """``ds.save_to_disk(out)`` for a dataset memory-mapped from the Arrow file ``cache``, reading the file a
+    record batch at a time instead of through the map (whose pages would count as the process's memory): the
+    same shards (``datasets``' size estimate, ``MAX_SHARD_SIZE`` and contiguous split), the same record batches
+    and values, the same ``state.json`` and ``dataset_info.json``. The shards' bytes can differ from
+    ``save_to_disk``'s of an in-memory table in one way: ``datasets`` writes each batch as a slice of that
+    table, and Arrow pads a sliced buffer to 64 bytes with what follows it (the next rows' strings); here each
+    batch is its own table, padded with zeros."""
+    import pyarrow.ipc as ipc
+    from datasets import config
+    from datasets.arrow_writer import ArrowWriter, get_writer_batch_size_from_data_size
+    from datasets.utils.py_utils import asdict, convert_file_size_to_int
+
+    n = len(ds)
+    nbytes = ds._estimate_nbytes()
+    n_shards = max(1, min(n, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1))
+    batch = config.DEFAULT_MAX_BATCH_SIZE
+    if nbytes > 0:
+        batch = min(batch, get_writer_batch_size_from_data_size(n, nbytes))
+    div, mod = divmod(n, n_shards)
+    pool = pa.default_memory_pool()
+    names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
+    out.mkdir(parents=True, exist_ok=True)
+    with pa.OSFile(str(cache)) as f:
+        reader = ipc.open_stream(f)
+        held: list[pa.RecordBatch] = []
+
+        def take(k: int) -> pa.Table:
+            """The next ``k`` rows of the file."""
+            nonlocal held
+            while sum(b.num_rows for b in held) < k:
+                held.append(reader.read_next_batch())
+            table = pa.Table.from_batches(held).combine_chunks()
+            held = [b for b in table.slice(k).to_batches() if b.num_rows]
+            return table.slice(0, k)
+
+        for i, name in enumerate(names):
+            left = div + (1 if i < mod else 0)
+            writer = ArrowWriter(features=ds.features, path=str(out / name), embed_local_files=True)
+            step = writer.writer_batch_size or batch  # the writer's record batches (100 rows for images)
+            try:
+                while left:  # a window of ``batch`` rows, as save_to_disk hands it over, a record batch at a time
+                    in_window = min(batch, left)
+                    while in_window:
+                        table = take(min(step, in_window))
+                        writer.write_table(table)
+                        in_window -= table.num_rows
+                        left -= table.num_rows
+                        del table
+                        pool.release_unused()  # images are large: their memory goes back before the next batch
+                writer.finalize()
+            finally:
+                writer.close()
+    state = {key: ds.__dict__[key] for key in ("_fingerprint", "_format_columns", "_format_kwargs", "_format_type",
+                                               "_output_all_columns")}
+    state["_split"] = str(ds.split) if ds.split is not None else None
+    state["_data_files"] = [{"filename": name} for name in names]
+    with (out / config.DATASET_STATE_JSON_FILENAME).open("w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=2, sort_keys=True)
+    info = asdict(ds.info)
+    with (out / config.DATASET_INFO_FILENAME).open("w", encoding="utf-8") as fh:
+        json.dump({key: info[key] for key in sorted(info)}, fh, indent=2)
+
+
 @register_format("hf")
 def _hf(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    """``save_to_disk`` of the rows, streamed through an Arrow file in ``out/.medr2-hf`` (removed after):
-    the same files as ``Dataset.from_list(rows).save_to_disk(out)``, but for ``state.json``'s
-    ``_fingerprint``, here a hash of what the rows say (item ids, stage, messages, image names)."""
+    """The rows written to an Arrow file in ``out/.medr2-hf`` (removed after), then saved as
+    ``save_to_disk`` saves them (:func:`save_streamed`); ``state.json``'s ``_fingerprint`` is a hash of what
+    the rows say (item ids, stage, messages, image names), not ``datasets``' hash of an in-memory table."""
     digest = hashlib.sha256()
     tmp = out / ".medr2-hf"
     try:
         rows = hf_rows(hashed(examples, digest), bench_root, dpo=dpo)
-        ds = hf_dataset(rows, hf_features(dpo), tmp / "rows.arrow", lambda: digest.hexdigest()[:16])
-        ds.save_to_disk(str(out))
+        cache = tmp / "rows.arrow"
+        ds = hf_dataset(rows, hf_features(dpo), cache, lambda: digest.hexdigest()[:16])
+        save_streamed(ds, cache, out)
         del ds
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
