@@ -1,7 +1,8 @@
 """``medr2 export --with-variants`` on benches of different sizes: wall, CPU and peak RSS, with this checkout's
 sources and, with ``--before-src DIR``, with other sources (e.g. ``git archive`` of an older ``src/``), side by
 side; the two exports are written to the same folder in turn and compared file by file (``state.json`` of an
-``hf`` export without its ``_fingerprint``, which ``datasets`` derives from an in-memory table).
+``hf`` export without its ``_fingerprint``, which ``datasets`` derives from an in-memory table; Arrow files that
+differ are also compared by schema, record batches and values).
 
 Each sample is a fresh process (``python -m medr2 export --bench B --format F --out DIR --with-variants``); peak
 RSS is the child's ``ru_maxrss`` (``os.wait4``), CPU its user + system time. Samples alternate between the
@@ -48,11 +49,28 @@ def _content(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def differing(a: Path, b: Path) -> list[str]:
+def _same_arrow(a: Path, b: Path) -> bool:
+    """Two Arrow stream files with the same schema, record batch sizes and values."""
+    import pyarrow as pa
+
+    with pa.memory_map(str(a)) as fa, pa.memory_map(str(b)) as fb:
+        ra, rb = pa.ipc.open_stream(fa), pa.ipc.open_stream(fb)
+        if not ra.schema.equals(rb.schema, check_metadata=True):
+            return False
+        for x, y in zip(ra, rb, strict=True):
+            if x.num_rows != y.num_rows or not x.equals(y):
+                return False
+    return True
+
+
+def differing(a: Path, b: Path) -> tuple[list[str], list[str]]:
+    """Files that differ (or exist in one only), and of those the Arrow files whose content is the same."""
     names = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
     names |= {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
-    return sorted(n for n in names if not (a / n).is_file() or not (b / n).is_file()
+    diff = sorted(n for n in names if not (a / n).is_file() or not (b / n).is_file()
                   or _content(a / n) != _content(b / n))
+    return diff, [n for n in diff if n.endswith(".arrow") and (a / n).is_file() and (b / n).is_file()
+                  and _same_arrow(a / n, b / n)]
 
 
 def main() -> None:
@@ -88,8 +106,9 @@ def main() -> None:
                         shutil.rmtree(out.with_name(out.name + ".before"), ignore_errors=True)
                         out.rename(out.with_name(out.name + ".before"))
                     elif len(codes) == 2:
-                        diff = differing(out.with_name(out.name + ".before"), out)
-                        print(f"  files differing from before: {diff[:10] or 'none'}", flush=True)
+                        diff, same_arrow = differing(out.with_name(out.name + ".before"), out)
+                        print(f"  files differing from before: {diff[:10] or 'none'}; of those, Arrow files with the "
+                              f"same schema, batches and values: {same_arrow[:10] or 'none'}", flush=True)
                         shutil.rmtree(out.with_name(out.name + ".before"))
                 shutil.rmtree(out, ignore_errors=True)
     print("\n| format | bench | items | code | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|---|---|---|")
