@@ -1,12 +1,13 @@
-"""A bench's train split, read column-wise: only the train items become records (export and ``finetune``).
+"""A bench's train split, read column-wise (export and ``finetune``).
 
-:func:`read_train_split` decides which items are held out (not in the train split, a variant without
+:class:`TrainSource` decides which items are held out (not in the train split, a variant without
 ``--with-variants``, or an image shared with any item or case outside the train split; the rules of
 :func:`medr2.train.export.train_items`, with the same counts) through the bench's columnar reader
 (:class:`medr2.bench.table.BenchTable`): the images of the other splits from two columns of ``items.parquet``
-(and the cases), then the train split (``ItemFilter(split="train")``: row groups of other splits pruned) one
-record batch at a time, building records only for the items kept: a bench of millions of evaluation items is
-never loaded to export its train split.
+(and the cases), the train split's counts from two more, then hands out the train rows kept
+(``ItemFilter(split="train")``: row groups of other splits pruned) one Arrow record batch at a time, as often as
+a plan needs (:mod:`medr2.train.stream`). :func:`read_train_split` builds records of every kept row (the
+in-memory form the streamed plans are tested against; GRPO's reward lookup).
 """
 
 from __future__ import annotations

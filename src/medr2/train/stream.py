@@ -98,16 +98,22 @@ class _Rows:
     form ``box`` without ``answer_box`` dropped), batch by batch, with their plan columns as lists and a running
     row number (the item's place in the in-memory plan's list)."""
 
-    def __init__(self, src: TrainSource, with_variants: bool, box_check: bool = True) -> None:
+    def __init__(self, src: TrainSource, with_variants: bool, box_check: bool = True,
+                 columns: list[str] | None = None) -> None:
         self.src = src
         self.with_variants = with_variants
         self.box_check = box_check
+        self.columns = columns  # None: every record column (the rows are sorted and built); else plan columns only
+
+    def light(self) -> _Rows:
+        """The same rows, reading only the plan columns (passes that only decide the plan)."""
+        return _Rows(self.src, self.with_variants, self.box_check, list(_PLAN_COLUMNS))
 
     def __iter__(self) -> Iterator[tuple[pa.RecordBatch, list[int], dict[str, list[Any]], int]]:
         """(batch, rows kept, plan columns of every row, number of the batch's first kept row)."""
         seq = 0
         names = set(self.src.table.items_file.schema_arrow.names)
-        for batch in self.src.batches():
+        for batch in self.src.batches([c for c in self.columns if c in names] if self.columns else None):
             cols: dict[str, list[Any]] = {c: batch.column(c).to_pylist() if c in names else [None] * batch.num_rows
                                           for c in _PLAN_COLUMNS}
             keep = []
@@ -212,7 +218,7 @@ def _curriculum_tables(rows: _Rows, seed: int, replay: float) -> tuple[Iterator[
     """``curriculum``'s placements: each row in its stage's block, and in each later block whose replay sample
     it is in (the sample: the ``n_replay`` smallest replay hashes of the earlier stages, found one block at a
     time with a bounded heap; a row is in it when its hash is at most the sample's largest)."""
-    sizes = _stage_counts(rows)
+    sizes = _stage_counts(rows.light())
     stages = sorted(sizes)
     block = {s: b for b, s in enumerate(stages)}
     cutoff: dict[int, tuple[str, int, int]] = {}
@@ -223,7 +229,7 @@ def _curriculum_tables(rows: _Rows, seed: int, replay: float) -> tuple[Iterator[
         if n_replay <= 0:
             continue
         keys = ((_order_key(seed, f"replay{s}:{cols['item_id'][i]}"), block[cols["stage"][i]], n)
-                for _, keep, cols, seq in rows for n, i in enumerate(keep, start=seq) if cols["stage"][i] < s)
+                for _, keep, cols, seq in rows.light() for n, i in enumerate(keep, start=seq) if cols["stage"][i] < s)
         cutoff[s] = heapq.nsmallest(n_replay, keys)[-1]
     n_total = sum(sizes.values())
     n_buckets = _n_buckets(max(sizes.values(), default=0) * 2)
