@@ -57,6 +57,7 @@ def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
     assert "linear_1" in rep["config"]["target_modules"]  # and the projector
     assert (out / "adapter" / "adapter_config.json").is_file()
     assert json.loads((out / "finetune.json").read_text())["n_examples"] == rep["n_examples"]
+    assert not (out / ".medr2-data").exists()  # the streamed datasets' Arrow files and sorted runs are removed
     adapter = load_adapter(f"hf:{out / 'merged'}", batch_size=4)
     assert isinstance(adapter, HFAdapter) and adapter.settings()["model_type"] == "llava"
     base_weights = HFAdapter(tiny, HFOptions()).model.state_dict()

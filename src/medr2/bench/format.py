@@ -29,6 +29,7 @@ from medr2 import jsonsafe
 from medr2.arrowmem import open_parquet
 from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
+from medr2.bench.runs import RunSorter
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
 from medr2.images import InsideRoot, sha256_file
@@ -168,71 +169,6 @@ def _sort_keys(table: pa.Table) -> list[pa.Array]:
             pc.not_equal(variant, pa.scalar("clean")), variant]
 
 
-class _ItemSorter:
-    """Sorts item rows by (split, clean first, variant), stably (rows of one key keep the order they were
-    added in), in memory bounded by ``run_rows``: each run of rows is sorted and spilled to a temporary Arrow
-    IPC file, one record batch per key; :meth:`sorted_tables` then reads, key by key, that key's batch of
-    every run in run order (a k-way merge that never holds more than one batch)."""
-
-    def __init__(self, root: Path, run_rows: int) -> None:
-        self.root = root
-        self.run_rows = run_rows
-        self._tables: list[pa.Table] = []
-        self._n = 0
-        self._runs: list[tuple[Path, dict[tuple[str, bool, str], int]]] = []  # file, key -> batch index
-
-    def add(self, table: pa.Table) -> None:
-        self._tables.append(table)
-        self._n += table.num_rows
-        if self._n >= self.run_rows:
-            self._spill()
-
-    def _spill(self) -> None:
-        import pyarrow.ipc as ipc
-
-        if not self._n:
-            return
-        table = pa.concat_tables(self._tables)
-        self._tables, self._n = [], 0
-        keys = _sort_keys(table)
-        order = pa.table({"a": keys[0], "b": keys[1], "c": keys[2], "i": pa.array(range(table.num_rows))})
-        idx = order.sort_by([("a", "ascending"), ("b", "ascending"), ("c", "ascending"), ("i", "ascending")])
-        table = table.take(idx.column("i"))
-        key_rows = idx.select(["a", "b", "c"]).to_pydict()
-        path = self.root / f".{ITEMS_FILE}.run{len(self._runs)}.arrow"
-        index: dict[tuple[str, bool, str], int] = {}
-        opts = ipc.IpcWriteOptions(compression="zstd")
-        with ipc.new_file(str(path), ITEM_SCHEMA.schema, options=opts) as w:
-            start = 0
-            n = table.num_rows
-            while start < n:
-                key = (key_rows["a"][start], key_rows["b"][start], key_rows["c"][start])
-                end = start + 1
-                while end < n and (key_rows["a"][end], key_rows["b"][end], key_rows["c"][end]) == key:
-                    end += 1
-                index[key] = len(index)
-                w.write_table(table.slice(start, end - start), max_chunksize=end - start)
-                start = end
-        self._runs.append((path, index))
-
-    def sorted_tables(self) -> Iterator[pa.Table]:
-        """Every row added, sorted, as tables of one key and one run each."""
-        import pyarrow.ipc as ipc
-
-        self._spill()
-        readers = [ipc.open_file(pa.memory_map(str(path))) for path, _ in self._runs]
-        for key in sorted({k for _, index in self._runs for k in index}):
-            for reader, (_, index) in zip(readers, self._runs, strict=True):
-                if key in index:
-                    yield pa.Table.from_batches([reader.get_batch(index[key])])
-
-    def cleanup(self) -> None:
-        self._tables, self._n = [], 0
-        for path, _ in self._runs:
-            path.unlink(missing_ok=True)
-        self._runs = []
-
-
 class BenchWriter:
     """Streams items into ``items.parquet`` and cases into ``cases.parquet`` in fixed-size row groups,
     then writes the manifest.
@@ -253,7 +189,8 @@ class BenchWriter:
         # an old manifest must not make a half-rewritten bench look complete
         (self.root / MANIFEST).unlink(missing_ok=True)
         self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
-        self._sorter = _ItemSorter(self.root, run_rows=max(SORT_RUN_ROWS // row_group_size, 1) * row_group_size)
+        self._sorter = RunSorter(self.root, _sort_keys, max(SORT_RUN_ROWS // row_group_size, 1) * row_group_size,
+                                 prefix=f".{ITEMS_FILE}.run", schema=ITEM_SCHEMA.schema)
         self._writer: pq.ParquetWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._item_ids = IdSet()  # compact: ~16 B per id, for millions of items

@@ -8,6 +8,9 @@ Strategies (registry ``STRATEGIES``):
 
 Only ``split == "train"`` items are used, and a train item whose image (or cue image) is also used by
 any item or case outside the train split is dropped and counted: no test item or test image leaks.
+
+The plans here take lists of records (every train item held): they are the specification. ``medr2 export``
+and ``finetune`` stream the same examples in the same order (:mod:`medr2.train.stream`).
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ bf16 and gradient checkpointing only where CUDA is present.
 from __future__ import annotations
 
 import json
+import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,10 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention
 from medr2.models.hf import box_convention_for
-from medr2.train.export import STRATEGIES, Example, plan_captions, plan_dpo, plan_examples
-from medr2.train.formats import hf_features, hf_records
+from medr2.train.export import STRATEGIES, Example
+from medr2.train.formats import hashed, hf_dataset, hf_features, hf_rows
+from medr2.train.source import TrainSource, read_train_split
+from medr2.train.stream import stream_captions, stream_examples
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,33 @@ def decoded_png(path: Path) -> bytes:
     return encode_png(load_image(path, mode="RGB"))
 
 
-def build_dataset(examples: list[Example], bench_root: Path) -> Any:
+def streamed_dataset(rows: Callable[[Iterable[Example]], Iterable[dict[str, Any]]], examples: Iterable[Example],
+                     features: Any, cache: Path | None) -> Any:
+    """A dataset of ``rows(examples)`` written a row at a time to an Arrow file in a new folder under ``cache``
+    (None: a temporary folder, removed with the dataset) and memory-mapped from there, so TRL reads it from
+    disk; its fingerprint is a hash of the examples (its ``map`` caches go to that folder too)."""
+    import hashlib
+    import shutil
+    import tempfile
+    import weakref
+
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="rows-", dir=cache))
+    digest = hashlib.sha256()
+    ds = hf_dataset(rows(hashed(examples, digest)), features, folder / "rows.arrow", lambda: digest.hexdigest()[:16])
+    if cache is None:
+        weakref.finalize(ds, shutil.rmtree, folder, True)
+    return ds
+
+
+def build_dataset(examples: Iterable[Example], bench_root: Path, cache: Path | None = None) -> Any:
     """The TRL conversational dataset (the ``hf`` export's rows), its images decoded exactly as evaluation
     decodes them: the collator's processor then sees the same pixels in training as the ``hf:`` adapter
-    does at evaluation (raw file bytes would reach it undecoded: 16-bit images clipped, EXIF ignored)."""
-    from datasets import Dataset
-
-    rows = hf_records(examples, bench_root, dpo=False, image_bytes=decoded_png)
-    return Dataset.from_list(rows, features=hf_features(False))
+    does at evaluation (raw file bytes would reach it undecoded: 16-bit images clipped, EXIF ignored).
+    Streamed (:func:`streamed_dataset`): ``examples`` may be a plan being made."""
+    return streamed_dataset(lambda exs: hf_rows(exs, bench_root, dpo=False, image_bytes=decoded_png), examples,
+                            hf_features(False), cache)
 
 
 def _use_cuda(cfg: FinetuneConfig) -> bool:
@@ -151,18 +173,15 @@ StageBuilder = Callable[[Any, Any, Any, BoxConvention, FinetuneConfig, Path, Any
 
 def _sft_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
                peft_config: Any, callbacks: Sequence[Any]) -> Stage:
-    plan = _plan(bench, cfg.strategy, cfg, conv)
-    ds = build_dataset(plan.examples, bench.root)
+    plan, ds = _plan_dataset(bench, cfg.strategy, cfg, conv, out)
     return Stage(build_trainer(model, processor, ds, sft_config(cfg, out), peft_config, callbacks),
-                 len(plan.examples), plan.summary())
+                 plan.n_examples, plan.summary())
 
 
-def dpo_dataset(examples: list[Example], bench_root: Path) -> Any:
+def dpo_dataset(examples: Iterable[Example], bench_root: Path, cache: Path | None = None) -> Any:
     """TRL's DPO layout (``prompt``/``chosen``/``rejected`` + ``images``), images decoded as evaluation does."""
-    from datasets import Dataset
-
-    rows = hf_records(examples, bench_root, dpo=True, image_bytes=decoded_png)
-    return Dataset.from_list(rows, features=hf_features(True))
+    return streamed_dataset(lambda exs: hf_rows(exs, bench_root, dpo=True, image_bytes=decoded_png), examples,
+                            hf_features(True), cache)
 
 
 def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
@@ -173,19 +192,20 @@ def _dpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg:
     from trl import DPOConfig, DPOTrainer
 
     try:
-        plan = plan_dpo((), (), strategy="augmented", seed=cfg.seed, conv=conv, split=bench,
-                        answer_style=cfg.answer_style)
+        plan = stream_examples(bench, strategy="augmented", seed=cfg.seed, conv=conv, dpo=True,
+                               work=_work(out), answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
-    if not plan.examples:
+    ds = dpo_dataset(plan, bench.root, _work(out))
+    if not plan.n_examples:
         raise BadInput(f"no DPO pairs in the train split (skipped: {dict(plan.skipped)})", file=str(bench.root))
     args = DPOConfig(**(_common_args(cfg, out, -1, None) | {"max_length": cfg.max_length, "beta": 0.1,
                                                              "precompute_ref_log_probs": False} | cfg.extra))
-    trainer = DPOTrainer(model=model, args=args, train_dataset=dpo_dataset(plan.examples, bench.root),
+    trainer = DPOTrainer(model=model, args=args, train_dataset=ds,
                          processing_class=processor, peft_config=peft_config, callbacks=list(callbacks) or None)
     if callbacks:
         trainer.remove_callback(PrinterCallback)
-    return Stage(trainer, len(plan.examples), plan.summary())
+    return Stage(trainer, plan.n_examples, plan.summary())
 
 
 GRPO_GENERATIONS = 4
@@ -226,28 +246,32 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
 def _grpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg: FinetuneConfig, out: Path,
                 peft_config: Any, callbacks: Sequence[Any]) -> Stage:
     """GRPO with verifiable rewards (:func:`verifiable_reward`) on the prompts of the ``flat`` plan."""
-    from datasets import Dataset
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    plan = _plan(bench, "flat", cfg, conv)
-    rows = [{"prompt": r["prompt"], "images": r["images"], "item_ids": r["item_ids"]}
-            for r in hf_records(plan.examples, bench.root, dpo=True, image_bytes=decoded_png, rejected=False)]
+    def prompts(exs: Iterable[Example]) -> Iterator[dict[str, Any]]:
+        for r in hf_rows(exs, bench.root, dpo=True, image_bytes=decoded_png, rejected=False):
+            yield {"prompt": r["prompt"], "images": r["images"], "item_ids": r["item_ids"]}
+
+    plan = _stream_plan(bench, "flat", cfg, conv, out)
     feats = hf_features(True)
-    ds = Dataset.from_list(rows, features=type(feats)({k: feats[k] for k in ("prompt", "images", "item_ids")}))
+    ds = streamed_dataset(prompts, plan, type(feats)({k: feats[k] for k in ("prompt", "images", "item_ids")}),
+                          _work(out))
+    _require_examples(plan, bench)
     tok = processor.tokenizer
     eos = {tok.eos_token_id, tok.pad_token_id} - {None}
     args = GRPOConfig(**(_common_args(cfg, out, -1, None) | {
         "num_generations": GRPO_GENERATIONS, "max_completion_length": GRPO_MAX_COMPLETION,
         "per_device_train_batch_size": max(GRPO_GENERATIONS, cfg.batch_size - cfg.batch_size % GRPO_GENERATIONS),
         "remove_unused_columns": False, "beta": 0.0, "temperature": 1.0, "log_completions": False} | cfg.extra))
-    reward = verifiable_reward({it.item_id: it for it in bench.items}, conv, eos)
+    # the reward looks items up by id: GRPO holds the train split's records (the one stage that does)
+    reward = verifiable_reward({it.item_id: it for it in read_train_split(bench.root).items}, conv, eos)
     reward.__name__ = "medr2_verdict"  # type: ignore[attr-defined]
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds,
                           processing_class=processor, peft_config=peft_config, callbacks=list(callbacks) or None)
     if callbacks:
         trainer.remove_callback(PrinterCallback)
-    return Stage(trainer, len(plan.examples), plan.summary())
+    return Stage(trainer, plan.n_examples, plan.summary())
 
 
 # strategy -> the trainer of its LoRA stage; every strategy not named here is SFT on its export plan
@@ -255,25 +279,45 @@ OBJECTIVES: dict[str, StageBuilder] = {"dpo": _dpo_stage, "grpo": _grpo_stage}
 FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 
 
-def _full_tune(model: Any, processor: Any, examples: list[Example], root: Path, cfg: FinetuneConfig,
+def _full_tune(model: Any, processor: Any, dataset: Any, cfg: FinetuneConfig,
                out: Path, steps: int, callbacks: Any) -> tuple[Any, dict[str, Any]]:
-    """Full fine-tuning (every weight) for ``steps`` on ``examples``: the trained model and its steps, mean
+    """Full fine-tuning (every weight) for ``steps`` on ``dataset``: the trained model and its steps, mean
     train loss and log (the pre-training and full-tuning stages)."""
-    trainer = build_trainer(model, processor, build_dataset(examples, root),
-                            sft_config(cfg, out, max_steps=steps, lr=cfg.full_lr), callbacks=callbacks)
+    trainer = build_trainer(model, processor, dataset, sft_config(cfg, out, max_steps=steps, lr=cfg.full_lr),
+                            callbacks=callbacks)
     result = trainer.train()
     return trainer.model, {"steps": result.global_step, "train_loss": result.training_loss, "log": _log(trainer)}
 
 
-def _plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention) -> Any:
+DATA_FOLDER = ".medr2-data"  # under OUT: the sorted runs and the Arrow files of the datasets, removed at the end
+
+
+def _work(out: Path) -> Path:
+    """Where a stage's plan sorts and its dataset's Arrow file goes (``OUT/.medr2-data``)."""
+    work = out.parent / DATA_FOLDER
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def _stream_plan(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention, out: Path) -> Any:
     try:
-        plan = plan_examples((), (), split=bench, strategy=strategy, with_variants=cfg.with_variants,
-                             seed=cfg.seed, conv=conv, answer_style=cfg.answer_style)
+        return stream_examples(bench, strategy=strategy, with_variants=cfg.with_variants, seed=cfg.seed, conv=conv,
+                               work=_work(out), answer_style=cfg.answer_style)
     except ValueError as e:
         raise BadInput(str(e), field="strategy") from e
-    if not plan.examples:
+
+
+def _require_examples(plan: Any, bench: Any) -> None:
+    if not plan.n_examples:
         raise BadInput(f"no train-split examples (skipped: {dict(plan.skipped)})", file=str(bench.root))
-    return plan
+
+
+def _plan_dataset(bench: Any, strategy: str, cfg: FinetuneConfig, conv: BoxConvention, out: Path) -> tuple[Any, Any]:
+    """A strategy's streamed plan and its SFT dataset (on disk, memory-mapped); refused when it is empty."""
+    plan = _stream_plan(bench, strategy, cfg, conv, out)
+    ds = build_dataset(plan, bench.root, _work(out))
+    _require_examples(plan, bench)
+    return plan, ds
 
 
 def load_base(base: Path, cfg: FinetuneConfig) -> tuple[Any, Any]:
@@ -296,17 +340,25 @@ def _log(trainer: Any) -> list[dict[str, Any]]:
 def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
              cfg: FinetuneConfig | None = None, *, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
     """Fine-tune ``base`` on the bench's train split; return (and write) the report. ``callbacks``
-    (transformers ``TrainerCallback`` objects, e.g. a progress display) go to every training stage."""
+    (transformers ``TrainerCallback`` objects, e.g. a progress display) go to every training stage. The train
+    split is streamed: each stage's examples are planned out of core and written to an Arrow file under
+    ``OUT/.medr2-data`` (removed at the end) that TRL reads memory-mapped."""
+    cfg = cfg or FinetuneConfig()
+    base, out = Path(base), Path(out)
+    with TrainSource(bench_root) as bench:  # the train split, streamed: never all its records at once
+        try:
+            return _finetune(base, bench, out, cfg, callbacks)
+        finally:
+            shutil.rmtree(out / DATA_FOLDER, ignore_errors=True)
+
+
+def _finetune(base: Path, bench: TrainSource, out: Path, cfg: FinetuneConfig,
+              callbacks: Sequence[Any]) -> dict[str, Any]:
     import torch
     from peft import LoraConfig
     from transformers import set_seed
 
-    from medr2.train.source import read_train_split
-
-    cfg = cfg or FinetuneConfig()
-    base, out = Path(base), Path(out)
     t_start = time.perf_counter()
-    bench = read_train_split(bench_root)  # only the train split becomes records
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
     if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
@@ -324,20 +376,19 @@ def finetune(base: Path | str, bench_root: Path | str, out: Path | str,
     stages: list[dict[str, Any]] = []
     if cfg.pretrain_steps > 0:  # image pre-training: the same prompt for every image, a caption to predict
         t0 = time.perf_counter()
-        captions = plan_captions((), (), seed=cfg.seed, split=bench)
-        if not captions.examples:
+        captions = stream_captions(bench, seed=cfg.seed, work=_work(out / "pretrain"))
+        ds = build_dataset(captions, bench.root, _work(out / "pretrain"))
+        if not captions.n_examples:
             raise BadInput(f"no train images to pre-train on (skipped: {dict(captions.skipped)})",
                            file=str(bench.root))
-        model, tuned = _full_tune(model, processor, captions.examples, bench.root, cfg, out / "pretrain",
-                                  cfg.pretrain_steps, callbacks)
+        model, tuned = _full_tune(model, processor, ds, cfg, out / "pretrain", cfg.pretrain_steps, callbacks)
         stages.append({"stage": "pretrain", "objective": "captions", "steps": tuned["steps"],
-                       "examples": len(captions.examples), "train_loss": tuned["train_loss"],
+                       "examples": captions.n_examples, "train_loss": tuned["train_loss"],
                        "seconds": round(time.perf_counter() - t0, 2), "log": tuned["log"]})
     if cfg.full_steps > 0:
         t0 = time.perf_counter()
-        full_plan = _plan(bench, base_strategy, cfg, conv)
-        model, tuned = _full_tune(model, processor, full_plan.examples, bench.root, cfg, out / "full",
-                                  cfg.full_steps, callbacks)
+        _, ds = _plan_dataset(bench, base_strategy, cfg, conv, out / "full")
+        model, tuned = _full_tune(model, processor, ds, cfg, out / "full", cfg.full_steps, callbacks)
         stages.append({"stage": "full", "objective": "sft", "steps": tuned["steps"],
                        "train_loss": tuned["train_loss"], "seconds": round(time.perf_counter() - t0, 2),
                        "log": tuned["log"]})

@@ -15,20 +15,26 @@ Every export folder also gets ``medr2_export.json`` (what went in, what was skip
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from medr2.models.base import Message
+from medr2.records import canonical_json
 from medr2.registry import Registry
 from medr2.renders import image_path
 from medr2.train.export import Example
 
 IMAGE_PLACEHOLDER = "<image>"
+IMAGES_REMEMBERED = 256  # images an export remembers having copied (or read) lately
 
 
 def _flat_text(msg: Message) -> str:
@@ -51,24 +57,37 @@ def structured_messages(msgs: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def _copy_images(examples: Sequence[Example], bench_root: Path, out: Path) -> dict[str, Path]:
-    """Copy (hard-link where possible) each used image to ``out/images``; return rel -> new path."""
-    dest_dir = out / "images"
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    done: dict[str, Path] = {}
-    for ex in examples:
+class _ImageCopier:
+    """Copies (hard-links where possible) each image an example uses to ``out/images``, once: an image is
+    linked when its file is not there yet (the last :data:`IMAGES_REMEMBERED` images are not looked up again),
+    so memory does not grow with the images of the export."""
+
+    def __init__(self, bench_root: Path, out: Path) -> None:
+        self.bench_root = bench_root
+        self.dest_dir = out / "images"
+        self.dest_dir.mkdir(parents=True, exist_ok=True)
+        self.abs_dir = self.dest_dir.resolve()
+        self._recent: OrderedDict[str, None] = OrderedDict()
+
+    def add(self, ex: Example) -> None:
         for rel in ex.images:
-            if rel in done:
+            if rel in self._recent:
+                self._recent.move_to_end(rel)
                 continue
-            src = image_path(bench_root, rel)  # a deferred render is made first
-            dest = dest_dir / Path(rel).name
+            src = image_path(self.bench_root, rel)  # a deferred render is made first
+            dest = self.dest_dir / Path(rel).name
             if not dest.exists():
                 try:
                     os.link(src, dest)
                 except OSError:
                     shutil.copyfile(src, dest)
-            done[rel] = dest
-    return done
+            self._recent[rel] = None
+            if len(self._recent) > IMAGES_REMEMBERED:
+                self._recent.popitem(last=False)
+
+    def absolute(self, rel: str) -> str:
+        """The copy's absolute path (the folder resolved once: the copy itself is a plain file)."""
+        return str(self.abs_dir / Path(rel).name)
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -81,7 +100,8 @@ class Format:
     dpo: bool
     writer: Callable[..., list[str]]  # (examples, bench_root, out, dataset name, dpo=...) -> files written
 
-    def write(self, examples: Sequence[Example], bench_root: Path, out: Path, name: str) -> list[str]:
+    def write(self, examples: Iterable[Example], bench_root: Path, out: Path, name: str) -> list[str]:
+        """Write ``examples`` (iterated once, in order: any iterator) into ``out``; the files written."""
         return self.writer(examples, bench_root, out, name, dpo=self.dpo)
 
 
@@ -103,18 +123,23 @@ LLAMAFACTORY_TAGS = {"role_tag": "role", "content_tag": "content", "user_tag": "
 
 
 @register_format("llamafactory")
-def _llamafactory(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    _copy_images(examples, bench_root, out)
-    records = []
-    for ex in examples:
-        rec: dict[str, Any] = {"messages": openai_messages(ex, drop_last=dpo),
-                               "images": [f"images/{Path(r).name}" for r in ex.images]}
-        if dpo:
-            rec["chosen"] = {"role": "assistant", "content": _flat_text(ex.messages[-1])}
-            rec["rejected"] = {"role": "assistant", "content": ex.rejected}
-        records.append(rec)
+def _llamafactory(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
+    images = _ImageCopier(bench_root, out)
     data_file = f"{name}.json"
-    _write_json(out / data_file, records)
+    with (out / data_file).open("w", encoding="utf-8") as f:  # json.dumps(records, indent=1), a record at a time
+        f.write("[")
+        sep = "\n"
+        for ex in examples:
+            images.add(ex)
+            rec: dict[str, Any] = {"messages": openai_messages(ex, drop_last=dpo),
+                                   "images": [f"images/{Path(r).name}" for r in ex.images]}
+            if dpo:
+                rec["chosen"] = {"role": "assistant", "content": _flat_text(ex.messages[-1])}
+                rec["rejected"] = {"role": "assistant", "content": ex.rejected}
+            text = json.dumps(rec, ensure_ascii=False, indent=1)
+            f.write(sep + " " + text.replace("\n", "\n "))
+            sep = ",\n"
+        f.write("\n]\n" if sep != "\n" else "]\n")
     columns = {"messages": "messages", "images": "images"}
     entry: dict[str, Any] = {"file_name": data_file, "formatting": "sharegpt"}
     if dpo:
@@ -128,33 +153,35 @@ def _llamafactory(examples: Sequence[Example], bench_root: Path, out: Path, name
     return [data_file, "dataset_info.json", "images/"]
 
 
-
 @register_format("swift")
-def _swift(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    paths = _copy_images(examples, bench_root, out)
+def _swift(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
+    images = _ImageCopier(bench_root, out)
     data_file = f"{name}.jsonl"
     with (out / data_file).open("w", encoding="utf-8") as f:
         for ex in examples:
-            rec: dict[str, Any] = {"messages": openai_messages(ex),
-                                   "images": [str(paths[r].resolve()) for r in ex.images]}
+            images.add(ex)
+            rec: dict[str, Any] = {"messages": openai_messages(ex), "images": [images.absolute(r) for r in ex.images]}
             if dpo:
                 rec["rejected_response"] = ex.rejected
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return [data_file, "images/"]
 
 
-
-def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
-               image_bytes: Callable[[Path], bytes] | None = None, rejected: bool = True) -> list[dict[str, Any]]:
-    """Rows of the TRL dataset: image bytes embedded (``{"bytes", "path"}`` for ``datasets.Image``);
-    ``image_bytes(path)`` gives each image's bytes (default: the file as it is), once per image."""
+def hf_rows(examples: Iterable[Example], bench_root: Path, *, dpo: bool,
+            image_bytes: Callable[[Path], bytes] | None = None, rejected: bool = True) -> Iterator[dict[str, Any]]:
+    """Rows of the TRL dataset, one per example: image bytes embedded (``{"bytes", "path"}`` for
+    ``datasets.Image``); ``image_bytes(path)`` gives each image's bytes (default: the file as it is), read
+    again only when it is not among the last :data:`IMAGES_REMEMBERED` images used."""
     read = image_bytes or (lambda p: p.read_bytes())
-    cache: dict[str, bytes] = {}
-    rows = []
+    cache: OrderedDict[str, bytes] = OrderedDict()
     for ex in examples:
         for r in ex.images:
-            if r not in cache:
+            if r in cache:
+                cache.move_to_end(r)
+            else:
                 cache[r] = read(image_path(bench_root, r))
+                if len(cache) > IMAGES_REMEMBERED:
+                    cache.popitem(last=False)
         images = [{"bytes": cache[r], "path": Path(r).name} for r in ex.images]
         row: dict[str, Any] = {"images": images, "item_ids": list(ex.item_ids), "stage": ex.stage}
         if dpo:
@@ -164,8 +191,44 @@ def hf_records(examples: Sequence[Example], bench_root: Path, *, dpo: bool,
                 row["rejected"] = [{"role": "assistant", "content": [{"type": "text", "text": ex.rejected}]}]
         else:
             row["messages"] = structured_messages(ex.messages)
-        rows.append(row)
-    return rows
+        yield row
+
+
+def hf_records(examples: Iterable[Example], bench_root: Path, *, dpo: bool,
+               image_bytes: Callable[[Path], bytes] | None = None, rejected: bool = True) -> list[dict[str, Any]]:
+    """:func:`hf_rows` as a list (small datasets and tests)."""
+    return list(hf_rows(examples, bench_root, dpo=dpo, image_bytes=image_bytes, rejected=rejected))
+
+
+def hashed(examples: Iterable[Example], digest: Any) -> Iterator[Example]:
+    """``examples``, each fed to ``digest`` (a hashlib object) as it passes: what it says (item ids, stage,
+    images, messages, rejected answer). The fingerprint of a streamed dataset."""
+    for ex in examples:
+        digest.update(canonical_json({"item_ids": ex.item_ids, "stage": ex.stage, "images": ex.images,
+                                      "messages": structured_messages(ex.messages),
+                                      "rejected": ex.rejected}).encode("utf-8"))
+        yield ex
+
+
+def hf_dataset(rows: Iterable[dict[str, Any]], features: Any, cache: Path, fingerprint: Callable[[], str]) -> Any:
+    """A ``datasets.Dataset`` of ``rows`` written a row at a time to the Arrow file ``cache`` (what
+    ``Dataset.from_generator`` writes, without its builder) and memory-mapped from there: the rows are never
+    held together. ``fingerprint()``, called once the rows are written, is the dataset's (``datasets`` would
+    hash the file's path and time)."""
+    from datasets import Dataset, DatasetInfo
+    from datasets.arrow_writer import ArrowWriter
+    from datasets.table import MemoryMappedTable
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    writer = ArrowWriter(features=features, path=str(cache))
+    try:
+        for row in rows:
+            writer.write(features.encode_example(row))
+        writer.finalize()
+    finally:
+        writer.close()
+    return Dataset(MemoryMappedTable.from_file(str(cache)), info=DatasetInfo(features=features),
+                   fingerprint=fingerprint())
 
 
 def hf_features(dpo: bool) -> Any:
@@ -181,11 +244,83 @@ def hf_features(dpo: bool) -> Any:
     return Features(cols)
 
 
+def save_streamed(ds: Any, cache: Path, out: Path) -> None:
+    """``ds.save_to_disk(out)`` for a dataset memory-mapped from the Arrow file ``cache``, reading the file a
+    record batch at a time instead of through the map (whose pages would count as the process's memory): the
+    same shards (``datasets``' size estimate, ``MAX_SHARD_SIZE`` and contiguous split), the same record batches
+    and values, the same ``state.json`` and ``dataset_info.json``. The shards' bytes can differ from
+    ``save_to_disk``'s of an in-memory table in one way: ``datasets`` writes each batch as a slice of that
+    table, and Arrow pads a sliced buffer to 64 bytes with what follows it (the next rows' strings); here each
+    batch is its own table, padded with zeros."""
+    import pyarrow.ipc as ipc
+    from datasets import config
+    from datasets.arrow_writer import ArrowWriter, get_writer_batch_size_from_data_size
+    from datasets.utils.py_utils import asdict, convert_file_size_to_int
+
+    n = len(ds)
+    nbytes = ds._estimate_nbytes()
+    n_shards = max(1, min(n, int(nbytes / convert_file_size_to_int(config.MAX_SHARD_SIZE)) + 1))
+    batch = config.DEFAULT_MAX_BATCH_SIZE
+    if nbytes > 0:
+        batch = min(batch, get_writer_batch_size_from_data_size(n, nbytes))
+    div, mod = divmod(n, n_shards)
+    pool = pa.default_memory_pool()
+    names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
+    out.mkdir(parents=True, exist_ok=True)
+    with pa.OSFile(str(cache)) as f:
+        reader = ipc.open_stream(f)
+        held: list[pa.RecordBatch] = []
+
+        def take(k: int) -> pa.Table:
+            """The next ``k`` rows of the file."""
+            nonlocal held
+            while sum(b.num_rows for b in held) < k:
+                held.append(reader.read_next_batch())
+            table = pa.Table.from_batches(held).combine_chunks()
+            held = [b for b in table.slice(k).to_batches() if b.num_rows]
+            return table.slice(0, k)
+
+        for i, name in enumerate(names):
+            left = div + (1 if i < mod else 0)
+            writer = ArrowWriter(features=ds.features, path=str(out / name), embed_local_files=True)
+            step = writer.writer_batch_size or batch  # the writer's record batches (100 rows for images)
+            try:
+                while left:  # a window of ``batch`` rows, as save_to_disk hands it over, a record batch at a time
+                    in_window = min(batch, left)
+                    while in_window:
+                        table = take(min(step, in_window))
+                        writer.write_table(table)
+                        in_window -= table.num_rows
+                        left -= table.num_rows
+                        del table
+                        pool.release_unused()  # images are large: their memory goes back before the next batch
+                writer.finalize()
+            finally:
+                writer.close()
+    state = {key: ds.__dict__[key] for key in ("_fingerprint", "_format_columns", "_format_kwargs", "_format_type",
+                                               "_output_all_columns")}
+    state["_split"] = str(ds.split) if ds.split is not None else None
+    state["_data_files"] = [{"filename": name} for name in names]
+    with (out / config.DATASET_STATE_JSON_FILENAME).open("w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=2, sort_keys=True)
+    info = asdict(ds.info)
+    with (out / config.DATASET_INFO_FILENAME).open("w", encoding="utf-8") as fh:
+        json.dump({key: info[key] for key in sorted(info)}, fh, indent=2)
+
+
 @register_format("hf")
-def _hf(examples: Sequence[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    from datasets import Dataset
-
-    ds = Dataset.from_list(hf_records(examples, bench_root, dpo=dpo), features=hf_features(dpo))
-    ds.save_to_disk(str(out))
+def _hf(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
+    """The rows written to an Arrow file in ``out/.medr2-hf`` (removed after), then saved as
+    ``save_to_disk`` saves them (:func:`save_streamed`); ``state.json``'s ``_fingerprint`` is a hash of what
+    the rows say (item ids, stage, messages, image names), not ``datasets``' hash of an in-memory table."""
+    digest = hashlib.sha256()
+    tmp = out / ".medr2-hf"
+    try:
+        rows = hf_rows(hashed(examples, digest), bench_root, dpo=dpo)
+        cache = tmp / "rows.arrow"
+        ds = hf_dataset(rows, hf_features(dpo), cache, lambda: digest.hexdigest()[:16])
+        save_streamed(ds, cache, out)
+        del ds
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return ["dataset_info.json", "state.json", "data-*.arrow"]
-

@@ -1,17 +1,19 @@
-"""A bench's train split, read column-wise: only the train items become records (export and ``finetune``).
+"""A bench's train split, read column-wise (export and ``finetune``).
 
-:func:`read_train_split` decides which items are held out (not in the train split, a variant without
+:class:`TrainSource` decides which items are held out (not in the train split, a variant without
 ``--with-variants``, or an image shared with any item or case outside the train split; the rules of
 :func:`medr2.train.export.train_items`, with the same counts) through the bench's columnar reader
 (:class:`medr2.bench.table.BenchTable`): the images of the other splits from two columns of ``items.parquet``
-(and the cases), then the train split (``ItemFilter(split="train")``: row groups of other splits pruned) one
-record batch at a time, building records only for the items kept: a bench of millions of evaluation items is
-never loaded to export its train split.
+(and the cases), the train split's counts from two more, then hands out the train rows kept
+(``ItemFilter(split="train")``: row groups of other splits pruned) one Arrow record batch at a time, as often as
+a plan needs (:mod:`medr2.train.stream`). :func:`read_train_split` builds records of every kept row (the
+in-memory form the streamed plans are tested against; GRPO's reward lookup).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,51 +66,114 @@ def _column(table: pa.Table | pa.RecordBatch, name: str, default: Any = None) ->
     return values if default is None else [default if v is None else v for v in values]
 
 
-def read_train_split(bench_root: Path | str) -> TrainSplit:
-    """The train split of the bench at ``bench_root`` (checksums verified: a bench changed after its build is
-    refused). Records are validated as ``load_bench`` validates them: a bad train item is refused naming its
-    file, record and field."""
-    from medr2.bench.format import CASES_FILE, read_parquet, verified_file
-    from medr2.bench.table import BenchTable, ItemFilter
+class TrainSource:
+    """A bench's train split as Arrow record batches (checksums verified on opening: a bench changed after its
+    build is refused). Opening reads only columns: the images of the other splits (``split`` and
+    ``image_sha256`` of the cases and the items) and, for the train split, ``variant`` and ``image_sha256``, to
+    count what is held out; :meth:`batches` then reads the train rows kept, one batch at a time, as often as a
+    plan needs. Held in memory: the set of images other splits use (one hash per image, not per item)."""
 
-    root = Path(bench_root)
-    manifest, cpath = verified_file(root, CASES_FILE)
-    try:
-        cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(cpath)) from e
-    # images of other splits: the cases' and the items' (``split`` and ``image_sha256`` columns only)
-    held: set[Any] = {sha for split, sha in zip(_column(cases, "split"), _column(cases, "image_sha256"), strict=True)
-                      if split != "train"}
-    del cases
-    table = BenchTable(root, manifest)
-    try:
-        skipped: Counter[str] = Counter()
-        names = table.items_file.schema_arrow.names
-        for cols in table.column_values([c for c in ("item_id", "split", "image_sha256") if c in names]):
+    def __init__(self, bench_root: Path | str) -> None:
+        from medr2.bench.format import CASES_FILE, read_parquet, verified_file
+        from medr2.bench.table import BenchTable
+
+        self.root = Path(bench_root)
+        self.manifest, cpath = verified_file(self.root, CASES_FILE)
+        try:
+            cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
+        except (OSError, pa.ArrowException) as e:
+            raise BadInput(f"cannot read parquet: {e}", file=str(cpath)) from e
+        # images of other splits: the cases' and the items' (``split`` and ``image_sha256`` columns only)
+        self.held: set[Any] = {sha for split, sha in zip(_column(cases, "split"), _column(cases, "image_sha256"),
+                                                         strict=True) if split != "train"}
+        del cases
+        self.table = BenchTable(self.root, self.manifest)
+        self.skipped: Counter[str] = Counter()  # held out whatever ``with_variants`` is
+        self.variants = 0  # train-split variants (kept or not): held out as such without ``with_variants``
+        self.variants_on_held_images = 0  # of those, on an image another split uses
+        self.n_clean = self.n_variants_kept = 0  # train rows kept: clean items, variants
+        names = self.table.items_file.schema_arrow.names
+        self._has_split = "split" in names
+        for cols in self.table.column_values([c for c in ("item_id", "split", "image_sha256") if c in names]):
             n = len(cols["item_id"])
             for split, sha in zip(cols.get("split", [None] * n), cols.get("image_sha256", [None] * n), strict=True):
                 if split != "train":
-                    skipped[f"split {split}"] += 1
+                    self.skipped[f"split {split}"] += 1
                     if sha:
-                        held.add(sha)
-        n_variants = n_variants_held = 0
-        items: list[Item] = []
-        # the train split's row groups (the others pruned), one batch at a time: records only for the rows kept
-        for batch, _ in table.iter_batches(ItemFilter(split="train")) if "split" in names else ():
-            variants = _column(batch, "variant", "clean")
-            shas = _column(batch, "image_sha256")
-            keep = []
-            for variant, sha in zip(variants, shas, strict=True):  # train_items' rules
-                on_held = sha in held
+                        self.held.add(sha)
+        for batch, _ in self._train_batches(["item_id"]):
+            for variant, sha in zip(_column(batch, "variant", "clean"), _column(batch, "image_sha256"), strict=True):
+                on_held = sha in self.held  # train_items' rules
                 if variant != "clean":
-                    n_variants += 1
-                    n_variants_held += on_held
+                    self.variants += 1
+                    self.variants_on_held_images += on_held
+                    self.n_variants_kept += not on_held
                 elif on_held:
-                    skipped["image shared with a non-train split"] += 1
-                keep.append(not on_held)
-            if any(keep):
-                items.extend(batch_records(batch.filter(pa.array(keep)), ITEM_SCHEMA, "item_id", table.items_path))
-    finally:
-        table.close()
-    return TrainSplit(root, manifest, items, skipped, n_variants, n_variants_held)
+                    self.skipped["image shared with a non-train split"] += 1
+                else:
+                    self.n_clean += 1
+
+    def _train_batches(self, columns: list[str] | None) -> Iterator[tuple[pa.RecordBatch, int]]:
+        """The train split's batches (other splits' row groups pruned) with ``variant`` and ``image_sha256``."""
+        from medr2.bench.table import ItemFilter
+
+        if not self._has_split:
+            return
+        names = self.table.items_file.schema_arrow.names
+        if columns is not None:
+            columns = list(dict.fromkeys([*columns, *(c for c in ("variant", "image_sha256") if c in names)]))
+        yield from self.table.iter_batches(ItemFilter(split="train"), columns)
+
+    def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """The train rows kept (not on an image another split uses; clean and variants), in file order, one
+        record batch at a time: ``columns`` (None: every record column) plus ``variant`` and ``image_sha256``."""
+        for batch, _ in self._train_batches(columns):
+            keep = [sha not in self.held for sha in _column(batch, "image_sha256")]
+            if all(keep):
+                yield batch
+            elif any(keep):
+                yield batch.filter(pa.array(keep))
+
+    def select_counts(self, with_variants: bool) -> tuple[int, Counter[str]]:
+        """How many train rows :meth:`TrainSplit.select` keeps, and its counts of those it drops."""
+        skipped = Counter(self.skipped)
+        if with_variants:
+            if self.variants_on_held_images:
+                skipped["image shared with a non-train split"] += self.variants_on_held_images
+            return self.n_clean + self.n_variants_kept, skipped
+        if self.variants:
+            skipped["variant (without --with-variants)"] += self.variants
+        return self.n_clean, skipped
+
+    @property
+    def items_path(self) -> Path:
+        return self.table.items_path
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name") or self.root.name)
+
+    @property
+    def checksum(self) -> str:
+        return str(self.manifest["checksums"]["bench"])
+
+    def close(self) -> None:
+        self.table.close()
+
+    def __enter__(self) -> TrainSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_train_split(bench_root: Path | str) -> TrainSplit:
+    """The train split of the bench at ``bench_root`` as records (checksums verified: a bench changed after its
+    build is refused). Records are validated as ``load_bench`` validates them: a bad train item is refused
+    naming its file, record and field. Every kept train item is held: exports and ``finetune`` stream instead
+    (:mod:`medr2.train.stream`); this is the in-memory form their tests compare with."""
+    with TrainSource(bench_root) as src:
+        items: list[Item] = []
+        for batch in src.batches():
+            items.extend(batch_records(batch, ITEM_SCHEMA, "item_id", src.items_path))
+        return TrainSplit(src.root, src.manifest, items, src.skipped, src.variants, src.variants_on_held_images)
