@@ -447,11 +447,12 @@ def _plan(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[D
 
 
 def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDisplay | None = None) -> DemoResult:
-    """Run (or resume) the demo into ``out``; returns what was done, with the time of each stage."""
+    """Run (or resume) the demo into ``out``; returns what was done, with the time of each stage.
+    ``cfg``: default ``demo_config()`` (the documented demo, with its lanes)."""
     import multiprocessing
     import threading
 
-    cfg = cfg or DemoConfig()
+    cfg = cfg or demo_config()
     paths = DemoPaths(Path(out))
     _check_folder(paths, cfg)
     ui = display or DemoDisplay()
