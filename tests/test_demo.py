@@ -109,6 +109,41 @@ def test_quick_demo_completes_and_resumes(tmp_path: Path) -> None:
     check_extra_strategy(out)
 
 
+def _fingerprint(out: Path) -> dict[str, str]:
+    """sha256 of each fine-tuned model's merged weights and of each run's stored answers."""
+    import hashlib
+    import sqlite3
+
+    got = {}
+    for strategy in ("flat", "chain"):
+        weights = out / "models" / f"tiny-{strategy}" / "merged" / "model.safetensors"
+        got[f"tiny-{strategy} weights"] = hashlib.sha256(weights.read_bytes()).hexdigest()
+    for name in RUNS:
+        con = sqlite3.connect(f"file:{out / 'runs' / name / 'store.sqlite'}?mode=ro", uri=True)
+        # (not the request hash: it includes the model key, which holds the folder's path)
+        rows = con.execute("SELECT item_id, mode, raw, status, completion_tokens, finish_reason FROM predictions "
+                           "ORDER BY item_id, mode").fetchall()
+        con.close()
+        assert rows, name
+        got[f"{name} answers"] = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+    return got
+
+
+@pytest.mark.slow
+def test_quick_demo_lanes_compute_the_same(tmp_path: Path) -> None:
+    """One lane and two: the same fine-tuned weights (bytes) and the same stored answers."""
+    runs = {}
+    for lanes in ("1", "2"):
+        out = tmp_path / f"lanes{lanes}"
+        res = _demo(out, "--quick", "--lanes", lanes, timeout=1800)
+        assert res.returncode == 0, res.stderr[-4000:]
+        record = json.loads((out / DEMO_FILE).read_text("utf-8"))
+        assert record["lanes"] == int(lanes)
+        assert {s.get("lane", 1) for s in record["stages"]} == ({1} if lanes == "1" else {1, 2})
+        runs[lanes] = _fingerprint(out)
+    assert runs["1"] == runs["2"]
+
+
 @pytest.mark.slow
 def test_full_demo(tmp_path: Path) -> None:
     out = tmp_path / "demo"

@@ -129,10 +129,12 @@ class RichProgress:
     """The live bar of ``medr2 eval`` (a :class:`medr2.run.runner.Progress`): done/total, rate, ETA, retries,
     errors."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, console: Any = None) -> None:
+        """``console``: the rich console to draw on (default: a new one on stderr); a caller that prints
+        other lines while the bar runs passes its own, so rich keeps the bar below them."""
         from rich.console import Console
 
-        self.console = Console(stderr=True)
+        self.console = console or Console(stderr=True)
         self._bar = _rich_progress("[bold]{task.description}", "{task.fields[rate]:>8} req/s",
                                    after=("retries {task.fields[retries]}  errors [red]{task.fields[errors]}",),
                                    console=self.console)

@@ -18,14 +18,19 @@ def register(app: typer.Typer) -> None:
         threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
         strategies: str = typer.Option("", "--strategies", help="more fine-tuning strategies, comma-separated "
                                        "(e.g. augmented,dpo), each compared with flat in the summary"),
+        lanes: int | None = typer.Option(None, "--lanes", help="processes running the fine-tunings and "
+                                         "evaluations side by side, 1 or 2 (default: 2 with 2+ cores); "
+                                         "the same things are computed"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""
         from medr2.api import demo as api_demo
+        from medr2.cli._signals import sigterm_as_interrupt
 
         try:
-            result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads,
-                              strategies=strategies)
+            with sigterm_as_interrupt():  # SIGTERM cleans up too: the background lane's process is ended
+                result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads,
+                                  strategies=strategies, lanes=lanes)
         except KeyboardInterrupt:
             typer.echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
             raise typer.Exit(130) from None

@@ -7,11 +7,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from medr2.demo.run import DemoConfig, DemoResult
     from medr2.run.runner import Progress
+
+
+class StageDisplay(Protocol):
+    """What the stage functions that may run in the background lane (fine-tune, evaluate) show."""
+
+    def eval_progress(self, label: str) -> Any: ...
+
+    def train_callback(self, label: str) -> Any: ...
 
 
 class CountBar:
@@ -69,7 +77,7 @@ class DemoDisplay:
         """The live bar ``medr2 eval`` shows (done, rate, ETA, retries, errors)."""
         from medr2.progress import RichProgress
 
-        return RichProgress(label)  # type: ignore[return-value]
+        return RichProgress(label, console=self.console)  # type: ignore[return-value]
 
     def count_bar(self, label: str, total: int) -> CountBar:
         return CountBar(self.console, label, total)
@@ -78,13 +86,24 @@ class DemoDisplay:
         """A transformers ``TrainerCallback`` drawing a bar per training stage (steps, loss)."""
         return make_train_callback(self.console, label)
 
+    def line(self, text: str) -> None:
+        """One line above whatever is live (the background lane's reports; called from another thread)."""
+        self.console.print(text, highlight=False)
+
+    @contextmanager
+    def waiting(self, label: str) -> Iterator[Callable[[str], None]]:
+        """A spinner while the main process waits for the background lane; the function updates its text."""
+        with self.console.status(label) as st:
+            yield st.update
+
     def finish(self, result: DemoResult) -> None:
         self.console.rule("[bold]medr2 demo finished", align="left")
         for s in result.stages:
             reused = " (reused: time of the run that did it)" if s.get("reused") else ""
-            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']} (CPU {s['cpu_s']:.1f} s){reused}",
+            lane = f" [lane {s['lane']}]" if s.get("lane", 1) != 1 else ""
+            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']}{lane} (CPU {s['cpu_s']:.1f} s){reused}",
                                highlight=False)
-        self.console.print(f"  {result.seconds:7.1f} s  total", highlight=False)
+        self.console.print(f"  {result.seconds:7.1f} s  total (wall)", highlight=False)
 
 
 def make_train_callback(console: Any, label: str) -> Any:

@@ -16,6 +16,11 @@ Output folder::
     DIR/runs/<model>/        one scored run per model (manifest, store.sqlite, scores.parquet, metrics.json)
     DIR/report/index.html    the report (leaderboard.{md,csv,json}, plots/)
     DIR/summary.md           the before/after table
+    DIR/logs/lane-2.log      what the libraries printed in the background lane (``lanes`` 2)
+
+The fine-tunings and the evaluation of the untrained model are independent of each other: with ``lanes=2``
+(the default where there are 2 cores) a second process runs some of them beside the main one
+(:mod:`medr2.demo.lanes`); the same things are computed either way.
 
 Rerunning the same command on the same folder resumes: the bench, the models and every stored
 answer are reused; scoring, the report and the summary are rewritten.
@@ -33,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import medr2
-from medr2.demo.display import DemoDisplay
+from medr2.demo.display import DemoDisplay, StageDisplay
+from medr2.demo.lanes import Group, GroupCounter, Job, SecondLane, cpu_seconds, timed
 from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
 
@@ -65,11 +71,11 @@ class DemoConfig:
     # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
     # per train image (the tiny model's image features are random), then full fine-tuning on the strategy's
     # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM":
-    # run T32; T32x2, with twice the steps, is better but took the demo to 18.9 min, over its 15-min budget)
+    # run T32x2, which took the demo to 18.9 min on one lane and fits the 15-min budget on two)
     pretrain_steps: int = 200
-    full_steps: int = 150
+    full_steps: int = 300
     full_lr: float = 2e-3
-    epochs: float = 1.0
+    epochs: float = 2.0
     answer_style: str = "option-text"
     lr: float = 2e-3
     train_batch_size: int = 16
@@ -78,13 +84,14 @@ class DemoConfig:
     resamples: int = 1000
     workers: int | None = None
     threads: int | None = 1  # the tiny model's matrices gain nothing from more; a busy machine loses a lot
+    lanes: int = 1  # processes running independent stages side by side (medr2.demo.lanes); demo_config: min(2, cores)
 
     def identity(self) -> dict[str, Any]:
-        """What must match for a rerun on the same folder to resume (not workers/threads), as it
-        reads back from ``demo.json`` (lists, not tuples)."""
+        """What must match for a rerun on the same folder to resume (not workers/threads/lanes, which do not
+        change what is computed), as it reads back from ``demo.json`` (lists, not tuples)."""
         d = asdict(self)
-        d.pop("workers")
-        d.pop("threads")
+        for how in ("workers", "threads", "lanes"):
+            d.pop(how)
         return json.loads(json.dumps(d))
 
 
@@ -95,10 +102,13 @@ QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
-                threads: int | None = 1, strategies: Sequence[str] = ()) -> DemoConfig:
+                threads: int | None = 1, strategies: Sequence[str] = (), lanes: int | None = None) -> DemoConfig:
     """The demo's configuration: the default, or the much smaller ``--quick`` one. ``strategies`` are
     fine-tuned and evaluated in addition to the default ones (``flat``, ``chain``), each from the same
-    untrained model on the same budget, and compared with ``flat`` in the summary."""
+    untrained model on the same budget, and compared with ``flat`` in the summary. ``lanes``: processes
+    running independent stages side by side (default: 2 where there are 2 cores or more, else 1)."""
+    if lanes is not None and lanes not in (1, 2):
+        raise BadInput(f"must be 1 or 2, not {lanes}", field="--lanes")
     cfg = QUICK if quick else DemoConfig()
     if strategies:
         from medr2.train.finetune import FINETUNE_STRATEGIES
@@ -112,7 +122,8 @@ def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0,
         if cases < 10:
             raise BadInput("must be at least 10 (the test split needs several cases)", field="--cases")
         cfg = replace(cfg, cases=cases)
-    return replace(cfg, seed=seed, workers=workers, threads=threads)
+    return replace(cfg, seed=seed, workers=workers, threads=threads,
+                   lanes=lanes if lanes is not None else min(2, _cpu_count()))
 
 
 @dataclass
@@ -236,8 +247,8 @@ def _write_record(paths: DemoPaths, cfg: DemoConfig, stages: list[dict[str, Any]
                   models: Sequence[DemoModel], t0: float) -> None:
     record = {
         "medr2_version": medr2.__version__, "status": status, "config": cfg.identity(),
-        "workers": cfg.workers, "threads": _threads(), "machine": _machine(),
-        "stages": stages, "seconds": round(time.perf_counter() - t0, 1),
+        "workers": cfg.workers, "threads": _threads(), "lanes": cfg.lanes, "machine": _machine(),
+        "stages": stages, "seconds": round(time.perf_counter() - t0, 1), "cpu_s": round(cpu_seconds(), 1),
         "models": [asdict(m) for m in models],
         "paths": {"bench": "bench", "report": "report/index.html", "summary": SUMMARY_FILE,
                   "runs": {m.name: f"runs/{m.name}" for m in models}},
@@ -273,14 +284,6 @@ def _recorded_stages(done: Sequence[dict[str, Any]], earlier: dict[str, dict[str
     before is not lost and a later resume still finds it."""
     now = {s["stage"]: s for s in done}
     return [now.get(t) or earlier[t] for t in titles if t in now or t in earlier]
-
-
-def _cpu_seconds() -> float:
-    """User + system CPU time of this process and its finished children (build workers)."""
-    import os
-
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
 
 
 def _cpu_count() -> int:
@@ -321,7 +324,7 @@ def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
     return f"{count_parameters(paths.tiny):,} parameters"
 
 
-def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoModel) -> str:
+def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, model: DemoModel) -> str:
     from medr2.run.runner import EvalConfig, run_eval
 
     base = EvalConfig(bench=paths.bench, model=model.spec, out=paths.run(model.name), split=cfg.split,
@@ -344,7 +347,7 @@ def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, model: DemoMod
     return f"reused the answers stored earlier ({asked})" if sent == 0 else f"asked: {asked}"
 
 
-def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str) -> str:
+def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, strategy: str) -> str:
     from medr2.train.finetune import FinetuneConfig, describe_stage, finetune
 
     out = paths.finetuned(strategy)
@@ -358,6 +361,28 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, strategy: str)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])
     return f"{rep['n_examples']} examples; {stages}"
+
+
+# the stages either lane may run, by job kind: (paths, cfg, display, argument) -> note
+JOBS: dict[str, Callable[[DemoPaths, DemoConfig, StageDisplay, str], str]] = {
+    "finetune": _finetune,
+    "evaluate": lambda paths, cfg, ui, name: _evaluate(paths, cfg, ui,
+                                                       {m.name: m for m in demo_models(paths, cfg)}[name]),
+}
+
+
+def stage_function(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, job: Job) -> Callable[[], str]:
+    kind, arg = job
+    return partial(JOBS[kind], paths, cfg, ui, arg)
+
+
+def prepare_process(cfg: DemoConfig) -> None:
+    """What every process running stages sets first: torch threads, quiet libraries."""
+    import torch
+
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    _quiet_libraries()
 
 
 def _score_all(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[DemoModel]) -> str:
@@ -400,58 +425,101 @@ def demo_models(paths: DemoPaths, cfg: DemoConfig) -> list[DemoModel]:
     return models
 
 
+def _plan(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence[DemoModel]
+          ) -> tuple[list[tuple[str, Callable[[], str]]], list[Group], list[tuple[str, Callable[[], str]]]]:
+    """The stages: those run first in the main process, the independent groups either lane runs (each
+    strategy's fine-tuning then its evaluation; the untrained model's evaluation), those run last."""
+    head: list[tuple[str, Callable[[], str]]] = [
+        ("build the sample bench", lambda: _build_bench(paths, cfg, ui)),
+        ("build the tiny VLM", lambda: _build_tiny(paths, cfg, ui)),
+    ]
+    head += [(f"evaluate {m.name}", partial(_evaluate, paths, cfg, ui, m)) for m in models if m.role == "baseline"]
+    groups: list[Group] = [[(f"fine-tune ({s})", ("finetune", s)), (f"evaluate tiny-{s}", ("evaluate", f"tiny-{s}"))]
+                           for s in cfg.strategies]
+    before: Group = [("evaluate tiny-before", ("evaluate", "tiny-before"))]
+    # one lane: the untrained model first, as a reader expects; two: the long groups first, so the lanes end together
+    groups = [before, *groups] if cfg.lanes == 1 else [*groups, before]
+    tail: list[tuple[str, Callable[[], str]]] = [
+        ("score every run", lambda: _score_all(paths, cfg, ui, models)),
+        ("write the report and the summary", lambda: _report(paths, cfg, ui, models)),
+    ]
+    return head, groups, tail
+
+
 def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDisplay | None = None) -> DemoResult:
-    """Run (or resume) the demo into ``out``; returns what was done, with the time of each stage."""
-    cfg = cfg or DemoConfig()
+    """Run (or resume) the demo into ``out``; returns what was done, with the time of each stage.
+    ``cfg``: default ``demo_config()`` (the documented demo, with its lanes)."""
+    import multiprocessing
+    import threading
+
+    cfg = cfg or demo_config()
     paths = DemoPaths(Path(out))
     _check_folder(paths, cfg)
     ui = display or DemoDisplay()
     t0 = time.perf_counter()
     paths.root.mkdir(parents=True, exist_ok=True)
-    import torch
-
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    _quiet_libraries()
+    prepare_process(cfg)
     models = demo_models(paths, cfg)
-    by_name = {m.name: m for m in models}
-    plan: list[tuple[str, Callable[[], str]]] = [
-        ("build the sample bench", lambda: _build_bench(paths, cfg, ui)),
-        ("build the tiny VLM", lambda: _build_tiny(paths, cfg, ui)),
-    ]
-    plan += [(f"evaluate {m.name}", partial(_evaluate, paths, cfg, ui, m)) for m in models if m.role == "baseline"]
-    plan.append(("evaluate tiny-before", lambda: _evaluate(paths, cfg, ui, by_name["tiny-before"])))
-    for s in cfg.strategies:
-        plan.append((f"fine-tune ({s})", partial(_finetune, paths, cfg, ui, s)))
-        plan.append((f"evaluate tiny-{s}", partial(_evaluate, paths, cfg, ui, by_name[f"tiny-{s}"])))
-    plan.append(("score every run", lambda: _score_all(paths, cfg, ui, models)))
-    plan.append(("write the report and the summary", lambda: _report(paths, cfg, ui, models)))
+    head, groups, tail = _plan(paths, cfg, ui, models)
+    titles = [t for t, _ in head] + [t for g in groups for t, _ in g] + [t for t, _ in tail]
+    number = {t: i for i, t in enumerate(titles, 1)}
 
     result = DemoResult(paths.root, cfg, models=models)
     earlier = _earlier_stages(paths)
-    titles = [title for title, _ in plan]
-    ui.start(paths.root, cfg, len(plan))
+    lock = threading.Lock()  # the background lane's reports arrive on another thread
+
+    def record(now: dict[str, Any]) -> None:
+        with lock:
+            result.stages.append(_keep_first_time(now, earlier.get(now["stage"])))
+
+    def write(status: str) -> None:
+        with lock:
+            stages = _recorded_stages(result.stages, earlier, titles)
+        _write_record(paths, cfg, stages, status, models, t0)
+
+    def run_here(title: str, fn: Callable[[], str]) -> None:
+        ui.stage(number[title], title)
+        now = timed(title, fn, lane=1)
+        record(now)
+        ui.stage_done(title, now["seconds"], now["note"])
+        write("running")
+
+    ui.start(paths.root, cfg, len(titles))
     status = "failed"
+    lane: SecondLane | None = None
     try:
-        for i, (title, fn) in enumerate(plan, 1):
-            ui.stage(i, title)
-            s0, c0 = time.perf_counter(), _cpu_seconds()
-            note = fn()
-            dt = time.perf_counter() - s0
-            now = {"stage": title, "seconds": round(dt, 1), "cpu_s": round(_cpu_seconds() - c0, 1), "note": note}
-            result.stages.append(_keep_first_time(now, earlier.get(title)))
-            ui.stage_done(title, dt, note)
-            _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), "running", models, t0)
+        for title, fn in head:
+            run_here(title, fn)
+        ctx = multiprocessing.get_context("spawn")
+        counter = GroupCounter(ctx, len(groups))
+        if cfg.lanes > 1 and len(groups) > 1:
+            lane = SecondLane(paths.root, cfg, groups, counter, ctx, ui.line, record)
+        while (g := counter.take()) is not None:
+            for title, job in groups[g]:
+                run_here(title, stage_function(paths, cfg, ui, job))
+        if lane is not None:
+            with ui.waiting("waiting for lane 2") as say:
+                lane.wait(lambda: say(f"waiting for lane 2: {lane.current or 'starting'}"))  # type: ignore[union-attr]
+            lane.stop()
+            write("running")
+        for title, fn in tail:
+            run_here(title, fn)
         status = "complete"
         result.seconds = time.perf_counter() - t0
         reused = any(st.get("reused") for st in result.stages)
         total = sum(float(st["seconds"]) for st in result.stages) if reused else result.seconds
-        append_timings(paths.root / SUMMARY_FILE, result.stages, _machine(), _threads(), total)
+        append_timings(paths.root / SUMMARY_FILE, _recorded_stages(result.stages, earlier, titles), _machine(),
+                       _threads(), total, lanes=cfg.lanes, total_is_sum=reused)
     except KeyboardInterrupt:
+        if lane is not None and lane.error is not None:  # the background lane failed: its error, not an interrupt
+            lane.stop()
+            lane.raise_error()
         status = "interrupted"
         raise
     finally:
+        if lane is not None:
+            lane.stop()
         result.seconds = result.seconds or time.perf_counter() - t0
-        _write_record(paths, cfg, _recorded_stages(result.stages, earlier, titles), status, models, t0)
+        write(status)
     ui.finish(result)
     return result

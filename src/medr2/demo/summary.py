@@ -316,18 +316,29 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
 
 
 def append_timings(path: Path, stages: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], threads: int,
-                   total_s: float) -> None:
-    """Add the time of each demo stage (and the machine) to ``summary.md``."""
-    lines = ["## Time per stage", "", "| Stage | Wall s | CPU s |", "|---|---:|---:|"]
-    lines += [f"| {s['stage']}{' (reused on resume)' if s.get('reused') else ''} | {s['seconds']:.1f} | "
-              f"{s.get('cpu_s', 0.0):.1f} |" for s in stages]
+                   total_s: float, *, lanes: int = 1, total_is_sum: bool = False) -> None:
+    """Add the time of each demo stage (and the machine) to ``summary.md``. ``total_s``: the run's wall time,
+    or (``total_is_sum``, a resume) the sum of the stages' wall times; ``lanes``: processes that ran stages
+    side by side (each stage's lane is shown then)."""
+    lane_col = lanes > 1
+    lines = ["## Time per stage", "", "| Stage |" + (" Lane |" if lane_col else "") + " Wall s | CPU s |",
+             "|---|" + ("---:|" if lane_col else "") + "---:|---:|"]
+    lines += [f"| {s['stage']}{' (reused on resume)' if s.get('reused') else ''} |"
+              + (f" {s.get('lane', 1)} |" if lane_col else "")
+              + f" {s['seconds']:.1f} | {s.get('cpu_s', 0.0):.1f} |" for s in stages]
     cpu = sum(float(s.get("cpu_s", 0.0)) for s in stages)
-    lines += [f"| **total** | **{total_s:.1f}** | **{cpu:.1f}** |", "",
+    what = "sum of the stages" if total_is_sum else "wall"
+    lines += [f"| **total ({what})** |" + (" |" if lane_col else "") + f" **{total_s:.1f}** | **{cpu:.1f}** |", "",
               "CPU s: user + system time of the demo and its worker processes during the stage (on a busy "
               "machine wall time grows while CPU time stays close to what the work needs). A stage reused on "
-              "resume shows the time of the run that did its work.", "",
-              f"Machine: {machine.get('cpus', '?')} CPUs ({machine.get('platform', '?')}), Python "
-              f"{machine.get('python', '?')}, torch {machine.get('torch', '?')}, {threads} torch threads.", ""]
+              "resume shows the time of the run that did its work.", ""]
+    if lane_col:
+        lines += [f"{lanes} lanes: the fine-tunings and the evaluations of the tiny VLM ran in {lanes} processes side "
+                  "by side (the Lane column), so the demo's wall time is less than the sum of its stages'"
+                  + (" (the total above is that sum)" if total_is_sum else "") + ".", ""]
+    lines += [f"Machine: {machine.get('cpus', '?')} CPUs ({machine.get('platform', '?')}), Python "
+              f"{machine.get('python', '?')}, torch {machine.get('torch', '?')}, {threads} torch threads"
+              + (" per lane" if lane_col else "") + ".", ""]
     _atomic_text(path, path.read_text("utf-8") + "\n" + "\n".join(lines))
 
 
