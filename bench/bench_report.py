@@ -18,26 +18,13 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-
-
-def run(cmd: list[str], src: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MiB) of a fresh process with ``src`` first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)}: exit {os.waitstatus_to_exitcode(status)}\n{err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_process import run  # noqa: E402
 
 
 def sizes(run_dir: Path) -> tuple[int, int]:

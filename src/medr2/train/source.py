@@ -26,8 +26,23 @@ from medr2.errors import BadInput
 from medr2.records import Item
 
 
+class _BenchIdentity:
+    """The name and checksum of the bench at ``root`` with ``manifest`` (what an export records)."""
+
+    root: Path
+    manifest: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name") or self.root.name)
+
+    @property
+    def checksum(self) -> str:
+        return str(self.manifest["checksums"]["bench"])
+
+
 @dataclass
-class TrainSplit:
+class TrainSplit(_BenchIdentity):
     """What export and fine-tuning read of a bench: its train items (records, in file order), what was held
     out and why, and the bench's identity."""
 
@@ -49,13 +64,6 @@ class TrainSplit:
             skipped["variant (without --with-variants)"] += self.variants
         return [it for it in self.items if it.variant == "clean"], skipped
 
-    @property
-    def name(self) -> str:
-        return str(self.manifest.get("name") or self.root.name)
-
-    @property
-    def checksum(self) -> str:
-        return str(self.manifest["checksums"]["bench"])
 
 
 def _column(table: pa.Table | pa.RecordBatch, name: str, default: Any = None) -> list[Any]:
@@ -66,7 +74,7 @@ def _column(table: pa.Table | pa.RecordBatch, name: str, default: Any = None) ->
     return values if default is None else [default if v is None else v for v in values]
 
 
-class TrainSource:
+class TrainSource(_BenchIdentity):
     """A bench's train split as Arrow record batches (checksums verified on opening: a bench changed after its
     build is refused). Opening reads only columns: the images of the other splits (``split`` and
     ``image_sha256`` of the cases and the items) and, for the train split, ``variant`` and ``image_sha256``, to
@@ -149,13 +157,6 @@ class TrainSource:
     def items_path(self) -> Path:
         return self.table.items_path
 
-    @property
-    def name(self) -> str:
-        return str(self.manifest.get("name") or self.root.name)
-
-    @property
-    def checksum(self) -> str:
-        return str(self.manifest["checksums"]["bench"])
 
     def close(self) -> None:
         self.table.close()
