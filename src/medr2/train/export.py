@@ -136,9 +136,13 @@ def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, An
 AUGMENT_VARIANTS = ("T3", "T4", "T6", "T8", "V2", "V3", "V4")
 
 
+def augments(variant: str, meta: dict[str, Any] | None) -> bool:
+    """Whether a train item of this variant id and meta is an ``augmented`` example (not a probe)."""
+    return variant.split("-", 1)[0] in AUGMENT_VARIANTS and (meta or {}).get("scoring", "exact") != "probe"
+
+
 def is_augmentation(item: Item) -> bool:
-    code = item.variant.split("-", 1)[0]
-    return code in AUGMENT_VARIANTS and (item.meta or {}).get("scoring", "exact") != "probe"
+    return augments(item.variant, item.meta)
 
 
 def _augmented(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:

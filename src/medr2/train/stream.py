@@ -37,6 +37,7 @@ from medr2.train.export import (
     STRATEGIES,
     Example,
     _order_key,
+    augments,
     caption_text,
     chain_example,
     single_example,
@@ -88,9 +89,7 @@ class _Placements:
 
 def _is_augmentation(variant: str, meta: str | None) -> bool:
     """:func:`medr2.train.export.is_augmentation` from the ``variant`` and ``meta`` columns."""
-    if variant.split("-", 1)[0] not in AUGMENT_VARIANTS:
-        return False
-    return ((jsonsafe.loads(meta) if meta else None) or {}).get("scoring", "exact") != "probe"
+    return augments(variant, jsonsafe.loads(meta) if meta and variant.split("-", 1)[0] in AUGMENT_VARIANTS else None)
 
 
 class _Rows:
