@@ -15,11 +15,11 @@ Every export folder also gets ``medr2_export.json`` (what went in, what was skip
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import shutil
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,23 +67,20 @@ class _ImageCopier:
         self.dest_dir = out / "images"
         self.dest_dir.mkdir(parents=True, exist_ok=True)
         self.abs_dir = self.dest_dir.resolve()
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._copy = functools.lru_cache(maxsize=IMAGES_REMEMBERED)(self._copy_once)
+
+    def _copy_once(self, rel: str) -> None:
+        src = image_path(self.bench_root, rel)  # a deferred render is made first
+        dest = self.dest_dir / Path(rel).name
+        if not dest.exists():
+            try:
+                os.link(src, dest)
+            except OSError:
+                shutil.copyfile(src, dest)
 
     def add(self, ex: Example) -> None:
         for rel in ex.images:
-            if rel in self._recent:
-                self._recent.move_to_end(rel)
-                continue
-            src = image_path(self.bench_root, rel)  # a deferred render is made first
-            dest = self.dest_dir / Path(rel).name
-            if not dest.exists():
-                try:
-                    os.link(src, dest)
-                except OSError:
-                    shutil.copyfile(src, dest)
-            self._recent[rel] = None
-            if len(self._recent) > IMAGES_REMEMBERED:
-                self._recent.popitem(last=False)
+            self._copy(rel)
 
     def absolute(self, rel: str) -> str:
         """The copy's absolute path (the folder resolved once: the copy itself is a plain file)."""
@@ -173,16 +170,13 @@ def hf_rows(examples: Iterable[Example], bench_root: Path, *, dpo: bool,
     ``datasets.Image``); ``image_bytes(path)`` gives each image's bytes (default: the file as it is), read
     again only when it is not among the last :data:`IMAGES_REMEMBERED` images used."""
     read = image_bytes or (lambda p: p.read_bytes())
-    cache: OrderedDict[str, bytes] = OrderedDict()
+
+    @functools.lru_cache(maxsize=IMAGES_REMEMBERED)
+    def bytes_of(rel: str) -> bytes:
+        return read(image_path(bench_root, rel))
+
     for ex in examples:
-        for r in ex.images:
-            if r in cache:
-                cache.move_to_end(r)
-            else:
-                cache[r] = read(image_path(bench_root, r))
-                if len(cache) > IMAGES_REMEMBERED:
-                    cache.popitem(last=False)
-        images = [{"bytes": cache[r], "path": Path(r).name} for r in ex.images]
+        images = [{"bytes": bytes_of(r), "path": Path(r).name} for r in ex.images]
         row: dict[str, Any] = {"images": images, "item_ids": list(ex.item_ids), "stage": ex.stage}
         if dpo:
             row["prompt"] = structured_messages(ex.messages[:-1])
