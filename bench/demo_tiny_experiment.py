@@ -33,11 +33,8 @@ def cell(d: Any) -> str:
 def main() -> None:
     import torch
 
-    from medr2.bench.format import load_bench, read_items_table
+    from medr2.bench.format import read_items_table
     from medr2.models.tiny import build_tiny_vlm
-    from medr2.run.runner import EvalConfig, run_eval
-    from medr2.score.metrics import compare_runs
-    from medr2.score.scorer import load_table, score_run
     from medr2.train.finetune import FinetuneConfig, describe_stage, finetune
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -54,11 +51,18 @@ def main() -> None:
     ap.add_argument("--answer-style", default="letter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resamples", type=int, default=200)
+    ap.add_argument("--choice", default="generate",
+                    help="how the fine-tuned model answers closed questions, comma list of generate, loglik "
+                         "(medr2.models.choice); each is evaluated and reported")
+    ap.add_argument("--reuse", action="store_true", help="evaluate the model fine-tuned by an earlier run of NAME")
     a = ap.parse_args()
     torch.set_num_threads(1)
     root = a.out / a.name
     root.mkdir(parents=True, exist_ok=True)
     t0 = cpu_seconds()
+    if a.reuse:
+        evaluate_all(a, root, t0, json.loads((root / "train.json").read_text())["cpu_s"])
+        return
     rows = read_items_table(a.bench, ["question", "options", "split", "variant"]).to_pylist()
     train = [r for r in rows if r["split"] == "train" and r["variant"] == "clean"]
     texts = sorted({r["question"] for r in train} | {o for r in train for o in r["options"]})
@@ -70,6 +74,16 @@ def main() -> None:
     rep = finetune(root / "tiny", a.bench, root / "ft", ft)
     train_cpu = cpu_seconds() - t0
     print("train:", "; ".join(describe_stage(s) for s in rep["stages"]), f"({train_cpu:.0f} CPU s)")
+    (root / "train.json").write_text(json.dumps({"cpu_s": round(train_cpu)}) + "\n", "utf-8")
+    evaluate_all(a, root, t0, train_cpu)
+
+
+def evaluate_all(a: argparse.Namespace, root: Path, t0: float, train_cpu: float) -> None:
+    from medr2.bench.format import load_bench
+    from medr2.run.runner import EvalConfig, run_eval
+    from medr2.score.metrics import compare_runs
+    from medr2.score.scorer import load_table, score_run
+
     bench = load_bench(a.bench)
 
     def evaluate(spec: str, out: Path, extra: dict[str, Any]) -> Path:
@@ -80,19 +94,25 @@ def main() -> None:
         score_run(out, seed=0, n_resamples=a.resamples)
         return out
 
-    prior = evaluate("baseline:prior", a.out / "prior", {})
-    model = evaluate(f"hf:{(root / 'ft' / 'merged').resolve()}", root / "run", {"device": "cpu", "dtype": "float32"})
-    cmp = compare_runs(load_table(model), load_table(prior), seed=0, n_resamples=a.resamples)["modes"]["independent"]
-    ind = json.loads((model / "metrics.json").read_text())["modes"]["independent"]
-    result = {"name": a.name, "args": {k: str(v) for k, v in vars(a).items()},
-              "cpu_s": {"train": round(train_cpu), "total": round(cpu_seconds() - t0)},
-              "overall": cell(cmp["overall"]),
-              **{f"S{s}": cell(cmp["stages"].get(s)) for s in "1234"},
-              "VRS": cell(ind["visual_reliance"].get("VRS")), "IS": cell(ind["visual_reliance"].get("IS")),
-              "unparsed": cell(ind["rates"].get("unparsed")),
-              "tasks": {k: cell(v) for k, v in cmp["tasks"].items()}}
-    print(json.dumps(result, indent=1))
-    (root / "result.json").write_text(json.dumps(result, indent=1) + "\n", "utf-8")
+    prior = a.out / "prior"
+    if not (prior / "metrics.json").is_file():
+        evaluate("baseline:prior", prior, {})
+    for choice in a.choice.split(","):
+        run = root / ("run" if choice == "generate" else f"run-{choice}")
+        model = evaluate(f"hf:{(root / 'ft' / 'merged').resolve()}", run,
+                         {"device": "cpu", "dtype": "float32", "choice": choice})
+        cmp = compare_runs(load_table(model), load_table(prior), seed=0,
+                           n_resamples=a.resamples)["modes"]["independent"]
+        ind = json.loads((model / "metrics.json").read_text())["modes"]["independent"]
+        result = {"name": a.name, "choice": choice, "args": {k: str(v) for k, v in vars(a).items()},
+                  "cpu_s": {"train": round(train_cpu), "total": round(cpu_seconds() - t0)},
+                  "overall": cell(cmp["overall"]),
+                  **{f"S{s}": cell(cmp["stages"].get(s)) for s in "1234"},
+                  "VRS": cell(ind["visual_reliance"].get("VRS")), "IS": cell(ind["visual_reliance"].get("IS")),
+                  "unparsed": cell(ind["rates"].get("unparsed")),
+                  "tasks": {k: cell(v) for k, v in cmp["tasks"].items()}}
+        print(json.dumps(result, indent=1))
+        (root / f"result-{choice}.json").write_text(json.dumps(result, indent=1) + "\n", "utf-8")
 
 
 if __name__ == "__main__":

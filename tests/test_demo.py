@@ -6,6 +6,7 @@ The fast tests check the options, the folder rules and the summary table on hand
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
@@ -52,11 +53,23 @@ def _check_outputs(out: Path, cfg: DemoConfig) -> None:
         overall = metrics["modes"]["independent"]["overall"]
         assert overall["value"] is not None and overall["lo"] <= overall["value"] <= overall["hi"]
         assert overall["n_cases"] >= 2
-    # the oracle is the sanity ceiling; the untrained tiny model answers nothing readable
+    # the oracle is the sanity ceiling
     assert _metric(out / "runs" / "oracle", "independent", "overall")["value"] == 1.0
-    # (an answer that runs into the token limit is "truncated" rather than "unparsed": both count as unreadable)
-    rates = _metric(out / "runs" / "tiny-before", "independent", "rates")
-    assert rates["unparsed"]["value"] + rates["truncated"]["value"] > 0.9
+    # the untrained tiny model generates nothing readable (an answer that runs into the token limit is "truncated"
+    # rather than "unparsed": both count as unreadable); with choice=loglik its closed answers are choices, each
+    # with every option's log-likelihood in its notes
+    import pyarrow.parquet as pq
+
+    scores = pq.read_table(out / "runs" / "tiny-before" / "scores.parquet", columns=["form", "verdict"]).to_pandas()
+    closed = scores["form"].isin(["mcq", "yesno"]) if cfg.choice == "loglik" else scores["form"].isin([])
+    assert scores[~closed]["verdict"].isin(["unparsed", "truncated"]).mean() > 0.9
+    assert (scores[closed]["verdict"].isin(["correct", "wrong"])).all()
+    if cfg.choice == "loglik":
+        assert closed.sum() > 0.5 * len(scores)
+        with sqlite3.connect(out / "runs" / "tiny-before" / "store.sqlite") as db:
+            metas = [json.loads(m) for (m,) in db.execute("SELECT meta FROM predictions")]
+        noted = [m for m in metas if any(n.startswith("choice by log-likelihood") for n in m.get("notes", ()))]
+        assert len(noted) == int(closed.sum())
     # fine-tuning taught the tiny model the answer format at least (measured, not assumed better)
     for strategy in ("flat", "chain"):
         assert _metric(out / "runs" / f"tiny-{strategy}", "independent", "rates", "unparsed")["value"] < 0.5

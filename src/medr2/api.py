@@ -375,14 +375,15 @@ def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
 
 def demo(out: PathLike = "medr2-demo", *, cases: int | None = None, seed: int = 0, quick: bool = False,
          workers: int | None = None, threads: int = 1, strategies: str | Sequence[str] = (),
-         lanes: int | None = None, display: Any = None) -> DemoResult:
+         lanes: int | None = None, choice: str | None = None, display: Any = None) -> DemoResult:
     """``medr2 demo``: the whole loop on the bundled sample, offline, into ``out`` (rerun to resume).
     ``strategies``: more fine-tuning strategies (names or a comma list), each compared with ``flat``.
     ``lanes``: 1 or 2 processes running the fine-tunings and evaluations side by side (default: 2 with
-    2+ cores); the same things are computed either way."""
+    2+ cores); the same things are computed either way. ``choice``: how the tiny VLMs answer closed
+    questions, ``loglik`` (default) or ``generate``."""
     from medr2.demo.run import demo_config, run_demo
     from medr2.models.options import split_list
 
     cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads,
-                      strategies=split_list(strategies), lanes=lanes)
+                      strategies=split_list(strategies), lanes=lanes, choice=choice)
     return run_demo(out, cfg, display=display)

@@ -21,6 +21,9 @@ def register(app: typer.Typer) -> None:
         lanes: int | None = typer.Option(None, "--lanes", help="processes running the fine-tunings and "
                                          "evaluations side by side, 1 or 2 (default: 2 with 2+ cores); "
                                          "the same things are computed"),
+        choice: str = typer.Option("loglik", "--choice", help="how the tiny VLMs answer multiple-choice and "
+                                   "yes/no questions: loglik (the most likely offered answer) or generate "
+                                   "(greedy text, parsed)"),
     ) -> None:
         """Build the sample bench, evaluate baselines and a tiny VLM, fine-tune it (flat and chain),
         evaluate again, and write a report comparing all of them (DIR/report/index.html, DIR/summary.md)."""
@@ -30,7 +33,7 @@ def register(app: typer.Typer) -> None:
         try:
             with sigterm_as_interrupt():  # SIGTERM cleans up too: the background lane's process is ended
                 result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads,
-                                  strategies=strategies, lanes=lanes)
+                                  strategies=strategies, lanes=lanes, choice=choice)
         except KeyboardInterrupt:
             typer.echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
             raise typer.Exit(130) from None

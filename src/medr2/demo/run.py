@@ -77,6 +77,10 @@ class DemoConfig:
     full_lr: float = 2e-3
     epochs: float = 2.0
     answer_style: str = "option-text"
+    # how the tiny VLMs answer closed questions (multiple choice, yes/no) in evaluation: "loglik", the option whose
+    # answer (written in the answer style the fine-tuning trained) is the most likely (medr2.models.choice), or
+    # "generate" (greedy generation, parsed as any answer); docs/finetuning.md, "The demo's tiny VLM"
+    choice: str = "loglik"
     lr: float = 2e-3
     train_batch_size: int = 16
     lora_r: int = 16
@@ -102,14 +106,19 @@ QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
-                threads: int | None = 1, strategies: Sequence[str] = (), lanes: int | None = None) -> DemoConfig:
+                threads: int | None = 1, strategies: Sequence[str] = (), lanes: int | None = None,
+                choice: str | None = None) -> DemoConfig:
     """The demo's configuration: the default, or the much smaller ``--quick`` one. ``strategies`` are
     fine-tuned and evaluated in addition to the default ones (``flat``, ``chain``), each from the same
     untrained model on the same budget, and compared with ``flat`` in the summary. ``lanes``: processes
     running independent stages side by side (default: 2 where there are 2 cores or more, else 1)."""
     if lanes is not None and lanes not in (1, 2):
         raise BadInput(f"must be 1 or 2, not {lanes}", field="--lanes")
+    if choice is not None and choice not in ("loglik", "generate"):
+        raise BadInput(f"must be loglik or generate, not {choice!r}", field="--choice")
     cfg = QUICK if quick else DemoConfig()
+    if choice is not None:
+        cfg = replace(cfg, choice=choice)
     if strategies:
         from medr2.train.finetune import FINETUNE_STRATEGIES
 
@@ -124,6 +133,10 @@ def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0,
         cfg = replace(cfg, cases=cases)
     return replace(cfg, seed=seed, workers=workers, threads=threads,
                    lanes=lanes if lanes is not None else min(2, _cpu_count()))
+
+
+# the answers the fine-tuning trains (medr2.train.render.ANSWER_STYLES), as the loglik choice writes them
+CHOICE_STYLE_OF = {"option-text": "text", "letter-only": "letter", "letter": "letter-text"}
 
 
 @dataclass
@@ -418,7 +431,9 @@ def _report(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay, models: Sequence
 def demo_models(paths: DemoPaths, cfg: DemoConfig) -> list[DemoModel]:
     """Every model the demo evaluates, in report order."""
     models = [DemoModel(b, f"baseline:{b}", "baseline") for b in cfg.baselines]
-    cpu = {"device": "cpu", "dtype": "float32"}  # the same numbers on any machine, GPU or not
+    cpu: dict[str, Any] = {"device": "cpu", "dtype": "float32"}  # the same numbers on any machine, GPU or not
+    if cfg.choice == "loglik":
+        cpu |= {"choice": "loglik", "choice_style": CHOICE_STYLE_OF[cfg.answer_style]}
     models.append(DemoModel("tiny-before", f"hf:{paths.tiny.resolve()}", "tiny VLM, untrained", cpu))
     models += [DemoModel(f"tiny-{s}", f"hf:{(paths.finetuned(s) / 'merged').resolve()}",
                          f"tiny VLM fine-tuned ({s})", cpu) for s in cfg.strategies]

@@ -274,7 +274,16 @@ def _bench_line(metrics: Mapping[str, Any], demo: Mapping[str, Any] | None) -> s
             f"sample cases (real images with synthetic lesions), seed {cfg.get('seed', '?')}; scored on the "
             f"`{cfg.get('split', 'test')}` split: {overall.get('n_cases', '?')} cases, variants "
             f"{', '.join(cfg.get('eval_variants', []))} in `independent` mode, clean items in "
-            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}. {SPLIT_UNIT_NOTES.get(unit, '')}")
+            f"{', '.join(f'`{m}`' for m in cfg.get('clean_modes', []))}. {SPLIT_UNIT_NOTES.get(unit, '')}"
+            + CHOICE_NOTES.get(cfg.get("choice", "generate"), ""))
+
+
+CHOICE_NOTES = {
+    "loglik": " The tiny VLMs answer multiple-choice and yes/no questions by likelihood: the offered answer they "
+              "find most likely, written as their fine-tuning wrote answers (`hf:` with `choice=loglik`, the "
+              "log-likelihood of every option kept with each answer); boxes and free text are generated. The "
+              "baselines answer as always.",
+}
 
 
 def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, str], before: str,

@@ -3,7 +3,9 @@
 ``AutoModelForImageTextToText`` + ``AutoProcessor`` + the model's own chat template; true batched
 generation with left padding, greedy unless the request asks for a temperature. Images are read
 from the bench by their relative path (checked against their hash). Multi-turn messages (chain
-modes) are passed through as a conversation. Nothing is downloaded (``local_files_only``).
+modes) are passed through as a conversation. Nothing is downloaded (``local_files_only``). With
+``choice="loglik"`` multiple-choice and yes/no questions are answered by the likelihood of each allowed answer
+(:mod:`medr2.models.choice`) instead of by generation.
 
 torch and transformers are imported when an adapter is created, never at module import.
 """
@@ -21,6 +23,7 @@ from medr2.errors import BadInput
 from medr2.images import load_image
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
+from medr2.models.choice import CHOICE_MODES, CHOICE_STYLES, candidates, choice_note
 from medr2.models.registry import AdapterOptions
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -29,7 +32,9 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 @dataclass(frozen=True)
 class HFOptions:
     """Settings of the ``hf`` adapter. ``dtype="auto"``: bfloat16 on GPU, float32 on CPU;
-    ``device="auto"``: CUDA when available. ``box_space`` declares how the model writes boxes."""
+    ``device="auto"``: CUDA when available. ``box_space`` declares how the model writes boxes. ``choice``:
+    ``generate`` (default) or ``loglik`` (closed questions answered by the likelihood of each allowed answer,
+    written in ``choice_style``: :mod:`medr2.models.choice`)."""
 
     dtype: str = "auto"
     device: str = "auto"
@@ -37,6 +42,8 @@ class HFOptions:
     attn_implementation: str | None = None
     box_space: BoxSpace = "pixel"
     check_image_hash: bool = True
+    choice: str = "generate"
+    choice_style: str = "text"
 
 
 def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxConvention:
@@ -104,6 +111,11 @@ class HFAdapter:
             raise BadInput(f"dtype must be one of {DTYPES}", field="dtype", record=opts.dtype)
         if opts.batch_size < 1:
             raise BadInput("batch_size must be >= 1", field="batch_size")
+        if opts.choice not in CHOICE_MODES:
+            raise BadInput(f"choice must be one of {CHOICE_MODES}", field="choice", record=opts.choice)
+        if opts.choice_style not in CHOICE_STYLES:
+            raise BadInput(f"choice_style must be one of {tuple(CHOICE_STYLES)}", field="choice_style",
+                           record=opts.choice_style)
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if opts.device == "auto" else opts.device
         auto_dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
         self.dtype_name = dtype_name = opts.dtype if opts.dtype != "auto" else auto_dtype
@@ -119,13 +131,16 @@ class HFAdapter:
         if not (getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)):
             raise BadInput("the checkpoint has no chat template", file=str(self.path), field="chat_template")
         self.fingerprint = model_fingerprint(self.path)
-        self.key = f"hf:{self.path}" + ("" if dtype_name == "float32" else f"@{dtype_name}")
+        self.key = f"hf:{self.path}" + ("" if dtype_name == "float32" else f"@{dtype_name}") + (
+            f"#choice=loglik:{opts.choice_style}" if opts.choice == "loglik" else "")
         self.box_convention = box_convention_for(self.processor.image_processor, opts.box_space)
 
     def settings(self) -> dict[str, Any]:
         return {"adapter": "hf", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
                 "model_type": self.model.config.model_type, "dtype": self.dtype_name, "device": self.device,
                 "batch_size": self.options.batch_size, "attn_implementation": self.options.attn_implementation,
+                **({"choice": "loglik", "choice_style": self.options.choice_style}
+                   if self.options.choice == "loglik" else {}),
                 "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
                                    "params": dict(self.box_convention.params)}}
 
@@ -143,29 +158,117 @@ class HFAdapter:
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         """Answer every request in order; requests with the same settings are batched together,
-        shortest prompts first, so padding is small."""
+        shortest prompts first, so padding is small. With ``choice="loglik"`` the closed questions are
+        answered by :meth:`_choose_chunk` instead."""
         out: list[Response | None] = [None] * len(requests)
         prepared: dict[GenSettings, list[tuple[int, str, list[Any]]]] = {}
+        closed: list[tuple[int, str, list[Any], list[str]]] = []
         for i, req in enumerate(requests):
             try:
-                text, images = self._render(req)
+                conv, text, images = self._render(req)
+                cands = candidates(req.meta.get("item"), self.options.choice_style) \
+                    if self.options.choice == "loglik" else None
+                if cands is not None:
+                    closed.append((i, text, images, self._answered(conv, cands)))
+                    continue
             except (BadInput, ValueError, TypeError, KeyError) as e:
                 out[i] = Response(status="error", error=f"{type(e).__name__}: {e}")
                 continue
             prepared.setdefault(req.settings, []).append((i, text, images))
+        bs = self.options.batch_size
         for settings, group in prepared.items():
             group.sort(key=lambda g: len(g[1]))
-            bs = self.options.batch_size
             for start in range(0, len(group), bs):
                 chunk = group[start:start + bs]
                 for (i, _, _), resp in zip(chunk, self._generate_chunk(chunk, settings), strict=True):
                     out[i] = resp
+        closed.sort(key=lambda g: len(g[1]))
+        for start in range(0, len(closed), bs):
+            chunk_c = closed[start:start + bs]
+            for (i, *_), resp in zip(chunk_c, self._choose_chunk(chunk_c, requests), strict=True):
+                out[i] = resp
         return [r if r is not None else Response(status="error", error="no response") for r in out]
 
-    def _render(self, req: Request) -> tuple[str, list[Any]]:
+    def _render(self, req: Request) -> tuple[list[dict[str, Any]], str, list[Any]]:
         conv, images = to_hf_conversation(req.messages, req.bench_root, self.options.check_image_hash)
         text = self.processor.apply_chat_template(conv, add_generation_prompt=True, tokenize=False)
-        return text, images
+        return conv, text, images
+
+    def _answered(self, conv: list[dict[str, Any]], cands: tuple[str, ...]) -> list[str]:
+        """The conversation ended by each candidate as the assistant's turn, rendered by the chat template
+        (as a training target is rendered)."""
+        return [self.processor.apply_chat_template(
+            [*conv, {"role": "assistant", "content": [{"type": "text", "text": c}]}], tokenize=False)
+            for c in cands]
+
+    # -- closed questions by likelihood (choice="loglik") -----------------------------------------
+
+    def _choose_chunk(self, chunk: list[tuple[int, str, list[Any], list[str]]],
+                      requests: Sequence[Request]) -> list[Response]:
+        t0 = time.perf_counter()
+        try:
+            picked = self._choose(chunk, requests)
+        except Exception as e:  # noqa: BLE001 - a failed batch is retried item by item
+            if len(chunk) > 1:
+                return [r for one in chunk for r in self._choose_chunk([one], requests)]
+            return [Response(status="error", error=f"{type(e).__name__}: {e}")]
+        dt = time.perf_counter() - t0
+        return [Response(status="ok", text=text, latency_s=dt, prompt_tokens=p, completion_tokens=c,
+                         finish_reason="stop", notes=(note,)) for text, p, c, note in picked]
+
+    def _choose(self, chunk: list[tuple[int, str, list[Any], list[str]]],
+                requests: Sequence[Request]) -> list[tuple[str, int, int, str]]:
+        """Per request: the candidate with the highest summed log-probability of its answer tokens (those the
+        chat template adds after the generation prompt, up to and including the end token that stops
+        generation), the prompt's token count, the answer's token count and the note recording every
+        candidate's score."""
+        import torch
+
+        tok = self.tokenizer
+        texts: list[str] = []
+        images: list[Any] = []
+        spans: list[tuple[int, int]] = []  # per request: first row, number of rows
+        conts: list[tuple[int, int]] = []  # per row: tokens after the prompt, of which scored (the answer)
+        eos = self.tokenizer.eos_token_id
+        stop = {eos} if isinstance(eos, int) else set(eos or ())
+        for _, prompt, ims, fulls in chunk:
+            p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+            spans.append((len(texts), len(fulls)))
+            for full in fulls:
+                if not full.startswith(prompt):
+                    raise ValueError("the chat template does not continue the generation prompt with the answer")
+                f_ids = tok(full, add_special_tokens=False)["input_ids"]
+                if f_ids[:len(p_ids)] != p_ids:
+                    raise ValueError("the answer's tokens do not continue the prompt's tokens")
+                after = f_ids[len(p_ids):]
+                end = next((k + 1 for k, t in enumerate(after) if t in stop), len(after))
+                conts.append((len(after), end))
+                texts.append(full)
+                images.extend(ims)
+        enc = self.processor(text=texts, images=images or None, padding=True, padding_side="right",
+                             return_tensors="pt").to(self.device)
+        if "pixel_values" in enc and torch.is_floating_point(enc["pixel_values"]):
+            enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
+        with torch.inference_mode():
+            logits = self.model(**enc).logits.float()
+        logp = torch.log_softmax(logits[:, :-1], dim=-1)
+        ids = enc["input_ids"][:, 1:]
+        lengths = enc["attention_mask"].sum(dim=1).tolist()
+        scores: list[float] = []
+        for row, ((n_after, n_cont), length) in enumerate(zip(conts, lengths, strict=True)):
+            start = int(length) - 1 - n_after  # logits at position t predict token t + 1
+            pos = torch.arange(start, start + n_cont, device=logp.device)
+            scores.append(float(logp[row, pos, ids[row, pos]].sum()))
+        out: list[tuple[str, int, int, str]] = []
+        for (i, _, _, _), (first, n) in zip(chunk, spans, strict=True):
+            cands = candidates(requests[i].meta.get("item"), self.options.choice_style)
+            assert cands is not None and len(cands) == n
+            mine = scores[first:first + n]
+            best = max(range(n), key=mine.__getitem__)  # the first of equal scores
+            n_after, n_cont = conts[first + best]
+            n_prompt = int(lengths[first + best]) - n_after  # image tokens included, as generation counts them
+            out.append((cands[best], n_prompt, n_cont, choice_note(cands, mine)))
+        return out
 
     def _generate_chunk(self, chunk: list[tuple[int, str, list[Any]]], settings: GenSettings) -> list[Response]:
         t0 = time.perf_counter()
