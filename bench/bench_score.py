@@ -22,13 +22,17 @@ for before/after ratios of wall and CPU time.
     .venv/bin/python bench/bench_score.py --n 100000 300000 1000000 --repeats 3
     .venv/bin/python bench/bench_score.py --n 100000 --before-src /tmp/medr2-score-before/src --repeats 3
     .venv/bin/python bench/bench_score.py --n 100000 --profile
+    .venv/bin/python bench/bench_score.py --run /tmp/scale-runs/r-b100 /tmp/scale-runs/r-b1000 --repeats 1 \
+        --before-src /tmp/before/src      # existing run folders (a real ``medr2 eval``), each scored in a copy
 
 Before/after a change, "before" is main's sources taken with ``git archive`` (never a working tree)::
 
     mkdir -p /tmp/before && git archive main src | tar -x -C /tmp/before
     .venv/bin/python bench/bench_score.py --n 200000 1000000 --repeats 2 --before-src /tmp/before/src
 
-With two or more sizes it also prints the peak-RSS slope per prediction between the smallest and largest.
+With two or more sizes it also prints the peak-RSS slope per prediction (and the CPU slope per prediction)
+between the smallest and largest. Each score's outputs are hashed (``metrics.json`` as written, the
+``scores.parquet`` file and its table content) and the script says whether before and after agree.
 """
 
 from __future__ import annotations
@@ -320,9 +324,44 @@ def workload(base: Path, n_preds: int) -> Path:
 
 # -- timing -------------------------------------------------------------------------------------------
 
-def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, float]:
+def run_copy(base: Path, run: Path) -> tuple[Path, int]:
+    """A copy of an existing run folder under ``base`` (made once; scoring writes into the folder it scores),
+    and its stored predictions that count (one per (item, mode))."""
+    import sqlite3
+
+    copy = base / f"runcopy-{run.name}"
+    if not (copy / "manifest.json").is_file():
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(run, copy, ignore=shutil.ignore_patterns("scores.parquet", "metrics.json", "claims.parquet",
+                                                                   ".score-chunks-*"))
+    con = sqlite3.connect(f"file:{copy / 'store.sqlite'}?mode=ro", uri=True)
+    try:
+        n = int(con.execute("SELECT COUNT(*) FROM (SELECT DISTINCT item_id, mode FROM predictions)").fetchone()[0])
+    finally:
+        con.close()
+    return copy, n
+
+
+def output_hashes(run_dir: Path) -> dict[str, str]:
+    """sha256 of ``metrics.json`` and ``scores.parquet`` as written, and of the scores table's content (its rows
+    as Arrow IPC, whatever its row groups)."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    table = pq.read_table(run_dir / "scores.parquet")
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table.combine_chunks())
+    return {"metrics.json": hashlib.sha256((run_dir / "metrics.json").read_bytes()).hexdigest(),
+            "scores.parquet": hashlib.sha256((run_dir / "scores.parquet").read_bytes()).hexdigest(),
+            "scores table": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()}
+
+
+def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, Any]:
     """One ``medr2 score`` in a fresh process: wall seconds, user and system CPU seconds and peak RSS (MiB)
-    from /usr/bin/time -v, and the 1-minute load average when it ended."""
+    from /usr/bin/time -v, the 1-minute load average when it ended, and the outputs' hashes."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
@@ -341,7 +380,7 @@ def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, floa
     user_s = float(user.group(1)) if user else float("nan")
     sys_s = float(system.group(1)) if system else float("nan")
     return {"wall_s": wall, "rss_mib": int(rss.group(1)) / 1024 if rss else float("nan"), "user_s": user_s,
-            "sys_s": sys_s, "cpu_s": user_s + sys_s, "load1": os.getloadavg()[0]}
+            "sys_s": sys_s, "cpu_s": user_s + sys_s, "load1": os.getloadavg()[0], "hashes": output_hashes(run_dir)}
 
 
 def profile(run_dir: Path, resamples: int, top: int) -> None:
@@ -358,7 +397,9 @@ def profile(run_dir: Path, resamples: int, top: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, nargs="+", default=[100_000], help="stored predictions (one or more sizes)")
+    ap.add_argument("--n", type=int, nargs="*", default=None,
+                    help="stored predictions (one or more sizes; default 100000 unless --run is given)")
+    ap.add_argument("--run", type=Path, nargs="*", default=[], help="existing run folders (scored in copies)")
     ap.add_argument("--base", type=Path, default=Path("/tmp/medr2-score-bench"), help="where workloads are built")
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
@@ -371,8 +412,13 @@ def main() -> None:
           f"python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
     results: list[dict[str, Any]] = []
-    for n in a.n:
-        run_dir = workload(a.base, n)
+    targets: list[tuple[int, Path]] = [(n, workload(a.base, n))
+                                       for n in (a.n if a.n is not None else [] if a.run else [100_000])]
+    a.base.mkdir(parents=True, exist_ok=True)
+    for run in a.run:
+        copy, n = run_copy(a.base, run)
+        targets.append((n, copy))
+    for n, run_dir in targets:
         if a.profile:
             profile(run_dir, a.resamples, a.top)
             continue
@@ -384,7 +430,14 @@ def main() -> None:
                 runs[name].append(r)
                 print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
                       f"{r['rss_mib']:.0f} MiB peak RSS, load {r['load1']:.1f}", flush=True)
-        row: dict[str, Any] = {"n": n, "resamples": a.resamples, "repeats": a.repeats}
+        row: dict[str, Any] = {"n": n, "run": str(run_dir), "resamples": a.resamples, "repeats": a.repeats}
+        hashes = {name: {json.dumps(r["hashes"], sort_keys=True) for r in rs} for name, rs in runs.items()}
+        for name, hs in hashes.items():
+            print(f"  n={n} {name} outputs: {sorted(hs)}", flush=True)
+        if a.before_src:
+            b, f = (runs[k][0]["hashes"] for k in ("before", "after"))
+            row["same"] = {k: b[k] == f[k] for k in b}
+            print(f"  n={n} before vs after, same: {row['same']}", flush=True)
         for name, rs in runs.items():
             row[name] = {k: statistics.median(r[k] for r in rs)
                          for k in ("wall_s", "user_s", "cpu_s", "rss_mib", "load1")}
@@ -414,8 +467,9 @@ def main() -> None:
         for name in ("before", "after"):
             if name in lo and name in hi:
                 slope = (hi[name]["rss_mib"] - lo[name]["rss_mib"]) * 1024 * 1024 / (hi["n"] - lo["n"])
-                print(f"peak RSS slope {name}: {slope:,.0f} bytes per prediction "
-                      f"({lo['n']:,} -> {hi['n']:,} predictions)")
+                cpu = (hi[name]["cpu_s"] - lo[name]["cpu_s"]) * 1e6 / (hi["n"] - lo["n"])
+                print(f"slopes {name} ({lo['n']:,} -> {hi['n']:,} predictions): peak RSS {slope:,.0f} bytes, "
+                      f"CPU {cpu:,.1f} us per prediction")
 
 
 if __name__ == "__main__":

@@ -54,8 +54,11 @@ def items(benches: list[Path]) -> None:
 def trace(run: Path) -> None:
     import pyarrow as pa
 
+    from medr2.arrowmem import use_lean_pool
     from medr2.progress import Quiet
     from medr2.score.scorer import score_run
+
+    use_lean_pool()  # as the command does
 
     libc = ctypes.CDLL("libc.so.6")
 
@@ -69,8 +72,11 @@ def trace(run: Path) -> None:
             gc.collect()
             libc.malloc_trim(0)
             pa.default_memory_pool().release_unused()
+            from medr2.score import scorer
+
             print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {before:6.0f} MiB, after malloc_trim "
-                  f"{rss():6.0f} MiB, Arrow {pa.total_allocated_bytes() / 2**20:5.0f} MiB  -> {name}", flush=True)
+                  f"{rss():6.0f} MiB, Arrow {pa.total_allocated_bytes() / 2**20:5.0f} MiB, answer memos "
+                  f"{len(scorer._CHOICE_MEMO):,} + {len(scorer._BOX_MEMO):,} entries  -> {name}", flush=True)
 
         def advance(self, n: int = 1) -> None:
             self.n += n

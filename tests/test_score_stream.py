@@ -40,10 +40,27 @@ def test_row_group_writer_gives_write_table_bytes() -> None:
     w = RowGroupWriter(schema, row_group_rows=1000)
     for start in range(0, 2500, 300):  # batches that straddle row groups
         w.write(table.slice(start, 300))
-    assert w.close() == whole.getvalue().to_pybytes()
+    w.close()
+    assert w.getvalue() == whole.getvalue().to_pybytes()
     empty = pa.BufferOutputStream()
     pq.write_table(schema.empty_table(), empty, compression="zstd")
-    assert RowGroupWriter(schema).close() == empty.getvalue().to_pybytes()
+    w = RowGroupWriter(schema)
+    w.close()
+    assert w.getvalue() == empty.getvalue().to_pybytes()
+
+
+def test_row_group_writer_to_a_file_gives_the_same_bytes(tmp_path: Path) -> None:
+    schema = pa.schema([("k", pa.string()), ("v", pa.float64())])
+    table = pa.table({"k": [f"k{i % 97}" for i in range(2500)], "v": [i / 7 for i in range(2500)]}, schema=schema)
+    whole = pa.BufferOutputStream()
+    pq.write_table(table, whole, compression="zstd", row_group_size=1000)
+    w = RowGroupWriter(schema, row_group_rows=1000, path=tmp_path / "t.parquet")
+    for start in range(0, 2500, 700):
+        w.write(table.slice(start, 700))
+    w.close()
+    assert (tmp_path / "t.parquet").read_bytes() == whole.getvalue().to_pybytes()
+    with pytest.raises(ValueError):
+        w.getvalue()
 
 
 def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp_path: Path) -> None:
@@ -104,3 +121,26 @@ def test_fixture_cases_are_chunked_and_a_pair_across_cases_makes_one_chunk(tmp_p
     other = next(it for it in items.values() if it.case_id != variant.case_id and not it.parent_id)
     moved = {**items, variant.item_id: dataclasses.replace(variant, parent_id=other.item_id)}
     assert CaseChunks(tmp_path, moved, n_rows=len(items), chunk_rows=1).n_chunks == 1
+
+
+def test_scores_in_small_row_groups_keep_the_table_and_the_metrics(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scores.parquet`` is written to disk a row group (``SCORES_ROW_GROUP_ROWS``) at a time: with row groups of
+    5 rows the files hold more row groups, but the same table (written whole, it gives the golden bytes) and
+    ``metrics.json`` and ``claims.parquet`` keep their golden bytes."""
+    import hashlib
+
+    import medr2.score.scorer as scorer
+
+    monkeypatch.setattr(scorer, "SCORES_ROW_GROUP_ROWS", 5)
+    golden = json.loads(GOLDEN.read_text())
+    got = score_fixture_runs(tmp_path, batch_rows=7)
+    assert set(got) == set(golden)
+    for name, hashes in got.items():
+        assert hashes["metrics.json"] == golden[name]["metrics.json"]
+        assert hashes.get("claims.parquet") == golden[name].get("claims.parquet")
+        path = tmp_path / name / "scores.parquet"
+        assert pq.ParquetFile(path).num_row_groups > 1
+        whole = pa.BufferOutputStream()
+        pq.write_table(pq.read_table(path).combine_chunks(), whole, compression="zstd")
+        assert hashlib.sha256(whole.getvalue().to_pybytes()).hexdigest() == golden[name]["scores.parquet"]

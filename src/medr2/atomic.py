@@ -11,6 +11,11 @@ written atomically, then the pending files are renamed into place and the journa
 killed before the journal exists leaves the previous set untouched (the pending files are swept by
 the next publish); one killed after it leaves a journal that :func:`settle` completes (every reader
 calls it first), so no reader ever sees a new file beside an old one.
+
+A file too large to hold as bytes (``medr2 score``'s ``scores.parquet``) is given to :func:`publish_files` as the
+path of a file the command wrote itself on the same file system (inside ``folder``, e.g. a spill folder that
+its next run removes if it was killed): it is fsynced and moved into its pending name, then published as the
+others.
 """
 
 from __future__ import annotations
@@ -137,10 +142,27 @@ def _sweep(folder: Path, subdirs: Iterable[Path]) -> None:
                 stale.unlink(missing_ok=True)
 
 
-def publish_files(folder: Path | str, files: Mapping[str, bytes], *, remove: Iterable[str] = (),
+def _move_temp(src: Path, folder: Path, prefix: str, suffix: str) -> str:
+    """Move a finished file (same file system) to a new temporary name in ``folder``, fsynced, with the mode
+    ``open()`` gives; the source path is gone afterwards."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+    os.close(fd)
+    try:
+        with open(src, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(src, file_mode())
+        os.replace(src, tmp)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def publish_files(folder: Path | str, files: Mapping[str, bytes | Path], *, remove: Iterable[str] = (),
                   command: str | None = None) -> None:
-    """Publish ``files`` (relative path -> bytes) into ``folder`` as one set and delete ``remove``; see
-    the module docstring. ``command`` names what to rerun in messages (e.g. ``medr2 score RUN``)."""
+    """Publish ``files`` (relative path -> bytes, or the path of a finished file on the same file system, which
+    is moved) into ``folder`` as one set and delete ``remove``; see the module docstring. ``command`` names
+    what to rerun in messages (e.g. ``medr2 score RUN``)."""
     folder = Path(folder)
     rels = list(files)
     drop = [r for r in remove if r not in files]
@@ -156,7 +178,11 @@ def publish_files(folder: Path | str, files: Mapping[str, bytes], *, remove: Ite
     try:
         for rel in rels:
             dest = folder / rel
-            tmp = _write_temp(dest.parent, f".{dest.name}.", f"{PENDING_SUFFIX}.tmp", files[rel])
+            data = files[rel]
+            if isinstance(data, Path):
+                tmp = _move_temp(data, dest.parent, f".{dest.name}.", f"{PENDING_SUFFIX}.tmp")
+            else:
+                tmp = _write_temp(dest.parent, f".{dest.name}.", f"{PENDING_SUFFIX}.tmp", data)
             pending = folder / _pending_name(rel)
             os.replace(tmp, pending)
             written.append(pending)

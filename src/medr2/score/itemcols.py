@@ -206,6 +206,7 @@ def _encode(table: pa.Table) -> pa.Table:
 
 def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringItems]:
     """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`."""
+    from medr2.arrowmem import open_parquet
     from medr2.bench.format import ITEMS_FILE, verified_file
 
     manifest, path = verified_file(bench_root, ITEMS_FILE)
@@ -219,8 +220,9 @@ def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringI
         repeated = [c for c in cols if (c in _BY_VALUE or c in ("answer", "parent_id", "pair_id"))
                     and _is_text(pf.schema_arrow.field(c).type)]
         # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
-        cf = pq.ParquetFile(path, read_dictionary=repeated)
-        parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
+        # (opened as a file of our own, so the reads are buffered by pyarrow's current pool: ``medr2.arrowmem``)
+        with open_parquet(path, read_dictionary=repeated) as cf:
+            parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
         table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(cols)
         del parts
     except (OSError, pa.ArrowException) as e:

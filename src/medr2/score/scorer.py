@@ -30,7 +30,7 @@ from medr2.score.items import ItemLike
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
-from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, CaseChunks, RowGroupWriter
+from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, SCORES_ROW_GROUP_ROWS, CaseChunks, RowGroupWriter
 from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
@@ -400,11 +400,12 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     n_counted = _quarantine_unknown(run_dir, items, quarantine)
     judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
     progress.step("scoring answers", n_counted)
-    scores_out = RowGroupWriter(_SCORES_SCHEMA)
-    audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None)
     spill_folder = SpillFolder(run_dir)  # locked while in use; a killed scorer's folder is removed next time
     spill = spill_folder.__enter__()
     try:
+        # written as the batches come, in the spill folder, and moved into place when published
+        scores_out = RowGroupWriter(_SCORES_SCHEMA, SCORES_ROW_GROUP_ROWS, path=spill / SCORES_FILE)
+        audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None, folder=spill)
         chunks = CaseChunks(spill, items, n_counted, chunk_rows)
         floors = SeverityFloors(items)
         answered: dict[str, AnsweredIds] = {}
@@ -437,7 +438,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             store.close()
             if isinstance(judge, str) and judge_obj is not None:
                 judge_obj.close()
-        scores_bytes = scores_out.close()
+        scores_out.close()
         claims_out = audit.close()
         plan = _plan(manifest, items, answered)
         del answered
@@ -445,32 +446,32 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         progress.step(f"metrics ({chunks.n_chunks:,} {chunk_word} of cases, {n_resamples:,} bootstrap resamples)")
         metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
                                  n_resamples=n_resamples)
+        model = manifest.get("model") or {}
+        metrics["run"] = {
+            "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
+            "model": {"spec": model.get("spec"), "key": model.get("key")}, "box_convention": {
+                "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
+            "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
+            "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
+            "judge": None if judge_obj is None else judge_obj.key,
+        }
+        metrics["complete"], metrics["plan"] = plan["complete"], plan
+        if claims_out is not None:
+            metrics["claims"] = claims_out.summary
+        if n_truncated:
+            metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
+        data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        outputs: dict[str, bytes | Path] = {SCORES_FILE: spill / SCORES_FILE, METRICS_FILE: data.encode("utf-8")}
+        if quarantine.count:
+            outputs[QUARANTINE_FILE] = qpath.read_bytes()
+        if claims_out is not None:
+            outputs[CLAIMS_FILE] = claims_out.data
+        # one set: a kill never leaves new scores beside old metrics or old claims (readers settle() first)
+        progress.step("writing scores.parquet and metrics.json")
+        publish_files(run_dir, outputs, remove=(() if quarantine.count else (QUARANTINE_FILE,))
+                      + (() if claims_out is not None else (CLAIMS_FILE,)), command=f"medr2 score {run_dir}")
     finally:
         spill_folder.__exit__(None, None, None)
-    model = manifest.get("model") or {}
-    metrics["run"] = {
-        "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
-        "model": {"spec": model.get("spec"), "key": model.get("key")}, "box_convention": {
-            "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
-        "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
-        "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
-        "judge": None if judge_obj is None else judge_obj.key,
-    }
-    metrics["complete"], metrics["plan"] = plan["complete"], plan
-    if claims_out is not None:
-        metrics["claims"] = claims_out.summary
-    if n_truncated:
-        metrics["run"].update(truncated=n_truncated, hint=TRUNCATED_HINT)
-    data = json.dumps(metrics, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    outputs = {SCORES_FILE: scores_bytes, METRICS_FILE: data.encode("utf-8")}
-    if quarantine.count:
-        outputs[QUARANTINE_FILE] = qpath.read_bytes()
-    if claims_out is not None:
-        outputs[CLAIMS_FILE] = claims_out.data
-    # one set: a kill never leaves new scores beside old metrics or old claims (readers settle() first)
-    progress.step("writing scores.parquet and metrics.json")
-    publish_files(run_dir, outputs, remove=(() if quarantine.count else (QUARANTINE_FILE,))
-                  + (() if claims_out is not None else (CLAIMS_FILE,)), command=f"medr2 score {run_dir}")
     qpath.unlink(missing_ok=True)
     return metrics
 
@@ -487,9 +488,10 @@ def _lure_fact(item: ItemLike) -> str | None:
 
 @dataclass
 class _ClaimsOut:
-    """What the rationale audit publishes: ``claims.parquet`` bytes and its summary for ``metrics.json``."""
+    """What the rationale audit publishes: ``claims.parquet`` (a finished file, moved into place when published)
+    and its summary for ``metrics.json``."""
 
-    data: bytes
+    data: Path
     summary: dict[str, Any]
 
 
@@ -559,8 +561,9 @@ class _Audit:
     file (:meth:`close` returns None); the bench's cases are read only once a rationale is met. ``judge``
     (``--judge-claims``) decides the claims the rules leave unverifiable."""
 
-    def __init__(self, bench_root: Path, items: Mapping[str, ItemLike], judge: Judge | None = None) -> None:
-        self.bench_root, self.items, self.judge = bench_root, items, judge
+    def __init__(self, bench_root: Path, items: Mapping[str, ItemLike], judge: Judge | None = None, *,
+                 folder: Path) -> None:
+        self.bench_root, self.items, self.judge, self.folder = bench_root, items, judge, folder
         self.truths: dict[str, dict[str, Any]] | None = None
         self.any = False
         self.writer: RowGroupWriter | None = None
@@ -589,7 +592,7 @@ class _Audit:
         keys = [(iid, r[2], r[1], cid) for iid, r, cid in zip(item_ids, rows, case_ids, strict=True)]
         ctable = claims_table(keys, checked, decided_by)
         if self.writer is None:
-            self.writer = RowGroupWriter(ctable.schema)
+            self.writer = RowGroupWriter(ctable.schema, path=self.folder / CLAIMS_FILE)
         self.writer.write(ctable)
         for mode, m in _claims_summary(checked, decided_by, [r[1] for r in rows]).items():
             total = self.summary.setdefault(mode, dict.fromkeys(m, 0))
@@ -607,13 +610,18 @@ class _Audit:
         if not self.any:
             return None
         if self.writer is None:  # pragma: no cover - a batch with a rationale always makes the writer
-            self.writer = RowGroupWriter(claims_table([], []).schema)
+            self.writer = RowGroupWriter(claims_table([], []).schema, path=self.folder / CLAIMS_FILE)
         rows = self.writer.rows
-        data = self.writer.close()
+        self.writer.close()
+        data = self.folder / CLAIMS_FILE
+        digest = hashlib.sha256()
+        with data.open("rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
         for m in self.summary.values():
             decided = m["decided_by_rules"] + m["decided_by_judge"]
             m["judge_share"] = m["decided_by_judge"] / decided if decided else None
-        summary = {"file": CLAIMS_FILE, "sha256": hashlib.sha256(data).hexdigest(), "rows": rows,
+        summary = {"file": CLAIMS_FILE, "sha256": digest.hexdigest(), "rows": rows,
                    "checker": CHECKER_VERSION, "judge": None if self.judge is None else self.judge.key,
                    "judge_prompt": None if self.judge is None else CLAIM_PROMPT_VERSION,
                    "modes": dict(sorted(self.summary.items()))}

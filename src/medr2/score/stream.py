@@ -24,9 +24,13 @@ from medr2.score.items import ItemLike
 if TYPE_CHECKING:
     from medr2.score.itemcols import ScoringItems
 
-# rows per Parquet row group: pyarrow's default for ``write_table`` (1024 * 1024), so a file written here in
-# batches has the same bytes as the whole table written at once
+# rows per Parquet row group of ``claims.parquet``: pyarrow's default for ``write_table`` (1024 * 1024), so a file
+# written here in batches has the bytes of the whole table written at once (its sha256 is in ``metrics.json``)
 ROW_GROUP_ROWS = 1024 * 1024
+# rows per row group of ``scores.parquet``: the scored rows held before they are written (≈ 250 B each in Arrow,
+# so ≈ 16 MiB); a file of at most this many rows has the bytes of ``write_table``'s, a longer one the same table
+# in more row groups
+SCORES_ROW_GROUP_ROWS = 64 * 1024
 # answers scored per batch (the raw answers of one batch are the only ones held)
 BATCH_ROWS = 50_000
 # scored rows per chunk of whole cases that the metrics read at once (medr2.score.aggregate)
@@ -34,16 +38,22 @@ CHUNK_ROWS = 100_000
 
 
 class RowGroupWriter:
-    """A Parquet file (zstd, in memory) written from tables that arrive in row order: buffered until a row
-    group (``ROW_GROUP_ROWS``) is full, each written as one contiguous table (the bytes ``pq.write_table`` of
-    the concatenated table gives)."""
+    """A Parquet file (zstd) written from tables that arrive in row order, to ``path`` as it goes (or, with no
+    path, in memory: :meth:`getvalue`): buffered until a row group (``row_group_rows``) is full, each written as
+    one contiguous table (the bytes ``pq.write_table`` of the concatenated table gives with that row group
+    size). Only the rows of the row group being filled are held."""
 
-    def __init__(self, schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS) -> None:
+    def __init__(self, schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS, path: Path | None = None) -> None:
         self.schema = schema
         self.rows = 0
+        self.path = path
         self._group = row_group_rows
-        self._sink = pa.BufferOutputStream()
-        self._writer = pq.ParquetWriter(self._sink, schema, compression="zstd")
+        self._sink: pa.BufferOutputStream | None = None
+        if path is None:
+            self._sink = pa.BufferOutputStream()
+            self._writer = pq.ParquetWriter(self._sink, schema, compression="zstd")
+        else:
+            self._writer = pq.ParquetWriter(str(path), schema, compression="zstd")
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
 
@@ -57,16 +67,24 @@ class RowGroupWriter:
             whole = pa.concat_tables(self._pending)
             self._writer.write_table(whole.slice(0, self._group).combine_chunks(), row_group_size=self._group)
             rest = whole.slice(self._group)
-            self._pending = [rest] if rest.num_rows else []
+            # the rest copied out, so the written group's buffers are freed now
+            self._pending = [rest.combine_chunks()] if rest.num_rows else []
             self._pending_rows = rest.num_rows
+            del whole, rest
 
-    def close(self) -> bytes:
-        """Write what is left (or, for no rows at all, the empty table ``write_table`` writes); the bytes."""
+    def close(self) -> None:
+        """Write what is left (or, for no rows at all, the empty table ``write_table`` writes) and finish the
+        file."""
         if self._pending_rows or self.rows == 0:
             whole = pa.concat_tables(self._pending) if self._pending else self.schema.empty_table()
             self._writer.write_table(whole.combine_chunks(), row_group_size=self._group)
         self._pending = []
         self._writer.close()
+
+    def getvalue(self) -> bytes:
+        """The file's bytes (an in-memory writer, after :meth:`close`)."""
+        if self._sink is None:
+            raise ValueError("this writer wrote to a file")
         return bytes(self._sink.getvalue().to_pybytes())
 
 
