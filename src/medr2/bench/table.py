@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -41,6 +42,7 @@ from medr2.records import Case, Item
 from medr2.variant_id import variant_matches
 
 BATCH_ROWS = 4_096  # rows per record batch when streaming the items table
+SCAN_ROWS = 65_536  # rows per batch of a scan of a few columns (counts), at most a row group
 HOLD_ROWS = 2_048  # rows a stream of BenchTable.iter_items_held holds (decoded, copied) between reads
 RECORD_ROWS = 64  # rows made records at a time by iter_items_held
 CASE_CACHE = 256  # decoded cases kept (a run asks the items of a case together)
@@ -393,9 +395,44 @@ class BenchTable(BenchFace):
             yield batch.to_pydict()
 
     def count(self, flt: ItemFilter | None = None) -> int:
+        """Rows ``flt`` accepts: from the footer without a filter, else from the filter's own columns."""
         if flt is None or not flt.value_tests():
             return self.n_items
-        return sum(b.num_rows for b, _ in self.iter_batches(flt, ["item_id"]))
+        return sum(batch.num_rows if rows is None else len(rows) for batch, rows in self._accepted(flt, []))
+
+    def case_counts(self, flt: ItemFilter | None = None) -> dict[str, int]:
+        """The rows ``flt`` accepts per case, the cases in the order they first appear in the items table: from the
+        ``case_id`` column read dictionary-encoded, counted by its indices (no Python value per row)."""
+        counts: dict[str, int] = {}
+        tested = flt is not None and "case_id" in flt.value_tests()  # a test reads the column's values as they are
+        for batch, rows in self._accepted(flt, ["case_id"], read_dictionary=[] if tested else ["case_id"]):
+            col = batch.column(0)
+            if not pa.types.is_dictionary(col.type):  # a case_id column of another type: counted by value
+                col = pc.dictionary_encode(col)
+            indices = col.indices.take(rows) if rows is not None else col.indices
+            codes = pc.drop_null(indices).to_numpy(zero_copy_only=False)
+            if not len(codes):
+                continue
+            distinct, first = np.unique(codes, return_index=True)
+            per_code = np.bincount(codes, minlength=int(distinct[-1]) + 1)
+            names = col.dictionary.take(pa.array(distinct)).to_pylist()
+            for k in np.argsort(first, kind="stable"):
+                name = names[k]
+                counts[name] = counts.get(name, 0) + int(per_code[distinct[k]])
+        return counts
+
+    def _accepted(self, flt: ItemFilter | None, columns: list[str], read_dictionary: Sequence[str] = ()
+                  ) -> Iterator[tuple[pa.RecordBatch, pa.Array | None]]:
+        """Record batches of ``columns`` (plus the filter's) of the row groups ``flt`` may match, each with the rows
+        of it ``flt`` accepts (None: every row), in file order; string columns of ``read_dictionary`` read
+        dictionary-encoded."""
+        tests = flt.value_tests() if flt is not None else {}
+        read_cols = columns + [c for c in tests if c not in columns]
+        with open_parquet(self.items_path, read_dictionary=list(read_dictionary)) as f:
+            for rg in self.row_groups(flt):
+                self.row_groups_read += 1
+                for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
+                    yield batch, (_accepted_rows(batch, tests) if tests else None)
 
     def close(self) -> None:
         if self._items_file is not None:
