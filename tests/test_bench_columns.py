@@ -141,6 +141,28 @@ def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) ->
                                                       "duplicate item_id")
 
 
+def test_a_parent_column_of_another_type_is_refused_as_a_full_validation_refuses_it(bench: Path,
+                                                                                      tmp_path: Path) -> None:
+    """``parent_id`` is read only by the parent pass, but its type is checked from the schema with the columns the
+    row checks read: a column of another type makes every row a suspect (the first row's record check names it)."""
+    rows = _rows(bench)
+    for r in rows:
+        r["parent_id"] = 7 if r["parent_id"] is not None else None
+    schema = pq.read_schema(bench / ITEMS_FILE)
+    schema = schema.set(schema.get_field_index("parent_id"), pa.field("parent_id", pa.int64()))
+    path = bench / ITEMS_FILE
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    m = json.loads((bench / "manifest.json").read_text())
+    m["checksums"][ITEMS_FILE] = sha256_file(path)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
+    (bench / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        _eval(bench, tmp_path / "run")
+    assert _named(ev.value) == _named(full.value) and (ev.value.field or "").startswith("parent_id"), str(ev.value)
+
+
 def test_a_suspect_row_that_passes_its_record_checks_is_no_error(bench: Path, tmp_path: Path) -> None:
     """A ``..`` path that stays inside the bench is flagged by the columns, then passes the record checks."""
     rows = _rows(bench)
