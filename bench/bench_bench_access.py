@@ -120,6 +120,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--before-src", type=Path, default=None)
     ap.add_argument("--pruning-only", action="store_true", help="print the row groups filters read, and stop")
+    ap.add_argument("--extrapolate", type=int, default=12_700_000,
+                    help="items to extrapolate the first request's wall, CPU and RSS to (the last two benches' slope)")
     args = ap.parse_args()
     print("row groups read per filter (this checkout):")
     for bench in args.bench:
@@ -175,6 +177,23 @@ def main() -> None:
                 cmd = "eval" if what.startswith("eval") else "info"
                 d = med[(large.name, label, cmd)][field] - med[(small.name, label, cmd)][field]
                 print(f"  {label:<7}{what:<20}{d * scale / dn:>10.1f} {unit}/item")
+        if len(args.bench) >= 3:  # consecutive slopes: does the cost per item level off or grow?
+            for a, b in zip(args.bench, args.bench[1:], strict=False):
+                dn = n_items(b) - n_items(a)
+                for label in sources:
+                    ea, eb = med[(a.name, label, "eval")], med[(b.name, label, "eval")]
+                    wall, cpu = (eb["first"] - ea["first"]) * 1e6 / dn, (eb["first_cpu"] - ea["first_cpu"]) * 1e6 / dn
+                    print(f"  {label:<7}{a.name} -> {b.name}: first request {wall:6.2f} µs/item, CPU at it {cpu:6.2f} "
+                          f"µs/item, RSS at it {(eb['first_rss'] - ea['first_rss']) * 2**20 / dn:6.1f} B/item")
+        a, b = args.bench[-2], args.bench[-1]
+        dn = n_items(b) - n_items(a)
+        for label in sources:
+            ea, eb = med[(a.name, label, "eval")], med[(b.name, label, "eval")]
+            k = (args.extrapolate - n_items(b)) / dn
+            print(f"  {label:<7}extrapolated to {args.extrapolate:,} items (slope {a.name} -> {b.name}): first request "
+                  f"{eb['first'] + k * (eb['first'] - ea['first']):.1f} s, CPU at it "
+                  f"{eb['first_cpu'] + k * (eb['first_cpu'] - ea['first_cpu']):.1f} s, RSS at it "
+                  f"{eb['first_rss'] + k * (eb['first_rss'] - ea['first_rss']):.0f} MiB")
         for label in sources:
             if label != "after":
                 for bench in args.bench:
