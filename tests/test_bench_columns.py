@@ -124,6 +124,31 @@ def test_columns_across_row_groups(bench: Path, tmp_path: Path, damage: str) -> 
     assert _named(ev.value) == _named(full.value) and full.value.record == rows[k]["item_id"], str(ev.value)
 
 
+@pytest.mark.parametrize("held", [1, 1 << 20])
+def test_parents_gathered_then_looked_up_name_the_first_unknown(bench: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                held: int) -> None:
+    """The parents are gathered over the row groups and looked up once (made distinct again every ``held``): a
+    good bench opens; with an unknown 16-hex parent in one row and a parent of another form in a later one, the
+    earlier row is named, as a full validation names it."""
+    from medr2.bench import columns
+
+    monkeypatch.setattr(columns, "PARENTS_HELD", held)
+    rows = _rows(bench)
+    _rewrite(bench, rows, row_group_size=5)
+    BenchTable.open(bench, image_hashes=False, by_columns=True)
+    parented = [i for i, r in enumerate(rows) if r["parent_id"] is not None]
+    assert len(parented) >= 2
+    first, later = parented[len(parented) // 2], parented[-1]
+    rows[first] = {**rows[first], "parent_id": "0123456789abcdef"}
+    rows[later] = {**rows[later], "parent_id": "not-an-item"}
+    _rewrite(bench, rows, row_group_size=5)
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        BenchTable.open(bench, image_hashes=False, by_columns=True)
+    assert _named(ev.value) == _named(full.value) and ev.value.record == rows[first]["item_id"], str(ev.value)
+
+
 def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) -> None:
     """Ids that are not 16 hex digits go through the set of texts, with the same message."""
     rows = _rows(bench)

@@ -101,6 +101,7 @@ ITEM_RULES = column_rules(ITEM_SCHEMA)
 # the columns the row checks read (one pass, a row group at a time); ``parent_id`` is read in the parent pass only
 ROW_CHECKED = frozenset({"item_id", "case_id", *ITEM_RULES.required, *ITEM_RULES.literals, *ITEM_RULES.brackets,
                          *PATH_COLUMNS, *(c for box, size in BOX_COLUMNS.items() for c in (box, *size))})
+PARENTS_HELD = 1 << 20  # distinct parents (8 B each) gathered before they are made distinct again (_parent_unknown)
 TYPE_CHECKED = ROW_CHECKED | {"parent_id"}  # columns of another type than the schema's make every row a suspect
 
 
@@ -236,11 +237,37 @@ def check_items(f: pq.ParquetFile, v: Validator) -> None:
     if "parent_id" not in record_cols:
         return
     with open_parquet(path, read_dictionary=["parent_id"]) as pf:
-        for rg in range(pf.num_row_groups):  # read again, not held: a row group's distinct parents at a time
-            values = _distinct(_read(pf, rg, ["parent_id"], path).column(0))
-            found = known(values)
-            if not found.all():
-                _raise_parent(f, rg, values.filter(pa.array(~found)), v)
+        if ids is None or _parent_unknown(pf, known, ids, path):
+            for rg in range(pf.num_row_groups):  # a row group's distinct parents at a time, the first unknown named
+                values = _distinct(_read(pf, rg, ["parent_id"], path).column(0))
+                found = known(values)
+                if not found.all():
+                    _raise_parent(f, rg, values.filter(pa.array(~found)), v)
+
+
+def _parent_unknown(pf: pq.ParquetFile, known: Callable[[pa.Array], np.ndarray], ids: np.ndarray, path: str) -> bool:
+    """Whether some parent (in the ``parent_id`` column, read a row group at a time) is not a known item: the
+    distinct 16-hex parents of the row groups gathered (as 8-byte integers, made distinct again whenever they pass
+    :data:`PARENTS_HELD`) and looked up once, sorted, at the end (looked up a row group at a time, each lookup
+    searched the whole id array: 0.2 µs per parent at 839,468 items, growing with the bench). A row group with a
+    parent of another form is looked up at once. Only says whether; the caller names the row."""
+    held: list[np.ndarray] = []
+    n_held, limit = 0, PARENTS_HELD
+    for rg in range(pf.num_row_groups):
+        values = _distinct(_read(pf, rg, ["parent_id"], path).column(0))
+        ints = hex_ids(values)
+        if ints is None:
+            if not known(values).all():
+                return True
+            continue
+        held.append(ints)
+        n_held += len(ints)
+        if n_held > limit:
+            held = [np.unique(np.concatenate(held))]
+            n_held = len(held[0])
+            limit = max(PARENTS_HELD, 2 * n_held)
+    parents = np.unique(np.concatenate(held)) if held else np.zeros(0, dtype=np.uint64)
+    return not bool(_in_sorted(ids, parents).all())
 
 
 def _record(table: pa.Table, row: int, first_row: int, path: str) -> Item:
@@ -272,15 +299,20 @@ def _repeated_ids(f: pq.ParquetFile, ids: np.ndarray, v: Validator) -> Callable[
         ints = hex_ids(values)
         if ints is None:  # some value is not 16 hex digits: no item has it
             return np.array([_is_hex_id(x, ids) for x in values.to_pylist()], dtype=bool)
-        if not len(ids):
-            return np.zeros(len(ints), dtype=bool)
-        order = np.argsort(ints)  # looked up in sorted order: the search walks the ids forward (cache-friendly)
-        at = np.minimum(np.searchsorted(ids, ints[order]), len(ids) - 1)
-        found = np.empty(len(ints), dtype=bool)
-        found[order] = ids[at] == ints[order]
-        return found
+        return _in_sorted(ids, ints)
 
     return known
+
+
+def _in_sorted(ids: np.ndarray, ints: np.ndarray) -> np.ndarray:
+    """Membership of ``ints`` in the sorted ``ids``, looked up in sorted order (the search walks the ids forward)."""
+    if not len(ids):
+        return np.zeros(len(ints), dtype=bool)
+    order = np.argsort(ints)
+    at = np.minimum(np.searchsorted(ids, ints[order]), len(ids) - 1)
+    found = np.empty(len(ints), dtype=bool)
+    found[order] = ids[at] == ints[order]
+    return found
 
 
 def _is_hex_id(value: str, ids: np.ndarray) -> bool:
