@@ -403,23 +403,28 @@ class BenchTable(BenchFace):
     def case_counts(self, flt: ItemFilter | None = None) -> dict[str, int]:
         """The rows ``flt`` accepts per case, the cases in the order they first appear in the items table: from the
         ``case_id`` column read dictionary-encoded, counted by its indices (no Python value per row)."""
-        counts: dict[str, int] = {}
+        names, counts, firsts = [], [], []
+        seen = 0  # accepted rows before this batch (the position of a case's first row among them)
         tested = flt is not None and "case_id" in flt.value_tests()  # a test reads the column's values as they are
         for batch, rows in self._accepted(flt, ["case_id"], read_dictionary=[] if tested else ["case_id"]):
             col = batch.column(0)
             if not pa.types.is_dictionary(col.type):  # a case_id column of another type: counted by value
                 col = pc.dictionary_encode(col)
             indices = col.indices.take(rows) if rows is not None else col.indices
-            codes = pc.drop_null(indices).to_numpy(zero_copy_only=False)
-            if not len(codes):
-                continue
-            distinct, first = np.unique(codes, return_index=True)
-            per_code = np.bincount(codes, minlength=int(distinct[-1]) + 1)
-            names = col.dictionary.take(pa.array(distinct)).to_pylist()
-            for k in np.argsort(first, kind="stable"):
-                name = names[k]
-                counts[name] = counts.get(name, 0) + int(per_code[distinct[k]])
-        return counts
+            codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
+            valid = codes >= 0
+            distinct, first = np.unique(codes[valid], return_index=True)
+            if len(distinct):
+                names.append(col.dictionary.take(pa.array(distinct)))
+                counts.append(np.bincount(codes[valid])[distinct])
+                firsts.append(np.flatnonzero(valid)[first] + seen)
+            seen += len(codes)
+        if not names:
+            return {}
+        per_batch = pa.table({"case": pa.concat_arrays(names),
+                              "n": np.concatenate(counts), "first": np.concatenate(firsts)})
+        per_case = per_batch.group_by("case").aggregate([("n", "sum"), ("first", "min")]).sort_by("first_min")
+        return dict(zip(per_case.column("case").to_pylist(), per_case.column("n_sum").to_pylist(), strict=True))
 
     def _accepted(self, flt: ItemFilter | None, columns: list[str], read_dictionary: Sequence[str] = ()
                   ) -> Iterator[tuple[pa.RecordBatch, pa.Array | None]]:
