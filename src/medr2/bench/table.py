@@ -401,14 +401,19 @@ class BenchTable(BenchFace):
         return sum(batch.num_rows if rows is None else len(rows) for batch, rows in self._accepted(flt, []))
 
     def case_counts(self, flt: ItemFilter | None = None) -> dict[str, int]:
-        """The rows ``flt`` accepts per case, the cases in the order they first appear in the items table: from the
-        ``case_id`` column read dictionary-encoded, counted by its indices (no Python value per row)."""
+        """The rows ``flt`` accepts per case, the cases in the order they first appear in the items table."""
+        return self.value_counts("case_id", flt)
+
+    def value_counts(self, column: str, flt: ItemFilter | None = None) -> dict[Any, int]:
+        """The rows ``flt`` accepts per (non-null) value of ``column``, the values in the order they first appear in
+        the items table: the column read dictionary-encoded and counted by its indices (no Python value per row)."""
         names, counts, firsts = [], [], []
-        seen = 0  # accepted rows before this batch (the position of a case's first row among them)
-        tested = flt is not None and "case_id" in flt.value_tests()  # a test reads the column's values as they are
-        for batch, rows in self._accepted(flt, ["case_id"], read_dictionary=[] if tested else ["case_id"]):
+        seen = 0  # accepted rows before this batch (the position of a value's first row among them)
+        tested = flt is not None and column in flt.value_tests()  # a test reads the column's values as they are
+        is_text = pa.types.is_string(self.items_file.schema_arrow.field(column).type)
+        for batch, rows in self._accepted(flt, [column], read_dictionary=[column] if is_text and not tested else []):
             col = batch.column(0)
-            if not pa.types.is_dictionary(col.type):  # a case_id column of another type: counted by value
+            if not pa.types.is_dictionary(col.type):  # a column not read dictionary-encoded: encoded here
                 col = pc.dictionary_encode(col)
             indices = col.indices.take(rows) if rows is not None else col.indices
             codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
@@ -421,10 +426,10 @@ class BenchTable(BenchFace):
             seen += len(codes)
         if not names:
             return {}
-        per_batch = pa.table({"case": pa.concat_arrays(names),
+        per_batch = pa.table({"value": pa.concat_arrays(names),
                               "n": np.concatenate(counts), "first": np.concatenate(firsts)})
-        per_case = per_batch.group_by("case").aggregate([("n", "sum"), ("first", "min")]).sort_by("first_min")
-        return dict(zip(per_case.column("case").to_pylist(), per_case.column("n_sum").to_pylist(), strict=True))
+        per_value = per_batch.group_by("value").aggregate([("n", "sum"), ("first", "min")]).sort_by("first_min")
+        return dict(zip(per_value.column("value").to_pylist(), per_value.column("n_sum").to_pylist(), strict=True))
 
     def _accepted(self, flt: ItemFilter | None, columns: list[str], read_dictionary: Sequence[str] = ()
                   ) -> Iterator[tuple[pa.RecordBatch, pa.Array | None]]:
