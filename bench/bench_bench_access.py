@@ -68,6 +68,66 @@ print(json.dumps({"first_request_s": first[0][0] - t0, "first_cpu_s": first[0][1
                   "open_s": sum(opened), "sent": summary.sent}))
 """
 
+# the parts of eval's start-up, one after another in a fresh process: the CPU seconds and the RSS after each
+PHASES = r"""
+import json, resource, sys, time
+from pathlib import Path
+try:
+    from medr2.arrowmem import use_lean_pool
+    use_lean_pool()
+except ImportError:
+    pass
+from medr2.bench.columns import check_items
+from medr2.bench.format import Validator, verify_checksums
+from medr2.bench.table import BenchTable
+from medr2.run.runner import plan_selection
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024
+root, limit = Path(sys.argv[1]), int(sys.argv[2])
+table = BenchTable(root)
+v = Validator(table.root, False)
+out = {"start": (0.0, rss())}
+def part(name, fn):
+    c = time.process_time()
+    fn()
+    out[name] = (time.process_time() - c, rss())
+part("checksums", lambda: verify_checksums(root, table.manifest))
+part("cases", lambda: [v.case(c) for c in table.iter_cases()])
+part("items", lambda: check_items(table.items_file, v))
+table._record_check = v
+part("plan", lambda: plan_selection(table, limit=limit))
+out["peak"] = (0.0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(json.dumps(out))
+"""
+
+
+def phases(benches: list[Path], sources: dict[str, Path], limit: int, repeats: int) -> None:
+    """CPU seconds and RSS after each part of eval's start-up (median of ``repeats`` fresh processes)."""
+    print(f"\nparts of the start-up (fresh process each, median of {repeats}): CPU s / RSS MiB after it")
+    names = ("checksums", "cases", "items", "plan")
+    print(f"{'bench':<12}{'items':>9}  {'code':<7}" + "".join(f"{n:>18}" for n in names) + f"{'peak RSS':>10}")
+    got: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    for bench in benches:
+        samples: dict[str, list[dict[str, list[float]]]] = {label: [] for label in sources}
+        for _ in range(repeats):
+            for label, src in sources.items():
+                _, _, _, stdout = run([sys.executable, "-c", PHASES, str(bench), str(limit)], src)
+                samples[label].append(json.loads(stdout.strip().splitlines()[-1]))
+        for label in sources:
+            runs = samples[label]
+            med = {k: (statistics.median(r[k][0] for r in runs), statistics.median(r[k][1] for r in runs))
+                   for k in (*names, "peak")}
+            got[(bench.name, label)] = med
+            print(f"{bench.name:<12}{n_items(bench):>9}  {label:<7}"
+                  + "".join(f"{med[k][0]:>9.3f} {med[k][1]:>7.0f}" for k in names) + f"{med['peak'][1]:>10.0f}")
+    for a, b in zip(benches, benches[1:], strict=False):
+        dn = n_items(b) - n_items(a)
+        for label in sources:
+            ga, gb = got[(a.name, label)], got[(b.name, label)]
+            print(f"  {label:<7}{a.name} -> {b.name} per item: " + ", ".join(
+                f"{n} {(gb[n][0] - ga[n][0]) * 1e6 / dn:.2f} µs" for n in names)
+                  + f"; RSS after plan {(gb['plan'][1] - ga['plan'][1]) * 2**20 / dn:.1f} B")
+
 
 def run(cmd: list[str], src: Path) -> tuple[float, float, float, str]:
     """(wall s, CPU s, peak RSS MiB, stdout) of a fresh process with ``src`` first on the path."""
@@ -120,6 +180,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--before-src", type=Path, default=None)
     ap.add_argument("--pruning-only", action="store_true", help="print the row groups filters read, and stop")
+    ap.add_argument("--phases", action="store_true",
+                    help="time the parts of the start-up (checks, planning) instead of the whole eval, and stop")
+    ap.add_argument("--extrapolate", type=int, default=12_700_000,
+                    help="items to extrapolate the first request's wall, CPU and RSS to (the last two benches' slope)")
     args = ap.parse_args()
     print("row groups read per filter (this checkout):")
     for bench in args.bench:
@@ -130,6 +194,9 @@ def main() -> None:
     if args.before_src:
         sources = {"before": args.before_src, "after": SRC}
     print(f"machine: {os.cpu_count()} cores, {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
+    if args.phases:
+        phases(args.bench, sources, args.limit, args.repeats)
+        return
     results: dict[tuple[str, str, str], list[dict[str, float]]] = {}
     work = Path(tempfile.mkdtemp(prefix="bench-access-"))
     try:
@@ -175,6 +242,23 @@ def main() -> None:
                 cmd = "eval" if what.startswith("eval") else "info"
                 d = med[(large.name, label, cmd)][field] - med[(small.name, label, cmd)][field]
                 print(f"  {label:<7}{what:<20}{d * scale / dn:>10.1f} {unit}/item")
+        if len(args.bench) >= 3:  # consecutive slopes: does the cost per item level off or grow?
+            for a, b in zip(args.bench, args.bench[1:], strict=False):
+                dn = n_items(b) - n_items(a)
+                for label in sources:
+                    ea, eb = med[(a.name, label, "eval")], med[(b.name, label, "eval")]
+                    wall, cpu = (eb["first"] - ea["first"]) * 1e6 / dn, (eb["first_cpu"] - ea["first_cpu"]) * 1e6 / dn
+                    print(f"  {label:<7}{a.name} -> {b.name}: first request {wall:6.2f} µs/item, CPU at it {cpu:6.2f} "
+                          f"µs/item, RSS at it {(eb['first_rss'] - ea['first_rss']) * 2**20 / dn:6.1f} B/item")
+        a, b = args.bench[-2], args.bench[-1]
+        dn = n_items(b) - n_items(a)
+        for label in sources:
+            ea, eb = med[(a.name, label, "eval")], med[(b.name, label, "eval")]
+            k = (args.extrapolate - n_items(b)) / dn
+            print(f"  {label:<7}extrapolated to {args.extrapolate:,} items (slope {a.name} -> {b.name}): first request "
+                  f"{eb['first'] + k * (eb['first'] - ea['first']):.1f} s, CPU at it "
+                  f"{eb['first_cpu'] + k * (eb['first_cpu'] - ea['first_cpu']):.1f} s, RSS at it "
+                  f"{eb['first_rss'] + k * (eb['first_rss'] - ea['first_rss']):.0f} MiB")
         for label in sources:
             if label != "after":
                 for bench in args.bench:

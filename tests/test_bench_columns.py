@@ -124,6 +124,31 @@ def test_columns_across_row_groups(bench: Path, tmp_path: Path, damage: str) -> 
     assert _named(ev.value) == _named(full.value) and full.value.record == rows[k]["item_id"], str(ev.value)
 
 
+@pytest.mark.parametrize("held", [1, 1 << 20])
+def test_parents_gathered_then_looked_up_name_the_first_unknown(bench: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                held: int) -> None:
+    """The parents are gathered over the row groups and looked up once (made distinct again every ``held``): a
+    good bench opens; with an unknown 16-hex parent in one row and a parent of another form in a later one, the
+    earlier row is named, as a full validation names it."""
+    from medr2.bench import columns
+
+    monkeypatch.setattr(columns, "PARENTS_HELD", held)
+    rows = _rows(bench)
+    _rewrite(bench, rows, row_group_size=5)
+    BenchTable.open(bench, image_hashes=False, by_columns=True)
+    parented = [i for i, r in enumerate(rows) if r["parent_id"] is not None]
+    assert len(parented) >= 2
+    first, later = parented[len(parented) // 2], parented[-1]
+    rows[first] = {**rows[first], "parent_id": "0123456789abcdef"}
+    rows[later] = {**rows[later], "parent_id": "not-an-item"}
+    _rewrite(bench, rows, row_group_size=5)
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        BenchTable.open(bench, image_hashes=False, by_columns=True)
+    assert _named(ev.value) == _named(full.value) and ev.value.record == rows[first]["item_id"], str(ev.value)
+
+
 def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) -> None:
     """Ids that are not 16 hex digits go through the set of texts, with the same message."""
     rows = _rows(bench)
@@ -139,6 +164,28 @@ def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) ->
         _eval(bench, tmp_path / "run")
     assert _named(ev.value) == _named(full.value) == (str(bench / ITEMS_FILE), "item-1", "item_id",
                                                       "duplicate item_id")
+
+
+def test_a_parent_column_of_another_type_is_refused_as_a_full_validation_refuses_it(bench: Path,
+                                                                                      tmp_path: Path) -> None:
+    """``parent_id`` is read only by the parent pass, but its type is checked from the schema with the columns the
+    row checks read: a column of another type makes every row a suspect (the first row's record check names it)."""
+    rows = _rows(bench)
+    for r in rows:
+        r["parent_id"] = 7 if r["parent_id"] is not None else None
+    schema = pq.read_schema(bench / ITEMS_FILE)
+    schema = schema.set(schema.get_field_index("parent_id"), pa.field("parent_id", pa.int64()))
+    path = bench / ITEMS_FILE
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    m = json.loads((bench / "manifest.json").read_text())
+    m["checksums"][ITEMS_FILE] = sha256_file(path)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
+    (bench / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput) as full:
+        load_bench(bench)
+    with pytest.raises(BadInput) as ev:
+        _eval(bench, tmp_path / "run")
+    assert _named(ev.value) == _named(full.value) and (ev.value.field or "").startswith("parent_id"), str(ev.value)
 
 
 def test_a_suspect_row_that_passes_its_record_checks_is_no_error(bench: Path, tmp_path: Path) -> None:

@@ -66,3 +66,21 @@ def test_examples(tree: Path) -> None:
     for bad in ("../x.png", "images/link_out/y.png", "/etc/passwd", "images/../../bench2/x"):
         with pytest.raises(BadInput):
             inside.resolve(bad)
+
+
+def test_one_inside_root_for_many_paths(tree: Path) -> None:
+    """One ``InsideRoot`` resolving many paths (its folders' real paths remembered between them) gives what the
+    reference gives for each, whatever came before: plain files, symlinked folders and files, missing files."""
+    segments = ["images", "sub", "a.png", "..", ".", "link_out", "link_in", "file_out.png", "nope"]
+    rels = [f"{a}/{b}" for a in segments for b in segments] + [f"images/{a}/{b}" for a in segments for b in segments]
+    inside = InsideRoot(tree)
+    for rel in rels + rels[::-1]:
+        try:
+            expected: Path | None = _reference(tree, rel)
+        except BadInput:
+            expected = None
+        if expected is None:
+            with pytest.raises(BadInput):
+                inside.resolve(rel)
+        else:
+            assert Path(inside.resolve(rel)) == expected, rel

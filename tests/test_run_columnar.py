@@ -200,3 +200,29 @@ def test_sorted_items_bytes_do_not_depend_on_the_sort_runs(variant_bench: Path, 
     from medr2.bench.format import item_sort_key
 
     assert got == [it.item_id for it in sorted(loaded.items, key=item_sort_key)]
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["sorted", "old-style"])
+def test_case_counts_and_count_match_the_records(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+    """``BenchTable.case_counts`` / ``value_counts`` (counted from the dictionary indices of a column; an integer
+    column encoded first) and ``count`` (from the filter's own columns) give what the records give: the rows per
+    value, the values in order of first appearance."""
+    bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
+    loaded = load_bench(bench, image_hashes=False)
+    table = BenchTable.open(bench, image_hashes=False)
+    some_cases = frozenset(c.case_id for c in loaded.cases[1::2])
+    filters = [None, ItemFilter(), ItemFilter(split="test"), ItemFilter(variants=("V8",), split="train"),
+               ItemFilter(tasks=frozenset({"s1.modality"})), ItemFilter(case_ids=some_cases),
+               ItemFilter(case_ids=some_cases, variants=("clean",)), ItemFilter(variants=("nosuch",))]
+    for flt in filters:
+        want: dict[str, int] = {}
+        for it in loaded.iter_items(flt):
+            want[it.case_id] = want.get(it.case_id, 0) + 1
+        got = table.case_counts(flt)
+        assert list(got.items()) == list(want.items()), flt
+        assert table.count(flt) == sum(want.values()), flt
+        variants: dict[str, int] = {}  # what the case order's cursors are made from
+        for it in loaded.iter_items(flt):
+            variants[it.variant] = variants.get(it.variant, 0) + 1
+        assert list(table.value_counts("variant", flt).items()) == list(variants.items()), flt
+        assert list(table.value_counts("stage", flt)) == list(dict.fromkeys(it.stage for it in loaded.iter_items(flt)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +128,7 @@ class InsideRoot:
         self.root = Path(root).resolve()
         self._root = str(self.root)
         self._prefix = self._root.rstrip(os.sep) + os.sep
+        self._dirs: dict[str, str] = {}  # a relative folder -> its real path (the few folders a bench's files are in)
 
     def resolve(self, rel: str) -> str:
         """The real path of ``rel`` under the root; refuse absolute paths, ``..`` and symlinks leading out."""
@@ -140,12 +142,34 @@ class InsideRoot:
         if os.path.isabs(rel):
             raise BadInput("absolute path not allowed", file=shown)
         try:
-            path = os.path.realpath(os.path.join(self._root, rel))
+            path = self._realpath(rel)
         except (OSError, ValueError) as e:
             raise BadInput(f"unusable path: {e}", file=shown) from None
         if path != self._root and not path.startswith(self._prefix):
             raise BadInput(f"path escapes the data root {self.root}", file=shown)
         return path
+
+
+    def _realpath(self, rel: str) -> str:
+        """``os.path.realpath`` of ``rel`` under the root, its folder resolved once: where the last part is a plain
+        name and not a symlink (one ``lstat``), the real path is the folder's real path joined with it, as
+        ``realpath`` would find it component by component (docs/benchmarks.md, "Eval's start-up")."""
+        head, name = os.path.split(rel)
+        if name in ("", ".", "..") or len(self._dirs) >= _DIRS_KEPT and head not in self._dirs:
+            return os.path.realpath(os.path.join(self._root, rel))
+        real_dir = self._dirs.get(head)
+        if real_dir is None:
+            real_dir = self._dirs[head] = os.path.realpath(os.path.join(self._root, head))
+        path = os.path.join(real_dir, name)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except OSError:  # missing (realpath leaves a missing last part as it is) or unreadable: realpath decides
+            return os.path.realpath(path)
+        return path
+
+
+_DIRS_KEPT = 1_024  # folders whose real path InsideRoot remembers
 
 
 def resolve_inside(root: Path, rel: str) -> Path:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -41,6 +42,7 @@ from medr2.records import Case, Item
 from medr2.variant_id import variant_matches
 
 BATCH_ROWS = 4_096  # rows per record batch when streaming the items table
+SCAN_ROWS = 65_536  # rows per batch of a scan of a few columns (counts), at most a row group
 HOLD_ROWS = 2_048  # rows a stream of BenchTable.iter_items_held holds (decoded, copied) between reads
 RECORD_ROWS = 64  # rows made records at a time by iter_items_held
 CASE_CACHE = 256  # decoded cases kept (a run asks the items of a case together)
@@ -393,9 +395,54 @@ class BenchTable(BenchFace):
             yield batch.to_pydict()
 
     def count(self, flt: ItemFilter | None = None) -> int:
+        """Rows ``flt`` accepts: from the footer without a filter, else from the filter's own columns."""
         if flt is None or not flt.value_tests():
             return self.n_items
-        return sum(b.num_rows for b, _ in self.iter_batches(flt, ["item_id"]))
+        return sum(batch.num_rows if rows is None else len(rows) for batch, rows in self._accepted(flt, []))
+
+    def case_counts(self, flt: ItemFilter | None = None) -> dict[str, int]:
+        """The rows ``flt`` accepts per case, the cases in the order they first appear in the items table."""
+        return self.value_counts("case_id", flt)
+
+    def value_counts(self, column: str, flt: ItemFilter | None = None) -> dict[Any, int]:
+        """The rows ``flt`` accepts per (non-null) value of ``column``, the values in the order they first appear in
+        the items table: the column read dictionary-encoded and counted by its indices (no Python value per row)."""
+        names, counts, firsts = [], [], []
+        seen = 0  # accepted rows before this batch (the position of a value's first row among them)
+        tested = flt is not None and column in flt.value_tests()  # a test reads the column's values as they are
+        is_text = pa.types.is_string(self.items_file.schema_arrow.field(column).type)
+        for batch, rows in self._accepted(flt, [column], read_dictionary=[column] if is_text and not tested else []):
+            col = batch.column(0)
+            if not pa.types.is_dictionary(col.type):  # a column not read dictionary-encoded: encoded here
+                col = pc.dictionary_encode(col)
+            indices = col.indices.take(rows) if rows is not None else col.indices
+            codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
+            valid = codes >= 0
+            distinct, first = np.unique(codes[valid], return_index=True)
+            if len(distinct):
+                names.append(col.dictionary.take(pa.array(distinct)))
+                counts.append(np.bincount(codes[valid])[distinct])
+                firsts.append(np.flatnonzero(valid)[first] + seen)
+            seen += len(codes)
+        if not names:
+            return {}
+        per_batch = pa.table({"value": pa.concat_arrays(names),
+                              "n": np.concatenate(counts), "first": np.concatenate(firsts)})
+        per_value = per_batch.group_by("value").aggregate([("n", "sum"), ("first", "min")]).sort_by("first_min")
+        return dict(zip(per_value.column("value").to_pylist(), per_value.column("n_sum").to_pylist(), strict=True))
+
+    def _accepted(self, flt: ItemFilter | None, columns: list[str], read_dictionary: Sequence[str] = ()
+                  ) -> Iterator[tuple[pa.RecordBatch, pa.Array | None]]:
+        """Record batches of ``columns`` (plus the filter's) of the row groups ``flt`` may match, each with the rows
+        of it ``flt`` accepts (None: every row), in file order; string columns of ``read_dictionary`` read
+        dictionary-encoded."""
+        tests = flt.value_tests() if flt is not None else {}
+        read_cols = columns + [c for c in tests if c not in columns]
+        with open_parquet(self.items_path, read_dictionary=list(read_dictionary)) as f:
+            for rg in self.row_groups(flt):
+                self.row_groups_read += 1
+                for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
+                    yield batch, (_accepted_rows(batch, tests) if tests else None)
 
     def close(self) -> None:
         if self._items_file is not None:

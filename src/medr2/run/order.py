@@ -66,13 +66,7 @@ def variant_cursors(table: BenchTable, flt: ItemFilter) -> list[Iterator[Item]]:
     reading only that variant's rows and holding :data:`CURSOR_ROWS` of them at a time, with no Parquet reader
     kept open between them (:meth:`~medr2.bench.table.BenchTable.iter_items_held`: ~40 open readers held a
     decompressed row group each, ≈ 5 MB apiece; docs/benchmarks.md, "Memory of a full evaluation")."""
-    import pyarrow.compute as pc
-
-    seen: dict[str, None] = {}
-    for batch, _ in table.iter_batches(flt, ["variant"]):
-        for v in pc.unique(batch.column("variant")).to_pylist():
-            if v is not None:
-                seen.setdefault(v, None)
+    seen = table.value_counts("variant", flt)  # the variants in order of first appearance (dictionary indices)
     return [table.iter_items_held(replace(flt, variant_ids=frozenset({v})), hold_rows=CURSOR_ROWS) for v in seen]
 
 

@@ -173,8 +173,6 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
     """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
     ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
     a list of every record."""
-    from collections import Counter
-
     from medr2.bench.table import ItemFilter
 
     flt = ItemFilter(split=split, variants=tuple(variants) if variants else None,
@@ -182,9 +180,7 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
                      stages=frozenset(stages) if stages is not None else None)
     if limit is None and shard is None:
         return ItemSelection(table, flt, table.count(flt))
-    per_case: Counter[str] = Counter()  # insertion order: the order cases first appear in the bench
-    for cols in table.column_values(["case_id"], flt):
-        per_case.update(cols["case_id"])
+    per_case = table.case_counts(flt)  # insertion order: the order cases first appear in the bench
     cases = list(per_case)
     if limit is not None:
         kept_n = 0
