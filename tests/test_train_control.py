@@ -34,7 +34,7 @@ def _eval_pixels(adapter, item, bench_root: Path):
 
     req = Request(key=item.item_id, messages=tuple(item_turns(item, adapter.box_convention)), bench_root=bench_root,
                   settings=GenSettings(max_new_tokens=4))
-    text, images = adapter._render(req)
+    _, text, images = adapter._render(req)
     enc = adapter.processor(text=[text], images=images, return_tensors="pt")
     return enc["pixel_values"][0], text
 
