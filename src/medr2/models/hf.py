@@ -221,19 +221,19 @@ class HFAdapter:
         """Per request: the candidate with the highest summed log-probability of its answer tokens (those the
         chat template adds after the generation prompt, up to and including the end token that stops
         generation), the prompt's token count, the answer's token count and the note recording every
-        candidate's score."""
+        candidate's score. Each prompt (with its images) is run once; its key/value cache is then repeated for
+        its candidates, whose tokens are run together on it."""
         import torch
 
         tok = self.tokenizer
-        texts: list[str] = []
-        images: list[Any] = []
-        spans: list[tuple[int, int]] = []  # per request: first row, number of rows
-        conts: list[tuple[int, int]] = []  # per row: tokens after the prompt, of which scored (the answer)
-        eos = self.tokenizer.eos_token_id
+        eos = tok.eos_token_id
         stop = {eos} if isinstance(eos, int) else set(eos or ())
-        for _, prompt, ims, fulls in chunk:
+        prompts: list[str] = []
+        images: list[Any] = []
+        answers: list[list[int]] = []  # per candidate: its scored tokens
+        owner: list[int] = []  # per candidate: its request's row in the prompt batch
+        for j, (_, prompt, ims, fulls) in enumerate(chunk):
             p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
-            spans.append((len(texts), len(fulls)))
             for full in fulls:
                 if not full.startswith(prompt):
                     raise ValueError("the chat template does not continue the generation prompt with the answer")
@@ -242,32 +242,51 @@ class HFAdapter:
                     raise ValueError("the answer's tokens do not continue the prompt's tokens")
                 after = f_ids[len(p_ids):]
                 end = next((k + 1 for k, t in enumerate(after) if t in stop), len(after))
-                conts.append((len(after), end))
-                texts.append(full)
-                images.extend(ims)
-        enc = self.processor(text=texts, images=images or None, padding=True, padding_side="right",
+                if end == 0:
+                    raise ValueError("the chat template adds no answer tokens")
+                answers.append(after[:end])
+                owner.append(j)
+            prompts.append(prompt)
+            images.extend(ims)
+        enc = self.processor(text=prompts, images=images or None, padding=True, padding_side="left",
                              return_tensors="pt").to(self.device)
         if "pixel_values" in enc and torch.is_floating_point(enc["pixel_values"]):
             enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
+        mask = enc["attention_mask"]
+        rows = torch.tensor(owner, device=mask.device)
+        width = max(len(a) for a in answers)
+        ids = torch.full((len(answers), width), int(tok.pad_token_id), dtype=torch.long, device=mask.device)
+        answer_mask = torch.zeros((len(answers), width), dtype=mask.dtype, device=mask.device)
+        for r, a in enumerate(answers):
+            ids[r, :len(a)] = torch.tensor(a, dtype=torch.long)
+            answer_mask[r, :len(a)] = 1
+        lengths = mask.sum(dim=1)
         with torch.inference_mode():
-            logits = self.model(**enc).logits.float()
-        logp = torch.log_softmax(logits[:, :-1], dim=-1)
-        ids = enc["input_ids"][:, 1:]
-        lengths = enc["attention_mask"].sum(dim=1).tolist()
+            first = self.model(**enc, position_ids=(mask.cumsum(-1) - 1).clamp(min=0), use_cache=True)
+            last = torch.log_softmax(first.logits[:, -1].float(), dim=-1)  # predicts each answer's first token
+            cache = first.past_key_values
+            cache.batch_select_indices(rows)
+            rest = self.model(input_ids=ids, attention_mask=torch.cat([mask[rows], answer_mask], dim=1),
+                              position_ids=lengths[rows].unsqueeze(1) + torch.arange(width, device=mask.device),
+                              cache=cache, use_cache=False)
+            logp = torch.log_softmax(rest.logits.float(), dim=-1)
         scores: list[float] = []
-        for row, ((n_after, n_cont), length) in enumerate(zip(conts, lengths, strict=True)):
-            start = int(length) - 1 - n_after  # logits at position t predict token t + 1
-            pos = torch.arange(start, start + n_cont, device=logp.device)
-            scores.append(float(logp[row, pos, ids[row, pos]].sum()))
+        for r, a in enumerate(answers):
+            total = last[owner[r], a[0]]
+            if len(a) > 1:
+                k = torch.arange(1, len(a), device=logp.device)
+                total = total + logp[r, k - 1, ids[r, k]].sum()
+            scores.append(float(total))
         out: list[tuple[str, int, int, str]] = []
-        for (i, _, _, _), (first, n) in zip(chunk, spans, strict=True):
+        first_row = 0
+        for j, (i, _, _, fulls) in enumerate(chunk):
             cands = candidates(requests[i].meta.get("item"), self.options.choice_style)
+            n = len(fulls)
             assert cands is not None and len(cands) == n
-            mine = scores[first:first + n]
+            mine = scores[first_row:first_row + n]
             best = max(range(n), key=mine.__getitem__)  # the first of equal scores
-            n_after, n_cont = conts[first + best]
-            n_prompt = int(lengths[first + best]) - n_after  # image tokens included, as generation counts them
-            out.append((cands[best], n_prompt, n_cont, choice_note(cands, mine)))
+            out.append((cands[best], int(lengths[j]), len(answers[first_row + best]), choice_note(cands, mine)))
+            first_row += n
         return out
 
     def _generate_chunk(self, chunk: list[tuple[int, str, list[Any]]], settings: GenSettings) -> list[Response]:
