@@ -182,3 +182,21 @@ def test_records_read_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(BadInput) as e:
         load_bench(tmp_path)
     assert (e.value.record, e.value.field) == ("row 7", "options")
+
+
+@pytest.mark.parametrize("side", [0, -5, 2**31, 2**63])
+def test_image_sides_beyond_pixels_are_refused_by_field(side: int) -> None:
+    """A side no image has (e.g. 2**63, which no 64-bit column holds: the fuzz test found it as an OverflowError in
+    write_bench) is refused when the record is made, naming the field, so importers quarantine the record."""
+    from pydantic import ValidationError
+
+    case = {"case_id": "c", "image": "i.png", "image_sha256": "0" * 64, "width": 4, "height": 3, "modality": "CT",
+            "source": "s", "license": "l", "patient_id": "p"}
+    assert Case(**case).width == 4
+    with pytest.raises(ValidationError, match="width"):
+        Case(**{**case, "width": side})
+    item = {"case_id": "c", "task": "t", "stage": 1, "form": "yesno", "question": "q", "answer": "yes", "chance": 0.5,
+            "image": "i.png", "image_width": 4, "image_height": 3, "template_id": "t.0", "source": "s", "license": "l"}
+    with pytest.raises(ValidationError, match="image_height"):
+        Item(**{**item, "item_id": "x", "image_height": side})
+    assert Item(**{**item, "item_id": "x", "image_width": None, "image_height": None}).image_width is None

@@ -57,6 +57,15 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+MAX_SIDE = 2**31 - 1  # an image side in pixels (the bench stores sides as 64-bit integers; no real image is larger)
+
+
+def _check_side(v: int | None) -> int | None:
+    if v is not None and not 1 <= v <= MAX_SIDE:
+        raise ValueError(f"must be between 1 and {MAX_SIDE:,} pixels")
+    return v
+
+
 class Structure(_Frozen):
     """An anatomical structure (organ, region, landmark) with its location."""
 
@@ -130,6 +139,12 @@ class Case(_Frozen):
             raise ValueError("must be a non-empty string")
         return v
 
+    @field_validator("width", "height")
+    @classmethod
+    def _side(cls, v: int) -> int:
+        _check_side(v)
+        return v
+
 
 class Cue(_Frozen):
     """A region drawn on (or described for) the image that a question refers to."""
@@ -184,6 +199,11 @@ class Item(_Frozen):
     license: str
     access: str = "open"
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("image_width", "image_height")
+    @classmethod
+    def _side(cls, v: int | None) -> int | None:
+        return _check_side(v)
 
     @property
     def answer_text(self) -> str:
