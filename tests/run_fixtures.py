@@ -124,3 +124,24 @@ def stored_count(db: Path) -> int:
             con.close()
     except sqlite3.OperationalError:
         return 0
+
+
+def rewrite_items(root: Path, rows: list[dict[str, Any]], schema: Any = None,
+                  row_group_size: int | None = None) -> None:
+    """Write ``rows`` as the bench's items table (``schema``: the file's own unless given) and fix the manifest's
+    checksums, as a bench written by a buggy tool would be."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from medr2.bench.format import ITEMS_FILE, bench_checksum
+    from medr2.images import sha256_file
+
+    path = root / ITEMS_FILE
+    schema = schema if schema is not None else pq.read_schema(path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=row_group_size)
+    m = json.loads((root / "manifest.json").read_text())
+    m["checksums"][ITEMS_FILE] = sha256_file(path)
+    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
+    (root / "manifest.json").write_text(json.dumps(m))

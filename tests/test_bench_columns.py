@@ -5,7 +5,6 @@ asks, before it is sent; ``medr2 info --check`` (a full validation) refuses both
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,13 +17,12 @@ import pytest
 
 from medr2 import api
 from medr2.bench.columns import ITEM_RULES
-from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
+from medr2.bench.format import ITEMS_FILE, load_bench
 from medr2.bench.table import BenchTable
 from medr2.errors import BadInput
-from medr2.images import sha256_file
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import make_bench, rewrite_items
 
 Row = dict[str, Any]
 MEDR2 = [sys.executable, "-m", "medr2.cli"]
@@ -43,12 +41,7 @@ def _rows(root: Path) -> list[Row]:
 
 def _rewrite(root: Path, rows: list[Row], row_group_size: int | None = None) -> None:
     """Write ``rows`` as the items table and fix the manifest's checksums (a bench written by a buggy tool)."""
-    path = root / ITEMS_FILE
-    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path, row_group_size=row_group_size)
-    m = json.loads((root / "manifest.json").read_text())
-    m["checksums"][ITEMS_FILE] = sha256_file(path)
-    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
-    (root / "manifest.json").write_text(json.dumps(m))
+    rewrite_items(root, rows, row_group_size=row_group_size)
 
 
 def _unasked(rows: list[Row], pick: Callable[[Row], bool] = lambda r: True) -> int:
@@ -174,13 +167,7 @@ def test_a_parent_column_of_another_type_is_refused_as_a_full_validation_refuses
     for r in rows:
         r["parent_id"] = 7 if r["parent_id"] is not None else None
     schema = pq.read_schema(bench / ITEMS_FILE)
-    schema = schema.set(schema.get_field_index("parent_id"), pa.field("parent_id", pa.int64()))
-    path = bench / ITEMS_FILE
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
-    m = json.loads((bench / "manifest.json").read_text())
-    m["checksums"][ITEMS_FILE] = sha256_file(path)
-    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
-    (bench / "manifest.json").write_text(json.dumps(m))
+    rewrite_items(bench, rows, schema.set(schema.get_field_index("parent_id"), pa.field("parent_id", pa.int64())))
     with pytest.raises(BadInput) as full:
         load_bench(bench)
     with pytest.raises(BadInput) as ev:

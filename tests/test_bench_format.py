@@ -160,25 +160,19 @@ def test_path_escape_refused(tmp_path: Path) -> None:
 def test_records_read_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_rows: int) -> None:
     """Records are decoded ``RECORD_BATCH_ROWS`` rows at a time, across row groups: the same records, and a row
     that does not decode is named by its file row as when a whole row group was decoded at once."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from medr2.bench import format as fmt
-    from medr2.bench.format import ITEMS_FILE, bench_checksum
-    from medr2.images import sha256_file
+    from medr2.bench.format import ITEMS_FILE
+    from tests.run_fixtures import rewrite_items
 
     monkeypatch.setattr(fmt, "RECORD_BATCH_ROWS", batch_rows)
     cases, items = _bench(tmp_path, n=5, row_group_size=4)
     b = load_bench(tmp_path)
     assert b.cases == cases and b.items == items
-    path = tmp_path / ITEMS_FILE
-    rows = pq.read_table(path).to_pylist()
+    rows = pq.read_table(tmp_path / ITEMS_FILE).to_pylist()
     rows[7] = {**rows[7], "item_id": "", "options": "not json"}
-    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path, row_group_size=4)
-    m = json.loads((tmp_path / "manifest.json").read_text())
-    m["checksums"][ITEMS_FILE] = sha256_file(path)
-    m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])
-    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    rewrite_items(tmp_path, rows, row_group_size=4)
     with pytest.raises(BadInput) as e:
         load_bench(tmp_path)
     assert (e.value.record, e.value.field) == ("row 7", "options")
