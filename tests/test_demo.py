@@ -191,6 +191,15 @@ def test_demo_config_options() -> None:
     assert demo_config(threads=1).identity() == demo_config().identity()  # threads do not change results
     with pytest.raises(BadInput):
         demo_config(cases=3)
+    assert demo_config().choice == "loglik" and demo_config(choice="generate").choice == "generate"
+    assert demo_config(choice="generate").identity() != demo_config().identity()  # answers differ: no resume across
+
+
+def test_demo_bad_choice_is_exit_2(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-c", "from medr2.cli import main; main()", "demo", "--out",
+                          str(tmp_path / "d"), "--choice", "beam"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "--choice" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_demo_bench_splits_by_case_and_says_so(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from medr2.demo.display import DemoDisplay, StageDisplay
 from medr2.demo.lanes import Group, GroupCounter, Job, SecondLane, cpu_seconds, timed
 from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
+from medr2.models.choice import CHOICE_MODES
 
 DEMO_FILE = "demo.json"
 SUMMARY_FILE = "summary.md"
@@ -114,8 +115,8 @@ def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0,
     running independent stages side by side (default: 2 where there are 2 cores or more, else 1)."""
     if lanes is not None and lanes not in (1, 2):
         raise BadInput(f"must be 1 or 2, not {lanes}", field="--lanes")
-    if choice is not None and choice not in ("loglik", "generate"):
-        raise BadInput(f"must be loglik or generate, not {choice!r}", field="--choice")
+    if choice is not None and choice not in CHOICE_MODES:
+        raise BadInput(f"must be one of {', '.join(CHOICE_MODES)}, not {choice!r}", field="--choice")
     cfg = QUICK if quick else DemoConfig()
     if choice is not None:
         cfg = replace(cfg, choice=choice)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from medr2.errors import BadInput
 from medr2.images import load_image
@@ -27,6 +28,9 @@ from medr2.models.choice import CHOICE_MODES, CHOICE_STYLES, candidates, choice_
 from medr2.models.registry import AdapterOptions
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+C = TypeVar("C")
+# a closed question asked by likelihood: (request index, prompt, images, candidates, prompt + each candidate)
+Closed = tuple[int, str, list[Any], tuple[str, ...], list[str]]
 
 
 @dataclass(frozen=True)
@@ -159,17 +163,17 @@ class HFAdapter:
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         """Answer every request in order; requests with the same settings are batched together,
         shortest prompts first, so padding is small. With ``choice="loglik"`` the closed questions are
-        answered by :meth:`_choose_chunk` instead."""
+        answered by :meth:`_choose` instead."""
         out: list[Response | None] = [None] * len(requests)
         prepared: dict[GenSettings, list[tuple[int, str, list[Any]]]] = {}
-        closed: list[tuple[int, str, list[Any], list[str]]] = []
+        closed: list[Closed] = []
         for i, req in enumerate(requests):
             try:
                 conv, text, images = self._render(req)
                 cands = candidates(req.meta.get("item"), self.options.choice_style) \
                     if self.options.choice == "loglik" else None
                 if cands is not None:
-                    closed.append((i, text, images, self._answered(conv, cands)))
+                    closed.append((i, text, images, cands, self._answered(conv, cands)))
                     continue
             except (BadInput, ValueError, TypeError, KeyError) as e:
                 out[i] = Response(status="error", error=f"{type(e).__name__}: {e}")
@@ -178,14 +182,15 @@ class HFAdapter:
         bs = self.options.batch_size
         for settings, group in prepared.items():
             group.sort(key=lambda g: len(g[1]))
+            gen = partial(self._generate, settings=settings)
             for start in range(0, len(group), bs):
                 chunk = group[start:start + bs]
-                for (i, _, _), resp in zip(chunk, self._generate_chunk(chunk, settings), strict=True):
+                for (i, _, _), resp in zip(chunk, self._answer_chunk(chunk, gen), strict=True):
                     out[i] = resp
         closed.sort(key=lambda g: len(g[1]))
         for start in range(0, len(closed), bs):
             chunk_c = closed[start:start + bs]
-            for (i, *_), resp in zip(chunk_c, self._choose_chunk(chunk_c, requests), strict=True):
+            for (i, *_), resp in zip(chunk_c, self._answer_chunk(chunk_c, self._choose), strict=True):
                 out[i] = resp
         return [r if r is not None else Response(status="error", error="no response") for r in out]
 
@@ -203,21 +208,16 @@ class HFAdapter:
 
     # -- closed questions by likelihood (choice="loglik") -----------------------------------------
 
-    def _choose_chunk(self, chunk: list[tuple[int, str, list[Any], list[str]]],
-                      requests: Sequence[Request]) -> list[Response]:
-        t0 = time.perf_counter()
+    def _answer_chunk(self, chunk: list[C], answer: Callable[[list[C]], list[Response]]) -> list[Response]:
+        """``answer(chunk)``; a failed batch is retried item by item, so one bad item fails only itself."""
         try:
-            picked = self._choose(chunk, requests)
+            return answer(chunk)
         except Exception as e:  # noqa: BLE001 - a failed batch is retried item by item
             if len(chunk) > 1:
-                return [r for one in chunk for r in self._choose_chunk([one], requests)]
+                return [r for one in chunk for r in self._answer_chunk([one], answer)]
             return [Response(status="error", error=f"{type(e).__name__}: {e}")]
-        dt = time.perf_counter() - t0
-        return [Response(status="ok", text=text, latency_s=dt, prompt_tokens=p, completion_tokens=c,
-                         finish_reason="stop", notes=(note,)) for text, p, c, note in picked]
 
-    def _choose(self, chunk: list[tuple[int, str, list[Any], list[str]]],
-                requests: Sequence[Request]) -> list[tuple[str, int, int, str]]:
+    def _choose(self, chunk: list[Closed]) -> list[Response]:
         """Per request: the candidate with the highest summed log-probability of its answer tokens (those the
         chat template adds after the generation prompt, up to and including the end token that stops
         generation), the prompt's token count, the answer's token count and the note recording every
@@ -232,7 +232,8 @@ class HFAdapter:
         images: list[Any] = []
         answers: list[list[int]] = []  # per candidate: its scored tokens
         owner: list[int] = []  # per candidate: its request's row in the prompt batch
-        for j, (_, prompt, ims, fulls) in enumerate(chunk):
+        t0 = time.perf_counter()
+        for j, (_, prompt, ims, _, fulls) in enumerate(chunk):
             p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
             for full in fulls:
                 if not full.startswith(prompt):
@@ -277,26 +278,21 @@ class HFAdapter:
                 k = torch.arange(1, len(a), device=logp.device)
                 total = total + logp[r, k - 1, ids[r, k]].sum()
             scores.append(float(total))
-        out: list[tuple[str, int, int, str]] = []
+        dt = time.perf_counter() - t0
+        out: list[Response] = []
         first_row = 0
-        for j, (i, _, _, fulls) in enumerate(chunk):
-            cands = candidates(requests[i].meta.get("item"), self.options.choice_style)
-            n = len(fulls)
-            assert cands is not None and len(cands) == n
-            mine = scores[first_row:first_row + n]
-            best = max(range(n), key=mine.__getitem__)  # the first of equal scores
-            out.append((cands[best], int(lengths[j]), len(answers[first_row + best]), choice_note(cands, mine)))
-            first_row += n
+        for j, (_, _, _, cands, _) in enumerate(chunk):
+            mine = scores[first_row:first_row + len(cands)]
+            best = max(range(len(cands)), key=mine.__getitem__)  # the first of equal scores
+            out.append(Response(status="ok", text=cands[best], latency_s=dt, prompt_tokens=int(lengths[j]),
+                                completion_tokens=len(answers[first_row + best]), finish_reason="stop",
+                                notes=(choice_note(cands, mine),)))
+            first_row += len(cands)
         return out
 
-    def _generate_chunk(self, chunk: list[tuple[int, str, list[Any]]], settings: GenSettings) -> list[Response]:
+    def _generate(self, chunk: list[tuple[int, str, list[Any]]], settings: GenSettings) -> list[Response]:
         t0 = time.perf_counter()
-        try:
-            texts, seqs = self._run(chunk, settings)
-        except Exception as e:  # noqa: BLE001 - a failed batch is retried item by item
-            if len(chunk) > 1:
-                return [r for one in chunk for r in self._generate_chunk([one], settings)]
-            return [Response(status="error", error=f"{type(e).__name__}: {e}")]
+        texts, seqs = self._run(chunk, settings)
         dt = time.perf_counter() - t0
         return [Response(status="ok", text=t, latency_s=dt, prompt_tokens=p, completion_tokens=c, finish_reason=f)
                 for t, (p, c, f) in zip(texts, seqs, strict=True)]
