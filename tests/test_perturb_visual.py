@@ -12,12 +12,14 @@ from scipy import ndimage
 from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
 from medr2.imaging.draw import CUE_COLOR, cue_color_mask, iou, line_width, mask_bbox
-from medr2.perturb.context import PerturbContext
+from medr2.perturb.context import CaseIndex, CaseRef, PerturbContext
 from medr2.perturb.engine import generate_variants
+from medr2.perturb.facts import FactPools, swap_facts
 from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import load_perturbations
-from medr2.perturb.visual import removal_region, tissue_mask
+from medr2.perturb.visual import OtherCaseSameModality, removal_region, tissue_mask
 from medr2.records import Item, letter_index
+from medr2.tasks.common import abnormal_state
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import Fixture, build_fixture  # noqa: E402
@@ -219,6 +221,54 @@ def test_v2_v3_never_the_same_case(fx: Fixture, variants: list[Item]) -> None:
     assert boxes
     for v in boxes:  # no exact answer for another case's image: an image-sensitivity probe
         assert v.meta["scoring"] == "probe" and v.answer_box == parents[v.parent_id or ""].answer_box
+
+
+def test_v2_v3_abnormal_answer_is_the_shown_images(fx: Fixture, variants: list[Item]) -> None:
+    """'Is this image abnormal?' asked of another case's image: exact where both states are known, the
+    parent's answer where both agree, the opposite (the parent's answer the lure) where they differ."""
+    cases = {c.case_id: c for c in fx.cases}
+    parents = {it.item_id: it for it in fx.items}
+    seen = {"same": 0, "flipped": 0}
+    for v in _of(variants, "V2", "s3.abnormal") + _of(variants, "V3", "s3.abnormal"):
+        mine, theirs = abnormal_state(cases[v.case_id]), abnormal_state(cases[v.perturbation["other_case"]])
+        parent = parents[v.parent_id or ""]
+        if mine is None or theirs is None:
+            assert v.meta["scoring"] == "probe" and v.answer == parent.answer
+        elif mine == theirs:
+            seen["same"] += 1
+            assert v.meta["scoring"] == "exact" and v.answer == parent.answer and v.lure is None
+        else:
+            seen["flipped"] += 1
+            assert v.meta["scoring"] == "exact" and {v.answer, parent.answer} == {"yes", "no"}
+            assert v.lure == parent.answer
+    assert seen["flipped"] > 0, seen
+
+
+def test_v2_prefers_the_drawn_case_that_differs_most(fx: Fixture) -> None:
+    """Of the cases it draws, V2 shows the one that differs from the real case in the most known facts
+    (equal facts and unknown ones do not count), so that a reader of the image has another answer to give."""
+    case = fx.cases[0].model_copy(update={"case_id": "a", "patient_id": "p0"})
+    mine = swap_facts(case)
+    known = sum(v is not None for v in mine)
+    assert known >= 2
+
+    def ref(case_id: str, facts: tuple[str | None, ...]) -> CaseRef:
+        return CaseRef(case_id, f"patient-{case_id}", f"sha-{case_id}", case.modality, facts)
+
+    alike = [ref(f"b{i}", mine) for i in range(3)]
+    unknown = ref("c", (None,) * len(mine))
+    one = ref("d", (None if mine[0] is None else "other", *mine[1:]))
+    other = ref("e", tuple(None if v is None else f"not {v}" for v in mine))
+    me = CaseRef.of(case)
+    assert [me.differences(r) for r in (*alike, unknown, other)] == [0, 0, 0, 0, known]
+    index = CaseIndex()
+    for r in (*alike, unknown, one, other):
+        index.add_ref(r)
+    ctx = PerturbContext(fx.root, fx.images, 0, {}, {}, FactPools([]), index)
+    for seed in range(5):
+        ctx.seed = seed
+        ctx.memo.clear()
+        assert OtherCaseSameModality()._pick(case, ctx).case_id == "e"
 
 
 def test_v1_blank_is_uniform_probe(fx: Fixture, variants: list[Item]) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, load_image
-from medr2.perturb.facts import FactPools
+from medr2.perturb.facts import FactPools, swap_facts
 from medr2.perturb.registry import derive_seed
 from medr2.records import Case, Item
 from medr2.renders import RenderSpec, render
@@ -29,16 +29,22 @@ _LRU = 8
 
 @dataclass(frozen=True, slots=True)
 class CaseRef:
-    """What choosing another case looks at: its id, patient, image hash and modality."""
+    """What choosing another case looks at: its id, patient, image hash, modality and the values of the
+    facts its questions ask about (:func:`medr2.perturb.facts.swap_facts`)."""
 
     case_id: str
     patient_id: str
     image_sha256: str | None
     modality: str
+    facts: tuple[str | None, ...] = ()
 
     @classmethod
     def of(cls, case: Case) -> CaseRef:
-        return cls(case.case_id, case.patient_id, case.image_sha256, case.modality)
+        return cls(case.case_id, case.patient_id, case.image_sha256, case.modality, swap_facts(case))
+
+    def differences(self, other: CaseRef) -> int:
+        """How many facts known for both cases differ."""
+        return sum(a is not None and b is not None and a != b for a, b in zip(self.facts, other.facts, strict=True))
 
 
 class CaseIndex:
@@ -51,7 +57,10 @@ class CaseIndex:
             self.add(c)
 
     def add(self, case: Case) -> None:
-        self._by_mod.setdefault(case.modality, []).append(CaseRef.of(case))
+        self.add_ref(CaseRef.of(case))
+
+    def add_ref(self, ref: CaseRef) -> None:
+        self._by_mod.setdefault(ref.modality, []).append(ref)
         self._sorted = False
 
     @property

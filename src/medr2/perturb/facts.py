@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
+from medr2.tasks.common import abnormal_state
 
 
 def _finding(case: Case) -> str | None:
@@ -100,6 +101,16 @@ def there_is(phrase: str) -> str:
 
 def norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def swap_facts(case: Case) -> tuple[str | None, ...]:
+    """What a case's questions ask about, for choosing an informative other case (V2/V3): the value of
+    every fact key (normalised) and whether the image is abnormal (None where unknown)."""
+
+
+    state = abnormal_state(case)
+    values = [f.get(case) for f in FACTS.values()]
+    return (*(None if v is None else norm(v) for v in values), None if state is None else str(state))
 
 
 def option_index(options: list[str], value: str) -> int | None:

@@ -25,6 +25,7 @@ from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
+from medr2.tasks.common import abnormal_state
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -135,6 +136,7 @@ class BlankImage(Perturbation):
 
 
 # --------------------------------------------------------------------------- V2 / V3
+SWAP_DRAWS = 32  # cases drawn per choice of another case
 class _OtherCase(Perturbation):
     same_modality: bool
 
@@ -165,14 +167,18 @@ class _OtherCase(Perturbation):
             return (c.case_id != case.case_id and c.image_sha256 != case.image_sha256
                     and (not other_patient or c.patient_id != case.patient_id))
 
+        me = CaseRef.of(case)
         for other_patient in (True, False):
-            for _ in range(32):  # rejection sampling keeps this O(1) per case at any bench size
-                c = group[int(rng.integers(len(group)))] if group else None
-                if c is not None and ok(c, other_patient):
-                    return c
-            cands = [c for c in group if ok(c, other_patient)]
+            # up to SWAP_DRAWS draws (O(1) per case at any bench size); of the acceptable ones, the first
+            # that differs from this case in the most facts its questions ask about, so that a reader of the
+            # image has a different right answer to give on as many of the probe's questions as possible
+            drawn = [group[int(rng.integers(len(group)))] for _ in range(SWAP_DRAWS)] if group else []
+            cands = [c for c in drawn if ok(c, other_patient)]
+            if not cands:
+                cands = [c for c in group if ok(c, other_patient)]
+                cands = [cands[int(rng.integers(len(cands)))]] if cands else []
             if cands:
-                return cands[int(rng.integers(len(cands)))]
+                return max(cands, key=me.differences)  # max keeps the first of equals: the draw order
         raise Skip("no other case of the same modality" if self.same_modality else "no case of another modality")
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
@@ -201,10 +207,31 @@ class _OtherCase(Perturbation):
                 updates = {"options": options, "answer": letter(idx)}
                 if letter(idx) != item.answer:
                     updates["lure"] = item.answer
+        elif item.task in SHOWN_ANSWER:
+            shown = SHOWN_ANSWER[item.task](item, case, other)
+            if shown is not None:
+                scoring = "exact"
+                if shown != item.answer:
+                    updates = {"answer": shown, "lure": item.answer}
         answer = updates.get("answer", item.answer)
         params = {"other_case": other.case_id, "other_modality": other.modality, "resized": [w, h]}
         return [derive_item(item, variant=self.code, params=params, seed=seed,
                             meta=answer_changed_meta(item, answer, scoring=scoring), **updates, **_image_fields(ref))]
+
+
+def _shown_abnormal(item: Item, case: Case, shown: Case) -> str | None:
+    """'Is this image abnormal / normal?' asked of another case's image: the same answer where both images
+    are abnormal or both normal, the opposite where they differ; unknown where either state is."""
+    mine, theirs = abnormal_state(case), abnormal_state(shown)
+    if mine is None or theirs is None:
+        return None
+    return item.answer if mine == theirs else ("no" if item.answer == "yes" else "yes")
+
+
+# task -> rule giving the exact answer for another case's image (besides the tasks whose answer is a fact)
+SHOWN_ANSWER: dict[str, Any] = {
+    "s3.abnormal": _shown_abnormal,
+}
 
 
 class OtherCaseSameModality(_OtherCase):

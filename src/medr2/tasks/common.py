@@ -99,6 +99,16 @@ def findings_complete(case: Case) -> bool:
     return bool(case.findings) or vocab.is_normal(case.diagnosis)
 
 
+def abnormal_state(case: Case) -> bool | None:
+    """Whether the image is abnormal: a finding or a diagnosis other than normal says yes; a complete,
+    empty finding list says no; otherwise unknown."""
+    if case.findings:
+        return True
+    if case.diagnosis is not None and not vocab.is_normal(case.diagnosis):
+        return True
+    return False if findings_complete(case) else None
+
+
 def needs(value: Any, what: str) -> Any:
     if value is None or value == "" or value == []:
         raise Skip(f"no {what}")

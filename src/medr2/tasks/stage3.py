@@ -9,6 +9,7 @@ from medr2.tasks import vocab
 from medr2.tasks.common import (
     COUNT_LABELS,
     SIZE_LABELS,
+    abnormal_state,
     count_layout_index,
     cue_draft,
     findings_complete,
@@ -30,21 +31,13 @@ def _labels(case: Case) -> list[str]:
     return [f.label for f in case.findings]
 
 
-def _abnormal(case: Case) -> bool | None:
-    if case.findings:
-        return True
-    if case.diagnosis is not None and not vocab.is_normal(case.diagnosis):
-        return True
-    return False if findings_complete(case) else None
-
-
 @task("s3.abnormal", 3, "yesno", "is there an abnormality", "finding list (may be empty)", [
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: this image is {claim}.", False),
     ("t3", "Would you describe this image as {claim}?", True),
 ], chain=8)
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
-    state = _abnormal(case)
+    state = abnormal_state(case)
     if state is None:
         raise Skip("finding list not known to be complete")
     # both claims are affirmative (no "Is there no abnormality ...?": a yes to a negative question is ambiguous)
