@@ -5,6 +5,7 @@ asks, before it is sent; ``medr2 info --check`` (a full validation) refuses both
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,13 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from medr2 import api
-from medr2.bench.columns import ITEM_RULES
-from medr2.bench.format import ITEMS_FILE, load_bench
+from medr2.bench.columns import ITEM_RULES, RULES_VERSION
+from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, load_bench, write_bench
 from medr2.bench.table import BenchTable
 from medr2.errors import BadInput
+from medr2.images import ImageStore
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from tests.run_fixtures import make_bench, rewrite_items
+from tests.run_fixtures import make_bench, make_items, rewrite_items
 
 Row = dict[str, Any]
 MEDR2 = [sys.executable, "-m", "medr2.cli"]
@@ -238,6 +240,58 @@ def test_by_columns_checks_each_item_built(bench: Path) -> None:
         list(table.iter_items())
     assert e.value.record == rows[k]["item_id"] and e.value.field == "image" and "missing" in e.value.reason
     assert len(list(BenchTable.open(bench, validate=False).iter_items())) == len(rows)  # unchecked: no error
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    return json.loads((root / MANIFEST).read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+def test_the_writers_checks_are_recorded_for_its_tables(bench: Path) -> None:
+    """The writer makes eval's checks once on the tables it wrote and records them with their checksums; eval
+    then reads only the case ids, and still checks each item it builds."""
+    m = _manifest(bench)
+    sums = m["checksums"]
+    assert m["checked"] == {"rules": RULES_VERSION, CASES_FILE: sums[CASES_FILE], ITEMS_FILE: sums[ITEMS_FILE]}
+    assert list(m)[-2:] == ["checked", "complete"]
+    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    assert table.checks_trusted
+    first = next(table.iter_items())
+    (bench / (first.image or "")).unlink()  # the images are not in the checksums: the record check sees it
+    with pytest.raises(BadInput) as e:
+        list(BenchTable.open(bench, image_hashes=False, by_columns=True).iter_items())
+    assert e.value.record == first.item_id and e.value.field == "image" and "missing" in e.value.reason
+
+
+def test_the_record_is_trusted_for_those_bytes_and_rules_only(bench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other tables (a checksum that changed since: another writer's rows) or other rules: checked in full."""
+    import medr2.bench.columns as columns
+
+    monkeypatch.setattr(columns, "RULES_VERSION", RULES_VERSION + 1)
+    assert not BenchTable.open(bench, image_hashes=False, by_columns=True).checks_trusted
+    monkeypatch.undo()
+    rows = _rows(bench)
+    k = _unasked(rows)
+    rows[k] = {**rows[k], "form": "essay"}
+    _rewrite(bench, rows)  # the checksums fixed, the record of the checks left as it was
+    assert _manifest(bench)["checked"][ITEMS_FILE] != _manifest(bench)["checksums"][ITEMS_FILE]
+    with pytest.raises(BadInput) as e:
+        BenchTable.open(bench, image_hashes=False, by_columns=True)
+    assert e.value.record == rows[k]["item_id"] and e.value.field == "form", str(e.value)
+
+
+def test_a_bench_failing_the_writers_checks_is_written_without_the_record(tmp_path: Path) -> None:
+    """A writer whose tables fail the checks still writes the bench, without the record, so that every reader
+    makes the checks and names the defect."""
+    root = tmp_path / "bench"
+    cases, items = make_items(ImageStore(root), 3)
+    (root / cases[1].image).unlink()
+    write_bench(root, cases, items, {"name": "unchecked"})
+    assert "checked" not in _manifest(root)
+    with pytest.raises(BadInput) as full:
+        load_bench(root, image_hashes=False)
+    with pytest.raises(BadInput) as ev:
+        BenchTable.open(root, image_hashes=False, by_columns=True)
+    assert _named(ev.value) == _named(full.value) and ev.value.record == cases[1].case_id, str(ev.value)
 
 
 def test_rules_come_from_the_item_model() -> None:

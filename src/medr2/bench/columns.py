@@ -21,6 +21,12 @@ error. Rows are checked in file order, so the first bad row is the one named. Wh
 checks find (JSON that does not parse or does not fit its model, an image file that is missing or a
 symlink leading out) is found in the items a run builds, before they are sent, and in every item by a full
 validation (``medr2 info --check``, ``BenchTable.open(validate=True)``, ``load_bench``).
+
+The writer of a bench makes these checks once, on the bytes it wrote (:func:`check_tables`), and records that
+they passed in the manifest (:func:`checked_stamp`: the rules version and the checksums of the two tables it
+checked). ``medr2 eval`` trusts that record only for those exact bytes under the same rules
+(:func:`is_checked`, after the checksums are verified): a table changed since (another checksum) or checked
+under older rules (another :data:`RULES_VERSION`) is checked again in full before the first request.
 """
 
 from __future__ import annotations
@@ -39,12 +45,26 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from medr2.arrowmem import open_parquet, release_unused
-from medr2.bench.format import ITEM_SCHEMA, Validator, _record_columns, batch_records
+from medr2.bench.format import (
+    CASE_SCHEMA,
+    CASES_FILE,
+    CHECKED_KEY,
+    ITEM_SCHEMA,
+    ITEMS_FILE,
+    Validator,
+    _record_columns,
+    batch_records,
+)
+from medr2.bench.format import _read_records as read_records
 from medr2.bench.idset import hex_ids
 from medr2.bench.schema import RecordSchema
 from medr2.errors import BadInput
 from medr2.images import MAX_PATH_CHARS
 from medr2.records import Item
+
+# the version of the checks of this module and of Validator's per-record checks: bump it when a check is added or
+# changed, so that benches checked under older rules are checked again (``is_checked``)
+RULES_VERSION = 1
 
 PATH_COLUMNS = ("image",)  # relative paths of bench files
 BOX_COLUMNS = {"answer_box": ("image_width", "image_height")}  # box column -> the image size it lies in
@@ -364,3 +384,39 @@ def _raise_parent(f: pq.ParquetFile, rg: int, missing: pa.Array, v: Validator) -
     hit = pc.fill_null(pc.is_in(_plain(t.column("parent_id")), value_set=missing), False)
     first = int(np.flatnonzero(hit.to_numpy(zero_copy_only=False))[0])
     raise v.parent_missing(str(t.column("item_id")[first].as_py()))
+
+
+def check_tables(root: Path, *, image_hashes: bool = False) -> Validator:
+    """The checks ``medr2 eval`` makes before its first request: every case as a record, the items table by
+    columns (:func:`check_items`). Returns the validator holding the case ids, for the per-record checks of the
+    items built later; raises the BadInput of the first defect."""
+    v = Validator(root, image_hashes)
+    for c in read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"):
+        v.case(c)
+    with open_parquet(root / ITEMS_FILE) as f:
+        check_items(f, v)
+    return v
+
+
+def checked_stamp(items_sha256: str, cases_sha256: str) -> dict[str, Any]:
+    """The manifest's record that :func:`check_tables` passed on the tables with these checksums."""
+    return {"rules": RULES_VERSION, CASES_FILE: cases_sha256, ITEMS_FILE: items_sha256}
+
+
+def is_checked(manifest: dict[str, Any]) -> bool:
+    """Whether the manifest records that the checks passed, under these rules, on the tables its checksums
+    name (call it after those checksums are verified against the files)."""
+    sums = manifest.get("checksums")
+    if not isinstance(sums, dict):
+        return False
+    return bool(manifest.get(CHECKED_KEY) == checked_stamp(str(sums.get(ITEMS_FILE)), str(sums.get(CASES_FILE))))
+
+
+def case_ids_validator(root: Path, *, image_hashes: bool = False) -> Validator:
+    """A validator for the per-record checks of items, knowing the bench's case ids (read as one column) without
+    checking the cases again (a bench whose checks passed: :func:`is_checked`)."""
+    v = Validator(root, image_hashes)
+    with open_parquet(root / CASES_FILE) as f:
+        for rg in range(f.num_row_groups):
+            v.case_ids.update(_read(f, rg, ["case_id"], str(root / CASES_FILE)).column(0).to_pylist())
+    return v

@@ -58,7 +58,8 @@ CASE_SCHEMA: RecordSchema = record_schema(Case)
 ITEM_SCHEMA: RecordSchema = record_schema(Item)
 
 # manifest keys the writer owns; manifest_extra may not override them
-_RESERVED = ("format", "format_version", "medr2_version", "counts", "cases", "checksums", "complete")
+CHECKED_KEY = "checked"  # the manifest's record that the writer's checks passed (medr2.bench.columns.is_checked)
+_RESERVED = ("format", "format_version", "medr2_version", "counts", "cases", "checksums", CHECKED_KEY, "complete")
 _WRITE_OPTS: dict[str, Any] = {
     "compression": "zstd",
     "compression_level": 3,
@@ -317,10 +318,26 @@ class BenchWriter:
             ITEMS_FILE: items_sha,
             "bench": bench_checksum(items_sha, cases_sha),
         }
+        stamp = _checked_by_writer(self.root, items_sha, cases_sha)
+        if stamp is not None:
+            manifest[CHECKED_KEY] = stamp
         manifest["complete"] = True  # last key, and the file appears atomically
         atomic_write_bytes(self.root / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
         self.closed = True
         return manifest
+
+
+def _checked_by_writer(root: Path, items_sha: str, cases_sha: str) -> dict[str, Any] | None:
+    """The checks ``medr2 eval`` makes before its first request, made once on the tables just written; their
+    record for the manifest, or None where they fail (the bench is then written without it, and every reader
+    makes the checks and names the defect)."""
+    from medr2.bench.columns import check_tables, checked_stamp
+
+    try:
+        check_tables(root)
+    except BadInput:
+        return None
+    return checked_stamp(items_sha, cases_sha)
 
 
 def prepare_bench_folder(out: Path | str) -> Path:

@@ -142,6 +142,7 @@ class BenchTable(BenchFace):
         self._case_cache: OrderedDict[str, Case] = OrderedDict()
         self.row_groups_read = 0  # row groups a filtered read did not skip (for measurements)
         self._record_check: Validator | None = None  # per-record checks of each item built (validate_by_columns)
+        self.checks_trusted = False  # validate_by_columns trusted the checks recorded by the bench's writer
 
     @classmethod
     def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True,
@@ -195,10 +196,16 @@ class BenchTable(BenchFace):
     def validate_by_columns(self, *, image_hashes: bool = True) -> None:
         """Checksums and every case as :meth:`validate` checks them; the items table by columns
         (:func:`medr2.bench.columns.check_items`); from then on each item :meth:`iter_items` builds is given
-        the per-record checks (its case, image path and file, answer box) before it is returned."""
-        from medr2.bench.columns import check_items
+        the per-record checks (its case, image path and file, answer box) before it is returned. A bench whose
+        manifest records that these checks passed on these very tables (:func:`medr2.bench.columns.is_checked`,
+        written by the bench's writer) is not checked again: only its case ids are read."""
+        from medr2.bench.columns import case_ids_validator, check_items, is_checked
 
         verify_checksums(self.root, self.manifest)
+        self.checks_trusted = is_checked(self.manifest)
+        if self.checks_trusted:
+            self._record_check = case_ids_validator(self.root, image_hashes=image_hashes)
+            return
         v = Validator(self.root, image_hashes)
         for c in self.iter_cases():
             v.case(c)
