@@ -8,12 +8,17 @@ makes the records of a set of rows (the *window*, kept until the next ``load``),
 makes that one record. Item positions (``positions``) are row numbers of ``items.parquet``, i.e. the order
 :func:`load_scoring_items` iterates. Every JSON value is checked once at open (per distinct value), with the
 messages of :func:`load_scoring_items`.
+
+Given a folder (``medr2 score``'s spill folder), :func:`open_scoring_items` does not hold the columns: it writes
+them there (:mod:`medr2.score.itemspill`: sorted by id and by case, read back a record batch at a time) and keeps
+only the sorted ids, their order and per item its row in each file (≈ 28 B per item for 16-character ids).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -268,10 +273,16 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
         if missing:
             raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
         cols = [c for c in _COLUMNS if c in names]
-        if folder is not None and pf.metadata.num_rows:
-            items = _spilled(path, cols, folder, batch_rows, bucket_batches)
-            pa.default_memory_pool().release_unused()
-            return manifest, items
+        spill = folder is not None and pf.metadata.num_rows > 0
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    if spill:
+        assert folder is not None
+        # reading errors are refused as above; writing errors (a full disk) are the environment's: raised as they are
+        items = _spilled(path, cols, folder, batch_rows, bucket_batches)
+        pa.default_memory_pool().release_unused()
+        return manifest, items
+    try:
         repeated = [c for c in cols if (c in _BY_VALUE or c in _READ_BY_VALUE)
                     and _is_text(pf.schema_arrow.field(c).type)]
         # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
@@ -291,18 +302,32 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
     return manifest, items
 
 
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A failed read of ``items.parquet``: refused as :func:`open_scoring_items` refuses it."""
+    try:
+        yield
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+
+
 def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_batches: int) -> ScoringItems:
     """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (one column each, for the two
     orders), then every row group written to the item files (:func:`medr2.score.itemspill.spill_items`); the same
     refusals, in the same order (invalid JSON, then an item without id)."""
     from medr2.arrowmem import open_parquet
 
-    with open_parquet(path) as cf:
-        ids = cf.read(columns=["item_id"]).column(0).combine_chunks()
+    with _reading(path):
+        cf = open_parquet(path)
+    with cf:
+        with _reading(path):
+            ids = cf.read(columns=["item_id"]).column(0).combine_chunks()
+            cases = cf.read(columns=["case_id"]).column(0).combine_chunks()
         null_id = ids.null_count > 0
         keys = _fixed_bytes(ids)
         del ids
-        case_keys, _ = sorted_codes(cf.read(columns=["case_id"]).column(0).combine_chunks())
+        case_keys, _ = sorted_codes(cases)
+        del cases
         order = np.argsort(keys, kind="stable")
         id_rank = np.empty(len(keys), dtype=np.int32 if len(keys) < 2**31 - 1 else np.int64)
         id_rank[order] = np.arange(len(keys), dtype=id_rank.dtype)
@@ -312,7 +337,9 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
 
         def parts() -> Iterator[pa.Table]:
             for i in range(cf.num_row_groups):
-                yield _filled(cf.read_row_group(i, columns=cols))
+                with _reading(path):
+                    part = cf.read_row_group(i, columns=cols)
+                yield _filled(part)
 
         def check(part: pa.Table, start: int) -> None:
             for name in _JSON:

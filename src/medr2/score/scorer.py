@@ -409,6 +409,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
     _run_manifest(run_dir)  # a folder that is no run is refused before a spill folder is made in it
+    qpath = run_dir / f".{QUARANTINE_FILE}.scoring"  # published with the scores (below)
+    qpath.unlink(missing_ok=True)  # the first write to the run folder (a read-only one is named here)
     spill_folder = SpillFolder(run_dir)  # locked while in use; a killed scorer's folder is removed next time
     spill = spill_folder.__enter__()
     items: ScoringItems | None = None
@@ -417,8 +419,6 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         manifest, bench_root, items = _run_inputs(run_dir, spill, item_batch_rows)
         conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
                                     or (manifest.get("identity") or {}).get("box_convention"))
-        qpath = run_dir / f".{QUARANTINE_FILE}.scoring"  # published with the scores (below)
-        qpath.unlink(missing_ok=True)
         quarantine = Quarantine(qpath)
         n_counted = _quarantine_unknown(run_dir, items, quarantine)
         judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
