@@ -137,8 +137,12 @@ def test_columns_take_the_defaults_of_the_row_reader(bench: Bench, tmp_path: Pat
 
 
 def _spilled_copy(bench: Bench, dst: Path) -> Path:
-    """The bench with items.parquet rewritten in row groups of 5 rows (the spill reads a row group at a time)."""
+    """The bench with items.parquet rewritten in row groups of 5 rows (the spill reads a row group at a time), two
+    of its text columns stored dictionary-encoded (they read back so)."""
     table = pq.read_table(bench.root / ITEMS_FILE)
+    for name in ("task", "question", "case_id", "parent_id"):
+        i = table.column_names.index(name)
+        table = table.set_column(i, name, table.column(i).dictionary_encode())
     root = _copy(bench, dst, {})
     pq.write_table(table, root / ITEMS_FILE, row_group_size=5)
     manifest = json.loads((root / MANIFEST).read_text("utf-8"))

@@ -302,6 +302,15 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
     return manifest, items
 
 
+def _plain(table: pa.Table) -> pa.Table:
+    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the item files hold
+    one dictionary per record batch at most, never one shared by every batch."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+    return table
+
+
 @contextmanager
 def _reading(path: Path) -> Iterator[None]:
     """A failed read of ``items.parquet``: refused as :func:`open_scoring_items` refuses it."""
@@ -339,14 +348,14 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
             for i in range(cf.num_row_groups):
                 with _reading(path):
                     part = cf.read_row_group(i, columns=cols)
-                yield _filled(part)
+                yield _plain(_filled(part))
 
         def check(part: pa.Table, start: int) -> None:
             for name in _JSON:
                 if name not in first_bad and (bad := json_failure(part, name, valid[name])) is not None:
                     first_bad[name] = (bad[0], str(part.column("item_id")[bad[1]]))
 
-        schema = _filled(cf.schema_arrow.empty_table().select(cols)).schema
+        schema = _plain(_filled(cf.schema_arrow.empty_table().select(cols))).schema
         rows = spill_items(parts, schema, id_rank, case_keys.astype(np.int32 if len(case_keys) < 2**31 - 1
                                                                      else np.int64),
                            folder, batch_rows=batch_rows, bucket_batches=bucket_batches, check=check)
