@@ -31,8 +31,9 @@ Before/after a change, "before" is main's sources taken with ``git archive`` (ne
     .venv/bin/python bench/bench_score.py --n 200000 1000000 --repeats 2 --before-src /tmp/before/src
 
 With two or more sizes it also prints the peak-RSS slope per prediction (and the CPU slope per prediction)
-between the smallest and largest. Each score's outputs are hashed (``metrics.json`` as written, the
-``scores.parquet`` file and its table content) and the script says whether before and after agree.
+between consecutive sizes and between the smallest and largest. Each score's outputs are hashed
+(``metrics.json`` as written, the ``scores.parquet`` file and its table content, ``claims.parquet`` when written)
+and the script says whether before and after agree.
 """
 
 from __future__ import annotations
@@ -354,9 +355,11 @@ def output_hashes(run_dir: Path) -> dict[str, str]:
     table = pq.read_table(run_dir / "scores.parquet")
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table.combine_chunks())
+    claims = run_dir / "claims.parquet"
     return {"metrics.json": hashlib.sha256((run_dir / "metrics.json").read_bytes()).hexdigest(),
             "scores.parquet": hashlib.sha256((run_dir / "scores.parquet").read_bytes()).hexdigest(),
-            "scores table": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()}
+            "scores table": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest(),
+            "claims.parquet": hashlib.sha256(claims.read_bytes()).hexdigest() if claims.is_file() else "none"}
 
 
 def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, Any]:
@@ -365,7 +368,7 @@ def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, Any]
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    for f in ("scores.parquet", "metrics.json"):
+    for f in ("scores.parquet", "metrics.json", "claims.parquet"):
         (run_dir / f).unlink(missing_ok=True)
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", "from medr2.cli import main; main()", "score", str(run_dir),
            "--resamples", str(resamples)]
@@ -462,8 +465,9 @@ def main() -> None:
                           f"| {v['rss_mib']:.0f} | {v['load1']:.1f} |")
             if "speedup_wall" in row:
                 print(f"| {row['n']:,} | before/after | {row['speedup_wall']:.2f}x | | {row['speedup_cpu']:.2f}x | | |")
-    if len(results) >= 2:  # memory per prediction between the smallest and the largest size
-        lo, hi = min(results, key=lambda r: r["n"]), max(results, key=lambda r: r["n"])
+    by_n = sorted(results, key=lambda r: r["n"])
+    pairs = list(zip(by_n, by_n[1:], strict=False)) + ([(by_n[0], by_n[-1])] if len(by_n) > 2 else [])
+    for lo, hi in pairs:  # memory per prediction between consecutive sizes, and the smallest to the largest
         for name in ("before", "after"):
             if name in lo and name in hi:
                 slope = (hi[name]["rss_mib"] - lo[name]["rss_mib"]) * 1024 * 1024 / (hi["n"] - lo["n"])

@@ -4,7 +4,8 @@
 columns (``open_scoring_items``), each in a fresh process (after ``gc.collect()``), with the Arrow bytes held.
 
 ``--trace RUN``: one in-process ``score_run`` of a copy of RUN (the original is left as it is), printing the
-RSS at each progress step and every 50,000 answers; at each step it also calls glibc's ``malloc_trim(0)`` and
+RSS at each progress step and every 50,000 answers, with the highest RSS since the line before (sampled every
+10 ms); at each step it also calls glibc's ``malloc_trim(0)`` and
 the Arrow pool's ``release_unused()`` and prints the RSS after them (what is live vs what the allocators keep).
 
     PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --items /tmp/val-bench/b100 /tmp/val-bench/b1000
@@ -62,12 +63,29 @@ def trace(run: Path) -> None:
 
     libc = ctypes.CDLL("libc.so.6")
 
+    import threading
+
+    peak = [0.0]
+    done = threading.Event()
+
+    def sample() -> None:  # the highest RSS since the last line printed (sampled every 10 ms)
+        while not done.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.01)
+
+    threading.Thread(target=sample, daemon=True).start()
+
+    def since() -> str:
+        got, peak[0] = peak[0], 0.0
+        return f"(peak since the last line {max(got, rss()):6.0f} MiB)"
+
     class Steps(Quiet):
         def __init__(self) -> None:
             self.n = 0
             self.t0 = time.process_time()
 
         def step(self, name: str, total: int | None = None) -> None:
+            print(f"        {since()}", flush=True)
             before = rss()
             gc.collect()
             libc.malloc_trim(0)
@@ -81,15 +99,16 @@ def trace(run: Path) -> None:
         def advance(self, n: int = 1) -> None:
             self.n += n
             if self.n % 50_000 < n:
-                print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {rss():6.0f} MiB at {self.n:,} answers",
-                      flush=True)
+                print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {rss():6.0f} MiB at {self.n:,} answers "
+                      f"{since()}", flush=True)
 
     with tempfile.TemporaryDirectory(dir=run.parent) as tmp:
         copy = Path(tmp) / run.name
         shutil.copytree(run, copy)
         progress: Any = Steps()
         score_run(copy, progress=progress)
-        print(f"end: RSS {rss():.0f} MiB")
+        print(f"end: RSS {rss():.0f} MiB {since()}")
+        done.set()
 
 
 def main() -> None:

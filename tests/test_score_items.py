@@ -131,3 +131,93 @@ def test_columns_take_the_defaults_of_the_row_reader(bench: Bench, tmp_path: Pat
     assert [cols[i] for i in rows] == list(rows.values())
     again = ScoringItems.from_mapping(rows)  # records held by columns give the same records back
     assert [again[i] for i in rows] == list(rows.values())
+
+
+# -- spilled to the run's spill folder (medr2.score.itemspill, what `medr2 score` uses) ----------------------
+
+
+def _spilled_copy(bench: Bench, dst: Path) -> Path:
+    """The bench with items.parquet rewritten in row groups of 5 rows (the spill reads a row group at a time), two
+    of its text columns stored dictionary-encoded (they read back so)."""
+    table = pq.read_table(bench.root / ITEMS_FILE)
+    for name in ("task", "question", "case_id", "parent_id"):
+        i = table.column_names.index(name)
+        table = table.set_column(i, name, table.column(i).dictionary_encode())
+    root = _copy(bench, dst, {})
+    pq.write_table(table, root / ITEMS_FILE, row_group_size=5)
+    manifest = json.loads((root / MANIFEST).read_text("utf-8"))
+    sums = manifest["checksums"]
+    sums[ITEMS_FILE] = sha256_file(root / ITEMS_FILE)
+    sums["bench"] = bench_checksum(sums[ITEMS_FILE], sums[CASES_FILE])
+    (root / MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    return root
+
+
+@pytest.mark.parametrize("batch_rows", [3, 8192])
+def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, batch_rows: int) -> None:
+    """Written to a folder (sorted by id and by case, record batches of 3 rows, buckets of 2 batches; or one
+    batch) and read back: the same records, positions, ids, columns and codes as held in memory, in any order
+    asked; the folder holds the two item files and no bucket left."""
+    import numpy as np
+
+    from medr2.score.itemcols import open_scoring_items
+    from medr2.score.itemspill import BY_CASE, BY_ID
+
+    root = _spilled_copy(bench, tmp_path / "b")
+    _, mem = open_scoring_items(root)
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, bucket_batches=2)
+    try:
+        assert sorted(p.name for p in folder.iterdir()) == sorted([BY_CASE, BY_ID])
+        ids = list(mem)
+        assert len(disk) == len(mem) > 2 * 3 * 2 and list(disk) == ids
+        assert [disk[i] for i in ids] == [mem[i] for i in ids]
+        rng = np.random.default_rng(0)
+        for pos in (rng.permutation(len(ids)), np.arange(len(ids))[::-1], np.asarray([4, 4, 1, 9, 1]),
+                    np.zeros(0, dtype=np.int64)):
+            assert list(disk.load(pos).items()) == list(mem.load(pos).items())
+            assert disk.ids(pos) == mem.ids(pos)
+        by_case = np.argsort(mem.codes("case_id")[0], kind="stable")[:7]  # one case's rows: read by case
+        assert list(disk.records(by_case).items()) == list(mem.records(by_case).items())
+        wanted = [ids[5], ids[1], "no-such-item", None, ids[0][:-1]]
+        assert disk.positions(wanted).tolist() == mem.positions(wanted).tolist()
+        for name in ("case_id", "chain_id", "split", "variant", "parent_id", "pair_id", "step", "stage"):
+            assert disk.column(name).to_pylist() == mem.column(name).to_pylist(), name
+        for name in ("case_id", "chain_id", "split", "variant"):
+            a, b = disk.codes(name), mem.codes(name)
+            assert a[0].tolist() == b[0].tolist() and a[1] == b[1], name
+        assert disk.column_positions("parent_id").tolist() == mem.column_positions("parent_id").tolist()
+    finally:
+        disk.close()
+
+
+def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_path: Path) -> None:
+    """Invalid JSON (the first bad row, the first bad column in (options, answer_box, meta) order, as read in
+    row groups) and an item without id: the same message, record and field as held in memory."""
+    from medr2.score.itemcols import open_scoring_items
+
+    table = pq.read_table(bench.root / ITEMS_FILE)
+    meta, options, ids = (table.column(c).to_pylist() for c in ("meta", "options", "item_id"))
+    meta[3] = meta[16] = "{bad"
+    options[12] = "[bad"
+    ids[7] = None
+    for k, edit in enumerate(({"meta": pa.array(meta, type=pa.string())},
+                              {"meta": pa.array(meta, type=pa.string()),
+                               "options": pa.array(options, type=pa.string())},
+                              {"item_id": pa.array(ids, type=pa.string())})):
+        root = _copy(bench, tmp_path / f"b{k}", {})
+        pq.write_table(pq.read_table(_copy(bench, tmp_path / f"e{k}", edit) / ITEMS_FILE), root / ITEMS_FILE,
+                       row_group_size=5)
+        manifest = json.loads((root / MANIFEST).read_text("utf-8"))
+        manifest["checksums"][ITEMS_FILE] = sha256_file(root / ITEMS_FILE)
+        manifest["checksums"]["bench"] = bench_checksum(manifest["checksums"][ITEMS_FILE],
+                                                        manifest["checksums"][CASES_FILE])
+        (root / MANIFEST).write_text(json.dumps(manifest), "utf-8")
+        with pytest.raises(BadInput) as e:
+            open_scoring_items(root)
+        folder = tmp_path / f"spill{k}"
+        folder.mkdir()
+        with pytest.raises(BadInput) as f:
+            open_scoring_items(root, folder, batch_rows=3, bucket_batches=2)
+        assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))

@@ -144,3 +144,11 @@ def test_scores_in_small_row_groups_keep_the_table_and_the_metrics(tmp_path: Pat
         whole = pa.BufferOutputStream()
         pq.write_table(pq.read_table(path).combine_chunks(), whole, compression="zstd")
         assert hashlib.sha256(whole.getvalue().to_pybytes()).hexdigest() == golden[name]["scores.parquet"]
+
+
+def test_items_read_from_the_spill_folder_in_small_record_batches_keep_the_golden(base: Path) -> None:
+    """The bench's items spilled in record batches of 2 rows (a scoring batch or a chunk of cases reads many
+    of them, from the file sorted by id or by case): the golden bytes of every file."""
+    golden = json.loads(GOLDEN.read_text())
+    got = score_fixture_runs(base, batch_rows=7, chunk_rows=60, item_batch_rows=2)
+    assert got == golden

@@ -8,12 +8,17 @@ makes the records of a set of rows (the *window*, kept until the next ``load``),
 makes that one record. Item positions (``positions``) are row numbers of ``items.parquet``, i.e. the order
 :func:`load_scoring_items` iterates. Every JSON value is checked once at open (per distinct value), with the
 messages of :func:`load_scoring_items`.
+
+Given a folder (``medr2 score``'s spill folder), :func:`open_scoring_items` does not hold the columns: it writes
+them there (:mod:`medr2.score.itemspill`: sorted by id and by case, read back a record batch at a time) and keeps
+only the sorted ids, their order and per item its row in each file (≈ 28 B per item for 16-character ids).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +29,10 @@ import pyarrow.parquet as pq
 
 from medr2.errors import BadInput
 from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, _REQUIRED, ItemLike, ScoringItem
+from medr2.score.itemspill import BUCKET_BATCHES, ITEM_BATCH_ROWS, SpilledRows, json_failure, sorted_codes, spill_items
 
 _ITER_ROWS = 65_536  # ids converted to Python strings at a time when iterating
+_READ_BY_VALUE = ("answer", "parent_id", "pair_id")  # text read dictionary-encoded beside ``_BY_VALUE``
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -49,20 +56,46 @@ def _fixed_bytes(ids: pa.Array) -> np.ndarray:
     return np.array([(v or "").encode() for v in ids.to_pylist()], dtype=f"S{width}")
 
 
-class ScoringItems(Mapping[str, ScoringItem]):
-    """A bench's items for scoring, held by columns (see the module)."""
+class _TableRows:
+    """The items' columns held in memory (one table, rows in position order)."""
 
-    def __init__(self, table: pa.Table, path: Path) -> None:
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.num_rows = int(table.num_rows)
+
+    def take(self, positions: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        return self.table.select(list(columns)).take(pa.array(positions, type=pa.int64()))
+
+    def column(self, name: str) -> pa.Array:
+        col = self.table.column(name)
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+    def close(self) -> None:
+        pass
+
+
+class ScoringItems(Mapping[str, ScoringItem]):
+    """A bench's items for scoring, held by columns (see the module): in memory, or in the run's spill folder
+    (:mod:`medr2.score.itemspill`, what :func:`open_scoring_items` makes when given a folder)."""
+
+    def __init__(self, rows: _TableRows | SpilledRows, keys: np.ndarray, path: Path,
+                 order: np.ndarray | None = None) -> None:
         self.path = path
-        self._table = table
+        self._rows = rows
+        self._order = np.argsort(keys, kind="stable") if order is None else order
+        self._sorted = keys[self._order]
+        self._width = keys.dtype.itemsize
+        # every id fills the width (no NUL padding to strip): the sorted ids give the ids back exactly
+        self._exact = bool(len(keys) and int(np.char.str_len(self._sorted).min()) == self._width)
+        self._window: dict[str, ScoringItem] = {}
+
+    @classmethod
+    def of_table(cls, table: pa.Table, path: Path) -> ScoringItems:
+        """The items of a table (columns ``_COLUMNS``, repeated text dictionary-encoded) held in memory."""
         ids = table.column("item_id").combine_chunks() if table.num_rows else pa.array([], pa.string())
         if ids.null_count:
             raise BadInput("an item without item_id", file=str(path), field="item_id")
-        keys = _fixed_bytes(ids)
-        self._order = np.argsort(keys, kind="stable")
-        self._sorted = keys[self._order]
-        self._width = keys.dtype.itemsize
-        self._window: dict[str, ScoringItem] = {}
+        return cls(_TableRows(table), _fixed_bytes(ids), path)
 
     @classmethod
     def from_mapping(cls, items: Mapping[str, ItemLike]) -> ScoringItems:
@@ -77,17 +110,22 @@ class ScoringItems(Mapping[str, ScoringItem]):
         types = {"step": pa.int64(), "stage": pa.int64(), "chance": pa.float64(), "image_width": pa.int64(),
                  "image_height": pa.int64()}
         table = pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()})
-        return cls(_encode(table), Path("<records>"))
+        return cls.of_table(_encode(table), Path("<records>"))
+
+    def close(self) -> None:
+        """Close the spilled files (a spilled instance; the folder's owner removes them)."""
+        self._window = {}
+        self._rows.close()
 
     # -- Mapping ------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self._table.num_rows)
+        return int(self._rows.num_rows)
 
     def __iter__(self) -> Iterator[str]:
-        ids = self._table.column("item_id")
-        for start in range(0, len(ids), _ITER_ROWS):
-            yield from ids.slice(start, _ITER_ROWS).to_pylist()
+        n = len(self)
+        for start in range(0, n, _ITER_ROWS):
+            yield from self.ids(np.arange(start, min(n, start + _ITER_ROWS), dtype=np.int64))
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and (key in self._window or int(self.positions([key])[0]) >= 0)
@@ -127,24 +165,18 @@ class ScoringItems(Mapping[str, ScoringItem]):
 
     def ids(self, positions: np.ndarray) -> list[str]:
         """The item ids of those rows."""
-        return self._table.column("item_id").take(pa.array(positions, type=pa.int64())).to_pylist()  # type: ignore[no-any-return]
+        if isinstance(self._rows, SpilledRows) and self._exact:  # from the ids held, not the files
+            at = self._rows.files[0].rank[np.asarray(positions, dtype=np.int64)]
+            return np.char.decode(self._sorted[at], "utf-8").tolist()  # type: ignore[no-any-return]
+        return self._rows.take(np.asarray(positions, dtype=np.int64), ("item_id",)).column(0).to_pylist()  # type: ignore[no-any-return]
 
     def column(self, name: str) -> pa.Array:
-        """One column, as one array (dictionary-encoded for repeated values)."""
-        col = self._table.column(name)
-        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        """One column, as one array in position order (dictionary-encoded for repeated values)."""
+        return self._rows.column(name)
 
     def codes(self, name: str) -> tuple[np.ndarray, list[Any]]:
         """(per row the index of its value among the sorted distinct values, those values); None sorts last."""
-        col = self.column(name)
-        enc = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
-        values = enc.dictionary.to_pylist()
-        idx = enc.indices.fill_null(len(values)).to_numpy(zero_copy_only=False).astype(np.int64)
-        rank = sorted(range(len(values)), key=lambda k: values[k])
-        remap = np.empty(len(values) + 1, dtype=np.int64)
-        remap[np.asarray(rank, dtype=np.int64)] = np.arange(len(values), dtype=np.int64)
-        remap[len(values)] = len(values)
-        return remap[idx], [values[k] for k in rank]
+        return sorted_codes(self.column(name))
 
     def load(self, positions: np.ndarray) -> dict[str, ScoringItem]:
         """Make the records of those rows; they are the window that lookups read until the next ``load``."""
@@ -158,12 +190,20 @@ class ScoringItems(Mapping[str, ScoringItem]):
         if len(pos) > 1:
             _, first = np.unique(pos, return_index=True)
             pos = pos[np.sort(first)]
-        sub = self._table.take(pa.array(pos, type=pa.int64()))
-        cols = [_values(sub.column(c), c) for c in _COLUMNS]
+        sub = self._rows.take(pos, _COLUMNS)
+        cols = [_values(_by_value(sub.column(c), c), c) for c in _COLUMNS]
         out: dict[str, ScoringItem] = {}
         for row in zip(*cols, strict=True):
             out[row[0]] = ScoringItem(*row)
         return out
+
+
+def _by_value(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """A text column whose values repeat dictionary-encoded (as the columns held in memory are), so that
+    :func:`_values` converts each distinct value once."""
+    if (name in _BY_VALUE or name in _READ_BY_VALUE) and _is_text(column.type):
+        return pa.chunked_array([pc.dictionary_encode(column.combine_chunks())])
+    return column
 
 
 def _values(column: pa.ChunkedArray, name: str) -> list[Any]:
@@ -204,8 +244,24 @@ def _encode(table: pa.Table) -> pa.Table:
     return pa.table(cols).unify_dictionaries().combine_chunks()
 
 
-def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringItems]:
-    """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`."""
+def _filled(table: pa.Table) -> pa.Table:
+    """The columns ``_COLUMNS``, a missing one filled with its default (what :func:`load_scoring_items` gives)."""
+    n = table.num_rows
+    for name in _COLUMNS:
+        if name not in table.column_names:
+            fill = _DEFAULTS.get(name)
+            table = table.append_column(name, pa.array([None if fill is None else json.dumps(fill)] * n
+                                                       if name in _JSON else [fill] * n,
+                                                       type=pa.string() if name in _BY_VALUE else pa.null()))
+    return table.select(list(_COLUMNS))
+
+
+def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, batch_rows: int = ITEM_BATCH_ROWS,
+                       bucket_batches: int = BUCKET_BATCHES) -> tuple[dict[str, Any], ScoringItems]:
+    """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`.
+    With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read back as needed
+    (:mod:`medr2.score.itemspill`; ``batch_rows`` rows per record batch, sorted ``bucket_batches`` record
+    batches at a time); only the ids and per-item ranks stay in memory."""
     from medr2.arrowmem import open_parquet
     from medr2.bench.format import ITEMS_FILE, verified_file
 
@@ -217,7 +273,17 @@ def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringI
         if missing:
             raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
         cols = [c for c in _COLUMNS if c in names]
-        repeated = [c for c in cols if (c in _BY_VALUE or c in ("answer", "parent_id", "pair_id"))
+        spill = folder is not None and pf.metadata.num_rows > 0
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    if spill:
+        assert folder is not None
+        # reading errors are refused as above; writing errors (a full disk) are the environment's: raised as they are
+        items = _spilled(path, cols, folder, batch_rows, bucket_batches)
+        pa.default_memory_pool().release_unused()
+        return manifest, items
+    try:
+        repeated = [c for c in cols if (c in _BY_VALUE or c in _READ_BY_VALUE)
                     and _is_text(pf.schema_arrow.field(c).type)]
         # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
         # (opened as a file of our own, so the reads are buffered by pyarrow's current pool: ``medr2.arrowmem``)
@@ -227,20 +293,83 @@ def open_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], ScoringI
         del parts
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    n = table.num_rows
-    for name in _COLUMNS:
-        if name not in table.column_names:
-            fill = _DEFAULTS.get(name)
-            table = table.append_column(name, pa.array([None if fill is None else json.dumps(fill)] * n
-                                                       if name in _JSON else [fill] * n,
-                                                       type=pa.string() if name in _BY_VALUE else pa.null()))
-    table = _encode(table.select(list(_COLUMNS)))
+    table = _encode(_filled(table))
     for name in _JSON:
         _check_json(table, name, path)
-    items = ScoringItems(table, path)
+    items = ScoringItems.of_table(table, path)
     del table
     pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
     return manifest, items
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the item files hold
+    one dictionary per record batch at most, never one shared by every batch."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+    return table
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A failed read of ``items.parquet``: refused as :func:`open_scoring_items` refuses it."""
+    try:
+        yield
+    except (OSError, pa.ArrowException) as e:
+        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+
+
+def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_batches: int) -> ScoringItems:
+    """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (one column each, for the two
+    orders), then every row group written to the item files (:func:`medr2.score.itemspill.spill_items`); the same
+    refusals, in the same order (invalid JSON, then an item without id)."""
+    from medr2.arrowmem import open_parquet
+
+    with _reading(path):
+        cf = open_parquet(path)
+    with cf:
+        with _reading(path):
+            ids = cf.read(columns=["item_id"]).column(0).combine_chunks()
+            cases = cf.read(columns=["case_id"]).column(0).combine_chunks()
+        null_id = ids.null_count > 0
+        keys = _fixed_bytes(ids)
+        del ids
+        case_keys, _ = sorted_codes(cases)
+        del cases
+        order = np.argsort(keys, kind="stable")
+        id_rank = np.empty(len(keys), dtype=np.int32 if len(keys) < 2**31 - 1 else np.int64)
+        id_rank[order] = np.arange(len(keys), dtype=id_rank.dtype)
+        order = order.astype(id_rank.dtype)
+        first_bad: dict[str, tuple[Exception, str]] = {}
+        valid: dict[str, set[str]] = {name: set() for name in _JSON}
+
+        def parts() -> Iterator[pa.Table]:
+            for i in range(cf.num_row_groups):
+                with _reading(path):
+                    part = cf.read_row_group(i, columns=cols)
+                yield _plain(_filled(part))
+
+        def check(part: pa.Table, start: int) -> None:
+            for name in _JSON:
+                if name not in first_bad and (bad := json_failure(part, name, valid[name])) is not None:
+                    first_bad[name] = (bad[0], str(part.column("item_id")[bad[1]]))
+
+        schema = _plain(_filled(cf.schema_arrow.empty_table().select(cols))).schema
+        rows = spill_items(parts, schema, id_rank, case_keys.astype(np.int32 if len(case_keys) < 2**31 - 1
+                                                                     else np.int64),
+                           folder, batch_rows=batch_rows, bucket_batches=bucket_batches, check=check)
+    try:
+        for name in _JSON:
+            if name in first_bad:
+                e, record = first_bad[name]
+                raise BadInput(f"not valid JSON: {e}", file=str(path), record=record, field=name) from e
+        if null_id:
+            raise BadInput("an item without item_id", file=str(path), field="item_id")
+    except BadInput:
+        rows.close()
+        raise
+    return ScoringItems(rows, keys, path, order=order)
 
 
 def _check_json(table: pa.Table, name: str, path: Path) -> None:

@@ -27,6 +27,7 @@ from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou,
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
+from medr2.score.itemspill import ITEM_BATCH_ROWS
 from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
@@ -305,24 +306,38 @@ def _scores_table_from_tidy(tidy: pd.DataFrame) -> pa.Table:
     return table.take(order).combine_chunks()
 
 
-def _run_inputs(run_dir: Path) -> tuple[dict[str, Any], Path, ScoringItems]:
-    """(run manifest, bench folder, the bench's items, held by columns) of a run folder."""
+def _run_manifest(run_dir: Path) -> tuple[dict[str, Any], str]:
+    """(run manifest, its bench's folder) of a run folder."""
     from medr2.run.manifest import MANIFEST_FILE, read_manifest
 
     manifest = read_manifest(run_dir)
     if manifest is None:
         raise BadInput("no run manifest: not a run folder", file=str(run_dir / MANIFEST_FILE))
-    bench_info = manifest.get("bench") or {}
-    bench_path = bench_info.get("path")
+    bench_path = (manifest.get("bench") or {}).get("path")
     if not bench_path:
         raise BadInput("the run manifest does not name its bench", file=str(run_dir / MANIFEST_FILE),
                        field="bench.path")
-    bench_manifest, items = open_scoring_items(bench_path)
-    refuse_unknown_answers(bench_manifest, bench_path)
-    checksum = str(bench_manifest["checksums"]["bench"])
-    if bench_info.get("checksum") and checksum != bench_info["checksum"]:
-        raise BadInput(f"the bench at {bench_path} changed since the run (checksum {checksum} != "
-                       f"{bench_info['checksum']})", file=str(run_dir / MANIFEST_FILE), field="bench.checksum")
+    return manifest, str(bench_path)
+
+
+def _run_inputs(run_dir: Path, folder: Path | None = None, item_batch_rows: int = ITEM_BATCH_ROWS
+                ) -> tuple[dict[str, Any], Path, ScoringItems]:
+    """(run manifest, bench folder, the bench's items, held by columns: in memory, or spilled to ``folder``)
+    of a run folder."""
+    from medr2.run.manifest import MANIFEST_FILE
+
+    manifest, bench_path = _run_manifest(run_dir)
+    bench_info = manifest.get("bench") or {}
+    bench_manifest, items = open_scoring_items(bench_path, folder, batch_rows=item_batch_rows)
+    try:
+        refuse_unknown_answers(bench_manifest, bench_path)
+        checksum = str(bench_manifest["checksums"]["bench"])
+        if bench_info.get("checksum") and checksum != bench_info["checksum"]:
+            raise BadInput(f"the bench at {bench_path} changed since the run (checksum {checksum} != "
+                           f"{bench_info['checksum']})", file=str(run_dir / MANIFEST_FILE), field="bench.checksum")
+    except BaseException:
+        items.close()
+        raise
     return manifest, Path(bench_path), items
 
 
@@ -366,7 +381,7 @@ def _quarantine_unknown(run_dir: Path, items: ScoringItems, quarantine: Quaranti
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
-              chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
+              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -375,7 +390,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     (mode, item id), scored, written and dropped; what the metrics read is spilled to disk by chunk of whole
     cases (:class:`medr2.score.stream.CaseChunks`, about ``chunk_rows`` rows each) and the metrics are computed
     a chunk at a time (:class:`medr2.score.aggregate.MetricsAccumulator`), rows in the order of the store's
-    first answer per key."""
+    first answer per key. The bench's items are written to the run's spill folder, sorted by item id and by case
+    id, and read back ``item_batch_rows`` rows at a time as a batch or a chunk needs them
+    (:mod:`medr2.score.itemspill`)."""
     from medr2.progress import Quiet
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
@@ -386,23 +403,26 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     run_dir = Path(run_dir)
     if judge_claims and judge is None:
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
-    if batch_rows < 1 or chunk_rows < 1:
-        raise BadInput("batch_rows and chunk_rows must be at least 1",
-                       field="batch_rows" if batch_rows < 1 else "chunk_rows")
+    if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
+        raise BadInput("batch_rows, chunk_rows and item_batch_rows must be at least 1",
+                       field="batch_rows" if batch_rows < 1 else "chunk_rows" if chunk_rows < 1 else "item_batch_rows")
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
-    manifest, bench_root, items = _run_inputs(run_dir)
-    conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
-                                or (manifest.get("identity") or {}).get("box_convention"))
+    _run_manifest(run_dir)  # a folder that is no run is refused before a spill folder is made in it
     qpath = run_dir / f".{QUARANTINE_FILE}.scoring"  # published with the scores (below)
-    qpath.unlink(missing_ok=True)
-    quarantine = Quarantine(qpath)
-    n_counted = _quarantine_unknown(run_dir, items, quarantine)
-    judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
-    progress.step("scoring answers", n_counted)
+    qpath.unlink(missing_ok=True)  # the first write to the run folder (a read-only one is named here)
     spill_folder = SpillFolder(run_dir)  # locked while in use; a killed scorer's folder is removed next time
     spill = spill_folder.__enter__()
+    items: ScoringItems | None = None
     try:
+        # the bench's items are written to the spill folder and read back a record batch at a time
+        manifest, bench_root, items = _run_inputs(run_dir, spill, item_batch_rows)
+        conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
+                                    or (manifest.get("identity") or {}).get("box_convention"))
+        quarantine = Quarantine(qpath)
+        n_counted = _quarantine_unknown(run_dir, items, quarantine)
+        judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
+        progress.step("scoring answers", n_counted)
         # written as the batches come, in the spill folder, and moved into place when published
         scores_out = RowGroupWriter(_SCORES_SCHEMA, SCORES_ROW_GROUP_ROWS, path=spill / SCORES_FILE)
         audit = _Audit(bench_root, items, judge=judge_obj if judge_claims else None, folder=spill)
@@ -471,6 +491,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         publish_files(run_dir, outputs, remove=(() if quarantine.count else (QUARANTINE_FILE,))
                       + (() if claims_out is not None else (CLAIMS_FILE,)), command=f"medr2 score {run_dir}")
     finally:
+        if items is not None:
+            items.close()
         spill_folder.__exit__(None, None, None)
     qpath.unlink(missing_ok=True)
     return metrics

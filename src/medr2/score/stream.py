@@ -108,7 +108,7 @@ class CaseChunks:
         n_cases = max(1, len(cases))
         k = max(1, min(n_cases, -(-n_rows // max(1, chunk_rows)))) if _pairs_within_cases(self.items, case_idx) \
             else 1
-        self._chunk = (case_idx * k // n_cases).astype(np.int64)
+        self._chunk = (case_idx * k // n_cases).astype(np.int32)  # per item: 4 B (a bench of 12.7 M items)
         self.n_chunks = k
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
 
