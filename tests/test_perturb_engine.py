@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from medr2.bench.format import load_bench, write_bench
+from medr2.bench.format import WRITER_KEYS, load_bench, write_bench
 from medr2.errors import BadInput
 from medr2.images import ImageStore, sha256_file
 from medr2.perturb.engine import generate_variants
@@ -164,8 +164,7 @@ def _add_variants_in_memory(root: Path, codes: str, seed: int) -> None:
     m = loaded.manifest
     build = dict(m["build"])
     build["variants"] = [c for c in every if c in set(build.get("variants", [])) | set(wanted)]
-    extra = {k: v for k, v in m.items() if k not in ("format", "format_version", "medr2_version", "counts", "cases",
-                                                        "checksums", "complete")}
+    extra = {k: v for k, v in m.items() if k not in WRITER_KEYS}
     extra["build"] = build
     extra["variants_skipped"] = {**m.get("variants_skipped", {}), **skips}
     write_bench(root, loaded.cases, [*clean, *rest], extra)

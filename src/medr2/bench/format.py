@@ -59,7 +59,8 @@ ITEM_SCHEMA: RecordSchema = record_schema(Item)
 
 # manifest keys the writer owns; manifest_extra may not override them
 CHECKED_KEY = "checked"  # the manifest's record that the writer's checks passed (medr2.bench.columns.is_checked)
-_RESERVED = ("format", "format_version", "medr2_version", "counts", "cases", "checksums", CHECKED_KEY, "complete")
+# the manifest keys the writer owns: manifest_extra may not set them (a rewrite copies every other key)
+WRITER_KEYS = ("format", "format_version", "medr2_version", "counts", "cases", "checksums", CHECKED_KEY, "complete")
 _WRITE_OPTS: dict[str, Any] = {
     "compression": "zstd",
     "compression_level": 3,
@@ -269,7 +270,7 @@ class BenchWriter:
     def close(self, manifest_extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Finish the files and write the manifest; returns the manifest."""
         extra = dict(manifest_extra or {})
-        clash = [k for k in _RESERVED if k in extra]
+        clash = [k for k in WRITER_KEYS if k in extra]
         if clash:
             raise ValueError(f"manifest_extra may not set {clash}")
         missing = sorted(self._item_case_ids - self._case_ids)

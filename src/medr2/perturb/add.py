@@ -21,7 +21,7 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     """
     from collections import Counter
 
-    from medr2.bench.format import BenchWriter
+    from medr2.bench.format import WRITER_KEYS, BenchWriter
     from medr2.bench.idset import IdSet
     from medr2.bench.table import BenchTable
     from medr2.images import ImageStore
@@ -67,8 +67,7 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     build["variants"] = [c for c in every if c in set(build.get("variants", [])) | set(codes)]
     if seed != int(build.get("seed", seed)):
         build["variant_seeds"] = {**build.get("variant_seeds", {}), **dict.fromkeys(codes, seed)}
-    reserved = {"format", "format_version", "medr2_version", "counts", "cases", "checksums", "complete"}
-    extra = {k: v for k, v in m.items() if k not in reserved}
+    extra = {k: v for k, v in m.items() if k not in WRITER_KEYS}
     extra["build"] = build
     extra["variants_skipped"] = {**m.get("variants_skipped", {}), **skips}
     with BenchWriter(table.root) as w:
