@@ -130,17 +130,28 @@ def rewrite_items(root: Path, rows: list[dict[str, Any]], schema: Any = None,
                   row_group_size: int | None = None) -> None:
     """Write ``rows`` as the bench's items table (``schema``: the file's own unless given) and fix the manifest's
     checksums, as a bench written by a buggy tool would be."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from medr2.bench.format import ITEMS_FILE
+
+    path = root / ITEMS_FILE
+    schema = schema if schema is not None else pq.read_schema(path)
+    write_items_table(root, pa.Table.from_pylist(rows, schema=schema), row_group_size=row_group_size)
+
+
+def write_items_table(root: Path, table: Any, row_group_size: int | None = None) -> None:
+    """Write ``table`` as the bench's items table and fix the manifest's checksums (the record of the writer's
+    checks is left as it was: it names the old table)."""
     import json
 
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from medr2.bench.format import ITEMS_FILE, bench_checksum
     from medr2.images import sha256_file
 
     path = root / ITEMS_FILE
-    schema = schema if schema is not None else pq.read_schema(path)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=row_group_size)
+    pq.write_table(table, path, row_group_size=row_group_size)
     m = json.loads((root / "manifest.json").read_text())
     m["checksums"][ITEMS_FILE] = sha256_file(path)
     m["checksums"]["bench"] = bench_checksum(m["checksums"][ITEMS_FILE], m["checksums"]["cases.parquet"])

@@ -14,7 +14,7 @@ from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_ch
 from medr2.errors import BadInput
 from medr2.images import sha256_file
 from medr2.score.items import ScoringItem, load_scoring_items
-from tests.run_fixtures import make_bench
+from tests.run_fixtures import make_bench, write_items_table
 
 FIELDS = [f.name for f in dataclasses.fields(ScoringItem)]
 
@@ -36,12 +36,7 @@ def _copy(bench: Bench, dst: Path, edit: dict[str, pa.Array | None]) -> Path:
     for name, values in edit.items():
         i = table.column_names.index(name)
         table = table.remove_column(i) if values is None else table.set_column(i, name, values)
-    pq.write_table(table, dst / ITEMS_FILE)
-    manifest = json.loads((dst / MANIFEST).read_text("utf-8"))
-    sums = manifest["checksums"]
-    sums[ITEMS_FILE] = sha256_file(dst / ITEMS_FILE)
-    sums["bench"] = bench_checksum(sums[ITEMS_FILE], sums[CASES_FILE])
-    (dst / MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    write_items_table(dst, table)
     return dst
 
 
@@ -144,12 +139,7 @@ def _spilled_copy(bench: Bench, dst: Path) -> Path:
         i = table.column_names.index(name)
         table = table.set_column(i, name, table.column(i).dictionary_encode())
     root = _copy(bench, dst, {})
-    pq.write_table(table, root / ITEMS_FILE, row_group_size=5)
-    manifest = json.loads((root / MANIFEST).read_text("utf-8"))
-    sums = manifest["checksums"]
-    sums[ITEMS_FILE] = sha256_file(root / ITEMS_FILE)
-    sums["bench"] = bench_checksum(sums[ITEMS_FILE], sums[CASES_FILE])
-    (root / MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    write_items_table(root, table, row_group_size=5)
     return root
 
 
