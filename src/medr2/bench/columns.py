@@ -52,6 +52,7 @@ from medr2.bench.format import (
     ITEM_SCHEMA,
     ITEMS_FILE,
     Validator,
+    _open_table,
     _record_columns,
     batch_records,
 )
@@ -393,7 +394,7 @@ def check_tables(root: Path, *, image_hashes: bool = False) -> Validator:
     v = Validator(root, image_hashes)
     for c in read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"):
         v.case(c)
-    with open_parquet(root / ITEMS_FILE) as f:
+    with _open_table(root / ITEMS_FILE, ITEM_SCHEMA) as f:
         check_items(f, v)
     return v
 

@@ -199,18 +199,12 @@ class BenchTable(BenchFace):
         the per-record checks (its case, image path and file, answer box) before it is returned. A bench whose
         manifest records that these checks passed on these very tables (:func:`medr2.bench.columns.is_checked`,
         written by the bench's writer) is not checked again: only its case ids are read."""
-        from medr2.bench.columns import case_ids_validator, check_items, is_checked
+        from medr2.bench.columns import case_ids_validator, check_tables, is_checked
 
         verify_checksums(self.root, self.manifest)
         self.checks_trusted = is_checked(self.manifest)
-        if self.checks_trusted:
-            self._record_check = case_ids_validator(self.root, image_hashes=image_hashes)
-            return
-        v = Validator(self.root, image_hashes)
-        for c in self.iter_cases():
-            v.case(c)
-        check_items(self.items_file, v)
-        self._record_check = v
+        check = case_ids_validator if self.checks_trusted else check_tables
+        self._record_check = check(self.root, image_hashes=image_hashes)
 
     # -- cases ---------------------------------------------------------------------------------
     def iter_cases(self) -> Iterator[Case]:

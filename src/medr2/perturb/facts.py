@@ -106,8 +106,6 @@ def norm(text: str) -> str:
 def swap_facts(case: Case) -> tuple[str | None, ...]:
     """What a case's questions ask about, for choosing an informative other case (V2/V3): the value of
     every fact key (normalised) and whether the image is abnormal (None where unknown)."""
-
-
     state = abnormal_state(case)
     values = [f.get(case) for f in FACTS.values()]
     return (*(None if v is None else norm(v) for v in values), None if state is None else str(state))

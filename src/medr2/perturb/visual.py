@@ -137,6 +137,8 @@ class BlankImage(Perturbation):
 
 # --------------------------------------------------------------------------- V2 / V3
 SWAP_DRAWS = 32  # cases drawn per choice of another case
+
+
 class _OtherCase(Perturbation):
     same_modality: bool
 
@@ -219,13 +221,17 @@ class _OtherCase(Perturbation):
                             meta=answer_changed_meta(item, answer, scoring=scoring), **updates, **_image_fields(ref))]
 
 
+def _opposite(yes_no: str) -> str:
+    return "no" if yes_no == "yes" else "yes"
+
+
 def _shown_abnormal(item: Item, case: Case, shown: Case) -> str | None:
     """'Is this image abnormal / normal?' asked of another case's image: the same answer where both images
     are abnormal or both normal, the opposite where they differ; unknown where either state is."""
     mine, theirs = abnormal_state(case), abnormal_state(shown)
     if mine is None or theirs is None:
         return None
-    return item.answer if mine == theirs else ("no" if item.answer == "yes" else "yes")
+    return item.answer if mine == theirs else _opposite(item.answer)
 
 
 # task -> rule giving the exact answer for another case's image (besides the tasks whose answer is a fact)
@@ -270,7 +276,7 @@ def _needs_normal(case: Case) -> None:
 
 def _cf_abnormal(item: Item, case: Case) -> str:
     _needs_normal(case)
-    return "no" if item.answer == "yes" else "yes"  # the true claim and its twin both flip
+    return _opposite(item.answer)  # the true claim and its twin both flip
 
 
 def _cf_option(pattern: re.Pattern[str], what: str) -> Any:
