@@ -29,7 +29,15 @@ import pyarrow.parquet as pq
 
 from medr2.errors import BadInput
 from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, _REQUIRED, ItemLike, ScoringItem
-from medr2.score.itemspill import BUCKET_BATCHES, ITEM_BATCH_ROWS, SpilledRows, json_failure, sorted_codes, spill_items
+from medr2.score.itemspill import (
+    BUCKET_BATCHES,
+    ITEM_BATCH_ROWS,
+    SpilledRows,
+    index_type,
+    json_failure,
+    sorted_codes,
+    spill_items,
+)
 
 _ITER_ROWS = 65_536  # ids converted to Python strings at a time when iterating
 _READ_BY_VALUE = ("answer", "parent_id", "pair_id")  # text read dictionary-encoded beside ``_BY_VALUE``
@@ -338,7 +346,7 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
         case_keys, _ = sorted_codes(cases)
         del cases
         order = np.argsort(keys, kind="stable")
-        id_rank = np.empty(len(keys), dtype=np.int32 if len(keys) < 2**31 - 1 else np.int64)
+        id_rank = np.empty(len(keys), dtype=index_type(len(keys)))
         id_rank[order] = np.arange(len(keys), dtype=id_rank.dtype)
         order = order.astype(id_rank.dtype)
         first_bad: dict[str, tuple[Exception, str]] = {}
@@ -356,8 +364,7 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
                     first_bad[name] = (bad[0], str(part.column("item_id")[bad[1]]))
 
         schema = _plain(_filled(cf.schema_arrow.empty_table().select(cols))).schema
-        rows = spill_items(parts, schema, id_rank, case_keys.astype(np.int32 if len(case_keys) < 2**31 - 1
-                                                                     else np.int64),
+        rows = spill_items(parts, schema, id_rank, case_keys.astype(index_type(len(case_keys))),
                            folder, batch_rows=batch_rows, bucket_batches=bucket_batches, check=check)
     try:
         for name in _JSON:

@@ -36,7 +36,8 @@ BY_ID, BY_CASE = "items-by-id.arrow", "items-by-case.arrow"
 _RANK = "_rank"
 
 
-def _index_type(n: int) -> type[np.signedinteger[Any]]:
+def index_type(n: int) -> type[np.signedinteger[Any]]:
+    """The narrowest integer type this module uses for positions among ``n`` rows."""
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
@@ -142,7 +143,7 @@ class SpilledRows:
 def _ranks(keys: np.ndarray) -> np.ndarray:
     """Per position its row in the stable sort of ``keys``."""
     order = np.argsort(keys, kind="stable")
-    rank = np.empty(len(keys), dtype=_index_type(len(keys)))
+    rank = np.empty(len(keys), dtype=index_type(len(keys)))
     rank[order] = np.arange(len(keys), dtype=rank.dtype)
     return rank
 
