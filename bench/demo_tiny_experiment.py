@@ -6,7 +6,7 @@ both and prints the paired differences (case bootstrap) overall, per stage and p
 
     python bench/demo_tiny_experiment.py BENCH OUT NAME [--answer-style letter-only] [--strategy augmented]
            [--epochs 0.217] [--pretrain 200] [--full 150] [--image-size 32] [--patch-size N]
-           [--patch-init pooled] [--seed 0] [--resamples 200]
+           [--patch-init pooled] [--image-position last] [--seed 0] [--resamples 200]
 
 BENCH: the demo's bench (``medr2 demo``'s ``DIR/bench``, or ``medr2 build --source sample --cases 200 --variants
 T3,T4,T6,T8,V1,V2 --split-unit case``). Prints the CPU seconds of training and of the whole run.
@@ -44,6 +44,7 @@ def main() -> None:
     ap.add_argument("--image-size", type=int, default=32)
     ap.add_argument("--patch-size", type=int, default=None, help="default: the image size (one image token)")
     ap.add_argument("--patch-init", default="random", help="random or pooled (medr2.models.tiny)")
+    ap.add_argument("--image-position", default="first", help="first or last (medr2.models.tiny)")
     ap.add_argument("--pretrain", type=int, default=200)
     ap.add_argument("--full", type=int, default=150)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -67,7 +68,7 @@ def main() -> None:
     train = [r for r in rows if r["split"] == "train" and r["variant"] == "clean"]
     texts = sorted({r["question"] for r in train} | {o for r in train for o in r["options"]})
     build_tiny_vlm(root / "tiny", seed=a.seed, image_size=a.image_size, extra_text=texts, patch_size=a.patch_size,
-                   patch_init=a.patch_init)
+                   patch_init=a.patch_init, image_position=a.image_position)
     ft = FinetuneConfig(strategy=a.strategy, epochs=a.epochs, lr=2e-3, lora_r=16, lora_alpha=32, batch_size=16,
                         full_steps=a.full, pretrain_steps=a.pretrain, full_lr=2e-3, seed=a.seed, device="cpu",
                         logging_steps=10, answer_style=a.answer_style)

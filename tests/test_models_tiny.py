@@ -116,3 +116,26 @@ def test_pooled_patch_init_reads_a_thumbnail(tiny, tmp_path):
     assert "patch_init" not in json.loads((tiny / "medr2_tiny.json").read_text())
     with pytest.raises(ValueError, match="unknown patch_init"):
         build_tiny_vlm(tmp_path / "bad", patch_init="zeros")
+
+
+def test_image_position_last_puts_the_image_after_the_text(tiny, tmp_path):
+    """``image_position="last"``: a user turn's image comes after its text, right before the answer, in training
+    and evaluation alike (it is the checkpoint's chat template); recorded in medr2_tiny.json; the default keeps
+    the image where the message has it, and its files have no such key."""
+    from transformers import AutoProcessor
+
+    from medr2.models.tiny import build_tiny_vlm
+
+    turn = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Which plane?"}]},
+            {"role": "assistant", "content": "axial"}]
+    out = build_tiny_vlm(tmp_path / "last", image_position="last")
+    last = AutoProcessor.from_pretrained(out, local_files_only=True)
+    first = AutoProcessor.from_pretrained(tiny, local_files_only=True)
+    assert last.apply_chat_template(turn) == "<|im_start|>user\nWhich plane?<image><|im_end|>\n" \
+                                             "<|im_start|>assistant\naxial<|im_end|>\n"
+    assert first.apply_chat_template(turn).startswith("<|im_start|>user\n<image>Which plane?<|im_end|>")
+    assert last.tokenizer.chat_template == last.chat_template  # the tokenizer renders the same conversation
+    assert json.loads((out / "medr2_tiny.json").read_text())["image_position"] == "last"
+    assert "image_position" not in json.loads((tiny / "medr2_tiny.json").read_text())
+    with pytest.raises(ValueError, match="unknown image_position"):
+        build_tiny_vlm(tmp_path / "bad", image_position="middle")

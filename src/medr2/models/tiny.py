@@ -46,6 +46,28 @@ CHAT_TEMPLATE = (
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
 )
+# The same with a user turn's images after its text (right before the answer): `build_tiny_vlm(image_position="last")`.
+CHAT_TEMPLATE_IMAGE_LAST = (
+    "{%- for message in messages -%}"
+    "{{- '<|im_start|>' + message['role'] + '\n' -}}"
+    "{%- if message['role'] == 'assistant' -%}{%- generation -%}"
+    "{%- if message['content'] is string -%}{{- message['content'] -}}"
+    "{%- else -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{{- '<|im_end|>' -}}{%- endgeneration -%}{{- '\n' -}}"
+    "{%- else -%}"
+    "{%- if message['content'] is string -%}{{- message['content'] -}}"
+    "{%- else -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+    "{%- endfor -%}{%- for part in message['content'] -%}"
+    "{%- if part['type'] == 'image' -%}{{- '<image>' -}}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{{- '<|im_end|>\n' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
+)
 
 
 @dataclass(frozen=True)
@@ -120,7 +142,7 @@ def training_corpus(extra_text: Iterable[str] = ()) -> list[str]:
     return lines
 
 
-def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()) -> Any:  # a PreTrainedTokenizerFast
+def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = (), chat_template: str = CHAT_TEMPLATE) -> Any:
     """Train a byte-level BPE tokenizer locally (deterministic for a given corpus)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -142,12 +164,12 @@ def build_tokenizer(spec: TinySpec, extra_text: Iterable[str] = ()) -> Any:  # a
         pad_token=PAD_TOKEN,
         extra_special_tokens={"image_token": IMAGE_TOKEN},
         padding_side="left",
-        chat_template=CHAT_TEMPLATE,
+        chat_template=chat_template,
         model_max_length=spec.max_positions,
     )
 
 
-def build_processor(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaProcessor
+def build_processor(spec: TinySpec, tokenizer: Any, chat_template: str = CHAT_TEMPLATE) -> Any:  # a LlavaProcessor
     """LLaVA processor with the PIL CLIP image processor: resize to one patch, no crop."""
     from transformers import LlavaProcessor
     from transformers.models.clip import CLIPImageProcessorPil
@@ -164,7 +186,7 @@ def build_processor(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaProcessor
         patch_size=spec.patch_size,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,  # the CLS token, dropped by the "default" strategy
-        chat_template=CHAT_TEMPLATE,
+        chat_template=chat_template,
         image_token=IMAGE_TOKEN,
     )
 
@@ -206,7 +228,8 @@ def build_config(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaConfig
 
 
 def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
-                   extra_text: Iterable[str] = (), patch_size: int | None = None, patch_init: str = "random") -> Path:
+                   extra_text: Iterable[str] = (), patch_size: int | None = None, patch_init: str = "random",
+                   image_position: str = "first") -> Path:
     """Build, initialise (from ``seed``) and save the tiny VLM into ``out_dir``; return the folder.
 
     ``image_size`` is also the patch size unless ``patch_size`` is given, so every image is one image token
@@ -214,6 +237,8 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     example a bench's questions and options) is added to the tokenizer's training text. ``patch_init``:
     ``random`` (the seed's weights) or ``pooled`` (:func:`pooled_patch_weights`: the patch embedding starts as
     a fixed thumbnail of the image, grey level and red-minus-blue per cell; every weight stays trainable).
+    ``image_position``: where the chat template puts a user turn's image: ``first`` (where the message has it, as
+    real VLMs do) or ``last`` (after the turn's text, right before the answer).
     """
     import torch
     from transformers import GenerationConfig, LlavaForConditionalGeneration
@@ -221,8 +246,11 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     spec = TinySpec(image_size=image_size, patch_size=patch_size or image_size)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(spec, extra_text)
-    processor = build_processor(spec, tokenizer)
+    if image_position not in IMAGE_POSITIONS:
+        raise ValueError(f"unknown image_position {image_position!r} (known: {', '.join(IMAGE_POSITIONS)})")
+    template = IMAGE_POSITIONS[image_position]
+    tokenizer = build_tokenizer(spec, extra_text, template)
+    processor = build_processor(spec, tokenizer, template)
     config = build_config(spec, tokenizer)
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config)
@@ -242,11 +270,12 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     model.eval()
     model.save_pretrained(out)
     processor.save_pretrained(out)
-    (out / "medr2_tiny.json").write_text(_spec_json(spec, seed, patch_init), encoding="utf-8")
+    (out / "medr2_tiny.json").write_text(_spec_json(spec, seed, patch_init, image_position), encoding="utf-8")
     return out
 
 
 PATCH_INITS = ("random", "pooled")
+IMAGE_POSITIONS = {"first": CHAT_TEMPLATE, "last": CHAT_TEMPLATE_IMAGE_LAST}
 
 
 def patch_embedding(model: Any) -> Any:
@@ -278,10 +307,12 @@ def pooled_patch_weights(channels: int, patch: int) -> Any:
     return w
 
 
-def _spec_json(spec: TinySpec, seed: int, patch_init: str = "random") -> str:
+def _spec_json(spec: TinySpec, seed: int, patch_init: str = "random", image_position: str = "first") -> str:
     from medr2.records import canonical_json
 
-    extra = {"patch_init": patch_init} if patch_init != "random" else {}  # the default's file is unchanged
+    extra: dict[str, str] = {"patch_init": patch_init} if patch_init != "random" else {}  # the default's file is unchanged
+    if image_position != "first":
+        extra["image_position"] = image_position
     return canonical_json({"kind": "medr2-tiny-vlm", "seed": seed, **asdict(spec), **extra}) + "\n"
 
 
