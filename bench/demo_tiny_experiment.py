@@ -49,6 +49,8 @@ def main() -> None:
     ap.add_argument("--full", type=int, default=150)
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--strategy", default="flat")
+    ap.add_argument("--vision-lr-scale", type=float, default=1.0,
+                    help="the image path's learning rate relative to the rest in the full-tuning stages")
     ap.add_argument("--answer-style", default="letter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resamples", type=int, default=200)
@@ -71,7 +73,8 @@ def main() -> None:
                    patch_init=a.patch_init, image_position=a.image_position)
     ft = FinetuneConfig(strategy=a.strategy, epochs=a.epochs, lr=2e-3, lora_r=16, lora_alpha=32, batch_size=16,
                         full_steps=a.full, pretrain_steps=a.pretrain, full_lr=2e-3, seed=a.seed, device="cpu",
-                        logging_steps=10, answer_style=a.answer_style)
+                        logging_steps=10, answer_style=a.answer_style,
+                        vision_lr_scale=a.vision_lr_scale)
     rep = finetune(root / "tiny", a.bench, root / "ft", ft)
     train_cpu = cpu_seconds() - t0
     print("train:", "; ".join(describe_stage(s) for s in rep["stages"]), f"({train_cpu:.0f} CPU s)")

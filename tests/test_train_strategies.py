@@ -73,3 +73,31 @@ def test_strategy_trains_from_the_same_base(tiny, bench, tmp_path, strategy):
 def test_unknown_strategy_is_refused(tiny, bench, tmp_path):
     with pytest.raises(BadInput, match="unknown strategy"):
         finetune(tiny, bench.root, tmp_path / "x", FinetuneConfig(strategy="nope", device="cpu"))
+
+
+def test_vision_lr_scale_trains_the_image_path_at_its_own_rate(tiny, bench, tmp_path):
+    """``vision_lr_scale``: the full-tuning stages' optimizer has the vision tower and projector at ``full_lr *
+    scale`` and every other weight at ``full_lr``; a model without an image path is refused, naming the field."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from medr2.train.finetune import scaled_optimizer, vision_parameter_names
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny, local_files_only=True)
+    vision = vision_parameter_names(model)
+    assert vision and all(".vision_tower." in n or ".multi_modal_projector." in n for n in vision)
+    assert not any("language_model" in n or "lm_head" in n for n in vision)
+    opt = scaled_optimizer(model, 1e-3, 10.0)
+    assert [(len(g["params"]), g["lr"]) for g in opt.param_groups] == [
+        (len(vision), pytest.approx(1e-2)), (sum(1 for _ in model.parameters()) - len(vision), pytest.approx(1e-3))]
+    with pytest.raises(BadInput, match="vision_lr_scale"):
+        scaled_optimizer(torch.nn.Linear(2, 2), 1e-3, 10.0)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    cfg = FinetuneConfig(full_steps=1, full_lr=1e-3, vision_lr_scale=10.0, batch_size=4, extra={"max_steps": 1},
+                         device="cpu")
+    rep = finetune(tiny, bench.root, tmp_path / "scaled", cfg)
+    assert rep["config"]["vision_lr_scale"] == 10.0 and rep["stages"][0]["steps"] == 1
+    tuned = AutoModelForImageTextToText.from_pretrained(tmp_path / "scaled" / "merged", local_files_only=True)
+    moved = {n: float((p - before[n]).abs().max()) for n, p in tuned.named_parameters() if n in before}
+    # one Adam step moves a weight by about its rate: the image path's weights by up to ~10x the others'
+    assert max(moved[n] for n in vision if n in moved) > 5e-3 > max(v for n, v in moved.items() if n not in vision)

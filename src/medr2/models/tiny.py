@@ -310,7 +310,8 @@ def pooled_patch_weights(channels: int, patch: int) -> Any:
 def _spec_json(spec: TinySpec, seed: int, patch_init: str = "random", image_position: str = "first") -> str:
     from medr2.records import canonical_json
 
-    extra: dict[str, str] = {"patch_init": patch_init} if patch_init != "random" else {}  # the default's file is unchanged
+    # the default's file is unchanged: only a non-default choice is written
+    extra: dict[str, str] = {"patch_init": patch_init} if patch_init != "random" else {}
     if image_position != "first":
         extra["image_position"] = image_position
     return canonical_json({"kind": "medr2-tiny-vlm", "seed": seed, **asdict(spec), **extra}) + "\n"

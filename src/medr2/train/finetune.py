@@ -43,6 +43,9 @@ class FinetuneConfig:
     pretrain_steps: int = 0  # optional full fine-tuning steps on image captions (plan_captions) first
     full_steps: int = 0  # optional full fine-tuning steps before LoRA
     full_lr: float = 1e-3
+    # the learning rate of the image path (vision tower and projector: VISION_MODULES) relative to the rest in the
+    # full-tuning stages (pre-training and full); 1.0: one rate for every weight, TRL's default optimizer
+    vision_lr_scale: float = 1.0
     max_length: int | None = 2048
     seed: int = 0
     device: str = "auto"  # auto / cpu / cuda
@@ -145,13 +148,37 @@ def sft_config(cfg: FinetuneConfig, out: Path, *, max_steps: int = -1, lr: float
     return SFTConfig(**kwargs)
 
 
+# modules of a VLM's image path, by attribute name (LLaVA-style, Qwen-VL, Idefics/SmolVLM, InternVL)
+VISION_MODULES = ("vision_tower", "multi_modal_projector", "visual", "vision_model", "connector", "mlp1")
+
+
+def vision_parameter_names(model: Any) -> set[str]:
+    """Names of the parameters under a module named in :data:`VISION_MODULES` (the image path)."""
+    return {name for name, _ in model.named_parameters() if set(name.split(".")) & set(VISION_MODULES)}
+
+
+def scaled_optimizer(model: Any, lr: float, vision_scale: float) -> Any:
+    """AdamW (the Trainer's defaults: betas 0.9/0.999, eps 1e-8, no weight decay) with the image path's
+    parameters at ``lr * vision_scale`` and the rest at ``lr``; refused when the model has no image path."""
+    import torch
+
+    vision = vision_parameter_names(model)
+    if not vision:
+        raise BadInput(f"vision_lr_scale: no parameter under any of {', '.join(VISION_MODULES)}",
+                       field="vision_lr_scale")
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [{"params": [p for n, p in params if n in vision], "lr": lr * vision_scale},
+              {"params": [p for n, p in params if n not in vision], "lr": lr}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+
+
 def build_trainer(model: Any, processor: Any, dataset: Any, args: Any, peft_config: Any = None,
-                  callbacks: Sequence[Any] = ()) -> Any:
+                  callbacks: Sequence[Any] = (), optimizer: Any = None) -> Any:
     from transformers.trainer_callback import PrinterCallback
     from trl import SFTTrainer
 
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=processor,
-                         peft_config=peft_config, callbacks=list(callbacks) or None)
+                         peft_config=peft_config, callbacks=list(callbacks) or None, optimizers=(optimizer, None))
     if callbacks:  # the given callbacks show progress; no raw log dicts on stdout
         trainer.remove_callback(PrinterCallback)
     return trainer
@@ -283,8 +310,9 @@ def _full_tune(model: Any, processor: Any, dataset: Any, cfg: FinetuneConfig,
                out: Path, steps: int, callbacks: Any) -> tuple[Any, dict[str, Any]]:
     """Full fine-tuning (every weight) for ``steps`` on ``dataset``: the trained model and its steps, mean
     train loss and log (the pre-training and full-tuning stages)."""
+    optimizer = None if cfg.vision_lr_scale == 1.0 else scaled_optimizer(model, cfg.full_lr, cfg.vision_lr_scale)
     trainer = build_trainer(model, processor, dataset, sft_config(cfg, out, max_steps=steps, lr=cfg.full_lr),
-                            callbacks=callbacks)
+                            callbacks=callbacks, optimizer=optimizer)
     result = trainer.train()
     return trainer.model, {"steps": result.global_step, "train_loss": result.training_loss, "log": _log(trainer)}
 
