@@ -25,49 +25,39 @@ IM_END = "<|im_end|>"
 SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, IM_START, IM_END, IMAGE_TOKEN)
 
 # ChatML-style; `{% generation %}` marks what the assistant says (including its end-of-turn token)
-# so TRL's assistant-only loss masks everything else.
-CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{{- '<|im_start|>' + message['role'] + '\n' -}}"
-    "{%- if message['role'] == 'assistant' -%}{%- generation -%}"
-    "{%- if message['content'] is string -%}{{- message['content'] -}}"
-    "{%- else -%}{%- for part in message['content'] -%}"
-    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{{- '<|im_end|>' -}}{%- endgeneration -%}{{- '\n' -}}"
-    "{%- else -%}"
-    "{%- if message['content'] is string -%}{{- message['content'] -}}"
-    "{%- else -%}{%- for part in message['content'] -%}"
-    "{%- if part['type'] == 'image' -%}{{- '<image>' -}}"
-    "{%- elif part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{{- '<|im_end|>\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
-)
-# The same with a user turn's images after its text (right before the answer): `build_tiny_vlm(image_position="last")`.
-CHAT_TEMPLATE_IMAGE_LAST = (
-    "{%- for message in messages -%}"
-    "{{- '<|im_start|>' + message['role'] + '\n' -}}"
-    "{%- if message['role'] == 'assistant' -%}{%- generation -%}"
-    "{%- if message['content'] is string -%}{{- message['content'] -}}"
-    "{%- else -%}{%- for part in message['content'] -%}"
-    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{{- '<|im_end|>' -}}{%- endgeneration -%}{{- '\n' -}}"
-    "{%- else -%}"
-    "{%- if message['content'] is string -%}{{- message['content'] -}}"
-    "{%- else -%}{%- for part in message['content'] -%}"
-    "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- for part in message['content'] -%}"
-    "{%- if part['type'] == 'image' -%}{{- '<image>' -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{{- '<|im_end|>\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
-)
+# so TRL's assistant-only loss masks everything else. A user turn's parts: in the message's order (CHAT_TEMPLATE),
+# or its text and then its images, right before the answer (CHAT_TEMPLATE_IMAGE_LAST, `image_position="last"`).
+_TEXT_PARTS = "{%- if part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+_PARTS_IN_ORDER = ("{%- for part in message['content'] -%}"
+                   "{%- if part['type'] == 'image' -%}{{- '<image>' -}}"
+                   "{%- elif part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
+                   "{%- endfor -%}")
+_TEXT_THEN_IMAGES = ("{%- for part in message['content'] -%}" + _TEXT_PARTS + "{%- endfor -%}"
+                     "{%- for part in message['content'] -%}"
+                     "{%- if part['type'] == 'image' -%}{{- '<image>' -}}{%- endif -%}"
+                     "{%- endfor -%}")
+
+
+def _chat_template(user_parts: str) -> str:
+    return (
+        "{%- for message in messages -%}"
+        "{{- '<|im_start|>' + message['role'] + '\n' -}}"
+        "{%- if message['role'] == 'assistant' -%}{%- generation -%}"
+        "{%- if message['content'] is string -%}{{- message['content'] -}}"
+        "{%- else -%}{%- for part in message['content'] -%}" + _TEXT_PARTS + "{%- endfor -%}{%- endif -%}"
+        "{{- '<|im_end|>' -}}{%- endgeneration -%}{{- '\n' -}}"
+        "{%- else -%}"
+        "{%- if message['content'] is string -%}{{- message['content'] -}}"
+        "{%- else -%}" + user_parts + "{%- endif -%}"
+        "{{- '<|im_end|>\n' -}}"
+        "{%- endif -%}"
+        "{%- endfor -%}"
+        "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
+    )
+
+
+CHAT_TEMPLATE = _chat_template(_PARTS_IN_ORDER)
+CHAT_TEMPLATE_IMAGE_LAST = _chat_template(_TEXT_THEN_IMAGES)
 
 
 @dataclass(frozen=True)
