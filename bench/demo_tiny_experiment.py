@@ -45,6 +45,9 @@ def main() -> None:
     ap.add_argument("--patch-size", type=int, default=None, help="default: the image size (one image token)")
     ap.add_argument("--patch-init", default="random", help="random or pooled (medr2.models.tiny)")
     ap.add_argument("--image-position", default="first", help="first or last (medr2.models.tiny)")
+    ap.add_argument("--vision-hidden", type=int, default=None, help="the vision tower's width (default 64)")
+    ap.add_argument("--freeze", nargs="*", default=[],
+                    help="modules no stage trains (e.g. vision_tower multi_modal_projector)")
     ap.add_argument("--pretrain", type=int, default=200)
     ap.add_argument("--full", type=int, default=150)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -70,8 +73,9 @@ def main() -> None:
     train = [r for r in rows if r["split"] == "train" and r["variant"] == "clean"]
     texts = sorted({r["question"] for r in train} | {o for r in train for o in r["options"]})
     build_tiny_vlm(root / "tiny", seed=a.seed, image_size=a.image_size, extra_text=texts, patch_size=a.patch_size,
-                   patch_init=a.patch_init, image_position=a.image_position)
-    ft = FinetuneConfig(strategy=a.strategy, epochs=a.epochs, lr=2e-3, lora_r=16, lora_alpha=32, batch_size=16,
+                   patch_init=a.patch_init, image_position=a.image_position, vision_hidden=a.vision_hidden)
+    ft = FinetuneConfig(strategy=a.strategy, freeze=tuple(a.freeze), epochs=a.epochs, lr=2e-3, lora_r=16,
+                        lora_alpha=32, batch_size=16,
                         full_steps=a.full, pretrain_steps=a.pretrain, full_lr=2e-3, seed=a.seed, device="cpu",
                         logging_steps=10, answer_style=a.answer_style,
                         vision_lr_scale=a.vision_lr_scale)

@@ -101,3 +101,33 @@ def test_vision_lr_scale_trains_the_image_path_at_its_own_rate(tiny, bench, tmp_
     moved = {n: float((p - before[n]).abs().max()) for n, p in tuned.named_parameters() if n in before}
     # one Adam step moves a weight by about its rate: the image path's weights by up to ~10x the others'
     assert max(moved[n] for n in vision if n in moved) > 5e-3 > max(v for n, v in moved.items() if n not in vision)
+
+
+def test_freeze_leaves_the_named_modules_untouched_in_every_stage(tiny, bench, tmp_path):
+    """``freeze``: the named modules' weights come out of full tuning and LoRA byte for byte as they went in (LoRA
+    targets only the other layers, by full name, since the vision tower's attention shares the short names); the
+    rest is trained; a name that matches no parameter is refused, naming the field."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from medr2.train.finetune import freeze_modules, lora_targets, under
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny, local_files_only=True)
+    targets = lora_targets(model, ("vision_tower",))
+    assert targets and not any(under(t, ["vision_tower"]) for t in targets)
+    assert any(under(t, ["multi_modal_projector"]) for t in targets)
+    assert any(t.endswith("self_attn.q_proj") for t in targets)
+    with pytest.raises(BadInput, match="freeze"):
+        freeze_modules(model, ["no_such_module"])
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    cfg = FinetuneConfig(full_steps=1, full_lr=1e-2, freeze=("vision_tower",), batch_size=4, extra={"max_steps": 1},
+                         lr=1e-2, device="cpu")
+    rep = finetune(tiny, bench.root, tmp_path / "frozen", cfg)
+    assert tuple(rep["config"]["freeze"]) == ("vision_tower",)
+    assert not any(under(t, ["vision_tower"]) for t in rep["config"]["target_modules"])
+    tuned = dict(AutoModelForImageTextToText.from_pretrained(tmp_path / "frozen" / "merged",
+                                                             local_files_only=True).named_parameters())
+    frozen = [n for n in before if under(n, ["vision_tower"])]
+    assert frozen and all(torch.equal(tuned[n], before[n]) for n in frozen)
+    assert any(not torch.equal(tuned[n], before[n]) for n in before if under(n, ["multi_modal_projector"]))
+    assert any(not torch.equal(tuned[n], before[n]) for n in before if under(n, ["language_model"]))

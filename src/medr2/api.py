@@ -335,12 +335,14 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
              target_modules: Sequence[str] = (), batch_size: int = 8, grad_accum: int = 1, full_steps: int = 0,
              full_lr: float = 1e-3, max_length: int = 2048, seed: int = 0, device: str = "auto",
              preset: str | None = None, answer_style: str = "letter", pretrain_steps: int = 0,
-             vision_lr_scale: float = 1.0, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+             vision_lr_scale: float = 1.0, freeze: Sequence[str] = (),
+             callbacks: Sequence[Any] = ()) -> dict[str, Any]:
     """``medr2 finetune``: TRL + PEFT LoRA on the bench's train split; returns (and writes) the report.
     ``preset``: the box convention of the target boxes (as ``medr2 eval --preset``); ``answer_style``: how the
     targets write a multiple-choice answer (``letter``: "B. X-ray", ``option-text``: "X-ray"); ``pretrain_steps``:
     full fine-tuning steps on one caption per train image (the same prompt for every image) before anything else;
-    ``vision_lr_scale``: the image path's learning rate relative to ``full_lr`` in those full-tuning stages."""
+    ``vision_lr_scale``: the image path's learning rate relative to ``full_lr`` in those full-tuning stages;
+    ``freeze``: modules (by name, e.g. ``vision_tower``) that no stage trains."""
     from medr2.train.finetune import FinetuneConfig
     from medr2.train.finetune import finetune as _finetune
 
@@ -348,7 +350,7 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
                          lora_alpha=lora_alpha, target_modules=tuple(target_modules), batch_size=batch_size,
                          grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
                          seed=seed, device=device, preset=preset, answer_style=answer_style,
-                         pretrain_steps=pretrain_steps, vision_lr_scale=vision_lr_scale)
+                         pretrain_steps=pretrain_steps, vision_lr_scale=vision_lr_scale, freeze=tuple(freeze))
     return _finetune(base, bench, out, cfg, callbacks=callbacks)
 
 

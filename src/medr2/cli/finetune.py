@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
         full_lr: float = typer.Option(1e-3, "--full-lr"),
         vision_lr_scale: float = typer.Option(1.0, "--vision-lr-scale",
                                               help="the image path's rate relative to --full-lr in the full stages"),
+        freeze: list[str] = typer.Option([], "--freeze",
+                                         help="a module no stage trains, by name (repeat), e.g. vision_tower"),
         max_length: int = typer.Option(2048, "--max-length"),
         seed: int = typer.Option(0, "--seed"),
         device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
@@ -49,6 +51,6 @@ def register(app: typer.Typer) -> None:
                        lora_r=lora_r, lora_alpha=lora_alpha, target_modules=target_modules, batch_size=batch_size,
                        grad_accum=grad_accum, full_steps=full_steps, full_lr=full_lr, max_length=max_length,
                        seed=seed, device=device, preset=preset, answer_style=answer_style,
-                       pretrain_steps=pretrain_steps, vision_lr_scale=vision_lr_scale)
+                       pretrain_steps=pretrain_steps, vision_lr_scale=vision_lr_scale, freeze=freeze)
         losses = "; ".join(describe_stage(s) for s in rep["stages"])
         typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

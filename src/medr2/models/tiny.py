@@ -219,7 +219,7 @@ def build_config(spec: TinySpec, tokenizer: Any) -> Any:  # a LlavaConfig
 
 def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
                    extra_text: Iterable[str] = (), patch_size: int | None = None, patch_init: str = "random",
-                   image_position: str = "first") -> Path:
+                   image_position: str = "first", vision_hidden: int | None = None) -> Path:
     """Build, initialise (from ``seed``) and save the tiny VLM into ``out_dir``; return the folder.
 
     ``image_size`` is also the patch size unless ``patch_size`` is given, so every image is one image token
@@ -228,12 +228,14 @@ def build_tiny_vlm(out_dir: Path | str, seed: int = 0, image_size: int = 32,
     ``random`` (the seed's weights) or ``pooled`` (:func:`pooled_patch_weights`: the patch embedding starts as
     a fixed thumbnail of the image, grey level and red-minus-blue per cell; every weight stays trainable).
     ``image_position``: where the chat template puts a user turn's image: ``first`` (where the message has it, as
-    real VLMs do) or ``last`` (after the turn's text, right before the answer).
+    real VLMs do) or ``last`` (after the turn's text, right before the answer). ``vision_hidden``: the vision
+    tower's width (default :class:`TinySpec`'s 64).
     """
     import torch
     from transformers import GenerationConfig, LlavaForConditionalGeneration
 
-    spec = TinySpec(image_size=image_size, patch_size=patch_size or image_size)
+    spec = TinySpec(image_size=image_size, patch_size=patch_size or image_size,
+                    **({"vision_hidden": vision_hidden} if vision_hidden else {}))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if image_position not in IMAGE_POSITIONS:

@@ -46,6 +46,9 @@ class FinetuneConfig:
     # the learning rate of the image path (vision tower and projector: VISION_MODULES) relative to the rest in the
     # full-tuning stages (pre-training and full); 1.0: one rate for every weight, TRL's default optimizer
     vision_lr_scale: float = 1.0
+    # modules no stage trains, by name (a component of the parameter's path, e.g. "vision_tower"): frozen in the
+    # full-tuning stages and left out of the default LoRA targets (LLaVA's recipe freezes its vision encoder)
+    freeze: tuple[str, ...] = ()
     max_length: int | None = 2048
     seed: int = 0
     device: str = "auto"  # auto / cpu / cuda
@@ -152,9 +155,38 @@ def sft_config(cfg: FinetuneConfig, out: Path, *, max_steps: int = -1, lr: float
 VISION_MODULES = ("vision_tower", "multi_modal_projector", "visual", "vision_model", "connector", "mlp1")
 
 
+def under(name: str, modules: Iterable[str]) -> bool:
+    """Whether the parameter or module ``name`` (a dotted path) lies under a module named in ``modules``."""
+    return bool(set(name.split(".")) & set(modules))
+
+
+def freeze_modules(model: Any, modules: Sequence[str]) -> int:
+    """Stop training every parameter under a module named in ``modules``; return how many; refused (naming the
+    field) when a name matches no parameter."""
+    for name in modules:
+        if not any(under(n, [name]) for n, _ in model.named_parameters()):
+            raise BadInput(f"freeze: no parameter under a module named {name!r}", field="freeze")
+    frozen = [p for n, p in model.named_parameters() if under(n, modules)]
+    for p in frozen:
+        p.requires_grad_(False)
+    return len(frozen)
+
+
+def lora_targets(model: Any, freeze: Sequence[str] = ()) -> list[str]:
+    """The default LoRA targets: :func:`default_target_modules`, or with ``freeze`` the full names of the
+    linear/convolution layers not under a frozen module (a short name like ``q_proj`` would also match the
+    frozen vision tower's layers)."""
+    names = default_target_modules(model)
+    if not freeze:
+        return names
+    return sorted(n for n, m in model.named_modules()
+                  if not under(n, freeze) and (n.rsplit(".", 1)[-1] in names or n in names)
+                  and n and hasattr(m, "weight") and m is not model.get_output_embeddings())
+
+
 def vision_parameter_names(model: Any) -> set[str]:
     """Names of the parameters under a module named in :data:`VISION_MODULES` (the image path)."""
-    return {name for name, _ in model.named_parameters() if set(name.split(".")) & set(VISION_MODULES)}
+    return {name for name, _ in model.named_parameters() if under(name, VISION_MODULES)}
 
 
 def scaled_optimizer(model: Any, lr: float, vision_scale: float) -> Any:
@@ -389,6 +421,8 @@ def _finetune(base: Path, bench: TrainSource, out: Path, cfg: FinetuneConfig,
     t_start = time.perf_counter()
     set_seed(cfg.seed)
     model, processor = load_base(base, cfg)
+    if cfg.freeze:
+        freeze_modules(model, cfg.freeze)
     if cfg.preset:  # target boxes in the family's own space (0-1, 0-1000, or the preset's resize rule)
         from medr2.models.presets import get_preset
 
@@ -420,7 +454,7 @@ def _finetune(base: Path, bench: TrainSource, out: Path, cfg: FinetuneConfig,
         stages.append({"stage": "full", "objective": "sft", "steps": tuned["steps"],
                        "train_loss": tuned["train_loss"], "seconds": round(time.perf_counter() - t0, 2),
                        "log": tuned["log"]})
-    targets = list(cfg.target_modules) or default_target_modules(model)
+    targets = list(cfg.target_modules) or lora_targets(model, cfg.freeze)
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=targets, bias="none")
     t0 = time.perf_counter()
