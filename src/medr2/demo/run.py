@@ -74,6 +74,11 @@ class DemoConfig:
     # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM":
     # run T32x2, which took the demo to 18.9 min on one lane and fits the 15-min budget on two)
     pretrain_steps: int = 200
+    # the tiny VLM's image path: a vision tower 256 wide that no stage trains, as LLaVA freezes its vision encoder
+    # (its random features keep part of what a linear probe reads within a modality; trained, the 64-wide tower's
+    # features collapsed to little more than the modality), and a trained projector (docs/finetuning.md, run FRZT)
+    vision_hidden: int = 256
+    freeze: tuple[str, ...] = ("vision_tower",)
     full_steps: int = 300
     full_lr: float = 2e-3
     epochs: float = 2.0
@@ -334,7 +339,8 @@ def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
         # the tokenizer learns the wording of the train split only (no test text)
         texts = sorted({r["question"] for r in t if r["split"] == "train" and r["variant"] == "clean"}
                        | {o for r in t if r["split"] == "train" and r["variant"] == "clean" for o in r["options"]})
-        build_tiny_vlm(paths.tiny, seed=cfg.seed, image_size=cfg.image_size, extra_text=texts)
+        build_tiny_vlm(paths.tiny, seed=cfg.seed, image_size=cfg.image_size, extra_text=texts,
+                       vision_hidden=cfg.vision_hidden)
     return f"{count_parameters(paths.tiny):,} parameters"
 
 
@@ -371,7 +377,7 @@ def _finetune(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, strategy: str
     ft = FinetuneConfig(strategy=strategy, epochs=cfg.epochs, lr=cfg.lr, lora_r=cfg.lora_r,
                         lora_alpha=cfg.lora_alpha, batch_size=cfg.train_batch_size, full_steps=cfg.full_steps,
                         pretrain_steps=cfg.pretrain_steps, answer_style=cfg.answer_style,
-                        full_lr=cfg.full_lr, seed=cfg.seed, device="cpu", logging_steps=10)
+                        full_lr=cfg.full_lr, freeze=cfg.freeze, seed=cfg.seed, device="cpu", logging_steps=10)
     rep = finetune(paths.tiny, paths.bench, out, ft, callbacks=[ui.train_callback(strategy)])
     stages = "; ".join(describe_stage(s) for s in rep["stages"])
     return f"{rep['n_examples']} examples; {stages}"
