@@ -152,3 +152,26 @@ def test_items_read_from_the_spill_folder_in_small_record_batches_keep_the_golde
     golden = json.loads(GOLDEN.read_text())
     got = score_fixture_runs(base, batch_rows=7, chunk_rows=60, item_batch_rows=2)
     assert got == golden
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path, workers: int) -> None:
+    """``--workers N``: the batches (7 rows, so many per run and more than the workers' window) scored in N
+    forked processes, written in batch order: ``metrics.json``, ``scores.parquet`` and ``claims.parquet`` byte
+    for byte those of one process (and the golden)."""
+    golden = json.loads(GOLDEN.read_text())
+    one = score_fixture_runs(base, batch_rows=7, chunk_rows=60, workers=1)
+    many = score_fixture_runs(base, batch_rows=7, chunk_rows=60, workers=workers)
+    assert many == one == golden
+
+
+def test_workers_are_refused_with_a_judge_or_below_one(base: Path) -> None:
+    from medr2.errors import BadInput
+    from medr2.score.scorer import score_run
+
+    score_fixture_runs(base, batch_rows=50_000)  # the runs exist
+    run = base / "random-all-modes"
+    with pytest.raises(BadInput, match="at least 1"):
+        score_run(run, workers=0)
+    with pytest.raises(BadInput, match="judge"):
+        score_run(run, judge="openai:some-model", workers=2)
