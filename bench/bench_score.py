@@ -371,9 +371,10 @@ def output_hashes(run_dir: Path) -> dict[str, str]:
 class TreeRss:
     """The largest sum of RSS over a process and its descendants (``medr2 score --workers N``'s workers
     included), sampled every ``every`` seconds in a thread. Pages a forked worker shares with its parent count
-    in both, so the sum is an upper bound of the memory the tree holds. Also per process the largest CPU time
-    seen (user + system): :meth:`main_cpu_s` is the scorer's own (the root's child: /usr/bin/time runs it),
-    the rest its workers' (a worker loses what it used after its last sample, at most ``every`` seconds)."""
+    in both, so the sum is an upper bound of the memory the tree holds; :attr:`peak_pss` is the largest sum of
+    proportional set sizes (a shared page counted once, split between its sharers). Also per process the largest
+    CPU time seen (user + system): :meth:`main_cpu_s` is the scorer's own (the root's child: /usr/bin/time runs
+    it), the rest its workers' (a worker loses what it used after its last sample, at most ``every`` seconds)."""
 
     def __init__(self, pid: int, every: float = 0.1) -> None:
         import threading
@@ -383,6 +384,7 @@ class TreeRss:
         self._root = psutil.Process(pid)
         self.every = every
         self.peak = 0
+        self.peak_pss = 0
         self.max_processes = 0
         self.cpu: dict[int, float] = {}
         self.main_pid: int | None = None
@@ -398,10 +400,12 @@ class TreeRss:
                 procs = [self._root, *self._root.children(recursive=True)]
             except psutil.Error:
                 return
-            total = 0
+            total = pss = 0
             for p in procs:
                 try:
-                    total += p.memory_info().rss
+                    mem = p.memory_full_info()
+                    total += mem.rss
+                    pss += mem.pss
                     t = p.cpu_times()
                     if self.main_pid is None and p.ppid() == self._root.pid:
                         self.main_pid = p.pid
@@ -409,6 +413,7 @@ class TreeRss:
                     continue
                 self.cpu[p.pid] = max(self.cpu.get(p.pid, 0.0), t.user + t.system)
             self.peak = max(self.peak, total)
+            self.peak_pss = max(self.peak_pss, pss)
             self.max_processes = max(self.max_processes, len(procs))
             self._stop.wait(self.every)
 
@@ -447,6 +452,7 @@ def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1)
     sys_s = float(system.group(1)) if system else float("nan")
     return {"wall_s": wall, "rss_mib": int(rss.group(1)) / 1024 if rss else float("nan"), "user_s": user_s,
             "sys_s": sys_s, "cpu_s": user_s + sys_s, "tree_rss_mib": tree.peak / 2**20,
+            "tree_pss_mib": tree.peak_pss / 2**20,
             "processes": tree.max_processes, "main_cpu_s": tree.main_cpu_s(), "load1": os.getloadavg()[0],
             "hashes": output_hashes(run_dir)}
 
@@ -502,7 +508,8 @@ def main() -> None:
                 runs[name].append(r)
                 print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
                       f"{r['rss_mib']:.0f} MiB peak RSS (largest process), {r['tree_rss_mib']:.0f} MiB summed over "
-                      f"{r['processes']} processes, main process {r['main_cpu_s']:.1f} CPU s, load {r['load1']:.1f}",
+                      f"{r['processes']} processes (PSS {r['tree_pss_mib']:.0f} MiB), "
+                      f"main process {r['main_cpu_s']:.1f} CPU s, load {r['load1']:.1f}",
                       flush=True)
         row: dict[str, Any] = {"n": n, "run": str(run_dir), "resamples": a.resamples, "repeats": a.repeats}
         hashes = {name: {json.dumps(r["hashes"], sort_keys=True) for r in rs} for name, rs in runs.items()}
@@ -517,7 +524,8 @@ def main() -> None:
                 print(f"  n={n} {ref} vs {name}, same: {row['same'][name]}", flush=True)
         for name, rs in runs.items():
             row[name] = {k: statistics.median(r[k] for r in rs)
-                         for k in ("wall_s", "user_s", "cpu_s", "main_cpu_s", "rss_mib", "tree_rss_mib", "load1")}
+                         for k in ("wall_s", "user_s", "cpu_s", "main_cpu_s", "rss_mib", "tree_rss_mib",
+                                   "tree_pss_mib", "load1")}
         if a.before_src:
             row["speedup"] = {name: {
                 "wall": statistics.median(b["wall_s"] / f["wall_s"]
@@ -533,17 +541,17 @@ def main() -> None:
     if results:
         print("\n| predictions | variant | median wall s | median user s | median CPU s (user+sys) "
               "| of it the main process | median peak RSS MiB (largest process) | median peak RSS MiB (all processes) "
-              "| load (1 min) |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+              "| median peak PSS MiB (all processes) | load (1 min) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in results:
             for name in names:
                 if name in row:
                     v = row[name]
                     print(f"| {row['n']:,} | {name} | {v['wall_s']:.1f} | {v['user_s']:.1f} | {v['cpu_s']:.1f} "
                           f"| {v['main_cpu_s']:.1f} | {v['rss_mib']:.0f} | {v['tree_rss_mib']:.0f} "
-                          f"| {v['load1']:.1f} |")
+                          f"| {v['tree_pss_mib']:.0f} | {v['load1']:.1f} |")
             for name, sp in row.get("speedup", {}).items():
-                print(f"| {row['n']:,} | before/{name} | {sp['wall']:.2f}x | | {sp['cpu']:.2f}x | | | | |")
+                print(f"| {row['n']:,} | before/{name} | {sp['wall']:.2f}x | | {sp['cpu']:.2f}x | | | | | |")
     by_n = sorted(results, key=lambda r: r["n"])
     pairs = list(zip(by_n, by_n[1:], strict=False)) + ([(by_n[0], by_n[-1])] if len(by_n) > 2 else [])
     for lo, hi in pairs:  # memory per prediction between consecutive sizes, and the smallest to the largest

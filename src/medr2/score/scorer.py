@@ -417,6 +417,20 @@ class _BatchScorer:
         return _BatchOut(scores, spilled, claims, floors.floors, sum(1 for r in scored if r.verdict == "truncated"))
 
 
+def _load_before_fork(items: ScoringItems) -> None:
+    """What every worker would load for itself, loaded once before they are forked (they share it): the rationale
+    audit's module (its term patterns) and, when the bench has reports, the text-metric models
+    (:func:`medr2.score.textmetrics.load_models`; the metrics load them anyway)."""
+    import medr2.score.claims  # noqa: F401
+
+    task = items.column("task")
+    tasks = task.dictionary.to_pylist() if pa.types.is_dictionary(task.type) else pc.unique(task).to_pylist()
+    if REPORT_TASKS.intersection(t for t in tasks if t is not None):
+        from medr2.score.textmetrics import load_models
+
+        load_models()
+
+
 def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
                 ) -> Iterator[tuple[list[tuple[Any, ...]], np.ndarray]]:
     """Each batch's rows whose item is in the bench, with their items' positions (batches left empty skipped)."""
@@ -487,6 +501,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         floors = SeverityFloors(items)
         answered: dict[str, AnsweredIds] = {}
         n_predictions = n_truncated = 0
+        if workers > 1:
+            _load_before_fork(items)
         batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
                                            progress=progress if workers == 1 else None), workers)
         store = Store.open(run_dir)

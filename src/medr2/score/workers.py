@@ -14,6 +14,10 @@ with one worker: the same bytes.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,8 +33,20 @@ class _Installed:
     fn: Callable[..., Any] | None = None
 
 
-def _install(fn: Callable[..., Any]) -> None:
+def _install(fn: Callable[..., Any], parent: int) -> None:
+    """A worker's start: its function; Ctrl-C left to the main process (which stops the pool); and a watcher
+    that ends the worker when the main process is gone (killed: nobody would stop the pool, and the worker would
+    keep the spill folder's lock)."""
     _Installed.fn = fn
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _run(*args: Any) -> Any:
@@ -59,7 +75,7 @@ class OrderedPool:
             return
         # fork: the workers inherit fn (open files, items) as it is now; nothing of it is pickled
         ex = self._ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("fork"),
-                                            initializer=_install, initargs=(self.fn,))
+                                            initializer=_install, initargs=(self.fn, os.getpid()))
         it = iter(args)
         pending: deque[tuple[tuple[Any, ...], Future[Any]]] = deque()
 
