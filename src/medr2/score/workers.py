@@ -13,6 +13,7 @@ with one worker: the same bytes.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -66,6 +67,7 @@ class OrderedPool:
             raise ValueError("workers and in_flight must be at least 1")
         self.fn, self.workers, self.in_flight = fn, workers, in_flight
         self._ex: ProcessPoolExecutor | None = None
+        self._frozen = False
 
     def map(self, args: Iterable[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...], Any]]:
         """``(a, fn(*a))`` per argument tuple ``a``, in the order of ``args``."""
@@ -73,7 +75,11 @@ class OrderedPool:
             for a in args:
                 yield a, self.fn(*a)
             return
-        # fork: the workers inherit fn (open files, items) as it is now; nothing of it is pickled
+        # fork: the workers inherit fn (open files, items) as it is now; nothing of it is pickled. What exists now
+        # is moved out of the collector's reach first (``gc.freeze``): a worker's collections then never walk the
+        # inherited objects (the text-metric models' millions), which would cost CPU and copy their pages
+        gc.freeze()
+        self._frozen = True
         ex = self._ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("fork"),
                                             initializer=_install, initargs=(self.fn, os.getpid()))
         it = iter(args)
@@ -98,6 +104,9 @@ class OrderedPool:
         if self._ex is not None:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = False
 
     def __enter__(self) -> OrderedPool:
         return self
