@@ -458,8 +458,10 @@ def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1)
 
 
 def profile(run_dir: Path, resamples: int, top: int) -> None:
+    from medr2.arrowmem import use_lean_pool
     from medr2.score.scorer import score_run
 
+    use_lean_pool()  # the command's Arrow pool (medr2 score calls it first)
     pr = cProfile.Profile()
     t0 = time.perf_counter()
     pr.enable()
