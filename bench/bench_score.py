@@ -30,6 +30,12 @@ Before/after a change, "before" is main's sources taken with ``git archive`` (ne
     mkdir -p /tmp/before && git archive main src | tar -x -C /tmp/before
     .venv/bin/python bench/bench_score.py --n 200000 1000000 --repeats 2 --before-src /tmp/before/src
 
+``--workers 2`` also times ``medr2 score --workers 2`` (this checkout; CPU seconds include the workers', and
+the peak RSS is also summed over the command's processes, sampled every 0.1 s)::
+
+    .venv/bin/python bench/bench_score.py --run /tmp/scale-runs/r-b1000 /tmp/scale-runs/r-b3000 --repeats 1 \
+        --before-src /tmp/before/src --workers 1 2
+
 With two or more sizes it also prints the peak-RSS slope per prediction (and the CPU slope per prediction)
 between consecutive sizes and between the smallest and largest. Each score's outputs are hashed
 (``metrics.json`` as written, the ``scores.parquet`` file and its table content, ``claims.parquet`` when written)
@@ -362,33 +368,100 @@ def output_hashes(run_dir: Path) -> dict[str, str]:
             "claims.parquet": hashlib.sha256(claims.read_bytes()).hexdigest() if claims.is_file() else "none"}
 
 
-def time_score(run_dir: Path, resamples: int, src: str | None) -> dict[str, Any]:
-    """One ``medr2 score`` in a fresh process: wall seconds, user and system CPU seconds and peak RSS (MiB)
-    from /usr/bin/time -v, the 1-minute load average when it ended, and the outputs' hashes."""
+class TreeRss:
+    """The largest sum of RSS over a process and its descendants (``medr2 score --workers N``'s workers
+    included), sampled every ``every`` seconds in a thread. Pages a forked worker shares with its parent count
+    in both, so the sum is an upper bound of the memory the tree holds; :attr:`peak_pss` is the largest sum of
+    proportional set sizes (a shared page counted once, split between its sharers). Also per process the largest
+    CPU time seen (user + system): :meth:`main_cpu_s` is the scorer's own (the root's child: /usr/bin/time runs
+    it), the rest its workers' (a worker loses what it used after its last sample, at most ``every`` seconds)."""
+
+    def __init__(self, pid: int, every: float = 0.1) -> None:
+        import threading
+
+        import psutil
+
+        self._root = psutil.Process(pid)
+        self.every = every
+        self.peak = 0
+        self.peak_pss = 0
+        self.max_processes = 0
+        self.cpu: dict[int, float] = {}
+        self.main_pid: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                procs = [self._root, *self._root.children(recursive=True)]
+            except psutil.Error:
+                return
+            total = pss = 0
+            for p in procs:
+                try:
+                    mem = p.memory_full_info()
+                    total += mem.rss
+                    pss += mem.pss
+                    t = p.cpu_times()
+                    if self.main_pid is None and p.ppid() == self._root.pid:
+                        self.main_pid = p.pid
+                except psutil.Error:
+                    continue
+                self.cpu[p.pid] = max(self.cpu.get(p.pid, 0.0), t.user + t.system)
+            self.peak = max(self.peak, total)
+            self.peak_pss = max(self.peak_pss, pss)
+            self.max_processes = max(self.max_processes, len(procs))
+            self._stop.wait(self.every)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def main_cpu_s(self) -> float:
+        return self.cpu.get(self.main_pid, float("nan")) if self.main_pid is not None else float("nan")
+
+
+def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1) -> dict[str, Any]:
+    """One ``medr2 score`` in a fresh process: wall seconds, user and system CPU time (the workers' included:
+    /usr/bin/time counts the children the command waited for) and peak RSS of the largest process (MiB) from
+    /usr/bin/time -v, the peak of the RSS summed over the command's processes (:class:`TreeRss`), the 1-minute
+    load average when it ended, and the outputs' hashes. ``workers`` > 1 adds ``--workers N``."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
     for f in ("scores.parquet", "metrics.json", "claims.parquet"):
         (run_dir / f).unlink(missing_ok=True)
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", "from medr2.cli import main; main()", "score", str(run_dir),
-           "--resamples", str(resamples)]
+           "--resamples", str(resamples), *(["--workers", str(workers)] if workers != 1 else [])]
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    tree = TreeRss(proc.pid)
+    stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
-    if out.returncode != 0:
-        raise SystemExit(f"medr2 score failed:\n{out.stdout}\n{out.stderr}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr)
-    user = re.search(r"User time \(seconds\): ([\d.]+)", out.stderr)
-    system = re.search(r"System time \(seconds\): ([\d.]+)", out.stderr)
+    tree.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"medr2 score failed:\n{stdout}\n{stderr}")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    user = re.search(r"User time \(seconds\): ([\d.]+)", stderr)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", stderr)
     user_s = float(user.group(1)) if user else float("nan")
     sys_s = float(system.group(1)) if system else float("nan")
     return {"wall_s": wall, "rss_mib": int(rss.group(1)) / 1024 if rss else float("nan"), "user_s": user_s,
-            "sys_s": sys_s, "cpu_s": user_s + sys_s, "load1": os.getloadavg()[0], "hashes": output_hashes(run_dir)}
+            "sys_s": sys_s, "cpu_s": user_s + sys_s, "tree_rss_mib": tree.peak / 2**20,
+            "tree_pss_mib": tree.peak_pss / 2**20,
+            "processes": tree.max_processes, "main_cpu_s": tree.main_cpu_s(), "load1": os.getloadavg()[0],
+            "hashes": output_hashes(run_dir)}
 
 
 def profile(run_dir: Path, resamples: int, top: int) -> None:
+    from medr2.arrowmem import use_lean_pool
     from medr2.score.scorer import score_run
 
+    use_lean_pool()  # the command's Arrow pool (medr2 score calls it first)
     pr = cProfile.Profile()
     t0 = time.perf_counter()
     pr.enable()
@@ -407,6 +480,8 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--before-src", default=None, help="a copy of src/ to time alongside (before/after)")
+    ap.add_argument("--workers", type=int, nargs="*", default=[1],
+                    help="also time `medr2 score --workers N` for each N other than 1 (this checkout)")
     ap.add_argument("--profile", action="store_true", help="cProfile one in-process score_run instead")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -425,56 +500,70 @@ def main() -> None:
         if a.profile:
             profile(run_dir, a.resamples, a.top)
             continue
-        variants = [("after", None)] + ([("before", a.before_src)] if a.before_src else [])
-        runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
+        # (name, src, workers): "after" is this checkout with one worker, "after wN" with --workers N
+        variants = [("after", None, 1), *((f"after w{w}", None, w) for w in a.workers if w != 1)] + (
+            [("before", a.before_src, 1)] if a.before_src else [])
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
         for _ in range(a.repeats):
-            for name, src in variants:  # alternate, so both see the same machine load
-                r = time_score(run_dir, a.resamples, src)
+            for name, src, workers in variants:  # alternate, so all see the same machine load
+                r = time_score(run_dir, a.resamples, src, workers)
                 runs[name].append(r)
                 print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
-                      f"{r['rss_mib']:.0f} MiB peak RSS, load {r['load1']:.1f}", flush=True)
+                      f"{r['rss_mib']:.0f} MiB peak RSS (largest process), {r['tree_rss_mib']:.0f} MiB summed over "
+                      f"{r['processes']} processes (PSS {r['tree_pss_mib']:.0f} MiB), "
+                      f"main process {r['main_cpu_s']:.1f} CPU s, load {r['load1']:.1f}",
+                      flush=True)
         row: dict[str, Any] = {"n": n, "run": str(run_dir), "resamples": a.resamples, "repeats": a.repeats}
         hashes = {name: {json.dumps(r["hashes"], sort_keys=True) for r in rs} for name, rs in runs.items()}
         for name, hs in hashes.items():
             print(f"  n={n} {name} outputs: {sorted(hs)}", flush=True)
-        if a.before_src:
-            b, f = (runs[k][0]["hashes"] for k in ("before", "after"))
-            row["same"] = {k: b[k] == f[k] for k in b}
-            print(f"  n={n} before vs after, same: {row['same']}", flush=True)
+        ref = "before" if a.before_src else "after"
+        row["same"] = {}
+        for name in runs:
+            if name != ref:
+                b, f = runs[ref][0]["hashes"], runs[name][0]["hashes"]
+                row["same"][name] = {k: b[k] == f[k] for k in b}
+                print(f"  n={n} {ref} vs {name}, same: {row['same'][name]}", flush=True)
         for name, rs in runs.items():
             row[name] = {k: statistics.median(r[k] for r in rs)
-                         for k in ("wall_s", "user_s", "cpu_s", "rss_mib", "load1")}
+                         for k in ("wall_s", "user_s", "cpu_s", "main_cpu_s", "rss_mib", "tree_rss_mib",
+                                   "tree_pss_mib", "load1")}
         if a.before_src:
-            row["speedup_wall"] = statistics.median(
-                b["wall_s"] / f["wall_s"] for b, f in zip(runs["before"], runs["after"], strict=True))
-            row["speedup_cpu"] = statistics.median(
-                b["cpu_s"] / f["cpu_s"] for b, f in zip(runs["before"], runs["after"], strict=True))
+            row["speedup"] = {name: {
+                "wall": statistics.median(b["wall_s"] / f["wall_s"]
+                                          for b, f in zip(runs["before"], runs[name], strict=True)),
+                "cpu": statistics.median(b["cpu_s"] / f["cpu_s"]
+                                         for b, f in zip(runs["before"], runs[name], strict=True))}
+                for name in runs if name != "before"}
         results.append(row)
         print(json.dumps(row), flush=True)
     if a.json and results:
         a.json.write_text(json.dumps(results, indent=1) + "\n")
+    names = ["before", "after", *(f"after w{w}" for w in a.workers if w != 1)]
     if results:
         print("\n| predictions | variant | median wall s | median user s | median CPU s (user+sys) "
-              "| median peak RSS MiB | load (1 min) |")
-        print("|---:|---|---:|---:|---:|---:|---:|")
+              "| of it the main process | median peak RSS MiB (largest process) | median peak RSS MiB (all processes) "
+              "| median peak PSS MiB (all processes) | load (1 min) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in results:
-            for name in ("before", "after"):
+            for name in names:
                 if name in row:
                     v = row[name]
                     print(f"| {row['n']:,} | {name} | {v['wall_s']:.1f} | {v['user_s']:.1f} | {v['cpu_s']:.1f} "
-                          f"| {v['rss_mib']:.0f} | {v['load1']:.1f} |")
-            if "speedup_wall" in row:
-                print(f"| {row['n']:,} | before/after | {row['speedup_wall']:.2f}x | | {row['speedup_cpu']:.2f}x | | |")
+                          f"| {v['main_cpu_s']:.1f} | {v['rss_mib']:.0f} | {v['tree_rss_mib']:.0f} "
+                          f"| {v['tree_pss_mib']:.0f} | {v['load1']:.1f} |")
+            for name, sp in row.get("speedup", {}).items():
+                print(f"| {row['n']:,} | before/{name} | {sp['wall']:.2f}x | | {sp['cpu']:.2f}x | | | | | |")
     by_n = sorted(results, key=lambda r: r["n"])
     pairs = list(zip(by_n, by_n[1:], strict=False)) + ([(by_n[0], by_n[-1])] if len(by_n) > 2 else [])
     for lo, hi in pairs:  # memory per prediction between consecutive sizes, and the smallest to the largest
-        for name in ("before", "after"):
+        for name in names:
             if name in lo and name in hi:
-                slope = (hi[name]["rss_mib"] - lo[name]["rss_mib"]) * 1024 * 1024 / (hi["n"] - lo["n"])
+                slope = (hi[name]["tree_rss_mib"] - lo[name]["tree_rss_mib"]) * 1024 * 1024 / (hi["n"] - lo["n"])
                 cpu = (hi[name]["cpu_s"] - lo[name]["cpu_s"]) * 1e6 / (hi["n"] - lo["n"])
-                print(f"slopes {name} ({lo['n']:,} -> {hi['n']:,} predictions): peak RSS {slope:,.0f} bytes, "
-                      f"CPU {cpu:,.1f} us per prediction")
-
+                wall = (hi[name]["wall_s"] - lo[name]["wall_s"]) * 1e6 / (hi["n"] - lo["n"])
+                print(f"slopes {name} ({lo['n']:,} -> {hi['n']:,} predictions): peak RSS (all processes) "
+                      f"{slope:,.0f} bytes, CPU {cpu:,.1f} us, wall {wall:,.1f} us per prediction")
 
 if __name__ == "__main__":
     main()

@@ -66,3 +66,19 @@ def test_cli(bench: Bench, tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "manifest" in bad.stderr
+
+
+def test_cli_workers_give_the_same_files(bench: Bench, tmp_path: Path) -> None:
+    """``medr2 score --workers 2`` writes the bytes of the single-process command; ``--workers 0`` is a usage
+    error."""
+    run = _run(bench, "baseline:random", tmp_path / "run")
+    got = []
+    for workers in ("1", "2"):
+        cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--resamples", "50", "--workers", workers]
+        done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        got.append({f: (run / f).read_bytes() for f in ("scores.parquet", "metrics.json")})
+    assert got[0] == got[1]
+    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(run), "--workers", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--workers" in bad.stderr

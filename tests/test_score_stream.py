@@ -152,3 +152,48 @@ def test_items_read_from_the_spill_folder_in_small_record_batches_keep_the_golde
     golden = json.loads(GOLDEN.read_text())
     got = score_fixture_runs(base, batch_rows=7, chunk_rows=60, item_batch_rows=2)
     assert got == golden
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path, workers: int) -> None:
+    """``--workers N``: the batches (7 rows, so many per run and more than the workers' window) scored in N
+    forked processes, written in batch order: ``metrics.json``, ``scores.parquet`` and ``claims.parquet`` byte
+    for byte those of one process (and the golden)."""
+    golden = json.loads(GOLDEN.read_text())
+    one = score_fixture_runs(base, batch_rows=7, chunk_rows=60, workers=1)
+    many = score_fixture_runs(base, batch_rows=7, chunk_rows=60, workers=workers)
+    assert many == one == golden
+
+
+def test_workers_are_refused_with_a_judge_or_below_one(base: Path) -> None:
+    from medr2.errors import BadInput
+    from medr2.score.scorer import score_run
+
+    score_fixture_runs(base, batch_rows=50_000)  # the runs exist
+    run = base / "random-all-modes"
+    with pytest.raises(BadInput, match="at least 1"):
+        score_run(run, workers=0)
+    with pytest.raises(BadInput, match="judge"):
+        score_run(run, judge="openai:some-model", workers=2)
+
+
+def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch that fails in a worker process (here every MCQ answer: a bad input) fails ``score_run`` with the
+    worker's error; no scores are published and the spill folder is removed, as with one process."""
+    import medr2.score.scorer as scorer
+    from medr2.errors import BadInput
+
+    score_fixture_runs(tmp_path, batch_rows=50_000)
+    run = tmp_path / "random-all-modes"
+    for f in ("scores.parquet", "metrics.json", "claims.parquet"):
+        (run / f).unlink(missing_ok=True)
+
+    def refuse(item: object, raw: str, conv: object) -> object:
+        raise BadInput("no MCQ today", record=getattr(item, "item_id", None), field="form")
+
+    monkeypatch.setitem(scorer.FORM_SCORERS, "mcq", refuse)  # forked workers inherit it
+    with pytest.raises(BadInput, match="no MCQ today"):
+        scorer.score_run(run, workers=2, batch_rows=7)
+    assert not (run / "scores.parquet").exists() and not (run / "metrics.json").exists()
+    assert not [p for p in run.iterdir() if p.name.startswith(".score")]

@@ -9,6 +9,7 @@ This module imports nothing heavy.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,13 +82,16 @@ class VariantId:
         return "-".join((self.code, *self.qualifiers))
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def variant_code(variant: str) -> str:
-    """The perturbation code of a variant id (``V8-noise-2`` -> ``V8``; ``clean`` -> ``clean``)."""
+    """The perturbation code of a variant id (``V8-noise-2`` -> ``V8``; ``clean`` -> ``clean``); memoised (a
+    bench has few distinct ids, scoring asks once per row)."""
     return VariantId.lenient(variant).code
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def variant_severity(variant: str) -> int | None:
-    """The severity of a variant id (``V8-noise-2`` -> 2), or None."""
+    """The severity of a variant id (``V8-noise-2`` -> 2), or None; memoised."""
     return VariantId.lenient(variant).severity
 
 

@@ -1,4 +1,4 @@
-"""``medr2 score RUN [--judge SPEC]``: writes RUN/scores.parquet and RUN/metrics.json."""
+"""``medr2 score RUN [--judge SPEC] [--workers N]``: writes RUN/scores.parquet and RUN/metrics.json."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ def register(app: typer.Typer) -> None:
                                                "unverifiable (needs --judge)"),
         seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
+        workers: int = typer.Option(1, "--workers", min=1,
+                                    help="processes scoring the answers (same outputs for any number; no --judge)"),
     ) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
         import warnings
@@ -42,7 +44,7 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
-                                    judge_claims=judge_claims, progress=progress)
+                                    judge_claims=judge_claims, progress=progress, workers=workers)
         finally:
             progress.close()
         con = Console()

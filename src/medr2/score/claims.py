@@ -313,13 +313,18 @@ def rationale_parts(raw: str | None, reasoning: str | None = None) -> list[tuple
     return parts
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+_SENTENCE_GOES_ON = re.compile(r"[.。;；]\s*[^\W\d_]")
+
+
 def _bare_answer(text: str) -> bool:
     """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "left lung"): no rationale to audit."""
     body = text.strip()
-    cjk = len(re.findall(r"[\u3400-\u9fff]", body))
-    words = re.findall(r"[A-Za-z\u00c0-\u024f]+", body)
+    cjk = len(_CJK.findall(body))
+    words = _WORD.findall(body)
     return not body or ("\n" not in body and len(words) < 4 and cjk < 6
-                        and not re.search(r"[.。;；]\s*[^\W\d_]", body))
+                        and not _SENTENCE_GOES_ON.search(body))
 
 
 @dataclass
@@ -387,29 +392,53 @@ _KIND_ORDER = {"normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diag
                "modality": 6, "plane": 7, "organ": 8}
 
 
-def _case_terms(truth: Truth) -> list[_Term]:
+def _case_terms(truth: Truth) -> tuple[_Term, ...]:
     """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match."""
+    return _case_terms_of(tuple(str(f["label"]) for f in truth.findings), truth.diagnosis, truth.mimics,
+                          truth.structures)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a case's rationales (one per item and mode) share its terms
+def _case_terms_of(labels: tuple[str, ...], diagnosis: str | None, mimics: tuple[str, ...],
+                   structures: tuple[str, ...]) -> tuple[_Term, ...]:
     out = []
-    for f in truth.findings:
-        out.append(_Term("finding", str(f["label"]), _compile(_label_pattern(str(f["label"])))))
-    for d in (truth.diagnosis, *truth.mimics):
-        if d and not vocab.is_normal(d) and not any(_matches(d, str(f["label"])) for f in truth.findings):
+    for label in labels:
+        out.append(_Term("finding", label, _compile(_label_pattern(label))))
+    for d in (diagnosis, *mimics):
+        if d and not vocab.is_normal(d) and not any(_matches(d, label) for label in labels):
             out.append(_Term("diagnosis", d, _compile(_label_pattern(d))))
-    for s in truth.structures:
+    for s in structures:
         out.append(_Term("organ", s, _compile(_label_pattern(s))))
-    return out
+    return tuple(out)
 
 
-def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
-    """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two)."""
+def _term_matches(text: str, terms: Iterable[_Term]) -> list[tuple[int, int, _Term]]:
+    """Every match of each term in ``text`` (terms in order, each term's matches left to right)."""
     found: list[tuple[int, int, _Term]] = []
-    for term in (*_case_terms(truth), *_STATIC.terms):
+    for term in terms:
         group = "m" if "m" in term.pattern.groupindex else 0
         for m in term.pattern.finditer(text):
             if term.kind in ("finding", "generic") and re.match(r"\s+effect", text[m.end(group):]):
                 continue  # "mass effect" is no mass
             if m.end(group) > m.start(group):
                 found.append((m.start(group), m.end(group), term))
+    return found
+
+
+# rationales repeat (a model's stock phrases, a baseline's few texts): the built-in terms' matches of a text,
+# a pure function of the text, are memoised (the case's own terms are matched every time)
+_STATIC_MEMO = 1 << 12
+
+
+@functools.lru_cache(maxsize=_STATIC_MEMO)
+def _static_matches(text: str) -> tuple[tuple[int, int, _Term], ...]:
+    return tuple(_term_matches(text, _STATIC.terms))
+
+
+def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
+    """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two)."""
+    found = _term_matches(text, _case_terms(truth))
+    found.extend(_static_matches(text))
     found.sort(key=lambda t: (-(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]))
     taken: list[tuple[int, int, _Term]] = []
     used = bytearray(len(text))
@@ -646,6 +675,12 @@ def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) 
     return spans[i] if i >= 0 and spans[i][0] <= pos < spans[i][1] else None
 
 
+@functools.lru_cache(maxsize=1 << 14)  # the same clauses and sentences recur (stock phrases, repeated texts)
+def _found(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern`` occurs in ``text`` (memoised: a pure function of the two)."""
+    return pattern.search(text) is not None
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -660,7 +695,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
-        denied = bool(_NEG_BEFORE.search(before)) or bool(_NEG_AFTER.search(after))
+        denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after)
         if term.kind == "normal":
             denied = False  # "no abnormality" is itself the statement
         mention = text[s:e]
@@ -669,22 +704,22 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         kind = {"generic": "finding", "normal": "diagnosis"}.get(term.kind, term.kind)
         claim_base["kind"] = kind
         if sentence not in not_about:
-            not_about[sentence] = bool(_NOT_ABOUT_IMAGE.search(whole))
+            not_about[sentence] = _found(_NOT_ABOUT_IMAGE, whole)
         if not_about[sentence] and term.kind not in ("modality", "plane", "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        if _NOT_ABOUT_IMAGE.search(text[clause[0]:clause[1]]):
+        if _found(_NOT_ABOUT_IMAGE, text[clause[0]:clause[1]]):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         clause_text = text[clause[0]:clause[1]]
-        if _RETRACTED.search(text[e:sentence[1] + 40]):
+        if _found(_RETRACTED, text[e:sentence[1] + 40]):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
             continue
-        if (_WEAK_HEDGE.search(clause_text) and not denied) or _CANNOT_EXCLUDE.search(clause_text):
+        if (_found(_WEAK_HEDGE, clause_text) and not denied) or _found(_CANNOT_EXCLUDE, clause_text):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
-        hedged = bool(_STRONG_HEDGE.search(whole))
-        if term.kind == "organ" and not denied and not _VISUAL.search(whole):
+        hedged = _found(_STRONG_HEDGE, whole)
+        if term.kind == "organ" and not denied and not _found(_VISUAL, whole):
             out.append(Claim(**claim_base, hedged=hedged, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         verdict, note = _decide(term.kind, term.value, denied, truth)

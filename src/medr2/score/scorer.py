@@ -7,7 +7,7 @@ Public API: :func:`score_items` (pure), :func:`score_run` (``RUN/scores.parquet`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,10 +378,75 @@ def _quarantine_unknown(run_dir: Path, items: ScoringItems, quarantine: Quaranti
         store.close()
 
 
+@dataclass
+class _BatchOut:
+    """What one batch of counted rows gives (:class:`_BatchScorer`): its ``scores.parquet`` rows, the rows the
+    metrics read (:meth:`CaseChunks.rows`), its rationale audit's claims (:meth:`_Audit.compute`), its severity
+    floors (:class:`SeverityFloors`) and how many answers were cut off. Picklable: a worker process returns it."""
+
+    scores: pa.Table
+    spilled: pa.Table
+    claims: _AuditOut | None
+    floors: dict[str, dict[str, float]]
+    n_truncated: int
+
+
+class _BatchScorer:
+    """Scores one batch of counted rows (``Store.counted_rows``, items known) into a :class:`_BatchOut`: a pure
+    function of the batch (the memos it fills are caches), so a batch gives the same result in any process
+    (``medr2 score --workers N``, :mod:`medr2.score.workers`)."""
+
+    def __init__(self, items: ScoringItems, conv: BoxConvention, judge: Judge | None, bench_root: Path,
+                 audit: _Audit, progress: Any = None) -> None:
+        self.items, self.conv, self.judge, self.bench_root = items, conv, judge, bench_root
+        self.audit, self.progress = audit, progress
+
+    def __call__(self, rows: Sequence[tuple[Any, ...]], codes: np.ndarray) -> _BatchOut:
+        from medr2.score.table import SeverityFloors
+
+        window = self.items.load(codes)  # this batch's records (what the lookups below read)
+        scored = _score_rows(window, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
+                             bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress)
+        item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
+        model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
+        scores = _scores_batch(window, item_ids, model_keys, modes, scored)
+        audit_cols, claims = self.audit.compute(rows, item_ids)
+        spilled = CaseChunks.rows(codes, model_keys, modes, [r[7] for r in rows], scored, audit_cols)
+        floors = SeverityFloors(window)
+        floors.add(item_ids, modes)
+        return _BatchOut(scores, spilled, claims, floors.floors, sum(1 for r in scored if r.verdict == "truncated"))
+
+
+def _load_before_fork(items: ScoringItems) -> None:
+    """What every worker would load for itself, loaded once before they are forked (they share it): the rationale
+    audit's module (its term patterns) and, when the bench has reports, the text-metric models
+    (:func:`medr2.score.textmetrics.load_models`; the metrics load them anyway)."""
+    import medr2.score.claims  # noqa: F401
+
+    task = items.column("task")
+    tasks = task.dictionary.to_pylist() if pa.types.is_dictionary(task.type) else pc.unique(task).to_pylist()
+    if REPORT_TASKS.intersection(t for t in tasks if t is not None):
+        from medr2.score.textmetrics import load_models
+
+        load_models()
+
+
+def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
+                ) -> Iterator[tuple[list[tuple[Any, ...]], np.ndarray]]:
+    """Each batch's rows whose item is in the bench, with their items' positions (batches left empty skipped)."""
+    for batch in batches:
+        pos = items.positions([r[0] for r in batch])
+        known = pos >= 0
+        rows = [r for r, ok in zip(batch, known.tolist(), strict=True) if ok]
+        if rows:
+            yield rows, pos[known]
+
+
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
-              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS) -> dict[str, Any]:
+              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1
+              ) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -392,17 +457,23 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     a chunk at a time (:class:`medr2.score.aggregate.MetricsAccumulator`), rows in the order of the store's
     first answer per key. The bench's items are written to the run's spill folder, sorted by item id and by case
     id, and read back ``item_batch_rows`` rows at a time as a batch or a chunk needs them
-    (:mod:`medr2.score.itemspill`)."""
+    (:mod:`medr2.score.itemspill`). ``workers`` > 1 scores the batches in that many worker processes
+    (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process."""
     from medr2.progress import Quiet
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
     from medr2.score.spill import SpillFolder
     from medr2.score.table import SeverityFloors
+    from medr2.score.workers import OrderedPool
 
     run_dir = Path(run_dir)
     if judge_claims and judge is None:
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
+    if workers < 1:
+        raise BadInput("workers must be at least 1", field="--workers")
+    if workers > 1 and judge is not None:
+        raise BadInput("scoring with a judge runs in one process (--workers 1)", field="--workers")
     if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
         raise BadInput("batch_rows, chunk_rows and item_batch_rows must be at least 1",
                        field="batch_rows" if batch_rows < 1 else "chunk_rows" if chunk_rows < 1 else "item_batch_rows")
@@ -430,31 +501,29 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         floors = SeverityFloors(items)
         answered: dict[str, AnsweredIds] = {}
         n_predictions = n_truncated = 0
+        if workers > 1:
+            _load_before_fork(items)
+        batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
+                                           progress=progress if workers == 1 else None), workers)
         store = Store.open(run_dir)
         try:
-            for batch in store.counted_rows(batch_rows):
-                pos = items.positions([r[0] for r in batch])
-                known = pos >= 0
-                rows = [r for r, ok in zip(batch, known.tolist(), strict=True) if ok]
-                if not rows:
-                    continue
-                codes = pos[known]
-                window = items.load(codes)  # this batch's records (what the lookups below read)
-                scored = _score_rows(window, [(r[0], r[3], r[4]) for r in rows], conv, judge=judge_obj,
-                                     bench_root=bench_root, finish_reasons=[r[5] for r in rows], progress=progress)
-                item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
-                model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
-                scores_out.write(_scores_batch(window, item_ids, model_keys, modes, scored))
-                chunks.add(codes, model_keys, modes, [r[7] for r in rows], scored, audit.add(rows, item_ids))
-                floors.add(item_ids, modes)
+            for (rows, codes), out in batches.map(_known_rows(store.counted_rows(batch_rows), items)):
+                if workers > 1:
+                    progress.advance(len(rows))
+                scores_out.write(out.scores)
+                chunks.write(codes, out.spilled)
+                audit.commit(out.claims)
+                floors.merge(out.floors)
+                modes = [r[1] for r in rows]
                 mode_arr = np.asarray(modes, dtype=object)
                 for mode in set(modes):
-                    got = answered.setdefault(mode, AnsweredIds(items))
-                    got.add_positions(codes[mode_arr == mode])
+                    answered_mode = answered.setdefault(mode, AnsweredIds(items))
+                    answered_mode.add_positions(codes[mode_arr == mode])
                 n_predictions += len(rows)
-                n_truncated += sum(1 for r in scored if r.verdict == "truncated")
-                del batch, rows, scored, model_keys, modes, window
+                n_truncated += out.n_truncated
+                del rows, codes, out, modes, mode_arr
         finally:
+            batches.close()
             store.close()
             if isinstance(judge, str) and judge_obj is not None:
                 judge_obj.close()
@@ -465,7 +534,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         chunk_word = "chunk" if chunks.n_chunks == 1 else "chunks"
         progress.step(f"metrics ({chunks.n_chunks:,} {chunk_word} of cases, {n_resamples:,} bootstrap resamples)")
         metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
-                                 n_resamples=n_resamples)
+                                 n_resamples=n_resamples, workers=workers)
         model = manifest.get("model") or {}
         metrics["run"] = {
             "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
@@ -575,6 +644,14 @@ def _claims_summary(checked: Sequence[Any], decided_by: Sequence[Sequence[str] |
     return dict(sorted(out.items()))
 
 
+@dataclass
+class _AuditOut:
+    """One batch's rationale audit (:meth:`_Audit.compute`): its ``claims.parquet`` rows and per-mode summary."""
+
+    table: pa.Table
+    summary: dict[str, dict[str, Any]]
+
+
 class _Audit:
     """The rationale audit (:mod:`medr2.score.claims`), batch by batch: per scored row its counts (kept in the
     tidy columns), per claim its verdict (``claims.parquet``, written as the batches arrive in (mode, item id)
@@ -591,15 +668,17 @@ class _Audit:
         self.writer: RowGroupWriter | None = None
         self.summary: dict[str, dict[str, Any]] = {}
 
-    def add(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str]) -> dict[str, list[int]]:
-        """Audit one batch of counted rows (``Store.counted_rows``); its per-row counts by audit column."""
+    def compute(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str]
+                ) -> tuple[dict[str, list[int]], _AuditOut | None]:
+        """Audit one batch of counted rows (``Store.counted_rows``): its per-row counts by audit column, and
+        (None when no row carries a rationale) its claims table and per-mode summary, for :meth:`commit`.
+        Writes nothing: a worker process computes it, the scorer commits it in batch order."""
         from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, rationale_parts
 
         raws = [r[4] if r[3] == "ok" else None for r in rows]
         reasonings = [r[6] for r in rows]  # None unless the answer that counts is ok (counted_rows)
         if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
-            return {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True)}
-        self.any = True
+            return {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True)}, None
         if self.truths is None:
             self.truths = _read_truths(self.bench_root)
         case_ids = [self.items[i].case_id for i in item_ids]
@@ -612,16 +691,24 @@ class _Audit:
         got = audit_columns(case_ids, raws, reasonings, self.truths, [_lure_fact(self.items[i]) for i in item_ids],
                             checked)
         keys = [(iid, r[2], r[1], cid) for iid, r, cid in zip(item_ids, rows, case_ids, strict=True)]
-        ctable = claims_table(keys, checked, decided_by)
+        out = _AuditOut(claims_table(keys, checked, decided_by),
+                        _claims_summary(checked, decided_by, [r[1] for r in rows]))
+        return {c: list(got[c]) for c in AUDIT_COLUMNS}, out
+
+    def commit(self, out: _AuditOut | None) -> None:
+        """Write one batch's claims (:meth:`compute`; None: the batch carried no rationale) and add up its
+        summary."""
+        if out is None:
+            return
+        self.any = True
         if self.writer is None:
-            self.writer = RowGroupWriter(ctable.schema, path=self.folder / CLAIMS_FILE)
-        self.writer.write(ctable)
-        for mode, m in _claims_summary(checked, decided_by, [r[1] for r in rows]).items():
+            self.writer = RowGroupWriter(out.table.schema, path=self.folder / CLAIMS_FILE)
+        self.writer.write(out.table)
+        for mode, m in out.summary.items():
             total = self.summary.setdefault(mode, dict.fromkeys(m, 0))
             for k, count in m.items():
                 if k != "judge_share":
                     total[k] += count
-        return {c: list(got[c]) for c in AUDIT_COLUMNS}
 
     def close(self) -> _ClaimsOut | None:
         import hashlib
@@ -693,31 +780,47 @@ def _plan(manifest: dict[str, Any], items: ScoringItems, answered: Mapping[str, 
     return plan
 
 
-def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str, Mapping[str, float]],
-                   *, audited: bool, seed: int, n_resamples: int) -> dict[str, Any]:
-    """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
-    per-case sums kept and the table dropped before the next is read)."""
-    from medr2.score.aggregate import MetricsAccumulator
-    from medr2.score.claims import AUDIT_COLUMNS
-    from medr2.score.table import build_table_columns
+class _ChunkTable:
+    """The tidy table of one chunk of cases (:meth:`CaseChunks.read`), what :meth:`MetricsAccumulator.add`
+    takes: a pure function of the chunk, run in a worker process with ``--workers N``."""
 
-    acc = MetricsAccumulator()
-    for t in chunks.chunks():
+    def __init__(self, items: ScoringItems, audited: bool) -> None:
+        self.items, self.audited = items, audited
+
+    def __call__(self, path: Path) -> pd.DataFrame:
+        from medr2.score.claims import AUDIT_COLUMNS
+        from medr2.score.table import build_table_columns
+
+        t = CaseChunks.read(path)
         codes = t["item"].to_numpy()
-        items.load(codes)  # the chunk's records (build_table_columns looks them up)
-        table = build_table_columns(items, items.ids(codes), t["model_key"].to_pylist(),
+        self.items.load(codes)  # the chunk's records (build_table_columns looks them up)
+        table = build_table_columns(self.items, self.items.ids(codes), t["model_key"].to_pylist(),
                                     t["mode"].to_pylist(), t["verdict"].to_pylist(), t["parsed"].to_pylist(),
                                     t["method"].to_pylist(), t["iou"].to_pylist(),
-                                    chunks.text_metrics(t["text_metrics"].to_pylist()))
+                                    CaseChunks.text_metrics(t["text_metrics"].to_pylist()))
         table["reason"] = pd.Series(t["reason"].to_pylist(), dtype=object)
-        if audited:
+        if self.audited:
             for c in AUDIT_COLUMNS:
                 table[c] = t[c].to_numpy().astype(np.int64)
         table["_order"] = t["first"].to_numpy().astype(np.int64)
-        del t
-        acc.add(table, severity_floors=floors)
-        del table
-    items.load(np.zeros(0, dtype=np.int64))
+        self.items.load(np.zeros(0, dtype=np.int64))
+        return table
+
+
+def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str, Mapping[str, float]],
+                   *, audited: bool, seed: int, n_resamples: int, workers: int = 1) -> dict[str, Any]:
+    """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
+    per-case sums kept and the table dropped before the next is read; with ``workers`` > 1 the tables are built
+    in worker processes, one chunk ahead per worker, and added here in chunk order)."""
+    from medr2.score.aggregate import MetricsAccumulator
+    from medr2.score.workers import OrderedPool
+
+    acc = MetricsAccumulator()
+    with OrderedPool(_ChunkTable(items, audited), workers, in_flight=1) as pool:
+        for (path,), table in pool.map((p,) for p in chunks.paths()):
+            path.unlink()
+            acc.add(table, severity_floors=floors)
+            del table
     return acc.finish(seed=seed, n_resamples=n_resamples)
 
 

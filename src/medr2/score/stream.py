@@ -10,7 +10,7 @@ or score record outlives its batch, and the metrics read one chunk of cases at a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +91,7 @@ class RowGroupWriter:
 class CaseChunks:
     """The scored rows, spilled batch by batch to Arrow files in ``folder``, one per chunk of whole cases
     (contiguous ranges of the sorted case ids, about ``chunk_rows`` rows each for ``n_rows`` in all), then
-    read back a chunk at a time in stored order (:meth:`chunks`): what :class:`medr2.score.aggregate.
+    read back a chunk at a time in stored order (:meth:`paths`, :meth:`read`): what :class:`medr2.score.aggregate.
     MetricsAccumulator` adds. Per row only what the tidy table needs beside the item: item (its position among
     ``items``), mode, model key, verdict, parsed answer, method, IoU, text metrics (JSON), reason, rationale
     audit counts and ``first`` (where its first answer was stored). When some item's parent, yes/no twin or
@@ -112,9 +112,10 @@ class CaseChunks:
         self.n_chunks = k
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
 
-    def add(self, codes: np.ndarray, model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
-            scored: Sequence[Any], audit: Mapping[str, Sequence[int]] | None) -> None:
-        """One batch of scored rows (``codes``: their items' positions; ``scored``: the scorer's results)."""
+    @staticmethod
+    def rows(codes: np.ndarray, model_keys: Sequence[str], modes: Sequence[str], first: Sequence[int],
+             scored: Sequence[Any], audit: Mapping[str, Sequence[int]] | None) -> pa.Table:
+        """The spilled columns of one batch of scored rows (what :meth:`write` takes)."""
         cols: dict[str, pa.Array] = {
             "item": pa.array(codes, type=pa.int64()), "mode": pa.array(modes, type=pa.string()),
             "model_key": pa.array(model_keys, type=pa.string()),
@@ -129,7 +130,10 @@ class CaseChunks:
         }
         for c, v in (audit or {}).items():
             cols[c] = pa.array(v, type=pa.int64())
-        table = pa.table(cols)
+        return pa.table(cols)
+
+    def write(self, codes: np.ndarray, table: pa.Table) -> None:
+        """Spill one batch's rows (:meth:`rows`; ``codes``: their items' positions) to their chunks' files."""
         chunk = self._chunk[codes]
         for c in np.unique(chunk).tolist():
             part = table.filter(pa.array(chunk == c)) if self.n_chunks > 1 else table
@@ -141,17 +145,18 @@ class CaseChunks:
     def _path(self, chunk: int) -> Path:
         return self.folder / f"chunk-{chunk:05d}.arrow"
 
-    def chunks(self) -> Iterator[pa.Table]:
-        """Each chunk's rows in stored order (``first``); its file is removed once read."""
+    def paths(self) -> list[Path]:
+        """The chunks' files, in chunk order, finished (read each with :meth:`read`; the caller removes it)."""
         for w in self._writers.values():
             w.close()
-        for c in sorted(self._writers):
-            path = self._path(c)
-            with pa.memory_map(str(path)) as src:
-                table = pa.ipc.open_stream(src).read_all()
-            table = table.take(pc.sort_indices(table["first"]))
-            path.unlink()
-            yield table
+        return [self._path(c) for c in sorted(self._writers)]
+
+    @staticmethod
+    def read(path: Path) -> pa.Table:
+        """One chunk's rows (a file of :meth:`paths`) in stored order (``first``)."""
+        with pa.memory_map(str(path)) as src:
+            table = pa.ipc.open_stream(src).read_all()
+        return table.take(pc.sort_indices(table["first"]))
 
     @staticmethod
     def text_metrics(values: Sequence[str | None]) -> list[dict[str, float]]:

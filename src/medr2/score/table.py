@@ -187,3 +187,12 @@ class SeverityFloors:
                 floor = self.floors.setdefault(mode, {})
                 if got[1] < floor.get(got[0], np.inf):
                     floor[got[0]] = float(got[1])
+
+    def merge(self, floors: Mapping[str, Mapping[str, float]]) -> None:
+        """Add another batch's :attr:`floors` (batches merged in order give what :meth:`add` of their rows in
+        that order gives, the same keys in the same order)."""
+        for mode, got in floors.items():
+            floor = self.floors.setdefault(mode, {})
+            for code, sev in got.items():
+                if sev < floor.get(code, np.inf):
+                    floor[code] = float(sev)

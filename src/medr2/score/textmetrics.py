@@ -288,6 +288,18 @@ def _cached_wordnet() -> _CachedSynsets:
     return _CachedSynsets(wordnet()[0])
 
 
+def load_models() -> None:
+    """Load what the report metrics use (ROUGE's scorer, BLEU, WordNet, METEOR's module) now rather than at the
+    first report: ``medr2 score --workers N`` loads them once before it forks its workers, which then share
+    them instead of each loading its own. The same objects either way: no metric changes."""
+    _rouge_scorer()
+    _sentence_bleu()
+    _bleu()
+    _cached_wordnet()
+    from nltk.tokenize import wordpunct_tokenize  # noqa: F401
+    from nltk.translate.meteor_score import meteor_score  # noqa: F401
+
+
 def item_text_metrics(hypothesis: str, reference: str) -> dict[str, float]:
     """Per-item ROUGE P/R/F1, sentence BLEU-4 and METEOR (when WordNet is available)."""
     return dict(_item_text_metrics(hypothesis, reference))
