@@ -340,8 +340,9 @@ FINETUNE_STRATEGIES = (*STRATEGIES, *OBJECTIVES)
 
 def _full_tune(model: Any, processor: Any, dataset: Any, cfg: FinetuneConfig,
                out: Path, steps: int, callbacks: Any) -> tuple[Any, dict[str, Any]]:
-    """Full fine-tuning (every weight) for ``steps`` on ``dataset``: the trained model and its steps, mean
-    train loss and log (the pre-training and full-tuning stages)."""
+    """Full fine-tuning (every weight not frozen, the image path at ``vision_lr_scale`` times the rate) for
+    ``steps`` on ``dataset``: the trained model and its steps, mean train loss and log (the pre-training and
+    full-tuning stages)."""
     optimizer = None if cfg.vision_lr_scale == 1.0 else scaled_optimizer(model, cfg.full_lr, cfg.vision_lr_scale)
     trainer = build_trainer(model, processor, dataset, sft_config(cfg, out, max_steps=steps, lr=cfg.full_lr),
                             callbacks=callbacks, optimizer=optimizer)
