@@ -131,3 +131,15 @@ def test_freeze_leaves_the_named_modules_untouched_in_every_stage(tiny, bench, t
     assert frozen and all(torch.equal(tuned[n], before[n]) for n in frozen)
     assert any(not torch.equal(tuned[n], before[n]) for n in before if under(n, ["multi_modal_projector"]))
     assert any(not torch.equal(tuned[n], before[n]) for n in before if under(n, ["language_model"]))
+
+
+def test_cli_freeze_of_an_unknown_module_is_exit_2_naming_the_field(tiny, bench, tmp_path):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "medr2.cli", "finetune", "--base", str(tiny), "--bench",
+                          str(bench.root), "--out", str(tmp_path / "x"), "--freeze", "no_such_module", "--device",
+                          "cpu"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2
+    assert "field=freeze: no parameter under a module named 'no_such_module'" in res.stderr
+    assert "Traceback" not in res.stderr

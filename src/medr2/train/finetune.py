@@ -165,7 +165,7 @@ def freeze_modules(model: Any, modules: Sequence[str]) -> int:
     field) when a name matches no parameter."""
     for name in modules:
         if not any(under(n, [name]) for n, _ in model.named_parameters()):
-            raise BadInput(f"freeze: no parameter under a module named {name!r}", field="freeze")
+            raise BadInput(f"no parameter under a module named {name!r}", field="freeze")
     frozen = [p for n, p in model.named_parameters() if under(n, modules)]
     for p in frozen:
         p.requires_grad_(False)
@@ -196,7 +196,7 @@ def scaled_optimizer(model: Any, lr: float, vision_scale: float) -> Any:
 
     vision = vision_parameter_names(model)
     if not vision:
-        raise BadInput(f"vision_lr_scale: no parameter under any of {', '.join(VISION_MODULES)}",
+        raise BadInput(f"no image path: no parameter under any of {', '.join(VISION_MODULES)}",
                        field="vision_lr_scale")
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     groups = [{"params": [p for n, p in params if n in vision], "lr": lr * vision_scale},
