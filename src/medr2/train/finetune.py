@@ -179,9 +179,10 @@ def lora_targets(model: Any, freeze: Sequence[str] = ()) -> list[str]:
     names = default_target_modules(model)
     if not freeze:
         return names
+    head = model.get_output_embeddings()
     return sorted(n for n, m in model.named_modules()
-                  if not under(n, freeze) and (n.rsplit(".", 1)[-1] in names or n in names)
-                  and n and hasattr(m, "weight") and m is not model.get_output_embeddings())
+                  if n and not under(n, freeze) and (n.rsplit(".", 1)[-1] in names or n in names)
+                  and hasattr(m, "weight") and m is not head)
 
 
 def vision_parameter_names(model: Any) -> set[str]:
