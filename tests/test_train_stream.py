@@ -9,6 +9,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -154,6 +155,17 @@ def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Ben
     with TrainSource(bench.root) as src:
         streamed = stream.stream_examples(src, strategy="chain", with_variants=True, seed=1, work=tmp_path)
         ds = build_dataset(streamed, bench.root, tmp_path / "cache")
-    assert ds.data.table.equals(want.data.table) and ds.features == want.features
+    # the same Arrow rows; the images are stored undecoded and decoded by the dataset's transform, once per image
+    assert ds.data.table.equals(want.data.table) and ds.features == hf_features(False, decode=False)
     assert [Path(f["filename"]).parent.parent for f in ds.cache_files] == [tmp_path / "cache"]  # memory-mapped
+    got, expected = ds[:], want[:]
+    assert got["messages"] == expected["messages"] and got["item_ids"] == expected["item_ids"]
+    assert [[np.asarray(im).tobytes() for im in row] for row in got["images"]] == \
+        [[np.asarray(im).tobytes() for im in row] for row in expected["images"]]
+    seen: dict[bytes, int] = {}
+    for row in got["images"]:
+        for im in row:
+            seen.setdefault(np.asarray(im).tobytes(), id(im))
+            assert seen[np.asarray(im).tobytes()] == id(im)  # an image shown twice is decoded once
+    assert len(seen) < sum(len(row) for row in got["images"])
     assert streamed.n_examples == len(plan.examples)

@@ -225,12 +225,15 @@ def hf_dataset(rows: Iterable[dict[str, Any]], features: Any, cache: Path, finge
                    fingerprint=fingerprint())
 
 
-def hf_features(dpo: bool) -> Any:
+def hf_features(dpo: bool, decode: bool = True) -> Any:
+    """The ``hf`` formats' columns. ``decode=False``: the images are read back as their stored bytes (the same
+    Arrow storage; fine-tuning decodes them itself, once per image)."""
     from datasets import Features, Image, List, Value
 
     part = {"type": Value("string"), "text": Value("string")}
     conv = List({"role": Value("string"), "content": List(part)})
-    cols: dict[str, Any] = {"images": List(Image()), "item_ids": List(Value("string")), "stage": Value("int32")}
+    cols: dict[str, Any] = {"images": List(Image(decode=decode)), "item_ids": List(Value("string")),
+                            "stage": Value("int32")}
     if dpo:
         cols |= {"prompt": conv, "chosen": conv, "rejected": conv}
     else:
