@@ -508,7 +508,12 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
         for _ in range(a.repeats):
             for name, src, workers in variants:  # alternate, so all see the same machine load
-                r = time_score(run_dir, a.resamples, src, workers)
+                try:
+                    r = time_score(run_dir, a.resamples, src, workers)
+                except SystemExit as e:  # a failed score is reported, and run once more
+                    why = [line for line in str(e).splitlines() if "Error" in line][-1:] or ["?"]
+                    print(f"  n={n} {name}: FAILED ({why[0][:200]}); once more", flush=True)
+                    r = time_score(run_dir, a.resamples, src, workers)
                 runs[name].append(r)
                 print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
                       f"{r['rss_mib']:.0f} MiB peak RSS (largest process), {r['tree_rss_mib']:.0f} MiB summed over "
