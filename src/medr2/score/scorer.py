@@ -62,13 +62,20 @@ def _same_choice(item: ItemLike, parsed: str) -> bool:
     return parsed.strip().lower() == item.answer.strip().lower()
 
 
-# extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes
+# extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes. Each
+# scoring process keeps at most ``_MEMO_MAX`` entries per memo (then clears it), and only answers of at most
+# ``_MEMO_RAW_MAX`` characters (a longer one seldom repeats): an entry holds its raw answer and options, ≈ 0.5 KB
+# for a bare letter; the bound before (2**20 entries, answers up to ``SCAN_CHARS``) let a run of millions of
+# distinct answers fill ≈ 0.5 GB per process with letters, several GB with sentences
 _CHOICE_MEMO: dict[tuple[str, str, tuple[str, ...]], Reading] = {}
 _BOX_MEMO: dict[tuple[str, str], BoxReading] = {}
-_MEMO_MAX = 1 << 20
+_MEMO_MAX = 1 << 16
+_MEMO_RAW_MAX = 256
 
 
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any, raw: str) -> None:
+    if len(raw) > _MEMO_RAW_MAX:
+        return
     if len(memo) >= _MEMO_MAX:
         memo.clear()
     memo[key] = value
@@ -80,7 +87,7 @@ def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         got = _CHOICE_MEMO[key]
     else:
         got = read(item.form, raw, item.options)
-        _memo_put(_CHOICE_MEMO, key, got)
+        _memo_put(_CHOICE_MEMO, key, got, raw)
     parsed = got.value
     if parsed is None:
         return _Scored("unparsed", reason=got.reason)
@@ -97,7 +104,7 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     reading = _BOX_MEMO.get(key)
     if reading is None:
         reading = read_box(raw, conv)
-        _memo_put(_BOX_MEMO, key, reading)
+        _memo_put(_BOX_MEMO, key, reading, raw)
     pix, why = read_box_pixels(raw, conv, item.image_width, item.image_height, reading)
     if pix is None:
         return _Scored("unparsed", iou=0.0, reason=why)
