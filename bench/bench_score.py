@@ -30,8 +30,9 @@ Before/after a change, "before" is main's sources taken with ``git archive`` (ne
     mkdir -p /tmp/before && git archive main src | tar -x -C /tmp/before
     .venv/bin/python bench/bench_score.py --n 200000 1000000 --repeats 2 --before-src /tmp/before/src
 
-``--workers 2`` also times ``medr2 score --workers 2`` (this checkout; CPU seconds include the workers', and
-the peak RSS is also summed over the command's processes, sampled every 0.1 s)::
+``--workers 2`` also times ``medr2 score --workers 2`` (this checkout, and the ``--before-src`` sources when
+given; CPU seconds include the workers', and the peak RSS is also summed over the command's processes, sampled
+every 0.1 s)::
 
     .venv/bin/python bench/bench_score.py --run /tmp/scale-runs/r-b1000 /tmp/scale-runs/r-b3000 --repeats 1 \
         --before-src /tmp/before/src --workers 1 2
@@ -502,11 +503,17 @@ def main() -> None:
             continue
         # (name, src, workers): "after" is this checkout with one worker, "after wN" with --workers N
         variants = [("after", None, 1), *((f"after w{w}", None, w) for w in a.workers if w != 1)] + (
-            [("before", a.before_src, 1)] if a.before_src else [])
+            [("before", a.before_src, 1), *((f"before w{w}", a.before_src, w) for w in a.workers if w != 1)]
+            if a.before_src else [])
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
         for _ in range(a.repeats):
             for name, src, workers in variants:  # alternate, so all see the same machine load
-                r = time_score(run_dir, a.resamples, src, workers)
+                try:
+                    r = time_score(run_dir, a.resamples, src, workers)
+                except SystemExit as e:  # a failed score is reported, and run once more
+                    why = [line for line in str(e).splitlines() if "Error" in line][-1:] or ["?"]
+                    print(f"  n={n} {name}: FAILED ({why[0][:200]}); once more", flush=True)
+                    r = time_score(run_dir, a.resamples, src, workers)
                 runs[name].append(r)
                 print(f"  n={n} {name}: {r['wall_s']:.1f} s wall, {r['user_s']:.1f} s user + {r['sys_s']:.1f} s sys, "
                       f"{r['rss_mib']:.0f} MiB peak RSS (largest process), {r['tree_rss_mib']:.0f} MiB summed over "
@@ -539,7 +546,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
     if a.json and results:
         a.json.write_text(json.dumps(results, indent=1) + "\n")
-    names = ["before", "after", *(f"after w{w}" for w in a.workers if w != 1)]
+    names = ["before", "after", *(f"{v} w{w}" for w in a.workers if w != 1 for v in ("before", "after"))]
     if results:
         print("\n| predictions | variant | median wall s | median user s | median CPU s (user+sys) "
               "| of it the main process | median peak RSS MiB (largest process) | median peak RSS MiB (all processes) "

@@ -60,3 +60,25 @@ def test_pair_tests_merged_equal_the_tests_of_all_pairs() -> None:
     assert merged.n_cases == 30 and merged.only_first == exact["only_first"]
     assert TestView(merged, "mcnemar").resolve() == exact
     assert TestView(merged, "cluster_test").resolve() == clustered_mcnemar(a, b, idx)
+
+
+@pytest.mark.parametrize("spec", ["baseline:random", "baseline:follow-hint"])
+def test_chunk_metrics_pickled_and_absorbed_give_the_whole_table_bytes(spec: str) -> None:
+    """What a worker process sends back for a chunk (``chunk_metrics``, pickled: numbers, no rows) absorbed in
+    chunk order gives the bytes of one pass over the table; every built-in metric group's combine function
+    pickles."""
+    import pickle
+
+    from medr2.score.aggregate import chunk_metrics
+
+    table = _table(spec)
+    whole = json.dumps(compute_metrics(table, seed=5, n_resamples=100), sort_keys=True)
+    floors = SeverityFloors(BY_ID)
+    floors.add(table["item_id"].tolist(), table["mode"].tolist())
+    table = table.assign(_order=np.arange(len(table)))
+    acc = MetricsAccumulator()
+    for case in sorted(table["case_id"].unique()):
+        got = chunk_metrics(table[table["case_id"] == case], floors.floors)
+        assert got.rows and got.metrics and all(m.sums is not None or m.parts for m in got.metrics)
+        acc.absorb(pickle.loads(pickle.dumps(got)))
+    assert json.dumps(acc.finish(seed=5, n_resamples=100), sort_keys=True) == whole

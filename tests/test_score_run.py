@@ -82,3 +82,34 @@ def test_cli_workers_give_the_same_files(bench: Bench, tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(run), "--workers", "0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--workers" in bad.stderr
+
+
+def test_answer_memos_are_bounded_and_skip_long_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The choice and box memos of a scoring process hold at most ``_MEMO_MAX`` entries (cleared when full) and
+    never an answer longer than ``_MEMO_RAW_MAX``; the scores are those of scoring without any memo."""
+    import medr2.score.scorer as scorer
+    from medr2.models.base import BoxConvention
+    from medr2.score.scorer import score_items
+    from tests.score_fixtures import make_items, predict
+
+    items = make_items()
+    preds = [p for spec in ("baseline:random", "baseline:oracle") for p in predict(spec, items)]
+    long = [p.model_copy(update={"raw": "I think. " * 40 + p.raw}) for p in preds if p.raw]
+    by_id = {it.item_id: it for it in items}
+    monkeypatch.setattr(scorer, "_MEMO_MAX", 1 << 30)
+    scorer._CHOICE_MEMO.clear()
+    scorer._BOX_MEMO.clear()
+    want = score_items(by_id, preds + long, BoxConvention())
+    assert scorer._CHOICE_MEMO and all(len(k[1]) <= scorer._MEMO_RAW_MAX for k in scorer._CHOICE_MEMO)
+    assert scorer._BOX_MEMO and all(len(k[0]) <= scorer._MEMO_RAW_MAX for k in scorer._BOX_MEMO)
+    assert max(len(p.raw or "") for p in long) > scorer._MEMO_RAW_MAX
+    monkeypatch.setattr(scorer, "_MEMO_MAX", 3)
+    scorer._CHOICE_MEMO.clear()
+    scorer._BOX_MEMO.clear()
+    got = score_items(by_id, preds + long, BoxConvention())
+    assert 0 < len(scorer._CHOICE_MEMO) <= 3 and 0 < len(scorer._BOX_MEMO) <= 3
+    assert got == want
+    monkeypatch.setattr(scorer, "_MEMO_MAX", 1)  # one kept: nearly every answer read again
+    scorer._CHOICE_MEMO.clear()
+    scorer._BOX_MEMO.clear()
+    assert score_items(by_id, preds + long, BoxConvention()) == want

@@ -194,3 +194,48 @@ def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Pa
         scorer.score_run(run, workers=2, batch_rows=7)
     assert not (run / "scores.parquet").exists() and not (run / "metrics.json").exists()
     assert not [p for p in run.iterdir() if p.name.startswith(".score")]
+
+
+def test_chunk_metrics_are_computed_in_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``--workers 2`` the metric groups run in the worker processes (the scorer only adds up their numbers:
+    it never calls ``chunk_metrics``); a metric group whose combine function does not pickle (a plugin's lambda)
+    sends its chunk's table instead, and the scorer computes that chunk itself: the same ``metrics.json`` as one
+    process either way."""
+    import os
+
+    import medr2.score.aggregate as aggregate
+    from medr2.score.metrics import METRIC_GROUPS, Ctx
+    from medr2.score.scorer import score_run
+
+    score_fixture_runs(tmp_path, batch_rows=50_000)
+    run = tmp_path / "random-all-modes"
+    main, calls = os.getpid(), []
+    real = aggregate.chunk_metrics
+
+    def counted(*args: object, **kwargs: object) -> aggregate.ChunkMetrics:
+        if os.getpid() == main:  # a forked worker appends to its own copy
+            calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aggregate, "chunk_metrics", counted)
+
+    def metrics(workers: int) -> bytes:
+        score_run(run, seed=3, n_resamples=50, batch_rows=7, chunk_rows=60, workers=workers)
+        return (run / "metrics.json").read_bytes().replace(str(run).encode(), b"RUN")
+
+    one = metrics(1)
+    n_chunks = len(calls)
+    assert n_chunks > 1
+    calls.clear()
+    assert metrics(2) == one and not calls
+
+    def halved(ctx: Ctx) -> dict[str, object]:
+        acc = ctx.mean(ctx.rows, ctx.rows["verdict"].to_numpy() == "correct")
+        return {"half": ctx.derived([acc], lambda a: a / 2)}
+
+    monkeypatch.setitem(METRIC_GROUPS, "toy_halved", halved)
+    calls.clear()
+    one = metrics(1)
+    assert b'"toy_halved"' in one and len(calls) == n_chunks
+    calls.clear()
+    assert metrics(2) == one and len(calls) == n_chunks  # each chunk's table came back and was computed here

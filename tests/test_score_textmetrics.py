@@ -154,3 +154,26 @@ def test_wordnet_reader_loads_what_nltks_own_stream_reader_loads() -> None:
     assert wn._exception_map == plain._exception_map
     for word in ("chest", "tumour", "geese", "better", "ran", "effusion"):
         assert wn.synsets(word) == plain.synsets(word)
+
+
+def _synset_names(words: list[str]) -> list[list[str]]:
+    wn = tm.wordnet()[0]
+    return [sorted(s.name() for s in wn.synsets(w)) for w in words]
+
+
+def test_forked_processes_read_wordnet_through_their_own_files() -> None:
+    """``medr2 score --workers N`` forks its workers after loading WordNet: two of them reading synsets at once
+    must each read its own data files (inherited ones share a file offset: one process's seek moves the other's
+    read, giving a wrong synset or none). Both read every word as this process does."""
+    import multiprocessing as mp
+
+    wn, source = tm.wordnet()
+    if wn is None:
+        pytest.skip(source)
+    wn.synsets("chest")  # the data files are open before the fork
+    words = sorted(wn._lemma_pos_offset_map)[::40][:2500]
+    want = _synset_names(words)
+    wn._synset_offset_cache.clear()  # the workers read the files, not this process's cache
+    with mp.get_context("fork").Pool(2) as pool:
+        got = pool.map(_synset_names, [words, words[::-1]])
+    assert got[0] == want and got[1] == want[::-1]

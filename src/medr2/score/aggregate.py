@@ -35,7 +35,7 @@ _BEFORE, _AFTER = "\x00before", "\x00after"
 class _Piece:
     """One metric, over the chunks seen so far: per chunk its components' per-case sums."""
 
-    combine: Combine
+    combine: Combine | None  # None for a derived metric (``fn`` of its parts' values)
     extra: dict[str, Any]
     parts: tuple[Key, ...] | None = None  # a derived metric: the metrics it is computed from
     fn: Combine | None = None
@@ -50,8 +50,86 @@ class _KeyRef:
     extra: dict[str, Any]
 
 
+@dataclass(eq=False)
+class ChunkMetric:
+    """One metric of one chunk, named by its path in the tree: what it is computed from (its components'
+    per-case sums over the chunk's cases, or, derived, the metrics ``parts`` and ``fn``)."""
+
+    key: Key
+    combine: Combine | None
+    extra: dict[str, Any]
+    parts: tuple[Key, ...] | None
+    fn: Combine | None
+    n: int
+    n_cases: int
+    sums: list[np.ndarray] | None
+
+
+@dataclass(eq=False)
+class ChunkMetrics:
+    """Every metric group run on one chunk of whole cases (:func:`chunk_metrics`), as numbers: the chunk's cases
+    (sorted), its metrics in registration order, its trees per mode with each metric named by its key, and its
+    model keys. Nothing refers to the chunk's rows, so a worker process can compute it and send it back (it
+    pickles when the metric groups' combine functions do: the built-in ones are module-level functions)."""
+
+    cases: list[str]
+    metrics: list[ChunkMetric]
+    trees: dict[str, Any]
+    models: list[str]
+    rows: int
+
+
+def chunk_metrics(rows: pd.DataFrame, severity_floors: Mapping[str, Mapping[str, float]] | None = None,
+                  first_row: int = 0) -> ChunkMetrics:
+    """Compute every metric group on ``rows`` (whole cases, in stored order; an ``_order`` column, when given,
+    orders them among every chunk's rows, else they are numbered from ``first_row``) and keep their per-case
+    sums (see :meth:`MetricsAccumulator.add`): a pure function of its arguments."""
+    if "_order" not in rows.columns:
+        rows = rows.assign(_order=np.arange(first_row, first_row + len(rows), dtype=np.int64))
+    book = MetricBook(rows["case_id"].astype(str).unique().tolist())
+    trees: dict[str, Any] = {}
+    for mode, df in rows.groupby("mode", sort=True):
+        floor = None if severity_floors is None else severity_floors.get(str(mode), {})
+        trees[str(mode)] = mode_tree(Ctx(book=book, rows=df, mode=str(mode), all_rows=rows, partial=True,
+                                         severity_floor=floor))
+    keys: dict[int, Key] = {}
+
+    def walk(node: Any, path: Key) -> Any:
+        if isinstance(node, Ref):
+            keys.setdefault(node.index, path)
+            return _KeyRef(path, {k: walk(v, (*path, k)) for k, v in node.extra.items()})
+        if isinstance(node, dict):
+            return {k: walk(v, (*path, str(k))) for k, v in node.items()}
+        return node
+
+    keyed = {mode: walk(t, (mode,)) for mode, t in trees.items()}
+    pending: list[int] = []
+    last: Key = ()
+    for i in range(book.n_metrics):
+        if i not in keys:
+            pending.append(i)
+            continue
+        for j, anon in enumerate(pending):
+            keys[anon] = (*keys[i], _BEFORE, str(j))
+        pending, last = [], keys[i]
+    for j, anon in enumerate(pending):
+        keys[anon] = (*last, _AFTER, str(j))
+    metrics: list[ChunkMetric] = []
+    for i in range(book.n_metrics):
+        m = book.info(i)
+        if m.parts is None:
+            metrics.append(ChunkMetric(keys[i], m.combine, dict(m.extra), None, None, m.n, m.n_cases,
+                                       [book.column(c) for c in m.components]))
+        else:
+            metrics.append(ChunkMetric(keys[i], None, dict(m.extra), tuple(keys[p] for p in m.parts), m.fn,
+                                       m.n, m.n_cases, None))
+    return ChunkMetrics(list(book.cases), metrics, keyed, rows["model_key"].astype(str).unique().tolist(),
+                        len(rows))
+
+
 class MetricsAccumulator:
-    """``add`` chunks of whole cases (each case in one chunk), then ``finish``: ``compute_metrics``'s dict."""
+    """``add`` chunks of whole cases (each case in one chunk), or ``absorb`` their :func:`chunk_metrics`, then
+    ``finish``: ``compute_metrics``'s dict."""
 
     def __init__(self) -> None:
         self._chunks: list[list[str]] = []
@@ -67,57 +145,30 @@ class MetricsAccumulator:
         mode, the lowest severity per code over every chunk (required when there is more than one chunk)."""
         if rows.empty:
             return
-        if "_order" not in rows.columns:
-            rows = rows.assign(_order=np.arange(self._rows, self._rows + len(rows), dtype=np.int64))
-        self._rows += len(rows)
-        book = MetricBook(rows["case_id"].astype(str).unique().tolist())
-        trees: dict[str, Any] = {}
-        for mode, df in rows.groupby("mode", sort=True):
-            floor = None if severity_floors is None else severity_floors.get(str(mode), {})
-            trees[str(mode)] = mode_tree(Ctx(book=book, rows=df, mode=str(mode), all_rows=rows, partial=True,
-                                             severity_floor=floor))
-        self._models.update(rows["model_key"].astype(str).unique().tolist())
-        self._absorb(book, trees)
+        self.absorb(chunk_metrics(rows, severity_floors, self._rows))
 
-    def _absorb(self, book: MetricBook, trees: dict[str, Any]) -> None:
-        chunk = len(self._chunks)
-        self._chunks.append(list(book.cases))
-        keys: dict[int, Key] = {}
-
-        def walk(node: Any, path: Key) -> Any:
-            if isinstance(node, Ref):
-                keys.setdefault(node.index, path)
-                return _KeyRef(path, {k: walk(v, (*path, k)) for k, v in node.extra.items()})
-            if isinstance(node, dict):
-                return {k: walk(v, (*path, str(k))) for k, v in node.items()}
-            return node
-
-        keyed = {mode: walk(t, (mode,)) for mode, t in trees.items()}
-        pending: list[int] = []
-        last: Key = ()
-        for i in range(book.n_metrics):
-            if i not in keys:
-                pending.append(i)
-                continue
-            for j, anon in enumerate(pending):
-                keys[anon] = (*keys[i], _BEFORE, str(j))
-            pending, last = [], keys[i]
-        for j, anon in enumerate(pending):
-            keys[anon] = (*last, _AFTER, str(j))
+    def absorb(self, chunk: ChunkMetrics) -> None:
+        """Keep one chunk's metrics (:func:`chunk_metrics`; chunks absorbed in order give what :meth:`add` of
+        their rows in that order gives)."""
+        if not chunk.rows:
+            return
+        self._rows += chunk.rows
+        self._models.update(chunk.models)
+        index = len(self._chunks)
+        self._chunks.append(chunk.cases)
         prev: Key | None = None
-        for i in range(book.n_metrics):
-            key, m = keys[i], book.info(i)
-            piece = self._pieces.get(key)
+        for m in chunk.metrics:
+            piece = self._pieces.get(m.key)
             if piece is None:
-                parts = None if m.parts is None else tuple(keys[p] for p in m.parts)
-                piece = self._pieces[key] = _Piece(m.combine, dict(m.extra), parts, m.fn)
-                self._order.insert(0 if prev is None else self._order.index(prev) + 1, key)
-            prev = key
+                piece = self._pieces[m.key] = _Piece(m.combine, m.extra, m.parts, m.fn)
+                self._order.insert(0 if prev is None else self._order.index(prev) + 1, m.key)
+            prev = m.key
             if piece.parts is None:
+                assert m.sums is not None
                 piece.n += m.n
                 piece.n_cases += m.n_cases
-                piece.sums.append((chunk, [book.column(c) for c in m.components]))
-        self._trees = _merge(self._trees, keyed)
+                piece.sums.append((index, m.sums))
+        self._trees = _merge(self._trees, chunk.trees)
 
     def finish(self, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
         """Every metric of every mode with its 95% case-bootstrap interval (as ``compute_metrics``)."""
@@ -140,6 +191,7 @@ class MetricsAccumulator:
                     col[where[chunk]] = sums[r]
                 comps.append(book.add_column(col))
             piece.sums.clear()
+            assert piece.combine is not None
             index[key] = book.metric(comps, piece.combine, n=piece.n, n_cases=piece.n_cases, **piece.extra)
         trees: dict[str, Any] = {}
         for mode, keyed in self._trees.items():

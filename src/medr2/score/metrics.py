@@ -506,9 +506,16 @@ def report_text(ctx: Ctx) -> dict[str, Any]:
     stats = tm.bleu_stats(hyps, texts["answer"].tolist())
     idx = ctx.cases(texts)
     comps = [ctx.book.component(idx, stats[:, j]) for j in range(stats.shape[1])]
-    out["BLEU-4"] = Ref(ctx.book.metric(comps, lambda *cols: tm.bleu_from_stats(np.stack(cols, axis=-1)).squeeze(),
-                                        n=len(texts), n_cases=ctx.book.n_cases_of(idx)), {})
+    out["BLEU-4"] = Ref(ctx.book.metric(comps, bleu_combine, n=len(texts), n_cases=ctx.book.n_cases_of(idx)), {})
     return out
+
+
+def bleu_combine(*totals: Any) -> Any:
+    """Corpus BLEU-4 from its summed sufficient statistics, one argument per statistic (scalars or vectors over
+    resamples). Module-level, so a chunk's metrics pickle (``medr2 score --workers N``)."""
+    from medr2.score import textmetrics as tm
+
+    return tm.bleu_from_stats(np.stack(totals, axis=-1)).squeeze()
 
 
 def _text_rows(ctx: Ctx, *, report: bool) -> pd.DataFrame:

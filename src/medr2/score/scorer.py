@@ -62,13 +62,20 @@ def _same_choice(item: ItemLike, parsed: str) -> bool:
     return parsed.strip().lower() == item.answer.strip().lower()
 
 
-# extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes
+# extraction is a pure function of (form, raw, options); many raw answers repeat across items and modes. Each
+# scoring process keeps at most ``_MEMO_MAX`` entries per memo (then clears it), and only answers of at most
+# ``_MEMO_RAW_MAX`` characters (a longer one seldom repeats): an entry holds its raw answer and options, ≈ 0.5 KB
+# for a bare letter; the bound before (2**20 entries, answers up to ``SCAN_CHARS``) let a run of millions of
+# distinct answers fill ≈ 0.5 GB per process with letters, several GB with sentences
 _CHOICE_MEMO: dict[tuple[str, str, tuple[str, ...]], Reading] = {}
 _BOX_MEMO: dict[tuple[str, str], BoxReading] = {}
-_MEMO_MAX = 1 << 20
+_MEMO_MAX = 1 << 16
+_MEMO_RAW_MAX = 256
 
 
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any, raw: str) -> None:
+    if len(raw) > _MEMO_RAW_MAX:
+        return
     if len(memo) >= _MEMO_MAX:
         memo.clear()
     memo[key] = value
@@ -80,7 +87,7 @@ def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         got = _CHOICE_MEMO[key]
     else:
         got = read(item.form, raw, item.options)
-        _memo_put(_CHOICE_MEMO, key, got)
+        _memo_put(_CHOICE_MEMO, key, got, raw)
     parsed = got.value
     if parsed is None:
         return _Scored("unparsed", reason=got.reason)
@@ -97,7 +104,7 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     reading = _BOX_MEMO.get(key)
     if reading is None:
         reading = read_box(raw, conv)
-        _memo_put(_BOX_MEMO, key, reading)
+        _memo_put(_BOX_MEMO, key, reading, raw)
     pix, why = read_box_pixels(raw, conv, item.image_width, item.image_height, reading)
     if pix is None:
         return _Scored("unparsed", iou=0.0, reason=why)
@@ -780,14 +787,28 @@ def _plan(manifest: dict[str, Any], items: ScoringItems, answered: Mapping[str, 
     return plan
 
 
-class _ChunkTable:
-    """The tidy table of one chunk of cases (:meth:`CaseChunks.read`), what :meth:`MetricsAccumulator.add`
-    takes: a pure function of the chunk, run in a worker process with ``--workers N``."""
+@dataclass
+class _ChunkOut:
+    """One chunk's metrics from :class:`_ChunkMetrics`: the :class:`medr2.score.aggregate.ChunkMetrics` (pickled
+    by a worker process), or, when a metric group's combine function does not pickle (a plugin's lambda), the
+    chunk's tidy table, whose metrics the scorer then computes itself."""
 
-    def __init__(self, items: ScoringItems, audited: bool) -> None:
-        self.items, self.audited = items, audited
+    metrics: Any = None  # ChunkMetrics, or its pickle (bytes) from a worker
+    table: pd.DataFrame | None = None
 
-    def __call__(self, path: Path) -> pd.DataFrame:
+
+class _ChunkMetrics:
+    """The metrics of one chunk of cases (:meth:`CaseChunks.read`): its tidy table (records loaded,
+    ``build_table_columns``) and every metric group run on it (:func:`medr2.score.aggregate.chunk_metrics`),
+    what :meth:`MetricsAccumulator.absorb` takes. A pure function of the chunk, run in a worker process with
+    ``--workers N`` (``pickled``: the result is pickled there, so that only numbers cross to the scorer)."""
+
+    def __init__(self, items: ScoringItems, audited: bool, floors: Mapping[str, Mapping[str, float]],
+                 pickled: bool = False) -> None:
+        self.items, self.audited, self.floors, self.pickled = items, audited, floors, pickled
+
+    def table(self, path: Path) -> pd.DataFrame:
+        """The chunk's tidy table, rows in stored order (``_order``: where each row's first answer was stored)."""
         from medr2.score.claims import AUDIT_COLUMNS
         from medr2.score.table import build_table_columns
 
@@ -806,21 +827,43 @@ class _ChunkTable:
         self.items.load(np.zeros(0, dtype=np.int64))
         return table
 
+    def __call__(self, path: Path) -> _ChunkOut:
+        import pickle
+
+        from medr2.score.aggregate import chunk_metrics
+
+        table = self.table(path)
+        got = chunk_metrics(table, self.floors)
+        if not self.pickled:
+            return _ChunkOut(got)
+        try:
+            return _ChunkOut(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+        except (pickle.PicklingError, AttributeError, TypeError):  # a closure or lambda: the scorer computes it
+            return _ChunkOut(table=table)
+
 
 def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str, Mapping[str, float]],
                    *, audited: bool, seed: int, n_resamples: int, workers: int = 1) -> dict[str, Any]:
     """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
-    per-case sums kept and the table dropped before the next is read; with ``workers`` > 1 the tables are built
-    in worker processes, one chunk ahead per worker, and added here in chunk order)."""
-    from medr2.score.aggregate import MetricsAccumulator
+    metric groups run, their per-case sums kept and the table dropped before the next is read; with ``workers``
+    > 1 that is done in worker processes, one chunk ahead per worker, and the sums are added here in chunk
+    order)."""
+    import pickle
+
+    from medr2.score.aggregate import MetricsAccumulator, chunk_metrics
     from medr2.score.workers import OrderedPool
 
     acc = MetricsAccumulator()
-    with OrderedPool(_ChunkTable(items, audited), workers, in_flight=1) as pool:
-        for (path,), table in pool.map((p,) for p in chunks.paths()):
+    with OrderedPool(_ChunkMetrics(items, audited, floors, pickled=workers > 1), workers, in_flight=1) as pool:
+        for (path,), out in pool.map((p,) for p in chunks.paths()):
             path.unlink()
-            acc.add(table, severity_floors=floors)
-            del table
+            if out.table is not None:
+                got = chunk_metrics(out.table, floors)
+            else:
+                got = pickle.loads(out.metrics) if isinstance(out.metrics, bytes) else out.metrics
+            del out
+            acc.absorb(got)
+            del got
     return acc.finish(seed=seed, n_resamples=n_resamples)
 
 

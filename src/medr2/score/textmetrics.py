@@ -288,6 +288,21 @@ def _cached_wordnet() -> _CachedSynsets:
     return _CachedSynsets(wordnet()[0])
 
 
+def _forget_open_files() -> None:
+    """In a process just forked (``medr2 score --workers N``): drop the WordNet reader's open data files. They
+    were inherited from the parent with its file offsets, which the parent and every sibling share: nltk's reader
+    seeks and reads a line per synset, so two processes reading at once read each other's lines (a wrong synset,
+    or none). The reader opens its own files at its next lookup. Nothing is loaded here."""
+    if not wordnet.cache_info().currsize:
+        return
+    files = getattr(wordnet()[0], "_data_file_map", None)
+    if isinstance(files, dict):
+        files.clear()  # this process's copies of the descriptors close with them; the parent's stay open
+
+
+os.register_at_fork(after_in_child=_forget_open_files)
+
+
 def load_models() -> None:
     """Load what the report metrics use (ROUGE's scorer, BLEU, WordNet, METEOR's module) now rather than at the
     first report: ``medr2 score --workers N`` loads them once before it forks its workers, which then share

@@ -1,7 +1,7 @@
 """``medr2 score --workers N``: scoring's per-batch and per-chunk work in N worker processes, results in order.
 
 :class:`OrderedPool` maps a function that is pure in its arguments (``medr2.score.scorer._BatchScorer``: one
-batch of counted rows; ``_ChunkTable``: one chunk of cases' tidy table) over its arguments' sequence. With one
+batch of counted rows; ``_ChunkMetrics``: one chunk of cases' metrics) over its arguments' sequence. With one
 worker it is called in this process, one argument after another (scoring's long-standing path). With more, the
 arguments go to a pool of ``fork``ed processes, which inherit the function and what it holds (the bench's items,
 spilled to the run's folder and read with ``pread``, the box convention, the audit's state) without pickling
