@@ -100,8 +100,9 @@ class _DecodedOnce:
     """A ``datasets`` transform for the ``images`` column stored undecoded (``Image(decode=False)``): each
     distinct image's bytes are decoded to a PIL image once and the decoded image handed out again while it is
     among the last :data:`IMAGES_REMEMBERED` used. ``datasets`` decodes an image each time a row is read, so an
-    image shown by many examples was decoded again in every batch of every epoch (about a fifth of the CPU of a short
-    fine-tuning of the demo's tiny VLM, in a profile). The same bytes decode to the same pixels: training computes the same thing."""
+    image shown by many examples was decoded again in every batch of every epoch (about a fifth of the CPU of a
+    short fine-tuning of the demo's tiny VLM, in a profile). The same bytes decode to the same pixels: training
+    computes the same thing."""
 
     def __init__(self) -> None:
         self._decode = functools.lru_cache(maxsize=IMAGES_REMEMBERED)(self._open)
