@@ -71,10 +71,10 @@ class DemoConfig:
     image_size: int = 32
     # fine-tuning (each strategy starts from the same untrained checkpoint): image pre-training on one caption
     # per train image (the tiny model's image features are random), then full fine-tuning on the strategy's
-    # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM":
-    # run T32x2, which took the demo to 18.9 min on one lane and fits the 15-min budget on two)
-    # 800 caption steps with the frozen tower (run P800F of docs/finetuning.md): the models' answers follow the image
-    # (VRS 0.02 [0.01, 0.04], IS 0.09 in the experiment); with 200 steps VRS was 0.01 [-0.00, 0.02] (run FRZT)
+    # data, then LoRA; multiple-choice targets as the option's text (docs/finetuning.md, "The demo's tiny VLM").
+    # 800 caption steps with the frozen tower (run P800F there): the models' answers follow the image (VRS 0.02
+    # [0.01, 0.04], IS 0.09 in the experiment; 200 steps gave VRS 0.01 [-0.00, 0.02], run FRZT); the demo then takes
+    # 13 min on 2 idle cores with 2 lanes (docs/demo.md, "Time budget")
     pretrain_steps: int = 800
     # the tiny VLM's image path: a vision tower 256 wide that no stage trains, as LLaVA freezes its vision encoder
     # (its random features keep part of what a linear probe reads within a modality; trained, the 64-wide tower's
