@@ -113,3 +113,28 @@ def test_answer_memos_are_bounded_and_skip_long_answers(monkeypatch: pytest.Monk
     scorer._CHOICE_MEMO.clear()
     scorer._BOX_MEMO.clear()
     assert score_items(by_id, preds + long, BoxConvention()) == want
+
+
+def test_answers_for_items_not_in_the_bench_are_quarantined_in_stored_order(bench: Bench, tmp_path: Path) -> None:
+    """Stored answers whose item is not in the bench are quarantined with their request hash, in the order they
+    were stored, and the rest is scored as if they were not there; a run without them writes no quarantine."""
+    from medr2.records import Prediction
+    from medr2.run.store import Store
+    from medr2.score.scorer import QUARANTINE_FILE
+
+    run = _run(bench, "baseline:oracle", tmp_path / "run")
+    clean = score_run(run, seed=0, n_resamples=50)
+    assert clean["run"]["quarantined"] == 0 and not (run / QUARANTINE_FILE).exists()
+    scores = (run / "scores.parquet").read_bytes()
+    strangers = [("zz-not-here", "h-stranger-1"), ("00-not-here", "h-stranger-2"), ("mm-not-here", "h-stranger-3")]
+    with Store.open(run, write=True) as store:
+        for item_id, request_hash in strangers:
+            store.put(Prediction(model_key="baseline:oracle", item_id=item_id, mode="independent",
+                                 request_hash=request_hash, raw="A", status="ok"))
+    got = score_run(run, seed=0, n_resamples=50)
+    lines = [json.loads(line) for line in (run / QUARANTINE_FILE).read_text().splitlines()]
+    assert [(e["record"], e["field"], e["stage"]) for e in lines] == [(h, "item_id", "score") for _, h in strangers]
+    assert [e["reason"] for e in lines] == [f"item {i} is not in the bench" for i, _ in strangers]
+    assert got["run"]["quarantined"] == 3 and got["run"]["n_predictions"] == clean["run"]["n_predictions"]
+    assert (run / "scores.parquet").read_bytes() == scores
+    assert got["modes"] == clean["modes"]

@@ -63,9 +63,14 @@ def test_row_group_writer_to_a_file_gives_the_same_bytes(tmp_path: Path) -> None
         w.getvalue()
 
 
-def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp_path: Path) -> None:
-    """``Store.counted_rows`` sorts in SQLite (byte order of UTF-8): the order Python and Arrow sort strings,
-    also for ids whose order differs between Latin-1, UTF-16 and code points; batches split anywhere."""
+@pytest.mark.parametrize("key_index", [True, False], ids=["streamed-along-the-index", "grouped-and-sorted"])
+def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp_path: Path, key_index: bool
+                                                                              ) -> None:
+    """``Store.counted_rows`` in byte order of UTF-8: the order Python and Arrow sort strings, also for ids whose
+    order differs between Latin-1, UTF-16 and code points; batches split anywhere. Both ways of reading them:
+    along the store's unique (item_id, mode) index, and grouped and sorted by SQLite (a store without it)."""
+    import sqlite3
+
     from medr2.records import Prediction
     from medr2.run.store import Row, Store
 
@@ -79,7 +84,16 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
                                    error="boom" if status == "error" else None, reasoning=f"why {k}")))
     with Store.open(tmp_path, write=True) as store:
         store.put_many(rows)
+        # a retried error under another request hash replaces the error row (one row per key)
+        retried = rows[0].prediction.model_copy(update={"request_hash": "h-retry", "raw": "answer again",
+                                                         "status": "ok", "error": None})
+        store.put(retried)
+        rows[0] = Row(retried)
+    if not key_index:
+        with sqlite3.connect(tmp_path / "store.sqlite") as conn:
+            conn.execute("DROP INDEX predictions_item_mode")
     with Store.open(tmp_path) as store:
+        assert store._one_row_per_key() is key_index
         got = [r for batch in store.counted_rows(batch_rows=4) for r in batch]
     want = sorted((r.prediction.mode, r.prediction.item_id) for r in rows)
     assert [(g[1], g[0]) for g in got] == want
@@ -90,7 +104,8 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
         assert (model_key, status, raw) == (p.model_key, p.status, p.raw)
         assert reasoning == (p.reasoning if status == "ok" else None)
         firsts.append((first, k))
-    assert [k for _, k in sorted(firsts)] == list(range(len(rows)))  # ``first`` orders rows as they were stored
+    # ``first`` orders rows as they were stored (the retried row last)
+    assert [k for _, k in sorted(firsts)] == [*range(1, len(rows)), 0]
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 60])

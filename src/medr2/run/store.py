@@ -60,6 +60,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id,
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+_KEY_INDEX = "predictions_item_mode"  # unique: one row per (item_id, mode)
 _COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
             "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request",
             "finish_reason", "reasoning")
@@ -289,19 +290,40 @@ class Store:
         sorts): ``(item_id, mode, model_key, status, raw, finish_reason, reasoning, first)``, where the answer
         that counts is the latest ok row, else the latest row (a later ok answer replaces an earlier one, an
         error never replaces an ok one), ``reasoning`` is None unless it is ok, and ``first`` is the rowid of
-        the key's first stored row (the order scoring used to keep). SQLite groups and sorts (on disk when
-        large): nothing here holds more than one batch."""
-        finish = "p.finish_reason" if "finish_reason" in self._select else "NULL"
-        reasoning = "p.reasoning" if "reasoning" in self._select else "NULL"
+        the key's first stored row (the order scoring used to keep). Nothing here holds more than one batch.
+
+        A store with its unique index on (item_id, mode) (every store this code wrote) holds one row per key:
+        the rows are streamed mode by mode along that index, the first batch at once. A store without it is
+        grouped and sorted by SQLite (on disk when large) before its first row."""
+        finish = "finish_reason" if "finish_reason" in self._select else "NULL"
+        reasoning = "reasoning" if "reasoning" in self._select else "NULL"
+        if self._one_row_per_key():
+            modes = [m for (m,) in self._conn.execute("SELECT DISTINCT mode FROM predictions ORDER BY mode")]
+            for mode in modes:
+                cur = self._conn.execute(
+                    f"SELECT item_id, mode, model_key, status, raw, {finish}, "
+                    f"CASE WHEN status = 'ok' THEN {reasoning} END, rowid FROM predictions "
+                    f"INDEXED BY {_KEY_INDEX} WHERE mode = ? ORDER BY item_id", (mode,))
+                while rows := cur.fetchmany(batch_rows):
+                    yield rows
+            return
         cur = self._conn.execute(
-            f"SELECT p.item_id, p.mode, p.model_key, p.status, p.raw, {finish}, "
-            f"CASE WHEN p.status = 'ok' THEN {reasoning} END, g.first FROM "
+            f"SELECT p.item_id, p.mode, p.model_key, p.status, p.raw, {_qualified(finish)}, "
+            f"CASE WHEN p.status = 'ok' THEN {_qualified(reasoning)} END, g.first FROM "
             "(SELECT item_id, mode, MIN(rowid) AS first, "
             "COALESCE(MAX(CASE WHEN status = 'ok' THEN rowid END), MAX(rowid)) AS pick "
             "FROM predictions GROUP BY item_id, mode) AS g "
             "JOIN predictions AS p ON p.rowid = g.pick ORDER BY p.mode, p.item_id")
         while rows := cur.fetchmany(batch_rows):
             yield rows
+
+    def _one_row_per_key(self) -> bool:
+        """Whether the store has its unique index on exactly (item_id, mode) (at most one row per key)."""
+        for row in self._conn.execute("PRAGMA index_list(predictions)"):
+            if row[1] == _KEY_INDEX and row[2]:
+                cols = [r[2] for r in self._conn.execute(f"PRAGMA index_info({_KEY_INDEX})")]
+                return cols == ["item_id", "mode"]
+        return False
 
     def modes_per_item(self) -> Iterator[tuple[str, int]]:
         """``(item_id, distinct modes answered)`` per item (how many answers count, before reading them)."""
@@ -365,6 +387,11 @@ def _digits(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _INT64[1]:
         return f"{'-' if value < 0 else ''}{len(str(abs(value)))}-digit number"
     return repr(value)[:40]
+
+
+def _qualified(column: str) -> str:
+    """``p.column``, or NULL for a column the store lacks."""
+    return column if column == "NULL" else f"p.{column}"
 
 
 def _present_columns(conn: sqlite3.Connection, schema: str) -> set[str]:

@@ -361,25 +361,29 @@ def refuse_unknown_answers(bench_manifest: Mapping[str, Any], bench_path: str | 
 
 def _quarantine_unknown(run_dir: Path, items: ScoringItems, quarantine: Quarantine) -> int:
     """Quarantine every stored row whose item is not in the bench (in insertion order); returns how many answers
-    count (one per (item, mode) of a known item)."""
+    count (one per (item, mode) of a known item). The answers per item are counted along the store's index; only
+    a store that holds an unknown item is read row by row for the rows to quarantine."""
     from itertools import islice
 
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
-        rows = iter(store.item_rows())
-        while part := list(islice(rows, BATCH_ROWS)):
-            known = items.positions([r[1] for r in part]) >= 0
-            for (request_hash, item_id), ok in zip(part, known.tolist(), strict=True):
-                if not ok:
-                    quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
-                                                   f"item {item_id} is not in the bench", stage="score"))
         n = 0
+        unknown = False
         per_item = iter(store.modes_per_item())
         while counts := list(islice(per_item, BATCH_ROWS)):
             known = items.positions([r[0] for r in counts]) >= 0
             n += sum(c for (_, c), ok in zip(counts, known.tolist(), strict=True) if ok)
+            unknown = unknown or not bool(known.all())
+        if unknown:
+            rows = iter(store.item_rows())
+            while part := list(islice(rows, BATCH_ROWS)):
+                known = items.positions([r[1] for r in part]) >= 0
+                for (request_hash, item_id), ok in zip(part, known.tolist(), strict=True):
+                    if not ok:
+                        quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
+                                                       f"item {item_id} is not in the bench", stage="score"))
         return n
     finally:
         store.close()
