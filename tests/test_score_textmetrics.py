@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU
 
@@ -25,6 +27,22 @@ def test_rouge_equals_rouge_score() -> None:
             assert got[f"{t}_p"] == want[t].precision
             assert got[f"{t}_r"] == want[t].recall
             assert got[f"{t}_f"] == want[t].fmeasure
+
+
+_WORDS = st.sampled_from(["lesion", "lesions", "left", "right", "lung", "liver", "the", "a", "mass", "no", "Mass",
+                          "3.5", "cm", "effusion", "effusions", "-", ".", "naïve", "x" * 30])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, max_size=80), st.lists(_WORDS, max_size=80))
+def test_rouge_l_equals_rouge_score_on_any_texts(hyp_words: list[str], ref_words: list[str]) -> None:
+    """ROUGE-L's LCS is RapidFuzz's (``textmetrics._rouge_l``); its P/R/F equal rouge-score's own ``_score_lcs``
+    (pure-Python LCS table) on any texts: repeated words, stems that merge (lesion/lesions), empty texts, texts
+    longer than one 64-bit word of the bit-parallel algorithm."""
+    ref = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    h, r = " ".join(hyp_words), " ".join(ref_words)
+    got, want = tm._rouge_l(r, h), ref.score(r, h)["rougeL"]
+    assert (got.precision, got.recall, got.fmeasure) == (want.precision, want.recall, want.fmeasure)
 
 
 def test_corpus_bleu_equals_sacrebleu_and_vectorised_form_matches() -> None:
