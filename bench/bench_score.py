@@ -483,6 +483,8 @@ def main() -> None:
     ap.add_argument("--before-src", default=None, help="a copy of src/ to time alongside (before/after)")
     ap.add_argument("--workers", type=int, nargs="*", default=[1],
                     help="also time `medr2 score --workers N` for each N other than 1 (this checkout)")
+    ap.add_argument("--no-single", action="store_true",
+                    help="time only the --workers N variants (N other than 1), not the one-process scorer")
     ap.add_argument("--profile", action="store_true", help="cProfile one in-process score_run instead")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -505,6 +507,8 @@ def main() -> None:
         variants = [("after", None, 1), *((f"after w{w}", None, w) for w in a.workers if w != 1)] + (
             [("before", a.before_src, 1), *((f"before w{w}", a.before_src, w) for w in a.workers if w != 1)]
             if a.before_src else [])
+        if a.no_single and any(w != 1 for w in a.workers):
+            variants = [v for v in variants if v[2] != 1]
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
         for _ in range(a.repeats):
             for name, src, workers in variants:  # alternate, so all see the same machine load
@@ -524,7 +528,7 @@ def main() -> None:
         hashes = {name: {json.dumps(r["hashes"], sort_keys=True) for r in rs} for name, rs in runs.items()}
         for name, hs in hashes.items():
             print(f"  n={n} {name} outputs: {sorted(hs)}", flush=True)
-        ref = "before" if a.before_src else "after"
+        ref = next((name for name in runs if name.startswith("before")), next(iter(runs)))
         row["same"] = {}
         for name in runs:
             if name != ref:
@@ -536,12 +540,14 @@ def main() -> None:
                          for k in ("wall_s", "user_s", "cpu_s", "main_cpu_s", "rss_mib", "tree_rss_mib",
                                    "tree_pss_mib", "load1")}
         if a.before_src:
+            # each "after ..." against its own "before ..." when that ran, else against the first "before"
             row["speedup"] = {name: {
+                "vs": _before_of(name, runs, ref),
                 "wall": statistics.median(b["wall_s"] / f["wall_s"]
-                                          for b, f in zip(runs["before"], runs[name], strict=True)),
+                                          for b, f in zip(runs[_before_of(name, runs, ref)], runs[name], strict=True)),
                 "cpu": statistics.median(b["cpu_s"] / f["cpu_s"]
-                                         for b, f in zip(runs["before"], runs[name], strict=True))}
-                for name in runs if name != "before"}
+                                         for b, f in zip(runs[_before_of(name, runs, ref)], runs[name], strict=True))}
+                for name in runs if name != ref}
         results.append(row)
         print(json.dumps(row), flush=True)
     if a.json and results:
@@ -560,7 +566,7 @@ def main() -> None:
                           f"| {v['main_cpu_s']:.1f} | {v['rss_mib']:.0f} | {v['tree_rss_mib']:.0f} "
                           f"| {v['tree_pss_mib']:.0f} | {v['load1']:.1f} |")
             for name, sp in row.get("speedup", {}).items():
-                print(f"| {row['n']:,} | before/{name} | {sp['wall']:.2f}x | | {sp['cpu']:.2f}x | | | | | |")
+                print(f"| {row['n']:,} | {sp['vs']}/{name} | {sp['wall']:.2f}x | | {sp['cpu']:.2f}x | | | | | |")
     by_n = sorted(results, key=lambda r: r["n"])
     pairs = list(zip(by_n, by_n[1:], strict=False)) + ([(by_n[0], by_n[-1])] if len(by_n) > 2 else [])
     for lo, hi in pairs:  # memory per prediction between consecutive sizes, and the smallest to the largest
@@ -571,6 +577,12 @@ def main() -> None:
                 wall = (hi[name]["wall_s"] - lo[name]["wall_s"]) * 1e6 / (hi["n"] - lo["n"])
                 print(f"slopes {name} ({lo['n']:,} -> {hi['n']:,} predictions): peak RSS (all processes) "
                       f"{slope:,.0f} bytes, CPU {cpu:,.1f} us, wall {wall:,.1f} us per prediction")
+
+def _before_of(name: str, runs: dict[str, Any], ref: str) -> str:
+    """The "before" variant a variant is compared with: "after w2" with "before w2" when that ran."""
+    twin = name.replace("after", "before", 1)
+    return twin if twin in runs and twin != name else ref
+
 
 if __name__ == "__main__":
     main()
