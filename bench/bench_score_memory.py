@@ -10,6 +10,13 @@ the Arrow pool's ``release_unused()`` and prints the RSS after them (what is liv
 
     PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --items /tmp/val-bench/b100 /tmp/val-bench/b1000
     PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --trace /tmp/scale-runs/r-b1000
+
+``--processes RUN``: one in-process ``score_run(workers=N)`` (``--workers``, default 2) of a copy of RUN, sampling
+every process's PSS and USS (``/proc/PID/smaps_rollup``, via psutil) every ``--every`` seconds: a line per sample
+(the main process first, then each worker) and at the end each step's peak per process kind and summed. It shows
+whether memory grows with the answers scored (within one run) or is set by the bench's size (between runs).
+
+    PYTHONPATH=src .venv/bin/python bench/bench_score_memory.py --processes /tmp/scale-runs/r-b3000 --every 2
 """
 
 from __future__ import annotations
@@ -111,15 +118,70 @@ def trace(run: Path) -> None:
         done.set()
 
 
+def processes(run: Path, workers: int, every: float) -> None:
+    import threading
+
+    import psutil
+
+    from medr2.arrowmem import use_lean_pool
+    from medr2.progress import Quiet
+    from medr2.score.scorer import score_run
+
+    use_lean_pool()  # as the command does
+    step = ["start"]
+    peaks: dict[tuple[str, str], float] = {}
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def sample() -> None:
+        me = psutil.Process()
+        while not done.wait(every):
+            total, parts = 0.0, []
+            for k, p in enumerate([me, *me.children()]):
+                try:
+                    m = p.memory_full_info()
+                except psutil.Error:
+                    continue
+                pss, uss = m.pss / 2**20, m.uss / 2**20
+                total += pss
+                kind = "main" if k == 0 else "worker"
+                peaks[(step[0], kind)] = max(peaks.get((step[0], kind), 0.0), pss)
+                parts.append(f"{kind} PSS {pss:5.0f} USS {uss:5.0f}")
+            peaks[(step[0], "all")] = max(peaks.get((step[0], "all"), 0.0), total)
+            print(f"{time.monotonic() - t0:7.1f} s  {step[0][:24]:24s} all PSS {total:6.0f} MiB | " + " | ".join(parts),
+                  flush=True)
+
+    class Steps(Quiet):
+        def step(self, name: str, total: int | None = None) -> None:
+            step[0] = name
+
+    with tempfile.TemporaryDirectory(dir=run.parent) as tmp:
+        copy = Path(tmp) / run.name
+        shutil.copytree(run, copy)
+        threading.Thread(target=sample, daemon=True).start()
+        progress: Any = Steps()
+        score_run(copy, progress=progress, workers=workers)
+        done.set()
+    print(f"peaks (MiB PSS, sampled every {every} s), wall {time.monotonic() - t0:.1f} s:")
+    for (name, kind), v in sorted(peaks.items(), key=lambda kv: (list(dict.fromkeys(k for k, _ in peaks)).index(
+            kv[0][0]), kv[0][1])):
+        print(f"  {name[:40]:40s} {kind:6s} {v:7.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=Path, nargs="+", default=None, help="benches: records vs columns")
     ap.add_argument("--trace", type=Path, default=None, help="a run folder (scored in a copy)")
+    ap.add_argument("--processes", type=Path, default=None, help="a run folder: PSS per process over time")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--every", type=float, default=2.0, help="seconds between samples (--processes)")
     args = ap.parse_args()
     if args.items:
         items(args.items)
     if args.trace:
         trace(args.trace)
+    if args.processes:
+        processes(args.processes, args.workers, args.every)
 
 
 if __name__ == "__main__":

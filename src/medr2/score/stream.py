@@ -2,9 +2,9 @@
 that the metrics read, spilled batch by batch to disk by chunk of cases without the answers' texts.
 
 :func:`medr2.score.scorer.score_run` reads the answers that count from the run's store in batches ordered as
-``scores.parquet`` is (``Store.counted_rows``: SQLite groups and sorts), scores each batch, hands its rows to a
-:class:`RowGroupWriter` and spills what the metrics read (:class:`CaseChunks`): no raw answer, no prediction
-or score record outlives its batch, and the metrics read one chunk of cases at a time.
+``scores.parquet`` is (``Store.counted_rows``: along the store's (item, mode) index), scores each batch, hands
+its rows to a :class:`RowGroupWriter` and spills what the metrics read (:class:`CaseChunks`): no raw answer, no
+prediction or score record outlives its batch, and the metrics read one chunk of cases at a time.
 """
 
 from __future__ import annotations
