@@ -39,6 +39,18 @@ def normalised_metrics(data: bytes) -> bytes:
     return (json.dumps(m, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
+def build_fixture_run(base: Path, name: str) -> Path:
+    """Build the fixture bench and one of its runs (``RUNS``' name), not scored, under ``base``; returns the run."""
+    from medr2.run.runner import EvalConfig, run_eval
+
+    bench = make_bench(base / "bench", n_cases=6)
+    for run_name, model, modes in RUNS:
+        if run_name == name:
+            run_eval(EvalConfig(bench=bench.root, model=model, out=base / name, modes=modes))
+            return base / name
+    raise KeyError(name)
+
+
 def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, str]]:
     """Build the fixture bench and runs under ``base``, score each, return the hashes per run."""
     from medr2.run.runner import EvalConfig, run_eval

@@ -221,9 +221,9 @@ def test_chunk_metrics_are_computed_in_the_workers(tmp_path: Path, monkeypatch: 
     import medr2.score.aggregate as aggregate
     from medr2.score.metrics import METRIC_GROUPS, Ctx
     from medr2.score.scorer import score_run
+    from tests.score_golden import build_fixture_run
 
-    score_fixture_runs(tmp_path, batch_rows=50_000)
-    run = tmp_path / "random-all-modes"
+    run = build_fixture_run(tmp_path, "random-all-modes")
     main, calls = os.getpid(), []
     real = aggregate.chunk_metrics
 
