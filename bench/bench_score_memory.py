@@ -163,9 +163,10 @@ def processes(run: Path, workers: int, every: float) -> None:
         score_run(copy, progress=progress, workers=workers)
         done.set()
     print(f"peaks (MiB PSS, sampled every {every} s), wall {time.monotonic() - t0:.1f} s:")
-    for (name, kind), v in sorted(peaks.items(), key=lambda kv: (list(dict.fromkeys(k for k, _ in peaks)).index(
-            kv[0][0]), kv[0][1])):
-        print(f"  {name[:40]:40s} {kind:6s} {v:7.0f}")
+    for name in dict.fromkeys(step for step, _ in peaks):  # the steps in the order they came
+        for kind in ("main", "worker", "all"):
+            if (name, kind) in peaks:
+                print(f"  {name[:40]:40s} {kind:6s} {peaks[(name, kind)]:7.0f}")
 
 
 def main() -> None:

@@ -10,14 +10,15 @@ that both read the same rows (sha256 over every row, in order)::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_process import json_result  # noqa: E402
+
 CHILD = r"""
 import hashlib, json, sys, time
 from medr2.run.store import Store
@@ -34,12 +35,6 @@ print(json.dumps({"first_s": first, "wall_s": time.monotonic() - t0, "cpu_s": ti
 """
 
 
-def measure(src: Path, run: Path) -> dict[str, float | str]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(run)], env={**os.environ, "PYTHONPATH": str(src)},
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", type=Path, required=True)
@@ -51,7 +46,7 @@ def main() -> None:
     got: dict[str, list[dict[str, float | str]]] = {k: [] for k in variants}
     for r in range(a.repeats):
         for name, src in variants.items():
-            m = measure(src, a.run)
+            m = json_result([sys.executable, "-c", CHILD, str(a.run)], src)
             got[name].append(m)
             print(f"  {name} #{r + 1}: first batch {float(m['first_s']):.2f} s, all {m['rows']:,} rows "
                   f"{float(m['wall_s']):.2f} s wall, {float(m['cpu_s']):.2f} CPU s, load {os.getloadavg()[0]:.1f}",

@@ -18,12 +18,13 @@ import json
 import os
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_process import json_result  # noqa: E402
 
 
 def pairs(run: Path, limit: int) -> list[tuple[str, str]]:
@@ -61,13 +62,6 @@ def child(path: Path) -> None:
     print(json.dumps({"cpu_s": cpu, "n": len(work), "sha256": digest}))
 
 
-def measure(src: Path, work: Path) -> dict[str, float | str]:
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, __file__, "--child", str(work)], env=env, capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", type=Path)
@@ -90,7 +84,7 @@ def main() -> None:
     got: dict[str, list[dict[str, float | str]]] = {k: [] for k in variants}
     for r in range(a.repeats):
         for name, src in variants.items():
-            m = measure(src, work)
+            m = json_result([sys.executable, __file__, "--child", str(work)], src)
             got[name].append(m)
             print(f"  {name} #{r + 1}: {m['cpu_s']:.2f} CPU s, {1e6 * float(m['cpu_s']) / float(m['n']):.0f} µs per "
                   f"pair, load {os.getloadavg()[0]:.1f}", flush=True)

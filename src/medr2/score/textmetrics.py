@@ -131,13 +131,13 @@ def _stemmer() -> _CachedStemmer:
 
 
 @functools.cache
-def _rouge_scorer() -> Any:
-    from rouge_score import rouge_scorer, tokenizers
+def _rouge_tokenizer() -> Any:
+    """rouge-score's default tokenizer with stemming, using the memoised Porter stemmer; tokens are memoised per
+    text (a reference is scored once per mode, answers repeat). Shared by ROUGE-1/2 (rouge-score) and ROUGE-L
+    (:func:`_rouge_l`)."""
+    from rouge_score import tokenizers
 
     class _Tokenizer(tokenizers.DefaultTokenizer):  # type: ignore[misc]
-        """rouge-score's default tokenizer with stemming, using the memoised Porter stemmer; tokens are
-        memoised per text (a reference is scored once per mode, answers repeat)."""
-
         def __init__(self) -> None:
             super().__init__(use_stemmer=False)
             self._stemmer = _stemmer()
@@ -146,9 +146,16 @@ def _rouge_scorer() -> Any:
         def tokenize(self, text: str) -> list[str]:
             return list(self._memo(text))
 
+    return _Tokenizer()
+
+
+@functools.cache
+def _rouge_scorer() -> Any:
+    from rouge_score import rouge_scorer
+
     # ROUGE-L is computed by :func:`_rouge_l` from the same tokens (rouge-score's LCS table is pure Python)
     return rouge_scorer.RougeScorer([t for t in ROUGE_TYPES if t != "rougeL"], use_stemmer=True,
-                                    tokenizer=_Tokenizer())
+                                    tokenizer=_rouge_tokenizer())
 
 
 def _rouge_l(target: str, prediction: str) -> Any:
@@ -159,7 +166,7 @@ def _rouge_l(target: str, prediction: str) -> Any:
     from rapidfuzz.distance import LCSseq
     from rouge_score import scoring
 
-    tokenizer = _rouge_scorer()._tokenizer
+    tokenizer = _rouge_tokenizer()
     ref, can = tokenizer.tokenize(target), tokenizer.tokenize(prediction)
     if not ref or not can:
         return scoring.Score(precision=0, recall=0, fmeasure=0)
