@@ -130,23 +130,35 @@ def processes(run: Path, workers: int, every: float) -> None:
     use_lean_pool()  # as the command does
     step = ["start"]
     peaks: dict[tuple[str, str], float] = {}
+    busy: dict[str, list[float]] = {}  # per step: [wall s sampled, CPU s of the main process, CPU s of the workers]
+    last_cpu: dict[int, float] = {}
     done = threading.Event()
     t0 = time.monotonic()
 
     def sample() -> None:
         me = psutil.Process()
+        last_t = time.monotonic()
         while not done.wait(every):
+            now = time.monotonic()
             total, parts = 0.0, []
+            acc = busy.setdefault(step[0], [0.0, 0.0, 0.0])
+            acc[0] += now - last_t
             for k, p in enumerate([me, *me.children()]):
                 try:
                     m = p.memory_full_info()
+                    c = p.cpu_times()
                 except psutil.Error:
                     continue
+                cpu = c.user + c.system
+                dcpu = cpu - last_cpu.get(p.pid, 0.0 if k else cpu)
+                last_cpu[p.pid] = cpu
+                acc[1 if k == 0 else 2] += dcpu
                 pss, uss = m.pss / 2**20, m.uss / 2**20
                 total += pss
                 kind = "main" if k == 0 else "worker"
                 peaks[(step[0], kind)] = max(peaks.get((step[0], kind), 0.0), pss)
-                parts.append(f"{kind} PSS {pss:5.0f} USS {uss:5.0f}")
+                parts.append(f"{kind} PSS {pss:5.0f} USS {uss:5.0f} CPU {100 * dcpu / (now - last_t):3.0f}%")
+            last_t = now
             peaks[(step[0], "all")] = max(peaks.get((step[0], "all"), 0.0), total)
             print(f"{time.monotonic() - t0:7.1f} s  {step[0][:24]:24s} all PSS {total:6.0f} MiB | " + " | ".join(parts),
                   flush=True)
@@ -167,6 +179,10 @@ def processes(run: Path, workers: int, every: float) -> None:
         for kind in ("main", "worker", "all"):
             if (name, kind) in peaks:
                 print(f"  {name[:40]:40s} {kind:6s} {peaks[(name, kind)]:7.0f}")
+    print("CPU per step (sampled; a worker's CPU counted from its first sample): wall s, main CPU s, workers CPU s, "
+          "cores busy on average:")
+    for name, (wall, main_cpu, workers_cpu) in busy.items():
+        print(f"  {name[:40]:40s} {wall:7.1f} {main_cpu:7.1f} {workers_cpu:7.1f} {(main_cpu + workers_cpu) / wall:5.2f}")
 
 
 def main() -> None:

@@ -313,6 +313,26 @@ def rationale_parts(raw: str | None, reasoning: str | None = None) -> list[tuple
     return parts
 
 
+# has_rationale of a content without reasoning text: bare answers ("B", "yes") repeat across most rows of a run; at
+# most _HAS_MAX entries (then cleared), content of at most _HAS_RAW_MAX characters (a longer one seldom repeats)
+_HAS: dict[str | None, bool] = {}
+_HAS_MAX = 1 << 16
+_HAS_RAW_MAX = 256
+
+
+def has_rationale(raw: str | None, reasoning: str | None = None) -> bool:
+    """Whether :func:`rationale_parts` finds something to audit (memoised for short answers)."""
+    if reasoning is None and (raw is None or len(raw) <= _HAS_RAW_MAX):
+        got = _HAS.get(raw)
+        if got is None:
+            got = bool(rationale_parts(raw))
+            if len(_HAS) >= _HAS_MAX:
+                _HAS.clear()
+            _HAS[raw] = got
+        return got
+    return bool(rationale_parts(raw, reasoning))
+
+
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _SENTENCE_GOES_ON = re.compile(r"[.。;；]\s*[^\W\d_]")

@@ -71,11 +71,13 @@ class Ctx:
         """Variant rows joined with their parent row of the same mode (suffix ``_p``); orphans dropped."""
         parents = self._parents
         keep = df[df["parent_code"].isin(parents.index)]  # integer codes: fast hashing, same rows as by id
-        return keep.join(parents.add_suffix("_p"), on="parent_code")
+        return keep.join(parents, on="parent_code")
 
     @functools.cached_property
     def _parents(self) -> pd.DataFrame:
-        return self.rows[self.rows["variant"] == "clean"].drop_duplicates("item_code").set_index("item_code")
+        """The clean rows by item code, columns suffixed ``_p`` (made once per mode: groups join it many times)."""
+        clean = self.rows[self.rows["variant"] == "clean"]
+        return clean.drop_duplicates("item_code").set_index("item_code").add_suffix("_p")
 
 
 MetricGroup = Callable[[Ctx], Any]
@@ -94,10 +96,15 @@ def accuracy_units(df: pd.DataFrame, *, keys: bool = False) -> pd.DataFrame:
     """One unit per scored row, except yes/no twins sharing a pair id: one unit per pair, right only
     if every twin present is right; its chance is the product of the twins' chances. ``keys``: with each
     unit's order key (``_order``: the row's, -1 for a pair; ``_pair``: (variant, pair id) of a pair)."""
-    yn = df[(df["form"] == "yesno") & df["pair_id"].notna()]
-    rest = df.drop(yn.index)
-    out = rest[["case_id", "task", "stage", "form", "variant", "correct", "chance", *(["_order"] if keys else [])]
-               ].copy()
+    cols = ["case_id", "task", "stage", "form", "variant", "correct", "chance", *(["_order"] if keys else [])]
+    twin = ((df["form"] == "yesno") & df["pair_id"].notna()).to_numpy(dtype=bool)
+    # only the columns read are taken (a table has some thirty): the same rows and values as filtering it whole
+    if twin.any():
+        yn = df.loc[twin, ["case_id", "task", "stage", "variant", "pair_id", "correct", "chance"]]
+        out = df.loc[~twin, cols].copy()
+    else:
+        yn = df.iloc[:0]
+        out = df[cols].copy()
     if keys:
         out["_pair"] = None
     if len(yn):

@@ -663,6 +663,10 @@ class _AuditOut:
     summary: dict[str, dict[str, Any]]
 
 
+# the audit columns of a row without a rationale (claims.AUDIT_COLUMNS: no sentences, no claims, no lure)
+_NO_RATIONALE = (0, 0, 0, 0, 0, 0, -1)
+
+
 class _Audit:
     """The rationale audit (:mod:`medr2.score.claims`), batch by batch: per scored row its counts (kept in the
     tidy columns), per claim its verdict (``claims.parquet``, written as the batches arrive in (mode, item id)
@@ -684,27 +688,35 @@ class _Audit:
         """Audit one batch of counted rows (``Store.counted_rows``): its per-row counts by audit column, and
         (None when no row carries a rationale) its claims table and per-mode summary, for :meth:`commit`.
         Writes nothing: a worker process computes it, the scorer commits it in batch order."""
-        from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, rationale_parts
+        from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, has_rationale
 
-        raws = [r[4] if r[3] == "ok" else None for r in rows]
-        reasonings = [r[6] for r in rows]  # None unless the answer that counts is ok (counted_rows)
-        if not any(rationale_parts(r, z) for r, z in zip(raws, reasonings, strict=True)):
-            return {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, (0, 0, 0, 0, 0, 0, -1), strict=True)}, None
+        # only the rows that carry a rationale are audited; the others get the columns' "no rationale" values
+        audited = [k for k, r in enumerate(rows) if has_rationale(r[4] if r[3] == "ok" else None, r[6])]
+        cols = {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, _NO_RATIONALE, strict=True)}
+        if not audited:
+            return cols, None
         if self.truths is None:
             self.truths = _read_truths(self.bench_root)
-        case_ids = [self.items[i].case_id for i in item_ids]
+        sub = [rows[k] for k in audited]
+        raws = [r[4] if r[3] == "ok" else None for r in sub]
+        reasonings = [r[6] for r in sub]  # None unless the answer that counts is ok (counted_rows)
+        sub_items = [self.items[item_ids[k]] for k in audited]
+        case_ids = [it.case_id for it in sub_items]
         checked = check_rows(case_ids, raws, reasonings, self.truths)
         if self.judge is not None:
             decided_by = _judge_claims(self.judge, checked, case_ids, raws, reasonings, self.truths,
                                        self.bench_root)
         else:
             decided_by = [None if c is None else ["rules"] * len(c) for c in checked]
-        got = audit_columns(case_ids, raws, reasonings, self.truths, [_lure_fact(self.items[i]) for i in item_ids],
-                            checked)
-        keys = [(iid, r[2], r[1], cid) for iid, r, cid in zip(item_ids, rows, case_ids, strict=True)]
+        got = audit_columns(case_ids, raws, reasonings, self.truths, [_lure_fact(it) for it in sub_items], checked)
+        for c in AUDIT_COLUMNS:
+            col = cols[c]
+            for k, v in zip(audited, got[c], strict=True):
+                col[k] = v
+        keys = [(item_ids[k], r[2], r[1], cid) for k, r, cid in zip(audited, sub, case_ids, strict=True)]
         out = _AuditOut(claims_table(keys, checked, decided_by),
-                        _claims_summary(checked, decided_by, [r[1] for r in rows]))
-        return {c: list(got[c]) for c in AUDIT_COLUMNS}, out
+                        _claims_summary(checked, decided_by, [r[1] for r in sub]))
+        return cols, out
 
     def commit(self, out: _AuditOut | None) -> None:
         """Write one batch's claims (:meth:`compute`; None: the batch carried no rationale) and add up its
