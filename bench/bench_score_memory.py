@@ -182,7 +182,8 @@ def processes(run: Path, workers: int, every: float) -> None:
     print("CPU per step (sampled; a worker's CPU counted from its first sample): wall s, main CPU s, workers CPU s, "
           "cores busy on average:")
     for name, (wall, main_cpu, workers_cpu) in busy.items():
-        print(f"  {name[:40]:40s} {wall:7.1f} {main_cpu:7.1f} {workers_cpu:7.1f} {(main_cpu + workers_cpu) / wall:5.2f}")
+        cores = (main_cpu + workers_cpu) / wall
+        print(f"  {name[:40]:40s} {wall:7.1f} {main_cpu:7.1f} {workers_cpu:7.1f} {cores:5.2f}")
 
 
 def main() -> None:
