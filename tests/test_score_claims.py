@@ -183,6 +183,21 @@ def test_rationale_parts_reads_reasoning_and_content_before_the_answer() -> None
     assert rationale_parts(None) == [] and check_rationale("", CXR) == []
 
 
+@pytest.mark.parametrize("raw", ["A,B,C,D,E", "A, C, D, E", "A C D E", "(A), (B), (C) and (D)", "A; B; C; D.",
+                                 "A/B/C/D", "A, B, C & D"])
+def test_option_letters_of_a_multi_select_answer_are_no_rationale(raw: str) -> None:
+    """Four or more option letters are an answer, not a rationale: nothing to audit (they were audited as a
+    one-sentence rationale, so a model answering multi-select items so entered the rationale metrics)."""
+    assert rationale_parts(raw) == [] and check_rationale(raw, CXR) == []
+    assert audit(raw, CXR).n_sentences == 0
+
+
+def test_letters_inside_a_rationale_are_still_audited() -> None:
+    raw = "A, B and C are seen: there is a right pleural effusion. Answer: A, B, C"
+    assert [s for s, _ in rationale_parts(raw)] == ["content"]
+    assert any(c.kind == "finding" for c in check_rationale(raw, CXR))
+
+
 @pytest.mark.parametrize("case", [CXR, NORMAL_MRI, {"modality": "CT"}])
 def test_never_raises_and_spans_are_exact(case: dict[str, Any]) -> None:
     from hypothesis import given, settings

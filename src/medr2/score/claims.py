@@ -338,9 +338,16 @@ _WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _SENTENCE_GOES_ON = re.compile(r"[.。;；]\s*[^\W\d_]")
 
 
+# a multi-select answer given as option letters ("A, C, D, E", "(A) and (B)"): each letter is a "word" to _WORD
+_LETTER_LIST = re.compile(r"\(?[A-Z]\)?(?:\s*(?:[,;/&]|and)?\s*\(?[A-Z]\)?)*\s*\.?")
+
+
 def _bare_answer(text: str) -> bool:
-    """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "left lung"): no rationale to audit."""
+    """A content that is only an answer ("B", "yes", "[1, 2, 3, 4]", "A, C, D, E", "left lung"): no rationale to
+    audit."""
     body = text.strip()
+    if _LETTER_LIST.fullmatch(body):
+        return True
     cjk = len(_CJK.findall(body))
     words = _WORD.findall(body)
     return not body or ("\n" not in body and len(words) < 4 and cjk < 6
