@@ -811,6 +811,8 @@ def audit(raw: str | None, case: Any, reasoning: str | None = None, claims: list
 # --------------------------------------------------------------------------- scoring hook
 AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed",
                  "rat_lure")
+# the audit columns of a row without a rationale: no sentences, no claims, no lure
+NO_RATIONALE = (0, 0, 0, 0, 0, 0, -1)
 
 
 def adopts(claims: Iterable[Claim], fact: str) -> bool:
@@ -845,7 +847,7 @@ def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasoning
         lure = lures[k] if lures is not None else None
         claims = checked[k]
         if claims is None:
-            vals = (0, 0, 0, 0, 0, 0, -1)
+            vals = NO_RATIONALE
         else:
             a = audit(raw, case, reasoning, claims)
             vals = (a.n_sentences, a.n_checkable_sentences, a.n_claims, a.n_contradicted, a.n_hallucinated,

@@ -663,10 +663,6 @@ class _AuditOut:
     summary: dict[str, dict[str, Any]]
 
 
-# the audit columns of a row without a rationale (claims.AUDIT_COLUMNS: no sentences, no claims, no lure)
-_NO_RATIONALE = (0, 0, 0, 0, 0, 0, -1)
-
-
 class _Audit:
     """The rationale audit (:mod:`medr2.score.claims`), batch by batch: per scored row its counts (kept in the
     tidy columns), per claim its verdict (``claims.parquet``, written as the batches arrive in (mode, item id)
@@ -688,11 +684,18 @@ class _Audit:
         """Audit one batch of counted rows (``Store.counted_rows``): its per-row counts by audit column, and
         (None when no row carries a rationale) its claims table and per-mode summary, for :meth:`commit`.
         Writes nothing: a worker process computes it, the scorer commits it in batch order."""
-        from medr2.score.claims import AUDIT_COLUMNS, audit_columns, check_rows, claims_table, has_rationale
+        from medr2.score.claims import (
+            AUDIT_COLUMNS,
+            NO_RATIONALE,
+            audit_columns,
+            check_rows,
+            claims_table,
+            has_rationale,
+        )
 
         # only the rows that carry a rationale are audited; the others get the columns' "no rationale" values
         audited = [k for k, r in enumerate(rows) if has_rationale(r[4] if r[3] == "ok" else None, r[6])]
-        cols = {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, _NO_RATIONALE, strict=True)}
+        cols = {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, NO_RATIONALE, strict=True)}
         if not audited:
             return cols, None
         if self.truths is None:
