@@ -39,9 +39,17 @@ def medr2_cmd(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "medr2", *map(str, args)]
 
 
-def medr2(*args: str | Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def sigint(disposition: signal.Handlers) -> Any:
+    """A ``preexec_fn`` that starts the child with SIGINT ``disposition`` (whatever this test process has:
+    pytest started in the background by a script ignores SIGINT, and its children would inherit that)."""
+    return lambda: signal.signal(signal.SIGINT, disposition)
+
+
+def medr2(*args: str | Path, timeout: float = 180,
+          sigint_as: signal.Handlers = signal.SIG_DFL) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "200"}
-    return subprocess.run(medr2_cmd(*args), capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(medr2_cmd(*args), capture_output=True, text=True, timeout=timeout, env=env,
+                          preexec_fn=sigint(sigint_as))
 
 
 def eval_args(bench: Path, out: Path, *more: str | Path) -> list[str | Path]:
@@ -157,10 +165,14 @@ def test_a_never_healthy_server_is_exit_2_and_stopped(bench: Path, tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_server_that_dies_mid_run_fails_the_eval_and_a_rerun_resumes(bench: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sigint_as", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
+def test_a_server_that_dies_mid_run_fails_the_eval_and_a_rerun_resumes(bench: Path, tmp_path: Path,
+                                                                      sigint_as: signal.Handlers) -> None:
+    """Also when medr2 starts with SIGINT ignored (`medr2 eval … &` in a script): the watcher's interrupt must
+    reach it all the same (before, it did not, and the eval went on asking the dead server)."""
     out, pidfile = tmp_path / "run", tmp_path / "pid"
     dying = served(pidfile, f"{SERVER} --delay 0.2 & sleep 4; kill $!; exit 7")
-    done = medr2(*eval_args(bench, out, "--concurrency", "1", "--serve", dying))
+    done = medr2(*eval_args(bench, out, "--concurrency", "1", "--serve", dying), sigint_as=sigint_as)
     assert done.returncode == 1, done.stderr
     assert "exited with code 7 during the run" in done.stderr and "rerun the same command" in done.stderr
     assert group_gone(pidfile)
@@ -185,7 +197,8 @@ def test_ctrl_c_or_sigterm_stops_the_server(bench: Path, tmp_path: Path, sig: si
     cmd = served(pidfile, f"exec {SERVER} --delay 0.2" if ready else "sleep 300")
     extra = ["--concurrency", "1"] if ready else ["--base-url", f"http://127.0.0.1:{free_port()}/v1"]
     proc = subprocess.Popen(medr2_cmd(*eval_args(bench, out, *extra, "--serve", cmd)), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC},
+                            preexec_fn=sigint(signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # asking (a stored answer) or waiting (the server started)
         if stored(out) if ready else pidfile.exists():

@@ -232,6 +232,31 @@ def _start(spec: ServeSpec, run_dir: Path) -> RunningServer:
 
 
 @contextlib.contextmanager
+def _interruptible(server: RunningServer) -> Iterator[None]:
+    """Make sure the watcher's ``interrupt_main`` reaches the main thread. It does nothing where SIGINT has no
+    Python handler: a process started with SIGINT ignored (``medr2 eval … &`` in a script: a non-interactive shell
+    starts background commands so) would go on asking a dead server. There, for the block, a handler that raises
+    KeyboardInterrupt once the server has died and otherwise does what was set before (ignore, or the default)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if callable(previous):  # Python's own handler (KeyboardInterrupt) or the program's
+        yield
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if server.died is not None:
+            raise KeyboardInterrupt
+        if previous == signal.SIG_DFL:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
+@contextlib.contextmanager
 def serving(spec: ServeSpec | None, run_dir: Path, record: dict[str, Any] | None = None,
             ) -> Iterator[RunningServer | None]:
     """Start ``spec``'s server (nothing when None), wait until healthy, yield it, stop it on the way out.
@@ -248,12 +273,14 @@ def serving(spec: ServeSpec | None, run_dir: Path, record: dict[str, Any] | None
         server.wait_healthy()
         if record is not None:
             record["serve"] = server.describe()
-        if threading.current_thread() is threading.main_thread():  # interrupt_main reaches the main thread only
+        watching = threading.current_thread() is threading.main_thread()  # interrupt_main reaches it only
+        if watching:
             server.arm(True)
             watcher = threading.Thread(target=server.watch, name="medr2-serve-watch", daemon=True)
             watcher.start()
         try:
-            yield server
+            with _interruptible(server) if watching else contextlib.nullcontext():
+                yield server
         except KeyboardInterrupt:
             if server.died is None:
                 raise
