@@ -159,7 +159,10 @@ def test_quick_demo_lanes_compute_the_same(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.full_demo
 def test_full_demo(tmp_path: Path) -> None:
+    """The README's first command as a user runs it. Deselected by .ci/run (12-13 min of CI's time, where the
+    ``--quick`` demos above run every stage of the same code); run by hand with ``pytest -m full_demo``."""
     out = tmp_path / "demo"
     res = _demo(out, timeout=3600)
     assert res.returncode == 0, res.stderr[-4000:]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from itertools import product
 
 import numpy as np
@@ -171,8 +170,8 @@ def test_seed_for_is_stable() -> None:
 
 
 def test_scale_fast_subset() -> None:
-    """200,000 predictions over 10,000 cases, 80 metrics, 1,000 resamples in well under the budget
-    (the full 1,000,000 x 1,000 check is the slow test below)."""
+    """200,000 predictions over 10,000 cases, 40 metrics, 1,000 resamples: every metric gets its interval around
+    its value (how long it takes is measured by bench/bench_score.py, docs/benchmarks.md, not asserted here)."""
     rng = np.random.default_rng(0)
     n, c = 200_000, 10_000
     cases = np.array([f"c{i:05d}" for i in range(c)])
@@ -180,13 +179,15 @@ def test_scale_fast_subset() -> None:
     idx = rng.integers(0, c, n)
     groups = rng.integers(0, 40, n)
     y = rng.random(n) < 0.6
-    t = time.perf_counter()
     for g in range(40):
         sel = groups == g
         book.ratio_metric(idx[sel], y[sel])
     res = book.evaluate(1000, 0)
-    assert time.perf_counter() - t < 30
-    assert all(r["lo"] is not None for r in res)
+    assert len(res) == 40
+    for g, r in enumerate(res):
+        sel = groups == g
+        assert r["value"] == pytest.approx(y[sel].mean())
+        assert r["lo"] is not None and r["lo"] <= r["value"] <= r["hi"] and r["hi"] - r["lo"] < 0.1
 
 
 @pytest.mark.slow
@@ -199,12 +200,12 @@ def test_scale_one_million_predictions() -> None:
     idx = rng.integers(0, c, n)
     groups = rng.integers(0, 200, n)
     y = rng.random(n) < 0.6
-    t = time.perf_counter()
     order = np.argsort(groups, kind="stable")
     bounds = np.searchsorted(groups[order], np.arange(201))
     for g in range(200):
         sel = order[bounds[g]:bounds[g + 1]]
         book.ratio_metric(idx[sel], y[sel])
-    book.evaluate(1000, 0)
-    assert time.perf_counter() - t <= 60
+    res = book.evaluate(1000, 0)
+    assert len(res) == 200 and all(r["lo"] is not None and r["lo"] <= r["value"] <= r["hi"] for r in res)
+    # its time is measured by bench/bench_score.py (docs/benchmarks.md); the memory bound is held here
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6 <= 4.0  # kB -> GB
