@@ -81,19 +81,14 @@ def test_ci_run_fails_with_the_log_when_an_install_fails(tmp_path: Path) -> None
 
 
 @pytest.mark.skipif(shutil.which("pkill") is None, reason="pkill (procps) is not installed here")
-def test_ci_run_fails_when_a_suite_fails(tmp_path: Path) -> None:
-    script, log = _layout(tmp_path, fail="test")
+@pytest.mark.parametrize(("fail", "says", "never"), [
+    ("test", "", "python"),  # the fast suite: nothing after it runs
+    ("setup_ray", "installing ray[data] in .venv failed", "python -m pytest -m slow"),  # no slow suite
+])
+def test_ci_run_fails_when_a_step_fails(tmp_path: Path, fail: str, says: str, never: str) -> None:
+    script, log = _layout(tmp_path, fail=fail)
     proc = _run(script)
     assert proc.returncode == 1
+    assert says in proc.stderr
     lines = log.read_text().splitlines()
-    assert "test" in lines and not any(x.startswith("python") for x in lines)
-
-
-@pytest.mark.skipif(shutil.which("pkill") is None, reason="pkill (procps) is not installed here")
-def test_ci_run_fails_with_the_log_when_the_ray_install_fails(tmp_path: Path) -> None:
-    script, log = _layout(tmp_path, fail="setup_ray")
-    proc = _run(script)
-    assert proc.returncode == 1
-    assert "installing ray[data] in .venv failed" in proc.stderr
-    lines = log.read_text().splitlines()
-    assert "setup_ray" in lines and not any(x.startswith("python -m pytest -m slow") for x in lines)
+    assert fail in lines and not any(x.startswith(never) for x in lines)
