@@ -42,6 +42,7 @@ from medr2.demo.display import DemoDisplay, StageDisplay
 from medr2.demo.lanes import Group, GroupCounter, Job, SecondLane, cpu_seconds, timed
 from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
+from medr2.interrupts import interruptible
 from medr2.models.choice import CHOICE_MODES
 
 DEMO_FILE = "demo.json"
@@ -516,16 +517,18 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
             run_here(title, fn)
         ctx = multiprocessing.get_context("spawn")
         counter = GroupCounter(ctx, len(groups))
-        if cfg.lanes > 1 and len(groups) > 1:
-            lane = SecondLane(paths.root, cfg, groups, counter, ctx, ui.line, record)
-        while (g := counter.take()) is not None:
-            for title, job in groups[g]:
-                run_here(title, stage_function(paths, cfg, ui, job))
-        if lane is not None:
-            with ui.waiting("waiting for lane 2") as say:
-                lane.wait(lambda: say(f"waiting for lane 2: {lane.current or 'starting'}"))  # type: ignore[union-attr]
-            lane.stop()
-            write("running")
+        # the second lane's failure interrupts this thread, also in a demo started with SIGINT ignored
+        with interruptible(lambda: lane is not None and lane.error is not None):
+            if cfg.lanes > 1 and len(groups) > 1:
+                lane = SecondLane(paths.root, cfg, groups, counter, ctx, ui.line, record)
+            while (g := counter.take()) is not None:
+                for title, job in groups[g]:
+                    run_here(title, stage_function(paths, cfg, ui, job))
+            if lane is not None:
+                with ui.waiting("waiting for lane 2") as say:
+                    lane.wait(lambda: say(f"waiting for lane 2: {lane.current or 'starting'}"))  # type: ignore[union-attr]
+                lane.stop()
+                write("running")
         for title, fn in tail:
             run_here(title, fn)
         status = "complete"

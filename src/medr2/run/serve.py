@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput, WorkFailed
+from medr2.interrupts import interruptible
 from medr2.redact import redact_credentials
 
 PORT_PLACEHOLDER = "{port}"
@@ -232,31 +233,6 @@ def _start(spec: ServeSpec, run_dir: Path) -> RunningServer:
 
 
 @contextlib.contextmanager
-def _interruptible(server: RunningServer) -> Iterator[None]:
-    """Make sure the watcher's ``interrupt_main`` reaches the main thread. It does nothing where SIGINT has no
-    Python handler: a process started with SIGINT ignored (``medr2 eval … &`` in a script: a non-interactive shell
-    starts background commands so) would go on asking a dead server. There, for the block, a handler that raises
-    KeyboardInterrupt once the server has died and otherwise does what was set before (ignore, or the default)."""
-    previous = signal.getsignal(signal.SIGINT)
-    if callable(previous):  # Python's own handler (KeyboardInterrupt) or the program's
-        yield
-        return
-
-    def on_sigint(signum: int, frame: object) -> None:
-        if server.died is not None:
-            raise KeyboardInterrupt
-        if previous == signal.SIG_DFL:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            signal.raise_signal(signal.SIGINT)
-
-    signal.signal(signal.SIGINT, on_sigint)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
-
-
-@contextlib.contextmanager
 def serving(spec: ServeSpec | None, run_dir: Path, record: dict[str, Any] | None = None,
             ) -> Iterator[RunningServer | None]:
     """Start ``spec``'s server (nothing when None), wait until healthy, yield it, stop it on the way out.
@@ -279,7 +255,7 @@ def serving(spec: ServeSpec | None, run_dir: Path, record: dict[str, Any] | None
             watcher = threading.Thread(target=server.watch, name="medr2-serve-watch", daemon=True)
             watcher.start()
         try:
-            with _interruptible(server) if watching else contextlib.nullcontext():
+            with interruptible(lambda: server.died is not None) if watching else contextlib.nullcontext():
                 yield server
         except KeyboardInterrupt:
             if server.died is None:
