@@ -7,9 +7,10 @@ a driver killed mid-run and rerun loses no answer and asks nothing again that wa
 Everything runs as subprocesses of ``.venv-vllm``'s Python with this checkout's ``src`` first on ``PYTHONPATH``
 (vLLM is not in the project venv); vLLM's own environment variables (tests/servers.py ``VLLM_ENV``) reach the engines
 through the ``ray start`` environment, medr2 reads none. Skips, saying why, without that environment.
-Measured on the 2-core dev machine (shared, load ~3-6), last run: 507 s for the module: the fixture 139 s (the
-local run 97 s), the equality test 149 s (the Ray run 131 s with the engine start, the rerun 18 s), the kill test
-207 s (two engine starts).
+Measured on the 2-core dev machine, 2026-12-04, nothing else running: 358 s for the module: the fixture 184 s (the
+local run 71 s), the test 166 s (the driver killed 90 s after its start with 1 of 14 answers stored, the rerun 65 s,
+each with an engine start; the third run 12 s). Before, an uninterrupted Ray run and a killed one were two tests:
+345 s for the module in another sitting (fixture 116 s, tests 99 s and 129 s).
 """
 
 from __future__ import annotations
