@@ -154,3 +154,33 @@ def test_follow_history_takes_the_injected_earlier_answer(bench: Bench, tmp_path
         gold = metrics[mode]["chain"]
         assert all(v["value"] == 1.0 for v in gold["ChainAcc<=s"].values())
         assert all(v["value"] == 0.0 for v in gold["Degradation_s"].values())
+
+
+def test_priors_rank_and_average_once_per_task(bench: Bench) -> None:
+    """The train answers of a task are ranked (and its boxes averaged) once, not on every request: a report task has
+    about one distinct answer per train case, and ranking per request made a whole evaluation grow with the square
+    of the bench (docs/benchmarks.md, 2026-12-04). Same ranking and mean as computed here from the items."""
+    import numpy as np
+
+    from medr2.models.baselines import _Priors
+
+    priors = _Priors(bench.items)
+    train = [it for it in bench.items if it.split == "train" and it.variant == "clean"]
+    tasks = {it.task for it in train if it.form in ("text", "yesno")}
+    assert any(it.form == "text" for it in train if it.task in tasks)
+    for task in tasks:
+        freq = Counter(it.answer for it in train if it.task == task and it.form in ("text", "yesno"))
+        want = tuple(sorted(freq, key=lambda t: (-freq[t], t)))
+        got = priors.ranked(task)
+        assert got == want and len(want) >= 1
+        assert priors.ranked(task) is got  # kept, not sorted again
+    assert priors.ranked("no.such-task") == ()
+    box_tasks = {it.task for it in train if it.form == "box" and it.answer_box}
+    assert box_tasks
+    for task in box_tasks:
+        fr = [(b[0] / it.image_width, b[1] / it.image_height, b[2] / it.image_width, b[3] / it.image_height)
+              for it in train if it.task == task and (b := it.answer_box) and it.image_width and it.image_height]
+        m = priors._mean_box(task)
+        assert m is not None and np.array_equal(m, np.mean(np.asarray(fr), axis=0))
+        assert priors._mean_box(task) is m
+    assert priors._mean_box("no.such-task") is None

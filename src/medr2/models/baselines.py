@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,7 +111,7 @@ class BaselineAdapter:
 
     def reference_texts(self, item: Item) -> list[str]:
         """Train-split answers of a TEXT task (what random/blind draw report answers from)."""
-        return self.priors.ranked(item.task)[:50] if self.priors is not None else []
+        return list(self.priors.ranked(item.task)[:50]) if self.priors is not None else []
 
     def answer(self, req: Request) -> str:
         raise BadInput(f"baseline {self.name} has no answer rule")
@@ -197,6 +197,8 @@ class _Priors:
         self.multi: dict[str, Counter[str]] = defaultdict(Counter)  # option text -> times it was a right answer
         self.multi_n: Counter[str] = Counter()
         self.boxes: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)  # fractions
+        self._ranked: dict[str, tuple[str, ...]] = {}  # task -> ranked(task), filled on first use
+        self._mean_boxes: dict[str, np.ndarray[Any, Any] | None] = {}  # task -> _mean_box(task)
         for it in items:
             if it.split != "train" or it.variant != "clean":
                 continue
@@ -214,9 +216,22 @@ class _Priors:
                 w, h = it.image_width, it.image_height
                 self.boxes[it.task].append((x1 / w, y1 / h, x2 / w, y2 / h))
 
-    def ranked(self, task: str) -> list[str]:
-        """Answer texts by train frequency, ties by text (deterministic)."""
-        return [t for t, _ in sorted(self.answer_text[task].items(), key=lambda kv: (-kv[1], kv[0]))]
+    def ranked(self, task: str) -> tuple[str, ...]:
+        """Answer texts by train frequency, ties by text (deterministic). Sorted once per task: a report task has
+        about one distinct answer per train case, and sorting them for every request made a whole evaluation's
+        cost grow with the square of the bench."""
+        got = self._ranked.get(task)
+        if got is None:
+            counts: Mapping[str, int] = self.answer_text.get(task) or {}
+            got = self._ranked[task] = tuple(t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return got
+
+    def _mean_box(self, task: str) -> np.ndarray[Any, Any] | None:
+        """The mean train box of a task (fractions of the image), computed once per task; None: no train box."""
+        if task not in self._mean_boxes:
+            boxes = self.boxes.get(task)
+            self._mean_boxes[task] = np.mean(np.asarray(boxes), axis=0) if boxes else None
+        return self._mean_boxes[task]
 
     def answer(self, item: Item) -> str:
         if item.form == "mcq":
@@ -225,8 +240,8 @@ class _Priors:
                     return letter(item.options.index(text))
             return "A"  # no train answer among the options: the first option
         if item.form == "yesno":
-            ranked = [t for t in self.ranked(item.task) if t in ("yes", "no")]
-            return ranked[0] if ranked else "no"
+            yes_no = [t for t in self.ranked(item.task) if t in ("yes", "no")]
+            return yes_no[0] if yes_no else "no"
         if item.form == "multi":
             n = self.multi_n[item.task]
             freq = self.multi[item.task]
@@ -236,10 +251,9 @@ class _Priors:
                 picks = [letter(best)]
             return ",".join(picks)
         if item.form == "box":
-            boxes = self.boxes[item.task]
-            if not boxes:
+            m = self._mean_box(item.task)
+            if m is None:
                 return _box(item, _centre_box(item))
-            m = np.mean(np.asarray(boxes), axis=0)
             w, h = item.image_width or 1, item.image_height or 1
             return _box(item, (m[0] * w, m[1] * h, m[2] * w, m[3] * h))
         ranked = self.ranked(item.task)
