@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -197,8 +197,6 @@ class _Priors:
         self.multi: dict[str, Counter[str]] = defaultdict(Counter)  # option text -> times it was a right answer
         self.multi_n: Counter[str] = Counter()
         self.boxes: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)  # fractions
-        self._ranked: dict[str, tuple[str, ...]] = {}  # task -> ranked(task), filled on first use
-        self._mean_boxes: dict[str, np.ndarray[Any, Any] | None] = {}  # task -> _mean_box(task)
         for it in items:
             if it.split != "train" or it.variant != "clean":
                 continue
@@ -215,23 +213,19 @@ class _Priors:
                 x1, y1, x2, y2 = it.answer_box
                 w, h = it.image_width, it.image_height
                 self.boxes[it.task].append((x1 / w, y1 / h, x2 / w, y2 / h))
+        # ranked once here, not per request: a report task has about one distinct answer per train case, and
+        # sorting them for every request made a whole evaluation's cost grow with the square of the bench
+        self._ranked = {task: tuple(t for t, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+                        for task, c in self.answer_text.items()}
+        self._mean_boxes = {task: np.mean(np.asarray(b), axis=0) for task, b in self.boxes.items() if b}
 
     def ranked(self, task: str) -> tuple[str, ...]:
-        """Answer texts by train frequency, ties by text (deterministic). Sorted once per task: a report task has
-        about one distinct answer per train case, and sorting them for every request made a whole evaluation's
-        cost grow with the square of the bench."""
-        got = self._ranked.get(task)
-        if got is None:
-            counts: Mapping[str, int] = self.answer_text.get(task) or {}
-            got = self._ranked[task] = tuple(t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        return got
+        """Answer texts by train frequency, ties by text (deterministic)."""
+        return self._ranked.get(task, ())
 
     def _mean_box(self, task: str) -> np.ndarray[Any, Any] | None:
-        """The mean train box of a task (fractions of the image), computed once per task; None: no train box."""
-        if task not in self._mean_boxes:
-            boxes = self.boxes.get(task)
-            self._mean_boxes[task] = np.mean(np.asarray(boxes), axis=0) if boxes else None
-        return self._mean_boxes[task]
+        """The mean train box of a task (fractions of the image); None: no train box."""
+        return self._mean_boxes.get(task)
 
     def answer(self, item: Item) -> str:
         if item.form == "mcq":
