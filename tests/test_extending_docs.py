@@ -95,6 +95,10 @@ def test_plugin_walkthrough_reaches_the_cli(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run-toy" / "manifest.json").read_text("utf-8"))["model"]["key"] == "toy:bright"
     metrics = json.loads((tmp_path / "run-toy" / "metrics.json").read_text("utf-8"))
     assert "readable" in metrics["modes"]["independent"]["toy_answered"]
+    # the variant declared itself answer-preserving: its items record it, and FlipRate counts them (no other edit)
+    assert all(it.roles == ["preserves_answer", "keeps_facts"] for it in t9)
+    consistency = metrics["modes"]["independent"]["consistency"]
+    assert consistency["FlipRate_T9"]["n"] == consistency["FlipRate"]["n"] > 0
     assert list((tmp_path / "report-toy").rglob("toy_items*.png"))
     exported = (tmp_path / "export-toy" / "items.jsonl").read_text("utf-8").splitlines()
     assert len(exported) == sum(1 for it in bench.items if it.variant == "clean" and it.form == "mcq")
@@ -111,7 +115,7 @@ from medr2.interop.common import TASK_STAGE
 from medr2.interop.exporters import EXPORTERS
 from medr2.interop.importers import IMPORTERS
 from medr2.models.registry import load_adapter
-from medr2.perturb.registry import all_codes, parse_variants, text_codes
+from medr2.perturb.registry import PERTURBATIONS, all_codes, item_roles, parse_variants, text_codes
 from medr2.registry import RegistryCollision, register_source
 from medr2.report.plots import PLOTS
 from medr2.score.metrics import METRIC_GROUPS
@@ -121,6 +125,8 @@ from medr2.tasks import chain_preference
 assert get_source("toy:3").plan(0, None) == ["toy000", "toy001", "toy002"]
 assert TASK_STAGE["toy.brightness"] == 1 and "toy.brightness" not in chain_preference()[1]
 assert all_codes()[-1] == "T9" and "T9" in text_codes() and parse_variants("T9,T1") == ("T1", "T9")
+assert PERTURBATIONS["T9"].roles == {"preserves_answer", "keeps_facts"}
+assert item_roles("T9", None, {"scoring": "exact"}) == ("preserves_answer", "keeps_facts")
 assert load_adapter("toy:yes").generate([1, 2])[1].text == "yes"
 assert "toy-jsonl" in IMPORTERS and "toy-jsonl" in EXPORTERS and "toy_items" in PLOTS
 assert "toy_answered" in METRIC_GROUPS

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from medr2.variant_id import VariantRole
+
 Box = tuple[float, float, float, float]
 Form = Literal["mcq", "yesno", "box", "multi", "text"]
 Verdict = Literal["correct", "wrong", "unparsed", "truncated", "error"]
@@ -193,6 +195,9 @@ class Item(_Frozen):
     perturbation: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
     lure: str | None = None
+    # a variant item's roles (what it is to scoring and training, in the order of :data:`medr2.variant_id.ROLES`);
+    # None: not recorded (clean items; benches built before roles: :func:`medr2.perturb.registry.item_roles`)
+    roles: list[VariantRole] | None = None
     template_id: str
     split: Split | None = None
     source: str

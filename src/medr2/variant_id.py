@@ -13,8 +13,21 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 CLEAN = "clean"
+
+# What a variant item is to scoring and training (declared by its perturbation, ``Perturbation.roles``; written into
+# each item it makes, ``Item.roles``; docs/variants.md "Roles"):
+# - ``preserves_answer``: the right answer is the parent's, so a changed answer is a flip (FlipRate, consistency);
+# - ``misleads``: the prompt states a misleading premise or a wrong answer (``lure``), counted in MFR;
+# - ``probe``: no exact answer exists for what is shown (stored answer: the parent's); only compared with the
+#   parent, left out of accuracy per variant, consistency and training;
+# - ``augments``: a training example of the fine-tuning strategy ``augmented``;
+# - ``keeps_facts``: the case's facts hold for what is shown (its own image), so a rationale is audited against them.
+VariantRole = Literal["preserves_answer", "misleads", "probe", "augments", "keeps_facts"]
+ROLES: tuple[VariantRole, ...] = get_args(VariantRole)  # the canonical order of an item's roles
+
 _CODE = re.compile(r"[A-Z][0-9]+")
 
 

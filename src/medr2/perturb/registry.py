@@ -4,10 +4,12 @@ This module imports nothing heavy (the code lists serve ``--help``). A new varia
 (``@register`` / :func:`medr2.registry.register_variant`); the code lists are derived from the registry.
 How to write one: ``docs/extending.md``.
 
-A perturbation has a ``code`` (``T1`` … ``V9``) and ``apply(item, case, ctx) -> list[Item]``; it raises
+A perturbation has a ``code`` (``T1`` … ``V9``), declares its ``roles`` (what its items are to scoring and
+training: :data:`medr2.variant_id.ROLES`) and implements ``apply(item, case, ctx) -> list[Item]``; it raises
 :class:`Skip` with a short, countable reason where it does not apply. New items are built with
 :func:`derive_item`, which sets ``variant``, ``parent_id``, ``perturbation`` (code + parameters),
-``seed`` and recomputes the content id.
+``seed``, ``roles`` and recomputes the content id. Scoring, training and the report read an item's roles only
+through :func:`item_roles`; no other list of variant codes decides what counts where.
 """
 
 from __future__ import annotations
@@ -24,19 +26,23 @@ if TYPE_CHECKING:
 
 from medr2.errors import Skip
 from medr2.registry import Registry
-from medr2.variant_id import VariantId
+from medr2.variant_id import CLEAN, ROLES, VariantId, VariantRole, variant_code
 
-__all__ = ["PERTURBATIONS", "Perturbation", "Skip", "all_codes",
-           "answer_changed_meta", "derive_item", "derive_seed", "parse_variants", "register", "text_codes",
+__all__ = ["PERTURBATIONS", "ROLES", "Perturbation", "Skip", "VariantRole", "all_codes", "answer_changed_meta",
+           "declared_roles", "derive_item", "derive_seed", "item_roles", "parse_variants", "register", "text_codes",
            "visual_codes"]
 
 
 class Perturbation(ABC):
-    """One variant family. Subclasses set ``code``, ``title`` and ``defaults`` (their parameters)."""
+    """One variant family. Subclasses set ``code``, ``title``, ``defaults`` (their parameters) and ``roles``."""
 
     code: ClassVar[str]
     title: ClassVar[str]
     defaults: ClassVar[dict[str, Any]] = {}
+    # what its items are to scoring and training (medr2.variant_id.ROLES): ``derive_item`` writes them into each
+    # item, narrowed where an item says otherwise (:func:`narrow_roles`). E.g. ``{"preserves_answer"}``: counted
+    # in FlipRate and consistency; ``{"misleads", "augments"}``: in MFR, and a training example of ``augmented``.
+    roles: ClassVar[frozenset[VariantRole]] = frozenset()
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.defaults))
@@ -59,6 +65,9 @@ def _check(code: str, cls: type[Perturbation]) -> None:
     if vid.code != code or getattr(cls, "code", None) != code:
         raise ValueError(f"variant {code!r}: a perturbation is registered under its code (a letter and a number, "
                          f"e.g. T9), and {getattr(cls, '__name__', cls)!r} has code {getattr(cls, 'code', None)!r}")
+    roles: Any = getattr(cls, "roles", frozenset())
+    if not isinstance(roles, frozenset) or not roles <= set(ROLES):
+        raise ValueError(f"variant {code!r}: roles must be a frozenset of {', '.join(ROLES)}; got {roles!r}")
 
 
 # code -> Perturbation class; the built-ins are lazy (codes known without importing numpy). The canonical
@@ -130,6 +139,39 @@ def parse_variants(text: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(c for c in codes if c in wanted)
 
 
+def declared_roles(variant: str) -> frozenset[VariantRole]:
+    """The roles declared by the perturbation registered under ``variant``'s code; none for ``clean`` or for a code
+    no perturbation is registered under (a bench imported or built with a plugin that is not installed)."""
+    code = variant_code(variant)
+    cls = None if code == CLEAN or code not in PERTURBATIONS else PERTURBATIONS[code]
+    return cls.roles if cls is not None else frozenset()
+
+
+def narrow_roles(declared: frozenset[VariantRole] | set[VariantRole], meta: dict[str, Any]) -> list[VariantRole]:
+    """An item's roles, in canonical order: its perturbation's ``declared`` roles, narrowed by what the item's
+    ``meta`` says of it. An item scored as a probe (``meta["scoring"] == "probe"``: no exact answer for what is
+    shown) is a ``probe`` and neither ``preserves_answer`` nor ``augments``; an item with
+    ``meta["answer_preserving"]`` false does not preserve the answer (V8/V9 of benches built before roles)."""
+    roles: set[VariantRole] = set(declared)
+    if meta.get("scoring") == "probe":
+        roles.add("probe")
+        roles -= {"preserves_answer", "augments"}
+    if meta.get("answer_preserving", True) is False:
+        roles.discard("preserves_answer")
+    return [r for r in ROLES if r in roles]
+
+
+def item_roles(variant: str, roles: Sequence[str] | None, meta: dict[str, Any]) -> tuple[VariantRole, ...]:
+    """The roles of an item (``Item``, or its ``variant``/``roles``/``meta`` columns): the recorded ``roles``; for an
+    item that has none recorded (``None``: a clean item, or a bench built before roles were written) the roles its
+    perturbation declares, narrowed by its meta (:func:`narrow_roles`). The one rule every reader goes through."""
+    if roles is not None:
+        return tuple(r for r in ROLES if r in roles)
+    if variant == CLEAN:
+        return ()
+    return tuple(narrow_roles(declared_roles(variant), meta))
+
+
 def derive_seed(*parts: Any) -> int:
     """A 63-bit seed from a stable hash of ``parts`` (never from iteration order)."""
     from medr2.records import jsonable, stable_hash
@@ -138,8 +180,11 @@ def derive_seed(*parts: Any) -> int:
 
 
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
-                meta: dict[str, Any] | None = None, **updates: Any) -> Item:
-    """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id."""
+                meta: dict[str, Any] | None = None, roles: frozenset[VariantRole] | set[VariantRole] | None = None,
+                **updates: Any) -> Item:
+    """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id. Its ``roles``: ``roles``
+    where given (an item that is less than its perturbation declares), else those its perturbation declares;
+    narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe)."""
     from medr2.records import Item, item_content_id, jsonable
 
     fields = parent.model_dump()
@@ -149,6 +194,7 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     fields["perturbation"] = jsonable({"code": VariantId.parse(variant).code, **params})
     fields["seed"] = seed
     fields["meta"] = {**parent.meta, **(meta or {})}
+    fields["roles"] = narrow_roles(declared_roles(variant) if roles is None else roles, fields["meta"])
     fields["item_id"] = item_content_id(fields)
     try:
         return Item.model_validate(fields)

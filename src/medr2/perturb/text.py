@@ -77,6 +77,7 @@ class AbsentTwin(Perturbation):
 
     code = "T1"
     title = "absent-attribute yes/no twin"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if item.form != "yesno":
@@ -110,6 +111,7 @@ class CorrectHint(Perturbation):
 
     code = "T2"
     title = "correct hint (earlier-stage facts stated)"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         facts = _earlier_facts(item, case)
@@ -127,6 +129,7 @@ class MisleadingPremise(Perturbation):
 
     code = "T3"
     title = "misleading premise"
+    roles = frozenset({"misleads", "augments", "keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if item.form in ("box", "text"):
@@ -192,6 +195,7 @@ class SuggestedAnswer(Perturbation):
 
     code = "T4"
     title = "suggested wrong answer"
+    roles = frozenset({"misleads", "augments", "keeps_facts"})
     defaults = {"kinds": ("plain", "authority")}
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
@@ -259,6 +263,7 @@ class Paraphrase(Perturbation):
 
     code = "T5"
     title = "paraphrase"
+    roles = frozenset({"preserves_answer", "keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         seed, rng = _rng(ctx, item, self.code)
@@ -273,6 +278,7 @@ class OptionPermutation(Perturbation):
 
     code = "T6"
     title = "option permutation"
+    roles = frozenset({"preserves_answer", "augments", "keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if item.form not in ("mcq", "multi") or len(item.options) < 2:
@@ -304,6 +310,7 @@ class NoneOfTheAbove(Perturbation):
 
     code = "T7"
     title = "correct option replaced by 'none of the above'"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if item.form != "mcq" or len(item.options) < 2:
@@ -362,6 +369,7 @@ class InjectedWrongStep(Perturbation):
 
     code = "T8"
     title = "wrong earlier answer injected into a chain"
+    roles = frozenset({"misleads", "augments", "keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if not item.chain_id or item.step is None:

@@ -120,6 +120,7 @@ class BlankImage(Perturbation):
 
     code = "V1"
     title = "blank image"
+    roles = frozenset({"probe"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = base_image(item, case)
@@ -245,6 +246,7 @@ class OtherCaseSameModality(_OtherCase):
 
     code = "V2"
     title = "image of another case, same modality"
+    roles = frozenset({"augments"})
     same_modality = True
 
 
@@ -253,6 +255,7 @@ class OtherModality(_OtherCase):
 
     code = "V3"
     title = "image of another modality"
+    roles = frozenset({"augments"})
     same_modality = False
 
 
@@ -320,6 +323,7 @@ class EvidenceRemoval(Perturbation):
 
     code = "V4"
     title = "evidence removed"
+    roles = frozenset({"augments"})
     defaults = {"dilate_frac": 0.01, "max_fraction": 0.25}
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
@@ -422,6 +426,7 @@ class CorrectCue(_CueVariant):
 
     code = "V5"
     title = "correct cue"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel, family, fi = self._target(item, case)
@@ -484,6 +489,7 @@ class DecoyCue(_CueVariant):
 
     code = "V6"
     title = "decoy cue"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel, family, fi = self._target(item, case)
@@ -533,6 +539,7 @@ class CoordinatesOnly(Perturbation):
 
     code = "V7"
     title = "region as coordinates only"
+    roles = frozenset({"keeps_facts"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         _need_image(item)
@@ -565,7 +572,7 @@ class CoordinatesOnly(Perturbation):
         rel = base_image(item, case)
         if rel == case.image:
             w, h = case.width, case.height
-            fields: dict[str, object] = {"image": case.image, "image_sha256": case.image_sha256}
+            fields: dict[str, Any] = {"image": case.image, "image_sha256": case.image_sha256}
         else:
             arr = ctx.load(rel)
             w, h = int(arr.shape[1]), int(arr.shape[0])
@@ -589,6 +596,7 @@ class Degradation(Perturbation):
 
     code = "V8"
     title = "acquisition-like degradations"
+    roles = frozenset({"preserves_answer"})
     defaults = {"kinds": "one", "severities": SEVERITIES}
 
     def _kinds(self, rel: str, ctx: PerturbContext) -> list[str]:
@@ -647,6 +655,7 @@ class HorizontalFlip(Perturbation):
 
     code = "V9"
     title = "horizontal flip"
+    roles = frozenset({"preserves_answer"})
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = base_image(item, case)

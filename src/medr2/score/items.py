@@ -19,10 +19,10 @@ import pyarrow as pa
 from medr2.errors import BadInput
 from medr2.records import Box, Item
 
-_JSON = ("options", "answer_box", "meta")
+_JSON = ("options", "answer_box", "meta", "roles")
 _COLUMNS = ("item_id", "case_id", "chain_id", "step", "stage", "task", "form", "question", "options", "answer",
             "answer_box", "chance", "pair_id", "image_width", "image_height", "variant", "parent_id", "lure",
-            "split", "meta")
+            "split", "meta", "roles")
 _REQUIRED = ("item_id", "case_id", "stage", "task", "form", "question", "answer", "chance")
 _DEFAULTS: dict[str, Any] = {"options": [], "variant": "clean", "meta": {}}
 # converted once per distinct value: the JSON columns and the strings that repeat across items
@@ -56,6 +56,7 @@ class ScoringItem:
     lure: str | None
     split: str | None
     meta: dict[str, Any] = field(default_factory=dict)
+    roles: list[str] | None = None  # None: not recorded (medr2.perturb.registry.item_roles reads it)
 
 
 class PredictionRow(NamedTuple):

@@ -24,9 +24,9 @@ from medr2.score.shortanswer import SHORT_ANSWER_METRICS
 from medr2.score.stats import DEFAULT_RESAMPLES, MetricBook, difference, nanmean_stack, seed_for
 from medr2.score.table import lowest_severity_only
 
-PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN = "T2", "T3", "T4", "T8"
-LURE_CODES = (PROMPT_MISLEAD, PROMPT_SUGGEST, PROMPT_CHAIN)
-PROBE_CODES = {"V1": "blank", "V2": "other_case", "V3": "other_modality"}
+# the variants that define a named metric (docs/metrics.md); which variants count in a metric over a kind of
+# variant (MFR, FlipRate and consistency, the rationale audit) is read from the items' roles, never listed here
+PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST = "T2", "T3", "T4"
 # two boxes are "the same answer" at this IoU (and a box "keeps" the real image's answer at this IoU to its gold)
 SAME_BOX_IOU = 0.5
 
@@ -261,11 +261,11 @@ def prompt_reliance(ctx: Ctx) -> dict[str, Any]:
         out["MisleadDrop"] = _paired_delta(ctx, mislead, mislead["correct_p"], mislead["correct"], **p)
     if (pri := _sibling_gap(ctx, PROMPT_HINT, PROMPT_MISLEAD)) is not None:
         out["PRI"] = pri
-    lured = ctx.rows[ctx.rows["code"].isin(LURE_CODES) & ~ctx.rows["probe"]]
+    lured = ctx.rows[ctx.rows["misleads"] & ~ctx.rows["probe"]]  # variants with the role "misleads"
     if (mfr := _lure_rate(ctx, lured)) is not None:
         out["MFR"] = mfr
-    for code in LURE_CODES:
-        if (r := _lure_rate(ctx, _code(ctx, code))) is not None:
+    for code, df in lured.groupby("code", sort=True):
+        if (r := _lure_rate(ctx, df)) is not None:
             out[f"MFR_{code}"] = r
     suggest = ctx.with_parent(_code(ctx, PROMPT_SUGGEST))
     suggest = suggest[suggest["correct_p"] & suggest["lure_key"].notna()]
@@ -398,7 +398,8 @@ def cues(ctx: Ctx) -> dict[str, Any]:
 
 @metric_group("consistency")
 def consistency(ctx: Ctx) -> dict[str, Any]:
-    """Answer-preserving variants (T5, T6, V8 at its lowest severity, V9 where the answer is unchanged)."""
+    """Variants with the role ``preserves_answer`` (built in: T5, T6, V8 at its lowest severity, V9 where the
+    answer is unchanged; a plugin's that declare it)."""
     r = ctx.rows
     pres = r[r["preserving"] & ~r["probe"]]
     pres = pres[lowest_severity_only(pres, ctx.severity_floor)] if len(pres) else pres
@@ -570,8 +571,8 @@ def _rationale_block(ctx: Ctx, df: pd.DataFrame) -> dict[str, Any]:
 @metric_group("rationale")
 def rationale(ctx: Ctx) -> dict[str, Any]:
     """Claims of free-text rationales checked against the case (:mod:`medr2.score.claims`): overall (clean),
-    per stage, per task, and per prompt or cue variant (``T*``, ``V5``-``V7``: the image is the case's, so its
-    truth holds; ``premise_adoption_rate`` where a variant offers a lure)."""
+    per stage, per task, and per variant with the role ``keeps_facts`` (built in: ``T*``, ``V5``-``V7``: the image
+    is the case's, so its truth holds; ``premise_adoption_rate`` where a variant offers a lure)."""
     r = ctx.rows
     if "rat_sentences" not in r.columns:
         return {}
@@ -584,8 +585,7 @@ def rationale(ctx: Ctx) -> dict[str, Any]:
         out["overall"] = _rationale_block(ctx, clean)
         out["stages"] = {str(s): _rationale_block(ctx, df) for s, df in clean.groupby("stage", sort=True)}
         out["tasks"] = {str(t): _rationale_block(ctx, df) for t, df in clean.groupby("task", sort=True)}
-    code = r["code"].astype(str)
-    prompt_variants = r[(r["variant"] != "clean") & (code.str.startswith("T") | code.isin(("V5", "V6", "V7")))]
+    prompt_variants = r[(r["variant"] != "clean") & r["keeps_facts"]]
     if len(prompt_variants):
         out["variants"] = {str(v): _rationale_block(ctx, df) for v, df in prompt_variants.groupby("variant", sort=True)}
     return out

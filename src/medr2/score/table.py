@@ -8,14 +8,12 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from medr2.perturb.registry import item_roles
 from medr2.records import Score
 from medr2.score.extract.common import normalize_words
 from medr2.score.items import ItemLike
 from medr2.score.shortanswer import normalize_answer
 from medr2.variant_id import variant_code, variant_severity
-
-# answer-preserving variant codes (docs/metrics.md, flip rate); V8 counts at its lowest severity only
-PRESERVING_CODES = frozenset({"T5", "T6", "V8", "V9"})
 
 
 def answer_key(item: ItemLike, value: str | None) -> str | None:
@@ -45,12 +43,12 @@ def _severity(variant: str) -> int | None:
 
 # columns taken from the item of each row (computed once per item, then repeated per mode)
 _ITEM_FIELDS = ("case_id", "task", "stage", "form", "variant", "code", "severity", "parent_id", "pair_id",
-                "chain_id", "step", "split", "chance", "probe", "preserving", "gold_key", "lure_key", "answer",
-                "gold_box", "prompt_code")
+                "chain_id", "step", "split", "chance", "probe", "preserving", "misleads", "keeps_facts", "gold_key",
+                "lure_key", "answer", "gold_box", "prompt_code")
 TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
                  "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
-                 "text_metrics", "chance", "probe", "preserving", "gold_key", "parsed_key", "lure_key", "answer",
-                 "gold_box", "prompt_code")
+                 "text_metrics", "chance", "probe", "preserving", "misleads", "keeps_facts", "gold_key", "parsed_key",
+                 "lure_key", "answer", "gold_box", "prompt_code")
 
 
 _KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
@@ -64,18 +62,20 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, va
     return memo[mk]
 
 
-def _preserving(it: ItemLike, code: str | None) -> bool:
-    """The item is an answer-preserving variant (flip rate, consistency)."""
-    return bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES
+def _roles(it: ItemLike) -> tuple[str, ...]:
+    """The item's roles (:func:`medr2.perturb.registry.item_roles`: recorded, or its perturbation's for a bench
+    built before roles were written)."""
+    return item_roles(it.variant, it.roles, it.meta)
 
 
 def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
                  prompts: dict[tuple[str, tuple[str, ...]], int]) -> tuple[Any, ...]:
     code = variant_code(it.variant)
     prompt = prompts.setdefault((it.question, fmt[1]), len(prompts))  # same question and options: same code
+    roles = _roles(it)
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
-            it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
-            _preserving(it, code),
+            it.pair_id, it.chain_id, it.step, it.split, float(it.chance), "probe" in roles,
+            "preserves_answer" in roles, "misleads" in roles, "keeps_facts" in roles,
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
             tuple(it.answer_box) if it.answer_box is not None else None, prompt)
@@ -168,15 +168,16 @@ class SeverityFloors:
     def __init__(self, items: Mapping[str, ItemLike]) -> None:
         self.items = items
         self.floors: dict[str, dict[str, float]] = {}
-        # (code, severity) when an item counts, by what decides it (variant id, two meta flags): a few entries
-        self._of: dict[tuple[str, Any, Any], tuple[str, int] | None] = {}
+        # (code, severity) when an item counts, by what decides it (variant id, its roles): a few entries
+        self._of: dict[tuple[str, tuple[str, ...]], tuple[str, int] | None] = {}
 
     def _item(self, iid: str) -> tuple[str, int] | None:
         it = self.items[iid]
-        key = (it.variant, it.meta.get("scoring"), it.meta.get("answer_preserving"))
+        roles = _roles(it)
+        key = (it.variant, roles)
         if key not in self._of:
             code, sev = variant_code(it.variant), _severity(it.variant)
-            counts = sev is not None and it.meta.get("scoring") != "probe" and _preserving(it, code)
+            counts = sev is not None and "probe" not in roles and "preserves_answer" in roles
             self._of[key] = (code, sev) if counts and sev is not None else None
         return self._of[key]
 

@@ -4,7 +4,7 @@ Strategies (registry ``STRATEGIES``):
 - ``flat``: every train item one single-turn example, in a seeded shuffle;
 - ``curriculum``: stage 1 -> 4 blocks, each block mixed with a replay share of the earlier stages;
 - ``chain``: each chain as one multi-turn conversation (loss on every assistant turn);
-- ``augmented``: ``flat`` plus the perturbed copies that have an exact answer (``AUGMENT_VARIANTS``).
+- ``augmented``: ``flat`` plus the perturbed copies whose role is ``augments`` (:func:`augments`).
 
 Only ``split == "train"`` items are used, and a train item whose image (or cue image) is also used by
 any item or case outside the train split is dropped and counted: no test item or test image leaks.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from medr2.models.base import BoxConvention, Message, Part
+from medr2.perturb.registry import item_roles
 from medr2.records import Item, stable_hash
 from medr2.train.render import PIXELS, answer_turn, chain_turns, check_style, item_turns, rejected
 from medr2.train.source import TrainSplit
@@ -129,20 +130,17 @@ def _chain(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, An
     return sorted(examples, key=lambda e: _order_key(seed, "|".join(e.item_ids)))
 
 
-# perturbation-augmented SFT: misleading text (T3, T4, T8) with the correct answer as target, option
-# permutations (T6), visual variants with an exact answer for what is shown (V2/V3: the other case's fact,
-# V4: the counterfactual). Probes (V1 blank, V2/V3 where no exact answer exists) are left out: their
-# stored answer is the parent's, and training on it would teach the model to ignore the image.
-AUGMENT_VARIANTS = ("T3", "T4", "T6", "T8", "V2", "V3", "V4")
-
-
-def augments(variant: str, meta: dict[str, Any] | None) -> bool:
-    """Whether a train item of this variant id and meta is an ``augmented`` example (not a probe)."""
-    return variant.split("-", 1)[0] in AUGMENT_VARIANTS and (meta or {}).get("scoring", "exact") != "probe"
+def augments(variant: str, roles: Sequence[str] | None, meta: dict[str, Any] | None) -> bool:
+    """Whether a train item (its ``variant``, ``roles`` and ``meta``) is an ``augmented`` example: its role is
+    ``augments`` (:func:`medr2.perturb.registry.item_roles`). Built in: misleading text (T3, T4, T8) with the
+    correct answer as target, option permutations (T6), visual variants with an exact answer for what is shown
+    (V2/V3: the other case's fact, V4: the counterfactual). A probe never is (V1, V2/V3 where no exact answer
+    exists): its stored answer is the parent's, and training on it would teach the model to ignore the image."""
+    return "augments" in item_roles(variant, roles, meta or {})
 
 
 def is_augmentation(item: Item) -> bool:
-    return augments(item.variant, item.meta)
+    return augments(item.variant, item.roles, item.meta)
 
 
 def _augmented(items: list[Item], seed: int, conv: BoxConvention, opts: dict[str, Any]) -> list[Example]:

@@ -16,6 +16,7 @@ digits) of one plan are equal; on such a tie both orders put the earlier file ro
 
 from __future__ import annotations
 
+import functools
 import heapq
 import tempfile
 from collections import Counter
@@ -31,7 +32,6 @@ from medr2.bench.runs import RunSorter
 from medr2.models.base import BoxConvention, Message, Part
 from medr2.records import Item
 from medr2.train.export import (
-    AUGMENT_VARIANTS,
     CAPTION_PROMPT,
     NEEDS_VARIANTS,
     STRATEGIES,
@@ -49,7 +49,7 @@ BUCKET_ROWS = 4_096  # rows the plan orders in memory at a time (about: order ha
 RUN_ROWS = 50_000  # rows held before a sorted run is spilled (about 730 B each as Arrow on the sample benches)
 KEY_COLUMNS = ("_b", "_p", "_k", "_s", "_g")  # block, bucket, order key, tie-break, group
 _KEY_TYPES = (pa.int64(), pa.int64(), pa.string(), pa.int64(), pa.string())
-_PLAN_COLUMNS = ("item_id", "variant", "stage", "form", "answer_box", "chain_id", "step", "meta", "image")
+_PLAN_COLUMNS = ("item_id", "variant", "stage", "form", "answer_box", "chain_id", "step", "meta", "roles", "image")
 
 
 def _n_buckets(n_rows: int) -> int:
@@ -87,9 +87,20 @@ class _Placements:
         return rows
 
 
-def _is_augmentation(variant: str, meta: str | None) -> bool:
-    """:func:`medr2.train.export.is_augmentation` from the ``variant`` and ``meta`` columns."""
-    return augments(variant, jsonsafe.loads(meta) if meta and variant.split("-", 1)[0] in AUGMENT_VARIANTS else None)
+@functools.lru_cache(maxsize=256)
+def _augments_roles(roles: str) -> bool:
+    """Whether a ``roles`` cell (JSON; a bench holds a few distinct values) has the role ``augments``."""
+    return augments("", jsonsafe.loads(roles), None)
+
+
+def _is_augmentation(variant: str, roles: str | None, meta: str | None) -> bool:
+    """:func:`medr2.train.export.is_augmentation` from the ``variant``, ``roles`` and ``meta`` columns (``meta`` is
+    read only for a bench built before roles were written)."""
+    if variant == "clean":
+        return False
+    if roles is not None:
+        return _augments_roles(roles)
+    return augments(variant, None, jsonsafe.loads(meta) if meta else None)
 
 
 class _Rows:
@@ -325,7 +336,8 @@ def stream_examples(src: TrainSource, *, strategy: str = "flat", with_variants: 
             pred = None
             if strategy == "augmented":
                 def pred(cols: dict[str, list[Any]], i: int) -> bool:
-                    return cols["variant"][i] == "clean" or _is_augmentation(cols["variant"][i], cols["meta"][i])
+                    return cols["variant"][i] == "clean" or _is_augmentation(cols["variant"][i], cols["roles"][i],
+                                                                                cols["meta"][i])
             tables = _flat_tables(rows, seed, _n_buckets(n), pred)
         for bucket in _sorted_groups(tables, work, src.items_path):
             for group, items in bucket:
