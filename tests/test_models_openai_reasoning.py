@@ -16,10 +16,10 @@ from aiohttp import web
 from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter, read_completion
 from medr2.models.registry import load_adapter
+from medr2.models.truncation import is_truncated, scan_text, unfinished_reasoning
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from medr2.score.scorer import score_run
-from medr2.score.truncation import is_truncated, scan_text, unfinished_reasoning
 from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response

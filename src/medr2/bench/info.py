@@ -46,7 +46,7 @@ def task_coverage(root: Path | str) -> dict[str, Any]:
     """Clean items per task and source (the tasks x sources table of ``medr2 info``), and the tasks of the
     four stages that no source of this bench supports (no clean item from any source)."""
     from medr2.bench.format import ITEMS_FILE
-    from medr2.interop.common import OTHER_TASK, TASK_STAGE
+    from medr2.tasks import task_stage
 
     path = Path(root) / ITEMS_FILE
     table: dict[str, dict[str, int]] = {}
@@ -56,7 +56,7 @@ def task_coverage(root: Path | str) -> dict[str, Any]:
             sources.add(src)
             row = table.setdefault(task, {})
             row[src] = row.get(src, 0) + n
-    every = [k for k in TASK_STAGE if k != OTHER_TASK]
+    every = list(task_stage())  # every registered task (plugins included)
     return {"sources": sorted(sources), "tasks": {k: dict(sorted(v.items())) for k, v in sorted(table.items())},
             "unsupported": [k for k in every if k not in table]}
 

@@ -100,7 +100,7 @@ def eval_command(
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
                       + (f", [yellow]{c.truncated} cut off by the token limit[/]" if c.truncated else ""))
     if any(c.truncated for c in summary.modes.values()):
-        from medr2.score.truncation import TRUNCATED_HINT
+        from medr2.models.truncation import TRUNCATED_HINT
 
         console.print(f"[yellow]note[/]: {TRUNCATED_HINT}")
     console.print(f"retries: {summary.retries}")

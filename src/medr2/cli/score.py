@@ -31,11 +31,11 @@ def register(app: typer.Typer) -> None:
 
         from medr2.api import score as api_score
         from medr2.arrowmem import use_lean_pool
+        from medr2.models.truncation import TRUNCATED_HINT
         from medr2.progress import for_console
         from medr2.report.fmt import fmt_value_n
         from medr2.score.completeness import describe
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
-        from medr2.score.truncation import TRUNCATED_HINT
 
         use_lean_pool()  # the allocator that keeps least of what scoring frees (medr2.arrowmem)
         progress = for_console("medr2 score")

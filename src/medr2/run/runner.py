@@ -34,6 +34,7 @@ from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKEN
 from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
+from medr2.models.truncation import is_truncated
 from medr2.records import Item, Prediction, stable_hash
 from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.order import DEFAULT_ORDER, get_order
@@ -49,7 +50,6 @@ from medr2.run.prompts import (
 )
 from medr2.run.serve import ServeSpec, serving
 from medr2.run.store import Row, Store
-from medr2.score.truncation import is_truncated
 from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:

@@ -157,7 +157,7 @@ def finish_accuracy(book: MetricBook, tasks: Mapping[str, Ref]) -> dict[str, Any
 def rates(ctx: Ctx) -> dict[str, Any]:
     v = ctx.rows["verdict"].to_numpy()
     return {"unparsed": ctx.mean(ctx.rows, v == "unparsed"), "error": ctx.mean(ctx.rows, v == "error"),
-            "truncated": ctx.mean(ctx.rows, v == "truncated"),  # cut off by the token limit (score/truncation.py)
+            "truncated": ctx.mean(ctx.rows, v == "truncated"),  # cut off by the token limit (models/truncation.py)
             "judged": ctx.mean(ctx.rows, ctx.rows["method"].to_numpy() == "judge")}
 
 

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
+from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, extract, read
@@ -32,7 +33,6 @@ from medr2.score.judge import Judge, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
 from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, SCORES_ROW_GROUP_ROWS, CaseChunks, RowGroupWriter
-from medr2.score.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
