@@ -168,14 +168,16 @@ class SeverityFloors:
     def __init__(self, items: Mapping[str, ItemLike]) -> None:
         self.items = items
         self.floors: dict[str, dict[str, float]] = {}
-        # (code, severity) when an item counts, by what decides it (variant id, its roles): a few entries
-        self._of: dict[tuple[str, tuple[str, ...]], tuple[str, int] | None] = {}
+        # (code, severity) when an item counts, by what decides it (variant id, recorded roles, or the two meta flags
+        # that narrow the registry's roles of a bench without recorded roles): a few entries, looked up per row
+        self._of: dict[tuple[Any, ...], tuple[str, int] | None] = {}
 
     def _item(self, iid: str) -> tuple[str, int] | None:
         it = self.items[iid]
-        roles = _roles(it)
-        key = (it.variant, roles)
+        key = ((it.variant, tuple(it.roles)) if it.roles is not None
+               else (it.variant, None, it.meta.get("scoring"), it.meta.get("answer_preserving")))
         if key not in self._of:
+            roles = _roles(it)
             code, sev = variant_code(it.variant), _severity(it.variant)
             counts = sev is not None and "probe" not in roles and "preserves_answer" in roles
             self._of[key] = (code, sev) if counts and sev is not None else None
