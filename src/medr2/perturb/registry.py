@@ -34,7 +34,9 @@ __all__ = ["PERTURBATIONS", "ROLES", "Perturbation", "Skip", "VariantRole", "all
 
 
 class Perturbation(ABC):
-    """One variant family. Subclasses set ``code``, ``title``, ``defaults`` (their parameters) and ``roles``."""
+    """One variant family. Adding a variant (docs/extending.md): 1. subclass with ``code``, ``title`` and
+    ``defaults`` (its parameters); 2. declare its ``roles`` (what its items count in); 3. implement ``apply`` with
+    :func:`derive_item` and register the class (``@register_variant``). Nothing else lists variant codes."""
 
     code: ClassVar[str]
     title: ClassVar[str]
