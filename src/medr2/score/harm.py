@@ -172,24 +172,24 @@ def silent_failures(verdict: Any, confidence: Any = None, *, confident_at: float
 
 
 def item_weights(rows: pd.DataFrame, spec: HarmSpec) -> tuple[np.ndarray, np.ndarray]:
-    """(tier, weight) of each row: the higher of its task's tier and its gold finding's tier."""
+    """(tier, weight) of each row: the higher of its task's tier and its gold finding's tier (looked up once per
+    distinct task and gold answer)."""
     from medr2.tasks.vocab import norm
 
-    order = {t: i for i, t in enumerate(_tiers())}
-    task_tier = {t: spec.task_tier(str(t)) for t in rows["task"].unique()} if len(rows) else {}
-    finding = spec.finding_tiers()
-    gold = rows["gold_key"] if "gold_key" in rows.columns else pd.Series([None] * len(rows), index=rows.index)
-    memo: dict[Any, str | None] = {}
-    tiers = []
-    for task, g in zip(rows["task"], gold, strict=True):
-        t = task_tier[task]
-        if isinstance(g, str) and g:
-            f = memo[g] if g in memo else memo.setdefault(g, finding.get(norm(g)))
-            if f is not None and order[f] > order[t]:
-                t = f
-        tiers.append(t)
-    tier_arr = np.asarray(tiers, dtype=object)
-    return tier_arr, np.asarray([spec.weights[t] for t in tiers], dtype=float)
+    tiers = _tiers()
+    task = rows["task"].astype(object).to_numpy()
+    t_codes, t_inv = np.unique(task, return_inverse=True) if len(task) else (np.array([]), np.zeros(0, int))
+    level = np.asarray([tiers.index(spec.task_tier(str(t))) for t in t_codes], dtype=np.int64)[t_inv] \
+        if len(task) else np.zeros(0, dtype=np.int64)
+    if "gold_key" in rows.columns and len(rows):
+        finding = spec.finding_tiers()
+        gold = rows["gold_key"].astype(object).where(rows["gold_key"].notna(), "").to_numpy()
+        g_codes, g_inv = np.unique(gold.astype(str), return_inverse=True)
+        g_level = np.asarray([tiers.index(finding[norm(g)]) if g and norm(g) in finding else -1 for g in g_codes],
+                             dtype=np.int64)
+        level = np.maximum(level, g_level[g_inv])
+    weights = np.asarray([spec.weights[t] for t in tiers], dtype=float)
+    return np.asarray(tiers, dtype=object)[level], weights[level]
 
 
 def harm_units(rows: pd.DataFrame) -> pd.DataFrame:
