@@ -55,7 +55,7 @@ def test_subgroup_and_harm_views_in_chromium(reports: tuple[Path, Path, list[Pat
         assert "n=" in harm_rows.first.text_content()
         # the fixture's cases carry no sex: the page says so
         notes = page.eval_on_selector_all("#subgroups p.missing", "els => els.map(e => e.textContent)")
-        assert any("demographic field" in n and "sex" in n for n in notes)
+        assert any("demographics missing" in n and "do not carry sex" in n for n in notes)
         tables = page.locator("table.slices")
         assert tables.count() == 3 * len(runs)
         # each slice table: every slice of slices.json, with n and its interval

@@ -226,3 +226,30 @@ def test_holm_is_monotone_and_never_below_the_raw_p(ps: list[float]) -> None:
     assert all(a >= p - 1e-12 and a <= 1.0 for a, p in zip(adj, ps, strict=True))
     order = np.argsort(ps, kind="stable")
     assert all(adj[order[i]] <= adj[order[i + 1]] + 1e-12 for i in range(len(ps) - 1))
+
+
+def test_every_task_declares_a_risk_tier_and_the_docs_table_is_the_registry() -> None:
+    import re
+
+    from medr2.tasks import TASKS
+    from medr2.tasks.spec import RISK_TIERS, TaskSpec, Template, register_task
+
+    declared = {t.id: t.risk for t in TASKS.values()}
+    assert set(declared.values()) <= set(RISK_TIERS) and "high" in declared.values()
+    doc = (Path(__file__).parents[1] / "docs" / "tasks.md").read_text("utf-8")
+    section = doc.split("## Risk tiers", 1)[1].split("\n## ", 1)[0]
+    assert dict(re.findall(r"^\| `([^`]+)` \| (\w+) \|$", section, flags=re.M)) == declared
+    tpls = (Template("x/t1", "a?"), Template("x/t2", "b?"), Template("x/t3", "c?", heldout=True))
+    with pytest.raises(ValueError, match="risk"):
+        register_task(TaskSpec("s9.risk_test", 1, "mcq", "x", "x", tpls, lambda c, ctx: [], risk="severe"))
+    assert "s9.risk_test" not in TASKS
+
+
+def test_a_finding_raises_an_item_to_its_tier() -> None:
+    rows = pd.DataFrame({"task": ["s1.modality", "s1.modality", "s3.finding_type", "s4.diagnosis"],
+                         "gold_key": ["pneumothorax", "ct", "cyst", None]})
+    tier, weight = item_weights(rows, HarmSpec())
+    assert tier.tolist() == ["high", "low", "high", "high"]  # a finding only raises a tier, never lowers it
+    assert weight.tolist() == [DEFAULT_WEIGHTS[t] for t in tier]
+    spec = parse_harm({"findings": {"pneumothorax": "low"}, "tasks": {"s3.finding_type": "low"}}, "h.json")
+    assert item_weights(rows, spec)[0].tolist() == ["low", "low", "low", "high"]

@@ -118,7 +118,7 @@ def _slice_tables(r: RunData, name: str) -> list[SliceTable]:
 
 def _missing_notes(r: RunData, name: str) -> list[str]:
     missing = (r.analysis.get("slices") or {}).get("missing") or {}
-    return [f"{name}: {'demographic field' if f in DEMOGRAPHIC else 'field'} {note}."
+    return [f"{name}: {'demographics missing' if f in DEMOGRAPHIC else 'field missing'} — {note}."
             for f, note in sorted(missing.items())]
 
 
