@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, parse_bins
 from medr2.errors import BadInput
 from medr2.records import Item, Score, item_content_id
 from medr2.score.harm import (
@@ -25,14 +26,7 @@ from medr2.score.harm import (
     parse_harm,
     silent_failures,
 )
-from medr2.score.slices import (
-    MISSING,
-    SLICE_FIELDS,
-    bin_label,
-    parse_bins,
-    parse_slicings,
-    slice_metrics,
-)
+from medr2.score.slices import parse_slicings, slice_metrics
 from medr2.score.stats import holm
 from medr2.score.table import build_table
 

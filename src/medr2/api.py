@@ -310,10 +310,11 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     override file (recorded in ``metrics.json`` ``run.harm``). With ``slice`` or ``harm``, ``RUN/harm.json`` (and
     with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
     ``"slices"`` (``metrics.json`` does not)."""
+    from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
     from medr2.score.harm import load_harm
     from medr2.score.scorer import score_run
-    from medr2.score.slices import analyse_run, parse_bins, parse_slicings
+    from medr2.score.slices import analyse_run, parse_slicings
 
     slicings = parse_slicings(slice)  # bad options and a bad harm file are refused before scoring
     edges = parse_bins(bins)

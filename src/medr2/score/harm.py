@@ -136,8 +136,8 @@ def load_harm(path: str | Path | None) -> HarmSpec:
     text = raw.decode("utf-8", errors="replace")
     if p.suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml
-        except ImportError:  # pragma: no cover - PyYAML comes with the install
+            import yaml  # type: ignore[import-untyped]
+        except ImportError:  # pragma: no cover - PyYAML is a dependency (pyproject.toml)
             raise BadInput("reading YAML needs PyYAML (or give the file as JSON)", file=str(p)) from None
         try:
             data = yaml.safe_load(text)
