@@ -191,6 +191,10 @@ def test_silent_failures(verdicts: list[str], data: st.DataObject) -> None:
     for v, c, s, k in zip(verdicts, conf, silent, known, strict=True):
         assert k == (c is not None)
         assert s == (v == "wrong" and (c is None or c >= 0.5))
+    declined = data.draw(st.lists(st.booleans(), min_size=len(verdicts), max_size=len(verdicts)))
+    silent, _ = silent_failures(verdicts, conf, abstained=declined, confident_at=0.5)
+    for v, c, a, s in zip(verdicts, conf, declined, silent, strict=True):
+        assert s == (v == "wrong" and not a and (c is None or c >= 0.5))
 
 
 def test_harm_file_errors_name_the_file_and_key(tmp_path: Path) -> None:

@@ -152,15 +152,19 @@ def load_harm(path: str | Path | None) -> HarmSpec:
                     {"file": str(p), "sha256": hashlib.sha256(raw).hexdigest()})
 
 
-def silent_failures(verdict: Any, confidence: Any = None, *, confident_at: float = DEFAULT_CONFIDENT_AT
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def silent_failures(verdict: Any, confidence: Any = None, *, abstained: Any = None,
+                    confident_at: float = DEFAULT_CONFIDENT_AT) -> tuple[np.ndarray, np.ndarray]:
     """(silent, confidence known) per answer. An answer is a *silent failure* when it was read and is wrong
     (verdict ``wrong``: an unparsed, truncated or failed answer is visibly no answer, and an ``abstained`` one
     declined), and it was given confidently: its confidence is at least ``confident_at``, or **no confidence
     is known** (``confidence`` None, or NaN for that answer) — then the answer is *assumed confident*, since
-    nothing warned the reader; the second array says for which answers a confidence was known."""
+    nothing warned the reader; the second array says for which answers a confidence was known. ``abstained``
+    (optional, per answer): answers that declined, where that is recorded beside the verdict rather than as
+    the verdict ``abstained``; they are never silent failures."""
     v = np.asarray(verdict, dtype=object)
     wrong = v == "wrong"
+    if abstained is not None:
+        wrong &= ~pd.Series(np.asarray(abstained, dtype=object)).fillna(False).to_numpy(dtype=bool)
     if confidence is None:
         known = np.zeros(v.shape, dtype=bool)
         conf = np.full(v.shape, np.nan)
@@ -213,7 +217,9 @@ def register_harm(book: Any, rows: pd.DataFrame, spec: HarmSpec) -> dict[str, in
     high = tier == "high"
     if high.any():
         conf = rows["confidence"].to_numpy() if "confidence" in rows.columns else None
-        silent, known = silent_failures(rows["verdict"].to_numpy(), conf, confident_at=spec.confident_at)
+        abst = rows["abstained"].to_numpy() if "abstained" in rows.columns else None
+        silent, known = silent_failures(rows["verdict"].to_numpy(), conf, abstained=abst,
+                                        confident_at=spec.confident_at)
         out["high_risk_error"] = book.ratio_metric(idx[high], wrong[high].astype(float))
         out["silent_failure"] = book.ratio_metric(idx[high], silent[high].astype(float),
                                                   confidence_known=int(known[high].sum()))
