@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.catalog import SLICE_FIELDS, listing
+
 
 def register(app: typer.Typer) -> None:
     @app.command("score")
@@ -23,9 +25,8 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
         slice: list[str] = typer.Option([], "--slice", metavar="FIELD[,FIELD...]",
-                                        help="subgroup slices written to RUN/slices.json (repeatable; fields: sex, "
-                                             "age, source, modality, view, region, lesion_size, variant, stage, "
-                                             "task; a,b: their combinations)"),
+                                        help="subgroup slices written to RUN/slices.json (repeatable; fields: "
+                                             f"{listing(SLICE_FIELDS)}; a,b: their combinations)"),
         bins: list[str] = typer.Option([], "--bins", metavar="FIELD=EDGES",
                                        help="bin edges of a binned slice field, e.g. age=18,40,65 (repeatable)"),
         slice_min_cases: int = typer.Option(20, "--slice-min-cases", min=1,
