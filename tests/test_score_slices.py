@@ -251,3 +251,14 @@ def test_a_finding_raises_an_item_to_its_tier() -> None:
     assert weight.tolist() == [DEFAULT_WEIGHTS[t] for t in tier]
     spec = parse_harm({"findings": {"pneumothorax": "low"}, "tasks": {"s3.finding_type": "low"}}, "h.json")
     assert item_weights(rows, spec)[0].tolist() == ["low", "low", "low", "high"]
+
+
+def test_without_resamples_no_gap_is_called_significant() -> None:
+    rows, values = _table_and_values(60, ["F", "M"])
+    rows = rows.copy()
+    rows["correct"] = rows["case_id"].isin(values.index[values["sex"] == "F"]).to_numpy()  # F all right, M all wrong
+    gap = slice_metrics(rows, values, [("sex",)], n_resamples=0)["modes"]["independent"]["slicings"]["sex"]["gaps"]
+    assert gap["accuracy"]["delta"] == 1.0 and gap["accuracy"]["p_holm"] is None
+    assert not gap["accuracy"]["significant"] and gap["accuracy"]["n_significant_pairs"] == 0
+    tested = slice_metrics(rows, values, [("sex",)], n_resamples=200)["modes"]["independent"]["slicings"]["sex"]
+    assert tested["gaps"]["accuracy"]["significant"]

@@ -106,7 +106,8 @@ def _print_analysis(con: object, run: Path, metrics: dict[str, object]) -> None:
                     con.print(f"{mode} {name}: no accuracy gap ranked (fewer than two slices of "
                               f"{slices['min_cases']}+ cases)", highlight=False, markup=False)
                     continue
-                flag = "significant" if g["significant"] else "not significant"
+                test = ("untested: no bootstrap resamples" if g["p_holm"] is None else
+                        f"p_holm {g['p_holm']:.3g}, {'significant' if g['significant'] else 'not significant'}")
                 con.print(f"{mode} {name}: largest accuracy gap {g['high']} - {g['low']} = {g['delta']:+.3f} "
-                          f"(p_holm {g['p_holm']:.3g}, {flag})", highlight=False, markup=False)
+                          f"({test})", highlight=False, markup=False)
         con.print(f"wrote {run / SLICES_FILE}", highlight=False, markup=False)

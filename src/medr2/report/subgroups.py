@@ -79,11 +79,13 @@ def _gap_text(gaps: dict[str, Any]) -> str:
     g = gaps.get("accuracy")
     if not isinstance(g, dict):
         return "No accuracy gap tested: fewer than two slices with enough cases."
+    p, lo, hi = g.get("p_holm"), g.get("lo"), g.get("hi")
+    interval = f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else ""
+    head = f"Largest accuracy gap: {g.get('high')} − {g.get('low')} = {g.get('delta', 0):+.3f}{interval}"
+    if p is None:
+        return f"{head}; not tested (no bootstrap resamples)."
     verdict = "significant" if g.get("significant") else "not significant"
-    p = g.get("p_holm")
-    return (f"Largest accuracy gap: {g.get('high')} − {g.get('low')} = {g.get('delta', 0):+.3f} "
-            f"[{g.get('lo', 0):+.3f}, {g.get('hi', 0):+.3f}], Holm-adjusted p = "
-            f"{'n/a' if p is None else format(p, '.3g')} ({g.get('method')}): {verdict}.")
+    return f"{head}, Holm-adjusted p = {p:.3g} ({g.get('method')}): {verdict}."
 
 
 def _harm_rows(r: RunData, name: str) -> list[HarmRow]:

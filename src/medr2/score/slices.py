@@ -137,10 +137,14 @@ def _gap(metric: str, entries: list[tuple[str, dict[str, Any], np.ndarray]]) -> 
     delta, high, low, draws, test = pairs[best]
     finite = draws[np.isfinite(draws)]
     lo_ci, hi_ci = (float(v) for v in np.quantile(finite, [0.025, 0.975])) if finite.size else (None, None)
+    tested = test["p"] is not None  # not without resamples (--resamples 0): then nothing is called significant
+    n_sig = sum(a < ALPHA for a, pair in zip(adj, pairs, strict=True) if pair[4]["p"] is not None)
     return {"metric": metric, "high": high, "low": low, "delta": delta, "lo": lo_ci, "hi": hi_ci,
-            "p": test["p"], "p_holm": adj[best], "se": test["se"], "method": f"{test['method']}, Holm over "
-            f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''}", "significant": adj[best] < ALPHA,
-            "n_significant_pairs": int(sum(a < ALPHA for a in adj)), "pairs_tested": len(pairs)}
+            "p": test["p"], "p_holm": adj[best] if tested else None, "se": test["se"],
+            "method": f"{test['method']}, Holm over {len(pairs)} pair{'s' if len(pairs) != 1 else ''}",
+            "significant": tested and adj[best] < ALPHA,
+            "n_significant_pairs": int(n_sig),
+            "pairs_tested": len(pairs)}
 
 
 def slice_metrics(rows: pd.DataFrame, cases: pd.DataFrame, slicings: Sequence[tuple[str, ...]], *,
