@@ -13,6 +13,7 @@ from medr2.report.screenshot import CHROMIUM, chromium_browser
 from medr2.score.harm import HarmSpec
 from medr2.score.slices import analyse_run
 from tests.report_fixtures import make_fixture
+from tests.test_report_plots import check_readable
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"{CHROMIUM} absent (scripts/install.sh --dev installs the chromium package)")
@@ -78,3 +79,26 @@ def test_subgroup_and_harm_views_in_chromium(reports: tuple[Path, Path, list[Pat
         labels = _cells(page, f"{table} >> nth=0", 0)
         assert labels == sorted(labels)
     assert errors == []
+
+
+def test_slices_small_multiples(reports: tuple[Path, Path, list[Path]]) -> None:
+    import json
+
+    from medr2.report.inputs import load_run
+    from medr2.report.plots import PlotContext, make_plots
+
+    plain, out, runs = reports
+    assert (out / "plots" / "slices.png").is_file() and not (plain / "plots" / "slices.png").exists()
+    loaded = [load_run(r) for r in runs]
+    plot = next(p for p in make_plots(PlotContext(loaded, {})) if p.name == "slices")
+    check_readable(plot)
+    doc = json.loads((runs[0] / "slices.json").read_text())
+    slicings = doc["modes"]["independent"]
+    axes = plot.layout["axes"]
+    assert len(axes) == len(slicings)  # one panel per slicing (one mode)
+    for ax in axes:
+        assert set(ax["series"]) == {r.label for r in loaded}
+        assert all("cases)" in y for y in ax["ylabels"])  # every slice names its cases
+    by_sex = next(ax for ax in axes if any(y.startswith("missing") for y in ax["ylabels"]))
+    assert len(by_sex["ylabels"]) == len(slicings["sex"]["slices"])
+    assert "good model" in plot.caption
