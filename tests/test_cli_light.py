@@ -50,6 +50,7 @@ def test_help_lists_the_names() -> None:
 
 _CATALOG_CHECK = """
 from medr2 import catalog
+from medr2.bench.slicefields import SLICE_FIELDS
 from medr2.interop.exporters import EXPORTERS
 from medr2.interop.importers import IMPORTERS
 from medr2.models.baselines import BASELINES
@@ -74,6 +75,7 @@ assert set(catalog.CONVERT_TARGETS) == set(EXPORTERS)
 assert set(catalog.EXPORT_FORMATS) == set(FORMATS)
 assert set(catalog.STRATEGIES) == set(STRATEGIES)
 assert set(catalog.FINETUNE_STRATEGIES) == set(FINETUNE_STRATEGIES)
+assert set(catalog.SLICE_FIELDS) == set(SLICE_FIELDS)
 print("ok")
 """
 

@@ -417,15 +417,38 @@ def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] |
 
 def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequence[str] = (),
           judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
-          progress: Any = None, workers: int = 1) -> dict[str, Any]:
+          progress: Any = None, workers: int = 1, slice: str | Sequence[str] | None = None,
+          bins: Sequence[str] | Mapping[str, Sequence[float]] | None = None, harm: PathLike | None = None,
+          slice_min_cases: int = 20) -> dict[str, Any]:
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
-    ``workers``: processes scoring the answers (the same outputs for any number; one with a judge)."""
+    ``workers``: processes scoring the answers (the same outputs for any number; one with a judge).
+    ``slice``: slicings (``"sex"``, ``["sex,modality", "age"]``: fields of :data:`medr2.score.slices.SLICE_FIELDS`),
+    ``bins``: bin edges (``["age=18,50"]``), ``slice_min_cases``: the smallest ranked slice, ``harm``: a risk-tier
+    override file (recorded in ``metrics.json`` ``run.harm``). With ``slice`` or ``harm``, ``RUN/harm.json`` (and
+    with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
+    ``"slices"`` (``metrics.json`` does not)."""
+    from medr2.bench.slicefields import parse_bins
+    from medr2.errors import BadInput
+    from medr2.score.harm import load_harm
     from medr2.score.scorer import score_run
+    from medr2.score.slices import analyse_run, parse_slicings
 
+    slicings = parse_slicings(slice)  # bad options and a bad harm file are refused before scoring
+    edges = parse_bins(bins)
+    if slice_min_cases < 1:
+        raise BadInput("slice_min_cases must be at least 1", field="--slice-min-cases")
+    spec = load_harm(harm) if harm is not None else None
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
-    return score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
-                     judge_claims=judge_claims, workers=workers)
+    metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
+                        judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record())
+    if slicings or spec is not None:
+        if progress is not None:
+            progress.step("slices and harm")
+        got = analyse_run(run, slicings, harm=spec or load_harm(None), bins=edges, seed=seed, n_resamples=resamples,
+                          min_cases=slice_min_cases)
+        metrics = {**metrics, "harm": got["harm"], "slices": got["slices"]}
+    return metrics
 
 
 def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,

@@ -33,6 +33,9 @@ STRATEGIES = ("flat", "curriculum", "chain", "augmented")
 # medr2.train.finetune.FINETUNE_STRATEGIES: the export strategies (SFT) and the objectives
 FINETUNE_STRATEGIES = (*STRATEGIES, "dpo", "grpo")
 
+# medr2.bench.slicefields.SLICE_FIELDS (medr2 score --slice)
+SLICE_FIELDS = ("sex", "age", "source", "modality", "view", "region", "lesion_size", "variant", "stage", "task")
+
 
 def listing(names: tuple[str, ...], sep: str = ", ") -> str:
     return sep.join(names)

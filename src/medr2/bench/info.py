@@ -39,7 +39,16 @@ def bench_info(root: Path | str) -> dict[str, Any]:
         "quarantine": quarantine_summary(root),
         "sources": m.get("sources", {}),
         "coverage": task_coverage(root),
+        "slice_fields": slice_field_completeness(root),
     }
+
+
+def slice_field_completeness(root: Path | str) -> dict[str, dict[str, Any]]:
+    """Per case-level slice field (``medr2 score --slice``): cases carrying a value, of how many, and how many
+    distinct values (:func:`medr2.bench.slicefields.completeness`)."""
+    from medr2.bench.slicefields import completeness
+
+    return completeness(Path(root))
 
 
 def task_coverage(root: Path | str) -> dict[str, Any]:
@@ -158,6 +167,21 @@ def render_info(info: dict[str, Any]) -> None:
         if cov.get("unsupported"):
             con.print(f"tasks no source supports ({len(cov['unsupported'])}): " + ", ".join(cov["unsupported"]),
                       highlight=False, markup=False)
+    sf = info.get("slice_fields") or {}
+    if sf:
+        t = Table(title="slice fields (medr2 score --slice): cases carrying a value")
+        t.add_column("field")
+        t.add_column("cases with a value", justify="right")
+        t.add_column("share", justify="right")
+        t.add_column("distinct values", justify="right")
+        for name, c in sf.items():
+            share = "-" if c["share"] is None else f"{c['share']:.0%}"
+            t.add_row(name, f"{c['known']} of {c['cases']}", share, str(c["values"]))
+        con.print(t)
+        lacking = [n for n in ("sex", "age") if n in sf and sf[n]["known"] < sf[n]["cases"]]
+        if lacking:
+            gaps = ", ".join(f"{n} is missing for {sf[n]['cases'] - sf[n]['known']} cases" for n in lacking)
+            con.print(f"note: {gaps} (their slice is 'missing')", highlight=False, markup=False)
     q = info["quarantine"]
     con.print(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
     for e in q["examples"]:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.catalog import SLICE_FIELDS, listing
+
 
 def register(app: typer.Typer) -> None:
     @app.command("score")
@@ -22,6 +24,16 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
+        slice: list[str] = typer.Option([], "--slice", metavar="FIELD[,FIELD...]",
+                                        help="subgroup slices written to RUN/slices.json (repeatable; fields: "
+                                             f"{listing(SLICE_FIELDS)}; a,b: their combinations)"),
+        bins: list[str] = typer.Option([], "--bins", metavar="FIELD=EDGES",
+                                       help="bin edges of a binned slice field, e.g. age=18,40,65 (repeatable)"),
+        slice_min_cases: int = typer.Option(20, "--slice-min-cases", min=1,
+                                            help="slices from fewer cases are marked low-n and never ranked"),
+        harm: Path | None = typer.Option(None, "--harm", metavar="FILE",
+                                         help="risk tiers and weights overriding the defaults (JSON/YAML); "
+                                              "writes RUN/harm.json"),
     ) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
         import warnings
@@ -44,7 +56,8 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
-                                    judge_claims=judge_claims, progress=progress, workers=workers)
+                                    judge_claims=judge_claims, progress=progress, workers=workers,
+                                    slice=slice or None, bins=bins, harm=harm, slice_min_cases=slice_min_cases)
         finally:
             progress.close()
         con = Console()
@@ -65,3 +78,36 @@ def register(app: typer.Typer) -> None:
         if hinted:
             con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
         con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)
+        _print_analysis(con, Path(run), metrics)
+
+
+def _print_analysis(con: object, run: Path, metrics: dict[str, object]) -> None:
+    """The harm figures and each slicing's largest accuracy gap (text from the data printed as plain text)."""
+    from rich.console import Console
+
+    from medr2.report.fmt import fmt_value_n
+    from medr2.score.scorer import HARM_FILE, SLICES_FILE
+
+    assert isinstance(con, Console)
+    harm, slices = metrics.get("harm"), metrics.get("slices")
+    if isinstance(harm, dict):
+        for mode, h in harm["modes"].items():
+            parts = [f"{k.replace('_', ' ')} {fmt_value_n(h[k], 3)}" for k in
+                     ("harm_weighted_error", "high_risk_error", "silent_failure") if k in h]
+            con.print(f"{mode}: " + "; ".join(parts), highlight=False, markup=False)
+        con.print(f"wrote {run / HARM_FILE}", highlight=False, markup=False)
+    if isinstance(slices, dict):
+        for note in slices["missing"].values():
+            con.print(f"note: {note}", highlight=False, markup=False)
+        for mode, by in slices["modes"].items():
+            for name, s in by.items():
+                g = s["gaps"].get("accuracy")
+                if g is None:
+                    con.print(f"{mode} {name}: no accuracy gap ranked (fewer than two slices of "
+                              f"{slices['min_cases']}+ cases)", highlight=False, markup=False)
+                    continue
+                test = ("untested: no bootstrap resamples" if g["p_holm"] is None else
+                        f"p_holm {g['p_holm']:.3g}, {'significant' if g['significant'] else 'not significant'}")
+                con.print(f"{mode} {name}: largest accuracy gap {g['high']} - {g['low']} = {g['delta']:+.3f} "
+                          f"({test})", highlight=False, markup=False)
+        con.print(f"wrote {run / SLICES_FILE}", highlight=False, markup=False)

@@ -18,6 +18,7 @@ import medr2
 from medr2.report.browser import script_safe_json
 from medr2.report.leaderboard import Leaderboard
 from medr2.report.plots import Plot
+from medr2.report.subgroups import HARM_KEYS, SubgroupView
 
 TEMPLATE = "index.html.jinja"
 
@@ -63,7 +64,8 @@ def _finalize(value: Any) -> Any:
 
 
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
-                 browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None) -> str:
+                 browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None,
+                 subgroups: SubgroupView | None = None) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
@@ -86,4 +88,5 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
         leaderboard=leaderboard, short_names=short_names or {}, plots=plot_views, browser_note=note, warnings=warnings,
         css=Markup(css), js=Markup(js), data_json=Markup(visible_bidi(script_safe_json(browser))),
+        subgroups=subgroups if subgroups is not None and not subgroups.empty else None, harm_keys=HARM_KEYS,
     )

@@ -47,6 +47,8 @@ class RunData:
     # per (item_id, mode): the rationale's claims as stored in ``claims.parquet`` (empty for a run without one);
     # ``load_run`` gives a :class:`StoredClaims` that reads the file when asked
     claims: Claims = field(default_factory=dict)
+    # ``harm`` / ``slices``: the run's harm.json and slices.json (``medr2 score --harm/--slice``), where present
+    analysis: dict[str, Any] = field(default_factory=dict)
 
     @property
     def modes(self) -> list[str]:
@@ -303,7 +305,15 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
         bench_root = Path(bench) if bench is not None else bench_path_of(manifest, run_dir)
     return RunData(run_dir=run_dir, label=run_dir.name, model_key=model_key, manifest=manifest,
                    metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root,
-                   claims=read_claims(run_dir, metrics))
+                   claims=read_claims(run_dir, metrics), analysis=_read_analysis(run_dir))
+
+
+def _read_analysis(run_dir: Path) -> dict[str, Any]:
+    """The run's ``harm.json`` and ``slices.json`` where ``medr2 score --harm/--slice`` wrote them."""
+    from medr2.score.scorer import HARM_FILE, SLICES_FILE
+
+    return {key: _read_json(run_dir / name) for key, name in (("harm", HARM_FILE), ("slices", SLICES_FILE))
+            if (run_dir / name).is_file()}
 
 
 def _model_keys(scores: ScoreTable) -> list[str]:

@@ -616,3 +616,69 @@ def make_plots(ctx: PlotContext, progress: Any = None) -> list[Plot]:
         if progress is not None:
             progress.advance()
     return out
+
+
+def _slice_panels(runs: list[RunData]) -> list[tuple[str, str, list[str], dict[str, int], dict[str, bool]]]:
+    """Per (mode, slicing) of the runs' ``slices.json``: its slice labels (first run's order first), the cases of
+    each and whether it is low-n (from the first run that has it)."""
+    panels: dict[tuple[str, str], tuple[list[str], dict[str, int], dict[str, bool]]] = {}
+    for r in runs:
+        for mode, by in ((r.analysis.get("slices") or {}).get("modes") or {}).items():
+            for slicing, t in by.items():
+                labels, cases, low = panels.setdefault((mode, slicing), ([], {}, {}))
+                for s in t.get("slices", []):
+                    label = str(s.get("label"))
+                    if label not in cases:
+                        labels.append(label)
+                        cases[label], low[label] = int(s.get("n_cases", 0)), bool(s.get("low_n"))
+    return [(mode, slicing, *v) for (mode, slicing), v in sorted(panels.items())]
+
+
+def _slice_value(r: RunData, mode: str, slicing: str, label: str) -> Any:
+    t = (((r.analysis.get("slices") or {}).get("modes") or {}).get(mode) or {}).get(slicing) or {}
+    for s in t.get("slices", []):
+        if str(s.get("label")) == label:
+            return (s.get("metrics") or {}).get("accuracy")
+    return None
+
+
+@register_plot("slices")
+def slices(ctx: PlotContext) -> list[Plot]:
+    """Small multiples of subgroup accuracy (runs scored with ``medr2 score --slice``): one panel per mode and
+    slicing, one row per slice, each run's accuracy with its 95% interval; low-n slices hollow and marked †."""
+    out = []
+    groups = [g for g in _groups([r for r in ctx.runs if r.analysis.get("slices")]) if g]
+    for g, runs in enumerate(groups):
+        panels = _slice_panels(runs)
+        if not panels:
+            continue
+        ncols = min(2, len(panels))
+        tallest = max(len(p[2]) for p in panels)
+        fig = _figure(6.5 * ncols, 1.2 + 0.3 * tallest * ((len(panels) + ncols - 1) // ncols))
+        for ax, (mode, slicing, labels, cases, low) in zip(_grid(fig, len(panels), ncols), panels, strict=True):
+            ys = list(range(len(labels)))[::-1]
+            for k, r in enumerate(runs):
+                offset = (k - (len(runs) - 1) / 2) * 0.12
+                for y, label in zip(ys, labels, strict=True):
+                    value, lo, hi, _ = metric_parts(_slice_value(r, mode, slicing, label))
+                    if value is None:
+                        continue
+                    err = [[value - lo if lo is not None else 0.0], [hi - value if hi is not None else 0.0]]
+                    ax.errorbar([value], [y + offset], xerr=err, fmt=MARKERS[k], color=PALETTE[k], capsize=2,
+                                markerfacecolor="none" if low[label] else PALETTE[k], label=r.label)
+            ax.set_yticks(ys, [f"{lab}{'†' if low[lab] else ''} ({cases[lab]:,} cases)" for lab in labels],
+                          fontsize=7)
+            ax.set_xlim(-0.02, 1.02)
+            ax.set_xlabel("accuracy (95% interval)", fontsize=8)
+            ax.set_title(f"{mode}: by {slicing}", fontsize=9)
+            ax.grid(axis="x", alpha=0.3)
+        _run_legend(fig, runs)
+        name, title = _suffix("slices", "Accuracy by subgroup", g, groups)
+        out.append(_finish(fig, name, title, "Accuracy per slice of the runs scored with medr2 score --slice, each "
+                           "run's value with its 95% case-bootstrap interval; every slice names its cases. † and a "
+                           "hollow marker: fewer cases than the run's --slice-min-cases (never ranked or tested). "
+                           "Cases without a field's value are the slice 'missing'. The sortable tables under "
+                           "Subgroups and harm have every metric and the largest gap's test. A good model's intervals "
+                           "overlap across the slices of a field: no subgroup is failed more than another.",
+                           wide=ncols > 1))
+    return out

@@ -16,6 +16,7 @@ from medr2.report.inputs import RunData, load_run, unique_labels
 from medr2.report.items import BenchItems
 from medr2.report.leaderboard import build_leaderboard, leaderboard_files
 from medr2.report.plots import PLOTS, PlotContext, make_plots
+from medr2.report.subgroups import subgroup_view
 
 
 def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
@@ -174,7 +175,7 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None, shorts[r.label])
                  for r in runs]
     html = render_index(title=title, runs=summaries, leaderboard=lb, plots=plots, browser=data, warnings=warnings,
-                        short_names=shorts)
+                        short_names=shorts, subgroups=subgroup_view(runs, shorts))
     files["index.html"] = html.encode("utf-8")
     for table in benches.values():
         table.close()

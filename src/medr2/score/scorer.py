@@ -37,6 +37,9 @@ from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, SCORES_ROW_GROUP_ROWS, Ca
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
 QUARANTINE_FILE = "score_quarantine.jsonl"
+# subgroup slices and harm of a scored run (medr2.score.slices), written after the scores by `score --slice/--harm`
+SLICES_FILE, HARM_FILE = "slices.json", "harm.json"
+ANALYSIS_FILES = (SLICES_FILE, HARM_FILE)
 CLAIMS_FILE = "claims.parquet"  # per-claim verdicts of the rationale audit (medr2.score.claims.CLAIMS_FILE)
 BOX_CORRECT_IOU = 0.5
 # a report counts as right (for per-item verdicts only; never in stage/overall accuracy) at this ROUGE-L F1
@@ -456,8 +459,8 @@ def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
-              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1
-              ) -> dict[str, Any]:
+              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
+              harm: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -469,7 +472,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     first answer per key. The bench's items are written to the run's spill folder, sorted by item id and by case
     id, and read back ``item_batch_rows`` rows at a time as a batch or a chunk needs them
     (:mod:`medr2.score.itemspill`). ``workers`` > 1 scores the batches in that many worker processes
-    (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process."""
+    (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process.
+    ``harm``: a user's harm override (:meth:`medr2.score.harm.HarmSpec.record`), recorded as ``run.harm`` (only
+    when given: without it ``metrics.json`` is as before). The slices and harm files of an earlier scoring
+    (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published."""
     from medr2.progress import Quiet
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
@@ -555,6 +561,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
             "judge": None if judge_obj is None else judge_obj.key,
         }
+        if harm is not None:
+            metrics["run"]["harm"] = dict(harm)
         metrics["complete"], metrics["plan"] = plan["complete"], plan
         if claims_out is not None:
             metrics["claims"] = claims_out.summary
@@ -569,7 +577,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         # one set: a kill never leaves new scores beside old metrics or old claims (readers settle() first)
         progress.step("writing scores.parquet and metrics.json")
         publish_files(run_dir, outputs, remove=(() if quarantine.count else (QUARANTINE_FILE,))
-                      + (() if claims_out is not None else (CLAIMS_FILE,)), command=f"medr2 score {run_dir}")
+                      + (() if claims_out is not None else (CLAIMS_FILE,)) + ANALYSIS_FILES,
+                      command=f"medr2 score {run_dir}")
     finally:
         if items is not None:
             items.close()

@@ -11,6 +11,7 @@ All metrics see the same resamples, so a difference of two metrics is a *paired*
 from __future__ import annotations
 
 import hashlib
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -195,13 +196,24 @@ class MetricBook:
 
     def evaluate(self, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> list[dict[str, Any]]:
         """Point value, 95% percentile interval, n and n_cases of every metric, in registration order."""
+        return self.evaluate_draws(n_resamples, seed)[0]
+
+    def evaluate_draws(self, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, keep: Sequence[int] = ()
+                       ) -> tuple[list[dict[str, Any]], dict[int, np.ndarray]]:
+        """:meth:`evaluate`, and the resampled values of the metrics ``keep`` (one per resample, NaN where
+        undefined, aligned across metrics: the same resamples, so a difference of two is paired by case)."""
         s_total = np.array([col.sum() for col in self._columns])
         boot = self.resampled_totals(n_resamples, seed)
         alpha = (1 - CI_LEVEL) / 2
         results: list[dict[str, Any]] = []
-        for m in self._metrics:
+        kept: dict[int, np.ndarray] = {}
+        wanted = set(keep)
+        for i, m in enumerate(self._metrics):
             value = _finite(m.combine(*[s_total[k] for k in m.components]))
             lo = hi = None
+            if i in wanted:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    kept[i] = np.asarray(m.combine(*[boot[:, k] for k in m.components]), dtype=float)
             if value is not None and n_resamples > 0:
                 draws = np.asarray(m.combine(*[boot[:, k] for k in m.components]), dtype=float)
                 draws = draws[np.isfinite(draws)]
@@ -209,7 +221,7 @@ class MetricBook:
                     lo, hi = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
             results.append({"value": value, "lo": lo, "hi": hi, "n": m.n, "n_cases": m.n_cases,
                             "low_n": m.n_cases < LOW_N_CASES, **m.extra})
-        return results
+        return results, kept
 
 
 def _finite(x: Any) -> float | None:
@@ -223,6 +235,35 @@ def nanmean_stack(*values: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all parts undefined -> NaN
         return np.nanmean(arr, axis=0)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error at the nominal level over the family)."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, float(p[i]) * (m - rank)))
+        adj[i] = running
+    return [float(x) for x in adj]
+
+
+def bootstrap_z_test(estimate: float, draws: np.ndarray) -> dict[str, Any]:
+    """Two-sided Wald test of "the quantity is 0", its standard error the standard deviation of its case-bootstrap
+    ``draws`` (NaN draws dropped): ``z = estimate / se``, ``p = 2 Φ(−|z|)``. The draws carry the sampling design
+    (cases resampled whole, shared resamples), so the test is paired where the two sides share cases and a
+    two-sample test where they do not. ``p = None`` with fewer than 20 finite draws."""
+    d = np.asarray(draws, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size < 20:
+        return {"p": None, "z": None, "se": None, "method": "bootstrap z"}
+    se = float(np.std(d, ddof=1))
+    if se == 0.0:
+        return {"p": 1.0 if estimate == 0 else 0.0, "z": None, "se": 0.0, "method": "bootstrap z"}
+    z = float(estimate) / se
+    return {"p": math.erfc(abs(z) / math.sqrt(2.0)), "z": z, "se": se, "method": "bootstrap z"}  # 2 Φ(−|z|)
 
 
 def difference(a: Any, b: Any) -> Any:

@@ -19,6 +19,9 @@ from medr2.records import Box, Case, Cue, Form
 from medr2.registry import Registry
 from medr2.tasks.pools import LabelPools
 
+# clinical risk tiers of a wrong answer, lowest first (weights: medr2.score.harm; rationale: docs/tasks.md)
+RISK_TIERS = ("low", "medium", "high")
+
 __all__ = ["TASKS", "Draft", "Generator", "Skip", "TaskContext", "TaskSpec", "Template", "register_task", "task"]
 
 
@@ -92,6 +95,8 @@ class TaskSpec:
     cue: bool = False
     balanced: str = "answer letter"  # what is balanced across the bench
     chain: int | None = None  # rank among its stage's tasks when a case's chain picks one (1 first); None: never
+    # clinical risk tier of a wrong answer (medr2.score.harm.RISK_TIERS; rationale: docs/tasks.md, "Risk tiers")
+    risk: str = "medium"
 
     def __post_init__(self) -> None:
         if len(self.templates) < 3 or not any(t.heldout for t in self.templates) or all(
@@ -104,6 +109,8 @@ def _check_task(task_id: str, spec: TaskSpec) -> None:
         raise ValueError(f"task {spec.id!r} registered under another id {task_id!r}")
     if not 1 <= spec.stage <= 4:
         raise ValueError(f"task {spec.id}: stage must be 1-4, not {spec.stage}")
+    if spec.risk not in RISK_TIERS:
+        raise ValueError(f"task {spec.id}: risk must be one of {', '.join(RISK_TIERS)}, not {spec.risk!r}")
 
 
 # task id -> spec, in registration order (the stage modules register the 31 built-in tasks when imported);
@@ -118,11 +125,12 @@ def register_task(spec: TaskSpec) -> TaskSpec:
 
 
 def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list[tuple[str, str, bool]] | list[str],
-         *, cue: bool = False, balanced: str | None = None, chain: int | None = None
+         *, cue: bool = False, balanced: str | None = None, chain: int | None = None, risk: str = "medium"
          ) -> Callable[[Generator], Generator]:
     """Decorator: register ``fn`` as the generator of a task. Templates given as plain strings get ids
     ``t1``, ``t2``...; the last one is held out for the test split. ``chain`` ranks the task among its stage's
-    tasks for a case's reasoning chain (1 is tried first; None: never in a chain)."""
+    tasks for a case's reasoning chain (1 is tried first; None: never in a chain). ``risk``: the clinical risk
+    tier of a wrong answer (one of :data:`RISK_TIERS`; docs/tasks.md, "Risk tiers")."""
 
     def deco(fn: Generator) -> Generator:
         tpls: list[Template] = []
@@ -134,7 +142,7 @@ def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list
                 tpls.append(Template(f"{id}/{t[0]}", t[1], t[2]))
         bal = balanced or {"yesno": "yes/no: one of each in every pair", "box": "nothing (box answer)"}.get(
             form, "answer letter")
-        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal, chain))
+        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal, chain, risk))
         return fn
 
     return deco

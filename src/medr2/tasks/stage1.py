@@ -19,7 +19,7 @@ def _simple(task_id: str, key: str, case: Case, ctx: TaskContext, what: str, *, 
     "What kind of imaging study is this?",
     "This image was produced by which modality?",
     "Identify the acquisition modality of the image shown.",
-], chain=1)
+], chain=1, risk="low")
 def modality(case: Case, ctx: TaskContext) -> list[Draft]:
     return _simple("s1.modality", "modality", case, ctx, "modality")
 
@@ -29,7 +29,7 @@ def modality(case: Case, ctx: TaskContext) -> list[Draft]:
     "What is the imaging plane (or radiographic view) of this image?",
     "Which view does this image show?",
     "Name the acquisition plane or projection of the image.",
-], chain=2)
+], chain=2, risk="low")
 def plane(case: Case, ctx: TaskContext) -> list[Draft]:
     return _simple("s1.plane", "plane", case, ctx, "plane or view")
 
@@ -39,7 +39,7 @@ def plane(case: Case, ctx: TaskContext) -> list[Draft]:
     "What acquisition sequence (or window/phase) is this?",
     "This image corresponds to which sequence or phase?",
     "Identify the sequence, window or phase of this acquisition.",
-], chain=4)
+], chain=4, risk="low")
 def sequence(case: Case, ctx: TaskContext) -> list[Draft]:
     return _simple("s1.sequence", "sequence", case, ctx, "sequence tag")
 
@@ -49,7 +49,7 @@ def sequence(case: Case, ctx: TaskContext) -> list[Draft]:
     "What is the diagnostic quality of this image?",
     "Rate the quality of this image for diagnostic use.",
     "Is this image of good quality, usable, or should it be rejected?",
-], chain=5)
+], chain=5, risk="low")
 def quality(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.quality, "quality label")
     if vocab.norm(value) not in {vocab.norm(q) for q in vocab.QUALITY}:
@@ -64,7 +64,7 @@ def quality(case: Case, ctx: TaskContext) -> list[Draft]:
     "What type of artefact is present in this image?",
     "Which image artefact is visible?",
     "Identify the dominant artefact in this image (or none).",
-], chain=6)
+], chain=6, risk="low")
 def artefact(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.artefact, "artefact label")
     levels = [list(vocab.ARTEFACTS)]
@@ -77,7 +77,7 @@ def artefact(case: Case, ctx: TaskContext) -> list[Draft]:
     "What anatomical region does this image cover?",
     "The field of view of this image is centred on which body region?",
     "Name the body part imaged here.",
-], chain=3)
+], chain=3, risk="low")
 def region(case: Case, ctx: TaskContext) -> list[Draft]:
     return _simple("s1.region", "body_region", case, ctx, "body region")
 
@@ -86,7 +86,7 @@ def region(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: the image is {claim}.", False),
     ("t3", "Would you say the image is {claim}?", True),
-], chain=7)
+], chain=7, risk="high")
 def orientation(case: Case, ctx: TaskContext) -> list[Draft]:
     if case.flipped is None:
         raise Skip("no flip flag")

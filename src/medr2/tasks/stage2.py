@@ -35,7 +35,7 @@ def _all_names(case: Case) -> list[str]:
     "What is the principal anatomical structure shown?",
     "Which structure occupies most of this image?",
     "Name the dominant organ visible in the image.",
-], chain=1)
+], chain=1, risk="low")
 def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     organs = _organs(case)
     if not organs:
@@ -51,7 +51,7 @@ def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is the {x} visible in this image?", False),
     ("t2", "Can you see the {x} in this image?", False),
     ("t3", "Does this image include the {x}?", True),
-], chain=8)
+], chain=8, risk="low")
 def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     present = [s.name for s in case.structures if s.kind in ("organ", "region")]
     if not present:
@@ -67,7 +67,7 @@ def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     "Locate the {x}: give its bounding box.",
     "Where is the {x}? Answer with a box.",
     "Give the box that encloses the {x} in this image.",
-], chain=2)
+], chain=2, risk="low")
 def organ_box(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(_organs(case))
     if not cands:
@@ -83,7 +83,7 @@ def organ_box(case: Case, ctx: TaskContext) -> list[Draft]:
     "Name the anatomical structure inside the marked region.",
     "What is the structure highlighted by the drawn outline?",
     "The marked region corresponds to which structure?",
-], cue=True, chain=3)
+], cue=True, chain=3, risk="low")
 def cued_structure(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(_organs(case))
     if not cands:
@@ -132,7 +132,7 @@ def relative_position(case: Case, ctx: TaskContext) -> list[Draft]:
     "Count the {x} shown in the image.",
     "What is the number of {x} in this image?",
     "How many separate {x} can be counted here?",
-], balanced="answer letter, as far as ordered bins allow", chain=5)
+], balanced="answer letter, as far as ordered bins allow", chain=5, risk="low")
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     names = sorted({s.name for s in case.structures if s.kind == "instance"})
     if not names:
@@ -151,7 +151,7 @@ def _plural(name: str) -> str:
     "Comparing the {x} and the {y}, which covers the larger area here?",
     "In this image, is the {x} or the {y} bigger?",
     "Which of the two structures, {x} or {y}, is larger as shown?",
-], chain=7)
+], chain=7, risk="low")
 def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(list(case.structures))
     pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]
@@ -171,7 +171,7 @@ def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
     "Name the landmark indicated by the drawn marker.",
     "What landmark does the marker point to?",
     "The marked point corresponds to which landmark?",
-], cue=True, chain=4)
+], cue=True, chain=4, risk="low")
 def landmark(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name([s for s in case.structures if s.kind == "landmark"])
     if not cands:

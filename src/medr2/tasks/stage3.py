@@ -35,7 +35,7 @@ def _labels(case: Case) -> list[str]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: this image is {claim}.", False),
     ("t3", "Would you describe this image as {claim}?", True),
-], chain=8)
+], chain=8, risk="high")
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     state = abnormal_state(case)
     if state is None:
@@ -51,7 +51,7 @@ def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     "What abnormality can be seen here?",
     "Which of these findings does the image show?",
     "Identify the finding visible in this image.",
-], chain=2)
+], chain=2, risk="high")
 def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -64,7 +64,7 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image show {a_f}?", False),
     ("t2", "Does this image contain {a_f}?", False),
     ("t3", "Can {a_f} be seen in this image?", True),
-], chain=9)
+], chain=9, risk="high")
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     if not findings_complete(case):
         raise Skip("finding list not known to be complete")
@@ -162,7 +162,7 @@ QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") f
     "What is the location of the {f}?",
     "{in_which} {be} the {f} found?",
     "Give the location of the {f}.",
-], chain=4)
+], chain=4, risk="high")
 def location(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:

@@ -19,7 +19,7 @@ def _diagnoses(case: Case) -> list[str]:
     "Based on this image, which diagnosis fits best?",
     "Which diagnosis does this image support?",
     "Give the most probable diagnosis for this image.",
-], chain=1)
+], chain=1, risk="high")
 def diagnosis(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     return [mcq(spec_of("s4.diagnosis"), ctx, dx, ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng))]
@@ -51,7 +51,7 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     "Does this lesion appear benign or malignant?",
     "Classify the lesion as benign or malignant.",
     "What is the likely nature of the lesion: benign or malignant?",
-], chain=3)
+], chain=3, risk="high")
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:
@@ -65,7 +65,7 @@ def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     "Among these similar-looking conditions, which one is shown?",
     "Choose the correct diagnosis from this differential.",
     "Which entity in this differential diagnosis best fits the image?",
-], chain=2)
+], chain=2, risk="high")
 def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     mimics = [m for m in dict.fromkeys(case.mimics) if not vocab.same(m, dx)]
@@ -83,7 +83,7 @@ def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image support a diagnosis of {d}?", False),
     ("t2", "Is a diagnosis of {d} consistent with what this image shows?", False),
     ("t3", "Would the findings in this image support a diagnosis of {d}?", True),
-], chain=5)
+], chain=5, risk="high")
 def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
@@ -103,7 +103,7 @@ def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     "Which of the following findings can be seen? Choose all that apply.",
     "Mark every finding visible in this image.",
     "Pick each finding present in the image (one or more).",
-], balanced="number of true options varies; option order seeded", chain=6)
+], balanced="number of true options varies; option order seeded", chain=6, risk="high")
 def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -123,7 +123,7 @@ def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     "Write a short radiology-style report (findings and impression) for this image.",
     "Describe the findings and give your impression.",
     "Report this image: findings first, then impression.",
-], balanced="nothing (free text)", chain=7)
+], balanced="nothing (free text)", chain=7, risk="high")
 def report(case: Case, ctx: TaskContext) -> list[Draft]:
     text = needs(case.report, "report")
     if not text.strip():

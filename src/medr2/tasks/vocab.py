@@ -76,6 +76,26 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# clinical risk tier of missing or mislabelling a finding or diagnosis (medr2.tasks.spec.RISK_TIERS), by
+# normalised label (:func:`norm`); an item whose gold answer names one of these is scored at the higher of this
+# tier and its task's (medr2.score.harm). Rationale: docs/tasks.md, "Risk tiers". Labels not listed take
+# their task's tier.
+FINDING_RISK: dict[str, str] = {
+    # time-critical: a miss can kill or maim within hours to days
+    **dict.fromkeys(("pneumothorax", "haemorrhage", "hemorrhage", "intracranial haemorrhage", "infarct",
+                     "stroke", "fracture", "pneumoperitoneum", "aortic dissection", "pulmonary embolism"), "high"),
+    # malignancy and infection: a miss delays treatment that changes outcome
+    **dict.fromkeys(("mass", "malignant", "malignancy", "cancer", "melanoma", "glioma", "metastasis", "lymphoma",
+                     "carcinoma", "basal cell carcinoma", "pneumonia", "tuberculosis", "abscess", "polyp",
+                     "lung opacity", "consolidation"), "high"),
+    # follow-up findings: a miss matters, usually not within days
+    **dict.fromkeys(("nodule", "effusion", "cardiomegaly", "edema", "oedema", "atelectasis", "emphysema",
+                     "fibrosis", "infiltration", "hernia", "pleural thickening", "meningioma"), "medium"),
+    # usually benign or incidental
+    **dict.fromkeys(("cyst", "calcification", "haemangioma", "hemangioma", "nevus", "benign keratosis",
+                     "dermatofibroma"), "low"),
+}
+
 SEVERITY_ORDER: tuple[str, ...] = ("none", "minimal", "mild", "moderate", "severe", "critical")
 QUALITY = BUILTIN["quality"]
 ARTEFACTS = BUILTIN["artefact"]

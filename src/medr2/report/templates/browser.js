@@ -272,6 +272,33 @@
     render();
   }
 
+  // sortable tables (subgroups): a click on a header sorts by that column (numbers by data-v; undefined last);
+  // a second click reverses
+  function sortable(table) {
+    var heads = table.querySelectorAll("thead th");
+    Array.prototype.forEach.call(heads, function (th, col) {
+      if (!th.hasAttribute("data-sort")) { return; }
+      th.classList.add("sorter");
+      th.addEventListener("click", function () {
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        var num = th.getAttribute("data-sort") === "num";
+        var dir = th.getAttribute("aria-sort") === "descending" ? 1 : -1;
+        if (!num) { dir = -dir; }
+        rows.sort(function (a, b) {
+          var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
+          if (x === "" || y === "") { return (x === "") - (y === ""); }
+          if (num) { return dir * (parseFloat(y) - parseFloat(x)); }
+          return dir * (x < y ? 1 : x > y ? -1 : 0);
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", (num ? dir < 0 : dir > 0) ? "descending" : "ascending");
+      });
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), sortable);
+
   FILTERS.forEach(function (f) { fillSelect(f[0], f[1], f[2]); });
   document.getElementById("f-text").addEventListener("input", apply);
   document.getElementById("prev").addEventListener("click", function () { page -= 1; render(); });

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from medr2.demographics import demographic_meta
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
@@ -127,8 +128,8 @@ class IsicSource(DatasetSource):
                                         area_px=float(m.sum())))
         fields: dict[str, Any] = {"modality": "dermoscopy"}
         meta: dict[str, Any] = {k: v for k, v in d["meta"].items()
-                                if k in ("age_approx", "age", "sex", "lesion_id", "dx_type", "anatom_site_general",
-                                         "localization")}
+                                if k in ("lesion_id", "dx_type", "anatom_site_general", "localization")}
+        meta.update(demographic_meta(sex=d["meta"].get("sex"), age=d["meta"].get("age", d["meta"].get("age_approx"))))
         code = d["code"]
         if code:
             meta["isic_code"] = code

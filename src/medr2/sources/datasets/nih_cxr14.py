@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from medr2.demographics import demographic_meta, first_present
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
@@ -127,9 +128,11 @@ class NihCxr14Source(DatasetSource):
         if view in ("PA", "AP"):
             fields["plane"] = view
         meta: dict[str, Any] = {"image_labels": [label_text(x) for x in labels], "view_position": view}
-        for col, key in (("Patient Age", "age"), ("Patient Gender", "sex"), ("Follow-up #", "follow_up")):
-            if r.get(col):
-                meta[key] = r[col]
+        # the sex header is "Patient Gender" in Data_Entry_2017.csv and "Patient Sex" in later releases
+        meta.update(demographic_meta(sex=first_present(r, "Patient Gender", "Patient Sex"),
+                                     age=first_present(r, "Patient Age")))
+        if r.get("Follow-up #"):
+            meta["follow_up"] = r["Follow-up #"]
         spacing = _spacing(r, ref.width, spec)
         if spacing:
             fields["pixel_spacing_mm"] = spacing

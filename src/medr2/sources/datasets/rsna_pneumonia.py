@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from medr2.demographics import demographic_meta
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
@@ -103,10 +104,7 @@ class RsnaPneumoniaSource(DatasetSource):
                                   "diagnosis": CLASSES[cls]}
         meta: dict[str, Any] = {**dcm.meta, "rsna_class": cls,
                                 "findings_complete": cls != "No Lung Opacity / Not Normal"}
-        for tag, key in (("PatientSex", "sex"), ("PatientAge", "age")):
-            v = str(dcm.header.get(tag, "") or "").strip()
-            if v:
-                meta[key] = v
+        meta.update(demographic_meta(sex=dcm.header.get("PatientSex"), age=dcm.header.get("PatientAge")))
         return self.case(spec, ref, fields, findings=boxes, meta=meta)
 
 

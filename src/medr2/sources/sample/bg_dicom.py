@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from medr2.demographics import demographic_meta
 from medr2.errors import BadInput
 from medr2.sources.sample.background import (
     MODALITY_NAMES,
@@ -122,7 +123,9 @@ def _common(ds: Any, name: str, path: str) -> dict[str, Any]:
         "source": SOURCE,
         "license": PYDICOM_LICENSE,
         "patient_id": f"pydicom:{ds.get('PatientID') or name}",
-        "meta": {"dicom": _tags_meta(ds), "dicom_file": name},
+        # the patient's sex and age where the file's header has them (PatientSex, PatientAge)
+        "meta": {"dicom": _tags_meta(ds), "dicom_file": name,
+                 **demographic_meta(sex=ds.get("PatientSex"), age=ds.get("PatientAge"))},
     }
 
 
