@@ -38,11 +38,12 @@ from medr2.errors import BadInput
 from medr2.registry import Registry
 
 Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
-KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal")
+KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute")
 ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
-         "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology"}
+         "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
+         "attribute": "attribute"}
 USER_FILE_ENV = "MEDR2_VOCAB"
 DATA_FILE = "concepts.txt"
 
@@ -126,6 +127,8 @@ class Vocabulary:
             for p in (*c.is_a, *c.part_of):
                 self._children[p].add(cid)
         self._check_acyclic()
+        self._keys: dict[str, str] = {}
+        self._conflicts: dict[tuple[str, str], bool] = {}
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -179,7 +182,7 @@ class Vocabulary:
     def _resolve(self, refs: list[tuple[str, str]], kind: str, index: dict[tuple[str, str], str],
                  what: str) -> tuple[str, ...]:
         out: list[str] = []
-        order = [GROUP[kind], *(g for g in ("pathology", "anatomy", "modality", "plane", "sequence")
+        order = [GROUP[kind], *(g for g in ("pathology", "anatomy", "modality", "plane", "sequence", "attribute")
                                if g != GROUP[kind])]
         for label, where in refs:
             cid = next((index[(g, normalise(label))] for g in order if (g, normalise(label)) in index), None)
@@ -233,8 +236,13 @@ class Vocabulary:
 
     def key(self, label: str) -> str:
         """A comparison key: the concept id in angle brackets for a known term, else the normalised label."""
-        c = self.concept_of(label)
-        return f"<{c.id}>" if c is not None else normalise(label)
+        got = self._keys.get(label)
+        if got is None:
+            c = self.concept_of(label)
+            got = f"<{c.id}>" if c is not None else normalise(label)
+            if len(self._keys) < 1 << 16:
+                self._keys[label] = got
+        return got
 
     def synonyms(self, label: str) -> tuple[str, ...]:
         """Every spelling of the concept ``label`` names (the label itself when unknown)."""
@@ -299,7 +307,12 @@ class Vocabulary:
     def conflicts(self, a: str, b: str) -> bool:
         """Whether ``a`` may never be offered as a wrong option beside the true ``b``: the same concept, a
         sub-type, a super-type (or part/whole), or a label that co-occurs with it."""
-        return self.related(a, b) in ("same", "parent", "child") or self.co_occur(a, b)
+        got = self._conflicts.get((a, b))
+        if got is None:
+            got = self.related(a, b) in ("same", "parent", "child") or self.co_occur(a, b)
+            if len(self._conflicts) < 1 << 16:
+                self._conflicts[(a, b)] = got
+        return got
 
     def descendants(self, label: str) -> frozenset[str]:
         c = self.concept_of(label)
