@@ -28,7 +28,7 @@ import os
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -213,7 +213,7 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._concepts)
 
-    def __iter__(self) -> Iterable[Concept]:
+    def __iter__(self) -> Iterator[Concept]:
         return iter(self._concepts.values())
 
     def get(self, cid: str) -> Concept | None:
