@@ -624,9 +624,12 @@ def _region(raw: str | None) -> str | None:
     key = raw.strip().lower()
     if key in ("eye", "retina", "fundus"):
         return "eye"
-    for whole, parts in vocab.REGION_PARTS.items():
-        if key in parts:
-            return whole if whole in ("upper limb", "lower limb") else key
+    c = clinical.concept_of(key, ["body_region", "organ"])
+    # a part of a limb is that limb's region ("knee": lower limb); other parts, and the hip (also pelvis), stay
+    if c is not None and clinical.related(c.label, "pelvis") != "child":
+        for limb in ("upper limb", "lower limb"):
+            if clinical.related(c.label, limb) == "child":
+                return limb
     return key
 
 

@@ -181,30 +181,10 @@ BUILTIN_BY_REGION: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {
                                  "papilloedema"),
     },
 }
-# body regions that contain others: a region is never a distractor for a part of it, nor the reverse
-# ("lower limb" is true of an image of the lower leg)
-REGION_PARTS: dict[str, tuple[str, ...]] = {
-    "head": ("brain", "skull", "eye", "orbit", "face", "sinus", "ear"),
-    "neck": ("thyroid", "larynx", "cervical spine"),
-    "chest": ("thorax", "lung", "heart", "breast", "ribs", "mediastinum"),
-    "abdomen": ("liver", "kidney", "pancreas", "spleen", "bowel"),
-    "pelvis": ("hip", "bladder", "prostate", "uterus"),
-    "spine": ("cervical spine", "thoracic spine", "lumbar spine", "sacrum"),
-    "upper limb": ("shoulder", "arm", "upper arm", "elbow", "forearm", "wrist", "hand", "finger"),
-    "lower limb": ("hip", "thigh", "knee", "lower leg", "leg", "ankle", "foot", "toe"),
-}
-
-
 def region_related(a: str, b: str) -> bool:
-    """Whether one body region contains the other (or they are the same)."""
-    na, nb = norm(a), norm(b)
-    if na == nb:
-        return True
-    for whole, parts in REGION_PARTS.items():
-        keys = {norm(p) for p in parts}
-        if (na == norm(whole) and nb in keys) or (nb == norm(whole) and na in keys):
-            return True
-    return False
+    """Whether one body region contains the other, or they are the same ("lower limb" and "lower leg", "chest"
+    and "lung"): part-of in the clinical vocabulary (:func:`medr2.vocab.related`)."""
+    return same(a, b) or clinical.related(str(a), str(b)) in ("parent", "child")
 
 
 RADIOLOGY_ONLY_BUILTIN = frozenset({"body_region"})  # the generic region list means nothing for a slide or photo
