@@ -162,3 +162,20 @@ def test_it_sits_at_the_bottom_of_the_data_flow() -> None:
     imported = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in imported if m.startswith("medr2")} <= {"medr2.errors", "medr2.registry"}
+
+
+@pytest.mark.parametrize("command", ["build", "score"])
+def test_a_bad_user_vocabulary_exits_2_naming_file_and_line(tmp_path: Path, command: str) -> None:
+    """On the command line, before any work: one clear line, exit 2, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    user = tmp_path / "bad.vocab"
+    user.write_text("finding: lung opacity = airspace shadowing\nfinding: x < nowhere\n")
+    args = ["build", "--source", "sample", "--out", str(tmp_path / "b"), "--cases", "1"] if command == "build" \
+        else ["score", str(tmp_path / "no-run")]
+    env = {**os.environ, V.USER_FILE_ENV: str(user)}
+    r = subprocess.run([sys.executable, "-m", "medr2", *args], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert str(user) in r.stderr and "line 2" in r.stderr and "nowhere" in r.stderr
