@@ -21,7 +21,7 @@ from medr2.records import REPORT_TASKS
 from medr2.report import write_report
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.claims import CLAIM_COLUMNS, check_rationale
+from medr2.score.claims import CHECKER_VERSION, CLAIM_COLUMNS, check_rationale
 from medr2.score.judge import CLAIM_PROMPT_VERSION
 from medr2.score.scorer import load_table, score_run
 from tests.openai_server import default_answer
@@ -73,7 +73,7 @@ def test_claims_are_stored_with_their_verdicts(bench: Bench, scored: tuple[Path,
     path = run / "claims.parquet"
     info = metrics["claims"]
     assert info["file"] == "claims.parquet" and info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert info["judge"] is None and info["checker"] == "claims-v2"
+    assert info["judge"] is None and info["checker"] == CHECKER_VERSION
     table = pq.read_table(path)
     assert tuple(table.column_names) == CLAIM_COLUMNS and table.num_rows == info["rows"] > 0
     rows = table.to_pylist()

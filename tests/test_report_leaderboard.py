@@ -36,8 +36,11 @@ def test_rows_and_same_numbers_everywhere(fx: Fixture) -> None:
         ("run_before", "baseline:fixture-a", "independent"), ("run_after", "baseline:fixture-b", "independent")]
     keys = [c.key for c in lb.columns]
     # grounded accuracy (issue 19) follows overall where a run's answers carry rationales (the fixture's reports do)
-    assert [k for k in keys[:6] if k != "grounded_acc"] == ["overall", "s1", "s2", "s3", "s4"]
+    # and the hedged-hallucination rate (issue 39) follows grounded accuracy
+    audit = ("grounded_acc", "hedged_halluc")
+    assert [k for k in keys[:7] if k not in audit] == ["overall", "s1", "s2", "s3", "s4"]
     assert "grounded_acc" not in keys or keys.index("grounded_acc") == 1
+    assert "hedged_halluc" not in keys or keys.index("hedged_halluc") == 2
     assert "vrs" not in keys  # no run reports VRS: the column is left out
     assert {"mislead_drop", "mfr", "worst_case", "unparsed", "error"} <= set(keys)
 

@@ -213,6 +213,9 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
         raise BadInput(f"unknown mode {renders!r}; known: {', '.join(RENDER_MODES)}", field="--renders")
     if split_unit not in SPLIT_UNITS:
         raise BadInput(f"unknown split unit {split_unit!r}; known: {', '.join(SPLIT_UNITS)}", field="--split-unit")
+    from medr2.vocab import vocabulary
+
+    vocabulary()  # a bad user or plugin vocabulary line is BadInput (exit 2) now, not a task quarantined per case
     if ray_address is not None and executor != "ray":
         raise BadInput("--ray-address goes with --executor ray", field="--executor")
     make_pool = POOLS.lookup(executor)

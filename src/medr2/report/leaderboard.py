@@ -31,6 +31,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("overall", "Overall", ("overall",), always=True),
     # right answer and no contradicted claim, over the clean answers with a rationale (its n says how many)
     Column("grounded_acc", "Grounded acc", ("rationale", "overall", "grounded_acc")),
+    # share of those rationales that hedge towards a finding the case does not have ("possibly X"): a model
+    # cannot hedge its way to grounded accuracy unseen
+    Column("hedged_halluc", "Hedged halluc.", ("rationale", "overall", "hedged_hallucination_rate")),
     Column("s1", "S1 acquisition", ("stages", "1"), always=True),
     Column("s2", "S2 anatomy", ("stages", "2"), always=True),
     Column("s3", "S3 findings", ("stages", "3"), always=True),

@@ -35,12 +35,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from medr2 import vocab as clinical
 from medr2.tasks import vocab
 
 ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
 CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
                "count", "size", "attribute", "severity")
-CHECKER_VERSION = "claims-v2"  # v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions
+# v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions; v3: the clinical vocabulary (medr2.vocab:
+# synonyms, sub-types, planes/views, modalities), laterality anywhere in the clause, counts only where the truth
+# states one, hedged hallucinations counted
+CHECKER_VERSION = "claims-v3"
+HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
 @dataclass(frozen=True)
@@ -111,11 +116,30 @@ _SPELL = ((r"haem", "hem"), (r"oedema", "edema"), (r"tumour", "tumor"), (r"oesop
 
 def _fold(label: str) -> str:
     """Spelling-folded, normalised key (British/American spelling, plural ``s``)."""
-    key = re.sub(r"[\s_\-]+", " ", label.strip().lower())
+    key = clinical.normalise(label)
     for a, b in _SPELL:
         key = key.replace(a, b)
-    key = re.sub(r"(?<=[a-z]{3})(es|s)\b", "", key) if not key.endswith(("sis", "us", "ss")) else key
-    return vocab.norm(key)
+    return re.sub(r"(?<=[a-z]{3})(es|s)\b", "", key) if not key.endswith(("sis", "us", "ss")) else key
+
+
+def _concept(label: str) -> clinical.Concept | None:
+    """The vocabulary concept a mention or label names (a plural folded to its singular)."""
+    c = clinical.concept_of(label)
+    if c is None:
+        key = clinical.normalise(label)
+        for cut in ("s", "es"):
+            if c is None and key.endswith(cut) and len(key) > len(cut) + 3:
+                c = clinical.concept_of(key[:-len(cut)])
+    return c
+
+
+def relation(value: str, truth: str) -> clinical.Relation:
+    """How a claimed ``value`` relates to a ``truth`` label in the clinical vocabulary (``same``, ``child``: a
+    sub-type or part of the truth, ``parent``, ``sibling``, ``unrelated``)."""
+    a, b = _concept(value), _concept(truth)
+    if a is None or b is None:
+        return "same" if _fold(value) == _fold(truth) else "unrelated"
+    return clinical.related(a.label, b.label)
 
 
 def _words(label: str) -> set[str]:
@@ -145,7 +169,9 @@ _PLANE_TERMS: dict[str, tuple[str, ...]] = {
     "sagittal": (r"\bsagittal\b", r"矢状位"),
     "PA": (r"\bPA\b(?! diameter)", r"postero-?anterior"),
     "AP": (r"\bAP\b(?! diameter| dimension)", r"antero-?posterior (?:view|projection|radiograph|film|chest)"),
-    "lateral": (r"\blateral (?:view|projection|radiograph|film)", r"侧位"),
+    "lateral": (r"\blateral (?:view|projection|radiograph|film)",
+                r"\blateral(?= (?:chest|decubitus) (?:view|projection|radiograph|film|x-?ray))", r"侧位"),
+    "frontal": (r"\bfrontal(?= (?:view|projection|radiograph|film|image|chest|and lateral)\b)", r"正位"),
     "CC": (r"\bCC\b", r"cranio-?caudal"),
     "MLO": (r"\bMLO\b", r"medio-?lateral oblique"),
 }
@@ -415,6 +441,34 @@ for _r, _ws in _REGION_WORDS.items():
     _STATIC.add("body_region", _r, (rf"\b(?:{_alts})(?=\s+{_IMAGING}\b)",
                                     rf"\b{_IMAGING}\s+of\s+the\s+(?P<m>{_alts})\b", *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
+# the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
+# built per vocabulary generation, so a synonym added in a user file or a plugin is a claim term at once
+_VOCAB_KINDS = {"finding": "finding", "diagnosis": "diagnosis", "modality": "modality", "plane": "plane"}
+_VOCAB_SKIP = frozenset({"pathology:lesion", "pathology:tumour", "pathology:nucleus", "pathology:other lesion",
+                         "pathology:other disease", "pathology:malignant", "pathology:benign",
+                         "pathology:support devices", "pathology:not normal, no lung opacity"})
+
+
+def _vocab_term_ok(term: str, kind: str) -> bool:
+    """A spelling safe to look for in free text: no short acronym (``ED``, ``MS``, ``US``: ordinary words
+    too), no bare plane word outside a view phrase."""
+    bare = term.strip()
+    if len(bare) <= 3 and (bare.isupper() or not bare.isalpha()) and bare.isascii():
+        return False
+    return kind != "plane" or not bare.isascii() or bool(re.search(r"\b(?:view|projection|plane)\b", bare, re.I))
+
+
+@functools.lru_cache(maxsize=4)
+def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
+    lex = _Lexicon()
+    for c in clinical.vocabulary():
+        kind = _VOCAB_KINDS.get(c.kind)
+        if kind is None or c.id in _VOCAB_SKIP:
+            continue
+        for t in c.terms:
+            if _vocab_term_ok(t, kind):
+                lex.add(kind, c.label, (_label_pattern(t) if t.isascii() else re.escape(t),))
+    return tuple(lex.terms)
 _KIND_ORDER = {"normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4, "generic": 5,
                "modality": 6, "plane": 7, "organ": 8}
 
@@ -462,18 +516,45 @@ def _static_matches(text: str) -> tuple[tuple[int, int, _Term], ...]:
     return tuple(_term_matches(text, _STATIC.terms))
 
 
+@functools.lru_cache(maxsize=_STATIC_MEMO)
+def _vocab_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int, int, _Term], ...]:
+    return tuple(_term_matches(text, _vocab_terms(generation)))
+
+
 def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
-    """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two)."""
+    """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two). The vocabulary's
+    spellings fill what the case's labels and the hand lexicon leave (so "chest X-ray" stays a region and a
+    modality), and replace finding and organ mentions they contain ("brain metastasis" is one mention, not "brain"
+    and "metastasis"),
+    except a count phrase ("multiple nodules" stays a count and a finding)."""
     found = _term_matches(text, _case_terms(truth))
     found.extend(_static_matches(text))
-    found.sort(key=lambda t: (-(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]))
-    taken: list[tuple[int, int, _Term]] = []
-    used = bytearray(len(text))
+    found.sort(key=_longest_first)
+    taken: dict[int, tuple[int, int, _Term]] = {}
+    owner = [-1] * len(text)
     for s, e, t in found:
-        if not any(used[s:e]):
-            taken.append((s, e, t))
-            used[s:e] = b"\x01" * (e - s)
-    return sorted(taken, key=lambda t: t[0])
+        if all(o < 0 for o in owner[s:e]):
+            taken[s] = (s, e, t)
+            owner[s:e] = [s] * (e - s)
+    for s, e, t in sorted(_vocab_matches(text, clinical.generation()), key=_longest_first):
+        inside = {o for o in owner[s:e] if o >= 0}
+        if inside and (t.kind not in _PATHOLOGY_KINDS or _COUNT_LEAD.match(text, s) or any(
+                taken[o][2].kind not in _PATHOLOGY_KINDS | {"organ"} or taken[o][0] < s or taken[o][1] > e
+                or taken[o][1] - taken[o][0] >= e - s for o in inside)):
+            continue
+        for o in inside:
+            del taken[o]
+        taken[s] = (s, e, t)
+        owner[s:e] = [s] * (e - s)
+    return sorted(taken.values(), key=lambda t: t[0])
+
+
+_PATHOLOGY_KINDS = frozenset({"finding", "diagnosis", "generic"})
+_COUNT_LEAD = re.compile(r"(?:multiple|several|numerous|two|three|four|five|single|solitary)\b", re.IGNORECASE)
+
+
+def _longest_first(t: tuple[int, int, _Term]) -> tuple[int, int, int]:
+    return -(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]
 
 
 def _option_dot(text: str, pos: int) -> bool:
@@ -495,9 +576,14 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 # --------------------------------------------------------------------------- verdicts
 def _matches(value: str, label: str) -> bool:
+    """Whether a claimed ``value`` is true of the ``label``: the same concept, a sub-type or a super-type of it
+    in the clinical vocabulary; for labels it does not know, the same words or a subset of them."""
     a, b = _fold(value), _fold(label)
     if a == b:
         return True
+    ca, cb = _concept(value), _concept(label)
+    if ca is not None and cb is not None:
+        return clinical.related(ca.label, cb.label) in ("same", "parent", "child")
     wa, wb = set(a.split()), set(b.split())
     return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
 
@@ -515,6 +601,21 @@ def _absent_vocab(modality: str | None, region: str | None) -> frozenset[str]:
     return frozenset(out)
 
 
+def _absent(value: str, truth: Truth) -> bool:
+    """Whether the bench treats ``value`` as absent from the case: it, or a concept it is a sub-type of, is in the
+    case's distractor vocabulary (a "peritumoural oedema" is absent where "oedema" is)."""
+    absent = _known_absent_vocab(truth)
+    if _fold(value) in absent:
+        return True
+    vocab_now = clinical.vocabulary()
+    c = _concept(value)
+    if c is None:
+        return False
+    # an absent parent makes its sub-types absent, unless the case has it ("effusion" where a pleural one is)
+    return any((a := vocab_now.get(cid)) is not None and _fold(a.label) in absent
+               and not any(_matches(a.label, p) for p in truth.positives) for cid in vocab_now.ancestors(c.label))
+
+
 def _region(raw: str | None) -> str | None:
     if not raw:
         return None
@@ -524,9 +625,12 @@ def _region(raw: str | None) -> str | None:
     key = raw.strip().lower()
     if key in ("eye", "retina", "fundus"):
         return "eye"
-    for whole, parts in vocab.REGION_PARTS.items():
-        if key in parts:
-            return whole if whole in ("upper limb", "lower limb") else key
+    c = clinical.concept_of(key, ["body_region", "organ"])
+    # a part of a limb is that limb's region ("knee": lower limb); other parts, and the hip (also pelvis), stay
+    if c is not None and clinical.related(c.label, "pelvis") != "child":
+        for limb in ("upper limb", "lower limb"):
+            if clinical.related(c.label, limb) == "child":
+                return limb
     return key
 
 
@@ -544,14 +648,20 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
         actual = _modality_of(truth.modality)
         if actual is None:
             return "unverifiable", "modality unknown"
-        same = vocab.same(actual, value)
+        rel = relation(value, actual)
+        if rel == "child":  # "mammography" said of an X-ray: more than the truth says
+            return "unverifiable", "sub-type of the modality"
+        same = rel in ("same", "parent")  # "microscopy" for a fluorescence microscopy image
         if not same and frozenset({actual, value}) in _MODALITY_COMPATIBLE:
             return "unverifiable", "compatible modality"
         return ("contradicted" if same == denied else "supported"), ""
     if kind == "plane":
         if not truth.plane:
             return "unverifiable", "plane unknown"
-        same = vocab.same(truth.plane, value)
+        rel = relation(value, truth.plane)  # "frontal" for a PA view: its parent; "craniocaudal" is "CC"
+        if rel == "child":
+            return "unverifiable", "sub-type of the plane"
+        same = rel in ("same", "parent")
         return ("contradicted" if same == denied else "supported"), ""
     if kind == "sequence":
         if not truth.sequence:
@@ -559,17 +669,19 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
         actual = next((k for k, ps in _SEQUENCE_TERMS.items()
                        if vocab.same(k, truth.sequence) or any(_compile(p).fullmatch(truth.sequence) for p in ps)),
                       truth.sequence)
-        if vocab.same(actual, value):
+        rel = relation(value, actual)
+        if rel == "same":
             return ("contradicted" if denied else "supported"), ""
         fam = _SEQUENCE_FAMILY.get(actual)
-        if fam is not None and fam == _SEQUENCE_FAMILY.get(value):
+        if rel in ("parent", "child") or (fam is not None and fam == _SEQUENCE_FAMILY.get(value)):
             return "unverifiable", "same sequence family"
         return ("supported" if denied else "contradicted"), ""
     if kind == "body_region":
         actual = _region(truth.body_region)
         if actual is None:
             return "unverifiable", "region unknown"
-        if actual == value or vocab.region_related(actual, value):
+        if actual == value or vocab.region_related(actual, value) or relation(value, actual) != "unrelated" and \
+                relation(value, actual) != "sibling":
             return ("contradicted" if denied else "supported"), ""
         if _REGION_ZONE.get(actual, actual) == _REGION_ZONE.get(value, value):
             return "unverifiable", "neighbouring region"
@@ -600,10 +712,25 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if denied:
         return "supported", ""
     mimic = any(_matches(value, m) for m in truth.mimics)
-    if mimic or truth.is_normal or _fold(value) in _known_absent_vocab(truth) or (
+    if mimic or truth.is_normal or _absent(value, truth) or (
             kind == "diagnosis" and truth.diagnosis and value in _DIAGNOSIS_TERMS):
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
+
+
+_ALTERNATIVES = re.compile(r"\bdifferential\b|\bvs\.?(?!\w)|\bversus\b|\bor\b|\brather than\b|鉴别|或", re.IGNORECASE)
+
+
+def _hedged_note(kind: str, value: str, truth: Truth, clause: str) -> str:
+    """``hedged_hallucination`` for a hedged mention ("possibly X", "cannot exclude X") of a finding that would be
+    a hallucinated finding asserted plainly; else ``hedged``. Such claims stay unverifiable (a hedge is no
+    statement) but are counted on their own (``rat_hedged``, the hedged-hallucination rate). Alternatives weighed
+    against each other ("a differential of A vs B", "A or B") are reasoning, not a hedge towards one of them."""
+    if kind in ("finding", "diagnosis", "generic") and not _ALTERNATIVES.search(clause):
+        verdict, note = _decide(kind, value, False, truth)
+        if verdict == "contradicted" and note == "hallucinated_finding":
+            return HEDGED_HALLUCINATION
+    return "hedged"
 
 
 def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) -> list[tuple[int, int, str]]:
@@ -624,8 +751,8 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
         return []
     lo, hi = max(clause[0], s - 40), min(clause[1], e + 40)
     out: list[Claim] = []
-    # laterality: the nearest side word
-    sides = _near(text, lo, hi, _LATERALITY)
+    # laterality: the side word of the clause nearest to the mention, wherever in the clause it stands
+    sides = _near(text, clause[0], clause[1], _LATERALITY)
     if sides:
         ss, se, side = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
         truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
@@ -636,7 +763,9 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
     # count
     b0 = max(clause[0], s - 30)
     before = text[b0:s].lower()
-    n_true = int(matching[0]["attributes"].get("count") or len(matching))
+    # a count is compared only where the truth states one: a count attribute, or several annotated instances
+    stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
+    n_true: int | None = int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
     gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
     cm = re.search(r"(?<![a-z])(a single|single|solitary|one|two|three|four|five|[2-5]|一个|单发|两个|三个)" + gap,
                    before) if not generic else None
@@ -645,11 +774,11 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
         n = _COUNT_WORDS[cm.group(1)]
         a = b0 + cm.start(1)
         out.append(Claim("count", str(n), text[a:a + len(cm.group(1))], a, a + len(cm.group(1)), source, False,
-                         False, "supported" if n == n_true else "contradicted"))
+                         False, *_count_verdict(n_true, n == n_true)))
     elif multi:
         a = b0 + multi.start(1)
         out.append(Claim("count", "multiple", multi.group(1), a, a + len(multi.group(1)), source, False, False,
-                         "supported" if n_true >= 2 else "contradicted"))
+                         *_count_verdict(n_true, n_true is not None and n_true >= 2)))
     # size
     sizes = [float(f["attributes"]["size_mm"]) for f in matching if f["attributes"].get("size_mm")]
     if sizes:
@@ -678,6 +807,12 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
                 out.append(Claim("attribute", f"{attr}={w}", m.group(0), m.start(), m.end(), source,
                                  False, False, "supported" if ok else "contradicted"))
     return out
+
+
+def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]:
+    if n_true is None:
+        return "unverifiable", "count not stated"
+    return ("supported", "") if agrees else ("contradicted", "")
 
 
 def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str) -> list[Claim]:
@@ -743,7 +878,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
             continue
         if (_found(_WEAK_HEDGE, clause_text) and not denied) or _found(_CANNOT_EXCLUDE, clause_text):
-            out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
+            out.append(Claim(**claim_base, hedged=True, verdict="unverifiable",  # type: ignore[arg-type]
+                             note=_hedged_note(term.kind, term.value, truth, clause_text)))
             continue
         hedged = _found(_STRONG_HEDGE, whole)
         if term.kind == "organ" and not denied and not _found(_VISUAL, whole):
@@ -784,6 +920,7 @@ class Audit:
     n_contradicted: int
     n_hallucinated: int  # asserts a finding the case does not have
     n_missed: int  # denies a finding the case has
+    n_hedged_hallucinated: int  # hedges towards a finding the case does not have ("possibly X")
     n_sentences: int
     n_checkable_sentences: int  # sentences with at least one decided claim
 
@@ -805,22 +942,23 @@ def audit(raw: str | None, case: Any, reasoning: str | None = None, claims: list
         n_contradicted=sum(c.verdict == "contradicted" for c in claims),
         n_hallucinated=sum(c.verdict == "contradicted" and c.note == "hallucinated_finding" for c in claims),
         n_missed=sum(c.verdict == "contradicted" and c.note == "missed_finding" for c in claims),
+        n_hedged_hallucinated=sum(c.note == HEDGED_HALLUCINATION for c in claims),
         n_sentences=n_sent, n_checkable_sentences=checkable)
 
 
 # --------------------------------------------------------------------------- scoring hook
 AUDIT_COLUMNS = ("rat_sentences", "rat_checkable", "rat_claims", "rat_contradicted", "rat_hallucinated", "rat_missed",
-                 "rat_lure")
-# the audit columns of a row without a rationale: no sentences, no claims, no lure
-NO_RATIONALE = (0, 0, 0, 0, 0, 0, -1)
+                 "rat_lure", "rat_hedged")
+# the audit columns of a row without a rationale: no sentences, no claims, no lure, no hedged hallucination
+NO_RATIONALE = (0, 0, 0, 0, 0, 0, -1, 0)
 
 
 def adopts(claims: Iterable[Claim], fact: str) -> bool:
     """Whether the rationale asserts ``fact`` (a lure's option text): a mention of it that is neither denied,
     hedged away nor outside a statement about the image."""
-    return any(not c.denied and c.note not in ("hedged", "not_asserted") and c.kind not in ("laterality", "count",
-               "size", "attribute", "severity") and (_matches(c.value, fact) or _matches(c.text, fact))
-               for c in claims)
+    return any(not c.denied and c.note not in ("hedged", HEDGED_HALLUCINATION, "not_asserted") and c.kind not in (
+               "laterality", "count", "size", "attribute", "severity")
+               and (_matches(c.value, fact) or _matches(c.text, fact)) for c in claims)
 
 
 def check_rows(case_ids: Sequence[str], raws: Sequence[str | None], reasonings: Sequence[str | None],
@@ -851,7 +989,7 @@ def audit_columns(case_ids: Sequence[str], raws: Sequence[str | None], reasoning
         else:
             a = audit(raw, case, reasoning, claims)
             vals = (a.n_sentences, a.n_checkable_sentences, a.n_claims, a.n_contradicted, a.n_hallucinated,
-                    a.n_missed, -1 if not lure else int(adopts(claims, lure)))
+                    a.n_missed, -1 if not lure else int(adopts(claims, lure)), a.n_hedged_hallucinated)
         for c, v in zip(AUDIT_COLUMNS, vals, strict=True):
             out[c].append(v)
     return out

@@ -558,6 +558,9 @@ def _rationale_block(ctx: Ctx, df: pd.DataFrame) -> dict[str, Any]:
         "grounded_acc": ctx.mean(df, right & ~contra),
         "hallucinated_finding_rate": ctx.mean(df, df["rat_hallucinated"].to_numpy() > 0),
         "missed_evidence_rate": ctx.mean(df, df["rat_missed"].to_numpy() > 0),
+        # hedging towards a finding the case does not have ("possibly X"): not a contradiction, counted on its own
+        "hedged_hallucination_rate": ctx.mean(df, df["rat_hedged"].to_numpy() > 0) if "rat_hedged" in df.columns
+        else None,
         "claim_coverage": Ref(ctx.book.ratio_metric(ctx.cases(df), df["rat_checkable"].to_numpy(dtype=float),
                                                     df["rat_sentences"].to_numpy(dtype=float)), {}),
     }

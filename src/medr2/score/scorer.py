@@ -494,6 +494,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
         raise BadInput("batch_rows, chunk_rows and item_batch_rows must be at least 1",
                        field="batch_rows" if batch_rows < 1 else "chunk_rows" if chunk_rows < 1 else "item_batch_rows")
+    from medr2.vocab import vocabulary
+
+    vocabulary()  # a bad user or plugin vocabulary line is BadInput (exit 2) before any answer is read
     progress = progress or Quiet()
     progress.step("reading the run and its bench")
     _run_manifest(run_dir)  # a folder that is no run is refused before a spill folder is made in it

@@ -16,7 +16,8 @@ import numpy as np
 
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
-from medr2.tasks.pools import LabelPools
+from medr2.tasks import vocab
+from medr2.tasks.pools import LabelPools, case_positives
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
 _CHAIN_CACHE: dict[int, dict[int, tuple[str, ...]]] = {}
@@ -72,7 +73,10 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
         try:
-            out.drafts.extend(spec.generate(case, ctx))
+            drafts = list(spec.generate(case, ctx))
+            for d in drafts:
+                check_options(case, d)
+            out.drafts.extend(drafts)
         except Skip as e:
             out.skipped[spec.id] = e.reason
         except BadInput as e:
@@ -80,6 +84,34 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
             out.errors.append(QuarantineEntry(e.file, e.record or case.case_id, e.field or spec.id, e.reason,
                                               "task"))
     return out
+
+
+def check_options(case: Case, d: Draft) -> None:
+    """The options of a choice draft, whichever task made them: no two of them mean the same (one key of
+    :func:`medr2.tasks.vocab.norm`: one concept, or one text after normalisation), and no wrong option is true
+    of the case (:func:`medr2.tasks.vocab.conflicts` with the right answer, a finding or the diagnosis of the
+    case: a synonym, sub-type, super-type, part/whole or co-occurring label). Raises :class:`Skip` (counted
+    per task like any other reason) otherwise; every task's drafts pass here (:func:`draft_case`)."""
+    if d.form == "mcq":
+        right = [str(d.correct)]
+        layouts = list(d.layouts.values()) if d.layouts else [[*right, *d.distractors]]
+    elif d.form == "multi":
+        right = [str(c) for c in d.correct]
+        layouts = [[*right, *d.distractors]]
+    else:
+        return
+    true = [*right, *(p for p in case_positives(case) if p not in right)]
+    for options in layouts:
+        keys = [vocab.norm(o) for o in options]
+        if len(set(keys)) < len(keys):
+            dup = next(o for o, k in zip(options, keys, strict=True) if keys.count(k) > 1)
+            raise Skip(f"two options mean the same ({dup!r})")
+        for o in options:
+            if o in right:
+                continue
+            hit = next((t for t in true if vocab.conflicts(o, t)), None)
+            if hit is not None:
+                raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
 
 
 class Assembler:

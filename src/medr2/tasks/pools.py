@@ -14,8 +14,12 @@ far they may reach when that pool is too small depends on the key (:data:`SCOPE`
 Too few candidates -> :class:`medr2.tasks.spec.Skip`. ``wide=True`` (used for the absent statement of a
 yes/no twin, where a label from elsewhere is still certainly absent) reaches as far as ``any``.
 Candidates are taken in sorted order and drawn with the caller's rng, so the choice is deterministic.
-A candidate equivalent to any true label (see :func:`medr2.tasks.vocab.norm`) is never returned, nor a
-built-in label whose words occur inside a true label or the reverse ("mass" for a "spiculated mass").
+A candidate equivalent to any true label (see :func:`medr2.tasks.vocab.norm`) is never returned, nor one the
+clinical vocabulary relates to a true label (:func:`medr2.vocab.conflicts`: a synonym, sub-type, super-type,
+part/whole or co-occurring label), nor a built-in label whose words occur inside a true label or the reverse
+("mass" for a "spiculated mass"). For the finding and diagnosis keys every finding and the diagnosis of the
+case count as true labels (:func:`case_positives`): an RSNA image whose diagnosis is pneumonia is never asked
+about "infiltration" as an absent finding.
 """
 
 from __future__ import annotations
@@ -53,6 +57,17 @@ def overlaps(candidate: str, true_labels: Iterable[str]) -> bool:
     """Whether the words of ``candidate`` occur in a true label or the reverse (plural folded)."""
     c = _words(candidate)
     return any(_inside(c, t) or _inside(t, c) for t in (_words(x) for x in true_labels))
+
+
+PATHOLOGY_KEYS = frozenset({"finding", "diagnosis"})
+
+
+def case_positives(case: Case) -> list[str]:
+    """What a case has: its finding labels and its diagnosis (unless normal)."""
+    out = [f.label for f in case.findings]
+    if case.diagnosis and not vocab.is_normal(case.diagnosis):
+        out.append(case.diagnosis)
+    return out
 
 
 def case_labels(case: Case) -> dict[str, set[str]]:
@@ -126,6 +141,8 @@ class LabelPools:
         from medr2.tasks.spec import Skip
 
         true = list(true_labels)
+        if key in PATHOLOGY_KEYS:
+            true += [p for p in case_positives(case) if p not in true]
         taken = {vocab.norm(t) for t in true}
         # a merged class of a dataset ("nodule/mass") is partly true of each of its parts, and the reverse
         taken |= {vocab.norm(p) for t in true for p in _slash_parts(t)}
@@ -139,7 +156,8 @@ class LabelPools:
             cands: list[str] = []
             for c in level:
                 n = vocab.norm(c)
-                if n not in taken and not any(vocab.norm(p) in taken for p in _slash_parts(c)) and not (
+                if n not in taken and not any(vocab.norm(p) in taken for p in _slash_parts(c)) and not any(
+                        vocab.conflicts(c, t) for t in true) and not (
                         builtin_level and overlaps(c, true)) and not (
                         key == "body_region" and any(vocab.region_related(c, t) for t in true)):
                     taken.add(n)

@@ -1,40 +1,18 @@
-"""Built-in vocabularies (the last fallback for distractors) and label normalisation.
+"""Built-in distractor lists (the last fallback for distractors), label comparison, modality families and English
+for templates.
 
-Two labels are *equivalent* when they normalise to the same key (case, spaces, hyphens) or belong to
-the same synonym group; an equivalent label is never offered as a distractor.
+Which labels mean the same, and which contain or co-occur with which, is known once, in the clinical vocabulary
+:mod:`medr2.vocab`: two labels are *equivalent* when :func:`norm` gives them one key (the same concept, or the same
+text after :func:`medr2.vocab.normalise`: case, white space, hyphens, full-width and invisible characters), and a
+label is never a wrong option beside a true one it :func:`conflicts` with (synonym, sub-type, super-type,
+part/whole or co-occurring label).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 
-SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
-    {"mr", "mri", "magnetic resonance", "magnetic resonance imaging"},
-    {"ct", "computed tomography", "cat"},
-    {"xray", "x ray", "radiograph", "radiography", "cr", "dx", "plain film", "chest xray"},
-    {"us", "ultrasound", "sonography", "ultrasonography", "echography"},
-    {"pet", "positron emission tomography"},
-    {"nm", "nuclear medicine", "scintigraphy", "bone scan"},
-    {"fundus", "fundus photography", "retinal photograph", "colour fundus photograph", "color fundus photograph"},
-    {"microscopy", "histology", "histopathology", "pathology slide"},
-    {"head", "brain", "skull", "cranium"},
-    {"chest", "thorax", "lungs", "lung"},
-    {"abdomen", "abdominal"},
-    {"axial", "transverse", "transaxial"},
-    {"pa", "posteroanterior", "postero anterior"},
-    {"ap", "anteroposterior", "antero posterior"},
-    {"t1", "t1 weighted", "t1w"},
-    {"t2", "t2 weighted", "t2w"},
-    {"flair", "t2 flair"},
-    {"normal", "no finding", "no findings", "no abnormality", "healthy", "no tumor", "no tumour", "notumor"},
-    {"malignant", "cancer", "malignancy"},
-    {"benign", "non malignant"},
-    {"circumscribed", "well defined", "well circumscribed"},  # BI-RADS margin (CBIS-DDSM: CIRCUMSCRIBED)
-))
-_GROUP: dict[str, int] = {name: i for i, g in enumerate(SYNONYMS) for name in g}
-
-NORMAL_LABELS = SYNONYMS[17]
+from medr2 import vocab as clinical
 
 BUILTIN: dict[str, tuple[str, ...]] = {
     "modality": ("CT", "MRI", "X-ray", "ultrasound", "PET", "fundus photography", "microscopy", "nuclear medicine"),
@@ -96,6 +74,14 @@ FINDING_RISK: dict[str, str] = {
                      "dermatofibroma"), "low"),
 }
 
+
+def _normal_labels() -> frozenset[str]:
+    normal = clinical.concept_of("normal", ["normal"])
+    return frozenset(clinical.normalise(t) for t in (normal.terms if normal is not None else ("normal",)))
+
+
+NORMAL_LABELS = _normal_labels()  # the spellings of "normal" of the built-in vocabulary (normalised)
+
 SEVERITY_ORDER: tuple[str, ...] = ("none", "minimal", "mild", "moderate", "severe", "critical")
 QUALITY = BUILTIN["quality"]
 ARTEFACTS = BUILTIN["artefact"]
@@ -103,20 +89,17 @@ MALIGNANCY = BUILTIN["malignancy"]
 
 
 def norm(label: str) -> str:
-    """Normalised key: lower case, hyphens/underscores/extra spaces folded, synonyms merged."""
-    return _norm(str(label))
-
-
-@functools.lru_cache(maxsize=8192)  # a build normalises the same few hundred labels ~350 times per case
-def _norm(label: str) -> str:
-    key = re.sub(r"[\s_\-]+", " ", label.strip().lower())
-    key = key.replace("x ray", "xray")
-    group = _GROUP.get(key)
-    return f"<syn{group}>" if group is not None else key
+    """Comparison key of a label: its concept in the clinical vocabulary, else its normalised text."""
+    return clinical.key(str(label))
 
 
 def same(a: str, b: str) -> bool:
     return norm(a) == norm(b)
+
+
+def conflicts(a: str, b: str) -> bool:
+    """Whether ``a`` may not be a wrong option beside the true ``b`` (:func:`medr2.vocab.conflicts`)."""
+    return clinical.conflicts(str(a), str(b))
 
 
 def is_normal(label: str | None) -> bool:
@@ -219,30 +202,10 @@ BUILTIN_BY_REGION: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {
                                  "papilloedema"),
     },
 }
-# body regions that contain others: a region is never a distractor for a part of it, nor the reverse
-# ("lower limb" is true of an image of the lower leg)
-REGION_PARTS: dict[str, tuple[str, ...]] = {
-    "head": ("brain", "skull", "eye", "orbit", "face", "sinus", "ear"),
-    "neck": ("thyroid", "larynx", "cervical spine"),
-    "chest": ("thorax", "lung", "heart", "breast", "ribs", "mediastinum"),
-    "abdomen": ("liver", "kidney", "pancreas", "spleen", "bowel"),
-    "pelvis": ("hip", "bladder", "prostate", "uterus"),
-    "spine": ("cervical spine", "thoracic spine", "lumbar spine", "sacrum"),
-    "upper limb": ("shoulder", "arm", "upper arm", "elbow", "forearm", "wrist", "hand", "finger"),
-    "lower limb": ("hip", "thigh", "knee", "lower leg", "leg", "ankle", "foot", "toe"),
-}
-
-
 def region_related(a: str, b: str) -> bool:
-    """Whether one body region contains the other (or they are the same)."""
-    na, nb = norm(a), norm(b)
-    if na == nb:
-        return True
-    for whole, parts in REGION_PARTS.items():
-        keys = {norm(p) for p in parts}
-        if (na == norm(whole) and nb in keys) or (nb == norm(whole) and na in keys):
-            return True
-    return False
+    """Whether one body region contains the other, or they are the same ("lower limb" and "lower leg", "chest"
+    and "lung"): part-of in the clinical vocabulary (:func:`medr2.vocab.related`)."""
+    return same(a, b) or clinical.related(str(a), str(b)) in ("parent", "child")
 
 
 RADIOLOGY_ONLY_BUILTIN = frozenset({"body_region"})  # the generic region list means nothing for a slide or photo

@@ -250,6 +250,13 @@ def _json_choice(value: object, options: Sequence[str]) -> Reading:
     return read_mcq(str(value), options, json_ok=False)
 
 
+def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
+    """The option the whole answer names through the clinical vocabulary (:func:`medr2.vocab.option_for`)."""
+    from medr2.vocab import option_for
+
+    return option_for(body.strip().rstrip("."), options)
+
+
 def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
     """The chosen option letter (with the reason when it cannot be read)."""
     n = len(options)
@@ -287,6 +294,9 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
     for i, o in enumerate(options):
         if whole and whole == normalize_words(o):
             return Reading(_letter(i))
+    by_meaning = _option_by_meaning(body, options)
+    if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
+        return Reading(_letter(by_meaning))
     none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
     if none_said:
         k = _none_option(options)

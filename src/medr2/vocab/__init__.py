@@ -1,0 +1,427 @@
+"""One clinical vocabulary: concepts, their synonyms and their relations, known once (issue 39).
+
+The concepts are package data (``concepts.txt`` beside this module: its header states the grammar, the sources
+and the licence) plus two extensions, read in this order:
+
+* plugin entries of :data:`EXTENSIONS` (a :class:`medr2.registry.Registry`; a plugin registers a name and a
+  text of vocabulary lines, or lazily ``"module:object"`` naming such a text);
+* the user file named by the environment variable :data:`USER_FILE_ENV` (``MEDR2_VOCAB``).
+
+Each is the same line grammar, so adding a synonym or a sub-type is one line in one place::
+
+    finding: lung opacity = airspace shadowing
+    diagnosis: round pneumonia < pneumonia
+
+Consumers (task distractors, dataset readers, answer reading, the claim checker) ask :func:`concept_of`,
+:func:`related` (``same``/``parent``/``child``/``sibling``/``unrelated``), :func:`conflicts` and :func:`key`;
+every label goes through :func:`normalise` first (NFKC, invisible characters dropped, case folded, hyphens,
+underscores and runs of white space to one space), so look-alike spellings of one label are one label.
+
+This module sits at the bottom of the data flow: it imports nothing of medr2 but :mod:`medr2.errors` and
+:mod:`medr2.registry` (which itself imports only the errors).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from medr2.errors import BadInput
+from medr2.registry import Registry
+
+Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
+KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute")
+ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity")
+# kinds whose labels share one namespace: a term names at most one concept of a group
+GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
+         "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
+         "attribute": "attribute"}
+USER_FILE_ENV = "MEDR2_VOCAB"
+DATA_FILE = "concepts.txt"
+
+# plugin vocabularies: name -> text of vocabulary lines (registered by a plugin, or lazily "module:OBJECT")
+EXTENSIONS: Registry[str] = Registry("vocabulary extension")
+
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Cs", "Co", "Cn"})  # format (zero-width, soft hyphen), controls
+_FOLD = re.compile(r"[\s_\-\u2010-\u2015\u2212]+")
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def normalise(text: str) -> str:
+    """The comparison form of a label: NFKC (full-width to ASCII, ligatures), invisible characters dropped
+    (zero-width spaces and joiners, soft hyphens, BOM, controls), case folded, hyphens, underscores and white
+    space runs folded to one space, ends stripped. Two labels that read the same normalise equal."""
+    t = unicodedata.normalize("NFKC", str(text))
+    t = "".join(" " if ch in "\t\n\r\x0b\x0c" else ch for ch in t
+                if ch in "\t\n\r\x0b\x0c" or unicodedata.category(ch) not in _INVISIBLE_CATEGORIES)
+    return _FOLD.sub(" ", t.casefold()).strip()
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One concept: ``id`` (its group and normalised preferred label), ``kind``, ``label`` (preferred
+    spelling), ``synonyms`` (other spellings, abbreviations, translations), ``is_a`` / ``part_of`` /
+    ``co_occurs`` (ids of other concepts), ``attributes`` that apply to it."""
+
+    id: str
+    kind: str
+    label: str
+    synonyms: tuple[str, ...] = ()
+    is_a: tuple[str, ...] = ()
+    part_of: tuple[str, ...] = ()
+    co_occurs: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return (self.label, *self.synonyms)
+
+
+@dataclass
+class _Draft:
+    kind: str
+    label: str
+    synonyms: list[str] = field(default_factory=list)
+    is_a: list[tuple[str, str]] = field(default_factory=list)  # (label, where) resolved after all lines
+    part_of: list[tuple[str, str]] = field(default_factory=list)
+    co_occurs: list[tuple[str, str]] = field(default_factory=list)
+    attributes: list[str] = field(default_factory=list)
+
+
+_OPS = {"=": "synonyms", "<": "is_a", "^": "part_of", "~": "co_occurs", "@": "attributes"}
+_OP_SPLIT = re.compile(r"\s([=<^~@])\s")
+_LINE = re.compile(r"^\s*([a-z_]+)\s*:\s*(.+?)\s*$")
+
+
+class Vocabulary:
+    """Concepts and their relations, built from vocabulary lines (see :func:`parse`)."""
+
+    def __init__(self, sources: Iterable[tuple[str, str]]) -> None:
+        self.version = ""
+        drafts: dict[str, _Draft] = {}  # id -> draft
+        index: dict[tuple[str, str], str] = {}  # (group, normalised term) -> id
+        for where, text in sources:
+            for lineno, line in enumerate(text.splitlines(), start=1):
+                self._read_line(line, f"{where}:{lineno}", drafts, index)
+        self._concepts: dict[str, Concept] = {}
+        for cid, d in drafts.items():
+            self._concepts[cid] = Concept(
+                cid, d.kind, d.label, tuple(dict.fromkeys(d.synonyms)),
+                self._resolve(d.is_a, d.kind, index, "is-a"), self._resolve(d.part_of, d.kind, index, "part-of"),
+                self._resolve(d.co_occurs, d.kind, index, "co-occurs"), tuple(dict.fromkeys(d.attributes)))
+        self._index = index
+        self._by_term: dict[str, list[str]] = {}
+        for (_, term), cid in sorted(index.items()):
+            self._by_term.setdefault(term, []).append(cid)
+        self._up = {cid: self._closure(cid) for cid in self._concepts}
+        self._children: dict[str, set[str]] = {cid: set() for cid in self._concepts}
+        for cid, c in self._concepts.items():
+            for p in (*c.is_a, *c.part_of):
+                self._children[p].add(cid)
+        self._check_acyclic()
+        self._keys: dict[str, str] = {}
+        self._conflicts: dict[tuple[str, str], bool] = {}
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _read_line(self, line: str, where: str, drafts: dict[str, _Draft], index: dict[tuple[str, str], str]) -> None:
+        body = line.split("#", 1)[0].strip() if not line.lstrip().startswith("@version") else line.strip()
+        if not body:
+            return
+        if body.startswith("@version"):
+            self.version = body.split(None, 1)[1].strip() if " " in body else ""
+            return
+        m = _LINE.match(body)
+        if m is None:
+            raise BadInput(f"not a vocabulary line (KIND: LABEL [= SYNONYM | ...] [< PARENT | ...] ...): {body!r}",
+                           file=where.rsplit(":", 1)[0], record=f"line {where.rsplit(':', 1)[1]}", field="line")
+        kind, rest = m.group(1), m.group(2)
+        if kind not in KINDS:
+            raise BadInput(f"unknown kind {kind!r}; known: {', '.join(KINDS)}", file=where.rsplit(":", 1)[0],
+                           record=f"line {where.rsplit(':', 1)[1]}", field="kind")
+        parts = _OP_SPLIT.split(" " + rest + " ")
+        label = parts[0].strip()
+        if not normalise(label):
+            raise BadInput("empty label", file=where.rsplit(":", 1)[0], record=f"line {where.rsplit(':', 1)[1]}",
+                           field="label")
+        group = GROUP[kind]
+        cid = index.get((group, normalise(label)))
+        if cid is None:
+            cid = f"{group}:{normalise(label)}"
+            drafts[cid] = _Draft(kind, label)
+            index[(group, normalise(label))] = cid
+        d = drafts[cid]
+        for op, value in zip(parts[1::2], parts[2::2], strict=True):
+            items = [v.strip() for v in (value.split() if op == "@" else value.split("|")) if v.strip()]
+            if op == "=":
+                for syn in items:
+                    other = index.setdefault((group, normalise(syn)), cid)
+                    if other != cid:
+                        raise BadInput(f"{syn!r} already names {other!r}; a term names one concept of a kind group",
+                                       file=where.rsplit(":", 1)[0], record=f"line {where.rsplit(':', 1)[1]}",
+                                       field="synonyms")
+                    d.synonyms.append(syn)
+            elif op == "@":
+                bad = [a for a in items if a not in ATTRIBUTES]
+                if bad:
+                    raise BadInput(f"unknown attribute(s) {bad}; known: {', '.join(ATTRIBUTES)}",
+                                   file=where.rsplit(":", 1)[0], record=f"line {where.rsplit(':', 1)[1]}",
+                                   field="attributes")
+                d.attributes.extend(items)
+            else:
+                getattr(d, _OPS[op]).extend((v, where) for v in items)
+
+    def _resolve(self, refs: list[tuple[str, str]], kind: str, index: dict[tuple[str, str], str],
+                 what: str) -> tuple[str, ...]:
+        out: list[str] = []
+        order = [GROUP[kind], *(g for g in ("pathology", "anatomy", "modality", "plane", "sequence", "attribute")
+                               if g != GROUP[kind])]
+        for label, where in refs:
+            cid = next((index[(g, normalise(label))] for g in order if (g, normalise(label)) in index), None)
+            if cid is None:
+                raise BadInput(f"{what} names {label!r}, which no line defines", file=where.rsplit(":", 1)[0],
+                               record=f"line {where.rsplit(':', 1)[1]}", field=what)
+            out.append(cid)
+        return tuple(dict.fromkeys(out))
+
+    def _closure(self, cid: str) -> frozenset[str]:
+        seen: set[str] = set()
+        stack = [cid]
+        while stack:
+            c = self._concepts[stack.pop()]
+            for p in (*c.is_a, *c.part_of):
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+        return frozenset(seen)
+
+    def _check_acyclic(self) -> None:
+        for cid, up in self._up.items():
+            if cid in up:
+                raise BadInput(f"concept {cid!r} is its own ancestor (a cycle of is-a / part-of)", field="is_a")
+
+    # -- lookup -------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._concepts)
+
+    def __iter__(self) -> Iterator[Concept]:
+        return iter(self._concepts.values())
+
+    def get(self, cid: str) -> Concept | None:
+        return self._concepts.get(cid)
+
+    def concept_of(self, label: str | None, kinds: Iterable[str] | None = None) -> Concept | None:
+        """The concept a label names (any of its spellings), or None. Where one term names concepts of several
+        kind groups (rare), the first of ``kinds`` wins; without ``kinds`` pathology, then anatomy, ..."""
+        if label is None:
+            return None
+        ids = self._by_term.get(normalise(label))
+        if not ids:
+            return None
+        wanted = tuple(kinds) if kinds is not None else KINDS
+        for k in (*("finding", "diagnosis", "normal"), *KINDS) if kinds is None else wanted:
+            for cid in ids:
+                if self._concepts[cid].kind == k:
+                    return self._concepts[cid]
+        return None
+
+    def key(self, label: str) -> str:
+        """A comparison key: the concept id in angle brackets for a known term, else the normalised label."""
+        got = self._keys.get(label)
+        if got is None:
+            c = self.concept_of(label)
+            got = f"<{c.id}>" if c is not None else normalise(label)
+            if len(self._keys) < 1 << 16:
+                self._keys[label] = got
+        return got
+
+    def synonyms(self, label: str) -> tuple[str, ...]:
+        """Every spelling of the concept ``label`` names (the label itself when unknown)."""
+        c = self.concept_of(label)
+        return c.terms if c is not None else (label,)
+
+    def ancestors(self, label: str) -> frozenset[str]:
+        c = self.concept_of(label)
+        return self._up[c.id] if c is not None else frozenset()
+
+    def is_a(self, a: str, b: str) -> bool:
+        """Whether ``a`` is ``b`` or a sub-type of it (transitively, through is-a only)."""
+        ca, cb = self.concept_of(a), self.concept_of(b)
+        if ca is None or cb is None:
+            return normalise(a) == normalise(b)
+        return ca.id == cb.id or cb.id in self._is_a_closure(ca.id)
+
+    def part_of(self, a: str, b: str) -> bool:
+        """Whether ``a`` is a part of ``b`` (transitively, through part-of and is-a)."""
+        ca, cb = self.concept_of(a), self.concept_of(b)
+        return ca is not None and cb is not None and ca.id != cb.id and cb.id in self._up[ca.id] \
+            and cb.id not in self._is_a_closure(ca.id)
+
+    def _is_a_closure(self, cid: str) -> frozenset[str]:
+        seen: set[str] = set()
+        stack = [cid]
+        while stack:
+            for p in self._concepts[stack.pop()].is_a:
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+        return frozenset(seen)
+
+    def related(self, a: str, b: str) -> Relation:
+        """How ``a`` relates to ``b``: ``same`` (one concept or equal normalised labels), ``child`` (``a`` is a
+        sub-type or a part of ``b``), ``parent`` (the reverse), ``sibling`` (they share a direct parent), else
+        ``unrelated``."""
+        if normalise(a) == normalise(b):
+            return "same"
+        ca, cb = self.concept_of(a), self.concept_of(b)
+        if ca is None or cb is None:
+            return "unrelated"
+        if ca.id == cb.id:
+            return "same"
+        if cb.id in self._up[ca.id]:
+            return "child"
+        if ca.id in self._up[cb.id]:
+            return "parent"
+        if set(ca.is_a) & set(cb.is_a) or set(ca.part_of) & set(cb.part_of):
+            return "sibling"
+        return "unrelated"
+
+    def co_occur(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` (or an ancestor of either) are declared to co-occur."""
+        ca, cb = self.concept_of(a), self.concept_of(b)
+        if ca is None or cb is None:
+            return False
+        la, lb = {ca.id, *self._up[ca.id]}, {cb.id, *self._up[cb.id]}
+        return any(set(self._concepts[x].co_occurs) & lb for x in la) or \
+            any(set(self._concepts[x].co_occurs) & la for x in lb)
+
+    def conflicts(self, a: str, b: str) -> bool:
+        """Whether ``a`` may never be offered as a wrong option beside the true ``b``: the same concept, a
+        sub-type, a super-type (or part/whole), or a label that co-occurs with it."""
+        got = self._conflicts.get((a, b))
+        if got is None:
+            got = self.related(a, b) in ("same", "parent", "child") or self.co_occur(a, b)
+            if len(self._conflicts) < 1 << 16:
+                self._conflicts[(a, b)] = got
+        return got
+
+    def descendants(self, label: str) -> frozenset[str]:
+        c = self.concept_of(label)
+        if c is None:
+            return frozenset()
+        seen: set[str] = set()
+        stack = [c.id]
+        while stack:
+            for ch in self._children[stack.pop()]:
+                if ch not in seen:
+                    seen.add(ch)
+                    stack.append(ch)
+        return frozenset(seen)
+
+
+def parse(text: str, where: str = "<text>") -> Vocabulary:
+    """A vocabulary of ``text`` alone (tests, tools)."""
+    return Vocabulary([(where, text)])
+
+
+def builtin_text() -> str:
+    return resources.files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8")
+
+
+def _user_file() -> tuple[str, str] | None:
+    path = os.environ.get(USER_FILE_ENV)
+    if not path:
+        return None
+    p = Path(path)
+    try:
+        return str(p), p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"cannot read the user vocabulary: {e}", file=str(p), field=USER_FILE_ENV) from e
+
+
+_lock = threading.RLock()
+_current: dict[str, object] = {}
+
+
+def _state_key() -> tuple[object, ...]:
+    path = os.environ.get(USER_FILE_ENV) or ""
+    try:
+        stamp = os.stat(path).st_mtime_ns if path else 0
+    except OSError:
+        stamp = -1
+    return EXTENSIONS.version, path, stamp
+
+
+def vocabulary() -> Vocabulary:
+    """The vocabulary in force: the built-in lines, then the plugins' (:data:`EXTENSIONS`, by name), then the
+    user file's; rebuilt when an extension is registered or the user file changes."""
+    key = _state_key()
+    with _lock:
+        if _current.get("key") != key:
+            sources = [(f"medr2/vocab/{DATA_FILE}", builtin_text())]
+            sources += [(f"plugin {name}", str(EXTENSIONS[name])) for name in sorted(EXTENSIONS)]
+            user = _user_file()
+            if user is not None:
+                sources.append(user)
+            _current["vocab"] = Vocabulary(sources)
+            _current["key"] = key
+        vocab = _current["vocab"]
+    assert isinstance(vocab, Vocabulary)
+    return vocab
+
+
+def generation() -> tuple[object, ...]:
+    """Changes whenever :func:`vocabulary` would return another vocabulary (a cache key for derived tables)."""
+    return _state_key()
+
+
+# -- module-level shortcuts to the vocabulary in force ------------------------------------------------------
+def concept_of(label: str | None, kinds: Iterable[str] | None = None) -> Concept | None:
+    return vocabulary().concept_of(label, kinds)
+
+
+def synonyms(label: str) -> tuple[str, ...]:
+    return vocabulary().synonyms(label)
+
+
+def is_a(a: str, b: str) -> bool:
+    return vocabulary().is_a(a, b)
+
+
+def part_of(a: str, b: str) -> bool:
+    return vocabulary().part_of(a, b)
+
+
+def related(a: str, b: str) -> Relation:
+    return vocabulary().related(a, b)
+
+
+def conflicts(a: str, b: str) -> bool:
+    return vocabulary().conflicts(a, b)
+
+
+def key(label: str) -> str:
+    return vocabulary().key(label)
+
+
+def option_for(text: str, options: Iterable[str]) -> int | None:
+    """The index of the one option that ``text`` names through the vocabulary (a synonym or another spelling
+    of it), or None when none or several do. For answer readers: "the answer is hydrothorax" -> the option
+    "pleural effusion"."""
+    v = vocabulary()
+    want = v.concept_of(text)
+    opts = list(options)
+    if want is None:
+        hits = [i for i, o in enumerate(opts) if normalise(o) == normalise(text)]
+    else:
+        hits = [i for i, o in enumerate(opts) if (c := v.concept_of(o)) is not None and c.id == want.id]
+    return hits[0] if len(hits) == 1 else None
