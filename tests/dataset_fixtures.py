@@ -393,3 +393,22 @@ def make_brats2019(root: Path) -> None:
     base = root / "MICCAI_BraTS_2019_Data_Training"
     _brats_subject(base / "HGG" / "BraTS19_2013_2_1", "BraTS19_2013_2_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 1)
     _brats_subject(base / "LGG" / "BraTS19_2013_0_1", "BraTS19_2013_0_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 2)
+
+
+def make_cbis_cross_split(root: Path) -> None:
+    """``make_cbis`` plus ``calc_case_description_test_set.csv``: the right MLO mammogram of P_00004 has its
+    mass in the training mass list and a malignant calcification in the test calc list (the official split
+    is per abnormality type, Lee et al. 2017, Sci. Data 4:170177; 29 mammograms of the released lists are
+    in both). TCIA stores the calc copy of the mammogram under ``Calc-Test_P_00004_RIGHT_MLO`` (same pixels)."""
+    make_cbis(root)
+    def csv_path(top: str, n: int, name: str) -> str:
+        return f"{top}/{UID}{n}1/{UID}{n}2/{name}"
+
+    full = "Calc-Test_P_00004_RIGHT_MLO"
+    _mammo(root / csv_path(full, 21, "000000.dcm"), (10, 10, 22, 24))  # the mammogram of the mass list
+    _roi((root / csv_path(f"{full}_1", 23, "x")).parent, (2, 30, 8, 38), "000000.dcm", "000001.dcm")
+    write_csv(root / "calc_case_description_test_set.csv", CBIS_CALC, [
+        ["P_00004", 3, "RIGHT", "MLO", 1, "calcification", "AMORPHOUS", "CLUSTERED", 4, "MALIGNANT", 3,
+         csv_path(full, 21, "000000.dcm"), csv_path(f"{full}_1", 23, "000000.dcm"),
+         csv_path(f"{full}_1", 23, "000001.dcm") + "\n"],
+    ])

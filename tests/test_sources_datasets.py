@@ -24,6 +24,7 @@ from medr2.images import load_image
 from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
+from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -123,7 +124,7 @@ BAD_INPUTS = [
     ("isic", F.make_isic, (ISIC_GT, 2, "MEL", "1.0"),  # ISIC_0024307 becomes NV and MEL
      6, ("ISIC_0024307", "MEL,NV,BCC,AKIEC,BKL,DF,VASC"), "2 positive", (ISIC_GT, "image")),
     ("cbis-ddsm", F.make_cbis, ("mass_case_description_test_set.csv", 1, "pathology", "MAYBE"), 2,
-     ("P_00016_LEFT_CC (test) abnormality 1 (mass)", "pathology"), "MAYBE",
+     ("P_00016_LEFT_CC abnormality 1 (mass)", "pathology"), "MAYBE",
      ("calc_case_description_train_set.csv", "calc distribution")),
     ("iu-xray", F.make_iu, ("indiana_projections.csv", 3, "uid", "99"), 4, ("2_IM-0652-1001.dcm.png", "uid"),
      "no row in indiana_reports.csv", ("indiana_projections.csv", "projection")),
@@ -364,7 +365,7 @@ def test_kvasir_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_cbis_ddsm(tmp_path: Path) -> None:
-    cases, tasks = _build_documented(tmp_path, F.make_cbis, "cbis-ddsm", "cbis", 3)
+    cases, tasks = _build_documented(tmp_path, F.make_cbis_cross_split, "cbis-ddsm", "cbis", 3)
     by = {c.patient_id: c for c in cases}
     p1 = by["P_00001"]
     assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
@@ -377,10 +378,11 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     assert calc.attributes["morphology"] == "pleomorphic" and calc.attributes["distribution"] == "segmental"
     assert p1.meta["findings_complete"] is True and p1.plane == "CC" and p1.modality == "mammography"
     p4 = by["P_00004"]  # TCIA download layout, crop and mask swapped in the CSV
-    assert p4.findings[0].box == (10, 10, 22, 24) and p4.malignancy == "benign" and p4.plane == "MLO"
+    mass4 = next(f for f in p4.findings if f.label == "mass")
+    assert mass4.box == (10, 10, 22, 24) and mass4.attributes["pathology"] == "benign" and p4.plane == "MLO"
     p16 = by["P_00016"]
     assert p16.findings[0].attributes["shape"] == "oval" and p16.findings[0].attributes["margin"] == "circumscribed"
-    assert p16.split == "test" and p16.meta["findings_complete"] is False  # no calc test CSV read
+    assert p16.split == "test" and p16.meta["findings_complete"] is True  # all four lists read
     assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
 
 
@@ -514,3 +516,59 @@ def test_corrupt_dicom_is_quarantined(tmp_path: Path) -> None:
     cases, errors = realize_all(get_source(f"rsna-pneumonia:{root}"), tmp_path / "b")
     assert len(cases) == 4 and errors[0].record == "00313ee0-9eaa-42f4-b0ab-c148ed3241cd"
     assert errors[0].field == "PixelData" and "cannot decode DICOM" in errors[0].reason
+
+
+# --- one image described by several records (issue 43) -------------------------------------------------
+
+
+def test_cbis_mammogram_in_two_lists_is_one_case(tmp_path: Path) -> None:
+    """CBIS-DDSM's split is per abnormality type (Lee et al. 2017, Sci. Data 4:170177): P_00004's right MLO
+    has its mass in mass_case_description_train_set.csv and a calcification in calc_case_description_test_set
+    .csv. One case, both findings, the held-out split for the patient, the disagreements reported."""
+    F.make_cbis_cross_split(tmp_path / "cbis")
+    out = tmp_path / "bench"
+    build_bench(f"cbis-ddsm:{tmp_path / 'cbis'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    cases = list(b.cases)
+    p4 = [c for c in cases if c.patient_id == "P_00004"]
+    assert len(p4) == 1 and len(cases) == 3
+    c = p4[0]
+    assert sorted(f.label for f in c.findings) == ["calcification", "mass"]
+    assert c.split == "test" and c.meta["merge_conflicts"]["split"] == ["train", "test"]
+    assert c.malignancy is None and c.meta["merge_conflicts"]["malignancy"] == ["malignant", "benign"]
+    assert c.meta["findings_complete"] is True  # all four lists read
+    assert c.meta["described_by"] == ["P_00004_RIGHT_MLO (test)", "P_00004_RIGHT_MLO (train)"]
+    _patients_in_one_split(cases)
+    rep = b.manifest["build"]["source_report"]
+    assert rep["notes"] == {"images described by several records (merged into one case)": 1}
+    assert rep["split_rules"] == {CbisDdsmSource.published_split: 3}
+    (tmp_path / "cbis" / "calc_case_description_test_set.csv").unlink()  # a list missing: no list is complete
+    build_bench(f"cbis-ddsm:{tmp_path / 'cbis'}", tmp_path / "bench2", seed=0, workers=1)
+    assert not any(c.meta["findings_complete"] for c in load_bench(tmp_path / "bench2").cases)
+
+
+def test_every_dataset_reader_plans_and_realizes_through_the_merge() -> None:
+    """The merge sits where every dataset reader emits its cases: none overrides plan or realize."""
+    from medr2.sources.base import SOURCES
+    from medr2.sources.datasets._base import DatasetSource
+
+    for n in READERS:
+        mod = sys.modules[SOURCES.lookup(n).__module__]
+        klass = next(v for v in vars(mod).values()
+                     if isinstance(v, type) and issubclass(v, DatasetSource) and v is not DatasetSource)
+        assert klass.plan is DatasetSource.plan and klass.realize is DatasetSource.realize, n
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", None]), st.booleans()), max_size=12))
+def test_merge_records_one_record_per_image(rows: list[tuple[str | None, bool]]) -> None:
+    from medr2.sources.datasets._base import PARTS, RecordSpec, merge_records
+
+    specs = [RecordSpec(f"r{i}", "f.csv", {}, error="bad" if bad else None, image=img)
+             for i, (img, bad) in enumerate(rows)]
+    out, merged = merge_records(specs)
+    good = [s for s in specs if s.image and not s.error]
+    images = {s.image for s in good}
+    assert sorted(s.key for s in out if s.image and not s.error) == sorted(images)
+    assert sum(len(s.data.get(PARTS, [s])) for s in out) == len(specs)  # nothing dropped
+    assert merged == sum(1 for i in images if sum(s.image == i for s in good) > 1)
+    assert [s for s in out if s.image is None or s.error] == [s for s in specs if s.image is None or s.error]
