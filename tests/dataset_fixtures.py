@@ -250,6 +250,23 @@ def make_isic(root: Path) -> None:
         write_png(root / "ISIC2018_Task1_Training_GroundTruth" / f"{img}_segmentation.png", m)
 
 
+def make_isic_task1_splits(root: Path) -> None:
+    """``make_isic`` plus ISIC 2018 Task 1's own validation and test folders (challenge.isic-archive.com/data
+    /#2018: ``ISIC2018_Task1-2_{Validation,Test}_Input/ISIC_<id>.jpg`` with the masks in
+    ``ISIC2018_Task1_{Validation,Test}_GroundTruth/ISIC_<id>_segmentation.png``), and one Task 1 training
+    image that Task 3 also lists in its validation ground truth (two tasks, two published splits)."""
+    make_isic(root)
+    for i, (img, split) in enumerate([("ISIC_0012255", "Validation"), ("ISIC_0012169", "Test")]):
+        p = root / f"ISIC2018_Task1-2_{split}_Input" / f"{img}.jpg"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(_rgb(40, 48, 20 + i)).save(p, quality=95)
+        m = np.zeros((40, 48), np.uint8)
+        m[5:25, 6:30] = 255
+        write_png(root / f"ISIC2018_Task1_{split}_GroundTruth" / f"{img}_segmentation.png", m)
+    write_csv(root / "ISIC2018_Task3_Validation_GroundTruth.csv", ["image", *ISIC18_CODES],
+              [["ISIC_0000001", *("1.0" if c == "NV" else "0.0" for c in ISIC18_CODES)]])
+
+
 # --- Kvasir-SEG -----------------------------------------------------------------------------------------
 
 

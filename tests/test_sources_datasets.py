@@ -329,6 +329,40 @@ def test_isic_2018(tmp_path: Path) -> None:
     assert {"s4.diagnosis", "s4.malignancy", "s3.lesion_box", "s1.modality"} <= tasks
 
 
+def test_isic_2018_task1_split_folders(tmp_path: Path) -> None:
+    """ISIC 2018 Task 1 publishes its own training / validation / test folders (challenge.isic-archive.com/
+    data/#2018): each image takes the split of the task read; an image two tasks put in two splits is one
+    case in the more held-out one, the disagreement reported; the manifest (``medr2 info``) names the rules."""
+    from medr2.bench.info import source_report_lines
+    from medr2.sources.datasets.isic import IsicSource
+
+    F.make_isic_task1_splits(tmp_path / "isic")
+    out = tmp_path / "bench"
+    build_bench(f"isic:{tmp_path / 'isic'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["file"]: c for c in b.cases}
+    assert by["ISIC_0012255"].split == "val" and by["ISIC_0012169"].split == "test"
+    assert by["ISIC_0000000"].split == "train" and by["ISIC_0000000"].findings
+    both = by["ISIC_0000001"]  # Task 1 training mask, Task 3 validation diagnosis
+    assert both.split == "val" and both.meta["merge_conflicts"]["split"] == ["train", "val"]
+    assert both.findings[0].label == "skin lesion" and both.diagnosis == "melanocytic nevus"
+    rules = b.manifest["build"]["source_report"]["split_rules"]
+    assert rules[IsicSource.TASK1_RULE] == 3 and rules[IsicSource.TASK3_RULE] == 5
+    assert rules[f"{IsicSource.TASK1_RULE}; {IsicSource.TASK3_RULE}"] == 1
+    assert any("split rule published: ISIC 2018 Task 1" in line for line in source_report_lines(b.manifest["build"]))
+
+
+@given(st.sampled_from(["ISIC2018_Task1-2_{}_Input/x.jpg", "ISIC2018_Task1_{}_GroundTruth/ISIC_1_segmentation.png",
+                        "annotations/annotations_{}.csv", "{}/0a1b.dicom", "ISIC2018_Task3_{}_GroundTruth.csv"]),
+       st.sampled_from([("Training", "train"), ("Validation", "val"), ("Test", "test"), ("train", "train"),
+                        ("test", "test")]))
+def test_split_from_path_reads_the_published_split(pattern: str, word: tuple[str, str]) -> None:
+    from medr2.sources.datasets._base import split_from_path
+
+    assert split_from_path(pattern.format(word[0])) == word[1]
+    assert split_from_path(pattern.replace("{}", "images")) is None
+
+
 # --- Kvasir-SEG ----------------------------------------------------------------------------------------
 
 

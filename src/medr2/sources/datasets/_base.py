@@ -164,15 +164,18 @@ def merge_cases(dr: DataRoot, spec: RecordSpec, cases: Sequence[Case]) -> Case:
     """One case from the cases the records of one image gave: every finding (an identical label + box
     once), the most held-out split (the builder then keeps the patient's cases together), a field the
     records disagree on left unset and reported in ``meta.merge_conflicts``; ``meta.findings_complete``
-    only when every record's list was complete. Different pixels or patients: the record's error."""
+    only when every record's list was complete. A field only some records set is taken from them. Different
+pixels or patients: the record's error."""
     first = cases[0]
     files = [p.file for p in spec.data[PARTS]]
     if any(c.image_sha256 != first.image_sha256 for c in cases):
         raise BadInput("the records describing this image point at different pixels", file=files[0],
                        record=spec.key, field="image")
-    if len({c.patient_id for c in cases}) > 1:
-        raise BadInput(f"the records describing this image name different patients "
-                       f"{sorted({c.patient_id for c in cases})}", file=files[0], record=spec.key, field="patient_id")
+    case_id = case_id_for(dr.source, spec.key)
+    patients = sorted({c.patient_id for c in cases if not c.meta.get("patient_id_inferred")})
+    if len(patients) > 1:
+        raise BadInput(f"the records describing this image name different patients {patients}", file=files[0],
+                       record=spec.key, field="patient_id")
     findings: list[Finding] = []
     seen: set[tuple[str, Any]] = set()
     for c in cases:
@@ -184,25 +187,30 @@ def merge_cases(dr: DataRoot, spec: RecordSpec, cases: Sequence[Case]) -> Case:
     update: dict[str, Any] = {}
     conflicts: dict[str, list[Any]] = {}
     for name in type(first).model_fields:
-        if name in _NOT_COMPARED:
+        if name in _NOT_COMPARED or name == "patient_id":
             continue
-        values = [getattr(c, name) for c in cases]
+        default = type(first).model_fields[name].get_default(call_default_factory=True)
+        values = [v for c in cases if (v := getattr(c, name)) is not None and v != default]  # what records say
         distinct = [v for i, v in enumerate(values) if v not in values[:i]]
         if len(distinct) > 1:
             conflicts[name] = distinct
-            update[name] = type(first).model_fields[name].get_default()
+        update[name] = distinct[0] if len(distinct) == 1 else default
     splits = [c.split for c in cases if c.split]
     if len(set(splits)) > 1:
         conflicts["split"] = sorted(set(splits), key=_HELD_OUT.__getitem__)
     meta: dict[str, Any] = {}
     for c in cases:
         meta.update(c.meta)
-    meta.update({"file": spec.key, "described_by": [p.key for p in spec.data[PARTS]],
-                 "findings_complete": all(c.meta.get("findings_complete", True) for c in cases)})
+    meta.pop("patient_id_inferred", None)
+    if not patients:  # no record names a patient: the image is its own, as for a single record
+        meta["patient_id_inferred"] = True
+    meta.update({"file": spec.key, "described_by": [p.key for p in spec.data[PARTS]]})
+    if any("findings_complete" in c.meta for c in cases):
+        meta["findings_complete"] = all(c.meta.get("findings_complete", True) for c in cases)
     if conflicts:
         meta["merge_conflicts"] = conflicts
-    update.update({"case_id": case_id_for(dr.source, spec.key), "findings": findings, "structures": structures,
-                   "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None, "meta": meta})
+    update.update({"case_id": case_id, "patient_id": patients[0] if patients else case_id, "findings": findings,
+                   "structures": structures, "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None, "meta": meta})
     return Case.model_validate({**first.model_dump(), **update})
 
 
@@ -219,6 +227,23 @@ def find_file(dr: DataRoot, names: Iterable[str], *, what: str, required: bool =
     if required:
         raise BadInput(f"{what} not found (looked for {', '.join(names)})", file=str(dr.root / names[0]),
                        field=what)
+    return None
+
+
+SPLIT_WORDS = {"training": "train", "train": "train", "validation": "val", "val": "val", "valid": "val",
+               "test": "test", "testing": "test"}
+
+
+def split_from_path(rel: str) -> str | None:
+    """The split a release publishes in a file or folder name (``ISIC2018_Task1_Validation_GroundTruth``,
+    ``annotations_test.csv``, ``train/``): the split word among the name's ``_`` / ``-`` / ``.`` / ``/``
+    separated parts, the last path part that has one deciding; None when no part names a split."""
+    import re
+
+    for part in reversed(rel.replace("\\", "/").split("/")):
+        words = {SPLIT_WORDS[w] for w in re.split(r"[_\-. ]+", part.lower()) if w in SPLIT_WORDS}
+        if len(words) == 1:
+            return words.pop()
     return None
 
 

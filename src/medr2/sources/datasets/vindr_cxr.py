@@ -54,6 +54,7 @@ class VindrCxrSource(DatasetSource):
     default_license = "PhysioNet Credentialed Health Data License 1.5.0"
     default_access = "credentialed"
     mapping_keys = ("iou", "min_votes")
+    published_split = "published: annotations_train.csv / annotations_test.csv"
 
     def records(self) -> list[RecordSpec]:
         specs: list[RecordSpec] = []
