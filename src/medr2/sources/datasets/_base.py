@@ -210,7 +210,8 @@ pixels or patients: the record's error."""
     if conflicts:
         meta["merge_conflicts"] = conflicts
     update.update({"case_id": case_id, "patient_id": patients[0] if patients else case_id, "findings": findings,
-                   "structures": structures, "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None, "meta": meta})
+                   "structures": structures, "meta": meta,
+                   "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None})
     return Case.model_validate({**first.model_dump(), **update})
 
 
