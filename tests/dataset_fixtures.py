@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -213,6 +214,28 @@ def make_brats(root: Path) -> None:
     for t in ("000", "001"):
         sid = f"BraTS-GLI-00002-{t}"
         _brats_subject(new / sid, sid, ("t1n", "t1c", "t2w", "t2f"), "-", 3, 5)
+
+
+def make_brats2024(root: Path) -> None:
+    """BraTS 2024 post-treatment gliomas (de Verdier et al. 2024, arXiv:2405.18368: labels 1 NETC, 2 SNFH,
+    3 ET, 4 resection cavity; the 2023 file names ``BraTS-GLI-<patient>-<time point>-{t1n,t1c,t2w,t2f,seg}``):
+    one subject with a resection cavity beside its tumour, and one 2023 GLI subject (labels 1/2/3)."""
+    base = root / "BraTS2024-BraTS-GLI-TrainingData" / "training_data1_v2"
+    sid = "BraTS-GLI-02073-100"
+    _brats_subject(base / sid, sid, ("t1n", "t1c", "t2w", "t2f"), "-", 3, 7)
+    seg = base / sid / f"{sid}-seg.nii.gz"
+    lab = np.asarray(nib_load(seg).dataobj).copy()
+    lab[14:18, 4:10, 3:9] = 4  # the resection cavity
+    _nifti(seg, lab, (1.0, 1.0, 1.0))
+    sid23 = "BraTS-GLI-00002-000"
+    _brats_subject(root / "ASNR-MICCAI-BraTS2023-GLI-Challenge-TrainingData" / sid23, sid23,
+                   ("t1n", "t1c", "t2w", "t2f"), "-", 3, 5)
+
+
+def nib_load(path: Path) -> Any:
+    import nibabel as nib
+
+    return nib.load(path)
 
 
 # --- ISIC 2018 ------------------------------------------------------------------------------------------

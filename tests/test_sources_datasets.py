@@ -296,12 +296,11 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
         "BraTS-GLI-00002-001-seg.nii.gz"
     img = nib.load(seg)
     lab = np.asarray(img.dataobj).copy()
-    lab[lab == 3] = 4  # the pre-2023 value in a 2023 file
+    lab[lab == 3] = 7  # a value no BraTS release uses
     nib.save(nib.Nifti1Image(lab, img.affine), seg)
     cases, _, q = _build(tmp_path, f"brats:{root}")
-    assert len(cases) == 36 and len(q) == 12
-    assert all(e.field == "label" and "label value 4" in e.reason and "BraTS-GLI-00002-001" in str(e.record)
-               for e in q)
+    assert len(cases) == 36 and len(q) == 1  # refused once for the subject, not once per slice; the build goes on
+    assert q[0].field == "label" and "label value [7]" in q[0].reason and q[0].record == "BraTS-GLI-00002-001"
     seg.unlink()  # a subject whose label file is missing (BraTS 2020 has one misnamed): reported
     cases, _, q = _build(tmp_path, f"brats:{root}")
     assert len(cases) == 36 and [(e.record, e.field) for e in q] == [("BraTS-GLI-00002-001", "seg")]
@@ -309,6 +308,26 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as ei:
         get_source(f"brats:{tmp_path / 'empty'}").plan(0, None)
     assert ei.value.field == "seg"
+
+
+def test_brats_2024_post_treatment_resection_cavity(tmp_path: Path) -> None:
+    """BraTS 2024 post-treatment gliomas add label 4, the resection cavity (arXiv:2405.18368): a finding of
+    its own; the 2023 subject beside it keeps the 1/2/3 map; a 4 in a meningioma (MEN) subject is no map's
+    value and is refused once."""
+    F.make_brats2024(tmp_path / "brats")
+    cases, _, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert not q and len(cases) == 2 * 4 * 3
+    post = [c for c in cases if c.meta["subject"] == "BraTS-GLI-02073-100"]
+    assert {c.meta["label_convention"] for c in post} == {"1/2/3/4 (2024 post-treatment)"}
+    assert "resection cavity" in {f.label for c in post for f in c.findings}
+    assert {f.label for c in post for f in c.findings} <= {"non-enhancing tumour core", "peritumoural oedema",
+                                                           "enhancing tumour", "resection cavity"}
+    assert {c.meta["label_convention"] for c in cases if c not in post} == {"1/2/3 (2023+)"}
+    men = tmp_path / "brats" / "MEN" / "BraTS-MEN-00004-000"
+    F._brats_subject(men, "BraTS-MEN-00004-000", ("t1n", "t1c", "t2w", "t2f"), "-", 4, 3)
+    cases, _, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert len(cases) == 2 * 4 * 3 and [(e.record, e.field) for e in q] == [("BraTS-MEN-00004-000", "label")]
+    assert "label value [4]" in q[0].reason and "1/2/3 (2023+)" in q[0].reason
 
 
 # --- ISIC ----------------------------------------------------------------------------------------------

@@ -69,16 +69,24 @@ class Volume:
 
     def nonzero_extents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per RAS axis, which indices hold any non-zero voxel (read chunk by chunk)."""
+        return self.extents_and_values()[0]
+
+    def extents_and_values(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], tuple[int, ...]]:
+        """``nonzero_extents`` and the distinct non-zero values (rounded to integers: a label volume), in one
+        pass chunk by chunk."""
         proj = [np.zeros(n, bool) for n in self.shape]
+        values: set[int] = set()
         for k0, block in self.chunks():
             nz = block != 0
             proj[0] |= nz.any(axis=(1, 2))
             proj[1] |= nz.any(axis=(0, 2))
             proj[2][k0:k0 + nz.shape[2]] = nz.any(axis=(0, 1))
+            if nz.any():
+                values.update(int(v) for v in np.unique(np.rint(block[nz])))
         out: list[np.ndarray] = [np.zeros(0, bool)] * 3
         for k, p in enumerate(proj):
             out[self.ras_axis[k]] = p[::-1] if self.flip[k] else p
-        return out[0], out[1], out[2]
+        return (out[0], out[1], out[2]), tuple(sorted(values - {0}))
 
     def window(self, percentiles: tuple[float, ...]) -> tuple[float, float]:
         """Intensity percentiles over the finite voxels: exact for volumes up to ``WINDOW_SAMPLE_VOXELS``,

@@ -60,16 +60,21 @@ class LabelGrid:
     slices: tuple[SliceAt, ...]
     shape: tuple[int, int, int]
     affine: np.ndarray
+    values: tuple[int, ...] = ()  # the distinct non-zero label values of the volume
 
 
-def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, record: str) -> LabelGrid:
+def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, record: str,
+                 known: Mapping[int, LabelRole] | None = None, convention: str = "") -> LabelGrid:
     """``k`` slices per plane over the labelled extent (the middle 80 % where a plane has no label),
-    read once per label volume, chunk by chunk."""
+    read once per label volume, chunk by chunk. With ``known`` (the label map of the release), a value
+    outside it is refused here, once for the volume (:func:`check_label_values`), not once per slice."""
     lp = dr.path(labels, record=record, field_name="label")
     if not lp.is_file():
         raise BadInput(f"label volume not found: {labels}", file=labels, record=record, field="label")
     lab = open_volume(lp, record=record, field_name="label")
-    extents = read_checked(lab.nonzero_extents, lp, record=record, field_name="label")
+    extents, values = read_checked(lab.extents_and_values, lp, record=record, field_name="label")
+    if known is not None:
+        check_label_values(values, known, labels=labels, record=record, convention=convention)
     out: list[SliceAt] = []
     for plane in planes:
         ax = PLANE_AXIS[plane]
@@ -80,7 +85,19 @@ def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, re
             size = lab.ras_shape[ax]
             extent = (int(size * 0.1), int(size * 0.9) - 1)
         out += [SliceAt(plane, i) for i in slice_positions(extent, k)]
-    return LabelGrid(tuple(out), lab.ras_shape, lab.affine)
+    return LabelGrid(tuple(out), lab.ras_shape, lab.affine, values)
+
+
+def check_label_values(values: Sequence[int], known: Mapping[int, LabelRole], *, labels: str, record: str,
+                       convention: str = "") -> None:
+    """Every label value of a volume is in the release's label map, else one BadInput for the volume naming
+    the values and the map (the reader turns it into one quarantined record; the build goes on)."""
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        names = ", ".join(f"{v} {r.name}" for v, r in sorted(known.items()))
+        raise BadInput(f"label value{'s' if len(unknown) > 1 else ''} {unknown} not in the label map"
+                       f"{f' of {convention}' if convention else ''} ({names}); the volume is left out",
+                       file=labels, record=record, field="label")
 
 
 def check_grid(dr: DataRoot, image: str, channel: int | None, grid: LabelGrid, *, labels: str, record: str) -> None:
