@@ -187,6 +187,30 @@ def make_msd_spleen(root: Path) -> None:
         "training": [{"image": "./imagesTr/spleen_2.nii.gz", "label": "./labelsTr/spleen_2.nii.gz"}], "test": []}))
 
 
+PROSTATE_ZOOMS = (0.625, 0.625, 3.6)  # Task05_Prostate: about 0.6 mm in plane, 3.6 mm between slices
+
+
+def make_msd_prostate(root: Path) -> None:
+    """Task05_Prostate-shaped (medicaldecathlon.com; Antonelli et al. 2022): 4-D MRI with channels T2 and ADC,
+    labels 1 PZ / 2 TZ, strongly anisotropic voxels (``PROSTATE_ZOOMS``). The peripheral zone is a block
+    of 12 x 12 x 4 voxels = 7.5 x 7.5 x 14.4 mm."""
+    rng = np.random.default_rng(3)
+    img = rng.normal(300, 30, (32, 32, 6, 2)).astype(np.float32)
+    lab = np.zeros((32, 32, 6), np.uint8)
+    lab[8:20, 10:22, 1:5] = 1
+    lab[12:16, 14:18, 2:4] = 2
+    img[lab > 0] += 200
+    _nifti(root / "imagesTr" / "prostate_00.nii.gz", img, PROSTATE_ZOOMS)
+    _nifti(root / "labelsTr" / "prostate_00.nii.gz", lab, PROSTATE_ZOOMS)
+    (root / "dataset.json").write_text(json.dumps({
+        "name": "PROSTATE", "description": "Prostate transitional zone and peripheral zone segmentation",
+        "tensorImageSize": "4D", "licence": "CC-BY-SA 4.0", "release": "1.0 04/05/2018",
+        "modality": {"0": "T2", "1": "ADC"}, "labels": {"0": "background", "1": "PZ", "2": "TZ"},
+        "numTraining": 1, "numTest": 0,
+        "training": [{"image": "./imagesTr/prostate_00.nii.gz", "label": "./labelsTr/prostate_00.nii.gz"}],
+        "test": []}, indent=4))
+
+
 # --- BraTS --------------------------------------------------------------------------------------------
 
 

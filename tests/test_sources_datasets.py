@@ -269,6 +269,49 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
     assert ei.value.field == "labels" and str(ei.value.file).endswith("dataset.json")
 
 
+def test_msd_prostate_anisotropic_slices_on_square_pixels(tmp_path: Path) -> None:
+    """Task05_Prostate voxels are about 0.6 x 0.6 x 3.6 mm: coronal and sagittal slices are resampled to square
+    pixels (the one rule of medr2.sources.nifti_volume.isotropic), so a 7.5 x 7.5 x 14.4 mm zone measures
+    right in mm along both axes of every plane, and the voxel spacing is recorded."""
+    root = tmp_path / "Task05_Prostate"
+    F.make_msd_prostate(root)
+    cases, _, q = _build(tmp_path, f"msd:{root}")
+    assert not q and {c.plane for c in cases} == {"axial", "coronal", "sagittal"}
+    extent_mm = {0: 12 * 0.625, 1: 12 * 0.625, 2: 4 * 3.6}  # RAS axis -> the PZ block's size
+    for c in cases:
+        r_mm, c_mm = c.meta["pixel_spacing_rc_mm"]
+        assert r_mm == pytest.approx(c_mm, rel=0.05)  # square pixels
+        pz = next(s for s in c.structures if s.name == "PZ")
+        ax = c.meta["slice_axis"]
+        cols_axis, rows_axis = [a for a in range(3) if a != ax]
+        x1, y1, x2, y2 = pz.box
+        assert (x2 - x1) * c_mm == pytest.approx(extent_mm[cols_axis], abs=c_mm + 1e-6)
+        assert (y2 - y1) * r_mm == pytest.approx(extent_mm[rows_axis], abs=r_mm + 1e-6)
+        assert c.meta["voxel_spacing_rc_mm"] == pytest.approx(
+            [F.PROSTATE_ZOOMS[rows_axis], F.PROSTATE_ZOOMS[cols_axis]])
+    cor = next(c for c in cases if c.plane == "coronal")
+    assert cor.height == round(6 * 3.6 / 0.625) and cor.width == 32  # not 32 x 6
+
+
+@given(st.integers(2, 40), st.integers(2, 40), st.floats(0.3, 6.0), st.floats(0.3, 6.0), st.data())
+def test_isotropic_keeps_physical_extent_and_labels(h: int, w: int, sr: float, sc: float, data: st.DataObject) -> None:
+    from medr2.sources.nifti_volume import ISOTROPY_TOLERANCE, isotropic
+
+    lab = np.asarray(data.draw(st.lists(st.lists(st.integers(0, 3), min_size=w, max_size=w), min_size=h,
+                                        max_size=h)), np.int64)
+    shown = isotropic(lab, (sr, sc), labels=True)
+    out = shown.pixels
+    for n_in, s_in, n_out, s_out in ((h, sr, out.shape[0], shown.spacing_rc_mm[0]),
+                                     (w, sc, out.shape[1], shown.spacing_rc_mm[1])):
+        assert n_out * s_out == pytest.approx(n_in * s_in)  # the same physical extent
+    assert set(np.unique(out)) <= set(np.unique(lab))  # label values kept, none invented
+    if max(sr, sc) / min(sr, sc) > ISOTROPY_TOLERANCE:
+        r, c = shown.spacing_rc_mm
+        assert abs(r - c) <= max(r, c) / min(out.shape) + 1e-9 or min(out.shape) == 1  # square up to rounding
+    img = isotropic(lab.astype(np.float64), (sr, sc), labels=False).pixels
+    assert img.shape == out.shape and img.min() >= lab.min() and img.max() <= lab.max()
+
+
 # --- BraTS ---------------------------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from medr2.images import ImageRef, ImageStore
 from medr2.records import Finding, Structure
 from medr2.sources.common import DataRoot, region_from_mask
 from medr2.sources.nifti import PLANE_AXIS, display, slice_positions
-from medr2.sources.nifti_volume import Volume, open_volume, read_checked
+from medr2.sources.nifti_volume import Volume, isotropic, open_volume, read_checked
 
 PLANES = ("axial", "coronal", "sagittal")
 
@@ -134,12 +134,17 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
                  plane: str, index: int, roles: Mapping[int, LabelRole],
                  record: str, min_area: int = 16) -> tuple[ImageRef, list[Structure], list[Finding], dict[str, Any]]:
     """The windowed slice in the store, the regions of its label slice (named by ``roles``; a value not
-    in ``roles`` is the record's error) and the in-plane spacing."""
+    in ``roles`` is the record's error) and the in-plane spacing; an anisotropic slice is resampled to
+    square pixels (:func:`~medr2.sources.nifti_volume.isotropic`)."""
     vp = dr.path(image, record=record, field_name="image")
     vol = open_channel(vp, channel, record=record, field_name="image")
     ax = PLANE_AXIS[plane]
     lo, hi = volume_window(vp, channel, record=record)
-    sl = display(read_checked(lambda: vol.slab(ax, index), vp, record=record, field_name="image")).astype(np.float64)
+    in_plane = [vol.zooms[a] for a in range(3) if a != ax]  # (columns axis, rows axis) before display
+    spacing_rc = (in_plane[1], in_plane[0])
+    shown = isotropic(display(read_checked(lambda: vol.slab(ax, index), vp, record=record, field_name="image")),
+                      spacing_rc, labels=False)
+    sl = shown.pixels.astype(np.float64)
     img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
         np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
     ref = images.put_array(img)
@@ -148,8 +153,9 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
     if labels:
         lp = dr.path(labels, record=record, field_name="label")
         lab = open_volume(lp, record=record, field_name="label")
-        lsl = np.rint(display(read_checked(lambda: lab.slab(ax, index), lp, record=record,
-                                           field_name="label"))).astype(np.int64)
+        lsl = isotropic(np.rint(display(read_checked(lambda: lab.slab(ax, index), lp, record=record,
+                                                     field_name="label"))).astype(np.int64),
+                        spacing_rc, labels=True).pixels
         for value in (int(v) for v in np.unique(lsl) if v != 0):
             if value not in roles:
                 raise BadInput(f"label value {value} is not one of {sorted(roles)}", file=labels, record=record,
@@ -163,7 +169,6 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
                 findings.append(r)
             elif isinstance(r, Structure):
                 structures.append(r)
-    in_plane = [vol.zooms[a] for a in range(3) if a != ax]
-    meta = {"volume": image, "channel": channel, "slice_axis": ax, "slice_index": index,
-            "pixel_spacing_rc_mm": [in_plane[1], in_plane[0]], "display": "radiological", "window": [lo, hi]}
-    return ref, structures, findings, {"pixel_spacing_mm": float(np.mean(in_plane)), "meta": meta}
+    meta = {"volume": image, "channel": channel, "slice_axis": ax, "slice_index": index, **shown.meta(),
+            "display": "radiological", "window": [lo, hi]}
+    return ref, structures, findings, {"pixel_spacing_mm": shown.spacing_mm, "meta": meta}
