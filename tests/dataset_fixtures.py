@@ -139,6 +139,19 @@ def make_vindr(root: Path) -> None:
               ["image_id", "class_name", "x_min", "y_min", "x_max", "y_max"], trows)
 
 
+def make_vindr_label_only(root: Path) -> None:
+    """``make_vindr`` plus a training image ``k1l2`` that three radiologists labelled COPD in
+    image_labels_train.csv but that has no row in annotations_train.csv (PhysioNet vindr-cxr 1.0.0 ships the
+    two files separately; an image can be in the image-level file only)."""
+    make_vindr(root)
+    write_dicom_image(root / "train" / "k1l2.dicom", blob(64, 64, (5, 5, 9, 9)).astype(np.uint16),
+                      sop_class=CR_IMAGE, Modality="DX", PhotometricInterpretation="MONOCHROME2")
+    with (root / "annotations" / "image_labels_train.csv").open("a", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        for rad in ("R8", "R9", "R10"):
+            w.writerow(["k1l2", rad, *(1 if lab == "COPD" else 0 for lab in VINDR_LABELS)])
+
+
 # --- Medical Segmentation Decathlon --------------------------------------------------------------------
 
 

@@ -196,6 +196,23 @@ def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
 
 
+def test_vindr_image_level_only_and_plane_pa(tmp_path: Path) -> None:
+    """An image in image_labels_train.csv with no box row is a case (its global labels, finding list not
+    known), counted in the source report; every VinDr-CXR image is PA (Nguyen et al. 2022, Sci. Data 9:429)."""
+    F.make_vindr_label_only(tmp_path / "v")
+    out = tmp_path / "bench"
+    build_bench(f"vindr-cxr:{tmp_path / 'v'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["image_id"]: c for c in b.cases}
+    assert len(by) == 6 and {c.plane for c in by.values()} == {"PA"}
+    k = by["k1l2"]
+    assert k.diagnosis == "copd" and not k.findings and k.meta["findings_complete"] is False
+    assert all(c.meta["findings_complete"] for i, c in by.items() if i != "k1l2")
+    notes = b.manifest["build"]["source_report"]["notes"]
+    assert notes == {"images only in image_labels_train.csv (no box row: finding list marked incomplete)": 1}
+    assert not any(i.case_id == k.case_id and i.task in ("s3.count", "s3.absent_finding") for i in b.items)
+
+
 def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
     x, y = draw(st.integers(0, 50)), draw(st.integers(0, 50))
     return (float(x), float(y), float(x + draw(st.integers(1, 30))), float(y + draw(st.integers(1, 30))))
