@@ -445,6 +445,33 @@ def make_iu(root: Path) -> None:
     write_csv(root / "indiana_projections.csv", ["uid", "filename", "projection"], proj)
 
 
+def make_iu_index_terms(root: Path) -> None:
+    """``make_iu`` plus studies whose ``Problems`` are MeSH index terms that are no finding, as the Kaggle
+    copy of Open-i has them (kaggle.com/datasets/raddar/chest-xrays-indiana-university; e.g. ``No Indexing``,
+    ``Lung``, ``Thoracic Vertebrae``, ``Technical Quality of Image Unsatisfactory `` with its trailing space):
+    uid 4 never indexed, uid 5 anatomy only (a normal report), uid 6 a technical note and cardiomegaly,
+    uid 7 normal with a normal variant."""
+    make_iu(root)
+    extra = [
+        [4, "No Indexing", "No Indexing", "Chest PA and lateral", "Chest pain", "None.",
+         "Heart size and mediastinal contour are normal. The lungs are clear.", "No acute cardiopulmonary disease."],
+        [5, "Lung;Thoracic Vertebrae", "Lung;Thoracic Vertebrae", "Xray Chest PA and Lateral", "Dyspnea", "None.",
+         "The heart is normal in size. The lungs are clear.", "Normal chest."],
+        [6, "Technical Quality of Image Unsatisfactory ;Cardiomegaly/mild",
+         "Technical Quality of Image Unsatisfactory ;Cardiomegaly", "PA and lateral", "", "",
+         "Limited study. Mild cardiomegaly.", "Mild cardiomegaly."],
+        [7, "normal;Nipple Shadow", "normal;Nipple Shadow", "PA and lateral", "", "", "No acute disease.",
+         "Normal."],
+    ]
+    with (root / "indiana_reports.csv").open("a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(extra)
+    proj = [[uid, f"{uid}_IM-{2000 + uid}-1001.dcm.png", "Frontal"] for uid in (4, 5, 6, 7)]
+    for i, (_, name, _) in enumerate(proj):
+        write_png(root / "images" / "images_normalized" / name, gradient(48, 48, 10 + i))
+    with (root / "indiana_projections.csv").open("a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(proj)
+
+
 ISIC19_CODES = ["MEL", "NV", "BCC", "AK", "BKL", "DF", "VASC", "SCC", "UNK"]
 
 

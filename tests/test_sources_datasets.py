@@ -25,6 +25,7 @@ from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
+from medr2.sources.datasets.iu_xray import NON_FINDING_TERMS
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -517,6 +518,41 @@ def test_iu_xray(tmp_path: Path) -> None:
     assert by["1_IM-0001-3001.dcm.png"].patient_id == by["1_IM-0001-4001.dcm.png"].patient_id
     _patients_in_one_split(cases)
     assert {"s4.report", "s1.modality", "s1.region"} <= tasks
+
+
+def test_iu_xray_index_terms_are_not_diagnoses(tmp_path: Path) -> None:
+    """IU X-ray's MeSH "Problems" are index terms: "No Indexing", anatomy and technical notes are left out
+    with a counted reason, so a normal study is never "abnormal: yes" (the Kaggle copy's terms)."""
+    from medr2.tasks.common import abnormal_state
+
+    F.make_iu_index_terms(tmp_path / "iu")
+    out = tmp_path / "bench"
+    build_bench(f"iu-xray:{tmp_path / 'iu'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["uid"]: c for c in b.cases if c.plane != "lateral"}
+    assert by["4"].diagnosis is None and by["4"].meta["problems_excluded"] == {"No Indexing": "not indexed"}
+    assert by["5"].diagnosis is None and set(by["5"].meta["problems_excluded"]) == {"Lung", "Thoracic Vertebrae"}
+    assert by["6"].diagnosis == "cardiomegaly"
+    assert by["7"].diagnosis == "normal"
+    assert [abnormal_state(by[u]) for u in ("4", "5", "7")] == [None, None, False]  # never "abnormal: yes"
+    assert not any(i.task == "s3.abnormal" and i.case_id in (by["4"].case_id, by["5"].case_id) for i in b.items)
+    notes = b.manifest["build"]["source_report"]["notes"]
+    assert notes["MeSH problem left out (not indexed): no indexing"] == 1
+    assert notes["MeSH problem left out (anatomy, not a finding): thoracic vertebrae"] == 1
+    tech = "MeSH problem left out (technical note, not a finding): technical quality of image unsatisfactory"
+    assert notes[tech] == 1
+
+
+@given(st.lists(st.sampled_from(sorted(NON_FINDING_TERMS)), max_size=4), st.booleans(),
+       st.sampled_from([str.lower, str.upper, str.title]), st.sampled_from(["", " "]))
+def test_iu_problem_filter_never_turns_a_normal_study_abnormal(
+        terms: list[str], normal: bool, case: Callable[[str], str], pad: str) -> None:
+    from medr2.sources.datasets.iu_xray import sort_problems
+
+    raw = ";".join([*(case(t) + pad for t in terms), *(["normal"] if normal else [])])
+    kept, left_out = sort_problems(raw)
+    assert kept == (["normal"] if normal else [])  # only a finding or diagnosis term is ever kept
+    assert len(left_out) == len({case(t) for t in terms})
 
 
 def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:
