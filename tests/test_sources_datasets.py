@@ -721,3 +721,19 @@ def test_merge_records_one_record_per_image(rows: list[tuple[str | None, bool]])
     assert sum(len(s.data.get(PARTS, [s])) for s in out) == len(specs)  # nothing dropped
     assert merged == sum(1 for i in images if sum(s.image == i for s in good) > 1)
     assert [s for s in out if s.image is None or s.error] == [s for s in specs if s.image is None or s.error]
+
+
+def test_source_report_per_source_of_a_multi_source_build(tmp_path: Path) -> None:
+    """A multi-source build records each dataset reader's split rules and notes under its --source spec."""
+    from medr2.build.pipeline import _source_report
+    from medr2.sources.multi import MultiSource
+
+    F.make_iu_index_terms(tmp_path / "iu")
+    F.make_kvasir(tmp_path / "kv")
+    specs = [f"iu-xray:{tmp_path / 'iu'}", f"kvasir-seg:{tmp_path / 'kv'}"]
+    ms = MultiSource(specs)
+    ms.plan(0, None)
+    rep = _source_report(ms)["source_report"]
+    assert list(rep) == specs and rep[specs[0]]["reader"] == "iu-xray" and rep[specs[0]]["notes"]
+    assert sum(rep[specs[0]]["split_rules"].values()) == 9  # every planned image under one rule
+    assert rep[specs[1]]["reader"] == "kvasir-seg"

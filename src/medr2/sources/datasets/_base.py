@@ -195,7 +195,7 @@ pixels or patients: the record's error."""
         if len(distinct) > 1:
             conflicts[name] = distinct
         update[name] = distinct[0] if len(distinct) == 1 else default
-    splits = [c.split for c in cases if c.split]
+    splits: list[str] = [c.split for c in cases if c.split]
     if len(set(splits)) > 1:
         conflicts["split"] = sorted(set(splits), key=_HELD_OUT.__getitem__)
     meta: dict[str, Any] = {}
