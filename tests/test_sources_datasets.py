@@ -689,7 +689,8 @@ def test_cbis_mammogram_in_two_lists_is_one_case(tmp_path: Path) -> None:
     assert c.meta["described_by"] == ["P_00004_RIGHT_MLO (test)", "P_00004_RIGHT_MLO (train)"]
     _patients_in_one_split(cases)
     rep = b.manifest["build"]["source_report"]
-    assert rep["notes"] == {"images described by several records (merged into one case)": 1}
+    assert rep["notes"] == {"images described by several records (merged into one case)": 1,
+                            "merged images whose records give different splits (the most held-out kept)": 1}
     assert rep["split_rules"] == {CbisDdsmSource.published_split: 3}
     (tmp_path / "cbis" / "calc_case_description_test_set.csv").unlink()  # a list missing: no list is complete
     build_bench(f"cbis-ddsm:{tmp_path / 'cbis'}", tmp_path / "bench2", seed=0, workers=1)

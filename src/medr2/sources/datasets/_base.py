@@ -84,6 +84,10 @@ class DatasetSource:
         specs, merged = merge_records(self.records())
         if merged:
             self.notes["images described by several records (merged into one case)"] += merged
+        split_conflicts = sum(1 for s in specs
+                              if len({p.data.get("split") for p in s.data.get(PARTS, [])} - {None}) > 1)
+        if split_conflicts:
+            self.notes["merged images whose records give different splits (the most held-out kept)"] += split_conflicts
         for s in specs:
             if s.error is None:
                 self.split_rules[self.split_rule_of(s)] += 1
