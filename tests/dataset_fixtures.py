@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -138,6 +139,19 @@ def make_vindr(root: Path) -> None:
               ["image_id", "class_name", "x_min", "y_min", "x_max", "y_max"], trows)
 
 
+def make_vindr_label_only(root: Path) -> None:
+    """``make_vindr`` plus a training image ``k1l2`` that three radiologists labelled COPD in
+    image_labels_train.csv but that has no row in annotations_train.csv (PhysioNet vindr-cxr 1.0.0 ships the
+    two files separately; an image can be in the image-level file only)."""
+    make_vindr(root)
+    write_dicom_image(root / "train" / "k1l2.dicom", blob(64, 64, (5, 5, 9, 9)).astype(np.uint16),
+                      sop_class=CR_IMAGE, Modality="DX", PhotometricInterpretation="MONOCHROME2")
+    with (root / "annotations" / "image_labels_train.csv").open("a", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        for rad in ("R8", "R9", "R10"):
+            w.writerow(["k1l2", rad, *(1 if lab == "COPD" else 0 for lab in VINDR_LABELS)])
+
+
 # --- Medical Segmentation Decathlon --------------------------------------------------------------------
 
 
@@ -186,6 +200,30 @@ def make_msd_spleen(root: Path) -> None:
         "training": [{"image": "./imagesTr/spleen_2.nii.gz", "label": "./labelsTr/spleen_2.nii.gz"}], "test": []}))
 
 
+PROSTATE_ZOOMS = (0.625, 0.625, 3.6)  # Task05_Prostate: about 0.6 mm in plane, 3.6 mm between slices
+
+
+def make_msd_prostate(root: Path) -> None:
+    """Task05_Prostate-shaped (medicaldecathlon.com; Antonelli et al. 2022): 4-D MRI with channels T2 and ADC,
+    labels 1 PZ / 2 TZ, strongly anisotropic voxels (``PROSTATE_ZOOMS``). The peripheral zone is a block
+    of 12 x 12 x 4 voxels = 7.5 x 7.5 x 14.4 mm."""
+    rng = np.random.default_rng(3)
+    img = rng.normal(300, 30, (32, 32, 6, 2)).astype(np.float32)
+    lab = np.zeros((32, 32, 6), np.uint8)
+    lab[8:20, 10:22, 1:5] = 1
+    lab[12:16, 14:18, 2:4] = 2
+    img[lab > 0] += 200
+    _nifti(root / "imagesTr" / "prostate_00.nii.gz", img, PROSTATE_ZOOMS)
+    _nifti(root / "labelsTr" / "prostate_00.nii.gz", lab, PROSTATE_ZOOMS)
+    (root / "dataset.json").write_text(json.dumps({
+        "name": "PROSTATE", "description": "Prostate transitional zone and peripheral zone segmentation",
+        "tensorImageSize": "4D", "licence": "CC-BY-SA 4.0", "release": "1.0 04/05/2018",
+        "modality": {"0": "T2", "1": "ADC"}, "labels": {"0": "background", "1": "PZ", "2": "TZ"},
+        "numTraining": 1, "numTest": 0,
+        "training": [{"image": "./imagesTr/prostate_00.nii.gz", "label": "./labelsTr/prostate_00.nii.gz"}],
+        "test": []}, indent=4))
+
+
 # --- BraTS --------------------------------------------------------------------------------------------
 
 
@@ -213,6 +251,28 @@ def make_brats(root: Path) -> None:
     for t in ("000", "001"):
         sid = f"BraTS-GLI-00002-{t}"
         _brats_subject(new / sid, sid, ("t1n", "t1c", "t2w", "t2f"), "-", 3, 5)
+
+
+def make_brats2024(root: Path) -> None:
+    """BraTS 2024 post-treatment gliomas (de Verdier et al. 2024, arXiv:2405.18368: labels 1 NETC, 2 SNFH,
+    3 ET, 4 resection cavity; the 2023 file names ``BraTS-GLI-<patient>-<time point>-{t1n,t1c,t2w,t2f,seg}``):
+    one subject with a resection cavity beside its tumour, and one 2023 GLI subject (labels 1/2/3)."""
+    base = root / "BraTS2024-BraTS-GLI-TrainingData" / "training_data1_v2"
+    sid = "BraTS-GLI-02073-100"
+    _brats_subject(base / sid, sid, ("t1n", "t1c", "t2w", "t2f"), "-", 3, 7)
+    seg = base / sid / f"{sid}-seg.nii.gz"
+    lab = np.asarray(nib_load(seg).dataobj).copy()
+    lab[14:18, 4:10, 3:9] = 4  # the resection cavity
+    _nifti(seg, lab, (1.0, 1.0, 1.0))
+    sid23 = "BraTS-GLI-00002-000"
+    _brats_subject(root / "ASNR-MICCAI-BraTS2023-GLI-Challenge-TrainingData" / sid23, sid23,
+                   ("t1n", "t1c", "t2w", "t2f"), "-", 3, 5)
+
+
+def nib_load(path: Path) -> Any:
+    import nibabel as nib
+
+    return nib.load(path)
 
 
 # --- ISIC 2018 ------------------------------------------------------------------------------------------
@@ -248,6 +308,23 @@ def make_isic(root: Path) -> None:
         m = np.zeros((40, 48), np.uint8)
         m[8 + i:30, 10:38] = 255
         write_png(root / "ISIC2018_Task1_Training_GroundTruth" / f"{img}_segmentation.png", m)
+
+
+def make_isic_task1_splits(root: Path) -> None:
+    """``make_isic`` plus ISIC 2018 Task 1's own validation and test folders (challenge.isic-archive.com/data
+    /#2018: ``ISIC2018_Task1-2_{Validation,Test}_Input/ISIC_<id>.jpg`` with the masks in
+    ``ISIC2018_Task1_{Validation,Test}_GroundTruth/ISIC_<id>_segmentation.png``), and one Task 1 training
+    image that Task 3 also lists in its validation ground truth (two tasks, two published splits)."""
+    make_isic(root)
+    for i, (img, split) in enumerate([("ISIC_0012255", "Validation"), ("ISIC_0012169", "Test")]):
+        p = root / f"ISIC2018_Task1-2_{split}_Input" / f"{img}.jpg"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(_rgb(40, 48, 20 + i)).save(p, quality=95)
+        m = np.zeros((40, 48), np.uint8)
+        m[5:25, 6:30] = 255
+        write_png(root / f"ISIC2018_Task1_{split}_GroundTruth" / f"{img}_segmentation.png", m)
+    write_csv(root / "ISIC2018_Task3_Validation_GroundTruth.csv", ["image", *ISIC18_CODES],
+              [["ISIC_0000001", *("1.0" if c == "NV" else "0.0" for c in ISIC18_CODES)]])
 
 
 # --- Kvasir-SEG -----------------------------------------------------------------------------------------
@@ -368,6 +445,33 @@ def make_iu(root: Path) -> None:
     write_csv(root / "indiana_projections.csv", ["uid", "filename", "projection"], proj)
 
 
+def make_iu_index_terms(root: Path) -> None:
+    """``make_iu`` plus studies whose ``Problems`` are MeSH index terms that are no finding, as the Kaggle
+    copy of Open-i has them (kaggle.com/datasets/raddar/chest-xrays-indiana-university; e.g. ``No Indexing``,
+    ``Lung``, ``Thoracic Vertebrae``, ``Technical Quality of Image Unsatisfactory `` with its trailing space):
+    uid 4 never indexed, uid 5 anatomy only (a normal report), uid 6 a technical note and cardiomegaly,
+    uid 7 normal with a normal variant."""
+    make_iu(root)
+    extra = [
+        [4, "No Indexing", "No Indexing", "Chest PA and lateral", "Chest pain", "None.",
+         "Heart size and mediastinal contour are normal. The lungs are clear.", "No acute cardiopulmonary disease."],
+        [5, "Lung;Thoracic Vertebrae", "Lung;Thoracic Vertebrae", "Xray Chest PA and Lateral", "Dyspnea", "None.",
+         "The heart is normal in size. The lungs are clear.", "Normal chest."],
+        [6, "Technical Quality of Image Unsatisfactory ;Cardiomegaly/mild",
+         "Technical Quality of Image Unsatisfactory ;Cardiomegaly", "PA and lateral", "", "",
+         "Limited study. Mild cardiomegaly.", "Mild cardiomegaly."],
+        [7, "normal;Nipple Shadow", "normal;Nipple Shadow", "PA and lateral", "", "", "No acute disease.",
+         "Normal."],
+    ]
+    with (root / "indiana_reports.csv").open("a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(extra)
+    proj = [[uid, f"{uid}_IM-{2000 + uid}-1001.dcm.png", "Frontal"] for uid in (4, 5, 6, 7)]
+    for i, (_, name, _) in enumerate(proj):
+        write_png(root / "images" / "images_normalized" / name, gradient(48, 48, 10 + i))
+    with (root / "indiana_projections.csv").open("a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(proj)
+
+
 ISIC19_CODES = ["MEL", "NV", "BCC", "AK", "BKL", "DF", "VASC", "SCC", "UNK"]
 
 
@@ -393,3 +497,22 @@ def make_brats2019(root: Path) -> None:
     base = root / "MICCAI_BraTS_2019_Data_Training"
     _brats_subject(base / "HGG" / "BraTS19_2013_2_1", "BraTS19_2013_2_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 1)
     _brats_subject(base / "LGG" / "BraTS19_2013_0_1", "BraTS19_2013_0_1", ("t1", "t1ce", "t2", "flair"), "_", 4, 2)
+
+
+def make_cbis_cross_split(root: Path) -> None:
+    """``make_cbis`` plus ``calc_case_description_test_set.csv``: the right MLO mammogram of P_00004 has its
+    mass in the training mass list and a malignant calcification in the test calc list (the official split
+    is per abnormality type, Lee et al. 2017, Sci. Data 4:170177; 29 mammograms of the released lists are
+    in both). TCIA stores the calc copy of the mammogram under ``Calc-Test_P_00004_RIGHT_MLO`` (same pixels)."""
+    make_cbis(root)
+    def csv_path(top: str, n: int, name: str) -> str:
+        return f"{top}/{UID}{n}1/{UID}{n}2/{name}"
+
+    full = "Calc-Test_P_00004_RIGHT_MLO"
+    _mammo(root / csv_path(full, 21, "000000.dcm"), (10, 10, 22, 24))  # the mammogram of the mass list
+    _roi((root / csv_path(f"{full}_1", 23, "x")).parent, (2, 30, 8, 38), "000000.dcm", "000001.dcm")
+    write_csv(root / "calc_case_description_test_set.csv", CBIS_CALC, [
+        ["P_00004", 3, "RIGHT", "MLO", 1, "calcification", "AMORPHOUS", "CLUSTERED", 4, "MALIGNANT", 3,
+         csv_path(full, 21, "000000.dcm"), csv_path(f"{full}_1", 23, "000000.dcm"),
+         csv_path(f"{full}_1", 23, "000001.dcm") + "\n"],
+    ])

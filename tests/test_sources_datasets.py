@@ -24,6 +24,8 @@ from medr2.images import load_image
 from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
+from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
+from medr2.sources.datasets.iu_xray import NON_FINDING_TERMS
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -123,7 +125,7 @@ BAD_INPUTS = [
     ("isic", F.make_isic, (ISIC_GT, 2, "MEL", "1.0"),  # ISIC_0024307 becomes NV and MEL
      6, ("ISIC_0024307", "MEL,NV,BCC,AKIEC,BKL,DF,VASC"), "2 positive", (ISIC_GT, "image")),
     ("cbis-ddsm", F.make_cbis, ("mass_case_description_test_set.csv", 1, "pathology", "MAYBE"), 2,
-     ("P_00016_LEFT_CC (test) abnormality 1 (mass)", "pathology"), "MAYBE",
+     ("P_00016_LEFT_CC abnormality 1 (mass)", "pathology"), "MAYBE",
      ("calc_case_description_train_set.csv", "calc distribution")),
     ("iu-xray", F.make_iu, ("indiana_projections.csv", 3, "uid", "99"), 4, ("2_IM-0652-1001.dcm.png", "uid"),
      "no row in indiana_reports.csv", ("indiana_projections.csv", "projection")),
@@ -193,6 +195,23 @@ def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     assert by["g7h8"].split == "test" and by["g7h8"].findings[0].box == (20, 40, 50, 58)
     assert by["g7h8"].meta["box_fusion"] == "consensus"
     assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
+
+
+def test_vindr_image_level_only_and_plane_pa(tmp_path: Path) -> None:
+    """An image in image_labels_train.csv with no box row is a case (its global labels, finding list not
+    known), counted in the source report; every VinDr-CXR image is PA (Nguyen et al. 2022, Sci. Data 9:429)."""
+    F.make_vindr_label_only(tmp_path / "v")
+    out = tmp_path / "bench"
+    build_bench(f"vindr-cxr:{tmp_path / 'v'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["image_id"]: c for c in b.cases}
+    assert len(by) == 6 and {c.plane for c in by.values()} == {"PA"}
+    k = by["k1l2"]
+    assert k.diagnosis == "copd" and not k.findings and k.meta["findings_complete"] is False
+    assert all(c.meta["findings_complete"] for i, c in by.items() if i != "k1l2")
+    notes = b.manifest["build"]["source_report"]["notes"]
+    assert notes == {"images only in image_labels_train.csv (no box row: finding list marked incomplete)": 1}
+    assert not any(i.case_id == k.case_id and i.task in ("s3.count", "s3.absent_finding") for i in b.items)
 
 
 def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
@@ -268,6 +287,49 @@ def test_msd_spleen_ct_and_bad_dataset_json(tmp_path: Path) -> None:
     assert ei.value.field == "labels" and str(ei.value.file).endswith("dataset.json")
 
 
+def test_msd_prostate_anisotropic_slices_on_square_pixels(tmp_path: Path) -> None:
+    """Task05_Prostate voxels are about 0.6 x 0.6 x 3.6 mm: coronal and sagittal slices are resampled to square
+    pixels (the one rule of medr2.sources.nifti_volume.isotropic), so a 7.5 x 7.5 x 14.4 mm zone measures
+    right in mm along both axes of every plane, and the voxel spacing is recorded."""
+    root = tmp_path / "Task05_Prostate"
+    F.make_msd_prostate(root)
+    cases, _, q = _build(tmp_path, f"msd:{root}")
+    assert not q and {c.plane for c in cases} == {"axial", "coronal", "sagittal"}
+    extent_mm = {0: 12 * 0.625, 1: 12 * 0.625, 2: 4 * 3.6}  # RAS axis -> the PZ block's size
+    for c in cases:
+        r_mm, c_mm = c.meta["pixel_spacing_rc_mm"]
+        assert r_mm == pytest.approx(c_mm, rel=0.05)  # square pixels
+        pz = next(s for s in c.structures if s.name == "PZ")
+        ax = c.meta["slice_axis"]
+        cols_axis, rows_axis = [a for a in range(3) if a != ax]
+        x1, y1, x2, y2 = pz.box
+        assert (x2 - x1) * c_mm == pytest.approx(extent_mm[cols_axis], abs=c_mm + 1e-6)
+        assert (y2 - y1) * r_mm == pytest.approx(extent_mm[rows_axis], abs=r_mm + 1e-6)
+        assert c.meta["voxel_spacing_rc_mm"] == pytest.approx(
+            [F.PROSTATE_ZOOMS[rows_axis], F.PROSTATE_ZOOMS[cols_axis]])
+    cor = next(c for c in cases if c.plane == "coronal")
+    assert cor.height == round(6 * 3.6 / 0.625) and cor.width == 32  # not 32 x 6
+
+
+@given(st.integers(2, 40), st.integers(2, 40), st.floats(0.3, 6.0), st.floats(0.3, 6.0), st.data())
+def test_isotropic_keeps_physical_extent_and_labels(h: int, w: int, sr: float, sc: float, data: st.DataObject) -> None:
+    from medr2.sources.nifti_volume import ISOTROPY_TOLERANCE, isotropic
+
+    lab = np.asarray(data.draw(st.lists(st.lists(st.integers(0, 3), min_size=w, max_size=w), min_size=h,
+                                        max_size=h)), np.int64)
+    shown = isotropic(lab, (sr, sc), labels=True)
+    out = shown.pixels
+    for n_in, s_in, n_out, s_out in ((h, sr, out.shape[0], shown.spacing_rc_mm[0]),
+                                     (w, sc, out.shape[1], shown.spacing_rc_mm[1])):
+        assert n_out * s_out == pytest.approx(n_in * s_in)  # the same physical extent
+    assert set(np.unique(out)) <= set(np.unique(lab))  # label values kept, none invented
+    if max(sr, sc) / min(sr, sc) > ISOTROPY_TOLERANCE:
+        r, c = shown.spacing_rc_mm
+        assert abs(r - c) <= max(r, c) / min(out.shape) + 1e-9 or min(out.shape) == 1  # square up to rounding
+    img = isotropic(lab.astype(np.float64), (sr, sc), labels=False).pixels
+    assert img.shape == out.shape and img.min() >= lab.min() and img.max() <= lab.max()
+
+
 # --- BraTS ---------------------------------------------------------------------------------------------
 
 
@@ -295,12 +357,11 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
         "BraTS-GLI-00002-001-seg.nii.gz"
     img = nib.load(seg)
     lab = np.asarray(img.dataobj).copy()
-    lab[lab == 3] = 4  # the pre-2023 value in a 2023 file
+    lab[lab == 3] = 7  # a value no BraTS release uses
     nib.save(nib.Nifti1Image(lab, img.affine), seg)
     cases, _, q = _build(tmp_path, f"brats:{root}")
-    assert len(cases) == 36 and len(q) == 12
-    assert all(e.field == "label" and "label value 4" in e.reason and "BraTS-GLI-00002-001" in str(e.record)
-               for e in q)
+    assert len(cases) == 36 and len(q) == 1  # refused once for the subject, not once per slice; the build goes on
+    assert q[0].field == "label" and "label value [7]" in q[0].reason and q[0].record == "BraTS-GLI-00002-001"
     seg.unlink()  # a subject whose label file is missing (BraTS 2020 has one misnamed): reported
     cases, _, q = _build(tmp_path, f"brats:{root}")
     assert len(cases) == 36 and [(e.record, e.field) for e in q] == [("BraTS-GLI-00002-001", "seg")]
@@ -308,6 +369,26 @@ def test_brats_bad_inputs(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as ei:
         get_source(f"brats:{tmp_path / 'empty'}").plan(0, None)
     assert ei.value.field == "seg"
+
+
+def test_brats_2024_post_treatment_resection_cavity(tmp_path: Path) -> None:
+    """BraTS 2024 post-treatment gliomas add label 4, the resection cavity (arXiv:2405.18368): a finding of
+    its own; the 2023 subject beside it keeps the 1/2/3 map; a 4 in a meningioma (MEN) subject is no map's
+    value and is refused once."""
+    F.make_brats2024(tmp_path / "brats")
+    cases, _, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert not q and len(cases) == 2 * 4 * 3
+    post = [c for c in cases if c.meta["subject"] == "BraTS-GLI-02073-100"]
+    assert {c.meta["label_convention"] for c in post} == {"1/2/3/4 (2024 post-treatment)"}
+    assert "resection cavity" in {f.label for c in post for f in c.findings}
+    assert {f.label for c in post for f in c.findings} <= {"non-enhancing tumour core", "peritumoural oedema",
+                                                           "enhancing tumour", "resection cavity"}
+    assert {c.meta["label_convention"] for c in cases if c not in post} == {"1/2/3 (2023+)"}
+    men = tmp_path / "brats" / "MEN" / "BraTS-MEN-00004-000"
+    F._brats_subject(men, "BraTS-MEN-00004-000", ("t1n", "t1c", "t2w", "t2f"), "-", 4, 3)
+    cases, _, q = _build(tmp_path, f"brats:{tmp_path / 'brats'}")
+    assert len(cases) == 2 * 4 * 3 and [(e.record, e.field) for e in q] == [("BraTS-MEN-00004-000", "label")]
+    assert "label value [4]" in q[0].reason and "1/2/3 (2023+)" in q[0].reason
 
 
 # --- ISIC ----------------------------------------------------------------------------------------------
@@ -326,6 +407,40 @@ def test_isic_2018(tmp_path: Path) -> None:
     assert all(c.split == "train" for c in cases if c.diagnosis)
     _patients_in_one_split(cases)
     assert {"s4.diagnosis", "s4.malignancy", "s3.lesion_box", "s1.modality"} <= tasks
+
+
+def test_isic_2018_task1_split_folders(tmp_path: Path) -> None:
+    """ISIC 2018 Task 1 publishes its own training / validation / test folders (challenge.isic-archive.com/
+    data/#2018): each image takes the split of the task read; an image two tasks put in two splits is one
+    case in the more held-out one, the disagreement reported; the manifest (``medr2 info``) names the rules."""
+    from medr2.bench.info import source_report_lines
+    from medr2.sources.datasets.isic import IsicSource
+
+    F.make_isic_task1_splits(tmp_path / "isic")
+    out = tmp_path / "bench"
+    build_bench(f"isic:{tmp_path / 'isic'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["file"]: c for c in b.cases}
+    assert by["ISIC_0012255"].split == "val" and by["ISIC_0012169"].split == "test"
+    assert by["ISIC_0000000"].split == "train" and by["ISIC_0000000"].findings
+    both = by["ISIC_0000001"]  # Task 1 training mask, Task 3 validation diagnosis
+    assert both.split == "val" and both.meta["merge_conflicts"]["split"] == ["train", "val"]
+    assert both.findings[0].label == "skin lesion" and both.diagnosis == "melanocytic nevus"
+    rules = b.manifest["build"]["source_report"]["split_rules"]
+    assert rules[IsicSource.TASK1_RULE] == 3 and rules[IsicSource.TASK3_RULE] == 5
+    assert rules[f"{IsicSource.TASK1_RULE}; {IsicSource.TASK3_RULE}"] == 1
+    assert any("split rule published: ISIC 2018 Task 1" in line for line in source_report_lines(b.manifest["build"]))
+
+
+@given(st.sampled_from(["ISIC2018_Task1-2_{}_Input/x.jpg", "ISIC2018_Task1_{}_GroundTruth/ISIC_1_segmentation.png",
+                        "annotations/annotations_{}.csv", "{}/0a1b.dicom", "ISIC2018_Task3_{}_GroundTruth.csv"]),
+       st.sampled_from([("Training", "train"), ("Validation", "val"), ("Test", "test"), ("train", "train"),
+                        ("test", "test")]))
+def test_split_from_path_reads_the_published_split(pattern: str, word: tuple[str, str]) -> None:
+    from medr2.sources.datasets._base import split_from_path
+
+    assert split_from_path(pattern.format(word[0])) == word[1]
+    assert split_from_path(pattern.replace("{}", "images")) is None
 
 
 # --- Kvasir-SEG ----------------------------------------------------------------------------------------
@@ -364,7 +479,7 @@ def test_kvasir_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_cbis_ddsm(tmp_path: Path) -> None:
-    cases, tasks = _build_documented(tmp_path, F.make_cbis, "cbis-ddsm", "cbis", 3)
+    cases, tasks = _build_documented(tmp_path, F.make_cbis_cross_split, "cbis-ddsm", "cbis", 3)
     by = {c.patient_id: c for c in cases}
     p1 = by["P_00001"]
     assert sorted(f.label for f in p1.findings) == ["calcification", "mass"] and p1.malignancy is None  # mixed
@@ -377,10 +492,11 @@ def test_cbis_ddsm(tmp_path: Path) -> None:
     assert calc.attributes["morphology"] == "pleomorphic" and calc.attributes["distribution"] == "segmental"
     assert p1.meta["findings_complete"] is True and p1.plane == "CC" and p1.modality == "mammography"
     p4 = by["P_00004"]  # TCIA download layout, crop and mask swapped in the CSV
-    assert p4.findings[0].box == (10, 10, 22, 24) and p4.malignancy == "benign" and p4.plane == "MLO"
+    mass4 = next(f for f in p4.findings if f.label == "mass")
+    assert mass4.box == (10, 10, 22, 24) and mass4.attributes["pathology"] == "benign" and p4.plane == "MLO"
     p16 = by["P_00016"]
     assert p16.findings[0].attributes["shape"] == "oval" and p16.findings[0].attributes["margin"] == "circumscribed"
-    assert p16.split == "test" and p16.meta["findings_complete"] is False  # no calc test CSV read
+    assert p16.split == "test" and p16.meta["findings_complete"] is True  # all four lists read
     assert {"s3.attribute", "s3.location", "s4.malignancy", "s3.lesion_box", "s1.plane"} <= tasks
 
 
@@ -402,6 +518,41 @@ def test_iu_xray(tmp_path: Path) -> None:
     assert by["1_IM-0001-3001.dcm.png"].patient_id == by["1_IM-0001-4001.dcm.png"].patient_id
     _patients_in_one_split(cases)
     assert {"s4.report", "s1.modality", "s1.region"} <= tasks
+
+
+def test_iu_xray_index_terms_are_not_diagnoses(tmp_path: Path) -> None:
+    """IU X-ray's MeSH "Problems" are index terms: "No Indexing", anatomy and technical notes are left out
+    with a counted reason, so a normal study is never "abnormal: yes" (the Kaggle copy's terms)."""
+    from medr2.tasks.common import abnormal_state
+
+    F.make_iu_index_terms(tmp_path / "iu")
+    out = tmp_path / "bench"
+    build_bench(f"iu-xray:{tmp_path / 'iu'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    by = {c.meta["uid"]: c for c in b.cases if c.plane != "lateral"}
+    assert by["4"].diagnosis is None and by["4"].meta["problems_excluded"] == {"No Indexing": "not indexed"}
+    assert by["5"].diagnosis is None and set(by["5"].meta["problems_excluded"]) == {"Lung", "Thoracic Vertebrae"}
+    assert by["6"].diagnosis == "cardiomegaly"
+    assert by["7"].diagnosis == "normal"
+    assert [abnormal_state(by[u]) for u in ("4", "5", "7")] == [None, None, False]  # never "abnormal: yes"
+    assert not any(i.task == "s3.abnormal" and i.case_id in (by["4"].case_id, by["5"].case_id) for i in b.items)
+    notes = b.manifest["build"]["source_report"]["notes"]
+    assert notes["MeSH problem left out (not indexed): no indexing"] == 1
+    assert notes["MeSH problem left out (anatomy, not a finding): thoracic vertebrae"] == 1
+    tech = "MeSH problem left out (technical note, not a finding): technical quality of image unsatisfactory"
+    assert notes[tech] == 1
+
+
+@given(st.lists(st.sampled_from(sorted(NON_FINDING_TERMS)), max_size=4), st.booleans(),
+       st.sampled_from([str.lower, str.upper, str.title]), st.sampled_from(["", " "]))
+def test_iu_problem_filter_never_turns_a_normal_study_abnormal(
+        terms: list[str], normal: bool, case: Callable[[str], str], pad: str) -> None:
+    from medr2.sources.datasets.iu_xray import sort_problems
+
+    raw = ";".join([*(case(t) + pad for t in terms), *(["normal"] if normal else [])])
+    kept, left_out = sort_problems(raw)
+    assert kept == (["normal"] if normal else [])  # only a finding or diagnosis term is ever kept
+    assert len(left_out) == len({case(t) for t in terms})
 
 
 def test_paths_stay_inside_the_data_root(tmp_path: Path) -> None:
@@ -514,3 +665,76 @@ def test_corrupt_dicom_is_quarantined(tmp_path: Path) -> None:
     cases, errors = realize_all(get_source(f"rsna-pneumonia:{root}"), tmp_path / "b")
     assert len(cases) == 4 and errors[0].record == "00313ee0-9eaa-42f4-b0ab-c148ed3241cd"
     assert errors[0].field == "PixelData" and "cannot decode DICOM" in errors[0].reason
+
+
+# --- one image described by several records (issue 43) -------------------------------------------------
+
+
+def test_cbis_mammogram_in_two_lists_is_one_case(tmp_path: Path) -> None:
+    """CBIS-DDSM's split is per abnormality type (Lee et al. 2017, Sci. Data 4:170177): P_00004's right MLO
+    has its mass in mass_case_description_train_set.csv and a calcification in calc_case_description_test_set
+    .csv. One case, both findings, the held-out split for the patient, the disagreements reported."""
+    F.make_cbis_cross_split(tmp_path / "cbis")
+    out = tmp_path / "bench"
+    build_bench(f"cbis-ddsm:{tmp_path / 'cbis'}", out, seed=0, workers=1)
+    b = load_bench(out)
+    cases = list(b.cases)
+    p4 = [c for c in cases if c.patient_id == "P_00004"]
+    assert len(p4) == 1 and len(cases) == 3
+    c = p4[0]
+    assert sorted(f.label for f in c.findings) == ["calcification", "mass"]
+    assert c.split == "test" and c.meta["merge_conflicts"]["split"] == ["train", "test"]
+    assert c.malignancy is None and c.meta["merge_conflicts"]["malignancy"] == ["malignant", "benign"]
+    assert c.meta["findings_complete"] is True  # all four lists read
+    assert c.meta["described_by"] == ["P_00004_RIGHT_MLO (test)", "P_00004_RIGHT_MLO (train)"]
+    _patients_in_one_split(cases)
+    rep = b.manifest["build"]["source_report"]
+    assert rep["notes"] == {"images described by several records (merged into one case)": 1,
+                            "merged images whose records give different splits (the most held-out kept)": 1}
+    assert rep["split_rules"] == {CbisDdsmSource.published_split: 3}
+    (tmp_path / "cbis" / "calc_case_description_test_set.csv").unlink()  # a list missing: no list is complete
+    build_bench(f"cbis-ddsm:{tmp_path / 'cbis'}", tmp_path / "bench2", seed=0, workers=1)
+    assert not any(c.meta["findings_complete"] for c in load_bench(tmp_path / "bench2").cases)
+
+
+def test_every_dataset_reader_plans_and_realizes_through_the_merge() -> None:
+    """The merge sits where every dataset reader emits its cases: none overrides plan or realize."""
+    from medr2.sources.base import SOURCES
+    from medr2.sources.datasets._base import DatasetSource
+
+    for n in READERS:
+        mod = sys.modules[SOURCES.lookup(n).__module__]
+        klass = next(v for v in vars(mod).values()
+                     if isinstance(v, type) and issubclass(v, DatasetSource) and v is not DatasetSource)
+        assert klass.plan is DatasetSource.plan and klass.realize is DatasetSource.realize, n
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", None]), st.booleans()), max_size=12))
+def test_merge_records_one_record_per_image(rows: list[tuple[str | None, bool]]) -> None:
+    from medr2.sources.datasets._base import PARTS, RecordSpec, merge_records
+
+    specs = [RecordSpec(f"r{i}", "f.csv", {}, error="bad" if bad else None, image=img)
+             for i, (img, bad) in enumerate(rows)]
+    out, merged = merge_records(specs)
+    good = [s for s in specs if s.image and not s.error]
+    images = {s.image for s in good}
+    assert sorted(s.key for s in out if s.image and not s.error) == sorted(images)
+    assert sum(len(s.data.get(PARTS, [s])) for s in out) == len(specs)  # nothing dropped
+    assert merged == sum(1 for i in images if sum(s.image == i for s in good) > 1)
+    assert [s for s in out if s.image is None or s.error] == [s for s in specs if s.image is None or s.error]
+
+
+def test_source_report_per_source_of_a_multi_source_build(tmp_path: Path) -> None:
+    """A multi-source build records each dataset reader's split rules and notes under its --source spec."""
+    from medr2.build.pipeline import _source_report
+    from medr2.sources.multi import MultiSource
+
+    F.make_iu_index_terms(tmp_path / "iu")
+    F.make_kvasir(tmp_path / "kv")
+    specs = [f"iu-xray:{tmp_path / 'iu'}", f"kvasir-seg:{tmp_path / 'kv'}"]
+    ms = MultiSource(specs)
+    ms.plan(0, None)
+    rep = _source_report(ms)["source_report"]
+    assert list(rep) == specs and rep[specs[0]]["reader"] == "iu-xray" and rep[specs[0]]["notes"]
+    assert sum(rep[specs[0]]["split_rules"].values()) == 9  # every planned image under one rule
+    assert rep[specs[1]]["reader"] == "kvasir-seg"

@@ -242,10 +242,13 @@ def test_nifti_reader(tmp_path: Path) -> None:
     names = {s.name: s for s in ax.structures}
     # radiological display: the patient's right (x large in RAS) is on the image left
     assert names["Right-Hemisphere"].box[0] < names["Left-Hemisphere"].box[0]
-    assert ax.pixel_spacing_mm == pytest.approx(1.1)
+    # voxels 1.0 x 1.2 x 2.0 mm: every slice is shown on square pixels of its finer spacing (issue 43)
+    assert ax.pixel_spacing_mm == pytest.approx(1.0, rel=0.02)
+    assert ax.meta["voxel_spacing_rc_mm"] == pytest.approx([1.2, 1.0])
     sag = [c for c in cases if c.plane == "sagittal"]
     assert any(f.label == "Tumour" for c in cases for f in c.findings)
-    assert all(c.width == 28 and c.height == 24 for c in sag)  # (y, z) -> cols y, rows z
+    assert all(c.width == 28 and c.height == 40 for c in sag)  # (y, z) -> cols y, rows z: 24 x 2.0 mm / 1.2 mm
+    assert all(c.pixel_spacing_mm == pytest.approx(1.2) for c in sag)
     assert src.plan(1, 3) == src.plan(1, 3)
 
 

@@ -105,6 +105,22 @@ def split_unit_line(build: dict[str, Any]) -> str:
     return "patient (split_unit=patient: cases sharing a patient or a source image share a split)"
 
 
+def source_report_lines(build: dict[str, Any]) -> list[str]:
+    """``build.source_report`` as lines: per reader, the split rule(s) used (planned records per rule) and
+    its counted notes. Text from the data is printed as plain text (``markup=False``)."""
+    rep = build.get("source_report")
+    if not isinstance(rep, dict):
+        return []
+    reports = [rep] if "reader" in rep else [r for r in rep.values() if isinstance(r, dict)]
+    lines: list[str] = []
+    for r in reports:
+        for rule, n in (r.get("split_rules") or {}).items():
+            lines.append(f"{r.get('reader')}: split rule {rule} ({n} records)")
+        for note, n in (r.get("notes") or {}).items():
+            lines.append(f"{r.get('reader')}: {note}: {n}")
+    return lines
+
+
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary with rich tables."""
     from rich.console import Console
@@ -117,6 +133,8 @@ def render_info(info: dict[str, Any]) -> None:
               f"items {counts.get('items', 0)}, "
               f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
     con.print(f"splits by {split_unit_line(info.get('build', {}))}")
+    for line in source_report_lines(info.get("build", {})):
+        con.print(line, markup=False, highlight=False)
     for key in ("stage", "split", "variant", "form"):
         t = Table(title=f"items per {key}")
         t.add_column(key)

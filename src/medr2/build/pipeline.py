@@ -370,6 +370,7 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
             "split_conflicts_resolved": split_conflicts,
             "builder": f"medr2 {medr2.__version__}",
             **_multi_info(source),
+            **_source_report(source),
         },
         "tasks": task_table(),
         "skipped": {k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
@@ -393,6 +394,17 @@ def _top_reason(path: Path) -> str:
     if n == len(entries) and all(e.reason == reason for e in entries):
         return f"; every one: {fld}: {reason!r}"
     return f"; most often: {fld} ({n} of {len(entries)}), e.g. {reason!r}"
+
+
+def _source_report(source: Source) -> dict[str, Any]:
+    """``source_report``: per reader that gives one (``report()``: the split rule used, counted notes),
+    for a multi-source build per source spec; nothing for a source without one (the manifest unchanged)."""
+    if getattr(source, "name", None) == "multi":
+        reps = {spec: rep() for spec, s in zip(getattr(source, "specs", []), getattr(source, "sources", []),
+                                                strict=True) if callable(rep := getattr(s, "report", None))}
+        return {"source_report": reps} if reps else {}
+    rep = getattr(source, "report", None)
+    return {"source_report": rep()} if callable(rep) else {}
 
 
 def _multi_info(source: Source) -> dict[str, Any]:

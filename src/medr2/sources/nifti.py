@@ -42,7 +42,7 @@ from medr2.sources.common import (
     sample_indices,
 )
 from medr2.sources.masks import LabelName, parse_label_names
-from medr2.sources.nifti_volume import open_volume, read_checked
+from medr2.sources.nifti_volume import isotropic, open_volume, read_checked
 
 PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
 MIN_SLICE_SIDE = 8  # a plane whose slices would be thinner than this (pixels) is not cut
@@ -184,19 +184,22 @@ class NiftiSource:
         vol = open_volume(vp, record=key, field_name="volume")
         zooms = vol.zooms
         lo, hi = spec.window
-        sl = display(read_checked(lambda: vol.slab(PLANE_AXIS[spec.plane], spec.index), vp, record=key,
-                                  field_name="volume")).astype(np.float64)
+        in_plane = [zooms[a] for a in range(3) if a != PLANE_AXIS[spec.plane]]  # (cols axis, rows axis)
+        spacing_rc = (in_plane[1], in_plane[0])
+        shown = isotropic(display(read_checked(lambda: vol.slab(PLANE_AXIS[spec.plane], spec.index), vp, record=key,
+                                               field_name="volume")), spacing_rc, labels=False)
+        sl = shown.pixels.astype(np.float64)
         img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
             np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
         ref = images.put_array(img)
-        in_plane = [zooms[a] for a in range(3) if a != PLANE_AXIS[spec.plane]]  # (cols axis, rows axis)
         structures: list[Structure] = []
         findings: list[Finding] = []
         if spec.labels:
             lp = self.dr.path(spec.labels, record=key, field_name="labels")
             lab = open_volume(lp, record=key, field_name="labels")
-            lsl = np.rint(display(read_checked(lambda: lab.slab(PLANE_AXIS[spec.plane], spec.index), lp, record=key,
-                                               field_name="labels"))).astype(np.int64)
+            lsl = isotropic(np.rint(display(read_checked(lambda: lab.slab(PLANE_AXIS[spec.plane], spec.index), lp,
+                                                         record=key, field_name="labels"))).astype(np.int64),
+                            spacing_rc, labels=True).pixels
             for value in (int(v) for v in np.unique(lsl) if v != 0):
                 region = lsl == value
                 if region.sum() < self.min_area:
@@ -210,10 +213,9 @@ class NiftiSource:
         fields: dict[str, Any] = {"plane": spec.plane, "patient_id": spec.volume}
         fields.update(labels_to_fields(spec.row or {}, file=spec.volume, record=key))
         fields["plane"] = spec.plane  # the slicing plane is ground truth, never overridden
-        fields["pixel_spacing_mm"] = float(np.mean(in_plane))
+        fields["pixel_spacing_mm"] = shown.spacing_mm
         meta = {"volume": spec.volume, "slice_axis": PLANE_AXIS[spec.plane], "slice_index": spec.index,
-                "pixel_spacing_rc_mm": [in_plane[1], in_plane[0]], "display": "radiological",
-                "window": [lo, hi]}
+                **shown.meta(), "display": "radiological", "window": [lo, hi]}
         return make_case(self.dr, key=key, ref=ref, fields=fields, file=spec.volume, structures=structures,
                          findings=findings, meta=meta)
 

@@ -69,16 +69,26 @@ class Volume:
 
     def nonzero_extents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per RAS axis, which indices hold any non-zero voxel (read chunk by chunk)."""
+        return self.extents_and_values(values=False)[0]
+
+    def extents_and_values(self, *, values: bool = True) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
+                                                                 tuple[int, ...]]:
+        """``nonzero_extents`` and the distinct non-zero finite values (rounded to integers: a label volume),
+        in one pass chunk by chunk."""
         proj = [np.zeros(n, bool) for n in self.shape]
+        seen: set[int] = set()
         for k0, block in self.chunks():
             nz = block != 0
             proj[0] |= nz.any(axis=(1, 2))
             proj[1] |= nz.any(axis=(0, 2))
             proj[2][k0:k0 + nz.shape[2]] = nz.any(axis=(0, 1))
+            if values and nz.any():
+                v = block[nz]
+                seen.update(int(x) for x in np.unique(np.rint(v[np.isfinite(v)] if v.dtype.kind == "f" else v)))
         out: list[np.ndarray] = [np.zeros(0, bool)] * 3
         for k, p in enumerate(proj):
             out[self.ras_axis[k]] = p[::-1] if self.flip[k] else p
-        return out[0], out[1], out[2]
+        return (out[0], out[1], out[2]), tuple(sorted(seen - {0}))
 
     def window(self, percentiles: tuple[float, ...]) -> tuple[float, float]:
         """Intensity percentiles over the finite voxels: exact for volumes up to ``WINDOW_SAMPLE_VOXELS``,
@@ -94,6 +104,74 @@ class Volume:
         values = np.concatenate(picked)
         lo, hi = (float(x) for x in np.percentile(values, percentiles))
         return lo, hi
+
+
+ISOTROPY_TOLERANCE = 1.01  # in-plane spacings within 1 % of each other are shown on the voxel grid
+
+
+@dataclass(frozen=True)
+class ShownSlice:
+    """A displayed slice on an isotropic pixel grid: the pixels, their spacing (mm, both axes) and the
+    voxel spacing it was resampled from (rows, columns)."""
+
+    pixels: np.ndarray
+    spacing_rc_mm: tuple[float, float]  # of the pixels shown: equal up to the rounding of the pixel counts
+    voxel_spacing_rc_mm: tuple[float, float]
+    voxel_shape: tuple[int, int]
+
+    @property
+    def spacing_mm(self) -> float:
+        return float(np.mean(self.spacing_rc_mm))
+
+    @property
+    def resampled(self) -> bool:
+        return tuple(self.pixels.shape[:2]) != self.voxel_shape
+
+    def meta(self) -> dict[str, Any]:
+        """What a case records of it: the pixel spacing shown, and the voxel grid it came from."""
+        out: dict[str, Any] = {"pixel_spacing_rc_mm": list(self.spacing_rc_mm),
+                               "voxel_spacing_rc_mm": list(self.voxel_spacing_rc_mm)}
+        if self.resampled:
+            out["resampled_from_shape"] = list(self.voxel_shape)
+        return out
+
+
+def isotropic(a: np.ndarray, spacing_rc: tuple[float, float], *, labels: bool) -> ShownSlice:
+    """A displayed 2-D slice resampled to square pixels of the finer in-plane spacing (an anisotropic
+    volume's coronal / sagittal slice, e.g. MSD prostate 0.6 x 3.6 mm, would otherwise be squashed 6x and
+    its sizes in mm wrong along one axis). Pixel centres stay on the same physical extent; ``labels``:
+    nearest neighbour (label values kept), else linear. Spacings within :data:`ISOTROPY_TOLERANCE`: as is.
+    The same rule for every volume reader (``nifti``, ``msd``, ``brats``)."""
+    sr, sc = (float(v) for v in spacing_rc)
+    if not (sr > 0 and sc > 0) or max(sr, sc) / min(sr, sc) <= ISOTROPY_TOLERANCE:
+        return ShownSlice(a, (sr, sc), (sr, sc), (a.shape[0], a.shape[1]))
+    from medr2.images import MAX_PIXELS
+
+    t = min(sr, sc)
+    n_r, n_c = a.shape[0] * sr / t, a.shape[1] * sc / t
+    if n_r * n_c > MAX_PIXELS:  # never more pixels than the image limit: a coarser square grid
+        t *= float(np.sqrt(n_r * n_c / MAX_PIXELS))
+    out = a
+    for axis, s in ((0, sr), (1, sc)):
+        n_in = out.shape[axis]
+        n_out = max(1, int(round(n_in * s / t)))
+        if n_out != n_in:
+            out = _resample_axis(out, axis, n_out, labels)
+    spacing = (sr * a.shape[0] / out.shape[0], sc * a.shape[1] / out.shape[1])
+    return ShownSlice(out, spacing, (sr, sc), (a.shape[0], a.shape[1]))
+
+
+def _resample_axis(a: np.ndarray, axis: int, n_out: int, nearest: bool) -> np.ndarray:
+    n_in = a.shape[axis]
+    x = (np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5  # output pixel centres in input pixel coordinates
+    if nearest:
+        return np.take(a, np.clip(np.rint(x), 0, n_in - 1).astype(np.int64), axis=axis)
+    x = np.clip(x, 0, n_in - 1)
+    i0 = np.floor(x).astype(np.int64)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    w = (x - i0).reshape([-1 if k == axis else 1 for k in range(a.ndim)])
+    af = a.astype(np.float64)
+    return np.take(af, i0, axis=axis) * (1 - w) + np.take(af, i1, axis=axis) * w
 
 
 class TooLarge(ValueError):

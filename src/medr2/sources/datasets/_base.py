@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
-from medr2.sources.common import DataRoot, make_case, open_root, sample_indices
+from medr2.sources.common import DataRoot, case_id_for, make_case, open_root, sample_indices
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -37,6 +38,7 @@ class RecordSpec:
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     error_field: str | None = None
+    image: str | None = None  # the image (or study) this record describes; records sharing it are one case
 
     @property
     def name(self) -> str:
@@ -45,13 +47,21 @@ class RecordSpec:
 
 class DatasetSource:
     """Base of the dataset readers: ``records()`` lists every record (sorted, deterministic); ``plan``
-    samples them; ``realize`` quarantines known-bad records and calls ``build``."""
+    merges the records that describe one image (:func:`merge_records`) and samples them; ``realize``
+    quarantines known-bad records, calls ``build`` (once per describing record) and merges the cases
+    (:func:`merge_cases`). ``report()`` says which split rule was used and what was counted on the way
+    (``build.source_report`` in the manifest, shown by ``medr2 info``)."""
 
     name = "dataset"
     title = "dataset"  # default ``source`` name recorded on cases
     default_license = "unspecified"
     default_access = "open"
     mapping_keys: tuple[str, ...] = ()
+    # how the split is drawn when the reader reads no published split (the builder's rule)
+    split_rule = "none published: cases sharing a patient share a split, drawn by a hash of the patient"
+    published_split = "published: the split the dataset's files give"  # a reader names its files
+    # facts that hold for every image of the dataset (its documentation says so); a record's own value wins
+    constant_fields: Mapping[str, Any] = {}
 
     def __init__(self, arg: str | None) -> None:
         dr = open_root(arg, self.name, allowed_keys=self.mapping_keys)
@@ -59,6 +69,8 @@ class DatasetSource:
                    **dr.mapping}
         self.dr: DataRoot = dataclasses.replace(dr, mapping=mapping)
         self.user_keys = frozenset(dr.mapping)  # what the user's medr2.json set (the rest are defaults)
+        self.notes: Counter[str] = Counter()  # counted on the way (records() adds; plan() adds merges)
+        self.split_rules: Counter[str] = Counter()  # planned records per split rule
 
     def records(self) -> list[RecordSpec]:
         raise NotImplementedError
@@ -67,12 +79,40 @@ class DatasetSource:
         raise NotImplementedError
 
     def plan(self, seed: int, n: int | None) -> list[RecordSpec]:
-        specs = self.records()
+        self.notes.clear()
+        self.split_rules.clear()
+        specs, merged = merge_records(self.records())
+        if merged:
+            self.notes["images described by several records (merged into one case)"] += merged
+        split_conflicts = sum(1 for s in specs
+                              if len({p.data.get("split") for p in s.data.get(PARTS, [])} - {None}) > 1)
+        if split_conflicts:
+            self.notes["merged images whose records give different splits (the most held-out kept)"] += split_conflicts
+        for s in specs:
+            if s.error is None:
+                self.split_rules[self.split_rule_of(s)] += 1
         return [specs[i] for i in sample_indices(len(specs), seed, n)]
+
+    def split_rule_of(self, spec: RecordSpec) -> str:
+        """The split rule of one planned record: ``data["split_rule"]`` if the reader names one, the
+        reader's ``published_split`` when the record carries a split, else the builder's rule."""
+        parts = spec.data.get(PARTS) or [spec]
+        rules = sorted({p.data.get("split_rule") or (self.published_split if p.data.get("split") else
+                                                     self.split_rule) for p in parts})
+        return "; ".join(rules)
+
+    def report(self) -> dict[str, Any]:
+        """What ``medr2 info`` shows of this reader: the split rule(s) used (planned records per rule) and
+        the counted notes (records merged, terms left out, ...)."""
+        return {"reader": self.name, "split_rules": dict(sorted(self.split_rules.items())),
+                "notes": dict(sorted(self.notes.items()))}
 
     def realize(self, spec: RecordSpec, images: ImageStore) -> Case:
         if spec.error is not None:
             raise BadInput(spec.error, file=spec.file, record=spec.key, field=spec.error_field)
+        parts = spec.data.get(PARTS)
+        if parts:
+            return merge_cases(self.dr, spec, [self.build(p, images) for p in parts])
         return self.build(spec, images)
 
     # --- helpers for subclasses ------------------------------------------------------------------
@@ -86,8 +126,97 @@ class DatasetSource:
     def case(self, spec: RecordSpec, ref: ImageRef, fields: dict[str, Any], *,
              structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
              meta: Mapping[str, Any] | None = None) -> Case:
+        fields = {**self.constant_fields, **fields}
         return make_case(self.dr, key=spec.key, ref=ref, fields=fields, file=spec.file, structures=structures,
                          findings=findings, meta=meta)
+
+
+# --- one image described by several records -----------------------------------------------------------
+
+PARTS = "_parts"  # RecordSpec.data key of a merged record: the records it merges, in order
+_HELD_OUT = {"train": 0, "val": 1, "test": 2}
+# Case fields a merge never compares (identity, pixels, regions, meta: merged or kept as they are)
+_NOT_COMPARED = {"case_id", "image", "image_sha256", "width", "height", "findings", "structures", "meta", "split",
+                 "synthetic_fields"}
+
+
+def merge_records(specs: Sequence[RecordSpec]) -> tuple[list[RecordSpec], int]:
+    """Records that name the same ``image`` become one record (key = the image, ``data[PARTS]`` = the
+    records in order); known-bad records and records without an image stay as they are. Returns the
+    records (sorted by key as before, the merged one at its first part's place) and how many merged."""
+    groups: dict[str, list[RecordSpec]] = {}
+    for s in specs:
+        if s.image is not None and s.error is None:
+            groups.setdefault(s.image, []).append(s)
+    out: list[RecordSpec] = []
+    done: set[str] = set()
+    merged = 0
+    for s in specs:
+        if s.image is None or s.error is not None:
+            out.append(s)
+        elif len(groups[s.image]) == 1:
+            out.append(dataclasses.replace(s, key=s.image))  # one case per image, named by it either way
+        elif s.image not in done:
+            done.add(s.image)
+            merged += 1
+            parts = groups[s.image]
+            out.append(RecordSpec(s.image, parts[0].file, {PARTS: parts}, image=s.image))
+    return out, merged
+
+
+def merge_cases(dr: DataRoot, spec: RecordSpec, cases: Sequence[Case]) -> Case:
+    """One case from the cases the records of one image gave: every finding (an identical label + box
+    once), the most held-out split (the builder then keeps the patient's cases together), a field the
+    records disagree on left unset and reported in ``meta.merge_conflicts``; ``meta.findings_complete``
+    only when every record's list was complete. A field only some records set is taken from them. Different
+pixels or patients: the record's error."""
+    first = cases[0]
+    files = [p.file for p in spec.data[PARTS]]
+    if any(c.image_sha256 != first.image_sha256 for c in cases):
+        raise BadInput("the records describing this image point at different pixels", file=files[0],
+                       record=spec.key, field="image")
+    case_id = case_id_for(dr.source, spec.key)
+    patients = sorted({c.patient_id for c in cases if not c.meta.get("patient_id_inferred")})
+    if len(patients) > 1:
+        raise BadInput(f"the records describing this image name different patients {patients}", file=files[0],
+                       record=spec.key, field="patient_id")
+    findings: list[Finding] = []
+    seen: set[tuple[str, Any]] = set()
+    for c in cases:
+        for f in c.findings:
+            if (f.label, f.box) not in seen:
+                seen.add((f.label, f.box))
+                findings.append(f)
+    structures = list({(s.name, s.box): s for c in cases for s in c.structures}.values())
+    update: dict[str, Any] = {}
+    conflicts: dict[str, list[Any]] = {}
+    for name in type(first).model_fields:
+        if name in _NOT_COMPARED or name == "patient_id":
+            continue
+        default = type(first).model_fields[name].get_default(call_default_factory=True)
+        values = [v for c in cases if (v := getattr(c, name)) is not None and v != default]  # what records say
+        distinct = [v for i, v in enumerate(values) if v not in values[:i]]
+        if len(distinct) > 1:
+            conflicts[name] = distinct
+        update[name] = distinct[0] if len(distinct) == 1 else default
+    splits: list[str] = [c.split for c in cases if c.split]
+    if len(set(splits)) > 1:
+        conflicts["split"] = sorted(set(splits), key=_HELD_OUT.__getitem__)
+    meta: dict[str, Any] = {}
+    for c in cases:
+        meta.update(c.meta)
+    meta.pop("patient_id_inferred", None)
+    if not patients:  # no record names a patient: the image is its own, as for a single record
+        meta["patient_id_inferred"] = True
+    meta.update({"file": spec.key, "described_by": [p.key for p in spec.data[PARTS]]})
+    if any("findings_complete" in c.meta for c in cases):
+        meta["findings_complete"] = all(c.meta.get("findings_complete", True) for c in cases)
+    if conflicts:
+        meta["merge_conflicts"] = conflicts
+    update.update({"case_id": case_id, "patient_id": patients[0] if patients else case_id, "findings": findings,
+                   "structures": structures, "meta": meta,
+                   "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None})
+    return Case.model_validate({**first.model_dump(), **update})
 
 
 # --- files and tables ---------------------------------------------------------------------------------
@@ -103,6 +232,23 @@ def find_file(dr: DataRoot, names: Iterable[str], *, what: str, required: bool =
     if required:
         raise BadInput(f"{what} not found (looked for {', '.join(names)})", file=str(dr.root / names[0]),
                        field=what)
+    return None
+
+
+SPLIT_WORDS = {"training": "train", "train": "train", "validation": "val", "val": "val", "valid": "val",
+               "test": "test", "testing": "test"}
+
+
+def split_from_path(rel: str) -> str | None:
+    """The split a release publishes in a file or folder name (``ISIC2018_Task1_Validation_GroundTruth``,
+    ``annotations_test.csv``, ``train/``): the split word among the name's ``_`` / ``-`` / ``.`` / ``/``
+    separated parts, the last path part that has one deciding; None when no part names a split."""
+    import re
+
+    for part in reversed(rel.replace("\\", "/").split("/")):
+        words = {SPLIT_WORDS[w] for w in re.split(r"[_\-. ]+", part.lower()) if w in SPLIT_WORDS}
+        if len(words) == 1:
+            return words.pop()
     return None
 
 

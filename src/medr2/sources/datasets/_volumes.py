@@ -17,7 +17,7 @@ from medr2.images import ImageRef, ImageStore
 from medr2.records import Finding, Structure
 from medr2.sources.common import DataRoot, region_from_mask
 from medr2.sources.nifti import PLANE_AXIS, display, slice_positions
-from medr2.sources.nifti_volume import Volume, open_volume, read_checked
+from medr2.sources.nifti_volume import Volume, isotropic, open_volume, read_checked
 
 PLANES = ("axial", "coronal", "sagittal")
 
@@ -60,16 +60,21 @@ class LabelGrid:
     slices: tuple[SliceAt, ...]
     shape: tuple[int, int, int]
     affine: np.ndarray
+    values: tuple[int, ...] = ()  # the distinct non-zero label values of the volume
 
 
-def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, record: str) -> LabelGrid:
+def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, record: str,
+                 known: Mapping[int, LabelRole] | None = None, convention: str = "") -> LabelGrid:
     """``k`` slices per plane over the labelled extent (the middle 80 % where a plane has no label),
-    read once per label volume, chunk by chunk."""
+    read once per label volume, chunk by chunk. With ``known`` (the label map of the release), a value
+    outside it is refused here, once for the volume (:func:`check_label_values`), not once per slice."""
     lp = dr.path(labels, record=record, field_name="label")
     if not lp.is_file():
         raise BadInput(f"label volume not found: {labels}", file=labels, record=record, field="label")
     lab = open_volume(lp, record=record, field_name="label")
-    extents = read_checked(lab.nonzero_extents, lp, record=record, field_name="label")
+    extents, values = read_checked(lab.extents_and_values, lp, record=record, field_name="label")
+    if known is not None:
+        check_label_values(values, known, labels=labels, record=record, convention=convention)
     out: list[SliceAt] = []
     for plane in planes:
         ax = PLANE_AXIS[plane]
@@ -80,7 +85,19 @@ def label_slices(dr: DataRoot, labels: str, *, planes: Sequence[str], k: int, re
             size = lab.ras_shape[ax]
             extent = (int(size * 0.1), int(size * 0.9) - 1)
         out += [SliceAt(plane, i) for i in slice_positions(extent, k)]
-    return LabelGrid(tuple(out), lab.ras_shape, lab.affine)
+    return LabelGrid(tuple(out), lab.ras_shape, lab.affine, values)
+
+
+def check_label_values(values: Sequence[int], known: Mapping[int, LabelRole], *, labels: str, record: str,
+                       convention: str = "") -> None:
+    """Every label value of a volume is in the release's label map, else one BadInput for the volume naming
+    the values and the map (the reader turns it into one quarantined record; the build goes on)."""
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        names = ", ".join(f"{v} {r.name}" for v, r in sorted(known.items()))
+        raise BadInput(f"label value{'s' if len(unknown) > 1 else ''} {unknown} not in the label map"
+                       f"{f' of {convention}' if convention else ''} ({names}); the volume is left out",
+                       file=labels, record=record, field="label")
 
 
 def check_grid(dr: DataRoot, image: str, channel: int | None, grid: LabelGrid, *, labels: str, record: str) -> None:
@@ -117,12 +134,17 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
                  plane: str, index: int, roles: Mapping[int, LabelRole],
                  record: str, min_area: int = 16) -> tuple[ImageRef, list[Structure], list[Finding], dict[str, Any]]:
     """The windowed slice in the store, the regions of its label slice (named by ``roles``; a value not
-    in ``roles`` is the record's error) and the in-plane spacing."""
+    in ``roles`` is the record's error) and the in-plane spacing; an anisotropic slice is resampled to
+    square pixels (:func:`~medr2.sources.nifti_volume.isotropic`)."""
     vp = dr.path(image, record=record, field_name="image")
     vol = open_channel(vp, channel, record=record, field_name="image")
     ax = PLANE_AXIS[plane]
     lo, hi = volume_window(vp, channel, record=record)
-    sl = display(read_checked(lambda: vol.slab(ax, index), vp, record=record, field_name="image")).astype(np.float64)
+    in_plane = [vol.zooms[a] for a in range(3) if a != ax]  # (columns axis, rows axis) before display
+    spacing_rc = (in_plane[1], in_plane[0])
+    shown = isotropic(display(read_checked(lambda: vol.slab(ax, index), vp, record=record, field_name="image")),
+                      spacing_rc, labels=False)
+    sl = shown.pixels.astype(np.float64)
     img = np.zeros(sl.shape, np.uint8) if hi <= lo else \
         np.clip(np.round((np.nan_to_num(sl, nan=lo) - lo) / (hi - lo) * 255), 0, 255).astype(np.uint8)
     ref = images.put_array(img)
@@ -131,8 +153,9 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
     if labels:
         lp = dr.path(labels, record=record, field_name="label")
         lab = open_volume(lp, record=record, field_name="label")
-        lsl = np.rint(display(read_checked(lambda: lab.slab(ax, index), lp, record=record,
-                                           field_name="label"))).astype(np.int64)
+        lsl = isotropic(np.rint(display(read_checked(lambda: lab.slab(ax, index), lp, record=record,
+                                                     field_name="label"))).astype(np.int64),
+                        spacing_rc, labels=True).pixels
         for value in (int(v) for v in np.unique(lsl) if v != 0):
             if value not in roles:
                 raise BadInput(f"label value {value} is not one of {sorted(roles)}", file=labels, record=record,
@@ -146,7 +169,6 @@ def render_slice(dr: DataRoot, images: ImageStore, *, image: str, channel: int |
                 findings.append(r)
             elif isinstance(r, Structure):
                 structures.append(r)
-    in_plane = [vol.zooms[a] for a in range(3) if a != ax]
-    meta = {"volume": image, "channel": channel, "slice_axis": ax, "slice_index": index,
-            "pixel_spacing_rc_mm": [in_plane[1], in_plane[0]], "display": "radiological", "window": [lo, hi]}
-    return ref, structures, findings, {"pixel_spacing_mm": float(np.mean(in_plane)), "meta": meta}
+    meta = {"volume": image, "channel": channel, "slice_axis": ax, "slice_index": index, **shown.meta(),
+            "display": "radiological", "window": [lo, hi]}
+    return ref, structures, findings, {"pixel_spacing_mm": shown.spacing_mm, "meta": meta}

@@ -8,11 +8,17 @@ Layouts (BraTS challenge data as released on CBICA / Synapse):
   labels 1 NCR, 2 SNFH / oedema, 3 ET. The cohort in the name gives the diagnosis (GLI, SSA glioma; MEN
   meningioma; MET brain metastasis; PED paediatric brain tumour); the last number is the time point, so
   the patient is ``BraTS-GLI-00000``.
+- 2024 post-treatment gliomas (BraTS 2024 GLI, same names; de Verdier et al. 2024, arXiv:2405.18368):
+  labels 1 non-enhancing tumour core (NETC), 2 SNFH, 3 enhancing tissue (ET), 4 resection cavity (RC).
+  A GLI subject whose label volume holds 4 is read with this map (RC is a finding, ``resection cavity``);
+  a 4 in another cohort, or any other value, is outside every map the reader knows.
 
 Each subject's four sequences are cut into ``slices_per_plane`` (default 1) slices per plane over the
 tumour extent. The sub-regions are findings (with masks); as they are parts of one tumour, the finding
-list is not used for lesion counts (``meta.findings_complete`` false). A label value outside the
-convention of the release is the record's error. Modality MRI, region head, sequence per file.
+list is not used for lesion counts (``meta.findings_complete`` false). A label value outside the map of
+the release is refused once per subject (one quarantined record naming the values and the map, found
+when the label volume is read at planning), and the build goes on. Modality MRI, region head, sequence
+per file; ``meta.label_convention`` names the map used.
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
-from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
+from medr2.sources.datasets._volumes import (
+    PLANES,
+    LabelRole,
+    check_grid,
+    check_label_values,
+    label_slices,
+    render_slice,
+)
 
 OLD_SEQUENCES = {"t1": "T1-weighted", "t1ce": "T1 post-contrast", "t2": "T2-weighted", "flair": "FLAIR"}
 NEW_SEQUENCES = {"t1n": "T1-weighted", "t1c": "T1 post-contrast", "t2w": "T2-weighted", "t2f": "FLAIR"}
@@ -32,6 +45,11 @@ OLD_LABELS = {1: LabelRole("necrotic and non-enhancing tumour core", "finding"),
               2: LabelRole("peritumoural oedema", "finding"), 4: LabelRole("enhancing tumour", "finding")}
 NEW_LABELS = {1: LabelRole("necrotic tumour core", "finding"), 2: LabelRole("peritumoural oedema", "finding"),
               3: LabelRole("enhancing tumour", "finding")}
+POST_TREATMENT_LABELS = {1: LabelRole("non-enhancing tumour core", "finding"),
+                         2: LabelRole("peritumoural oedema", "finding"), 3: LabelRole("enhancing tumour", "finding"),
+                         4: LabelRole("resection cavity", "finding")}
+# the label maps of the releases read: convention name -> value -> role
+CONVENTIONS = {"1/2/4": OLD_LABELS, "1/2/3 (2023+)": NEW_LABELS, "1/2/3/4 (2024 post-treatment)": POST_TREATMENT_LABELS}
 COHORTS = {"GLI": "glioma", "SSA": "glioma", "MEN": "meningioma", "MET": "brain metastasis",
            "PED": "paediatric brain tumour"}
 NEW_ID = re.compile(r"^(BraTS-([A-Z]+)-\d+)-\d+$")
@@ -82,6 +100,9 @@ class BratsSource(DatasetSource):
             grade = folder.parent.name.upper() if folder.parent.name.upper() in ("HGG", "LGG") else None
             try:
                 grid = label_slices(self.dr, seg_rel, planes=self.planes, k=self.k, record=sid)
+                convention = _convention(sid, new, grid.values)
+                check_label_values(grid.values, CONVENTIONS[convention], labels=seg_rel, record=sid,
+                                   convention=f"the BraTS {convention} release")
             except BadInput as e:
                 specs.append(RecordSpec(sid, e.file or seg_rel, error=e.reason, error_field=e.field))
                 continue
@@ -97,13 +118,14 @@ class BratsSource(DatasetSource):
                     continue
                 for sl in grid.slices:
                     specs.append(RecordSpec(f"{rec}@{sl.plane}{sl.index}", img_rel, {
-                        "subject": sid, "image": img_rel, "seg": seg_rel, "sequence": seqs[s], "new": new,
+                        "subject": sid, "image": img_rel, "seg": seg_rel, "sequence": seqs[s],
+                        "convention": convention,
                         "grade": grade, "plane": sl.plane, "index": sl.index}))
         return specs
 
     def build(self, spec: RecordSpec, images: ImageStore) -> Case:
         d = spec.data
-        roles = NEW_LABELS if d["new"] else OLD_LABELS
+        roles = CONVENTIONS[d["convention"]]
         ref, _, findings, extra = render_slice(
             self.dr, images, image=d["image"], channel=None, labels=d["seg"], plane=d["plane"], index=d["index"],
             roles=roles, record=spec.key, min_area=self.min_area)
@@ -120,11 +142,22 @@ class BratsSource(DatasetSource):
                 fields["diagnosis"] = "high-grade glioma" if d["grade"] == "HGG" else "low-grade glioma"
             else:
                 fields["diagnosis"] = "glioma"
-        meta = {**extra["meta"], "subject": sid, "label_convention": "1/2/3 (2023+)" if d["new"] else "1/2/4",
+        meta = {**extra["meta"], "subject": sid, "label_convention": d["convention"],
                 "findings_complete": False, "findings_are_subregions": True}
         if d["grade"]:
             meta["grade"] = d["grade"]
         return self.case(spec, ref, fields, findings=findings, meta=meta)
+
+
+def _convention(sid: str, new: bool, values: tuple[int, ...]) -> str:
+    """The label map of a subject's release: 1/2/4 for the old names; for the new names 1/2/3, or the 2024
+    post-treatment map when a glioma subject's labels hold 4 (the resection cavity)."""
+    if not new:
+        return "1/2/4"
+    m = NEW_ID.match(sid)
+    if 4 in values and m is not None and m.group(2) == "GLI":
+        return "1/2/3/4 (2024 post-treatment)"
+    return "1/2/3 (2023+)"
 
 
 def _factory(arg: str | None) -> BratsSource:

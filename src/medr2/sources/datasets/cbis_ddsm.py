@@ -10,14 +10,20 @@ distribution``), and the DICOMs. The paths in the CSVs (``Mass-Training_P_00001_
 differently, so when the path is not found the DICOMs under its first folder are used. The ROI mask is
 the DICOM there with the full image's size (the crop and the mask are swapped in some rows of the CSVs).
 
-One case per mammogram (patient, side, view, split), holding every abnormality of the mass and calc
-CSVs: a finding ``mass`` / ``calcification`` with the ROI mask and its attributes (``shape``, ``margin``
-for masses when the value is a single BI-RADS descriptor, else ``shape_raw`` / ``margin_raw``;
-``morphology`` and ``distribution`` for calcifications; ``laterality``, ``birads``,
-``pathology``, ``subtlety``). Malignancy: MALIGNANT -> malignant, BENIGN / BENIGN_WITHOUT_CALLBACK ->
+The official split is per abnormality type, so one mammogram can have its mass in a train list and its
+calcification in a test list. Each CSV row group (patient, side, view, split) is a record naming the
+mammogram (``patient_side_view``) as its image; the dataset base merges the records of one mammogram
+into one case (:func:`~medr2.sources.datasets._base.merge_cases`: every abnormality of every list, the
+most held-out split, a disagreement reported in ``meta.merge_conflicts``).
+
+One case per mammogram, holding every abnormality of the mass and calc CSVs: a finding ``mass`` /
+``calcification`` with the ROI mask and its attributes (``shape``, ``margin`` for masses when the value is a
+single BI-RADS descriptor, else ``shape_raw`` / ``margin_raw``; ``morphology`` and ``distribution`` for
+calcifications; ``laterality``, ``birads``, ``pathology``, ``subtlety``).
+Malignancy: MALIGNANT -> malignant, BENIGN / BENIGN_WITHOUT_CALLBACK ->
 benign (set when all abnormalities of the image agree). Modality mammography, region breast, plane CC /
 MLO, patient ``patient_id``, split from the CSV (train / test). The finding list is complete only when
-both the mass and the calc CSV of that split were read.
+all four description CSVs were read (an abnormality of the mammogram may sit in any of them).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class CbisDdsmSource(DatasetSource):
     name = "cbis-ddsm"
     title = "CBIS-DDSM"
     default_license = "CC-BY-3.0"
+    published_split = "published: the train/test description CSVs of each abnormality type"
 
     def records(self) -> list[RecordSpec]:
         groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -81,9 +88,10 @@ class CbisDdsmSource(DatasetSource):
         for key in sorted(groups):
             pid, side, view, split = key
             rows = groups[key]
+            complete = all(read[s] == set(KINDS) for s in SPLITS)
             specs.append(RecordSpec(f"{pid}_{side}_{view} ({split})", rows[0]["_file"], {
                 "patient": pid, "side": side, "view": view, "split": split, "rows": rows,
-                "complete": read[split] == set(KINDS)}))
+                "complete": complete}, image=f"{pid}_{side}_{view}"))
         return specs
 
     def _locate(self, rel: str, *, record: str, file: str, field_name: str) -> list[str]:

@@ -5,8 +5,9 @@ Layout (challenge.isic-archive.com/data, ISIC 2018 and 2019):
   ``BCC``, ``AKIEC``, ``BKL``, ``DF``, ``VASC``; one-hot ``1.0``/``0.0``) and
   ``ISIC_2019_Training_GroundTruth.csv`` (``image``, ``MEL``, ``NV``, ``BCC``, ``AK``, ``BKL``, ``DF``,
   ``VASC``, ``SCC``, ``UNK``), with the images ``<image>.jpg`` in the matching ``*_Input`` folders;
-- lesion masks ``ISIC2018_Task1_Training_GroundTruth/<image>_segmentation.png`` (Task 1, images in
-  ``ISIC2018_Task1-2_Training_Input/``);
+- lesion masks ``ISIC2018_Task1_{Training,Validation,Test}_GroundTruth/<image>_segmentation.png`` (Task 1,
+  images in ``ISIC2018_Task1-2_{Training,Validation,Test}_Input/``; Task 1 publishes its own split in these
+  folder names, challenge.isic-archive.com/data/#2018);
 - metadata ``ISIC_2019_Training_Metadata.csv`` (``image``, ``age_approx``, ``anatom_site_general``,
   ``lesion_id``, ``sex``) and HAM10000's ``HAM10000_metadata.csv`` (``lesion_id``, ``image_id``, ``dx``,
   ``localization``, ...) and ISIC 2018's ``ISIC2018_Task3_Training_LesionGroupings.csv`` (``image``,
@@ -15,9 +16,12 @@ Layout (challenge.isic-archive.com/data, ISIC 2018 and 2019):
 Every CSV and mask under PATH is found by its name. Mapping: modality dermoscopy; diagnosis from the
 one-hot column (exactly one must be 1, else the row is quarantined); malignancy: MEL, BCC, SCC malignant,
 NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset); the Task 1 mask -> finding
-``skin lesion``; region from the anatomical site; split from the file name (Training / Validation /
-Test). Patient = ``lesion_id`` (the finest grouping the releases give: images of one lesion stay in one
-split), else the image.
+``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
+(:func:`~medr2.sources.datasets._base.split_from_path`): the Task 1 mask's folder (Training / Validation /
+Test) for a mask, the ground-truth CSV's name for a diagnosis. Each task's annotation of an image is a record
+naming the image, so an image annotated for both tasks is one case (the dataset base merges them; two
+different published splits: the most held-out one, reported in ``meta.merge_conflicts``). Patient =
+``lesion_id`` (the finest grouping the releases give: images of one lesion stay in one split), else the image.
 """
 
 from __future__ import annotations
@@ -29,7 +33,14 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
 from medr2.sources.common import load_label_map, mask_box, put_mask
-from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, image_index, read_table
+from medr2.sources.datasets._base import (
+    DatasetSource,
+    RecordSpec,
+    decode_image,
+    image_index,
+    read_table,
+    split_from_path,
+)
 
 DIAGNOSES = {"MEL": "melanoma", "NV": "melanocytic nevus", "BCC": "basal cell carcinoma",
              "AKIEC": "actinic keratosis / intraepithelial carcinoma", "AK": "actinic keratosis",
@@ -37,7 +48,6 @@ DIAGNOSES = {"MEL": "melanoma", "NV": "melanocytic nevus", "BCC": "basal cell ca
              "SCC": "squamous cell carcinoma", "UNK": None}
 MALIGNANT = {"MEL", "BCC", "SCC"}
 BENIGN = {"NV", "BKL", "DF", "VASC"}
-SPLIT_WORDS = (("Training", "train"), ("Validation", "val"), ("Test", "test"))
 MASK_SUFFIX = "_segmentation.png"
 
 
@@ -45,6 +55,9 @@ class IsicSource(DatasetSource):
     name = "isic"
     title = "ISIC"
     mapping_keys = ("site_as_region",)
+    published_split = "published: the release's Training / Validation / Test files of the task read"
+    TASK1_RULE = "published: ISIC 2018 Task 1 folders (Training / Validation / Test)"
+    TASK3_RULE = "published: the ground-truth CSV's name (Training / Validation / Test)"
 
     def records(self) -> list[RecordSpec]:
         root = self.dr.root
@@ -64,7 +77,7 @@ class IsicSource(DatasetSource):
             if len(codes) < 2:
                 raise BadInput(f"no one-hot diagnosis columns (expected some of {', '.join(DIAGNOSES)})", file=str(gt),
                                field="MEL")
-            split = next((s for w, s in SPLIT_WORDS if w in gt.name), None)
+            split = split_from_path(gt.name)
             for i, r in enumerate(table):
                 img = r["image"]
                 if not img:
@@ -87,10 +100,15 @@ class IsicSource(DatasetSource):
                                             error_field="image"))
                     continue
                 rows[img] = (str(gt), {"code": pos[0]}, split)
-        for img in sorted(set(rows) | set(masks)):
-            file, dx, split = rows.get(img, (masks.get(img, ""), {}, None))
-            specs.append(RecordSpec(img, file, {"image": images.get(img), "code": dx.get("code"), "split": split,
-                                                "mask": masks.get(img), "meta": meta.get(img, {})}))
+        for img, (file, dx, split) in rows.items():
+            specs.append(RecordSpec(f"{img} (diagnosis)", file, {
+                "image": images.get(img), "code": dx["code"], "split": split, "mask": None,
+                "meta": meta.get(img, {}), "split_rule": self.TASK3_RULE if split else self.split_rule}, image=img))
+        for img, mask in masks.items():
+            split = split_from_path(mask)
+            specs.append(RecordSpec(f"{img} (segmentation)", mask, {
+                "image": images.get(img), "code": None, "split": split, "mask": mask, "meta": meta.get(img, {}),
+                "split_rule": self.TASK1_RULE if split else self.split_rule}, image=img))
         return sorted(specs, key=lambda s: s.key)
 
     def _metadata(self) -> dict[str, dict[str, str]]:

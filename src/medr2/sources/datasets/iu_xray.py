@@ -7,10 +7,16 @@ Layout (kaggle.com/datasets/raddar/chest-xrays-indiana-university, from openi.nl
 
 One case per image: report = ``Findings: ... Impression: ...`` (verbatim, ``XXXX`` de-identification
 tokens kept), modality X-ray, region chest, plane ``lateral`` for lateral projections (a frontal one
-may be PA or AP, which the data does not say: left unset, ``meta.projection`` keeps it); ``Problems``
-``normal`` -> diagnosis ``normal``, a single problem -> that diagnosis (lower case), the MeSH terms in
-``meta``. Patient = ``uid`` (one report per study; the collection gives no other key), so the frontal
-and lateral image of a study stay in one split.
+may be PA or AP, which the data does not say: left unset, ``meta.projection`` keeps it).
+
+``Problems`` holds MeSH index terms, not all of them findings: ``No Indexing`` (the study was never indexed),
+technical notes (``Technical Quality of Image Unsatisfactory``), anatomy (``Lung``, ``Thoracic Vertebrae``,
+...), devices and normal variants. Those listed in :data:`NON_FINDING_TERMS` are left out, each with its
+reason (``meta.problems_excluded``; counted per study in the build's source report); of the rest, ``normal``
+alone -> diagnosis ``normal``, a single term -> that diagnosis (lower case), none or several -> no diagnosis
+(so a study indexed only by anatomy is never "abnormal"). This minimal filter is a stand-in: the terms belong
+in the clinical vocabulary. The raw terms stay in ``meta``. Patient = ``uid`` (one report per study; the
+collection gives no other key), so the frontal and lateral image of a study stay in one split.
 """
 
 from __future__ import annotations
@@ -23,6 +29,44 @@ from medr2.records import Case
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, find_file, image_index, read_table
 
 REPORT_COLUMNS = ("uid", "Problems", "findings", "impression")
+
+# MeSH terms of the ``Problems`` column that are not a finding or diagnosis, with the reason they are left out
+# (terms as they occur in indiana_reports.csv, compared lower case with spaces collapsed). To move to the
+# clinical vocabulary.
+_NOT_INDEXED = "not indexed"
+_TECHNICAL = "technical note, not a finding"
+_ANATOMY = "anatomy, not a finding"
+_DEVICE = "device or procedure, not a diagnosis"
+_VARIANT = "normal variant or descriptor, not a finding"
+NON_FINDING_TERMS: dict[str, str] = {
+    "no indexing": _NOT_INDEXED,
+    "technical quality of image unsatisfactory": _TECHNICAL,
+    **dict.fromkeys((
+        "lung", "heart", "aorta", "spine", "thorax", "abdomen", "mediastinum", "diaphragm", "pleura", "ribs",
+        "trachea", "trachea, carina", "bone and bones", "thoracic vertebrae", "cervical vertebrae",
+        "lumbar vertebrae", "heart ventricles", "heart atria", "pulmonary artery", "blood vessels", "lymph nodes",
+        "humerus", "clavicle", "sulcus", "adipose tissue", "shoulder", "sternum", "colon", "stomach"), _ANATOMY),
+    **dict.fromkeys((
+        "catheters, indwelling", "surgical instruments", "implanted medical device", "medical device", "stents",
+        "sutures", "tube, inserted", "breast implants", "pacemaker, artificial", "mastectomy",
+        "cholecystectomy", "sternotomy", "surgical staplers", "prosthesis", "contrast media"), _DEVICE),
+    **dict.fromkeys(("markings", "nipple shadow"), _VARIANT),
+}
+
+
+def sort_problems(raw: str) -> tuple[list[str], dict[str, str]]:
+    """The ``Problems`` terms that are findings or diagnoses (as written), and the others with their reason."""
+    kept: list[str] = []
+    left_out: dict[str, str] = {}
+    for term in (t.strip() for t in raw.split(";")):
+        if not term:
+            continue
+        reason = NON_FINDING_TERMS.get(" ".join(term.lower().split()))
+        if reason:
+            left_out[term] = reason
+        else:
+            kept.append(term)
+    return kept, left_out
 PROJECTION_COLUMNS = ("uid", "filename", "projection")
 
 
@@ -40,6 +84,9 @@ class IuXraySource(DatasetSource):
             if r["uid"] in reports:
                 dup.add(r["uid"])
             reports[r["uid"]] = r
+        for r in reports.values():  # counted once per study
+            for term, reason in sort_problems(r["Problems"])[1].items():
+                self.notes[f"MeSH problem left out ({reason}): {' '.join(term.lower().split())}"] += 1
         index = image_index(self.dr, (".png", ".jpg", ".jpeg"), self.dr.root / "images")
         specs = []
         f = str(ppath)
@@ -79,11 +126,14 @@ class IuXraySource(DatasetSource):
         if proj == "lateral":
             fields["plane"] = "lateral"
         problems = [x.strip() for x in r["Problems"].split(";") if x.strip()]
-        if [x.lower() for x in problems] == ["normal"]:
+        kept, left_out = sort_problems(r["Problems"])
+        if [x.lower() for x in kept] == ["normal"]:
             fields["diagnosis"] = "normal"
-        elif len(problems) == 1:
-            fields["diagnosis"] = problems[0].lower()
+        elif len(kept) == 1:
+            fields["diagnosis"] = " ".join(kept[0].lower().split())
         meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
+        if left_out:
+            meta["problems_excluded"] = left_out
         for col in ("MeSH", "indication", "comparison", "image"):
             if r.get(col):
                 meta[col.lower() if col != "image" else "study_description"] = r[col]

@@ -83,7 +83,8 @@ class MsdSource(DatasetSource):
                 continue
             image, label = _rel(entry["image"]), _rel(entry["label"])
             try:
-                grid = label_slices(self.dr, label, planes=self.planes, k=self.k, record=image)
+                grid = label_slices(self.dr, label, planes=self.planes, k=self.k, record=image, known=self.roles,
+                                    convention="dataset.json")
             except BadInput as e:
                 specs.append(RecordSpec(image, e.file or f, error=e.reason, error_field=e.field))
                 continue

@@ -49,6 +49,7 @@ class NihCxr14Source(DatasetSource):
     name = "nih-cxr14"
     title = "NIH ChestX-ray14"
     mapping_keys = ("official_split",)
+    published_split = "published: train_val_list.txt / test_list.txt (patient-wise)"
 
     def records(self) -> list[RecordSpec]:
         entry = find_file(self.dr, ENTRY_FILES, what="Data_Entry_2017.csv")

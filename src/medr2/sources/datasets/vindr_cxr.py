@@ -14,6 +14,10 @@ mean, and a cluster is kept when a strict majority of the image's radiologists d
 training set); the number of dropped minority boxes is kept in ``meta.boxes_dropped``. Consensus (test)
 boxes are used as given. A global label counts when a majority of the raters set it.
 
+An image listed in ``image_labels_*.csv`` but in no box row is still a case (its global labels; finding
+list marked incomplete), counted in the build's source report. Every image of the release is PA
+(Nguyen et al. 2022, Sci. Data 9:429): plane ``PA`` unless the DICOM's own tags say otherwise.
+
 Mapping: modality / view / spacing from the DICOM tags, region chest, local labels -> findings (complete,
 consensus list), global labels -> diagnosis (``No finding`` -> ``normal``; one disease label -> that
 label), split from the file (train / test). The release gives no patient key: the DICOM ``PatientID`` is
@@ -54,6 +58,9 @@ class VindrCxrSource(DatasetSource):
     default_license = "PhysioNet Credentialed Health Data License 1.5.0"
     default_access = "credentialed"
     mapping_keys = ("iou", "min_votes")
+    published_split = "published: annotations_train.csv / annotations_test.csv"
+    # Nguyen et al. 2022, Sci. Data 9:429 ("18,000 postero-anterior (PA) view CXR scans"): every image is PA
+    constant_fields = {"plane": "PA"}
 
     def records(self) -> list[RecordSpec]:
         specs: list[RecordSpec] = []
@@ -80,6 +87,14 @@ class VindrCxrSource(DatasetSource):
                 specs.append(RecordSpec(f"{split}/{image_id}", str(apath), {
                     "split": split, "image_id": image_id, "rows": by_image[image_id],
                     "labels": labels.get(image_id)}))
+            only_labels = sorted(set(labels) - set(by_image))
+            for image_id in only_labels:  # global labels but no box row: built, its finding list unknown
+                specs.append(RecordSpec(f"{split}/{image_id}", labels[image_id]["file"], {
+                    "split": split, "image_id": image_id, "rows": [], "labels": labels[image_id],
+                    "no_box_rows": True}))
+            if only_labels:
+                self.notes[f"images only in image_labels_{split}.csv (no box row: finding list marked "
+                           f"incomplete)"] += len(only_labels)
         if not found:
             find_file(self.dr, ("annotations/annotations_train.csv", "annotations/annotations_test.csv"),
                       what="annotations_train.csv")
@@ -145,7 +160,7 @@ class VindrCxrSource(DatasetSource):
         fields: dict[str, Any] = {"modality": "X-ray", **dcm.fields, "body_region": "chest", "split": d["split"]}
         if dcm.patient_id:
             fields["patient_id"] = dcm.patient_id
-        meta: dict[str, Any] = {**dcm.meta, "image_id": d["image_id"], "findings_complete": True,
+        meta: dict[str, Any] = {**dcm.meta, "image_id": d["image_id"], "findings_complete": not d.get("no_box_rows"),
                                 "raters": [r for r in raters if r], "box_fusion": "consensus" if consensus else
                                 f"majority clusters, IoU>={iou_min}, mean box"}
         if dropped:
