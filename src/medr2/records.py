@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Box = tuple[float, float, float, float]
 Form = Literal["mcq", "yesno", "box", "multi", "text"]
-Verdict = Literal["correct", "wrong", "unparsed", "truncated", "error"]
+Verdict = Literal["correct", "wrong", "unparsed", "abstained", "truncated", "error"]
+# the verdicts without a parsed answer, each its own counted outcome (in this order wherever outcomes are listed)
+UNREAD_OUTCOMES: tuple[str, ...] = ("unparsed", "abstained", "truncated", "error")
 Split = Literal["train", "val", "test"]
 
 # Text-form tasks whose answer is a report, scored with the report metrics (ROUGE, BLEU-4, METEOR) and kept

@@ -58,8 +58,10 @@ def register(app: typer.Typer) -> None:
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
-                      highlight=False)
+            abstained = (f", abstained {rates['abstained']['value']:.3f}"
+                         if (rates.get("abstained") or {}).get("value") is not None else "")
+            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, truncated {truncated:.3f}, "
+                      f"error {error:.3f}", highlight=False)
             if truncated:
                 hinted = True
         if hinted:

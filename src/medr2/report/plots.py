@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from medr2.records import STAGES, Item
+from medr2.records import STAGES, UNREAD_OUTCOMES, Item
 from medr2.registry import Registry
 from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData, Scores, score_batches
@@ -508,8 +508,8 @@ def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], lis
         letters = [x for x in seen if len(x) == 1 and "A" <= x <= "Z"]
         base = [chr(c) for c in range(ord("A"), ord(max(letters)) + 1)] if letters else []
     gold = base + sorted({g for g, _ in rows} - set(base))
-    pred = base + sorted({p for _, p in rows} - set(base) - {"unparsed", "truncated", "error"})
-    pred += [x for x in ("unparsed", "truncated", "error") if x in seen]
+    pred = base + sorted({p for _, p in rows} - set(base) - set(UNREAD_OUTCOMES))
+    pred += [x for x in UNREAD_OUTCOMES if x in seen]
     return gold, pred
 
 
@@ -551,7 +551,7 @@ def _confusions(scores: Scores, gold: Gold, mode: str) -> dict[str, tuple[Any, l
             yesno = form == "yesno"
             g = it[2].strip().lower() if yesno else it[2].strip().upper()
             verdict = cols["verdict"][j]
-            if verdict in ("unparsed", "truncated", "error"):
+            if verdict in UNREAD_OUTCOMES:
                 pred = str(verdict)
             else:
                 p = str(cols["parsed"][j] or "").strip()

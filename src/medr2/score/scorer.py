@@ -90,7 +90,7 @@ def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         _memo_put(_CHOICE_MEMO, key, got, raw)
     parsed = got.value
     if parsed is None:
-        return _Scored("unparsed", reason=got.reason)
+        return _Scored("abstained" if got.abstained else "unparsed", reason=got.reason)
     return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
 
 
@@ -107,6 +107,8 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         _memo_put(_BOX_MEMO, key, reading, raw)
     pix, why = read_box_pixels(raw, conv, item.image_width, item.image_height, reading)
     if pix is None:
+        if reading.box is None and (declined := read("box", raw)).abstained:
+            return _Scored("abstained", iou=0.0, reason=declined.reason)
         return _Scored("unparsed", iou=0.0, reason=why)
     value = iou(pix, item.answer_box)
     return _Scored("correct" if value >= BOX_CORRECT_IOU else "wrong", format_box(pix), iou=value)
@@ -115,16 +117,19 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
 def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     """A report (``REPORT_TASKS``): ROUGE/BLEU/METEOR, right at ROUGE-L F1 >= 0.5 (per-item verdict only).
     Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
-    parsed = extract("text", raw)
+    got = read("text", raw)
+    parsed = got.value
+    unread = "abstained" if got.abstained else "unparsed"
     if item.task not in REPORT_TASKS:
         sm = short_answer_metrics(parsed, item.answer)  # not read (None): 0 on every measure
         if parsed is None:
-            return _Scored("unparsed", text_metrics=sm)
+            return _Scored(unread, text_metrics=sm, reason=got.reason if got.abstained else None)
         return _Scored("correct" if sm["exact"] == 1.0 else "wrong", parsed, text_metrics=sm)
     from medr2.score.textmetrics import item_text_metrics
 
     if parsed is None:
-        return _Scored("unparsed", text_metrics=item_text_metrics("", item.answer))
+        return _Scored(unread, text_metrics=item_text_metrics("", item.answer),
+                       reason=got.reason if got.abstained else None)
     tm = item_text_metrics(parsed, item.answer)
     return _Scored("correct" if tm["rougeL_f"] >= TEXT_CORRECT_ROUGE_L else "wrong", parsed, text_metrics=tm)
 
