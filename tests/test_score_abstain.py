@@ -28,10 +28,8 @@ def _case(s: str, how: int) -> str:
 def modal_phrase(draw: st.DrawFn) -> str:
     subject = draw(st.sampled_from(("", *ab.SUBJECTS)))
     modal = draw(st.sampled_from(ab.MODALS))
-    if draw(st.booleans()):
-        verb = "be " + draw(st.sampled_from(ab.PASSIVE_VERBS))
-    else:
-        verb = draw(st.sampled_from(ab.VERBS))
+    passive = draw(st.booleans())
+    verb = "be " + draw(st.sampled_from(ab.PASSIVE_VERBS)) if passive else draw(st.sampled_from(ab.VERBS))
     reason = draw(st.sampled_from(("", *ab.REASONS)))
     return " ".join(w for w in (subject, modal, verb, reason) if w)
 
@@ -117,7 +115,8 @@ def test_the_abstain_option_is_an_abstention_when_chosen(k: int, template: str) 
 def _item(form: str, options: list[str]) -> Item:
     return Item(item_id="i1", case_id="c1", task="t", stage=1, form=form, question="q?",  # type: ignore[arg-type]
                 options=options, answer="A" if form in ("mcq", "multi") else "yes" if form == "yesno" else "x",
-                image="images/x.png", image_sha256="0" * 64, image_width=64, image_height=64, template_id="t", source="s", license="cc0",
+                image="images/x.png", image_sha256="0" * 64, image_width=64, image_height=64,
+                template_id="t", source="s", license="cc0",
                 answer_box=(1.0, 1.0, 10.0, 10.0) if form == "box" else None, chance=0.25)
 
 

@@ -24,7 +24,7 @@ from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
-from medr2.score.extract import EXTRACTORS, Reading, extract, read
+from medr2.score.extract import EXTRACTORS, Reading, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
 from medr2.score.itemspill import ITEM_BATCH_ROWS

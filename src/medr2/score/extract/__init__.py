@@ -92,5 +92,6 @@ def extract(form: str, raw: str | None, options: Sequence[str] = ()) -> str | No
     return read(form, raw, options).value
 
 
-__all__ = ["ABSTAIN_OPTION", "EXTRACTORS", "READERS", "Reading", "extract", "extract_mcq", "extract_multi", "extract_text",
+__all__ = ["ABSTAIN_OPTION", "EXTRACTORS", "READERS", "Reading", "extract", "extract_mcq", "extract_multi",
+           "extract_text",
            "extract_yesno", "read", "register_extractor", "strip_reasoning"]

@@ -55,8 +55,8 @@ UNSURE = ("I'm not sure", "I am not sure", "I'm not certain", "I am not certain"
 # Chinese: a modal of inability + a verb of determining; image states
 ZH_MODALS = ("无法", "不能", "不可能", "没法")
 ZH_VERBS = ("确定", "判断", "评估", "回答", "识别", "看出", "看清", "判定", "诊断", "确认")
-ZH_STATES = ("图像是空白的", "图像为空白", "图像空白", "图片是空白的", "图像缺失", "没有图像", "没有提供图像", "图像中看不到",
-             "图像中不可见", "看不到图像", "不确定", "不知道")
+ZH_STATES = ("图像是空白的", "图像为空白", "图像空白", "图片是空白的", "图像缺失", "没有图像", "没有提供图像",
+             "图像中看不到", "图像中不可见", "看不到图像", "不确定", "不知道")
 
 
 def _alt(words: Sequence[str]) -> str:
