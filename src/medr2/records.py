@@ -244,6 +244,21 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+ConfidenceSource = Literal["logprobs", "loglik", "prior", "verbal"]
+# where a confidence comes from (docs/metrics.md, "Calibration"): the server's token log-probabilities mapped onto
+# the options, a local model's log-likelihood of each option, a baseline's prior frequencies, or the model's own
+# words (read from the answer when scoring; never stored)
+CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "loglik", "prior", "verbal")
+
+
+class Confidence(_Frozen):
+    """A model's probability for each answer it could give (labels: option letters, ``yes``/``no``), normalised
+    over those answers, and where it comes from. The confidence of an answer is ``probs[parsed]``."""
+
+    source: ConfidenceSource
+    probs: dict[str, float]
+
+
 class Prediction(_Frozen):
     model_key: str
     item_id: str
@@ -258,6 +273,7 @@ class Prediction(_Frozen):
     attempts: int = 1
     finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...; None: not given
     reasoning: str | None = None  # the server's separate reasoning text, if it gave one
+    confidence: Confidence | None = None  # per-answer probabilities, where the model gives them
 
 
 class Score(_Frozen):

@@ -387,7 +387,8 @@ class Runner:
                           latency_s=resp.latency_s, prompt_tokens=resp.prompt_tokens,
                           completion_tokens=resp.completion_tokens, status=resp.status,
                           error=resp.error if resp.status == "error" else None, attempts=resp.attempts,
-                          finish_reason=resp.finish_reason, reasoning=resp.reasoning)
+                          finish_reason=resp.finish_reason, reasoning=resp.reasoning,
+                          confidence=resp.confidence if resp.status == "ok" else None)
         meta = {**p.meta, "notes": list(resp.notes)} if resp.notes else p.meta
         return Row(pred, p.item.step, p.item.chain_id, meta, p.messages)
 

@@ -580,6 +580,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             items.close()
         spill_folder.__exit__(None, None, None)
     qpath.unlink(missing_ok=True)
+    from medr2.score.calibration import write_calibration
+
+    write_calibration(run_dir, metrics)  # RUN/calibration.json where answers carry confidences or abstain
     return metrics
 
 

@@ -64,6 +64,13 @@ def _memo_key(memo: _KeyMemo, fmt: tuple[str, tuple[str, ...]], it: ItemLike, va
     return memo[mk]
 
 
+def is_unanswerable(it: ItemLike) -> bool:
+    """Whether the item's evidence was removed or replaced (a probe: V1 blank image, V2 another case's image, V3
+    another modality), so that "cannot be determined" is the right answer. The one place this is decided: today
+    from the variant's ``meta.scoring == "probe"`` mark; a declared variant role can replace it here."""
+    return it.meta.get("scoring") == "probe"
+
+
 def _preserving(it: ItemLike, code: str | None) -> bool:
     """The item is an answer-preserving variant (flip rate, consistency)."""
     return bool(it.meta.get("answer_preserving", code in ("T5", "T6"))) and code in PRESERVING_CODES
@@ -74,7 +81,7 @@ def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
     code = variant_code(it.variant)
     prompt = prompts.setdefault((it.question, fmt[1]), len(prompts))  # same question and options: same code
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
-            it.pair_id, it.chain_id, it.step, it.split, float(it.chance), it.meta.get("scoring") == "probe",
+            it.pair_id, it.chain_id, it.step, it.split, float(it.chance), is_unanswerable(it),
             _preserving(it, code),
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
@@ -176,7 +183,7 @@ class SeverityFloors:
         key = (it.variant, it.meta.get("scoring"), it.meta.get("answer_preserving"))
         if key not in self._of:
             code, sev = variant_code(it.variant), _severity(it.variant)
-            counts = sev is not None and it.meta.get("scoring") != "probe" and _preserving(it, code)
+            counts = sev is not None and not is_unanswerable(it) and _preserving(it, code)
             self._of[key] = (code, sev) if counts and sev is not None else None
         return self._of[key]
 

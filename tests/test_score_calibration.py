@@ -1,0 +1,201 @@
+"""Calibration and abstention metrics (issue 45): formulas against scikit-learn on random inputs (1e-12), the
+ECE bootstrap's coverage in a simulation, and scripted models' abstention and calibration shift."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from medr2.models.base import BoxConvention
+from medr2.models.confidence import labels_of, normalised
+from medr2.records import Item, Prediction
+from medr2.score import calibration as cal
+from medr2.score.scorer import score_items
+from medr2.score.table import build_table
+from tests.score_fixtures import make_items
+
+TOL = 1e-12
+
+
+def _draw(seed: int, n: int, ties: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    conf = rng.random(n)
+    if ties:
+        conf = np.round(conf, 1)  # many equal confidences
+    y = rng.random(n) < conf  # roughly calibrated, both classes likely
+    y[0], y[1] = True, False  # both classes present
+    w = rng.integers(0, 4, size=n).astype(float)
+    w[0] = w[1] = 1.0
+    return conf, y, w
+
+
+def _value(fn: cal.Weighted, w: np.ndarray) -> float:
+    return float(np.asarray(fn(w[None, :]))[0])
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.integers(5, 400), st.booleans())
+def test_formulas_match_scikit_learn(seed: int, n: int, ties: bool) -> None:
+    conf, y, w = _draw(seed, n, ties)
+    ones = np.ones(n)
+    assert _value(cal.brier(conf, y), ones) == pytest.approx(brier_score_loss(y, conf), abs=TOL)
+    assert _value(cal.brier(conf, y), w) == pytest.approx(brier_score_loss(y, conf, sample_weight=w), abs=TOL)
+    assert _value(cal.auroc(conf, y), ones) == pytest.approx(roc_auc_score(y, conf), abs=TOL)
+    assert _value(cal.auroc(conf, y), w) == pytest.approx(roc_auc_score(y, conf, sample_weight=w), abs=TOL)
+    for adaptive, strategy in ((False, "uniform"), (True, "quantile")):
+        edges = cal.bin_edges(conf, adaptive=adaptive)
+        prob_true, prob_pred = calibration_curve(y, conf, n_bins=cal.N_BINS, strategy=strategy)
+        counts = np.bincount(cal.bin_index(conf, edges), minlength=cal.N_BINS)
+        counts = counts[counts > 0]
+        expected = float(np.sum(counts / n * np.abs(prob_true - prob_pred)))
+        assert _value(cal.ece(conf, y, edges), ones) == pytest.approx(expected, abs=TOL)
+        rel = cal.reliability(conf, y, edges)
+        assert np.allclose([b["accuracy"] for b in rel], prob_true, atol=TOL, rtol=0)
+        assert np.allclose([b["confidence"] for b in rel], prob_pred, atol=TOL, rtol=0)
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 120), st.booleans())
+def test_aurc_is_the_mean_risk_over_coverage(seed: int, n: int, ties: bool) -> None:
+    """AURC against its definition: answer the rows of confidence >= t for each distinct t; rows of one
+    confidence enter together, each step weighted by the coverage it adds (weights = repeated rows)."""
+    conf, y, w = _draw(seed, n, ties)
+    rep = w.astype(int)
+    c, yy = np.repeat(conf, rep), np.repeat(y, rep)
+    total, area = len(c), 0.0
+    for t in np.unique(c)[::-1]:
+        covered = c >= t
+        area += np.sum(c == t) / total * np.mean(~yy[covered])
+    assert _value(cal.aurc(conf, y), w) == pytest.approx(area, abs=TOL)
+    curve = cal.risk_coverage_curve(conf, y)
+    assert curve[-1][0] == pytest.approx(1.0) and curve[-1][1] == pytest.approx(np.mean(~y))
+
+
+def test_ece_bootstrap_covers_the_true_ece() -> None:
+    """Coverage of the case bootstrap's 95% interval of ECE: confidences uniform on [0.5, 1], each case's
+    accuracy 0.2 below its confidence (plus a case-level shift of ±0.1 shared by its items, mean 0), so the true
+    equal-width ECE is 0.2. Over 200 simulated runs of 80 cases × 4 items, the interval holds 0.2 in 88–99% of
+    them."""
+    rng = np.random.default_rng(7)
+    hits, runs = 0, 200
+    for r in range(runs):
+        cases = np.repeat(np.arange(80), 4)
+        conf = rng.uniform(0.5, 1.0, size=cases.size)
+        shift = rng.choice([-0.1, 0.1], size=80)[cases]
+        y = rng.random(cases.size) < conf - 0.2 + shift
+        book = cal.WeightedBook([str(c) for c in cases])
+        book.add([str(c) for c in cases], cal.ece(conf, y, cal.bin_edges(conf)))
+        (m,) = book.evaluate(200, seed=r)
+        hits += m["lo"] <= 0.2 <= m["hi"]
+    assert 0.88 <= hits / runs <= 0.99, hits / runs
+
+
+# -- scripted models on items of every form with V1-V3 probes -------------------------------------------
+
+ITEMS = make_items(12)
+BY_ID = {it.item_id: it for it in ITEMS}
+
+
+def _run(answer: callable, confidence: callable | None = None) -> dict:  # type: ignore[valid-type]
+    preds, confs = [], []
+    for it in ITEMS:
+        preds.append(Prediction(model_key="scripted", item_id=it.item_id, mode="independent",
+                                request_hash=it.item_id, raw=answer(it), status="ok"))
+        got = confidence(it) if confidence is not None else None
+        confs.append(got)
+    scores = score_items(BY_ID, preds, BoxConvention())
+    rows = build_table(BY_ID, scores)
+    by_item = {it.item_id: c for it, c in zip(ITEMS, confs, strict=True)}
+    conf = [cal.row_confidence(p, by_item[i].probs if by_item[i] is not None else None)
+            for i, p in zip(rows["item_id"], rows["parsed"], strict=True)]
+    rows = rows.assign(confidence=np.array([np.nan if c is None else c for c in conf]),
+                       confidence_source=["prior" if c is not None else None for c in conf])
+    return cal.compute_calibration(rows, seed=1, n_resamples=100)["modes"]["independent"]
+
+
+def _gold(it: Item) -> str:
+    if it.form == "box":
+        return "[{:.0f}, {:.0f}, {:.0f}, {:.0f}]".format(*it.answer_box)  # type: ignore[str-format]
+    return it.answer
+
+
+def _probe(it: Item) -> bool:
+    return it.meta.get("scoring") == "probe"
+
+
+def test_abstaining_exactly_on_unanswerable_probes() -> None:
+    m = _run(lambda it: "Cannot be determined from this image." if _probe(it) else _gold(it))
+    ab = m["abstention"]
+    assert ab["appropriate_abstention"]["value"] == 1.0 and ab["over_abstention"]["value"] == 0.0
+    assert ab["appropriate_abstention"]["n"] == 36 and ab["appropriate_abstention"]["n_cases"] == 12
+    for code in ("V1", "V2", "V3"):
+        assert ab[f"appropriate_abstention_{code}"]["value"] == 1.0
+    assert ab["selective_acc"]["value"] == 1.0 and ab["coverage"]["value"] == 1.0
+    assert "calibration" not in m and m["confidence"]["note"].startswith("no confidence")
+
+
+def test_always_answering_never_abstains() -> None:
+    ab = _run(_gold)["abstention"]
+    assert ab["appropriate_abstention"]["value"] == 0.0 and ab["over_abstention"]["value"] == 0.0
+
+
+def test_over_abstention_counts_declines_on_answerable_items() -> None:
+    m = _run(lambda it: "I am unable to assess this." if it.form == "mcq" and not _probe(it) else _gold(it))
+    ab = m["abstention"]
+    clean = [it for it in ITEMS if it.variant == "clean"]
+    assert ab["over_abstention"]["value"] == pytest.approx(sum(it.form == "mcq" for it in clean) / len(clean))
+    assert ab["appropriate_abstention"]["value"] == 0.0
+
+
+def _prior_probs(it: Item) -> object:
+    """A prior-only model: its probabilities depend on the question and options, never on the image."""
+    labels = labels_of(it)
+    if not labels:
+        return None
+    weights = {lab: float(len(it.question) % (k + 2) + 1) for k, lab in enumerate(labels)}
+    return normalised(weights, "prior")
+
+
+def _prior_answer(it: Item) -> str:
+    c = _prior_probs(it)
+    if c is None:
+        return _gold(it)
+    return max(c.probs, key=lambda k: (c.probs[k], k))  # type: ignore[attr-defined]
+
+
+def test_a_prior_only_model_shows_no_calibration_shift_on_probes() -> None:
+    m = _run(_prior_answer, _prior_probs)
+    for code in ("V1", "V2", "V3"):
+        assert m["shift"][code]["value"] == 0.0 and m["shift"][code]["n"] == 12
+    assert m["calibration"]["ECE"]["n"] > 0 and m["confidence"]["sources"] == ["prior"]
+
+
+def test_a_model_that_reads_the_image_loses_confidence_on_the_blank_image() -> None:
+    def probs(it: Item) -> object:
+        labels = labels_of(it)
+        if not labels:
+            return None
+        sure = 0.25 if it.variant.startswith("V1") else 0.9
+        key = it.answer if it.form != "box" else labels[0]
+        rest = (1 - sure) / (len(labels) - 1)
+        return normalised({lab: sure if lab == key else rest for lab in labels}, "prior")
+
+    m = _run(_gold, probs)
+    assert m["shift"]["V1"]["value"] == pytest.approx(0.25 - 0.9)
+    assert m["shift"]["V2"]["value"] == 0.0
+
+
+def test_runs_without_confidence_or_abstention_write_no_file(tmp_path: object) -> None:
+    """The calibration views say so instead of inventing numbers: no confidences -> no calibration block."""
+    rows = build_table(BY_ID, score_items(BY_ID, [Prediction(
+        model_key="m", item_id=it.item_id, mode="independent", request_hash=it.item_id, raw=_gold(it),
+        status="ok") for it in ITEMS], BoxConvention()))
+    rows = rows.assign(confidence=np.nan, confidence_source=None)
+    m = cal.compute_calibration(rows, n_resamples=10)["modes"]["independent"]
+    assert "calibration" not in m and "shift" not in m
+    assert isinstance(pd.DataFrame(m["abstention"]), pd.DataFrame)
