@@ -1,6 +1,7 @@
 """Verbalised confidence: what an answer says about its own certainty ("Confidence: 80%", "confidence 0.8",
 "I'm fairly sure", "信心：80%"), read by the same structured reader as the answer (``medr2 eval --confidence
-verbal`` asks for it with :data:`VERBAL_INSTRUCTION`). A number wins over words; the last statement wins.
+verbal`` asks for it: ``medr2.run.prompts.VERBAL_CONFIDENCE_INSTRUCTION``). A number wins over words; the last
+statement wins.
 
 Words map to fixed probabilities (:data:`VERBAL_WORDS`, from the usual verbal-probability scales): a word is
 read only where no number is given, and only as the answer's own certainty ("I am fairly sure"), never inside
@@ -10,9 +11,6 @@ the medical content ("likely pneumonia" states a diagnosis, not the model's conf
 from __future__ import annotations
 
 import re
-
-VERBAL_INSTRUCTION = ("After your answer, state how confident you are that it is correct as a percentage on its own "
-                      "line, e.g. 'Confidence: 70%'.")
 
 _NUMBER = re.compile(
     r"(?i:\bconfidence(?:\s+level)?\s*(?:[:=：]|is|of)?\s*(?:about|around|~|approximately)?\s*)"
