@@ -148,3 +148,37 @@ def test_a_run_without_confidences_or_abstentions_gets_no_calibration_file(tmp_p
     metrics = score_run(run, n_resamples=20)
     assert not (run / CALIBRATION_FILE).exists()
     assert all("abstained" not in m["rates"] for m in metrics["modes"].values())
+
+
+def test_abstain_option_offered_recorded_and_scored(tmp_path: Path) -> None:
+    """``--abstain-option``: single-choice questions list "Cannot be determined from the image" as their last
+    option; a model choosing its letter is scored ``abstained`` (the manifest records the option)."""
+    from medr2.records import ABSTAIN_OPTION
+    from medr2.score.scorer import load_table
+
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=4)
+    offered: list[bool] = []
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        text = "\n".join(_texts(body["messages"][-1:]))
+        line = next((ln for ln in text.splitlines() if ABSTAIN_OPTION in ln), None)
+        offered.append(line is not None)
+        return json_response(completion(line.strip()[0] if line else default_answer(body)))
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), abstain_option=True,
+                            adapter_extra={"backoff_initial_s": 0.01}))
+    assert any(offered) and not all(offered)  # single-choice items only
+    assert json.loads((run / "manifest.json").read_text())["abstain_option"] is True
+    metrics = score_run(run, n_resamples=20)
+    rows = load_table(run)
+    mcq = rows[rows["form"] == "mcq"]
+    assert (mcq["verdict"] == "abstained").all() and len(mcq) == sum(offered)
+    assert (rows.loc[rows["form"] != "mcq", "verdict"] != "abstained").all()
+    rate = metrics["modes"]["independent"]["rates"]["abstained"]["value"]
+    assert rate == pytest.approx(len(mcq) / len(rows))
+    cal = json.loads((run / CALIBRATION_FILE).read_text())
+    assert cal["abstain_option"] is True
+    assert cal["modes"]["independent"]["abstention"]["over_abstention"]["value"] > 0

@@ -231,7 +231,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_batch_size: int | None = None, ray_engines: int | None = None,
              ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
-             serve_timeout: float | None = None, confidence: str = "none") -> RunSummary:
+             serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False
+             ) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
@@ -249,7 +250,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     first request, stopped
     after it (:mod:`medr2.run.serve`); ``confidence``: where each answer's confidence comes from (``none``,
     ``logprobs``: an openai: server's token log-probabilities, ``verbal``: the model is asked to state it;
-    docs/metrics.md, "Calibration")."""
+    docs/metrics.md, "Calibration"); ``abstain_option``: single-choice items also offer "Cannot be determined from
+    the image" (choosing it is scored ``abstained``; recorded in the manifest)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -283,7 +285,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
-                     serve=serve_spec, confidence=confidence)
+                     serve=serve_spec, confidence=confidence, abstain_option=abstain_option)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 

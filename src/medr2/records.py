@@ -244,6 +244,18 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+# the option ``medr2 eval --abstain-option`` adds to single-choice items; its text reads as an abstention
+# (medr2.score.extract.abstain), so choosing it is scored ``abstained``
+ABSTAIN_OPTION = "Cannot be determined from the image"
+
+
+def with_abstain_option(form: str, options: list[str]) -> list[str]:
+    """The options a single-choice item is asked with under ``--abstain-option`` (others unchanged)."""
+    if form != "mcq" or not options or ABSTAIN_OPTION in options:
+        return options
+    return [*options, ABSTAIN_OPTION]
+
+
 ConfidenceSource = Literal["logprobs", "loglik", "prior", "verbal"]
 # where a confidence comes from (docs/metrics.md, "Calibration"): the server's token log-probabilities mapped onto
 # the options, a local model's log-likelihood of each option, a baseline's prior frequencies, or the model's own

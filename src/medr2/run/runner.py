@@ -34,7 +34,7 @@ from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKEN
 from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
-from medr2.records import Item, Prediction, stable_hash
+from medr2.records import Item, Prediction, stable_hash, with_abstain_option
 from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.order import DEFAULT_ORDER, get_order
 from medr2.run.prompts import (
@@ -287,7 +287,8 @@ class Runner:
     def __init__(self, *, bench_root: Path, bench_items: Iterable[Item] = (), adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
                  batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None,
-                 chains: ChainIndex | None = None, order: str = "bench", suffix: str | None = None) -> None:
+                 chains: ChainIndex | None = None, order: str = "bench", suffix: str | None = None,
+                 abstain_option: bool = False) -> None:
         """``bench_items``: the items chains are looked up in (every item of the bench, or at least those of
         the chains asked); or ``chains``, that index built already. ``order``: the dispatch order of each
         wave's items (:data:`medr2.run.order.ORDERS`; default ``bench``: as given; ``medr2 eval`` passes its
@@ -299,6 +300,7 @@ class Runner:
         self.settings = settings
         self.preset = preset
         self.suffix = suffix  # one more instruction after each asked question (--confidence verbal)
+        self.abstain_option = abstain_option  # single-choice items offer records.ABSTAIN_OPTION (--abstain-option)
         self.conv: BoxConvention = adapter.box_convention
         self.retry_errors = retry_errors
         self.batch_size = max(1, batch_size)
@@ -369,6 +371,8 @@ class Runner:
         for it in items:
             turns, meta, upstream = self._history(mode, it)
             meta["variant"] = it.variant
+            if self.abstain_option and it.form == "mcq":  # asked with "Cannot be determined from the image"
+                it = it.model_copy(update={"options": with_abstain_option(it.form, it.options)})
             if upstream is not None:
                 key = stable_hash(["upstream-error", self.adapter.key, it.item_id, mode.name,
                                    meta["upstream_hash"]], n=64)
@@ -594,6 +598,7 @@ class EvalConfig:
     # where each answer's confidence comes from (run.prompts.CONFIDENCE_OPTIONS): ``logprobs`` asks an openai:
     # server for token log-probabilities, ``verbal`` asks the model to state it; recorded in the manifest
     confidence: str = "none"
+    abstain_option: bool = False  # offer "Cannot be determined from the image" on single-choice items; recorded
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -715,6 +720,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             identity["request_extra"] = request_extra
         if cfg.confidence != "none":  # recorded where asked (older runs have none): it changes the prompt or body
             identity["confidence"] = cfg.confidence
+        if cfg.abstain_option:
+            identity["abstain_option"] = True
         out = Path(cfg.out)
         store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
         try:
@@ -740,12 +747,15 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             if cfg.confidence != "none":
                 manifest["confidence"] = cfg.confidence
+            if cfg.abstain_option:
+                manifest["abstain_option"] = True  # scoring reads single-choice answers with that option
             manifest["updated_at"] = time.time()
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=source.root, chains=chains, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
                             batch_size=model_cfg.batch_size, progress=progress, executor=executor, order=cfg.order,
-                            suffix=VERBAL_CONFIDENCE_INSTRUCTION if cfg.confidence == "verbal" else None)
+                            suffix=VERBAL_CONFIDENCE_INSTRUCTION if cfg.confidence == "verbal" else None,
+                            abstain_option=cfg.abstain_option)
             summary = RunSummary(out)
             status = "failed"
             try:

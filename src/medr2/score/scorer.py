@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
-from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
+from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
@@ -219,12 +219,31 @@ def _ask_judge(item: ItemLike, scored: _Scored) -> bool:
     return item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")
 
 
+def offered(items: Mapping[str, ItemLike], abstain_option: bool) -> Mapping[str, ItemLike]:
+    """The items as they were asked: with ``--abstain-option`` a single-choice item's options end with
+    ``records.ABSTAIN_OPTION`` (the runner adds it the same way, ``records.with_abstain_option``)."""
+    if not abstain_option:
+        return items
+    out: dict[str, ItemLike] = {}
+    for k, it in items.items():
+        opts = with_abstain_option(it.form, list(it.options))
+        if opts is it.options or opts == list(it.options):
+            out[k] = it
+        elif isinstance(it, Item):
+            out[k] = it.model_copy(update={"options": opts})
+        else:
+            out[k] = replace(it, options=opts)
+    return out
+
+
 def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Iterable[Prediction],
                 box_convention: BoxConvention, judge: Judge | None = None,
-                bench_root: Path | None = None) -> list[Score]:
-    """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``
-    (the judge, if given, is asked about those and about report texts)."""
+                bench_root: Path | None = None, *, abstain_option: bool = False) -> list[Score]:
+    """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``,
+    declining ones ``abstained`` (the judge, if given, is asked about unparsed ones and about report texts).
+    ``abstain_option``: the items were asked with ``--abstain-option``."""
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
+    by_id = offered(by_id, abstain_option)
     preds = list(predictions)
     results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root,
                           [p.finish_reason for p in preds])
@@ -413,15 +432,16 @@ class _BatchScorer:
     (``medr2 score --workers N``, :mod:`medr2.score.workers`)."""
 
     def __init__(self, items: ScoringItems, conv: BoxConvention, judge: Judge | None, bench_root: Path,
-                 audit: _Audit, progress: Any = None) -> None:
+                 audit: _Audit, progress: Any = None, abstain_option: bool = False) -> None:
         self.items, self.conv, self.judge, self.bench_root = items, conv, judge, bench_root
-        self.audit, self.progress = audit, progress
+        self.audit, self.progress, self.abstain_option = audit, progress, abstain_option
 
     def __call__(self, rows: Sequence[tuple[Any, ...]], codes: np.ndarray) -> _BatchOut:
         from medr2.score.table import SeverityFloors
 
         window = self.items.load(codes)  # this batch's records (what the lookups below read)
-        scored = _score_rows(window, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
+        asked = offered(window, self.abstain_option)
+        scored = _score_rows(asked, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
                              bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress)
         item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
         model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
@@ -520,7 +540,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         if workers > 1:
             _load_before_fork(items)
         batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
-                                           progress=progress if workers == 1 else None), workers)
+                                           progress=progress if workers == 1 else None,
+                                           abstain_option=bool(manifest.get("abstain_option"))), workers)
         store = Store.open(run_dir)
         try:
             for (rows, codes), out in batches.map(_known_rows(store.counted_rows(batch_rows), items)):

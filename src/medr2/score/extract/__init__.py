@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from medr2.records import ABSTAIN_OPTION
 from medr2.registry import Registry
-from medr2.score.extract.abstain import ABSTAIN_OPTION, declines, find_decline
+from medr2.score.extract.abstain import declines, find_decline
 from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
 from medr2.score.extract.common import Reading, strip_reasoning
 from medr2.score.extract.text import extract_text

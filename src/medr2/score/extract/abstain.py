@@ -17,7 +17,7 @@ Precedence (docs/metrics.md, "Abstentions"): the clauses that decline are remove
 is read by the form's reader; **a choice stated outside the declining clauses wins** ("It is hard to be sure
 from this image, but the answer is B" is B; "No, the nodule is not visible in this image" is no); when the rest
 states no answer, the answer is an abstention. An option whose own text declines (the eval-time option
-:data:`ABSTAIN_OPTION`) is an abstention when chosen.
+:data:`medr2.records.ABSTAIN_OPTION`) is an abstention when chosen.
 """
 
 from __future__ import annotations
@@ -25,9 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-# the option ``medr2 eval --abstain-option`` adds to single-choice items (its text is read as an abstention)
-ABSTAIN_OPTION = "Cannot be determined from the image"
 
 # -- the grammar's parts (English) ------------------------------------------------------------------------
 SUBJECTS = ("it", "this", "that", "the answer", "the diagnosis", "the finding", "the findings", "the abnormality",
@@ -121,6 +118,6 @@ def find_decline(text: str) -> Decline | None:
 
 
 def declines(text: str) -> bool:
-    """Whether ``text`` as a whole declines (an option text such as :data:`ABSTAIN_OPTION`)."""
+    """Whether ``text`` as a whole declines (an option text such as ``medr2.records.ABSTAIN_OPTION``)."""
     got = find_decline(text)
     return got is not None and not got.rest
