@@ -295,6 +295,7 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     metrics = _read_json(run_dir / "metrics.json")
     if not isinstance(metrics.get("modes"), dict):
         raise BadInput("metrics.json has no 'modes' object", file=str(run_dir / "metrics.json"), field="modes")
+    attach_calibration(metrics, run_dir)
     scores = ScoreTable(run_dir / "scores.parquet")
     key = metrics.get("model_key") or _model_keys(scores) or run_dir.name
     model_key = ", ".join(key) if isinstance(key, list) else str(key)  # a merged run may hold several models
@@ -304,6 +305,23 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     return RunData(run_dir=run_dir, label=run_dir.name, model_key=model_key, manifest=manifest,
                    metrics=metrics, scores=scores, responses=_read_responses(run_dir), bench_root=bench_root,
                    claims=read_claims(run_dir, metrics))
+
+
+CALIBRATION_FILE = "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE
+
+
+def attach_calibration(metrics: dict[str, Any], run_dir: Path) -> None:
+    """Put a run's ``calibration.json`` (where ``medr2 score`` wrote one) beside its metrics, per mode under
+    ``modes[MODE]["calibration"]`` (in memory only: the leaderboard and plots read both from one place)."""
+    path = run_dir / CALIBRATION_FILE
+    if not path.is_file():
+        return
+    cal = _read_json(path)
+    if not isinstance(cal.get("modes"), dict):
+        raise BadInput("calibration.json has no 'modes' object", file=str(path), field="modes")
+    for mode, block in cal["modes"].items():
+        if isinstance(block, dict) and isinstance(metrics["modes"].get(mode), dict):
+            metrics["modes"][mode]["calibration"] = block
 
 
 def _model_keys(scores: ScoreTable) -> list[str]:
