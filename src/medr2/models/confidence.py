@@ -66,10 +66,12 @@ def from_token_logprobs(content: Any, labels: Sequence[str]) -> Confidence | Non
             continue
         weights = dict.fromkeys(labels, 0.0)
         seen: set[str] = set()
-        alts = pos.get("top_logprobs") if isinstance(pos.get("top_logprobs"), list) else []
+        top = pos.get("top_logprobs")
+        alts: list[Any] = top if isinstance(top, list) else []
         for alt in [pos, *alts]:
-            tok, lp = alt.get("token") if isinstance(alt, dict) else None, alt.get("logprob") if isinstance(
-                alt, dict) else None
+            if not isinstance(alt, dict):
+                continue
+            tok, lp = alt.get("token"), alt.get("logprob")
             if not isinstance(tok, str) or tok in seen or not isinstance(lp, (int, float)) or isinstance(lp, bool):
                 continue
             seen.add(tok)

@@ -92,12 +92,10 @@ class Decline:
 def _clause(text: str, start: int, end: int) -> tuple[int, int]:
     """The clause around ``text[start:end]`` (between the boundaries before and after it)."""
     left = 0
-    for m in _CLAUSE_END.finditer(text, 0, start):
-        left = m.end()
-    m = _CLAUSE_END.search(text, end)
-    right = m.start() if m else len(text)
-    # a full stop right after the clause belongs to it
-    return left, right
+    for b in _CLAUSE_END.finditer(text, 0, start):
+        left = b.end()
+    after = _CLAUSE_END.search(text, end)
+    return left, after.start() if after else len(text)
 
 
 def find_decline(text: str) -> Decline | None:
