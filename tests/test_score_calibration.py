@@ -199,3 +199,40 @@ def test_runs_without_confidence_or_abstention_write_no_file(tmp_path: object) -
     m = cal.compute_calibration(rows, n_resamples=10)["modes"]["independent"]
     assert "calibration" not in m and "shift" not in m
     assert isinstance(pd.DataFrame(m["abstention"]), pd.DataFrame)
+
+
+# -- the verbalised confidence reader ---------------------------------------------------------------------
+
+@settings(max_examples=150)
+@given(st.integers(0, 100), st.sampled_from(("Confidence: {v}%", "confidence {v} %", "Confidence level: {v} percent",
+                                             "My confidence is about {v}%", "置信度：{v}%", "信心 {v}％")),
+       st.sampled_from(("B ", "Answer: B\n", "The answer is yes. ")), st.sampled_from(("", ".", "\n")))
+def test_verbal_percentages_are_read(v: int, template: str, answer: str, end: str) -> None:
+    from medr2.score.extract.confidence import read_confidence
+
+    assert read_confidence(answer + template.format(v=v) + end) == pytest.approx(v / 100)
+
+
+@settings(max_examples=100)
+@given(st.floats(0, 1), st.sampled_from(("/10", "")))
+def test_verbal_fractions_and_words(x: float, unit: str) -> None:
+    from medr2.score.extract.confidence import VERBAL_WORDS, read_confidence
+
+    if unit:
+        v = round(x * 10)
+        assert read_confidence(f"Answer: A. Confidence: {v}/10") == pytest.approx(v / 10)
+    else:
+        v = round(x, 2)
+        assert read_confidence(f"A\nConfidence: {v}") == pytest.approx(v)
+    for phrase, p in VERBAL_WORDS.items():
+        if phrase.startswith("a guess") or phrase.startswith("just"):
+            continue
+        assert read_confidence(f"The answer is C; I am {phrase}.") == p, phrase
+
+
+@pytest.mark.parametrize("text", ["Likely pneumonia.", "B", "Findings are certain to be benign? No: answer B.",
+                                  "Confidence: 250%", "The answer is B (3 lesions, 80% stenosis)."])
+def test_no_stated_confidence_is_none(text: str) -> None:
+    from medr2.score.extract.confidence import read_confidence
+
+    assert read_confidence(text) is None
