@@ -97,4 +97,8 @@ def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
         assert any(c.strip().startswith(fmt_ci({"value": ece, "lo": 0, "hi": 1})[:4]) for c in cells), (ece, cells)
         shown = page.eval_on_selector_all("#plots img", "els => els.map(e => [e.alt, e.naturalWidth])")
         assert any("Calibration" in alt and width > 0 for alt, width in shown), shown
+        page.wait_for_selector("#cards article")
+        kvs = page.eval_on_selector_all("#cards article .kv", "els => els.map(e => e.textContent)")
+        stated = [k for k in kvs if k.startswith("confidence: ")]
+        assert stated and all(k.endswith("(logprobs)") for k in stated), kvs[:20]
     assert not errors, errors

@@ -236,3 +236,32 @@ def test_no_stated_confidence_is_none(text: str) -> None:
     from medr2.score.extract.confidence import read_confidence
 
     assert read_confidence(text) is None
+
+
+def test_the_prior_baseline_shows_no_calibration_shift_on_probes() -> None:
+    """The real ``baseline:prior`` (train frequencies, never the image) gives the same confidence to a probe as to
+    its clean parent: a calibration shift of exactly 0 on V1-V3, from its own stored confidences."""
+    from types import SimpleNamespace
+
+    from medr2.models.registry import load_adapter
+    from tests.score_fixtures import requests_for
+
+    train = {0, 1, 2, 4, 5, 8, 9}  # uneven train answers: modality CT 3, MRI 3, X-ray 1 times (of 7)
+    items = [it.model_copy(update={"split": "train"}) if int(it.case_id[-2:]) in train else it for it in ITEMS]
+    by_id = {it.item_id: it for it in items}
+    adapter = load_adapter("baseline:prior", bench=SimpleNamespace(items=items))
+    responses = adapter.generate(requests_for(items))
+    preds = [Prediction(model_key=adapter.key, item_id=it.item_id, mode="independent", request_hash=it.item_id,
+                        raw=r.text, status=r.status, confidence=r.confidence)
+             for it, r in zip(items, responses, strict=True)]
+    rows = build_table(by_id, score_items(by_id, preds, BoxConvention()))
+    conf = {p.item_id: p.confidence for p in preds}
+    values = [cal.row_confidence(parsed, conf[i].probs if conf[i] is not None else None)
+              for i, parsed in zip(rows["item_id"], rows["parsed"], strict=True)]
+    rows = rows.assign(confidence=np.array([np.nan if v is None else v for v in values]),
+                       confidence_source=["prior" if v is not None else None for v in values])
+    m = cal.compute_calibration(rows, n_resamples=20)["modes"]["independent"]
+    assert m["confidence"]["sources"] == ["prior"]
+    assert len({v for v in values if v is not None}) > 1  # not a constant: the train frequencies differ per task
+    for code in ("V1", "V2", "V3"):
+        assert m["shift"][code]["value"] == 0.0 and m["shift"][code]["n"] == 12

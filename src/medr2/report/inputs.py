@@ -29,6 +29,7 @@ class RawResponse:
     error: str | None
     request: list[Any] | None = None  # the rendered messages the model received (``messages_json``), if stored
     reasoning: str | None = None  # the server's separate reasoning text, if it returned one
+    confidence: dict[str, Any] | None = None  # the stored per-answer probabilities (records.Confidence), if any
 
 
 @dataclass
@@ -145,7 +146,8 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
             raise KeyError(key)
         p = sp.prediction
         request = sp.request if isinstance(sp.request, list) else None
-        return RawResponse(p.raw, p.status, p.error, request, p.reasoning)
+        return RawResponse(p.raw, p.status, p.error, request, p.reasoning,
+                           p.confidence.model_dump() if p.confidence is not None else None)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         from medr2.run.store import Store
