@@ -182,3 +182,33 @@ def test_abstain_option_offered_recorded_and_scored(tmp_path: Path) -> None:
     cal = json.loads((run / CALIBRATION_FILE).read_text())
     assert cal["abstain_option"] is True
     assert cal["modes"]["independent"]["abstention"]["over_abstention"]["value"] > 0
+
+
+def test_merged_shards_keep_the_eval_options(tmp_path: Path) -> None:
+    """A merged run is scored with its shards' ``--abstain-option`` and ``--confidence`` (read from the identity
+    the merge keeps, ``medr2.run.manifest.eval_option``)."""
+    from medr2.records import ABSTAIN_OPTION
+    from medr2.run.merge import merge_runs
+    from medr2.score.scorer import load_table
+
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=4)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        text = "\n".join(_texts(body["messages"][-1:]))
+        line = next((ln for ln in text.splitlines() if ABSTAIN_OPTION in ln), None)
+        return json_response(completion((line.strip()[0] if line else default_answer(body)) + "\nConfidence: 60%"))
+
+    shards = [tmp_path / "s0", tmp_path / "s1"]
+    with ScriptedServer(respond) as srv:
+        for i, out in enumerate(shards):
+            run_eval(EvalConfig(bench=bench, model="openai:m", out=out, base_urls=(srv.url,), shard=(i, 2),
+                                abstain_option=True, confidence="verbal", adapter_extra={"backoff_initial_s": 0.01}))
+    merged = tmp_path / "merged"
+    merge_runs(shards, merged, command=[])
+    score_run(merged, n_resamples=20)
+    rows = load_table(merged)
+    assert (rows.loc[rows["form"] == "mcq", "verdict"] == "abstained").all()
+    cal = json.loads((merged / CALIBRATION_FILE).read_text())
+    assert cal["abstain_option"] is True and cal["confidence_option"] == "verbal"
+    assert cal["modes"]["independent"]["confidence"]["sources"] == ["verbal"]

@@ -224,7 +224,9 @@ def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) 
 
         value = row_confidence(s.get("parsed"), resp.confidence.get("probs"))
         return None if value is None else f"{value:.2f} ({resp.confidence.get('source')})"
-    if run.manifest.get("confidence") == "verbal" and resp.raw:
+    from medr2.run.manifest import eval_option
+
+    if eval_option(run.manifest, "confidence") == "verbal" and resp.raw:
         from medr2.score.extract.common import strip_reasoning
         from medr2.score.extract.confidence import read_confidence
 

@@ -294,6 +294,7 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None) -
     """Compute and write ``RUN/calibration.json`` for a scored run whose answers carry a confidence or an
     abstention (or whose eval offered the abstain option); otherwise remove a stale one and return None."""
     from medr2.atomic import atomic_write_bytes
+    from medr2.run.manifest import eval_option
     from medr2.run.store import Store
     from medr2.score.confread import run_confidences
     from medr2.score.scorer import load_table
@@ -306,7 +307,8 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None) -
     abstained = any("abstained" in (m.get("rates") or {}) for m in ((metrics or {}).get("modes") or {}).values())
     with Store.open(run_dir) as store:
         confident = store.has_confidences()
-    if not (confident or abstained or manifest.get("abstain_option") or manifest.get("confidence")):
+    confidence, abstain_option = eval_option(manifest, "confidence"), eval_option(manifest, "abstain_option")
+    if not (confident or abstained or abstain_option or confidence):
         path.unlink(missing_ok=True)  # nothing to measure (and the table is not read)
         return None
     rows = load_table(run_dir)
@@ -315,8 +317,8 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None) -
     boot = (metrics or {}).get("bootstrap") or {}
     out = compute_calibration(rows, seed=int(boot.get("seed", 0)),
                               n_resamples=int(boot.get("n_resamples", DEFAULT_RESAMPLES)))
-    out = {"model_key": (metrics or {}).get("model_key"), "confidence_option": manifest.get("confidence"),
-           "abstain_option": bool(manifest.get("abstain_option")), **out}
+    out = {"model_key": (metrics or {}).get("model_key"), "confidence_option": confidence,
+           "abstain_option": bool(abstain_option), **out}
     data = json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     atomic_write_bytes(path, data.encode("utf-8"))
     return out

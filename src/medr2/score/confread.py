@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from medr2.models.confidence import from_loglik_note
+from medr2.run.manifest import eval_option
 from medr2.run.store import Store
 from medr2.score.calibration import row_confidence
 from medr2.score.extract.common import strip_reasoning
@@ -22,7 +23,7 @@ from medr2.score.extract.confidence import read_confidence
 def run_confidences(run_dir: Path, rows: pd.DataFrame, manifest: Mapping[str, Any]
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per tidy row: the confidence in its answer (NaN: none) and its source (None: none)."""
-    verbal = manifest.get("confidence") == "verbal"
+    verbal = eval_option(dict(manifest), "confidence") == "verbal"
     stored: dict[tuple[str, str], tuple[str | None, Any, str | None]] = {}
     with Store.open(run_dir) as store:
         for sp in store.iter_predictions():

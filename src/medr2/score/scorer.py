@@ -496,6 +496,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     (:mod:`medr2.score.itemspill`). ``workers`` > 1 scores the batches in that many worker processes
     (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process."""
     from medr2.progress import Quiet
+    from medr2.run.manifest import eval_option
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
@@ -541,7 +542,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             _load_before_fork(items)
         batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
                                            progress=progress if workers == 1 else None,
-                                           abstain_option=bool(manifest.get("abstain_option"))), workers)
+                                           abstain_option=bool(eval_option(manifest, "abstain_option"))), workers)
         store = Store.open(run_dir)
         try:
             for (rows, codes), out in batches.map(_known_rows(store.counted_rows(batch_rows), items)):
