@@ -265,3 +265,52 @@ def test_the_prior_baseline_shows_no_calibration_shift_on_probes() -> None:
     assert len({v for v in values if v is not None}) > 1  # not a constant: the train frequencies differ per task
     for code in ("V1", "V2", "V3"):
         assert m["shift"][code]["value"] == 0.0 and m["shift"][code]["n"] == 12
+
+
+# -- split conformal prediction sets ------------------------------------------------------------------------
+
+def _conformal_rows(rng: np.random.Generator, n_val: int, n_test: int) -> pd.DataFrame:
+    """Exchangeable rows: four options, probabilities drawn from a Dirichlet, the gold answer drawn from them
+    (a calibrated model), so split conformal covers at least the target in expectation."""
+    n = n_val + n_test
+    p = rng.dirichlet(np.ones(4) * 0.7, size=n)
+    gold = [chr(65 + int(rng.choice(4, p=row))) for row in p]
+    return pd.DataFrame({
+        "case_id": [f"c{i}" for i in range(n)], "variant": "clean", "probe": False, "form": "mcq",
+        "stage": [1 + i % 4 for i in range(n)], "split": ["val"] * n_val + ["test"] * n_test, "answer": gold,
+        "probs": [{chr(65 + j): float(v) for j, v in enumerate(row)} for row in p]})
+
+
+def test_conformal_qhat_and_sets_follow_their_definition() -> None:
+    rng = np.random.default_rng(3)
+    df = _conformal_rows(rng, 57, 40)
+    book = cal.WeightedBook(df["case_id"].tolist())
+    got = cal.conformal_sets(df, book, 0.8)
+    assert got is not None
+    val = df[df["split"] == "val"]
+    scores = np.array([1 - p[g] for p, g in zip(val["probs"], val["answer"], strict=True)])
+    level = np.ceil((len(scores) + 1) * 0.8) / len(scores)
+    # the k-th smallest score, k = ceil((n+1)·coverage): the inverse empirical CDF at k/n
+    assert got["qhat"] == pytest.approx(float(np.quantile(scores, level, method="inverted_cdf")), abs=1e-15)
+    assert got["n_calibration"] == 57 and got["calibration_split"] == "val"
+    res = book.evaluate(20, 0)
+    test = df[df["split"] == "test"]
+    sets = [{k for k, v in p.items() if v >= 1 - got["qhat"]} for p in test["probs"]]
+    assert res[got["coverage"]]["value"] == pytest.approx(np.mean([g in s for s, g in zip(sets, test["answer"],
+                                                                                          strict=True)]))
+    assert res[got["set_size"]]["value"] == pytest.approx(np.mean([len(s) for s in sets]))
+    assert set(got["stages"]) == {"1", "2", "3", "4"}
+
+
+def test_conformal_sets_cover_the_target_in_simulation() -> None:
+    """Mean coverage over 300 exchangeable datasets (40 calibration, 200 test rows) is at least the target and
+    at most target + 1/(n+1) (the split-conformal guarantee), within simulation error."""
+    rng = np.random.default_rng(11)
+    covs = []
+    for _ in range(300):
+        df = _conformal_rows(rng, 40, 200)
+        book = cal.WeightedBook(df["case_id"].tolist())
+        got = cal.conformal_sets(df, book, 0.9)
+        assert got is not None
+        covs.append(book.evaluate(0, 0)[got["coverage"]]["value"])
+    assert 0.9 - 0.01 <= float(np.mean(covs)) <= 0.9 + 1 / 41 + 0.01, np.mean(covs)

@@ -108,6 +108,9 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
     assert c["mean_confidence"]["n"] == len(clean)
     assert c["mean_confidence"]["value"] == pytest.approx(float(np.mean([expected[i] for i in clean["item_id"]])))
     assert c["accuracy"]["value"] == pytest.approx(float(clean["correct"].mean()))
+    conf = mode["conformal"]  # split conformal sets: calibrated on the train split (the bench has no val split)
+    assert conf["target"] == 0.9 and conf["calibration_split"] == "train" and conf["n_calibration"] > 0
+    assert 0.0 <= conf["coverage"]["value"] <= 1.0 and 1.0 <= conf["set_size"]["value"] <= 4.0
 
 
 def test_verbal_confidences_end_to_end(tmp_path: Path) -> None:

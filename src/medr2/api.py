@@ -303,15 +303,16 @@ def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] |
 
 def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequence[str] = (),
           judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
-          progress: Any = None, workers: int = 1) -> dict[str, Any]:
+          progress: Any = None, workers: int = 1, conformal_coverage: float = 0.9) -> dict[str, Any]:
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
-    ``workers``: processes scoring the answers (the same outputs for any number; one with a judge)."""
+    ``workers``: processes scoring the answers (the same outputs for any number; one with a judge);
+    ``conformal_coverage``: the target coverage of the conformal prediction sets in ``calibration.json``."""
     from medr2.score.scorer import score_run
 
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
     return score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
-                     judge_claims=judge_claims, workers=workers)
+                     judge_claims=judge_claims, workers=workers, conformal_coverage=conformal_coverage)
 
 
 def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,

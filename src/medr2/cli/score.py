@@ -22,6 +22,9 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
+        conformal_coverage: float = typer.Option(0.9, "--conformal-coverage", min=0.0, max=1.0,
+                                                 help="target coverage of the conformal prediction sets in "
+                                                      "calibration.json (docs/metrics.md)"),
     ) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
         import warnings
@@ -44,7 +47,8 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
-                                    judge_claims=judge_claims, progress=progress, workers=workers)
+                                    judge_claims=judge_claims, progress=progress, workers=workers,
+                                    conformal_coverage=conformal_coverage)
         finally:
             progress.close()
         con = Console()
@@ -66,4 +70,6 @@ def register(app: typer.Typer) -> None:
                 hinted = True
         if hinted:
             con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
-        con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)
+        cal = Path(run) / "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE (where there is one)
+        wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
+        con.print(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}", highlight=False)

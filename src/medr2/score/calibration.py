@@ -20,6 +20,7 @@ Written to ``RUN/calibration.json`` (``metrics.json`` is unchanged)."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medr2.errors import BadInput
 from medr2.score.stats import (
     CHUNK_CELLS,
     DEFAULT_RESAMPLES,
@@ -40,6 +42,7 @@ CALIBRATION_FILE = "calibration.json"
 N_BINS = 10
 CHOICE_FORMS = ("mcq", "yesno")
 CURVE_POINTS = 50  # risk–coverage points kept for the report
+CONFORMAL_COVERAGE = 0.9  # the conformal sets' target coverage (``medr2 score --conformal-coverage``)
 
 Weighted = Callable[[np.ndarray], np.ndarray]  # (resamples × rows) weights -> one value per resample
 
@@ -269,28 +272,70 @@ def _shifts(df: pd.DataFrame, has: np.ndarray, book: WeightedBook) -> dict[str, 
     return out
 
 
+def conformal_sets(df: pd.DataFrame, book: WeightedBook, coverage: float) -> dict[str, Any] | None:
+    """Split conformal prediction sets (LAC): on the calibration split (``val``, else ``train``), the scores
+    ``s = 1 − p(gold)`` of the clean answerable choice rows with probabilities give ``q̂``, their
+    ``⌈(n+1)·coverage⌉``-th smallest (1 when that exceeds n); a row of any other split gets the set of answers
+    with ``p ≥ 1 − q̂``. Reported: coverage (gold in the set) and mean set size, overall and per stage, over
+    those other rows; None without calibration or test rows."""
+    ok = ((df["variant"] == "clean") & ~df["probe"].astype(bool) & df["form"].isin(CHOICE_FORMS)
+          & df["probs"].map(lambda p: isinstance(p, dict) and bool(p)))
+    rows = df[ok]
+    cal_split = "val" if (rows["split"] == "val").any() else "train"
+    cal, test = rows[rows["split"] == cal_split], rows[rows["split"] != cal_split]
+    if cal.empty or test.empty:
+        return None
+    scores = np.sort([1.0 - float(p.get(str(g), 0.0)) for p, g in zip(cal["probs"], cal["answer"], strict=True)])
+    n = len(scores)
+    k = math.ceil((n + 1) * coverage)
+    qhat = 1.0 if k > n else float(scores[k - 1])
+    sets = [{lab for lab, v in p.items() if v >= 1.0 - qhat} for p in test["probs"]]
+    hit = np.array([str(g) in s for s, g in zip(sets, test["answer"], strict=True)], dtype=float)
+    size = np.array([len(s) for s in sets], dtype=float)
+    out: dict[str, Any] = {"target": coverage, "qhat": qhat, "calibration_split": cal_split, "n_calibration": n,
+                           "coverage": book.add(test["case_id"], weighted_mean(hit)),
+                           "set_size": book.add(test["case_id"], weighted_mean(size)), "stages": {}}
+    stages = test["stage"].to_numpy()
+    for s in sorted(set(stages.tolist())):
+        m = stages == s
+        out["stages"][str(s)] = {"coverage": book.add(test.loc[m, "case_id"], weighted_mean(hit[m])),
+                                 "set_size": book.add(test.loc[m, "case_id"], weighted_mean(size[m]))}
+    return out
+
+
+_RESOLVED = ("calibration", "abstention", "shift", "conformal")
+_CONFORMAL_PLAIN = ("n_calibration",)  # ints of the conformal block that are counts, not metric handles
+
+
 def _resolve(tree: Any, results: list[dict[str, Any]], keys: tuple[str, ...] = ()) -> Any:
     if isinstance(tree, dict):
         return {k: _resolve(v, results, (*keys, k)) for k, v in tree.items()}
-    if isinstance(tree, int) and not isinstance(tree, bool) and keys and keys[0] in (
-            "calibration", "abstention", "shift"):
+    if isinstance(tree, int) and not isinstance(tree, bool) and keys and keys[0] in _RESOLVED \
+            and keys[-1] not in _CONFORMAL_PLAIN:
         return results[tree]
     return tree
 
 
-def compute_calibration(rows: pd.DataFrame, *, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
-                        ) -> dict[str, Any]:
+def compute_calibration(rows: pd.DataFrame, *, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES,
+                        coverage: float = CONFORMAL_COVERAGE) -> dict[str, Any]:
     """``calibration.json``'s ``modes`` block (and its bootstrap) from tidy rows with ``confidence`` and
-    ``confidence_source`` columns."""
+    ``confidence_source`` columns (and ``probs``, the per-answer probabilities, for the conformal sets)."""
+    if not 0 < coverage < 1:
+        raise BadInput(f"the conformal coverage must be between 0 and 1, not {coverage}", field="--conformal-coverage")
     book = WeightedBook(rows["case_id"].astype(str).tolist())
-    trees = {str(mode): mode_calibration(df, book) for mode, df in rows.groupby("mode", sort=True)}
+    trees = {}
+    for mode, df in rows.groupby("mode", sort=True):
+        trees[str(mode)] = mode_calibration(df, book)
+        if "probs" in df.columns and (sets := conformal_sets(df, book, coverage)) is not None:
+            trees[str(mode)]["conformal"] = sets
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
     return {"bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
                           "n_cases": len(book.cases)},
             "modes": {m: _resolve(t, results) for m, t in trees.items()}}
 
 
-def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None, *,
+                      coverage: float = CONFORMAL_COVERAGE) -> dict[str, Any] | None:
     """Compute and write ``RUN/calibration.json`` for a scored run whose answers carry a confidence or an
     abstention (or whose eval offered the abstain option); otherwise remove a stale one and return None."""
     from medr2.atomic import atomic_write_bytes
@@ -312,11 +357,11 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None) -
         path.unlink(missing_ok=True)  # nothing to measure (and the table is not read)
         return None
     rows = load_table(run_dir)
-    conf, source = run_confidences(run_dir, rows, manifest)
-    rows = rows.assign(confidence=conf, confidence_source=source)
+    conf, source, probs = run_confidences(run_dir, rows, manifest)
+    rows = rows.assign(confidence=conf, confidence_source=source, probs=probs)
     boot = (metrics or {}).get("bootstrap") or {}
     out = compute_calibration(rows, seed=int(boot.get("seed", 0)),
-                              n_resamples=int(boot.get("n_resamples", DEFAULT_RESAMPLES)))
+                              n_resamples=int(boot.get("n_resamples", DEFAULT_RESAMPLES)), coverage=coverage)
     out = {"model_key": (metrics or {}).get("model_key"), "confidence_option": confidence,
            "abstain_option": bool(abstain_option), **out}
     data = json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

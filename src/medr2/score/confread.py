@@ -21,8 +21,9 @@ from medr2.score.extract.confidence import read_confidence
 
 
 def run_confidences(run_dir: Path, rows: pd.DataFrame, manifest: Mapping[str, Any]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Per tidy row: the confidence in its answer (NaN: none) and its source (None: none)."""
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tidy row: the confidence in its answer (NaN: none), its source (None: none) and the stored per-answer
+    probabilities (a dict; None for a verbal or no confidence)."""
     verbal = eval_option(dict(manifest), "confidence") == "verbal"
     stored: dict[tuple[str, str], tuple[str | None, Any, str | None]] = {}
     with Store.open(run_dir) as store:
@@ -37,6 +38,7 @@ def run_confidences(run_dir: Path, rows: pd.DataFrame, manifest: Mapping[str, An
     n = len(rows)
     out = np.full(n, np.nan)
     src = np.full(n, None, dtype=object)
+    probs = np.full(n, None, dtype=object)
     for k, (iid, mode, form, parsed) in enumerate(zip(rows["item_id"], rows["mode"], rows["form"], rows["parsed"],
                                                       strict=True)):
         raw, conf, status = stored.get((iid, mode), (None, None, None))
@@ -49,9 +51,10 @@ def run_confidences(run_dir: Path, rows: pd.DataFrame, manifest: Mapping[str, An
         source: str | None = None
         if isinstance(conf, dict):
             value, source = row_confidence(parsed, conf.get("probs")), str(conf.get("source"))
+            probs[k] = conf.get("probs")
         elif verbal and raw is not None:
             value, source = read_confidence(strip_reasoning(raw)), "verbal"
         if value is not None:
             out[k], src[k] = value, source
-    return out, src
+    return out, src, probs
 

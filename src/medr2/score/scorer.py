@@ -481,8 +481,8 @@ def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
 def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
-              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1
-              ) -> dict[str, Any]:
+              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
+              conformal_coverage: float = 0.9) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -509,6 +509,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
     if workers < 1:
         raise BadInput("workers must be at least 1", field="--workers")
+    if not 0 < conformal_coverage < 1:
+        raise BadInput(f"--conformal-coverage must be between 0 and 1 (exclusive), not {conformal_coverage}",
+                       field="--conformal-coverage")
     if workers > 1 and judge is not None:
         raise BadInput("scoring with a judge runs in one process (--workers 1)", field="--workers")
     if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
@@ -604,7 +607,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     qpath.unlink(missing_ok=True)
     from medr2.score.calibration import write_calibration
 
-    write_calibration(run_dir, metrics)  # RUN/calibration.json where answers carry confidences or abstain
+    # RUN/calibration.json where answers carry confidences or abstain
+    write_calibration(run_dir, metrics, coverage=conformal_coverage)
     return metrics
 
 
