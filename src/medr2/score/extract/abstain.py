@@ -98,8 +98,18 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
     return left, after.start() if after else len(text)
 
 
+# every declining phrase contains one of these (lower-cased) words: an answer holding none of them is not read by
+# the grammar at all (most answers: "B", "Yes.", a box), a plain substring test per word
+_TRIGGERS = ("can", "could", "unable", "able", "possible", "way", "determin", "sure", "certain", "know",
+             "insufficient", "enough", "image", "picture", "scan", "film", "radiograph", "photo",
+             *sorted({w[:2] for w in (*ZH_MODALS, *ZH_STATES)}))
+
+
 def find_decline(text: str) -> Decline | None:
     """The declining phrases of ``text`` and the rest of it (None when it does not decline)."""
+    low = text.lower()
+    if not any(t in low for t in _TRIGGERS):
+        return None
     hits = list(_DECLINE.finditer(text))
     if not hits:
         return None
