@@ -5,6 +5,7 @@ log-probabilities), the choice against those scores, and the batching against on
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -73,6 +74,15 @@ def test_choice_is_the_most_likely_candidate_and_matches_transformers_loss(tiny,
         scores = _scores(r.notes[0])
         assert list(scores) == list(cands) and r.text == max(cands, key=scores.__getitem__)
         assert r.finish_reason == "stop" and r.completion_tokens and r.completion_tokens >= 2  # answer + end token
+        # the confidence (issue 45): the softmax of the candidates' scores, labelled by option letter / yes-no
+        from medr2.models.confidence import labels_of
+
+        assert r.confidence is not None and r.confidence.source == "loglik"
+        assert list(r.confidence.probs) == list(labels_of(req.meta["item"]))
+        top = max(scores.values())
+        z = sum(math.exp(v - top) for v in scores.values())
+        assert list(r.confidence.probs.values()) == pytest.approx([math.exp(v - top) / z for v in scores.values()],
+                                                                   abs=1e-3)
         # the same log-probability through transformers' own loss: labels only on the answer's tokens
         conv, prompt, images = a._render(req)
         for cand, full in zip(cands, a._answered(conv, cands), strict=True):

@@ -9,7 +9,7 @@ import pytest
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.records import Prediction
-from medr2.run.store import Row, Store
+from medr2.run.store import SCHEMA_VERSION, Row, Store
 
 
 def _pred(h: str, item: str = "i1", mode: str = "independent", status: str = "ok", raw: str | None = "A") -> Prediction:
@@ -142,7 +142,7 @@ def test_version1_store_reads_and_migrates(tmp_path: Path) -> None:
     version = con.execute("SELECT value FROM store_info WHERE key = 'schema_version'").fetchone()[0]
     rows = con.execute("SELECT request_hash, finish_reason, reasoning FROM predictions ORDER BY rowid").fetchall()
     con.close()
-    assert {"finish_reason", "reasoning"} <= cols and version == "2"
+    assert {"finish_reason", "reasoning", "confidence"} <= cols and version == SCHEMA_VERSION == "3"
     assert rows == [("h-old", None, None), ("h-new", "length", "thinking...")]
     # a merge from an old shard into a new store reads the missing columns as NULL
     old2 = tmp_path / "old2"
@@ -169,3 +169,20 @@ def test_huge_answer_is_stored_whole(tmp_path: Path) -> None:
         st.put(Prediction(model_key="m", item_id="i", mode="independent", request_hash="h", raw=raw, status="ok"))
         row = st.get("h")
     assert row is not None and row.prediction.raw == raw
+
+
+def test_confidence_round_trips_and_old_rows_have_none(tmp_path: Path) -> None:
+    """Schema 3 (issue 45): a prediction's confidence is stored as JSON and read back equal; a version-1 store
+    opened to write gains the column and its old rows read as no confidence."""
+    from medr2.records import Confidence
+
+    run = tmp_path / "run"
+    _v1_store(run)
+    conf = Confidence(source="logprobs", probs={"A": 0.75, "B": 0.25})
+    pred = Prediction(model_key="m", item_id="i-new", mode="independent", request_hash="h-new", raw="A",
+                      status="ok", confidence=conf)
+    with Store.open(run, write=True) as st:
+        st.put(pred)
+    with Store.open(run) as st:
+        got = {p.prediction.request_hash: p.prediction.confidence for p in st.iter_predictions()}
+    assert got == {"h-old": None, "h-new": conf}

@@ -117,7 +117,7 @@ def test_accuracy_definitions_by_hand() -> None:
         raw: str | None = it.answer
         status = "ok"
         if it.task == "s1.modality":
-            raw = "I cannot tell." if i % 2 else it.answer  # half unparsed
+            raw = "Perhaps." if i % 2 else it.answer  # half unparsed ("I cannot tell." is an abstention)
         if it.task == "s3.abnormal" and it.answer == "no" and it.case_id in ("case00", "case01", "case02"):
             raw = "Yes."  # one twin wrong in three pairs
         if it.task == "s4.diagnosis" and it.case_id == "case03":

@@ -349,7 +349,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_batch_size: int | None = None, ray_engines: int | None = None,
              ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
-             serve_timeout: float | None = None) -> RunSummary:
+             serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False
+             ) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
@@ -365,7 +366,10 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     ``serve``: a server command started for the run (``{port}`` becomes a free port), healthy (``serve_health``:
     URL(s) answering 2xx, default each base URL's ``/models``; within ``serve_timeout`` s, default 900) before the
     first request, stopped
-    after it (:mod:`medr2.run.serve`)."""
+    after it (:mod:`medr2.run.serve`); ``confidence``: where each answer's confidence comes from (``none``,
+    ``logprobs``: an openai: server's token log-probabilities, ``verbal``: the model is asked to state it;
+    docs/metrics.md, "Calibration"); ``abstain_option``: single-choice items also offer "Cannot be determined from
+    the image" (choosing it is scored ``abstained``; recorded in the manifest)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -399,7 +403,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
-                     serve=serve_spec)
+                     serve=serve_spec, confidence=confidence, abstain_option=abstain_option)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
@@ -419,7 +423,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
           judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
           progress: Any = None, workers: int = 1, slice: str | Sequence[str] | None = None,
           bins: Sequence[str] | Mapping[str, Sequence[float]] | None = None, harm: PathLike | None = None,
-          slice_min_cases: int = 20) -> dict[str, Any]:
+          slice_min_cases: int = 20, conformal_coverage: float = 0.9) -> dict[str, Any]:
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
     ``workers``: processes scoring the answers (the same outputs for any number; one with a judge).
@@ -427,7 +431,8 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     ``bins``: bin edges (``["age=18,50"]``), ``slice_min_cases``: the smallest ranked slice, ``harm``: a risk-tier
     override file (recorded in ``metrics.json`` ``run.harm``). With ``slice`` or ``harm``, ``RUN/harm.json`` (and
     with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
-    ``"slices"`` (``metrics.json`` does not)."""
+    ``"slices"`` (``metrics.json`` does not). ``conformal_coverage``: the target coverage of the conformal
+    prediction sets in ``calibration.json``."""
     from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
     from medr2.score.harm import load_harm
@@ -441,7 +446,8 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     spec = load_harm(harm) if harm is not None else None
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
     metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
-                        judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record())
+                        judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record(),
+                        conformal_coverage=conformal_coverage)
     if slicings or spec is not None:
         if progress is not None:
             progress.step("slices and harm")

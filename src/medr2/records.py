@@ -18,7 +18,9 @@ from medr2.variant_id import VariantRole
 
 Box = tuple[float, float, float, float]
 Form = Literal["mcq", "yesno", "box", "multi", "text"]
-Verdict = Literal["correct", "wrong", "unparsed", "truncated", "error"]
+Verdict = Literal["correct", "wrong", "unparsed", "abstained", "truncated", "error"]
+# the verdicts without a parsed answer, each its own counted outcome (in this order wherever outcomes are listed)
+UNREAD_OUTCOMES: tuple[str, ...] = ("unparsed", "abstained", "truncated", "error")
 Split = Literal["train", "val", "test"]
 
 # Text-form tasks whose answer is a report, scored with the report metrics (ROUGE, BLEU-4, METEOR) and kept
@@ -247,6 +249,33 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+# the option ``medr2 eval --abstain-option`` adds to single-choice items; its text reads as an abstention
+# (medr2.score.extract.abstain), so choosing it is scored ``abstained``
+ABSTAIN_OPTION = "Cannot be determined from the image"
+
+
+def with_abstain_option(form: str, options: list[str]) -> list[str]:
+    """The options a single-choice item is asked with under ``--abstain-option`` (others unchanged)."""
+    if form != "mcq" or not options or ABSTAIN_OPTION in options:
+        return options
+    return [*options, ABSTAIN_OPTION]
+
+
+ConfidenceSource = Literal["logprobs", "loglik", "prior", "verbal"]
+# where a confidence comes from (docs/metrics.md, "Calibration"): the server's token log-probabilities mapped onto
+# the options, a local model's log-likelihood of each option, a baseline's prior frequencies, or the model's own
+# words (read from the answer when scoring; never stored)
+CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "loglik", "prior", "verbal")
+
+
+class Confidence(_Frozen):
+    """A model's probability for each answer it could give (labels: option letters, ``yes``/``no``), normalised
+    over those answers, and where it comes from. The confidence of an answer is ``probs[parsed]``."""
+
+    source: ConfidenceSource
+    probs: dict[str, float]
+
+
 class Prediction(_Frozen):
     model_key: str
     item_id: str
@@ -261,6 +290,7 @@ class Prediction(_Frozen):
     attempts: int = 1
     finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...; None: not given
     reasoning: str | None = None  # the server's separate reasoning text, if it gave one
+    confidence: Confidence | None = None  # per-answer probabilities, where the model gives them
 
 
 class Score(_Frozen):

@@ -74,6 +74,13 @@ def eval_command(
     order: Annotated[str, typer.Option("--order", help=f"Dispatch order ({listing(ORDERS)}): case sends a case's "
                                        "items back to back (servers' prefix caches hit more), bench as the bench "
                                        "lists them; the stored answers are the same.")] = DEFAULT_ORDER,
+    confidence: Annotated[str, typer.Option("--confidence", help="Where each answer's confidence comes from: none, "
+                                            "logprobs (an openai: server's token log-probabilities, mapped onto "
+                                            "the options), verbal (the model is asked to state it). Scored into "
+                                            "RUN/calibration.json (docs/metrics.md).")] = "none",
+    abstain_option: Annotated[bool, typer.Option("--abstain-option", help="Single-choice items also offer 'Cannot "
+                                                 "be determined from the image'; choosing it is scored abstained "
+                                                 "(recorded in the run manifest).")] = False,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from rich.console import Console
@@ -94,7 +101,8 @@ def eval_command(
                            model_option=model_option, progress=progress, command=sys.argv, executor=executor,
                            ray_address=ray_address, ray_batch_size=ray_batch_size, ray_engines=ray_engines,
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
-                           serve_health=serve_health, serve_timeout=serve_timeout, order=order)
+                           serve_health=serve_health, serve_timeout=serve_timeout, order=order,
+                           confidence=confidence, abstain_option=abstain_option)
     console = Console(stderr=True)
     for name, c in summary.modes.items():
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"

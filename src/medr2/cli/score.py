@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
         harm: Path | None = typer.Option(None, "--harm", metavar="FILE",
                                          help="risk tiers and weights overriding the defaults (JSON/YAML); "
                                               "writes RUN/harm.json"),
+        conformal_coverage: float = typer.Option(0.9, "--conformal-coverage", min=0.0, max=1.0,
+                                                 help="target coverage of the conformal prediction sets in "
+                                                      "calibration.json (docs/metrics.md)"),
     ) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
         import warnings
@@ -57,7 +60,8 @@ def register(app: typer.Typer) -> None:
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
                                     judge_claims=judge_claims, progress=progress, workers=workers,
-                                    slice=slice or None, bins=bins, harm=harm, slice_min_cases=slice_min_cases)
+                                    slice=slice or None, bins=bins, harm=harm, slice_min_cases=slice_min_cases,
+                                    conformal_coverage=conformal_coverage)
         finally:
             progress.close()
         con = Console()
@@ -71,13 +75,17 @@ def register(app: typer.Typer) -> None:
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
-                      highlight=False)
+            abstained = (f", abstained {rates['abstained']['value']:.3f}"
+                         if (rates.get("abstained") or {}).get("value") is not None else "")
+            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, truncated {truncated:.3f}, "
+                      f"error {error:.3f}", highlight=False)
             if truncated:
                 hinted = True
         if hinted:
             con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
-        con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)
+        cal = Path(run) / "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE (where there is one)
+        wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
+        con.print(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}", highlight=False)
         _print_analysis(con, Path(run), metrics)
 
 

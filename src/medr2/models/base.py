@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from medr2.records import Confidence
 
 BoxSpace = Literal["pixel", "unit", "thousand"]
 
@@ -65,6 +68,8 @@ class Response:
     finish_reason: str | None = None
     reasoning: str | None = None  # the server's separate reasoning text (never read for the answer)
     notes: tuple[str, ...] = ()  # what the adapter changed or dropped (e.g. an out-of-range token count)
+    # the model's probability of each answer it could give (medr2.records.Confidence), where it gives them
+    confidence: Confidence | None = None
 
 
 @dataclass(frozen=True)

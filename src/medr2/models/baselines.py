@@ -20,9 +20,10 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, BoxConvention, Request, Response
+from medr2.models.confidence import labels_of, normalised
 from medr2.models.presets import format_box
 from medr2.models.registry import AdapterOptions
-from medr2.records import Box, Item, letter, letter_index
+from medr2.records import Box, Confidence, Item, letter, letter_index
 from medr2.registry import Registry
 
 PIXEL = BoxConvention("pixel", "none", ())
@@ -116,11 +117,16 @@ class BaselineAdapter:
     def answer(self, req: Request) -> str:
         raise BadInput(f"baseline {self.name} has no answer rule")
 
+    def confidence(self, req: Request) -> Confidence | None:
+        """The baseline's honest probability of each answer (None: it claims none)."""
+        return None
+
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out = []
         for req in requests:
             try:
-                out.append(Response("ok", text=self.answer(req), latency_s=0.0, attempts=1))
+                out.append(Response("ok", text=self.answer(req), latency_s=0.0, attempts=1,
+                                    confidence=self.confidence(req)))
             except BadInput as e:
                 out.append(Response("error", error=str(e), attempts=1))
         return out
@@ -138,6 +144,11 @@ class OracleBaseline(BaselineAdapter):
     def answer(self, req: Request) -> str:
         return _oracle_answer(_item(req))
 
+    def confidence(self, req: Request) -> Confidence | None:
+        item = _item(req)
+        labels = labels_of(item)
+        return normalised({k: float(k == item.answer) for k in labels}, "prior") if labels else None
+
 
 @register_baseline("random")
 class RandomBaseline(BaselineAdapter):
@@ -148,6 +159,9 @@ class RandomBaseline(BaselineAdapter):
     def answer(self, req: Request) -> str:
         item = _item(req)
         return _random_answer(item, _rng(f"{self.seed}:{req.key}"), self.reference_texts(item))
+
+    def confidence(self, req: Request) -> Confidence | None:
+        return _uniform(_item(req))
 
 
 @register_baseline("follow-hint")
@@ -227,6 +241,16 @@ class _Priors:
         """The mean train box of a task (fractions of the image); None: no train box."""
         return self._mean_boxes.get(task)
 
+    def confidence(self, item: Item) -> Confidence | None:
+        """The train frequency of each answer shown, normalised over them (uniform when none was seen)."""
+        labels = labels_of(item)
+        if not labels:
+            return None
+        freq = self.answer_text.get(item.task, Counter())
+        texts = item.options if item.form == "mcq" else list(labels)
+        counts = {lab: float(freq[t]) for lab, t in zip(labels, texts, strict=True)}
+        return normalised(counts, "prior") or normalised(dict.fromkeys(labels, 1.0), "prior")
+
     def answer(self, item: Item) -> str:
         if item.form == "mcq":
             for text in self.ranked(item.task):
@@ -269,6 +293,10 @@ class PriorBaseline(BaselineAdapter):
         assert self.priors is not None
         return self.priors.answer(_item(req))
 
+    def confidence(self, req: Request) -> Confidence | None:
+        assert self.priors is not None
+        return self.priors.confidence(_item(req))
+
 
 @register_baseline("blind")
 class BlindBaseline(BaselineAdapter):
@@ -281,6 +309,15 @@ class BlindBaseline(BaselineAdapter):
         item = _item(req)
         text = "\n".join(p.text or "" for m in req.messages for p in m.parts if p.type == "text")
         return _random_answer(item, _rng(f"{self.seed}:{text}"), self.reference_texts(item))
+
+    def confidence(self, req: Request) -> Confidence | None:
+        return _uniform(_item(req))
+
+
+def _uniform(item: Item) -> Confidence | None:
+    """A uniform guess: each answer equally likely (honestly 1/n right)."""
+    labels = labels_of(item)
+    return normalised(dict.fromkeys(labels, 1.0), "prior") if labels else None
 
 
 # -- scripted rationales (issue 19): the right answer, with a rationale that is grounded or not ---------------

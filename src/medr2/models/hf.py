@@ -25,12 +25,14 @@ from medr2.images import load_image
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
 from medr2.models.choice import CHOICE_MODES, CHOICE_STYLES, candidates, choice_note
+from medr2.models.confidence import from_loglik, labels_of
 from medr2.models.registry import AdapterOptions
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 C = TypeVar("C")
 # a closed question asked by likelihood: (request index, prompt, images, candidates, prompt + each candidate)
-Closed = tuple[int, str, list[Any], tuple[str, ...], list[str]]
+# (request index, prompt, images, candidate answers, their rendered turns, their confidence labels)
+Closed = tuple[int, str, list[Any], tuple[str, ...], list[str], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,8 @@ class HFAdapter:
                 cands = candidates(req.meta.get("item"), self.options.choice_style) \
                     if self.options.choice == "loglik" else None
                 if cands is not None:
-                    closed.append((i, text, images, cands, self._answered(conv, cands)))
+                    closed.append((i, text, images, cands, self._answered(conv, cands),
+                                   labels_of(req.meta.get("item"))))
                     continue
             except (BadInput, ValueError, TypeError, KeyError) as e:
                 out[i] = Response(status="error", error=f"{type(e).__name__}: {e}")
@@ -233,7 +236,7 @@ class HFAdapter:
         answers: list[list[int]] = []  # per candidate: its scored tokens
         owner: list[int] = []  # per candidate: its request's row in the prompt batch
         t0 = time.perf_counter()
-        for j, (_, prompt, ims, _, fulls) in enumerate(chunk):
+        for j, (_, prompt, ims, _, fulls, _) in enumerate(chunk):
             p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
             for full in fulls:
                 if not full.startswith(prompt):
@@ -281,12 +284,12 @@ class HFAdapter:
         dt = time.perf_counter() - t0
         out: list[Response] = []
         first_row = 0
-        for j, (_, _, _, cands, _) in enumerate(chunk):
+        for j, (_, _, _, cands, _, labels) in enumerate(chunk):
             mine = scores[first_row:first_row + len(cands)]
             best = max(range(len(cands)), key=mine.__getitem__)  # the first of equal scores
             out.append(Response(status="ok", text=cands[best], latency_s=dt, prompt_tokens=int(lengths[j]),
                                 completion_tokens=len(answers[first_row + best]), finish_reason="stop",
-                                notes=(choice_note(cands, mine),)))
+                                notes=(choice_note(cands, mine),), confidence=from_loglik(mine, labels)))
             first_row += len(cands)
         return out
 

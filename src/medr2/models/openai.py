@@ -36,7 +36,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pybase64
@@ -48,6 +48,9 @@ from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions
 from medr2.redact import redact_credentials, redact_url, scrub_secret, secret_grams
+
+if TYPE_CHECKING:
+    from medr2.records import Confidence
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
@@ -103,6 +106,8 @@ class Completion:
     finish_reason: str | None = None
     reasoning: str | None = None
     notes: tuple[str, ...] = ()
+    # ``choices[0].logprobs.content`` when the request asked for log-probabilities (``top_logprobs``)
+    token_logprobs: list[Any] | None = None
 
 
 def _storable(text: str) -> str:
@@ -158,7 +163,9 @@ def read_completion(data: bytes) -> Completion:
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     notes: list[str] = []
     pt, ct = _tokens(usage, "prompt_tokens", notes), _tokens(usage, "completion_tokens", notes)
-    return Completion(_storable(content), pt, ct, finish, reasoning, tuple(notes))
+    lp = choice.get("logprobs") if isinstance(choice, dict) else None
+    token_lp = lp.get("content") if isinstance(lp, dict) and isinstance(lp.get("content"), list) else None
+    return Completion(_storable(content), pt, ct, finish, reasoning, tuple(notes), token_lp)
 
 
 def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:
@@ -533,7 +540,7 @@ class OpenAIAdapter:
                             raise Permanent(self._scrub(str(e))) from None
                         return Completion(self._scrub(c.text), c.prompt_tokens, c.completion_tokens,
                                           c.finish_reason, self._scrub(c.reasoning) if c.reasoning else None,
-                                          c.notes)
+                                          c.notes, c.token_logprobs)
                     # scrub the whole message first, then cut it: a cut key leaves no fragment to match
                     msg = f"HTTP {r.status} from {where}: {self._scrub(error_message(data))[:ERROR_SNIPPET]}"
                     if r.status in RETRY_STATUS or r.status >= 500:
@@ -593,7 +600,33 @@ class OpenAIAdapter:
             return Response("error", error=str(e), latency_s=time.perf_counter() - t0, attempts=attempts)
         return Response("ok", text=c.text, latency_s=time.perf_counter() - t0, prompt_tokens=c.prompt_tokens,
                         completion_tokens=c.completion_tokens, attempts=attempts, finish_reason=c.finish_reason,
-                        reasoning=c.reasoning, notes=c.notes)
+                        reasoning=c.reasoning, notes=c.notes, confidence=completion_confidence(c, req))
+
+
+def completion_confidence(c: Completion, req: Request) -> Confidence | None:
+    """The ``logprobs`` confidence of a completion (``medr2.models.confidence``), where the server returned
+    token log-probabilities and the item has answers to map them onto."""
+    if not c.token_logprobs:
+        return None
+    from medr2.models.confidence import from_token_logprobs, labels_of
+
+    return from_token_logprobs(c.token_logprobs, labels_of(req.meta.get("item")))
+
+
+def logprobs_body(options: dict[str, Any]) -> dict[str, Any]:
+    """``top_logprobs=K`` (``--model-option``, or ``--confidence logprobs``): ask for the log-probabilities of
+    the answer tokens and the K most likely alternatives at each position (removed from ``options``)."""
+    if "top_logprobs" not in options:
+        return {}
+    k = options.pop("top_logprobs")
+    try:
+        k = int(k)
+    except (TypeError, ValueError):
+        raise BadInput(f"top_logprobs must be an integer 1-20, not {k!r}",
+                       field="--model-option top_logprobs") from None
+    if not 1 <= k <= 20:
+        raise BadInput(f"top_logprobs must be 1-20, not {k}", field="--model-option top_logprobs")
+    return {"logprobs": True, "top_logprobs": k}
 
 
 # ``--model-option`` names for the reasoning controls servers take, and where each goes in the request body:
@@ -631,13 +664,13 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     preset = opts.preset or get_preset("generic")
     extra = dict(opts.extra)
     known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body", "max_response_bytes",
-             *REASONING_OPTIONS}
+             "top_logprobs", *REASONING_OPTIONS}
     if set(extra) - known:
         raise BadInput(f"unknown openai options {sorted(set(extra) - known)}; known: {sorted(known)}", field="extra")
     body = extra.pop("extra_body", None) or {}
     if not isinstance(body, dict):
         raise BadInput("extra_body must be a JSON object", field="--model-option extra_body")
-    body = _merge_body(dict(preset.extra_body), _merge_body(body, reasoning_body(extra)))
+    body = _merge_body(dict(preset.extra_body), _merge_body(body, {**reasoning_body(extra), **logprobs_body(extra)}))
     return OpenAIAdapter(model, base_urls=opts.base_urls, api_key_env=opts.api_key_env,
                          concurrency=opts.concurrency, timeout_s=opts.timeout_s, retries=opts.retries,
                          box_convention=preset.box, preset_name=preset.name,

@@ -22,7 +22,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import load_image
 from medr2.records import Item
-from medr2.report.inputs import OPTIONAL_SCORE_COLUMNS, SCORE_COLUMNS, RunData, claims_of, score_batches
+from medr2.report.inputs import OPTIONAL_SCORE_COLUMNS, SCORE_COLUMNS, RawResponse, RunData, claims_of, score_batches
 from medr2.report.items import ReportItems, hash_ints, report_items, stable_id_hash
 
 MAX_ITEMS = 1000
@@ -210,7 +210,29 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "img": img, "w": width, "h": height, "cue": cue,
         "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
         "cl": _claims_view(resp, claims),
+        **({"cf": cf} if (cf := _confidence_view(run, resp, s)) is not None else {}),
     }
+
+
+def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) -> str | None:
+    """The confidence in the answer given and its source ("0.83 (logprobs)"), where the run has one: stored per
+    answer, or stated in it (``--confidence verbal``); None otherwise (nothing is shown)."""
+    if resp is None or resp.status != "ok":
+        return None
+    if resp.confidence is not None:
+        from medr2.score.calibration import row_confidence
+
+        value = row_confidence(s.get("parsed"), resp.confidence.get("probs"))
+        return None if value is None else f"{value:.2f} ({resp.confidence.get('source')})"
+    from medr2.run.manifest import eval_option
+
+    if eval_option(run.manifest, "confidence") == "verbal" and resp.raw:
+        from medr2.score.extract.common import strip_reasoning
+        from medr2.score.extract.confidence import read_confidence
+
+        stated = read_confidence(strip_reasoning(resp.raw))
+        return None if stated is None else f"{stated:.2f} (verbal)"
+    return None
 
 
 Candidate = tuple[str, int, str, int, dict[str, Any]]  # (id hash, run, mode, row, score row)

@@ -29,6 +29,7 @@ class RawResponse:
     error: str | None
     request: list[Any] | None = None  # the rendered messages the model received (``messages_json``), if stored
     reasoning: str | None = None  # the server's separate reasoning text, if it returned one
+    confidence: dict[str, Any] | None = None  # the stored per-answer probabilities (records.Confidence), if any
 
 
 @dataclass
@@ -147,7 +148,8 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
             raise KeyError(key)
         p = sp.prediction
         request = sp.request if isinstance(sp.request, list) else None
-        return RawResponse(p.raw, p.status, p.error, request, p.reasoning)
+        return RawResponse(p.raw, p.status, p.error, request, p.reasoning,
+                           p.confidence.model_dump() if p.confidence is not None else None)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         from medr2.run.store import Store
@@ -297,6 +299,7 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
     metrics = _read_json(run_dir / "metrics.json")
     if not isinstance(metrics.get("modes"), dict):
         raise BadInput("metrics.json has no 'modes' object", file=str(run_dir / "metrics.json"), field="modes")
+    attach_calibration(metrics, run_dir)
     scores = ScoreTable(run_dir / "scores.parquet")
     key = metrics.get("model_key") or _model_keys(scores) or run_dir.name
     model_key = ", ".join(key) if isinstance(key, list) else str(key)  # a merged run may hold several models
@@ -314,6 +317,23 @@ def _read_analysis(run_dir: Path) -> dict[str, Any]:
 
     return {key: _read_json(run_dir / name) for key, name in (("harm", HARM_FILE), ("slices", SLICES_FILE))
             if (run_dir / name).is_file()}
+
+
+CALIBRATION_FILE = "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE
+
+
+def attach_calibration(metrics: dict[str, Any], run_dir: Path) -> None:
+    """Put a run's ``calibration.json`` (where ``medr2 score`` wrote one) beside its metrics, per mode under
+    ``modes[MODE]["calibration"]`` (in memory only: the leaderboard and plots read both from one place)."""
+    path = run_dir / CALIBRATION_FILE
+    if not path.is_file():
+        return
+    cal = _read_json(path)
+    if not isinstance(cal.get("modes"), dict):
+        raise BadInput("calibration.json has no 'modes' object", file=str(path), field="modes")
+    for mode, block in cal["modes"].items():
+        if isinstance(block, dict) and isinstance(metrics["modes"].get(mode), dict):
+            metrics["modes"][mode]["calibration"] = block
 
 
 def _model_keys(scores: ScoreTable) -> list[str]:

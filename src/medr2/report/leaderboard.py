@@ -34,6 +34,10 @@ COLUMNS: tuple[Column, ...] = (
     # share of those rationales that hedge towards a finding the case does not have ("possibly X"): a model
     # cannot hedge its way to grounded accuracy unseen
     Column("hedged_halluc", "Hedged halluc.", ("rationale", "overall", "hedged_hallucination_rate")),
+    # calibration beside accuracy (RUN/calibration.json; shown where some run has them)
+    Column("ece", "ECE", ("calibration", "calibration", "ECE")),
+    Column("brier", "Brier", ("calibration", "calibration", "Brier")),
+    Column("auroc", "AUROC (conf.)", ("calibration", "calibration", "AUROC")),
     Column("s1", "S1 acquisition", ("stages", "1"), always=True),
     Column("s2", "S2 anatomy", ("stages", "2"), always=True),
     Column("s3", "S3 findings", ("stages", "3"), always=True),
@@ -46,6 +50,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("blind_gap", "Blind gap", ("visual_reliance", "BlindGap")),
     Column("miou", "mIoU", ("grounding", "all", "mIoU")),
     Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True),
+    # declined answers (shown where some run has them), and declining where the image cannot answer (probes)
+    Column("abstained", "Abstained", ("rates", "abstained")),
+    Column("appropriate_abstention", "Abstains when unanswerable",
+           ("calibration", "abstention", "appropriate_abstention")),
     Column("truncated", "Truncated", ("rates", "truncated")),  # cut off by the token limit (not in older runs)
     Column("error", "Error", ("rates", "error"), always=True),
 )

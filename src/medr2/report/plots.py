@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from medr2.records import STAGES, Item
+from medr2.records import STAGES, UNREAD_OUTCOMES, Item
 from medr2.registry import Registry
 from medr2.report.fmt import is_low_n, metric_parts
 from medr2.report.inputs import RunData, Scores, score_batches
@@ -114,6 +114,9 @@ def figure_layout(fig: Figure) -> dict[str, Any]:
                 metrics += [str(p.get_gid() or "") for p in patches]
             elif isinstance(c, ErrorbarContainer) and c.lines[0] is not None:
                 series.setdefault(label, _hex(c.lines[0].get_color()))
+        for line in ax.get_lines():  # labelled plain lines (the calibration curves); "_..." labels are unnamed
+            if not str(line.get_label()).startswith("_"):
+                series.setdefault(str(line.get_label()), _hex(line.get_color()))
         ticks = [_box(t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_text()]
         ntexts = [t for t in ax.texts if t.get_gid() == "nlabel"]
         floors = [{"metric": str(c.get_gid()).split()[1], "value": float(str(c.get_gid()).split()[2]),
@@ -508,8 +511,8 @@ def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], lis
         letters = [x for x in seen if len(x) == 1 and "A" <= x <= "Z"]
         base = [chr(c) for c in range(ord("A"), ord(max(letters)) + 1)] if letters else []
     gold = base + sorted({g for g, _ in rows} - set(base))
-    pred = base + sorted({p for _, p in rows} - set(base) - {"unparsed", "truncated", "error"})
-    pred += [x for x in ("unparsed", "truncated", "error") if x in seen]
+    pred = base + sorted({p for _, p in rows} - set(base) - set(UNREAD_OUTCOMES))
+    pred += [x for x in UNREAD_OUTCOMES if x in seen]
     return gold, pred
 
 
@@ -551,7 +554,7 @@ def _confusions(scores: Scores, gold: Gold, mode: str) -> dict[str, tuple[Any, l
             yesno = form == "yesno"
             g = it[2].strip().lower() if yesno else it[2].strip().upper()
             verdict = cols["verdict"][j]
-            if verdict in ("unparsed", "truncated", "error"):
+            if verdict in UNREAD_OUTCOMES:
                 pred = str(verdict)
             else:
                 p = str(cols["parsed"][j] or "").strip()
@@ -602,6 +605,69 @@ def confusion(ctx: PlotContext) -> list[Plot]:
                              f"Mode {mode}, clean items; unparsed, truncated and error answers in their own "
                              "columns. A good model has its counts on the diagonal."))
     return plots
+
+
+def _calibration_curves(mm: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[list[float]]] | None:
+    """A mode's reliability bins (equal width) and risk–coverage points (``RUN/calibration.json``), if any."""
+    cal = (mm or {}).get("calibration")
+    if not isinstance(cal, dict):
+        return None
+    bins = (cal.get("reliability") or {}).get("equal_width") or []
+    curve = cal.get("risk_coverage") or []
+    return (bins, curve) if bins or curve else None
+
+
+@register_plot("calibration")
+def calibration(ctx: PlotContext) -> list[Plot]:
+    """Per mode: a reliability diagram (accuracy against confidence, per confidence bin) and the risk–coverage
+    curve, one series per run (runs without confidences are left out: nothing is invented for them)."""
+    groups = _groups(ctx.runs)
+    out = []
+    for g, runs in enumerate(groups):
+        panels: list[tuple[str, list[tuple[int, Any]]]] = []
+        for mode in _modes(runs):
+            got = [(k, c) for k, r in enumerate(runs) if (c := _calibration_curves(_mode_metrics(r, mode)))]
+            if got:
+                panels.append((mode, got))
+        if not panels:
+            continue
+        fig = _figure(8.0, 0.9 + 3.0 * len(panels))
+        axes = list(fig.subplots(len(panels), 2, squeeze=False).ravel())
+        for row, (mode, got) in enumerate(panels):
+            rel, rc = axes[2 * row], axes[2 * row + 1]
+            rel.plot([0, 1], [0, 1], linestyle="--", color=NOISE_COLOR, linewidth=1)
+            for k, (bins, curve) in got:
+                if bins:
+                    rel.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], marker=MARKERS[k],
+                             color=PALETTE[k], label=runs[k].label, markersize=5, linewidth=1.4)
+                if curve:
+                    rc.plot([p[0] for p in curve], [p[1] for p in curve], color=PALETTE[k], label=runs[k].label,
+                            linewidth=1.6)
+            rel.set(xlim=(0, 1), ylim=(0, 1.02))
+            rel.set_xlabel("confidence (mean per bin)", fontsize=9)
+            rel.set_ylabel("accuracy", fontsize=9)
+            rel.set_title(f"{mode}: reliability", fontsize=10)
+            rc.set(xlim=(0, 1.02), ylim=(0, 1.02))
+            rc.set_xlabel("coverage (answered, most confident first)", fontsize=9)
+            rc.set_ylabel("risk (error rate)", fontsize=9)
+            rc.set_title(f"{mode}: risk–coverage", fontsize=10)
+            for ax in (rel, rc):
+                ax.grid(alpha=0.3)
+        from matplotlib.lines import Line2D
+
+        drawn = sorted({k for _, got in panels for k, _ in got})  # each run keeps its colour (index in the group)
+        fig.legend([Line2D([], [], color=PALETTE[k], marker=MARKERS[k], linewidth=2) for k in drawn],
+                   [runs[k].label for k in drawn], loc="outside upper center", ncols=min(4, len(drawn)), fontsize=8,
+                   frameon=False)
+        name, title = _suffix("calibration", "Calibration", g, groups)
+        out.append(_finish(fig, name, title,
+                           "Left: accuracy against confidence over the clean answers that carry a confidence (10 "
+                           "equal-width bins, a point per non-empty bin); a calibrated model lies on the dashed "
+                           "diagonal, below it is over-confident. Right: the error rate when only the most confident "
+                           "answers are kept, by the share kept; a model whose confidence knows its errors starts "
+                           "low and rises. ECE, Brier, AUROC and abstention with intervals: the leaderboard and "
+                           "calibration.json. Runs without confidences are not drawn."))
+    return out
 
 
 def _slug(s: str) -> str:

@@ -93,3 +93,10 @@ def check_same_run(existing: dict[str, Any], identity: dict[str, Any], run_dir: 
     if diff:
         raise BadInput(f"the run folder holds a run with different {', '.join(diff)}; use another --out",
                        file=str(Path(run_dir) / MANIFEST_FILE), field=diff[0])
+
+
+def eval_option(manifest: dict[str, Any], key: str) -> Any:
+    """An eval option that changes what is asked (``confidence``, ``abstain_option``: issue 45), as recorded in the
+    run's identity (a merged run keeps its shards' identity) or, failing that, at the top of the manifest."""
+    identity = manifest.get("identity") or {}
+    return identity.get(key, manifest.get(key)) if isinstance(identity, dict) else manifest.get(key)

@@ -246,10 +246,19 @@ def wrong_answer(item: Item, conv: BoxConvention) -> str:
 # messages
 
 
+# ``medr2 eval --confidence verbal``: one instruction after the asked question (read by
+# medr2.score.extract.confidence.read_confidence); a run that uses it records ``confidence: verbal``
+VERBAL_CONFIDENCE_INSTRUCTION = ("After your answer, state how confident you are that it is correct as a "
+                                 "percentage on its own line, e.g. 'Confidence: 70%'.")
+# ``--confidence`` values (docs/metrics.md, "Calibration")
+CONFIDENCE_OPTIONS = ("none", "logprobs", "verbal")
+
+
 def render_messages(item: Item, *, mode: ModeSpec, history: Sequence[Turn], conv: BoxConvention,
-                    preset: Preset | None = None) -> tuple[Message, ...]:
+                    preset: Preset | None = None, suffix: str | None = None) -> tuple[Message, ...]:
     """The full dialogue for asking ``item`` in ``mode``: system prompt, earlier chain steps
-    (``history``), the item's own context turns, then the item's question."""
+    (``history``), the item's own context turns, then the item's question (``suffix``: one more instruction
+    after it, e.g. :data:`VERBAL_CONFIDENCE_INSTRUCTION`)."""
     msgs: list[Message] = []
     if preset is not None and preset.system:
         msgs.append(Message("system", (Part("text", text=preset.system),)))
@@ -272,7 +281,8 @@ def render_messages(item: Item, *, mode: ModeSpec, history: Sequence[Turn], conv
         msgs.append(user(_context_question(ctx.question, ctx.options)))
         msgs.append(Message("assistant", (Part("text", text=ctx.answer),)))
     asked = question_text(item, conv, preset)
-    msgs.append(user(f"{asked}\n{mode.instruction}" if mode.instruction else asked))
+    asked = f"{asked}\n{mode.instruction}" if mode.instruction else asked
+    msgs.append(user(f"{asked}\n{suffix}" if suffix else asked))
     return tuple(msgs)
 
 

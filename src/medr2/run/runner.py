@@ -35,10 +35,12 @@ from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.models.truncation import is_truncated
-from medr2.records import Item, Prediction, stable_hash
+from medr2.records import Item, Prediction, stable_hash, with_abstain_option
 from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.order import DEFAULT_ORDER, get_order
 from medr2.run.prompts import (
+    CONFIDENCE_OPTIONS,
+    VERBAL_CONFIDENCE_INSTRUCTION,
     ModeSpec,
     Turn,
     get_mode,
@@ -285,7 +287,8 @@ class Runner:
     def __init__(self, *, bench_root: Path, bench_items: Iterable[Item] = (), adapter: Adapter, store: Store,
                  settings: GenSettings, preset: Preset | None = None, retry_errors: bool = False,
                  batch_size: int = 8, progress: Progress | None = None, executor: Executor | None = None,
-                 chains: ChainIndex | None = None, order: str = "bench") -> None:
+                 chains: ChainIndex | None = None, order: str = "bench", suffix: str | None = None,
+                 abstain_option: bool = False) -> None:
         """``bench_items``: the items chains are looked up in (every item of the bench, or at least those of
         the chains asked); or ``chains``, that index built already. ``order``: the dispatch order of each
         wave's items (:data:`medr2.run.order.ORDERS`; default ``bench``: as given; ``medr2 eval`` passes its
@@ -296,6 +299,8 @@ class Runner:
         self.store = store
         self.settings = settings
         self.preset = preset
+        self.suffix = suffix  # one more instruction after each asked question (--confidence verbal)
+        self.abstain_option = abstain_option  # single-choice items offer records.ABSTAIN_OPTION (--abstain-option)
         self.conv: BoxConvention = adapter.box_convention
         self.retry_errors = retry_errors
         self.batch_size = max(1, batch_size)
@@ -366,13 +371,16 @@ class Runner:
         for it in items:
             turns, meta, upstream = self._history(mode, it)
             meta["variant"] = it.variant
+            if self.abstain_option and it.form == "mcq":  # asked with "Cannot be determined from the image"
+                it = it.model_copy(update={"options": with_abstain_option(it.form, it.options)})
             if upstream is not None:
                 key = stable_hash(["upstream-error", self.adapter.key, it.item_id, mode.name,
                                    meta["upstream_hash"]], n=64)
                 out.append(Planned(it, mode, Request(key, (), self.settings, self.bench_root, it.item_id),
                                    meta, None, upstream))
                 continue
-            msgs = render_messages(it, mode=mode, history=turns, conv=self.conv, preset=self.preset)
+            msgs = render_messages(it, mode=mode, history=turns, conv=self.conv, preset=self.preset,
+                                   suffix=self.suffix)
             h = request_hash(self.adapter.key, self.settings, msgs, item_id=it.item_id, mode=mode.name)
             req = Request(h, msgs, self.settings, self.bench_root, it.item_id,
                           meta={"item": it, "mode": mode.name, "history": turns})
@@ -387,7 +395,8 @@ class Runner:
                           latency_s=resp.latency_s, prompt_tokens=resp.prompt_tokens,
                           completion_tokens=resp.completion_tokens, status=resp.status,
                           error=resp.error if resp.status == "error" else None, attempts=resp.attempts,
-                          finish_reason=resp.finish_reason, reasoning=resp.reasoning)
+                          finish_reason=resp.finish_reason, reasoning=resp.reasoning,
+                          confidence=resp.confidence if resp.status == "ok" else None)
         meta = {**p.meta, "notes": list(resp.notes)} if resp.notes else p.meta
         return Row(pred, p.item.step, p.item.chain_id, meta, p.messages)
 
@@ -586,6 +595,10 @@ class EvalConfig:
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"address": ...} for ray
     serve: ServeSpec | None = None  # a server to start for this run, healthy before the first request (--serve)
     order: str = DEFAULT_ORDER  # the dispatch order of the items (medr2.run.order.ORDERS); answers do not depend on it
+    # where each answer's confidence comes from (run.prompts.CONFIDENCE_OPTIONS): ``logprobs`` asks an openai:
+    # server for token log-probabilities, ``verbal`` asks the model to state it; recorded in the manifest
+    confidence: str = "none"
+    abstain_option: bool = False  # offer "Cannot be determined from the image" on single-choice items; recorded
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -635,6 +648,23 @@ def _refuse_bench_as_out(bench: Path, out: Path) -> None:
         raise BadInput("the run folder holds a bench; choose another --out", file=str(out), field="--out")
 
 
+def _with_confidence(model_cfg: ModelConfig, confidence: str) -> ModelConfig:
+    """The model settings ``--confidence`` implies: ``logprobs`` asks an ``openai:`` server for the top 20
+    log-probabilities of each answer token (``top_logprobs``, unless given); the other sources need nothing."""
+    from dataclasses import replace
+
+    if confidence not in CONFIDENCE_OPTIONS:
+        raise BadInput(f"--confidence must be one of {', '.join(CONFIDENCE_OPTIONS)}, not {confidence!r}",
+                       field="--confidence")
+    if confidence != "logprobs":
+        return model_cfg
+    if not model_cfg.spec.startswith("openai:"):
+        raise BadInput("--confidence logprobs needs an openai: model (an OpenAI-compatible server: vLLM, SGLang, "
+                       "transformers serve); hf: models give log-likelihood confidences with "
+                       "--model-option choice=loglik", field="--confidence")
+    return replace(model_cfg, extra={"top_logprobs": 20, **model_cfg.extra})
+
+
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
@@ -657,7 +687,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     else:
         source = bench
-    model_cfg = cfg.model_config()
+    model_cfg = _with_confidence(cfg.model_config(), cfg.confidence)
     executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
@@ -688,6 +718,10 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         request_extra = adapter.settings().get("extra_body")  # e.g. a thinking budget: it changes the answers
         if request_extra:
             identity["request_extra"] = request_extra
+        if cfg.confidence != "none":  # recorded where asked (older runs have none): it changes the prompt or body
+            identity["confidence"] = cfg.confidence
+        if cfg.abstain_option:
+            identity["abstain_option"] = True
         out = Path(cfg.out)
         store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
         try:
@@ -711,11 +745,17 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                     invocation[key] = list(value)
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
+            if cfg.confidence != "none":
+                manifest["confidence"] = cfg.confidence
+            if cfg.abstain_option:
+                manifest["abstain_option"] = True  # scoring reads single-choice answers with that option
             manifest["updated_at"] = time.time()
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=source.root, chains=chains, adapter=adapter, store=store,
                             settings=settings, preset=preset, retry_errors=cfg.retry_errors,
-                            batch_size=model_cfg.batch_size, progress=progress, executor=executor, order=cfg.order)
+                            batch_size=model_cfg.batch_size, progress=progress, executor=executor, order=cfg.order,
+                            suffix=VERBAL_CONFIDENCE_INSTRUCTION if cfg.confidence == "verbal" else None,
+                            abstain_option=cfg.abstain_option)
             summary = RunSummary(out)
             status = "failed"
             try:

@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - non-POSIX
 
 STORE_FILE = "store.sqlite"
 LOCK_FILE = ".lock"
-SCHEMA_VERSION = "2"  # 2: finish_reason and reasoning columns (added to a version-1 store when it is opened to write)
+SCHEMA_VERSION = "3"  # 2: finish_reason and reasoning columns; 3: confidence (added to an older store opened to write)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS predictions (
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS predictions (
   meta TEXT NOT NULL DEFAULT '{}',
   request TEXT,
   finish_reason TEXT,
-  reasoning TEXT
+  reasoning TEXT,
+  confidence TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id, mode);
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,10 +64,10 @@ CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL
 _KEY_INDEX = "predictions_item_mode"  # unique: one row per (item_id, mode)
 _COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
             "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request",
-            "finish_reason", "reasoning")
+            "finish_reason", "reasoning", "confidence")
 # columns added after schema version 1: ``ALTER TABLE`` adds them to an older store opened to write; a
 # read-only reader of an older store reads them as NULL
-_ADDED_COLUMNS = {"finish_reason": "TEXT", "reasoning": "TEXT"}
+_ADDED_COLUMNS = {"finish_reason": "TEXT", "reasoning": "TEXT", "confidence": "TEXT"}
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 # an ok row is final; an error row gives way to a new answer for the same request
@@ -197,7 +198,8 @@ class Store:
                     p.latency_s, pt, ct, p.attempts, now,
                     json.dumps(meta, sort_keys=True, default=str),
                     json.dumps(r.request, ensure_ascii=False) if r.request is not None else None,
-                    _utf8(p.finish_reason), _utf8(p.reasoning)))
+                    _utf8(p.finish_reason), _utf8(p.reasoning),
+                    None if p.confidence is None else json.dumps(p.confidence.model_dump(), sort_keys=True)))
             conn.execute("COMMIT")
         except sqlite3.IntegrityError as e:
             conn.execute("ROLLBACK")
@@ -325,6 +327,12 @@ class Store:
                 return cols == ["item_id", "mode"]
         return False
 
+    def has_confidences(self) -> bool:
+        """Whether some answer carries a confidence (the column, or an ``hf:`` log-likelihood choice note)."""
+        conf = "confidence IS NOT NULL OR " if "confidence" in self._select else ""
+        q = f"SELECT 1 FROM predictions WHERE {conf}meta LIKE '%choice by log-likelihood%' LIMIT 1"
+        return self._conn.execute(q).fetchone() is not None
+
     def modes_per_item(self) -> Iterator[tuple[str, int]]:
         """``(item_id, distinct modes answered)`` per item (how many answers count, before reading them)."""
         cur = self._conn.execute("SELECT item_id, COUNT(DISTINCT mode) FROM predictions GROUP BY item_id")
@@ -413,7 +421,8 @@ def _to_stored(row: Sequence[Any]) -> StoredPrediction:
     pred = Prediction(model_key=d["model_key"], item_id=d["item_id"], mode=d["mode"], request_hash=d["request_hash"],
                       raw=d["raw"], latency_s=d["latency_s"], prompt_tokens=d["prompt_tokens"],
                       completion_tokens=d["completion_tokens"], status=d["status"], error=d["error"],
-                      attempts=d["attempts"], finish_reason=d["finish_reason"], reasoning=d["reasoning"])
+                      attempts=d["attempts"], finish_reason=d["finish_reason"], reasoning=d["reasoning"],
+                      confidence=json.loads(d["confidence"]) if d["confidence"] else None)
     return StoredPrediction(pred, d["step"], d["chain_id"], json.loads(d["meta"] or "{}"), d["created_at"],
                             json.loads(d["request"]) if d["request"] else None)
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medr2.score.metrics import Ctx, Ref, finish_accuracy, mode_tree, resolve
+from medr2.score.metrics import Ctx, Ref, drop_unseen_rates, finish_accuracy, mode_tree, resolve
 from medr2.score.stats import DEFAULT_RESAMPLES, Combine, MetricBook, seed_for
 
 Key = tuple[str, ...]
@@ -204,7 +204,7 @@ class MetricsAccumulator:
             "model_key": models[0] if len(models) == 1 else models,
             "bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
                           "n_cases": book.n_cases},
-            "modes": {m: resolve(t, results) for m, t in trees.items()},
+            "modes": {m: drop_unseen_rates(resolve(t, results)) for m, t in trees.items()},
         }
 
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from medr2.records import REPORT_TASKS
+from medr2.records import REPORT_TASKS, UNREAD_OUTCOMES
 from medr2.registry import Registry
 from medr2.score.partial import DROP, TaskUnits, pair_tests
 from medr2.score.shortanswer import SHORT_ANSWER_METRICS
@@ -158,7 +158,23 @@ def rates(ctx: Ctx) -> dict[str, Any]:
     v = ctx.rows["verdict"].to_numpy()
     return {"unparsed": ctx.mean(ctx.rows, v == "unparsed"), "error": ctx.mean(ctx.rows, v == "error"),
             "truncated": ctx.mean(ctx.rows, v == "truncated"),  # cut off by the token limit (models/truncation.py)
+            "abstained": ctx.mean(ctx.rows, v == "abstained"),  # declined (score/extract/abstain.py)
             "judged": ctx.mean(ctx.rows, ctx.rows["method"].to_numpy() == "judge")}
+
+
+# outcomes a run may never have: their rate is written only where the mode has one (so a run without any keeps
+# the metrics.json it had before the outcome existed)
+OPTIONAL_RATES = ("abstained",)
+
+
+def drop_unseen_rates(mode_block: dict[str, Any]) -> dict[str, Any]:
+    """Remove the :data:`OPTIONAL_RATES` whose numerator is 0 in this mode (value 0: no such row)."""
+    rates_block = mode_block.get("rates")
+    if isinstance(rates_block, dict):
+        for name in OPTIONAL_RATES:
+            if (rates_block.get(name) or {}).get("value") in (0.0, None):
+                rates_block.pop(name, None)
+    return mode_block
 
 
 @metric_group("yesno")
@@ -646,10 +662,10 @@ def confusion_matrix(rows: pd.DataFrame, task: str, mode: str = "independent") -
     on clean items: ``{"labels": [...], "predicted": [... + "unparsed", "error"], "counts": [[...]]}``."""
     df = rows[(rows["task"] == task) & (rows["mode"] == mode) & (rows["variant"] == "clean")]
     gold = df["gold_key"].fillna("").astype(str)
-    pred = np.where(df["verdict"].isin(["unparsed", "truncated", "error"]), df["verdict"],
-                    df["parsed_key"].fillna("").astype(str))
+    pred = np.where(df["verdict"].isin(list(UNREAD_OUTCOMES)), df["verdict"], df["parsed_key"].fillna("").astype(str))
     labels = sorted(set(gold))
-    outcomes = ["unparsed", *(["truncated"] if "truncated" in set(pred) else []), "error"]  # truncated: where seen
+    # unparsed and error always; abstained and truncated where seen
+    outcomes = [o for o in UNREAD_OUTCOMES if o in ("unparsed", "error") or o in set(pred)]
     predicted = sorted(set(pred) - set(outcomes) | set(labels)) + outcomes
     counts = np.zeros((len(labels), len(predicted)), dtype=int)
     li, pi = {v: i for i, v in enumerate(labels)}, {v: i for i, v in enumerate(predicted)}

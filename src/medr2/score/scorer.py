@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,9 @@ from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
 from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
-from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json
+from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
-from medr2.score.extract import EXTRACTORS, Reading, extract, read
+from medr2.score.extract import EXTRACTORS, Reading, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
 from medr2.score.itemspill import ITEM_BATCH_ROWS
@@ -93,7 +93,7 @@ def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         _memo_put(_CHOICE_MEMO, key, got, raw)
     parsed = got.value
     if parsed is None:
-        return _Scored("unparsed", reason=got.reason)
+        return _Scored("abstained" if got.abstained else "unparsed", reason=got.reason)
     return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
 
 
@@ -110,6 +110,8 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
         _memo_put(_BOX_MEMO, key, reading, raw)
     pix, why = read_box_pixels(raw, conv, item.image_width, item.image_height, reading)
     if pix is None:
+        if reading.box is None and (declined := read("box", raw)).abstained:
+            return _Scored("abstained", iou=0.0, reason=declined.reason)
         return _Scored("unparsed", iou=0.0, reason=why)
     value = iou(pix, item.answer_box)
     return _Scored("correct" if value >= BOX_CORRECT_IOU else "wrong", format_box(pix), iou=value)
@@ -118,16 +120,19 @@ def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
 def _score_text(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     """A report (``REPORT_TASKS``): ROUGE/BLEU/METEOR, right at ROUGE-L F1 >= 0.5 (per-item verdict only).
     Any other text item is a short answer: right on normalised exact match (:mod:`medr2.score.shortanswer`)."""
-    parsed = extract("text", raw)
+    got = read("text", raw)
+    parsed = got.value
+    unread = "abstained" if got.abstained else "unparsed"
     if item.task not in REPORT_TASKS:
         sm = short_answer_metrics(parsed, item.answer)  # not read (None): 0 on every measure
         if parsed is None:
-            return _Scored("unparsed", text_metrics=sm)
+            return _Scored(unread, text_metrics=sm, reason=got.reason if got.abstained else None)
         return _Scored("correct" if sm["exact"] == 1.0 else "wrong", parsed, text_metrics=sm)
     from medr2.score.textmetrics import item_text_metrics
 
     if parsed is None:
-        return _Scored("unparsed", text_metrics=item_text_metrics("", item.answer))
+        return _Scored(unread, text_metrics=item_text_metrics("", item.answer),
+                       reason=got.reason if got.abstained else None)
     tm = item_text_metrics(parsed, item.answer)
     return _Scored("correct" if tm["rougeL_f"] >= TEXT_CORRECT_ROUGE_L else "wrong", parsed, text_metrics=tm)
 
@@ -217,12 +222,31 @@ def _ask_judge(item: ItemLike, scored: _Scored) -> bool:
     return item.form == "text" or (scored.verdict == "unparsed" and item.form != "box")
 
 
+def offered(items: Mapping[str, ItemLike], abstain_option: bool) -> Mapping[str, ItemLike]:
+    """The items as they were asked: with ``--abstain-option`` a single-choice item's options end with
+    ``records.ABSTAIN_OPTION`` (the runner adds it the same way, ``records.with_abstain_option``)."""
+    if not abstain_option:
+        return items
+    out: dict[str, ItemLike] = {}
+    for k, it in items.items():
+        opts = with_abstain_option(it.form, list(it.options))
+        if opts is it.options or opts == list(it.options):
+            out[k] = it
+        elif isinstance(it, Item):
+            out[k] = it.model_copy(update={"options": opts})
+        else:
+            out[k] = replace(it, options=opts)
+    return out
+
+
 def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Iterable[Prediction],
                 box_convention: BoxConvention, judge: Judge | None = None,
-                bench_root: Path | None = None) -> list[Score]:
-    """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``
-    (the judge, if given, is asked about those and about report texts)."""
+                bench_root: Path | None = None, *, abstain_option: bool = False) -> list[Score]:
+    """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``,
+    declining ones ``abstained`` (the judge, if given, is asked about unparsed ones and about report texts).
+    ``abstain_option``: the items were asked with ``--abstain-option``."""
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
+    by_id = offered(by_id, abstain_option)
     preds = list(predictions)
     results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root,
                           [p.finish_reason for p in preds])
@@ -411,15 +435,16 @@ class _BatchScorer:
     (``medr2 score --workers N``, :mod:`medr2.score.workers`)."""
 
     def __init__(self, items: ScoringItems, conv: BoxConvention, judge: Judge | None, bench_root: Path,
-                 audit: _Audit, progress: Any = None) -> None:
+                 audit: _Audit, progress: Any = None, abstain_option: bool = False) -> None:
         self.items, self.conv, self.judge, self.bench_root = items, conv, judge, bench_root
-        self.audit, self.progress = audit, progress
+        self.audit, self.progress, self.abstain_option = audit, progress, abstain_option
 
     def __call__(self, rows: Sequence[tuple[Any, ...]], codes: np.ndarray) -> _BatchOut:
         from medr2.score.table import SeverityFloors
 
         window = self.items.load(codes)  # this batch's records (what the lookups below read)
-        scored = _score_rows(window, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
+        asked = offered(window, self.abstain_option)
+        scored = _score_rows(asked, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
                              bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress)
         item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
         model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
@@ -460,7 +485,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
               chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
-              harm: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -477,6 +502,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     when given: without it ``metrics.json`` is as before). The slices and harm files of an earlier scoring
     (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published."""
     from medr2.progress import Quiet
+    from medr2.run.manifest import eval_option
     from medr2.run.store import Store
     from medr2.score.completeness import AnsweredIds
     from medr2.score.judge import make_judge
@@ -489,6 +515,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         raise BadInput("judging claims needs a judge (--judge SPEC)", field="--judge-claims")
     if workers < 1:
         raise BadInput("workers must be at least 1", field="--workers")
+    if not 0 < conformal_coverage < 1:
+        raise BadInput(f"--conformal-coverage must be between 0 and 1 (exclusive), not {conformal_coverage}",
+                       field="--conformal-coverage")
     if workers > 1 and judge is not None:
         raise BadInput("scoring with a judge runs in one process (--workers 1)", field="--workers")
     if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
@@ -524,7 +553,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         if workers > 1:
             _load_before_fork(items)
         batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
-                                           progress=progress if workers == 1 else None), workers)
+                                           progress=progress if workers == 1 else None,
+                                           abstain_option=bool(eval_option(manifest, "abstain_option"))), workers)
         store = Store.open(run_dir)
         try:
             for (rows, codes), out in batches.map(_known_rows(store.counted_rows(batch_rows), items)):
@@ -587,6 +617,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             items.close()
         spill_folder.__exit__(None, None, None)
     qpath.unlink(missing_ok=True)
+    from medr2.score.calibration import write_calibration
+
+    # RUN/calibration.json where answers carry confidences or abstain
+    write_calibration(run_dir, metrics, coverage=conformal_coverage)
     return metrics
 
 

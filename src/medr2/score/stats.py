@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -171,15 +171,8 @@ class MetricBook:
         if c == 0 or n_resamples == 0:
             out.fill(np.nan)
             return out
-        rng = np.random.default_rng(seed)
-        chunk = max(1, min(n_resamples, CHUNK_CELLS // max(c, 1)))
-        for start in range(0, n_resamples, chunk):
-            b = min(chunk, n_resamples - start)
-            idx = rng.integers(0, c, size=(b, c), dtype=np.int32 if c < 2**31 else np.int64).astype(np.int64)
-            idx += (np.arange(b, dtype=np.int64) * c)[:, None]
-            w = np.bincount(idx.ravel(), minlength=b * c).reshape(b, c).astype(np.float64)
-            del idx
-            out[start: start + b] = np.asarray((s.T @ w.T).T) if sparse.issparse(s) else w @ s
+        for start, w in case_multiplicities(c, n_resamples, seed):
+            out[start: start + len(w)] = np.asarray((s.T @ w.T).T) if sparse.issparse(s) else w @ s
         return out
 
     def _sum_matrix(self) -> Any:
@@ -204,7 +197,6 @@ class MetricBook:
         undefined, aligned across metrics: the same resamples, so a difference of two is paired by case)."""
         s_total = np.array([col.sum() for col in self._columns])
         boot = self.resampled_totals(n_resamples, seed)
-        alpha = (1 - CI_LEVEL) / 2
         results: list[dict[str, Any]] = []
         kept: dict[int, np.ndarray] = {}
         wanted = set(keep)
@@ -215,13 +207,40 @@ class MetricBook:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     kept[i] = np.asarray(m.combine(*[boot[:, k] for k in m.components]), dtype=float)
             if value is not None and n_resamples > 0:
-                draws = np.asarray(m.combine(*[boot[:, k] for k in m.components]), dtype=float)
-                draws = draws[np.isfinite(draws)]
-                if draws.size:
-                    lo, hi = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
+                lo, hi = percentile_interval(m.combine(*[boot[:, k] for k in m.components]))
             results.append({"value": value, "lo": lo, "hi": hi, "n": m.n, "n_cases": m.n_cases,
                             "low_n": m.n_cases < LOW_N_CASES, **m.extra})
         return results, kept
+
+
+def case_multiplicities(n_cases: int, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+    """The case bootstrap's resamples, in chunks: ``(first resample, multiplicities)`` with multiplicities a
+    (resamples × cases) float array (how often each case is drawn). Every bootstrap of medr2 draws its resamples
+    here (:meth:`MetricBook.resampled_totals`, ``medr2.score.calibration``), so the same seed gives the same
+    resamples to every metric."""
+    if n_cases == 0 or n_resamples == 0:
+        return
+    c = n_cases
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_resamples, CHUNK_CELLS // max(c, 1)))
+    for start in range(0, n_resamples, chunk):
+        b = min(chunk, n_resamples - start)
+        idx = rng.integers(0, c, size=(b, c), dtype=np.int32 if c < 2**31 else np.int64).astype(np.int64)
+        idx += (np.arange(b, dtype=np.int64) * c)[:, None]
+        w = np.bincount(idx.ravel(), minlength=b * c).reshape(b, c).astype(np.float64)
+        del idx
+        yield start, w
+
+
+def percentile_interval(draws: Any) -> tuple[float | None, float | None]:
+    """The 95% percentile interval of the finite resampled values (None, None when there are none)."""
+    d = np.asarray(draws, dtype=float)
+    d = d[np.isfinite(d)]
+    if not d.size:
+        return None, None
+    alpha = (1 - CI_LEVEL) / 2
+    lo, hi = np.quantile(d, [alpha, 1 - alpha])
+    return float(lo), float(hi)
 
 
 def _finite(x: Any) -> float | None:

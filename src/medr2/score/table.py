@@ -68,6 +68,12 @@ def _roles(it: ItemLike) -> tuple[str, ...]:
     return item_roles(it.variant, it.roles, it.meta)
 
 
+def is_unanswerable(it: ItemLike) -> bool:
+    """Whether the item's evidence was removed or replaced (a probe: V1 blank image, V2 another case's image, V3
+    another modality), so that "cannot be determined" is the right answer: its declared ``probe`` role."""
+    return "probe" in _roles(it)
+
+
 def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
                  prompts: dict[tuple[str, tuple[str, ...]], int]) -> tuple[Any, ...]:
     code = variant_code(it.variant)

@@ -314,7 +314,7 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
                       eos_ids: set[int]) -> Callable[..., list[float | None]]:
     """GRPO reward from medr2's own scorer: 1 for a correct verdict (boxes: their IoU with the target),
     0 for a wrong one, ``UNREAD_PENALTY`` for an answer the scorer cannot read or that ran out of tokens."""
-    from medr2.records import Prediction
+    from medr2.records import UNREAD_OUTCOMES, Prediction
     from medr2.score.scorer import score_items
 
     def reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], item_ids: list[list[str]],
@@ -329,7 +329,7 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
                                     raw=text, status="ok", finish_reason=finish))
         out: list[float | None] = []
         for s in score_items(items_by_id, preds, conv):
-            if s.verdict in ("unparsed", "truncated", "error"):
+            if s.verdict in UNREAD_OUTCOMES:
                 out.append(UNREAD_PENALTY)
             elif s.iou is not None:
                 out.append(float(s.iou))

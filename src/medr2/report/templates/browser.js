@@ -223,6 +223,7 @@
     }
     kv(b, "correct answer", row.ab ? "[" + row.ab.map(function (v) { return Math.round(v); }).join(", ") + "]" : row.a);
     kv(b, "parsed answer", row.p);
+    if (row.cf) { kv(b, "confidence", row.cf); }
     if (row.iou !== null && row.iou !== undefined) { kv(b, "IoU", Number(row.iou).toFixed(2)); }
     if (row.lure) { kv(b, "lure", row.lure); }
     if (row.xs !== "ok") { kv(b, "status", row.xs + (row.xe ? ": " + row.xe : "")); }

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from medr2.records import ABSTAIN_OPTION
 from medr2.registry import Registry
+from medr2.score.extract.abstain import declines, find_decline
 from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
 from medr2.score.extract.common import Reading, strip_reasoning
 from medr2.score.extract.text import extract_text
@@ -42,12 +44,35 @@ def register_extractor(form: str, *, replace: bool = False) -> Callable[[Extract
 
 def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
     """Parse ``raw`` for an item of ``form`` (reasoning blocks and end tokens removed first), with the reason
-    when it cannot be read. Boxes: see ``medr2.score.boxes.read_box``."""
+    when it cannot be read, or an abstention (``Reading.abstained``). Boxes: see ``medr2.score.boxes.read_box``.
+
+    Abstentions (``medr2.score.extract.abstain``) are decided here for every form, so every entry point that
+    reads an answer sees them: the clauses that decline are removed and the rest is read; a choice stated in the
+    rest wins, else the answer is an abstention. A chosen option whose text declines is an abstention too."""
     if raw is None:
         return Reading(None, "no answer")
     body = strip_reasoning(raw)
     if not body:
         return Reading(None, "empty answer (nothing after the reasoning block)")
+    decline = find_decline(body)
+    if decline is None:
+        return _declined_option(_read_form(form, body, options), options)
+    if decline.rest:
+        got = _declined_option(_read_form(form, decline.rest, options), options)
+        if got.value is not None or got.abstained:
+            return got
+    return Reading(None, f"abstained: {decline.phrases[-1]!r}", abstained=True)
+
+
+def _declined_option(got: Reading, options: Sequence[str]) -> Reading:
+    """A single-choice letter whose option text declines (``--abstain-option``) is an abstention."""
+    v = got.value
+    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) and declines(options[ord(v) - 65]):
+        return Reading(None, f"abstained: chose option {v} ({options[ord(v) - 65]!r})", abstained=True)
+    return got
+
+
+def _read_form(form: str, body: str, options: Sequence[str]) -> Reading:
     if form == "box":
         from medr2.score.boxes import format_box, read_box
 
@@ -68,5 +93,6 @@ def extract(form: str, raw: str | None, options: Sequence[str] = ()) -> str | No
     return read(form, raw, options).value
 
 
-__all__ = ["EXTRACTORS", "READERS", "Reading", "extract", "extract_mcq", "extract_multi", "extract_text",
+__all__ = ["ABSTAIN_OPTION", "EXTRACTORS", "READERS", "Reading", "extract", "extract_mcq", "extract_multi",
+           "extract_text",
            "extract_yesno", "read", "register_extractor", "strip_reasoning"]

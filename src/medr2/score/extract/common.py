@@ -21,10 +21,13 @@ END_TOKENS = re.compile(r"</s>|<s>|<\|(?:im_end|im_start|eot_id|eom_id|end_of_te
 
 @dataclass(frozen=True)
 class Reading:
-    """What an extractor read: the answer (None = unparsed) and, when unparsed for a nameable cause, why."""
+    """What an extractor read: the answer (None = unparsed) and, when unparsed for a nameable cause, why.
+    ``abstained``: the answer declines (``medr2.score.extract.abstain``); then ``value`` is None and ``reason``
+    quotes the declining phrase."""
 
     value: str | None
     reason: str | None = None
+    abstained: bool = False
 
 
 def strip_end_tokens(text: str) -> str:

@@ -1,0 +1,104 @@
+"""Calibration in the report (issue 45): reliability diagrams and risk–coverage curves per model (one colour per
+run, runs without confidences not drawn), calibration and abstention columns beside accuracy; the page in
+headless Chromium for a real run whose server returned log-probabilities."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from medr2.report.fmt import fmt_ci
+from medr2.report.inputs import RunData
+from medr2.report.leaderboard import build_leaderboard
+from medr2.report.plots import PALETTE, PlotContext, make_plots
+from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.run.runner import EvalConfig, run_eval
+from medr2.score.scorer import score_run
+from tests.openai_server import default_answer
+from tests.run_fixtures import make_bench
+from tests.scripted_server import ScriptedServer, completion, json_response
+from tests.test_report_plots import check_readable
+from tests.test_score_calibration_e2e import _logprobs, _p
+
+
+def _m(v: float) -> dict[str, Any]:
+    return {"value": v, "lo": v - 0.05, "hi": v + 0.05, "n": 40, "n_cases": 20, "low_n": False}
+
+
+def _run(k: int, with_confidence: bool) -> RunData:
+    mm: dict[str, Any] = {"overall": _m(0.5), "stages": {"1": _m(0.5)}}
+    if with_confidence:
+        bins = [{"lo": b / 10, "hi": (b + 1) / 10, "n": 4, "confidence": b / 10 + 0.05,
+                 "accuracy": min(1.0, b / 10 + 0.02 * k)} for b in range(3, 10)]
+        mm["calibration"] = {"calibration": {"ECE": _m(0.1 * k), "Brier": _m(0.2), "AUROC": _m(0.7)},
+                             "reliability": {"equal_width": bins}, "abstention": {"appropriate_abstention": _m(0.5)},
+                             "risk_coverage": [[c / 10, 0.3 * c / 10] for c in range(1, 11)]}
+    return RunData(run_dir=Path(f"/nonexistent/run{k}"), label=f"model-{k}", model_key=f"m{k}", manifest={},
+                   metrics={"modes": {"independent": mm}}, scores=[])
+
+
+def test_calibration_plot_and_columns_only_for_runs_with_confidences() -> None:
+    runs = [_run(0, True), _run(1, False), _run(2, True)]
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    plot = plots["calibration"]
+    check_readable(plot)
+    rel, rc = plot.layout["axes"][:2]
+    # the run without confidences is not drawn; the others keep their colour (their place among the runs)
+    assert set(rel["series"]) == set(rc["series"]) == {"model-0", "model-2"}
+    assert rel["series"]["model-2"] == PALETTE[2].lower() or rel["series"]["model-2"].lower() == PALETTE[2].lower()
+    assert plot.layout["legend_texts"] == ["model-0", "model-2"]
+    lb = build_leaderboard(runs)
+    keys = [c.key for c in lb.columns]
+    assert keys.index("overall") < keys.index("ece") < keys.index("s1") and "appropriate_abstention" in keys
+    assert lb.rows[1].cells["ece"] is None and lb.rows[2].cells["ece"]["value"] == pytest.approx(0.2)
+    none = make_plots(PlotContext([_run(1, False)], {}))
+    assert "calibration" not in {p.name for p in none}
+    assert "ece" not in [c.key for c in build_leaderboard([_run(1, False)]).columns]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} absent")
+def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    from medr2.report import write_report
+
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=10)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        answer = default_answer(body)
+        out = completion(answer)
+        if answer in ("A", "yes"):
+            out["choices"][0]["logprobs"] = _logprobs(answer, _p(body))
+        return json_response(out)
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
+                            adapter_extra={"backoff_initial_s": 0.01}))
+    score_run(run, n_resamples=50)
+    cal = json.loads((run / "calibration.json").read_text())
+    ece = cal["modes"]["independent"]["calibration"]["ECE"]["value"]
+    out = tmp_path / "report"
+    write_report([run], out)
+    errors: list[str] = []
+    with chromium_browser() as browser:
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / "index.html").as_uri())
+        page.wait_for_selector("#leaderboard")
+        headers = page.eval_on_selector_all("#leaderboard th", "els => els.map(e => e.textContent.trim())")
+        assert "Brier" in headers and headers.index("Overall") < headers.index("ECE") < headers.index("S1 acquisition")
+        cells = page.eval_on_selector_all("#leaderboard tr td", "els => els.map(e => e.textContent)")
+        assert any(c.strip().startswith(fmt_ci({"value": ece, "lo": 0, "hi": 1})[:4]) for c in cells), (ece, cells)
+        shown = page.eval_on_selector_all("#plots img", "els => els.map(e => [e.alt, e.naturalWidth])")
+        assert any("Calibration" in alt and width > 0 for alt, width in shown), shown
+        page.wait_for_selector("#cards article")
+        kvs = page.eval_on_selector_all("#cards article .kv", "els => els.map(e => e.textContent)")
+        stated = [k for k in kvs if k.startswith("confidence: ")]
+        assert stated and all(k.endswith("(logprobs)") for k in stated), kvs[:20]
+    assert not errors, errors
