@@ -52,7 +52,8 @@ def _leaves(tree: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 def test_layout(oracle: dict[str, Any]) -> None:
     assert oracle["model_key"] == "baseline:oracle"
-    assert oracle["bootstrap"] == {"unit": "case", "n_resamples": 200, "level": 0.95, "seed": 0, "n_cases": 12}
+    assert oracle["bootstrap"] == {"unit": "case", "n_units": 12, "n_resamples": 200, "level": 0.95, "seed": 0,
+                                   "n_cases": 12}
     mode = oracle["modes"]["independent"]
     for key in ("overall", "stages", "tasks", "variants", "rates", "chain", "prompt_reliance", "visual_reliance",
                 "evidence", "cues", "consistency", "grounding", "report_text", "yesno"):
