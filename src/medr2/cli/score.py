@@ -22,8 +22,12 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
+        mixed_splits: bool = typer.Option(False, "--mixed-splits", metavar="",
+                                          help="score a run whose answers span several splits (refused "
+                                               "otherwise: train items would count beside held-out ones)"),
     ) -> None:
-        """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
+        """Score a run: extract answers, compute every metric with 95% bootstrap intervals (resampling patients
+        where cases share one)."""
         import warnings
 
         from rich.console import Console
@@ -44,13 +48,16 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", IncompleteRunWarning)  # shown below, on stderr
                 metrics = api_score(run, judge=judge, judge_base_url=judge_base_url,
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
-                                    judge_claims=judge_claims, progress=progress, workers=workers)
+                                    judge_claims=judge_claims, progress=progress, workers=workers,
+                                    mixed_splits=mixed_splits)
         finally:
             progress.close()
         con = Console()
         if (message := describe(metrics.get("plan") or {})) is not None:
             Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
         hinted = False
+        splits = (metrics.get("run") or {}).get("splits") or {}
+        split_word = "+".join(splits) or "?"  # the split(s) the answers come from, on every line
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
@@ -58,8 +65,8 @@ def register(app: typer.Typer) -> None:
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
-                      highlight=False)
+            con.print(f"{escape(split_word)} split, {mode}: overall {acc}; unparsed {unparsed:.3f}, "
+                      f"truncated {truncated:.3f}, error {error:.3f}", highlight=False)
             if truncated:
                 hinted = True
         if hinted:
