@@ -427,8 +427,9 @@ def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str,
 
     root = tmp_path_factory.mktemp("prior")
     build_bench("sample", root / "bench", seed=0, n_cases=10, variants="all")
-    run_eval(EvalConfig(bench=root / "bench", model="baseline:prior", out=root / "run", modes=("independent",)))
-    return score_run(root / "run", seed=0, n_resamples=200), load_bench(root / "bench")
+    run_eval(EvalConfig(split="all", bench=root / "bench", model="baseline:prior", out=root / "run",
+                        modes=("independent",)))
+    return score_run(root / "run", mixed_splits=True, seed=0, n_resamples=200), load_bench(root / "bench")
 
 
 @pytest.mark.slow  # builds a sample bench with every variant (about a minute on a loaded 2-core machine)

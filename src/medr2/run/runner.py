@@ -143,10 +143,11 @@ def check_selection(present: Callable[[str], Mapping[Any, int]], *, variants: Se
     for option, column, wanted in (("--task", "task", tasks), ("--stage", "stage", stages)):
         if wanted is None:
             continue
-        have = present(column)
-        unknown = sorted({str(w) for w in wanted if w not in have})
+        values = present(column)
+        unknown = sorted({str(w) for w in wanted if w not in values})
         if unknown:
-            raise BadInput(f"no {column} of this bench is {', '.join(unknown)}; valid: {_listed(have)}", field=option)
+            raise BadInput(f"no {column} of this bench is {', '.join(unknown)}; valid: {_listed(values)}",
+                           field=option)
 
 
 def _variant_codes(ids: Mapping[str, int]) -> dict[str, int]:
