@@ -23,7 +23,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _cfg(bench: Bench, out: Path, **kw: object) -> EvalConfig:
-    return EvalConfig(split="all", bench=bench.root, model="baseline:oracle", out=out, batch_size=1, **kw)  # type: ignore[arg-type]
+    kw.setdefault("split", "all")  # the whole fixture bench (train and test) unless a test names a split
+    return EvalConfig(bench=bench.root, model="baseline:oracle", out=out, batch_size=1, **kw)  # type: ignore[arg-type]
 
 
 def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: Bench, tmp_path: Path) -> None:
