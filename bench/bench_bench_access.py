@@ -62,7 +62,7 @@ def timed_open(cls, *args, **kw):
     return table
 BenchTable.open = classmethod(timed_open)
 bench, out, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
-summary = run_eval(EvalConfig(bench=Path(bench), model="baseline:random", out=Path(out), limit=limit,
+summary = run_eval(EvalConfig(bench=Path(bench), model="baseline:random", out=Path(out), limit=limit, split="all",
                               command=("bench",)), adapter_factory=factory)
 print(json.dumps({"first_request_s": first[0][0] - t0, "first_cpu_s": first[0][1], "first_rss_mib": first[0][2],
                   "open_s": sum(opened), "sent": summary.sent}))

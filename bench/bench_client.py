@@ -210,7 +210,7 @@ def run_plain_aiohttp(url: str, bodies: list[bytes], conc: int) -> tuple[int, fl
 def run_cli_eval(url: str, bench_root: Path, conc: int, workdir: Path) -> tuple[int, float | None]:
     out = Path(tempfile.mkdtemp(dir=workdir, prefix=f"run-c{conc}-"))
     clock = AnswerClock()
-    summary = run_eval(EvalConfig(bench=bench_root, model=f"openai:{MODEL}", out=out, concurrency=conc,
+    summary = run_eval(EvalConfig(bench=bench_root, model=f"openai:{MODEL}", out=out, concurrency=conc, split="all",
                                   base_urls=(url,), max_new_tokens=SETTINGS.max_new_tokens, timeout_s=60.0),
                        progress=clock)
     return sum(c.ok for c in summary.modes.values()), clock.rate()

@@ -57,8 +57,10 @@ def main() -> None:
         for label, src in sources.items():
             out = args.base / f"{bench.name}-{label}"
             load = os.getloadavg()[0]
-            wall, cpu, rss = run([sys.executable, "-m", "medr2", "eval", "--bench", str(bench), "--model",
-                                  "baseline:random", "--variants", "all", "--out", str(out)], src)
+            # every split (sources before issue 50 ask every split by default and know no "all")
+            every = ["--split", "all"] if "ALL_SPLITS" in (Path(src) / "medr2/run/runner.py").read_text() else []
+            wall, cpu, rss = run([sys.executable, "-m", "medr2", "eval", *every, "--bench", str(bench),
+                                  "--model", "baseline:random", "--variants", "all", "--out", str(out)], src)
             n = n_items(bench)
             digests.add(answers_digest(out))
             rows[label].append((n, cpu, rss))

@@ -121,7 +121,7 @@ def answers(run: Path) -> dict[str, tuple[Any, ...]]:
 def one_run(srv: Server, bench: Path, out: Path, order: str, a: argparse.Namespace) -> dict[str, Any]:
     reset_caches(srv)
     m0, cpu0 = metrics(srv), group_cpu_s(srv.proc.pid)
-    args = ["eval", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
+    args = ["eval", "--split", "all", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
             "--base-url", srv.url, "--out", str(out), "--mode", "independent", "--max-new-tokens",
             str(a.max_new_tokens), "--concurrency", str(a.concurrency), "--retries", "0", "--no-progress",
             "--order", order]

@@ -47,7 +47,8 @@ def ray_processes() -> list[psutil.Process]:
 
 
 def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: str | None) -> dict[str, float]:
-    args = [sys.executable, "-m", "medr2", "eval", "--bench", str(bench), "--model", "openai:bench", "--out",
+    args = [sys.executable, "-m", "medr2", "eval", "--split", "all", "--bench", str(bench), "--model", "openai:bench",
+            "--out",
             str(out), "--base-url", url, "--concurrency", str(concurrency), "--no-progress"]
     if ray_address:
         args += ["--executor", "ray", "--ray-address", ray_address]

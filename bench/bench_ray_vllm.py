@@ -62,7 +62,8 @@ def medr2(python: Path, *args: str) -> None:
 
 
 def run_eval(bench: Path, model: Path, out: Path, max_new: int, ray_address: str | None) -> dict[str, float]:
-    args = [PY, "-m", "medr2", "eval", "--bench", str(bench), "--model", f"vllm:{model}", "--preset", "medr2-tiny",
+    args = [PY, "-m", "medr2", "eval", "--split", "all", "--bench", str(bench), "--model", f"vllm:{model}",
+            "--preset", "medr2-tiny",
             "--out", str(out), "--max-new-tokens", str(max_new), "--no-progress", "--batch-size", "16",
             "--model-option", "dtype=float32", "--model-option", "max_model_len=2048",
             "--model-option", f"kv_cache_memory_bytes={KV_CACHE_BYTES}"]

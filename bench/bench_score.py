@@ -436,8 +436,11 @@ def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1)
         env["PYTHONPATH"] = src
     for f in ("scores.parquet", "metrics.json", "claims.parquet"):
         (run_dir / f).unlink(missing_ok=True)
+    # a run over every split: scored on purpose (sources before issue 50 have no --mixed-splits, and do not refuse)
+    scorer = Path(src or Path(__file__).resolve().parents[1] / "src") / "medr2/score/scorer.py"
+    mixed = ["--mixed-splits"] if "mixed_splits" in scorer.read_text() else []
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", "from medr2.cli import main; main()", "score", str(run_dir),
-           "--resamples", str(resamples), *(["--workers", str(workers)] if workers != 1 else [])]
+           *mixed, "--resamples", str(resamples), *(["--workers", str(workers)] if workers != 1 else [])]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     tree = TreeRss(proc.pid)
@@ -466,7 +469,7 @@ def profile(run_dir: Path, resamples: int, top: int) -> None:
     pr = cProfile.Profile()
     t0 = time.perf_counter()
     pr.enable()
-    score_run(run_dir, n_resamples=resamples)
+    score_run(run_dir, n_resamples=resamples, mixed_splits=True)
     pr.disable()
     print(f"score_run in-process under cProfile: {time.perf_counter() - t0:.1f} s")
     pstats.Stats(pr).sort_stats("cumulative").print_stats(top)

@@ -113,7 +113,7 @@ def trace(run: Path) -> None:
         copy = Path(tmp) / run.name
         shutil.copytree(run, copy)
         progress: Any = Steps()
-        score_run(copy, progress=progress)
+        score_run(copy, progress=progress, mixed_splits=True)
         print(f"end: RSS {rss():.0f} MiB {since()}")
         done.set()
 
@@ -172,7 +172,7 @@ def processes(run: Path, workers: int, every: float) -> None:
         shutil.copytree(run, copy)
         threading.Thread(target=sample, daemon=True).start()
         progress: Any = Steps()
-        score_run(copy, progress=progress, workers=workers)
+        score_run(copy, progress=progress, workers=workers, mixed_splits=True)
         done.set()
     print(f"peaks (MiB PSS, sampled every {every} s), wall {time.monotonic() - t0:.1f} s:")
     for name in dict.fromkeys(step for step, _ in peaks):  # the steps in the order they came

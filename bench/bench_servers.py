@@ -44,7 +44,7 @@ def sh(*args: str) -> float:
 
 
 def eval_cmd(srv: Server, bench: Path, out: Path, limit: int, concurrency: int, max_new: int) -> list[str]:
-    return ["eval", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
+    return ["eval", "--split", "all", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
             "--base-url", srv.url, "--out", str(out), "--mode", "independent", "--limit", str(limit),
             "--max-new-tokens", str(max_new), "--concurrency", str(concurrency), "--no-progress"]
 

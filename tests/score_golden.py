@@ -46,7 +46,7 @@ def build_fixture_run(base: Path, name: str) -> Path:
     bench = make_bench(base / "bench", n_cases=6)
     for run_name, model, modes in RUNS:
         if run_name == name:
-            run_eval(EvalConfig(bench=bench.root, model=model, out=base / name, modes=modes))
+            run_eval(EvalConfig(bench=bench.root, model=model, out=base / name, modes=modes, split="all"))
             return base / name
     raise KeyError(name)
 
@@ -61,10 +61,10 @@ def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, s
     for name, model, modes in RUNS:
         run = base / name
         if not (run / "manifest.json").is_file():
-            run_eval(EvalConfig(bench=bench.root, model=model, out=run, modes=modes))
+            run_eval(EvalConfig(bench=bench.root, model=model, out=run, modes=modes, split="all"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            score_run(run, seed=SEED, n_resamples=RESAMPLES, **score_kwargs)
+            score_run(run, seed=SEED, n_resamples=RESAMPLES, mixed_splits=True, **score_kwargs)
         out[name] = {
             "metrics.json": hashlib.sha256(normalised_metrics((run / "metrics.json").read_bytes())).hexdigest(),
             "scores.parquet": hashlib.sha256((run / "scores.parquet").read_bytes()).hexdigest(),

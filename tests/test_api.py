@@ -80,11 +80,11 @@ def test_a_python_function_is_a_model(tmp_path: Path) -> None:
     bench = make_bench(tmp_path / "bench", n_cases=4)
     model, by_id = _oracle(bench.root)
     run = tmp_path / "run"
-    summary = medr2.evaluate(bench.root, model, run, command=["test"])
+    summary = medr2.evaluate(bench.root, model, run, split="all", command=["test"])
     n_box = sum(1 for it in by_id.values() if it.form == "box")
     c = summary.modes["independent"]
     assert (c.ok, c.error) == (len(by_id) - n_box, n_box) and n_box > 0
-    metrics = medr2.score(run, resamples=0)
+    metrics = medr2.score(run, mixed_splits=True, resamples=0)
     scores = pq.read_table(run / "scores.parquet").to_pylist()
     assert {r["model_key"] for r in scores} == {f"python:{model.__module__}.{model.__qualname__}"}
     for r in scores:
@@ -92,7 +92,7 @@ def test_a_python_function_is_a_model(tmp_path: Path) -> None:
     m = metrics["modes"]["independent"]
     assert m["rates"]["error"]["value"] == pytest.approx(n_box / len(scores))
     # a rerun of the same function resumes: nothing is asked again
-    again = medr2.evaluate(bench.root, model, run, command=["test"])
+    again = medr2.evaluate(bench.root, model, run, split="all", command=["test"])
     assert again.sent == 0 and again.modes["independent"].stored_before == len(by_id)
 
 
@@ -108,7 +108,8 @@ def _predictions(run: Path) -> list:  # type: ignore[type-arg]
 
 def test_a_wrong_return_type_is_that_requests_error(tmp_path: Path) -> None:
     bench = make_bench(tmp_path / "bench", n_cases=2)
-    summary = api.evaluate(bench.root, lambda request: 42, tmp_path / "run", name="answers-42", command=["t"])
+    summary = api.evaluate(bench.root, lambda request: 42, tmp_path / "run", split="all", name="answers-42",
+                           command=["t"])
     c = summary.modes["independent"]
     assert c.ok == 0 and c.error == c.planned > 0
     errors = {p.prediction.error for p in _predictions(tmp_path / "run")}

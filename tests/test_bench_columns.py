@@ -53,7 +53,8 @@ def _unasked(rows: list[Row], pick: Callable[[Row], bool] = lambda r: True) -> i
 
 
 def _eval(root: Path, out: Path, limit: int | None = 1) -> Any:
-    return run_eval(EvalConfig(bench=root, model="baseline:random", out=out, limit=limit, command=("test",)))
+    return run_eval(EvalConfig(split="all", bench=root, model="baseline:random", out=out, limit=limit,
+                               command=("test",)))
 
 
 def _named(e: BadInput) -> tuple[Any, ...]:

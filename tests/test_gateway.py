@@ -63,7 +63,7 @@ def test_two_servers_behind_sglang_router_answer_as_one_endpoint(tmp_path: Path)
         return default_answer(body)
 
     with OpenAIServer(answer=answer) as a, OpenAIServer(answer=answer) as b:
-        medr2.evaluate(bench, "openai:test", tmp_path / "direct", mode=modes, base_url=a.url)
+        medr2.evaluate(bench, "openai:test", tmp_path / "direct", split="all", mode=modes, base_url=a.url)
         direct_requests = a.stats.requests
         port = free_port()
         cmd = [str(router_python()), "-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", str(port),
@@ -72,7 +72,8 @@ def test_two_servers_behind_sglang_router_answer_as_one_endpoint(tmp_path: Path)
                    ready_s=ROUTER_READY_S) as router:
             wait_workers(f"http://127.0.0.1:{port}", 2)
             direct_keys, keys[:] = set(keys), []
-            summary = medr2.evaluate(bench, "openai:test", tmp_path / "gateway", mode=modes, base_url=router.url,
+            summary = medr2.evaluate(bench, "openai:test", tmp_path / "gateway", split="all", mode=modes,
+                                     base_url=router.url,
                                      concurrency=4)
         via_a, via_b = a.stats.requests - direct_requests, b.stats.requests
     sent = summary.sent

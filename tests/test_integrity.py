@@ -81,15 +81,15 @@ def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=4)
     run = tmp_path / "run"
-    run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=run))
-    before = score_run(run, n_resamples=0)["modes"]["independent"]["overall"]["value"]
+    run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=run))
+    before = score_run(run, mixed_splits=True, n_resamples=0)["modes"]["independent"]["overall"]["value"]
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
     _tamper_answers(bench)
 
     with pytest.raises(BadInput, match="checksum mismatch") as e:
-        score_run(run, n_resamples=0)
+        score_run(run, mixed_splits=True, n_resamples=0)
     assert e.value.file == str(bench / ITEMS_FILE)
     with pytest.raises(BadInput, match="checksum mismatch"):
         write_report([run], tmp_path / "report")
@@ -101,8 +101,8 @@ def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path
         merge_runs(shards, tmp_path / "merged")
     assert not (tmp_path / "merged" / STORE_FILE).exists()  # refused before anything was written
     with pytest.raises(BadInput, match="checksum mismatch"):  # what eval always did
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=tmp_path / "run2"))
-    done = _Done(*_cli(["score", str(run), "--resamples", "0"], capsys))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=tmp_path / "run2"))
+    done = _Done(*_cli(["score", str(run), "--mixed-splits", "--resamples", "0"], capsys))
     assert done.returncode == 2 and "checksum mismatch" in done.stderr and "Traceback" not in done.stderr
     assert json.loads((run / "metrics.json").read_text())["modes"]["independent"]["overall"]["value"] == before
 
@@ -158,7 +158,7 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys:
     make_bench(bench, n_cases=4)
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
     ok = merge_runs(shards, tmp_path / "whole")
     assert ok["complete"] is True and ok["shards_incomplete"] == []
     _kill_like(shards[1])
@@ -171,7 +171,7 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys:
     assert merged["invocations"][0]["status"] == "merged-incomplete"
     from medr2.report.write import write_report
 
-    score_run(tmp_path / "m", n_resamples=0)
+    score_run(tmp_path / "m", mixed_splits=True, n_resamples=0)
     html = write_report([tmp_path / "m"], tmp_path / "report", max_items=5).read_text("utf-8")
     assert "Run m is incomplete" in html and "1/2" in html
 
@@ -181,7 +181,7 @@ def test_rerun_of_a_killed_merge_is_not_blocked(tmp_path: Path) -> None:
     make_bench(bench, n_cases=4)
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
     out = tmp_path / "m"
     out.mkdir()
     (out / MERGING_MARKER).write_text("x")  # what a merge killed while copying leaves: marker + partial store
@@ -280,12 +280,12 @@ def test_eval_out_may_not_be_the_bench(tmp_path: Path) -> None:
     listing = sorted(x.name for x in bench.iterdir())
     for out in (bench, bench / "runs" / "r1"):
         with pytest.raises(BadInput, match="bench folder") as e:
-            run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=out))
+            run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=out))
         assert e.value.field == "--out"
     other = tmp_path / "other"
     make_bench(other, n_cases=2)
     with pytest.raises(BadInput, match="holds a bench"):
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=other))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=other))
     assert sorted(x.name for x in bench.iterdir()) == listing  # no .lock, no store.sqlite
 
 
@@ -297,8 +297,8 @@ def test_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
         make_bench(tmp_path / "bench", n_cases=2)
-        run_eval(EvalConfig(bench=tmp_path / "bench", model="baseline:oracle", out=tmp_path / "run"))
-        score_run(tmp_path / "run", n_resamples=0)
+        run_eval(EvalConfig(split="all", bench=tmp_path / "bench", model="baseline:oracle", out=tmp_path / "run"))
+        score_run(tmp_path / "run", mixed_splits=True, n_resamples=0)
     finally:
         os.umask(old)
     want = 0o666 & ~umask
@@ -371,8 +371,8 @@ def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path, capsys:
     _mount_tmpfs(mnt, "8m")
     try:
         run = mnt / "run"
-        run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=run))
-        score_run(run, n_resamples=0)
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=run))
+        score_run(run, mixed_splits=True, n_resamples=0)
         listing = sorted(p.name for p in run.iterdir())
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         with Store.open(run) as store:  # read-only storage: opened immutable
@@ -381,7 +381,7 @@ def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path, capsys:
         assert (tmp_path / "report" / "index.html").is_file()
         done = _Done(*_cli(["report", str(run), "--out", str(tmp_path / "report2")], capsys))
         assert done.returncode == 0, done.stderr
-        done = _Done(*_cli(["score", str(run), "--resamples", "0"], capsys))
+        done = _Done(*_cli(["score", str(run), "--mixed-splits", "--resamples", "0"], capsys))
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert "Read-only file system" in done.stderr and "rerun the same command" in done.stderr
         assert sorted(p.name for p in run.iterdir()) == listing
@@ -403,7 +403,7 @@ def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path,
         filler = _fill(mnt, 24 * 1024)
         # eval into a full disk: exit 1, a message, no traceback; what is stored is whole
         run = mnt / "run"
-        cmd = ["eval", "--bench", str(bench), "--model", "baseline:oracle", "--out", str(run),
+        cmd = ["eval", "--split", "all", "--bench", str(bench), "--model", "baseline:oracle", "--out", str(run),
                "--no-progress"]
         done = _Done(*_cli(cmd, capsys))
         assert done.returncode == 1, done.stderr
@@ -421,11 +421,11 @@ def test_full_disk_is_a_clear_message_and_nothing_half_written(tmp_path: Path,
         with Store.open(run) as store:
             assert store.count() == len(load_bench(bench).items)
         # score into a full disk: the previous scores and metrics stay as they were, as one set
-        score_run(run, n_resamples=0)
+        score_run(run, mixed_splits=True, n_resamples=0)
         before = {n: (run / n).read_bytes() for n in ("scores.parquet", "metrics.json")}
         time.sleep(0.01)
         filler = _fill(mnt, 4 * 1024)
-        done = _Done(*_cli(["score", str(run), "--resamples", "50"], capsys))
+        done = _Done(*_cli(["score", str(run), "--mixed-splits", "--resamples", "50"], capsys))
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         assert {n: (run / n).read_bytes() for n in before} == before
         assert not [p.name for p in run.iterdir() if "pending" in p.name or p.name.startswith(".medr2")]

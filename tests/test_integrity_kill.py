@@ -125,8 +125,10 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=12)
     inputs = [tmp_path / "oracle", tmp_path / "random"]
-    run_eval(EvalConfig(bench=bench, model="baseline:oracle", out=inputs[0], modes=("independent", "chain-own")))
-    run_eval(EvalConfig(bench=bench, model="baseline:random", out=inputs[1], modes=("independent", "chain-own")))
+    run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=inputs[0], modes=("independent",
+                                                                                                 "chain-own")))
+    run_eval(EvalConfig(split="all", bench=bench, model="baseline:random", out=inputs[1], modes=("independent",
+                                                                                                 "chain-own")))
     run = tmp_path / "run"
     names = ["scores.parquet", "metrics.json"]
 
@@ -140,11 +142,11 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
     refs = []
     for k in range(2):
         set_state(k)
-        score_run(run, seed=0, n_resamples=300)
+        score_run(run, mixed_splits=True, seed=0, n_resamples=300)
         refs.append(_outputs(run, names))
     assert refs[0] != refs[1] and all(x is not None for r in refs for x in r)
     shutil.rmtree(run)
-    cmd = [*MEDR2, "score", str(run), "--resamples", "300"]
+    cmd = [*MEDR2, "score", str(run), "--mixed-splits", "--resamples", "300"]
     t0 = time.perf_counter()
     set_state(0)
     done = subprocess.run(cmd, capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": SRC})

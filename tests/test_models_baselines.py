@@ -24,7 +24,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 def _answers(bench: Bench, model: str, out: Path,
              modes: tuple[str, ...] = ("independent",)) -> dict[tuple[str, str], str]:
-    run_eval(EvalConfig(bench=bench.root, model=model, out=out, modes=modes))
+    run_eval(EvalConfig(split="all", bench=bench.root, model=model, out=out, modes=modes))
     with Store.open(out) as st:
         return {(r.prediction.item_id, r.prediction.mode): r.prediction.raw or "" for r in st.iter_predictions()}
 
@@ -137,7 +137,7 @@ def test_follow_history_takes_the_injected_earlier_answer(bench: Bench, tmp_path
         assert ans[(it.item_id, "chain-misleading")] == (wrong_answer(it, PIXEL) if later else gold_answer(it, PIXEL))
         for mode in ("chain-gold", "chain-own", "independent"):
             assert ans[(it.item_id, mode)] == gold_answer(it, PIXEL)
-    metrics = score_run(run, n_resamples=50)["modes"]
+    metrics = score_run(run, mixed_splits=True, n_resamples=50)["modes"]
     chain = metrics["chain-misleading"]["chain"]
     stages = sorted(int(s) for s in chain["StepAcc_s"])
     first, later_stages = stages[0], stages[1:]

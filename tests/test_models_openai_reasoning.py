@@ -106,7 +106,7 @@ def test_truncated_answers_scored_truncated_end_to_end(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        summary = run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,),
+        summary = run_eval(EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,),
                                       preset="generic-reasoning", adapter_extra={"backoff_initial_s": 0.01}))
         bodies = [json.loads(b) for b in srv.bodies]
     assert all(b["max_tokens"] == 16384 for b in bodies)  # the reasoning preset's budget
@@ -120,7 +120,7 @@ def test_truncated_answers_scored_truncated_end_to_end(tmp_path: Path) -> None:
     assert sum(p.finish_reason == "length" for p in stored.values()) == sum(c in ("length", "null") for c in cuts)
     assert all(p.reasoning == "thinking" for p in stored.values() if p.finish_reason == "length")
 
-    metrics = score_run(run, n_resamples=0)
+    metrics = score_run(run, mixed_splits=True, n_resamples=0)
     scores = pq.read_table(run / "scores.parquet").to_pylist()
     by_item = {s["item_id"]: s for s in scores}
     truncated = {i for i, s in by_item.items() if s["verdict"] == "truncated"}
@@ -157,8 +157,8 @@ def test_truncated_rate_in_leaderboard_and_score_console(tmp_path: Path) -> None
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,)))
-    res = CliRunner().invoke(app, ["score", str(run), "--resamples", "0"])
+        run_eval(EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,)))
+    res = CliRunner().invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "0"])
     assert res.exit_code == 0, res.output
     assert "truncated 1.000" in res.output and "max-new-tokens" in res.output
     lines = to_csv(build_leaderboard([load_run(run)])).splitlines()
@@ -192,7 +192,7 @@ def test_thinking_options_are_part_of_the_run_identity(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        cfg = EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), limit=2,
+        cfg = EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,), limit=2,
                          adapter_extra={"thinking_token_budget": 512})
         run_eval(cfg)
         run_eval(cfg)  # the same setting resumes

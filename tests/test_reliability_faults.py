@@ -36,7 +36,8 @@ def faulted_run(tmp_path: Path, *, n_cases: int, total_rate: float, concurrency:
     run = tmp_path / "run"
     faults = Faults.uniform(total_rate, rate_long=rate_long, hang_s=2.5, seed=seed)
     with FaultServer(faults) as srv:
-        args = [*MEDR2, "eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url",
+        args = [*MEDR2, "eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out", str(run),
+                "--base-url",
                 srv.url, "--concurrency", str(concurrency), "--timeout", "1", "--retries", "5", "--backoff", "0.05",
                 "--no-progress"]
         done = subprocess.run(args, capture_output=True, text=True, timeout=600)

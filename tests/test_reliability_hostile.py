@@ -72,7 +72,8 @@ def test_hostile_output_stored_scored_and_escaped(tmp_path: Path, giant_text: bo
     run, report = tmp_path / "run", tmp_path / "report"
     answer = functools.partial(hostile_answer, giant_text=giant_text)
     with FaultServer(Faults(), answer=answer, raw_answer=hostile_bytes) as srv:
-        _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", srv.url,
+        _run(["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out", str(run),
+              "--base-url", srv.url,
               "--retries", "1", "--timeout", "10", "--no-progress"])
         sent = set(srv.sent_answers)
     con = sqlite3.connect(run / "store.sqlite")
@@ -88,7 +89,7 @@ def test_hostile_output_stored_scored_and_escaped(tmp_path: Path, giant_text: bo
     # undecodable bytes are kept as U+FFFD, the rest of the answer intact
     assert any(r.startswith("A \ufffd") and r.endswith(" invalid") for r in raws)
     assert any(r.startswith("A \ufffd") and r.endswith(" lone") for r in raws)
-    _run(["score", str(run)])
+    _run(["score", str(run), "--mixed-splits"])
     _run(["report", str(run), "--out", str(report)])
     html = (report / "index.html").read_text("utf-8")
     assert "pwned" in html  # the answers are in the per-item browser data ...
@@ -132,21 +133,24 @@ def test_api_key_never_reaches_disk_logs_or_errors(tmp_path: Path, secret_env: t
     # 1. a server that checks the key and echoes it in its error bodies and in answers
     faults = Faults(rates={"500": 0.3, "429": 0.2}, secret_echo=secret, seed=2)
     with FaultServer(faults, api_key=secret, answer=echo) as srv:
-        done = _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(tmp_path / "run"),
+        done = _run(["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out",
+                     str(tmp_path / "run"),
                      "--base-url", srv.url, "--retries", "1", *key_args], env)
         outputs += [done.stdout, done.stderr]
         assert srv.stats.auth_headers == {f"Bearer {secret}"}  # the key was sent, in the header only
     # 2. the server rejects the key (401 echoing it): every request fails, exit 1
     with FaultServer(Faults(secret_echo=secret), api_key="another-key") as srv:
-        done = _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(tmp_path / "run401"),
+        done = _run(["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out",
+                     str(tmp_path / "run401"),
                      "--base-url", srv.url, "--retries", "0", *key_args], env, expect=1)
         outputs += [done.stdout, done.stderr]
     # 3. nothing listens: connection errors
-    done = _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(tmp_path / "rundown"),
+    done = _run(["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out",
+                 str(tmp_path / "rundown"),
                  "--base-url", f"http://127.0.0.1:{_free_port()}/v1", "--retries", "0", *key_args], env, expect=1)
     outputs += [done.stdout, done.stderr]
     # 4. scoring and reporting the run
-    outputs += [_run(["score", str(tmp_path / "run")], env).stderr]
+    outputs += [_run(["score", str(tmp_path / "run"), "--mixed-splits"], env).stderr]
     outputs += [_run(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report")], env).stderr]
     hits = _grep_tree(tmp_path, secret)
     assert not hits, hits
@@ -218,7 +222,8 @@ def test_huge_usage_numbers_do_not_stop_the_run(tmp_path: Path) -> None:
     bench, run = tmp_path / "bench", tmp_path / "run"
     make_bench(bench, n_cases=2)
     with ScriptedServer(respond) as srv:
-        args = ["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", srv.url,
+        args = ["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out", str(run),
+                "--base-url", srv.url,
                 "--no-progress"]
         _run(args)
         sent = srv.stats.requests
@@ -347,9 +352,10 @@ def test_credentials_in_base_url_never_written(tmp_path: Path) -> None:
     make_bench(bench, n_cases=1)
     with ScriptedServer(respond) as srv:
         url = f"http://medr2user:{password}@127.0.0.1:{srv.port}/v1"
-        done = _run(["eval", "--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", url,
+        done = _run(["eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out", str(run),
+                     "--base-url", url,
                      "--no-progress"])
-        _run(["score", str(run)])
+        _run(["score", str(run), "--mixed-splits"])
     assert auth_seen and all(a.startswith("Basic ") for a in auth_seen)  # the credentials were used ...
     assert not _grep_tree(tmp_path, password) and password not in done.stderr + done.stdout  # ... never written
     manifest = json.loads((run / "manifest.json").read_text())

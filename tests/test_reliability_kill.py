@@ -102,7 +102,7 @@ def test_eval_survives_20_kills(tmp_path: Path) -> None:
     faults = Faults.uniform(0.15, hang_s=0.5, seed=5, max_faults_per_body=2)
     with FaultServer(faults, delay_s=0.04) as srv:
         def cmd(out: Path) -> list[str]:
-            return [*MEDR2, "eval", "--bench", str(bench), "--model", "openai:m", "--out", str(out),
+            return [*MEDR2, "eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--out", str(out),
                     "--mode", "independent,chain-own", "--base-url", srv.url, "--concurrency", "4",
                     "--timeout", "2", "--retries", "5", "--no-progress"]
 

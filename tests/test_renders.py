@@ -123,10 +123,10 @@ def test_eval_same_request_hashes_and_answers(built: dict[str, Path], tmp_path: 
     rows: dict[str, set[tuple[Any, ...]]] = {}
     with OpenAIServer(answer=_image_answer) as srv:
         for name, bench in (("stored", built["stored"]), ("deferred", deferred)):
-            evaluate(bench, "openai:vlm", tmp_path / f"run-{name}", base_url=srv.url, variants=CODES,
+            evaluate(bench, "openai:vlm", tmp_path / f"run-{name}", split="all", base_url=srv.url, variants=CODES,
                      mode="independent", concurrency=4)
             rows[name] = _run_rows(tmp_path / f"run-{name}")
-            evaluate(bench, reads_images, tmp_path / f"fn-{name}", variants=CODES, mode="independent",
+            evaluate(bench, reads_images, tmp_path / f"fn-{name}", split="all", variants=CODES, mode="independent",
                      name="reads-images")
             rows[f"fn-{name}"] = _run_rows(tmp_path / f"fn-{name}")
     assert rows["stored"] == rows["deferred"] and len(rows["stored"]) > 50

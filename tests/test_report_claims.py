@@ -43,7 +43,7 @@ def _reasoning_run(bench: Bench, run: Path) -> None:
         return json_response(completion(CONTENT.format(default_answer(body)), reasoning_content=REASONING))
 
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
+        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
                             modes=("reasoning",), adapter_extra={"backoff_initial_s": 0.01}))
 
 
@@ -51,7 +51,7 @@ def _reasoning_run(bench: Bench, run: Path) -> None:
 def scored(bench: Bench, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     run = tmp_path_factory.mktemp("runs") / "reasoning-run"
     _reasoning_run(bench, run)
-    return run, score_run(run, n_resamples=50)
+    return run, score_run(run, mixed_splits=True, n_resamples=50)
 
 
 @pytest.fixture(scope="module")
@@ -109,17 +109,17 @@ def test_rescoring_gives_the_same_bytes_and_a_run_without_rationales_removes_the
         bench: Bench, scored: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     run, _ = scored
     before = (run / "claims.parquet").read_bytes()
-    score_run(run, n_resamples=50)
+    score_run(run, mixed_splits=True, n_resamples=50)
     assert (run / "claims.parquet").read_bytes() == before
     async def bare(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
         return json_response(completion("A"))  # a bare answer: no rationale anywhere
 
     plain = tmp_path / "plain"
     with ScriptedServer(bare) as srv:
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", out=plain, base_urls=(srv.url,),
+        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=plain, base_urls=(srv.url,),
                             modes=("independent",), adapter_extra={"backoff_initial_s": 0.01}))
     (plain / "claims.parquet").write_bytes(before)  # a stale file from elsewhere
-    m = score_run(plain, n_resamples=0)
+    m = score_run(plain, mixed_splits=True, n_resamples=0)
     assert "claims" not in m and not (plain / "claims.parquet").exists()
 
 
@@ -200,14 +200,16 @@ def test_claim_judge_decides_what_the_rules_leave_unverifiable(bench: Bench, tmp
         return json_response(completion("CONTRADICTED" if "[[liver]]" in prompt else "maybe"))
 
     with pytest.raises(BadInput, match="needs a judge"):
-        score_run(run, judge_claims=True)
+        score_run(run, mixed_splits=True, judge_claims=True)
     with ScriptedServer(judge) as srv:
         opts = {"base_urls": (srv.url,), "extra": {"backoff_initial_s": 0.01}}
-        m = score_run(run, judge="openai:judge", judge_options=opts, judge_claims=True, n_resamples=50)
+        m = score_run(run, mixed_splits=True, judge="openai:judge", judge_options=opts, judge_claims=True,
+                      n_resamples=50)
         n_asked = len(asked)
         claim_prompts = [p for p in asked if CLAIM_PROMPT_VERSION in p]
         assert claim_prompts and all("[[liver]]" in p for p in claim_prompts)  # only the unverifiable organ
-        again = score_run(run, judge="openai:judge", judge_options=opts, judge_claims=True, n_resamples=50)
+        again = score_run(run, mixed_splits=True, judge="openai:judge", judge_options=opts, judge_claims=True,
+                          n_resamples=50)
         assert len(asked) == n_asked  # cached: rescoring asks nothing
     assert again["claims"] == m["claims"]
     rows = pq.read_table(run / "claims.parquet").to_pylist()
@@ -221,7 +223,7 @@ def test_claim_judge_decides_what_the_rules_leave_unverifiable(bench: Bench, tmp
     assert m["claims"]["judge"] and m["claims"]["judge_prompt"] == CLAIM_PROMPT_VERSION
     # a judge-contradicted claim counts: every rationale now has one, so none is grounded
     assert m["modes"]["reasoning"]["rationale"]["overall"]["grounded_acc"]["value"] == 0.0
-    plain = score_run(run, n_resamples=50)  # off by default: the rules' verdicts again
+    plain = score_run(run, mixed_splits=True, n_resamples=50)  # off by default: the rules' verdicts again
     assert {r["decided_by"] for r in pq.read_table(run / "claims.parquet").to_pylist()} == {"rules"}
     assert plain["claims"]["judge"] is None
 
@@ -270,6 +272,7 @@ def test_judge_claims_without_a_judge_is_a_usage_error(scored: tuple[Path, dict[
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     proc = subprocess.run([sys.executable, "-c", "from medr2.cli import main; main()", "score", str(scored[0]),
+                           "--mixed-splits",
                            "--judge-claims"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 2 and "needs a judge" in proc.stderr and "--judge-claims" in proc.stderr
 

@@ -95,7 +95,7 @@ def test_merge_keeps_every_item_when_the_variants_disagree_on_the_case_order(ben
 def test_unknown_order_is_refused(bench: Path, tmp_path: Path) -> None:
     assert set(ORDERS.names()) >= {"bench", "case"}
     with pytest.raises(BadInput) as e:
-        run_eval(EvalConfig(bench=bench, model="baseline:random", out=tmp_path / "run", order="nosuch"))
+        run_eval(EvalConfig(split="all", bench=bench, model="baseline:random", out=tmp_path / "run", order="nosuch"))
     assert e.value.field == "--order" and "known: bench, case" in str(e.value)
     assert not (tmp_path / "run").exists()
 
@@ -132,7 +132,7 @@ def test_orders_store_the_same_answers_through_a_real_server(bench: Path, tmp_pa
     for order in ("bench", "case"):
         rec = Recorder()
         with OpenAIServer(answer=rec) as srv:
-            summary = medr2.evaluate(bench, "openai:m", tmp_path / order, mode=modes, base_url=srv.url,
+            summary = medr2.evaluate(bench, "openai:m", tmp_path / order, split="all", mode=modes, base_url=srv.url,
                                      concurrency=1, order=order)
         assert summary.sent == 2 * len(loaded.items) and not summary.interrupted
         rows[order], bodies[order] = stored(tmp_path / order), rec.bodies
@@ -150,7 +150,8 @@ def test_orders_store_the_same_answers_through_a_real_server(bench: Path, tmp_pa
     assert len(case_runs(own)) < len(case_runs([by_id[r[1]] for r in rows["bench"] if r[2] == "chain-own"]))
     # resuming in the other order finds everything stored
     with OpenAIServer() as srv:
-        again = medr2.evaluate(bench, "openai:m", tmp_path / "case", mode=modes, base_url=srv.url, order="bench")
+        again = medr2.evaluate(bench, "openai:m", tmp_path / "case", split="all", mode=modes, base_url=srv.url,
+                               order="bench")
     assert again.sent == 0 and srv.stats.requests == 0
 
 
@@ -161,7 +162,7 @@ def test_eval_sends_in_case_order_by_default(bench: Path, tmp_path: Path) -> Non
     from medr2.run.runner import Runner
 
     assert DEFAULT_ORDER == "case" and Runner.__init__.__kwdefaults__["order"] == "bench"
-    medr2.evaluate(bench, "baseline:random", tmp_path / "run", batch_size=1)
+    medr2.evaluate(bench, "baseline:random", tmp_path / "run", split="all", batch_size=1)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["invocations"][-1]["order"] == "case"
     by_id = {it.item_id: it for it in load_bench(bench, image_hashes=False).items}

@@ -106,9 +106,11 @@ def test_ray_answers_equal_a_local_run(ray_cluster: str, tmp_path: Path) -> None
     local_rec, ray_rec = Recorder(), Recorder()
     with OpenAIServer(answer=local_rec) as local_srv, OpenAIServer(answer=ray_rec) as srv_a, \
             OpenAIServer(answer=ray_rec) as srv_b:
-        medr2.evaluate(bench, "openai:m", tmp_path / "local", mode=modes, base_url=local_srv.url, concurrency=2)
+        medr2.evaluate(bench, "openai:m", tmp_path / "local", split="all", mode=modes, base_url=local_srv.url,
+                       concurrency=2)
         t0 = time.perf_counter()
-        summary = medr2.evaluate(bench, "openai:m", tmp_path / "ray", mode=modes, base_url=[srv_a.url, srv_b.url],
+        summary = medr2.evaluate(bench, "openai:m", tmp_path / "ray", split="all", mode=modes, base_url=[srv_a.url,
+                                                                                                         srv_b.url],
                                  concurrency=2, executor="ray", ray_address=ray_cluster)
         ray_s = time.perf_counter() - t0
         served = (srv_a.stats.requests, srv_b.stats.requests)
@@ -135,12 +137,13 @@ def test_ray_answers_equal_a_local_run(ray_cluster: str, tmp_path: Path) -> None
     assert manifest["invocations"][-1]["executor"]["name"] == "ray"
     assert manifest["invocations"][-1]["status"] == "complete"
     # scoring reads the run unchanged: the same metrics (but the run's own folder)
-    scored = [medr2.score(tmp_path / name) for name in ("ray", "local")]
+    scored = [medr2.score(tmp_path / name, mixed_splits=True) for name in ("ray", "local")]
     assert [s["run"].pop("run_dir") for s in scored] == [str(tmp_path / "ray"), str(tmp_path / "local")]
     assert scored[0] == scored[1]
     # the executor is no part of the run's identity: the local executor resumes the Ray run and finds it all stored
     with OpenAIServer(answer=local_rec) as srv:
-        again = medr2.evaluate(bench, "openai:m", tmp_path / "ray", mode=modes, base_url=srv.url, concurrency=2)
+        again = medr2.evaluate(bench, "openai:m", tmp_path / "ray", split="all", mode=modes, base_url=srv.url,
+                               concurrency=2)
         assert again.sent == 0 and srv.stats.requests == 0
     assert sum(c.stored_before for c in again.modes.values()) == 2 * n_items
     test_the_executor_is_checked_before_the_run_folder_is_touched(tmp_path / "refused", slow=True)
@@ -214,7 +217,7 @@ def test_ray_retries_429_and_stores_a_refused_request_as_its_error(ray_cluster: 
 
     plan = FaultPlan(rate_429=0.3, max_faults_per_body=1, permanent=refuse, seed=2)
     with OpenAIServer(plan) as srv:
-        summary = medr2.evaluate(bench, "openai:m", tmp_path / "run", base_url=srv.url, concurrency=2,
+        summary = medr2.evaluate(bench, "openai:m", tmp_path / "run", split="all", base_url=srv.url, concurrency=2,
                                  backoff=0.05, executor="ray", ray_address=ray_cluster)
         faults = dict(srv.stats.faults)
     rows = _rows(tmp_path / "run")
@@ -254,7 +257,7 @@ def test_the_executor_is_checked_before_the_run_folder_is_touched(tmp_path: Path
     model)."""
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=1)
-    base = ["eval", "--bench", str(bench), "--out", str(tmp_path / "run"), "--no-progress"]
+    base = ["eval", "--split", "all", "--bench", str(bench), "--out", str(tmp_path / "run"), "--no-progress"]
 
     def refused(*args: str) -> str:
         r = CliRunner().invoke(app, [*base, *args])

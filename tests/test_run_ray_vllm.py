@@ -54,7 +54,7 @@ def _missing() -> str | None:
 
 
 def _eval(work: dict[str, Path], out: Path, *extra: str) -> list[str]:
-    return [str(vllm_python()), "-m", "medr2", "eval", "--bench", str(work["bench"]),
+    return [str(vllm_python()), "-m", "medr2", "eval", "--split", "all", "--bench", str(work["bench"]),
             "--model", f"vllm:{work['model']}", "--preset", "medr2-tiny", "--out", str(out), "--limit", str(LIMIT),
             "--max-new-tokens", str(MAX_NEW), "--no-progress", "--model-option", "dtype=float32",
             "--model-option", "max_model_len=2048", "--model-option", f"kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}",

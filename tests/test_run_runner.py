@@ -43,7 +43,8 @@ def _app() -> typer.Typer:
 @pytest.mark.parametrize("model", ["baseline:prior", "baseline:random"])
 def test_cli_eval_every_mode(bench_root: Path, tmp_path: Path, model: str) -> None:
     run = tmp_path / "run"
-    res = CliRunner().invoke(_app(), ["eval", "--bench", str(bench_root), "--model", model, "--out", str(run),
+    res = CliRunner().invoke(_app(), ["eval", "--split", "all", "--bench", str(bench_root), "--model", model,
+                                      "--out", str(run),
                                       "--mode", "independent,chain-own", "--mode", "chain-gold",
                                       "--mode", "chain-misleading,blind", "--mode", "reasoning", "--no-progress"])
     assert res.exit_code == 0, res.output
@@ -59,14 +60,16 @@ def test_cli_eval_every_mode(bench_root: Path, tmp_path: Path, model: str) -> No
     assert manifest["invocations"][0]["command"] and manifest["invocations"][0]["status"] == "complete"
     assert manifest["modes"] == sorted(ALL_MODES)
     # rerunning the same command sends nothing
-    res = CliRunner().invoke(_app(), ["eval", "--bench", str(bench_root), "--model", model, "--out", str(run),
+    res = CliRunner().invoke(_app(), ["eval", "--split", "all", "--bench", str(bench_root), "--model", model,
+                                      "--out", str(run),
                                       "--mode", ",".join(ALL_MODES), "--no-progress"])
     assert res.exit_code == 0 and "0 ok" in res.output
     assert len(_rows(run)) == len(rows)
 
 
 def test_misleading_mode_records_the_misled_step(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", modes=("chain-misleading",)))
+    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r",
+                        modes=("chain-misleading",)))
     rows = _rows(tmp_path / "r")
     chained = [r for r in rows if r.step and r.step > 1]
     assert chained and all(r.meta["misled_step"] == r.step - 1 for r in chained)
@@ -74,21 +77,22 @@ def test_misleading_mode_records_the_misled_step(bench_root: Path, tmp_path: Pat
 
 
 def test_resume_into_other_settings_is_refused(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", limit=5))
+    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r", limit=5))
     with pytest.raises(BadInput, match="model_key"):
-        run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "r", limit=5))
+        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "r", limit=5))
     with pytest.raises(BadInput, match="generation"):
-        run_eval(EvalConfig(bench=bench_root, model="baseline:oracle", out=tmp_path / "r", max_new_tokens=7))
+        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r",
+                            max_new_tokens=7))
 
 
 def test_shards_partition_by_case_and_merge_equals_unsharded(bench_root: Path, tmp_path: Path) -> None:
     modes = ("independent", "chain-own")
     full = tmp_path / "full"
-    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=full, modes=modes))
+    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=full, modes=modes))
     shards = []
     for i in range(3):
         d = tmp_path / f"s{i}"
-        run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=d, modes=modes, shard=(i, 3)))
+        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=d, modes=modes, shard=(i, 3)))
         shards.append(d)
     cases = [{r.prediction.item_id for r in _rows(d)} for d in shards]
     assert not (cases[0] & cases[1]) and not (cases[1] & cases[2])
@@ -106,13 +110,14 @@ def test_shards_partition_by_case_and_merge_equals_unsharded(bench_root: Path, t
 
 
 def test_merge_refuses_other_settings_or_bench(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "a", shard=(0, 2)))
-    run_eval(EvalConfig(bench=bench_root, model="baseline:random", out=tmp_path / "b", shard=(1, 2), seed=5))
+    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "a", shard=(0, 2)))
+    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "b", shard=(1, 2),
+                        seed=5))
     with pytest.raises(BadInput, match="generation"):
         merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
     other = tmp_path / "bench2"
     make_bench(other, n_cases=3)
-    run_eval(EvalConfig(bench=other, model="baseline:random", out=tmp_path / "c", shard=(1, 2)))
+    run_eval(EvalConfig(split="all", bench=other, model="baseline:random", out=tmp_path / "c", shard=(1, 2)))
     with pytest.raises(BadInput, match="bench_checksum"):
         merge_runs([tmp_path / "a", tmp_path / "c"], tmp_path / "m")
     res = CliRunner().invoke(_app(), ["merge", str(tmp_path / "a"), "--out", str(tmp_path / "m3")])
@@ -156,7 +161,7 @@ class _FailingStep:
 
 
 def test_chain_own_after_a_failed_step_and_retry_errors(bench_root: Path, tmp_path: Path) -> None:
-    cfg = EvalConfig(bench=bench_root, model="custom", out=tmp_path / "r", modes=("chain-own",))
+    cfg = EvalConfig(split="all", bench=bench_root, model="custom", out=tmp_path / "r", modes=("chain-own",))
     run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
     rows = {r.prediction.item_id: r for r in _rows(tmp_path / "r")}
     later = [r for r in rows.values() if r.chain_id and r.step and r.step > 2 and r.meta["variant"] == "clean"]
@@ -211,7 +216,7 @@ def test_lazy_planning_stores_the_same_rows_as_planning_up_front(bench_root: Pat
             assert isinstance(probe, PullingAdapter) == (name == "pulled") and isinstance(
                 getattr(probe, "inner", probe), OpenAIAdapter)
             probe.close()
-            cfg = EvalConfig(bench=bench_root, model="openai:m", out=tmp_path / name, modes=modes,
+            cfg = EvalConfig(split="all", bench=bench_root, model="openai:m", out=tmp_path / name, modes=modes,
                              base_urls=(srv.url,), concurrency=3, retries=0)
             summary = run_eval(cfg, adapter_factory=factory)
             assert summary.modes["chain-own"].error > 0  # failed steps block later ones (stored as errors)
@@ -240,7 +245,8 @@ def test_tampered_image_is_an_error_of_its_items_not_a_guess(tmp_path: Path) -> 
     with pytest.raises(BadInput):
         load_bench(root)  # the full check still finds it
     with OpenAIServer(FaultPlan(seed=0)) as srv:
-        summary = run_eval(EvalConfig(bench=root, model="openai:m", out=tmp_path / "run", base_urls=(srv.url,),
+        summary = run_eval(EvalConfig(split="all", bench=root, model="openai:m", out=tmp_path / "run",
+                                      base_urls=(srv.url,),
                                       concurrency=2, retries=0))
         sent = srv.stats.requests
     rows = _rows(tmp_path / "run")

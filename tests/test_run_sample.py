@@ -19,7 +19,8 @@ from medr2.run.store import Store
 def test_sample_bench_every_mode(sample_bench_dir: Path, tmp_path: Path, model: str) -> None:
     app = cli_app
     run = tmp_path / "run"
-    res = CliRunner().invoke(app, ["eval", "--bench", str(sample_bench_dir), "--model", model, "--out", str(run),
+    res = CliRunner().invoke(app, ["eval", "--split", "all", "--bench", str(sample_bench_dir), "--model", model,
+                                   "--out", str(run),
                                    "--mode", ",".join(MODES), "--no-progress"])
     assert res.exit_code == 0, res.output
     n = len(load_bench(sample_bench_dir).items)

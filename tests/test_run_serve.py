@@ -53,7 +53,7 @@ def medr2(*args: str | Path, timeout: float = 180,
 
 
 def eval_args(bench: Path, out: Path, *more: str | Path) -> list[str | Path]:
-    return ["eval", "--bench", bench, "--model", "openai:test", "--out", out, "--no-progress", *more]
+    return ["eval", "--split", "all", "--bench", bench, "--model", "openai:test", "--out", out, "--no-progress", *more]
 
 
 def served(pidfile: Path, then: str) -> str:
@@ -94,9 +94,9 @@ def test_a_served_run_equals_a_run_against_the_server_started_by_hand(bench: Pat
     import medr2
 
     with OpenAIServer() as srv:
-        medr2.evaluate(bench, "openai:test", tmp_path / "hand", base_url=srv.url, limit=12)
+        medr2.evaluate(bench, "openai:test", tmp_path / "hand", split="all", base_url=srv.url, limit=12)
     pidfile = tmp_path / "pid"
-    summary = medr2.evaluate(bench, "openai:test", tmp_path / "served", limit=12,
+    summary = medr2.evaluate(bench, "openai:test", tmp_path / "served", split="all", limit=12,
                              serve=served(pidfile, f"sleep 1; exec {SERVER}"))
     counts = summary.modes["independent"]
     assert counts.ok == counts.planned > 0 and counts.error == 0
@@ -229,7 +229,7 @@ def test_serve_options_are_checked_before_anything_starts(bench: Path, tmp_path:
     import medr2
 
     with pytest.raises(BadInput, match="go with --serve"):
-        medr2.evaluate(bench, "openai:test", tmp_path / "r", serve_timeout=5)
+        medr2.evaluate(bench, "openai:test", tmp_path / "r", split="all", serve_timeout=5)
     assert not (tmp_path / "r").exists()
 
 

@@ -298,11 +298,12 @@ def test_styled_answers_are_read_right_or_left_unparsed_only_when_in_words(bench
     answers = StyledAnswers(bench_root, preset)
     run = tmp_path / "run"
     with OpenAIServer(answer=answers, model="styled") as srv:
-        res = CliRunner().invoke(app, ["eval", "--bench", str(bench_root), "--model", "openai:styled", "--preset",
+        res = CliRunner().invoke(app, ["eval", "--split", "all", "--bench", str(bench_root), "--model",
+                                       "openai:styled", "--preset",
                                        preset, "--base-url", srv.url, "--out", str(run), "--retries", "0",
                                        "--no-progress"])
         assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(app, ["score", str(run), "--resamples", "0"])
+    res = CliRunner().invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "0"])
     assert res.exit_code == 0, res.output
     rows = pq.read_table(run / "scores.parquet").to_pylist()
     assert len(rows) == len(answers.meant) == len(load_bench(bench_root).items)

@@ -23,6 +23,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _cfg(bench: Bench, out: Path, **kw: object) -> EvalConfig:
+    kw.setdefault("split", "all")  # the whole fixture bench (train and test) unless a test names a split
     return EvalConfig(bench=bench.root, model="baseline:oracle", out=out, batch_size=1, **kw)  # type: ignore[arg-type]
 
 
@@ -31,7 +32,7 @@ def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: 
     cfg = _cfg(bench, run, modes=("independent", "chain-gold"))
     assert run_eval(cfg, progress=InterruptAfter(7)).interrupted
     with pytest.warns(IncompleteRunWarning, match=r"incomplete run: .* planned answers missing"):
-        m = score_run(run, n_resamples=20)
+        m = score_run(run, mixed_splits=True, n_resamples=20)
     n = len(bench.items)
     assert m["complete"] is False
     plan = m["plan"]
@@ -42,7 +43,7 @@ def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: 
     on_disk = json.loads((run / "metrics.json").read_text())
     assert on_disk["complete"] is False and on_disk["plan"] == json.loads(json.dumps(plan))
 
-    cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--resamples", "10"]
+    cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--mixed-splits", "--resamples", "10"]
     done = subprocess.run(cli, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "incomplete run" in done.stderr and f"{2 * n - 7} of {2 * n} planned answers missing" in done.stderr
@@ -52,7 +53,7 @@ def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: 
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", IncompleteRunWarning)
-        m2 = score_run(run, n_resamples=20)
+        m2 = score_run(run, mixed_splits=True, n_resamples=20)
     assert m2["complete"] is True and m2["plan"]["missing"] == 0 and m2["plan"]["answered"] == 2 * n
     assert [u["status"] for u in m2["plan"]["unfinished_invocations"]] == ["interrupted"]  # history is kept
 
@@ -64,7 +65,7 @@ def test_plan_matches_what_the_runner_planned(bench: Bench, tmp_path: Path) -> N
     run = tmp_path / "run"
     first = run_eval(_cfg(bench, run, modes=("chain-own",), variants=("V8",)))
     second = run_eval(_cfg(bench, run, modes=("independent",), limit=10, split="test"))
-    m = score_run(run, n_resamples=10)
+    m = score_run(run, mixed_splits=True, n_resamples=10)
     assert m["complete"] is True
     assert m["plan"]["modes"]["chain-own"]["planned"] == first.modes["chain-own"].planned
     assert m["plan"]["modes"]["chain-own"]["planned"] > sum(1 for it in bench.items if it.variant.startswith("V8"))
@@ -76,7 +77,7 @@ def test_plan_matches_what_the_runner_planned(bench: Bench, tmp_path: Path) -> N
                                     "status": "running"})  # what a SIGKILL leaves behind
     (run / "manifest.json").write_text(json.dumps(manifest))
     with pytest.warns(IncompleteRunWarning, match="1 eval invocation"):
-        m = score_run(run, n_resamples=10)
+        m = score_run(run, mixed_splits=True, n_resamples=10)
     with Store.open(run) as st:
         stored = st.count(mode="independent")
     assert m["complete"] is False
@@ -90,7 +91,7 @@ def test_report_shows_an_incomplete_run(bench: Bench, tmp_path: Path) -> None:
     run = tmp_path / "run"
     run_eval(_cfg(bench, run), progress=InterruptAfter(5))
     with pytest.warns(IncompleteRunWarning):
-        score_run(run, n_resamples=10)
+        score_run(run, mixed_splits=True, n_resamples=10)
     html = write_report([run], tmp_path / "rep").read_text("utf-8")
     assert f"incomplete: 5 of {len(bench.items)} planned answers" in html
     assert f"Run run: incomplete run: {len(bench.items) - 5} of {len(bench.items)} planned answers missing" in html

@@ -52,7 +52,8 @@ def _leaves(tree: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 def test_layout(oracle: dict[str, Any]) -> None:
     assert oracle["model_key"] == "baseline:oracle"
-    assert oracle["bootstrap"] == {"unit": "case", "n_resamples": 200, "level": 0.95, "seed": 0, "n_cases": 12}
+    assert oracle["bootstrap"] == {"unit": "case", "n_units": 12, "n_resamples": 200, "level": 0.95, "seed": 0,
+                                   "n_cases": 12}
     mode = oracle["modes"]["independent"]
     for key in ("overall", "stages", "tasks", "variants", "rates", "chain", "prompt_reliance", "visual_reliance",
                 "evidence", "cues", "consistency", "grounding", "report_text", "yesno"):
@@ -426,8 +427,9 @@ def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str,
 
     root = tmp_path_factory.mktemp("prior")
     build_bench("sample", root / "bench", seed=0, n_cases=10, variants="all")
-    run_eval(EvalConfig(bench=root / "bench", model="baseline:prior", out=root / "run", modes=("independent",)))
-    return score_run(root / "run", seed=0, n_resamples=200), load_bench(root / "bench")
+    run_eval(EvalConfig(split="all", bench=root / "bench", model="baseline:prior", out=root / "run",
+                        modes=("independent",)))
+    return score_run(root / "run", mixed_splits=True, seed=0, n_resamples=200), load_bench(root / "bench")
 
 
 @pytest.mark.slow  # builds a sample bench with every variant (about a minute on a loaded 2-core machine)

@@ -22,8 +22,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _scored(bench: Bench, model: str, out: Path) -> dict[str, Any]:
-    run_eval(EvalConfig(bench=bench.root, model=model, out=out, modes=("independent",)))
-    return score_run(out, n_resamples=200)
+    run_eval(EvalConfig(split="all", bench=bench.root, model=model, out=out, modes=("independent",)))
+    return score_run(out, mixed_splits=True, n_resamples=200)
 
 
 def _value(block: dict[str, Any]) -> float:
@@ -90,13 +90,13 @@ def test_reasoning_mode_against_a_local_server_with_rationales(bench: Bench, tmp
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
+        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
                             modes=("reasoning",), adapter_extra={"backoff_initial_s": 0.01}))
         bodies = [json.loads(b) for b in srv.bodies]
     texts = ["".join(p.get("text", "") for p in b["messages"][-1]["content"]) if isinstance(
         b["messages"][-1]["content"], list) else b["messages"][-1]["content"] for b in bodies]
     assert texts and all(t.endswith(REASONING_INSTRUCTION) for t in texts)
-    m = score_run(run, n_resamples=50)["modes"]["reasoning"]
+    m = score_run(run, mixed_splits=True, n_resamples=50)["modes"]["reasoning"]
     rat = m["rationale"]["overall"]
     table = load_table(run)
     rows = table[(table["variant"] == "clean") & ~table["probe"] & ~table["task"].isin(REPORT_TASKS)]

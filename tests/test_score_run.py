@@ -23,13 +23,13 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _run(bench: Bench, model: str, out: Path, modes: tuple[str, ...] = ("independent",)) -> Path:
-    run_eval(EvalConfig(bench=bench.root, model=model, out=out, modes=modes))
+    run_eval(EvalConfig(split="all", bench=bench.root, model=model, out=out, modes=modes))
     return out
 
 
 def test_score_run_writes_both_files(bench: Bench, tmp_path: Path) -> None:
     run = _run(bench, "baseline:oracle", tmp_path / "run", ("independent", "chain-own"))
-    metrics = score_run(run, seed=0, n_resamples=100)
+    metrics = score_run(run, mixed_splits=True, seed=0, n_resamples=100)
     table = pq.read_table(run / "scores.parquet")
     assert table.column_names == ["item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant",
                                   "parent_id", "split", "verdict", "parsed", "method", "iou", "text_metrics", "reason"]
@@ -43,7 +43,7 @@ def test_score_run_writes_both_files(bench: Bench, tmp_path: Path) -> None:
     for mode in ("independent", "chain-own"):
         assert on_disk["modes"][mode]["overall"]["value"] == 1.0
     before = (run / "metrics.json").read_bytes(), (run / "scores.parquet").read_bytes()
-    score_run(run, seed=0, n_resamples=100)
+    score_run(run, mixed_splits=True, seed=0, n_resamples=100)
     assert ((run / "metrics.json").read_bytes(), (run / "scores.parquet").read_bytes()) == before  # deterministic
     tidy = load_table(run)
     assert len(tidy) == table.num_rows and tidy["correct"].all()
@@ -51,19 +51,19 @@ def test_score_run_writes_both_files(bench: Bench, tmp_path: Path) -> None:
 
 def test_follow_hint_run(bench: Bench, tmp_path: Path) -> None:
     run = _run(bench, "baseline:follow-hint", tmp_path / "run")
-    m = score_run(run, n_resamples=50)["modes"]["independent"]
+    m = score_run(run, mixed_splits=True, n_resamples=50)["modes"]["independent"]
     assert m["prompt_reliance"]["MFR"]["value"] == 1.0
     assert m["prompt_reliance"]["MFR"]["n"] == sum(1 for it in bench.items if it.lure)
 
 
 def test_cli(bench: Bench, tmp_path: Path) -> None:
     run = _run(bench, "baseline:random", tmp_path / "run")
-    cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--resamples", "50"]
+    cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--mixed-splits", "--resamples", "50"]
     done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "overall" in done.stdout and (run / "metrics.json").is_file()
     assert re.search(r"overall \d\.\d{3} \[[^]]+\]†? \(n=[\d,]+, [\d,]+ cases?\)", done.stdout), done.stdout  # its n
-    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(tmp_path / "nope")],
+    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(tmp_path / "nope"), "--mixed-splits"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "manifest" in bad.stderr
 
@@ -74,12 +74,13 @@ def test_cli_workers_give_the_same_files(bench: Bench, tmp_path: Path) -> None:
     run = _run(bench, "baseline:random", tmp_path / "run")
     got = []
     for workers in ("1", "2"):
-        cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--resamples", "50", "--workers", workers]
+        cli = [sys.executable, "-m", "medr2.cli", "score", str(run), "--mixed-splits", "--resamples", "50",
+               "--workers", workers]
         done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         got.append({f: (run / f).read_bytes() for f in ("scores.parquet", "metrics.json")})
     assert got[0] == got[1]
-    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(run), "--workers", "0"],
+    bad = subprocess.run([sys.executable, "-m", "medr2.cli", "score", str(run), "--mixed-splits", "--workers", "0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--workers" in bad.stderr
 
@@ -123,7 +124,7 @@ def test_answers_for_items_not_in_the_bench_are_quarantined_in_stored_order(benc
     from medr2.score.scorer import QUARANTINE_FILE
 
     run = _run(bench, "baseline:oracle", tmp_path / "run")
-    clean = score_run(run, seed=0, n_resamples=50)
+    clean = score_run(run, mixed_splits=True, seed=0, n_resamples=50)
     assert clean["run"]["quarantined"] == 0 and not (run / QUARANTINE_FILE).exists()
     scores = (run / "scores.parquet").read_bytes()
     strangers = [("zz-not-here", "h-stranger-1"), ("00-not-here", "h-stranger-2"), ("mm-not-here", "h-stranger-3")]
@@ -131,7 +132,7 @@ def test_answers_for_items_not_in_the_bench_are_quarantined_in_stored_order(benc
         for item_id, request_hash in strangers:
             store.put(Prediction(model_key="baseline:oracle", item_id=item_id, mode="independent",
                                  request_hash=request_hash, raw="A", status="ok"))
-    got = score_run(run, seed=0, n_resamples=50)
+    got = score_run(run, mixed_splits=True, seed=0, n_resamples=50)
     lines = [json.loads(line) for line in (run / QUARANTINE_FILE).read_text().splitlines()]
     assert [(e["record"], e["field"], e["stage"]) for e in lines] == [(h, "item_id", "score") for _, h in strangers]
     assert [e["reason"] for e in lines] == [f"item {i} is not in the bench" for i, _ in strangers]

@@ -206,7 +206,7 @@ def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Pa
 
     monkeypatch.setitem(scorer.FORM_SCORERS, "mcq", refuse)  # forked workers inherit it
     with pytest.raises(BadInput, match="no MCQ today"):
-        scorer.score_run(run, workers=2, batch_rows=7)
+        scorer.score_run(run, workers=2, batch_rows=7, mixed_splits=True)
     assert not (run / "scores.parquet").exists() and not (run / "metrics.json").exists()
     assert not [p for p in run.iterdir() if p.name.startswith(".score")]
 
@@ -235,7 +235,7 @@ def test_chunk_metrics_are_computed_in_the_workers(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(aggregate, "chunk_metrics", counted)
 
     def metrics(workers: int) -> bytes:
-        score_run(run, seed=3, n_resamples=50, batch_rows=7, chunk_rows=60, workers=workers)
+        score_run(run, seed=3, n_resamples=50, batch_rows=7, chunk_rows=60, workers=workers, mixed_splits=True)
         return (run / "metrics.json").read_bytes().replace(str(run).encode(), b"RUN")
 
     one = metrics(1)

@@ -75,9 +75,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     medr2("tiny-vlm", "--out", str(d / "tiny"), log=log)
     medr2("vllm-export", str(d / "tiny"), "--out", str(d / "tiny-vllm"), log=log)
     medr2("build", "--source", "sample", "--out", str(d / "bench"), "--cases", str(CASES), "--workers", "1", log=log)
-    medr2("eval", "--bench", str(d / "bench"), "--model", f"hf:{d / 'tiny'}", "--out", str(d / "run-hf"),
+    medr2("eval", "--split", "all", "--bench", str(d / "bench"), "--model", f"hf:{d / 'tiny'}", "--out",
+          str(d / "run-hf"),
           "--mode", MODES, "--limit", str(LIMIT), "--max-new-tokens", str(MAX_NEW), "--no-progress", log=log)
-    medr2("score", str(d / "run-hf"), log=log)
+    medr2("score", str(d / "run-hf"), "--mixed-splits", log=log)
     return {"dir": d, "log": log, "tiny": d / "tiny", "tiny_vllm": d / "tiny-vllm", "bench": d / "bench",
             "run_hf": d / "run-hf"}
 
@@ -116,7 +117,8 @@ def eval_through(srv: Server, work: dict[str, Path], name: str, concurrency: int
     run = work["dir"] / f"run-{name}"
     before = srv.completions_ok()
     t0 = time.perf_counter()
-    medr2("eval", "--bench", str(work["bench"]), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
+    medr2("eval", "--split", "all", "--bench", str(work["bench"]), "--model", f"openai:{srv.model}", "--preset",
+          "medr2-tiny",
           "--base-url", srv.url, "--out", str(run), "--mode", MODES, "--limit", str(LIMIT),
           "--max-new-tokens", str(MAX_NEW), "--concurrency", str(concurrency), "--retries", "0", "--no-progress",
           log=work["log"])
@@ -128,7 +130,7 @@ def eval_through(srv: Server, work: dict[str, Path], name: str, concurrency: int
     for mode in MODES.split(","):
         counts = manifest["counts"][mode]
         assert counts.get("error", 0) == 0 and counts.get("ok", 0) > 0, manifest["counts"]
-    medr2("score", str(run), log=work["log"])
+    medr2("score", str(run), "--mixed-splits", log=work["log"])
     assert (run / "scores.parquet").is_file() and (run / "metrics.json").is_file()
     srv_summary = (f"{srv.name}: ready in {srv.started_s:.1f}s at {srv.url} (model {srv.model}); answered "
                    f"{answered}/{len(got)} requests with HTTP 200 in {wall:.1f}s; scores written to "
@@ -246,7 +248,7 @@ def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixtur
     if not exe.exists():
         pytest.skip(f"no medr2 in the vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
     run = work["dir"] / "run-vllm-offline"
-    cmd = [str(exe), "eval", "--bench", str(work["bench"]), "--model", f"vllm:{work['tiny_vllm']}",
+    cmd = [str(exe), "eval", "--split", "all", "--bench", str(work["bench"]), "--model", f"vllm:{work['tiny_vllm']}",
            "--preset", "medr2-tiny", "--out", str(run), "--mode", MODES, "--limit", str(LIMIT),
            "--max-new-tokens", str(MAX_NEW), "--batch-size", "16", "--no-progress",
            "--model-option", "dtype=float32", "--model-option", "max_model_len=2048",
@@ -260,7 +262,7 @@ def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixtur
     manifest = json.loads((run / "manifest.json").read_text("utf-8"))
     assert manifest["model"]["settings"]["adapter"] == "vllm"
     assert manifest["model"]["settings"]["kv_cache_memory_bytes"] == VLLM_KV_CACHE_BYTES
-    medr2("score", str(run), log=work["log"])
+    medr2("score", str(run), "--mixed-splits", log=work["log"])
     lines = compare_with_hf(run, work, holds_back_partial_utf8=True)
     with capsys.disabled():
         print(f"\n[servers] vllm offline engine (vllm:{work['tiny_vllm'].name}): {len(answers(run))} answers "

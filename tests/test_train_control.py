@@ -105,10 +105,11 @@ def _finetune_and_score(tiny: Path, bench: Path, work: Path, name: str) -> tuple
                               "--batch-size", "16", "--seed", "0", "--device", "cpu"])
     assert res.exit_code == 0, res.output
     run = work / f"run-{name}"
-    res = runner.invoke(app, ["eval", "--bench", str(bench), "--model", f"hf:{out / 'merged'}", "--out", str(run),
+    res = runner.invoke(app, ["eval", "--split", "all", "--bench", str(bench), "--model", f"hf:{out / 'merged'}",
+                              "--out", str(run),
                               "--split", "test", "--max-new-tokens", "8", "--batch-size", "32"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["score", str(run), "--resamples", "10"])
+    res = runner.invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "10"])
     assert res.exit_code == 0, res.output
     rows = pq.read_table(run / "scores.parquet").to_pylist()
     return sum(r["verdict"] == "correct" for r in rows) / len(rows), len(rows)

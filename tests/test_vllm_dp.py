@@ -66,7 +66,8 @@ def answers(run: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
 
 def served_eval(work: Path, dp: int) -> Path:
     out = work / f"run-dp{dp}"
-    done = medr2("eval", "--bench", work / "bench", "--model", "openai:medr2-tiny", "--preset", "medr2-tiny",
+    done = medr2("eval", "--split", "all", "--bench", work / "bench", "--model", "openai:medr2-tiny", "--preset",
+                 "medr2-tiny",
                  "--mode", "independent", "--limit", str(LIMIT), "--max-new-tokens", "16", "--concurrency", "8",
                  "--retries", "0", "--no-progress", "--out", out, "--serve-timeout", str(DP_READY_S),
                  "--serve", serve_command(work / "tiny-vllm", dp))

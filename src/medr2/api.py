@@ -30,6 +30,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medr2.catalog import DEFAULT_SPLIT
+
 if TYPE_CHECKING:
     # the lazy names below (``_LAZY``), imported for type checkers only (``import medr2`` stays light): each is
     # re-exported explicitly (``X as X``), so ``medr2.api.Item`` is the class to mypy and pyright, not ``Any``
@@ -337,7 +339,7 @@ def _model_factory(model: Any, name: str | None) -> tuple[str, Callable[..., Ada
 
 def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | Response], out: PathLike, *,
              mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
-             split: str | None = None, limit: int | None = None, concurrency: int = 8,
+             split: str | None = DEFAULT_SPLIT, limit: int | None = None, concurrency: int = 8,
              shard: str | tuple[int, int] | None = None, task: str | Sequence[str] | None = None,
              stage: str | Sequence[int] | None = None, base_url: str | Sequence[str] | None = None,
              api_key_env: str | None = None, preset: str | None = None, max_new_tokens: int | None = None,
@@ -349,12 +351,15 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_batch_size: int | None = None, ray_engines: int | None = None,
              ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
-             serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False
+             serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False,
+             allow_empty: bool = False
              ) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
-    (``name``: its model key, default its ``module.qualname``). ``mode``/``variants``/``task``: names or comma
-    lists; ``stage``: stage numbers (or a comma list of them);
+    (``name``: its model key, default its ``module.qualname``). ``split``: ``train``, ``val``, ``test`` (the
+    default: the held-out split) or ``all``; ``mode``/``variants``/``task``: names or comma
+    lists; ``stage``: stage numbers (or a comma list of them); a value no item of the bench has is refused
+    (:class:`~medr2.errors.BadInput`, listing the valid ones), and so is an empty selection unless ``allow_empty``;
     ``model_option``: ``KEY=VALUE`` strings or a mapping; ``command``: recorded in the run manifest
     (default ``sys.argv``); ``loaded``: the bench already loaded (many evals of one bench); ``progress``: an
     object with the methods of :class:`medr2.run.runner.Progress` (e.g. ``medr2.progress.RichProgress``);
@@ -403,7 +408,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
-                     serve=serve_spec, confidence=confidence, abstain_option=abstain_option)
+                     serve=serve_spec, confidence=confidence, abstain_option=abstain_option,
+                     allow_empty=allow_empty)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
@@ -423,7 +429,8 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
           judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
           progress: Any = None, workers: int = 1, slice: str | Sequence[str] | None = None,
           bins: Sequence[str] | Mapping[str, Sequence[float]] | None = None, harm: PathLike | None = None,
-          slice_min_cases: int = 20, conformal_coverage: float = 0.9) -> dict[str, Any]:
+          slice_min_cases: int = 20, conformal_coverage: float = 0.9,
+          mixed_splits: bool = False) -> dict[str, Any]:
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
     ``workers``: processes scoring the answers (the same outputs for any number; one with a judge).
@@ -432,7 +439,8 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     override file (recorded in ``metrics.json`` ``run.harm``). With ``slice`` or ``harm``, ``RUN/harm.json`` (and
     with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
     ``"slices"`` (``metrics.json`` does not). ``conformal_coverage``: the target coverage of the conformal
-    prediction sets in ``calibration.json``."""
+    prediction sets in ``calibration.json``. A run whose answers span several splits is refused unless
+    ``mixed_splits``; an empty run is refused."""
     from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
     from medr2.score.harm import load_harm
@@ -447,7 +455,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
     metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
                         judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record(),
-                        conformal_coverage=conformal_coverage)
+                        conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
     if slicings or spec is not None:
         if progress is not None:
             progress.step("slices and harm")

@@ -16,6 +16,9 @@ MODES = ("independent", "chain-own", "chain-gold", "chain-misleading", "blind", 
 # medr2.perturb.registry.TEXT_CODES / VISUAL_CODES
 TEXT_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8")
 VISUAL_CODES = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9")
+# medr2.records.Split, plus "all" (every split): the values of eval --split (medr2.run.runner.SPLIT_CHOICES)
+SPLITS = ("train", "val", "test", "all")
+DEFAULT_SPLIT = "test"  # what eval asks when no --split is given (medr2.run.runner.DEFAULT_SPLIT)
 # medr2.run.order.ORDERS
 ORDERS = ("bench", "case")
 # medr2.models.registry.known_prefixes()

@@ -437,6 +437,23 @@ class Bench(BenchFace):
         return iter_items_of(self.items, flt)
 
 
+def case_clusters(root: Path | str) -> dict[str, str]:
+    """Case id -> its patient group (cases sharing a patient or a source image:
+    :func:`medr2.tasks.splits.patient_groups`), read from the bench's ``cases.parquet`` by columns: the clusters
+    the score's bootstrap resamples."""
+    from medr2.tasks.splits import SplitKey, patient_groups
+
+    path = Path(root) / CASES_FILE
+    names = set(pq.read_schema(path).names)
+    cols = [c for c in ("case_id", "patient_id", "background") if c in names]
+    t = pq.read_table(path, columns=cols)
+    case_ids = t.column("case_id").to_pylist()
+    patients = t.column("patient_id").to_pylist() if "patient_id" in names else case_ids
+    backgrounds = t.column("background").to_pylist() if "background" in names else [None] * len(case_ids)
+    return patient_groups([SplitKey(c, p or c, b, None) for c, p, b in zip(case_ids, patients, backgrounds,
+                                                                          strict=True)])
+
+
 def read_manifest(root: Path | str) -> dict[str, Any]:
     path = Path(root) / MANIFEST
     if not path.is_file():

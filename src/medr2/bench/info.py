@@ -40,6 +40,8 @@ def bench_info(root: Path | str) -> dict[str, Any]:
         "sources": m.get("sources", {}),
         "coverage": task_coverage(root),
         "slice_fields": slice_field_completeness(root),
+        "split_origin": split_origin(m),
+        "split_overlap": split_overlap(root),
     }
 
 
@@ -49,6 +51,64 @@ def slice_field_completeness(root: Path | str) -> dict[str, dict[str, Any]]:
     from medr2.bench.slicefields import completeness
 
     return completeness(Path(root))
+
+
+def split_origin(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Where the bench's splits come from: ``{"by": "patient"|"case"}`` for a build (``build.split_unit``), or
+    ``{"by": "dataset", "format": ...}`` for an import that keeps each record's published split."""
+    imported = manifest.get("imported")
+    if imported is not None and "build" not in manifest:
+        return {"by": imported.get("split_source", "dataset"), "format": imported.get("format")}
+    return {"by": (manifest.get("build") or {}).get("split_unit", "patient")}
+
+
+def split_overlap(root: Path | str) -> dict[str, Any]:
+    """Images (cases) and patients (groups of cases sharing a patient or a source image:
+    :func:`medr2.bench.format.case_clusters`) whose items sit in more than one split: their test items are not
+    held out. Read by columns (case id and split of each row group's distinct pairs)."""
+    import pyarrow.parquet as pq
+
+    from medr2.bench.format import CASES_FILE, ITEMS_FILE, case_clusters
+
+    root = Path(root)
+    splits: dict[str, set[str]] = {}
+    if (root / ITEMS_FILE).is_file():
+        with pq.ParquetFile(str(root / ITEMS_FILE), read_dictionary=["case_id", "split"]) as f:
+            for rg in range(f.num_row_groups):
+                pairs = f.read_row_group(rg, columns=["case_id", "split"]).group_by(["case_id", "split"]).aggregate([])
+                for case, split in zip(pairs.column("case_id").to_pylist(), pairs.column("split").to_pylist(),
+                                       strict=True):
+                    splits.setdefault(str(case), set()).add(str(split))
+    clusters = case_clusters(root) if (root / CASES_FILE).is_file() else {}
+    by_group: dict[str, set[str]] = {}
+    for case, s in splits.items():
+        by_group.setdefault(clusters.get(case, case), set()).update(s)
+    cases = sorted(c for c, s in splits.items() if len(s) > 1)
+    groups = sorted(g for g, s in by_group.items() if len(s) > 1)
+    return {"cases": len(cases), "of_cases": len(splits), "patients": len(groups), "of_patients": len(by_group),
+            "examples": cases[:5] or groups[:5]}
+
+
+def split_origin_line(origin: dict[str, Any], build: dict[str, Any]) -> str:
+    """The ``splits ...`` line of ``medr2 info``."""
+    if origin.get("by") == "dataset":
+        return (f"splits as published by the dataset ({origin.get('format')} import: each record keeps its own "
+                "split; cases are not grouped by patient)")
+    return f"splits by {split_unit_line(build)}"
+
+
+def split_overlap_warning(overlap: dict[str, Any]) -> str | None:
+    """A warning when an image or a patient has items in more than one split (None otherwise)."""
+    if not overlap.get("cases") and not overlap.get("patients"):
+        return None
+    parts = []
+    if overlap.get("cases"):
+        parts.append(f"{overlap['cases']:,} of {overlap['of_cases']:,} images (cases)")
+    if overlap.get("patients"):
+        parts.append(f"{overlap['patients']:,} of {overlap['of_patients']:,} patients")
+    examples = ", ".join(overlap.get("examples") or [])
+    return (f"{' and '.join(parts)} have items in more than one split (e.g. {examples}): their test items are not "
+            "held out from training, so test scores of a model trained on this bench's train split overstate it")
 
 
 def task_coverage(root: Path | str) -> dict[str, Any]:
@@ -132,7 +192,11 @@ def render_info(info: dict[str, Any]) -> None:
     con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
               f"items {counts.get('items', 0)}, "
               f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
-    con.print(f"splits by {split_unit_line(info.get('build', {}))}")
+    con.print(split_origin_line(info.get("split_origin") or {}, info.get("build", {})), highlight=False)
+    if (warning := split_overlap_warning(info.get("split_overlap") or {})) is not None:
+        from rich.markup import escape
+
+        con.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     for line in source_report_lines(info.get("build", {})):
         con.print(line, markup=False, highlight=False)
     for key in ("stage", "split", "variant", "form"):

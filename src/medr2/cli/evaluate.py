@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from medr2.catalog import BASELINES, MODES, ORDERS, PRESETS, TEXT_CODES, VISUAL_CODES, listing
+from medr2.catalog import BASELINES, DEFAULT_SPLIT, MODES, ORDERS, PRESETS, SPLITS, TEXT_CODES, VISUAL_CODES, listing
 from medr2.cli._signals import sigterm_as_interrupt
 from medr2.run.order import DEFAULT_ORDER
 
@@ -23,8 +23,14 @@ def eval_command(
     variants: Annotated[str | None, typer.Option("--variants", help="Comma list of variant ids/codes "
                                                   f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
                                                   f"{VISUAL_CODES[-1]}, clean), or all.")] = None,
-    split: Annotated[str | None, typer.Option("--split", help="Only items of this split.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items (whole cases).")] = None,
+    split: Annotated[str, typer.Option("--split", help=f"Only items of this split: {listing(SPLITS)} ('all': every "
+                                       "split, which score mixes only with --mixed-splits). Unknown values are "
+                                       "refused.")] = DEFAULT_SPLIT,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Run an empty selection instead "
+                                              "of refusing it (exit 2).")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items of the selection (whole "
+                                              "cases in bench order, at least one case): N requests per mode, "
+                                              "each resent at most --retries times.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="Only items of these tasks (comma list, e.g. "
                                              "s1.modality,s3.lesion_box).")] = None,
     stage: Annotated[str | None, typer.Option("--stage", help="Only items of these stages (comma list, e.g. 1,2).")
@@ -102,7 +108,8 @@ def eval_command(
                            ray_address=ray_address, ray_batch_size=ray_batch_size, ray_engines=ray_engines,
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
-                           confidence=confidence, abstain_option=abstain_option)
+                           confidence=confidence, abstain_option=abstain_option,
+                           allow_empty=allow_empty)
     console = Console(stderr=True)
     for name, c in summary.modes.items():
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
@@ -112,12 +119,16 @@ def eval_command(
 
         console.print(f"[yellow]note[/]: {TRUNCATED_HINT}")
     console.print(f"retries: {summary.retries}")
+    if summary.last_error:
+        from rich.markup import escape
+
+        console.print(f"[red]last error[/]: {escape(summary.last_error)}", highlight=False)
     if summary.interrupted:
         console.print(f"[yellow]interrupted[/]: everything answered is stored in {out}; rerun the same command "
                       "to resume")
         raise typer.Exit(130)
     if summary.sent and all(c.ok == 0 for c in summary.modes.values()) and any(c.error for c in summary.modes.values()):
-        raise WorkFailed("every request failed; see the errors stored in the run (e.g. the endpoint is down)")
+        raise WorkFailed(f"every request failed (last error: {summary.last_error}); every error is stored in the run")
 
 
 def register(app: typer.Typer) -> None:

@@ -37,8 +37,12 @@ def register(app: typer.Typer) -> None:
         conformal_coverage: float = typer.Option(0.9, "--conformal-coverage", min=0.0, max=1.0,
                                                  help="target coverage of the conformal prediction sets in "
                                                       "calibration.json (docs/metrics.md)"),
+        mixed_splits: bool = typer.Option(False, "--mixed-splits", metavar="",
+                                          help="score a run whose answers span several splits (refused "
+                                               "otherwise: train items would count beside held-out ones)"),
     ) -> None:
-        """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
+        """Score a run: extract answers, compute every metric with 95% bootstrap intervals (resampling patients
+        where cases share one)."""
         import warnings
 
         from rich.console import Console
@@ -61,13 +65,15 @@ def register(app: typer.Typer) -> None:
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
                                     judge_claims=judge_claims, progress=progress, workers=workers,
                                     slice=slice or None, bins=bins, harm=harm, slice_min_cases=slice_min_cases,
-                                    conformal_coverage=conformal_coverage)
+                                    conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
         finally:
             progress.close()
         con = Console()
         if (message := describe(metrics.get("plan") or {})) is not None:
             Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
         hinted = False
+        splits = (metrics.get("run") or {}).get("splits") or {}
+        split_word = "+".join(splits) or "?"  # the split(s) the answers come from, on every line
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})
@@ -77,8 +83,8 @@ def register(app: typer.Typer) -> None:
             error = (rates.get("error") or {}).get("value") or 0.0
             abstained = (f", abstained {rates['abstained']['value']:.3f}"
                          if (rates.get("abstained") or {}).get("value") is not None else "")
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, truncated {truncated:.3f}, "
-                      f"error {error:.3f}", highlight=False)
+            con.print(f"{escape(split_word)} split, {mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, "
+                      f"truncated {truncated:.3f}, error {error:.3f}", highlight=False)
             if truncated:
                 hinted = True
         if hinted:

@@ -4,7 +4,7 @@ Build the sample bench with variants, build the tiny VLM, evaluate the baselines
 tiny VLM on the test split, fine-tune the tiny VLM with the ``flat`` and the ``chain`` strategies on
 the train split (plus any ``--strategies``), evaluate each again, score every run and write one report plus
 ``summary.md`` (the before/after table, and each strategy vs ``flat`` on accuracy and robustness, with
-95% case-bootstrap intervals and a cluster-aware test). Every stage calls the library API.
+95% bootstrap intervals over patients and a cluster-aware test). Every stage calls the library API.
 
 Output folder::
 
@@ -59,9 +59,10 @@ class DemoConfig:
     # degradations of backgrounds that also occur in training, so it measures whether a model reads the image,
     # not generalisation to new patients (by patient, the 200-case test split holds modalities train never has)
     split_unit: str = "case"
-    # variants built into the bench, and the ones asked in ``independent`` mode (besides clean)
-    variants: tuple[str, ...] = ("T3", "T4", "T6", "T8", "V1", "V2")
-    eval_variants: tuple[str, ...] = ("T3", "T4-authority", "T6", "T8", "V1", "V2")
+    # variants built into the bench, and the ones asked in ``independent`` mode (besides clean); T2 (the correct
+    # hint) beside T3 (the misleading premise) on the same parents gives PRI, the prompt-reliance index
+    variants: tuple[str, ...] = ("T2", "T3", "T4", "T6", "T8", "V1", "V2")
+    eval_variants: tuple[str, ...] = ("T2", "T3", "T4-authority", "T6", "T8", "V1", "V2")
     # modes asked on the clean test items only (independent is asked on clean + eval_variants)
     clean_modes: tuple[str, ...] = ("chain-own", "blind")
     baselines: tuple[str, ...] = ("random", "prior", "oracle")
@@ -110,8 +111,8 @@ class DemoConfig:
 
 # --quick: a smoke test of the loop. Its 30 + 30 steps are too few for option-text targets (the model writes a train
 # label that is not among the options: 0.52-0.60 of its answers unparsed, measured), so it trains letter-only targets
-QUICK = DemoConfig(cases=40, variants=("T3", "T6", "V2"), eval_variants=("T3", "T6", "V2"), pretrain_steps=30,
-                   full_steps=30, epochs=1.0, resamples=200, answer_style="letter-only")
+QUICK = DemoConfig(cases=40, variants=("T2", "T3", "T6", "V2"), eval_variants=("T2", "T3", "T6", "V2"),
+                   pretrain_steps=30, full_steps=30, epochs=1.0, resamples=200, answer_style="letter-only")
 
 
 def demo_config(*, quick: bool = False, cases: int | None = None, seed: int = 0, workers: int | None = None,
@@ -349,18 +350,21 @@ def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
 
 def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, model: DemoModel) -> str:
     from medr2.run.runner import EvalConfig, run_eval
+    from medr2.variant_id import variant_matches
 
+    bench = paths.loaded_bench()
+    ids = {it.variant for it in bench.items}  # a small --cases bench may lack a variant (eval refuses asking for it)
+    have = tuple(v for v in cfg.eval_variants if any(variant_matches(i, [v]) for i in ids))
     base = EvalConfig(bench=paths.bench, model=model.spec, out=paths.run(model.name), split=cfg.split,
                       max_new_tokens=cfg.max_new_tokens, batch_size=cfg.eval_batch_size, seed=cfg.seed,
                       command=("medr2", "demo", f"--out={paths.root}"), adapter_extra=dict(model.options))
-    calls = [replace(base, modes=("independent",), variants=("clean", *cfg.eval_variants))]
+    calls = [replace(base, modes=("independent",), variants=("clean", *have))]
     if cfg.clean_modes:
         calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))
     parts = []
     sent = 0
     for call in calls:
-        summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"),
-                           bench=paths.loaded_bench())
+        summary = run_eval(call, progress=ui.eval_progress(f"{model.name}: {'+'.join(call.modes)}"), bench=bench)
         if summary.interrupted:
             raise KeyboardInterrupt
         sent += summary.sent

@@ -33,6 +33,7 @@ ACCURACY_COLUMNS: tuple[SummaryColumn, ...] = (
 ROBUSTNESS_COLUMNS: tuple[SummaryColumn, ...] = (
     SummaryColumn("MFR ↓", "independent", ("prompt_reliance", "MFR")),
     SummaryColumn("MisleadDrop ↓", "independent", ("prompt_reliance", "MisleadDrop")),
+    SummaryColumn("PRI ↓", "independent", ("prompt_reliance", "PRI")),
     SummaryColumn("VRS ↑", "independent", ("visual_reliance", "VRS")),
     SummaryColumn("IS ↑", "independent", ("visual_reliance", "IS")),
     SummaryColumn("FlipRate ↓", "independent", ("consistency", "FlipRate")),
@@ -48,7 +49,9 @@ LEGEND = """\
   rule could read (counted wrong). **Truncated**: share of answers cut off by the token limit (counted
   wrong; raise `--max-new-tokens`).
 - **MFR** (misleading-following rate): share of T3/T4/T8 answers equal to the lure. **MisleadDrop**:
-  clean accuracy − accuracy under a misleading premise (T3), on the same items.
+  clean accuracy − accuracy under a misleading premise (T3), on the same items. **PRI** (prompt-reliance
+  index): accuracy with the earlier facts stated correctly (T2) − accuracy under a misleading premise (T3), on
+  the same parents: how far the answer follows the prompt rather than the image.
 - **VRS**: accuracy on the real image − rate of still giving that answer with another case's image (V2).
   **IS**: share of read answers that change under V2. **BlindGap**: clean accuracy − accuracy with the
   image removed (`blind` mode).
@@ -56,8 +59,9 @@ LEGEND = """\
   permutation). **Worst-case acc**: right on the clean item and on every such variant of it.
 - **chain-own overall**: clean accuracy when each chain is one dialogue with the model's own earlier
   answers in context. **ChainAcc≤last**: every step of the chain right, up to its last stage.
-- Intervals: 95% bootstrap over cases. `n/a`: undefined (e.g. no answer could be read, so no change
-  can be measured)."""
+- Intervals: 95% bootstrap over patients (cases of one patient or one source image resampled together; over
+  cases where no two share one: `metrics.json`'s `bootstrap.unit`). `n/a`: undefined (e.g. no answer could be
+  read, so no change can be measured)."""
 
 
 def _lookup(metrics: Mapping[str, Any], col: SummaryColumn) -> Any:
@@ -92,15 +96,16 @@ def change_table(runs: Mapping[str, Path], references: Sequence[str], after: Seq
     test over cases (item-level McNemar ignores that items of one case are correlated) and, beside it,
     the item-level exact McNemar p. ``keep`` (if given) receives each comparison by (model, reference)."""
     from medr2.score.metrics import compare_runs
-    from medr2.score.scorer import load_table
+    from medr2.score.scorer import load_table, run_clusters
 
     tables = {name: load_table(runs[name]) for name in (*references, *after)}
+    clusters = run_clusters(runs[references[0]]) if references else None  # one bench: its patients
     lines = ["| Model | − Reference | Mode | Overall Δ | S1 Δ | S2 Δ | S3 Δ | S4 Δ | p (cases, cluster test) "
              "| McNemar p (items) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in after:
         for ref in references:
-            cmp = compare_runs(tables[name], tables[ref], seed=seed, n_resamples=resamples)
+            cmp = compare_runs(tables[name], tables[ref], seed=seed, n_resamples=resamples, clusters=clusters)
             if keep is not None:
                 keep[(name, ref)] = cmp
             for mode in ("independent", "chain-own"):
@@ -129,7 +134,8 @@ def _excludes_zero(d: Any) -> int:
 
 def change_sentence(name: str, ref: str, cmp: Mapping[str, Any], mode: str = "independent") -> str:
     """One sentence from a :func:`compare_runs` result: where ``name`` is above or below ``ref`` on clean
-    accuracy (overall and per stage) with a 95% paired case-bootstrap interval that excludes 0, and where not."""
+    accuracy (overall and per stage) with a 95% paired bootstrap interval (over patients) that excludes 0, and
+    where not."""
     t = (cmp.get("modes") or {}).get(mode)
     if not t:
         return f"- **{name}** vs {ref}: no {mode} items both runs answered."
@@ -224,11 +230,11 @@ def strategy_verdict(name: str, reference: str, cmp: Mapping[str, Mapping[str, A
 def strategy_table(runs: Mapping[str, Path], reference: str, others: Sequence[str], *, seed: int,
                    resamples: int) -> list[str]:
     """Each of ``others`` − ``reference`` (e.g. every strategy − ``tiny-flat``) on clean accuracy and on each
-    robustness metric both runs have, paired over the same items: 95% case-bootstrap interval of the
+    robustness metric both runs have, paired over the same items: 95% bootstrap interval (over patients) of the
     difference and the cluster-aware case-swap test (:mod:`medr2.score.paired`); then one sentence per
     model saying, from these numbers, what differs significantly (interval excludes 0 and p < 0.05)."""
     from medr2.score.paired import compare_metrics, significant
-    from medr2.score.scorer import load_table
+    from medr2.score.scorer import load_table, run_clusters
 
     wanted = {c.header: (c.mode, *c.path) for c in STRATEGY_COLUMNS}
     ref_rows = load_table(runs[reference])
@@ -236,7 +242,8 @@ def strategy_table(runs: Mapping[str, Path], reference: str, others: Sequence[st
              "| Significant |", "|---|---|---:|---:|---:|---:|---|"]
     verdicts: list[str] = []
     for name in others:
-        cmp = compare_metrics(load_table(runs[name]), ref_rows, wanted, seed=seed, n_resamples=resamples)
+        cmp = compare_metrics(load_table(runs[name]), ref_rows, wanted, seed=seed, n_resamples=resamples,
+                              clusters=run_clusters(runs[reference]))
         for col in STRATEGY_COLUMNS:
             e = cmp.get(col.header) or {"missing": True}
             if e.get("missing"):
@@ -304,16 +311,16 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
     compared: dict[tuple[str, str], Any] = {}
     if before in runs and after and all(a in runs for a in after):
         refs = [before, *(r for r in also_against if r in runs)]
-        out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over cases)", "",
+        out += ["## Change after fine-tuning (paired over the same items, 95% paired bootstrap over patients)", "",
                 *change_table(runs, refs, after, seed=seed, resamples=resamples, keep=compared), ""]
         out += ["## What this run shows", "",
                 "Sentences computed from the numbers above: a difference is called above/below only where its "
-                "95% paired case-bootstrap interval excludes 0 (no correction for the number of comparisons).",
+                "95% paired bootstrap interval excludes 0 (no correction for the number of comparisons).",
                 "", *findings(metrics, compared, after), ""]
     if flat in runs and (others := [a for a in after if a != flat and a in runs]):
         out += [f"## Each strategy vs {flat} (same base, same budget; paired over the same items)", "",
                 *strategy_table(runs, flat, others, seed=seed, resamples=resamples), "",
-                "Δ: 95% paired bootstrap over cases; p: cluster-aware case-swap randomisation test (the two "
+                "Δ: 95% paired bootstrap over patients; p: cluster-aware case-swap randomisation test (the two "
                 "models' per-case results exchanged at random case by case). Significant: the interval "
                 "excludes 0 and p < 0.05 (no correction for the number of metrics compared).", ""]
     out += ["## Legend", "", LEGEND, "",

@@ -204,7 +204,8 @@ def write_import(result: ImportResult, out: Path, *, name: str | None = None) ->
     manifest = write_bench(out, result.cases, result.items, {
         "name": name or Path(out).name,
         "sources": source_table(result.cases, result.items),
-        "imported": {"format": result.fmt, "tasks": result.counts, "unmapped": result.unmapped,
+        "imported": {"format": result.fmt, "split_source": "dataset", "tasks": result.counts,
+                     "unmapped": result.unmapped,
                      "duplicates_merged": result.duplicates, "quarantined": len(result.quarantined),
                      "answers_unknown": sum(1 for it in result.items if it.meta.get("answer_unknown"))},
     })  # the manifest last: a kill before it leaves a bench that reads as incomplete

@@ -42,7 +42,7 @@ import aiohttp
 import pybase64
 import yarl
 
-from medr2.errors import BadInput
+from medr2.errors import BadInput, WorkFailed
 from medr2.images import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
@@ -63,11 +63,23 @@ _TOKENS_MAX = (1 << 63) - 1  # what SQLite's INTEGER holds
 
 
 class Transient(Exception):
-    """A failure worth retrying; ``retry_after`` is the server's requested wait, if any."""
+    """A failure worth retrying; ``retry_after`` is the server's requested wait, if any; ``unreachable``: no
+    connection could be made (nothing answered at all)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.unreachable = unreachable
+
+
+class EndpointDown(WorkFailed):
+    """Every endpoint refuses connections: at the start (``DEAD_AT_START`` attempts per URL, none answered), or
+    mid-run (``DEAD_IN_RUN`` requests in a row, or two waves of ``concurrency``, failed to connect after their
+    retries). Raised out of the adapter's stream: the run stops (exit 1) instead of retrying every item."""
+
+
+DEAD_AT_START = 3  # connection attempts per URL, none answered since the start, before the endpoint is down
+DEAD_IN_RUN = 16  # requests in a row failing to connect (retries spent) after answers came, before it is down
 
 
 class Permanent(Exception):
@@ -312,6 +324,9 @@ class OpenAIAdapter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: aiohttp.ClientSession | None = None
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._answered = False  # some URL sent an HTTP response
+        self._refused_attempts = 0  # connection attempts in a row that failed (reset by any response)
+        self._refused_requests = 0  # requests in a row whose retries all failed to connect
 
     # -- contract ----------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -527,6 +542,7 @@ class OpenAIAdapter:
             url = self.urls[i]
             for _ in range(MAX_REDIRECTS + 1):
                 async with self._session.post(url, data=body, allow_redirects=False) as r:
+                    self._answered, self._refused_attempts, self._refused_requests = True, 0, 0
                     if r.status in REDIRECT_STATUS:
                         url = self._redirect_target(url, r, where)
                         continue
@@ -551,7 +567,8 @@ class OpenAIAdapter:
             raise Transient(f"timeout after {self.timeout_s:g}s from {where}") from None
         except aiohttp.ClientError as e:
             detail = redact_credentials(self._scrub(str(e)))[:ERROR_SNIPPET]
-            raise Transient(f"{type(e).__name__} from {where}: {detail}") from None
+            raise Transient(f"{type(e).__name__} from {where}: {detail}",
+                            unreachable=isinstance(e, aiohttp.ClientConnectorError)) from None
         finally:
             self.in_flight[i] -= 1
 
@@ -573,6 +590,25 @@ class OpenAIAdapter:
                             "--base-url if you trust it")
         return target
 
+    def _check_reachable(self, e: Transient, *, last: bool) -> None:
+        """Count connection failures; raise :class:`EndpointDown` (naming the URLs and the last error) when no
+        URL could be reached from the start, or when requests in a row stopped reaching any after answers came."""
+        if not e.unreachable:
+            self._refused_attempts = self._refused_requests = 0
+            return
+        self._refused_attempts += 1
+        self._refused_requests += last
+        where = ", ".join(self.base_urls)
+        if not self._answered and self._refused_attempts >= DEAD_AT_START * len(self.urls):
+            raise EndpointDown(f"cannot connect to {where}: the first {self._refused_attempts} attempts failed and "
+                               f"nothing answered (last error: {e}). Is the server running, and is --base-url "
+                               "right? Rerun the same command once it is up")
+        if self._answered and self._refused_requests >= max(DEAD_IN_RUN, 2 * self.concurrency):
+            raise EndpointDown(f"{where} stopped answering: the last {self._refused_requests} requests could not "
+                               f"connect after {self.retries} retries each (last error: {e}). Every answer so far "
+                               "is stored; once the server is back, rerun the same command with --retry-errors to "
+                               "resume and resend the failed ones")
+
     def _scrub(self, text: bytes | str) -> str:
         """The text with the API key and every fragment of it of >= 8 characters masked."""
         s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
@@ -590,6 +626,7 @@ class OpenAIAdapter:
                     c = await self._post(body)
                     break
                 except Transient as e:
+                    self._check_reachable(e, last=attempts > self.retries)
                     if attempts > self.retries:
                         raise
                     await asyncio.sleep(self._backoff_s(e, attempts))

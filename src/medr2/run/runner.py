@@ -22,11 +22,11 @@ import itertools
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, get_args, runtime_checkable
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
@@ -35,7 +35,7 @@ from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.models.truncation import is_truncated
-from medr2.records import Item, Prediction, stable_hash, with_abstain_option
+from medr2.records import Item, Prediction, Split, stable_hash, with_abstain_option
 from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.order import DEFAULT_ORDER, get_order
 from medr2.run.prompts import (
@@ -105,14 +105,108 @@ def shard_index(case_id: str, n: int) -> int:
     return int(stable_hash(["shard", case_id]), 16) % n
 
 
+SPLITS: tuple[str, ...] = get_args(Split)  # the splits an item can be in
+ALL_SPLITS = "all"  # ``--split all``: every split
+SPLIT_CHOICES = (*SPLITS, ALL_SPLITS)
+DEFAULT_SPLIT = "test"  # what ``medr2 eval`` / ``medr2.evaluate`` ask without ``--split``: the held-out split
+
+
+def split_filter(split: str | None) -> str | None:
+    """The items filter's split for a ``--split`` value (``all``, or None as older runs record it: every split);
+    an unknown value is a usage error listing the valid ones."""
+    if split is None or split == ALL_SPLITS:
+        return None
+    if split not in SPLITS:
+        raise BadInput(f"unknown split {split!r}; valid: {', '.join(SPLIT_CHOICES)}", field="--split")
+    return split
+
+
+def _listed(counts: Mapping[Any, int], limit: int = 24) -> str:
+    shown = [f"{v} ({n:,})" for v, n in sorted(counts.items(), key=lambda kv: str(kv[0]))]
+    more = len(shown) - limit
+    return ", ".join(shown[:limit]) + (f", ... ({more} more)" if more > 0 else "") if shown else "none"
+
+
+def check_selection(present: Callable[[str], Mapping[Any, int]], *, variants: Sequence[str] | None = None,
+                    split: str | None = None, tasks: Sequence[str] | None = None,
+                    stages: Sequence[int] | None = None) -> None:
+    """Refuse a selection value that is no value of the bench (a typo such as ``--split tset`` or ``--variants
+    V10`` would otherwise select nothing): a usage error naming the option and listing the bench's values with
+    their item counts. ``present(column)``: the bench's items per value of ``split``/``variant``/``task``/``stage``.
+    The one check :func:`select_items` and :func:`plan_selection` (so every eval entry point) make."""
+    split_filter(split)
+    if variants and "all" not in variants:
+        have = {("clean" if v is None else v): n for v, n in present("variant").items()}
+        unknown = [w for w in variants if not any(variant_matches(v, [w]) for v in have)]
+        if unknown:
+            raise BadInput(f"no variant of this bench matches {', '.join(map(repr, unknown))}; valid: all, "
+                           f"{_listed(_variant_codes(have))} (a code matches its ids, e.g. V8 matches V8-noise-2)",
+                           field="--variants")
+    for option, column, wanted in (("--task", "task", tasks), ("--stage", "stage", stages)):
+        if wanted is None:
+            continue
+        values = present(column)
+        unknown = sorted({str(w) for w in wanted if w not in values})
+        if unknown:
+            raise BadInput(f"no {column} of this bench is {', '.join(unknown)}; valid: {_listed(values)}",
+                           field=option)
+
+
+def _variant_codes(ids: Mapping[str, int]) -> dict[str, int]:
+    """Items per variant code and per id (``V8`` and ``V8-noise-2``), what ``--variants`` accepts."""
+    out: dict[str, int] = defaultdict(int)
+    for v, n in ids.items():
+        code = v.split("-", 1)[0]
+        out[code] += n
+        if code != v:
+            out[v] += n
+    return dict(out)
+
+
+def refuse_empty(n: int, present: Callable[[str], Mapping[Any, int]], *, split: str | None, allow_empty: bool,
+                 what: str) -> None:
+    """An empty selection is a usage error (exit 2) saying what the bench holds, unless ``allow_empty``."""
+    if n or allow_empty:
+        return
+    hint = f"; this bench's items per split: {_listed(present('split'))}" if split is not None else ""
+    raise BadInput(f"no item of the bench matches {what}{hint}. Choose another selection (e.g. --split all), or "
+                   "pass --allow-empty to run an empty selection on purpose", field="selection")
+
+
+def _describe(variants: Sequence[str] | None, split: str | None, tasks: Sequence[str] | None,
+              stages: Sequence[int] | None) -> str:
+    parts = [f"--split {split}" if split is not None else "", f"--variants {','.join(variants)}" if variants else "",
+             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else ""]
+    return " ".join(p for p in parts if p) or "the selection"
+
+
+def _counter(items: Sequence[Item]) -> Callable[[str], Mapping[Any, int]]:
+    def present(column: str) -> Mapping[Any, int]:
+        out: dict[Any, int] = defaultdict(int)
+        for it in items:
+            out[getattr(it, column)] += 1
+        return out
+
+    return present
+
+
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
                  limit: int | None = None, shard: tuple[int, int] | None = None,
-                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None) -> list[Item]:
-    """Filter by split, variant, task and stage; ``limit`` keeps whole cases in bench order (at least one
-    case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
-    :func:`plan_selection`, which streams the same selection from the items table.)"""
-    chosen = [it for it in items if (split is None or it.split == split) and variant_matches(it.variant, variants)
+                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
+                 allow_empty: bool = True) -> list[Item]:
+    """Filter by split (``all`` or None: every split), variant, task and stage; ``limit`` keeps whole cases in bench
+    order (at least one case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
+    :func:`plan_selection`, which streams the same selection from the items table.) A value no item has is
+    refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
+    items = list(items)
+    present = _counter(items)
+    check_selection(present, variants=variants, split=split, tasks=tasks, stages=stages)
+    want_split = split_filter(split)
+    chosen = [it for it in items if (want_split is None or it.split == want_split)
+              and variant_matches(it.variant, variants)
               and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)]
+    refuse_empty(len(chosen), present, split=want_split, allow_empty=allow_empty,
+                 what=_describe(variants, split, tasks, stages))
     if limit is not None:
         by_case: dict[str, list[Item]] = defaultdict(list)
         for it in chosen:
@@ -171,18 +265,24 @@ class ItemSelection:
 
 def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
                    limit: int | None = None, shard: tuple[int, int] | None = None,
-                   tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None) -> ItemSelection:
+                   tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
+                   allow_empty: bool = True) -> ItemSelection:
     """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
     ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
-    a list of every record."""
+    a list of every record; the same values refused (:func:`check_selection`, :func:`refuse_empty`)."""
     from medr2.bench.table import ItemFilter
 
-    flt = ItemFilter(split=split, variants=tuple(variants) if variants else None,
+    check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
+    flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
                      tasks=frozenset(tasks) if tasks is not None else None,
                      stages=frozenset(stages) if stages is not None else None)
+    what = _describe(variants, split, tasks, stages)
     if limit is None and shard is None:
-        return ItemSelection(table, flt, table.count(flt))
+        n = table.count(flt)
+        refuse_empty(n, table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
+        return ItemSelection(table, flt, n)
     per_case = table.case_counts(flt)  # insertion order: the order cases first appear in the bench
+    refuse_empty(sum(per_case.values()), table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
     cases = list(per_case)
     if limit is not None:
         kept_n = 0
@@ -261,6 +361,7 @@ class RunSummary:
     retries: int = 0
     interrupted: bool = False
     seconds: float = 0.0
+    last_error: str | None = None  # the error of the last request stored as one (shown by ``medr2 eval``)
 
     @property
     def sent(self) -> int:
@@ -268,7 +369,7 @@ class RunSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {"modes": {m: vars(c) for m, c in self.modes.items()}, "sent": self.sent, "retries": self.retries,
-                "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
+                "interrupted": self.interrupted, "seconds": round(self.seconds, 3), "last_error": self.last_error}
 
 
 class Progress:
@@ -409,6 +510,7 @@ class Runner:
                 counts.truncated += 1
         else:
             counts.error += 1
+            summary.last_error = resp.error
         retries = max(0, resp.attempts - 1)
         summary.retries += retries
         self.progress.advance(error=resp.status != "ok", retries=retries)
@@ -573,9 +675,10 @@ class EvalConfig:
     out: Path
     modes: tuple[str, ...] = ("independent",)
     variants: tuple[str, ...] | None = None
-    split: str | None = None
+    split: str | None = DEFAULT_SPLIT  # train, val, test or all (None: all, as older callers pass it)
     limit: int | None = None
     shard: tuple[int, int] | None = None
+    allow_empty: bool = False  # an empty selection runs (nothing) instead of being refused
     tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
     stages: tuple[int, ...] | None = None  # only these stages (None: every stage)
     concurrency: int = 8
@@ -698,13 +801,14 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         items: SizedItems
         if isinstance(source, BenchTable):
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                       shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
+                                       shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
+                                       allow_empty=cfg.allow_empty)
             chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
         else:  # a loaded bench (its records in memory)
             items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages)
+                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty)
             chains = ChainIndex(source.items)
         identity = {
             "bench_checksum": source.checksum,

@@ -170,10 +170,12 @@ class MetricsAccumulator:
                 piece.sums.append((index, m.sums))
         self._trees = _merge(self._trees, chunk.trees)
 
-    def finish(self, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-        """Every metric of every mode with its 95% case-bootstrap interval (as ``compute_metrics``)."""
+    def finish(self, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES,
+               clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Every metric of every mode with its 95% bootstrap interval (as ``compute_metrics``): over patients
+        where ``clusters`` (case id -> patient group) puts several cases in one, else over cases."""
         cases = [c for chunk in self._chunks for c in chunk]
-        book = MetricBook(cases)
+        book = MetricBook(cases, clusters)
         if book.n_cases != len(cases):
             raise ValueError("a case's rows were added in more than one chunk")
         where = [book.case_index(np.asarray(chunk, dtype=object)) for chunk in self._chunks]
@@ -202,7 +204,7 @@ class MetricsAccumulator:
         models = sorted(self._models)
         return {
             "model_key": models[0] if len(models) == 1 else models,
-            "bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
+            "bootstrap": {**book.bootstrap_info(), "n_resamples": n_resamples, "level": 0.95, "seed": seed,
                           "n_cases": book.n_cases},
             "modes": {m: drop_unseen_rates(resolve(t, results)) for m, t in trees.items()},
         }

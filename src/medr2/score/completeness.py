@@ -70,9 +70,14 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
                shard: tuple[int, int] | None) -> np.ndarray:
     """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
     each test made once per distinct value)."""
-    from medr2.run.runner import shard_index
+    from medr2.errors import BadInput
+    from medr2.run.runner import shard_index, split_filter
     from medr2.variant_id import variant_matches
 
+    try:
+        split = split_filter(split)  # "all" (or None, as older runs record it): every split
+    except BadInput:  # a split no item can have, recorded before such values were refused: it asked nothing
+        return np.zeros(len(items), dtype=bool)
     chosen = np.ones(len(items), dtype=bool)
     if split is not None:
         idx, values = items.codes("split")

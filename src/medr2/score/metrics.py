@@ -647,14 +647,16 @@ def mode_tree(ctx: Ctx) -> dict[str, Any]:
     return tree
 
 
-def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-    """Every metric of every mode with its 95% case-bootstrap interval (same resamples for all): the rows as
-    one chunk of :class:`medr2.score.aggregate.MetricsAccumulator` (the scorer adds chunks of whole cases)."""
+def compute_metrics(rows: pd.DataFrame, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES,
+                    clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every metric of every mode with its 95% bootstrap interval (same resamples for all; over the patient
+    groups ``clusters`` names where cases share one, else over cases): the rows as one chunk of
+    :class:`medr2.score.aggregate.MetricsAccumulator` (the scorer adds chunks of whole cases)."""
     from medr2.score.aggregate import MetricsAccumulator
 
     acc = MetricsAccumulator()
     acc.add(rows)
-    return acc.finish(seed=seed, n_resamples=n_resamples)
+    return acc.finish(seed=seed, n_resamples=n_resamples, clusters=clusters)
 
 
 def confusion_matrix(rows: pd.DataFrame, task: str, mode: str = "independent") -> dict[str, Any]:
@@ -679,12 +681,12 @@ def _delta(book: MetricBook, a: Ref | None, b: Ref | None) -> Ref | None:
 
 
 def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
-                 n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+                 n_resamples: int = DEFAULT_RESAMPLES, clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Model A − model B per mode: overall, stage and task accuracy deltas on the clean items both runs
     scored (paired case bootstrap: same resamples for both runs), exact McNemar and the cluster-aware test
     on those items."""
     rows = pd.concat([rows_a.assign(_run="a"), rows_b.assign(_run="b")], ignore_index=True)
-    book = MetricBook(rows["case_id"].astype(str).unique().tolist())  # the book keeps the sorted distinct ids
+    book = MetricBook(rows["case_id"].astype(str).unique().tolist(), clusters)  # keeps the sorted distinct ids
     trees: dict[str, Any] = {}
     for mode in sorted(set(rows_a["mode"]) & set(rows_b["mode"])):
         ma, mb = rows_a[rows_a["mode"] == mode], rows_b[rows_b["mode"] == mode]
@@ -703,4 +705,4 @@ def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
             **_tests(ctx_a, m, "correct_a", "correct_b"),
         }
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
-    return {"modes": {m: _resolve(t, results) for m, t in trees.items()}}
+    return {"bootstrap": book.bootstrap_info(), "modes": {m: _resolve(t, results) for m, t in trees.items()}}

@@ -88,11 +88,12 @@ def case_swap_test(book: MetricBook, a: int, b: int, *, n_resamples: int = SWAP_
 
 def compare_metrics(rows_a: pd.DataFrame, rows_b: pd.DataFrame, metrics: Mapping[str, Sequence[str]], *,
                     seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES,
-                    swap_resamples: int = SWAP_RESAMPLES) -> dict[str, dict[str, Any]]:
+                    swap_resamples: int = SWAP_RESAMPLES, clusters: Mapping[str, str] | None = None
+                    ) -> dict[str, dict[str, Any]]:
     """``{name: {"a", "b", "delta", "test"}}`` for each metric (name → (mode, *path)) both runs have on
     their shared items; a metric one side lacks is reported as ``{"missing": True}``."""
     rows_a, rows_b = _shared(rows_a, rows_b)
-    book = MetricBook(pd.concat([rows_a["case_id"], rows_b["case_id"]]).astype(str).unique().tolist())
+    book = MetricBook(pd.concat([rows_a["case_id"], rows_b["case_id"]]).astype(str).unique().tolist(), clusters)
     trees: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for mode in sorted({str(p[0]) for p in metrics.values()}):
         ma, mb = rows_a[rows_a["mode"] == mode], rows_b[rows_b["mode"] == mode]
@@ -111,7 +112,8 @@ def compare_metrics(rows_a: pd.DataFrame, rows_b: pd.DataFrame, metrics: Mapping
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
     for name, (a, b, d) in pairs.items():
         test = case_swap_test(book, a, b, n_resamples=swap_resamples, seed=seed_for(seed, "swap", name))
-        out[name] = {"a": results[a], "b": results[b], "delta": results[d], "test": test}
+        out[name] = {"a": results[a], "b": results[b], "delta": results[d], "test": test,
+                     "bootstrap": book.bootstrap_info()}
     return out
 
 

@@ -354,6 +354,14 @@ def _run_manifest(run_dir: Path) -> tuple[dict[str, Any], str]:
     return manifest, str(bench_path)
 
 
+def run_clusters(run_dir: Path | str) -> dict[str, str]:
+    """Case id -> patient group of the run's bench (:func:`medr2.bench.format.case_clusters`): what a comparison
+    of runs on that bench bootstraps over."""
+    from medr2.bench.format import case_clusters
+
+    return case_clusters(_run_manifest(Path(run_dir))[1])
+
+
 def _run_inputs(run_dir: Path, folder: Path | None = None, item_batch_rows: int = ITEM_BATCH_ROWS
                 ) -> tuple[dict[str, Any], Path, ScoringItems]:
     """(run manifest, bench folder, the bench's items, held by columns: in memory, or spilled to ``folder``)
@@ -485,7 +493,8 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
               n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
               chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
-              harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9) -> dict[str, Any]:
+              harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9,
+              mixed_splits: bool = False) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -500,7 +509,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process.
     ``harm``: a user's harm override (:meth:`medr2.score.harm.HarmSpec.record`), recorded as ``run.harm`` (only
     when given: without it ``metrics.json`` is as before). The slices and harm files of an earlier scoring
-    (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published."""
+    (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published.
+    A run with no answer is refused (:class:`~medr2.errors.WorkFailed`), and so is one whose answers come from
+    more than one split (train, val, test) unless ``mixed_splits``: its metrics would mix held-out items with
+    those a model may have been fit on. ``metrics["run"]["splits"]`` counts the items answered per split."""
     from medr2.progress import Quiet
     from medr2.run.manifest import eval_option
     from medr2.run.store import Store
@@ -578,13 +590,16 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             if isinstance(judge, str) and judge_obj is not None:
                 judge_obj.close()
         scores_out.close()
+        splits = _answered_splits(run_dir, items, answered, mixed_splits=mixed_splits)
         claims_out = audit.close()
         plan = _plan(manifest, items, answered)
         del answered
         chunk_word = "chunk" if chunks.n_chunks == 1 else "chunks"
         progress.step(f"metrics ({chunks.n_chunks:,} {chunk_word} of cases, {n_resamples:,} bootstrap resamples)")
+        from medr2.bench.format import case_clusters
+
         metrics = _chunk_metrics(chunks, items, floors.floors, audited=claims_out is not None, seed=seed,
-                                 n_resamples=n_resamples, workers=workers)
+                                 n_resamples=n_resamples, workers=workers, clusters=case_clusters(bench_root))
         model = manifest.get("model") or {}
         metrics["run"] = {
             "run_dir": str(run_dir), "bench": {k: (manifest.get("bench") or {}).get(k) for k in ("name", "checksum")},
@@ -592,7 +607,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                 "space": conv.space, "resize": conv.resize, "params": dict(conv.params)},
             "medr2_version": manifest.get("medr2_version"), "git_commit": manifest.get("git_commit"),
             "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
-            "judge": None if judge_obj is None else judge_obj.key,
+            "judge": None if judge_obj is None else judge_obj.key, "splits": splits,
         }
         if harm is not None:
             metrics["run"]["harm"] = dict(harm)
@@ -838,6 +853,31 @@ class IncompleteRunWarning(UserWarning):
     """Scoring a run that lacks answers its plan asked for (interrupted, killed, still running)."""
 
 
+def _answered_splits(run_dir: Path, items: ScoringItems, answered: Mapping[str, Any], *, mixed_splits: bool
+                     ) -> dict[str, int]:
+    """The items answered (in any mode) per split; refuses an empty run, and a run mixing splits unless
+    ``mixed_splits``."""
+    from medr2.errors import WorkFailed
+
+    mask = np.zeros(len(items), dtype=bool)
+    for ids in answered.values():
+        mask |= ids.mask
+    if not mask.any():
+        raise WorkFailed(f"{run_dir}: the run holds no answer to score (its selection was empty, or no "
+                         "`medr2 eval` stored anything yet)")
+    idx, values = items.codes("split")
+    counts = np.bincount(idx[mask], minlength=len(values) + 1)
+    splits = {str(v if v is not None else "none"): int(counts[i]) for i, v in enumerate([*values, None])
+              if counts[i]}
+    if len(splits) > 1 and not mixed_splits:
+        listed = ", ".join(f"{k} ({n:,} items)" for k, n in sorted(splits.items()))
+        raise BadInput(f"the run's answers come from several splits: {listed}; metrics over them would mix "
+                       "held-out items with training ones. Evaluate one split (`medr2 eval --split test`, the "
+                       "default) into its own run folder, or pass --mixed-splits to score the mix on purpose",
+                       file=str(run_dir), field="split")
+    return dict(sorted(splits.items()))
+
+
 def _plan(manifest: dict[str, Any], items: ScoringItems, answered: Mapping[str, AbstractSet[str]]
           ) -> dict[str, Any]:
     """The run's completeness against its recorded plan (:mod:`medr2.score.completeness`; ``answered``: per
@@ -908,7 +948,8 @@ class _ChunkMetrics:
 
 
 def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str, Mapping[str, float]],
-                   *, audited: bool, seed: int, n_resamples: int, workers: int = 1) -> dict[str, Any]:
+                   *, audited: bool, seed: int, n_resamples: int, workers: int = 1,
+                   clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The metrics of the spilled rows, one chunk of cases at a time (each chunk's tidy table is built, its
     metric groups run, their per-case sums kept and the table dropped before the next is read; with ``workers``
     > 1 that is done in worker processes, one chunk ahead per worker, and the sums are added here in chunk
@@ -929,7 +970,7 @@ def _chunk_metrics(chunks: CaseChunks, items: ScoringItems, floors: Mapping[str,
             del out
             acc.absorb(got)
             del got
-    return acc.finish(seed=seed, n_resamples=n_resamples)
+    return acc.finish(seed=seed, n_resamples=n_resamples, clusters=clusters)
 
 
 def load_table(run_dir: Path | str) -> pd.DataFrame:

@@ -1,11 +1,14 @@
-"""Statistics: vectorised case bootstrap (95% percentile intervals), paired deltas, exact McNemar and a
+"""Statistics: vectorised cluster bootstrap (95% percentile intervals), paired deltas, exact McNemar and a
 cluster-aware paired test (:func:`clustered_mcnemar`: items of one case are not independent).
 
 Every metric is a function of a few *components*: per-case sums of some per-unit value (a numerator,
-a denominator, a BLEU statistic, ...). The bootstrap resamples case indices with a seeded
-``numpy.random.Generator``, turns each resample into per-case multiplicities (one ``bincount``),
-and gets every component's resampled totals with one matrix product ``W @ S`` (cases × components).
-All metrics see the same resamples, so a difference of two metrics is a *paired* bootstrap.
+a denominator, a BLEU statistic, ...). The bootstrap resamples the sampling unit with a seeded
+``numpy.random.Generator``, turns each resample into per-unit multiplicities (one ``bincount``),
+and gets every component's resampled totals with one matrix product ``W @ S`` (units × components).
+The unit is the *patient* (the true cluster: cases of one patient, or of one source image, share a random
+effect) wherever the book is told the cases' clusters (``MetricBook(..., clusters=)``) and some cluster holds
+more than one of its cases; else the case. :attr:`MetricBook.unit` says which. All metrics see the same
+resamples, so a difference of two metrics is a *paired* bootstrap.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -64,11 +67,14 @@ class _Metric:
 
 
 class MetricBook:
-    """Collects components (per-case sums) and metrics over them; ``evaluate`` bootstraps all at once."""
+    """Collects components (per-case sums) and metrics over them; ``evaluate`` bootstraps all at once.
+    ``clusters``: case id -> its cluster (patient group, :func:`medr2.tasks.splits.patient_groups`); the
+    bootstrap then resamples clusters when some cluster holds several of the book's cases."""
 
-    def __init__(self, case_ids: Sequence[str]) -> None:
+    def __init__(self, case_ids: Sequence[str], clusters: Mapping[str, str] | None = None) -> None:
         self.cases = sorted(set(case_ids))
         self._case_pos = {c: i for i, c in enumerate(self.cases)}
+        self._cluster_of = _cluster_index(self.cases, clusters)
         self._columns: list[np.ndarray] = []
         self._known: dict[bytes, int] = {}
         self._metrics: list[_Metric] = []
@@ -78,6 +84,20 @@ class MetricBook:
     @property
     def n_cases(self) -> int:
         return len(self.cases)
+
+    @property
+    def unit(self) -> str:
+        """What the bootstrap resamples: ``patient`` (clusters of cases) or ``case``."""
+        return "case" if self._cluster_of is None else "patient"
+
+    @property
+    def n_units(self) -> int:
+        """How many units the bootstrap resamples (patients, or cases)."""
+        return self.n_cases if self._cluster_of is None else int(self._cluster_of.max(initial=-1)) + 1
+
+    def bootstrap_info(self) -> dict[str, Any]:
+        """``{"unit", "n_units"}``: what the intervals resample, for the metrics' ``bootstrap`` block."""
+        return {"unit": self.unit, "n_units": self.n_units}
 
     def case_index(self, case_ids: Sequence[str] | np.ndarray | pd.Series) -> np.ndarray:
         """Positions of ``case_ids`` among the book's cases (one vectorised hash lookup; Arrow-backed
@@ -164,9 +184,15 @@ class MetricBook:
         return self._columns[k]
 
     def resampled_totals(self, n_resamples: int, seed: int) -> np.ndarray:
-        """(n_resamples × components) totals over bootstrap resamples of the cases."""
-        c = self.n_cases
+        """(n_resamples × components) totals over bootstrap resamples of the units (:attr:`unit`): the cases'
+        sums are added up per cluster first, and the clusters are resampled."""
         s = self._sum_matrix()
+        if self._cluster_of is not None:
+            k = self.n_units
+            members = sparse.csr_matrix((np.ones(self.n_cases), (self._cluster_of, np.arange(self.n_cases))),
+                                        shape=(k, self.n_cases))
+            s = members @ s  # clusters × components (dense stays dense, sparse stays sparse)
+        c = s.shape[0]
         out = np.empty((n_resamples, s.shape[1]))
         if c == 0 or n_resamples == 0:
             out.fill(np.nan)
@@ -241,6 +267,18 @@ def percentile_interval(draws: Any) -> tuple[float | None, float | None]:
     alpha = (1 - CI_LEVEL) / 2
     lo, hi = np.quantile(d, [alpha, 1 - alpha])
     return float(lo), float(hi)
+
+
+def _cluster_index(cases: Sequence[str], clusters: Mapping[str, str] | None) -> np.ndarray | None:
+    """Per case (in the book's order) its cluster's number, clusters numbered as they first appear; None when no
+    cluster holds two of ``cases`` (each case its own unit: the case bootstrap, same draws as without
+    clusters). A case ``clusters`` does not name is a cluster of its own."""
+    if not clusters:
+        return None
+    numbers: dict[str, int] = {}
+    idx = np.fromiter((numbers.setdefault(clusters.get(c, "\x00case:" + c), len(numbers)) for c in cases),
+                      dtype=np.int64, count=len(cases))
+    return idx if len(numbers) < len(cases) else None
 
 
 def _finite(x: Any) -> float | None:
@@ -351,17 +389,18 @@ def clustered_mcnemar_from(d: np.ndarray, only_first: int, only_second: int, n_p
 
 
 def bootstrap_mean(case_ids: Sequence[str], values: Sequence[float], seed: int = 0,
-                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-    """Mean of per-item values with a case-bootstrap 95% interval (convenience for single metrics)."""
-    book = MetricBook(case_ids)
+                   n_resamples: int = DEFAULT_RESAMPLES, clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Mean of per-item values with a bootstrap 95% interval over cases, or over their ``clusters`` (convenience
+    for single metrics)."""
+    book = MetricBook(case_ids, clusters)
     book.ratio_metric(book.case_index(case_ids), np.asarray(values, dtype=float))
     return book.evaluate(n_resamples, seed)[0]
 
 
 def paired_delta(case_ids: Sequence[str], first: Sequence[float], second: Sequence[float], seed: int = 0,
-                 n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
-    """mean(first) − mean(second) over paired units, with a paired case-bootstrap interval."""
-    book = MetricBook(case_ids)
+                 n_resamples: int = DEFAULT_RESAMPLES, clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """mean(first) − mean(second) over paired units, with a paired bootstrap interval (cases, or ``clusters``)."""
+    book = MetricBook(case_ids, clusters)
     idx = book.case_index(case_ids)
     a = book.ratio_metric(idx, np.asarray(first, dtype=float))
     b = book.ratio_metric(idx, np.asarray(second, dtype=float))

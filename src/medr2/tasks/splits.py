@@ -72,9 +72,10 @@ def _by_case(cases: Sequence[SplitRecord]) -> SplitAssignment:
     return SplitAssignment({c.case_id: c.split or hashed_split(f"case:{c.case_id}") for c in cases}, 0)
 
 
-def _by_patient(cases: Sequence[SplitRecord]) -> SplitAssignment:
-    """Group cases by shared ``patient_id`` or ``background`` (union-find); a group takes the split its
-    source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
+def patient_groups(cases: Sequence[SplitRecord]) -> dict[str, str]:
+    """Case id -> its patient group: cases sharing a ``patient_id`` or a ``background`` (source image) are one
+    group (union-find), named by its smallest member key. The groups a patient split keeps together, and the
+    clusters the score's bootstrap resamples (:class:`medr2.score.stats.MetricBook`)."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -94,9 +95,16 @@ def _by_patient(cases: Sequence[SplitRecord]) -> SplitAssignment:
         find(p)
         if c.background:
             union(p, f"b:{c.background}")
+    return {c.case_id: find(f"p:{c.patient_id}") for c in cases}
+
+
+def _by_patient(cases: Sequence[SplitRecord]) -> SplitAssignment:
+    """Group cases by shared ``patient_id`` or ``background`` (:func:`patient_groups`); a group takes the split
+    its source gave (the most held-out one if they disagree), else a hash of its smallest patient id."""
+    group_of = patient_groups(cases)
     groups: dict[str, list[SplitRecord]] = {}
     for c in cases:
-        groups.setdefault(find(f"p:{c.patient_id}"), []).append(c)
+        groups.setdefault(group_of[c.case_id], []).append(c)
     by_case: dict[str, str] = {}
     conflicts = 0
     for members in groups.values():
