@@ -98,10 +98,11 @@ def split_unit_line(build: dict[str, Any]) -> str:
 
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary with rich tables."""
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from medr2.console import make_console
+
+    con = make_console()
     counts, cases = info["counts"], info["cases"]
     con.print(f"[bold]{info['name']}[/]  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
     con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
