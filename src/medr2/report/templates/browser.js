@@ -272,6 +272,35 @@
     render();
   }
 
+  // the leaderboard sorts by a column when its header is clicked (again: the other way); numbers by value (n/a
+  // last), names as text; the first click orders a column best first (its arrow's direction)
+  function sortable(table) {
+    var heads = table.rows[0].cells;
+    Array.prototype.forEach.call(heads, function (th, col) {
+      if (!th.hasAttribute("data-sort")) { return; }
+      th.addEventListener("click", function () {
+        var numeric = th.getAttribute("data-sort") === "num";
+        var first = numeric && th.getAttribute("data-better") !== "lower" ? "descending" : "ascending";
+        var dir = th.getAttribute("aria-sort") === first ? (first === "ascending" ? "descending" : "ascending") : first;
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", dir);
+        var sign = dir === "ascending" ? 1 : -1;
+        var rows = Array.prototype.slice.call(table.rows, 1);
+        rows.sort(function (a, b) {
+          var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
+          if (numeric) {
+            if (x === "" || y === "") { return x === y ? 0 : (x === "" ? 1 : -1); }
+            return sign * (Number(x) - Number(y));
+          }
+          return sign * (x < y ? -1 : (x > y ? 1 : 0));
+        });
+        rows.forEach(function (r) { r.parentNode.appendChild(r); });
+      });
+    });
+  }
+  var lb = document.getElementById("lb");
+  if (lb) { sortable(lb); }
+
   FILTERS.forEach(function (f) { fillSelect(f[0], f[1], f[2]); });
   document.getElementById("f-text").addEventListener("input", apply);
   document.getElementById("prev").addEventListener("click", function () { page -= 1; render(); });
