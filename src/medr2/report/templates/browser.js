@@ -192,10 +192,50 @@
     return det;
   }
 
+  // an image variant's card: the clean item's image and the model's answer on it, beside the variant's
+  function cleanPanel(row) {
+    var c = row.clean;
+    var box = el("div", "clean");
+    box.setAttribute("data-role", "clean");
+    if (c.missing) { box.appendChild(el("div", "note", c.missing)); return box; }
+    var fig = el("div", "thumb-clean");
+    if (c.img >= 0) {
+      var img = document.createElement("img");
+      img.src = DATA.images[c.img];
+      img.alt = "the clean item's image";
+      fig.appendChild(img);
+    } else { fig.appendChild(el("div", "noimg", "no image")); }
+    box.appendChild(el("div", "cap", "clean image (" + c.id + ")"));
+    box.appendChild(fig);
+    kv(box, "correct answer", c.ab ? "[" + c.ab.map(function (v) { return Math.round(v); }).join(", ") + "]" : c.a);
+    if (c.p === null || c.p === undefined) {
+      kv(box, "model's answer", "not answered in this run and mode");
+    } else {
+      kv(box, "model's answer", c.p + " (" + c.vd + ")");
+      var same = String(c.p) === String(row.p);
+      var flag = el("div", "changed " + (same ? "same" : "diff"), same ? "same answer on the variant's image"
+        : "the answer changed with the image");
+      flag.setAttribute("data-role", "changed");
+      box.appendChild(flag);
+    }
+    return box;
+  }
+
   function card(row) {
     var c = el("article", "card v-" + row.vd);
     c.setAttribute("data-verdict", row.vd);
-    c.appendChild(thumb(row));
+    if (row.clean) {  // the variant's image and the clean one side by side
+      var pair = el("div", "pair");
+      var v = el("div", "variant");
+      v.appendChild(el("div", "cap", "variant image (" + row.v + ")"));
+      v.appendChild(thumb(row));
+      kv(v, "model's answer", row.p);
+      pair.appendChild(v);
+      pair.appendChild(cleanPanel(row));
+      c.appendChild(pair);
+    } else {
+      c.appendChild(thumb(row));
+    }
     var b = el("div", "body");
     var head = el("div", "meta");
     head.appendChild(el("span", "badge " + row.vd, row.vd));
