@@ -25,10 +25,12 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.sources.base import get_source
 from tests.interop_fixtures import write_png
+from tests.test_interop_real_formats import REAL
 
 ROOT = Path(__file__).resolve().parent.parent
-XRAY = Path(os.environ.get("MEDR2_REAL_FORMATS", "/work/shared/real-formats")) / "coco" / "xray"
-pytestmark = pytest.mark.skipif(not XRAY.is_dir(), reason=f"{XRAY} absent (the shared real-format files)")
+XRAY = (REAL or Path("/nonexistent")) / "coco" / "xray"
+pytestmark = pytest.mark.skipif(not XRAY.is_dir(), reason="real files ../shared/real-formats/coco/xray not present "
+                                "(they are not part of the project)")
 
 SPLITS = ("val2017", "train2017", "test", "train")
 PREFIXES = ("instances_", "person_keypoints_", "")
