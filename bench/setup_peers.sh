@@ -23,6 +23,8 @@ fi
 # libraries the OpenAI-compatible model does not use; install what importing
 # lmms_eval.models.chat.async_openai needs (accelerate needs torch: the CPU build).
 "$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check --no-deps lmms-eval
-"$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check "torch==2.13.0" "transformers==5.24.0" \
-  accelerate datasets evaluate openai loguru tqdm pillow numpy python-dotenv pytz zstandard
+# Versions: the project's constraints.txt; torch as its CPU build (+cpu, named: a plain `torch` is a CUDA build).
+C="$(cd "$(dirname "$0")/.." && pwd)/constraints.txt"
+"$VENVS/lmms-eval/bin/pip" install -q --disable-pip-version-check -c "$C" "torch==$(sed -n 's/^torch==//p' "$C")+cpu" \
+  transformers accelerate datasets evaluate openai loguru tqdm pillow numpy python-dotenv pytz zstandard
 "$VENVS/lmms-eval/bin/python" -c "import lmms_eval, importlib.metadata as m; print('lmms-eval', m.version('lmms-eval'))"

@@ -9,11 +9,26 @@ step "virtual environment .venv"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-# torch==2.13.0 is the CPU build on these machines; pin it first so nothing pulls a CUDA build.
-step "torch==2.13.0 (CPU build, about 1 GB)"
-python -m pip install -q "torch==2.13.0"
+# The exact versions come from constraints.txt (pyproject.toml's extras state ranges). torch is installed first, as
+# its CPU build (the local version +cpu, named explicitly: a plain `torch==X` may resolve to a CUDA build of several
+# GB), so that no later requirement replaces it; the check below fails the install if a CUDA build got in anyway.
+C=constraints.txt
+TORCH=$(sed -n 's/^torch==//p' "$C")
+step "torch==$TORCH+cpu (CPU build, about 1 GB)"
+python -m pip install -q -c "$C" "torch==$TORCH+cpu"
 step "medr2 with all extras (transformers, trl, peft, datasets, pydicom, nilearn, ...)"
-python -m pip install -q -e ".[all]"
+python -m pip install -q -c "$C" -e ".[all]"
+python - <<'PYEOF'
+import importlib.metadata as md
+import sys
+
+import torch
+
+cuda = sorted(d.metadata["Name"] for d in md.distributions() if d.metadata["Name"].lower().startswith("nvidia-"))
+if torch.version.cuda is not None or cuda:
+    sys.exit(f"install.sh: a CUDA build of torch got in (torch {torch.__version__}, CUDA {torch.version.cuda}, "
+             f"packages {cuda}); this environment is meant to be CPU-only")
+PYEOF
 # Real labelled images read by path, never imported (the two model packages declare no licence: never
 # redistributed; stardist ships DSB-2018 nuclei with instance masks, CC0).
 # Their declared dependencies pull TensorFlow, hence --no-deps.

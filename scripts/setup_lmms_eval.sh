@@ -16,12 +16,13 @@ if [ -f "$V/.medr2-ready" ] && check; then
 fi
 rm -f "$V/.medr2-ready"
 [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
-# torch==2.13.0 is the CPU build on local disk (a plain `torch` requirement resolves to a CUDA build);
-# it is installed first and pinned so no later requirement replaces it.
-"$V/bin/python" -m pip install -q "torch==2.13.0"
+# torch is the CPU build (+cpu, named explicitly: a plain `torch` requirement resolves to a CUDA build); it is
+# installed first so no later requirement replaces it. Versions: constraints.txt.
+C=constraints.txt
+"$V/bin/python" -m pip install -q -c "$C" "torch==$(sed -n 's/^torch==//p' "$C")+cpu"
 # What `python -m lmms_eval eval --model openai` imports on that path. filelock<4: lmms-eval 0.7.3 patches
 # filelock._api, which filelock 4 removed.
-"$V/bin/python" -m pip install -q "torch==2.13.0" "transformers==5.24.0" "filelock<4" accelerate datasets \
+"$V/bin/python" -m pip install -q -c "$C" torch transformers "filelock<4" accelerate datasets \
   evaluate openai loguru tqdm pillow numpy python-dotenv pytz zstandard sacrebleu pyyaml jinja2 tenacity \
   pytablewriter
 # last, so that pip's dependency check never sees lmms-eval's (deliberately unmet) declared dependencies

@@ -11,5 +11,5 @@ if .venv/bin/python -c "import ray.data.llm" >/dev/null 2>&1; then
   echo "ray[data] is installed"
   exit 0
 fi
-.venv/bin/python -m pip install -q -e ".[ray]"
+.venv/bin/python -m pip install -q -c constraints.txt -e ".[ray]"
 .venv/bin/python -c "import ray, ray.data.llm; print('ray', ray.__version__)"

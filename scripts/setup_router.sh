@@ -14,7 +14,7 @@ if [ -f "$V/.medr2-ready" ] && "$V/bin/python" -c "import sglang_router.launch_r
 fi
 rm -f "$V/.medr2-ready"
 [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
-"$V/bin/python" -m pip install -q "sglang-router==0.3.2"
+"$V/bin/python" -m pip install -q -c constraints.txt "sglang-router==0.3.2"
 "$V/bin/python" -c "import sglang_router.launch_router"
 touch "$V/.medr2-ready"
 echo "$V is ready"

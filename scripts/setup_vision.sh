@@ -18,11 +18,12 @@ fi
 rm -f "$V/.medr2-ready"
 [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
 "$V/bin/python" -m pip install -q --upgrade pip
-# '===' excludes the local 2.13.0+cpu build, which PyPI's torchvision cannot load beside.
-"$V/bin/python" -m pip install -q "torch===2.13.0" "torchvision==0.28.0"
+# '===' excludes the local +cpu build, which PyPI's torchvision cannot load beside. Versions: constraints.txt.
+C=constraints.txt
+"$V/bin/python" -m pip install -q -c "$C" "torch===$(sed -n 's/^torch==//p' "$C")" torchvision
 # serve: `transformers serve` (fastapi, uvicorn) and train: `medr2 finetune` (trl, peft), for the families' slow
 # tests (tests/test_models_families_slow.py); num2words: SmolVLM's processor imports it
-"$V/bin/python" -m pip install -q -e ".[hf,serve,train,dev]" "num2words>=0.5"
+"$V/bin/python" -m pip install -q -c "$C" -e ".[hf,serve,train,dev]" "num2words>=0.5"
 "$V/bin/python" - <<'PYEOF'
 import torch, torchvision, transformers  # noqa: E401 - fail here, loudly, if the environment is broken
 from torchvision.ops import nms  # noqa: F401

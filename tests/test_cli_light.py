@@ -54,6 +54,7 @@ from medr2.bench.slicefields import SLICE_FIELDS
 from medr2.interop.exporters import EXPORTERS
 from medr2.interop.importers import IMPORTERS
 from medr2.models.baselines import BASELINES
+from medr2.models.families import FAMILIES
 from medr2.models.presets import PRESETS
 from medr2.models.registry import known_prefixes
 from medr2.perturb.registry import text_codes, visual_codes
@@ -70,6 +71,7 @@ assert set(catalog.ORDERS) == set(ORDERS)
 assert (text_codes(), visual_codes()) == (catalog.TEXT_CODES, catalog.VISUAL_CODES)
 assert set(catalog.MODEL_PREFIXES) == set(known_prefixes())
 assert set(catalog.BASELINES) == set(BASELINES)
+assert set(catalog.FAMILIES) == set(FAMILIES)
 assert set(catalog.IMPORT_FORMATS) == set(IMPORTERS)
 assert set(catalog.CONVERT_TARGETS) == set(EXPORTERS)
 assert set(catalog.EXPORT_FORMATS) == set(FORMATS)

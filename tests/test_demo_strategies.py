@@ -70,7 +70,7 @@ def test_verdict_states_what_is_significant_and_where_nothing_is() -> None:
            "MFR ↓": _entry(0.20, 0.10, 0.30, 0.002),  # a higher lure rate is worse
            "FlipRate ↓": _entry(-0.10, -0.25, 0.02, 0.03),  # interval includes 0: not significant
            "VRS ↑": _entry(0.10, 0.01, 0.20, 0.20),  # test does not reject: not significant
-           "IS ↑": {"missing": True}}
+           "IS": _entry(0.30, 0.20, 0.40, 0.001)}  # no direction: never better or worse, not counted
     text = strategy_verdict("tiny-dpo", "tiny-flat", cmp)
     assert text == ("- **tiny-dpo** vs tiny-flat: significantly better on Clean accuracy (+0.12); significantly "
                     "worse on MFR (+0.20); no significant difference on the other 2 metrics.")

@@ -35,12 +35,13 @@ def test_rows_and_same_numbers_everywhere(fx: Fixture) -> None:
     assert [(r.run, r.model, r.mode) for r in lb.rows] == [
         ("run_before", "baseline:fixture-a", "independent"), ("run_after", "baseline:fixture-b", "independent")]
     keys = [c.key for c in lb.columns]
-    # grounded accuracy (issue 19) follows overall where a run's answers carry rationales (the fixture's reports do)
-    # and the hedged-hallucination rate (issue 39) follows grounded accuracy
-    audit = ("grounded_acc", "hedged_halluc")
-    assert [k for k in keys[:7] if k not in audit] == ["overall", "s1", "s2", "s3", "s4"]
-    assert "grounded_acc" not in keys or keys.index("grounded_acc") == 1
-    assert "hedged_halluc" not in keys or keys.index("hedged_halluc") == 2
+    # the headline, then the reliance measures present, then the stages (issue 50: the reliance columns in view);
+    # grounded accuracy (issue 19, a subset of the answers) never beside the headline: after every primary column
+    reliance = [k for k in ("vrs", "blind_gap", "mislead_drop", "mfr") if k in keys]
+    assert keys[:1 + len(reliance) + 4] == ["overall", *reliance, "s1", "s2", "s3", "s4"]
+    secondary = {c.key for c in COLUMNS if c.secondary}
+    assert "grounded_acc" in secondary
+    assert all(keys.index(k) > keys.index(p) for k in keys if k in secondary for p in ("overall", "s4", *reliance))
     assert "vrs" not in keys  # no run reports VRS: the column is left out
     assert {"mislead_drop", "mfr", "worst_case", "unparsed", "error"} <= set(keys)
 

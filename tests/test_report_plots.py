@@ -79,9 +79,11 @@ def test_many_runs_and_modes_readable() -> None:
     assert len(first) == 4 and all(len(ax["series"]) == 8 for ax in first)
     assert len(plots["stage_curves_2"].layout["axes"][0]["series"]) == 2
     bars = plots["visual_reliance_1"].layout["axes"]
-    assert len(bars) == 3 and set(bars[0]["series"]) == {f"model-{k}" for k in range(8)}
-    # every bar carries its n (items · cases): 8 runs x (VRS, IS) in each panel
-    assert all(ax["ntexts"] == ["n=12·12c"] * 16 for ax in bars), bars[0]["ntexts"]
+    # one panel per measure and mode (VRS, IS x 3 modes), 8 runs in each (issue 50: each measure its own scale)
+    assert len(bars) == 6 and set(bars[0]["series"]) == {f"model-{k}" for k in range(8)}
+    assert all(len(set(ax["bar_metrics"])) == 1 for ax in bars)
+    # every bar carries its n (items · cases): 8 runs in each panel
+    assert all(ax["ntexts"] == ["n=12·12c"] * 8 for ax in bars), bars[0]["ntexts"]
 
 
 def test_bar_n_labels_mark_few_cases() -> None:
@@ -91,12 +93,13 @@ def test_bar_n_labels_mark_few_cases() -> None:
     plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
     vis = plots["visual_reliance"]
     check_readable(vis)
-    ax = vis.layout["axes"][0]
-    assert sorted(ax["ntexts"]) == sorted(["n=12·12c", "n=12·12c", "n=12·12c", "n=6·3c†"])
+    axes = vis.layout["axes"]
+    assert sorted(t for ax in axes for t in ax["ntexts"]) == sorted(["n=12·12c", "n=12·12c", "n=12·12c", "n=6·3c†"])
+    ax = next(a for a in axes if "n=6·3c†" in a["ntexts"])
     neg = ax["nlabels"][ax["ntexts"].index("n=6·3c†")]
     zero_y = max(b[1] for b in ax["bars"])  # the bars >= 0 start at the zero line
     assert neg[3] <= zero_y  # below the zero line, under its bar
-    assert sum(ax["hatched"]) == 1  # the bar from 3 cases is hatched, no other
+    assert sum(h for a in axes for h in a["hatched"]) == 1  # the bar from 3 cases is hatched, no other
     assert any("fewer than 10 cases" in t for t in vis.layout["legend_texts"])
     assert "fewer than 10 cases" in vis.caption and "n=items·cases" in vis.caption
 
@@ -114,7 +117,9 @@ def test_is_drawn_with_its_noise_floor_and_captions_say_what_good_looks_like() -
     runs = [_run(k, ("independent", "blind")) for k in range(3)]
     plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
     vis = plots["visual_reliance"]
-    for ax in vis.layout["axes"]:
+    is_axes = [ax for ax in vis.layout["axes"] if "IS" in ax["bar_metrics"]]
+    assert len(is_axes) == 2  # the IS panel of each mode
+    for ax in is_axes:
         is_bars = [b for b, t in zip(ax["bars"], ax["bar_metrics"], strict=True) if t == "IS"]
         assert len(ax["floors"]) == len(is_bars) == 3  # one noise-floor tick on each run's IS bar
         for floor, bar in zip(sorted(ax["floors"], key=lambda f: f["box"][0]), sorted(is_bars), strict=True):
@@ -125,3 +130,17 @@ def test_is_drawn_with_its_noise_floor_and_captions_say_what_good_looks_like() -
     for p in plots.values():  # every caption says what a good model looks like
         assert "good model" in p.caption or "robust model" in p.caption, p.name
 
+
+
+def test_each_visual_measure_has_its_own_scale() -> None:
+    """A VRS of 0.02 beside an IS of 0.5 is a visible bar: its panel is scaled to it (issue 50)."""
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for r in runs:
+        r.metrics["modes"]["independent"]["visual_reliance"] = {"VRS": _m(0.02), "IS": _m(0.5), "BlindGap": _m(0.0)}
+    vis = next(p for p in make_plots(PlotContext(runs, {})) if p.name == "visual_reliance")
+    check_readable(vis)
+    by_metric = {ax["bar_metrics"][0]: ax for ax in vis.layout["axes"]}
+    assert set(by_metric) == {"VRS", "IS", "BlindGap"}
+    vrs = by_metric["VRS"]
+    height = vrs["box"][3] - vrs["box"][1]
+    assert all(bar[3] - bar[1] >= 0.05 * height for bar in vrs["bars"]), (vrs["bars"], height)

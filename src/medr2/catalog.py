@@ -25,6 +25,9 @@ ORDERS = ("bench", "case")
 MODEL_PREFIXES = ("baseline", "hf", "openai", "vllm")
 # medr2.models.baselines.BASELINES
 BASELINES = ("oracle", "random", "follow-hint", "follow-history", "prior", "blind", "grounded", "ungrounded")
+# medr2.models.families.FAMILIES (tiny-vlm --family)
+FAMILIES = ("llava-1.5", "gemma3", "mllama", "idefics3", "aya-vision", "qwen2-vl", "qwen2.5-vl", "qwen3-vl",
+            "llava-onevision", "internvl", "smolvlm", "glm-4v", "mistral3")
 # medr2.interop.importers.IMPORTERS
 IMPORT_FORMATS = ("vqa-rad", "slake", "pmc-vqa", "omnimedvqa", "probmed", "vlmevalkit", "hf", "lmms-eval")
 # medr2.interop.exporters.EXPORTERS

@@ -94,10 +94,10 @@ class Bar(Quiet):
     """A rich progress bar per step, with counts, elapsed time and ETA (on stderr)."""
 
     def __init__(self, command: str) -> None:
-        from rich.console import Console
+        from medr2.console import make_console
 
         self.command = command
-        self._bar = _rich_progress(f"{command}: " + "{task.description}", console=Console(stderr=True),
+        self._bar = _rich_progress(f"{command}: " + "{task.description}", console=make_console(stderr=True),
                                    transient=False)
         self._bar.start()
         self._task: Any = None
@@ -132,9 +132,9 @@ class RichProgress:
     def __init__(self, label: str, console: Any = None) -> None:
         """``console``: the rich console to draw on (default: a new one on stderr); a caller that prints
         other lines while the bar runs passes its own, so rich keeps the bar below them."""
-        from rich.console import Console
+        from medr2.console import make_console
 
-        self.console = console or Console(stderr=True)
+        self.console = console or make_console(stderr=True)
         self._bar = _rich_progress("[bold]{task.description}", "{task.fields[rate]:>8} req/s",
                                    after=("retries {task.fields[retries]}  errors [red]{task.fields[errors]}",),
                                    console=self.console)

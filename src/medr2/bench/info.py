@@ -183,10 +183,11 @@ def source_report_lines(build: dict[str, Any]) -> list[str]:
 
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary with rich tables."""
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from medr2.console import make_console
+
+    con = make_console()
     counts, cases = info["counts"], info["cases"]
     con.print(f"[bold]{info['name']}[/]  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
     con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "

@@ -7,10 +7,11 @@ from medr2.build.pipeline import BuildResult
 
 
 def print_summary(result: BuildResult) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from medr2.console import make_console
+
+    con = make_console()
     m = result.manifest
     counts = m["counts"]
     con.print(f"[bold green]built[/] {result.root}  ({result.seconds:.1f} s)")

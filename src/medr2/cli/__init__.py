@@ -122,14 +122,15 @@ def storage_problem(e: BaseException) -> str | None:
 def main() -> None:
     """Entry point: map errors to the documented exit codes (2 bad input/usage, 1 failed work).
     Usage errors (unknown command or option, missing argument) print one line, never a traceback."""
-    from rich.console import Console
+    from medr2.console import make_console, widen_help
 
+    widen_help()
     try:
         code = app(standalone_mode=False)  # a command's ``typer.Exit(N)`` is returned as N here, not raised
         if isinstance(code, int) and code:
             sys.exit(code)
     except Medr2Error as e:
-        Console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False, markup=True)
+        make_console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False, markup=True)
         sys.exit(e.exit_code)
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", None) or getattr(e, "code", 0) or 0
@@ -148,7 +149,7 @@ def main() -> None:
     except Exception as e:
         storage = storage_problem(e)
         if storage is not None:  # the work failed for want of space or write access: exit 1, no traceback
-            Console(stderr=True).print(f"[bold red]error:[/] {storage}", highlight=False, markup=True)
+            make_console(stderr=True).print(f"[bold red]error:[/] {storage}", highlight=False, markup=True)
             sys.exit(1)
         raise
 

@@ -15,12 +15,14 @@ def register(app: typer.Typer) -> None:
         source: list[str] = typer.Option(..., "--source", help="NAME or NAME:PATH (e.g. sample, folder:/data); "
                                          "repeat it to build one bench from several sources. Kinds: "
                                          f"{listing(SOURCE_KINDS)}"),
-        quota: list[str] = typer.Option([], "--quota", help="LABEL=N: at most N cases from that source "
+        quota: list[str] = typer.Option([], "--quota", show_default="no quota",
+                                        help="LABEL=N: at most N cases from that source "
                                         "(LABEL: the source as given, its reader name or its mapping's name)"),
         out: Path = typer.Option(..., "--out", help="bench folder to write"),
         seed: int = typer.Option(0, "--seed", help="seed for everything random"),
         cases: int | None = typer.Option(None, "--cases", help="number of cases (default: all)"),
-        variants: str | None = typer.Option(None, "--variants", help="comma list of variant codes "
+        variants: str | None = typer.Option(None, "--variants", show_default="none: clean items only",
+                                            help="comma list of variant codes "
                                             f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
                                             f"{VISUAL_CODES[-1]}), or 'all'"),
         workers: int | None = typer.Option(None, "--workers", help="processes (default: all cores)"),
@@ -30,7 +32,7 @@ def register(app: typer.Typer) -> None:
                                                "(default: RAY_ADDRESS or a running local one)"),
         renders: str = typer.Option("deferred", "--renders", help="deferred: the V2/V3/V8/V9 images are "
                                     "recorded in renders.parquet and rendered (and cached) on first use, "
-                                    "77%% of the bytes not written; stored: every image written. Same items, "
+                                    "77% of the bytes not written; stored: every image written. Same items, "
                                     "ids and image hashes either way"),
         split_unit: str = typer.Option("patient", "--split-unit", help="patient: cases sharing a patient or a "
                                        "source image share a split (no patient in two splits); case: each case "

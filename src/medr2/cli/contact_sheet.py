@@ -13,7 +13,8 @@ def register(app: typer.Typer) -> None:
         bench: Path = typer.Argument(..., help="bench folder"),
         out: Path = typer.Option(..., "--out", help="output PNG"),
         n: int = typer.Option(24, "--n", min=1, help="number of cases"),
-        case: str | None = typer.Option(None, "--case", help="one case across its visual variants"),
+        case: str | None = typer.Option(None, "--case", show_default="a grid of --n cases",
+                                          help="one case across its visual variants"),
     ) -> None:
         """Draw cases in a grid: structure boxes (cyan), findings (red synthetic / yellow real), captions."""
         from medr2.api import contact_sheet

@@ -16,7 +16,8 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", metavar="", help="a much smaller configuration (a smoke test)"),
         workers: int | None = typer.Option(None, "--workers", help="build processes (default: all cores)"),
         threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads for the tiny model"),
-        strategies: str = typer.Option("", "--strategies", help="more fine-tuning strategies, comma-separated "
+        strategies: str = typer.Option("", "--strategies", show_default="flat only",
+                                        help="more fine-tuning strategies, comma-separated "
                                        "(e.g. augmented,dpo), each compared with flat in the summary"),
         lanes: int | None = typer.Option(None, "--lanes", help="processes running the fine-tunings and "
                                          "evaluations side by side, 1 or 2 (default: 2 with 2+ cores); "

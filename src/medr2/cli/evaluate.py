@@ -18,9 +18,10 @@ def eval_command(
     model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH or baseline:NAME "
                                                   f"({listing(BASELINES)}).")],
     out: Annotated[Path, typer.Option("--out", help="Run folder (created; rerun to resume).")],
-    mode: Annotated[list[str] | None, typer.Option("--mode", help=f"{listing(MODES)} (repeatable or comma "
-                                                   "list).")] = None,
-    variants: Annotated[str | None, typer.Option("--variants", help="Comma list of variant ids/codes "
+    mode: Annotated[list[str] | None, typer.Option("--mode", show_default="independent",
+                                                   help=f"{listing(MODES)} (repeatable or comma list).")] = None,
+    variants: Annotated[str | None, typer.Option("--variants", show_default="all",
+                                                  help="Comma list of variant ids/codes "
                                                   f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
                                                   f"{VISUAL_CODES[-1]}, clean), or all.")] = None,
     split: Annotated[str, typer.Option("--split", help=f"Only items of this split: {listing(SPLITS)} ('all': every "
@@ -28,18 +29,23 @@ def eval_command(
                                        "refused.")] = DEFAULT_SPLIT,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Run an empty selection instead "
                                               "of refusing it (exit 2).")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N items of the selection (whole "
-                                              "cases in bench order, at least one case): N requests per mode, "
-                                              "each resent at most --retries times.")] = None,
-    task: Annotated[str | None, typer.Option("--task", help="Only items of these tasks (comma list, e.g. "
-                                             "s1.modality,s3.lesion_box).")] = None,
-    stage: Annotated[str | None, typer.Option("--stage", help="Only items of these stages (comma list, e.g. 1,2).")
-                     ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, show_default="no limit",
+                                              help="At most N items of the selection (whole cases in bench order, "
+                                              "at least one case): N requests per mode, each resent at most "
+                                              "--retries times.")] = None,
+    task: Annotated[str | None, typer.Option("--task", show_default="all", help="Only items of these tasks (comma "
+                                             "list, e.g. s1.modality,s3.lesion_box).")] = None,
+    stage: Annotated[str | None, typer.Option("--stage", show_default="all",
+                                              help="Only items of these stages (comma list, e.g. 1,2).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai).")] = 8,
-    shard: Annotated[str | None, typer.Option("--shard", help="I/N: this process runs shard I of N (from 0).")] = None,
-    base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Endpoint base URL (repeatable).")] = None,
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Env variable holding the API key.")] = None,
-    preset: Annotated[str | None, typer.Option("--preset", help="Model preset (box convention, prompts): "
+    shard: Annotated[str | None, typer.Option("--shard", show_default="the whole bench",
+                                              help="I/N: this process runs shard I of N (from 0).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option("--base-url", show_default="none; openai: needs one",
+                                                         help="Endpoint base URL (repeatable).")] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", show_default="no key",
+                                                    help="Env variable holding the API key.")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", show_default="none",
+                                                  help="Model preset (box convention, prompts): "
                                                   f"{listing(PRESETS)}.")] = None,
     max_new_tokens: Annotated[int | None, typer.Option("--max-new-tokens", min=1, help="Token limit of each answer "
                               "(default: the preset's, 16384 for reasoning presets; else 256).")] = None,
@@ -52,8 +58,8 @@ def eval_command(
     retry_errors: Annotated[bool, typer.Option("--retry-errors", metavar="",
                                                help="Resend requests stored as errors.")] = False,
     model_option: Annotated[list[str] | None, typer.Option(
-        "--model-option", help="KEY=VALUE adapter setting (repeatable), e.g. dtype=float32 for hf:/vllm:, "
-        "kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
+        "--model-option", show_default="none", help="KEY=VALUE adapter setting (repeatable), e.g. dtype=float32 for "
+        "hf:/vllm:, kv_cache_memory_bytes=268435456 for vllm:. See docs/local-models.md.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="No live progress bar.")] = False,
     executor: Annotated[str, typer.Option("--executor", help="Where requests are sent from: local (this process) "
                                           "or ray (a Ray Dataset to the --base-url servers, or to vLLM engines "
@@ -68,7 +74,8 @@ def eval_command(
                                                           "GPUs per engine (default 0: vLLM's CPU build).")] = None,
     ray_engine_cpus: Annotated[float | None, typer.Option("--ray-engine-cpus", min=0.001, help="--executor ray, "
                                                           "vllm: CPUs reserved per engine (default 1).")] = None,
-    serve: Annotated[str | None, typer.Option("--serve", help="Start this server command (sh -c; {port} becomes a "
+    serve: Annotated[str | None, typer.Option("--serve", show_default="none: the server is already running",
+                                              help="Start this server command (sh -c; {port} becomes a "
                                               "free port and, without --base-url, the base URL "
                                               "http://127.0.0.1:PORT/v1), wait until healthy, evaluate, stop it; "
                                               "its output goes to RUN/serve.log.")] = None,
@@ -89,10 +96,9 @@ def eval_command(
                                                  "(recorded in the run manifest).")] = False,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
-    from rich.console import Console
-
     from medr2.api import evaluate
     from medr2.arrowmem import use_lean_pool
+    from medr2.console import make_console
     from medr2.errors import WorkFailed
     from medr2.progress import RichProgress
 
@@ -110,7 +116,7 @@ def eval_command(
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
                            confidence=confidence, abstain_option=abstain_option,
                            allow_empty=allow_empty)
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     for name, c in summary.modes.items():
         console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
                       + (f", [yellow]{c.truncated} cut off by the token limit[/]" if c.truncated else ""))

@@ -15,20 +15,23 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Argument(..., metavar="FORMAT", help=listing(IMPORT_FORMATS)),
         path: Path = typer.Argument(..., help="the dataset's local file or folder"),
         out: Path = typer.Option(..., "--out", help="bench folder to write"),
-        license: str | None = typer.Option(None, "--license", help="licence recorded on every item"),
-        access: str | None = typer.Option(None, "--access", help="open, credentialed or restricted"),
+        license: str | None = typer.Option(None, "--license", show_default="unspecified",
+                                            help="licence recorded on every item"),
+        access: str | None = typer.Option(None, "--access", show_default="open",
+                                           help="open, credentialed or restricted"),
         source: str | None = typer.Option(None, "--source-name", help="source name (default: the format)"),
-        option: list[str] = typer.Option([], "--option", help="format option KEY=VALUE (e.g. images=DIR)"),
+        option: list[str] = typer.Option([], "--option", show_default="none",
+                                          help="format option KEY=VALUE (e.g. images=DIR)"),
     ) -> None:
         """Import an existing medical VQA set as a bench (questions mapped onto the four stages)."""
-        from rich.console import Console
         from rich.markup import escape
 
         from medr2.api import import_dataset
+        from medr2.console import make_console
         from medr2.interop.common import why_quarantined
 
         res = import_dataset(fmt, path, out, license=license, access=access, source_name=source, option=option)
-        con = Console()
+        con = make_console()
         con.print(f"imported {len(res.items)} items on {len(res.cases)} images into {out}")
         for task, n in res.counts.items():
             con.print(f"  {task:24s} {n}")

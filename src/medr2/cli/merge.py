@@ -14,13 +14,12 @@ def merge_command(
     out: Annotated[Path, typer.Option("--out", help="Merged run folder (new).")],
 ) -> None:
     """Combine shard runs of one bench and one model setting into one run."""
-    from rich.console import Console
-
     from medr2.api import merge
+    from medr2.console import make_console
 
     manifest = merge(shards, out, command=sys.argv)
     missing = manifest["shards_missing"]
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     console.print(
         f"merged {len(manifest['merged_from'])} shards into {out}: {manifest['counts']}"
         + (f" [yellow](missing shards: {', '.join(missing)})[/]" if missing else ""), highlight=False)

@@ -19,10 +19,10 @@ def register(app: typer.Typer) -> None:
         workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: all cores)"),
     ) -> None:
         """Add adversarial variants to an existing bench (sources and clean images are never changed)."""
-        from rich.console import Console
         from rich.table import Table
 
         from medr2.api import add_variants
+        from medr2.console import make_console
 
         manifest, made, skips = add_variants(bench, variants, seed=seed, workers=workers)
         t = Table(title=f"variants added to {bench}")
@@ -31,6 +31,6 @@ def register(app: typer.Typer) -> None:
         t.add_column("skipped (reason: items)")
         for code, reasons in skips.items():
             t.add_row(code, str(made.get(code, 0)), "; ".join(f"{r}: {n}" for r, n in reasons.items()))
-        con = Console()
+        con = make_console()
         con.print(t)
         con.print(f"items now {manifest['counts']['items']}, checksum {manifest['checksums']['bench'][:16]}")

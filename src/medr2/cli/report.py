@@ -12,14 +12,14 @@ def register(app: typer.Typer) -> None:
     def report(
         runs: list[Path] = typer.Argument(..., help="Scored run folders (after `medr2 score`)."),
         out: Path = typer.Option(..., "--out", help="Output folder for index.html, leaderboard.*, plots/."),
-        bench: Path | None = typer.Option(None, "--bench", help="Bench folder, if not where the runs recorded it."),
+        bench: Path | None = typer.Option(None, "--bench", show_default="where the runs recorded it",
+                                              help="Bench folder, if not where the runs recorded it."),
         max_items: int = typer.Option(1000, "--max-items", help="Most rows in the per-item browser."),
         title: str = typer.Option("medr2 report", "--title", help="Report title."),
     ) -> None:
         """Leaderboard (Markdown, CSV, JSON), plots and a self-contained index.html comparing the runs."""
-        from rich.console import Console
-
         from medr2.api import report as api_report
+        from medr2.console import make_console
         from medr2.progress import for_console
 
         progress = for_console("medr2 report")
@@ -27,4 +27,4 @@ def register(app: typer.Typer) -> None:
             index = api_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
         finally:
             progress.close()
-        Console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)
+        make_console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)

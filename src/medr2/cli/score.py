@@ -13,9 +13,11 @@ def register(app: typer.Typer) -> None:
     @app.command("score")
     def score(
         run: Path = typer.Argument(..., help="run folder (holds manifest.json and store.sqlite)"),
-        judge: str | None = typer.Option(None, "--judge", help="LLM judge for unreadable answers, e.g. openai:MODEL"),
-        judge_base_url: list[str] = typer.Option([], "--judge-base-url", help="base URL of the judge endpoint"),
-        judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env",
+        judge: str | None = typer.Option(None, "--judge", show_default="none: unreadable answers stay unparsed",
+                                          help="LLM judge for unreadable answers, e.g. openai:MODEL"),
+        judge_base_url: list[str] = typer.Option([], "--judge-base-url", show_default="none",
+                                                help="base URL of the judge endpoint"),
+        judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env", show_default="no key",
                                                      help="environment variable holding the judge's API key"),
         judge_claims: bool = typer.Option(False, "--judge-claims", metavar="",
                                           help="also ask the judge about rationale claims the rules leave "
@@ -45,11 +47,11 @@ def register(app: typer.Typer) -> None:
         where cases share one)."""
         import warnings
 
-        from rich.console import Console
         from rich.markup import escape
 
         from medr2.api import score as api_score
         from medr2.arrowmem import use_lean_pool
+        from medr2.console import make_console
         from medr2.models.truncation import TRUNCATED_HINT
         from medr2.progress import for_console
         from medr2.report.fmt import fmt_value_n
@@ -68,9 +70,9 @@ def register(app: typer.Typer) -> None:
                                     conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
         finally:
             progress.close()
-        con = Console()
+        con = make_console()
         if (message := describe(metrics.get("plan") or {})) is not None:
-            Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+            make_console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
         hinted = False
         splits = (metrics.get("run") or {}).get("splits") or {}
         split_word = "+".join(splits) or "?"  # the split(s) the answers come from, on every line

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.catalog import FAMILIES, listing
+
 
 def register(app: typer.Typer) -> None:
     @app.command("tiny-vlm")
@@ -13,8 +15,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="folder to write the model into"),
         seed: int = typer.Option(0, "--seed", help="weight initialisation seed (same seed, same bytes)"),
         image_size: int = typer.Option(32, "--image-size", help="input side in pixels; also the patch size"),
-        family: str | None = typer.Option(None, "--family", help="build a tiny checkpoint of this real "
-                                          "architecture instead (medr2.models.families; see docs/models.md)"),
+        family: str | None = typer.Option(None, "--family", show_default="the tiny LLaVA-style VLM",
+                                          help="build a tiny checkpoint of this real architecture instead: "
+                                          f"{listing(FAMILIES)} (docs/models.md)"),
     ) -> None:
         """Build the tiny offline LLaVA-style VLM (about 1M parameters) into OUT; usable as hf:OUT."""
         from medr2.api import tiny_vlm as api_tiny_vlm

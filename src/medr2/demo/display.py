@@ -1,13 +1,17 @@
-"""The demo's console display (rich, on stderr): a header per stage, the eval command's live bar,
+"""The demo's console display (rich, on stderr): a header per stage, numbered in the order the stages start
+(in either lane) with the time so far and one overall estimate of the time left, the eval command's live bar,
 a bar per fine-tuning stage (steps, loss), spinners for the rest, and the time of each stage."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from medr2.demo.run import DemoConfig, DemoResult
@@ -20,6 +24,64 @@ class StageDisplay(Protocol):
     def eval_progress(self, label: str) -> Any: ...
 
     def train_callback(self, label: str) -> Any: ...
+
+
+# What each kind of stage costs, in CPU seconds of the measured demo (docs/demo.md, "Time budget"): only the ratios
+# matter (the rate is measured as the demo goes), so the estimate holds on a faster or slower machine. First match.
+STAGE_COSTS: tuple[tuple[str, float], ...] = (
+    ("build the sample bench", 35.0), ("build the tiny VLM", 5.0), ("fine-tune", 550.0), ("evaluate tiny-", 100.0),
+    ("evaluate", 3.0), ("score", 15.0), ("write the report", 13.0),
+)
+
+
+def stage_cost(title: str) -> float:
+    return next((cost for prefix, cost in STAGE_COSTS if title.startswith(prefix)), 10.0)
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}:{s:02d}"
+
+
+class StageClock:
+    """The demo's stages as one piece of work: each stage's number in the order stages start (whichever lane starts
+    it), and one estimate of the time left: the cost of the stages not finished over the rate measured so far (cost
+    of the stages finished per second of wall time, both lanes together)."""
+
+    def __init__(self, titles: list[str], t0: float | None = None) -> None:
+        self.titles = list(titles)
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self._started: list[str] = []
+        self._ended: set[str] = set()
+        self._lock = threading.Lock()
+
+    def begin(self, title: str) -> int:
+        with self._lock:
+            if title not in self._started:
+                self._started.append(title)
+            return self._started.index(title) + 1
+
+    def end(self, title: str) -> None:
+        with self._lock:
+            self._ended.add(title)
+
+    def left(self, now: float | None = None) -> float | None:
+        """Seconds left (None before a stage has finished: no rate yet)."""
+        elapsed = (time.perf_counter() if now is None else now) - self.t0
+        with self._lock:
+            done = sum(stage_cost(t) for t in self._ended)
+            todo = sum(stage_cost(t) for t in self.titles if t not in self._ended)
+        if done <= 0 or elapsed <= 0:
+            return None
+        return todo / (done / elapsed)
+
+    def header(self, title: str, now: float | None = None) -> str:
+        """``i/n title · m:ss elapsed, about m:ss left``."""
+        i = self.begin(title)
+        t = time.perf_counter() if now is None else now
+        left = self.left(t)
+        eta = f", about {_clock(left)} left" if left is not None else ""
+        return f"{i}/{len(self.titles)} {title} · {_clock(t - self.t0)} elapsed{eta}"
 
 
 class CountBar:
@@ -47,18 +109,26 @@ class DemoDisplay:
     """What ``medr2 demo`` shows while it works."""
 
     def __init__(self, console: Any = None) -> None:
-        from rich.console import Console
+        from medr2.console import make_console
 
-        self.console = console or Console(stderr=True)
-        self._n = 0
+        self.console = console or make_console(stderr=True)
+        self.clock = StageClock([])
 
-    def start(self, root: Path, cfg: DemoConfig, n_stages: int) -> None:
-        self._n = n_stages
-        self.console.print(f"[bold]medr2 demo[/] into [cyan]{root}[/]: {cfg.cases} sample cases, seed {cfg.seed}, "
-                           f"variants {','.join(cfg.variants)}, {n_stages} stages", highlight=False)
+    def start(self, root: Path, cfg: DemoConfig, titles: list[str]) -> None:
+        self.clock = StageClock(titles)
+        self.console.print(f"[bold]medr2 demo[/] into [cyan]{escape(str(root))}[/]: {cfg.cases} sample cases, seed "
+                           f"{cfg.seed}, variants {','.join(cfg.variants)}, {len(titles)} stages", highlight=False)
 
-    def stage(self, i: int, title: str) -> None:
-        self.console.rule(f"[bold]{i}/{self._n} {title}", align="left")
+    def stage(self, title: str) -> None:
+        """The header of a stage this process runs."""
+        self.console.rule(f"[bold]{escape(self.clock.header(title))}", align="left")
+
+    def lane_stage(self, title: str) -> str:
+        """The label of a stage another lane started (numbered in the same sequence)."""
+        return self.clock.header(title)
+
+    def stage_end(self, title: str) -> None:
+        self.clock.end(title)
 
     def stage_done(self, title: str, seconds: float, note: str) -> None:
         self.console.print(f"[green]done[/] {title} in {seconds:.1f} s: {note}", highlight=False)

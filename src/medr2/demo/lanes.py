@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 # a job the worker can run: (kind, argument), e.g. ("finetune", "flat"), ("evaluate", "tiny-flat")
 Job = tuple[str, str]
 # a group of stages one lane runs in order: (title, job) pairs
@@ -150,8 +152,10 @@ class SecondLane:
     """The worker process of lane 2, and a thread in the main process that receives its reports."""
 
     def __init__(self, root: Path, cfg: Any, groups: Sequence[Group], counter: GroupCounter, ctx: Any,
-                 print_line: Callable[[str], None], on_done: Callable[[dict[str, Any]], None], lane: int = 2) -> None:
+                 print_line: Callable[[str], None], on_done: Callable[[dict[str, Any]], None], lane: int = 2,
+                 label: Callable[[str], str] = str) -> None:
         self.lane = lane
+        self._label = label  # a started stage's label (the demo numbers it in the one sequence of both lanes)
         self._print = print_line
         self._on_done = on_done
         self._events = ctx.Queue()
@@ -182,7 +186,7 @@ class SecondLane:
                     continue
             if kind == "start":
                 self.current = str(payload)
-                self._print(f"[dim]lane {self.lane}[/] started {payload}")
+                self._print(f"[dim]lane {self.lane}[/] started {escape(self._label(str(payload)))}")
             elif kind == "status":
                 self._print(f"[dim]lane {self.lane}[/]   {payload}")
             elif kind == "done":

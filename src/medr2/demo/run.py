@@ -491,13 +491,13 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
     models = demo_models(paths, cfg)
     head, groups, tail = _plan(paths, cfg, ui, models)
     titles = [t for t, _ in head] + [t for g in groups for t, _ in g] + [t for t, _ in tail]
-    number = {t: i for i, t in enumerate(titles, 1)}
 
     result = DemoResult(paths.root, cfg, models=models)
     earlier = _earlier_stages(paths)
     lock = threading.Lock()  # the background lane's reports arrive on another thread
 
     def record(now: dict[str, Any]) -> None:
+        ui.stage_end(now["stage"])
         with lock:
             result.stages.append(_keep_first_time(now, earlier.get(now["stage"])))
 
@@ -507,13 +507,13 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
         _write_record(paths, cfg, stages, status, models, t0)
 
     def run_here(title: str, fn: Callable[[], str]) -> None:
-        ui.stage(number[title], title)
+        ui.stage(title)
         now = timed(title, fn, lane=1)
         record(now)
         ui.stage_done(title, now["seconds"], now["note"])
         write("running")
 
-    ui.start(paths.root, cfg, len(titles))
+    ui.start(paths.root, cfg, titles)
     status = "failed"
     lane: SecondLane | None = None
     try:
@@ -524,7 +524,7 @@ def run_demo(out: Path | str, cfg: DemoConfig | None = None, *, display: DemoDis
         # the second lane's failure interrupts this thread, also in a demo started with SIGINT ignored
         with interruptible(lambda: lane is not None and lane.error is not None):
             if cfg.lanes > 1 and len(groups) > 1:
-                lane = SecondLane(paths.root, cfg, groups, counter, ctx, ui.line, record)
+                lane = SecondLane(paths.root, cfg, groups, counter, ctx, ui.line, record, label=ui.lane_stage)
             while (g := counter.take()) is not None:
                 for title, job in groups[g]:
                     run_here(title, stage_function(paths, cfg, ui, job))

@@ -35,7 +35,8 @@ ROBUSTNESS_COLUMNS: tuple[SummaryColumn, ...] = (
     SummaryColumn("MisleadDrop ↓", "independent", ("prompt_reliance", "MisleadDrop")),
     SummaryColumn("PRI ↓", "independent", ("prompt_reliance", "PRI")),
     SummaryColumn("VRS ↑", "independent", ("visual_reliance", "VRS")),
-    SummaryColumn("IS ↑", "independent", ("visual_reliance", "IS")),
+    # no arrow: a raw image sensitivity is not better higher (random's is high); it reads only against FlipRate
+    SummaryColumn("IS", "independent", ("visual_reliance", "IS")),
     SummaryColumn("FlipRate ↓", "independent", ("consistency", "FlipRate")),
     SummaryColumn("Worst-case acc ↑", "independent", ("consistency", "WorstCaseAcc")),
     SummaryColumn("BlindGap ↑", "independent", ("visual_reliance", "BlindGap")),
@@ -192,8 +193,8 @@ def findings(metrics: Mapping[str, Mapping[str, Any]], compared: Mapping[tuple[s
 
 
 def _better(header: str) -> int:
-    """+1 if a higher value is better for the column, −1 if lower is."""
-    return -1 if "↓" in header else 1
+    """+1 if a higher value is better for the column (↑), −1 if lower is (↓), 0 where neither is (no arrow)."""
+    return -1 if "↓" in header else 1 if "↑" in header else 0
 
 
 STRATEGY_COLUMNS: tuple[SummaryColumn, ...] = (
@@ -210,7 +211,7 @@ def strategy_verdict(name: str, reference: str, cmp: Mapping[str, Mapping[str, A
     compared = 0
     for col in STRATEGY_COLUMNS:
         e = cmp.get(col.header)
-        if not e or e.get("missing"):
+        if not e or e.get("missing") or not _better(col.header):  # no direction: neither better nor worse
             continue
         compared += 1
         d = (e.get("delta") or {}).get("value")

@@ -235,6 +235,45 @@ def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) 
     return None
 
 
+def is_visual_variant(variant: str | None) -> bool:
+    """An image variant (V1 blank, V2 another case's image, ...): its card shows the clean item beside it."""
+    return bool(variant) and str(variant).startswith("V")
+
+
+def _clean_answers(runs: list[RunData], wanted: set[tuple[int, str, str]]
+                   ) -> dict[tuple[int, str, str], dict[str, Any]]:
+    """The score rows of (run, clean parent id, mode) in ``wanted``: one pass over each run's scores that has any."""
+    out: dict[tuple[int, str, str], dict[str, Any]] = {}
+    for ri, run in enumerate(runs):
+        ids = {i for r, i, _ in wanted if r == ri}
+        if not ids:
+            continue
+        for cols in score_batches(run.scores, REPORT_SCORE_COLUMNS):
+            for j, item_id in enumerate(cols["item_id"]):
+                key = (ri, str(item_id), str(cols["mode"][j]))
+                if item_id in ids and key in wanted:
+                    out[key] = {n: cols[n][j] for n in cols}
+    return out
+
+
+def _clean_view(ri: int, mode: str, it: Item, parents: Mapping[str, Item], answers: Mapping[Any, dict[str, Any]],
+                thumbs: Thumbnails, bench_root: Path) -> dict[str, Any] | None:
+    """For an image variant's card: the clean item's image and answer, and what the model answered on it."""
+    if not is_visual_variant(it.variant) or not it.parent_id:
+        return None
+    parent = parents.get(it.parent_id)
+    if parent is None:
+        return {"missing": "the clean item is not in the bench"}
+    img = -1
+    if parent.image is not None:
+        from medr2.renders import image_path
+
+        img = thumbs.add(image_path(bench_root, parent.image, parent.image_sha256, record=parent.item_id))
+    s = answers.get((ri, parent.item_id, mode))
+    return {"id": parent.item_id, "img": img, "a": clean_text(parent.answer), "ab": _box(parent.answer_box),
+            "p": clean_text(s.get("parsed")) if s else None, "vd": (s.get("verdict") or "") if s else None}
+
+
 Candidate = tuple[str, int, str, int, dict[str, Any]]  # (id hash, run, mode, row, score row)
 
 
@@ -271,8 +310,11 @@ def _select(runs: list[RunData], items: ReportItems, max_items: int, excluded: f
 
 
 def browser_data(runs: list[RunData], items: Mapping[str, Item], *, max_items: int = MAX_ITEMS,
-                 thumb_px: int = THUMB_PX, progress: Any = None) -> dict[str, Any]:
+                 thumb_px: int = THUMB_PX, progress: Any = None, first: tuple[str, str] | None = None,
+                 ) -> dict[str, Any]:
     """The browser's data island. Rows whose item is not in the bench are counted in ``missing_items``.
+    ``first``: (run label, mode) whose cards come first (the report's answer: its best model, not whichever run
+    sorts first), and among them the image variants, whose cards show the clean item beside the variant.
 
     The score rows are read batch by batch and only the items shown are fetched (``items`` may be a
     :class:`~medr2.report.items.BenchItems` reading the bench by columns)."""
@@ -286,8 +328,22 @@ def browser_data(runs: list[RunData], items: Mapping[str, Item], *, max_items: i
         if not absent:  # an id held by hash only (a 64-bit collision): counted as missing, the next row taken
             break
         excluded |= absent
-    selected.sort(key=lambda c: (c[1], c[2], shown[c[4]["item_id"]].stage, shown[c[4]["item_id"]].task, c[0]))
+    lead = next((i for i, r in enumerate(runs) if first and r.label == first[0]), None)
+
+    def order(c: Candidate) -> tuple[Any, ...]:
+        it = shown[c[4]["item_id"]]
+        favoured = c[1] == lead and c[2] == (first[1] if first else None)
+        return (not favoured, c[1], c[2], not (favoured and is_visual_variant(it.variant)), it.stage, it.task, c[0])
+
+    selected.sort(key=order)
     thumbs = Thumbnails(max_px=thumb_px)
+    visual = [(c[1], str(c[2]), shown[c[4]["item_id"]]) for c in selected]
+    want = {it.parent_id for _, _, it in visual if is_visual_variant(it.variant) and it.parent_id}
+    parents: dict[str, Item] = {i: shown[i] for i in want if i in shown}
+    if want - set(parents):  # the clean items beside the image variants shown, fetched only if not shown already
+        parents |= source.fetch(want - set(parents))
+    answers = _clean_answers(runs, {(ri, it.parent_id, m) for ri, m, it in visual
+                                    if is_visual_variant(it.variant) and it.parent_id})
     if progress is not None:
         progress.step("item browser (thumbnails)", len(selected))
     claims = [claims_of(r.claims, [(c[4]["item_id"], c[4]["mode"]) for c in selected if c[1] == ri])
@@ -296,7 +352,9 @@ def browser_data(runs: list[RunData], items: Mapping[str, Item], *, max_items: i
     for _, ri, _, _, s in selected:
         root = runs[ri].bench_root
         assert root is not None
-        rows.append(_row(ri, runs[ri], s, shown[s["item_id"]], thumbs, root, claims[ri].get((s["item_id"], s["mode"]))))
+        row = _row(ri, runs[ri], s, shown[s["item_id"]], thumbs, root, claims[ri].get((s["item_id"], s["mode"])))
+        row["clean"] = _clean_view(ri, str(s["mode"]), shown[s["item_id"]], parents, answers, thumbs, root)
+        rows.append(row)
         if progress is not None:
             progress.advance()
     return {

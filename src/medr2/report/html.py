@@ -36,6 +36,22 @@ class RunSummary:
     short: str = ""  # the name the leaderboard shows (``label`` where empty)
 
 
+# the runs table's provenance columns: header -> RunSummary field; one that every run shares is said once, above it
+PROVENANCE = {"Bench": "bench", "Data (real / synthetic per field)": "data", "Toolkit": "toolkit"}
+
+
+def provenance_split(runs: list[RunSummary]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(header, value) of the provenance every run shares (said once), and the headers that differ (a column)."""
+    shared, per_run = [], []
+    for header, name in PROVENANCE.items():
+        values = {getattr(r, name) for r in runs}
+        if len(values) == 1:
+            shared.append((header, values.pop()))
+        else:
+            per_run.append(header)
+    return shared, per_run
+
+
 def _asset(name: str) -> str:
     return resources.files("medr2.report").joinpath("templates", name).read_text("utf-8")
 
@@ -84,9 +100,12 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
             "are cut; the full text is in each run's store.sqlite.")
     if browser.get("missing_items"):
         note += f" {browser['missing_items']:,} scored rows refer to items not in the bench and are not shown."
+    shared, per_run = provenance_split(runs)
     return env.get_template(TEMPLATE).render(
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
         leaderboard=leaderboard, short_names=short_names or {}, plots=plot_views, browser_note=note, warnings=warnings,
+        headline=leaderboard.headline(), best={c.key: leaderboard.best(c.key) for c in leaderboard.columns},
+        shared=shared, per_run=per_run, provenance=PROVENANCE,
         css=Markup(css), js=Markup(js), data_json=Markup(visible_bidi(script_safe_json(browser))),
         subgroups=subgroups if subgroups is not None and not subgroups.empty else None, harm_keys=HARM_KEYS,
     )

@@ -24,39 +24,69 @@ class Column:
     header: str
     path: tuple[str, ...]  # inside metrics.json ``modes[MODE]``
     always: bool = False  # shown even when no run has it
+    better: str = "higher"  # "higher" or "lower": the direction the page's arrow and its best mark follow
+    tip: str = ""  # what the number is (the header's tooltip, with the direction)
+    secondary: bool = False  # computed on a subset of the answers (shown after the headline and reliance columns)
+
+    @property
+    def arrow(self) -> str:
+        return "↑" if self.better == "higher" else "↓"
+
+    @property
+    def title(self) -> str:
+        return f"{self.tip} {'Higher' if self.better == 'higher' else 'Lower'} is better."
 
 
-# The leaderboard columns, in order. A column no run reports is left out (unless ``always``).
+# The leaderboard columns, in order: the headline, then the reliance measures (does the model read the image, does
+# a prompt mislead it), then the stages and the rest. A column no run reports is left out (unless ``always``).
 COLUMNS: tuple[Column, ...] = (
-    Column("overall", "Overall", ("overall",), always=True),
+    Column("overall", "Overall", ("overall",), always=True, tip="Accuracy over every answer."),
+    Column("vrs", "VRS", ("visual_reliance", "VRS"),
+           tip="Visual reliance score: how much the answers depend on the image (V-variants)."),
+    Column("blind_gap", "Blind gap", ("visual_reliance", "BlindGap"),
+           tip="Accuracy with the image minus accuracy without it (blind mode)."),
+    Column("mislead_drop", "MisleadDrop", ("prompt_reliance", "MisleadDrop"), better="lower",
+           tip="Accuracy lost when the prompt carries a misleading hint."),
+    Column("mfr", "MFR", ("prompt_reliance", "MFR"), better="lower",
+           tip="Misleading-hint follow rate: answers that took the wrong hint."),
+    Column("s1", "S1 acquisition", ("stages", "1"), always=True, tip="Accuracy on stage 1 (acquisition)."),
+    Column("s2", "S2 anatomy", ("stages", "2"), always=True, tip="Accuracy on stage 2 (anatomy)."),
+    Column("s3", "S3 findings", ("stages", "3"), always=True, tip="Accuracy on stage 3 (findings)."),
+    Column("s4", "S4 diagnosis", ("stages", "4"), always=True, tip="Accuracy on stage 4 (diagnosis)."),
+    Column("worst_case", "Worst-case acc", ("consistency", "WorstCaseAcc"),
+           tip="Accuracy counting an item right only if every variant of it is right."),
+    Column("flip_rate", "Flip rate", ("consistency", "FlipRate"), better="lower",
+           tip="Answers that change between an item and its variants."),
     # right answer and no contradicted claim, over the clean answers with a rationale (its n says how many)
-    Column("grounded_acc", "Grounded acc", ("rationale", "overall", "grounded_acc")),
+    Column("grounded_acc", "Grounded acc", ("rationale", "overall", "grounded_acc"), secondary=True,
+           tip="Right answer and no contradicted claim, over the answers with a rationale only (see its n)."),
     # share of those rationales that hedge towards a finding the case does not have ("possibly X"): a model
     # cannot hedge its way to grounded accuracy unseen
-    Column("hedged_halluc", "Hedged halluc.", ("rationale", "overall", "hedged_hallucination_rate")),
-    # calibration beside accuracy (RUN/calibration.json; shown where some run has them)
-    Column("ece", "ECE", ("calibration", "calibration", "ECE")),
-    Column("brier", "Brier", ("calibration", "calibration", "Brier")),
-    Column("auroc", "AUROC (conf.)", ("calibration", "calibration", "AUROC")),
-    Column("s1", "S1 acquisition", ("stages", "1"), always=True),
-    Column("s2", "S2 anatomy", ("stages", "2"), always=True),
-    Column("s3", "S3 findings", ("stages", "3"), always=True),
-    Column("s4", "S4 diagnosis", ("stages", "4"), always=True),
-    Column("worst_case", "Worst-case acc", ("consistency", "WorstCaseAcc")),
-    Column("flip_rate", "Flip rate", ("consistency", "FlipRate")),
-    Column("mislead_drop", "MisleadDrop", ("prompt_reliance", "MisleadDrop")),
-    Column("mfr", "MFR", ("prompt_reliance", "MFR")),
-    Column("vrs", "VRS", ("visual_reliance", "VRS")),
-    Column("blind_gap", "Blind gap", ("visual_reliance", "BlindGap")),
-    Column("miou", "mIoU", ("grounding", "all", "mIoU")),
-    Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True),
+    Column("hedged_halluc", "Hedged halluc.", ("rationale", "overall", "hedged_hallucination_rate"), secondary=True,
+           better="lower", tip="Rationales that hedge towards a finding the case does not have (\"possibly X\")."),
+    Column("miou", "mIoU", ("grounding", "all", "mIoU"), secondary=True, tip="Mean IoU of the boxes answered."),
+    # calibration (RUN/calibration.json; shown where some run has confidences), over the answers with one
+    Column("ece", "ECE", ("calibration", "calibration", "ECE"), secondary=True, better="lower",
+           tip="Expected calibration error of the stated or measured confidence (answers with a confidence)."),
+    Column("brier", "Brier", ("calibration", "calibration", "Brier"), secondary=True, better="lower",
+           tip="Brier score of the confidence against correctness (answers with a confidence)."),
+    Column("auroc", "AUROC (conf.)", ("calibration", "calibration", "AUROC"), secondary=True,
+           tip="How well the confidence separates right from wrong answers (0.5: not at all)."),
+    Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True, better="lower",
+           tip="Answers that could not be read (counted wrong)."),
     # declined answers (shown where some run has them), and declining where the image cannot answer (probes)
-    Column("abstained", "Abstained", ("rates", "abstained")),
+    Column("abstained", "Abstained", ("rates", "abstained"), better="lower",
+           tip="Answers that declined to answer (counted wrong in accuracy)."),
     Column("appropriate_abstention", "Abstains when unanswerable",
-           ("calibration", "abstention", "appropriate_abstention")),
-    Column("truncated", "Truncated", ("rates", "truncated")),  # cut off by the token limit (not in older runs)
-    Column("error", "Error", ("rates", "error"), always=True),
+           ("calibration", "abstention", "appropriate_abstention"),
+           tip="Share of the unanswerable probes (evidence removed or replaced) where the model declined."),
+    Column("truncated", "Truncated", ("rates", "truncated"), better="lower",  # not in older runs
+           tip="Answers cut off by the token limit (counted wrong)."),
+    Column("error", "Error", ("rates", "error"), always=True, better="lower",
+           tip="Requests that failed (counted wrong)."),
 )
+HEADLINE_KEYS = ("overall", "vrs", "blind_gap", "mislead_drop", "mfr")
+BASELINE_PREFIX = "baseline:"
 
 
 def lookup(mode_metrics: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
@@ -80,6 +110,43 @@ class Row:
 class Leaderboard:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
+
+    def contenders(self) -> list[Row]:
+        """The rows that can be "best": the models, not the reference baselines (oracle, random, ...), unless
+        every row is a baseline."""
+        models = [r for r in self.rows if not r.model.startswith(BASELINE_PREFIX)]
+        return models or list(self.rows)
+
+    def best(self, key: str) -> set[int]:
+        """Indices (into ``rows``) of the contenders with the best value of column ``key`` among the rows of the
+        same mode (a blind row is not compared with an independent one); ties are all marked, and nothing where
+        fewer than two contenders of a mode have a value or all of them tie (nothing to tell apart)."""
+        col = next(c for c in self.columns if c.key == key)
+        ok = {id(r) for r in self.contenders()}
+        out: set[int] = set()
+        for mode in dict.fromkeys(r.mode for r in self.rows):
+            vals = [(i, self.cell(r, key)["value"]) for i, r in enumerate(self.rows) if id(r) in ok and r.mode == mode]
+            vals = [(i, v) for i, v in vals if v is not None]
+            top = (max if col.better == "higher" else min)((v for _, v in vals), default=None)
+            marked = {i for i, v in vals if v == top}
+            if len(vals) >= 2 and len(marked) < len(vals):
+                out |= marked
+        return out
+
+    def headline(self) -> dict[str, Any] | None:
+        """The answer the report opens with: the contender with the best overall accuracy (the independent mode
+        where there is one), its accuracy and its reliance measures, each a cell (value, interval, n)."""
+        rows = [r for r in self.contenders() if self.cell(r, "overall")["value"] is not None]
+        independent = [r for r in rows if r.mode == "independent"]
+        rows = independent or rows
+        if not rows:
+            return None
+        top = max(rows, key=lambda r: self.cell(r, "overall")["value"])
+        cols = {c.key: c for c in COLUMNS}
+        return {"run": top.run, "model": top.model, "mode": top.mode,
+                "measures": [{"key": k, "header": cols[k].header, "arrow": cols[k].arrow, "title": cols[k].title,
+                              "cell": self.cell(top, k)} for k in HEADLINE_KEYS],
+                "of": len(self.contenders()), "baselines_left_out": len(self.rows) - len(self.contenders())}
 
     def cell(self, row: Row, key: str) -> dict[str, Any]:
         m = row.cells.get(key)

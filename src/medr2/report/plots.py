@@ -340,12 +340,15 @@ def robustness_heatmap(ctx: PlotContext) -> list[Plot]:
     ax.set_title("Accuracy change under each variant (grey: not run; n/a: undefined)", fontsize=10)
     return [_finish(fig, "robustness_heatmap", "Robustness: model × variant",
                     "Paired accuracy change of each evaluated variant against its clean parent items "
-                    "(acc(variant) − acc(clean)), one row per run and mode that ran variants; red = the variant "
-                    "hurts, blue = it helps. A robust model is near 0 (white) on the answer-preserving variants "
-                    "(T, S, C codes); on the image probes V1–V3 (blank, another case's image, another modality) a "
-                    "model that uses the image should drop (red) — near 0 there means the image is ignored. A "
-                    "positive cell from a low clean accuracy (e.g. a prior baseline) is not robustness. Each cell: "
-                    "the change and its n (paired items); † fewer than 10 cases: unreliable.",
+                    "(acc(variant) − acc(clean)), one row per run and mode that ran variants. The colour is that "
+                    "change and nothing more: red = lower accuracy under the variant, blue = higher, white = no "
+                    "change; it does not say why. A robust model is near 0 (white) on the answer-preserving "
+                    "variants (T, S, C codes). On the image probes V1–V3 (blank, another case's image, another "
+                    "modality) a drop can come from reading the image or from the variant's items themselves: an "
+                    "image-blind baseline (prior, blind) cannot read the image, so its cell there is the change "
+                    "that is not the image's — a model uses the image only where it drops clearly more than that "
+                    "row. A positive cell from a low clean accuracy is not robustness. Each cell: the change and "
+                    "its n (paired items); † fewer than 10 cases: unreliable.",
                     wide=wide)]
 
 
@@ -388,7 +391,10 @@ def _fit_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
 
 
 def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: str, title: str,
-              caption: str) -> list[Plot]:
+              caption: str, *, per_measure: bool = False) -> list[Plot]:
+    """Bars with 95% intervals, one bar per run; one panel per mode (its measures side by side on one scale) or,
+    ``per_measure``, one panel per measure and mode, each on its own scale (a 0.02 is not flattened by a 0.5 beside
+    it), the noise floor of an IS measure drawn across the panel with its value."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.lines import Line2D
@@ -403,7 +409,7 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
             keys = [k for k in keys_wanted if any(isinstance(n, dict) and metric_parts(n.get(k))[0] is not None
                                                   for n in nodes)]
             if keys:
-                panels.append((mode, keys))
+                panels += [(mode, [k]) for k in keys] if per_measure else [(mode, keys)]
         if not panels:
             continue
         widest = max(len(k) for _, k in panels)
@@ -440,8 +446,9 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                     if y != y:  # no value: no bar, no label
                         continue
                     if key.startswith("IS") and floor is not None:
-                        ax.hlines(floor, xi - width / 2, xi + width / 2, colors=NOISE_COLOR, linestyles="--",
-                                  linewidth=1.4, gid=f"noise_floor {key} {floor!r}")
+                        half = 0.5 if per_measure and len(runs) == 1 else width / 2
+                        ax.hlines(floor, xi - half, xi + half, colors=NOISE_COLOR, linestyles="--",
+                                  linewidth=1.8, gid=f"noise_floor {key} {floor!r}", zorder=3)
                         floor_drawn = True
                     # the n label just beyond the bar's end (and its interval): above a bar >= 0, below one < 0
                     up = y >= 0
@@ -453,8 +460,15 @@ def _reliance(ctx: PlotContext, group: str, keys_wanted: tuple[str, ...], name: 
                                               bbox={"facecolor": "white", "alpha": 0.75, "pad": 0.4,
                                                     "linewidth": 0}))
             ax.axhline(0, color="black", linewidth=0.8)
-            ax.set_xticks(x, keys, rotation=30, ha="right", fontsize=8)
-            ax.set_title(f"{title} · {mode}", fontsize=10)
+            if per_measure:  # its own scale, always showing 0, so a small value is a visible bar
+                lo, hi = ax.get_ylim()
+                span = max(hi - lo, 0.05)
+                ax.set_ylim(min(lo, 0.0) - 0.05 * span, max(hi, 0.0) + 0.05 * span)
+                ax.set_xticks(x, keys, fontsize=8)
+                ax.set_title(f"{keys[0]} · {mode}", fontsize=10)
+            else:
+                ax.set_xticks(x, keys, rotation=30, ha="right", fontsize=8)
+                ax.set_title(f"{title} · {mode}", fontsize=10)
             ax.grid(axis="y", alpha=0.3)
             labelled.append((ax, labels))
         extra: list[tuple[Any, str]] = []
@@ -491,14 +505,16 @@ def prompt_reliance(ctx: PlotContext) -> list[Plot]:
 @register_plot("visual_reliance")
 def visual_reliance(ctx: PlotContext) -> list[Plot]:
     return _reliance(ctx, "visual_reliance", VISUAL_KEYS, "visual_reliance", "Visual reliance",
-                     "How much the answers depend on the real image, one bar per run, one panel per mode: VRS "
+                     "How much the answers depend on the real image, one bar per run, one panel per measure and "
+                     "mode, each panel on its own scale (read the axis: a small value is drawn as a visible bar): VRS "
                      "(V2, another case's image), BlankGap (V1), ModalityGap (V3), BlindGap (blind mode) — a "
                      "model that reads the image scores well above 0, near 0 means it ignores the image. Image "
                      "sensitivity IS (IS_V1, IS_V3) is the share of answers that change when the image is "
                      "swapped; the dashed grey tick on each IS bar is that run's noise floor, FlipRate (answers "
                      "that change under answer-preserving variants, not caused by the image). Only IS above its "
-                     "tick is image-driven: a random baseline has a high IS and an equally high floor. A good model "
-                     "reads the image: its gaps are well above 0 and its IS stands above its tick.")
+                     "tick is image-driven: a random baseline has a high IS and an equally high floor, so IS has no "
+                     "better direction on its own. A good model reads the image: its gaps are well above 0 and its "
+                     "IS stands above its tick.", per_measure=True)
 
 
 def _axes_labels(form: str, rows: list[tuple[str, str]]) -> tuple[list[str], list[str]]:

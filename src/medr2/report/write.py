@@ -169,7 +169,9 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
     plots = make_plots(PlotContext(runs, items), progress)
     for p in plots:
         files[f"plots/{p.name}.png"] = p.png
-    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px, progress=progress)
+    head = lb.headline()
+    data = browser_data(runs, items, max_items=max_items, thumb_px=thumb_px, progress=progress,
+                        first=(head["run"], head["mode"]) if head else None)
     progress.step("writing index.html")
     shorts = short_names([r.label for r in runs])
     summaries = [_summary(r, benches.get(r.bench_root.resolve()) if r.bench_root else None, shorts[r.label])

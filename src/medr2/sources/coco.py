@@ -15,6 +15,12 @@ of an attribute nobody set), which are dropped and named in the case's ``meta["a
 ``--source coco:FILE.json`` names the COCO file itself (mapping from ``medr2.json`` beside it, if any). A
 ``file_name`` not found as written is looked up case-insensitively in its folder (``.jpg`` in the JSON,
 ``.JPG`` on disk); the name used is kept in ``meta["file_name_on_disk"]``.
+
+Without ``images_dir`` the images are looked for where COCO exports put them (``image_folders``): beside the
+JSON, in ``images/``, in the split folder named after the file (``annotations/instances_val2017.json`` ->
+``val2017/``, also ``images/val2017/`` and the same one folder up, beside ``annotations/``); the folder holding
+most of the first images listed is used (``meta["images_dir_found"]`` names it). Where none holds any, each image
+is refused naming the folders searched and the mapping key that fixes it (``images_dir`` in ``medr2.json``).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +165,64 @@ def segmentation_to_mask(seg: Any, height: int, width: int) -> np.ndarray:
     raise ValueError("segmentation must be polygons or an RLE object")
 
 
+# --- where a COCO export keeps its images ---------------------------------------------------------------------
+PROBE_IMAGES = 50  # image entries whose files decide the folder (stat calls only)
+ANNOTATION_PREFIXES = ("instances_", "person_keypoints_", "captions_", "panoptic_", "image_info_")
+
+
+def split_names(ann: Path) -> list[str]:
+    """The split folder names a COCO file's name points to: ``instances_val2017.json`` -> ``val2017``,
+    ``train.json`` -> ``train``, ``_annotations.coco.json`` (Roboflow, beside its images) -> none."""
+    stem = ann.name.removesuffix(ann.suffix).removesuffix(".coco")
+    names = [stem]
+    for prefix in ANNOTATION_PREFIXES:
+        if stem.startswith(prefix):
+            names.append(stem.removeprefix(prefix))
+    if "_" in stem.strip("_"):
+        names.append(stem.rsplit("_", 1)[1])
+    return [n for n in dict.fromkeys(x.strip("_") for x in names) if n and n != "annotations"]
+
+
+def image_folders(ann: Path) -> list[tuple[Path, str]]:
+    """Where COCO exports put the images, in order of preference: (root, folder under it) pairs, root the JSON's
+    folder or the one above it (``annotations/`` beside ``val2017/``)."""
+    here, up = ann.parent, ann.parent.parent
+    splits = split_names(ann)
+    near = ["", "images", *splits, *(f"images/{s}" for s in splits)]
+    far = ["images", *splits, *(f"images/{s}" for s in splits)]
+    out = [(here, d) for d in near] + ([(up, d) for d in far] if up != here else [])
+    return list(dict.fromkeys(out))
+
+
+def _has(folder: Path, name: str) -> bool:
+    p = folder / name
+    return p.is_file() or _case_insensitive(p) is not None
+
+
+def find_images(ann: Path, names: list[str]) -> tuple[Path, str] | None:
+    """The (root, folder) of ``image_folders`` that holds most of ``names`` (at least one), or None."""
+    best, best_hits = None, 0
+    probe = [n for n in names[:PROBE_IMAGES] if n and not Path(n).is_absolute() and ".." not in Path(n).parts]
+    for root, d in image_folders(ann):
+        folder = root / d
+        if not folder.is_dir():
+            continue
+        hits = sum(_has(folder, n) for n in probe)
+        if hits > best_hits:
+            best, best_hits = (root, d), hits
+            if hits == len(probe):
+                break
+    return best
+
+
+def _shown(root: Path, d: str, ann: Path) -> str:
+    folder = root / d if d else root
+    try:
+        return str(folder.relative_to(ann.parent)) + "/" if folder != ann.parent else "beside the JSON"
+    except ValueError:
+        return "../" + (d + "/" if d else "")
+
+
 # --- the reader ------------------------------------------------------------------------------------
 
 
@@ -194,6 +258,9 @@ class CocoSource:
             raise BadInput("COCO annotations JSON not found (set 'annotations' in medr2.json)",
                            file=str(self.ann_path), field="annotations")
         self.images_dir = str(m.get("images_dir", ""))
+        self.search_images = "images_dir" not in m  # found in plan() where exports put them
+        self.searched: tuple[str, ...] = ()
+        self.found = ""  # where the search found the images, as the refusal would name it
         self.structures = set(mapping_list(self.dr, "structures", ()))
         self.structure_kind = str(m.get("structure_kind", "organ"))
         if self.structure_kind not in STRUCTURE_KINDS:
@@ -219,6 +286,8 @@ class CocoSource:
         """The cases to realise: one per image entry, then one per annotation whose image_id names no image
         (each refused with its reason when realised)."""
         data, cats = self._load()
+        if self.search_images:
+            self._find_images(data["images"])
         by_image: dict[Any, list[dict[str, Any]]] = defaultdict(list)
         for a in data["annotations"]:
             if not isinstance(a, dict):
@@ -242,6 +311,28 @@ class CocoSource:
                                   "annotation refers to an unknown image_id", "annotations.image_id"))
         return [specs[i] for i in sample_indices(len(specs), seed, n)]
 
+    def _find_images(self, entries: list[Any]) -> None:
+        """Point the reader at the folder of ``image_folders`` that holds the images (kept as is if none does:
+        each image is then refused naming the folders searched)."""
+        names = [str(e.get("file_name") or "") for e in entries if isinstance(e, dict)]
+        self.searched = tuple(_shown(r, d, self.ann_path) for r, d in image_folders(self.ann_path))
+        found = find_images(self.ann_path, names)
+        if found is None:
+            return
+        root, self.images_dir = found
+        beside = root == self.ann_path.parent and not self.images_dir
+        self.found = "" if beside else _shown(root, self.images_dir, self.ann_path)
+        if root != self.dr.root:  # one folder up: the same source name, ids keyed from there
+            self.dr = replace(self.dr, root=root, mapping={**self.dr.mapping, "source": self.dr.source})
+        self.searched = ()
+
+    def _not_found(self) -> str:
+        if not self.searched:
+            return "image file not found"
+        where = self.dr.mapping_file or self.ann_path.parent / "medr2.json"
+        return (f"image file not found; looked {', '.join(self.searched)}: set 'images_dir' in {where} to the "
+                "folder (under the JSON's folder) that holds the images")
+
     def realize(self, spec: CocoSpec, images: ImageStore) -> Case:
         f = str(self.ann_path)
         record = str(spec.image.get("file_name") or spec.image.get("id"))
@@ -255,10 +346,12 @@ class CocoSource:
         rel = f"{self.images_dir}/{name}" if self.images_dir else name
         path = self.dr.path(rel, record=record, field_name="images.file_name")
         meta: dict[str, Any] = {"coco_image_id": spec.image.get("id")}
+        if self.found:
+            meta["images_dir_found"] = self.found
         if not path.is_file():
             other = _case_insensitive(path)
             if other is None:
-                raise BadInput("image file not found", file=f, record=record, field="images.file_name")
+                raise BadInput(self._not_found(), file=f, record=record, field="images.file_name")
             path = self.dr.path(str(Path(rel).parent / other.name), record=record, field_name="images.file_name")
             meta["file_name_on_disk"] = other.name
         try:

@@ -4,7 +4,6 @@ round-trip columns."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from typing import Any
 
 from medr2.bench.format import Bench
@@ -16,13 +15,6 @@ NO_SPLIT = "all"  # HF / TSV split name for items without a split
 
 def split_name(item: Item) -> str:
     return item.split or NO_SPLIT
-
-
-def by_split(bench: Bench) -> dict[str, list[Item]]:
-    out: dict[str, list[Item]] = defaultdict(list)
-    for it in bench.items:
-        out[split_name(it)].append(it)
-    return dict(sorted(out.items()))
 
 
 def answer_text(item: Item) -> str:

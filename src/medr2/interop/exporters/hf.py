@@ -12,7 +12,7 @@ from typing import Any
 
 from medr2.bench.format import Bench
 from medr2.interop.common import source_table
-from medr2.interop.exporters._rows import by_split, row
+from medr2.interop.exporters._stream import batches, split_rows, staged
 from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL
 from medr2.records import STAGES
 
@@ -29,21 +29,33 @@ def features() -> Any:
     })
 
 
+def parquet_name(split: str) -> str:
+    return f"{split}-00000-of-00001.parquet"
+
+
 def write_parquet_splits(bench: Bench, data_dir: Path) -> dict[str, int]:
-    from datasets import Dataset
+    """``data_dir/<split>-00000-of-00001.parquet`` per split, written a batch of rows at a time (one row group
+    each) with the ``datasets`` features in the schema's metadata, as ``Dataset.to_parquet`` writes them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    counts = {}
-    feats = features()
-    for split, items in by_split(bench).items():
-        rows = [row(bench, it) for it in items]
-        cols: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in feats}
-        cols["image"] = [None if b is None else {"bytes": b, "path": f"{r['item_id']}.png"}
-                         for b, r in zip(cols["image"], rows, strict=True)]
-        ds = Dataset.from_dict(cols, features=feats)
-        ds.to_parquet(str(data_dir / f"{split}-00000-of-00001.parquet"))
-        counts[split] = len(rows)
-    return counts
+    schema = features().arrow_schema
+    writers: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    try:
+        for split, rows in batches(split_rows(bench)):
+            for r in rows:
+                r["image"] = None if r["image"] is None else {"bytes": r["image"], "path": f"{r['item_id']}.png"}
+            table = pa.Table.from_pylist([{k: r[k] for k in schema.names} for r in rows], schema=schema)
+            if split not in writers:
+                writers[split] = pq.ParquetWriter(str(data_dir / parquet_name(split)), schema)
+            writers[split].write_table(table)
+            counts[split] = counts.get(split, 0) + len(rows)
+    finally:
+        for w in writers.values():
+            w.close()
+    return dict(sorted(counts.items()))
 
 
 def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
@@ -85,6 +97,7 @@ def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
 
 
 def export_hf(bench: Bench, out: Path) -> dict[str, Any]:
-    counts = write_parquet_splits(bench, out / "data")
-    (out / "README.md").write_text(dataset_card(bench, counts), "utf-8")
+    with staged(out, f"medr2 convert {bench.root} --to hf --out {out}") as stage:
+        counts = write_parquet_splits(bench, stage / "data")
+        (stage / "README.md").write_text(dataset_card(bench, counts), "utf-8")
     return {"target": "hf", "out": str(out), "splits": counts}

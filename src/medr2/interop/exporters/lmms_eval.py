@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from medr2.bench.format import Bench
-from medr2.interop.exporters.hf import dataset_card, write_parquet_splits
+from medr2.interop.exporters._stream import staged
+from medr2.interop.exporters.hf import dataset_card, parquet_name, write_parquet_splits
 
 UTILS_SOURCE = Path(__file__).with_name("lmms_eval_utils.py")
 
@@ -59,14 +60,14 @@ def task_yaml(name: str, parquet: Path, split: str) -> str:
 
 
 def export_lmms_eval(bench: Bench, out: Path) -> dict[str, Any]:
-    out.mkdir(parents=True, exist_ok=True)
-    counts = write_parquet_splits(bench, out / "data")
-    (out / "README.md").write_text(dataset_card(bench, counts), "utf-8")
-    shutil.copyfile(UTILS_SOURCE, out / "utils.py")
     tasks = []
-    for split in counts:
-        name = task_name(bench.name, split)
-        parquet = (out / "data" / f"{split}-00000-of-00001.parquet").resolve()
-        (out / f"{name}.yaml").write_text(task_yaml(name, parquet, split), "utf-8")
-        tasks.append(name)
+    with staged(out, f"medr2 convert {bench.root} --to lmms-eval --out {out}") as stage:
+        counts = write_parquet_splits(bench, stage / "data")
+        (stage / "README.md").write_text(dataset_card(bench, counts), "utf-8")
+        shutil.copyfile(UTILS_SOURCE, stage / "utils.py")
+        for split in counts:
+            name = task_name(bench.name, split)
+            parquet = (out / "data" / parquet_name(split)).resolve()  # where it is published
+            (stage / f"{name}.yaml").write_text(task_yaml(name, parquet, split), "utf-8")
+            tasks.append(name)
     return {"target": "lmms-eval", "out": str(out), "splits": counts, "tasks": tasks}

@@ -192,10 +192,50 @@
     return det;
   }
 
+  // an image variant's card: the clean item's image and the model's answer on it, beside the variant's
+  function cleanPanel(row) {
+    var c = row.clean;
+    var box = el("div", "clean");
+    box.setAttribute("data-role", "clean");
+    if (c.missing) { box.appendChild(el("div", "note", c.missing)); return box; }
+    var fig = el("div", "thumb-clean");
+    if (c.img >= 0) {
+      var img = document.createElement("img");
+      img.src = DATA.images[c.img];
+      img.alt = "the clean item's image";
+      fig.appendChild(img);
+    } else { fig.appendChild(el("div", "noimg", "no image")); }
+    box.appendChild(el("div", "cap", "clean image (" + c.id + ")"));
+    box.appendChild(fig);
+    kv(box, "correct answer", c.ab ? "[" + c.ab.map(function (v) { return Math.round(v); }).join(", ") + "]" : c.a);
+    if (c.p === null || c.p === undefined) {
+      kv(box, "model's answer", "not answered in this run and mode");
+    } else {
+      kv(box, "model's answer", c.p + " (" + c.vd + ")");
+      var same = String(c.p) === String(row.p);
+      var flag = el("div", "changed " + (same ? "same" : "diff"), same ? "same answer on the variant's image"
+        : "the answer changed with the image");
+      flag.setAttribute("data-role", "changed");
+      box.appendChild(flag);
+    }
+    return box;
+  }
+
   function card(row) {
     var c = el("article", "card v-" + row.vd);
     c.setAttribute("data-verdict", row.vd);
-    c.appendChild(thumb(row));
+    if (row.clean) {  // the variant's image and the clean one side by side
+      var pair = el("div", "pair");
+      var v = el("div", "variant");
+      v.appendChild(el("div", "cap", "variant image (" + row.v + ")"));
+      v.appendChild(thumb(row));
+      kv(v, "model's answer", row.p);
+      pair.appendChild(v);
+      pair.appendChild(cleanPanel(row));
+      c.appendChild(pair);
+    } else {
+      c.appendChild(thumb(row));
+    }
     var b = el("div", "body");
     var head = el("div", "meta");
     head.appendChild(el("span", "badge " + row.vd, row.vd));
@@ -273,31 +313,35 @@
     render();
   }
 
-  // sortable tables (subgroups): a click on a header sorts by that column (numbers by data-v; undefined last);
-  // a second click reverses
+  // the leaderboard and the subgroup tables (table.sortable) sort by a column when its header is clicked (again: the other way); numbers by value (n/a
+  // last), names as text; the first click orders a column best first (its arrow's direction)
   function sortable(table) {
-    var heads = table.querySelectorAll("thead th");
+    var heads = table.rows[0].cells;
     Array.prototype.forEach.call(heads, function (th, col) {
       if (!th.hasAttribute("data-sort")) { return; }
       th.classList.add("sorter");
       th.addEventListener("click", function () {
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        var num = th.getAttribute("data-sort") === "num";
-        var dir = th.getAttribute("aria-sort") === "descending" ? 1 : -1;
-        if (!num) { dir = -dir; }
+        var numeric = th.getAttribute("data-sort") === "num";
+        var first = numeric && th.getAttribute("data-better") !== "lower" ? "descending" : "ascending";
+        var dir = th.getAttribute("aria-sort") === first ? (first === "ascending" ? "descending" : "ascending") : first;
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", dir);
+        var sign = dir === "ascending" ? 1 : -1;
+        var rows = Array.prototype.slice.call(table.rows, 1);
         rows.sort(function (a, b) {
           var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
-          if (x === "" || y === "") { return (x === "") - (y === ""); }
-          if (num) { return dir * (parseFloat(y) - parseFloat(x)); }
-          return dir * (x < y ? 1 : x > y ? -1 : 0);
+          if (numeric) {
+            if (x === "" || y === "") { return x === y ? 0 : (x === "" ? 1 : -1); }
+            return sign * (Number(x) - Number(y));
+          }
+          return sign * (x < y ? -1 : (x > y ? 1 : 0));
         });
-        rows.forEach(function (r) { body.appendChild(r); });
-        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", (num ? dir < 0 : dir > 0) ? "descending" : "ascending");
+        rows.forEach(function (r) { r.parentNode.appendChild(r); });
       });
     });
   }
+  var lb = document.getElementById("lb");
+  if (lb) { sortable(lb); }
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), sortable);
 
   FILTERS.forEach(function (f) { fillSelect(f[0], f[1], f[2]); });
