@@ -85,7 +85,7 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
     try:
         case = source.realize(spec, images)
         try:
-            validate_case(case, images.root)
+            validate_case(case, images.root, images.identity)
         except BadInput as e:  # name the source record (its file), not the bench-internal image path
             src = case.meta.get("file")
             raise BadInput(f"{e.reason} (case {case.case_id})", file=str(src) if src else e.file,
@@ -257,7 +257,7 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
         shared = _VariantShared() if codes else None
         n_clean = 0
         state = _DraftState(done.pools, seed, images)
-        with BenchWriter(out, name=name or out.name) as writer:
+        with BenchWriter(out, name=name or out.name, identity=images.identity) as writer:
             cases = (with_split(i) for i in done.accepted)
             for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
                                                              n=len(done.accepted), pool=pool)):
