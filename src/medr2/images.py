@@ -154,17 +154,21 @@ def identity_of_version(version: object, *, file: str | None = None) -> Identity
 
 
 def bench_identity(root: Path | str) -> IdentityRule:
-    """The rule of the bench at ``root``, from its manifest (read once per manifest file version)."""
+    """The rule of the bench at ``root``, from its manifest (read once per manifest file version). A folder with
+    no manifest is an image store, not a bench (yet): its images are named by the rule a store writes by,
+    :data:`CURRENT_IDENTITY`."""
     path = Path(root).resolve() / "manifest.json"
     try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        stamp = -1
-    return _bench_identity(str(path.parent), stamp)
+        st = path.stat()
+    except FileNotFoundError:
+        return CURRENT_IDENTITY
+    except OSError:  # unreadable: read_manifest names why
+        return _bench_identity(str(path.parent), (-1, -1, -1))
+    return _bench_identity(str(path.parent), (st.st_mtime_ns, st.st_size, st.st_ino))
 
 
 @functools.lru_cache(maxsize=64)
-def _bench_identity(root: str, _stamp: int) -> IdentityRule:
+def _bench_identity(root: str, _stamp: tuple[int, int, int]) -> IdentityRule:
     from medr2.bench.format import MANIFEST, read_manifest
 
     return identity_of_version(read_manifest(root).get("format_version"), file=str(Path(root) / MANIFEST))
