@@ -153,3 +153,20 @@ def test_encoders_write_other_bytes() -> None:
 
     arr = (np.arange(64 * 48 * 3) % 251).astype(np.uint8).reshape(48, 64, 3)
     assert len({enc(arr) for enc in ENCODERS.values()}) == len(ENCODERS)
+
+
+def test_perturb_on_a_format2_bench_keeps_its_rule(built: dict[str, Path], tmp_path: Path) -> None:
+    """``medr2 perturb`` rewriting V9 (and V8) of a format 2 bench writes them in full under the PNG-bytes rule: the
+    same items as the build's, the version kept, every image checked by its bytes."""
+    from medr2.perturb.add import add_variants
+
+    root = _copy(built["v2"], tmp_path / "b")
+    manifest, _, _ = add_variants(root, "V8,V9", workers=1)
+    assert manifest["format_version"] == 2
+    assert (root / "items.parquet").read_bytes() == (built["v2"] / "items.parquet").read_bytes()
+    bench = load_bench(root)
+    written = {it.image for it in bench.items if it.variant == "V9" or it.variant.startswith("V8")}
+    assert written and all((root / str(rel)).is_file() for rel in written)
+    for rel in written:
+        assert sha256_file(root / str(rel)) == Path(str(rel)).stem
+    _check_every_image(root)
