@@ -170,3 +170,18 @@ def test_perturb_on_a_format2_bench_keeps_its_rule(built: dict[str, Path], tmp_p
     for rel in written:
         assert sha256_file(root / str(rel)) == Path(str(rel)).stem
     _check_every_image(root)
+
+
+def test_export_of_a_format2_bench_names_its_rule_on_import(built: dict[str, Path], tmp_path: Path) -> None:
+    """A round trip keeps ids only under the current rule: an export of a format 2 bench, imported, is refused row
+    by row with a reason that names the PNG-bytes rule (not a bare hash mismatch); a format 3 export comes back."""
+    from medr2.interop.exporters import run_export
+    from medr2.interop.importers import run_import
+
+    for key in ("v2", "v3"):
+        run_export("vlmevalkit", load_bench(built[key]), tmp_path / f"exp-{key}")
+        res = run_import("vlmevalkit", tmp_path / f"exp-{key}", tmp_path / f"back-{key}")
+        if key == "v2":
+            assert res.quarantined and all("PNG bytes" in e.reason for e in res.quarantined), res.quarantined[:2]
+        else:
+            assert res.items and not res.quarantined
