@@ -148,6 +148,7 @@ def run_build(out: Path, n: int, workers: int, seed: int, variants: str | None, 
         "procs": sampler.peak_procs, "children_cpu_s": ru.children_user + ru.children_system,
         "items_sha": file_sha(out / "items.parquet"), "images_sha": image_set_hash(out),
         "bench_sha": manifest["checksums"]["bench"],  # covers items.parquet and cases.parquet
+        "disk_mib": sum(p.stat().st_blocks * 512 for p in out.rglob("*") if p.is_file()) / 2**20,  # allocated
     }
     res["items_per_s"] = res["items"] / wall
     shutil.rmtree(out, ignore_errors=True)
@@ -171,7 +172,8 @@ def run_matrix(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
                     runs.append(r)
                     print(f"  N={n} W={w} src={r['src']} rep={rep}: {r['wall_s']:.1f} s, {r['items']} items "
                           f"({r['items_per_s']:.0f}/s), CPU {r['cpu_s']:.1f} s, peak RSS {r['peak_rss_mib']:.0f} "
-                          f"MiB, PSS {r['peak_pss_mib']:.0f} MiB, {r['procs']} procs", flush=True)
+                          f"MiB, PSS {r['peak_pss_mib']:.0f} MiB, {r['procs']} procs, {r['disk_mib']:.1f} MiB on disk",
+                          flush=True)
     return runs
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from medr2.bench import BenchWriter, load_bench, write_bench
 from medr2.errors import BadInput
-from medr2.images import ImageStore
+from medr2.images import IDENTITY_RULES, PIXELS, PNG_BYTES, IdentityRule, ImageStore, encode_png, load_image
 from medr2.records import Case, Finding, Item, Structure, item_content_id
 
 
@@ -30,11 +30,11 @@ def _item(case: Case, k: int) -> Item:
                 image_width=case.width, image_height=case.height, source="test", license="CC0", **f)
 
 
-def _bench(root: Path, n: int = 3, **kw: object) -> tuple[list[Case], list[Item]]:
-    store = ImageStore(root)
+def _bench(root: Path, n: int = 3, identity: IdentityRule = PIXELS, **kw: object) -> tuple[list[Case], list[Item]]:
+    store = ImageStore(root, identity=identity)
     cases = [_case(store, i) for i in range(n)]
     items = [_item(c, k) for c in cases for k in range(2)]
-    write_bench(root, cases, items, {"build": {"seed": 0}}, **kw)  # type: ignore[arg-type]
+    write_bench(root, cases, items, {"build": {"seed": 0}}, identity=identity, **kw)  # type: ignore[arg-type]
     return cases, items
 
 
@@ -62,10 +62,22 @@ def test_bytes_independent_of_batching(tmp_path: Path) -> None:
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
 
 
-def test_tampered_image_detected(tmp_path: Path) -> None:
-    cases, _ = _bench(tmp_path)
+@pytest.mark.parametrize("identity", IDENTITY_RULES, ids=lambda r: r.name)
+def test_tampered_image_detected(tmp_path: Path, identity: IdentityRule) -> None:
+    """Each rule checks what it names: under the pixel rule (format 3) a re-encoding of the same pixels is the same
+    image and a changed pixel is refused; under the PNG-bytes rule (formats 1, 2) any other byte is refused."""
+    cases, _ = _bench(tmp_path, identity=identity)
+    assert load_bench(tmp_path).manifest["format_version"] == identity.versions[0]
     img = tmp_path / cases[0].image
-    img.write_bytes(img.read_bytes() + b"x")
+    arr = load_image(img)
+    img.write_bytes(encode_png(arr, 9))  # the same pixels, other bytes
+    if identity is PNG_BYTES:
+        with pytest.raises(BadInput, match="png-sha256"):
+            load_bench(tmp_path)
+    else:
+        load_bench(tmp_path)
+        arr[0, 0] ^= 1
+        img.write_bytes(encode_png(arr))
     with pytest.raises(BadInput) as e:
         load_bench(tmp_path)
     assert e.value.field == "image" and e.value.record == "c0"

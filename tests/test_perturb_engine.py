@@ -3,7 +3,6 @@ skip reporting, and ``medr2 perturb`` on a bench folder."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from typer.testing import CliRunner
 
 from medr2.bench.format import WRITER_KEYS, load_bench, write_bench
 from medr2.errors import BadInput
-from medr2.images import ImageStore, sha256_file
+from medr2.images import PIXELS, ImageStore, sha256_file
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.registry import ALL_CODES, derive_seed, parse_variants
 from medr2.records import canonical_json, jsonable
@@ -83,8 +82,7 @@ def test_each_perturbed_image_is_stored_once_and_content_addressed(fx: Fixture, 
     assert len({it.item_id for it in items}) == len(items)
     for it in items:
         assert it.image is not None and it.image_sha256 is not None
-        data = (fx.root / it.image).read_bytes()
-        assert hashlib.sha256(data).hexdigest() == it.image_sha256 == Path(it.image).stem
+        assert PIXELS.of_file(fx.root / it.image) == it.image_sha256 == Path(it.image).stem
     # every question about one image sees the same perturbed image
     per_case = {}
     for it in items:

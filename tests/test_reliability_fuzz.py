@@ -262,7 +262,7 @@ def test_folder_reader_records_case_or_badinput(rows: list[dict[str, str]]) -> N
         for spec in specs:
             try:
                 case = src.realize(spec, images)
-                validate_case(case, images.root)
+                validate_case(case, images.root, images.identity)
             except BadInput as e:
                 assert e.record and e.field, e
 
@@ -324,7 +324,7 @@ def _read_all(spec: str, tmp: Path) -> None:
     images = ImageStore(tmp / "bench")
     for s in specs:
         try:
-            validate_case(src.realize(s, images), images.root)
+            validate_case(src.realize(s, images), images.root, images.identity)
         except BadInput as e:
             assert e.reason and e.record and e.field, e
 

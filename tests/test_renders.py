@@ -23,7 +23,7 @@ import pytest
 
 from medr2.bench.format import load_bench, read_manifest, verify_checksums
 from medr2.errors import BadInput
-from medr2.images import sha256_file, verified_image_path
+from medr2.images import PIXELS, encode_png, load_image, verified_image_path
 from medr2.renders import RENDERS_FILE, image_path, materialise, render_index
 
 CODES = "V2,V3,V8,V9"
@@ -55,10 +55,10 @@ def test_deferred_build_same_items_and_image_bytes(built: dict[str, Path], tmp_p
     stored, deferred = built["stored"], _copy(built["deferred"], tmp_path / "d")
     for name in ("items.parquet", "cases.parquet"):
         assert (stored / name).read_bytes() == (deferred / name).read_bytes(), name
-    assert read_manifest(stored)["format_version"] == 1 and not (stored / RENDERS_FILE).exists()
+    assert read_manifest(stored)["format_version"] == 3 and not (stored / RENDERS_FILE).exists()
     m = read_manifest(deferred)
     specs = _specs(deferred)
-    assert m["format_version"] == 2 and m["renders"]["n"] == len(specs) > 0
+    assert m["format_version"] == 3 and m["renders"]["n"] == len(specs) > 0
     assert {s["op"] for s in specs.values()} == {"resize", "degrade", "hflip"}
     assert any(s["cue"] is not None for s in specs.values())  # cue items' renders re-draw their cue
     full, lean = _pngs(stored), _pngs(deferred)
@@ -163,7 +163,7 @@ def test_tampered_spec_is_caught(built: dict[str, Path], tmp_path: Path) -> None
         image_path(root, rel, sha, record="item-42")
     msg = str(e.value)
     assert "item-42" in msg and sha in msg and "the bench pins" in msg and RENDERS_FILE in msg
-    got = msg.split("has sha256 ", 1)[1].split(",", 1)[0]
+    got = msg.split("has pixel-sha256 ", 1)[1].split(",", 1)[0]
     assert len(got) == 64 and got != sha  # both hashes named
     assert not (root / rel).exists()  # nothing cached
     _rewrite_spec(root, sha, dict(spec, op="no-such-op"))
@@ -176,11 +176,13 @@ def test_tampered_cached_file_is_caught(built: dict[str, Path], tmp_path: Path) 
     sha, _ = _first_deferred(root)
     rel = f"images/{sha}.png"
     path = verified_image_path(root, rel, sha)
-    assert sha256_file(path) == sha
-    path.write_bytes(path.read_bytes()[:-8] + b"tampered")
+    assert PIXELS.of_file(path) == sha
+    arr = load_image(path).copy()
+    arr.flat[0] ^= 1  # one pixel changed (a changed encoding of the same pixels is the same image)
+    path.write_bytes(encode_png(arr))
     with pytest.raises(BadInput, match="do not match"):
         verified_image_path(root, rel, sha)
-    with pytest.raises(BadInput, match=f"image {rel} has sha256"):
+    with pytest.raises(BadInput, match=f"image {rel} has pixel-sha256"):
         load_bench(root)
 
 
@@ -200,7 +202,7 @@ def test_missing_image_without_spec_and_old_bench(built: dict[str, Path], tmp_pa
 
 def _resolve_all(job: tuple[str, list[str]]) -> list[str]:
     root, rels = job
-    return [sha256_file(image_path(Path(root), rel)) for rel in rels]
+    return [PIXELS.of_file(image_path(Path(root), rel)) for rel in rels]
 
 
 def test_concurrent_first_use_is_safe(built: dict[str, Path], tmp_path: Path) -> None:
@@ -215,14 +217,14 @@ def test_concurrent_first_use_is_safe(built: dict[str, Path], tmp_path: Path) ->
 
 
 def test_perturb_on_a_deferred_bench_keeps_its_specs(built: dict[str, Path], tmp_path: Path) -> None:
-    """``medr2 perturb`` rewriting V9 on a version-2 bench: its images are written in full (same ids and
-    bytes as the build's), ``renders.parquet`` stays as the manifest names it."""
+    """``medr2 perturb`` rewriting V9 on a bench with deferred renders: its images are written in full (same ids
+    and bytes as the build's), ``renders.parquet`` stays as the manifest names it."""
     from medr2.perturb.add import add_variants
 
     root = _copy(built["deferred"], tmp_path / "d")
     specs = (root / RENDERS_FILE).read_bytes()
     manifest, _, _ = add_variants(root, "V9", workers=1)
-    assert manifest["format_version"] == 2 and (root / RENDERS_FILE).read_bytes() == specs
+    assert manifest["format_version"] == 3 and (root / RENDERS_FILE).read_bytes() == specs
     bench = load_bench(root)
     v9 = {it.image for it in bench.items if it.variant == "V9"}
     assert v9 and all((root / str(rel)).is_file() for rel in v9)

@@ -9,7 +9,6 @@ words alone (a box described as a region)."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -21,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medr2.bench import load_bench, write_bench
-from medr2.images import ImageStore
+from medr2.images import PIXELS, ImageStore
 from medr2.models.presets import box_to_model, get_preset
 from medr2.records import Item, letter_index
 from medr2.run.prompts import question_text
@@ -268,7 +267,7 @@ class StyledAnswers:
                     text = part["text"]
                 elif part["type"] == "image_url" and not sha:
                     data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
-                    sha = hashlib.sha256(data).hexdigest()
+                    sha = PIXELS.of_bytes(data, file="request image")  # the bench's identity: of the pixels
         group = self.by_key[(text, sha)]
         it = group[0]
         k, style = self.style[it.item_id]

@@ -1,20 +1,28 @@
 """Safe image decoding and the content-addressed image store of a bench.
 
-Every PNG in ``BENCH/images/`` is named by the sha256 of its bytes, so identical images are
-stored once and any path can be checked against its recorded hash. PNG encoding is done with
-fixed settings so the same pixels give the same bytes.
+Every image in ``BENCH/images/`` is named by its *identity*, the hash its bench's :class:`IdentityRule` gives
+it, so identical images are stored once and any path can be checked against its recorded hash. A bench's
+rule follows from its ``format_version`` (:func:`identity_of_version`), the one place that decides it:
+
+- format 3 (:data:`PIXELS`): the sha256 of the decoded pixels (:func:`pixel_sha256`: a domain-separated
+  header of mode, shape and dtype, then the raw bytes in C order), never of an encoding. Any lossless
+  encoder, level or library may write the file; item ids, seeds and names are the same on every platform.
+- formats 1 and 2 (:data:`PNG_BYTES`): the sha256 of the PNG bytes written with fixed Pillow settings, which
+  depend on the zlib build. Benches of these versions are read and checked by this rule, never the other.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
+import json
 import os
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from PIL import Image
@@ -37,19 +45,55 @@ class ImageRef:
     height: int
 
 
-def encode_png(arr: np.ndarray) -> bytes:
-    """Encode a uint8 grayscale (H, W) or RGB (H, W, 3) array as deterministic PNG bytes."""
+PNG_LEVEL_ENV = "MEDR2_PNG_LEVEL"  # zlib level (0-9) of the PNGs a format-3 bench writes (identity-free)
+DEFAULT_PNG_LEVEL = 1  # the measured choice (docs/benchmarks.md, "Bench format 3"): fastest, files ~5% larger
+V1_PNG_LEVEL = 3  # formats 1 and 2 name images by these bytes: their encoder settings never change
+
+
+def png_level() -> int:
+    """The zlib level of a format-3 bench's PNGs: :data:`DEFAULT_PNG_LEVEL`, or the ``MEDR2_PNG_LEVEL``
+    environment variable (the identity does not depend on it; tests vary it to show so)."""
+    text = os.environ.get(PNG_LEVEL_ENV)
+    if text is None or text == "":
+        return DEFAULT_PNG_LEVEL
+    if not (text.isascii() and text.isdigit() and 0 <= int(text) <= 9):
+        raise BadInput(f"must be a zlib level 0-9, got {text[:20]!r}", field=PNG_LEVEL_ENV)
+    return int(text)
+
+
+def _pixel_mode(arr: np.ndarray) -> str:
     if arr.dtype != np.uint8:
         raise ValueError(f"expected uint8 pixels, got {arr.dtype}")
     if arr.ndim == 2:
-        img = Image.fromarray(arr, mode="L")
-    elif arr.ndim == 3 and arr.shape[2] == 3:
-        img = Image.fromarray(arr, mode="RGB")
-    else:
-        raise ValueError(f"expected (H, W) or (H, W, 3) pixels, got shape {arr.shape}")
+        return "L"
+    if arr.ndim == 3 and arr.shape[2] == 3:
+        return "RGB"
+    raise ValueError(f"expected (H, W) or (H, W, 3) pixels, got shape {arr.shape}")
+
+
+def encode_png(arr: np.ndarray, level: int | None = None) -> bytes:
+    """Encode a uint8 grayscale (H, W) or RGB (H, W, 3) array as PNG bytes at zlib ``level`` (default
+    :func:`png_level`); the same settings give the same bytes with the same zlib build."""
+    img = Image.fromarray(arr, mode=_pixel_mode(arr))
     buf = io.BytesIO()
-    img.save(buf, format="PNG", compress_level=3, optimize=False)
+    img.save(buf, format="PNG", compress_level=png_level() if level is None else level, optimize=False)
     return buf.getvalue()
+
+
+PIXEL_DOMAIN = "medr2-image-pixels"  # domain separation: no other medr2 hash starts with this header
+PIXEL_HASH_VERSION = 1
+
+
+def pixel_sha256(arr: np.ndarray) -> str:
+    """The identity of an image in a format-3 bench: the sha256 of one header line (canonical JSON of the
+    domain, this hash's version, the mode, the shape and the dtype) and then the pixels' bytes in C order
+    (row by row, channels interleaved). uint8 pixels have no byte order; nothing of an encoding enters."""
+    mode = _pixel_mode(arr)
+    header = json.dumps({"domain": PIXEL_DOMAIN, "dtype": "uint8", "mode": mode, "shape": list(arr.shape),
+                         "version": PIXEL_HASH_VERSION}, sort_keys=True, separators=(",", ":"))
+    h = hashlib.sha256(header.encode("ascii") + b"\n")
+    h.update(np.ascontiguousarray(arr).data)
+    return h.hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -64,15 +108,83 @@ def sha256_file(path: Path | str) -> str:
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class IdentityRule:
+    """How a bench names and checks its images. ``versions``: the format versions written under it (without,
+    with deferred renders). The one object every writer (:class:`ImageStore`), checker
+    (:func:`verified_image_path`, the bench validator, ``medr2 info --check``) and renderer asks."""
+
+    name: str
+    versions: tuple[int, int]
+    pixels: bool  # the identity is of the decoded pixels (else of the PNG bytes)
+
+    def format_version(self, *, renders: bool) -> int:
+        return self.versions[1] if renders else self.versions[0]
+
+    def encode(self, arr: np.ndarray) -> bytes:
+        """The bytes of a file showing ``arr`` (under the PNG-bytes rule: exactly the bytes it names)."""
+        return encode_png(arr) if self.pixels else encode_png(arr, V1_PNG_LEVEL)
+
+    def of_array(self, arr: np.ndarray, data: bytes | None = None) -> str:
+        """The identity of ``arr`` (``data``: its bytes from :meth:`encode`, where already made)."""
+        if self.pixels:
+            return pixel_sha256(arr)
+        return sha256_bytes(self.encode(arr) if data is None else data)
+
+    def of_bytes(self, data: bytes, *, file: str) -> str:
+        """The identity of the image file whose bytes are ``data`` (``file`` names it in errors)."""
+        return pixel_sha256(decode_image(io.BytesIO(data), file)) if self.pixels else sha256_bytes(data)
+
+    def of_file(self, path: Path | str) -> str:
+        return pixel_sha256(load_image(Path(path))) if self.pixels else sha256_file(path)
+
+
+PNG_BYTES = IdentityRule("png-sha256", (1, 2), pixels=False)
+PIXELS = IdentityRule("pixel-sha256", (3, 3), pixels=True)
+IDENTITY_RULES = (PNG_BYTES, PIXELS)  # every rule a reader knows; the last one is what new benches are written by
+CURRENT_IDENTITY = IDENTITY_RULES[-1]
+
+
+def identity_of_version(version: object, *, file: str | None = None) -> IdentityRule:
+    """The rule of a bench of ``format_version`` ``version`` (BadInput for a version no rule declares)."""
+    for rule in IDENTITY_RULES:
+        if version in rule.versions and type(version) is int:
+            return rule
+    raise BadInput(f"unsupported format_version {str(version)[:40]!r}", file=file, field="format_version")
+
+
+def bench_identity(root: Path | str) -> IdentityRule:
+    """The rule of the bench at ``root``, from its manifest (read once per manifest file version). A folder with
+    no manifest is an image store, not a bench (yet): its images are named by the rule a store writes by,
+    :data:`CURRENT_IDENTITY`."""
+    path = Path(root).resolve() / "manifest.json"
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return CURRENT_IDENTITY
+    except OSError:  # unreadable: read_manifest names why
+        return _bench_identity(str(path.parent), (-1, -1, -1))
+    return _bench_identity(str(path.parent), (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
+@functools.lru_cache(maxsize=64)
+def _bench_identity(root: str, _stamp: tuple[int, int, int]) -> IdentityRule:
+    from medr2.bench.format import MANIFEST, read_manifest
+
+    return identity_of_version(read_manifest(root).get("format_version"), file=str(Path(root) / MANIFEST))
+
+
 class ImageStore:
     """Content-addressed PNG store under ``root/images``. Safe for many processes at once.
 
     With ``defer_renders`` (``medr2 build --renders deferred``), :meth:`put_render` records how to make an
-    image (:mod:`medr2.renders`) instead of writing it; its name and sha256 are those of the bytes it would
-    have written."""
+    image (:mod:`medr2.renders`) instead of writing it, under the identity the image has (``identity``: the
+    bench's rule; a new bench's is :data:`CURRENT_IDENTITY`, which needs no encoding for that)."""
 
-    def __init__(self, root: Path, *, defer_renders: bool = False) -> None:
+    def __init__(self, root: Path, *, defer_renders: bool = False,
+                 identity: IdentityRule = CURRENT_IDENTITY) -> None:
         self.root = Path(root)
+        self.identity = identity
         self.dir = self.root / "images"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.defer_renders = defer_renders
@@ -80,11 +192,11 @@ class ImageStore:
 
     def put_render(self, arr: np.ndarray, spec_json: str) -> ImageRef:
         """Store the image ``arr``, or, when deferring, only record ``spec_json`` (a
-        :class:`medr2.renders.RenderSpec` that makes exactly ``arr``) under the sha256 of its PNG bytes."""
+        :class:`medr2.renders.RenderSpec` that makes exactly ``arr``) under its identity (no encoding under
+        the pixel rule)."""
         if not self.defer_renders:
             return self.put_array(arr)
-        data = encode_png(arr)
-        sha = sha256_bytes(data)
+        sha = self.identity.of_array(arr)
         if self._sink is None:
             from medr2.renders import RenderSink
 
@@ -98,11 +210,14 @@ class ImageStore:
             self._sink.close()
 
     def put_array(self, arr: np.ndarray) -> ImageRef:
-        data = encode_png(arr)
-        return self.put_png_bytes(data, arr.shape[1], arr.shape[0])
+        data = self.identity.encode(arr)
+        return self._put(data, self.identity.of_array(arr, data), arr.shape[1], arr.shape[0])
 
     def put_png_bytes(self, data: bytes, width: int, height: int) -> ImageRef:
-        sha = sha256_bytes(data)
+        """Store an encoded PNG as it is, under its identity (under the pixel rule: of the pixels it decodes to)."""
+        return self._put(data, self.identity.of_bytes(data, file="<png bytes>"), width, height)
+
+    def _put(self, data: bytes, sha: str, width: int, height: int) -> ImageRef:
         rel = f"images/{sha}.png"
         dest = self.root / rel
         if not dest.exists():
@@ -179,14 +294,18 @@ def resolve_inside(root: Path, rel: str) -> Path:
 
 def verified_image_path(root: Path, rel: str | None, sha256: str | None, *, check: bool = True) -> Path:
     """The path of a bench image referenced by a message part: inside ``root``, and (when ``check``)
-    with the bytes its recorded sha256 names."""
+    with the identity its recorded sha256 names, under the bench's rule (:func:`bench_identity`)."""
     from medr2.renders import image_path
 
     if not rel:
         raise BadInput("image part without a path", field="image")
     path = image_path(Path(root), rel, sha256)  # rendered first where the bench defers it (medr2.renders)
-    if check and sha256 and sha256_file(path) != sha256:
-        raise BadInput("image bytes do not match their recorded sha256", file=str(path), field="image_sha256")
+    if check and sha256:
+        rule = bench_identity(root)
+        if rule.of_file(path) != sha256:
+            what = "pixels" if rule.pixels else "bytes"
+            raise BadInput(f"image {what} do not match their recorded sha256 ({rule.name})", file=str(path),
+                           field="image_sha256")
     return path
 
 
@@ -214,22 +333,27 @@ def load_image(path: Path, *, mode: str | None = None) -> np.ndarray:
     Returns uint8 (H, W) for grayscale or (H, W, 3) for colour (``mode`` "L" or "RGB" forces one).
     16-bit images are rescaled to 8 bit; palette/CMYK/alpha are converted; EXIF orientation applied.
     """
+    return decode_image(path, str(path), mode=mode)
+
+
+def decode_image(source: Path | IO[bytes], file: str, *, mode: str | None = None) -> np.ndarray:
+    """:func:`load_image` of a path or an open binary file (``file`` names it in errors)."""
     from PIL import ImageOps
 
     try:
-        with Image.open(path) as opened:
+        with Image.open(source) as opened:
             if opened.width * opened.height > MAX_PIXELS:
-                raise BadInput(f"image of {opened.width}x{opened.height} pixels exceeds the limit", file=str(path))
+                raise BadInput(f"image of {opened.width}x{opened.height} pixels exceeds the limit", file=file)
             opened.load()
             im: Image.Image = ImageOps.exif_transpose(opened)
             if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
-                im = Image.fromarray(window_finite(np.asarray(im, dtype=np.float64), str(path)), mode="L")
+                im = Image.fromarray(window_finite(np.asarray(im, dtype=np.float64), file), mode="L")
             target = mode or ("L" if im.mode in ("L", "1", "LA") else "RGB")
             im = im.convert(target)
             return np.asarray(im).copy()
     except BadInput:
         raise
     except Image.DecompressionBombError as e:
-        raise BadInput(f"decompression bomb refused: {e}", file=str(path)) from e
+        raise BadInput(f"decompression bomb refused: {e}", file=file) from e
     except (OSError, SyntaxError, ValueError) as e:
-        raise BadInput(f"cannot decode image: {e}", file=str(path)) from e
+        raise BadInput(f"cannot decode image: {e}", file=file) from e

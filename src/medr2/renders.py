@@ -2,13 +2,15 @@
 
 The visual variants V2, V3, V8 and V9 (docs/variants.md) are pure functions of images the bench stores
 (a case's image, another case's image, a mask) and of numbers the build fixed (a size, a degradation and
-its seed, a mirrored cue). A build with ``--renders deferred`` (the default) still renders and encodes each
-of them, so its sha256 (hence every item id, seed and request hash) is what a full build gives, but it
-writes a :class:`RenderSpec` to ``renders.parquet`` instead of the PNG (docs/bench-format.md "Deferred
-renders"). Every reader of a bench image resolves it through :func:`image_path`: a stored file is
-returned as is; a missing one with a spec is rendered, its bytes checked against the pinned sha256 (a
-mismatch, e.g. another Pillow or zlib than the build's, is a clear error naming both hashes), and
-cached in ``images/`` atomically, so concurrent readers are safe and each image is rendered once.
+its seed, a mirrored cue). A build with ``--renders deferred`` (the default) still renders each of them,
+so its identity (hence every item id, seed and request hash) is what a full build gives, but it writes a
+:class:`RenderSpec` to ``renders.parquet`` instead of the PNG (docs/bench-format.md "Deferred renders");
+in a format-3 bench the identity is of the pixels (:data:`medr2.images.PIXELS`), so nothing is encoded.
+Every reader of a bench image resolves it through :func:`image_path`: a stored file is returned as is; a
+missing one with a spec is rendered, its identity (under the bench's rule) checked against the pinned one
+(a mismatch, e.g. another numpy or Pillow resampling, or for a format 1/2 bench another zlib, is a clear
+error naming both hashes), and cached in ``images/`` atomically, so concurrent readers are safe and each
+image is rendered once.
 
 The build renders through the same :func:`render` as a reader does, so the two cannot drift apart.
 """
@@ -30,7 +32,7 @@ import numpy as np
 
 from medr2.atomic import file_mode
 from medr2.errors import BadInput
-from medr2.images import encode_png, load_image, resolve_inside, sha256_bytes
+from medr2.images import bench_identity, load_image, resolve_inside
 from medr2.registry import Registry
 
 RENDERS_FILE = "renders.parquet"
@@ -360,16 +362,19 @@ def image_path(root: Path | str, rel: str, sha: str | None = None, *, record: st
         raise BadInput(f"render of {rel} needs renders more than {MAX_DEPTH} deep (a cycle?)", file=renders,
                        record=record, field="spec.source")
     spec = RenderSpec.from_json(spec_json, file=renders, record=name)
+    rule = bench_identity(root)
     try:
-        data = encode_png(render(spec, _FileLoader(root, record, _depth)))
+        arr = render(spec, _FileLoader(root, record, _depth))
     except BadInput as e:
         if e.file:
             raise
         raise BadInput(f"render of {rel}: {e.reason}", file=renders, record=record or name, field=e.field) from e
-    got = sha256_bytes(data)
+    data = rule.encode(arr)
+    got = rule.of_array(arr, data)
     if got != pinned:
-        raise BadInput(f"rendered image {rel} has sha256 {got}, the bench pins {pinned} (render spec changed, or "
-                       "this Pillow/zlib/numpy encodes or computes other bytes than the build's)", file=renders,
+        why = "computes other pixels" if rule.pixels else "encodes or computes other bytes"
+        raise BadInput(f"rendered image {rel} has {rule.name} {got}, the bench pins {pinned} (render spec changed, "
+                       f"or this Pillow/zlib/numpy {why} than the build's)", file=renders,
                        record=record or name, field="image_sha256")
     try:
         _publish(path, data)

@@ -32,7 +32,7 @@ from medr2.bench.idset import IdSet
 from medr2.bench.runs import RunSorter
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
 from medr2.errors import BadInput
-from medr2.images import InsideRoot, sha256_file
+from medr2.images import CURRENT_IDENTITY, IDENTITY_RULES, IdentityRule, InsideRoot, identity_of_version, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
 if TYPE_CHECKING:
@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
-# version 2 = version 1 + renders.parquet (deferred images, medr2.renders); a bench without deferred images is
-# still written as version 1, so older readers keep reading it
+# version 2 = version 1 + renders.parquet (deferred images, medr2.renders); version 3 = images named by their
+# pixels, with or without renders.parquet (medr2.images.PIXELS). Versions 1 and 2 are read (and perturbed) under
+# their own rule, medr2.images.PNG_BYTES; every new bench is version 3 (medr2.images.identity_of_version decides)
 RENDERS_FORMAT_VERSION = 2
-READ_VERSIONS = (FORMAT_VERSION, RENDERS_FORMAT_VERSION)
+PIXELS_FORMAT_VERSION = CURRENT_IDENTITY.format_version(renders=False)
+READ_VERSIONS = tuple(sorted({v for rule in IDENTITY_RULES for v in rule.versions}))
 MANIFEST = "manifest.json"
 CASES_FILE = "cases.parquet"
 ITEMS_FILE = "items.parquet"
@@ -183,8 +185,9 @@ class BenchWriter:
     """
 
     def __init__(self, root: Path | str, *, name: str | None = None, row_group_size: int = ROW_GROUP_SIZE,
-                 case_row_group_size: int = CASE_ROW_GROUP_SIZE) -> None:
+                 case_row_group_size: int = CASE_ROW_GROUP_SIZE, identity: IdentityRule = CURRENT_IDENTITY) -> None:
         self.root = Path(root)
+        self.identity = identity  # the rule the images were named by (its format version is written)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "images").mkdir(exist_ok=True)
         self.name = name or self.root.name
@@ -306,7 +309,7 @@ class BenchWriter:
         cases_sha = sha256_file(cases_path)
         manifest: dict[str, Any] = {
             "format": FORMAT_NAME,
-            "format_version": RENDERS_FORMAT_VERSION if "renders" in extra else FORMAT_VERSION,
+            "format_version": self.identity.format_version(renders="renders" in extra),
             "name": extra.pop("name", self.name),
             "medr2_version": medr2.__version__,
         }
@@ -317,7 +320,7 @@ class BenchWriter:
         manifest["checksums"] = {
             CASES_FILE: cases_sha,
             ITEMS_FILE: items_sha,
-            "bench": bench_checksum(items_sha, cases_sha),
+            "bench": bench_checksum(items_sha, cases_sha, self.identity),
         }
         stamp = _checked_by_writer(self.root, items_sha, cases_sha)
         if stamp is not None:
@@ -366,16 +369,22 @@ def prepare_bench_folder(out: Path | str) -> Path:
     return out
 
 
-def bench_checksum(items_sha: str, cases_sha: str) -> str:
-    """One hash for the bench content (images are covered by the hashes recorded in the records)."""
-    return hashlib.sha256(canonical_json({"cases": cases_sha, "items": items_sha}).encode()).hexdigest()
+def bench_checksum(items_sha: str, cases_sha: str, identity: IdentityRule = CURRENT_IDENTITY) -> str:
+    """One hash for the bench content. Images are covered by the identities the records hold (their
+    ``image_sha256`` and content-addressed paths); under the pixel rule the rule's name is hashed too, so the
+    checksum says which rule those identities follow (a format 1/2 bench's checksum is as it always was)."""
+    parts: dict[str, str] = {"cases": cases_sha, "items": items_sha}
+    if identity.pixels:
+        parts["images"] = identity.name
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 
 def write_bench(root: Path | str, cases: Iterable[Case], items: Iterable[Item],
                 manifest_extra: dict[str, Any] | None = None, *,
-                row_group_size: int = ROW_GROUP_SIZE) -> dict[str, Any]:
-    """Write a whole bench in one call (items may be any iterable, consumed streaming)."""
-    with BenchWriter(root, row_group_size=row_group_size) as w:
+                row_group_size: int = ROW_GROUP_SIZE, identity: IdentityRule = CURRENT_IDENTITY) -> dict[str, Any]:
+    """Write a whole bench in one call (items may be any iterable, consumed streaming; ``identity``: the rule its
+    images were stored under)."""
+    with BenchWriter(root, row_group_size=row_group_size, identity=identity) as w:
         w.add_cases(cases)
         w.add_items(items)
         return w.close(manifest_extra)
@@ -391,6 +400,11 @@ class BenchFace:
     @property
     def checksum(self) -> str:
         return str(self.manifest["checksums"]["bench"])
+
+    @property
+    def identity(self) -> IdentityRule:
+        """The rule this bench's images are named and checked by (from its format version)."""
+        return identity_of_version(self.manifest.get("format_version"), file=str(self.root / MANIFEST))
 
     @property
     def name(self) -> str:
@@ -468,9 +482,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
         raise BadInput(f"not a {FORMAT_NAME} manifest", file=str(path), field="format")
     if manifest.get("complete") is not True:
         raise BadInput("bench is incomplete (its build was interrupted)", file=str(path), field="complete")
-    if manifest.get("format_version") not in READ_VERSIONS:
-        raise BadInput(f"unsupported format_version {str(manifest.get('format_version'))[:40]!r}", file=str(path),
-                       field="format_version")
+    identity_of_version(manifest.get("format_version"), file=str(path))  # a version no rule declares is refused
     sums = manifest.get("checksums")
     if not isinstance(sums, dict):
         raise BadInput(f"checksums must be an object of file -> sha256, got {type(sums).__name__}", file=str(path),
@@ -555,12 +567,14 @@ def _read_records(path: Path, rs: RecordSchema, id_field: str) -> Iterator[Any]:
 
 
 class _ImageChecker:
-    """Checks that referenced files exist inside the bench with the recorded sha256; with ``hashes=False`` only
-    that they are files inside the bench. A path checked among the last :data:`IMAGE_CHECKS_KEPT` is not
-    looked up (or hashed) again."""
+    """Checks that referenced files exist inside the bench with the recorded identity under ``identity`` (the
+    bench's rule); with ``hashes=False`` only that they are files inside the bench. A path checked among the
+    last :data:`IMAGE_CHECKS_KEPT` is not looked up (or hashed) again."""
 
-    def __init__(self, root: Path, hashes: bool = True, remember: int = IMAGE_CHECKS_KEPT) -> None:
+    def __init__(self, root: Path, hashes: bool = True, remember: int = IMAGE_CHECKS_KEPT,
+                 identity: IdentityRule | None = None) -> None:
         self.hashes = hashes
+        self.identity = identity
         self._inside = InsideRoot(root)
         # rel -> its sha256 (None: not hashed), the last ``remember`` paths checked: a path the items of a case
         # share is resolved (and hashed) once, and memory stays bounded on a bench of millions of images
@@ -582,7 +596,7 @@ class _ImageChecker:
                     raise BadInput(f"referenced image {rel} is missing", file=file, record=record, field=field_name)
                 self._seen[rel] = None
             else:
-                self._seen[rel] = sha256_file(path) if self.hashes else None
+                self._seen[rel] = self._hash(path, file=file, record=record, field_name=field_name)
             if len(self._seen) > self._remember:
                 self._seen.popitem(last=False)
         actual = self._seen[rel]
@@ -590,8 +604,24 @@ class _ImageChecker:
             return
         expected = sha if sha is not None else Path(rel).stem  # content-addressed name
         if actual != expected:
-            raise BadInput(f"image {rel} has sha256 {actual[:12]}..., recorded {expected[:12]}...",
-                           file=file, record=record, field=field_name)
+            rule = self._identity()
+            raise BadInput(f"image {rel} has {rule.name} {actual[:12]}..., recorded {expected[:12]}... (the rule "
+                           "of this bench's format version)", file=file, record=record, field=field_name)
+
+    def _hash(self, path: str, *, file: str, record: str, field_name: str) -> str | None:
+        if not self.hashes:
+            return None
+        try:
+            return self._identity().of_file(path)
+        except BadInput as e:  # an image that does not decode, named by the record that refers to it
+            raise BadInput(f"{e.reason} ({path})", file=file, record=record, field=field_name) from e
+
+    def _identity(self) -> IdentityRule:
+        if self.identity is None:  # a bench's checks: its manifest's rule (a writer's checks name theirs)
+            from medr2.images import bench_identity
+
+            self.identity = bench_identity(self._inside.root)
+        return self.identity
 
 
 def verify_checksums(root: Path | str, manifest: dict[str, Any]) -> str:
@@ -613,7 +643,8 @@ def verify_checksums(root: Path | str, manifest: dict[str, Any]) -> str:
             raise BadInput(f"checksum mismatch (file changed after the build): {actual[fname][:12]}... vs manifest",
                            file=str(path), field=f"checksums.{fname}")
     _verify_renders(root, manifest)
-    bench = bench_checksum(actual[ITEMS_FILE], actual[CASES_FILE])
+    rule = identity_of_version(manifest.get("format_version"), file=str(root / MANIFEST))
+    bench = bench_checksum(actual[ITEMS_FILE], actual[CASES_FILE], rule)
     if sums.get("bench") != bench:
         raise BadInput(f"bench checksum mismatch (manifest edited after the build): {bench[:12]}... vs manifest",
                        file=str(root / MANIFEST), field="checksums.bench")
@@ -643,9 +674,9 @@ class Validator:
     (item ids kept compactly, :class:`~medr2.bench.idset.IdSet`). Each failure is a BadInput naming the file,
     the record and the field; records are checked in file order, so the first bad record is the one named."""
 
-    def __init__(self, root: Path, image_hashes: bool = True) -> None:
+    def __init__(self, root: Path, image_hashes: bool = True, identity: IdentityRule | None = None) -> None:
         self.root = root
-        self.checker = _ImageChecker(root, image_hashes)
+        self.checker = _ImageChecker(root, image_hashes, identity=identity)
         self.case_ids: set[str] = set()
         self.item_ids = IdSet()
         self.cfile = str(root / CASES_FILE)

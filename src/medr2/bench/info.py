@@ -8,6 +8,7 @@ from typing import Any
 
 from medr2.bench.format import QUARANTINE_FILE, read_manifest
 from medr2.errors import Quarantine
+from medr2.images import identity_of_version
 
 
 def quarantine_summary(root: Path | str) -> dict[str, Any]:
@@ -28,6 +29,8 @@ def bench_info(root: Path | str) -> dict[str, Any]:
     m = read_manifest(root)
     return {
         "name": m.get("name"),
+        "format_version": m["format_version"],
+        "image_identity": identity_of_version(m["format_version"]).name,
         "medr2_version": m.get("medr2_version"),
         "checksum": m["checksums"]["bench"],
         "build": m.get("build", {}),
@@ -183,13 +186,17 @@ def source_report_lines(build: dict[str, Any]) -> list[str]:
 
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary with rich tables."""
+    from rich.markup import escape
     from rich.table import Table
 
     from medr2.console import make_console
 
     con = make_console()
     counts, cases = info["counts"], info["cases"]
-    con.print(f"[bold]{info['name']}[/]  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
+    con.print(f"[bold]{escape(str(info['name']))}[/]  medr2 {escape(str(info['medr2_version']))}  "
+              f"checksum {info['checksum'][:16]}")
+    con.print(f"format version {info['format_version']}: images identified by {info['image_identity']}",
+              highlight=False, markup=False)
     con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
               f"items {counts.get('items', 0)}, "
               f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")

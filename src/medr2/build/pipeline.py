@@ -30,7 +30,7 @@ from medr2.build.parallel import POOLS, Pool, ordered_map, worker_state
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.images import ImageStore
+from medr2.images import CURRENT_IDENTITY, IdentityRule, ImageStore
 from medr2.perturb.context import CaseIndex
 from medr2.perturb.engine import Outcome, VariantMaker, collect
 from medr2.perturb.facts import FactPools
@@ -85,7 +85,7 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
     try:
         case = source.realize(spec, images)
         try:
-            validate_case(case, images.root)
+            validate_case(case, images.root, images.identity)
         except BadInput as e:  # name the source record (its file), not the bench-internal image path
             src = case.meta.get("file")
             raise BadInput(f"{e.reason} (case {case.case_id})", file=str(src) if src else e.file,
@@ -190,7 +190,8 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 variants: Sequence[str] | str = (), workers: int | None = None, *,
                 name: str | None = None, progress: Callable[[str], None] | None = None,
                 tracker: Any = None, executor: str = "local", ray_address: str | None = None,
-                renders: str = "deferred", split_unit: str = "patient") -> BuildResult:
+                renders: str = "deferred", split_unit: str = "patient",
+                identity: IdentityRule = CURRENT_IDENTITY) -> BuildResult:
     """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
     ``renders``: ``deferred`` (the V2/V3/V8/V9 images are recorded in ``renders.parquet`` and rendered on
     first use, :mod:`medr2.renders`) or ``stored`` (every image written); the items are the same either way.
@@ -198,7 +199,9 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     ``executor``: where the worker passes run (``local`` process pool, ``ray``: :mod:`medr2.build.ray_pool`, on
     the cluster at ``ray_address``); the bench's bytes are the same either way. ``split_unit``: ``patient``
     (cases sharing a patient or a background share a split) or ``case`` (each case on its own;
-    :mod:`medr2.tasks.splits`)."""
+    :mod:`medr2.tasks.splits`). ``identity``: the rule images are named by (:mod:`medr2.images`); every bench is
+    built under the current one, format 3; :data:`medr2.images.PNG_BYTES` builds a format 1/2 bench as releases
+    before format 3 did (for tests of the readers of such benches)."""
     from medr2.progress import Quiet
 
     tracker = tracker or Quiet()
@@ -223,7 +226,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
     pool = make_pool(ray_address)
     try:
         return _build(source, source_spec, out, seed, n_cases, codes, workers, name, progress, tracker, t0, pool,
-                      renders == "deferred", split_unit)
+                      renders == "deferred", split_unit, identity)
     finally:
         if pool is not None:
             pool.close()
@@ -232,12 +235,12 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
 def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_cases: int | None,
            codes: tuple[str, ...], workers: int | None, name: str | None, progress: Callable[[str], None] | None,
            tracker: Any, t0: float, pool: Pool | None, defer_renders: bool = False,
-           split_unit: str = "patient") -> BuildResult:
+           split_unit: str = "patient", identity: IdentityRule = CURRENT_IDENTITY) -> BuildResult:
     n_workers = workers or (pool.workers() if pool is not None else None) or os.cpu_count() or 1
     say = progress or (lambda _msg: None)
     _prepare_out(out)
     quarantine = Quarantine(out / QUARANTINE_FILE)
-    images = ImageStore(out, defer_renders=defer_renders)
+    images = ImageStore(out, defer_renders=defer_renders, identity=identity)
 
     specs = list(source.plan(seed, n_cases))
     say(f"realizing {len(specs)} cases with {n_workers} worker(s)")
@@ -260,7 +263,7 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
         shared = _VariantShared() if codes else None
         n_clean = 0
         state = _DraftState(done.pools, seed, images)
-        with BenchWriter(out, name=name or out.name) as writer:
+        with BenchWriter(out, name=name or out.name, identity=images.identity) as writer:
             cases = (with_split(i) for i in done.accepted)
             for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
                                                              n=len(done.accepted), pool=pool)):

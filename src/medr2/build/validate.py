@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from medr2.errors import BadInput
-from medr2.images import MAX_PIXELS, resolve_inside, sha256_file
+from medr2.images import MAX_PIXELS, IdentityRule, resolve_inside
 from medr2.records import Case, check_box, regions_by_kind
 from medr2.tasks import vocab
 
@@ -24,16 +24,17 @@ def _bad(case: Case, field: str, reason: str, file: str | None = None) -> BadInp
     return BadInput(reason, file=file or case.image, record=case.case_id, field=field)
 
 
-def validate_case(case: Case, root: Path) -> None:
-    """Image present with its recorded hash and size, boxes inside the image, known labels."""
+def validate_case(case: Case, root: Path, identity: IdentityRule) -> None:
+    """Image present with its recorded identity (under ``identity``, the rule it was stored by) and size,
+    boxes inside the image, known labels."""
     try:
         path = resolve_inside(root, case.image)
     except BadInput as e:
         raise _bad(case, "image", e.reason) from e
     if not path.is_file():
         raise _bad(case, "image", "image file is missing")
-    if sha256_file(path) != case.image_sha256:
-        raise _bad(case, "image_sha256", "image bytes do not match the recorded sha256")
+    if identity.of_file(path) != case.image_sha256:
+        raise _bad(case, "image_sha256", f"image does not match the recorded sha256 ({identity.name})")
     try:
         with Image.open(path) as im:
             size = im.size

@@ -14,8 +14,10 @@ def register(app: typer.Typer) -> None:
         bench: Path = typer.Argument(..., help="bench folder"),
         as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON instead of tables"),
         check: bool = typer.Option(False, "--check", metavar="",
-                                   help="first check every record, reference and image (hashed) of the bench, as "
-                                        "load_bench does; exit 2 naming the first bad one"),
+                                   help="first check every record, reference and image of the bench (each image "
+                                        "by the identity rule of the bench's format version: its pixels' hash "
+                                        "for format 3, its PNG bytes' for 1 and 2), as load_bench does; exit 2 "
+                                        "naming the first bad one"),
     ) -> None:
         """Counts per stage / task / variant / split, chains, skipped tasks, licences, quarantine."""
         from medr2.api import info as api_info
@@ -28,4 +30,4 @@ def register(app: typer.Typer) -> None:
             render_info(data)
             if check:
                 typer.echo(f"checked: {data['checked']['cases']} cases, {data['checked']['items']} items, every "
-                           "record, reference and image: no error")
+                           f"record, reference and image ({data['image_identity']}): no error")

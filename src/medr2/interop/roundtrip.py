@@ -2,7 +2,7 @@
 
 ``medr2_item`` holds the Item as canonical JSON; ``medr2_case`` its Case (mask paths removed, as
 masks are not exported). Importers that find these columns restore the records exactly and check
-that the embedded image bytes hash to the recorded sha256.
+that the embedded images have the recorded identity (medr2.images: of their pixels).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
     if image is not None:
         ref = b.images.put_array(_decode(image, file, record))
         if item.image is not None and ref.sha256 != item.image_sha256:
-            raise BadInput("embedded image does not match the recorded sha256", file=file, record=record,
+            raise BadInput(_mismatch("embedded image", image, item.image_sha256), file=file, record=record,
                            field="image")
         if item.image is not None and item.image != ref.path:
             raise BadInput(f"image path {_shown(item.image)} is not the path of the embedded image ({ref.path})",
@@ -62,8 +62,8 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         if case_image is not None:
             ref = b.images.put_array(_decode(case_image, file, record))
             if ref.sha256 != case.image_sha256:
-                raise BadInput("embedded case image does not match the recorded sha256", file=file, record=record,
-                               field=CASE_IMAGE_COL)
+                raise BadInput(_mismatch("embedded case image", case_image, case.image_sha256), file=file,
+                               record=record, field=CASE_IMAGE_COL)
             stored: str | None = ref.path
         else:  # the case shows the item's own image
             stored = item.image if image is not None else None
@@ -96,12 +96,24 @@ def _shown(path: str, n: int = 120) -> str:
     return repr(path if len(path) <= n else path[:n] + "...")
 
 
+def _mismatch(what: str, data: bytes, recorded: str | None) -> str:
+    """Why an embedded image does not have its recorded identity; an export of a format 1/2 bench (images
+    named by their PNG bytes) is named as such, not checked by the other rule."""
+    from medr2.images import CURRENT_IDENTITY, PNG_BYTES
+
+    if recorded and PNG_BYTES.of_bytes(data, file=what) == recorded:
+        return (f"{what} is recorded by the sha256 of its PNG bytes (an export of a format 1/2 bench); an import "
+                f"keeps ids only under the bench's own rule ({CURRENT_IDENTITY.name}): export it from a format "
+                f"{CURRENT_IDENTITY.versions[0]} bench, or import it without its medr2 columns")
+    return f"{what} does not match the recorded sha256 ({CURRENT_IDENTITY.name})"
+
+
 def _decode(data: bytes, file: str, record: str) -> Any:
     import io
 
-    from medr2.images import load_image
+    from medr2.images import decode_image
 
     try:
-        return load_image(io.BytesIO(data))  # type: ignore[arg-type]
+        return decode_image(io.BytesIO(data), file)
     except BadInput as e:
         raise BadInput(e.reason, file=file, record=record, field="image") from e

@@ -43,7 +43,7 @@ import pybase64
 import yarl
 
 from medr2.errors import BadInput, WorkFailed
-from medr2.images import InsideRoot, sha256_bytes
+from medr2.images import InsideRoot, bench_identity
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions
@@ -260,8 +260,13 @@ class _ImageCache:
                 data = f.read()
         except OSError as e:
             raise Permanent(f"cannot read image {rel}: {e}") from None
-        if sha is not None and sha256_bytes(data) != sha:
-            raise Permanent(f"image {rel} does not match its recorded sha256")
+        if sha is not None:
+            try:
+                got = bench_identity(bench_root).of_bytes(data, file=rel)  # the bench's rule: pixels or bytes
+            except BadInput as e:
+                raise Permanent(f"cannot read image {rel}: {e.reason}") from None
+            if got != sha:
+                raise Permanent(f"image {rel} does not match its recorded sha256")
         frag = (_JPEG_HEAD if data[:2] == b"\xff\xd8" else _PNG_HEAD, pybase64.b64encode(data), _IMAGE_TAIL)
         self.encoded += 1
         self._frags[key] = frag

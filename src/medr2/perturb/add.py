@@ -38,7 +38,8 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     seed = int(build.get("seed", 0)) if seed is None else seed
     cases = list(table.iter_cases())
     clean = [it for it in table.iter_items() if it.variant == "clean"]
-    new, skips = generate_variants(table.root, cases, clean, codes, seed, ImageStore(table.root), workers)
+    new, skips = generate_variants(table.root, cases, clean, codes, seed,
+                                    ImageStore(table.root, identity=table.identity), workers)
 
     def code(variant: str) -> str:
         return variant_code(variant)
@@ -70,7 +71,7 @@ def add_variants(bench: Path | str, variants: str | Sequence[str], seed: int | N
     extra = {k: v for k, v in m.items() if k not in WRITER_KEYS}
     extra["build"] = build
     extra["variants_skipped"] = {**m.get("variants_skipped", {}), **skips}
-    with BenchWriter(table.root) as w:
+    with BenchWriter(table.root, identity=table.identity) as w:  # the bench's own rule: never mixed
         w.add_cases(cases)
         w.add_items(clean)
         w.add_items(kept())
