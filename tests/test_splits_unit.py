@@ -22,8 +22,10 @@ from tests import build_fixtures  # noqa: F401  (registers the "buildtest" sourc
 # unit: the split unit (commit b7a2f01) kept the bytes of the default build. Changed on purpose since: V2 shows
 # the drawn case that differs most (2026-12-03); items record their roles (issue 38: a new ``roles`` column, every
 # other column and cases.parquet byte-identical to dcb957e6...). If item generation changes on purpose, recompute it
-# from that change with the default split unit.
-DEFAULT_CHECKSUM = "fded412a20ec05d6e0421b7649e62c4123cc0a9ea262f3b3376dfbd9dc67ccb7"
+# from that change with the default split unit. 2026-12-06, recomputed once for the changes merged that day, each on
+# purpose: bench format 3 (image ids from pixels, issue 44), the clinical vocabulary's option check (issue 39),
+# sex/age read from the sample's DICOM headers (issue 46) and the readers' shared case merge (issue 43).
+DEFAULT_CHECKSUM = "f757861825a8dcf884a2b283f6b9809f197a678e6e9d51756ed78cab352b0d91"
 
 
 def _build(root: Path, **kw: object) -> Path:

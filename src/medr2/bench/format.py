@@ -453,9 +453,9 @@ class Bench(BenchFace):
 
 def case_clusters(root: Path | str) -> dict[str, str]:
     """Case id -> its patient group (cases sharing a patient or a source image:
-    :func:`medr2.tasks.splits.patient_groups`), read from the bench's ``cases.parquet`` by columns: the clusters
+    :func:`medr2.bench.clusters.patient_groups`), read from the bench's ``cases.parquet`` by columns: the clusters
     the score's bootstrap resamples."""
-    from medr2.tasks.splits import SplitKey, patient_groups
+    from medr2.bench.clusters import ClusterKey, patient_groups
 
     path = Path(root) / CASES_FILE
     names = set(pq.read_schema(path).names)
@@ -464,7 +464,7 @@ def case_clusters(root: Path | str) -> dict[str, str]:
     case_ids = t.column("case_id").to_pylist()
     patients = t.column("patient_id").to_pylist() if "patient_id" in names else case_ids
     backgrounds = t.column("background").to_pylist() if "background" in names else [None] * len(case_ids)
-    return patient_groups([SplitKey(c, p or c, b, None) for c, p, b in zip(case_ids, patients, backgrounds,
+    return patient_groups([ClusterKey(c, p or c, b) for c, p, b in zip(case_ids, patients, backgrounds,
                                                                           strict=True)])
 
 

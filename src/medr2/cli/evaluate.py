@@ -24,9 +24,8 @@ def eval_command(
                                                   help="Comma list of variant ids/codes "
                                                   f"({TEXT_CODES[0]}..{TEXT_CODES[-1]}, {VISUAL_CODES[0]}.."
                                                   f"{VISUAL_CODES[-1]}, clean), or all.")] = None,
-    split: Annotated[str, typer.Option("--split", help=f"Only items of this split: {listing(SPLITS)} ('all': every "
-                                       "split, which score mixes only with --mixed-splits). Unknown values are "
-                                       "refused.")] = DEFAULT_SPLIT,
+    split: Annotated[str, typer.Option("--split", help=f"Only items of this split ({listing(SPLITS)}; 'all': every "
+                                       "split, scored only with --mixed-splits).")] = DEFAULT_SPLIT,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", metavar="", help="Run an empty selection instead "
                                               "of refusing it (exit 2).")] = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, show_default="no limit",

@@ -68,7 +68,7 @@ class _Metric:
 
 class MetricBook:
     """Collects components (per-case sums) and metrics over them; ``evaluate`` bootstraps all at once.
-    ``clusters``: case id -> its cluster (patient group, :func:`medr2.tasks.splits.patient_groups`); the
+    ``clusters``: case id -> its cluster (patient group, :func:`medr2.bench.clusters.patient_groups`); the
     bootstrap then resamples clusters when some cluster holds several of the book's cases."""
 
     def __init__(self, case_ids: Sequence[str], clusters: Mapping[str, str] | None = None) -> None:

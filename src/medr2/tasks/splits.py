@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from medr2.bench.clusters import patient_groups
+
 
 class SplitRecord(Protocol):
     """What a split needs of a case (a :class:`medr2.records.Case` or a :class:`SplitKey`)."""
@@ -70,32 +72,6 @@ def assign_splits(cases: Sequence[SplitRecord], unit: str = "patient") -> SplitA
 def _by_case(cases: Sequence[SplitRecord]) -> SplitAssignment:
     """Each case is its own group: its source's split, else a hash of its case id."""
     return SplitAssignment({c.case_id: c.split or hashed_split(f"case:{c.case_id}") for c in cases}, 0)
-
-
-def patient_groups(cases: Sequence[SplitRecord]) -> dict[str, str]:
-    """Case id -> its patient group: cases sharing a ``patient_id`` or a ``background`` (source image) are one
-    group (union-find), named by its smallest member key. The groups a patient split keeps together, and the
-    clusters the score's bootstrap resamples (:class:`medr2.score.stats.MetricBook`)."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for c in cases:
-        p = f"p:{c.patient_id}"
-        find(p)
-        if c.background:
-            union(p, f"b:{c.background}")
-    return {c.case_id: find(f"p:{c.patient_id}") for c in cases}
 
 
 def _by_patient(cases: Sequence[SplitRecord]) -> SplitAssignment:
