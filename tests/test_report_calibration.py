@@ -78,8 +78,8 @@ def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
         run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
-                            adapter_extra={"backoff_initial_s": 0.01}))
-    score_run(run, n_resamples=50)
+                            adapter_extra={"backoff_initial_s": 0.01}, split="all"))
+    score_run(run, n_resamples=50, mixed_splits=True)
     cal = json.loads((run / "calibration.json").read_text())
     ece = cal["modes"]["independent"]["calibration"]["ECE"]["value"]
     out = tmp_path / "report"

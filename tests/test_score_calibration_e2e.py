@@ -70,7 +70,7 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
         run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
-                            adapter_extra={"backoff_initial_s": 0.01}))
+                            adapter_extra={"backoff_initial_s": 0.01}, split="all"))
     assert seen and all(b["logprobs"] is True and b["top_logprobs"] == 20 for b in seen)
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["confidence"] == "logprobs" and manifest["identity"]["confidence"] == "logprobs"
@@ -92,7 +92,7 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
         expected[p.item_id] = p.confidence.probs[p.raw]
     assert expected  # every mcq/yes-no answer "A"/"yes" carried its log-probabilities
 
-    metrics = score_run(run, n_resamples=50)
+    metrics = score_run(run, n_resamples=50, mixed_splits=True)  # train answers calibrate the conformal sets
     cal = json.loads((run / CALIBRATION_FILE).read_text())
     mode = cal["modes"]["independent"]
     assert mode["confidence"]["sources"] == ["logprobs"]

@@ -50,19 +50,19 @@ def scripted_run(tmp_path_factory: pytest.TempPathFactory, build_sample) -> tupl
         return it.answer if right else next(chr(65 + i) for i in range(len(it.options)) if chr(65 + i) != it.answer)
 
     run = root / "run"
-    medr2.evaluate(bench, script, run, command=["test"])
+    medr2.evaluate(bench, script, run, command=["test"], split="all")
     return bench, run
 
 
 def test_score_with_slices_writes_its_own_files_and_leaves_metrics_alone(scripted_run: tuple[Path, Path],
                                                                         tmp_path: Path) -> None:
     bench, run = scripted_run
-    plain = _medr2("score", str(run), "--resamples", "200")
+    plain = _medr2("score", str(run), "--mixed-splits", "--resamples", "200")
     assert plain.returncode == 0, plain.stderr
     metrics = (run / "metrics.json").read_bytes()
     assert not (run / "slices.json").exists() and not (run / "harm.json").exists()
 
-    done = _medr2("score", str(run), "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
+    done = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
                   "--slice", "task", "--slice-min-cases", "3")
     assert done.returncode == 0, done.stderr
     assert (run / "metrics.json").read_bytes() == metrics  # byte-identical without --harm
@@ -89,13 +89,13 @@ def test_score_with_slices_writes_its_own_files_and_leaves_metrics_alone(scripte
         assert "sex" in doc["missing"]
     assert json.loads((run / "harm.json").read_bytes())["modes"]["independent"]["high_risk_error"]["value"] > 0
 
-    again = _medr2("score", str(run), "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
+    again = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
                    "--slice", "task", "--slice-min-cases", "3")
     assert again.returncode == 0 and (run / "slices.json").read_bytes() == first  # same seed, same bytes
 
     harm = tmp_path / "harm.yaml"
     harm.write_text("tasks:\n  s1.modality: high\nweights:\n  high: 20\n")
-    with_harm = _medr2("score", str(run), "--resamples", "200", "--harm", str(harm))
+    with_harm = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--harm", str(harm))
     assert with_harm.returncode == 0, with_harm.stderr
     m = json.loads((run / "metrics.json").read_bytes())
     assert m["run"]["harm"]["file"] == str(harm) and m["run"]["harm"]["tasks"] == {"s1.modality": "high"}
@@ -105,10 +105,10 @@ def test_score_with_slices_writes_its_own_files_and_leaves_metrics_alone(scripte
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"weights": {"high": "lots"}}))
-    refused = _medr2("score", str(run), "--harm", str(bad))
+    refused = _medr2("score", str(run), "--mixed-splits", "--harm", str(bad))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert str(bad) in refused.stderr and "weights.high" in refused.stderr
-    unknown = _medr2("score", str(run), "--slice", "shoe_size")
+    unknown = _medr2("score", str(run), "--mixed-splits", "--slice", "shoe_size")
     assert unknown.returncode == 2 and "shoe_size" in unknown.stderr and "Traceback" not in unknown.stderr
     assert pq.read_table(run / "scores.parquet").num_rows > 0  # nothing was scored by a refused command
 

@@ -151,8 +151,8 @@ def test_a_plugin_variant_that_declares_its_roles_counts_in_flip_rate_and_traini
     assert t9 and all(json.loads(r["roles"]) == ["preserves_answer", "augments", "keeps_facts"] for r in t9)
 
     run = tmp_path / "run"
-    medr2.evaluate(bench, fickle, run, variants="clean,T5,T9")
-    metrics = medr2.score(run, resamples=0)
+    medr2.evaluate(bench, fickle, run, variants="clean,T5,T9", split="all")
+    metrics = medr2.score(run, resamples=0, mixed_splits=True)
     cons = metrics["modes"]["independent"]["consistency"]
     # every T9 item flips (the phrase changes the model's answer) and counts: the bench has no other split here
     assert cons["FlipRate_T9"]["value"] == 1.0 and cons["FlipRate_T9"]["n"] == len(t9)
