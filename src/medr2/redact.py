@@ -81,3 +81,20 @@ def scrub_secret(text: str, secret: str | None, grams: frozenset[str] | None = N
         pos, (cur_start, cur_end) = cur_end, (s, e)
     out.extend((text[pos:cur_start], MASK, text[cur_end:]))
     return "".join(out)
+
+
+_REGISTERED: dict[str, frozenset[str]] = {}  # secrets this process read (API keys), with their grams
+
+
+def register_secret(secret: str | None) -> None:
+    """Remember a secret this process read (an API key), so :func:`scrub_registered` masks it on every output
+    channel (the console writer :mod:`medr2.console`, error texts, logs, manifests)."""
+    if secret and secret not in _REGISTERED:
+        _REGISTERED[secret] = secret_grams(secret)
+
+
+def scrub_registered(text: str) -> str:
+    """``text`` with every registered secret (and its fragments) and URL credentials masked."""
+    for secret, grams in _REGISTERED.items():
+        text = scrub_secret(text, secret, grams)
+    return redact_credentials(text)

@@ -76,10 +76,9 @@ def eval_command(
                                        "lists them; the stored answers are the same.")] = DEFAULT_ORDER,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
-    from rich.console import Console
-
     from medr2.api import evaluate
     from medr2.arrowmem import use_lean_pool
+    from medr2.console import say
     from medr2.errors import WorkFailed
     from medr2.progress import RichProgress
 
@@ -95,18 +94,17 @@ def eval_command(
                            ray_address=ray_address, ray_batch_size=ray_batch_size, ray_engines=ray_engines,
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order)
-    console = Console(stderr=True)
     for name, c in summary.modes.items():
-        console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
-                      + (f", [yellow]{c.truncated} cut off by the token limit[/]" if c.truncated else ""))
+        say(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors",
+            *((", ", (f"{c.truncated} cut off by the token limit", "yellow")) if c.truncated else ()), err=True)
     if any(c.truncated for c in summary.modes.values()):
         from medr2.score.truncation import TRUNCATED_HINT
 
-        console.print(f"[yellow]note[/]: {TRUNCATED_HINT}")
-    console.print(f"retries: {summary.retries}")
+        say(("note", "yellow"), f": {TRUNCATED_HINT}", err=True)
+    say(f"retries: {summary.retries}", err=True)
     if summary.interrupted:
-        console.print(f"[yellow]interrupted[/]: everything answered is stored in {out}; rerun the same command "
-                      "to resume")
+        say(("interrupted", "yellow"), f": everything answered is stored in {out}; rerun the same command "
+            "to resume", err=True)
         raise typer.Exit(130)
     if summary.sent and all(c.ok == 0 for c in summary.modes.values()) and any(c.error for c in summary.modes.values()):
         raise WorkFailed("every request failed; see the errors stored in the run (e.g. the endpoint is down)")

@@ -17,9 +17,8 @@ def register(app: typer.Typer) -> None:
         title: str = typer.Option("medr2 report", "--title", help="Report title."),
     ) -> None:
         """Leaderboard (Markdown, CSV, JSON), plots and a self-contained index.html comparing the runs."""
-        from rich.console import Console
-
         from medr2.api import report as api_report
+        from medr2.console import say
         from medr2.progress import for_console
 
         progress = for_console("medr2 report")
@@ -27,4 +26,4 @@ def register(app: typer.Typer) -> None:
             index = api_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
         finally:
             progress.close()
-        Console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)
+        say(f"wrote {index} and {out / 'leaderboard.md'}")

@@ -26,11 +26,9 @@ def register(app: typer.Typer) -> None:
         """Score a run: extract answers, compute every metric with 95% case-bootstrap intervals."""
         import warnings
 
-        from rich.console import Console
-        from rich.markup import escape
-
         from medr2.api import score as api_score
         from medr2.arrowmem import use_lean_pool
+        from medr2.console import say, warn
         from medr2.progress import for_console
         from medr2.report.fmt import fmt_value_n
         from medr2.score.completeness import describe
@@ -47,9 +45,8 @@ def register(app: typer.Typer) -> None:
                                     judge_claims=judge_claims, progress=progress, workers=workers)
         finally:
             progress.close()
-        con = Console()
         if (message := describe(metrics.get("plan") or {})) is not None:
-            Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+            warn(message)
         hinted = False
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
@@ -58,10 +55,9 @@ def register(app: typer.Typer) -> None:
             unparsed = (rates.get("unparsed") or {}).get("value") or 0.0
             truncated = (rates.get("truncated") or {}).get("value") or 0.0
             error = (rates.get("error") or {}).get("value") or 0.0
-            con.print(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}",
-                      highlight=False)
+            say(f"{mode}: overall {acc}; unparsed {unparsed:.3f}, truncated {truncated:.3f}, error {error:.3f}")
             if truncated:
                 hinted = True
         if hinted:
-            con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
-        con.print(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}", highlight=False)
+            say(("note", "yellow"), f": {TRUNCATED_HINT}")
+        say(f"wrote {Path(run) / SCORES_FILE} and {Path(run) / METRICS_FILE}")
