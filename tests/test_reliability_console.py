@@ -17,7 +17,6 @@ import io
 import json
 import re
 import shlex
-import sys
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -28,6 +27,7 @@ from hypothesis import strategies as st
 
 import medr2
 from medr2 import console
+from tests.cli_inproc import run_cli
 
 SRC = Path(medr2.__file__).parent
 WRITER = SRC / "console.py"
@@ -141,24 +141,6 @@ def test_registered_secret_never_printed() -> None:
 # --- the commands ---------------------------------------------------------------------------------------
 
 
-def _cli(*args: str) -> tuple[int, str]:
-    """``medr2 ARGS`` through the real entry point; an uncaught exception (a traceback) fails the test."""
-    from medr2.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["medr2", *args]
-    code: int = 0
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            main()
-    except SystemExit as e:
-        code = int(e.code or 0)
-    finally:
-        sys.argv = argv
-    return code, out.getvalue() + err.getvalue()
-
-
 def _vqarad(root: Path, hostile_name: str) -> Path:
     from tests.interop_fixtures import gradient, write_png
 
@@ -184,32 +166,32 @@ def test_commands_print_hostile_names_as_written(name: str, label: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         bench = root / _folder("b" + name)
-        code, shown = _cli("build", "--source", "sample", "--cases", "3", "--out", str(bench), "--workers", "1")
+        code, shown = run_cli("build", "--source", "sample", "--cases", "3", "--out", str(bench), "--workers", "1")
         assert code == 0 and _bare(str(bench)) in _bare(shown), shown
         runs = []
         for i in range(2):
             run = root / _folder(f"r{i}" + name)
-            code, shown = _cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
+            code, shown = run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
                                "--shard", f"{i}/2", "--no-progress")
             assert code == 0 and "ok" in shown, shown
             runs.append(run)
         merged = root / _folder("m" + name)
-        code, shown = _cli("merge", *map(str, runs), "--out", str(merged))
+        code, shown = run_cli("merge", *map(str, runs), "--out", str(merged))
         assert code == 0 and _bare(str(merged)) in _bare(shown), shown
-        code, shown = _cli("score", str(merged), "--resamples", "0")
+        code, shown = run_cli("score", str(merged), "--resamples", "0")
         assert code == 0 and _bare(str(merged / "metrics.json")) in _bare(shown), shown
         report = root / _folder("rep" + name)
-        code, shown = _cli("report", str(merged), "--out", str(report), "--max-items", "3")
+        code, shown = run_cli("report", str(merged), "--out", str(report), "--max-items", "3")
         assert code == 0 and _bare(str(report / "index.html")) in _bare(shown), shown
         imported = root / _folder("imp" + name)
-        code, shown = _cli("import", "vqa-rad", str(_vqarad(root / "rad", label)), "--out", str(imported))
+        code, shown = run_cli("import", "vqa-rad", str(_vqarad(root / "rad", label)), "--out", str(imported))
         assert code == 0 and _bare(str(imported)) in _bare(shown) and _bare(label) in _bare(shown), shown
         # error paths: a missing source folder, a --serve server that dies after logging hostile text
         missing = root / _folder("missing" + name)
-        code, shown = _cli("build", "--source", f"folder:{missing}", "--out", str(root / "x"))
+        code, shown = run_cli("build", "--source", f"folder:{missing}", "--out", str(root / "x"))
         assert code == 2 and _bare(str(missing)) in _bare(shown) and "Traceback" not in shown, shown
         log_line = shlex.quote(f"server says {label}")
-        code, shown = _cli("eval", "--bench", str(bench), "--model", f"openai:{label}", "--out",
+        code, shown = run_cli("eval", "--bench", str(bench), "--model", f"openai:{label}", "--out",
                            str(root / _folder("s" + name)), "--serve", f"echo {log_line}; exit 3",
                            "--base-url", "http://127.0.0.1:9/v1", "--serve-timeout", "20")
         assert code in (1, 2) and _bare(f"server says {label}") in _bare(shown), shown

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import medr2
+from medr2 import jsonsafe
 from medr2.demo.display import DemoDisplay, StageDisplay
 from medr2.demo.lanes import Group, GroupCounter, Job, SecondLane, cpu_seconds, timed
 from medr2.demo.summary import append_timings
@@ -105,7 +106,7 @@ class DemoConfig:
         d = asdict(self)
         for how in ("workers", "threads", "lanes"):
             d.pop(how)
-        return json.loads(json.dumps(d))
+        return jsonsafe.loads(json.dumps(d))
 
 
 # --quick: a smoke test of the loop. Its 30 + 30 steps are too few for option-text targets (the model writes a train
@@ -223,9 +224,9 @@ def _check_folder(paths: DemoPaths, cfg: DemoConfig) -> None:
         raise BadInput("folder is not empty and holds no earlier demo; choose another --out", file=str(root),
                        field="--out")
     try:
-        before = json.loads(record.read_text("utf-8")).get("config")
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
-        raise BadInput(f"unreadable demo record: {e}", file=str(record)) from e
+        before = jsonsafe.load_object(record).get("config")
+    except BadInput as e:
+        raise BadInput(f"unreadable demo record: {e.reason}", file=str(record)) from e
     if not isinstance(before, dict) or _same_run(before) != _same_run(cfg.identity()):
         raise BadInput("the folder holds a demo with another configuration (--cases/--seed/--quick); "
                        "choose another --out", file=str(record), field="config")
@@ -285,7 +286,7 @@ def _earlier_stages(paths: DemoPaths) -> dict[str, dict[str, Any]]:
     record = paths.root / DEMO_FILE
     if not record.is_file():
         return {}
-    stages = json.loads(record.read_text("utf-8")).get("stages") or []
+    stages = jsonsafe.load_object(record).get("stages") or []
     return {s["stage"]: s for s in stages if isinstance(s, dict) and "stage" in s}
 
 

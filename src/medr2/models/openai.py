@@ -42,6 +42,7 @@ import aiohttp
 import pybase64
 import yarl
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.images import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
@@ -131,12 +132,13 @@ def read_completion(data: bytes) -> Completion:
     (a reasoning model cut off inside its reasoning: scored ``truncated``)."""
     try:
         try:
-            body = json.loads(data)
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError:  # invalid UTF-8 inside the answer: keep it, bad bytes as U+FFFD
-            body = json.loads(data.decode("utf-8", "replace"))
+            text = data.decode("utf-8", "replace")
+        body = jsonsafe.loads(text, max_bytes=None)  # the body is bounded by max_response_bytes already
         choice = body["choices"][0]
         msg = choice["message"]
-    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:
+    except (BadInput, KeyError, IndexError, TypeError) as e:
         raise Transient(f"malformed response body ({type(e).__name__}): {data[:ERROR_SNIPPET]!r}") from None
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     finish = finish[:64] if isinstance(finish, str) and finish else None
@@ -175,8 +177,8 @@ def error_message(data: bytes) -> str:
     body: Any = None
     if len(data) <= 4 * ERROR_SCAN:
         try:
-            body = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = jsonsafe.loads(data)
+        except BadInput:
             body = None
     if isinstance(body, dict):
         err = body.get("error")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.records import Prediction
 
@@ -414,8 +415,10 @@ def _to_stored(row: Sequence[Any]) -> StoredPrediction:
                       raw=d["raw"], latency_s=d["latency_s"], prompt_tokens=d["prompt_tokens"],
                       completion_tokens=d["completion_tokens"], status=d["status"], error=d["error"],
                       attempts=d["attempts"], finish_reason=d["finish_reason"], reasoning=d["reasoning"])
-    return StoredPrediction(pred, d["step"], d["chain_id"], json.loads(d["meta"] or "{}"), d["created_at"],
-                            json.loads(d["request"]) if d["request"] else None)
+    return StoredPrediction(pred, d["step"], d["chain_id"],
+                            jsonsafe.loads(d["meta"] or "{}", record=d["item_id"], field="meta", max_bytes=None),
+                            d["created_at"], jsonsafe.loads(d["request"], record=d["item_id"], field="request",
+                                                            max_bytes=None) if d["request"] else None)
 
 
 class _Checkpointer(threading.Thread):

@@ -147,11 +147,7 @@ def mapping_list(dr: DataRoot, key: str, default: Sequence[Any], kind: type | tu
 
 
 def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    return jsonsafe.loads(text, file=str(path))
+    return jsonsafe.load_file(path)
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
