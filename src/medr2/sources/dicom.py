@@ -28,7 +28,9 @@ from medr2.errors import BadInput
 from medr2.images import MAX_PIXELS, ImageStore
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     load_label_table,
     make_case,
@@ -257,9 +259,12 @@ def _segment_kind(seg_item: Any) -> str:
 
 class DicomSource:
     name = "dicom"
+    mapping_schema: dict[str, Key] = {
+        "frames": Key("text", choices=FRAME_CHOICES), "overlay_label": TEXT,
+        "overlay_kind": Key("text", choices=("finding", "organ", "region", "landmark"))}
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "dicom", allowed_keys=("frames", "overlay_label", "overlay_kind"))
+        self.dr: DataRoot = open_root(arg, "dicom", schema=self.mapping_schema)
         m = self.dr.mapping
         self.frames = str(m.get("frames", "all"))
         where = str(self.dr.mapping_file) if self.dr.mapping_file else None

@@ -22,7 +22,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
-from medr2.sources.common import DataRoot, make_case, open_root, sample_indices
+from medr2.sources.common import DataRoot, Key, make_case, open_root, sample_indices
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -51,10 +51,10 @@ class DatasetSource:
     title = "dataset"  # default ``source`` name recorded on cases
     default_license = "unspecified"
     default_access = "open"
-    mapping_keys: tuple[str, ...] = ()
+    mapping_schema: Mapping[str, Key] = {}  # the reader's own medr2.json keys and their types
 
     def __init__(self, arg: str | None) -> None:
-        dr = open_root(arg, self.name, allowed_keys=self.mapping_keys)
+        dr = open_root(arg, self.name, schema=self.mapping_schema)
         mapping = {"source": self.title, "license": self.default_license, "access": self.default_access,
                    **dr.mapping}
         self.dr: DataRoot = dataclasses.replace(dr, mapping=mapping)

@@ -27,7 +27,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.common import load_label_map, mask_box, put_mask
+from medr2.sources.common import Key, load_label_map, mask_box, put_mask
 from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image, image_index, read_table
 
 DIAGNOSES = {"MEL": "melanoma", "NV": "melanocytic nevus", "BCC": "basal cell carcinoma",
@@ -43,7 +43,7 @@ MASK_SUFFIX = "_segmentation.png"
 class IsicSource(DatasetSource):
     name = "isic"
     title = "ISIC"
-    mapping_keys = ("site_as_region",)
+    mapping_schema = {"site_as_region": Key("boolean")}
 
     def records(self) -> list[RecordSpec]:
         root = self.dr.root

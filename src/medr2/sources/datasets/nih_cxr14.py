@@ -23,6 +23,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
+from medr2.sources.common import Key
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -47,7 +48,7 @@ SPLIT_FILES = (("test_list.txt", "test"), ("train_val_list.txt", "train"))
 class NihCxr14Source(DatasetSource):
     name = "nih-cxr14"
     title = "NIH ChestX-ray14"
-    mapping_keys = ("official_split",)
+    mapping_schema = {"official_split": Key("boolean")}
 
     def records(self) -> list[RecordSpec]:
         entry = find_file(self.dr, ENTRY_FILES, what="Data_Entry_2017.csv")

@@ -28,6 +28,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Box, Case, Finding
+from medr2.sources.common import Key
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -53,7 +54,7 @@ class VindrCxrSource(DatasetSource):
     title = "VinDr-CXR"
     default_license = "PhysioNet Credentialed Health Data License 1.5.0"
     default_access = "credentialed"
-    mapping_keys = ("iou", "min_votes")
+    mapping_schema = {"iou": Key("number", minimum=0, maximum=1), "min_votes": Key("integer", minimum=1)}
 
     def records(self) -> list[RecordSpec]:
         specs: list[RecordSpec] = []
