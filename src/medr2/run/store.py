@@ -9,10 +9,18 @@ replaced when the request is retried (``--retry-errors``).
 A writer holds an exclusive lock file (``RUN/.lock``) so two processes cannot write one run. Its WAL is
 checkpointed by a background thread with its own connection (:class:`_Checkpointer`), so no commit
 pays a checkpoint's fsyncs on the runner's event-loop thread.
+
+The store gate (docs/reliability.md): :meth:`Store.open` is the only way any command opens a store. It refuses
+a store of a newer schema version (naming the version; never relabelled), a file that is not a medr2 store
+(zero bytes, another database, no ``predictions`` table) and one that fails SQLite's ``quick_check``; and
+every SQLite error raised later by a :class:`Store` method (a corrupted page met while reading) is mapped to
+a :class:`~medr2.errors.BadInput` naming the file (exit 2), or to the storage message (exit 1).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sqlite3
@@ -106,6 +114,44 @@ class Row:
     request: list[Any] | None = None
 
 
+def _mapped_error(e: sqlite3.DatabaseError, path: Path, *, write: bool = True) -> Exception:
+    """What a SQLite error becomes: the storage message (exit 1) where the storage is the problem, else
+    BadInput naming the store (exit 2)."""
+    if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
+        return WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
+                          "process can write, then rerun the same command")
+    return BadInput(f"cannot read the run store: {e} (the file is damaged or is not a medr2 store)", file=str(path))
+
+
+def _gated(fn: Any) -> Any:
+    """A Store method whose SQLite errors are mapped by :func:`_mapped_error` (generators too)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(self: Store, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(self, *args, **kwargs)
+            except sqlite3.DatabaseError as e:
+                raise _mapped_error(e, self.path) from e
+        return gen
+
+    @functools.wraps(fn)
+    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.DatabaseError as e:
+            raise _mapped_error(e, self.path) from e
+    return call
+
+
+def _gate_methods(cls: type) -> type:
+    """Every public method of the store goes through :func:`_gated` (by construction: a new method too)."""
+    for name, value in list(vars(cls).items()):
+        if callable(value) and not name.startswith("_") and name not in ("open", "close"):
+            setattr(cls, name, _gated(value))
+    return cls
+
+
+@_gate_methods
 class Store:
     """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``."""
 
@@ -129,12 +175,17 @@ class Store:
             lock = _acquire_lock(run_dir / LOCK_FILE)
         elif not path.is_file():
             raise BadInput("no store.sqlite: not a run folder", file=str(path))
+        conn: sqlite3.Connection | None = None
         try:
             if write:
                 conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
             else:
                 conn = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, timeout=30.0)
             conn.execute("PRAGMA busy_timeout = 30000")
+            # a writer initialises a store without any table (new, or left empty by an eval killed or stopped by
+            # a full disk as it created it: nothing stored is lost); anything else passes the gate's checks
+            if not (write and _no_tables(conn)):
+                _check_store(conn, path)
             if write:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -142,13 +193,14 @@ class Store:
                 _migrate(conn)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it
             present = _present_columns(conn, "main")
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, BadInput) as e:
             if lock is not None:
                 lock.close()
-            if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
-                raise WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
-                                 "process can write, then rerun the same command") from e
-            raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
+            if conn is not None:
+                conn.close()
+            if isinstance(e, BadInput):
+                raise
+            raise _mapped_error(e, path, write=write) from e
         store = cls(path, conn, lock, _Checkpointer(path) if write else None)
         store._select = [c if c in present else "NULL" for c in _COLUMNS]
         return store
@@ -210,7 +262,15 @@ class Store:
             raise
 
     def copy_from(self, other: Path) -> int:
-        """Insert every row of another store (merge). Conflicting rows raise WorkFailed."""
+        """Insert every row of another store (merge), after it passed the gate (:meth:`open`). Conflicting rows
+        raise WorkFailed; SQLite errors of the other store name it."""
+        Store.open(other.parent).close()
+        try:
+            return self._copy_from(other)
+        except sqlite3.DatabaseError as e:
+            raise _mapped_error(e, other, write=False) from e
+
+    def _copy_from(self, other: Path) -> int:
         conn = self._conn
         before = self.count()
         try:
@@ -393,6 +453,30 @@ def _digits(value: Any) -> str:
 def _qualified(column: str) -> str:
     """``p.column``, or NULL for a column the store lacks."""
     return column if column == "NULL" else f"p.{column}"
+
+
+def _no_tables(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def _check_store(conn: sqlite3.Connection, path: Path) -> None:
+    """The gate's checks of an existing store: a medr2 store, of a schema version this code reads, whose pages
+    pass ``PRAGMA quick_check``. BadInput naming the file otherwise."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "predictions" not in tables:
+        raise BadInput("not a medr2 run store (no predictions table"
+                       + (": the file is empty)" if path.stat().st_size == 0 else ")"), file=str(path))
+    if "store_info" in tables:
+        row = conn.execute("SELECT value FROM store_info WHERE key = 'schema_version'").fetchone()
+        version = str(row[0]) if row else None
+        if version is not None and (not version.isdigit() or int(version) > int(SCHEMA_VERSION)):
+            raise BadInput(f"the run store has schema version {version[:20]!r}, newer than this medr2 reads "
+                           f"(up to {SCHEMA_VERSION}); use the medr2 that wrote it (the store is left as it is)",
+                           file=str(path), field="store_info.schema_version")
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise BadInput(f"the run store is damaged (SQLite quick_check: {'; '.join(map(str, problems))[:300]}); "
+                       "restore it from a copy, or rerun the eval into a new folder", file=str(path))
 
 
 def _present_columns(conn: sqlite3.Connection, schema: str) -> set[str]:
