@@ -48,7 +48,7 @@ def _text(parts: Sequence[Part]) -> Any:
 
 def say(*parts: Part, err: bool = False, console: Any = None) -> None:
     """Print one line made of ``parts``: strings printed as written, ``(text, style)`` pairs styled."""
-    (console or get_console(err=err)).print(_text(parts), soft_wrap=False)
+    (console or get_console(err=err)).print(_text(parts), soft_wrap=True)  # lines are not cut: paths stay whole
 
 
 def warn(message: str, *, label: str = "warning:", console: Any = None) -> None:

@@ -45,6 +45,7 @@ from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
 from medr2.interrupts import interruptible
 from medr2.models.choice import CHOICE_MODES
+from medr2.outdir import contents
 
 DEMO_FILE = "demo.json"
 SUMMARY_FILE = "summary.md"
@@ -217,7 +218,7 @@ def _check_folder(paths: DemoPaths, cfg: DemoConfig) -> None:
     root = paths.root
     if root.exists() and not root.is_dir():
         raise BadInput("exists and is not a folder", file=str(root), field="--out")
-    if not root.is_dir() or not any(root.iterdir()):
+    if not root.is_dir() or not contents(root):
         return
     record = root / DEMO_FILE
     if not record.is_file():

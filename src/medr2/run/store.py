@@ -27,21 +27,18 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
+from medr2.outdir import LOCK, hold
 from medr2.records import Prediction
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
-
 STORE_FILE = "store.sqlite"
-LOCK_FILE = ".lock"
+LOCK_FILE = LOCK  # the run folder's writer lock (medr2.outdir)
 SCHEMA_VERSION = "2"  # 2: finish_reason and reasoning columns (added to a version-1 store when it is opened to write)
 
 _SCHEMA = """
@@ -151,6 +148,23 @@ def _gate_methods(cls: type) -> type:
     return cls
 
 
+_WRITERS: set[Path] = set()  # run folders with a writing Store open in this process
+
+
+@contextmanager
+def _one_writer(run_dir: Path) -> Iterator[None]:
+    """One writing Store per run folder in this process too (the folder lock is re-entrant for the command)."""
+    key = run_dir.resolve()
+    if key in _WRITERS:
+        raise BadInput("another process is writing this run (a store of it is open for writing here)",
+                       file=str(run_dir), field="--out")
+    _WRITERS.add(key)
+    try:
+        yield
+    finally:
+        _WRITERS.discard(key)
+
+
 @_gate_methods
 class Store:
     """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``."""
@@ -171,8 +185,9 @@ class Store:
         path = run_dir / STORE_FILE
         lock = None
         if write:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            lock = _acquire_lock(run_dir / LOCK_FILE)
+            lock = ExitStack()
+            lock.enter_context(hold(run_dir))  # the folder's writer lock (medr2.outdir), RUN/.lock
+            lock.enter_context(_one_writer(run_dir))
         elif not path.is_file():
             raise BadInput("no store.sqlite: not a run folder", file=str(path))
         conn: sqlite3.Connection | None = None
@@ -554,15 +569,3 @@ def _read_only_uri(path: Path) -> str:
         raise WorkFailed(f"{path}: the store has an unfinished write-ahead log ({wal.name}) on storage that cannot "
                          "be written; copy the run folder to writable storage to read it")
     return uri + "&immutable=1"
-
-
-def _acquire_lock(path: Path) -> Any:
-    f = path.open("a+")
-    if fcntl is not None:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
-            raise BadInput("another process is writing this run; wait for it or use another --out",
-                           file=str(path.parent)) from None
-    return f
