@@ -48,7 +48,7 @@ from medr2.images import InsideRoot, sha256_bytes
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions
-from medr2.redact import redact_credentials, redact_url, scrub_secret, secret_grams
+from medr2.redact import read_key, redact_credentials, redact_url, scrub_secret, secret_grams
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
@@ -278,10 +278,7 @@ class OpenAIAdapter:
         self.api_key_env = api_key_env
         api_key = None
         if api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise BadInput(f"environment variable {api_key_env} (named by --api-key-env) is not set",
-                               field="--api-key-env")
+            api_key = read_key(api_key_env)
         if api_key and any(u.user is not None for u in self.urls):
             raise BadInput("a --base-url with credentials (user:password@) and --api-key-env cannot be combined "
                            "(both set the Authorization header); give one of them", field="--base-url")
