@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.images import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
+from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 
 MAPPING_FILE = "medr2.json"
@@ -424,9 +424,7 @@ def load_label_map(path: Path, *, record: str | None = None, grey_rgb: bool = Fa
     ``grey_rgb`` an RGB(A) file whose colour channels are equal is read from its first channel (a label
     map some datasets save as grey RGB); a colour one is refused."""
     try:
-        with Image.open(path) as im:
-            if im.width * im.height > MAX_PIXELS:
-                raise BadInput("label map exceeds the pixel limit", file=str(path), record=record, field="mask")
+        with open_checked(path, record=record, field="mask") as im:
             single = im.mode in ("L", "P", "1", "I;16", "I;16B", "I;16L", "I")
             if not single and not (grey_rgb and im.mode in ("RGB", "RGBA")):
                 raise BadInput(f"label map must be single-channel (L, P or 16-bit), got mode {im.mode}",

@@ -176,15 +176,16 @@ class DicomImage:
 def decode_dicom(dr: DataRoot, rel: str, *, record: str, file: str, field_name: str = "image") -> DicomImage:
     """A DICOM image decoded and windowed like the ``dicom`` reader does (modality LUT, window / VOI LUT /
     min-max, MONOCHROME1 inverted); modality, plane and pixel spacing from its tags."""
-    import pydicom
-
-    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, window_to_uint8
+    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, read_checked, window_to_uint8
 
     path = dr.path(rel, record=record, field_name=field_name)
     if not path.is_file():
         raise BadInput(f"DICOM file not found: {rel}", file=file, record=record, field=field_name)
     try:
-        ds = pydicom.dcmread(path)
+        ds = read_checked(path)  # the image gate, from the header, before any pixel is decoded
+    except BadInput as e:
+        raise BadInput(e.reason, file=rel, record=record, field=e.field) from e
+    try:
         px = np.asarray(ds.pixel_array)
     except Exception as e:  # pydicom raises many types on corrupt files
         raise BadInput(f"cannot decode DICOM: {e}", file=rel, record=record, field="PixelData") from e
