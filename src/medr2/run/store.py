@@ -471,7 +471,7 @@ def _qualified(column: str) -> str:
 
 
 def _no_tables(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+    return int(conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]) == 0
 
 
 def _check_store(conn: sqlite3.Connection, path: Path) -> None:
