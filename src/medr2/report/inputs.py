@@ -134,7 +134,7 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
         from medr2.run.store import Store
 
         with Store.open(self.run_dir) as store:
-            sp = store.get_item(*key)
+            sp = store.get_item(*key, window=True)  # the answer budget: the browser shows a part of it
         if sp is None:
             raise KeyError(key)
         p = sp.prediction

@@ -66,6 +66,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id,
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+# the answer budget: what scoring, the rationale audit and the report read of an answer (the store keeps it whole):
+# all of it up to ANSWER_READ_CHARS characters, else its first and last halves, cut by SQLite before Python
+# holds it (the scorer reads 32,768 characters of that, ``score.truncation.scan_text``)
+ANSWER_READ_CHARS = 1 << 20
+
+
+def _windowed(column: str) -> str:
+    """SQL reading ``column`` through the answer budget."""
+    n, h = ANSWER_READ_CHARS, ANSWER_READ_CHARS // 2
+    return (f"CASE WHEN length({column}) > {n} THEN substr({column}, 1, {h}) || char(10, 10) || "
+            f"substr({column}, -{h}) ELSE {column} END")
+
+
 _KEY_INDEX = "predictions_item_mode"  # unique: one row per (item_id, mode)
 _COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
             "latency_s", "prompt_tokens", "completion_tokens", "attempts", "created_at", "meta", "request",
@@ -329,8 +342,11 @@ class Store:
                                  (request_hash,)).fetchone()
         return _to_stored(row) if row else None
 
-    def get_item(self, item_id: str, mode: str) -> StoredPrediction | None:
-        row = self._conn.execute(f"SELECT {', '.join(self._select)} FROM predictions WHERE item_id = ? AND mode = ?",
+    def get_item(self, item_id: str, mode: str, *, window: bool = False) -> StoredPrediction | None:
+        """The stored row of (item, mode); ``window``: its answer and reasoning read through the answer budget
+        (:data:`ANSWER_READ_CHARS`), as the report shows them."""
+        cols = [_windowed(c) if window and c in ("raw", "reasoning") else c for c in self._select]
+        row = self._conn.execute(f"SELECT {', '.join(cols)} FROM predictions WHERE item_id = ? AND mode = ?",
                                  (item_id, mode)).fetchone()
         return _to_stored(row) if row else None
 
@@ -355,8 +371,8 @@ class Store:
         order, as plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON
         decoding)."""
         finish = "finish_reason" if "finish_reason" in self._select else "NULL"
-        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, raw, {finish} "
-                                 "FROM predictions ORDER BY rowid")
+        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, {_windowed('raw')}, "
+                                 f"{finish} FROM predictions ORDER BY rowid")
         while rows := cur.fetchmany(10_000):
             yield from rows
 
@@ -372,20 +388,21 @@ class Store:
         the rows are streamed mode by mode along that index, the first batch at once. A store without it is
         grouped and sorted by SQLite (on disk when large) before its first row."""
         finish = "finish_reason" if "finish_reason" in self._select else "NULL"
-        reasoning = "reasoning" if "reasoning" in self._select else "NULL"
+        reasoning = _windowed("reasoning") if "reasoning" in self._select else "NULL"
         if self._one_row_per_key():
             modes = [m for (m,) in self._conn.execute("SELECT DISTINCT mode FROM predictions ORDER BY mode")]
             for mode in modes:
                 cur = self._conn.execute(
-                    f"SELECT item_id, mode, model_key, status, raw, {finish}, "
+                    f"SELECT item_id, mode, model_key, status, {_windowed('raw')}, {finish}, "
                     f"CASE WHEN status = 'ok' THEN {reasoning} END, rowid FROM predictions "
                     f"INDEXED BY {_KEY_INDEX} WHERE mode = ? ORDER BY item_id", (mode,))
                 while rows := cur.fetchmany(batch_rows):
                     yield rows
             return
         cur = self._conn.execute(
-            f"SELECT p.item_id, p.mode, p.model_key, p.status, p.raw, {_qualified(finish)}, "
-            f"CASE WHEN p.status = 'ok' THEN {_qualified(reasoning)} END, g.first FROM "
+            f"SELECT p.item_id, p.mode, p.model_key, p.status, {_windowed('p.raw')}, {_qualified(finish)}, "
+            f"CASE WHEN p.status = 'ok' THEN {_windowed('p.reasoning') if reasoning != 'NULL' else 'NULL'} END, "
+            "g.first FROM "
             "(SELECT item_id, mode, MIN(rowid) AS first, "
             "COALESCE(MAX(CASE WHEN status = 'ok' THEN rowid END), MAX(rowid)) AS pick "
             "FROM predictions GROUP BY item_id, mode) AS g "
@@ -418,7 +435,8 @@ class Store:
         separate reasoning text of the answer that counts)."""
         if "reasoning" not in self._select:
             return
-        cur = self._conn.execute("SELECT item_id, mode, status, reasoning FROM predictions ORDER BY rowid")
+        cur = self._conn.execute(f"SELECT item_id, mode, status, {_windowed('reasoning')} FROM predictions "
+                                 "ORDER BY rowid")
         while rows := cur.fetchmany(10_000):
             yield from rows
 
