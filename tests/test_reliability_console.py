@@ -178,7 +178,8 @@ def test_commands_print_hostile_names_as_written(name: str, label: str) -> None:
         runs = []
         for i in range(2):
             run = root / _folder(f"r{i}" + name)
-            code, shown = run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
+            code, shown = run_cli("eval", "--split", "all",
+                                  "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
                                "--shard", f"{i}/2", "--no-progress")
             assert code == 0 and "ok" in shown, shown
             runs.append(run)
@@ -199,7 +200,7 @@ def test_commands_print_hostile_names_as_written(name: str, label: str) -> None:
         code, shown = run_cli("build", "--source", f"folder:{missing}", "--out", str(root / "x"))
         assert code == 2 and _bare(str(missing)) in _bare(shown) and "Traceback" not in shown, shown
         log_line = shlex.quote(f"server says {label}")
-        code, shown = run_cli("eval", "--bench", str(bench), "--model", f"openai:{label}", "--out",
+        code, shown = run_cli("eval", "--split", "all", "--bench", str(bench), "--model", f"openai:{label}", "--out",
                            str(root / _folder("s" + name)), "--serve", f"echo {log_line}; exit 3",
                            "--base-url", "http://127.0.0.1:9/v1", "--serve-timeout", "20")
         assert code in (1, 2) and _bare(f"server says {label}") in _bare(shown), shown

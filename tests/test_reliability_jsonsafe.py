@@ -119,7 +119,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("jsonsafe")
     bench, run = root / "bench", root / "run"
     assert run_cli("build", "--source", "sample", "--cases", "3", "--out", str(bench), "--workers", "1")[0] == 0
-    assert run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
+    assert run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
                    "--no-progress")[0] == 0
     assert run_cli("score", str(run), "--resamples", "0")[0] == 0
     return bench, run
@@ -133,12 +133,13 @@ def _copy(src: Path, dst: Path) -> Path:
 def _eval_resume(bench: Path, run: Path, root: Path, payload: str) -> tuple[list[str], str]:
     r = _copy(run, root / "run")
     (r / "manifest.json").write_text(payload)
-    return ["eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(r), "--no-progress"], \
+    return ["eval", "--split", "all",
+            "--bench", str(bench), "--model", "baseline:random", "--out", str(r), "--no-progress"], \
         str(r / "manifest.json")
 
 
 def _model_option(bench: Path, run: Path, root: Path, payload: str) -> tuple[list[str], str]:
-    return ["eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(root / "new"),
+    return ["eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random", "--out", str(root / "new"),
             "--model-option", f"seed_extra={payload}", "--no-progress"], "--model-option"
 
 

@@ -66,7 +66,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("outdir")
     bench, run = root / "bench", root / "run"
     assert run_cli("build", "--source", "sample", "--cases", "3", "--out", str(bench), "--workers", "1")[0] == 0
-    assert run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
+    assert run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
                    "--no-progress")[0] == 0
     assert run_cli("score", str(run), "--resamples", "0")[0] == 0
     rad = root / "rad"
@@ -82,7 +82,8 @@ COMMANDS: dict[str, Args] = {
     "import": lambda i, o: (["import", "vqa-rad", str(i["rad"]), "--out", str(o)], o, LOCK),
     "perturb": lambda i, o: (["perturb", str(o), "--variants", "T1"], o, LOCK),
     "materialise": lambda i, o: (["materialise", str(o)], o, LOCK),
-    "eval": lambda i, o: (["eval", "--bench", str(i["bench"]), "--model", "baseline:random", "--out", str(o),
+    "eval": lambda i, o: (["eval", "--split", "all",
+    "--bench", str(i["bench"]), "--model", "baseline:random", "--out", str(o),
                            "--no-progress"], o, LOCK),
     "score": lambda i, o: (["score", str(o), "--resamples", "0"], o, SCORE_LOCK),
     "report": lambda i, o: (["report", str(i["run"]), "--out", str(o)], o, LOCK),

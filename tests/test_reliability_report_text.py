@@ -64,7 +64,7 @@ def _is_number(s: str) -> bool:
 def test_report_with_mathtext_and_bidi_names(tmp_path: Path) -> None:
     bench, run = tmp_path / "bench", tmp_path / "r"
     assert run_cli("build", "--source", "sample", "--cases", "2", "--out", str(bench), "--workers", "1")[0] == 0
-    assert run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
+    assert run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
                    "--no-progress")[0] == 0
     assert run_cli("score", str(run), "--resamples", "0")[0] == 0
     hostile_run = tmp_path / "a$b$ \\frac{x \u202egpj.exe $"

@@ -67,7 +67,7 @@ def _fragments(key: str) -> list[str]:
 @given(key=key_text.filter(lambda k: "-" in k))
 def test_key_given_as_the_variable_name_is_refused_unshown(bench: Path, key: str) -> None:
     with tempfile.TemporaryDirectory() as d:
-        code, shown = run_cli("eval", "--bench", str(bench), "--model", "openai:m", "--base-url",
+        code, shown = run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--base-url",
                               "http://127.0.0.1:9/v1", "--api-key-env", key, "--out", str(Path(d) / "r"))
         assert code == 2 and "--api-key-env" in shown, shown
         assert not any(f in shown for f in _fragments(key)), shown
@@ -81,7 +81,7 @@ def test_key_with_control_characters_is_refused_unshown(bench: Path, key: str, b
     os.environ["MEDR2_TEST_KEY"] = value
     try:
         with tempfile.TemporaryDirectory() as d:
-            code, shown = run_cli("eval", "--bench", str(bench), "--model", "openai:m", "--base-url",
+            code, shown = run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "openai:m", "--base-url",
                                   "http://127.0.0.1:9/v1", "--api-key-env", "MEDR2_TEST_KEY", "--out",
                                   str(Path(d) / "r"))
     finally:
@@ -100,7 +100,8 @@ def test_key_never_reaches_console_log_or_manifest(bench: Path, key: str) -> Non
             run = Path(d) / "run"
             server = (f"echo starting with --api-key {key} token={key}; echo \"env: $MEDR2_TEST_KEY\"; "
                       f"echo \"cut: $(printf %s \"$MEDR2_TEST_KEY\" | cut -c3-20)\"; exit 3")
-            code, shown = run_cli("eval", "--bench", str(bench), "--model", "openai:m", "--api-key-env",
+            code, shown = run_cli("eval", "--split", "all",
+                                  "--bench", str(bench), "--model", "openai:m", "--api-key-env",
                                   "MEDR2_TEST_KEY", "--out", str(run), "--serve", server, "--base-url",
                                   "http://127.0.0.1:9/v1", "--serve-timeout", "20", "--no-progress")
             files = {p.name: p.read_text("utf-8", "replace") for p in run.rglob("*") if p.is_file()

@@ -63,7 +63,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {"bench": bench}
     for i in range(2):
         out[f"shard{i}"] = root / f"shard{i}"
-        code, shown = run_cli("eval", "--bench", str(bench), "--model", "baseline:random", "--out",
+        code, shown = run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random", "--out",
                               str(out[f"shard{i}"]), "--shard", f"{i}/2", "--no-progress")
         assert code == 0, shown
     assert run_cli("score", str(out["shard0"]), "--resamples", "0")[0] == 0
@@ -113,7 +113,8 @@ def damage(draw: st.DrawFn) -> tuple[str, Damage]:
 
 def _eval(runs: dict[str, Path], root: Path) -> tuple[list[str], Path]:
     run = shutil.copytree(runs["shard0"], root / "run")
-    return ["eval", "--bench", str(runs["bench"]), "--model", "baseline:random", "--out", str(run), "--shard",
+    return ["eval", "--split", "all",
+            "--bench", str(runs["bench"]), "--model", "baseline:random", "--out", str(run), "--shard",
             "0/2", "--no-progress"], run / STORE_FILE
 
 
