@@ -77,9 +77,11 @@ def _option_rows(lines: list[str]) -> dict[str, str]:
     rows: dict[str, str] = {}
     current = None
     for line in lines:
-        body = line.strip().strip("│").strip()
+        inner = line.strip().strip("│")
+        body = inner.strip()
         first = body.removeprefix("*").split(maxsplit=1)
-        if first and first[0].startswith("--"):
+        # an option's name sits at the panel's left edge; wrapped help text that starts with "--" is indented
+        if first and first[0].startswith("--") and len(inner) - len(inner.lstrip()) < 8:
             current = first[0].rstrip(",")
             rows[current] = body
         elif current is not None and body and not body.startswith(("╰", "╭")):

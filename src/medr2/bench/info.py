@@ -183,7 +183,7 @@ def source_report_lines(build: dict[str, Any]) -> list[str]:
 
 def render_info(info: dict[str, Any]) -> None:
     """Print the summary as tables (medr2.console: every name shown as text)."""
-    from medr2.console import say, table, warn
+    from medr2.console import say, table
 
     counts, cases = info["counts"], info["cases"]
     say((str(info["name"]), "bold"), f"  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
@@ -192,7 +192,7 @@ def render_info(info: dict[str, Any]) -> None:
         f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
     say(split_origin_line(info.get("split_origin") or {}, info.get("build", {})))
     if (warning := split_overlap_warning(info.get("split_overlap") or {})) is not None:
-        warn(warning)
+        say(("warning:", "yellow"), " ", warning)  # on stdout with the rest of the summary
     for line in source_report_lines(info.get("build", {})):
         say(line)
     for key in ("stage", "split", "variant", "form"):

@@ -27,13 +27,16 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
         slice: list[str] = typer.Option([], "--slice", metavar="FIELD[,FIELD...]",
+                                        show_default="none: no slices.json",
                                         help="subgroup slices written to RUN/slices.json (repeatable; fields: "
                                              f"{listing(SLICE_FIELDS)}; a,b: their combinations)"),
         bins: list[str] = typer.Option([], "--bins", metavar="FIELD=EDGES",
+                                       show_default="each binned field's own edges",
                                        help="bin edges of a binned slice field, e.g. age=18,40,65 (repeatable)"),
         slice_min_cases: int = typer.Option(20, "--slice-min-cases", min=1,
                                             help="slices from fewer cases are marked low-n and never ranked"),
         harm: Path | None = typer.Option(None, "--harm", metavar="FILE",
+                                         show_default="the built-in tiers and weights",
                                          help="risk tiers and weights overriding the defaults (JSON/YAML); "
                                               "writes RUN/harm.json"),
         conformal_coverage: float = typer.Option(0.9, "--conformal-coverage", min=0.0, max=1.0,
