@@ -178,9 +178,8 @@ def test_commands_print_hostile_names_as_written(name: str, label: str) -> None:
         runs = []
         for i in range(2):
             run = root / _folder(f"r{i}" + name)
-            code, shown = run_cli("eval", "--split", "all",
-                                  "--bench", str(bench), "--model", "baseline:random", "--out", str(run),
-                               "--shard", f"{i}/2", "--no-progress")
+            code, shown = run_cli("eval", "--split", "all", "--bench", str(bench), "--model", "baseline:random",
+                                  "--out", str(run), "--shard", f"{i}/2", "--no-progress")
             assert code == 0 and "ok" in shown, shown
             runs.append(run)
         merged = root / _folder("m" + name)
