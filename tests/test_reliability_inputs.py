@@ -354,8 +354,9 @@ def test_bench_damage_exit_code(tmp_path: Path) -> None:
     root = tmp_path / "bench"
     make_bench(root, n_cases=2)
     BENCH_DAMAGE["item path escapes"](root)
-    done = subprocess.run([*MEDR2, "eval", "--bench", str(root), "--model", "baseline:random", "--out",
-                           str(tmp_path / "run"), "--no-progress"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([*MEDR2, "eval", "--split", "all", "--bench", str(root), "--model", "baseline:random",
+                           "--out", str(tmp_path / "run"), "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
     err = done.stderr.replace("\n", "")
     assert done.returncode == 2 and "items.parquet" in err and "escapes" in err and "field=image" in err, err
     assert not (tmp_path / "run" / "store.sqlite").exists()

@@ -62,8 +62,8 @@ def test_score_with_slices_writes_its_own_files_and_leaves_metrics_alone(scripte
     metrics = (run / "metrics.json").read_bytes()
     assert not (run / "slices.json").exists() and not (run / "harm.json").exists()
 
-    done = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
-                  "--slice", "task", "--slice-min-cases", "3")
+    done = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice",
+                  "sex,modality", "--slice", "task", "--slice-min-cases", "3")
     assert done.returncode == 0, done.stderr
     assert (run / "metrics.json").read_bytes() == metrics  # byte-identical without --harm
     first = (run / "slices.json").read_bytes()
@@ -89,8 +89,8 @@ def test_score_with_slices_writes_its_own_files_and_leaves_metrics_alone(scripte
         assert "sex" in doc["missing"]
     assert json.loads((run / "harm.json").read_bytes())["modes"]["independent"]["high_risk_error"]["value"] > 0
 
-    again = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice", "sex,modality",
-                   "--slice", "task", "--slice-min-cases", "3")
+    again = _medr2("score", str(run), "--mixed-splits", "--resamples", "200", "--slice", "modality", "--slice",
+                   "sex,modality", "--slice", "task", "--slice-min-cases", "3")
     assert again.returncode == 0 and (run / "slices.json").read_bytes() == first  # same seed, same bytes
 
     harm = tmp_path / "harm.yaml"

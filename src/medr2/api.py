@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medr2.catalog import DEFAULT_SPLIT
+from medr2.outdir import SCORE_LOCK, writes
 
 if TYPE_CHECKING:
     # the lazy names below (``_LAZY``), imported for type checkers only (``import medr2`` stays light): each is
@@ -230,6 +231,7 @@ def _strs(values: str | Sequence[str] | None) -> list[str]:
 # build and look
 
 
+@writes("out")
 def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = (), seed: int = 0,
           cases: int | None = None, variants: str | Sequence[str] | None = None, workers: int | None = None,
           name: str | None = None, progress: Any = None, executor: str = "local",
@@ -249,6 +251,7 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
                        executor=executor, ray_address=ray_address, renders=renders, split_unit=split_unit)
 
 
+@writes("bench", field="BENCH")
 def materialise(bench: PathLike) -> int:
     """``medr2 materialise``: render and store every deferred image of the bench (``medr2 build --renders
     deferred``), each checked against its pinned sha256; returns how many were rendered."""
@@ -282,6 +285,7 @@ def load_bench(bench: PathLike, *, validate: bool = True, image_hashes: bool = T
     return _load(bench, validate, image_hashes=image_hashes)
 
 
+@writes("bench", field="BENCH")
 def add_variants(bench: PathLike, variants: str | Sequence[str], *, seed: int | None = None,
                  workers: int | None = None) -> tuple[dict[str, Any], dict[str, int], dict[str, dict[str, int]]]:
     """``medr2 perturb``: add variants to a built bench. Returns (manifest, new items per code, skips per code)."""
@@ -308,6 +312,7 @@ def contact_sheet(bench: PathLike, out: PathLike, *, n: int = 24, case: str | No
 # models
 
 
+@writes("out")
 def tiny_vlm(out: PathLike, *, seed: int = 0, image_size: int = 32, family: str | None = None) -> Path:
     """``medr2 tiny-vlm``: build the tiny offline VLM (or a tiny checkpoint of ``family``) into ``out``."""
     if family is not None:
@@ -319,6 +324,7 @@ def tiny_vlm(out: PathLike, *, seed: int = 0, image_size: int = 32, family: str 
     return build_tiny_vlm(out, seed=seed, image_size=image_size)
 
 
+@writes("out")
 def vllm_export(src: PathLike, out: PathLike) -> Path:
     """``medr2 vllm-export``: a copy of a LLaVA / LLaVA-OneVision / Gemma 3 checkpoint, weights renamed for vLLM."""
     from medr2.models.vllm_export import export_for_vllm
@@ -337,6 +343,7 @@ def _model_factory(model: Any, name: str | None) -> tuple[str, Callable[..., Ada
     return adapter.key, lambda _spec, **_opts: adapter
 
 
+@writes("out", lock=False)  # the run folder is created and locked by its store, after --out is checked
 def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | Response], out: PathLike, *,
              mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
              split: str | None = DEFAULT_SPLIT, limit: int | None = None, concurrency: int = 8,
@@ -413,6 +420,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
+@writes("out")
 def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] | None = None) -> dict[str, Any]:
     """``medr2 merge``: combine shard runs of one bench and one model setting into the run ``out``; returns
     its manifest (``shards_missing``, ``shards_incomplete`` say what is not there)."""
@@ -425,6 +433,7 @@ def merge(shards: Sequence[PathLike], out: PathLike, *, command: Sequence[str] |
 # score and report
 
 
+@writes("run", name=SCORE_LOCK, field="RUN", create=False)
 def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequence[str] = (),
           judge_api_key_env: str | None = None, judge_claims: bool = False, seed: int = 0, resamples: int = 1000,
           progress: Any = None, workers: int = 1, slice: str | Sequence[str] | None = None,
@@ -465,6 +474,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     return metrics
 
 
+@writes("out")
 def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,
            max_items: int = 1000, title: str = "medr2 report", progress: Any = None) -> Path:
     """``medr2 report``: leaderboard, plots and ``index.html`` for scored runs into ``out``; returns the index."""
@@ -477,6 +487,7 @@ def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLik
 # data in and out, training
 
 
+@writes("out")
 def export(bench: PathLike, format: str, out: PathLike, *, strategy: str = "flat", with_variants: bool = False,
            seed: int = 0, replay: float = 0.25) -> dict[str, Any]:
     """``medr2 export``: the bench's train split as SFT or DPO data in ``format``; returns the export manifest."""
@@ -486,6 +497,7 @@ def export(bench: PathLike, format: str, out: PathLike, *, strategy: str = "flat
     return export_dataset(bench, format, out, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
 
 
+@writes("out")
 def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = "flat", with_variants: bool = False,
              epochs: float = 3.0, lr: float = 2e-4, lora_r: int = 16, lora_alpha: int = 32,
              target_modules: Sequence[str] = (), batch_size: int = 8, grad_accum: int = 1, full_steps: int = 0,
@@ -510,6 +522,7 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
     return _finetune(base, bench, out, cfg, callbacks=callbacks)
 
 
+@writes("out")
 def import_dataset(format: str, path: PathLike, out: PathLike, *, license: str | None = None,
                    access: str | None = None, source_name: str | None = None,
                    option: Sequence[str] | Mapping[str, str] | None = None) -> ImportResult:
@@ -525,6 +538,7 @@ def import_dataset(format: str, path: PathLike, out: PathLike, *, license: str |
     return res
 
 
+@writes("out")
 def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
     """``medr2 convert``: export the bench folder to another harness's format (``to``); returns the summary."""
     from medr2.interop.exporters import run_export
@@ -532,6 +546,7 @@ def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
     return run_export(to, load_bench(bench), Path(out))
 
 
+@writes("out")
 def demo(out: PathLike = "medr2-demo", *, cases: int | None = None, seed: int = 0, quick: bool = False,
          workers: int | None = None, threads: int = 1, strategies: str | Sequence[str] = (),
          lanes: int | None = None, choice: str | None = None, display: Any = None) -> DemoResult:

@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from medr2 import jsonsafe
 from medr2.errors import WorkFailed
 
 JOURNAL = ".medr2-publish.json"
@@ -109,7 +110,7 @@ def settle(folder: Path | str) -> bool:
     if not journal.is_file():
         return False
     try:
-        plan = json.loads(journal.read_text("utf-8"))
+        plan = jsonsafe.load_object(journal)
         files = [str(x) for x in plan["files"]]
         remove = [str(x) for x in plan.get("remove", [])]
         for rel in [*files, *remove]:

@@ -73,4 +73,12 @@ class Quarantine:
     def read(path: Path) -> list[QuarantineEntry]:
         if not path.exists():
             return []
-        return [QuarantineEntry(**json.loads(line)) for line in path.read_text("utf-8").splitlines() if line]
+        from medr2 import jsonsafe
+
+        out = []
+        for n, entry in enumerate(jsonsafe.load_lines(path), 1):
+            try:
+                out.append(QuarantineEntry(**entry))
+            except TypeError as e:
+                raise BadInput(f"not a quarantine entry: {e}", file=str(path), record=f"entry {n}") from None
+        return out

@@ -20,6 +20,8 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -33,8 +35,42 @@ from medr2.errors import BadInput
 # Decompression-bomb guard: refuse images with more pixels than this (about 16k x 16k). The DICOM and
 # NIfTI readers apply the same limit to what a header declares, before decoding any pixel.
 MAX_PIXELS = 16384 * 16384
+# The image gate also bounds the decoded bytes (width x height x channels x bytes per sample x frames): a
+# 16-bit or RGBA image of MAX_PIXELS would be 0.5-1 GiB before any conversion copies it.
+MAX_DECODED_BYTES = 256 << 20
 MAX_PATH_CHARS = 4096  # longer relative paths are refused as such (the OS would refuse them anyway)
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+
+
+def check_decoded(width: int, height: int, *, channels: int = 1, bytes_per_sample: int = 1, frames: int = 1,
+                  file: str | None = None, record: str | None = None, field: str | None = None) -> None:
+    """The image gate (docs/reliability.md): what a header declares, checked before any pixel is decoded, by
+    every reader (Pillow images, label maps, DICOM, NIfTI slices). More than :data:`MAX_PIXELS` pixels per
+    frame, or more than :data:`MAX_DECODED_BYTES` decoded bytes in all, is refused (BadInput)."""
+    if width * height > MAX_PIXELS:
+        raise BadInput(f"image of {width}x{height} pixels exceeds the limit of {MAX_PIXELS} pixels (decompression "
+                       "bomb refused from the header)", file=file, record=record, field=field)
+    total = width * height * channels * bytes_per_sample * frames
+    if total > MAX_DECODED_BYTES:
+        raise BadInput(f"image of {width}x{height} pixels x {channels} channel(s) x {bytes_per_sample} byte(s)"
+                       + (f" x {frames} frames" if frames > 1 else "")
+                       + f" would decode to {total:,} bytes, over the limit of {MAX_DECODED_BYTES:,} (refused from "
+                       "the header)", file=file, record=record, field=field)
+
+
+_SAMPLE_BYTES = {"I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2, "I": 4, "F": 4}
+
+
+@contextmanager
+def open_checked(src: Any, *, file: str | None = None, record: str | None = None,
+                 field: str | None = None) -> Iterator[Image.Image]:
+    """``Image.open`` passed through :func:`check_decoded` (from the header: nothing decoded yet). The only way
+    medr2 opens an image file with Pillow."""
+    with Image.open(src) as im:
+        check_decoded(im.width, im.height, channels=len(im.getbands()), bytes_per_sample=_SAMPLE_BYTES.get(im.mode, 1),
+                      file=file if file is not None else (str(src) if isinstance(src, str | Path) else None),
+                      record=record, field=field)
+        yield im
 
 
 @dataclass(frozen=True)
@@ -341,9 +377,7 @@ def decode_image(source: Path | IO[bytes], file: str, *, mode: str | None = None
     from PIL import ImageOps
 
     try:
-        with Image.open(source) as opened:
-            if opened.width * opened.height > MAX_PIXELS:
-                raise BadInput(f"image of {opened.width}x{opened.height} pixels exceeds the limit", file=file)
+        with open_checked(source, file=file) as opened:
             opened.load()
             im: Image.Image = ImageOps.exif_transpose(opened)
             if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):

@@ -1,19 +1,36 @@
-"""JSON read from files and cells, bounded: a hostile document nested thousands of levels deep is refused
-with a :class:`~medr2.errors.BadInput` naming file, record and field, never a ``RecursionError`` (from the
-decoder, or later from code walking the value).
+"""The one JSON reader (docs/reliability.md): every JSON medr2 reads — files, cells, response bodies,
+command-line values — goes through :func:`loads` / :func:`load_file` / :func:`load_lines`, bounded in
+depth (:data:`MAX_DEPTH`), size (:data:`MAX_BYTES`) and integer digits (:data:`MAX_INT_DIGITS`). A hostile
+document is refused with a :class:`~medr2.errors.BadInput` naming file, record and field, never a
+``RecursionError`` (from the decoder, or later from code walking the value), an ``OverflowError`` (an integer
+of a thousand digits turned into a float) or an exhausted memory.
 
 Every value medr2 reads (label tables, findings cells, embedded ``medr2_item`` records, manifests) is at
-most a few levels deep; :data:`MAX_DEPTH` leaves ample room.
+most a few levels deep; :data:`MAX_DEPTH` leaves ample room. ``tests/test_reliability_jsonsafe.py`` walks
+``src/medr2`` and fails on any other ``json.load``/``json.loads``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
 
 MAX_DEPTH = 64  # nesting levels of lists/objects accepted in any JSON medr2 reads
+MAX_BYTES = 256 << 20  # a JSON document larger than this is refused before it is read (default of every reader)
+MAX_INT_DIGITS = 40  # an integer literal longer than this is refused (10**40 is beyond any count or coordinate)
+
+
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS + 1:  # + 1: a sign
+        raise _TooManyDigits(text)
+    return int(text)
 
 
 def json_depth(value: Any) -> int:
@@ -33,22 +50,31 @@ def json_depth(value: Any) -> int:
     return depth
 
 
+class OverBound(BadInput):
+    """JSON beyond what medr2 reads (too deep, too large, an integer of too many digits): refused even where
+    text that is not JSON at all would be taken as a plain string (``--model-option``)."""
+
+
 def _too_deep(where: dict[str, str | None]) -> BadInput:
-    return BadInput(f"JSON nested more than {MAX_DEPTH} levels deep", **where)
+    return OverBound(f"JSON nested more than {MAX_DEPTH} levels deep", **where)
 
 
 def loads(text: str | bytes | bytearray, *, file: str | None = None, record: str | None = None,
-          field: str | None = None) -> Any:
-    """``json.loads`` that raises only BadInput (invalid JSON, or nesting deeper than :data:`MAX_DEPTH`).
-
-    A string holding ``[`` thousands of times is refused before decoding (the decoder would recurse)."""
+          field: str | None = None, max_bytes: int | None = MAX_BYTES) -> Any:
+    """``json.loads`` that raises only BadInput: invalid JSON, longer than ``max_bytes`` (None: the caller
+    bounded it already), nesting deeper than :data:`MAX_DEPTH`, an integer of more than
+    :data:`MAX_INT_DIGITS` digits."""
     where: dict[str, str | None] = {"file": file, "record": record, "field": field}
     if not isinstance(text, str | bytes | bytearray):
         raise BadInput(f"expected JSON text, got {type(text).__name__}", **where)
+    if max_bytes is not None and len(text) > max_bytes:
+        raise OverBound(f"JSON of {len(text):,} characters is larger than the {max_bytes:,} medr2 reads", **where)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_int)
     except RecursionError:
         raise _too_deep(where) from None
+    except _TooManyDigits as e:
+        raise OverBound(f"an integer of {len(str(e))} digits (at most {MAX_INT_DIGITS} are read)", **where) from None
     except json.JSONDecodeError as e:
         raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", **where) from None
     except (UnicodeDecodeError, ValueError) as e:
@@ -64,3 +90,42 @@ def check_depth(value: Any, *, file: str | None = None, record: str | None = Non
     if json_depth(value) > MAX_DEPTH:
         raise _too_deep({"file": file, "record": record, "field": field})
     return value
+
+
+def read_text(path: str | Path, *, max_bytes: int | None = MAX_BYTES, what: str = "file") -> str:
+    """The UTF-8 text of ``path``, refused (BadInput naming it) when it cannot be read, is larger than
+    ``max_bytes`` (checked from its size before reading) or is not UTF-8."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise OverBound(f"{what} of {size:,} bytes is larger than the {max_bytes:,} medr2 reads", file=str(path))
+        data = path.read_bytes()
+    except OSError as e:
+        raise BadInput(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})", file=str(path)) from None
+
+
+def load_file(path: str | Path, *, record: str | None = None, field: str | None = None,
+              max_bytes: int | None = MAX_BYTES) -> Any:
+    """The JSON value in file ``path``, read through :func:`read_text` and :func:`loads`."""
+    return loads(read_text(path, max_bytes=max_bytes, what="JSON file"), file=str(path), record=record,
+                 field=field, max_bytes=None)
+
+
+def load_object(path: str | Path, *, max_bytes: int | None = MAX_BYTES) -> dict[str, Any]:
+    """:func:`load_file` of a file that must hold a JSON object."""
+    value = load_file(path, max_bytes=max_bytes)
+    if not isinstance(value, dict):
+        raise BadInput(f"expected a JSON object, got {type(value).__name__}", file=str(path))
+    return value
+
+
+def load_lines(path: str | Path, *, max_bytes: int | None = MAX_BYTES) -> list[Any]:
+    """The values of a JSON Lines file (blank lines skipped); a bad line is BadInput naming its number."""
+    text = read_text(path, max_bytes=max_bytes, what="JSON Lines file")
+    return [loads(line, file=str(path), record=f"line {n}", max_bytes=None)
+            for n, line in enumerate(text.splitlines(), 1) if line.strip()]

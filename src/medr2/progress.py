@@ -39,7 +39,9 @@ class Plain(Quiet):
         self.t0 = self.last = 0.0
 
     def _line(self, text: str) -> None:
-        print(f"{self.command}: {text}", file=self.stream, flush=True)
+        from medr2.console import echo
+
+        echo(f"{self.command}: {text}", file=self.stream)
 
     def _status(self, eta: bool = True) -> str:
         el = self.clock() - self.t0
@@ -72,32 +74,25 @@ class Plain(Quiet):
         self._end()
 
 
-def _rich_progress(description: str, *fields: str, after: tuple[str, ...] = (), console: Any,
-                   **options: Any) -> Any:
-    """A rich ``Progress`` with the columns every bar shares: ``description``, the bar, done/total, then
-    ``fields`` (format strings over the task), elapsed time, ETA, then ``after``."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+def _rich_progress(description: str | tuple[str, str], *fields: str | tuple[str, str],
+                   after: tuple[str | tuple[str, str], ...] = (), console: Any, **options: Any) -> Any:
+    """A rich ``Progress`` (:func:`medr2.console.progress`: text shown as text) with the columns every bar
+    shares: ``description``, the bar, done/total, then ``fields`` (format strings over the task), elapsed
+    time, ETA, then ``after``."""
+    from medr2.console import progress
 
-    return Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), *(TextColumn(f) for f in fields),
-                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), *(TextColumn(f) for f in after),
-                    console=console, refresh_per_second=4, **options)
+    return progress(description, "bar", "count", *fields, "elapsed", "ETA", "eta", *after, console=console,
+                    refresh_per_second=4, **options)
 
 
 class Bar(Quiet):
     """A rich progress bar per step, with counts, elapsed time and ETA (on stderr)."""
 
     def __init__(self, command: str) -> None:
-        from medr2.console import make_console
+        from medr2.console import get_console
 
         self.command = command
-        self._bar = _rich_progress(f"{command}: " + "{task.description}", console=make_console(stderr=True),
+        self._bar = _rich_progress(f"{command}: " + "{task.description}", console=get_console(err=True),
                                    transient=False)
         self._bar.start()
         self._task: Any = None
@@ -132,11 +127,11 @@ class RichProgress:
     def __init__(self, label: str, console: Any = None) -> None:
         """``console``: the rich console to draw on (default: a new one on stderr); a caller that prints
         other lines while the bar runs passes its own, so rich keeps the bar below them."""
-        from medr2.console import make_console
+        from medr2.console import get_console
 
-        self.console = console or make_console(stderr=True)
-        self._bar = _rich_progress("[bold]{task.description}", "{task.fields[rate]:>8} req/s",
-                                   after=("retries {task.fields[retries]}  errors [red]{task.fields[errors]}",),
+        self.console = console or get_console(err=True)
+        self._bar = _rich_progress(("{task.description}", "bold"), "{task.fields[rate]:>8} req/s",
+                                   after=("retries {task.fields[retries]}  errors", ("{task.fields[errors]}", "red")),
                                    console=self.console)
         self._label = label
         self._task: Any = None

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from medr2 import jsonsafe
 from medr2.atomic import file_mode
 from medr2.errors import BadInput
 from medr2.images import bench_identity, load_image, resolve_inside
@@ -61,10 +62,7 @@ class RenderSpec:
 
     @classmethod
     def from_json(cls, text: str, *, file: str, record: str) -> RenderSpec:
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as e:
-            raise BadInput(f"render spec is not JSON: {e}", file=file, record=record, field="spec") from None
+        data = jsonsafe.loads(text, file=file, record=record, field="spec")
         if not isinstance(data, dict):
             raise BadInput("render spec must be an object", file=file, record=record, field="spec")
         kinds: dict[str, tuple[type, ...]] = {"op": (str,), "source": (str,), "params": (dict,),
@@ -180,7 +178,7 @@ def _sink_lines(files: list[Path], prefix: str) -> Iterator[tuple[str, str]]:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.startswith(f'["{prefix}'):
-                    sha, spec = json.loads(line)
+                    sha, spec = jsonsafe.loads(line, file=str(path))
                     yield sha, spec
 
 

@@ -79,7 +79,7 @@ SORT_RUN_ROWS = 100_000  # items sorted in memory at a time (a run), spilled to 
 
 def _sorted(obj: Any) -> Any:
     """Deterministic key order for nested manifest values."""
-    return json.loads(canonical_json(obj))
+    return jsonsafe.loads(canonical_json(obj), max_bytes=None)
 
 
 class _Counts:
@@ -473,9 +473,7 @@ def read_manifest(root: Path | str) -> dict[str, Any]:
     if not path.is_file():
         raise BadInput("no manifest.json: not a bench folder, or its build did not finish", file=str(path))
     try:
-        manifest = jsonsafe.loads(path.read_text("utf-8"), file=str(path))
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"manifest is not valid JSON: {e}", file=str(path)) from e
+        manifest = jsonsafe.load_file(path)
     except BadInput as e:
         raise BadInput(f"manifest is not valid JSON: {e.reason}", file=str(path)) from e
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:

@@ -170,7 +170,7 @@ def split_unit_line(build: dict[str, Any]) -> str:
 
 def source_report_lines(build: dict[str, Any]) -> list[str]:
     """``build.source_report`` as lines: per reader, the split rule(s) used (planned records per rule) and
-    its counted notes. Text from the data is printed as plain text (``markup=False``)."""
+    its counted notes. Text from the data is printed as text (medr2.console)."""
     rep = build.get("source_report")
     if not isinstance(rep, dict):
         return []
@@ -185,98 +185,58 @@ def source_report_lines(build: dict[str, Any]) -> list[str]:
 
 
 def render_info(info: dict[str, Any]) -> None:
-    """Print the summary with rich tables."""
-    from rich.markup import escape
-    from rich.table import Table
+    """Print the summary as tables (medr2.console: every name shown as text)."""
+    from medr2.console import say, table
 
-    from medr2.console import make_console
-
-    con = make_console()
     counts, cases = info["counts"], info["cases"]
-    con.print(f"[bold]{escape(str(info['name']))}[/]  medr2 {escape(str(info['medr2_version']))}  "
-              f"checksum {info['checksum'][:16]}")
-    con.print(f"format version {info['format_version']}: images identified by {info['image_identity']}",
-              highlight=False, markup=False)
-    con.print(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
-              f"items {counts.get('items', 0)}, "
-              f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
-    con.print(split_origin_line(info.get("split_origin") or {}, info.get("build", {})), highlight=False)
+    say((str(info["name"]), "bold"), f"  medr2 {info['medr2_version']}  checksum {info['checksum'][:16]}")
+    say(f"format version {info['format_version']}: images identified by {info['image_identity']}")
+    say(f"cases {cases.get('n', 0)} ({provenance_line(cases)}), patients {cases.get('patients', 0)}, "
+        f"items {counts.get('items', 0)}, "
+        f"chains {counts.get('chains', 0)}, yes/no pairs {counts.get('pairs', 0)}")
+    say(split_origin_line(info.get("split_origin") or {}, info.get("build", {})))
     if (warning := split_overlap_warning(info.get("split_overlap") or {})) is not None:
-        from rich.markup import escape
-
-        con.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+        say(("warning:", "yellow"), " ", warning)  # on stdout with the rest of the summary
     for line in source_report_lines(info.get("build", {})):
-        con.print(line, markup=False, highlight=False)
+        say(line)
     for key in ("stage", "split", "variant", "form"):
-        t = Table(title=f"items per {key}")
-        t.add_column(key)
-        t.add_column("items", justify="right")
-        for k, n in sorted(counts.get(key, {}).items()):
-            t.add_row(k, str(n))
-        con.print(t)
-    t = Table(title="items per task and split")
-    t.add_column("task")
+        table(f"items per {key}", [key, ("items", "right")], sorted(counts.get(key, {}).items()))
     splits = sorted({s for v in counts.get("task_split", {}).values() for s in v})
-    for s in splits:
-        t.add_column(s, justify="right")
-    t.add_column("skipped cases (reason)")
     skipped = info.get("skipped", {})
     tasks = [row["id"] for row in info.get("tasks", [])] or sorted(counts.get("task_split", {}))
+    rows = []
     for task in tasks:
         row = counts.get("task_split", {}).get(task, {})
         reasons = "; ".join(f"{r}: {n}" for r, n in sorted(skipped.get(task, {}).items()))
-        t.add_row(task, *[str(row.get(s, 0)) for s in splits], reasons)
-    con.print(t)
+        rows.append((task, *(row.get(s, 0) for s in splits), reasons))
+    table("items per task and split", ["task", *((s, "right") for s in splits), "skipped cases (reason)"], rows)
     vs = info.get("variants_skipped") or {}
     if vs:
-        t = Table(title="variants skipped")
-        t.add_column("variant")
-        t.add_column("reason")
-        t.add_column("items", justify="right")
-        for code, reasons in sorted(vs.items()):
-            for r, n in sorted(reasons.items()):
-                t.add_row(code, r, str(n))
-        con.print(t)
-    t = Table(title="sources and licences")
-    t.add_column("kind")
-    t.add_column("name")
-    t.add_column("cases", justify="right")
-    for kind in ("sources", "licenses", "access", "modalities"):
-        for k, n in sorted(cases.get(kind, {}).items()):
-            t.add_row(kind, k, str(n))
-    con.print(t)
+        table("variants skipped", ["variant", "reason", ("items", "right")],
+              [(code, r, n) for code, reasons in sorted(vs.items()) for r, n in sorted(reasons.items())])
+    table("sources and licences", ["kind", "name", ("cases", "right")],
+          [(kind, k, n) for kind in ("sources", "licenses", "access", "modalities")
+           for k, n in sorted(cases.get(kind, {}).items())])
     cov = info.get("coverage") or {}
     if cov.get("sources"):
-        t = Table(title="coverage: clean items per task and source")
-        t.add_column("task")
-        for src in cov["sources"]:
-            t.add_column(src, justify="right")
-        for task, row in cov["tasks"].items():
-            t.add_row(task, *[str(row.get(src, 0)) for src in cov["sources"]])
-        con.print(t)
+        table("coverage: clean items per task and source", ["task", *((src, "right") for src in cov["sources"])],
+              [(task, *(row.get(src, 0) for src in cov["sources"])) for task, row in cov["tasks"].items()])
         if cov.get("unsupported"):
-            con.print(f"tasks no source supports ({len(cov['unsupported'])}): " + ", ".join(cov["unsupported"]),
-                      highlight=False, markup=False)
+            say(f"tasks no source supports ({len(cov['unsupported'])}): " + ", ".join(cov["unsupported"]))
     sf = info.get("slice_fields") or {}
     if sf:
-        t = Table(title="slice fields (medr2 score --slice): cases carrying a value")
-        t.add_column("field")
-        t.add_column("cases with a value", justify="right")
-        t.add_column("share", justify="right")
-        t.add_column("distinct values", justify="right")
-        for name, c in sf.items():
-            share = "-" if c["share"] is None else f"{c['share']:.0%}"
-            t.add_row(name, f"{c['known']} of {c['cases']}", share, str(c["values"]))
-        con.print(t)
+        table("slice fields (medr2 score --slice): cases carrying a value",
+              ["field", ("cases with a value", "right"), ("share", "right"), ("distinct values", "right")],
+              [(name, f"{c['known']} of {c['cases']}", "-" if c["share"] is None else f"{c['share']:.0%}",
+                c["values"]) for name, c in sf.items()])
         lacking = [n for n in ("sex", "age") if n in sf and sf[n]["known"] < sf[n]["cases"]]
         if lacking:
             gaps = ", ".join(f"{n} is missing for {sf[n]['cases'] - sf[n]['known']} cases" for n in lacking)
-            con.print(f"note: {gaps} (their slice is 'missing')", highlight=False, markup=False)
+            say(f"note: {gaps} (their slice is 'missing')")
     q = info["quarantine"]
-    con.print(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
+    say(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
     for e in q["examples"]:
-        con.print(f"  {e['stage']}: file={e['file']} record={e['record']} field={e['field']}: {e['reason']}",
-                  highlight=False, markup=False)
+        say(f"  {e['stage']}: file={e['file']} record={e['record']} field={e['field']}: {e['reason']}")
 
 
 def provenance_line(cases: dict[str, Any]) -> str:

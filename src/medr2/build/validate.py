@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 
 from medr2.errors import BadInput
-from medr2.images import MAX_PIXELS, IdentityRule, resolve_inside
+from medr2.images import IdentityRule, open_checked, resolve_inside
 from medr2.records import Case, check_box, regions_by_kind
 from medr2.tasks import vocab
 
@@ -36,11 +36,11 @@ def validate_case(case: Case, root: Path, identity: IdentityRule) -> None:
     if identity.of_file(path) != case.image_sha256:
         raise _bad(case, "image_sha256", f"image does not match the recorded sha256 ({identity.name})")
     try:
-        with Image.open(path) as im:
+        with open_checked(path) as im:
             size = im.size
-            if size[0] * size[1] > MAX_PIXELS:
-                raise _bad(case, "image", f"image of {size[0]}x{size[1]} pixels exceeds the limit")
             im.verify()
+    except BadInput as e:
+        raise _bad(case, "image", e.reason) from e
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         raise _bad(case, "image", f"cannot decode image: {e}") from e
     if size != (case.width, case.height):

@@ -60,7 +60,9 @@ def _version(value: bool) -> None:
             v = version("medr2")
         except PackageNotFoundError:  # running from a source tree without an install
             v = "unknown"
-        typer.echo(f"medr2 {v}")
+        from medr2.console import echo
+
+        echo(f"medr2 {v}")
         raise typer.Exit(0)
 
 
@@ -122,7 +124,7 @@ def storage_problem(e: BaseException) -> str | None:
 def main() -> None:
     """Entry point: map errors to the documented exit codes (2 bad input/usage, 1 failed work).
     Usage errors (unknown command or option, missing argument) print one line, never a traceback."""
-    from medr2.console import make_console, widen_help
+    from medr2.console import echo, error, widen_help
 
     widen_help()
     try:
@@ -130,7 +132,7 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except Medr2Error as e:
-        make_console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False, markup=True)
+        error(str(e))
         sys.exit(e.exit_code)
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", None) or getattr(e, "code", 0) or 0
@@ -141,15 +143,15 @@ def main() -> None:
         ctx = getattr(err, "ctx", None)
         where = ctx.command_path if ctx is not None else "medr2"
         if message:  # empty for a bare command whose help was just printed
-            print(f"error: {message} (see '{where} --help')", file=sys.stderr)
+            echo(f"error: {message} (see '{where} --help')", err=True)
         sys.exit(getattr(err, "exit_code", 2) or 2)
     except _abort_types():
-        print("aborted", file=sys.stderr)
+        echo("aborted", err=True)
         sys.exit(130)
     except Exception as e:
         storage = storage_problem(e)
         if storage is not None:  # the work failed for want of space or write access: exit 1, no traceback
-            make_console(stderr=True).print(f"[bold red]error:[/] {storage}", highlight=False, markup=True)
+            error(storage)
             sys.exit(1)
         raise
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command("contact-sheet")
@@ -20,4 +22,4 @@ def register(app: typer.Typer) -> None:
         from medr2.api import contact_sheet
 
         path = contact_sheet(bench, out, n=n, case=case)
-        typer.echo(str(path))
+        echo(str(path))

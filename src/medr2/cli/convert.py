@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from medr2.catalog import CONVERT_TARGETS, listing
+from medr2.console import echo
 
 
 def register(app: typer.Typer) -> None:
@@ -20,4 +21,4 @@ def register(app: typer.Typer) -> None:
         from medr2.api import convert
 
         summary = convert(bench, to, out)
-        typer.echo(f"wrote {sum(summary['splits'].values())} items ({summary['splits']}) to {out}")
+        echo(f"wrote {sum(summary['splits'].values())} items ({summary['splits']}) to {out}")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command("demo")
@@ -36,6 +38,6 @@ def register(app: typer.Typer) -> None:
                 result = api_demo(out, cases=cases, seed=seed, quick=quick, workers=workers, threads=threads,
                                   strategies=strategies, lanes=lanes, choice=choice)
         except KeyboardInterrupt:
-            typer.echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
+            echo(f"interrupted: rerun the same command to resume from what is stored in {out}", err=True)
             raise typer.Exit(130) from None
-        typer.echo(f"report: {result.report}\nsummary: {result.summary}")
+        echo(f"report: {result.report}\nsummary: {result.summary}")

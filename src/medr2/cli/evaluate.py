@@ -97,7 +97,7 @@ def eval_command(
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from medr2.api import evaluate
     from medr2.arrowmem import use_lean_pool
-    from medr2.console import make_console
+    from medr2.console import say
     from medr2.errors import WorkFailed
     from medr2.progress import RichProgress
 
@@ -115,22 +115,19 @@ def eval_command(
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
                            confidence=confidence, abstain_option=abstain_option,
                            allow_empty=allow_empty)
-    console = make_console(stderr=True)
     for name, c in summary.modes.items():
-        console.print(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors"
-                      + (f", [yellow]{c.truncated} cut off by the token limit[/]" if c.truncated else ""))
+        say(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors",
+            *((", ", (f"{c.truncated} cut off by the token limit", "yellow")) if c.truncated else ()), err=True)
     if any(c.truncated for c in summary.modes.values()):
         from medr2.models.truncation import TRUNCATED_HINT
 
-        console.print(f"[yellow]note[/]: {TRUNCATED_HINT}")
-    console.print(f"retries: {summary.retries}")
+        say(("note", "yellow"), f": {TRUNCATED_HINT}", err=True)
+    say(f"retries: {summary.retries}", err=True)
     if summary.last_error:
-        from rich.markup import escape
-
-        console.print(f"[red]last error[/]: {escape(summary.last_error)}", highlight=False)
+        say(("last error", "red"), f": {summary.last_error}", err=True)
     if summary.interrupted:
-        console.print(f"[yellow]interrupted[/]: everything answered is stored in {out}; rerun the same command "
-                      "to resume")
+        say(("interrupted", "yellow"), f": everything answered is stored in {out}; rerun the same command "
+            "to resume", err=True)
         raise typer.Exit(130)
     if summary.sent and all(c.ok == 0 for c in summary.modes.values()) and any(c.error for c in summary.modes.values()):
         raise WorkFailed(f"every request failed (last error: {summary.last_error}); every error is stored in the run")

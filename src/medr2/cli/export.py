@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from medr2.catalog import EXPORT_FORMATS, STRATEGIES, listing
+from medr2.console import echo
 
 
 def register(app: typer.Typer) -> None:
@@ -26,5 +27,5 @@ def register(app: typer.Typer) -> None:
         from medr2.api import export as api_export
 
         m = api_export(bench, fmt, out, strategy=strategy, with_variants=with_variants, seed=seed, replay=replay)
-        typer.echo(f"wrote {m['n_examples']} {fmt} records ({m['n_items']} items) to {out}; "
+        echo(f"wrote {m['n_examples']} {fmt} records ({m['n_items']} items) to {out}; "
                    f"skipped: {json.dumps(m['skipped'])}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from medr2.catalog import FINETUNE_STRATEGIES, STRATEGIES, listing
+from medr2.console import echo
 
 
 def register(app: typer.Typer) -> None:
@@ -53,4 +54,4 @@ def register(app: typer.Typer) -> None:
                        seed=seed, device=device, preset=preset, answer_style=answer_style,
                        pretrain_steps=pretrain_steps, vision_lr_scale=vision_lr_scale, freeze=freeze)
         losses = "; ".join(describe_stage(s) for s in rep["stages"])
-        typer.echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")
+        echo(f"fine-tuned on {rep['n_examples']} examples ({losses}); evaluate with --model hf:{rep['merged']}")

@@ -24,22 +24,19 @@ def register(app: typer.Typer) -> None:
                                           help="format option KEY=VALUE (e.g. images=DIR)"),
     ) -> None:
         """Import an existing medical VQA set as a bench (questions mapped onto the four stages)."""
-        from rich.markup import escape
-
         from medr2.api import import_dataset
-        from medr2.console import make_console
+        from medr2.console import say
         from medr2.interop.common import why_quarantined
 
         res = import_dataset(fmt, path, out, license=license, access=access, source_name=source, option=option)
-        con = make_console()
-        con.print(f"imported {len(res.items)} items on {len(res.cases)} images into {out}")
+        say(f"imported {len(res.items)} items on {len(res.cases)} images into {out}")
         for task, n in res.counts.items():
-            con.print(f"  {task:24s} {n}")
-        con.print(f"unmapped (imported.other): {res.unmapped}, duplicates merged: {res.duplicates}, "
-                  f"quarantined: {len(res.quarantined)}")
+            say(f"  {task:24s} {n}")
+        say(f"unmapped (imported.other): {res.unmapped}, duplicates merged: {res.duplicates}, "
+            f"quarantined: {len(res.quarantined)}")
         if res.quarantined:
-            con.print("[yellow]quarantined[/]" + escape(why_quarantined(res.quarantined, out)))
+            say(("quarantined", "yellow"), why_quarantined(res.quarantined, out))
         unknown = sum(1 for it in res.items if it.meta.get("answer_unknown"))
         if unknown:
-            con.print(f"[yellow]{unknown} item(s) without an answer[/] (meta answer_unknown): for running models "
-                      "and exporting predictions, not for scoring")
+            say((f"{unknown} item(s) without an answer", "yellow"), " (meta answer_unknown): for running models "
+                "and exporting predictions, not for scoring")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -25,9 +27,9 @@ def register(app: typer.Typer) -> None:
 
         data = api_info(bench, check=check)
         if as_json:
-            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             render_info(data)
             if check:
-                typer.echo(f"checked: {data['checked']['cases']} cases, {data['checked']['items']} items, every "
-                           f"record, reference and image ({data['image_identity']}): no error")
+                echo(f"checked: {data['checked']['cases']} cases, {data['checked']['items']} items, every "
+                     f"record, reference and image ({data['image_identity']}): no error")

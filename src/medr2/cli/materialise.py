@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -15,4 +17,4 @@ def register(app: typer.Typer) -> None:
         from medr2.api import materialise as api_materialise
 
         n = api_materialise(bench)
-        typer.echo(f"{bench}: {n} deferred image(s) rendered and stored")
+        echo(f"{bench}: {n} deferred image(s) rendered and stored")

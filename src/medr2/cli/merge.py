@@ -15,18 +15,15 @@ def merge_command(
 ) -> None:
     """Combine shard runs of one bench and one model setting into one run."""
     from medr2.api import merge
-    from medr2.console import make_console
+    from medr2.console import say, warn
 
     manifest = merge(shards, out, command=sys.argv)
     missing = manifest["shards_missing"]
-    console = make_console(stderr=True)
-    console.print(
-        f"merged {len(manifest['merged_from'])} shards into {out}: {manifest['counts']}"
-        + (f" [yellow](missing shards: {', '.join(missing)})[/]" if missing else ""), highlight=False)
+    say(f"merged {len(manifest['merged_from'])} shards into {out}: {manifest['counts']}",
+        *((" ", (f"(missing shards: {', '.join(missing)})", "yellow")) if missing else ()), err=True)
     for s in manifest.get("shards_incomplete", []):
-        console.print(f"[bold yellow]warning:[/] shard {s['shard']} ({s['path']}) did not finish its eval "
-                      f"(status {s['status']}): the merged run is incomplete; rerun that shard's eval to resume it, "
-                      "then merge again", highlight=False, markup=True)
+        warn(f"shard {s['shard']} ({s['path']}) did not finish its eval (status {s['status']}): the merged run is "
+             "incomplete; rerun that shard's eval to resume it, then merge again")
 
 
 def register(app: typer.Typer) -> None:

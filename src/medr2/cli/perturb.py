@@ -19,18 +19,11 @@ def register(app: typer.Typer) -> None:
         workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: all cores)"),
     ) -> None:
         """Add adversarial variants to an existing bench (sources and clean images are never changed)."""
-        from rich.table import Table
-
         from medr2.api import add_variants
-        from medr2.console import make_console
+        from medr2.console import say, table
 
         manifest, made, skips = add_variants(bench, variants, seed=seed, workers=workers)
-        t = Table(title=f"variants added to {bench}")
-        t.add_column("code")
-        t.add_column("items", justify="right")
-        t.add_column("skipped (reason: items)")
-        for code, reasons in skips.items():
-            t.add_row(code, str(made.get(code, 0)), "; ".join(f"{r}: {n}" for r, n in reasons.items()))
-        con = make_console()
-        con.print(t)
-        con.print(f"items now {manifest['counts']['items']}, checksum {manifest['checksums']['bench'][:16]}")
+        table(f"variants added to {bench}", ["code", ("items", "right"), "skipped (reason: items)"],
+              [(code, made.get(code, 0), "; ".join(f"{r}: {n}" for r, n in reasons.items()))
+               for code, reasons in skips.items()])
+        say(f"items now {manifest['counts']['items']}, checksum {manifest['checksums']['bench'][:16]}")

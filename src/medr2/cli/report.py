@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Leaderboard (Markdown, CSV, JSON), plots and a self-contained index.html comparing the runs."""
         from medr2.api import report as api_report
-        from medr2.console import make_console
+        from medr2.console import say
         from medr2.progress import for_console
 
         progress = for_console("medr2 report")
@@ -27,4 +27,4 @@ def register(app: typer.Typer) -> None:
             index = api_report(runs, out, bench=bench, max_items=max_items, title=title, progress=progress)
         finally:
             progress.close()
-        make_console().print(f"wrote {index} and {out / 'leaderboard.md'}", highlight=False)
+        say(f"wrote {index} and {out / 'leaderboard.md'}")

@@ -26,14 +26,17 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples (0: no intervals)"),
         workers: int = typer.Option(1, "--workers", min=1,
                                     help="processes scoring the answers (same outputs for any number; no --judge)"),
-        slice: list[str] = typer.Option([], "--slice", metavar="FIELD[,FIELD...]", show_default="no slices",
+        slice: list[str] = typer.Option([], "--slice", metavar="FIELD[,FIELD...]",
+                                        show_default="none: no slices.json",
                                         help="subgroup slices written to RUN/slices.json (repeatable; fields: "
                                              f"{listing(SLICE_FIELDS)}; a,b: their combinations)"),
-        bins: list[str] = typer.Option([], "--bins", metavar="FIELD=EDGES", show_default="built-in edges",
+        bins: list[str] = typer.Option([], "--bins", metavar="FIELD=EDGES",
+                                       show_default="each binned field's own edges",
                                        help="bin edges of a binned slice field, e.g. age=18,40,65 (repeatable)"),
         slice_min_cases: int = typer.Option(20, "--slice-min-cases", min=1,
                                             help="slices from fewer cases are marked low-n and never ranked"),
-        harm: Path | None = typer.Option(None, "--harm", metavar="FILE", show_default="built-in tiers",
+        harm: Path | None = typer.Option(None, "--harm", metavar="FILE",
+                                         show_default="the built-in tiers and weights",
                                          help="risk tiers and weights overriding the defaults (JSON/YAML); "
                                               "writes RUN/harm.json"),
         conformal_coverage: float = typer.Option(0.9, "--conformal-coverage", min=0.0, max=1.0,
@@ -47,11 +50,9 @@ def register(app: typer.Typer) -> None:
         where cases share one)."""
         import warnings
 
-        from rich.markup import escape
-
         from medr2.api import score as api_score
         from medr2.arrowmem import use_lean_pool
-        from medr2.console import make_console
+        from medr2.console import say, warn
         from medr2.models.truncation import TRUNCATED_HINT
         from medr2.progress import for_console
         from medr2.report.fmt import fmt_value_n
@@ -70,9 +71,8 @@ def register(app: typer.Typer) -> None:
                                     conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
         finally:
             progress.close()
-        con = make_console()
         if (message := describe(metrics.get("plan") or {})) is not None:
-            make_console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+            warn(message)
         hinted = False
         splits = (metrics.get("run") or {}).get("splits") or {}
         split_word = "+".join(splits) or "?"  # the split(s) the answers come from, on every line
@@ -85,45 +85,43 @@ def register(app: typer.Typer) -> None:
             error = (rates.get("error") or {}).get("value") or 0.0
             abstained = (f", abstained {rates['abstained']['value']:.3f}"
                          if (rates.get("abstained") or {}).get("value") is not None else "")
-            con.print(f"{escape(split_word)} split, {mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, "
-                      f"truncated {truncated:.3f}, error {error:.3f}", highlight=False)
+            say(f"{split_word} split, {mode}: overall {acc}; unparsed {unparsed:.3f}{abstained}, "
+                f"truncated {truncated:.3f}, error {error:.3f}")
             if truncated:
                 hinted = True
         if hinted:
-            con.print(f"[yellow]note[/]: {TRUNCATED_HINT}", highlight=False)
+            say(("note", "yellow"), f": {TRUNCATED_HINT}")
         cal = Path(run) / "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE (where there is one)
         wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
-        con.print(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}", highlight=False)
-        _print_analysis(con, Path(run), metrics)
+        say(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}")
+        _print_analysis(Path(run), metrics)
 
 
-def _print_analysis(con: object, run: Path, metrics: dict[str, object]) -> None:
+def _print_analysis(run: Path, metrics: dict[str, object]) -> None:
     """The harm figures and each slicing's largest accuracy gap (text from the data printed as plain text)."""
-    from rich.console import Console
-
+    from medr2.console import say
     from medr2.report.fmt import fmt_value_n
     from medr2.score.scorer import HARM_FILE, SLICES_FILE
 
-    assert isinstance(con, Console)
     harm, slices = metrics.get("harm"), metrics.get("slices")
     if isinstance(harm, dict):
         for mode, h in harm["modes"].items():
             parts = [f"{k.replace('_', ' ')} {fmt_value_n(h[k], 3)}" for k in
                      ("harm_weighted_error", "high_risk_error", "silent_failure") if k in h]
-            con.print(f"{mode}: " + "; ".join(parts), highlight=False, markup=False)
-        con.print(f"wrote {run / HARM_FILE}", highlight=False, markup=False)
+            say(f"{mode}: " + "; ".join(parts))
+        say(f"wrote {run / HARM_FILE}")
     if isinstance(slices, dict):
         for note in slices["missing"].values():
-            con.print(f"note: {note}", highlight=False, markup=False)
+            say(("note", "yellow"), f": {note}")
         for mode, by in slices["modes"].items():
             for name, s in by.items():
                 g = s["gaps"].get("accuracy")
                 if g is None:
-                    con.print(f"{mode} {name}: no accuracy gap ranked (fewer than two slices of "
-                              f"{slices['min_cases']}+ cases)", highlight=False, markup=False)
+                    say(f"{mode} {name}: no accuracy gap ranked (fewer than two slices of "
+                        f"{slices['min_cases']}+ cases)")
                     continue
                 test = ("untested: no bootstrap resamples" if g["p_holm"] is None else
                         f"p_holm {g['p_holm']:.3g}, {'significant' if g['significant'] else 'not significant'}")
-                con.print(f"{mode} {name}: largest accuracy gap {g['high']} - {g['low']} = {g['delta']:+.3f} "
-                          f"({test})", highlight=False, markup=False)
-        con.print(f"wrote {run / SLICES_FILE}", highlight=False, markup=False)
+                say(f"{mode} {name}: largest accuracy gap {g['high']} - {g['low']} = {g['delta']:+.3f} "
+                    f"({test})")
+        say(f"wrote {run / SLICES_FILE}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from medr2.catalog import FAMILIES, listing
+from medr2.console import echo
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +28,7 @@ def register(app: typer.Typer) -> None:
         if family is not None:
             from medr2.models.families import get_family
 
-            typer.echo(f"wrote {path}: tiny {family} ({count_parameters(path):,} parameters); evaluate it with "
+            echo(f"wrote {path}: tiny {family} ({count_parameters(path):,} parameters); evaluate it with "
                        f"--model hf:{path} --preset {get_family(family).preset}")
             return
-        typer.echo(f"wrote {path} ({count_parameters(path):,} parameters); evaluate it with --model hf:{path}")
+        echo(f"wrote {path} ({count_parameters(path):,} parameters); evaluate it with --model hf:{path}")

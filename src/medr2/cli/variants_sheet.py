@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command("variants-sheet")
@@ -18,4 +20,4 @@ def register(app: typer.Typer) -> None:
         from medr2.api import variants_sheet
 
         parent, variants = variants_sheet(bench, out, case=case)
-        typer.echo(f"wrote {out}: case {parent.case_id}, task {parent.task}, {len(variants)} variants")
+        echo(f"wrote {out}: case {parent.case_id}, task {parent.task}, {len(variants)} variants")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from medr2.console import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command("vllm-export")
@@ -19,4 +21,4 @@ def register(app: typer.Typer) -> None:
         from medr2.api import vllm_export as api_vllm_export
 
         path = api_vllm_export(src, out)
-        typer.echo(f"wrote {path}; serve it with: python -m vllm.entrypoints.openai.api_server --model {path}")
+        echo(f"wrote {path}; serve it with: python -m vllm.entrypoints.openai.api_server --model {path}")

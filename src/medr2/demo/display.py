@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.markup import escape
+from medr2.console import rule, say, status
 
 if TYPE_CHECKING:
     from medr2.demo.run import DemoConfig, DemoResult
@@ -88,10 +88,10 @@ class CountBar:
     """A bar over a known number of named steps (e.g. runs to score)."""
 
     def __init__(self, console: Any, label: str, total: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from medr2.console import progress
 
-        self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console)
+        self._bar = progress(("{task.description}", "bold"), "bar", "count", "elapsed", "{task.fields[last]}",
+                             console=console)
         self._task = self._bar.add_task(label, total=total, last="")
 
     def __enter__(self) -> CountBar:
@@ -109,19 +109,19 @@ class DemoDisplay:
     """What ``medr2 demo`` shows while it works."""
 
     def __init__(self, console: Any = None) -> None:
-        from medr2.console import make_console
+        from medr2.console import get_console
 
-        self.console = console or make_console(stderr=True)
+        self.console = console or get_console(err=True)
         self.clock = StageClock([])
 
     def start(self, root: Path, cfg: DemoConfig, titles: list[str]) -> None:
         self.clock = StageClock(titles)
-        self.console.print(f"[bold]medr2 demo[/] into [cyan]{escape(str(root))}[/]: {cfg.cases} sample cases, seed "
-                           f"{cfg.seed}, variants {','.join(cfg.variants)}, {len(titles)} stages", highlight=False)
+        say(("medr2 demo", "bold"), " into ", (str(root), "cyan"), f": {cfg.cases} sample cases, seed {cfg.seed}, "
+            f"variants {','.join(cfg.variants)}, {len(titles)} stages", console=self.console)
 
     def stage(self, title: str) -> None:
         """The header of a stage this process runs."""
-        self.console.rule(f"[bold]{escape(self.clock.header(title))}", align="left")
+        rule((self.clock.header(title), "bold"), console=self.console)
 
     def lane_stage(self, title: str) -> str:
         """The label of a stage another lane started (numbered in the same sequence)."""
@@ -131,17 +131,17 @@ class DemoDisplay:
         self.clock.end(title)
 
     def stage_done(self, title: str, seconds: float, note: str) -> None:
-        self.console.print(f"[green]done[/] {title} in {seconds:.1f} s: {note}", highlight=False)
+        say(("done", "green"), f" {title} in {seconds:.1f} s: {note}", console=self.console)
 
     @contextmanager
     def status(self, label: str) -> Iterator[Callable[[str], None]]:
         """A spinner; the yielded function replaces its text (and logs the line)."""
-        with self.console.status(label) as st:
-            def say(msg: str) -> None:
-                st.update(msg)
-                self.console.print(f"  {msg}", highlight=False)
+        with status(label, console=self.console) as update:
+            def report(msg: str) -> None:
+                update(msg)
+                say(f"  {msg}", console=self.console)
 
-            yield say
+            yield report
 
     def eval_progress(self, label: str) -> Progress:
         """The live bar ``medr2 eval`` shows (done, rate, ETA, retries, errors)."""
@@ -158,39 +158,38 @@ class DemoDisplay:
 
     def line(self, text: str) -> None:
         """One line above whatever is live (the background lane's reports; called from another thread)."""
-        self.console.print(text, highlight=False)
+        say(text, console=self.console)
 
     @contextmanager
     def waiting(self, label: str) -> Iterator[Callable[[str], None]]:
         """A spinner while the main process waits for the background lane; the function updates its text."""
-        with self.console.status(label) as st:
-            yield st.update
+        with status(label, console=self.console) as update:
+            yield update
 
     def finish(self, result: DemoResult) -> None:
-        self.console.rule("[bold]medr2 demo finished", align="left")
+        rule(("medr2 demo finished", "bold"), console=self.console)
         for s in result.stages:
             reused = " (reused: time of the run that did it)" if s.get("reused") else ""
             lane = f" [lane {s['lane']}]" if s.get("lane", 1) != 1 else ""
-            self.console.print(f"  {s['seconds']:7.1f} s  {s['stage']}{lane} (CPU {s['cpu_s']:.1f} s){reused}",
-                               highlight=False)
-        self.console.print(f"  {result.seconds:7.1f} s  total (wall)", highlight=False)
+            say(f"  {s['seconds']:7.1f} s  {s['stage']}{lane} (CPU {s['cpu_s']:.1f} s){reused}", console=self.console)
+        say(f"  {result.seconds:7.1f} s  total (wall)", console=self.console)
 
 
 def make_train_callback(console: Any, label: str) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from transformers import TrainerCallback
+
+    from medr2.console import progress
 
     class _Bar(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:
-            self._bar: Progress | None = None
+            self._bar: Any = None
             self._task: Any = None
             self._t0 = 0.0
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             stage = Path(str(args.output_dir)).name  # finetune names its stages' folders "full" / "lora"
-            self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("steps  last-step loss {task.fields[loss]}"), TimeElapsedColumn(),
-                                 console=console)
+            self._bar = progress(("{task.description}", "bold"), "bar", "count",
+                                 "steps  last-step loss {task.fields[loss]}", "elapsed", console=console)
             self._bar.start()
             self._task = self._bar.add_task(f"{label}: {stage}", total=state.max_steps, loss="-")
             self._t0 = time.perf_counter()

@@ -29,8 +29,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 # a job the worker can run: (kind, argument), e.g. ("finetune", "flat"), ("evaluate", "tiny-flat")
 Job = tuple[str, str]
 # a group of stages one lane runs in order: (title, job) pairs
@@ -186,13 +184,13 @@ class SecondLane:
                     continue
             if kind == "start":
                 self.current = str(payload)
-                self._print(f"[dim]lane {self.lane}[/] started {escape(self._label(str(payload)))}")
+                self._print(f"lane {self.lane} started {self._label(str(payload))}")  # printed as text (medr2.console)
             elif kind == "status":
-                self._print(f"[dim]lane {self.lane}[/]   {payload}")
+                self._print(f"lane {self.lane}   {payload}")
             elif kind == "done":
                 self.current = None
                 self._on_done(payload)
-                self._print(f"[dim]lane {self.lane}[/] [green]done[/] {payload['stage']} in {payload['seconds']:.1f} s "
+                self._print(f"lane {self.lane} done {payload['stage']} in {payload['seconds']:.1f} s "
                             f"(CPU {payload['cpu_s']:.1f} s): {payload['note']}")
             elif kind == "finished":
                 self._finished.set()

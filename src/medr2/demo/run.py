@@ -38,12 +38,14 @@ from pathlib import Path
 from typing import Any
 
 import medr2
+from medr2 import jsonsafe
 from medr2.demo.display import DemoDisplay, StageDisplay
 from medr2.demo.lanes import Group, GroupCounter, Job, SecondLane, cpu_seconds, timed
 from medr2.demo.summary import append_timings
 from medr2.errors import BadInput
 from medr2.interrupts import interruptible
 from medr2.models.choice import CHOICE_MODES
+from medr2.outdir import contents
 
 DEMO_FILE = "demo.json"
 SUMMARY_FILE = "summary.md"
@@ -106,7 +108,7 @@ class DemoConfig:
         d = asdict(self)
         for how in ("workers", "threads", "lanes"):
             d.pop(how)
-        return json.loads(json.dumps(d))
+        return jsonsafe.loads(json.dumps(d))
 
 
 # --quick: a smoke test of the loop. Its 30 + 30 steps are too few for option-text targets (the model writes a train
@@ -217,16 +219,16 @@ def _check_folder(paths: DemoPaths, cfg: DemoConfig) -> None:
     root = paths.root
     if root.exists() and not root.is_dir():
         raise BadInput("exists and is not a folder", file=str(root), field="--out")
-    if not root.is_dir() or not any(root.iterdir()):
+    if not root.is_dir() or not contents(root):
         return
     record = root / DEMO_FILE
     if not record.is_file():
         raise BadInput("folder is not empty and holds no earlier demo; choose another --out", file=str(root),
                        field="--out")
     try:
-        before = json.loads(record.read_text("utf-8")).get("config")
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
-        raise BadInput(f"unreadable demo record: {e}", file=str(record)) from e
+        before = jsonsafe.load_object(record).get("config")
+    except BadInput as e:
+        raise BadInput(f"unreadable demo record: {e.reason}", file=str(record)) from e
     if not isinstance(before, dict) or _same_run(before) != _same_run(cfg.identity()):
         raise BadInput("the folder holds a demo with another configuration (--cases/--seed/--quick); "
                        "choose another --out", file=str(record), field="config")
@@ -286,7 +288,7 @@ def _earlier_stages(paths: DemoPaths) -> dict[str, dict[str, Any]]:
     record = paths.root / DEMO_FILE
     if not record.is_file():
         return {}
-    stages = json.loads(record.read_text("utf-8")).get("stages") or []
+    stages = jsonsafe.load_object(record).get("stages") or []
     return {s["stage"]: s for s in stages if isinstance(s, dict) and "stage" in s}
 
 

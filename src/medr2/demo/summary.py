@@ -4,12 +4,12 @@ runs (``metrics.json``) and from :func:`medr2.score.metrics.compare_runs`; nothi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.report.fmt import fmt_value_n
 
 
@@ -300,9 +300,9 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
     """Write ``summary.md`` for the scored ``runs`` (name → run folder); returns its text. Each ``after``
     model is compared with ``before`` and with each run in ``also_against`` (e.g. the text-only prior), and
     every other ``after`` model with ``flat`` on clean accuracy and every robustness metric."""
-    metrics = {name: json.loads((Path(d) / "metrics.json").read_text("utf-8")) for name, d in runs.items()}
+    metrics = {name: jsonsafe.load_object(Path(d) / "metrics.json") for name, d in runs.items()}
     demo_file = path.parent / "demo.json"
-    demo = json.loads(demo_file.read_text("utf-8")) if demo_file.is_file() else None
+    demo = jsonsafe.load_object(demo_file) if demo_file.is_file() else None
     first = next(iter(metrics.values()))
     out = ["# medr2 demo: summary", "", _bench_line(first, demo), "",
            "## Clean accuracy (test split, `independent`)", "",

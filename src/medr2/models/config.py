@@ -8,11 +8,11 @@ copied by hand on the way: the fields that the two share have the same names.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, GenSettings
 from medr2.models.registry import AdapterOptions
@@ -95,7 +95,9 @@ def parse_model_options(values: Sequence[str] | None) -> dict[str, Any]:
         if not sep or not key.strip():
             raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
         try:
-            out[key.strip()] = json.loads(raw)
-        except ValueError:
+            out[key.strip()] = jsonsafe.loads(raw, field=f"--model-option {key.strip()}")
+        except jsonsafe.OverBound:
+            raise
+        except BadInput:  # not JSON: the text itself
             out[key.strip()] = raw
     return out

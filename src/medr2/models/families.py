@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.models.base import BoxSpace
 from medr2.registry import Registry
@@ -709,13 +710,12 @@ VLLM_UNSUPPORTED: dict[str, str] = {
 def vllm_loadable(src: Path | str, dst: Path | str) -> Path:
     """A copy of tiny checkpoint ``src`` in ``dst`` that vLLM loads: the vision-tower keys of LLaVA,
     LLaVA-OneVision and Gemma 3 renamed (``medr2.models.vllm_export``), every other family's folder copied unchanged."""
-    import json
     import shutil
 
     from medr2.models.vllm_export import EXPORTABLE, export_for_vllm
 
     src, dst = Path(src), Path(dst)
-    if json.loads((src / "config.json").read_text(encoding="utf-8")).get("model_type") in EXPORTABLE:
+    if jsonsafe.load_object(src / "config.json").get("model_type") in EXPORTABLE:
         return export_for_vllm(src, dst)
     shutil.copytree(src, dst)
     return dst

@@ -42,12 +42,13 @@ import aiohttp
 import pybase64
 import yarl
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.images import InsideRoot, bench_identity
 from medr2.models.base import BoxConvention, Message, Request, Response
 from medr2.models.presets import get_preset
 from medr2.models.registry import AdapterOptions
-from medr2.redact import redact_credentials, redact_url, scrub_secret, secret_grams
+from medr2.redact import read_key, redact_credentials, redact_url, scrub_secret, secret_grams
 
 if TYPE_CHECKING:
     from medr2.records import Confidence
@@ -148,12 +149,13 @@ def read_completion(data: bytes) -> Completion:
     (a reasoning model cut off inside its reasoning: scored ``truncated``)."""
     try:
         try:
-            body = json.loads(data)
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError:  # invalid UTF-8 inside the answer: keep it, bad bytes as U+FFFD
-            body = json.loads(data.decode("utf-8", "replace"))
+            text = data.decode("utf-8", "replace")
+        body = jsonsafe.loads(text, max_bytes=None)  # the body is bounded by max_response_bytes already
         choice = body["choices"][0]
         msg = choice["message"]
-    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:
+    except (BadInput, KeyError, IndexError, TypeError) as e:
         raise Transient(f"malformed response body ({type(e).__name__}): {data[:ERROR_SNIPPET]!r}") from None
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     finish = finish[:64] if isinstance(finish, str) and finish else None
@@ -194,8 +196,8 @@ def error_message(data: bytes) -> str:
     body: Any = None
     if len(data) <= 4 * ERROR_SCAN:
         try:
-            body = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = jsonsafe.loads(data)
+        except BadInput:
             body = None
     if isinstance(body, dict):
         err = body.get("error")
@@ -300,10 +302,7 @@ class OpenAIAdapter:
         self.api_key_env = api_key_env
         api_key = None
         if api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise BadInput(f"environment variable {api_key_env} (named by --api-key-env) is not set",
-                               field="--api-key-env")
+            api_key = read_key(api_key_env)
         if api_key and any(u.user is not None for u in self.urls):
             raise BadInput("a --base-url with credentials (user:password@) and --api-key-env cannot be combined "
                            "(both set the Authorization header); give one of them", field="--base-url")

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
+
 IMAGE_TOKEN = "<image>"
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<s>"
@@ -311,14 +313,13 @@ def _spec_json(spec: TinySpec, seed: int, patch_init: str = "random", image_posi
 
 def count_parameters(model_dir: Path | str) -> int:
     """Number of parameters of a saved model (reads the safetensors header, loads no weights)."""
-    import json
     import struct
 
     total = 0
     for f in sorted(Path(model_dir).glob("*.safetensors")):
         with f.open("rb") as fh:
             (n,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(n))
+            header = jsonsafe.loads(fh.read(n), file=str(f), field="safetensors header")
         for k, v in header.items():
             if k != "__metadata__":
                 size = 1

@@ -17,6 +17,7 @@ import json
 import shutil
 from pathlib import Path
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 
 TOWER_PREFIXES = ("vision_tower.", "model.vision_tower.")
@@ -49,7 +50,7 @@ def export_for_vllm(src: Path | str, dst: Path | str) -> Path:
         raise BadInput("no .safetensors weights to export (vLLM export reads safetensors only)", file=str(src))
     if dst.resolve() == src.resolve():
         raise BadInput("export folder must differ from the source folder", file=str(dst))
-    model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    model_type = jsonsafe.load_object(config).get("model_type")
     if model_type not in EXPORTABLE:
         raise BadInput(f"vLLM export handles LLaVA checkpoints ({', '.join(sorted(EXPORTABLE))}), not {model_type!r}",
                        file=str(config), field="model_type")
@@ -66,7 +67,7 @@ def export_for_vllm(src: Path | str, dst: Path | str) -> Path:
             shutil.copy2(f, dst / f.name)
     index = src / "model.safetensors.index.json"
     if index.is_file():
-        data = json.loads(index.read_text(encoding="utf-8"))
+        data = jsonsafe.load_object(index)
         data["weight_map"] = dict(sorted(index_map.items()))
         (dst / index.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return dst

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 MISSING = "n/a"
@@ -70,3 +71,21 @@ def fmt_value_n(m: Any, digits: int = 2) -> str:
     cases = m.get("n_cases") if isinstance(m, dict) and isinstance(m.get("n_cases"), int) else None
     n_text = fmt_n(n, cases) if value is not None else ""
     return f"{text} ({n_text})" if n_text else text
+
+
+# bidirectional formatting characters: they reorder what follows them on screen (U+202E makes "exe.txt" read
+# "txt.exe"); every report output (HTML, leaderboard.md, leaderboard.csv) shows them as ``⟦U+202E⟧``
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# line breaks and other control characters: a bare CR or a U+2028 starts a new row or line in a table cell
+_BREAKS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")  # a tab stays (the CSV guard quotes it)
+
+
+def visible_bidi(text: str) -> str:
+    """``text`` with every bidi control character shown as ``⟦U+202E⟧`` (no reordering on screen)."""
+    return _BIDI.sub(lambda m: f"\u27e6U+{ord(m.group()):04X}\u27e7", text)
+
+
+def cell_text(text: str) -> str:
+    """A text from data as one table cell of ``leaderboard.md`` / ``leaderboard.csv``: bidi controls visible,
+    line breaks and control characters but tab (bare CR included) as spaces."""
+    return _BREAKS.sub(" ", visible_bidi(text))

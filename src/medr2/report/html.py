@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -16,6 +15,7 @@ from markupsafe import Markup
 
 import medr2
 from medr2.report.browser import script_safe_json
+from medr2.report.fmt import visible_bidi  # bidi controls shown as markers (one neutraliser for every output)
 from medr2.report.leaderboard import Leaderboard
 from medr2.report.plots import Plot
 from medr2.report.subgroups import HARM_KEYS, SubgroupView
@@ -63,16 +63,6 @@ def _sha256_source(text: str) -> str:
 def content_security_policy(js: str, css: str) -> str:
     return (f"default-src 'none'; img-src data:; style-src {_sha256_source(css)}; "
             f"script-src {_sha256_source(js)}; base-uri 'none'; form-action 'none'")
-
-
-# bidirectional formatting characters: they reorder what follows them on screen (U+202E makes
-# "gpj.exe" read "exe.jpg"); the report shows each as a visible marker instead
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def visible_bidi(text: str) -> str:
-    """``text`` with every bidi control character shown as ``⟦U+202E⟧`` (no reordering on screen)."""
-    return _BIDI.sub(lambda m: f"\u27e6U+{ord(m.group()):04X}\u27e7", text)
 
 
 def _finalize(value: Any) -> Any:

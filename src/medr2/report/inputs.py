@@ -7,12 +7,12 @@ through the run manifest, or given explicitly.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.atomic import settle
 from medr2.errors import BadInput
 
@@ -60,13 +60,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not path.is_file():
         hint = " (run `medr2 score` first)" if path.name == "metrics.json" else ""
         raise BadInput(f"missing file{hint}", file=str(path))
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadInput(f"not valid JSON: {e}", file=str(path)) from e
-    if not isinstance(data, dict):
-        raise BadInput("expected a JSON object", file=str(path))
-    return data
+    return jsonsafe.load_object(path)
 
 
 SCORE_BATCH_ROWS = 8_192  # score rows per batch read (a batch is held as Python lists)
@@ -143,7 +137,7 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
         from medr2.run.store import Store
 
         with Store.open(self.run_dir) as store:
-            sp = store.get_item(*key)
+            sp = store.get_item(*key, window=True)  # the answer budget: the browser shows a part of it
         if sp is None:
             raise KeyError(key)
         p = sp.prediction

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.report.fmt import fmt_ci, fmt_n, metric_parts
+from medr2.report.fmt import cell_text, fmt_ci, fmt_n, metric_parts
 from medr2.report.inputs import RunData
 
 # appended to a value computed from fewer than 10 cases (``low_n`` in metrics.json)
@@ -185,7 +185,10 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def csv_text(text: str) -> str:
     """A text cell a spreadsheet will not run: one starting with ``= + - @`` (or a tab / carriage return)
-    gets a leading ``'``, unless it is a plain number (``-0.25`` stays a number)."""
+    gets a leading ``'``, unless it is a plain number (``-0.25`` stays a number); line breaks and control
+    characters become spaces and bidi controls visible first (:func:`~medr2.report.fmt.cell_text`), so a bare CR
+    cannot start a new row holding a formula."""
+    text = cell_text(text)
     if not text.startswith(_FORMULA_START):
         return text
     try:
@@ -217,7 +220,7 @@ def _md_value(cell: dict[str, Any]) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    return cell_text(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def to_markdown(lb: Leaderboard) -> str:

@@ -692,11 +692,15 @@ def _slug(s: str) -> str:
 
 def make_plots(ctx: PlotContext, progress: Any = None) -> list[Plot]:
     """Every registered plot kind; ``progress`` (``medr2.progress``) advances once per kind."""
+    import matplotlib
+
     out: list[Plot] = []
-    for fn in PLOTS.values():
-        out.extend(fn(ctx))
-        if progress is not None:
-            progress.advance()
+    # names from data (runs, models, labels) are text: "$" never starts mathtext (an unbalanced one crashed)
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        for fn in PLOTS.values():
+            out.extend(fn(ctx))
+            if progress is not None:
+                progress.advance()
     return out
 
 

@@ -67,9 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--height", type=int, default=2200)
     a = ap.parse_args(argv)
     errors = screenshot(a.report_dir, a.out, width=a.width, height=a.height)
+    from medr2.console import echo
+
     for e in errors:
-        print(f"console error: {e}")
-    print(f"wrote {a.out}")
+        echo(f"console error: {e}")
+    echo(f"wrote {a.out}")
     return 1 if errors else 0
 
 

@@ -45,9 +45,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data: Any = jsonsafe.loads(path.read_text("utf-8"), file=str(path))
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read the run manifest: {e}", file=str(path)) from e
+        data: Any = jsonsafe.load_file(path)
     except BadInput as e:
         raise BadInput(f"cannot read the run manifest: {e.reason}", file=str(path)) from e
     if not isinstance(data, dict) or data.get("format") != FORMAT:

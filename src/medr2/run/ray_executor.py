@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request, Response
 from medr2.registry import Registry
@@ -298,18 +299,18 @@ def _builder(key: tuple[str, str, str, str, str]) -> tuple[OpenAIAdapter, GenSet
     from medr2.models.openai import OpenAIAdapter
 
     model, extra_body, max_tokens_field, bench_root, settings = key
-    s = json.loads(settings)
+    s = jsonsafe.loads(settings, max_bytes=None)
     gen = GenSettings(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"],
                       seed=s["seed"], extra=tuple((k, v) for k, v in s["extra"]))
-    adapter = OpenAIAdapter(model, base_urls=["http://127.0.0.1/v1"], extra_body=json.loads(extra_body),
-                            max_tokens_field=max_tokens_field)
+    adapter = OpenAIAdapter(model, base_urls=["http://127.0.0.1/v1"],
+                            extra_body=jsonsafe.loads(extra_body, max_bytes=None), max_tokens_field=max_tokens_field)
     return adapter, gen, Path(bench_root)
 
 
 def _messages(doc: str) -> tuple[Message, ...]:
     """Messages from their stored JSON (``medr2.run.prompts.messages_json``)."""
     out = []
-    for m in json.loads(doc):
+    for m in jsonsafe.loads(doc, max_bytes=None):
         parts = tuple(Part("text", text=p["text"]) if p["type"] == "text"
                       else Part("image", image=p["image"], image_sha256=p.get("sha256")) for p in m["parts"])
         out.append(Message(m["role"], parts))
@@ -353,7 +354,7 @@ class _BodySession:
 
     def post(self, url: str, *, data: Any = None, **kwargs: Any) -> Any:
         if isinstance(data, str):
-            data = json.loads(data)[BODY_KEY].encode("utf-8")
+            data = jsonsafe.loads(data, max_bytes=None)[BODY_KEY].encode("utf-8")
         return self._session.post(url, data=data, **kwargs)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medr2 import jsonsafe
 from medr2.errors import WorkFailed
 from medr2.models.base import BoxConvention, GenSettings, Request, Response
 from medr2.models.vllm import VLLMCheckpoint, full_text, sampling_kwargs, to_openai_messages, vllm_options
@@ -180,7 +181,7 @@ def render(spec: _RenderSpec, conversation: list[dict[str, Any]]) -> tuple[list[
 
 
 def _preprocess(spec: _RenderSpec, row: dict[str, Any]) -> dict[str, Any]:
-    s = json.loads(str(row["settings"]))
+    s = jsonsafe.loads(str(row["settings"]), max_bytes=None)
     settings = GenSettings(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"],
                            seed=s["seed"], extra=tuple((k, v) for k, v in s["extra"]))
     out: dict[str, Any] = {"request_hash": row["request_hash"], "sampling_params": sampling_kwargs(settings)}

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, get_args, runtime_checkable
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
 from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS
@@ -742,10 +743,8 @@ def _refuse_bench_as_out(bench: Path, out: Path) -> None:
         raise BadInput("the run folder is the bench folder or inside it; choose another --out", file=str(out),
                        field="--out")
     try:
-        import json
-
-        is_bench = json.loads((o / "manifest.json").read_text("utf-8")).get("format") == "medr2-bench"
-    except (OSError, ValueError, AttributeError):
+        is_bench = jsonsafe.load_object(o / "manifest.json").get("format") == "medr2-bench"
+    except BadInput:
         is_bench = False
     if is_bench:
         raise BadInput("the run folder holds a bench; choose another --out", file=str(out), field="--out")

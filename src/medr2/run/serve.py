@@ -38,7 +38,7 @@ from typing import Any
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.interrupts import interruptible
-from medr2.redact import redact_credentials
+from medr2.redact import scrub_registered
 
 PORT_PLACEHOLDER = "{port}"
 LOG_NAME = "serve.log"
@@ -143,6 +143,13 @@ class RunningServer:
     _armed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
+    pump: threading.Thread | None = None  # copies the server's output into the log, scrubbed
+
+    def tail(self) -> str:
+        """The last lines of the log, once what the server wrote before exiting has been copied there."""
+        if self.pump is not None:
+            self.pump.join(timeout=2.0)
+        return log_tail(self.log)
 
     def describe(self) -> dict[str, Any]:
         return {**self.spec.describe(), "pid": self.proc.pid,
@@ -158,7 +165,7 @@ class RunningServer:
             code = self.proc.poll()
             if code is not None:
                 raise ServerFailed(f"the server command exited with code {code} before it was healthy "
-                                   f"(GET {pending[0]}: {last}); last lines of {self.log}:\n{log_tail(self.log)}")
+                                   f"(GET {pending[0]}: {last}); last lines of {self.log}:\n{self.tail()}")
             while pending and (answer := probe(pending[0])) is None:
                 pending.pop(0)
             if not pending:
@@ -167,7 +174,7 @@ class RunningServer:
             last = answer or last
             if time.monotonic() - t0 >= self.spec.startup_s:
                 raise ServerFailed(f"the server was not healthy after {self.spec.startup_s:g} s (GET {pending[0]}: "
-                                   f"{last}); last lines of {self.log}:\n{log_tail(self.log)}")
+                                   f"{last}); last lines of {self.log}:\n{self.tail()}")
             time.sleep(POLL_S)
 
     def watch(self) -> None:
@@ -223,13 +230,28 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 def _start(spec: ServeSpec, run_dir: Path) -> RunningServer:
     run_dir.mkdir(parents=True, exist_ok=True)
     log = run_dir / LOG_NAME
-    with log.open("ab") as fh:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        fh.write(f"=== medr2 eval --serve, {stamp}: $ {redact_credentials(spec.command)}\n".encode())
-        fh.flush()
-        proc = subprocess.Popen(["/bin/sh", "-c", spec.command], stdin=subprocess.DEVNULL, stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    return RunningServer(spec, proc, log)
+    fh = log.open("ab")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    fh.write(f"=== medr2 eval --serve, {stamp}: $ {scrub_registered(spec.command)}\n".encode())
+    fh.flush()
+    proc = subprocess.Popen(["/bin/sh", "-c", spec.command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    pump = threading.Thread(target=_copy_scrubbed, args=(proc.stdout, fh), name="medr2-serve-log", daemon=True)
+    pump.start()
+    return RunningServer(spec, proc, log, pump=pump)
+
+
+def _copy_scrubbed(src: Any, fh: Any) -> None:
+    """The server's output into ``serve.log`` line by line, each passed through the secret scrubber (a server
+    that logs its arguments or headers must not write the key there)."""
+    try:
+        for line in iter(lambda: src.readline(1 << 16), b""):  # at most 64 KiB at a time
+            fh.write(scrub_registered(line.decode("utf-8", "replace")).encode("utf-8"))
+            fh.flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        fh.close()
 
 
 @contextlib.contextmanager
@@ -265,7 +287,7 @@ def serving(spec: ServeSpec | None, run_dir: Path, record: dict[str, Any] | None
         if server.died is not None:
             raise WorkFailed(f"the --serve server exited with code {server.died} during the run; everything answered "
                              f"is stored (rerun the same command to resume); last lines of {server.log}:\n"
-                             f"{log_tail(server.log)}")
+                             f"{server.tail()}")
     finally:
         server.stop()
         if record is not None:

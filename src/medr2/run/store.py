@@ -9,30 +9,36 @@ replaced when the request is retried (``--retry-errors``).
 A writer holds an exclusive lock file (``RUN/.lock``) so two processes cannot write one run. Its WAL is
 checkpointed by a background thread with its own connection (:class:`_Checkpointer`), so no commit
 pays a checkpoint's fsyncs on the runner's event-loop thread.
+
+The store gate (docs/reliability.md): :meth:`Store.open` is the only way any command opens a store. It refuses
+a store of a newer schema version (naming the version; never relabelled), a file that is not a medr2 store
+(zero bytes, another database, no ``predictions`` table) and one that fails SQLite's ``quick_check``; and
+every SQLite error raised later by a :class:`Store` method (a corrupted page met while reading) is mapped to
+a :class:`~medr2.errors.BadInput` naming the file (exit 2), or to the storage message (exit 1).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
+from medr2.outdir import LOCK, hold
 from medr2.records import Prediction
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
-
 STORE_FILE = "store.sqlite"
-LOCK_FILE = ".lock"
+LOCK_FILE = LOCK  # the run folder's writer lock (medr2.outdir)
 SCHEMA_VERSION = "3"  # 2: finish_reason and reasoning columns; 3: confidence (added to an older store opened to write)
 
 _SCHEMA = """
@@ -60,6 +66,19 @@ CREATE TABLE IF NOT EXISTS predictions (
 CREATE UNIQUE INDEX IF NOT EXISTS predictions_item_mode ON predictions (item_id, mode);
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+# the answer budget: what scoring, the rationale audit and the report read of an answer (the store keeps it whole):
+# all of it up to ANSWER_READ_CHARS characters, else its first and last halves, cut by SQLite before Python
+# holds it (the scorer reads 32,768 characters of that, ``score.truncation.scan_text``)
+ANSWER_READ_CHARS = 1 << 20
+
+
+def _windowed(column: str) -> str:
+    """SQL reading ``column`` through the answer budget."""
+    n, h = ANSWER_READ_CHARS, ANSWER_READ_CHARS // 2
+    return (f"CASE WHEN length({column}) > {n} THEN substr({column}, 1, {h}) || char(10, 10) || "
+            f"substr({column}, -{h}) ELSE {column} END")
+
 
 _KEY_INDEX = "predictions_item_mode"  # unique: one row per (item_id, mode)
 _COLUMNS = ("request_hash", "item_id", "mode", "model_key", "step", "chain_id", "raw", "status", "error",
@@ -106,6 +125,61 @@ class Row:
     request: list[Any] | None = None
 
 
+def _mapped_error(e: sqlite3.DatabaseError, path: Path, *, write: bool = True) -> Exception:
+    """What a SQLite error becomes: the storage message (exit 1) where the storage is the problem, else
+    BadInput naming the store (exit 2)."""
+    if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
+        return WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
+                          "process can write, then rerun the same command")
+    return BadInput(f"cannot read the run store: {e} (the file is damaged or is not a medr2 store)", file=str(path))
+
+
+def _gated(fn: Any) -> Any:
+    """A Store method whose SQLite errors are mapped by :func:`_mapped_error` (generators too)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(self: Store, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(self, *args, **kwargs)
+            except sqlite3.DatabaseError as e:
+                raise _mapped_error(e, self.path) from e
+        return gen
+
+    @functools.wraps(fn)
+    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.DatabaseError as e:
+            raise _mapped_error(e, self.path) from e
+    return call
+
+
+def _gate_methods(cls: type) -> type:
+    """Every public method of the store goes through :func:`_gated` (by construction: a new method too)."""
+    for name, value in list(vars(cls).items()):
+        if callable(value) and not name.startswith("_") and name not in ("open", "close"):
+            setattr(cls, name, _gated(value))
+    return cls
+
+
+_WRITERS: set[Path] = set()  # run folders with a writing Store open in this process
+
+
+@contextmanager
+def _one_writer(run_dir: Path) -> Iterator[None]:
+    """One writing Store per run folder in this process too (the folder lock is re-entrant for the command)."""
+    key = run_dir.resolve()
+    if key in _WRITERS:
+        raise BadInput("another process is writing this run (a store of it is open for writing here)",
+                       file=str(run_dir), field="--out")
+    _WRITERS.add(key)
+    try:
+        yield
+    finally:
+        _WRITERS.discard(key)
+
+
+@_gate_methods
 class Store:
     """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``."""
 
@@ -125,16 +199,22 @@ class Store:
         path = run_dir / STORE_FILE
         lock = None
         if write:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            lock = _acquire_lock(run_dir / LOCK_FILE)
+            lock = ExitStack()
+            lock.enter_context(hold(run_dir))  # the folder's writer lock (medr2.outdir), RUN/.lock
+            lock.enter_context(_one_writer(run_dir))
         elif not path.is_file():
             raise BadInput("no store.sqlite: not a run folder", file=str(path))
+        conn: sqlite3.Connection | None = None
         try:
             if write:
                 conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
             else:
                 conn = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, timeout=30.0)
             conn.execute("PRAGMA busy_timeout = 30000")
+            # a writer initialises a store without any table (new, or left empty by an eval killed or stopped by
+            # a full disk as it created it: nothing stored is lost); anything else passes the gate's checks
+            if not (write and _no_tables(conn)):
+                _check_store(conn, path)
             if write:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -142,13 +222,14 @@ class Store:
                 _migrate(conn)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it
             present = _present_columns(conn, "main")
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, BadInput) as e:
             if lock is not None:
                 lock.close()
-            if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
-                raise WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
-                                 "process can write, then rerun the same command") from e
-            raise BadInput(f"cannot open the run store: {e}", file=str(path)) from e
+            if conn is not None:
+                conn.close()
+            if isinstance(e, BadInput):
+                raise
+            raise _mapped_error(e, path, write=write) from e
         store = cls(path, conn, lock, _Checkpointer(path) if write else None)
         store._select = [c if c in present else "NULL" for c in _COLUMNS]
         return store
@@ -211,7 +292,15 @@ class Store:
             raise
 
     def copy_from(self, other: Path) -> int:
-        """Insert every row of another store (merge). Conflicting rows raise WorkFailed."""
+        """Insert every row of another store (merge), after it passed the gate (:meth:`open`). Conflicting rows
+        raise WorkFailed; SQLite errors of the other store name it."""
+        Store.open(other.parent).close()
+        try:
+            return self._copy_from(other)
+        except sqlite3.DatabaseError as e:
+            raise _mapped_error(e, other, write=False) from e
+
+    def _copy_from(self, other: Path) -> int:
         conn = self._conn
         before = self.count()
         try:
@@ -255,8 +344,11 @@ class Store:
                                  (request_hash,)).fetchone()
         return _to_stored(row) if row else None
 
-    def get_item(self, item_id: str, mode: str) -> StoredPrediction | None:
-        row = self._conn.execute(f"SELECT {', '.join(self._select)} FROM predictions WHERE item_id = ? AND mode = ?",
+    def get_item(self, item_id: str, mode: str, *, window: bool = False) -> StoredPrediction | None:
+        """The stored row of (item, mode); ``window``: its answer and reasoning read through the answer budget
+        (:data:`ANSWER_READ_CHARS`), as the report shows them."""
+        cols = [_windowed(c) if window and c in ("raw", "reasoning") else c for c in self._select]
+        row = self._conn.execute(f"SELECT {', '.join(cols)} FROM predictions WHERE item_id = ? AND mode = ?",
                                  (item_id, mode)).fetchone()
         return _to_stored(row) if row else None
 
@@ -281,8 +373,8 @@ class Store:
         order, as plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON
         decoding)."""
         finish = "finish_reason" if "finish_reason" in self._select else "NULL"
-        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, raw, {finish} "
-                                 "FROM predictions ORDER BY rowid")
+        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, {_windowed('raw')}, "
+                                 f"{finish} FROM predictions ORDER BY rowid")
         while rows := cur.fetchmany(10_000):
             yield from rows
 
@@ -298,20 +390,21 @@ class Store:
         the rows are streamed mode by mode along that index, the first batch at once. A store without it is
         grouped and sorted by SQLite (on disk when large) before its first row."""
         finish = "finish_reason" if "finish_reason" in self._select else "NULL"
-        reasoning = "reasoning" if "reasoning" in self._select else "NULL"
+        reasoning = _windowed("reasoning") if "reasoning" in self._select else "NULL"
         if self._one_row_per_key():
             modes = [m for (m,) in self._conn.execute("SELECT DISTINCT mode FROM predictions ORDER BY mode")]
             for mode in modes:
                 cur = self._conn.execute(
-                    f"SELECT item_id, mode, model_key, status, raw, {finish}, "
+                    f"SELECT item_id, mode, model_key, status, {_windowed('raw')}, {finish}, "
                     f"CASE WHEN status = 'ok' THEN {reasoning} END, rowid FROM predictions "
                     f"INDEXED BY {_KEY_INDEX} WHERE mode = ? ORDER BY item_id", (mode,))
                 while rows := cur.fetchmany(batch_rows):
                     yield rows
             return
         cur = self._conn.execute(
-            f"SELECT p.item_id, p.mode, p.model_key, p.status, p.raw, {_qualified(finish)}, "
-            f"CASE WHEN p.status = 'ok' THEN {_qualified(reasoning)} END, g.first FROM "
+            f"SELECT p.item_id, p.mode, p.model_key, p.status, {_windowed('p.raw')}, {_qualified(finish)}, "
+            f"CASE WHEN p.status = 'ok' THEN {_windowed('p.reasoning') if reasoning != 'NULL' else 'NULL'} END, "
+            "g.first FROM "
             "(SELECT item_id, mode, MIN(rowid) AS first, "
             "COALESCE(MAX(CASE WHEN status = 'ok' THEN rowid END), MAX(rowid)) AS pick "
             "FROM predictions GROUP BY item_id, mode) AS g "
@@ -350,7 +443,8 @@ class Store:
         separate reasoning text of the answer that counts)."""
         if "reasoning" not in self._select:
             return
-        cur = self._conn.execute("SELECT item_id, mode, status, reasoning FROM predictions ORDER BY rowid")
+        cur = self._conn.execute(f"SELECT item_id, mode, status, {_windowed('reasoning')} FROM predictions "
+                                 "ORDER BY rowid")
         while rows := cur.fetchmany(10_000):
             yield from rows
 
@@ -402,6 +496,30 @@ def _qualified(column: str) -> str:
     return column if column == "NULL" else f"p.{column}"
 
 
+def _no_tables(conn: sqlite3.Connection) -> bool:
+    return int(conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]) == 0
+
+
+def _check_store(conn: sqlite3.Connection, path: Path) -> None:
+    """The gate's checks of an existing store: a medr2 store, of a schema version this code reads, whose pages
+    pass ``PRAGMA quick_check``. BadInput naming the file otherwise."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "predictions" not in tables:
+        raise BadInput("not a medr2 run store (no predictions table"
+                       + (": the file is empty)" if path.stat().st_size == 0 else ")"), file=str(path))
+    if "store_info" in tables:
+        row = conn.execute("SELECT value FROM store_info WHERE key = 'schema_version'").fetchone()
+        version = str(row[0]) if row else None
+        if version is not None and (not version.isdigit() or int(version) > int(SCHEMA_VERSION)):
+            raise BadInput(f"the run store has schema version {version[:20]!r}, newer than this medr2 reads "
+                           f"(up to {SCHEMA_VERSION}); use the medr2 that wrote it (the store is left as it is)",
+                           file=str(path), field="store_info.schema_version")
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise BadInput(f"the run store is damaged (SQLite quick_check: {'; '.join(map(str, problems))[:300]}); "
+                       "restore it from a copy, or rerun the eval into a new folder", file=str(path))
+
+
 def _present_columns(conn: sqlite3.Connection, schema: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(predictions)")}
 
@@ -422,9 +540,12 @@ def _to_stored(row: Sequence[Any]) -> StoredPrediction:
                       raw=d["raw"], latency_s=d["latency_s"], prompt_tokens=d["prompt_tokens"],
                       completion_tokens=d["completion_tokens"], status=d["status"], error=d["error"],
                       attempts=d["attempts"], finish_reason=d["finish_reason"], reasoning=d["reasoning"],
-                      confidence=json.loads(d["confidence"]) if d["confidence"] else None)
-    return StoredPrediction(pred, d["step"], d["chain_id"], json.loads(d["meta"] or "{}"), d["created_at"],
-                            json.loads(d["request"]) if d["request"] else None)
+                      confidence=jsonsafe.loads(d["confidence"], record=d["item_id"], field="confidence",
+                                                max_bytes=None) if d["confidence"] else None)
+    return StoredPrediction(pred, d["step"], d["chain_id"],
+                            jsonsafe.loads(d["meta"] or "{}", record=d["item_id"], field="meta", max_bytes=None),
+                            d["created_at"], jsonsafe.loads(d["request"], record=d["item_id"], field="request",
+                                                            max_bytes=None) if d["request"] else None)
 
 
 class _Checkpointer(threading.Thread):
@@ -476,15 +597,3 @@ def _read_only_uri(path: Path) -> str:
         raise WorkFailed(f"{path}: the store has an unfinished write-ahead log ({wal.name}) on storage that cannot "
                          "be written; copy the run folder to writable storage to read it")
     return uri + "&immutable=1"
-
-
-def _acquire_lock(path: Path) -> Any:
-    f = path.open("a+")
-    if fcntl is not None:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
-            raise BadInput("another process is writing this run; wait for it or use another --out",
-                           file=str(path.parent)) from None
-    return f

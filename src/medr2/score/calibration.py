@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.score.stats import (
     CHUNK_CELLS,
@@ -346,9 +347,9 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None, *
 
     run_dir = Path(run_dir)
     path = run_dir / CALIBRATION_FILE
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest = jsonsafe.load_object(run_dir / "manifest.json")
     if metrics is None and (run_dir / "metrics.json").is_file():
-        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        metrics = jsonsafe.load_object(run_dir / "metrics.json")
     abstained = any("abstained" in (m.get("rates") or {}) for m in ((metrics or {}).get("modes") or {}).values())
     with Store.open(run_dir) as store:
         confident = store.has_confidences()

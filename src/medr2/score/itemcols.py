@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, _REQUIRED, ItemLike, ScoringItem
 from medr2.score.itemspill import (
@@ -235,7 +236,7 @@ def _values(column: pa.ChunkedArray, name: str) -> list[Any]:
 def _decode(v: Any, name: str) -> Any:
     if name not in _JSON:
         return v
-    v = json.loads(v)
+    v = jsonsafe.loads(v, field=name)
     if name == "answer_box" and v is not None:
         v = tuple(float(x) for x in v)
     return v
@@ -393,8 +394,7 @@ def _check_json(table: pa.Table, name: str, path: Path) -> None:
         if v is None:
             continue
         try:
-            json.loads(v)
-        except (TypeError, json.JSONDecodeError) as e:
+            jsonsafe.loads(v)
+        except BadInput as e:
             first = int(np.argmax(idx == k))
-            raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(table.column("item_id")[first]),
-                           field=name) from e
+            raise BadInput(e.reason, file=str(path), record=str(table.column("item_id")[first]), field=name) from e

@@ -8,7 +8,6 @@ passed where items are expected. JSON columns are decoded once per distinct valu
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.records import Box, Item
 
@@ -123,10 +123,10 @@ def _by_value(column: pa.ChunkedArray, name: str, path: Path, table: pa.Table) -
     for k, v in enumerate(distinct):
         if name in _JSON:
             try:
-                v = json.loads(v)
-            except (TypeError, json.JSONDecodeError) as e:
+                v = jsonsafe.loads(v)
+            except BadInput as e:
                 first = int(np.argmax(idx == k))
-                raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(table.column("item_id")[first]),
+                raise BadInput(e.reason, file=str(path), record=str(table.column("item_id")[first]),
                                field=name) from e
             if name == "answer_box" and v is not None:
                 v = tuple(float(x) for x in v)

@@ -19,7 +19,6 @@ and one bucket are held.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from medr2 import jsonsafe
+from medr2.errors import BadInput
 
 # rows per record batch of the item files: a scoring batch of 50,000 consecutive ids reads ≈ 7-8 of them
 ITEM_BATCH_ROWS = 8192
@@ -230,8 +232,8 @@ def json_failure(table: pa.Table, name: str, valid: set[str] | None = None) -> t
         if v is None or (valid is not None and v in valid):
             continue
         try:
-            json.loads(v)
-        except (TypeError, json.JSONDecodeError) as e:
+            jsonsafe.loads(v)
+        except BadInput as e:
             return e, int(np.argmax(idx == k))
         if valid is not None:
             if len(valid) >= _VALID_JSON_MAX:

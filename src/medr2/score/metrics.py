@@ -9,7 +9,6 @@ together (same case resamples, so every difference is a paired bootstrap) and fi
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -17,6 +16,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from medr2 import jsonsafe
+from medr2.errors import BadInput
 from medr2.records import REPORT_TASKS, UNREAD_OUTCOMES
 from medr2.registry import Registry
 from medr2.score.partial import DROP, TaskUnits, pair_tests
@@ -297,8 +298,8 @@ def _boxes(values: pd.Series) -> np.ndarray:
     for i, v in enumerate(values.tolist()):
         if isinstance(v, str):
             try:
-                v = json.loads(v)
-            except ValueError:
+                v = jsonsafe.loads(v)
+            except BadInput:
                 continue
         if isinstance(v, list | tuple) and len(v) == 4:
             try:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from medr2 import jsonsafe
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
@@ -840,11 +841,7 @@ def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
     for row in table.select(cols).to_pylist():
         for key in ("structures", "findings", "mimics"):
             if isinstance(row.get(key), str):
-                try:
-                    row[key] = json.loads(row[key])
-                except json.JSONDecodeError as e:
-                    raise BadInput(f"not valid JSON: {e}", file=str(path), record=str(row["case_id"]),
-                                   field=key) from e
+                row[key] = jsonsafe.loads(row[key], file=str(path), record=str(row["case_id"]), field=key)
         out[str(row["case_id"])] = row
     return out
 
@@ -987,5 +984,6 @@ def load_table(run_dir: Path | str) -> pd.DataFrame:
     items.load(items.positions([r["item_id"] for r in t]))
     scores = [Score(item_id=r["item_id"], model_key=r["model_key"], mode=r["mode"], verdict=r["verdict"],
                     parsed=r["parsed"], method=r["method"], iou=r["iou"],
-                    text_metrics=json.loads(r["text_metrics"] or "{}"), reason=r.get("reason")) for r in t]
+                    text_metrics=jsonsafe.loads(r["text_metrics"] or "{}", file=str(path), record=r["item_id"],
+                                                field="text_metrics"), reason=r.get("reason")) for r in t]
     return build_table(items, scores)

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from medr2 import jsonsafe
 from medr2.score.items import ItemLike
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class CaseChunks:
     @staticmethod
     def text_metrics(values: Sequence[str | None]) -> list[dict[str, float]]:
         """Per row its text metrics (the spilled JSON read back; one shared empty dict where there are none)."""
-        return [json.loads(v) if v else _NO_TEXT_METRICS for v in values]
+        return [jsonsafe.loads(v, field="text_metrics") if v else _NO_TEXT_METRICS for v in values]
 
 
 _NO_TEXT_METRICS: dict[str, float] = {}

@@ -40,7 +40,9 @@ from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
     LABEL_FIELDS,
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     make_case,
     mapping_list,
@@ -237,11 +239,14 @@ class CocoSpec:
 
 class CocoSource:
     name = "coco"
+    mapping_schema: dict[str, Key] = {
+        "annotations": TEXT, "images_dir": TEXT, "structures": Key("text list"),
+        "structure_kind": Key("text", choices=STRUCTURE_KINDS), "patient_from_name": TEXT}
 
     def __init__(self, arg: str | None) -> None:
         coco_file = Path(arg).expanduser() if arg and _looks_like_coco(Path(arg).expanduser()) else None
-        keys = ("annotations", "images_dir", "structures", "structure_kind", "patient_from_name")
-        self.dr: DataRoot = open_root(str(coco_file.parent) if coco_file else arg, "coco", allowed_keys=keys)
+        self.dr: DataRoot = open_root(str(coco_file.parent) if coco_file else arg, "coco",
+                                      schema=self.mapping_schema)
         m = self.dr.mapping
         self.ann_path = coco_file.resolve() if coco_file else \
             self.dr.path(str(m.get("annotations", "annotations.json")), field_name="annotations")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,94 @@ from pydantic import ValidationError
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.images import MAX_PIXELS, ImageRef, ImageStore, resolve_inside
+from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
+
+
+@dataclass(frozen=True)
+class Key:
+    """The type of one ``medr2.json`` key (the mapping schema): ``kind`` is ``text``, ``integer``,
+    ``number``, ``boolean``, ``object``, ``text map`` (text to text), ``text list`` or ``number list``;
+    ``minimum``/``maximum`` bound numbers, ``choices`` the allowed texts (of a list's entries too)."""
+
+    kind: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def expected(self) -> str:
+        what = {"text": "text", "integer": "an integer", "number": "a finite number", "boolean": "true or false",
+                "object": "an object", "text map": "an object mapping text to text",
+                "text list": "a list of texts", "number list": "a list of finite numbers"}[self.kind]
+        if self.choices:
+            what += f" among {', '.join(self.choices)}"
+        if self.minimum is not None:
+            what += f" >= {self.minimum:g}"
+        if self.maximum is not None:
+            what += f" <= {self.maximum:g}"
+        return what
+
+    def check(self, value: Any) -> bool:
+        k = self.kind
+        if k == "text":
+            return isinstance(value, str) and (not self.choices or value in self.choices)
+        if k == "boolean":
+            return isinstance(value, bool)
+        if k == "object":
+            return isinstance(value, dict)
+        if k == "text map":
+            return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        if k in ("integer", "number"):
+            return self._number(value, integer=k == "integer")
+        if not isinstance(value, list):
+            return False
+        if k == "text list":
+            return all(isinstance(x, str) and (not self.choices or x in self.choices) for x in value)
+        return all(self._number(x, integer=False) for x in value)
+
+    def _number(self, v: Any, *, integer: bool) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int if integer else int | float):
+            return False
+        if not integer and not math.isfinite(v):
+            return False
+        return (self.minimum is None or v >= self.minimum) and (self.maximum is None or v <= self.maximum)
+
+
+TEXT = Key("text")
+# the keys every reader's medr2.json may hold
+COMMON_KEYS: dict[str, Key] = {
+    "root": TEXT, "source": TEXT, "license": TEXT, "access": Key("text", choices=ACCESS_LEVELS),
+    "defaults": Key("object"), "labels": TEXT, "columns": Key("text map"),
+}
+
+
+def check_mapping(mapping: Mapping[str, Any], schema: Mapping[str, Key], where: str | None) -> None:
+    """Every key of ``mapping`` known to ``schema`` (common keys included) and of its type, else BadInput naming
+    the file, the key and the expected type (exit 2). ``null`` stands for the default."""
+    known = {**COMMON_KEYS, **schema}
+    unknown = sorted(set(mapping) - set(known))
+    if unknown:
+        raise BadInput(f"unknown mapping keys {unknown}; known: {sorted(known)}", file=where, field=unknown[0])
+    for name, value in mapping.items():
+        key = known[name]
+        if value is not None and not key.check(value):
+            raise BadInput(f"{name} must be {key.expected()}, got {_short(json_text(value), 60)}", file=where,
+                           field=name)
+
+
+def json_text(value: Any) -> str:
+    """A value as JSON text (for messages); repr where it is not JSON."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
 
 # Case fields a label table may set, with their parser
 _STR_FIELDS = ("modality", "plane", "sequence", "body_region", "quality", "artefact", "diagnosis", "severity",
@@ -80,8 +162,9 @@ class DataRoot:
         return path.relative_to(self.root).as_posix()
 
 
-def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ()) -> DataRoot:
-    """Resolve ``NAME:PATH`` into a DataRoot; reader-level problems raise BadInput (exit 2)."""
+def open_root(arg: str | None, reader: str, *, schema: Mapping[str, Key]) -> DataRoot:
+    """Resolve ``NAME:PATH`` into a DataRoot; reader-level problems raise BadInput (exit 2). The mapping is
+    checked against :data:`COMMON_KEYS` and the reader's ``schema`` (:func:`check_mapping`)."""
     if not arg:
         raise BadInput(f"the {reader} source needs a path: --source {reader}:PATH", field="--source")
     p = Path(arg).expanduser()
@@ -92,7 +175,8 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
         mapping_file, mapping = p, read_json(p)
         if not isinstance(mapping, dict):
             raise BadInput("the mapping file must hold a JSON object", file=str(p))
-        root = (p.parent / str(mapping.get("root", "."))).resolve()
+        check_mapping(mapping, schema, str(p))
+        root = (p.parent / str(mapping.get("root") or ".")).resolve()
         if not root.is_dir():
             raise BadInput(f"root {root} is not a folder", file=str(p), field="root")
     else:
@@ -104,20 +188,8 @@ def open_root(arg: str | None, reader: str, *, allowed_keys: Iterable[str] = ())
             if not isinstance(mapping, dict):
                 raise BadInput("the mapping file must hold a JSON object", file=str(mf))
     where = str(mapping_file) if mapping_file else None
-    for key, types, what in (("defaults", dict, "an object"), ("columns", dict, "an object"),
-                             ("labels", str, "a file name"), ("source", str, "text"), ("license", str, "text"),
-                             ("access", str, "text"), ("root", str, "a folder name")):
-        if mapping.get(key) is not None and not isinstance(mapping[key], types):
-            raise BadInput(f"{key} must be {what}", file=where, field=key)
-    if any(not isinstance(v, str) for v in (mapping.get("columns") or {}).values()):
-        raise BadInput("columns must map column names to field names (text)", file=where, field="columns")
-    known = {"root", "source", "license", "access", "defaults", "labels", "columns", *allowed_keys}
-    unknown = sorted(set(mapping) - known)
-    where = str(mapping_file) if mapping_file else None
-    if unknown:
-        raise BadInput(f"unknown mapping keys {unknown}; known: {sorted(known)}", file=where, field=unknown[0])
-    if mapping.get("access", "open") not in ACCESS_LEVELS:
-        raise BadInput(f"access must be one of {ACCESS_LEVELS}", file=where, field="access")
+    check_mapping(mapping, schema, where)
+    mapping = {k: v for k, v in mapping.items() if v is not None}  # null: the default
     bad_defaults = sorted(set(mapping.get("defaults") or {}) - (set(LABEL_FIELDS) - {"findings", "structures"}))
     if bad_defaults:
         raise BadInput(f"defaults may only set {LABEL_FIELDS}", file=where, field=f"defaults.{bad_defaults[0]}")
@@ -147,11 +219,7 @@ def mapping_list(dr: DataRoot, key: str, default: Sequence[Any], kind: type | tu
 
 
 def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    return jsonsafe.loads(text, file=str(path))
+    return jsonsafe.load_file(path)
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -356,9 +424,7 @@ def load_label_map(path: Path, *, record: str | None = None, grey_rgb: bool = Fa
     ``grey_rgb`` an RGB(A) file whose colour channels are equal is read from its first channel (a label
     map some datasets save as grey RGB); a colour one is refused."""
     try:
-        with Image.open(path) as im:
-            if im.width * im.height > MAX_PIXELS:
-                raise BadInput("label map exceeds the pixel limit", file=str(path), record=record, field="mask")
+        with open_checked(path, record=record, field="mask") as im:
             single = im.mode in ("L", "P", "1", "I;16", "I;16B", "I;16L", "I")
             if not single and not (grey_rgb and im.mode in ("RGB", "RGBA")):
                 raise BadInput(f"label map must be single-channel (L, P or 16-bit), got mode {im.mode}",

@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import BadInput
-from medr2.images import MAX_PIXELS, ImageStore
+from medr2.images import MAX_PIXELS, ImageStore, check_decoded
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     load_label_table,
     make_case,
@@ -147,7 +149,27 @@ def declared_pixels(ds: Any, prefix: str = "") -> tuple[int, int, int]:
     if rows * cols * frames > MAX_TOTAL_PIXELS:
         raise BadInput(f"{frames} frames of {cols}x{rows} pixels exceed the limit of {MAX_TOTAL_PIXELS} "
                        "(refused from the header)", field=prefix + "NumberOfFrames")
+    samples = _count(ds, "SamplesPerPixel", prefix + "SamplesPerPixel", default=1)
+    bits = _count(ds, "BitsAllocated", prefix + "BitsAllocated", default=16)
+    check_decoded(cols, rows, channels=samples, bytes_per_sample=-(-bits // 8), frames=frames,
+                  field=prefix + ("NumberOfFrames" if frames > 1 else "Rows"))
     return rows, cols, frames
+
+
+def read_checked(path: Path) -> Any:
+    """A DICOM dataset read through the image gate: a deflated file checked as it inflates
+    (:func:`check_deflated`), the header read without pixels and checked (:func:`declared_pixels`), then the
+    file read whole. The only way medr2 reads a DICOM whose pixels it will decode. BadInput naming the tag."""
+    import pydicom
+
+    check_deflated(path)
+    try:
+        declared_pixels(pydicom.dcmread(path, stop_before_pixels=True))
+        return pydicom.dcmread(path)
+    except BadInput:
+        raise
+    except Exception as e:  # pydicom raises many types on corrupt files
+        raise BadInput(f"cannot read DICOM: {e}", field="file") from e
 
 
 def plane_from_orientation(iop: Any) -> str | None:
@@ -257,9 +279,12 @@ def _segment_kind(seg_item: Any) -> str:
 
 class DicomSource:
     name = "dicom"
+    mapping_schema: dict[str, Key] = {
+        "frames": Key("text", choices=FRAME_CHOICES), "overlay_label": TEXT,
+        "overlay_kind": Key("text", choices=("finding", "organ", "region", "landmark"))}
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "dicom", allowed_keys=("frames", "overlay_label", "overlay_kind"))
+        self.dr: DataRoot = open_root(arg, "dicom", schema=self.mapping_schema)
         m = self.dr.mapping
         self.frames = str(m.get("frames", "all"))
         where = str(self.dr.mapping_file) if self.dr.mapping_file else None
@@ -354,20 +379,12 @@ class DicomSource:
             raise BadInput(f"corrupt DICOM element: {str(e)[:300]}", file=spec.rel, record=key, field="file") from e
 
     def _realize(self, spec: DicomSpec, images: ImageStore, key: str) -> Case:
-        import pydicom
 
         if spec.error:
             raise BadInput(spec.error, file=spec.rel, record=key, field=spec.error_field or "file")
         path = self.dr.path(spec.rel, record=key, field_name="file")
         try:
-            check_deflated(path)
-            ds = pydicom.dcmread(path)
-        except BadInput as e:
-            raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
-        except Exception as e:
-            raise BadInput(f"cannot read DICOM: {e}", file=spec.rel, record=key, field="file") from e
-        try:
-            declared_pixels(ds)  # the file may differ from what was planned: check again before decoding
+            ds = read_checked(path)  # the file may differ from what was planned: checked again before decoding
         except BadInput as e:
             raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
         try:
@@ -441,7 +458,6 @@ class DicomSource:
 
     def _seg_regions(self, spec: DicomSpec, images: ImageStore, shape: tuple[int, int],
                      key: str) -> list[Structure | Finding]:
-        import pydicom
 
         out: list[Structure | Finding] = []
         cache: dict[str, np.ndarray] = {}
@@ -449,9 +465,7 @@ class DicomSource:
             if s.file not in cache:
                 try:
                     seg_path = self.dr.path(s.file, record=key, field_name="segmentation")
-                    check_deflated(seg_path)
-                    seg_ds = pydicom.dcmread(seg_path)
-                    declared_pixels(seg_ds)
+                    seg_ds = read_checked(seg_path)
                     px = seg_ds.pixel_array
                 except BadInput as e:
                     raise BadInput(e.reason, file=s.file, record=key, field=f"segmentation.{e.field}") from e

@@ -17,7 +17,9 @@ from medr2.records import Case
 from medr2.sources.common import (
     IMAGE_SUFFIXES,
     LABEL_FIELDS,
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     list_files,
     load_label_table,
@@ -45,9 +47,10 @@ class FolderSpec:
 
 class FolderSource:
     name = "folder"
+    mapping_schema: dict[str, Key] = {"class_field": TEXT}
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "folder", allowed_keys=("class_field",))
+        self.dr: DataRoot = open_root(arg, "folder", schema=self.mapping_schema)
         self.class_field = str(self.dr.mapping.get("class_field", "diagnosis"))
         if self.class_field not in LABEL_FIELDS or self.class_field in ("findings", "structures"):
             raise BadInput(f"class_field must be a Case label field, got {self.class_field!r}",

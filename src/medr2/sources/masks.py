@@ -24,7 +24,9 @@ from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
     IMAGE_SUFFIXES,
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     list_files,
     load_label_map,
@@ -78,10 +80,12 @@ def parse_label_names(raw: Any, file: str) -> dict[int, LabelName]:
 
 class MasksSource:
     name = "masks"
+    mapping_schema: dict[str, Key] = {
+        "images_dir": TEXT, "masks_dir": TEXT, "label_names": TEXT, "mode": Key("text", choices=MODES),
+        "instance_label": TEXT, "min_area_px": Key("integer", minimum=0)}
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "masks", allowed_keys=(
-            "images_dir", "masks_dir", "label_names", "mode", "instance_label", "min_area_px"))
+        self.dr: DataRoot = open_root(arg, "masks", schema=self.mapping_schema)
         m = self.dr.mapping
         self.images_dir = self.dr.path(str(m.get("images_dir", "images")), field_name="images_dir")
         self.masks_dir = str(m.get("masks_dir", "masks"))

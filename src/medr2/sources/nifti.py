@@ -30,7 +30,9 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
+    TEXT,
     DataRoot,
+    Key,
     labels_to_fields,
     load_label_table,
     make_case,
@@ -105,10 +107,13 @@ class NiftiSpec:
 
 class NiftiSource:
     name = "nifti"
+    mapping_schema: dict[str, Key] = {
+        "labels_dir": TEXT, "lut": TEXT, "findings": Key("text list"), "slices_per_plane": Key("integer", minimum=1),
+        "planes": Key("text list", choices=tuple(PLANE_AXIS)), "min_area_px": Key("integer", minimum=0),
+        "window_percentiles": Key("number list", minimum=0, maximum=100)}
 
     def __init__(self, arg: str | None) -> None:
-        self.dr: DataRoot = open_root(arg, "nifti", allowed_keys=(
-            "labels_dir", "lut", "findings", "slices_per_plane", "planes", "min_area_px", "window_percentiles"))
+        self.dr: DataRoot = open_root(arg, "nifti", schema=self.mapping_schema)
         m = self.dr.mapping
         where = str(self.dr.mapping_file) if self.dr.mapping_file else None
         self.labels_dir = str(m.get("labels_dir", "labels"))

@@ -181,7 +181,8 @@ class TooLarge(ValueError):
 def check_declared(shape: tuple[int, ...]) -> None:
     """Refuse, from the header, a volume any of whose slices (or the chunk read along its slowest axis)
     would have more pixels than :data:`~medr2.images.MAX_PIXELS`, the image reader's bomb limit."""
-    from medr2.images import MAX_PIXELS
+    from medr2.errors import BadInput
+    from medr2.images import MAX_PIXELS, check_decoded
 
     x, y, z = (int(s) for s in shape)
     if min(x, y, z) < 1:
@@ -190,6 +191,11 @@ def check_declared(shape: tuple[int, ...]) -> None:
     if worst > MAX_PIXELS:
         raise TooLarge(f"the header declares {x} x {y} x {z} voxels: a slice of {worst} pixels exceeds the limit "
                        f"of {MAX_PIXELS} (decompression bomb refused from the header)")
+    a, b = sorted((x, y, z))[1:]  # the largest slice, through the image gate (decoded as float64 voxels)
+    try:
+        check_decoded(a, b, bytes_per_sample=8)
+    except BadInput as e:
+        raise TooLarge(f"the header declares {x} x {y} x {z} voxels: {e.reason}") from None
 
 
 @functools.lru_cache(maxsize=8)

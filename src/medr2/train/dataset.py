@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
+from medr2.outdir import contents
 from medr2.records import canonical_json
 from medr2.train.export import Example
 from medr2.train.formats import FORMATS
@@ -31,7 +32,7 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
     if fmt not in FORMATS:
         raise BadInput(f"unknown export format {fmt!r} (known: {', '.join(sorted(FORMATS))})", field="format")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and contents(out):
         raise BadInput("export folder is not empty", file=str(out))
     spec = FORMATS[fmt]
     created = not out.exists()
@@ -62,7 +63,7 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
 
 
 def _remove_if_empty(out: Path, created: bool) -> None:
-    if created and out.is_dir() and not any(out.iterdir()):
+    if created and out.is_dir() and not contents(out):
         out.rmdir()
 
 

@@ -111,11 +111,11 @@ class _DecodedOnce:
     def _open(data: bytes) -> Any:
         import io
 
-        from PIL import Image
+        from medr2.images import open_checked
 
-        img = Image.open(io.BytesIO(data))
-        img.load()
-        return img
+        with open_checked(io.BytesIO(data)) as img:
+            img.load()
+            return img.copy()
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         out = dict(batch)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from medr2 import jsonsafe
 from medr2.models.base import Message
 from medr2.records import canonical_json
 from medr2.registry import Registry
@@ -144,7 +145,7 @@ def _llamafactory(examples: Iterable[Example], bench_root: Path, out: Path, name
         columns |= {"chosen": "chosen", "rejected": "rejected"}
     entry |= {"columns": columns, "tags": LLAMAFACTORY_TAGS}
     info_path = out / "dataset_info.json"
-    info = json.loads(info_path.read_text("utf-8")) if info_path.is_file() else {}
+    info = jsonsafe.load_object(info_path) if info_path.is_file() else {}
     info[name] = entry
     _write_json(info_path, info)
     return [data_file, "dataset_info.json", "images/"]

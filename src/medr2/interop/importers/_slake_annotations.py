@@ -12,7 +12,6 @@ undecoded: no organ name is ever guessed for a mask value.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -45,10 +44,10 @@ def _pairs_to_map(pairs: list[tuple[Any, Any]]) -> dict[int, str] | None:
 def parse_mask_txt(text: str, file: str) -> dict[int, str]:
     """mask value -> organ name, from the text of SLAKE's ``mask.txt``."""
     body = text.strip()
-    for loads in (json.loads, ast.literal_eval):
+    for loads in (jsonsafe.loads, ast.literal_eval):
         try:
             data = loads(body)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (BadInput, ValueError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(data, dict) and (m := _pairs_to_map(list(data.items()))):
             return m
@@ -80,9 +79,10 @@ def load_mask_names(root: Path) -> dict[int, str] | None:
 def detection_boxes(det: Path, w: int, h: int, record: str) -> list[Structure]:
     """The organ boxes of ``detection.json`` (``[{"Liver": [x, y, w, h]}, ...]``) as Structures."""
     try:
-        raw: Any = jsonsafe.loads(det.read_text("utf-8"), file=str(det), record=record, field="detection")
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read detection.json: {e}", file=str(det), record=record, field="detection") from e
+        raw: Any = jsonsafe.load_file(det, record=record, field="detection")
+    except BadInput as e:
+        raise BadInput(f"cannot read detection.json: {e.reason}", file=str(det), record=record,
+                       field="detection") from e
     entries = raw if isinstance(raw, list) else [raw]
     out = []
     for j, ent in enumerate(entries):

@@ -18,11 +18,7 @@ T = TypeVar("T")
 
 def read_json_list(path: Path, key: str | None = None) -> list[Any]:
     """The JSON list in ``path`` (its entries unchecked: see :func:`records`). Bad as a whole -> BadInput."""
-    try:
-        text_ = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read: {e}", file=str(path)) from e
-    data = jsonsafe.loads(text_, file=str(path))
+    data = jsonsafe.load_file(path)
     if key and isinstance(data, dict):
         data = data.get(key)
     if not isinstance(data, list):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from medr2 import jsonsafe
+from medr2.errors import BadInput
 
 _REASONING_TAGS = r"think|thinking|reasoning|reflection|analysis"
 _REASONING_BLOCK = re.compile(rf"<({_REASONING_TAGS})\b[^>]*>.*?</\1\s*>", re.S | re.I)
@@ -143,14 +145,14 @@ def json_answer(text: str) -> tuple[bool, Any]:
     objs: list[Any] = []
     if body[:1] in ("{", "["):
         try:
-            objs = [json.loads(body)]
-        except ValueError:
+            objs = [jsonsafe.loads(body, max_bytes=None)]
+        except BadInput:
             objs = []
     if not objs:
         for m in _JSON_OBJECT.finditer(body):
             try:
-                objs.append(json.loads(m.group(0)))
-            except ValueError:
+                objs.append(jsonsafe.loads(m.group(0), max_bytes=None))
+            except BadInput:
                 continue
     values = []
     for obj in objs:

@@ -23,7 +23,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
-from medr2.sources.common import DataRoot, case_id_for, make_case, open_root, sample_indices
+from medr2.sources.common import DataRoot, Key, case_id_for, make_case, open_root, sample_indices
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -56,7 +56,7 @@ class DatasetSource:
     title = "dataset"  # default ``source`` name recorded on cases
     default_license = "unspecified"
     default_access = "open"
-    mapping_keys: tuple[str, ...] = ()
+    mapping_schema: Mapping[str, Key] = {}  # the reader's own medr2.json keys and their types
     # how the split is drawn when the reader reads no published split (the builder's rule)
     split_rule = "none published: cases sharing a patient share a split, drawn by a hash of the patient"
     published_split = "published: the split the dataset's files give"  # a reader names its files
@@ -64,7 +64,7 @@ class DatasetSource:
     constant_fields: Mapping[str, Any] = {}
 
     def __init__(self, arg: str | None) -> None:
-        dr = open_root(arg, self.name, allowed_keys=self.mapping_keys)
+        dr = open_root(arg, self.name, schema=self.mapping_schema)
         mapping = {"source": self.title, "license": self.default_license, "access": self.default_access,
                    **dr.mapping}
         self.dr: DataRoot = dataclasses.replace(dr, mapping=mapping)
@@ -322,15 +322,16 @@ class DicomImage:
 def decode_dicom(dr: DataRoot, rel: str, *, record: str, file: str, field_name: str = "image") -> DicomImage:
     """A DICOM image decoded and windowed like the ``dicom`` reader does (modality LUT, window / VOI LUT /
     min-max, MONOCHROME1 inverted); modality, plane and pixel spacing from its tags."""
-    import pydicom
-
-    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, window_to_uint8
+    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, read_checked, window_to_uint8
 
     path = dr.path(rel, record=record, field_name=field_name)
     if not path.is_file():
         raise BadInput(f"DICOM file not found: {rel}", file=file, record=record, field=field_name)
     try:
-        ds = pydicom.dcmread(path)
+        ds = read_checked(path)  # the image gate, from the header, before any pixel is decoded
+    except BadInput as e:
+        raise BadInput(e.reason, file=rel, record=record, field=e.field) from e
+    try:
         px = np.asarray(ds.pixel_array)
     except Exception as e:  # pydicom raises many types on corrupt files
         raise BadInput(f"cannot decode DICOM: {e}", file=rel, record=record, field="PixelData") from e

@@ -17,7 +17,7 @@ from medr2.images import ImageRef, ImageStore
 from medr2.records import Finding, Structure
 from medr2.sources.common import DataRoot, region_from_mask
 from medr2.sources.nifti import PLANE_AXIS, display, slice_positions
-from medr2.sources.nifti_volume import Volume, isotropic, open_volume, read_checked
+from medr2.sources.nifti_volume import Volume, check_declared, isotropic, open_volume, read_checked
 
 PLANES = ("axial", "coronal", "sagittal")
 
@@ -34,6 +34,7 @@ def open_channel(path: Path, channel: int | None, *, record: str, field_name: st
         shape = tuple(int(s) for s in img.shape)
         if len(shape) != 4 or not 0 <= channel < shape[3]:
             raise ValueError(f"expected a 4-D volume with channel {channel}, got shape {shape}")
+        check_declared(shape[:3])  # the image gate, from the header (a 4-D bomb was read unchecked before)
         ornt = io_orientation(img.affine)
         ras = tuple(int(a) for a in ornt[:, 0])
         flip = tuple(bool(f == -1) for f in ornt[:, 1])

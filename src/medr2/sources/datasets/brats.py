@@ -29,6 +29,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
+from medr2.sources.common import Key
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
 from medr2.sources.datasets._volumes import (
     PLANES,
@@ -60,7 +61,8 @@ SEQ_NAME = re.compile(r"^(.+?)[_-](t1|t1ce|t2|flair|t1n|t1c|t2w|t2f)\.nii(\.gz)?
 class BratsSource(DatasetSource):
     name = "brats"
     title = "BraTS"
-    mapping_keys = ("slices_per_plane", "planes", "min_area_px", "sequences")
+    mapping_schema = {"sequences": Key("text list"), "slices_per_plane": Key("integer", minimum=1),
+                      "planes": Key("text list", choices=PLANES), "min_area_px": Key("integer", minimum=0)}
 
     def __init__(self, arg: str | None) -> None:
         super().__init__(arg)

@@ -32,7 +32,7 @@ from medr2.demographics import demographic_meta
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
-from medr2.sources.common import load_label_map, mask_box, put_mask
+from medr2.sources.common import Key, load_label_map, mask_box, put_mask
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -54,7 +54,7 @@ MASK_SUFFIX = "_segmentation.png"
 class IsicSource(DatasetSource):
     name = "isic"
     title = "ISIC"
-    mapping_keys = ("site_as_region",)
+    mapping_schema = {"site_as_region": Key("boolean")}
     published_split = "published: the release's Training / Validation / Test files of the task read"
     TASK1_RULE = "published: ISIC 2018 Task 1 folders (Training / Validation / Test)"
     TASK3_RULE = "published: the ground-truth CSV's name (Training / Validation / Test)"

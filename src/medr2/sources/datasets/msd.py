@@ -23,7 +23,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
-from medr2.sources.common import read_json
+from medr2.sources.common import Key, read_json
 from medr2.sources.datasets._base import DatasetSource, RecordSpec
 from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
@@ -37,7 +37,8 @@ REGIONS = (("brain|brats|hippocampus", "head"), ("heart|atrium|lung", "chest"),
 class MsdSource(DatasetSource):
     name = "msd"
     title = "Medical Segmentation Decathlon"
-    mapping_keys = ("findings", "slices_per_plane", "planes", "min_area_px")
+    mapping_schema = {"findings": Key("text list"), "slices_per_plane": Key("integer", minimum=1),
+                      "planes": Key("text list", choices=PLANES), "min_area_px": Key("integer", minimum=0)}
 
     def __init__(self, arg: str | None) -> None:
         super().__init__(arg)

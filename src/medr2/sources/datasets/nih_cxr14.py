@@ -24,6 +24,7 @@ from medr2.demographics import demographic_meta, first_present
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case, Finding
+from medr2.sources.common import Key
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -48,7 +49,7 @@ SPLIT_FILES = (("test_list.txt", "test"), ("train_val_list.txt", "train"))
 class NihCxr14Source(DatasetSource):
     name = "nih-cxr14"
     title = "NIH ChestX-ray14"
-    mapping_keys = ("official_split",)
+    mapping_schema = {"official_split": Key("boolean")}
     published_split = "published: train_val_list.txt / test_list.txt (patient-wise)"
 
     def records(self) -> list[RecordSpec]:

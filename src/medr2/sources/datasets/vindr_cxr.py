@@ -32,6 +32,7 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Box, Case, Finding
+from medr2.sources.common import Key
 from medr2.sources.datasets._base import (
     DatasetSource,
     RecordSpec,
@@ -57,7 +58,7 @@ class VindrCxrSource(DatasetSource):
     title = "VinDr-CXR"
     default_license = "PhysioNet Credentialed Health Data License 1.5.0"
     default_access = "credentialed"
-    mapping_keys = ("iou", "min_votes")
+    mapping_schema = {"iou": Key("number", minimum=0, maximum=1), "min_votes": Key("integer", minimum=1)}
     published_split = "published: annotations_train.csv / annotations_test.csv"
     # Nguyen et al. 2022, Sci. Data 9:429 ("18,000 postero-anterior (PA) view CXR scans"): every image is PA
     constant_fields = {"plane": "PA"}

@@ -1,0 +1,50 @@
+"""One answer budget (docs/reliability.md, issue 41 item 7): what scoring, the rationale audit and the report
+read of a stored answer goes through ``run.store._windowed`` (at most ``ANSWER_READ_CHARS`` characters, its
+first and last halves, cut by SQLite before Python holds the text); the store itself keeps the answer whole.
+
+``test_every_bulk_read_is_bounded`` calls each reading method of the store (the bulk reads of scoring, the
+reasoning rows, the report's row) on a store holding generated answers far over the budget, and checks each
+text it returns against the budget and the answer's two ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from medr2.records import Prediction
+from medr2.run.store import ANSWER_READ_CHARS, Store
+
+READS = {  # method -> the texts it returns of the answer (and reasoning)
+    "score_rows": lambda s: [r[5] for r in s.score_rows()],
+    "counted_rows": lambda s: [t for b in s.counted_rows() for r in b for t in (r[4], r[6])],
+    "reasoning_rows": lambda s: [r[3] for r in s.reasoning_rows()],
+    "get_item(window=True)": lambda s: [s.get_item("i", "m", window=True).prediction.raw,
+                                        s.get_item("i", "m", window=True).prediction.reasoning],
+}
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(extra=st.integers(1, 3 * ANSWER_READ_CHARS), head=st.text(min_size=1, max_size=20),
+       tail=st.text(min_size=1, max_size=20))
+def test_every_bulk_read_is_bounded(tmp_path_factory, extra: int, head: str, tail: str) -> None:  # type: ignore[no-untyped-def]
+    raw = head + "x" * (ANSWER_READ_CHARS + extra) + tail
+    d = tmp_path_factory.mktemp("answers")
+    with Store.open(d, write=True) as s:
+        s.put(Prediction(model_key="k", item_id="i", mode="m", request_hash="h", raw=raw, status="ok",
+                         reasoning=raw))
+        assert s.get("h").prediction.raw == raw  # stored and read back whole where asked for
+        for name, read in READS.items():
+            texts = read(s)
+            assert texts, name
+            for t in texts:
+                assert len(t) <= ANSWER_READ_CHARS + 2, name
+                assert t.startswith(head) and t.endswith(tail), name
+
+
+def test_the_store_keeps_short_answers_as_they_are(tmp_path: Path) -> None:
+    with Store.open(tmp_path, write=True) as s:
+        s.put(Prediction(model_key="k", item_id="i", mode="m", request_hash="h", raw="B. X-ray", status="ok"))
+        assert [r[5] for r in s.score_rows()] == ["B. X-ray"]
+        assert s.get_item("i", "m", window=True).prediction.raw == "B. X-ray"
