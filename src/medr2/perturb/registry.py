@@ -79,6 +79,7 @@ for _code, _target in (
         ("T1", "text:AbsentTwin"), ("T2", "text:CorrectHint"), ("T3", "text:MisleadingPremise"),
         ("T4", "text:SuggestedAnswer"), ("T5", "text:Paraphrase"), ("T6", "text:OptionPermutation"),
         ("T7", "text:NoneOfTheAbove"), ("T8", "text:InjectedWrongStep"),
+        ("T9", "premises:FramedPremise"), ("T10", "premises:IndirectPremise"),
         ("V1", "visual:BlankImage"), ("V2", "visual:OtherCaseSameModality"), ("V3", "visual:OtherModality"),
         ("V4", "visual:EvidenceRemoval"), ("V5", "visual:CorrectCue"), ("V6", "visual:DecoyCue"),
         ("V7", "visual:CoordinatesOnly"), ("V8", "visual:Degradation"), ("V9", "visual:HorizontalFlip")):
