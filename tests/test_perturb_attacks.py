@@ -235,10 +235,15 @@ def test_attack_success_rate_catches_a_follower_and_clears_an_ignorer(
 def test_accuracy_per_degradation_kind_and_severity(tmp_path: Path, sample_bench: Path) -> None:
     run = tmp_path / "run"
     medr2.evaluate(sample_bench, severity_blind, run, variants="clean,V11")
-    deg = medr2.score(run, resamples=0)["modes"]["independent"]["degradation"]
+    mode = medr2.score(run, resamples=0)["modes"]["independent"]
+    deg = mode["degradation"]
     v11 = {k: v for k, v in deg.items() if k.startswith("V11-")}
     assert v11
-    for curve in v11.values():
+    for kind, curve in v11.items():
         for sev, block in curve.items():
-            assert block["acc"]["value"] == (0.0 if sev == "3" else 1.0) and block["acc"]["n"] > 0
-            assert block["delta"]["value"] == (-1.0 if sev == "3" else 0.0)
+            assert block["acc"] == mode["variants"][f"{kind}-{sev}"]["acc"]  # the same units as per variant
+            if sev == "3":  # a deliberately wrong answer (one may still score right, e.g. a report's wording)
+                assert block["acc"]["value"] < 0.1 and block["delta"]["value"] < -0.9
+            else:
+                assert block["acc"]["value"] == 1.0 and block["delta"]["value"] == 0.0
+            assert block["acc"]["n"] > 0
