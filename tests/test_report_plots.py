@@ -125,3 +125,17 @@ def test_is_drawn_with_its_noise_floor_and_captions_say_what_good_looks_like() -
     for p in plots.values():  # every caption says what a good model looks like
         assert "good model" in p.caption or "robust model" in p.caption, p.name
 
+
+
+def test_attack_success_plot_has_a_bar_per_code_and_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["attacks"] = {
+            "ASR": _m(0.4 - 0.1 * k), "ASR_V10": _m(0.2), "ASR_T10": _m(0.1), "ASR_T9": _m(0.5),
+            "by_variant": {"T9-guideline": _m(0.3)}}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    att = plots["attacks"]
+    check_readable(att)
+    ax = att.layout["axes"][0]
+    assert ax["bar_metrics"] == ["ASR", "ASR_T9", "ASR_T10", "ASR_V10"] * 2  # codes in variant order, per run
+    assert "attacks" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
