@@ -64,7 +64,8 @@ def layout(width: int, height: int, text: str, style: str, avoid: Sequence[Box] 
         x = margin if corner[1] == "l" else width - margin - bw
         y = margin if corner[0] == "t" else height - margin - bh
         box = (float(x), float(y), float(x + bw), float(y + bh))
-        if x >= 0 and y >= 0 and not any(_overlaps(box, a) for a in avoid):
+        fits = x >= 0 and y >= 0 and x + bw <= width and y + bh <= height
+        if fits and not any(_overlaps(box, a) for a in avoid):
             return {"xy": [int(x), int(y)], "size": size, "corner": corner, "box": [x, y, x + bw, y + bh]}
     return None
 
