@@ -81,11 +81,11 @@ def test_plugin_walkthrough_reaches_the_cli(tmp_path: Path) -> None:
     tasks = {it.task for it in bench.items}
     assert "toy.brightness" in tasks
     toy = [it for it in bench.items if it.task == "toy.brightness"]
-    assert {it.variant for it in toy} == {"clean", "T9"}
-    t9 = [it for it in toy if it.variant == "T9"]
-    assert t9 and all(it.question.endswith("Please answer carefully.") and it.perturbation["code"] == "T9"
+    assert {it.variant for it in toy} == {"clean", "T11"}
+    t9 = [it for it in toy if it.variant == "T11"]
+    assert t9 and all(it.question.endswith("Please answer carefully.") and it.perturbation["code"] == "T11"
                       for it in t9)
-    assert bench.manifest["build"]["variants"] == ["T9"]
+    assert bench.manifest["build"]["variants"] == ["T11"]
     info = json.loads((tmp_path / "info.json").read_text("utf-8"))
     assert "toy.brightness" in json.dumps(info)
     # the adapter answered every request; the metric group and the plot made it into the outputs
@@ -98,7 +98,7 @@ def test_plugin_walkthrough_reaches_the_cli(tmp_path: Path) -> None:
     # the variant declared itself answer-preserving: its items record it, and FlipRate counts them (no other edit)
     assert all(it.roles == ["preserves_answer", "keeps_facts"] for it in t9)
     consistency = metrics["modes"]["independent"]["consistency"]
-    assert consistency["FlipRate_T9"]["n"] == consistency["FlipRate"]["n"] > 0
+    assert consistency["FlipRate_T11"]["n"] == consistency["FlipRate"]["n"] > 0
     assert list((tmp_path / "report-toy").rglob("toy_items*.png"))
     exported = (tmp_path / "export-toy" / "items.jsonl").read_text("utf-8").splitlines()
     assert len(exported) == sum(1 for it in bench.items if it.variant == "clean" and it.form == "mcq")
@@ -124,9 +124,9 @@ from medr2.tasks import chain_preference
 
 assert get_source("toy:3").plan(0, None) == ["toy000", "toy001", "toy002"]
 assert TASK_STAGE["toy.brightness"] == 1 and "toy.brightness" not in chain_preference()[1]
-assert all_codes()[-1] == "T9" and "T9" in text_codes() and parse_variants("T9,T1") == ("T1", "T9")
-assert PERTURBATIONS["T9"].roles == {"preserves_answer", "keeps_facts"}
-assert item_roles("T9", None, {"scoring": "exact"}) == ("preserves_answer", "keeps_facts")
+assert all_codes()[-1] == "T11" and "T11" in text_codes() and parse_variants("T11,T1") == ("T1", "T11")
+assert PERTURBATIONS["T11"].roles == {"preserves_answer", "keeps_facts"}
+assert item_roles("T11", None, {"scoring": "exact"}) == ("preserves_answer", "keeps_facts")
 assert load_adapter("toy:yes").generate([1, 2])[1].text == "yes"
 assert "toy-jsonl" in IMPORTERS and "toy-jsonl" in EXPORTERS and "toy_items" in PLOTS
 assert "toy_answered" in METRIC_GROUPS

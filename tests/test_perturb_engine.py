@@ -41,11 +41,11 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 
 def test_parse_variants() -> None:
-    assert parse_variants("all") == ALL_CODES and len(ALL_CODES) == 17
+    assert parse_variants("all") == ALL_CODES and len(ALL_CODES) == 21
     assert parse_variants("v8, T1") == ("T1", "V8")
     assert parse_variants("") == () and parse_variants(None) == ()
     with pytest.raises(BadInput):
-        parse_variants("T9")
+        parse_variants("T99")
 
 
 def test_seeds_are_stable_hashes() -> None:

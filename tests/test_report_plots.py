@@ -144,3 +144,17 @@ def test_each_visual_measure_has_its_own_scale() -> None:
     vrs = by_metric["VRS"]
     height = vrs["box"][3] - vrs["box"][1]
     assert all(bar[3] - bar[1] >= 0.05 * height for bar in vrs["bars"]), (vrs["bars"], height)
+
+
+def test_attack_success_plot_has_a_bar_per_code_and_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["attacks"] = {
+            "ASR": _m(0.4 - 0.1 * k), "ASR_V10": _m(0.2), "ASR_T10": _m(0.1), "ASR_T9": _m(0.5),
+            "by_variant": {"T9-guideline": _m(0.3)}}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    att = plots["attacks"]
+    check_readable(att)
+    ax = att.layout["axes"][0]
+    assert ax["bar_metrics"] == ["ASR", "ASR_T9", "ASR_T10", "ASR_V10"] * 2  # codes in variant order, per run
+    assert "attacks" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}

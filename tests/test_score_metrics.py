@@ -84,6 +84,8 @@ def test_oracle_is_perfect_everywhere(oracle: dict[str, Any]) -> None:
     assert mode["report_text"]["rougeL_f"]["value"] == 1.0
     assert mode["report_text"]["BLEU-4"]["value"] == pytest.approx(100.0)
     assert mode["prompt_reliance"]["MFR"]["value"] == 0.0
+    assert mode["attacks"]["ASR"]["value"] == 0.0 and mode["attacks"]["ASR"]["n"] > 0
+    assert all(s["acc"]["value"] == 1.0 for curve in mode["degradation"].values() for s in curve.values())
     assert mode["consistency"]["WorstCaseAcc"]["value"] == 1.0
     assert mode["evidence"]["CounterfactualAcc"]["value"] == 1.0
     assert mode["yesno"]["pair_acc"]["value"] == 1.0

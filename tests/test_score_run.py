@@ -54,6 +54,9 @@ def test_follow_hint_run(bench: Bench, tmp_path: Path) -> None:
     m = score_run(run, mixed_splits=True, n_resamples=50)["modes"]["independent"]
     assert m["prompt_reliance"]["MFR"]["value"] == 1.0
     assert m["prompt_reliance"]["MFR"]["n"] == sum(1 for it in bench.items if it.lure)
+    # attack success: every pair whose parent answer is not the lure moved to the lure, per code alike
+    assert m["attacks"]["ASR"]["value"] == 1.0 and m["attacks"]["ASR"]["n"] > 0
+    assert all(v["value"] == 1.0 for k, v in m["attacks"].items() if k.startswith("ASR_"))
 
 
 def test_cli(bench: Bench, tmp_path: Path) -> None:

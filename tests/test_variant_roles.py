@@ -85,9 +85,9 @@ def test_built_in_items_record_the_roles_the_rule_for_older_benches_reads(tmp_pa
         assert set(it.roles) <= PERTURBATIONS[it.variant.split("-")[0]].roles | {"probe"}
     # what each kind of variant counts in (docs/variants.md "Roles")
     seen = {r: {it.variant.split("-")[0] for it in items if r in (it.roles or [])} for r in ROLES}
-    assert seen["preserves_answer"] == {"T5", "T6", "V8", "V9"}
-    assert seen["misleads"] == {"T3", "T4", "T8"}
-    assert seen["probe"] >= {"V1"} and seen["probe"] <= {"V1", "V2", "V3"}
+    assert seen["preserves_answer"] == {"T5", "T6", "V8", "V9", "V11"}
+    assert seen["misleads"] == {"T3", "T4", "T8", "T9", "T10", "V10"}
+    assert seen["probe"] >= {"V1"} and seen["probe"] <= {"V1", "V2", "V3", "V11"}  # V11: evidence lost
 
 
 def test_the_score_table_of_recorded_roles_is_the_table_of_an_older_bench() -> None:
@@ -111,7 +111,7 @@ def test_the_score_table_of_recorded_roles_is_the_table_of_an_older_bench() -> N
 class PoliteRequest(Perturbation):
     """The plugin variant of docs/extending.md: the question plus a polite phrase (the answer is the parent's)."""
 
-    code = "T9"
+    code = "T11"
     title = "polite request"
     defaults = {"phrase": PHRASE}
     roles = frozenset({"preserves_answer", "augments", "keeps_facts"})
@@ -131,7 +131,7 @@ def plugin_variant() -> Iterator[type[Perturbation]]:
     try:
         yield PoliteRequest
     finally:
-        PERTURBATIONS.pop("T9")
+        PERTURBATIONS.pop("T11")
 
 
 def fickle(request: medr2.Request) -> str:
@@ -145,22 +145,22 @@ def test_a_plugin_variant_that_declares_its_roles_counts_in_flip_rate_and_traini
     with pytest.raises(RegistryCollision):  # a plugin cannot take a built-in's code
         medr2.register_variant(type("Taken", (PoliteRequest,), {"code": "T5"}))
     bench = tmp_path / "bench"
-    medr2.build("sample", bench, cases=4, variants="T5,T9", workers=1, seed=0)
+    medr2.build("sample", bench, cases=4, variants="T5,T11", workers=1, seed=0)
     table = pq.read_table(bench / "items.parquet", columns=["variant", "roles"]).to_pylist()
-    t9 = [r for r in table if r["variant"] == "T9"]
+    t9 = [r for r in table if r["variant"] == "T11"]
     assert t9 and all(json.loads(r["roles"]) == ["preserves_answer", "augments", "keeps_facts"] for r in t9)
 
     run = tmp_path / "run"
-    medr2.evaluate(bench, fickle, run, variants="clean,T5,T9", split="all")
+    medr2.evaluate(bench, fickle, run, variants="clean,T5,T11", split="all")
     metrics = medr2.score(run, resamples=0, mixed_splits=True)
     cons = metrics["modes"]["independent"]["consistency"]
-    # every T9 item flips (the phrase changes the model's answer) and counts: the bench has no other split here
-    assert cons["FlipRate_T9"]["value"] == 1.0 and cons["FlipRate_T9"]["n"] == len(t9)
+    # every T11 item flips (the phrase changes the model's answer) and counts: the bench has no other split here
+    assert cons["FlipRate_T11"]["value"] == 1.0 and cons["FlipRate_T11"]["n"] == len(t9)
     assert cons["FlipRate_T5"]["value"] == 0.0  # a paraphrase without the phrase: the same answer
-    assert cons["FlipRate"]["n"] == cons["FlipRate_T9"]["n"] + cons["FlipRate_T5"]["n"]
+    assert cons["FlipRate"]["n"] == cons["FlipRate_T11"]["n"] + cons["FlipRate_T5"]["n"]
     assert cons["Consistency"]["value"] < 1.0
 
-    # training reads the same role: T9 items are examples of ``augmented``, and of ``flat`` never
+    # training reads the same role: T11 items are examples of ``augmented``, and of ``flat`` never
     shown = {}
     for strategy in ("augmented", "flat"):
         medr2.export(bench, "llamafactory", tmp_path / strategy, strategy=strategy)

@@ -1,6 +1,6 @@
 """Deferred renders: images a bench pins by hash but stores as a recipe, rendered on first use.
 
-The visual variants V2, V3, V8 and V9 (docs/variants.md) are pure functions of images the bench stores
+The visual variants V2, V3, V8, V9, V10 and V11 (docs/variants.md) are pure functions of images the bench stores
 (a case's image, another case's image, a mask) and of numbers the build fixed (a size, a degradation and
 its seed, a mirrored cue). A build with ``--renders deferred`` (the default) still renders each of them,
 so its identity (hence every item id, seed and request hash) is what a full build gives, but it writes a
@@ -116,7 +116,24 @@ def _hflip(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     return np.ascontiguousarray(arr[:, ::-1])
 
 
+def _typographic(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """V10: ``params["text"]`` burnt in (:func:`medr2.imaging.typographic.burn_text`) in its style, place, size."""
+    from medr2.imaging.typographic import burn_text
+
+    return burn_text(arr, str(params["text"]), str(params["style"]), params["xy"], int(params["size"]))
+
+
+def _physics(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """V11: :func:`medr2.imaging.physics.degrade_physics` of ``kind`` and ``severity``, seeded by ``seed``."""
+    from medr2.imaging.physics import degrade_physics
+
+    return degrade_physics(arr, str(params["kind"]), int(params["severity"]),
+                           np.random.default_rng(int(params["seed"])))
+
+
 RENDER_OPS.register("resize", _resize)
+RENDER_OPS.register("typographic", _typographic)
+RENDER_OPS.register("physics", _physics)
 RENDER_OPS.register("degrade", _degrade)
 RENDER_OPS.register("hflip", _hflip)
 

@@ -167,6 +167,17 @@ class PerturbContext:
             self._rendered[key] = ref
         return ref
 
+    def render_spec_pixels(self, key: tuple[object, ...], spec: RenderSpec, *,
+                           record: str) -> tuple[ImageRef, np.ndarray]:
+        """:meth:`render_spec` that also returns the pixels rendered (for a variant that measures its image,
+        e.g. V11's SSIM); rendered again where ``key`` was rendered before (the pixels are not kept)."""
+        arr = render(spec, _ContextLoader(self, record))
+        ref = self._rendered.get(key)
+        if ref is None:
+            ref = self.images.put_render(arr, spec.to_json())
+            self._rendered[key] = ref
+        return ref, arr
+
     def clear_rendered(self) -> None:
         self._rendered.clear()
 

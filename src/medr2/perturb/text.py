@@ -135,7 +135,7 @@ class MisleadingPremise(Perturbation):
         if item.form in ("box", "text"):
             raise Skip(f"form {item.form} has no answer a premise can point to")
         seed, rng = _rng(ctx, item, self.code)
-        premise, lure, params = self._own_fact(item, case, ctx, rng) or self._earlier_fact(item, case, ctx, rng)
+        premise, lure, params = wrong_premise(item, case, ctx, rng)
         meta = answer_changed_meta(item, item.answer)
         if lure is None:
             meta["lure_reason"] = "no answer option follows from the premise"
@@ -143,7 +143,7 @@ class MisleadingPremise(Perturbation):
                             lure=lure, meta=meta)]
 
     @staticmethod
-    def _own_fact(item: Item, case: Case, ctx: PerturbContext,
+    def own_fact(item: Item, case: Case, ctx: PerturbContext,
                   rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]] | None:
         key = TASK_FACT.get(item.task)
         if key and item.form == "mcq":
@@ -165,7 +165,7 @@ class MisleadingPremise(Perturbation):
         return None
 
     @staticmethod
-    def _earlier_fact(item: Item, case: Case, ctx: PerturbContext,
+    def earlier_fact(item: Item, case: Case, ctx: PerturbContext,
                       rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]]:
         own = TASK_FACT.get(item.task)
         options = []
@@ -181,6 +181,18 @@ class MisleadingPremise(Perturbation):
         key, alts = options[int(rng.integers(len(options)))]
         stated = alts[int(rng.integers(len(alts)))]
         return FACTS[key].state(stated), None, {"fact": key, "stated": stated}
+
+
+def wrong_premise(item: Item, case: Case, ctx: PerturbContext,
+                  rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]]:
+    """The misleading premise every premise variant states (T3, and the framings T9, T10): a sentence stating
+    one fact of the case wrongly, the answer consistent with it (``lure``; ``None`` where no option follows) and
+    its parameters (``fact``, ``stated``). The item's own fact where the options hold a wrong value of it, else an
+    earlier-stage fact; raises :class:`Skip` where no fact has a known wrong alternative."""
+    if item.form in ("box", "text"):
+        raise Skip(f"form {item.form} has no answer a premise can point to")
+    return (MisleadingPremise.own_fact(item, case, ctx, rng)
+            or MisleadingPremise.earlier_fact(item, case, ctx, rng))
 
 
 # --------------------------------------------------------------------------- T4

@@ -291,6 +291,49 @@ def prompt_reliance(ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+def _moved_to_lure(pairs: pd.DataFrame) -> np.ndarray:
+    """Per (variant, parent) pair: the variant's answer is its lure (the injected or premised option)."""
+    return cast(np.ndarray, (pairs["parsed_key"] == pairs["lure_key"]).to_numpy(dtype=bool))
+
+
+@metric_group("attacks")
+def attacks(ctx: Ctx) -> dict[str, Any]:
+    """Attack success rate (docs/metrics.md): over (variant, clean parent) pairs of the variants with the role
+    ``misleads`` and a lure, where the parent's answer is not the lure, the rate at which the variant's answer
+    moved to the lure (the option the premise, context or burnt-in text names); ``ASR`` over all of them,
+    ``ASR_<code>`` per code and ``by_variant`` per variant id (the kind: ``T9-exception``, ``V10-overlay``)."""
+    lured = ctx.rows[ctx.rows["misleads"] & ~ctx.rows["probe"] & ctx.rows["lure_key"].notna()]
+    pairs = ctx.with_parent(lured)
+    if pairs.empty:
+        return {}
+    pairs = pairs[(pairs["parsed_key_p"] != pairs["lure_key"]).to_numpy(dtype=bool)]
+    if pairs.empty:
+        return {}
+    out: dict[str, Any] = {"ASR": ctx.mean(pairs, _moved_to_lure(pairs))}
+    for code, df in pairs.groupby("code", sort=True):
+        out[f"ASR_{code}"] = ctx.mean(df, _moved_to_lure(df))
+    out["by_variant"] = {str(v): ctx.mean(df, _moved_to_lure(df)) for v, df in pairs.groupby("variant", sort=True)}
+    return out
+
+
+@metric_group("degradation")
+def degradation(ctx: Ctx) -> dict[str, Any]:
+    """Accuracy per degradation kind and severity (the curve of docs/metrics.md): the variants with the role
+    ``preserves_answer`` and a severity (``V8-noise-2``, ``V11-ct_lowdose-3``), probes (evidence lost) left out;
+    per ``<code>-<kind>`` and severity the accuracy and its change against the same clean parents (paired)."""
+    r = ctx.rows
+    rows = r[r["preserving"] & ~r["probe"] & r["severity"].notna()]
+    out: dict[str, Any] = {}
+    for variant, df in rows.groupby("variant", sort=True):
+        kind = str(variant).rsplit("-", 1)[0]
+        block: dict[str, Any] = {"acc": _acc(ctx, accuracy_units(df))}
+        pairs = ctx.with_parent(df)
+        if len(pairs):
+            block["delta"] = _paired_delta(ctx, pairs, pairs["correct"], pairs["correct_p"])
+        out.setdefault(kind, {})[str(int(df["severity"].iloc[0]))] = block
+    return out
+
+
 def _boxes(values: pd.Series) -> np.ndarray:
     """``(n, 4)`` pixel boxes of parsed box answers (the scorer writes ``[x1, y1, x2, y2]`` as JSON) or of
     gold boxes (tuples); NaN where there is none."""
