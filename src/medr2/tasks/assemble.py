@@ -17,6 +17,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
+from medr2.tasks.contract import unmet
 from medr2.tasks.pools import LabelPools, case_positives
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -66,10 +67,15 @@ class CaseDrafts:
 
 def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any = None,
                tasks: Sequence[str] | None = None) -> CaseDrafts:
-    """Run every task generator on one case (pure apart from writing cue images to ``images``)."""
+    """Run every task generator on one case (pure apart from writing cue images to ``images``); a task whose
+    answerability contract (``TaskSpec.requires``) the case does not meet is skipped with the requirement's reason."""
     out = CaseDrafts(case.case_id)
     decoded: dict[tuple[str, str | None], np.ndarray] = {}  # images decoded for this case, shared by its tasks
     for spec in ordered_tasks(tasks):
+        missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
+        if missing is not None:
+            out.skipped[spec.id] = missing.reason
+            continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
         try:
