@@ -9,8 +9,8 @@ yes/no pairs and the case's chain. ``assign_splits(cases)`` gives leakage-free s
 from typing import Any
 
 from medr2.tasks import stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
-from medr2.tasks.contract import contract_text
 from medr2.tasks.assemble import Assembler, CaseDrafts, chain_preference, draft_case, ordered_tasks
+from medr2.tasks.contract import contract_text
 from medr2.tasks.pools import LabelPools
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec, Template
 from medr2.tasks.splits import assign_splits

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
