@@ -332,13 +332,32 @@ def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
     return {k: str(v).strip() for k, v in row.items() if k != key and v is not None and str(v).strip() != ""}
 
 
+# what a source knows about a case, read by the tasks' answerability contract (medr2.tasks.contract): true only
+# where declared; a label table declares them in columns meta.findings_complete, meta.structures_complete and
+# meta.one_lesion, meta.lateralising (true/false, yes/no, 1/0; empty: unknown)
+DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
+_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+
+
+def declared_flag(key: str, value: Any, *, file: str | None, record: str | None) -> bool | None:
+    """A declared flag of a label-table row as a bool (None when empty); BadInput naming the field otherwise."""
+    if isinstance(value, bool) or value is None:
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    if not text:
+        return None
+    raise BadInput(f"{key} must be true or false, not {str(value)[:40]!r}", file=file, record=record, field=key)
+
+
 def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | None) -> dict[str, Any]:
     """Case fields (parsed) and ``meta`` from one label-table row."""
     out: dict[str, Any] = {}
     meta: dict[str, Any] = {}
     for k, v in row.items():
         if k.startswith("meta."):
-            meta[k[5:]] = v
+            meta[k[5:]] = declared_flag(k, v, file=file, record=record) if k[5:] in DECLARED_FLAGS else v
         elif k in LABEL_FIELDS:
             parsed = parse_label_value(k, v, file=file, record=record)
             if parsed is not None:

@@ -8,7 +8,8 @@ task in docs/tasks.md (a test compares it with the registry) and shown by ``medr
 
 What a case knows comes from its source, never from an assumption: ``Case.meta["findings_complete"]`` and
 ``Case.meta["structures_complete"]`` (true only where the source declares every finding / structure of the
-image labelled) and ``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
+image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per image) and
+``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
 that tells a mirror image from the original). An undeclared flag is unknown, and unknown is not complete.
 """
 
@@ -65,6 +66,12 @@ def normality_known(case: Case) -> bool:
     return labels_complete(case, "findings")
 
 
+def one_lesion(case: Case) -> bool:
+    """Whether "the lesion" names one lesion: the finding labels are complete, or the source images one lesion per
+    image (``meta["one_lesion"]``, e.g. a dermoscopy dataset)."""
+    return case.meta.get("one_lesion") is True or labels_complete(case, "findings")
+
+
 def lateralising(case: Case) -> bool:
     """Whether a mirror image can be told from the original: the source declares a lateralising cue (anatomy such
     as the heart or liver, a side marker, a face on a sagittal slice) in a modality with a left/right display
@@ -77,6 +84,8 @@ for _req in (
                 lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
     Requirement("normality_known", "a finding or an abnormal diagnosis, else complete finding labels",
                 normality_known, "normal state unknown: finding labels not declared complete by the source"),
+    Requirement("one_lesion", "one lesion the question can name: complete finding labels, or a source that images "
+                "one lesion per image", one_lesion, "the lesion is not known to be the only one"),
     Requirement("structures_complete", "complete structure labels (the source declares every structure labelled)",
                 lambda c: labels_complete(c, "structures"), "structure labels not declared complete by the source"),
     Requirement("lateralising", "a lateralising cue (anatomy or side marker) declared by the source, in a "

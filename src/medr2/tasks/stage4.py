@@ -51,7 +51,7 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     "Does this lesion appear benign or malignant?",
     "Classify the lesion as benign or malignant.",
     "What is the likely nature of the lesion: benign or malignant?",
-], chain=3, risk="high", requires=("findings_complete",))
+], chain=3, risk="high", requires=("one_lesion",))
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:

@@ -79,11 +79,14 @@ class IuXraySource(DatasetSource):
         if proj == "lateral":
             fields["plane"] = "lateral"
         problems = [x.strip() for x in r["Problems"].split(";") if x.strip()]
+        meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
         if [x.lower() for x in problems] == ["normal"]:
             fields["diagnosis"] = "normal"
-        elif len(problems) == 1:
-            fields["diagnosis"] = problems[0].lower()
-        meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
+            meta["findings_complete"] = True  # a radiologist's report of a normal study: a complete negative
+        else:  # problems named in the report, none of them boxed: the finding list is not the image's
+            meta["findings_complete"] = False
+            if len(problems) == 1:
+                fields["diagnosis"] = problems[0].lower()
         for col in ("MeSH", "indication", "comparison", "image"):
             if r.get(col):
                 meta[col.lower() if col != "image" else "study_description"] = r[col]
