@@ -84,8 +84,9 @@ for _req in (
                 lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
     Requirement("normality_known", "a finding or an abnormal diagnosis, else complete finding labels",
                 normality_known, "normal state unknown: finding labels not declared complete by the source"),
-    Requirement("one_lesion", "one lesion the question can name: complete finding labels, or a source that images "
-                "one lesion per image", one_lesion, "the lesion is not known to be the only one"),
+    Requirement("one_lesion", "complete finding labels, or a source that images one lesion per image (\"the lesion\" "
+                "and the diagnosis are then the image's only ones)", one_lesion,
+                "the lesion or diagnosis is not known to be the image's only one"),
     Requirement("structures_complete", "complete structure labels (the source declares every structure labelled)",
                 lambda c: labels_complete(c, "structures"), "structure labels not declared complete by the source"),
     Requirement("lateralising", "a lateralising cue (anatomy or side marker) declared by the source, in a "

@@ -19,7 +19,7 @@ def _diagnoses(case: Case) -> list[str]:
     "Based on this image, which diagnosis fits best?",
     "Which diagnosis does this image support?",
     "Give the most probable diagnosis for this image.",
-], chain=1, risk="high", requires=("normality_known",))
+], chain=1, risk="high", requires=("one_lesion",))
 def diagnosis(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     return [mcq(spec_of("s4.diagnosis"), ctx, dx, ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng))]
@@ -65,7 +65,7 @@ def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     "Among these similar-looking conditions, which one is shown?",
     "Choose the correct diagnosis from this differential.",
     "Which entity in this differential diagnosis best fits the image?",
-], chain=2, risk="high", requires=("normality_known",))
+], chain=2, risk="high", requires=("one_lesion",))
 def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     mimics = [m for m in dict.fromkeys(case.mimics) if not vocab.same(m, dx)]
@@ -83,7 +83,7 @@ def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image support a diagnosis of {d}?", False),
     ("t2", "Is a diagnosis of {d} consistent with what this image shows?", False),
     ("t3", "Would the findings in this image support a diagnosis of {d}?", True),
-], chain=5, risk="high")
+], chain=5, risk="high", requires=("one_lesion",))
 def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
