@@ -206,9 +206,10 @@ def _strings(v: Any) -> Iterator[str]:
         yield v
         if v[:1] in "{[":
             try:
-                yield from _strings(json.loads(v))
+                parsed = json.loads(v)
             except ValueError:
-                pass
+                parsed = None
+            yield from _strings(parsed)
     elif isinstance(v, dict):
         for k, x in v.items():
             yield str(k)
