@@ -243,3 +243,28 @@ def test_no_absolute_path_in_any_bench_file(built: Path) -> None:
         seen += 1
         assert not _ABSOLUTE.match(s), (where, s[:200])
     assert seen
+
+
+# --------------------------------------------------------------------------- medr2 info --quality
+
+def test_info_quality_per_task(built: Path) -> None:
+    """``medr2 info --quality --json``: per task, the clean items the bench holds, the skips the build counted, and
+    the contract the registry declares (on the command line, as a user runs it)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "medr2.cli", "info", str(built), "--quality", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    quality = json.loads(r.stdout)
+    bench = load_bench(built)
+    assert list(quality) == [row["id"] for row in bench.manifest["tasks"]]
+    for task, q in quality.items():
+        assert q["items"] == sum(1 for it in bench.items if it.task == task and it.variant == "clean")
+        assert q["skipped"] == bench.manifest["skipped"].get(task, {})
+        assert q["contract"] == contract_text(TASKS[task].requires)
+        by_contract = {REQUIREMENTS[r].reason for r in TASKS[task].requires}
+        assert q["skipped_by_contract"] == sum(n for reason, n in q["skipped"].items() if reason in by_contract)
+    r = subprocess.run([sys.executable, "-m", "medr2.cli", "info", str(built), "--quality"], capture_output=True,
+                       text=True, timeout=120, env={**__import__("os").environ, "COLUMNS": "250"})
+    assert r.returncode == 0 and "answerable only if" in r.stdout
