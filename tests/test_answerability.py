@@ -268,3 +268,27 @@ def test_info_quality_per_task(built: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "medr2.cli", "info", str(built), "--quality"], capture_output=True,
                        text=True, timeout=120, env={**__import__("os").environ, "COLUMNS": "250"})
     assert r.returncode == 0 and "answerable only if" in r.stdout
+
+
+# --------------------------------------------------------------------------- a user's label table declares them
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flag=st.sampled_from(FLAGS), value=st.sampled_from(["true", "TRUE", "yes", "1", "false", "no", "0", ""]))
+def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, flag: str, value: str) -> None:
+    """``meta.<flag>`` columns of a ``folder`` label table become booleans (empty: undeclared); a value that is
+    neither is quarantined naming file, record and field."""
+    from tests.interop_fixtures import gradient, realize_all, write_png
+
+    from medr2.sources.base import get_source
+
+    data = tmp_path_factory.mktemp("lt") / "data"
+    write_png(data / "a.png", gradient(30, 40))
+    write_png(data / "b.png", gradient(30, 40, 1))
+    (data / "labels.csv").write_text(f"image,modality,diagnosis,meta.{flag}\na.png,CT,normal,{value}\n"
+                                     "b.png,CT,normal,perhaps\n")
+    cases, errors = realize_all(get_source(f"folder:{data}"), data.parent / "bench")
+    assert [c.meta["file"] for c in cases] == ["a.png"]
+    want = None if value == "" else value.lower() in ("true", "yes", "1")
+    assert cases[0].meta.get(flag) is want
+    assert [(e.record, e.field) for e in errors] == [("b.png", f"meta.{flag}")]
+    assert errors[0].file.endswith("labels.csv")
