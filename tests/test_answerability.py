@@ -277,9 +277,8 @@ def test_info_quality_per_task(built: Path) -> None:
 def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, flag: str, value: str) -> None:
     """``meta.<flag>`` columns of a ``folder`` label table become booleans (empty: undeclared); a value that is
     neither is quarantined naming file, record and field."""
-    from tests.interop_fixtures import gradient, realize_all, write_png
-
     from medr2.sources.base import get_source
+    from tests.interop_fixtures import gradient, realize_all, write_png
 
     data = tmp_path_factory.mktemp("lt") / "data"
     write_png(data / "a.png", gradient(30, 40))
