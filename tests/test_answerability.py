@@ -291,3 +291,54 @@ def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, fl
     assert cases[0].meta.get(flag) is want
     assert [(e.record, e.field) for e in errors] == [("b.png", f"meta.{flag}")]
     assert errors[0].file.endswith("labels.csv")
+
+
+# --------------------------------------------------------------------------- options that contain each other
+
+def test_no_options_contain_each_other(built: Path) -> None:
+    """No single-answer MCQ offers two options one of which is a sub-type or a part of the other, and no question
+    compares a structure with its own part (the clinical vocabulary's is-a and part-of)."""
+    bench = load_bench(built)
+    for it in bench.items:
+        if it.variant != "clean":
+            continue
+        if it.form == "mcq":
+            for i, a in enumerate(it.options):
+                assert not any(vocab.contains(a, b) for b in it.options[i + 1:]), (it.task, it.options)
+        x, y = it.meta.get("x"), it.meta.get("y")
+        if x and y:
+            assert not vocab.contains(str(x), str(y)), (it.task, x, y)
+
+
+_PART_WHOLE = [("white matter", "brain"), ("grey matter", "brain"), ("left lung", "lung"), ("cerebellum", "brain"),
+               ("glioblastoma", "glioma"), ("lumbar spine", "spine")]
+_APART = ["liver", "kidney", "heart", "spleen", "meningioma", "fracture"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(pair=st.sampled_from(_PART_WHOLE), others=st.lists(st.sampled_from(_APART), min_size=1, max_size=3,
+                                                           unique=True), article=st.booleans(), nested=st.booleans())
+def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], others: list[str], article: bool,
+                                                    nested: bool) -> None:
+    """``check_options`` (every task's drafts pass it) skips an MCQ whose options contain each other, written with or
+    without "the", and keeps one whose options are mutually exclusive."""
+    from medr2.tasks import Skip
+    from medr2.tasks.assemble import check_options
+    from medr2.tasks.spec import Draft
+
+    def name(x: str) -> str:
+        return f"the {x}" if article else x
+
+    case = Case(case_id="c", image="images/c.png", image_sha256="0", width=8, height=8, modality="MRI",
+                source="s", license="l", patient_id="p")
+    if nested:  # both of the pair are wrong options: the case cannot tell, only exclusivity can
+        d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(others[0]),
+                  distractors=[name(pair[0]), name(pair[1]), *(name(o) for o in others[1:])])
+    else:
+        d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(pair[0]),
+                  distractors=[name(o) for o in others])
+    if nested:
+        with pytest.raises(Skip):
+            check_options(case, d)
+    else:
+        check_options(case, d)
