@@ -296,15 +296,15 @@ def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, fl
 # --------------------------------------------------------------------------- options that contain each other
 
 def test_no_options_contain_each_other(built: Path) -> None:
-    """No single-answer MCQ offers two options one of which is a sub-type or a part of the other, and no question
-    compares a structure with its own part (the clinical vocabulary's is-a and part-of)."""
+    """No single-answer MCQ offers a wrong option that is a sub-type or a part of its answer (or the reverse), and no
+    question compares a structure with its own part (the clinical vocabulary's is-a and part-of)."""
     bench = load_bench(built)
     for it in bench.items:
         if it.variant != "clean":
             continue
-        if it.form == "mcq":
-            for i, a in enumerate(it.options):
-                assert not any(vocab.contains(a, b) for b in it.options[i + 1:]), (it.task, it.options)
+        if it.form == "mcq" and it.answer:
+            right = it.options[letter_index(it.answer)]
+            assert not any(vocab.contains(o, right) for o in it.options if o != right), (it.task, it.options)
         x, y = it.meta.get("x"), it.meta.get("y")
         if x and y:
             assert not vocab.contains(str(x), str(y)), (it.task, x, y)
@@ -316,12 +316,12 @@ _APART = ["liver", "kidney", "heart", "spleen", "meningioma", "fracture"]
 
 
 @settings(max_examples=30, deadline=None)
-@given(pair=st.sampled_from(_PART_WHOLE), others=st.lists(st.sampled_from(_APART), min_size=1, max_size=3,
-                                                           unique=True), article=st.booleans(), nested=st.booleans())
+@given(pair=st.sampled_from(_PART_WHOLE), others=st.lists(st.sampled_from(_APART), min_size=1, max_size=3, unique=True),
+       article=st.booleans(), nested=st.integers(0, 2))
 def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], others: list[str], article: bool,
-                                                    nested: bool) -> None:
-    """``check_options`` (every task's drafts pass it) skips an MCQ whose options contain each other, written with or
-    without "the", and keeps one whose options are mutually exclusive."""
+                                                    nested: int) -> None:
+    """``check_options`` (every task's drafts pass it) skips an MCQ whose wrong option contains its answer or is part
+    of it, written with or without "the" (as s2.size_compare writes them), and keeps one without."""
     from medr2.tasks import Skip
     from medr2.tasks.assemble import check_options
     from medr2.tasks.spec import Draft
@@ -331,12 +331,9 @@ def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], other
 
     case = Case(case_id="c", image="images/c.png", image_sha256="0", width=8, height=8, modality="MRI",
                 source="s", license="l", patient_id="p")
-    if nested:  # both of the pair are wrong options: the case cannot tell, only exclusivity can
-        d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(others[0]),
-                  distractors=[name(pair[0]), name(pair[1]), *(name(o) for o in others[1:])])
-    else:
-        d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(pair[0]),
-                  distractors=[name(o) for o in others])
+    right, wrong = (pair[0], pair[1]) if nested % 2 else (pair[1], pair[0])
+    d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(right),
+              distractors=[*([name(wrong)] if nested else []), *(name(o) for o in others)])
     if nested:
         with pytest.raises(Skip):
             check_options(case, d)

@@ -96,10 +96,10 @@ def check_options(case: Case, d: Draft) -> None:
     """The options of a choice draft, whichever task made them: no two of them mean the same (one key of
     :func:`medr2.tasks.vocab.norm`: one concept, or one text after normalisation), and no wrong option is true
     of the case (:func:`medr2.tasks.vocab.conflicts` with the right answer, a finding or the diagnosis of the
-    case: a synonym, sub-type, super-type, part/whole or co-occurring label), and for a single-answer MCQ no two
-    options, nor the two things a question compares (``meta["x"]``, ``meta["y"]``: "is the brain or the white
-    matter larger?"), contain each other (:func:`medr2.tasks.vocab.contains`: one a sub-type or a part of the
-    other), so its options are mutually exclusive. Raises :class:`Skip` (counted per task like any other reason)
+    case: a synonym, sub-type, super-type, part/whole or co-occurring label); no wrong option of a single-answer
+    MCQ contains the answer or is part of it, read without "the" ("the white matter" beside "the brain";
+    :func:`medr2.tasks.vocab.contains`), nor do the two things a question compares (``meta["x"]``, ``meta["y"]``).
+    Raises :class:`Skip` (counted per task like any other reason)
     otherwise; every task's drafts pass here (:func:`draft_case`)."""
     compared = [str(d.meta[k]) for k in ("x", "y") if d.meta.get(k)]
     _check_exclusive(compared, "the compared structures contain each other")
@@ -123,8 +123,8 @@ def check_options(case: Case, d: Draft) -> None:
             hit = next((t for t in true if vocab.conflicts(o, t)), None)
             if hit is not None:
                 raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
-        if d.form == "mcq":
-            _check_exclusive(options, "two options contain each other")
+            if d.form == "mcq" and any(vocab.contains(o, r) for r in right):
+                raise Skip("a wrong option contains the answer or is part of it")
 
 
 def _check_exclusive(labels: Sequence[str], reason: str) -> None:
