@@ -221,17 +221,21 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
     if name == "artefact_severity":
         return _integer(value, where)
     if name == "flipped":
-        if isinstance(value, bool):
-            return value
-        s = str(value).strip().lower()
-        if s in _TRUE | _FALSE:
-            return s in _TRUE
-        raise BadInput(f"not a boolean: {value!r}", **where)
+        return _boolean(value, where)
     if name == "mimics":
         if isinstance(value, list):
             return [str(v) for v in value]
         return [s.strip() for s in str(value).split(";") if s.strip()]
     return _parse_regions(value, name, where)  # findings / structures
+
+
+def _boolean(value: Any, where: dict[str, str | None]) -> bool:
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in _TRUE | _FALSE:
+        return s in _TRUE
+    raise BadInput(f"not a boolean: {_short(value)}", **where)
 
 
 def _short(value: Any, n: int = 80) -> str:
@@ -334,21 +338,15 @@ def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
 
 # what a source knows about a case, read by the tasks' answerability contract (medr2.tasks.contract): true only
 # where declared; a label table declares them in columns meta.findings_complete, meta.structures_complete and
-# meta.one_lesion, meta.lateralising (true/false, yes/no, 1/0; empty: unknown)
+# meta.one_lesion, meta.lateralising (booleans as for ``flipped``; empty: unknown)
 DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
-_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
 def declared_flag(key: str, value: Any, *, file: str | None, record: str | None) -> bool | None:
     """A declared flag of a label-table row as a bool (None when empty); BadInput naming the field otherwise."""
-    if isinstance(value, bool) or value is None:
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    if not text:
+    if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    raise BadInput(f"{key} must be true or false, not {str(value)[:40]!r}", file=file, record=record, field=key)
+    return _boolean(value, {"file": file, "record": record, "field": key})
 
 
 def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | None) -> dict[str, Any]:
