@@ -352,7 +352,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "background_key": bg.key, "view": spec.view, "crop_xyxy": [x0, y0, x1, y1], "window": window,
         "lesion_class": cls.key if cls else None, "degradation": {"kind": kind, "severity": severity} if kind else None,
         "background_status": bg.status, "findings_complete": exhaustive,
-        "structures_complete": False,  # derived or atlas masks: an unlabelled structure may still be shown
+        "structures_complete": bg.structures_complete,
         "lateralising": bg.lateralising,
         "structure_methods": {s.name: s.method for s in structs},
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
