@@ -79,7 +79,9 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         mimics=[d for d in DIAGNOSES[modality] if d != diagnosis][:2] if n_find else [],
         report=f"Findings: {n_find} lesion(s) in the {organ_a}. Impression: {diagnosis}.",
         source="buildtest", license="CC0-1.0", patient_id=f"patient{i // 2}",
-        synthetic_fields=["findings"] if n_find else [], meta={"findings_complete": True},
+        synthetic_fields=["findings"] if n_find else [],
+        # a synthetic case knows every finding and structure it draws; its drawn shapes tell a mirror image
+        meta={"findings_complete": True, "structures_complete": True, "lateralising": True},
     )
 
 

@@ -27,6 +27,7 @@ def quarantine_summary(root: Path | str) -> dict[str, Any]:
 def bench_info(root: Path | str) -> dict[str, Any]:
     """Everything ``medr2 info`` shows, as plain JSON-able data."""
     m = read_manifest(root)
+    coverage = task_coverage(root)
     return {
         "name": m.get("name"),
         "format_version": m["format_version"],
@@ -41,11 +42,56 @@ def bench_info(root: Path | str) -> dict[str, Any]:
         "variants_skipped": m.get("variants_skipped", {}),
         "quarantine": quarantine_summary(root),
         "sources": m.get("sources", {}),
-        "coverage": task_coverage(root),
+        "coverage": coverage,
         "slice_fields": slice_field_completeness(root),
         "split_origin": split_origin(m),
         "split_overlap": split_overlap(root),
+        "quality": quality_summary(m.get("tasks", []), m.get("skipped", {}), coverage),
     }
+
+
+def quality_summary(tasks: list[dict[str, Any]], skipped: dict[str, dict[str, int]],
+                    coverage: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per task (``medr2 info --quality``): clean items generated, cases skipped and why, how many of them by its
+    answerability contract, and the contract that applied (as the bench's manifest recorded it; the task
+    registry's for a bench built before contracts were recorded)."""
+    from medr2.tasks import TASKS
+    from medr2.tasks.contract import REQUIREMENTS, contract_text
+
+    out: dict[str, dict[str, Any]] = {}
+    ids = [str(row["id"]) for row in tasks] or list(TASKS)
+    rows = {str(row["id"]): row for row in tasks}
+    for task in ids:
+        row = rows.get(task, {})
+        requires = [str(r) for r in row.get("requires", TASKS[task].requires if task in TASKS else ())]
+        contract = row.get("contract") or (contract_text(tuple(requires)) if all(
+            r in REQUIREMENTS for r in requires) else "; ".join(requires) or "-")
+        reasons = dict(sorted(skipped.get(task, {}).items(), key=lambda kv: (-kv[1], kv[0])))
+        by_contract = {REQUIREMENTS[r].reason for r in requires if r in REQUIREMENTS}
+        out[task] = {
+            "items": sum(coverage.get("tasks", {}).get(task, {}).values()),
+            "skipped": reasons, "skipped_cases": sum(reasons.values()),
+            "skipped_by_contract": sum(n for r, n in reasons.items() if r in by_contract),
+            "requires": requires, "contract": contract,
+        }
+    return out
+
+
+def render_quality(info: dict[str, Any]) -> None:
+    """Print the per-task quality table of ``medr2 info --quality`` (text from the bench is never markup)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title="item quality per task: clean items generated, cases skipped and why, the contract applied")
+    for col, just in (("task", "left"), ("items", "right"), ("skipped cases", "right"), ("by contract", "right"),
+                      ("skipped (reason: cases)", "left"), ("answerable only if (contract)", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for task, q in info.get("quality", {}).items():
+        reasons = "; ".join(f"{r}: {n}" for r, n in q["skipped"].items())
+        t.add_row(Text(task), str(q["items"]), str(q["skipped_cases"]), str(q["skipped_by_contract"]), Text(reasons),
+                  Text(q["contract"]))
+    Console().print(t)
 
 
 def slice_field_completeness(root: Path | str) -> dict[str, dict[str, Any]]:

@@ -20,13 +20,21 @@ def register(app: typer.Typer) -> None:
                                         "by the identity rule of the bench's format version: its pixels' hash "
                                         "for format 3, its PNG bytes' for 1 and 2), as load_bench does; exit 2 "
                                         "naming the first bad one"),
+        quality: bool = typer.Option(False, "--quality", metavar="",
+                                     help="per task: clean items generated, cases skipped and why, and the "
+                                          "answerability contract that applied (docs/tasks.md)"),
     ) -> None:
         """Counts per stage / task / variant / split, chains, skipped tasks, licences, quarantine."""
         from medr2.api import info as api_info
-        from medr2.bench.info import render_info
+        from medr2.bench.info import render_info, render_quality
 
         data = api_info(bench, check=check)
-        if as_json:
+        if quality:
+            if as_json:
+                echo(json.dumps(data["quality"], indent=2, ensure_ascii=False))
+            else:
+                render_quality(data)
+        elif as_json:
             echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             render_info(data)

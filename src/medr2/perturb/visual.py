@@ -261,15 +261,12 @@ class OtherModality(_OtherCase):
 
 # --------------------------------------------------------------------------- V4
 def normal_without_findings(case: Case) -> bool:
-    """Whether removing every annotated lesion leaves a normal image: the source declares the
-    finding list complete (``meta["findings_complete"]``), or, without that flag, the diagnosis is
-    absent, normal, or itself synthetic (derived from synthetic lesions only)."""
-    flag = case.meta.get("findings_complete")
-    if isinstance(flag, bool):
-        return flag
-    if case.diagnosis is None or norm(case.diagnosis) == "normal":
-        return True
-    return "diagnosis" in case.synthetic_fields and all(f.synthetic for f in case.findings)
+    """Whether removing every annotated lesion leaves a normal image: only where the source declares the
+    finding list complete (:func:`medr2.tasks.contract.labels_complete`, the tasks' answerability contract);
+    an undeclared list is unknown, and the image may keep findings nobody labelled."""
+    from medr2.tasks.contract import labels_complete
+
+    return labels_complete(case, "findings")
 
 
 def _needs_normal(case: Case) -> None:

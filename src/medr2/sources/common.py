@@ -289,17 +289,21 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
     if name == "artefact_severity":
         return _integer(value, where)
     if name == "flipped":
-        if isinstance(value, bool):
-            return value
-        s = str(value).strip().lower()
-        if s in _TRUE | _FALSE:
-            return s in _TRUE
-        raise BadInput(f"not a boolean: {value!r}", **where)
+        return _boolean(value, where)
     if name == "mimics":
         if isinstance(value, list):
             return [str(v) for v in value]
         return [s.strip() for s in str(value).split(";") if s.strip()]
     return _parse_regions(value, name, where)  # findings / structures
+
+
+def _boolean(value: Any, where: dict[str, str | None]) -> bool:
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in _TRUE | _FALSE:
+        return s in _TRUE
+    raise BadInput(f"not a boolean: {_short(value)}", **where)
 
 
 def _short(value: Any, n: int = 80) -> str:
@@ -400,13 +404,26 @@ def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
     return {k: str(v).strip() for k, v in row.items() if k != key and v is not None and str(v).strip() != ""}
 
 
+# what a source knows about a case, read by the tasks' answerability contract (medr2.tasks.contract): true only
+# where declared; a label table declares them in columns meta.findings_complete, meta.structures_complete and
+# meta.one_lesion, meta.lateralising (booleans as for ``flipped``; empty: unknown)
+DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
+
+
+def declared_flag(key: str, value: Any, *, file: str | None, record: str | None) -> bool | None:
+    """A declared flag of a label-table row as a bool (None when empty); BadInput naming the field otherwise."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _boolean(value, {"file": file, "record": record, "field": key})
+
+
 def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | None) -> dict[str, Any]:
     """Case fields (parsed) and ``meta`` from one label-table row."""
     out: dict[str, Any] = {}
     meta: dict[str, Any] = {}
     for k, v in row.items():
         if k.startswith("meta."):
-            meta[k[5:]] = v
+            meta[k[5:]] = declared_flag(k, v, file=file, record=record) if k[5:] in DECLARED_FLAGS else v
         elif k in LABEL_FIELDS:
             parsed = parse_label_value(k, v, file=file, record=record)
             if parsed is not None:

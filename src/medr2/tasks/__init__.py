@@ -10,15 +10,17 @@ from typing import Any
 
 from medr2.tasks import stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
 from medr2.tasks.assemble import Assembler, CaseDrafts, chain_preference, draft_case, ordered_tasks
+from medr2.tasks.contract import contract_text
 from medr2.tasks.pools import LabelPools
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec, Template
 from medr2.tasks.splits import assign_splits
 
 
 def task_table() -> list[dict[str, object]]:
-    """The task table written to the manifest (id, stage, form, name, needs, templates)."""
+    """The task table written to the manifest (id, stage, form, name, needs, answerability contract, templates)."""
     return [
         {"id": s.id, "stage": s.stage, "form": s.form, "name": s.name, "needs": s.needs, "cue": s.cue,
+         "requires": list(s.requires), "contract": contract_text(s.requires),
          "templates": len(s.templates), "heldout_templates": sum(t.heldout for t in s.templates)}
         for s in ordered_tasks()
     ]

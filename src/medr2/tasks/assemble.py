@@ -17,6 +17,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
+from medr2.tasks.contract import unmet
 from medr2.tasks.pools import LabelPools, case_positives
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -66,10 +67,15 @@ class CaseDrafts:
 
 def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any = None,
                tasks: Sequence[str] | None = None) -> CaseDrafts:
-    """Run every task generator on one case (pure apart from writing cue images to ``images``)."""
+    """Run every task generator on one case (pure apart from writing cue images to ``images``); a task whose
+    answerability contract (``TaskSpec.requires``) the case does not meet is skipped with the requirement's reason."""
     out = CaseDrafts(case.case_id)
     decoded: dict[tuple[str, str | None], np.ndarray] = {}  # images decoded for this case, shared by its tasks
     for spec in ordered_tasks(tasks):
+        missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
+        if missing is not None:
+            out.skipped[spec.id] = missing.reason
+            continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
         try:
@@ -90,8 +96,13 @@ def check_options(case: Case, d: Draft) -> None:
     """The options of a choice draft, whichever task made them: no two of them mean the same (one key of
     :func:`medr2.tasks.vocab.norm`: one concept, or one text after normalisation), and no wrong option is true
     of the case (:func:`medr2.tasks.vocab.conflicts` with the right answer, a finding or the diagnosis of the
-    case: a synonym, sub-type, super-type, part/whole or co-occurring label). Raises :class:`Skip` (counted
-    per task like any other reason) otherwise; every task's drafts pass here (:func:`draft_case`)."""
+    case: a synonym, sub-type, super-type, part/whole or co-occurring label); no wrong option of a single-answer
+    MCQ contains the answer or is part of it, read without "the" ("the white matter" beside "the brain";
+    :func:`medr2.tasks.vocab.contains`), nor do the two things a question compares (``meta["x"]``, ``meta["y"]``).
+    Raises :class:`Skip` (counted per task like any other reason)
+    otherwise; every task's drafts pass here (:func:`draft_case`)."""
+    compared = [str(d.meta[k]) for k in ("x", "y") if d.meta.get(k)]
+    _check_exclusive(compared, "the compared structures contain each other")
     if d.form == "mcq":
         right = [str(d.correct)]
         layouts = list(d.layouts.values()) if d.layouts else [[*right, *d.distractors]]
@@ -112,6 +123,16 @@ def check_options(case: Case, d: Draft) -> None:
             hit = next((t for t in true if vocab.conflicts(o, t)), None)
             if hit is not None:
                 raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
+            if d.form == "mcq" and any(vocab.contains(o, r) for r in right):
+                raise Skip("a wrong option contains the answer or is part of it")
+
+
+def _check_exclusive(labels: Sequence[str], reason: str) -> None:
+    """Skip when two of ``labels`` contain each other (is-a or part-of in the clinical vocabulary)."""
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if vocab.contains(a, b):
+                raise Skip(reason)
 
 
 class Assembler:

@@ -7,6 +7,7 @@ from typing import Any
 
 from medr2.records import Box, Case, Finding, Structure
 from medr2.tasks import vocab
+from medr2.tasks.contract import labels_complete
 from medr2.tasks.spec import Draft, Skip, TaskContext, TaskSpec
 
 COUNT_LABELS = ("0", "1", "2", "3", "4", "5", "6 or more")
@@ -90,23 +91,15 @@ def pick(ctx: TaskContext, seq: list[Any]) -> Any:
     return seq[int(ctx.rng.integers(len(seq)))]
 
 
-def findings_complete(case: Case) -> bool:
-    """Whether the finding list is exhaustive: the source says so in ``meta["findings_complete"]``;
-    otherwise a non-empty list or a normal diagnosis counts as complete."""
-    flag = case.meta.get("findings_complete")
-    if isinstance(flag, bool):
-        return flag
-    return bool(case.findings) or vocab.is_normal(case.diagnosis)
-
-
 def abnormal_state(case: Case) -> bool | None:
-    """Whether the image is abnormal: a finding or a diagnosis other than normal says yes; a complete,
-    empty finding list says no; otherwise unknown."""
+    """Whether the image is abnormal: a finding or a diagnosis other than normal says yes; finding labels the
+    source declares complete (:func:`medr2.tasks.contract.labels_complete`), none of them present, say no;
+    otherwise unknown (the ``normality_known`` requirement)."""
     if case.findings:
         return True
     if case.diagnosis is not None and not vocab.is_normal(case.diagnosis):
         return True
-    return False if findings_complete(case) else None
+    return False if labels_complete(case, "findings") else None
 
 
 def needs(value: Any, what: str) -> Any:

@@ -97,6 +97,8 @@ class TaskSpec:
     chain: int | None = None  # rank among its stage's tasks when a case's chain picks one (1 first); None: never
     # clinical risk tier of a wrong answer (medr2.score.harm.RISK_TIERS; rationale: docs/tasks.md, "Risk tiers")
     risk: str = "medium"
+    # answerability contract: ids of medr2.tasks.contract.REQUIREMENTS the case must meet (checked by draft_case)
+    requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.templates) < 3 or not any(t.heldout for t in self.templates) or all(
@@ -111,6 +113,11 @@ def _check_task(task_id: str, spec: TaskSpec) -> None:
         raise ValueError(f"task {spec.id}: stage must be 1-4, not {spec.stage}")
     if spec.risk not in RISK_TIERS:
         raise ValueError(f"task {spec.id}: risk must be one of {', '.join(RISK_TIERS)}, not {spec.risk!r}")
+    from medr2.tasks.contract import REQUIREMENTS
+
+    for req in spec.requires:
+        if req not in REQUIREMENTS:
+            raise ValueError(f"task {spec.id}: unknown requirement {req!r} (one of {', '.join(REQUIREMENTS)})")
 
 
 # task id -> spec, in registration order (the stage modules register the 31 built-in tasks when imported);
@@ -125,12 +132,13 @@ def register_task(spec: TaskSpec) -> TaskSpec:
 
 
 def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list[tuple[str, str, bool]] | list[str],
-         *, cue: bool = False, balanced: str | None = None, chain: int | None = None, risk: str = "medium"
-         ) -> Callable[[Generator], Generator]:
+         *, cue: bool = False, balanced: str | None = None, chain: int | None = None, risk: str = "medium",
+         requires: tuple[str, ...] = ()) -> Callable[[Generator], Generator]:
     """Decorator: register ``fn`` as the generator of a task. Templates given as plain strings get ids
     ``t1``, ``t2``...; the last one is held out for the test split. ``chain`` ranks the task among its stage's
     tasks for a case's reasoning chain (1 is tried first; None: never in a chain). ``risk``: the clinical risk
-    tier of a wrong answer (one of :data:`RISK_TIERS`; docs/tasks.md, "Risk tiers")."""
+    tier of a wrong answer (one of :data:`RISK_TIERS`; docs/tasks.md, "Risk tiers"). ``requires``: the task's
+    answerability contract, ids of :data:`medr2.tasks.contract.REQUIREMENTS` checked per case before ``fn`` runs."""
 
     def deco(fn: Generator) -> Generator:
         tpls: list[Template] = []
@@ -142,7 +150,7 @@ def task(id: str, stage: int, form: Form, name: str, needs: str, templates: list
                 tpls.append(Template(f"{id}/{t[0]}", t[1], t[2]))
         bal = balanced or {"yesno": "yes/no: one of each in every pair", "box": "nothing (box answer)"}.get(
             form, "answer letter")
-        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal, chain, risk))
+        register_task(TaskSpec(id, stage, form, name, needs, tuple(tpls), fn, cue, bal, chain, risk, tuple(requires)))
         return fn
 
     return deco

@@ -86,12 +86,10 @@ def region(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: the image is {claim}.", False),
     ("t3", "Would you say the image is {claim}?", True),
-], chain=7, risk="high")
+], chain=7, risk="high", requires=("lateralising",))
 def orientation(case: Case, ctx: TaskContext) -> list[Draft]:
     if case.flipped is None:
         raise Skip("no flip flag")
-    if not vocab.orientation_defined(case.modality):
-        raise Skip("left/right orientation undefined for this modality")
     mirrored, standard = "mirrored left-to-right", "shown in its standard orientation"
     spec = spec_of("s1.orientation")
     true_claim, twin_claim = (mirrored, standard) if case.flipped else (standard, mirrored)

@@ -51,7 +51,7 @@ def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is the {x} visible in this image?", False),
     ("t2", "Can you see the {x} in this image?", False),
     ("t3", "Does this image include the {x}?", True),
-], chain=8, risk="low")
+], chain=8, risk="low", requires=("structures_complete",))
 def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     present = [s.name for s in case.structures if s.kind in ("organ", "region")]
     if not present:
@@ -132,7 +132,8 @@ def relative_position(case: Case, ctx: TaskContext) -> list[Draft]:
     "Count the {x} shown in the image.",
     "What is the number of {x} in this image?",
     "How many separate {x} can be counted here?",
-], balanced="answer letter, as far as ordered bins allow", chain=5, risk="low")
+], balanced="answer letter, as far as ordered bins allow", chain=5, risk="low",
+    requires=("structures_complete",))
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     names = sorted({s.name for s in case.structures if s.kind == "instance"})
     if not names:

@@ -12,7 +12,6 @@ from medr2.tasks.common import (
     abnormal_state,
     count_layout_index,
     cue_draft,
-    findings_complete,
     mcq,
     ordinal,
     pick,
@@ -35,7 +34,7 @@ def _labels(case: Case) -> list[str]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: this image is {claim}.", False),
     ("t3", "Would you describe this image as {claim}?", True),
-], chain=8, risk="high")
+], chain=8, risk="high", requires=("normality_known",))
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     state = abnormal_state(case)
     if state is None:
@@ -51,7 +50,7 @@ def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     "What abnormality can be seen here?",
     "Which of these findings does the image show?",
     "Identify the finding visible in this image.",
-], chain=2, risk="high")
+], chain=2, risk="high", requires=("findings_complete",))
 def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -64,10 +63,8 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image show {a_f}?", False),
     ("t2", "Does this image contain {a_f}?", False),
     ("t3", "Can {a_f} be seen in this image?", True),
-], chain=9, risk="high")
+], chain=9, risk="high", requires=("findings_complete",))
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
-    if not findings_complete(case):
-        raise Skip("finding list not known to be complete")
     spec = spec_of("s3.absent_finding")
     # the absent label may come from another region: it is then certainly absent
     absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng, wide=True)[0]
@@ -202,10 +199,8 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
     "Count the lesions in this image.",
     "What is the number of distinct lesions shown?",
     "How many separate abnormal lesions can be seen?",
-], balanced="answer letter, as far as ordered bins allow", chain=7)
+], balanced="answer letter, as far as ordered bins allow", chain=7, requires=("findings_complete",))
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
-    if not findings_complete(case):
-        raise Skip("finding list not known to be complete")
     if any(f.attributes.get("focal") is False for f in case.findings):
         raise Skip("a finding that is not a countable lesion (attributes.focal false)")
     return [ordinal(spec_of("s3.count"), ctx, COUNT_LABELS, count_layout_index(len(case.findings)))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from medr2.records import Case
 from medr2.tasks import vocab
-from medr2.tasks.common import findings_complete, mcq, needs, ordinal, spec_of, yes_no_pair
+from medr2.tasks.common import mcq, needs, ordinal, spec_of, yes_no_pair
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 MULTI_OPTIONS = 5  # options shown in s4.multilabel (more when the case has many findings)
@@ -19,7 +19,7 @@ def _diagnoses(case: Case) -> list[str]:
     "Based on this image, which diagnosis fits best?",
     "Which diagnosis does this image support?",
     "Give the most probable diagnosis for this image.",
-], chain=1, risk="high")
+], chain=1, risk="high", requires=("one_lesion",))
 def diagnosis(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     return [mcq(spec_of("s4.diagnosis"), ctx, dx, ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng))]
@@ -51,7 +51,7 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     "Does this lesion appear benign or malignant?",
     "Classify the lesion as benign or malignant.",
     "What is the likely nature of the lesion: benign or malignant?",
-], chain=3, risk="high")
+], chain=3, risk="high", requires=("one_lesion",))
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:
@@ -65,7 +65,7 @@ def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     "Among these similar-looking conditions, which one is shown?",
     "Choose the correct diagnosis from this differential.",
     "Which entity in this differential diagnosis best fits the image?",
-], chain=2, risk="high")
+], chain=2, risk="high", requires=("one_lesion",))
 def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     mimics = [m for m in dict.fromkeys(case.mimics) if not vocab.same(m, dx)]
@@ -83,7 +83,7 @@ def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image support a diagnosis of {d}?", False),
     ("t2", "Is a diagnosis of {d} consistent with what this image shows?", False),
     ("t3", "Would the findings in this image support a diagnosis of {d}?", True),
-], chain=5, risk="high")
+], chain=5, risk="high", requires=("one_lesion",))
 def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
@@ -103,12 +103,11 @@ def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     "Which of the following findings can be seen? Choose all that apply.",
     "Mark every finding visible in this image.",
     "Pick each finding present in the image (one or more).",
-], balanced="number of true options varies; option order seeded", chain=6, risk="high")
+], balanced="number of true options varies; option order seeded", chain=6, risk="high",
+    requires=("findings_complete",))
 def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
-    if not findings_complete(case):
-        raise Skip("finding list not known to be complete")
     true = sorted({f.label for f in case.findings}, key=vocab.norm)
     true = list({vocab.norm(t): t for t in true}.values())
     n_wrong = max(2, MULTI_OPTIONS - len(true))

@@ -102,6 +102,17 @@ def conflicts(a: str, b: str) -> bool:
     return clinical.conflicts(str(a), str(b))
 
 
+def contains(a: str, b: str) -> bool:
+    """Whether one of ``a`` and ``b`` contains the other: a sub-type or a part of it (is-a or part-of in the clinical
+    vocabulary, :func:`medr2.vocab.related`), read without a leading "the" ("the brain", "the white matter")."""
+    return clinical.related(_bare(a), _bare(b)) in ("parent", "child")
+
+
+def _bare(text: str) -> str:
+    t = str(text).strip()
+    return t[4:] if t[:4].lower() == "the " else t
+
+
 def is_normal(label: str | None) -> bool:
     return label is not None and norm(label) == norm("normal")
 

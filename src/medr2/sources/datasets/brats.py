@@ -145,7 +145,8 @@ class BratsSource(DatasetSource):
             else:
                 fields["diagnosis"] = "glioma"
         meta = {**extra["meta"], "subject": sid, "label_convention": d["convention"],
-                "findings_complete": False, "findings_are_subregions": True}
+                "findings_complete": False, "findings_are_subregions": True,
+                "one_lesion": True}  # one tumour per subject, its sub-regions outlined: its diagnosis is the image's
         if d["grade"]:
             meta["grade"] = d["grade"]
         return self.case(spec, ref, fields, findings=findings, meta=meta)

@@ -164,6 +164,9 @@ class IsicSource(DatasetSource):
             fields["patient_id"] = d["meta"]["lesion_id"]
         if d["split"]:
             fields["split"] = d["split"]
+        # one lesion per image by the dataset's design; with its mask read, the finding list is complete
+        meta["one_lesion"] = True
+        meta["findings_complete"] = bool(findings)
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
 

@@ -127,11 +127,14 @@ class IuXraySource(DatasetSource):
             fields["plane"] = "lateral"
         problems = [x.strip() for x in r["Problems"].split(";") if x.strip()]
         kept, left_out = sort_problems(r["Problems"])
+        meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
         if [x.lower() for x in kept] == ["normal"]:
             fields["diagnosis"] = "normal"
-        elif len(kept) == 1:
-            fields["diagnosis"] = " ".join(kept[0].lower().split())
-        meta: dict[str, Any] = {"uid": r["uid"], "projection": d["projection"], "problems": problems}
+            meta["findings_complete"] = True  # a radiologist's report of a normal study: a complete negative
+        else:  # problems named in the report, none of them boxed: the finding list is not the image's
+            meta["findings_complete"] = False
+            if len(kept) == 1:
+                fields["diagnosis"] = " ".join(kept[0].lower().split())
         if left_out:
             meta["problems_excluded"] = left_out
         for col in ("MeSH", "indication", "comparison", "image"):

@@ -12,7 +12,8 @@ Mapping: modality X-ray, region chest, plane from ``View Position``, patient fro
 boxed findings from ``BBox_List_2017.csv`` (``Infiltrate`` read as ``infiltration``, the name the label
 column uses); ``No Finding`` -> diagnosis ``normal``; a single image label -> diagnosis; image labels
 in ``meta.image_labels``. The labels were mined from reports and only part of the images have boxes,
-so a labelled image's finding list is marked incomplete (``meta.findings_complete`` false).
+so a labelled image's finding list is marked incomplete (``meta.findings_complete`` false); a ``No Finding``
+row is a complete negative for the 14 labels (``meta.findings_complete`` true).
 """
 
 from __future__ import annotations
@@ -138,8 +139,9 @@ class NihCxr14Source(DatasetSource):
         spacing = _spacing(r, ref.width, spec)
         if spacing:
             fields["pixel_spacing_mm"] = spacing
-        if labels == ["No Finding"]:
+        if labels == ["No Finding"]:  # a complete negative: none of the 14 labels
             fields["diagnosis"] = "normal"
+            meta["findings_complete"] = True
         else:
             meta["findings_complete"] = False
             if len(labels) == 1:

@@ -65,6 +65,12 @@ class Background:
     laterality: str = "none"  # radiological / hemisphere / fixed / none
     fixed_side: str | None = None  # the real side when laterality == "fixed" or "hemisphere"
     flip_ok: bool = True
+    # the image shows a cue that tells a mirror image from the original (heart, liver, a face on a sagittal
+    # slice, a side marker); a symmetric view (axial brain, head CT, one shoulder or leg) has none
+    lateralising: bool = False
+    # every structure the view shows is labelled (hand-made instance masks of a window cutting none); derived and
+    # atlas masks are not (an unlabelled structure may still be shown)
+    structures_complete: bool = False
     real_findings: tuple[RealFinding, ...] = ()
     diagnosis: str | None = None  # real diagnosis (header / dataset label)
     malignancy: str | None = None

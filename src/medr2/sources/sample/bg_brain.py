@@ -191,7 +191,8 @@ def brain_view(vol: Volume, key: str, plane: str, view: int, *, source: str, lic
         key=key, file=vol.file, images={"default": img}, modality="MRI", body_region="head", plane=plane,
         sequence="T1-weighted", spacing_mm=1.0 / s, structures=tuple(structs), host=erode(brain, 8),
         host_name="brain", lesion_family="brain", laterality=lat, fixed_side=side, source=source,
-        license=license, patient_id=patient_id, status="normal", meta=meta,
+        license=license, patient_id=patient_id, status="normal", lateralising=plane == "sagittal",
+        meta={**meta, "findings_complete": True},  # a normal template brain; a sagittal slice shows the face
     )
 
 

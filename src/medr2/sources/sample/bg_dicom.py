@@ -152,7 +152,8 @@ def _chest_cr(path: str) -> Background:
     return Background(
         key="cr-chest", images={"default": img}, body_region="chest", plane=str(ds.ViewPosition),
         spacing_mm=spacing / s, structures=tuple(StructMask(n, m, "organ", DERIVED) for n, m in lungs.items()),
-        host=erode(host, 3), host_name="lung", lesion_family="lung", laterality="radiological", **kw,
+        host=erode(host, 3), host_name="lung", lesion_family="lung", laterality="radiological",
+        lateralising=True, **kw,  # the heart and aortic arch lie on the patient's left
     )
 
 
@@ -270,7 +271,7 @@ def _abdomen_ct(path: str) -> Background:
     return Background(
         key="ct-abdomen", images=images, body_region="abdomen", plane=plane, spacing_mm=_spacing(ds) / s,
         structures=(StructMask("body", resize_mask(body, shape), "region", DERIVED),),
-        laterality="radiological", **kw,
+        laterality="radiological", lateralising=True, **kw,  # liver on the patient's right, spleen left
     )
 
 
@@ -296,7 +297,7 @@ def _liver_mr(path: str) -> Background:
         key="mr-liver", images={"default": img_w}, body_region="abdomen", plane=plane,
         sequence="T1-weighted fat-saturated", spacing_mm=_spacing(ds) / s,
         structures=(StructMask("body", body, "region", DERIVED),), real_findings=(finding,),
-        laterality="radiological", status="abnormal", **kw,
+        laterality="radiological", status="abnormal", lateralising=True, **kw,  # the liver: patient's right
     )
 
 

@@ -87,7 +87,7 @@ def _pneumonia(view: int) -> Background:
     bacterial = m.group(1) is not None
     return Background(
         key="cxr-pneumonia", file=path, images={"default": _load_gray(path)}, modality="X-ray",
-        body_region="chest", plane=None, laterality="radiological",
+        body_region="chest", plane=None, laterality="radiological", lateralising=True,
         diagnosis="bacterial pneumonia" if bacterial else "normal", malignancy=None,
         status="abnormal" if bacterial else "normal", source="sample/pneumonia-model-package",
         license=PNEUMONIA_LICENSE, access="restricted",

@@ -119,7 +119,7 @@ def _view(view: int) -> Background:
         key="nuclei", file=str(files[0]), images={"default": work}, modality="fluorescence microscopy",
         body_region="cell nuclei", sequence="nuclear stain", structures=structs, source="sample/stardist",
         license="CC0-1.0 (2018 Data Science Bowl, BBBC038; via the stardist wheel, BSD-3-Clause)",
-        patient_id="dsb2018-img2d", flip_ok=True, status="unknown",
+        patient_id="dsb2018-img2d", flip_ok=True, status="unknown", structures_complete=True,
         meta={"window_xyxy": [x0, y0, x1, y1], "nuclei": n, "note": "window cuts no nucleus"},
     )
 

@@ -62,7 +62,8 @@ def _retina(view: int) -> Background:
         host=erode(retina_field, 8), host_name="retina", lesion_family="retina", laterality="fixed",
         fixed_side="left", source="sample/scikit-image", license="CC0-1.0 (Häggström 2014, via scikit-image)",
         patient_id="skimage-retina", status="normal",
-        meta={"note": "normal left eye per the original file name", "spacing_note": "12 mm field width estimated"},
+        meta={"note": "normal left eye per the original file name", "spacing_note": "12 mm field width estimated",
+              "findings_complete": True},
     )
 
 

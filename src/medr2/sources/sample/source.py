@@ -6,6 +6,7 @@ import functools
 import hashlib
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -330,7 +331,9 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     artefact = ARTEFACT_LABELS[kind] if kind else "none"
     quality = QUALITY_BY_SEVERITY[severity]
     diagnosis, sev, malignancy, mimics, report = bg.diagnosis, None, bg.malignancy, [], None
-    exhaustive = bool(bg.meta.get("findings_complete", True)) and not bg.real_findings
+    # what the source knows: a background's findings are complete only where it says so (a normal template, a
+    # file named normal); an unlabelled real image may show anything (cr-chest shows round masses)
+    exhaustive = bg.meta.get("findings_complete") is True and not bg.real_findings
     if cls is not None:
         diagnosis, malignancy, mimics = cls.diagnosis, cls.malignancy, list(cls.mimics)
         sev = severity_of(cls, [a["size_mm"] for a in attr_list])
@@ -349,6 +352,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "background_key": bg.key, "view": spec.view, "crop_xyxy": [x0, y0, x1, y1], "window": window,
         "lesion_class": cls.key if cls else None, "degradation": {"kind": kind, "severity": severity} if kind else None,
         "background_status": bg.status, "findings_complete": exhaustive,
+        "structures_complete": bg.structures_complete,
+        "lateralising": bg.lateralising,
         "structure_methods": {s.name: s.method for s in structs},
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
                                  "axial and coronal views; image_side is where it appears in the shown image",
@@ -362,8 +367,14 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         pixel_spacing_mm=round(spacing, 5) if spacing else None, structures=structures, findings=findings,
         diagnosis=diagnosis, severity=sev, malignancy=malignancy, mimics=mimics, report=report,
         source=bg.source, license=bg.license, access=bg.access, patient_id=bg.patient_id,
-        synthetic_fields=sorted(set(synthetic)), background=bg.file, meta=meta,
+        synthetic_fields=sorted(set(synthetic)), background=portable_file(bg.file), meta=meta,
     )
+
+
+def portable_file(file: str) -> str:
+    """The background's file as a bench may carry it: an absolute path (the machine that built the bench) is
+    reduced to its file name; a package resource name is kept."""
+    return Path(file).name if Path(file).is_absolute() else file
 
 
 def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,

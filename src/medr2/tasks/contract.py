@@ -1,0 +1,110 @@
+"""Answerability contracts: what a case must provide for a task's question to be answerable from its image.
+
+A task declares the requirements it needs (``TaskSpec.requires``, the ``requires=`` of ``@task``), each an
+entry of :data:`REQUIREMENTS`; :func:`medr2.tasks.assemble.draft_case` checks them in one place, before the
+generator runs, and a requirement that does not hold skips the task for that case with the requirement's
+reason (counted in ``manifest.json`` ``skipped`` like any other skip). The contract is written beside each
+task in docs/tasks.md (a test compares it with the registry) and shown by ``medr2 info --quality``.
+
+What a case knows comes from its source, never from an assumption: ``Case.meta["findings_complete"]`` and
+``Case.meta["structures_complete"]`` (true only where the source declares every finding / structure of the
+image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per image) and
+``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
+that tells a mirror image from the original). An undeclared flag is unknown, and unknown is not complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from medr2.records import Case
+from medr2.registry import Registry
+from medr2.tasks import vocab
+
+LABEL_KINDS = ("findings", "structures")  # kinds of labels a source may declare complete
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One clause of a task's contract: ``holds(case)`` or the task is skipped with ``reason``."""
+
+    id: str
+    text: str  # what the case must provide (docs/tasks.md, medr2 info --quality)
+    holds: Callable[[Case], bool]
+    reason: str  # the skip reason counted when it does not hold
+
+
+def _check_requirement(req_id: str, req: Requirement) -> None:
+    if req.id != req_id:
+        raise ValueError(f"requirement {req.id!r} registered under another id {req_id!r}")
+    if not req.text or not req.reason:
+        raise ValueError(f"requirement {req.id}: needs a text and a skip reason")
+
+
+REQUIREMENTS: Registry[Requirement] = Registry("answerability requirement", check=_check_requirement)
+
+
+def register_requirement(req: Requirement) -> Requirement:
+    """Register a requirement a task may declare (its id must be free)."""
+    return REQUIREMENTS.register(req.id, req)
+
+
+def labels_complete(case: Case, kind: str) -> bool:
+    """Whether the case's source declares its ``kind`` labels (findings / structures) complete; undeclared is
+    not complete."""
+    if kind not in LABEL_KINDS:
+        raise ValueError(f"label kind must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
+    return case.meta.get(f"{kind}_complete") is True
+
+
+def normality_known(case: Case) -> bool:
+    """Whether the case's normal/abnormal state is known: a finding or an abnormal diagnosis says abnormal; a
+    normal (or no) diagnosis is a claim of absence and needs the finding labels complete."""
+    if case.findings or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis)):
+        return True
+    return labels_complete(case, "findings")
+
+
+def one_lesion(case: Case) -> bool:
+    """Whether "the lesion" names one lesion: the finding labels are complete, or the source images one lesion per
+    image (``meta["one_lesion"]``, e.g. a dermoscopy dataset)."""
+    return case.meta.get("one_lesion") is True or labels_complete(case, "findings")
+
+
+def lateralising(case: Case) -> bool:
+    """Whether a mirror image can be told from the original: the source declares a lateralising cue (anatomy such
+    as the heart or liver, a side marker, a face on a sagittal slice) in a modality with a left/right display
+    convention (:func:`medr2.tasks.vocab.orientation_defined`)."""
+    return case.meta.get("lateralising") is True and vocab.orientation_defined(case.modality)
+
+
+for _req in (
+    Requirement("findings_complete", "complete finding labels (the source declares every finding labelled)",
+                lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
+    Requirement("normality_known", "a finding or an abnormal diagnosis, else complete finding labels",
+                normality_known, "normal state unknown: finding labels not declared complete by the source"),
+    Requirement("one_lesion", "complete finding labels, or a source that images one lesion per image (\"the lesion\" "
+                "and the diagnosis are then the image's only ones)", one_lesion,
+                "the lesion or diagnosis is not known to be the image's only one"),
+    Requirement("structures_complete", "complete structure labels (the source declares every structure labelled)",
+                lambda c: labels_complete(c, "structures"), "structure labels not declared complete by the source"),
+    Requirement("lateralising", "a lateralising cue (anatomy or side marker) declared by the source, in a "
+                "modality with a left/right display convention", lateralising,
+                "no lateralising cue declared for this image"),
+):
+    register_requirement(_req)
+
+
+def unmet(requires: tuple[str, ...], case: Case) -> Requirement | None:
+    """The first requirement of ``requires`` that ``case`` does not meet, or None."""
+    for req_id in requires:
+        req = REQUIREMENTS[req_id]
+        if not req.holds(case):
+            return req
+    return None
+
+
+def contract_text(requires: tuple[str, ...]) -> str:
+    """The contract as written in docs/tasks.md and ``medr2 info --quality`` ("-" when the task needs nothing)."""
+    return "; ".join(REQUIREMENTS[r].text for r in requires) or "-"

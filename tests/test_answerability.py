@@ -1,0 +1,342 @@
+"""Answerability (issue 40): every task's contract (``TaskSpec.requires``, ``medr2.tasks.contract``) is checked
+once per case, and the built benches of every source hold it as a property of their items: no item asserts
+absence, normality, a count or "the lesion" on a case whose source does not declare those labels complete, and
+no orientation item is asked of an image without a lateralising cue. Also: no bench file carries an absolute
+path (the machine that built it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from medr2.bench import Bench, load_bench
+from medr2.build.pipeline import build_bench
+from medr2.images import ImageStore
+from medr2.records import Case, Item, letter_index
+from medr2.tasks import TASKS, LabelPools, draft_case, vocab
+from medr2.tasks.common import COUNT_LABELS
+from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, unmet
+from tests import dataset_fixtures as F
+from tests.build_fixtures import Spec, make_case
+
+FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
+
+# the public-dataset readers, each built from its fixture in the released layout
+READERS: dict[str, tuple[Callable[[Path], object], str]] = {
+    "nih-cxr14": (F.make_nih, "nih"), "rsna-pneumonia": (F.make_rsna, "rsna"), "vindr-cxr": (F.make_vindr, "vindr"),
+    "msd": (F.make_msd_brain, "msd"), "brats": (F.make_brats, "brats"), "isic": (F.make_isic, "isic"),
+    "kvasir-seg": (F.make_kvasir, "kvasir"), "cbis-ddsm": (F.make_cbis, "cbis"), "iu-xray": (F.make_iu, "iu"),
+}
+
+
+def _reader_bench(tmp: Path, reader: str) -> Path:
+    make, folder = READERS[reader]
+    make(tmp / folder)
+    out = tmp / "bench"
+    build_bench(f"{reader}:{tmp / folder}", out, seed=0, workers=1)
+    return out
+
+
+@pytest.fixture(scope="module", params=["sample", "buildtest", *READERS])
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+          build_sample: Callable[..., Path]) -> Path:
+    tmp = tmp_path_factory.mktemp(request.param.replace("-", "_"))
+    if request.param == "sample":
+        return build_sample(tmp / "bench", n_cases=40, workers=1)
+    if request.param == "buildtest":
+        build_bench("buildtest", tmp / "bench", seed=3, n_cases=30, workers=1)
+        return tmp / "bench"
+    return _reader_bench(tmp, request.param)
+
+
+# --------------------------------------------------------------------------- what an item asserts, read from it
+
+def _bench_labels(bench: Bench) -> tuple[set[str], set[str]]:
+    findings = {vocab.norm(f.label) for c in bench.cases for f in c.findings}
+    structures = {vocab.norm(s.name) for c in bench.cases for s in c.structures}
+    return findings, structures
+
+
+def _mentions(text: str, labels: set[str]) -> bool:
+    t = f" {vocab.norm(text)} "
+    return any(len(lab) > 2 and re.search(rf"\b{re.escape(lab)}\b", t) for lab in labels)
+
+
+def claims(it: Item, case: Case, findings: set[str], structures: set[str]) -> set[str]:
+    """What the item's key asserts that only complete labels (or a lateralising cue) can back, read from the
+    item's text and answer, not from its task id: a count; a finding or structure named and keyed absent; finding
+    labels offered as wrong options (each keyed absent); a normal image; "the lesion"; a mirrored/standard image."""
+    out: set[str] = set()
+    q = it.question.lower()
+    if it.form == "mcq" and it.options and it.options == [o for o in COUNT_LABELS if o in it.options] \
+            and ("how many" in q or "count" in q or "number" in q):
+        out.add("structures" if it.stage == 2 else "findings")
+    if it.form == "yesno":
+        if "mirrored" in q or "standard orientation" in q:
+            out.add("lateralising")
+        elif it.answer == "no" and _mentions(it.question, findings) and not _mentions(it.question, structures):
+            out.add("findings")
+        elif it.answer == "no" and (" visible" in q or "see the" in q or "include the" in q):
+            out.add("structures")
+        normal_claim = bool(re.search(r"\bnormal\b|free of any", q))
+        abnormal_claim = bool(re.search(r"\babnormal\b", q)) and not normal_claim
+        if (normal_claim and it.answer == "yes") or (abnormal_claim and it.answer == "no"):
+            out.add("findings")  # the image keyed normal
+    if it.form in ("mcq", "multi") and it.options:
+        right = {it.options[letter_index(x)] for x in it.answer.split(",")} if it.answer else set()
+        wrong = [o for o in it.options if o not in right]
+        if any(vocab.norm(o) in findings for o in wrong) and "marked" not in q and "outlined" not in q:
+            out.add("findings")  # a finding label keyed absent ("which finding is present")
+        if any(vocab.is_normal(str(a)) for a in right):
+            out.add("findings")  # "no abnormality" keyed
+        if "the lesion" in q and ("benign" in q or "malignant" in q):
+            out.add("one_lesion")
+    return out
+
+
+def _backed(claim: str, case: Case) -> bool:
+    if claim == "lateralising":
+        return case.meta.get("lateralising") is True
+    if claim == "one_lesion":
+        return case.meta.get("one_lesion") is True or labels_complete(case, "findings")
+    return labels_complete(case, claim)
+
+
+def test_no_item_asserts_what_its_source_does_not_know(built: Path) -> None:
+    bench = load_bench(built)
+    findings, structures = _bench_labels(bench)
+    for it in bench.items:
+        if it.variant != "clean":
+            continue
+        case = bench.case(it.case_id)
+        for claim in claims(it, case, findings, structures):
+            assert _backed(claim, case), (built, it.task, it.question, it.options, it.answer, claim, case.meta)
+
+
+def test_every_item_meets_its_task_contract(built: Path) -> None:
+    """The contract as the builder applied it, checked again on the bench as written (cases read back)."""
+    bench = load_bench(built)
+    for it in bench.items:
+        if it.variant == "clean" and it.task in TASKS:
+            assert unmet(TASKS[it.task].requires, bench.case(it.case_id)) is None, (it.task, it.case_id)
+    skipped = bench.manifest["skipped"]
+    reasons = {r.reason for r in REQUIREMENTS.values()}
+    for task, per in skipped.items():  # a contract skip is counted under a task that declares it
+        for reason in per:
+            if reason in reasons:
+                assert any(REQUIREMENTS[r].reason == reason for r in TASKS[task].requires), (task, reason)
+
+
+def test_sample_states_what_it_knows(sample_bench: Bench) -> None:
+    """The sample's backgrounds whose findings are unknown (cr-chest shows round masses) are incomplete, and the
+    contract is exercised: tasks are skipped for it, while complete (template) cases still get them."""
+    by_bg: dict[str, set[Any]] = {}
+    for c in sample_bench.cases:
+        by_bg.setdefault(c.meta["background_key"], set()).add(c.meta["findings_complete"])
+        assert c.meta["structures_complete"] is (c.meta["background_key"] == "nuclei")  # hand-made instance masks
+        assert isinstance(c.meta["lateralising"], bool)
+    for key in ("cr-chest", "ct-head", "mr-liver", "cxr-pneumonia"):
+        assert by_bg.get(key, {False}) == {False}, key
+    skipped = sample_bench.manifest["skipped"]
+    assert skipped["s3.absent_finding"].get(REQUIREMENTS["findings_complete"].reason)
+    assert skipped["s1.orientation"].get(REQUIREMENTS["lateralising"].reason)
+    assert any(it.task == "s3.absent_finding" for it in sample_bench.items)
+
+
+# --------------------------------------------------------------------------- the check itself, over generated cases
+
+_flag = st.sampled_from([True, False, None])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=st.tuples(*[_flag] * len(FLAGS)), which=st.integers(0, 11), modality=st.sampled_from(
+    ["CT", "MRI", "X-ray", "histopathology", "fundus photography"]))
+def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | None, ...], which: int,
+                                         modality: str) -> None:
+    """Whatever a case declares (true, false or nothing for each flag), a task whose contract it does not meet is
+    skipped with the contract's reason, and every task that ran met its contract; undeclared is unknown."""
+    store = ImageStore(tmp_path)
+    cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]
+    meta = {k: v for k, v in zip(FLAGS, flags, strict=True) if v is not None}
+    case = cases[which].model_copy(update={"meta": meta, "modality": modality})
+    out = draft_case(case, LabelPools.from_cases([*cases, case]), seed=0, split="train", images=store)
+    for spec in TASKS.values():
+        missing = unmet(spec.requires, case)
+        if missing is not None:
+            assert out.skipped.get(spec.id) == missing.reason
+            assert all(d.task != spec.id for d in out.drafts)
+    declared = {k for k, v in meta.items() if v is True}
+    abnormal = bool(case.findings) or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis))
+    backing = {  # each requirement, restated from what the case declares
+        "findings_complete": "findings_complete" in declared,
+        "structures_complete": "structures_complete" in declared,
+        "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
+        "normality_known": abnormal or "findings_complete" in declared,
+        "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
+    }
+    assert set(backing) == set(REQUIREMENTS)
+    for d in out.drafts:
+        assert all(backing[r] for r in TASKS[d.task].requires), (d.task, meta)
+
+
+def test_contract_written_beside_each_task() -> None:
+    """docs/tasks.md states each task's contract, as the registry declares it."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "tasks.md").read_text("utf-8")
+    rows = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| \d \| `([\w.]+)` \|(?:[^|\n]*\|){5}([^|\n]*)\|",
+                                                                   doc, re.MULTILINE)}
+    assert set(rows) == set(TASKS)
+    for spec in TASKS.values():
+        assert rows[spec.id] == contract_text(spec.requires), spec.id
+
+
+# --------------------------------------------------------------------------- no machine path in a bench
+
+_ABSOLUTE = re.compile(r"^(/[^/\s]|[A-Za-z]:[\\/]|\\\\)")
+
+
+def _strings(v: Any) -> Iterator[str]:
+    if isinstance(v, str):
+        yield v
+        if v[:1] in "{[":
+            try:
+                parsed = json.loads(v)
+            except ValueError:
+                parsed = None
+            yield from _strings(parsed)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield str(k)
+            yield from _strings(x)
+    elif isinstance(v, list | tuple):
+        for x in v:
+            yield from _strings(x)
+
+
+def _bench_strings(root: Path) -> Iterator[tuple[str, str]]:
+    for f in sorted(root.rglob("*")):
+        if f.suffix == ".parquet":
+            t = pq.read_table(f)
+            for name in t.column_names:
+                for s in _strings(t.column(name).to_pylist()):
+                    yield f"{f.name}:{name}", s
+        elif f.suffix == ".json":
+            for s in _strings(json.loads(f.read_text("utf-8"))):
+                yield f.name, s
+        elif f.suffix == ".jsonl":
+            for line in f.read_text("utf-8").splitlines():
+                for s in _strings(json.loads(line)):
+                    yield f.name, s
+
+
+def test_no_absolute_path_in_any_bench_file(built: Path) -> None:
+    """Every string of every bench file (cases.parquet, items.parquet, manifest.json, quarantine.jsonl, ...):
+    no absolute path of the machine that built it (the sample's background files included)."""
+    seen = 0
+    for where, s in _bench_strings(built):
+        seen += 1
+        assert not _ABSOLUTE.match(s), (where, s[:200])
+    assert seen
+
+
+# --------------------------------------------------------------------------- medr2 info --quality
+
+def test_info_quality_per_task(built: Path) -> None:
+    """``medr2 info --quality --json``: per task, the clean items the bench holds, the skips the build counted, and
+    the contract the registry declares (on the command line, as a user runs it)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "medr2.cli", "info", str(built), "--quality", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    quality = json.loads(r.stdout)
+    bench = load_bench(built)
+    assert list(quality) == [row["id"] for row in bench.manifest["tasks"]]
+    for task, q in quality.items():
+        assert q["items"] == sum(1 for it in bench.items if it.task == task and it.variant == "clean")
+        assert q["skipped"] == bench.manifest["skipped"].get(task, {})
+        assert q["contract"] == contract_text(TASKS[task].requires)
+        by_contract = {REQUIREMENTS[r].reason for r in TASKS[task].requires}
+        assert q["skipped_by_contract"] == sum(n for reason, n in q["skipped"].items() if reason in by_contract)
+    r = subprocess.run([sys.executable, "-m", "medr2.cli", "info", str(built), "--quality"], capture_output=True,
+                       text=True, timeout=120, env={**__import__("os").environ, "COLUMNS": "250"})
+    assert r.returncode == 0 and "answerable only if" in r.stdout
+
+
+# --------------------------------------------------------------------------- a user's label table declares them
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flag=st.sampled_from(FLAGS), value=st.sampled_from(["true", "TRUE", "yes", "1", "false", "no", "0", ""]))
+def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, flag: str, value: str) -> None:
+    """``meta.<flag>`` columns of a ``folder`` label table become booleans (empty: undeclared); a value that is
+    neither is quarantined naming file, record and field."""
+    from medr2.sources.base import get_source
+    from tests.interop_fixtures import gradient, realize_all, write_png
+
+    data = tmp_path_factory.mktemp("lt") / "data"
+    write_png(data / "a.png", gradient(30, 40))
+    write_png(data / "b.png", gradient(30, 40, 1))
+    (data / "labels.csv").write_text(f"image,modality,diagnosis,meta.{flag}\na.png,CT,normal,{value}\n"
+                                     "b.png,CT,normal,perhaps\n")
+    cases, errors = realize_all(get_source(f"folder:{data}"), data.parent / "bench")
+    assert [c.meta["file"] for c in cases] == ["a.png"]
+    want = None if value == "" else value.lower() in ("true", "yes", "1")
+    assert cases[0].meta.get(flag) is want
+    assert [(e.record, e.field) for e in errors] == [("b.png", f"meta.{flag}")]
+    assert errors[0].file.endswith("labels.csv")
+
+
+# --------------------------------------------------------------------------- options that contain each other
+
+def test_no_options_contain_each_other(built: Path) -> None:
+    """No single-answer MCQ offers a wrong option that is a sub-type or a part of its answer (or the reverse), and no
+    question compares a structure with its own part (the clinical vocabulary's is-a and part-of)."""
+    bench = load_bench(built)
+    for it in bench.items:
+        if it.variant != "clean":
+            continue
+        if it.form == "mcq" and it.answer:
+            right = it.options[letter_index(it.answer)]
+            assert not any(vocab.contains(o, right) for o in it.options if o != right), (it.task, it.options)
+        x, y = it.meta.get("x"), it.meta.get("y")
+        if x and y:
+            assert not vocab.contains(str(x), str(y)), (it.task, x, y)
+
+
+_PART_WHOLE = [("white matter", "brain"), ("grey matter", "brain"), ("left lung", "lung"), ("cerebellum", "brain"),
+               ("glioblastoma", "glioma"), ("lumbar spine", "spine")]
+_APART = ["liver", "kidney", "heart", "spleen", "meningioma", "fracture"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(pair=st.sampled_from(_PART_WHOLE), others=st.lists(st.sampled_from(_APART), min_size=1, max_size=3, unique=True),
+       article=st.booleans(), nested=st.integers(0, 2))
+def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], others: list[str], article: bool,
+                                                    nested: int) -> None:
+    """``check_options`` (every task's drafts pass it) skips an MCQ whose wrong option contains its answer or is part
+    of it, written with or without "the" (as s2.size_compare writes them), and keeps one without."""
+    from medr2.tasks import Skip
+    from medr2.tasks.assemble import check_options
+    from medr2.tasks.spec import Draft
+
+    def name(x: str) -> str:
+        return f"the {x}" if article else x
+
+    case = Case(case_id="c", image="images/c.png", image_sha256="0", width=8, height=8, modality="MRI",
+                source="s", license="l", patient_id="p")
+    right, wrong = (pair[0], pair[1]) if nested % 2 else (pair[1], pair[0])
+    d = Draft("s2.size_compare", "mcq", "Which is larger?", "t1", correct=name(right),
+              distractors=[*([name(wrong)] if nested else []), *(name(o) for o in others)])
+    if nested:
+        with pytest.raises(Skip):
+            check_options(case, d)
+    else:
+        check_options(case, d)
