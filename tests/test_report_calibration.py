@@ -53,7 +53,8 @@ def test_calibration_plot_and_columns_only_for_runs_with_confidences() -> None:
     assert plot.layout["legend_texts"] == ["model-0", "model-2"]
     lb = build_leaderboard(runs)
     keys = [c.key for c in lb.columns]
-    assert keys.index("overall") < keys.index("ece") < keys.index("s1") and "appropriate_abstention" in keys
+    # calibration is computed on the answers with a confidence: a secondary column, after the stages (issue 50)
+    assert keys.index("overall") < keys.index("s4") < keys.index("ece") and "appropriate_abstention" in keys
     assert lb.rows[1].cells["ece"] is None and lb.rows[2].cells["ece"]["value"] == pytest.approx(0.2)
     none = make_plots(PlotContext([_run(1, False)], {}))
     assert "calibration" not in {p.name for p in none}
@@ -92,7 +93,8 @@ def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
         page.goto((out / "index.html").as_uri())
         page.wait_for_selector("#leaderboard")
         headers = page.eval_on_selector_all("#leaderboard th", "els => els.map(e => e.textContent.trim())")
-        assert "Brier" in headers and headers.index("Overall") < headers.index("ECE") < headers.index("S1 acquisition")
+        headers = [h.rstrip("↑↓ ") for h in headers]  # the direction arrow after each metric's name
+        assert "Brier" in headers and headers.index("Overall") < headers.index("S4 diagnosis") < headers.index("ECE")
         cells = page.eval_on_selector_all("#leaderboard tr td", "els => els.map(e => e.textContent)")
         assert any(c.strip().startswith(fmt_ci({"value": ece, "lo": 0, "hi": 1})[:4]) for c in cells), (ece, cells)
         shown = page.eval_on_selector_all("#plots img", "els => els.map(e => [e.alt, e.naturalWidth])")

@@ -24,7 +24,8 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path) -> None:
     concurrency = 4
     with OpenAIServer(FaultPlan(rate_500=0.1, seed=1), delay_s=0.05) as srv:
         args = ["--bench", str(bench), "--model", "openai:m", "--out", str(run), "--mode", "independent,chain-own",
-                "--base-url", srv.url, "--concurrency", str(concurrency), "--no-progress", "--timeout", "10"]
+                "--base-url", srv.url, "--concurrency", str(concurrency), "--no-progress", "--timeout", "10",
+                "--split", "all"]
         proc = subprocess.Popen([sys.executable, "-c", EVAL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 60
         while stored_count(run / "store.sqlite") < 20:
