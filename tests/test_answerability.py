@@ -14,8 +14,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from medr2.bench import Bench, load_bench
 from medr2.build.pipeline import build_bench

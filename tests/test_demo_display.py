@@ -7,8 +7,7 @@ import io
 import re
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.console import make_console
 from medr2.demo import DemoPaths, demo_config, demo_models

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from medr2.demographics import SEX_VALUES, age_of, demographic_meta, sex_of
 from medr2.sources.base import get_source

@@ -16,8 +16,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import medr2
 
@@ -53,6 +52,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("medr2.registry", "medr2.tasks.spec"): "register_task/task import the task registry on use (the plugin hub)",
     ("medr2.registry", "medr2.perturb.registry"): "register_variant imports the variant registry on use (the hub)",
     ("medr2.bench.info", "medr2.tasks"): "medr2 info's coverage lists every registered task (the task registry)",
+    ("medr2.bench.info", "medr2.tasks.contract"): "medr2 info --quality names each skip reason's requirement (the "
+                                                  "requirement registry), and a bench built before contracts were "
+                                                  "recorded shows the registry's contract",
     ("medr2.models.baselines", "medr2.run.prompts"): "the follow-history baseline writes the gold and the wrong "
                                                      "answer as the runner's prompts do (gold_answer, wrong_answer)",
 }

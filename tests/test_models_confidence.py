@@ -7,8 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.choice import choice_note

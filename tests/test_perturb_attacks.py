@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
 from medr2.imaging.physics import PHYSICS, SEVERITIES, degrade_physics, kinds_for, ssim

@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.errors import BadInput
 from medr2.registry import Registry, RegistryCollision

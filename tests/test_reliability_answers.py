@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from medr2.records import Prediction
 from medr2.run.store import ANSWER_READ_CHARS, Store

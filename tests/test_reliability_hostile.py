@@ -388,8 +388,7 @@ def test_huge_answers_scored_fast_and_stored_whole(tmp_path: Path) -> None:
 
 def test_scrub_secret_leaves_no_fragment_property() -> None:
     """For any text built around pieces of the key, no 8-character piece of it survives the scrub."""
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    from hypothesis import given, settings, strategies as st
 
     from medr2.redact import scrub_secret
 

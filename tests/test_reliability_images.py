@@ -25,14 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import medr2
 from medr2.errors import BadInput, Quarantine
 from medr2.images import MAX_DECODED_BYTES, MAX_PIXELS, check_decoded
-from tests import bad_inputs as bad
-from tests import dataset_fixtures as F
+from tests import bad_inputs as bad, dataset_fixtures as F
 
 SRC = Path(medr2.__file__).parent
 EXEMPT = {

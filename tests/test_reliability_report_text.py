@@ -18,8 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.report.fmt import cell_text
 from medr2.report.leaderboard import Leaderboard, Row, to_csv, to_markdown

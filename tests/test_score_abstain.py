@@ -9,12 +9,10 @@ from __future__ import annotations
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from medr2.records import UNREAD_OUTCOMES, Item
-from medr2.score.extract import ABSTAIN_OPTION, read
-from medr2.score.extract import abstain as ab
+from medr2.score.extract import ABSTAIN_OPTION, abstain as ab, read
 
 OPTIONS = ["Pneumothorax", "Pleural effusion", "Consolidation", "Normal"]
 FORMS_WITH_OPTIONS = [("mcq", OPTIONS), ("yesno", []), ("multi", OPTIONS), ("text", []), ("box", [])]

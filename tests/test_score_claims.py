@@ -200,8 +200,7 @@ def test_letters_inside_a_rationale_are_still_audited() -> None:
 
 @pytest.mark.parametrize("case", [CXR, NORMAL_MRI, {"modality": "CT"}])
 def test_never_raises_and_spans_are_exact(case: dict[str, Any]) -> None:
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    from hypothesis import given, settings, strategies as st
 
     words = st.sampled_from(["no", "left", "right", "effusion", "CT", "MRI", "2 cm", "nodule", "未见", "积液", ".",
                              ",", "not", "with", "without", "A.", "?", "likely", "mass", "normal", "T2-weighted"])
@@ -218,8 +217,7 @@ def test_never_raises_and_spans_are_exact(case: dict[str, Any]) -> None:
 
 
 def test_corpus_files_match_their_source() -> None:
-    from tests.data.rationale_corpus_source import HELDOUT as HELD
-    from tests.data.rationale_corpus_source import build
+    from tests.data.rationale_corpus_source import HELDOUT as HELD, build
 
     assert _rows(CORPUS) == build() and _rows(HELDOUT) == build(HELD, "h")
     for row in _rows(CORPUS) + _rows(HELDOUT):  # each hand-marked span is where the label says

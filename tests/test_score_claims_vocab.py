@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
 from medr2.score.claims import _VOCAB_SKIP, HEDGED_HALLUCINATION, _vocab_term_ok, audit, check_text

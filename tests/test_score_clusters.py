@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.score.stats import MetricBook, bootstrap_mean
 

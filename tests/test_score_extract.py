@@ -7,8 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.score.boxes import convention_from_json, parse_box, read_box, read_box_pixels
 from medr2.score.extract import extract, read, strip_reasoning

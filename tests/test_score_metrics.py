@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.records import Prediction

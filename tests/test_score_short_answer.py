@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction

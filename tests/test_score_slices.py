@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, parse_bins
 from medr2.errors import BadInput

@@ -6,8 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
 from medr2.errors import BadInput

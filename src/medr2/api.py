@@ -39,115 +39,53 @@ if TYPE_CHECKING:
     from medr2.bench.format import Bench as Bench
     from medr2.build.pipeline import BuildResult
     from medr2.demo.run import DemoResult
-    from medr2.errors import BadInput as BadInput
-    from medr2.errors import Medr2Error as Medr2Error
-    from medr2.errors import Skip as Skip
-    from medr2.errors import WorkFailed as WorkFailed
+    from medr2.errors import BadInput as BadInput, Medr2Error as Medr2Error, Skip as Skip, WorkFailed as WorkFailed
     from medr2.interop.common import ImportResult
     from medr2.models.base import (
         Adapter as Adapter,
-    )
-    from medr2.models.base import (
         BoxConvention as BoxConvention,
-    )
-    from medr2.models.base import (
         GenSettings as GenSettings,
-    )
-    from medr2.models.base import (
         Message as Message,
-    )
-    from medr2.models.base import (
         Part as Part,
-    )
-    from medr2.models.base import (
         Request as Request,
-    )
-    from medr2.models.base import (
         Response as Response,
     )
     from medr2.models.callable import CallableAdapter as CallableAdapter
     from medr2.models.registry import AdapterOptions as AdapterOptions
     from medr2.perturb.registry import (
         Perturbation as Perturbation,
-    )
-    from medr2.perturb.registry import (
         answer_changed_meta as answer_changed_meta,
-    )
-    from medr2.perturb.registry import (
         derive_item as derive_item,
     )
-    from medr2.records import Case as Case
-    from medr2.records import Item as Item
-    from medr2.records import Prediction as Prediction
-    from medr2.records import Score as Score
+    from medr2.records import Case as Case, Item as Item, Prediction as Prediction, Score as Score
     from medr2.registry import (
         Registry as Registry,
-    )
-    from medr2.registry import (
         load_plugins as load_plugins,
-    )
-    from medr2.registry import (
         register_adapter as register_adapter,
-    )
-    from medr2.registry import (
         register_background as register_background,
-    )
-    from medr2.registry import (
         register_baseline as register_baseline,
-    )
-    from medr2.registry import (
         register_degradation as register_degradation,
-    )
-    from medr2.registry import (
         register_exporter as register_exporter,
-    )
-    from medr2.registry import (
         register_extractor as register_extractor,
-    )
-    from medr2.registry import (
         register_family as register_family,
-    )
-    from medr2.registry import (
         register_format as register_format,
-    )
-    from medr2.registry import (
         register_importer as register_importer,
-    )
-    from medr2.registry import (
         register_metric as register_metric,
-    )
-    from medr2.registry import (
         register_plot as register_plot,
-    )
-    from medr2.registry import (
         register_preset as register_preset,
-    )
-    from medr2.registry import (
         register_resize as register_resize,
-    )
-    from medr2.registry import (
         register_source as register_source,
-    )
-    from medr2.registry import (
         register_task as register_task,
-    )
-    from medr2.registry import (
         register_variant as register_variant,
-    )
-    from medr2.registry import (
         task as task,
     )
-    from medr2.report.plots import Plot as Plot
-    from medr2.report.plots import PlotContext as PlotContext
+    from medr2.report.plots import Plot as Plot, PlotContext as PlotContext
     from medr2.run.runner import RunSummary
     from medr2.score.metrics import Ctx
 
     MetricContext = Ctx  # the metric group's context, under its public name
-    from medr2.tasks.spec import Draft as Draft
-    from medr2.tasks.spec import TaskContext as TaskContext
-    from medr2.tasks.spec import TaskSpec as TaskSpec
-    from medr2.variant_id import VariantId as VariantId
-    from medr2.variant_id import VariantRole as VariantRole
+    from medr2.tasks.spec import Draft as Draft, TaskContext as TaskContext, TaskSpec as TaskSpec
+    from medr2.variant_id import VariantId as VariantId, VariantRole as VariantRole
 
 PathLike = Path | str
 
@@ -511,8 +449,7 @@ def finetune(base: PathLike, bench: PathLike, out: PathLike, *, strategy: str = 
     full fine-tuning steps on one caption per train image (the same prompt for every image) before anything else;
     ``vision_lr_scale``: the image path's learning rate relative to ``full_lr`` in those full-tuning stages;
     ``freeze``: modules (by name, e.g. ``vision_tower``) that no stage trains."""
-    from medr2.train.finetune import FinetuneConfig
-    from medr2.train.finetune import finetune as _finetune
+    from medr2.train.finetune import FinetuneConfig, finetune as _finetune
 
     cfg = FinetuneConfig(strategy=strategy, with_variants=with_variants, epochs=epochs, lr=lr, lora_r=lora_r,
                          lora_alpha=lora_alpha, target_modules=tuple(target_modules), batch_size=batch_size,

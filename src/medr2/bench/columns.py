@@ -53,10 +53,10 @@ from medr2.bench.format import (
     ITEMS_FILE,
     Validator,
     _open_table,
+    _read_records as read_records,
     _record_columns,
     batch_records,
 )
-from medr2.bench.format import _read_records as read_records
 from medr2.bench.idset import hex_ids
 from medr2.bench.schema import RecordSchema
 from medr2.errors import BadInput

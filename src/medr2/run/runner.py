@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, get_args, runtime_checkable
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
-from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS
-from medr2.models.config import ModelConfig
+from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS, ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.models.truncation import is_truncated

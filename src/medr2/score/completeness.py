@@ -10,8 +10,7 @@ planned items without a stored answer. A stored error counts as answered (it is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Any, cast
 
 import numpy as np

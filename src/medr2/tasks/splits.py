@@ -16,18 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from medr2.bench.clusters import patient_groups
+from medr2.bench.clusters import ClusterRecord, patient_groups
 
 
-class SplitRecord(Protocol):
-    """What a split needs of a case (a :class:`medr2.records.Case` or a :class:`SplitKey`)."""
+class SplitRecord(ClusterRecord, Protocol):
+    """What a split needs of a case (a :class:`medr2.records.Case` or a :class:`SplitKey`): what grouping needs,
+    and the split its source gave."""
 
-    @property
-    def case_id(self) -> str: ...
-    @property
-    def patient_id(self) -> str: ...
-    @property
-    def background(self) -> str | None: ...
     @property
     def split(self) -> str | None: ...
 
