@@ -95,6 +95,13 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
     metrics = score_run(run, n_resamples=50, mixed_splits=True)  # train answers calibrate the conformal sets
     cal = json.loads((run / CALIBRATION_FILE).read_text())
     mode = cal["modes"]["independent"]
+    # the harm view reads the same confidences: its silent-failure rate knows them (issue 46 beside issue 45)
+    from medr2.score.harm import load_harm
+    from medr2.score.slices import analyse_run
+
+    harm = analyse_run(run, [], harm=load_harm(None), n_resamples=20)["harm"]["modes"]["independent"]
+    assert harm["silent_failure"]["confidence_known"] > 0
+    assert cal["bootstrap"]["unit"] in ("case", "patient") and cal["bootstrap"]["n_units"] > 0
     assert mode["confidence"]["sources"] == ["logprobs"]
     c = mode["calibration"]
     assert c["ECE"]["n"] == c["Brier"]["n"] == c["AUROC"]["n"] > 0

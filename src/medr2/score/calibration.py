@@ -34,6 +34,7 @@ from medr2.score.stats import (
     CHUNK_CELLS,
     DEFAULT_RESAMPLES,
     LOW_N_CASES,
+    _cluster_index,
     case_multiplicities,
     percentile_interval,
     seed_for,
@@ -175,12 +176,24 @@ def reliability(conf: np.ndarray, correct: np.ndarray, edges: np.ndarray) -> lis
 # -- the bootstrap of weighted metrics ------------------------------------------------------------------
 
 class WeightedBook:
-    """Metrics as functions of per-row weights, evaluated at weight 1 and at every case resample."""
+    """Metrics as functions of per-row weights, evaluated at weight 1 and at every resample of the cases, or of
+    their ``clusters`` (patient groups) where some cluster holds several cases: the resampling unit of
+    :class:`medr2.score.stats.MetricBook`, drawn by the same :func:`~medr2.score.stats.case_multiplicities`."""
 
-    def __init__(self, case_ids: list[str]) -> None:
+    def __init__(self, case_ids: list[str], clusters: Mapping[str, str] | None = None) -> None:
         self.cases = sorted(set(case_ids))
         self._pos = {c: i for i, c in enumerate(self.cases)}
         self._metrics: list[tuple[np.ndarray, Weighted]] = []
+        self._cluster_of = _cluster_index(self.cases, clusters)
+
+    @property
+    def unit(self) -> str:
+        """What the bootstrap resamples: ``patient`` (clusters of cases) or ``case``."""
+        return "case" if self._cluster_of is None else "patient"
+
+    @property
+    def n_units(self) -> int:
+        return len(self.cases) if self._cluster_of is None else int(self._cluster_of.max(initial=-1)) + 1
 
     def add(self, case_ids: Any, fn: Weighted) -> int:
         self._metrics.append((np.asarray([self._pos[str(c)] for c in case_ids], dtype=np.int64), fn))
@@ -188,7 +201,8 @@ class WeightedBook:
 
     def evaluate(self, n_resamples: int, seed: int) -> list[dict[str, Any]]:
         draws: list[list[np.ndarray]] = [[] for _ in self._metrics]
-        for _, w in case_multiplicities(len(self.cases), n_resamples, seed):
+        for _, drawn in case_multiplicities(self.n_units, n_resamples, seed):
+            w = drawn if self._cluster_of is None else drawn[:, self._cluster_of]  # a case weighs as its cluster
             for k, (idx, fn) in enumerate(self._metrics):
                 step = max(1, CHUNK_CELLS // max(len(idx), 1))
                 for a in range(0, len(w), step):
@@ -318,20 +332,21 @@ def _resolve(tree: Any, results: list[dict[str, Any]], keys: tuple[str, ...] = (
 
 
 def compute_calibration(rows: pd.DataFrame, *, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES,
-                        coverage: float = CONFORMAL_COVERAGE) -> dict[str, Any]:
+                        coverage: float = CONFORMAL_COVERAGE, clusters: Mapping[str, str] | None = None
+                        ) -> dict[str, Any]:
     """``calibration.json``'s ``modes`` block (and its bootstrap) from tidy rows with ``confidence`` and
     ``confidence_source`` columns (and ``probs``, the per-answer probabilities, for the conformal sets)."""
     if not 0 < coverage < 1:
         raise BadInput(f"the conformal coverage must be between 0 and 1, not {coverage}", field="--conformal-coverage")
-    book = WeightedBook(rows["case_id"].astype(str).tolist())
+    book = WeightedBook(rows["case_id"].astype(str).tolist(), clusters)
     trees = {}
     for mode, df in rows.groupby("mode", sort=True):
         trees[str(mode)] = mode_calibration(df, book)
         if "probs" in df.columns and (sets := conformal_sets(df, book, coverage)) is not None:
             trees[str(mode)]["conformal"] = sets
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
-    return {"bootstrap": {"unit": "case", "n_resamples": n_resamples, "level": 0.95, "seed": seed,
-                          "n_cases": len(book.cases)},
+    return {"bootstrap": {"unit": book.unit, "n_units": book.n_units, "n_resamples": n_resamples, "level": 0.95,
+                          "seed": seed, "n_cases": len(book.cases)},
             "modes": {m: _resolve(t, results) for m, t in trees.items()}}
 
 
@@ -361,8 +376,11 @@ def write_calibration(run_dir: Path, metrics: Mapping[str, Any] | None = None, *
     conf, source, probs = run_confidences(run_dir, rows, manifest)
     rows = rows.assign(confidence=conf, confidence_source=source, probs=probs)
     boot = (metrics or {}).get("bootstrap") or {}
+    from medr2.score.scorer import run_clusters
+
     out = compute_calibration(rows, seed=int(boot.get("seed", 0)),
-                              n_resamples=int(boot.get("n_resamples", DEFAULT_RESAMPLES)), coverage=coverage)
+                              n_resamples=int(boot.get("n_resamples", DEFAULT_RESAMPLES)), coverage=coverage,
+                              clusters=run_clusters(run_dir))
     out = {"model_key": (metrics or {}).get("model_key"), "confidence_option": confidence,
            "abstain_option": bool(abstain_option), **out}
     data = json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

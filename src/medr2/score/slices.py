@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medr2.bench.format import case_clusters
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, case_values, parse_bins
 from medr2.errors import BadInput
 from medr2.score.harm import HarmSpec, harm_units, register_harm
@@ -149,12 +150,15 @@ def _gap(metric: str, entries: list[tuple[str, dict[str, Any], np.ndarray]]) -> 
 
 def slice_metrics(rows: pd.DataFrame, cases: pd.DataFrame, slicings: Sequence[tuple[str, ...]], *,
                   harm: HarmSpec | None = None, bins: Mapping[str, Sequence[float]] | None = None, seed: int = 0,
-                  n_resamples: int = DEFAULT_RESAMPLES, min_cases: int = SLICE_MIN_CASES) -> dict[str, Any]:
+                  n_resamples: int = DEFAULT_RESAMPLES, min_cases: int = SLICE_MIN_CASES,
+                  clusters: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Per mode, the whole run's harm metrics (``all``) and every slicing's slices with their metrics and gaps.
-    ``rows``: the tidy table (:func:`medr2.score.scorer.load_table`); ``cases``: :func:`case_values`."""
+    ``rows``: the tidy table (:func:`medr2.score.scorer.load_table`), with a ``confidence`` column where answers
+    carry one; ``cases``: :func:`case_values`; ``clusters``: the bench's patient groups (the bootstrap's unit, as
+    in ``metrics.json``)."""
     harm = harm or HarmSpec()
     bins = dict(bins or parse_bins(None))
-    book = MetricBook(rows["case_id"].astype(str).unique().tolist())
+    book = MetricBook(rows["case_id"].astype(str).unique().tolist(), clusters)
     plan: list[tuple[str, tuple[str, ...], dict[str, str], int, dict[str, int]]] = []
     whole: dict[str, dict[str, int]] = {}
     for mode in sorted(rows["mode"].astype(str).unique()):
@@ -219,11 +223,12 @@ def analyse_run(run_dir: Path | str, slicings: Sequence[tuple[str, ...]], *, har
     run_dir = Path(run_dir)
     bins = dict(bins or parse_bins(None))
     rows = load_table(run_dir)
-    _, bench_path = _run_manifest(run_dir)
+    manifest, bench_path = _run_manifest(run_dir)
+    rows = _with_confidences(run_dir, rows, manifest)
     fields = sorted({n for s in slicings for n in s})
     cases = case_values(Path(bench_path), fields, bins)
     got = slice_metrics(rows, cases, slicings, harm=harm, bins=bins, seed=seed, n_resamples=n_resamples,
-                        min_cases=min_cases)
+                        min_cases=min_cases, clusters=case_clusters(Path(bench_path)))
     common = {"seed": seed, "resamples": n_resamples, "harm_spec": harm.record()}
     harm_doc = {**common, "modes": {m: v["all"]["harm"] for m, v in got["modes"].items()}}
     files: dict[str, bytes | Path] = {HARM_FILE: _dump(harm_doc)}
@@ -237,6 +242,21 @@ def analyse_run(run_dir: Path | str, slicings: Sequence[tuple[str, ...]], *, har
         files[SLICES_FILE] = _dump(slices_doc)
     publish_files(run_dir, files, command=f"medr2 score {run_dir} --slice")
     return {"harm": harm_doc, "slices": slices_doc}
+
+
+def _with_confidences(run_dir: Path, rows: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """The tidy rows with each answer's confidence (NaN: none) where the run stored or asked for confidences (the
+    silent-failure rate then counts only confident wrong answers), read as ``calibration.json`` reads them."""
+    from medr2.run.manifest import eval_option
+    from medr2.run.store import Store
+    from medr2.score.confread import run_confidences
+
+    with Store.open(run_dir) as store:
+        stored = store.has_confidences()
+    if not (stored or eval_option(dict(manifest), "confidence") == "verbal"):
+        return rows
+    conf, _, _ = run_confidences(run_dir, rows, manifest)
+    return rows.assign(confidence=conf)
 
 
 def _dump(doc: Any) -> bytes:
