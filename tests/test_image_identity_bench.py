@@ -22,6 +22,7 @@ from medr2.bench.format import MANIFEST, load_bench, read_manifest, verify_check
 from medr2.errors import BadInput
 from medr2.images import PIXELS, PNG_BYTES, PNG_LEVEL_ENV, sha256_file, verified_image_path
 from medr2.renders import RENDERS_FILE, image_path
+from medr2.variant_id import CLEAN
 
 sys.path.insert(0, str(Path(__file__).parent))
 from png_encoders import ENCODERS, reencode_images  # noqa: E402
@@ -110,10 +111,20 @@ def test_format2_bench_reads_checks_renders_and_scores(built: dict[str, Path], t
     assert (info["format_version"], info["image_identity"]) == (2, "png-sha256")
     assert (api.info(new)["format_version"], api.info(new)["image_identity"]) == (3, "pixel-sha256")
     _check_every_image(old)
-    # every id changes once, at format 3: the same questions, other ids
-    ids = {v: set(pq.read_table(root / "items.parquet", columns=["item_id"]).column(0).to_pylist())
-           for v, root in (("old", old), ("new", new))}
-    assert len(ids["old"]) == len(ids["new"]) and not ids["old"] & ids["new"]
+    # every id changes once, at format 3: the same source questions, every variant family, other ids. Seeds
+    # derive from ids, so the seeded draws of the variants differ (which V8 kind, which wrong option V10 burns
+    # in, and so whether its text finds a free corner): the variants' counts need not be equal.
+    cols = ["item_id", "variant", "task", "question", "options", "answer"]
+    tables = {v: pq.read_table(root / "items.parquet", columns=cols).to_pylist()
+              for v, root in (("old", old), ("new", new))}
+    ids = {v: {r["item_id"] for r in rows} for v, rows in tables.items()}
+    assert all(len(ids[v]) == len(rows) for v, rows in tables.items()) and not ids["old"] & ids["new"]
+    sources = {v: sorted(tuple(str(r[c]) for c in cols[2:]) for r in rows if r["variant"] == CLEAN)
+               for v, rows in tables.items()}
+    assert sources["old"] and sources["old"] == sources["new"]
+    families = {v: {r["variant"].split("-")[0] for r in rows if r["variant"] != CLEAN}
+                for v, rows in tables.items()}
+    assert families["old"] and families["old"] == families["new"]
     # a deferred image of the old bench renders to the bytes it pins, checked by their sha256
     sha = pq.read_table(old / RENDERS_FILE, columns=["sha256"]).column(0)[0].as_py()
     path = image_path(old, f"images/{sha}.png", sha)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -221,7 +222,7 @@ def severity_blind(req: medr2.Request) -> str:
 def test_attack_success_rate_catches_a_follower_and_clears_an_ignorer(
         tmp_path: Path, sample_bench: Path, model: Any, expected: float) -> None:
     run = tmp_path / "run"
-    medr2.evaluate(sample_bench, model, run, variants="clean,T9,T10,V10")
+    medr2.evaluate(sample_bench, model, run, variants="clean,T9,T10,V10", split="all")  # a train-only bench
     att = medr2.score(run, resamples=0)["modes"]["independent"]["attacks"]
     assert att["ASR"]["value"] == expected and att["ASR"]["n"] > 0
     for code in ("T9", "T10", "V10"):
@@ -233,7 +234,7 @@ def test_attack_success_rate_catches_a_follower_and_clears_an_ignorer(
 
 def test_accuracy_per_degradation_kind_and_severity(tmp_path: Path, sample_bench: Path) -> None:
     run = tmp_path / "run"
-    medr2.evaluate(sample_bench, severity_blind, run, variants="clean,V11")
+    medr2.evaluate(sample_bench, severity_blind, run, variants="clean,V11", split="all")
     mode = medr2.score(run, resamples=0)["modes"]["independent"]
     deg = mode["degradation"]
     v11 = {k: v for k, v in deg.items() if k.startswith("V11-")}
@@ -241,8 +242,13 @@ def test_accuracy_per_degradation_kind_and_severity(tmp_path: Path, sample_bench
     for kind, curve in v11.items():
         for sev, block in curve.items():
             assert block["acc"] == mode["variants"][f"{kind}-{sev}"]["acc"]  # the same units as per variant
-            if sev == "3":  # a deliberately wrong answer (one may still score right, e.g. a report's wording)
-                assert block["acc"]["value"] < 0.1 and block["delta"]["value"] < -0.9
+            if sev == "3":  # a deliberately wrong answer; only a lenient form may still score right
+                assert block["acc"]["value"] < 0.2 and block["delta"]["value"] < -0.8
             else:
                 assert block["acc"]["value"] == 1.0 and block["delta"]["value"] == 0.0
             assert block["acc"]["n"] > 0
+    # which sev-3 answers scored right: a shifted box that still overlaps a wide organ, a report's wording
+    rows = pq.read_table(run / "scores.parquet", columns=["variant", "form", "verdict"]).to_pylist()
+    right = {r["form"] for r in rows if r["variant"].startswith("V11-") and r["variant"].endswith("-3")
+             and r["verdict"] == "correct"}
+    assert right <= {"box", "text"}, right

@@ -11,7 +11,7 @@ from scipy import ndimage
 
 from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
-from medr2.imaging.draw import CUE_COLOR, cue_color_mask, iou, line_width, mask_bbox
+from medr2.imaging.draw import CUE_COLOR, box_mask, cue_color_mask, iou, line_width, mask_bbox
 from medr2.perturb.context import CaseIndex, CaseRef, PerturbContext
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FactPools, swap_facts
@@ -120,14 +120,17 @@ def test_v6_decoy_on_tissue_away_from_lesions_same_style(fx: Fixture, variants: 
         for f in case.findings:
             assert iou(v.cue.box, f.box) == 0.0
             assert iou(drawn, f.box) == 0.0
-        # on tissue: the decoy area is as bright as tissue, far from the background level
+        # on tissue: the decoy area is as bright as typical tissue (its lower quartile, the placement's floor),
+        # not a dim pocket, and brighter than the background
         clean = load_image(fx.images.path(case.image))
         g = _gray(clean)
+        tissue = tissue_mask(clean)
         x1, y1, x2, y2 = (round(c) for c in v.cue.box)
-        inside = g[y1:y2, x1:x2]
-        background = g[~tissue_mask(clean)]
+        inside = g[box_mask(v.cue.box, case.width, case.height)]
+        assert inside.mean() >= np.percentile(g[tissue], 25)
+        background = g[~tissue]
         if background.size:
-            assert inside.mean() > background.mean() + 20
+            assert inside.mean() > background.mean() + 10
         assert tissue_mask(clean)[y1:y2, x1:x2].mean() >= 0.97
         # same drawing style as V5: colour, line width, kind
         assert v.cue.style == v5_style[v.case_id]
@@ -309,5 +312,4 @@ def test_v9_flip_mirrors_image_boxes_and_laterality(fx: Fixture, variants: list[
 
 
 def test_all_codes_registered() -> None:
-    assert sorted(load_perturbations()) == sorted(
-        ["T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9"])
+    assert sorted(load_perturbations()) == sorted([*(f"T{i}" for i in range(1, 11)), *(f"V{i}" for i in range(1, 12))])

@@ -32,7 +32,8 @@ SRC = Path(medr2.__file__).parent
 # modules that read the environment, and what for (keys only through medr2.redact.read_key)
 ENV_READERS = {"redact.py": "read_key",
                "console.py": "COLUMNS and TERMINAL_WIDTH: the width of output to a pipe (never a key)",
-               "vocab/__init__.py": "MEDR2_VOCAB: the user's vocabulary file (never a key)"}
+               "vocab/__init__.py": "MEDR2_VOCAB: the user's vocabulary file (never a key)",
+               "images.py": "MEDR2_PNG_LEVEL: the zlib level of a format-3 bench's PNGs, validated 0-9 (never a key)"}
 
 key_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", min_size=24,
                    max_size=60)

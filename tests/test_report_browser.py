@@ -48,7 +48,7 @@ def test_report_in_chromium(report: Path) -> None:
         # leaderboard and plots rendered (plots decoded: natural width > 0)
         assert page.locator("#leaderboard tr").count() == 3
         widths = page.eval_on_selector_all("#plots img", "els => els.map(e => e.naturalWidth)")
-        assert len(widths) == 6 and min(widths) > 300
+        assert len(widths) == len(list((report / "plots").iterdir())) == 7 and min(widths) > 300
 
         # filter by verdict: the visible rows change and all carry that verdict
         before = _visible_verdicts(page)

@@ -200,20 +200,23 @@ def materialise(bench: PathLike) -> int:
     return render_all(Path(bench))
 
 
-def info(bench: PathLike, *, check: bool = False) -> dict[str, Any]:
+def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict[str, Any]:
     """``medr2 info --json``: counts per stage / task / variant / split, chains, skipped tasks, licences.
     ``check``: first make every check of ``load_bench`` on every record (images hashed), streaming by row
-    group (BadInput naming file, record and field on the first bad one); the result then has ``checked``."""
+    group (BadInput naming file, record and field on the first bad one); the result then has ``checked``.
+    ``quality`` (``medr2 info --quality --json``): only the per-task quality summary instead (clean items
+    generated, cases skipped and why, the answerability contract applied), after the check when ``check``."""
     from medr2.bench.info import bench_info
 
+    checked: dict[str, Any] = {}
     if check:
         from medr2.bench.table import BenchTable
 
         table = BenchTable.open(bench, validate=True)
-        checked = {"cases": table.n_cases, "items": table.n_items}
+        checked = {"checked": {"cases": table.n_cases, "items": table.n_items}}
         table.close()
-        return {**bench_info(bench), "checked": checked}
-    return bench_info(bench)
+    out = {**bench_info(bench), **checked}
+    return dict(out["quality"]) if quality else out
 
 
 def load_bench(bench: PathLike, *, validate: bool = True, image_hashes: bool = True) -> Bench:

@@ -168,11 +168,41 @@ class IdentityRule:
         return sha256_bytes(self.encode(arr) if data is None else data)
 
     def of_bytes(self, data: bytes, *, file: str) -> str:
-        """The identity of the image file whose bytes are ``data`` (``file`` names it in errors)."""
-        return pixel_sha256(decode_image(io.BytesIO(data), file)) if self.pixels else sha256_bytes(data)
+        """The identity of the image file whose bytes are ``data`` (``file`` names it in errors). Under the
+        pixel rule the file must be exactly its image (:func:`check_png_end`): adapters send the file's bytes,
+        so bytes the pixels do not account for would reach a model unchecked."""
+        if not self.pixels:
+            return sha256_bytes(data)
+        check_png_end(data, file)
+        return pixel_sha256(decode_image(io.BytesIO(data), file))
 
     def of_file(self, path: Path | str) -> str:
-        return pixel_sha256(load_image(Path(path))) if self.pixels else sha256_file(path)
+        if not self.pixels:
+            return sha256_file(path)
+        return self.of_bytes(Path(path).read_bytes(), file=str(path))
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_png_end(data: bytes, file: str) -> None:
+    """A PNG file ends with its IEND chunk: data after it (or a chunk running past the end of the file) is
+    refused, as the file is then not only the image its recorded sha256 names. Other encodings are left to
+    the decoder."""
+    if not data.startswith(PNG_SIGNATURE):
+        return
+    pos = len(PNG_SIGNATURE)
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        pos += 12 + length  # length, type, data, crc
+        if kind == b"IEND":
+            if pos != len(data):
+                raise BadInput(f"{len(data) - pos} byte(s) after the PNG's IEND chunk: not only the image its "
+                               "recorded sha256 names", file=file, field="image_sha256")
+            return
+    raise BadInput("PNG without an IEND chunk within the file: not the image its recorded sha256 names",
+                   file=file, field="image_sha256")
 
 
 PNG_BYTES = IdentityRule("png-sha256", (1, 2), pixels=False)

@@ -59,6 +59,28 @@ def _too_deep(where: dict[str, str | None]) -> BadInput:
     return OverBound(f"JSON nested more than {MAX_DEPTH} levels deep", **where)
 
 
+def _opened_past_bound(doc: str, end: int) -> bool:
+    """Whether ``doc[:end]`` (JSON text up to where decoding failed) nests lists/objects more than
+    :data:`MAX_DEPTH` levels deep, brackets inside strings not counted (walked only past the bound's count)."""
+    if doc.count("[", 0, end) + doc.count("{", 0, end) <= MAX_DEPTH:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in doc[:end]:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped, in_string = ch == "\\", ch != '"'
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
 def loads(text: str | bytes | bytearray, *, file: str | None = None, record: str | None = None,
           field: str | None = None, max_bytes: int | None = MAX_BYTES) -> Any:
     """``json.loads`` that raises only BadInput: invalid JSON, longer than ``max_bytes`` (None: the caller
@@ -76,6 +98,8 @@ def loads(text: str | bytes | bytearray, *, file: str | None = None, record: str
     except _TooManyDigits as e:
         raise OverBound(f"an integer of {len(str(e))} digits (at most {MAX_INT_DIGITS} are read)", **where) from None
     except json.JSONDecodeError as e:
+        if _opened_past_bound(e.doc, e.pos):  # an unterminated nest past the bound is over-deep, not just invalid
+            raise _too_deep(where) from None
         raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", **where) from None
     except (UnicodeDecodeError, ValueError) as e:
         raise BadInput(f"invalid JSON: {e}", **where) from None

@@ -79,19 +79,15 @@ def quality_summary(tasks: list[dict[str, Any]], skipped: dict[str, dict[str, in
 
 def render_quality(info: dict[str, Any]) -> None:
     """Print the per-task quality table of ``medr2 info --quality`` (text from the bench is never markup)."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from medr2.console import table
 
-    t = Table(title="item quality per task: clean items generated, cases skipped and why, the contract applied")
-    for col, just in (("task", "left"), ("items", "right"), ("skipped cases", "right"), ("by contract", "right"),
-                      ("skipped (reason: cases)", "left"), ("answerable only if (contract)", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for task, q in info.get("quality", {}).items():
-        reasons = "; ".join(f"{r}: {n}" for r, n in q["skipped"].items())
-        t.add_row(Text(task), str(q["items"]), str(q["skipped_cases"]), str(q["skipped_by_contract"]), Text(reasons),
-                  Text(q["contract"]))
-    Console().print(t)
+    columns: list[str | tuple[str, str]] = [
+        "task", ("items", "right"), ("skipped cases", "right"), ("by contract", "right"),
+        "skipped (reason: cases)", "answerable only if (contract)"]
+    rows = [(task, q["items"], q["skipped_cases"], q["skipped_by_contract"],
+             "; ".join(f"{r}: {n}" for r, n in q["skipped"].items()), q["contract"])
+            for task, q in info.get("quality", {}).items()]
+    table("item quality per task: clean items generated, cases skipped and why, the contract applied", columns, rows)
 
 
 def slice_field_completeness(root: Path | str) -> dict[str, dict[str, Any]]:

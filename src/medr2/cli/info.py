@@ -28,12 +28,12 @@ def register(app: typer.Typer) -> None:
         from medr2.api import info as api_info
         from medr2.bench.info import render_info, render_quality
 
-        data = api_info(bench, check=check)
+        data = api_info(bench, check=check, quality=quality)
         if quality:
             if as_json:
-                echo(json.dumps(data["quality"], indent=2, ensure_ascii=False))
+                echo(json.dumps(data, indent=2, ensure_ascii=False))
             else:
-                render_quality(data)
+                render_quality({"quality": data})
         elif as_json:
             echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:

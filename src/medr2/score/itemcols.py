@@ -371,7 +371,7 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
         for name in _JSON:
             if name in first_bad:
                 e, record = first_bad[name]
-                raise BadInput(f"not valid JSON: {e}", file=str(path), record=record, field=name) from e
+                raise _json_error(e, path, record, name) from e
         if null_id:
             raise BadInput("an item without item_id", file=str(path), field="item_id")
     except BadInput:
@@ -397,4 +397,10 @@ def _check_json(table: pa.Table, name: str, path: Path) -> None:
             jsonsafe.loads(v)
         except BadInput as e:
             first = int(np.argmax(idx == k))
-            raise BadInput(e.reason, file=str(path), record=str(table.column("item_id")[first]), field=name) from e
+            raise _json_error(e, path, str(table.column("item_id")[first]), name) from e
+
+
+def _json_error(e: Exception, path: Path, record: str, name: str) -> BadInput:
+    """The one message of a JSON cell that does not decode, held in memory or spilled, as the row reader
+    gives it: :mod:`medr2.jsonsafe`'s reason (not its text, so no location is named twice)."""
+    return BadInput(e.reason if isinstance(e, BadInput) else str(e), file=str(path), record=record, field=name)
