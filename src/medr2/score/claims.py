@@ -843,13 +843,19 @@ def _found(pattern: re.Pattern[str], text: str) -> bool:
     return pattern.search(text) is not None
 
 
+def _blanked(text: str, span: tuple[int, int], s: int, e: int) -> str:
+    """``text[span]`` with the mention ``text[s:e]`` replaced by spaces (same length, same positions)."""
+    a, b = span
+    lo, hi = min(max(s, a), b), max(min(e, b), a)
+    return text[a:lo] + " " * (hi - lo) + text[hi:b]
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
     clauses = _clauses(text)
     sentences = _sentences(text)
     clause_starts, sentence_starts = [a for a, _ in clauses], [a for a, _ in sentences]
-    not_about: dict[tuple[int, int], bool] = {}
     out: list[Claim] = []
     severity_done: set[tuple[int, int]] = set()
     for s, e, term in _mentions(text, truth):
@@ -865,12 +871,12 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                           denied=denied)
         kind = {"generic": "finding", "normal": "diagnosis"}.get(term.kind, term.kind)
         claim_base["kind"] = kind
-        if sentence not in not_about:
-            not_about[sentence] = _found(_NOT_ABOUT_IMAGE, whole)
-        if not_about[sentence] and term.kind not in ("modality", "plane", "sequence"):
+        # the framing words are looked for around the mention, not inside it ("primary CNS lymphoma" is a name)
+        if _found(_NOT_ABOUT_IMAGE, _blanked(text, sentence, s, e)) and term.kind not in ("modality", "plane",
+                                                                                      "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        if _found(_NOT_ABOUT_IMAGE, text[clause[0]:clause[1]]):
+        if _found(_NOT_ABOUT_IMAGE, _blanked(text, clause, s, e)):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         clause_text = text[clause[0]:clause[1]]
