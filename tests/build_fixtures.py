@@ -87,7 +87,6 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
 
 class BuildTestSource:
     name = "buildtest"
-    mapping_schema: dict = {}  # reads no medr2.json: declares so, as every registered reader must (issue 41)
 
     def __init__(self, arg: str | None) -> None:
         self.bad = arg == "bad"

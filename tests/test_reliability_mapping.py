@@ -33,7 +33,9 @@ def _reader_class(name: str) -> type:
     return found[0]
 
 
-READERS = sorted(set(SOURCES.names()) - PATHLESS)
+# the readers medr2 ships (a source a test module registered, e.g. tests/build_fixtures.py's ``buildtest``, reads no
+# medr2.json and is not one of them, whatever order the test modules were collected in)
+READERS = sorted(n for n in set(SOURCES.names()) - PATHLESS if SOURCES.lookup(n).__module__.startswith("medr2."))
 
 
 def test_every_reader_declares_its_schema() -> None:
