@@ -9,20 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from medr2.report.fmt import fmt_ci
 from medr2.report.inputs import RunData
 from medr2.report.leaderboard import build_leaderboard
 from medr2.report.plots import PALETTE, PlotContext, make_plots
 from medr2.report.screenshot import CHROMIUM, chromium_browser
-from medr2.run.runner import EvalConfig, run_eval
 from medr2.score.scorer import score_run
-from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
-from tests.scripted_server import ScriptedServer, completion, json_response
 from tests.test_report_plots import check_readable
-from tests.test_score_calibration_e2e import _logprobs, _p
+from tests.test_score_calibration_e2e import logprob_run
 
 
 def _m(v: float) -> dict[str, Any]:
@@ -69,17 +65,8 @@ def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=10)
 
-    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
-        answer = default_answer(body)
-        out = completion(answer)
-        if answer in ("A", "yes"):
-            out["choices"][0]["logprobs"] = _logprobs(answer, _p(body))
-        return json_response(out)
-
     run = tmp_path / "run"
-    with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
-                            adapter_extra={"backoff_initial_s": 0.01}, split="all"))
+    logprob_run(bench, run)
     score_run(run, n_resamples=50, mixed_splits=True)
     cal = json.loads((run / "calibration.json").read_text())
     ece = cal["modes"]["independent"]["calibration"]["ECE"]["value"]

@@ -54,23 +54,30 @@ def _logprobs(answer: str, p: float) -> dict[str, Any]:
     return {"content": [{"token": answer, "logprob": math.log(p), "bytes": None, "top_logprobs": top}]}
 
 
-def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
-    bench = tmp_path / "bench"
-    make_bench(bench, n_cases=6)
-    seen: list[dict[str, Any]] = []
+def logprob_run(bench: Path, run: Path, seen: list[dict[str, Any]] | None = None) -> None:
+    """Evaluate ``bench`` (every split) against a scripted server on 127.0.0.1 that answers with the log-probabilities
+    of :func:`_logprobs` for answers "A"/"yes" (``--confidence logprobs``); ``seen`` collects the request bodies."""
 
     async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
-        seen.append(body)
+        if seen is not None:
+            seen.append(body)
         answer = default_answer(body)
         out = completion(answer)
         if answer in ("A", "yes"):
             out["choices"][0]["logprobs"] = _logprobs(answer, _p(body))
         return json_response(out)
 
-    run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
         run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
                             adapter_extra={"backoff_initial_s": 0.01}, split="all"))
+
+
+def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=6)
+    seen: list[dict[str, Any]] = []
+    run = tmp_path / "run"
+    logprob_run(bench, run, seen)
     assert seen and all(b["logprobs"] is True and b["top_logprobs"] == 20 for b in seen)
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["confidence"] == "logprobs" and manifest["identity"]["confidence"] == "logprobs"
