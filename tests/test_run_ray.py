@@ -168,8 +168,8 @@ def test_ray_driver_killed_then_resumed(ray_cluster: str, tmp_path: Path) -> Non
     run = tmp_path / "run"
     rec = Recorder()
     with OpenAIServer(answer=rec, delay_s=0.2) as srv:
-        args = ["--bench", str(bench), "--model", "openai:m", "--out", str(run), "--base-url", srv.url,
-                "--concurrency", "2", "--no-progress", "--executor", "ray", "--ray-address", ray_cluster,
+        args = ["--bench", str(bench), "--split", "all", "--model", "openai:m", "--out", str(run), "--base-url",
+                srv.url, "--concurrency", "2", "--no-progress", "--executor", "ray", "--ray-address", ray_cluster,
                 "--ray-batch-size", "2"]
         proc = subprocess.Popen([sys.executable, "-c", EVAL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 240

@@ -92,7 +92,11 @@ def test_sixteen_bit_images_train_as_they_are_evaluated(tiny, tmp_path):
 
 
 def _finetune_and_score(tiny: Path, bench: Path, work: Path, name: str) -> tuple[float, int]:
-    """``medr2 finetune`` (the CLI) then ``medr2 eval --model hf:`` + ``medr2 score``; test-split accuracy."""
+    """``medr2 finetune`` (the CLI) then ``medr2 eval --model hf:`` + ``medr2 score``; test-split accuracy.
+
+    The recipe (300 full steps at 1e-3) reached 100 % on training seeds 0-3 alike; the earlier 200 steps at 2e-3
+    gave 44 %, 73 % and 100 % on seeds 0, 1 and 2 once the item ids (and so the row order) changed with bench
+    format 3: it held by the luck of one order, so it was replaced, not re-seeded (docs/finetuning.md)."""
     import pyarrow.parquet as pq
     from typer.testing import CliRunner
 
@@ -101,15 +105,14 @@ def _finetune_and_score(tiny: Path, bench: Path, work: Path, name: str) -> tuple
     runner = CliRunner()
     out = work / f"ft-{name}"
     res = runner.invoke(app, ["finetune", "--base", str(tiny), "--bench", str(bench), "--out", str(out),
-                              "--full-steps", "200", "--full-lr", "2e-3", "--epochs", "0.25", "--lr", "2e-3",
+                              "--full-steps", "300", "--full-lr", "1e-3", "--epochs", "0.25", "--lr", "2e-3",
                               "--batch-size", "16", "--seed", "0", "--device", "cpu"])
     assert res.exit_code == 0, res.output
     run = work / f"run-{name}"
-    res = runner.invoke(app, ["eval", "--split", "all", "--bench", str(bench), "--model", f"hf:{out / 'merged'}",
-                              "--out", str(run),
+    res = runner.invoke(app, ["eval", "--bench", str(bench), "--model", f"hf:{out / 'merged'}", "--out", str(run),
                               "--split", "test", "--max-new-tokens", "8", "--batch-size", "32"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "10"])
+    res = runner.invoke(app, ["score", str(run), "--resamples", "10"])
     assert res.exit_code == 0, res.output
     rows = pq.read_table(run / "scores.parquet").to_pylist()
     return sum(r["verdict"] == "correct" for r in rows) / len(rows), len(rows)

@@ -462,7 +462,9 @@ class Runner:
                 if row.prediction.status != "ok" or row.prediction.raw is None:
                     return [], {"upstream_item": e.item_id, "upstream_hash": row.prediction.request_hash}, (
                         f"earlier chain step {e.step} (item {e.item_id}) failed: {row.prediction.error}")
-                turns.append(Turn(e, row.prediction.raw))
+                # the answer as the assistant turn: surrounding whitespace dropped here, for every adapter (a
+                # served model's text keeps a leading space that hf:/vllm: strip; the history must not differ)
+                turns.append(Turn(e, row.prediction.raw.strip()))
         if earlier:
             meta["history_items"] = [e.item_id for e in earlier]
         return turns, meta, None
