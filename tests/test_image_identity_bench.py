@@ -82,6 +82,7 @@ def test_reencoded_format2_bench_is_refused_by_its_own_rule(built: dict[str, Pat
     assert e.value.field == "image"
 
 
+@pytest.mark.slow  # four subprocess builds with every variant (minutes on 2 busy cores)
 @pytest.mark.parametrize("renders", ["stored", "deferred"])
 def test_same_seed_other_zlib_levels_same_tables(built: dict[str, Path], tmp_path: Path, renders: str) -> None:
     """Two fresh processes writing PNGs at zlib levels 0 and 9: the same items, cases and renders bytes as the

@@ -99,7 +99,7 @@ def test_parse_box_never_crashes(text: str) -> None:
 @FUZZ
 @given(a=st.tuples(coord, coord, coord, coord), b=st.tuples(coord, coord, coord, coord))
 def test_iou_bounded(a: tuple[float, ...], b: tuple[float, ...]) -> None:
-    from medr2.score.boxes import iou
+    from medr2.imaging.draw import iou
 
     v = iou(a, b)  # type: ignore[arg-type]
     assert 0.0 <= v <= 1.0

@@ -370,7 +370,7 @@ _coord = st.floats(min_value=-50, max_value=500, allow_nan=False)
 
 @given(st.lists(st.tuples(_coord, _coord, _coord, _coord), min_size=2, max_size=2))
 def test_row_iou_equals_the_scorers_iou(boxes: list[tuple[float, float, float, float]]) -> None:
-    from medr2.score.boxes import iou
+    from medr2.imaging.draw import iou
     from medr2.score.metrics import iou_rows
 
     a, b = boxes

@@ -106,8 +106,55 @@ def mask_bbox(mask: np.ndarray) -> Box | None:
 
 
 def iou(a: Box, b: Box) -> float:
+    """Intersection over union of two xyxy boxes (continuous coordinates); 0 when the union is empty. The one
+    IoU of the package (scoring, variants, readers)."""
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    area_a = max(0.0, a[2] - a[0]) * max(0.0, a[3] - a[1])
+    area_b = max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+    union = area_a + area_b - inter
     return inter / union if union > 0 else 0.0
+
+
+# A wrong box shown as an answer (a misleading chain's earlier step, T8's injected step) overlaps the true box
+# at most this much: far below the IoU a box needs to score correct (medr2.score.scorer.BOX_CORRECT_IOU, 0.5;
+# a test holds the two apart), so a "wrong" box is never a right one.
+WRONG_BOX_MAX_IOU = 0.1
+
+
+def _placements(box: Box, width: float, height: float) -> list[Box]:
+    """Same-sized places for ``box`` inside the image, in a fixed order: mirrored left-right, top-bottom and both,
+    moved by its own width or height to either side, then the four corners."""
+    x1, y1, x2, y2 = box
+    bw, bh = x2 - x1, y2 - y1
+
+    def at(nx: float, ny: float) -> Box:
+        nx = min(max(0.0, nx), width - bw)
+        ny = min(max(0.0, ny), height - bh)
+        return (nx, ny, nx + bw, ny + bh)
+
+    mx, my = width - x2, height - y2
+    return [at(mx, y1), at(x1, my), at(mx, my), at(x1 - bw, y1), at(x2, y1), at(x1, y1 - bh), at(x1, y2),
+            at(0, 0), at(width - bw, 0), at(0, height - bh), at(width - bw, height - bh)]
+
+
+def wrong_box(box: Box, width: float, height: float) -> Box:
+    """A box inside a ``width`` x ``height`` image whose IoU with ``box`` is at most :data:`WRONG_BOX_MAX_IOU`:
+    the same size somewhere else where the image has room, else the size halved until one fits (a box covering
+    most of the image has no same-sized wrong place). Deterministic: the first place in a fixed order."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    x1, y1, x2, y2 = box
+    cur: Box = (min(max(0.0, x1), width), min(max(0.0, y1), height), min(max(0.0, x2), width),
+                min(max(0.0, y2), height))
+    if cur[2] - cur[0] <= 0 or cur[3] - cur[1] <= 0:  # a degenerate truth: any box a quarter of the image
+        cur = (0.0, 0.0, width / 4, height / 4)
+    for _ in range(64):
+        for cand in _placements(cur, width, height):
+            if iou(cand, box) <= WRONG_BOX_MAX_IOU:
+                return cand
+        cx, cy = (cur[0] + cur[2]) / 2, (cur[1] + cur[3]) / 2
+        hw, hh = (cur[2] - cur[0]) / 4, (cur[3] - cur[1]) / 4
+        cur = (cx - hw, cy - hh, cx + hw, cy + hh)
+    raise AssertionError("unreachable: a box 2**-64 of the image overlaps nothing by more than the bound")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from medr2.imaging.draw import wrong_box
 from medr2.perturb.context import PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, there_is
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
@@ -347,13 +348,8 @@ def _wrong_turn_answers(step: Item, rng: np.random.Generator) -> list[str]:
     if step.form == "yesno":
         return ["no" if step.answer == "yes" else "yes"]
     if step.form == "box" and step.answer_box is not None and step.image_width and step.image_height:
-        x1, y1, x2, y2 = step.answer_box
-        bw, bh = x2 - x1, y2 - y1
-        w, h = step.image_width, step.image_height
-        # the same-sized box mirrored to the other half of the image (disjoint when possible)
-        nx1 = min(max(0.0, w - x2), w - bw)
-        ny1 = min(max(0.0, h - y2), h - bh)
-        return [_box_text((nx1, ny1, nx1 + bw, ny1 + bh))]
+        # overlapping the truth by at most WRONG_BOX_MAX_IOU: it scores wrong (the one rule for every wrong box)
+        return [_box_text(wrong_box(step.answer_box, step.image_width, step.image_height))]
     return []
 
 

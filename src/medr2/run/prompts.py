@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from medr2.errors import BadInput
+from medr2.imaging.draw import wrong_box
 from medr2.models.base import BoxConvention, GenSettings, Message, Part
 from medr2.models.presets import (
     COORD_PHRASES,
@@ -220,12 +221,8 @@ def _wrong_multi(item: Item, conv: BoxConvention) -> str:
 def _wrong_box(item: Item, conv: BoxConvention) -> str:
     if item.answer_box is None:
         raise BadInput("box item without answer_box", record=item.item_id, field="answer_box")
-    w, h = _image_size(item)
-    x1, y1, x2, y2 = item.answer_box
-    bw = x2 - x1
-    # move the box by its own width towards the side with more room (no overlap where room allows)
-    shift = -min(bw, x1) if x1 > w - x2 else min(bw, w - x2)
-    return _box_text((x1 + shift, y1, x2 + shift, y2), item, conv)
+    # overlapping the truth by at most WRONG_BOX_MAX_IOU: it scores wrong (one rule for every wrong box shown)
+    return _box_text(wrong_box(item.answer_box, *_image_size(item)), item, conv)
 
 
 WRONG_WRITERS: dict[str, Callable[[Item, BoxConvention], str]] = {

@@ -276,16 +276,5 @@ def to_original_pixels(box: Box, conv: BoxConvention, width: int, height: int) -
     return (min(max(x1, 0.0), width), min(max(y1, 0.0), height), min(max(x2, 0.0), width), min(max(y2, 0.0), height))
 
 
-def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two xyxy boxes (continuous coordinates); 0 when the union is empty."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    area_a = max(0.0, a[2] - a[0]) * max(0.0, a[3] - a[1])
-    area_b = max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
-    union = area_a + area_b - inter
-    return inter / union if union > 0 else 0.0
-
-
 def format_box(box: Box) -> str:
     return json.dumps([round(v, 2) for v in box])

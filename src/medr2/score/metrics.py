@@ -353,7 +353,7 @@ def _boxes(values: pd.Series) -> np.ndarray:
 
 
 def iou_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise IoU of two ``(n, 4)`` xyxy arrays (as :func:`medr2.score.boxes.iou`); 0 where either box is
+    """Row-wise IoU of two ``(n, 4)`` xyxy arrays (as :func:`medr2.imaging.draw.iou`); 0 where either box is
     missing or the union is empty."""
     iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
     ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)

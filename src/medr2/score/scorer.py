@@ -21,10 +21,11 @@ import pyarrow.parquet as pq
 from medr2 import jsonsafe
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
+from medr2.imaging.draw import iou
 from medr2.models.base import BoxConvention
 from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
-from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
+from medr2.score.boxes import BoxReading, convention_from_json, format_box, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
