@@ -189,14 +189,17 @@ def source_table(cases: list[Case], items: list[Item]) -> dict[str, Any]:
                 "cases": len(v["cases"])} for k, v in sorted(out.items())}
 
 
-def write_import(result: ImportResult, out: Path, *, name: str | None = None) -> dict[str, Any]:
-    """Write an import as a bench folder (manifest records counts, unmapped and duplicates)."""
+def write_import(result: ImportResult, out: Path, *, name: str | None = None,
+                 data: Path | None = None) -> dict[str, Any]:
+    """Write an import as a bench folder (manifest records counts, unmapped and duplicates). Nothing to write
+    is ``BadInput`` naming ``data`` (the dataset given) and, through the example reasons, the files that failed."""
     from medr2.bench.format import write_bench
 
     if not result.items:
         write_quarantine(result, Path(out))  # the user must be able to see why nothing imported
         raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
-                       f"quarantined{why_quarantined(result.quarantined, Path(out))})", field="PATH")
+                       f"quarantined{why_quarantined(result.quarantined, Path(out))})",
+                       file=str(data) if data is not None else None, field="PATH")
     q = Quarantine(Path(out) / "quarantine.jsonl")
     q.path.unlink(missing_ok=True)  # this import's entries only (a rerun into one --out does not add up)
     for e in result.quarantined:
@@ -223,6 +226,12 @@ def write_quarantine(result: ImportResult, out: Path) -> Path:
     return path
 
 
+def entry_text(e: QuarantineEntry) -> str:
+    """One quarantined record for a console line: ``FILE, record R: reason`` (the file that failed named)."""
+    where = ", ".join(x for x in (e.file, f"record {e.record}" if e.record else None) if x)
+    return f"{where}: {e.reason}" if where else e.reason
+
+
 def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top: int = 3) -> str:
     """``"; see OUT/quarantine.jsonl; by field: image (451, e.g. 'image x.jpg not found under ...')"`` for the
     console ("" if none): the fields most often at fault, each with one reason as an example."""
@@ -231,6 +240,6 @@ def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top
     by_field = Counter(e.field or "-" for e in entries)
     example: dict[str, str] = {}
     for e in entries:
-        example.setdefault(e.field or "-", e.reason)
+        example.setdefault(e.field or "-", entry_text(e))
     where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""
     return where + "; by field: " + "; ".join(f"{f} ({n}, e.g. {example[f]!r})" for f, n in by_field.most_common(top))

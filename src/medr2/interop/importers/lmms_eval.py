@@ -35,7 +35,7 @@ def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                 file_failed(b, e, y)
     if not named:
         raise BadInput("no task YAML with parquet data_files found", file=str(path), field="PATH")
-    import_parquet(sorted(set(files)), b)
+    import_parquet(sorted(set(files)), b, path)
 
 
 def data_file(root: Path, p: Path, yaml: Path) -> Path:
