@@ -38,12 +38,24 @@ from medr2.errors import BadInput
 from medr2.registry import Registry
 
 Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
-KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute")
+KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute",
+         "device", "procedure", "technical", "indexing", "variant")
 ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
          "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
-         "attribute": "attribute"}
+         "attribute": "attribute", "device": "device", "procedure": "device", "technical": "technical",
+         "indexing": "technical", "variant": "variant"}
+# the kinds whose terms are never a finding or diagnosis, with the reason a reader gives for leaving such a term
+# out of a label list (index terms such as IU X-ray's MeSH "problems": issue 43); pathology kinds are absent
+NOT_A_FINDING = {
+    "modality": "imaging technique, not a finding", "plane": "view, not a finding",
+    "sequence": "imaging technique, not a finding", "body_region": "anatomy, not a finding",
+    "organ": "anatomy, not a finding", "attribute": "descriptor, not a finding",
+    "device": "device or procedure, not a diagnosis", "procedure": "device or procedure, not a diagnosis",
+    "technical": "technical note, not a finding", "indexing": "not indexed",
+    "variant": "normal variant or descriptor, not a finding",
+}
 USER_FILE_ENV = "MEDR2_VOCAB"
 DATA_FILE = "concepts.txt"
 
@@ -411,6 +423,15 @@ def conflicts(a: str, b: str) -> bool:
 
 def key(label: str) -> str:
     return vocabulary().key(label)
+
+
+def not_a_finding(label: str) -> str | None:
+    """Why ``label`` is not a finding or diagnosis (:data:`NOT_A_FINDING`, by the kind of the concept it names:
+    anatomy, a device, a procedure, a technical or indexing remark, a normal variant), or None when it names a
+    finding, diagnosis or "normal", or no concept at all. A term naming concepts of several groups is a finding
+    if one of them is (pathology wins)."""
+    c = vocabulary().concept_of(label)
+    return NOT_A_FINDING.get(c.kind) if c is not None else None
 
 
 def option_for(text: str, options: Iterable[str]) -> int | None:
