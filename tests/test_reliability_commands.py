@@ -145,7 +145,8 @@ hostile_bytes = st.one_of(
 # file names the readers look for, so that a folder of hostile files is read and not simply found empty
 KNOWN_NAMES = ("manifest.json", "items.parquet", "cases.parquet", "medr2.json", "labels.csv", "labels.json",
                "metrics.json", "store.sqlite", "quarantine.jsonl", "config.json", "annotations.json",
-               "VQA_RAD Dataset Public.json", "test.json", "train.json", "test.csv", "data.tsv")
+               "VQA_RAD Dataset Public.json", "test.json", "train.json", "test.csv", "data.tsv", "test_list.txt",
+               "train_val_list.txt", "Data_Entry_2017.csv", "indiana_reports.csv", "mask.txt", "dataset.json")
 
 
 @st.composite

@@ -26,6 +26,7 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
+from medr2.textfile import open_text
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
@@ -224,9 +225,9 @@ def read_json(path: Path) -> Any:
 
 def read_csv(path: Path) -> list[dict[str, str]]:
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with open_text(path) as f:
             return [dict(r) for r in csv.DictReader(f)]
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+    except csv.Error as e:
         raise BadInput(f"cannot read CSV: {e}", file=str(path)) from e
 
 
