@@ -77,6 +77,22 @@ def normalise(text: str) -> str:
     return _FOLD.sub(" ", t.casefold()).strip()
 
 
+_SPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def clean_label(text: str) -> str:
+    """A label as data gives it, in the one form a bench stores and shows: NFKC (full-width letters, ligatures,
+    no-break spaces to their plain form), invisible characters dropped (zero-width spaces and joiners, soft
+    hyphens, BOM, bidi controls, other controls), white space runs to one space, ends stripped. Case, hyphens
+    and words are kept (:func:`normalise` is the comparison form). Two spellings that read the same clean to
+    one label, so a bench never holds both (every reader's labels pass here: ``sources.common.make_case``)."""
+    t = unicodedata.normalize("NFKC", str(text))
+    t = "".join(" " if ch.isspace() else ch for ch in t if ch.isspace()
+                or unicodedata.category(ch) not in _INVISIBLE_CATEGORIES)
+    return _SPACE.sub(" ", t).strip()
+
+
 @dataclass(frozen=True)
 class Concept:
     """One concept: ``id`` (its group and normalised preferred label), ``kind``, ``label`` (preferred

@@ -25,6 +25,7 @@ from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
 from medr2.sources.common import DataRoot, Key, case_id_for, make_case, open_root, sample_indices
 from medr2.textfile import open_text
+from medr2.vocab import clean_label
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -422,8 +423,9 @@ def _mean_box(c: Sequence[tuple[str, Box]]) -> Box:
 
 def label_text(raw: str) -> str:
     """A dataset label as medr2 shows it: underscores to spaces, lower case (``Pleural_Thickening`` ->
-    ``pleural thickening``)."""
-    return " ".join(raw.replace("_", " ").split()).lower()
+    ``pleural thickening``), cleaned as every label is (:func:`medr2.vocab.clean_label`), so the tables of a
+    reader (e.g. :data:`NON_FOCAL_CXR`) see the label that the bench will hold."""
+    return clean_label(raw.replace("_", " ")).lower()
 
 
 # chest X-ray findings that are not a countable, measurable lesion (an enlarged organ, a diffuse or
