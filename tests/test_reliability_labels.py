@@ -88,7 +88,8 @@ def test_confusable_labels_build_one_label(tmp_path: Path) -> None:
 
     data = tmp_path / "data"
     data.mkdir()
-    spellings = ["pleural effusion", "pleural\u00a0effusion ", "ｐｌｅｕｒａｌ effusion", "pleu\u00adral ef\u200bfusion"]
+    spellings = ["pleural effusion", "pleural\u00a0effusion ", "ｐｌｅｕｒａｌ effusion",
+                 "pleu\u00adral ef\u200bfusion"]
     rows = ["image,modality,diagnosis"]
     for i, s in enumerate([*spellings, "\u200b\u00ad "]):
         (data / f"{i}.png").write_bytes(bad.png_bytes())
