@@ -11,7 +11,11 @@ invisible characters, white space); options that mean the same are never offered
   and keeps the comparison form (:func:`medr2.vocab.normalise`);
 - ``test_confusable_labels_build_one_label``: a folder dataset whose label table spells one diagnosis in four
   look-alike ways builds a bench holding one spelling; a label of invisible characters only is quarantined
-  naming the record and field.
+  naming the record and field;
+- imported questions: ``test_every_imported_item_is_made_by_the_builder`` (``ast``: no other ``Item(...)`` in
+  ``interop/``), ``test_look_alike_options_are_refused`` (hypothesis: options cleaned, a look-alike pair is
+  ``BadInput`` naming file, record and ``options``), ``test_import_quarantines_an_item_with_look_alike_options``
+  (a PMC-VQA CSV through ``import_dataset``).
 """
 
 from __future__ import annotations
@@ -100,3 +104,49 @@ def test_confusable_labels_build_one_label(tmp_path: Path) -> None:
     assert {c.diagnosis for c in b.cases} == {"pleural effusion"} and len(b.cases) == 4
     q = Quarantine.read(tmp_path / "bench" / "quarantine.jsonl")
     assert [(e.record, e.field) for e in q] == [("4.png", "diagnosis")]
+
+
+# --- imported questions: options cleaned, look-alike options refused ---------------------------------------
+
+INTEROP = Path(medr2.__file__).parent / "interop"
+
+
+def test_every_imported_item_is_made_by_the_builder() -> None:
+    """Items are made in one place, ``interop.common.ImportBuilder.add`` (which cleans and checks options)."""
+    calls = [f"{p}:{n.lineno}" for p in INTEROP.rglob("*.py") if p != INTEROP / "common.py"
+             for n in ast.walk(ast.parse(p.read_text("utf-8"))) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id == "Item"]
+    assert not calls, calls
+
+
+@given(decorated(), st.lists(words, max_size=3, unique=True))
+def test_look_alike_options_are_refused(pair: tuple[str, str], others: list[str]) -> None:
+    import pytest
+
+    from medr2.errors import BadInput
+    from medr2.interop.common import clean_options
+
+    label, look_alike = pair
+    rest = [o for o in others if normalise(o) != normalise(label)]
+    assert clean_options([label, *rest], file="q.csv", record="7") == [" ".join(label.split()),
+                                                                       *map(clean_label, rest)]
+    with pytest.raises(BadInput) as e:
+        clean_options([label, *rest, look_alike], file="q.csv", record="7")
+    assert (e.value.file, e.value.record, e.value.field) == ("q.csv", "7", "options")
+
+
+def test_import_quarantines_an_item_with_look_alike_options(tmp_path: Path) -> None:
+    from medr2.api import import_dataset, load_bench
+
+    data = tmp_path / "pmc"
+    (data / "images").mkdir(parents=True)
+    for n in ("a.jpg", "b.jpg"):
+        (data / "images" / n).write_bytes(bad.png_bytes())
+    csv = data / "test.csv"
+    csv.write_text("Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D\n"
+                   "a.jpg,What is seen?,mass,A:pleural effusion,B:pleural\u00a0effusion\u200b ,C:mass,D:nodule\n"
+                   "b.jpg,What is seen?,mass,A:mass,B:pleural  effusion,C:nodule,D:normal\n", encoding="utf-8")
+    res = import_dataset("pmc-vqa", csv, tmp_path / "bench")
+    assert [(e.file, e.field) for e in res.quarantined] == [(str(csv), "options")]
+    (item,) = load_bench(tmp_path / "bench").items
+    assert item.options == ["mass", "pleural effusion", "nodule", "normal"]

@@ -17,6 +17,7 @@ from typing import Any
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Form, Item, Structure, item_content_id, stable_hash
+from medr2.vocab import clean_label, normalise
 
 OTHER_TASK = "imported.other"
 OTHER_STAGE = 0
@@ -127,8 +128,12 @@ class ImportBuilder:
 
     def add(self, case: Case, *, task: str, form: Form, question: str, answer: str, qid: str,
             options: list[str] | None = None, pair_id: str | None = None, split: str | None = None,
-            meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None) -> Item:
-        options = list(options or [])
+            meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None,
+            file: str | None = None) -> Item:
+        """One item of ``case``. Its options are cleaned as every label is (:func:`medr2.vocab.clean_label`);
+        two that read the same (one :func:`medr2.vocab.normalise`), or one that is empty, are BadInput naming
+        ``file``, the record (``qid``) and ``options``: such an item would offer two right answers."""
+        options = clean_options(options or [], file=file, record=qid)
         chance = {"mcq": 1 / len(options) if options else 0.0, "yesno": 0.5}.get(form, 0.0)
         fields: dict[str, Any] = {
             "case_id": case.case_id, "task": task, "form": form, "question": question, "options": options,
@@ -160,6 +165,22 @@ class ImportBuilder:
         counts = Counter(it.task for it in items)
         return ImportResult(self.fmt, list(self.cases.values()), items, dict(sorted(counts.items())),
                             counts.get(OTHER_TASK, 0), self.duplicates, self.quarantined)
+
+
+def clean_options(options: list[str], *, file: str | None, record: str) -> list[str]:
+    """``options`` cleaned (:func:`medr2.vocab.clean_label`); an empty one, or two that read the same, BadInput."""
+    cleaned = [clean_label(str(o)) for o in options]
+    if any(not o for o in cleaned):
+        raise BadInput(f"option {cleaned.index('') + 1} is empty (or only invisible characters)", file=file,
+                       record=record, field="options")
+    seen: dict[str, str] = {}
+    for raw, o in zip(options, cleaned, strict=True):
+        k = normalise(o)
+        if k in seen:
+            raise BadInput(f"two options read the same ({seen[k]!r} and {str(raw)!r}); the item would have two "
+                           "right answers", file=file, record=record, field="options")
+        seen[k] = str(raw)
+    return cleaned
 
 
 def letter_of(answer: str, options: list[str]) -> str | None:

@@ -100,7 +100,8 @@ def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
         ans = a.upper() if len(a) == 1 and a.upper() in "ABCDEFGHIJ"[: len(opts)] else letter_of(a, opts)
         if not ans:
             raise BadInput("answer matches no option", file=str(f), record=record, field="answer")
-        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split=split, meta=meta)
+        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split=split, meta=meta,
+              file=str(f))
     elif yn:
         b.add(case, task=task, form="yesno", question=q, answer=yn, qid=qid, split=split, meta=meta)
     else:
