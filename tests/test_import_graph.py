@@ -27,10 +27,11 @@ FOUNDATION = 0
 RANK: dict[str, int] = {
     # the shared foundation every stage uses: records and their ids, errors, registries, the bench folder's format
     # and readers, the content-addressed images, their deferred renders and the image operations, utilities (the one
-    # console writer, the writer lock of an output folder)
-    **dict.fromkeys(("records", "variant_id", "errors", "registry", "jsonsafe", "atomic", "images", "renders",
-                     "imaging", "bench", "demographics", "vocab", "console", "outdir", "progress", "redact",
-                     "interrupts", "arrowmem", "catalog", "_callable_module", "__version__"), FOUNDATION),
+    # console writer, the writer lock of an output folder, the one text decoder, the cluster reach check)
+    **dict.fromkeys(("records", "variant_id", "errors", "registry", "jsonsafe", "textfile", "reach", "atomic",
+                     "images", "renders", "imaging", "bench", "demographics", "vocab", "console", "outdir",
+                     "progress", "redact", "interrupts", "arrowmem", "catalog", "_callable_module", "__version__"),
+                    FOUNDATION),
     "sources": 1,
     "tasks": 2,
     # build assembles sources, tasks and the variants into a bench (``medr2 build --variants``): it ranks with perturb

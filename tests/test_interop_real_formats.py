@@ -259,9 +259,9 @@ def test_nothing_imported_still_writes_quarantine(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     res = run_import("vqa-rad", d / "testset.json", tmp_path / "b", options={"images": str(tmp_path / "empty")})
     assert not res.items and len(res.quarantined) == 451
-    with pytest.raises(BadInput, match=r"by field: image \(451, e.g. 'image synpic") as e:
-        write_import(res, tmp_path / "b")
-    assert "quarantine.jsonl" in str(e.value)
+    with pytest.raises(BadInput, match=r"by field: image \(451, e.g. '.*testset.json, record \d+: image synpic") as e:
+        write_import(res, tmp_path / "b", data=d / "testset.json")
+    assert "quarantine.jsonl" in str(e.value) and e.value.file == str(d / "testset.json")  # the file that failed
     assert len(Quarantine.read(tmp_path / "b" / "quarantine.jsonl")) == 451
 
 

@@ -3,8 +3,11 @@ read of a stored answer goes through ``run.store._windowed`` (at most ``ANSWER_R
 first and last halves, cut by SQLite before Python holds the text); the store itself keeps the answer whole.
 
 ``test_every_bulk_read_is_bounded`` calls each reading method of the store (the bulk reads of scoring, the
-reasoning rows, the report's row) on a store holding generated answers far over the budget, and checks each
-text it returns against the budget and the answer's two ends."""
+reasoning rows, the report's row, a ``chain-own`` history's row, every prediction for the confidence reader) on
+a store holding generated answers far over the budget, and checks each text it returns against the budget and
+the answer's two ends; ``test_every_store_method_is_classified`` enumerates the public methods of ``Store``:
+each is such a read, or returns no answer text, or is ``get`` (the one whole read, named with its reason), so a
+new reading method is bounded or named the day it is added."""
 
 from __future__ import annotations
 
@@ -19,9 +22,22 @@ READS = {  # method -> the texts it returns of the answer (and reasoning)
     "score_rows": lambda s: [r[5] for r in s.score_rows()],
     "counted_rows": lambda s: [t for b in s.counted_rows() for r in b for t in (r[4], r[6])],
     "reasoning_rows": lambda s: [r[3] for r in s.reasoning_rows()],
-    "get_item(window=True)": lambda s: [s.get_item("i", "m", window=True).prediction.raw,
-                                        s.get_item("i", "m", window=True).prediction.reasoning],
+    "get_item": lambda s: [s.get_item("i", "m").prediction.raw, s.get_item("i", "m").prediction.reasoning],
+    "iter_predictions": lambda s: [t for sp in s.iter_predictions(with_request=True)
+                                   for t in (sp.prediction.raw, sp.prediction.reasoning)],
 }
+WHOLE = {"get": "one answer by its request hash, whole: the store keeps every answer whole (and tests read it)"}
+NO_TEXT = {  # public methods returning no answer text
+    "close", "copy_from", "count", "counts_by_mode", "has_confidences", "item_rows", "modes_per_item", "put",
+    "put_many", "statuses",
+}
+
+
+def test_every_store_method_is_classified() -> None:
+    import inspect
+
+    public = {n for n, _ in inspect.getmembers(Store, inspect.isfunction) if not n.startswith("_")}
+    assert public == set(READS) | set(WHOLE) | NO_TEXT, public ^ (set(READS) | set(WHOLE) | NO_TEXT)
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))

@@ -2,8 +2,8 @@
 :mod:`medr2.outdir`.
 
 - ``test_every_api_function_writing_a_folder_is_marked``: every public function of :mod:`medr2.api` with an
-  ``out`` parameter (or perturb's/materialise's ``bench``, score's ``run``) carries :func:`medr2.outdir.writes`;
-  the two whose ``out`` is one PNG file are named with the reason;
+  ``out`` parameter (or perturb's/materialise's ``bench``, score's ``run``) carries :func:`medr2.outdir.writes`,
+  or :func:`medr2.outdir.writes_file` for the two whose ``out`` is one PNG file;
 - ``test_second_writer_is_refused_for_every_command``: for every command kind that writes a folder (build,
   import, perturb, materialise, eval, score, report, export, convert, merge, finetune, tiny-vlm, vllm-export,
   demo) a second, real process holds that folder's lock while the command runs: exit 2 with the message, and
@@ -29,7 +29,6 @@ from medr2 import api
 from medr2.outdir import LOCK, SCORE_LOCK
 from tests.cli_inproc import run_cli
 
-FILE_OUTPUTS = {"variants_sheet": "writes one PNG file", "contact_sheet": "writes one PNG file"}
 FOLDER_PARAMS = ("out", "bench", "run")
 
 
@@ -37,9 +36,10 @@ def test_every_api_function_writing_a_folder_is_marked() -> None:
     fns = {n: f for n, f in vars(api).items() if inspect.isfunction(f) and not n.startswith("_")
            and f.__module__ == "medr2.api"}
     assert len(fns) > 15
-    writers = {n for n, f in fns.items() if "out" in inspect.signature(f).parameters} - set(FILE_OUTPUTS)
-    unmarked = [n for n in writers if not hasattr(fns[n], "writes_folder")]
-    assert not unmarked, f"api functions writing a folder without medr2.outdir.writes: {unmarked}"
+    writers = {n for n, f in fns.items() if "out" in inspect.signature(f).parameters}
+    unmarked = [n for n in writers if not hasattr(fns[n], "writes_folder") and not hasattr(fns[n], "writes_file")]
+    assert not unmarked, f"api functions writing without medr2.outdir.writes / writes_file: {unmarked}"
+    assert {n for n in writers if hasattr(fns[n], "writes_file")} == {"variants_sheet", "contact_sheet"}  # one PNG
     for n in ("add_variants", "materialise", "score"):  # they write into the folder they are given
         assert hasattr(fns[n], "writes_folder"), n
 

@@ -24,7 +24,6 @@ from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
-from medr2.sources.datasets.iu_xray import NON_FINDING_TERMS
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -543,7 +542,38 @@ def test_iu_xray_index_terms_are_not_diagnoses(tmp_path: Path) -> None:
     assert notes[tech] == 1
 
 
-@given(st.lists(st.sampled_from(sorted(NON_FINDING_TERMS)), max_size=4), st.booleans(),
+def _not_finding_terms() -> list[str]:
+    """Every spelling of every vocabulary concept of a kind that is never a finding (medr2.vocab)."""
+    from medr2 import vocab
+
+    return sorted({t for c in vocab.vocabulary() if c.kind in vocab.NOT_A_FINDING for t in c.terms
+                   if vocab.concept_of(t) is c})  # a spelling that also names a finding is a finding
+
+
+# MeSH "Problems" terms of the real indiana_reports.csv (Kaggle copy of Open-i) that are not findings
+IU_MESH_NON_FINDINGS = ("No Indexing", "Technical Quality of Image Unsatisfactory", "Lung", "Thoracic Vertebrae",
+                        "Bone and Bones", "Catheters, Indwelling", "Pacemaker, Artificial", "Trachea, Carina",
+                        "Mastectomy", "Nipple Shadow", "Markings", "Tube, Inserted", "Surgical Instruments")
+
+
+def test_the_vocabulary_carries_the_index_terms_and_the_reader_asks_it(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    from medr2 import vocab
+    from medr2.sources.datasets.iu_xray import sort_problems
+
+    for t in IU_MESH_NON_FINDINGS:
+        assert vocab.not_a_finding(t), t
+    for t in ("Cardiomegaly", "Opacity", "normal", "Pleural Effusion"):
+        assert vocab.not_a_finding(t) is None, t
+    assert sort_problems("Hernia, Hiatal;Cardiomegaly")[1] == {}
+    user = tmp_path / "v.txt"  # one vocabulary line makes a new term an index term for the reader
+    user.write_text("device: hiatal hernia repair mesh = hernia, hiatal\n")
+    monkeypatch.setenv(vocab.USER_FILE_ENV, str(user))
+    assert sort_problems("Hernia, Hiatal;Cardiomegaly") == (["Cardiomegaly"], {
+        "Hernia, Hiatal": vocab.NOT_A_FINDING["device"]})
+
+
+@given(st.lists(st.sampled_from(_not_finding_terms()), max_size=4), st.booleans(),
        st.sampled_from([str.lower, str.upper, str.title]), st.sampled_from(["", " "]))
 def test_iu_problem_filter_never_turns_a_normal_study_abnormal(
         terms: list[str], normal: bool, case: Callable[[str], str], pad: str) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medr2.catalog import DEFAULT_SPLIT
-from medr2.outdir import SCORE_LOCK, writes
+from medr2.outdir import SCORE_LOCK, writes, writes_file
 
 if TYPE_CHECKING:
     # the lazy names below (``_LAZY``), imported for type checkers only (``import medr2`` stays light): each is
@@ -235,6 +235,7 @@ def add_variants(bench: PathLike, variants: str | Sequence[str], *, seed: int | 
     return _add(bench, variants, seed, workers)
 
 
+@writes_file("out")
 def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None) -> tuple[Item, list[Item]]:
     """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants)."""
     from medr2.perturb.sheet import contact_sheet as _sheet
@@ -242,6 +243,7 @@ def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None) -
     return _sheet(load_bench(bench), Path(out), case)
 
 
+@writes_file("out")
 def contact_sheet(bench: PathLike, out: PathLike, *, n: int = 24, case: str | None = None) -> Path:
     """``medr2 contact-sheet``: ``n`` cases (or one ``case`` across its variants) with their boxes, as a PNG."""
     from medr2.bench.contact import contact_sheet as _sheet
@@ -474,7 +476,7 @@ def import_dataset(format: str, path: PathLike, out: PathLike, *, license: str |
 
     res = run_import(format, Path(path), Path(out), license=license, access=access, source=source_name,
                      options=parse_format_options(option))
-    res.manifest = write_import(res, Path(out))
+    res.manifest = write_import(res, Path(out), data=Path(path))
     return res
 
 

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from medr2 import textfile
 from medr2.errors import BadInput
 
 MAX_DEPTH = 64  # nesting levels of lists/objects accepted in any JSON medr2 reads
@@ -50,9 +51,10 @@ def json_depth(value: Any) -> int:
     return depth
 
 
-class OverBound(BadInput):
-    """JSON beyond what medr2 reads (too deep, too large, an integer of too many digits): refused even where
-    text that is not JSON at all would be taken as a plain string (``--model-option``)."""
+# JSON beyond what medr2 reads (too deep, too large, an integer of too many digits): refused even where text
+# that is not JSON at all would be taken as a plain string (``--model-option``). The text decoder's class: a file
+# too large to read is the same refusal.
+OverBound = textfile.OverBound
 
 
 def _too_deep(where: dict[str, str | None]) -> BadInput:
@@ -117,20 +119,9 @@ def check_depth(value: Any, *, file: str | None = None, record: str | None = Non
 
 
 def read_text(path: str | Path, *, max_bytes: int | None = MAX_BYTES, what: str = "file") -> str:
-    """The UTF-8 text of ``path``, refused (BadInput naming it) when it cannot be read, is larger than
-    ``max_bytes`` (checked from its size before reading) or is not UTF-8."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if max_bytes is not None and size > max_bytes:
-            raise OverBound(f"{what} of {size:,} bytes is larger than the {max_bytes:,} medr2 reads", file=str(path))
-        data = path.read_bytes()
-    except OSError as e:
-        raise BadInput(f"cannot read: {e.strerror or e}", file=str(path)) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise BadInput(f"not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})", file=str(path)) from None
+    """The text of ``path`` through the one text decoder (:func:`medr2.textfile.read_text`: UTF-8, size checked
+    before reading; BadInput naming the file otherwise)."""
+    return textfile.read_text(path, max_bytes=max_bytes, what=what)
 
 
 def load_file(path: str | Path, *, record: str | None = None, field: str | None = None,

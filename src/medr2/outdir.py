@@ -9,6 +9,8 @@ writes a folder.
   what to do. The lock is re-entrant within a process (``eval``'s store takes the same lock its command holds),
   and its file is removed when released (the inode is checked after locking, so a process that opened a file
   removed meanwhile locks the new one instead).
+- :func:`check_out_file` / :func:`writes_file`: the same check for the commands writing one file (an existing
+  folder, or a path under a file, is refused).
 - :func:`writes`: the decorator every :mod:`medr2.api` function that writes a folder carries (it names the
   parameter holding the folder); ``tests/test_reliability_outdir.py`` lists every command that writes and runs
   each against a lock held by another real process.
@@ -44,16 +46,46 @@ _HELD: dict[Path, list[Any]] = {}  # lock file -> [open file, depth] held by thi
 _GUARD = threading.Lock()
 
 
+def _parent_not_a_folder(p: Path) -> Path | None:
+    """The nearest existing ancestor of ``p`` if it is not a folder (``--out FILE/sub``), else None."""
+    for a in p.absolute().parents:
+        if a.exists():
+            return None if a.is_dir() else a
+    return None
+
+
 def check_out(folder: Path | str, field: str = "--out") -> Path:
-    """``folder`` as a Path, refused (BadInput, exit 2) if it exists and is not a folder."""
+    """``folder`` as a Path, refused (BadInput, exit 2) if it exists and is not a folder, or lies under a file."""
     p = Path(folder)
     try:
         exists_not_dir = p.exists() and not p.is_dir()
+        under = _parent_not_a_folder(p)
     except (OSError, ValueError) as e:
         raise BadInput(f"unusable output path: {e}", file=str(folder)[:300], field=field) from None
     if exists_not_dir:
         raise BadInput("the output path is an existing file, not a folder; choose a folder (new or one this "
                        "command wrote)", file=str(p), field=field)
+    if under is not None:
+        raise BadInput(f"the output path lies under {under}, which is a file, not a folder", file=str(p),
+                       field=field)
+    return p
+
+
+def check_out_file(path: Path | str, field: str = "--out") -> Path:
+    """The output check of a command writing one file (``contact-sheet``, ``variants-sheet``): ``path`` as a
+    Path, refused (BadInput, exit 2) if it is an existing folder (or not a regular file) or lies under a file."""
+    p = Path(path)
+    try:
+        exists_not_file = p.exists() and not p.is_file()
+        under = _parent_not_a_folder(p)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"unusable output path: {e}", file=str(path)[:300], field=field) from None
+    if exists_not_file:
+        raise BadInput("the output path is an existing folder (or not a regular file); name the file to write",
+                       file=str(p), field=field)
+    if under is not None:
+        raise BadInput(f"the output path lies under {under}, which is a file, not a folder", file=str(p),
+                       field=field)
     return p
 
 
@@ -113,6 +145,24 @@ def hold(folder: Path | str, *, name: str = LOCK, field: str = "--out") -> Itera
                 if created and not contents(folder):  # a command that failed before writing leaves nothing
                     with suppress(OSError):
                         folder.rmdir()
+
+
+def writes_file(param: str, *, field: str = "--out") -> Callable[[F], F]:
+    """Decorator of a :mod:`medr2.api` function writing one file (given as ``param``): :func:`check_out_file`
+    before the call (the file itself is written atomically by the function)."""
+
+    def deco(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            check_out_file(sig.bind(*args, **kwargs).arguments[param], field)
+            return fn(*args, **kwargs)
+
+        call.writes_file = param  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+
+    return deco
 
 
 def writes(param: str, *, name: str = LOCK, field: str = "--out", create: bool = True,

@@ -6,12 +6,14 @@ reader sees at a glance where the ground truth lies and what is synthetic.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from medr2.atomic import atomic_write_bytes
 from medr2.errors import BadInput
 from medr2.images import load_image
 from medr2.records import Case, Item
@@ -79,14 +81,21 @@ def grid(tiles: Sequence[Image.Image], cols: int | None = None) -> Image.Image:
     return sheet
 
 
+def _save_png(im: Image.Image, out_png: Path | str) -> Path:
+    """``im`` as a PNG at ``out_png``, written atomically (a killed command leaves no torn file there)."""
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    atomic_write_bytes(out, buf.getvalue())
+    return out
+
+
 def cases_sheet(cases: Sequence[Case], resolve: Callable[[str], Path], out_png: Path | str,
                 cols: int | None = None) -> Path:
     """Draw ``cases`` (image paths resolved with ``resolve``) into one PNG."""
     tiles = [draw_case(load_image(resolve(c.image)), c) for c in cases]
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    grid(tiles, cols).save(out, format="PNG")
-    return out
+    return _save_png(grid(tiles, cols), out_png)
 
 
 def _spread(cases: Sequence[Case], n: int) -> list[Case]:
@@ -134,7 +143,4 @@ def variant_sheet(case: Case, items: Sequence[Item], resolve: Callable[[str], Pa
         same_geom = img.shape[1] == case.width and img.shape[0] == case.height and not it.variant.startswith(
             ("V1", "V2", "V3", "V9"))
         tiles.append(draw_case(img, case, title=f"{it.variant}", boxes=same_geom))
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    grid(tiles).save(out, format="PNG")
-    return out
+    return _save_png(grid(tiles), out_png)

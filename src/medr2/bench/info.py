@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from medr2.bench.format import QUARANTINE_FILE, read_manifest
+from medr2.bench.format import QUARANTINE_FILE, read_manifest, verify_checksums
 from medr2.errors import Quarantine
 from medr2.images import identity_of_version
 
@@ -27,6 +27,7 @@ def quarantine_summary(root: Path | str) -> dict[str, Any]:
 def bench_info(root: Path | str) -> dict[str, Any]:
     """Everything ``medr2 info`` shows, as plain JSON-able data."""
     m = read_manifest(root)
+    verify_checksums(root, m)  # the tables read below are the ones the manifest names (a damaged one: exit 2)
     coverage = task_coverage(root)
     return {
         "name": m.get("name"),

@@ -249,7 +249,8 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
         done = _realize_all(source, specs, images, spool, n_workers, quarantine, tracker, pool, split_unit)
         if not done.accepted:
             raise BadInput(f"no usable cases (planned {len(specs)}, quarantined {quarantine.count}; "
-                           f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}", field="--source")
+                           f"see {out / QUARANTINE_FILE}){_top_reason(out / QUARANTINE_FILE)}",
+                           file=_source_where(source_spec), field="--source")
         split_of = done.splits.by_case
 
         def with_split(i: int) -> Case:
@@ -387,16 +388,25 @@ def _manifest_extra(name: str, source: Source, source_spec: str | Source, seed: 
     }
 
 
+def _source_where(spec: str | Source) -> str | None:
+    """The data a source spec names (``folder:/data`` -> ``/data``, several joined), for error messages."""
+    specs = getattr(spec, "specs", None) if not isinstance(spec, str) else [spec]
+    paths = [s.split(":", 1)[1] for s in (specs or []) if isinstance(s, str) and ":" in s]
+    return ", ".join(paths) or None
+
+
 def _top_reason(path: Path) -> str:
     """``"; every one: field 'reason'"`` / ``"; most often: field (n), e.g. 'reason'"`` from a quarantine file."""
     entries = Quarantine.read(path)
     if not entries:
         return ""
     (fld, n), = Counter(e.field or "-" for e in entries).most_common(1)
-    reason = next(e.reason for e in entries if (e.field or "-") == fld)
+    first = next(e for e in entries if (e.field or "-") == fld)
+    reason = first.reason
+    where = f" ({first.file})" if first.file else ""
     if n == len(entries) and all(e.reason == reason for e in entries):
-        return f"; every one: {fld}: {reason!r}"
-    return f"; most often: {fld} ({n} of {len(entries)}), e.g. {reason!r}"
+        return f"; every one: {fld}: {reason!r}{where}"
+    return f"; most often: {fld} ({n} of {len(entries)}), e.g. {reason!r}{where}"
 
 
 def _source_report(source: Source) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from medr2.errors import BadInput
+from medr2.reach import check_reachable
 
 
 class RayPool:
@@ -23,6 +24,7 @@ class RayPool:
     per ``ordered_map`` pass and handed to every task of it by reference."""
 
     def __init__(self, address: str | None = None) -> None:
+        check_reachable(address)  # before ray.init, which retries an unreachable address for minutes
         try:
             import ray
         except ImportError as e:

@@ -17,6 +17,7 @@ from typing import Any
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.images import ImageStore, load_image
 from medr2.records import Case, Finding, Form, Item, Structure, item_content_id, stable_hash
+from medr2.vocab import clean_label, normalise
 
 OTHER_TASK = "imported.other"
 OTHER_STAGE = 0
@@ -127,8 +128,12 @@ class ImportBuilder:
 
     def add(self, case: Case, *, task: str, form: Form, question: str, answer: str, qid: str,
             options: list[str] | None = None, pair_id: str | None = None, split: str | None = None,
-            meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None) -> Item:
-        options = list(options or [])
+            meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None,
+            file: str | None = None) -> Item:
+        """One item of ``case``. Its options are cleaned as every label is (:func:`medr2.vocab.clean_label`);
+        two that read the same (one :func:`medr2.vocab.normalise`), or one that is empty, are BadInput naming
+        ``file``, the record (``qid``) and ``options``: such an item would offer two right answers."""
+        options = clean_options(options or [], file=file, record=qid)
         chance = {"mcq": 1 / len(options) if options else 0.0, "yesno": 0.5}.get(form, 0.0)
         fields: dict[str, Any] = {
             "case_id": case.case_id, "task": task, "form": form, "question": question, "options": options,
@@ -162,6 +167,22 @@ class ImportBuilder:
                             counts.get(OTHER_TASK, 0), self.duplicates, self.quarantined)
 
 
+def clean_options(options: list[str], *, file: str | None, record: str) -> list[str]:
+    """``options`` cleaned (:func:`medr2.vocab.clean_label`); an empty one, or two that read the same, BadInput."""
+    cleaned = [clean_label(str(o)) for o in options]
+    if any(not o for o in cleaned):
+        raise BadInput(f"option {cleaned.index('') + 1} is empty (or only invisible characters)", file=file,
+                       record=record, field="options")
+    seen: dict[str, str] = {}
+    for raw, o in zip(options, cleaned, strict=True):
+        k = normalise(o)
+        if k in seen:
+            raise BadInput(f"two options read the same ({seen[k]!r} and {str(raw)!r}); the item would have two "
+                           "right answers", file=file, record=record, field="options")
+        seen[k] = str(raw)
+    return cleaned
+
+
 def letter_of(answer: str, options: list[str]) -> str | None:
     """The letter of ``answer`` among ``options`` (exact, then case/space-insensitive)."""
     from medr2.records import letter
@@ -189,14 +210,17 @@ def source_table(cases: list[Case], items: list[Item]) -> dict[str, Any]:
                 "cases": len(v["cases"])} for k, v in sorted(out.items())}
 
 
-def write_import(result: ImportResult, out: Path, *, name: str | None = None) -> dict[str, Any]:
-    """Write an import as a bench folder (manifest records counts, unmapped and duplicates)."""
+def write_import(result: ImportResult, out: Path, *, name: str | None = None,
+                 data: Path | None = None) -> dict[str, Any]:
+    """Write an import as a bench folder (manifest records counts, unmapped and duplicates). Nothing to write
+    is ``BadInput`` naming ``data`` (the dataset given) and, through the example reasons, the files that failed."""
     from medr2.bench.format import write_bench
 
     if not result.items:
         write_quarantine(result, Path(out))  # the user must be able to see why nothing imported
         raise BadInput(f"nothing imported from the {result.fmt} data ({len(result.quarantined)} records "
-                       f"quarantined{why_quarantined(result.quarantined, Path(out))})", field="PATH")
+                       f"quarantined{why_quarantined(result.quarantined, Path(out))})",
+                       file=str(data) if data is not None else None, field="PATH")
     q = Quarantine(Path(out) / "quarantine.jsonl")
     q.path.unlink(missing_ok=True)  # this import's entries only (a rerun into one --out does not add up)
     for e in result.quarantined:
@@ -223,6 +247,12 @@ def write_quarantine(result: ImportResult, out: Path) -> Path:
     return path
 
 
+def entry_text(e: QuarantineEntry) -> str:
+    """One quarantined record for a console line: ``FILE, record R: reason`` (the file that failed named)."""
+    where = ", ".join(x for x in (e.file, f"record {e.record}" if e.record else None) if x)
+    return f"{where}: {e.reason}" if where else e.reason
+
+
 def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top: int = 3) -> str:
     """``"; see OUT/quarantine.jsonl; by field: image (451, e.g. 'image x.jpg not found under ...')"`` for the
     console ("" if none): the fields most often at fault, each with one reason as an example."""
@@ -231,6 +261,6 @@ def why_quarantined(entries: list[QuarantineEntry], out: Path | None = None, top
     by_field = Counter(e.field or "-" for e in entries)
     example: dict[str, str] = {}
     for e in entries:
-        example.setdefault(e.field or "-", e.reason)
+        example.setdefault(e.field or "-", entry_text(e))
     where = f"; see {Path(out) / 'quarantine.jsonl'}" if out is not None else ""
     return where + "; by field: " + "; ".join(f"{f} ({n}, e.g. {example[f]!r})" for f, n in by_field.most_common(top))

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from medr2.atomic import atomic_write_bytes
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
 from medr2.images import encode_png, load_image
@@ -77,5 +78,5 @@ def contact_sheet(bench: Bench, out: Path, case_id: str | None = None, columns: 
     for i, t in enumerate(tiles):
         sheet.paste(t, ((i % columns) * TILE, header + (i // columns) * (TILE + CAPTION)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(encode_png(np.asarray(sheet)))
+    atomic_write_bytes(out, encode_png(np.asarray(sheet)))
     return parent, variants

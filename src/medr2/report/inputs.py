@@ -137,7 +137,7 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
         from medr2.run.store import Store
 
         with Store.open(self.run_dir) as store:
-            sp = store.get_item(*key, window=True)  # the answer budget: the browser shows a part of it
+            sp = store.get_item(*key)  # the answer budget (the default): the browser shows a part of it
         if sp is None:
             raise KeyError(key)
         p = sp.prediction

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request, Response
+from medr2.reach import check_reachable
 from medr2.registry import Registry
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ class RayExecutor:
         """Join the cluster (once) with this driver's medr2 shipped to the workers; Ray Data quiet."""
         if self._connected:
             return
+        check_reachable(self.address)  # before ray.init, which retries an unreachable address for minutes
         import ray
 
         import medr2

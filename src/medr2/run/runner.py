@@ -455,7 +455,7 @@ class Runner:
                 else:
                     turns.append(Turn(e, gold_answer(e, self.conv)))
             else:  # own
-                row = self.store.get_item(e.item_id, mode.name)
+                row = self.store.get_item(e.item_id, mode.name)  # through the answer budget (the default)
                 if row is None:
                     raise WorkFailed(f"chain {item.chain_id}: no stored answer for earlier step {e.step} "
                                      f"(item {e.item_id}) in mode {mode.name}")

@@ -344,17 +344,21 @@ class Store:
                                  (request_hash,)).fetchone()
         return _to_stored(row) if row else None
 
-    def get_item(self, item_id: str, mode: str, *, window: bool = False) -> StoredPrediction | None:
-        """The stored row of (item, mode); ``window``: its answer and reasoning read through the answer budget
-        (:data:`ANSWER_READ_CHARS`), as the report shows them."""
+    def get_item(self, item_id: str, mode: str, *, window: bool = True) -> StoredPrediction | None:
+        """The stored row of (item, mode), its answer and reasoning read through the answer budget
+        (:data:`ANSWER_READ_CHARS`: what the report shows, what a ``chain-own`` history feeds back);
+        ``window=False``: whole (only :meth:`get` reads whole by default)."""
         cols = [_windowed(c) if window and c in ("raw", "reasoning") else c for c in self._select]
         row = self._conn.execute(f"SELECT {', '.join(cols)} FROM predictions WHERE item_id = ? AND mode = ?",
                                  (item_id, mode)).fetchone()
         return _to_stored(row) if row else None
 
-    def iter_predictions(self, mode: str | None = None, *, with_request: bool = False) -> Iterator[StoredPrediction]:
-        """Every stored prediction (optionally of one mode), in insertion order."""
+    def iter_predictions(self, mode: str | None = None, *, with_request: bool = False,
+                         window: bool = True) -> Iterator[StoredPrediction]:
+        """Every stored prediction (optionally of one mode), in insertion order, answers and reasoning read
+        through the answer budget (:data:`ANSWER_READ_CHARS`) unless ``window=False``."""
         cols = [c if (c != "request" or with_request) else "NULL" for c in self._select]
+        cols = [_windowed(c) if window and c in ("raw", "reasoning") else c for c in cols]
         q = f"SELECT {', '.join(cols)} FROM predictions"
         args: tuple[Any, ...] = ()
         if mode is not None:

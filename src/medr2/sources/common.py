@@ -26,6 +26,8 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
+from medr2.textfile import open_text
+from medr2.vocab import clean_label
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
@@ -224,9 +226,9 @@ def read_json(path: Path) -> Any:
 
 def read_csv(path: Path) -> list[dict[str, str]]:
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with open_text(path) as f:
             return [dict(r) for r in csv.DictReader(f)]
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+    except csv.Error as e:
         raise BadInput(f"cannot read CSV: {e}", file=str(path)) from e
 
 
@@ -516,17 +518,40 @@ def _first_error(e: ValidationError) -> str:
     return f"{loc}: {err.get('msg')}" if loc else str(err.get("msg"))
 
 
+# the Case fields that hold a label (shown as an answer or an option): cleaned by make_case (vocab.clean_label)
+LABEL_TEXT_FIELDS = ("modality", "plane", "sequence", "body_region", "diagnosis", "severity", "malignancy", "quality",
+                "artefact")
+
+
+def _no_empty_label(structures: Sequence[Structure], findings: Sequence[Finding], fields: Mapping[str, Any], *,
+                    file: str, record: str) -> None:
+    """A label that is empty once cleaned (only invisible characters or spaces) is BadInput naming it."""
+    empty = [f"structures[{j}].name" for j, s in enumerate(structures) if not s.name]
+    empty += [f"findings[{j}].label" for j, f in enumerate(findings) if not f.label]
+    empty += [k for k in LABEL_TEXT_FIELDS if k != "modality" and fields.get(k) == ""]
+    if empty:
+        raise BadInput("empty label (nothing but invisible characters or spaces)", file=file, record=record,
+                       field=empty[0])
+
+
 def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], file: str,
               structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
               meta: Mapping[str, Any] | None = None) -> Case:
-    """Build and validate a Case: defaults from the mapping, then the record's own fields."""
+    """Build and validate a Case: defaults from the mapping, then the record's own fields. Every label (finding
+    labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics) is cleaned here (:func:`medr2.vocab.clean_label`:
+    NFKC, invisible characters, white space), the one place every reader's cases pass."""
     mfile = str(dr.mapping_file) if dr.mapping_file else None
     merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
     merged = {k: v for k, v in merged.items() if v is not None}
     merged.update(fields)
     extra_meta = dict(merged.pop("meta", {}) or {})
-    structures = [*structures, *merged.pop("structures", [])]
-    findings = [*findings, *merged.pop("findings", [])]
+    structures = [s.model_copy(update={"name": clean_label(s.name)}) for s in
+                  (*structures, *merged.pop("structures", []))]
+    findings = [f.model_copy(update={"label": clean_label(f.label)}) for f in (*findings, *merged.pop("findings", []))]
+    merged.update({k: clean_label(v) for k, v in merged.items() if k in LABEL_TEXT_FIELDS and isinstance(v, str)})
+    if isinstance(merged.get("mimics"), list):
+        merged["mimics"] = [clean_label(m) if isinstance(m, str) else m for m in merged["mimics"]]
+    _no_empty_label(structures, findings, merged, file=file, record=key)
     if not merged.get("modality"):
         raise BadInput("modality is missing: give it in the labels or as defaults.modality in medr2.json",
                        file=file, record=key, field="modality")

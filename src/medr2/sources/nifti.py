@@ -45,6 +45,7 @@ from medr2.sources.common import (
 )
 from medr2.sources.masks import LabelName, parse_label_names
 from medr2.sources.nifti_volume import isotropic, open_volume, read_checked
+from medr2.textfile import read_text
 
 PLANE_AXIS: dict[str, int] = {"sagittal": 0, "coronal": 1, "axial": 2}  # RAS+ axis fixed by each plane
 MIN_SLICE_SIDE = 8  # a plane whose slices would be thinner than this (pixels) is not cut
@@ -57,9 +58,9 @@ def parse_lut(path: Path, findings: set[str]) -> dict[int, LabelName]:
         return {v: (LabelName(n.name, "finding", n.attributes) if n.name in findings else n) for v, n in names.items()}
     out: dict[int, LabelName] = {}
     try:
-        lines = path.read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read LUT: {e}", file=str(path), field="lut") from e
+        lines = read_text(path, what="LUT").splitlines()
+    except BadInput as e:
+        raise BadInput(f"cannot read LUT: {e.reason}", file=str(path), field="lut") from e
     for no, line in enumerate(lines, 1):
         parts = line.split("#", 1)[0].split()
         if not parts:

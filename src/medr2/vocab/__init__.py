@@ -38,12 +38,24 @@ from medr2.errors import BadInput
 from medr2.registry import Registry
 
 Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
-KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute")
+KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute",
+         "device", "procedure", "technical", "indexing", "variant")
 ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
          "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
-         "attribute": "attribute"}
+         "attribute": "attribute", "device": "device", "procedure": "device", "technical": "technical",
+         "indexing": "technical", "variant": "variant"}
+# the kinds whose terms are never a finding or diagnosis, with the reason a reader gives for leaving such a term
+# out of a label list (index terms such as IU X-ray's MeSH "problems": issue 43); pathology kinds are absent
+NOT_A_FINDING = {
+    "modality": "imaging technique, not a finding", "plane": "view, not a finding",
+    "sequence": "imaging technique, not a finding", "body_region": "anatomy, not a finding",
+    "organ": "anatomy, not a finding", "attribute": "descriptor, not a finding",
+    "device": "device or procedure, not a diagnosis", "procedure": "device or procedure, not a diagnosis",
+    "technical": "technical note, not a finding", "indexing": "not indexed",
+    "variant": "normal variant or descriptor, not a finding",
+}
 USER_FILE_ENV = "MEDR2_VOCAB"
 DATA_FILE = "concepts.txt"
 
@@ -63,6 +75,22 @@ def normalise(text: str) -> str:
     t = "".join(" " if ch in "\t\n\r\x0b\x0c" else ch for ch in t
                 if ch in "\t\n\r\x0b\x0c" or unicodedata.category(ch) not in _INVISIBLE_CATEGORIES)
     return _FOLD.sub(" ", t.casefold()).strip()
+
+
+_SPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def clean_label(text: str) -> str:
+    """A label as data gives it, in the one form a bench stores and shows: NFKC (full-width letters, ligatures,
+    no-break spaces to their plain form), invisible characters dropped (zero-width spaces and joiners, soft
+    hyphens, BOM, bidi controls, other controls), white space runs to one space, ends stripped. Case, hyphens
+    and words are kept (:func:`normalise` is the comparison form). Two spellings that read the same clean to
+    one label, so a bench never holds both (every reader's labels pass here: ``sources.common.make_case``)."""
+    t = unicodedata.normalize("NFKC", str(text))
+    t = "".join(" " if ch.isspace() else ch for ch in t if ch.isspace()
+                or unicodedata.category(ch) not in _INVISIBLE_CATEGORIES)
+    return _SPACE.sub(" ", t).strip()
 
 
 @dataclass(frozen=True)
@@ -411,6 +439,15 @@ def conflicts(a: str, b: str) -> bool:
 
 def key(label: str) -> str:
     return vocabulary().key(label)
+
+
+def not_a_finding(label: str) -> str | None:
+    """Why ``label`` is not a finding or diagnosis (:data:`NOT_A_FINDING`, by the kind of the concept it names:
+    anatomy, a device, a procedure, a technical or indexing remark, a normal variant), or None when it names a
+    finding, diagnosis or "normal", or no concept at all. A term naming concepts of several groups is a finding
+    if one of them is (pathology wins)."""
+    c = vocabulary().concept_of(label)
+    return NOT_A_FINDING.get(c.kind) if c is not None else None
 
 
 def option_for(text: str, options: Iterable[str]) -> int | None:

@@ -23,6 +23,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore, resolve_inside
 from medr2.records import Structure, check_box
 from medr2.sources.common import load_label_map, mask_box, put_mask
+from medr2.textfile import read_text
 
 MASK_TXT = "mask.txt"
 _PAIR = re.compile(r"^\s*(.+?)\s*(?:[:=,\t]|\s)\s*(.+?)\s*$")
@@ -70,9 +71,9 @@ def load_mask_names(root: Path) -> dict[int, str] | None:
     if not real.is_file():
         raise BadInput("not a file", file=str(p), record=MASK_TXT, field=MASK_TXT)
     try:
-        text = real.read_text("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read: {e}", file=str(p), field=MASK_TXT) from e
+        text = read_text(real, what=MASK_TXT)
+    except BadInput as e:
+        raise BadInput(e.reason, file=str(p), field=MASK_TXT) from e
     return parse_mask_txt(text, str(p))
 
 

@@ -12,6 +12,7 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.images import InsideRoot, resolve_inside
 from medr2.interop.common import ImportBuilder
+from medr2.textfile import open_text
 
 T = TypeVar("T")
 
@@ -66,11 +67,11 @@ def inside_files(b: ImportBuilder, root: Path, files: Iterable[Path]) -> list[Pa
 def read_csv_rows(path: Path, required: tuple[str, ...], delimiter: str = ",") -> list[dict[str, str]]:
     csv.field_size_limit(1 << 30)  # base64 images in TSV cells
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with open_text(path) as f:
             reader = csv.DictReader(f, delimiter=delimiter)
             rows = [dict(r) for r in reader]
             header = reader.fieldnames or []
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+    except csv.Error as e:
         raise BadInput(f"cannot read: {e}", file=str(path)) from e
     missing = [c for c in required if c not in header]
     if missing:

@@ -35,11 +35,12 @@ def _image_bytes(v: Any) -> bytes | None:
     return v if isinstance(v, bytes) else None
 
 
-def import_parquet(files: list[Path], b: ImportBuilder) -> None:
+def import_parquet(files: list[Path], b: ImportBuilder, where: Path) -> None:
+    """Import the rows of ``files``; none is ``BadInput`` naming ``where`` (the dataset path given)."""
     import pyarrow.parquet as pq
 
     if not files:
-        raise BadInput("no parquet files found", field="PATH")
+        raise BadInput("no parquet files found", file=str(where), field="PATH")
     for f in files:
         try:
             rows = pq.read_table(f).to_pylist()
@@ -99,7 +100,8 @@ def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
         ans = a.upper() if len(a) == 1 and a.upper() in "ABCDEFGHIJ"[: len(opts)] else letter_of(a, opts)
         if not ans:
             raise BadInput("answer matches no option", file=str(f), record=record, field="answer")
-        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split=split, meta=meta)
+        b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split=split, meta=meta,
+              file=str(f))
     elif yn:
         b.add(case, task=task, form="yesno", question=q, answer=yn, qid=qid, split=split, meta=meta)
     else:
@@ -108,4 +110,4 @@ def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
 
 def import_hf(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = parquet_files(path)
-    import_parquet(inside_files(b, path, files) if path.is_dir() and files else files, b)
+    import_parquet(inside_files(b, path, files) if path.is_dir() and files else files, b, path)

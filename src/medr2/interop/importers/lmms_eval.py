@@ -11,6 +11,7 @@ from medr2.errors import BadInput
 from medr2.interop.common import ImportBuilder
 from medr2.interop.importers._util import file_failed, inside_files
 from medr2.interop.importers.hf import import_parquet
+from medr2.textfile import read_text
 
 _DATA_FILE = re.compile(r"^\s{4}\w+:\s*(\S+\.parquet)\s*$", re.M)
 
@@ -22,9 +23,9 @@ def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     named = 0
     for y in yamls:
         try:
-            found = _DATA_FILE.findall(y.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            file_failed(b, BadInput(f"cannot read: {e}", file=str(y)), y)
+            found = _DATA_FILE.findall(read_text(y, what="task YAML"))
+        except BadInput as e:
+            file_failed(b, e, y)
             continue
         named += len(found)
         for name in found:
@@ -35,7 +36,7 @@ def import_lmms(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                 file_failed(b, e, y)
     if not named:
         raise BadInput("no task YAML with parquet data_files found", file=str(path), field="PATH")
-    import_parquet(sorted(set(files)), b)
+    import_parquet(sorted(set(files)), b, path)
 
 
 def data_file(root: Path, p: Path, yaml: Path) -> Path:

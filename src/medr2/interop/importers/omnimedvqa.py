@@ -78,6 +78,7 @@ def import_omnimedvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> 
                           split="test", license=lic, access=access, meta={**meta, "options": opts})
                     continue
                 b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=qid, split="test",
+                      file=str(f),
                       license=lic, access=access, meta=meta)
             except BadInput as e:
                 b.bad(e)

@@ -69,7 +69,7 @@ def import_pmcvqa(path: Path, b: ImportBuilder, options: dict[str, str]) -> None
                     raise BadInput("the answer matches none of the choices", file=str(f), record=qid, field="Answer")
                 img = image_in(images, r.get("Figure_path"), file=str(f), record=qid)
                 case = b.case(text(r.get("Figure_path")), img, file=str(f), record=qid)
-                b.add(case, task=task_for(q), form="mcq", question=q, options=opts, answer=ans, qid=qid,
+                b.add(case, task=task_for(q), form="mcq", question=q, options=opts, answer=ans, qid=qid, file=str(f),
                       split=split, meta={"file": f.name})
             except BadInput as e:
                 b.bad(e)

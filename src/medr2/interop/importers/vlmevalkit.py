@@ -105,6 +105,7 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                     meta["columns"] = extra
                 if no_answers:
                     b.add(case, task=task, form="mcq" if opts else "text", question=q, options=opts, answer="",
+                          file=str(f),
                           qid=rec, split=split or "test", meta={**meta, "answer_unknown": True})
                     continue
                 if opts:
@@ -112,6 +113,7 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                     if not ans:
                         raise BadInput("answer matches no option", file=str(f), record=rec, field="answer")
                     b.add(case, task=task, form="mcq", question=q, options=opts, answer=ans, qid=rec, split=split,
+                          file=str(f),
                           meta=meta)
                 elif yes_no(a):
                     b.add(case, task=task, form="yesno", question=q, answer=yes_no(a) or a, qid=rec, split=split,

@@ -105,7 +105,7 @@ def _import_file(root: Path, jpath: Path, b: ImportBuilder, options: dict[str, s
             opts = or_options(q, a) if closed and not yn else None
             if opts:
                 b.add(case, task=task, form="mcq", question=q, options=opts, answer=letter_of(a, opts) or
-                      ("A" if answer_key(a) == answer_key(opts[0]) else "B"), qid=qid, split=split,
+                      ("A" if answer_key(a) == answer_key(opts[0]) else "B"), qid=qid, split=split, file=str(jpath),
                       meta={**meta, "options_from_question": True})
             else:
                 b.add(case, task=task, form="yesno" if yn else "text", question=q, answer=yn or a, qid=qid,

@@ -24,6 +24,8 @@ from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Finding, Structure
 from medr2.sources.common import DataRoot, Key, case_id_for, make_case, open_root, sample_indices
+from medr2.textfile import open_text
+from medr2.vocab import clean_label
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -258,7 +260,7 @@ def read_table(path: Path, required: Iterable[str]) -> list[dict[str, str]]:
     import csv
 
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
+        with open_text(path) as f:
             reader = csv.reader(f)
             header = [h.strip() for h in next(reader, [])]
             for col in required:
@@ -268,7 +270,7 @@ def read_table(path: Path, required: Iterable[str]) -> list[dict[str, str]]:
             n = len(header)
             return [dict(zip(header, [v.strip() for v in row] + [""] * (n - len(row)), strict=False))
                     for row in reader if row]
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+    except csv.Error as e:
         raise BadInput(f"cannot read CSV: {e}", file=str(path)) from e
 
 
@@ -421,8 +423,9 @@ def _mean_box(c: Sequence[tuple[str, Box]]) -> Box:
 
 def label_text(raw: str) -> str:
     """A dataset label as medr2 shows it: underscores to spaces, lower case (``Pleural_Thickening`` ->
-    ``pleural thickening``)."""
-    return " ".join(raw.replace("_", " ").split()).lower()
+    ``pleural thickening``), cleaned as every label is (:func:`medr2.vocab.clean_label`), so the tables of a
+    reader (e.g. :data:`NON_FOCAL_CXR`) see the label that the bench will hold."""
+    return clean_label(raw.replace("_", " ")).lower()
 
 
 # chest X-ray findings that are not a countable, measurable lesion (an enlarged organ, a diffuse or

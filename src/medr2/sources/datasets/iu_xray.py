@@ -11,11 +11,13 @@ may be PA or AP, which the data does not say: left unset, ``meta.projection`` ke
 
 ``Problems`` holds MeSH index terms, not all of them findings: ``No Indexing`` (the study was never indexed),
 technical notes (``Technical Quality of Image Unsatisfactory``), anatomy (``Lung``, ``Thoracic Vertebrae``,
-...), devices and normal variants. Those listed in :data:`NON_FINDING_TERMS` are left out, each with its
+...), devices, procedures and normal variants. The clinical vocabulary knows them (:mod:`medr2.vocab`: concepts
+of the kinds that are never findings, :func:`medr2.vocab.not_a_finding`); they are left out, each with its
 reason (``meta.problems_excluded``; counted per study in the build's source report); of the rest, ``normal``
 alone -> diagnosis ``normal``, a single term -> that diagnosis (lower case), none or several -> no diagnosis
-(so a study indexed only by anatomy is never "abnormal"). This minimal filter is a stand-in: the terms belong
-in the clinical vocabulary. The raw terms stay in ``meta``. Patient = ``uid`` (one report per study; the
+(so a study indexed only by anatomy is never "abnormal"). A term is added to the filter by one vocabulary
+line (``device: ...``, ``organ: ...``), in the built-in file, a plugin or ``$MEDR2_VOCAB``. The raw terms stay
+in ``meta``. Patient = ``uid`` (one report per study; the
 collection gives no other key), so the frontal and lateral image of a study stay in one split.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from medr2 import vocab
 from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
@@ -30,38 +33,16 @@ from medr2.sources.datasets._base import DatasetSource, RecordSpec, decode_image
 
 REPORT_COLUMNS = ("uid", "Problems", "findings", "impression")
 
-# MeSH terms of the ``Problems`` column that are not a finding or diagnosis, with the reason they are left out
-# (terms as they occur in indiana_reports.csv, compared lower case with spaces collapsed). To move to the
-# clinical vocabulary.
-_NOT_INDEXED = "not indexed"
-_TECHNICAL = "technical note, not a finding"
-_ANATOMY = "anatomy, not a finding"
-_DEVICE = "device or procedure, not a diagnosis"
-_VARIANT = "normal variant or descriptor, not a finding"
-NON_FINDING_TERMS: dict[str, str] = {
-    "no indexing": _NOT_INDEXED,
-    "technical quality of image unsatisfactory": _TECHNICAL,
-    **dict.fromkeys((
-        "lung", "heart", "aorta", "spine", "thorax", "abdomen", "mediastinum", "diaphragm", "pleura", "ribs",
-        "trachea", "trachea, carina", "bone and bones", "thoracic vertebrae", "cervical vertebrae",
-        "lumbar vertebrae", "heart ventricles", "heart atria", "pulmonary artery", "blood vessels", "lymph nodes",
-        "humerus", "clavicle", "sulcus", "adipose tissue", "shoulder", "sternum", "colon", "stomach"), _ANATOMY),
-    **dict.fromkeys((
-        "catheters, indwelling", "surgical instruments", "implanted medical device", "medical device", "stents",
-        "sutures", "tube, inserted", "breast implants", "pacemaker, artificial", "mastectomy",
-        "cholecystectomy", "sternotomy", "surgical staplers", "prosthesis", "contrast media"), _DEVICE),
-    **dict.fromkeys(("markings", "nipple shadow"), _VARIANT),
-}
-
-
 def sort_problems(raw: str) -> tuple[list[str], dict[str, str]]:
-    """The ``Problems`` terms that are findings or diagnoses (as written), and the others with their reason."""
+    """The ``Problems`` terms that are findings or diagnoses (as written), and the others with their reason:
+    the clinical vocabulary says which terms are not findings (:func:`medr2.vocab.not_a_finding`, by the kind
+    of concept they name: anatomy, device, procedure, technical or indexing remark, normal variant)."""
     kept: list[str] = []
     left_out: dict[str, str] = {}
     for term in (t.strip() for t in raw.split(";")):
         if not term:
             continue
-        reason = NON_FINDING_TERMS.get(" ".join(term.lower().split()))
+        reason = vocab.not_a_finding(term)
         if reason:
             left_out[term] = reason
         else:

@@ -38,6 +38,7 @@ from medr2.sources.datasets._base import (
     read_table,
     to_float,
 )
+from medr2.textfile import read_text
 
 ENTRY_FILES = ("Data_Entry_2017.csv", "Data_Entry_2017_v2020.csv")
 ENTRY_COLUMNS = ("Image Index", "Finding Labels", "Patient ID", "View Position")
@@ -113,7 +114,7 @@ class NihCxr14Source(DatasetSource):
         for fname, split in SPLIT_FILES:
             p = self.dr.root / fname
             if p.is_file():
-                for line in p.read_text("utf-8").splitlines():
+                for line in read_text(p, what="split list").splitlines():
                     if line.strip():
                         out.setdefault(line.strip(), split)
         return out
