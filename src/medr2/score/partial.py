@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medr2.score.stats import clustered_mcnemar_from, mcnemar_from_counts
+from medr2.score.stats import MetricBook, clustered_mcnemar_from, mcnemar_from_counts
 
 DROP = object()  # a resolved value that leaves its key out of the tree
 
@@ -23,31 +23,51 @@ DROP = object()  # a resolved value that leaves its key out of the tree
 @dataclass(eq=False)
 class PairTests:
     """Exact McNemar and the cluster-aware test of ``first`` vs ``second`` over paired binary outcomes, kept
-    as their counts and the non-zero per-case differences. ``valid`` false: the outcomes are not binary, and
-    neither test is reported."""
+    as their counts and, per case the pairs span (``cases``: their ids), the case's difference ``d`` (pairs
+    right only in ``first`` − right only in ``second``). The cluster-aware test sums ``d`` over the sampling
+    unit of the book it is resolved with (:meth:`medr2.score.stats.MetricBook.unit_index`: patients where cases
+    share one, else cases), so it groups what the intervals beside it resample, even where one patient's cases
+    were counted in different chunks. ``valid`` false: the outcomes are not binary, and neither test is
+    reported."""
 
     only_first: int
     only_second: int
     n_pairs: int
-    n_cases: int
+    cases: np.ndarray
     d: np.ndarray
     valid: bool = True
 
+    @property
+    def n_cases(self) -> int:
+        return int(self.cases.size)
+
     @classmethod
-    def of(cls, first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True) -> PairTests:
+    def of(cls, first: np.ndarray, second: np.ndarray, case_ids: np.ndarray, *, valid: bool = True
+           ) -> PairTests:
         a, b = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
-        idx = np.asarray(case_idx, dtype=np.int64)
+        ids = np.asarray(case_ids, dtype=object)
+        cases: np.ndarray = np.zeros(0, dtype=object)
         d: np.ndarray = np.zeros(0)
         if a.size:
-            _, inv = np.unique(idx, return_inverse=True)
-            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
-            d = d[d != 0]
-        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), int(np.unique(idx).size), d, valid)
+            cases, inv = np.unique(ids, return_inverse=True)
+            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float), minlength=cases.size)
+        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), cases, d, valid)
 
     def merge(self, other: PairTests) -> PairTests:
+        """Two chunks' pairs (each case in one chunk: the scorer's chunks are of whole cases)."""
         return PairTests(self.only_first + other.only_first, self.only_second + other.only_second,
-                         self.n_pairs + other.n_pairs, self.n_cases + other.n_cases,
+                         self.n_pairs + other.n_pairs, np.concatenate([self.cases, other.cases]),
                          np.concatenate([self.d, other.d]), self.valid and other.valid)
+
+    def by_unit(self, book: MetricBook | None) -> tuple[np.ndarray, str, int]:
+        """The non-zero per-unit differences, the unit's name and how many units the pairs span, the units
+        being ``book``'s (cases without a book)."""
+        if book is None or not self.cases.size:
+            return self.d[self.d != 0], "case", self.n_cases
+        units = book.unit_index(book.case_index(self.cases))
+        found, inv = np.unique(units, return_inverse=True)
+        d = np.bincount(inv, weights=self.d, minlength=found.size)
+        return d[d != 0], book.unit, int(found.size)
 
 
 @dataclass(eq=False)
@@ -60,19 +80,22 @@ class TestView:
     def merge(self, other: TestView) -> TestView:
         return TestView(self.tests.merge(other.tests), self.kind)
 
-    def resolve(self) -> Any:
+    def resolve(self, book: MetricBook | None = None) -> Any:
+        """The block's ``metrics.json`` value; the cluster-aware test over ``book``'s sampling unit."""
         t = self.tests
         if not t.valid:
             return DROP
         if self.kind == "mcnemar":
             return {**mcnemar_from_counts(t.only_first, t.only_second, t.n_pairs), "n_cases": t.n_cases}
-        return clustered_mcnemar_from(t.d, t.only_first, t.only_second, t.n_pairs, t.n_cases)
+        d, unit, n_units = t.by_unit(book)
+        return clustered_mcnemar_from(d, t.only_first, t.only_second, t.n_pairs, t.n_cases, unit=unit,
+                                      n_units=n_units)
 
 
-def pair_tests(first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True
+def pair_tests(first: np.ndarray, second: np.ndarray, case_ids: np.ndarray, *, valid: bool = True
                ) -> dict[str, TestView]:
-    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison."""
-    t = PairTests.of(first, second, case_idx, valid=valid)
+    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison (``case_ids``: each pair's case)."""
+    t = PairTests.of(first, second, case_ids, valid=valid)
     return {"mcnemar": TestView(t, "mcnemar"), "cluster_test": TestView(t, "cluster_test")}
 
 
