@@ -58,9 +58,20 @@ def _expected(runs: list[Path]) -> dict[str, str]:
     return {run.name: scope_text(json.loads((run / "metrics.json").read_text())) for run in runs}
 
 
-def test_the_runs_resample_patients(scored: tuple[Path, list[Path]]) -> None:
+def _cluster_tests(node: object) -> list[dict]:
+    if isinstance(node, dict):
+        own = [node["cluster_test"]] if isinstance(node.get("cluster_test"), dict) else []
+        return own + [t for v in node.values() for t in _cluster_tests(v)]
+    return []
+
+
+def test_the_runs_resample_patients_and_their_paired_tests_group_them(scored: tuple[Path, list[Path]]) -> None:
     for text in _expected(scored[1]).values():
         assert text == f"test split · bootstrap over {PATIENTS} patients"
+    for run in scored[1]:
+        tests = _cluster_tests(json.loads((run / "metrics.json").read_text())["modes"])
+        assert tests, run  # the fixture's variants are tested against their parents
+        assert all(t["unit"] == "patient" and 1 <= t["n_units"] <= min(PATIENTS, t["n_cases"]) for t in tests), tests
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} absent (scripts/install.sh --dev installs it)")

@@ -195,8 +195,8 @@ def _tests(ctx: Ctx, pairs: pd.DataFrame, first: str, second: str, *, valid: boo
     """Exact item-level McNemar (ignores clustering: kept for reference) and the cluster-aware test
     (:func:`medr2.score.stats.clustered_mcnemar`) of ``first`` vs ``second`` over the same pairs (kept as
     counts until resolved: :class:`medr2.score.partial.PairTests`; ``valid`` false: not reported)."""
-    return pair_tests(pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool),
-                      pairs["case_id"].astype(str).to_numpy(dtype=object), valid=valid)
+    return pair_tests(pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool), ctx.cases(pairs),
+                      ctx.book.case_array, valid=valid)
 
 
 def _paired_delta(ctx: Ctx, pairs: pd.DataFrame, first: Any, second: Any, **extra: Any) -> Ref:

@@ -23,51 +23,54 @@ DROP = object()  # a resolved value that leaves its key out of the tree
 @dataclass(eq=False)
 class PairTests:
     """Exact McNemar and the cluster-aware test of ``first`` vs ``second`` over paired binary outcomes, kept
-    as their counts and, per case the pairs span (``cases``: their ids), the case's difference ``d`` (pairs
-    right only in ``first`` − right only in ``second``). The cluster-aware test sums ``d`` over the sampling
-    unit of the book it is resolved with (:meth:`medr2.score.stats.MetricBook.unit_index`: patients where cases
-    share one, else cases), so it groups what the intervals beside it resample, even where one patient's cases
-    were counted in different chunks. ``valid`` false: the outcomes are not binary, and neither test is
-    reported."""
+    as their counts and, per case the pairs span, the case's difference ``d`` (pairs right only in ``first`` −
+    right only in ``second``): in ``parts``, one per chunk of cases, as (the chunk's case ids, the positions of
+    these cases among them, their ``d``). The cluster-aware test sums ``d`` over the sampling unit of the book it
+    is resolved with (:meth:`medr2.score.stats.MetricBook.unit_index`: patients where cases share one, else
+    cases), so it groups what the intervals beside it resample, even where one patient's cases were counted in
+    different chunks. ``valid`` false: the outcomes are not binary, and neither test is reported."""
 
     only_first: int
     only_second: int
     n_pairs: int
-    cases: np.ndarray
-    d: np.ndarray
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     valid: bool = True
 
     @property
     def n_cases(self) -> int:
-        return int(self.cases.size)
+        return sum(int(pos.size) for _, pos, _ in self.parts)
 
     @classmethod
-    def of(cls, first: np.ndarray, second: np.ndarray, case_ids: np.ndarray, *, valid: bool = True
-           ) -> PairTests:
+    def of(cls, first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, cases: np.ndarray | None = None, *,
+           valid: bool = True) -> PairTests:
+        """From each pair's case: its position ``case_idx`` in ``cases`` (a chunk's case ids, e.g.
+        :attr:`medr2.score.stats.MetricBook.case_array`), or, without ``cases``, its id."""
         a, b = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
-        ids = np.asarray(case_ids, dtype=object)
-        cases: np.ndarray = np.zeros(0, dtype=object)
-        d: np.ndarray = np.zeros(0)
+        if cases is None:
+            cases, case_idx = np.unique(np.asarray(case_idx, dtype=object), return_inverse=True)
+        idx = np.asarray(case_idx, dtype=np.int64)
+        parts = []
         if a.size:
-            cases, inv = np.unique(ids, return_inverse=True)
-            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float), minlength=cases.size)
-        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), cases, d, valid)
+            pos, inv = np.unique(idx, return_inverse=True)
+            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float), minlength=pos.size)
+            parts.append((cases, pos, d))
+        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), parts, valid)
 
     def merge(self, other: PairTests) -> PairTests:
         """Two chunks' pairs (each case in one chunk: the scorer's chunks are of whole cases)."""
         return PairTests(self.only_first + other.only_first, self.only_second + other.only_second,
-                         self.n_pairs + other.n_pairs, np.concatenate([self.cases, other.cases]),
-                         np.concatenate([self.d, other.d]), self.valid and other.valid)
+                         self.n_pairs + other.n_pairs, self.parts + other.parts, self.valid and other.valid)
 
     def by_unit(self, book: MetricBook | None) -> tuple[np.ndarray, str, int]:
         """The non-zero per-unit differences, the unit's name and how many units the pairs span, the units
         being ``book``'s (cases without a book)."""
-        if book is None or not self.cases.size:
-            return self.d[self.d != 0], "case", self.n_cases
-        units = book.unit_index(book.case_index(self.cases))
+        d = np.concatenate([part[2] for part in self.parts]) if self.parts else np.zeros(0)
+        if book is None or not d.size:
+            return d[d != 0], "case", self.n_cases
+        units = np.concatenate([book.units_of(cases)[pos] for cases, pos, _ in self.parts])
         found, inv = np.unique(units, return_inverse=True)
-        d = np.bincount(inv, weights=self.d, minlength=found.size)
-        return d[d != 0], book.unit, int(found.size)
+        per_unit = np.bincount(inv, weights=d, minlength=found.size)
+        return per_unit[per_unit != 0], book.unit, int(found.size)
 
 
 @dataclass(eq=False)
@@ -92,10 +95,11 @@ class TestView:
                                       n_units=n_units)
 
 
-def pair_tests(first: np.ndarray, second: np.ndarray, case_ids: np.ndarray, *, valid: bool = True
-               ) -> dict[str, TestView]:
-    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison (``case_ids``: each pair's case)."""
-    t = PairTests.of(first, second, case_ids, valid=valid)
+def pair_tests(first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, cases: np.ndarray | None = None, *,
+               valid: bool = True) -> dict[str, TestView]:
+    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison (each pair's case: see
+    :meth:`PairTests.of`)."""
+    t = PairTests.of(first, second, case_idx, cases, valid=valid)
     return {"mcnemar": TestView(t, "mcnemar"), "cluster_test": TestView(t, "cluster_test")}
 
 

@@ -80,6 +80,8 @@ class MetricBook:
         self._metrics: list[_Metric] = []
         self._index: pd.Index | None = None
         self._arrow: dict[pa.DataType, pa.Array] = {}
+        self._case_array: np.ndarray | None = None
+        self._units_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(case array) -> (it, its units)
 
     @property
     def n_cases(self) -> int:
@@ -101,6 +103,21 @@ class MetricBook:
         so a test and the intervals beside it resample the same unit."""
         idx = np.asarray(case_idx, dtype=np.int64)
         return idx if self._cluster_of is None else self._cluster_of[idx]
+
+    @property
+    def case_array(self) -> np.ndarray:
+        """The book's case ids as one object array (made once: the parts of a chunk's tree refer to it)."""
+        if self._case_array is None:
+            self._case_array = np.asarray(self.cases, dtype=object)
+        return self._case_array
+
+    def units_of(self, case_ids: np.ndarray) -> np.ndarray:
+        """:meth:`unit_index` of each of ``case_ids`` (an array of case ids, e.g. another book's
+        :attr:`case_array`), looked up once per array for the life of the book."""
+        got = self._units_of.get(id(case_ids))
+        if got is None or got[0] is not case_ids:
+            got = self._units_of[id(case_ids)] = (case_ids, self.unit_index(self.case_index(case_ids)))
+        return got[1]
 
     def bootstrap_info(self) -> dict[str, Any]:
         """``{"unit", "n_units"}``: what the intervals resample, for the metrics' ``bootstrap`` block."""
