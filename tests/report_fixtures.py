@@ -71,7 +71,9 @@ def _item(case: Case, *, stage: int, task: str, form: str, question: str, answer
                 license="fixture images from installed packages; not redistributed")
 
 
-def build_bench(root: Path) -> tuple[list[Case], list[Item]]:
+def build_bench(root: Path, patients: int | None = None) -> tuple[list[Case], list[Item]]:
+    """The bench; ``patients``: the cases belong to that many patients (case ``i`` to patient ``i % patients``),
+    else each case to its own."""
     store = ImageStore(root)
     cases, items = [], []
     for i, (pkg, rel, modality, region) in enumerate(_IMAGES):
@@ -80,7 +82,8 @@ def build_bench(root: Path) -> tuple[list[Case], list[Item]]:
         h, w = arr.shape
         box = (w * 0.30, h * 0.35, w * 0.55, h * 0.60)
         case = Case(case_id=f"case{i}", image=ref.path, image_sha256=ref.sha256, width=w, height=h,
-                    modality=modality, body_region=region, patient_id=f"p{i}", source="fixture",
+                    modality=modality, body_region=region, patient_id=f"p{i if patients is None else i % patients}",
+                    source="fixture",
                     license="fixture", findings=[Finding(label="nodule", box=box, synthetic=True)],
                     synthetic_fields=["findings"], split="test")
         cases.append(case)
@@ -185,9 +188,9 @@ def write_run(run_dir: Path, bench_root: Path, items: list[Item], model: int,
     score_run(run_dir, n_resamples=200)
 
 
-def make_fixture(root: Path, modes: tuple[str, ...] = ("independent",)) -> Fixture:
+def make_fixture(root: Path, modes: tuple[str, ...] = ("independent",), patients: int | None = None) -> Fixture:
     bench = root / "bench"
-    _, items = build_bench(bench)
+    _, items = build_bench(bench, patients)
     runs = [root / "run_before", root / "run_after"]
     for m, r in enumerate(runs):
         write_run(r, bench, items, m, modes)

@@ -38,8 +38,8 @@ def report(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 PAGE_TAGS = {"html", "head", "meta", "link", "title", "style", "body", "header", "h1", "h2", "p", "main", "section",
-             "div", "table", "tr", "th", "td", "code", "figure", "img", "figcaption", "b", "i", "span", "label",
-             "select", "input", "button", "script"}
+             "div", "table", "caption", "tr", "th", "td", "code", "figure", "img", "figcaption", "b", "i", "span",
+             "label", "select", "input", "button", "script"}
 
 
 class _Collect(HTMLParser):

@@ -12,6 +12,12 @@ killed before the journal exists leaves the previous set untouched (the pending 
 the next publish); one killed after it leaves a journal that :func:`settle` completes (every reader
 calls it first), so no reader ever sees a new file beside an old one.
 
+:func:`staged` is how a command that writes many or large files (``medr2 convert``, ``medr2 export``) uses it:
+it writes them into a staging folder inside its output folder, and on success every file there is published as
+one set (a journal, then each file renamed from the staging folder into place); a failure removes the staging
+folder, a kill before the journal leaves only it (hidden, not output: the next command into the folder removes
+it; :func:`medr2.outdir.contents` does not count it), and one after it leaves a journal :func:`settle` completes.
+
 A file too large to hold as bytes (``medr2 score``'s ``scores.parquet``) is given to :func:`publish_files` as the
 path of a file the command wrote itself on the same file system (inside ``folder``, e.g. a spill folder that
 its next run removes if it was killed): it is fsynced and moved into its pending name, then published as the
@@ -22,8 +28,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from medr2 import jsonsafe
@@ -31,6 +39,7 @@ from medr2.errors import WorkFailed
 
 JOURNAL = ".medr2-publish.json"
 PENDING_SUFFIX = ".medr2-pending"
+STAGING = ".medr2-staging"  # :func:`staged`'s folder inside the output folder
 
 def current_umask() -> int:
     """The process umask, read without changing it where /proc allows (read each time: it is cheap, and a
@@ -113,19 +122,26 @@ def settle(folder: Path | str) -> bool:
         plan = jsonsafe.load_object(journal)
         files = [str(x) for x in plan["files"]]
         remove = [str(x) for x in plan.get("remove", [])]
+        from_stage = bool(plan.get("staged"))  # the set waits in the staging folder (:func:`staged`)
         for rel in [*files, *remove]:
             _check_rel(rel)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise WorkFailed(f"{journal}: unreadable publish journal ({e}); rerun the command that writes "
                          f"{folder}") from e
     try:
+        parents = {folder}
         for rel in files:
-            pending = folder / _pending_name(rel)
+            pending = folder / STAGING / rel if from_stage else folder / _pending_name(rel)
             if pending.exists():
-                os.replace(pending, folder / rel)
+                dest = folder / rel
+                if dest.parent not in parents:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    parents.add(dest.parent)
+                os.replace(pending, dest)
         for rel in remove:
             (folder / rel).unlink(missing_ok=True)
-        _fsync_dir(folder)
+        for d in parents:
+            _fsync_dir(d)
         journal.unlink()
         _fsync_dir(folder)
     except OSError as e:
@@ -196,3 +212,46 @@ def publish_files(folder: Path | str, files: Mapping[str, bytes | Path], *, remo
             p.unlink(missing_ok=True)
         raise
     settle(folder)
+
+
+@contextmanager
+def staged(out: Path | str, command: str, *, manifest: Mapping[str, bytes] | None = None) -> Iterator[Path]:
+    """A staging folder inside ``out`` (:data:`STAGING`) to write a command's files into; on success every file in
+    it, and ``manifest`` (relative path -> bytes, filled in by the block before it ends), is published into ``out``
+    as one set (same relative paths): each is fsynced where it is, a journal naming the set is written, and the
+    files are renamed from the staging folder into place (:func:`settle`: a kill after the journal is completed by
+    the next reader or writer). On failure the staging folder is removed; a kill before the journal leaves only
+    the staging folder, which the next command into ``out`` removes. ``command`` names what to rerun."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    settle(out)
+    stage = out / STAGING
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+        for rel, data in (manifest or {}).items():
+            _check_rel(rel)
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            (stage / rel).write_bytes(data)
+        _publish_stage(out, stage, command)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _publish_stage(out: Path, stage: Path, command: str) -> None:
+    """Every file of ``stage`` fsynced, then the journal, then the renames into ``out`` (:func:`settle`)."""
+    rels: list[str] = []
+    dirs = {stage}
+    for p in sorted(stage.rglob("*")):
+        if p.is_dir():
+            dirs.add(p)
+        elif p.is_file():
+            with open(p, "rb") as f:  # read access is enough to fsync (a hard link to a read-only image)
+                os.fsync(f.fileno())
+            rels.append(p.relative_to(stage).as_posix())
+    for d in dirs:
+        _fsync_dir(d)
+    plan = {"files": rels, "remove": [], "command": command, "staged": True}
+    atomic_write_bytes(out / JOURNAL, (json.dumps(plan, indent=1) + "\n").encode("utf-8"))
+    settle(out)

@@ -30,6 +30,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from medr2.atomic import STAGING
 from medr2.errors import BadInput
 
 try:
@@ -90,8 +91,10 @@ def check_out_file(path: Path | str, field: str = "--out") -> Path:
 
 
 def contents(folder: Path) -> list[Path]:
-    """The entries of ``folder`` other than writer locks (what "an empty output folder" looks at)."""
-    return [p for p in folder.iterdir() if p.name not in (LOCK, SCORE_LOCK)]
+    """The entries of ``folder`` other than writer locks and the staging folder a killed command left
+    (:data:`medr2.atomic.STAGING`: never output; the next command into the folder removes it): what "an empty
+    output folder" looks at."""
+    return [p for p in folder.iterdir() if p.name not in (LOCK, SCORE_LOCK, STAGING)]
 
 
 def _busy(path: Path, folder: Path, field: str) -> BadInput:

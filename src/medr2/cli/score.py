@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from medr2.console import say, warn
         from medr2.models.truncation import TRUNCATED_HINT
         from medr2.progress import for_console
-        from medr2.report.fmt import fmt_value_n
+        from medr2.report.fmt import fmt_value_n, scope_text
         from medr2.score.completeness import describe
         from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
 
@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
         hinted = False
         splits = (metrics.get("run") or {}).get("splits") or {}
         split_word = "+".join(splits) or "?"  # the split(s) the answers come from, on every line
+        say(f"scored: {scope_text(metrics)}")  # the split(s) and what the intervals resample, as every table says
         for mode, m in metrics["modes"].items():
             ov = m.get("overall") or {}
             rates = m.get("rates", {})

@@ -322,8 +322,9 @@ def write_summary(path: Path, runs: Mapping[str, Path], *, roles: Mapping[str, s
         out += [f"## Each strategy vs {flat} (same base, same budget; paired over the same items)", "",
                 *strategy_table(runs, flat, others, seed=seed, resamples=resamples), "",
                 "Δ: 95% paired bootstrap over patients; p: cluster-aware case-swap randomisation test (the two "
-                "models' per-case results exchanged at random case by case). Significant: the interval "
-                "excludes 0 and p < 0.05 (no correction for the number of metrics compared).", ""]
+                "models' results exchanged at random patient by patient, the unit the interval resamples). "
+                "Significant: the interval excludes 0 and p < 0.05 (no correction for the number of metrics "
+                "compared).", ""]
     out += ["## Legend", "", LEGEND, "",
             "The values are as measured on this run; the report (`report/index.html`) has every metric, "
             "per task and per variant, and each answer.", ""]

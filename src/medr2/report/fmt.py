@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 MISSING = "n/a"
@@ -71,6 +73,50 @@ def fmt_value_n(m: Any, digits: int = 2) -> str:
     cases = m.get("n_cases") if isinstance(m, dict) and isinstance(m.get("n_cases"), int) else None
     n_text = fmt_n(n, cases) if value is not None else ""
     return f"{text} ({n_text})" if n_text else text
+
+
+def scope_text(metrics: Mapping[str, Any]) -> str:
+    """What a run's numbers are computed over, as every table of the report and ``medr2 score``'s summary say it:
+    the split(s) scored (``metrics.json`` ``run.splits``) and the unit the 95% intervals resample, with how many
+    (``bootstrap.unit``, ``n_units``): ``"test split · bootstrap over 35 patients"``. What ``metrics.json`` does
+    not record is said to be not recorded (a file scored before it was)."""
+    run = metrics.get("run")
+    splits = run.get("splits") if isinstance(run, dict) else None
+    if isinstance(splits, dict) and splits:
+        split = "+".join(str(s) for s in splits) + (" splits (mixed)" if len(splits) > 1 else " split")
+    else:
+        split = "split not recorded"
+    boot = metrics.get("bootstrap")
+    boot = boot if isinstance(boot, dict) else {}
+    unit, n_units = boot.get("unit"), _int(boot.get("n_units"))
+    if boot.get("n_resamples") == 0:
+        resampled = "no intervals (0 bootstrap resamples)"
+    elif unit in ("patient", "case") and n_units is not None:
+        resampled = f"bootstrap over {n_units:,} {unit}{'s' if n_units != 1 else ''}"
+    else:
+        resampled = "bootstrap unit not recorded"
+    return f"{split} · {resampled}"
+
+
+@dataclass(frozen=True)
+class Scopes:
+    """:func:`scope_text` of each run, by the name a table shows it under: ``of(run)`` for a table of one run,
+    ``of()`` for a table of several (one text where they agree, else each run's)."""
+
+    by_run: Mapping[str, str]
+
+    @classmethod
+    def of_runs(cls, runs: Mapping[str, Mapping[str, Any]]) -> Scopes:
+        """From each run's name and its ``metrics.json``."""
+        return cls({name: scope_text(m) for name, m in runs.items()})
+
+    def of(self, run: str | None = None) -> str:
+        if run is not None and run in self.by_run:
+            return self.by_run[run]
+        texts = list(dict.fromkeys(self.by_run.values()))
+        if len(texts) == 1:
+            return texts[0]
+        return "; ".join(f"{name}: {text}" for name, text in self.by_run.items()) or scope_text({})
 
 
 # bidirectional formatting characters: they reorder what follows them on screen (U+202E makes "exe.txt" read

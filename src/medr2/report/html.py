@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 import medr2
 from medr2.report.browser import script_safe_json
-from medr2.report.fmt import visible_bidi  # bidi controls shown as markers (one neutraliser for every output)
+from medr2.report.fmt import Scopes, visible_bidi  # bidi controls shown as markers (one neutraliser for every output)
 from medr2.report.leaderboard import Leaderboard
 from medr2.report.plots import Plot
 from medr2.report.subgroups import HARM_KEYS, SubgroupView
@@ -72,6 +72,9 @@ def _finalize(value: Any) -> Any:
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
                  browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None,
                  subgroups: SubgroupView | None = None) -> str:
+    """The page. Every table is opened by the template's one ``table`` macro, which captions it with the
+    split(s) scored and the bootstrap's unit of the runs it shows (:class:`medr2.report.fmt.Scopes`, by the names
+    the tables show: the leaderboard's scopes under the short names)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
@@ -91,7 +94,9 @@ def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard
     if browser.get("missing_items"):
         note += f" {browser['missing_items']:,} scored rows refer to items not in the bench and are not shown."
     shared, per_run = provenance_split(runs)
-    return env.get_template(TEMPLATE).render(
+    names = short_names or {}
+    scopes = Scopes({names.get(label, label): text for label, text in leaderboard.scopes.by_run.items()})
+    return env.get_template(TEMPLATE).render(scopes=scopes,
         title=title, version=medr2.__version__, csp=content_security_policy(js, css), runs=runs,
         leaderboard=leaderboard, short_names=short_names or {}, plots=plot_views, browser_note=note, warnings=warnings,
         headline=leaderboard.headline(), best={c.key: leaderboard.best(c.key) for c in leaderboard.columns},

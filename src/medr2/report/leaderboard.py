@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.report.fmt import cell_text, fmt_ci, fmt_n, metric_parts
+from medr2.report.fmt import Scopes, cell_text, fmt_ci, fmt_n, metric_parts
 from medr2.report.inputs import RunData
 
 # appended to a value computed from fewer than 10 cases (``low_n`` in metrics.json)
@@ -110,6 +110,8 @@ class Row:
 class Leaderboard:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
+    # per run (full name): the split(s) scored and the bootstrap's unit (:func:`medr2.report.fmt.scope_text`)
+    scopes: Scopes = Scopes({})
 
     def contenders(self) -> list[Row]:
         """The rows that can be "best": the models, not the reference baselines (oracle, random, ...), unless
@@ -164,11 +166,12 @@ def build_leaderboard(runs: list[RunData]) -> Leaderboard:
             if isinstance(mm, dict):
                 rows.append(Row(run.label, run.model_key, mode, {c.key: lookup(mm, c.path) for c in COLUMNS}))
     cols = tuple(c for c in COLUMNS if c.always or any(r.cells[c.key] is not None for r in rows))
-    return Leaderboard(cols, tuple(rows))
+    return Leaderboard(cols, tuple(rows), Scopes.of_runs({run.label: run.metrics for run in runs}))
 
 
 def to_json(lb: Leaderboard) -> str:
     data = {
+        "scope": dict(lb.scopes.by_run),
         "columns": [{"key": c.key, "header": c.header, "path": ".".join(c.path)} for c in lb.columns],
         "rows": [{"run": r.run, "model": r.model, "mode": r.mode,
                   "metrics": {c.key: lb.cell(r, c.key) for c in lb.columns}} for r in lb.rows],
@@ -229,8 +232,9 @@ def to_markdown(lb: Leaderboard) -> str:
     for r in lb.rows:
         cells = [r.run, r.model, r.mode] + [_md_value(lb.cell(r, c.key)) for c in lb.columns]
         lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
-    note = ("\nValues are accuracies (or rates) with 95% bootstrap intervals over cases: `value [lo, hi]`, then "
-            f"(n units, cases); `n/a` where undefined. {LOW_N_NOTE}\n")
+    note = (f"\nScored: {_md_cell(lb.scopes.of())}. Values are accuracies (or rates) with 95% bootstrap intervals "
+            f"(resampling the unit named there): `value [lo, hi]`, then (n units, cases); `n/a` where undefined. "
+            f"{LOW_N_NOTE}\n")
     return "\n".join(lines) + "\n" + note
 
 

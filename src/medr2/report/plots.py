@@ -778,7 +778,7 @@ def slices(ctx: PlotContext) -> list[Plot]:
         _run_legend(fig, runs)
         name, title = _suffix("slices", "Accuracy by subgroup", g, groups)
         out.append(_finish(fig, name, title, "Accuracy per slice of the runs scored with medr2 score --slice, each "
-                           "run's value with its 95% case-bootstrap interval; every slice names its cases. † and a "
+                           "run's value with its 95% bootstrap interval; every slice names its cases. † and a "
                            "hollow marker: fewer cases than the run's --slice-min-cases (never ranked or tested). "
                            "Cases without a field's value are the slice 'missing'. The sortable tables under "
                            "Subgroups and harm have every metric and the largest gap's test. A good model's intervals "

@@ -206,7 +206,7 @@ class MetricsAccumulator:
             "model_key": models[0] if len(models) == 1 else models,
             "bootstrap": {**book.bootstrap_info(), "n_resamples": n_resamples, "level": 0.95, "seed": seed,
                           "n_cases": book.n_cases},
-            "modes": {m: drop_unseen_rates(resolve(t, results)) for m, t in trees.items()},
+            "modes": {m: drop_unseen_rates(resolve(t, results, book)) for m, t in trees.items()},
         }
 
 

@@ -196,7 +196,7 @@ def _tests(ctx: Ctx, pairs: pd.DataFrame, first: str, second: str, *, valid: boo
     (:func:`medr2.score.stats.clustered_mcnemar`) of ``first`` vs ``second`` over the same pairs (kept as
     counts until resolved: :class:`medr2.score.partial.PairTests`; ``valid`` false: not reported)."""
     return pair_tests(pairs[first].to_numpy(dtype=bool), pairs[second].to_numpy(dtype=bool), ctx.cases(pairs),
-                      valid=valid)
+                      ctx.book.case_array, valid=valid)
 
 
 def _paired_delta(ctx: Ctx, pairs: pd.DataFrame, first: Any, second: Any, **extra: Any) -> Ref:
@@ -656,23 +656,25 @@ def rationale(ctx: Ctx) -> dict[str, Any]:
 
 # -- evaluation ------------------------------------------------------------------------------------
 
-def resolve(tree: Any, results: list[dict[str, Any]]) -> Any:
+def resolve(tree: Any, results: list[dict[str, Any]], book: MetricBook | None = None) -> Any:
     """The ``metrics.json`` block of a metric tree: each :class:`Ref` its evaluated metric (with its extras),
-    each part kept for merging (:mod:`medr2.score.partial`) its value; empty blocks and ``None`` left out."""
+    each part kept for merging (:mod:`medr2.score.partial`) its value, resolved over ``book``'s sampling unit
+    (the book the results were bootstrapped by: its tests group what its intervals resample); empty blocks and
+    ``None`` left out."""
     if isinstance(tree, Ref):
         res = dict(results[tree.index])
         for k, v in tree.extra.items():
-            if (got := resolve(v, results)) is not DROP:
+            if (got := resolve(v, results, book)) is not DROP:
                 res[k] = got
         return res
     if isinstance(tree, dict):
         out = {}
         for k, v in tree.items():
-            if v is not None and not (isinstance(v, dict) and not v) and (got := resolve(v, results)) is not DROP:
+            if v is not None and not (isinstance(v, dict) and not v) and (got := resolve(v, results, book)) is not DROP:
                 out[k] = got
         return out
     if hasattr(tree, "resolve"):
-        return tree.resolve()
+        return tree.resolve(book)
     return tree
 
 
@@ -749,4 +751,4 @@ def compare_runs(rows_a: pd.DataFrame, rows_b: pd.DataFrame, seed: int = 0,
             **_tests(ctx_a, m, "correct_a", "correct_b"),
         }
     results = book.evaluate(n_resamples, seed_for(seed, "bootstrap"))
-    return {"bootstrap": book.bootstrap_info(), "modes": {m: _resolve(t, results) for m, t in trees.items()}}
+    return {"bootstrap": book.bootstrap_info(), "modes": {m: _resolve(t, results, book) for m, t in trees.items()}}

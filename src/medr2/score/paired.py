@@ -4,9 +4,9 @@
 :class:`~medr2.score.stats.MetricBook` (so both sides see the same case-bootstrap resamples), on the
 items both runs answered, and reports per metric the values of A and B, the paired difference A − B
 with its 95% case-bootstrap interval, and a cluster-aware test of "no difference":
-:func:`case_swap_test`, an exact-in-distribution randomisation test that, case by case, swaps the two
-runs' per-case sums (under the null the two runs are exchangeable within each case whatever the
-correlation of the items inside a case; the same sign-flip idea as
+:func:`case_swap_test`, an exact-in-distribution randomisation test that, unit by unit (the patient where
+cases share one, else the case: the unit the intervals resample), swaps the two runs' sums (under the null the
+two runs are exchangeable within each unit whatever the correlation inside it; the same sign-flip idea as
 :func:`medr2.score.stats.clustered_mcnemar`, which it equals in spirit for accuracy). Metrics are
 named by their path in ``metrics.json`` (``mode``, keys...; ``LAST`` = the highest stage key)."""
 
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from medr2.score.metrics import METRIC_GROUPS, Ctx, Ref
 from medr2.score.stats import DEFAULT_RESAMPLES, MetricBook, difference, seed_for
@@ -62,20 +63,27 @@ def _shared(rows_a: pd.DataFrame, rows_b: pd.DataFrame) -> tuple[pd.DataFrame, p
 def case_swap_test(book: MetricBook, a: int, b: int, *, n_resamples: int = SWAP_RESAMPLES,
                    seed: int = 0) -> dict[str, Any]:
     """Cluster-aware randomisation test of metric ``a`` = metric ``b`` (two metrics of the same form, one
-    per run, in ``book``): each resample swaps the two runs' per-case component sums in a random half of
-    the cases and recomputes ``value(a) − value(b)``; ``p`` = share of resamples at least as far from 0 as
-    the observed difference (with the observed one counted, so ``p > 0``)."""
+    per run, in ``book``): each resample swaps the two runs' component sums in a random half of the book's
+    sampling units (:meth:`MetricBook.unit_index`: patients where cases share one, else cases; the unit its
+    intervals resample) and recomputes ``value(a) − value(b)``; ``p`` = share of resamples at least as far from
+    0 as the observed difference (with the observed one counted, so ``p > 0``). Under the null the two runs are
+    exchangeable within each unit whatever the correlation of the cases and items inside it."""
     ma, mb = book.info(a), book.info(b)
+    unit = {"unit": book.unit, "n_units": book.n_units}
     if len(ma.components) != len(mb.components):
-        return {"p": None, "method": "case swap", "note": "the two metrics differ in form"}
+        return {"p": None, "method": "case swap", "note": "the two metrics differ in form", **unit}
     cols = np.column_stack(book._columns) if book._columns else np.zeros((book.n_cases, 0))
-    ca, cb = cols[:, list(ma.components)], cols[:, list(mb.components)]
+    units = book.unit_index(np.arange(book.n_cases))
+    members = sparse.csr_matrix((np.ones(book.n_cases), (units, np.arange(book.n_cases))),
+                                shape=(book.n_units, book.n_cases))
+    ca = np.asarray(members @ cols[:, list(ma.components)])  # units × components
+    cb = np.asarray(members @ cols[:, list(mb.components)])
     observed = float(np.asarray(difference(ma.combine(*ca.sum(0)), mb.combine(*cb.sum(0)))))
     if not np.isfinite(observed):
-        return {"p": None, "method": "case swap", "note": "undefined difference"}
+        return {"p": None, "method": "case swap", "note": "undefined difference", **unit}
     rng = np.random.default_rng(seed)
-    swap = rng.integers(0, 2, size=(n_resamples, book.n_cases)).astype(np.float64)
-    diff = cb - ca  # per case: what a swap moves from A to B
+    swap = rng.integers(0, 2, size=(n_resamples, book.n_units)).astype(np.float64)
+    diff = cb - ca  # per unit: what a swap moves from A to B
     ta = ca.sum(0)[None, :] + swap @ diff
     tb = cb.sum(0)[None, :] - swap @ diff
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -83,7 +91,7 @@ def case_swap_test(book: MetricBook, a: int, b: int, *, n_resamples: int = SWAP_
     draws = draws[np.isfinite(draws)]
     hits = int(np.sum(np.abs(draws) >= abs(observed) - 1e-12))
     p = (hits + 1) / (draws.size + 1)
-    return {"p": float(p), "method": "case swap", "n_resamples": int(draws.size)}
+    return {"p": float(p), "method": "case swap", "n_resamples": int(draws.size), **unit}
 
 
 def compare_metrics(rows_a: pd.DataFrame, rows_b: pd.DataFrame, metrics: Mapping[str, Sequence[str]], *,

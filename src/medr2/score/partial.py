@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medr2.score.stats import clustered_mcnemar_from, mcnemar_from_counts
+from medr2.score.stats import MetricBook, clustered_mcnemar_from, mcnemar_from_counts
 
 DROP = object()  # a resolved value that leaves its key out of the tree
 
@@ -23,31 +23,54 @@ DROP = object()  # a resolved value that leaves its key out of the tree
 @dataclass(eq=False)
 class PairTests:
     """Exact McNemar and the cluster-aware test of ``first`` vs ``second`` over paired binary outcomes, kept
-    as their counts and the non-zero per-case differences. ``valid`` false: the outcomes are not binary, and
-    neither test is reported."""
+    as their counts and, per case the pairs span, the case's difference ``d`` (pairs right only in ``first`` −
+    right only in ``second``): in ``parts``, one per chunk of cases, as (the chunk's case ids, the positions of
+    these cases among them, their ``d``). The cluster-aware test sums ``d`` over the sampling unit of the book it
+    is resolved with (:meth:`medr2.score.stats.MetricBook.unit_index`: patients where cases share one, else
+    cases), so it groups what the intervals beside it resample, even where one patient's cases were counted in
+    different chunks. ``valid`` false: the outcomes are not binary, and neither test is reported."""
 
     only_first: int
     only_second: int
     n_pairs: int
-    n_cases: int
-    d: np.ndarray
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     valid: bool = True
 
+    @property
+    def n_cases(self) -> int:
+        return sum(int(pos.size) for _, pos, _ in self.parts)
+
     @classmethod
-    def of(cls, first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True) -> PairTests:
+    def of(cls, first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, cases: np.ndarray | None = None, *,
+           valid: bool = True) -> PairTests:
+        """From each pair's case: its position ``case_idx`` in ``cases`` (a chunk's case ids, e.g.
+        :attr:`medr2.score.stats.MetricBook.case_array`), or, without ``cases``, its id."""
         a, b = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+        if cases is None:
+            cases, case_idx = np.unique(np.asarray(case_idx, dtype=object), return_inverse=True)
         idx = np.asarray(case_idx, dtype=np.int64)
-        d: np.ndarray = np.zeros(0)
+        parts = []
         if a.size:
-            _, inv = np.unique(idx, return_inverse=True)
-            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
-            d = d[d != 0]
-        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), int(np.unique(idx).size), d, valid)
+            pos, inv = np.unique(idx, return_inverse=True)
+            d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float), minlength=pos.size)
+            parts.append((cases, pos, d))
+        return cls(int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), parts, valid)
 
     def merge(self, other: PairTests) -> PairTests:
+        """Two chunks' pairs (each case in one chunk: the scorer's chunks are of whole cases)."""
         return PairTests(self.only_first + other.only_first, self.only_second + other.only_second,
-                         self.n_pairs + other.n_pairs, self.n_cases + other.n_cases,
-                         np.concatenate([self.d, other.d]), self.valid and other.valid)
+                         self.n_pairs + other.n_pairs, self.parts + other.parts, self.valid and other.valid)
+
+    def by_unit(self, book: MetricBook | None) -> tuple[np.ndarray, str, int]:
+        """The non-zero per-unit differences, the unit's name and how many units the pairs span, the units
+        being ``book``'s (cases without a book)."""
+        d = np.concatenate([part[2] for part in self.parts]) if self.parts else np.zeros(0)
+        if book is None or not d.size:
+            return d[d != 0], "case", self.n_cases
+        units = np.concatenate([book.units_of(cases)[pos] for cases, pos, _ in self.parts])
+        found, inv = np.unique(units, return_inverse=True)
+        per_unit = np.bincount(inv, weights=d, minlength=found.size)
+        return per_unit[per_unit != 0], book.unit, int(found.size)
 
 
 @dataclass(eq=False)
@@ -60,19 +83,23 @@ class TestView:
     def merge(self, other: TestView) -> TestView:
         return TestView(self.tests.merge(other.tests), self.kind)
 
-    def resolve(self) -> Any:
+    def resolve(self, book: MetricBook | None = None) -> Any:
+        """The block's ``metrics.json`` value; the cluster-aware test over ``book``'s sampling unit."""
         t = self.tests
         if not t.valid:
             return DROP
         if self.kind == "mcnemar":
             return {**mcnemar_from_counts(t.only_first, t.only_second, t.n_pairs), "n_cases": t.n_cases}
-        return clustered_mcnemar_from(t.d, t.only_first, t.only_second, t.n_pairs, t.n_cases)
+        d, unit, n_units = t.by_unit(book)
+        return clustered_mcnemar_from(d, t.only_first, t.only_second, t.n_pairs, t.n_cases, unit=unit,
+                                      n_units=n_units)
 
 
-def pair_tests(first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, *, valid: bool = True
-               ) -> dict[str, TestView]:
-    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison."""
-    t = PairTests.of(first, second, case_idx, valid=valid)
+def pair_tests(first: np.ndarray, second: np.ndarray, case_idx: np.ndarray, cases: np.ndarray | None = None, *,
+               valid: bool = True) -> dict[str, TestView]:
+    """``{"mcnemar": ..., "cluster_test": ...}`` of one paired comparison (each pair's case: see
+    :meth:`PairTests.of`)."""
+    t = PairTests.of(first, second, case_idx, cases, valid=valid)
     return {"mcnemar": TestView(t, "mcnemar"), "cluster_test": TestView(t, "cluster_test")}
 
 

@@ -80,6 +80,8 @@ class MetricBook:
         self._metrics: list[_Metric] = []
         self._index: pd.Index | None = None
         self._arrow: dict[pa.DataType, pa.Array] = {}
+        self._case_array: np.ndarray | None = None
+        self._units_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(case array) -> (it, its units)
 
     @property
     def n_cases(self) -> int:
@@ -94,6 +96,28 @@ class MetricBook:
     def n_units(self) -> int:
         """How many units the bootstrap resamples (patients, or cases)."""
         return self.n_cases if self._cluster_of is None else int(self._cluster_of.max(initial=-1)) + 1
+
+    def unit_index(self, case_idx: np.ndarray) -> np.ndarray:
+        """Per case position (from :meth:`case_index`) the number of its sampling unit (:attr:`unit`): its
+        cluster where the book resamples patients, else the case itself. Every cluster-aware test groups by it,
+        so a test and the intervals beside it resample the same unit."""
+        idx = np.asarray(case_idx, dtype=np.int64)
+        return idx if self._cluster_of is None else self._cluster_of[idx]
+
+    @property
+    def case_array(self) -> np.ndarray:
+        """The book's case ids as one object array (made once: the parts of a chunk's tree refer to it)."""
+        if self._case_array is None:
+            self._case_array = np.asarray(self.cases, dtype=object)
+        return self._case_array
+
+    def units_of(self, case_ids: np.ndarray) -> np.ndarray:
+        """:meth:`unit_index` of each of ``case_ids`` (an array of case ids, e.g. another book's
+        :attr:`case_array`), looked up once per array for the life of the book."""
+        got = self._units_of.get(id(case_ids))
+        if got is None or got[0] is not case_ids:
+            got = self._units_of[id(case_ids)] = (case_ids, self.unit_index(self.case_index(case_ids)))
+        return got[1]
 
     def bootstrap_info(self) -> dict[str, Any]:
         """``{"unit", "n_units"}``: what the intervals resample, for the metrics' ``bootstrap`` block."""
@@ -343,34 +367,37 @@ def mcnemar_from_counts(only_first: int, only_second: int, n_pairs: int) -> dict
     return {"p": p, "only_first": only_first, "only_second": only_second, "n_pairs": n_pairs}
 
 
-def clustered_mcnemar(first_correct: np.ndarray, second_correct: np.ndarray, case_idx: np.ndarray
-                      ) -> dict[str, Any]:
-    """Cluster-aware McNemar test on paired binary outcomes grouped by case (the unit of sampling).
+def clustered_mcnemar(first_correct: np.ndarray, second_correct: np.ndarray, unit_idx: np.ndarray, *,
+                      unit: str = "case") -> dict[str, Any]:
+    """Cluster-aware McNemar test on paired binary outcomes grouped by their sampling unit (``unit_idx``: per
+    pair, its case, or its patient: :meth:`MetricBook.unit_index`; ``unit`` names which).
 
-    Per case ``k``, ``d_k`` = pairs right only in the first condition − pairs right only in the second.
-    Under the null (no difference), each case's ``d_k`` is symmetric about 0 whatever the correlation of
-    the items inside the case. The statistic is Durkalski et al. (2003)'s ``X² = (Σ d_k)² / Σ d_k²``
-    (chi-square, 1 df); when at most ``EXACT_SIGN_FLIP_MAX`` cases have ``d_k ≠ 0``, ``p`` is instead the
+    Per unit ``k``, ``d_k`` = pairs right only in the first condition − pairs right only in the second.
+    Under the null (no difference), each unit's ``d_k`` is symmetric about 0 whatever the correlation of
+    the items inside the unit. The statistic is Durkalski et al. (2003)'s ``X² = (Σ d_k)² / Σ d_k²``
+    (chi-square, 1 df); when at most ``EXACT_SIGN_FLIP_MAX`` units have ``d_k ≠ 0``, ``p`` is instead the
     exact sign-flip (randomisation) p-value ``P(|Σ s_k d_k| ≥ |Σ d_k|)`` over all ``s_k = ±1``.
     ``p = 1`` without discordant pairs."""
     a = np.asarray(first_correct, dtype=bool)
     b = np.asarray(second_correct, dtype=bool)
-    idx = np.asarray(case_idx, dtype=np.int64)
+    idx = np.asarray(unit_idx, dtype=np.int64)
     if a.size == 0:
-        return clustered_mcnemar_from(np.zeros(0), 0, 0, 0, 0)
+        return clustered_mcnemar_from(np.zeros(0), 0, 0, 0, 0, unit=unit, n_units=0)
     _, inv = np.unique(idx, return_inverse=True)
     d = np.bincount(inv, weights=(a & ~b).astype(float) - (~a & b).astype(float))
-    return clustered_mcnemar_from(d[d != 0], int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size),
-                                  int(np.unique(idx).size))
+    n_units = int(np.unique(idx).size)
+    return clustered_mcnemar_from(d[d != 0], int(np.sum(a & ~b)), int(np.sum(~a & b)), int(a.size), n_units,
+                                  unit=unit, n_units=n_units)
 
 
-def clustered_mcnemar_from(d: np.ndarray, only_first: int, only_second: int, n_pairs: int, n_cases: int
-                           ) -> dict[str, Any]:
-    """:func:`clustered_mcnemar` from the non-zero per-case differences ``d`` (integers: in any order) and the
-    counts it reports (so that cases counted in separate chunks can be tested together)."""
+def clustered_mcnemar_from(d: np.ndarray, only_first: int, only_second: int, n_pairs: int, n_cases: int, *,
+                           unit: str = "case", n_units: int | None = None) -> dict[str, Any]:
+    """:func:`clustered_mcnemar` from the non-zero per-unit differences ``d`` (integers: in any order) and the
+    counts it reports (so that cases counted in separate chunks can be tested together); ``unit`` and
+    ``n_units``: what ``d`` is summed over (cases, or patients) and how many of them the pairs span."""
     d = np.asarray(d, dtype=float)
     out: dict[str, Any] = {"only_first": only_first, "only_second": only_second, "n_pairs": n_pairs,
-                           "n_cases": n_cases}
+                           "n_cases": n_cases, "unit": unit, "n_units": n_cases if n_units is None else n_units}
     if n_pairs == 0:
         return {"p": 1.0, "statistic": 0.0, "method": "none", **out}
     denom = float(np.sum(d * d))

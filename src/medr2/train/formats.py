@@ -63,11 +63,11 @@ class _ImageCopier:
     linked when its file is not there yet (the last :data:`IMAGES_REMEMBERED` images are not looked up again),
     so memory does not grow with the images of the export."""
 
-    def __init__(self, bench_root: Path, out: Path) -> None:
+    def __init__(self, bench_root: Path, out: Path, home: Path | None = None) -> None:
         self.bench_root = bench_root
         self.dest_dir = out / "images"
         self.dest_dir.mkdir(parents=True, exist_ok=True)
-        self.abs_dir = self.dest_dir.resolve()
+        self.abs_dir = ((home or out) / "images").resolve()  # where the copies are published
         self._copy = functools.lru_cache(maxsize=IMAGES_REMEMBERED)(self._copy_once)
 
     def _copy_once(self, rel: str) -> None:
@@ -96,11 +96,15 @@ def _write_json(path: Path, obj: Any) -> None:
 class Format:
     name: str
     dpo: bool
-    writer: Callable[..., list[str]]  # (examples, bench_root, out, dataset name, dpo=...) -> files written
+    # (examples, bench_root, out, dataset name, dpo=..., home=...) -> files written
+    writer: Callable[..., list[str]]
 
-    def write(self, examples: Iterable[Example], bench_root: Path, out: Path, name: str) -> list[str]:
-        """Write ``examples`` (iterated once, in order: any iterator) into ``out``; the files written."""
-        return self.writer(examples, bench_root, out, name, dpo=self.dpo)
+    def write(self, examples: Iterable[Example], bench_root: Path, out: Path, name: str, *,
+              home: Path | None = None) -> list[str]:
+        """Write ``examples`` (iterated once, in order: any iterator) into ``out``; the files written. ``home``:
+        the folder the files will be published in (``medr2 export`` writes them into a staging folder first),
+        where an absolute path written into them points; ``out`` when not given."""
+        return self.writer(examples, bench_root, out, name, dpo=self.dpo, home=home or out)
 
 
 FORMATS: Registry[Format] = Registry("export format", field="format")
@@ -121,8 +125,9 @@ LLAMAFACTORY_TAGS = {"role_tag": "role", "content_tag": "content", "user_tag": "
 
 
 @register_format("llamafactory")
-def _llamafactory(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    images = _ImageCopier(bench_root, out)
+def _llamafactory(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool,
+                  home: Path) -> list[str]:
+    images = _ImageCopier(bench_root, out, home)
     data_file = f"{name}.json"
     with (out / data_file).open("w", encoding="utf-8") as f:  # json.dumps(records, indent=1), a record at a time
         f.write("[")
@@ -152,8 +157,9 @@ def _llamafactory(examples: Iterable[Example], bench_root: Path, out: Path, name
 
 
 @register_format("swift")
-def _swift(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
-    images = _ImageCopier(bench_root, out)
+def _swift(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool,
+           home: Path) -> list[str]:
+    images = _ImageCopier(bench_root, out, home)
     data_file = f"{name}.jsonl"
     with (out / data_file).open("w", encoding="utf-8") as f:
         for ex in examples:
@@ -307,7 +313,7 @@ def save_streamed(ds: Any, cache: Path, out: Path) -> None:
 
 
 @register_format("hf")
-def _hf(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool) -> list[str]:
+def _hf(examples: Iterable[Example], bench_root: Path, out: Path, name: str, dpo: bool, home: Path) -> list[str]:
     """The rows written to an Arrow file in ``out/.medr2-hf`` (removed after), then saved as
     ``save_to_disk`` saves them (:func:`save_streamed`); ``state.json``'s ``_fingerprint`` is a hash of what
     the rows say (item ids, stage, messages, image names), not ``datasets``' hash of an in-memory table."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -173,7 +174,7 @@ def _sorted_groups(tables: Iterable[pa.Table], work: Path, items_path: Path,
             yield out
     finally:
         sorter.cleanup()
-        folder.rmdir()
+        shutil.rmtree(folder, ignore_errors=True)  # gone already where the export's staging folder was removed
 
 
 class StreamPlan:
@@ -301,7 +302,7 @@ def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterato
             yield out
     finally:
         chains.cleanup()
-        folder.rmdir()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- the plans -----------------------------------------------------------------------------------------

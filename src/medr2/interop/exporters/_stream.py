@@ -1,42 +1,20 @@
 """Bounded-memory writing for every exporter: rows are made one item at a time and written in batches
 (``BATCH_ROWS`` rows or ``BATCH_BYTES`` of images, whichever comes first), and the files are written into a staging
-folder inside the output and published together with :func:`medr2.atomic.publish_files`, so a killed or failed
+folder inside the output and published together (:func:`medr2.atomic.staged`), so a killed or failed
 export never leaves a partial file under a final name (the previous export's files stay whole until the new set
 replaces them). A bench of 80,000+ items with all variants exports in the memory of a few batches, not of every
 image at once (docs/benchmarks.md, "convert")."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from medr2.atomic import publish_files
 from medr2.bench.format import Bench
 from medr2.interop.exporters._rows import row, split_name
 
 BATCH_ROWS = 256
 BATCH_BYTES = 64 << 20
-STAGING = ".medr2-staging"
-
-
-@contextmanager
-def staged(out: Path, command: str) -> Iterator[Path]:
-    """A staging folder inside ``out`` to write the export into; on success every file in it is published into
-    ``out`` as one set (same relative paths), on failure it is removed. A staging folder left by a killed export
-    is removed first."""
-    out.mkdir(parents=True, exist_ok=True)
-    stage = out / STAGING
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir()
-    try:
-        yield stage
-        files = {p.relative_to(stage).as_posix(): p for p in sorted(stage.rglob("*")) if p.is_file()}
-        publish_files(out, files, command=command)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
 
 
 def split_rows(bench: Bench) -> Iterator[tuple[str, dict[str, Any]]]:

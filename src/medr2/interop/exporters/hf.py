@@ -10,9 +10,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from medr2.atomic import staged
 from medr2.bench.format import Bench
 from medr2.interop.common import source_table
-from medr2.interop.exporters._stream import batches, split_rows, staged
+from medr2.interop.exporters._stream import batches, split_rows
 from medr2.interop.roundtrip import CASE_COL, CASE_IMAGE_COL, ITEM_COL
 from medr2.records import STAGES
 

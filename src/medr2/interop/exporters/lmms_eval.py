@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from medr2.atomic import staged
 from medr2.bench.format import Bench
-from medr2.interop.exporters._stream import staged
 from medr2.interop.exporters.hf import dataset_card, parquet_name, write_parquet_splits
 
 UTILS_SOURCE = Path(__file__).with_name("lmms_eval_utils.py")
