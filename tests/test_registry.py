@@ -85,7 +85,7 @@ from medr2.perturb.registry import all_codes
 from medr2.sources.base import SOURCES
 assert known_prefixes() == ["baseline", "hf", "openai", "vllm"]
 assert "slake" in IMPORTERS and "lmms-eval" in EXPORTERS and "nih-cxr14" in SOURCES
-assert len(all_codes()) == 21  # T1..T10, V1..V11
+assert len(all_codes()) == 22  # T1..T10, V1..V12
 loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.interop.importers.slake",
                       "medr2.perturb.visual", "medr2.sources.datasets.nih_cxr14", "torch") if m in sys.modules]
 assert not loaded, loaded

@@ -178,7 +178,7 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
     (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``);
     ``executor``: ``local`` processes or ``ray`` tasks (on ``ray_address``), the same bench either way.
     ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``);
-    ``renders``: ``deferred`` (V2/V3/V8–V11 images made on first use, ``renders.parquet``) or ``stored``;
+    ``renders``: ``deferred`` (V2/V3/V8–V12 images made on first use, ``renders.parquet``) or ``stored``;
     ``split_unit``: ``patient`` (default) or ``case`` (:mod:`medr2.tasks.splits`)."""
     from medr2.build.pipeline import build_bench
     from medr2.models.options import split_list

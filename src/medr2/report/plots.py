@@ -519,6 +519,17 @@ def attacks(ctx: PlotContext) -> list[Plot]:
                      "prior report/referral note/earlier turn, V10 text in the image). A good model is near 0.")
 
 
+@register_plot("pairs")
+def pairs(ctx: PlotContext) -> list[Plot]:
+    keys = {k for r in ctx.runs for mode in _modes([r]) for k in ((_mode_metrics(r, mode) or {}).get("pairs") or {})}
+    return _reliance(ctx, "pairs", tuple(sorted(keys, key=_variant_sort_key)), "pairs", "Look-alike pairs",
+                     "One bar per run, one panel per mode, 95% intervals. Pair accuracy = share of (variant, clean) "
+                     "pairs where both answers are right: V12 asks the clean question of the most alike image of "
+                     "another case whose answer differs (docs/variants.md). Its chance, each side's accuracy and "
+                     "the share confused (the variant answered the clean answer) are in metrics.json. A good model "
+                     "is near its clean accuracy; one that does not tell look-alikes apart is near 0.")
+
+
 @register_plot("visual_reliance")
 def visual_reliance(ctx: PlotContext) -> list[Plot]:
     return _reliance(ctx, "visual_reliance", VISUAL_KEYS, "visual_reliance", "Visual reliance",
