@@ -18,10 +18,12 @@ import medr2
 from medr2.images import ImageStore, load_image
 from medr2.imaging.similarity import look_alike, thumbnail
 from medr2.models.base import BoxConvention
+from medr2.perturb.context import CaseIndex, PerturbContext
 from medr2.perturb.engine import generate_variants
+from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import PERTURBATIONS, item_roles
-from medr2.perturb.visual import answer_for_shown, base_image
-from medr2.records import Item
+from medr2.perturb.visual import answer_for_shown
+from medr2.records import Case, Item
 from medr2.run.prompts import gold_answer, wrong_answer
 from medr2.score.harm import HarmSpec, item_weights
 from medr2.score.scorer import load_table
@@ -49,6 +51,37 @@ def test_look_alike_is_a_bounded_symmetric_similarity(sa: int, sb: int, h: int, 
     assert look_alike(thumbnail(a), b) == look_alike(a, b)  # a thumbnail is what is compared
     noisy = np.clip(a.astype(int) + np.random.default_rng(sb).integers(-4, 5, a.shape), 0, 255).astype(np.uint8)
     assert look_alike(a, noisy) >= look_alike(a, np.full_like(a, int(a.mean())))  # near copy beats a flat image
+
+
+# --------------------------------------------------------------------------- which cases V12 compares
+def _case(i: int, patient: int, modality: str, image: int) -> Case:
+    return Case(case_id=f"c{i:04d}", image=f"images/{image}.png", image_sha256=f"{image:064x}", width=8, height=8,
+                modality=modality, source="t", license="CC0", patient_id=f"p{patient}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["CT", "MRI"]), st.integers(0, 40)), min_size=1,
+                max_size=90),
+       st.integers(1, 12), st.integers(0, 2**31 - 1), st.data())
+def test_v12_candidates_are_other_patients_of_the_modality_each_image_once(
+        rows: list[tuple[int, str, int]], k: int, seed: int, data: st.DataObject) -> None:
+    cases = [_case(i, p, m, img) for i, (p, m, img) in enumerate(rows)]
+    me = data.draw(st.sampled_from(cases))
+    ctx = PerturbContext(Path("."), ImageStore(Path(".")), seed, {}, {}, FactPools([]), CaseIndex(cases))
+    pert = PERTURBATIONS["V12"](candidates=k)
+    got = pert._candidates(me, ctx)
+    assert pert.related_cases(me, ctx) == [c.case_id for c in got]  # what the build sends is what is compared
+    assert all(c.modality == me.modality and c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256
+               for c in got)
+    assert len({c.image_sha256 for c in got}) == len(got)
+    group = [c for c in cases if c.modality == me.modality]
+    eligible = {c.image_sha256 for c in group if c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256}
+    if len(group) <= 2 * k:
+        assert {c.image_sha256 for c in got} == eligible  # a small modality: every such case is compared
+    else:
+        assert len(got) <= k
+    again = PerturbContext(Path("."), ImageStore(Path(".")), seed, {}, {}, FactPools([]), CaseIndex(cases[::-1]))
+    assert [c.case_id for c in pert._candidates(me, again)] == [c.case_id for c in got]  # seeded, not by order
 
 
 # --------------------------------------------------------------------------- V12 items on the sample bench
@@ -92,7 +125,8 @@ def test_v12_pairs_the_most_alike_case_with_another_answer(bench: Path) -> None:
         assert v.question == parent.question and v.lure == parent.answer != v.answer
         assert other.modality == case.modality and other.patient_id != case.patient_id
         assert (v.options != parent.options) == v.perturbation["options_changed"]
-        mine = thumb(base_image(parent, case))
+        assert parent.cue is None and v.image_sha256 == other.image_sha256  # the other image as it is
+        mine = thumb(parent.image or "")
         sim = look_alike(mine, thumb(other.image))
         assert sim == v.meta["similarity"] == v.perturbation["similarity"] >= min_sim
         assert answer_for_shown(parent, case, other, None) in (None, (v.options, v.answer))

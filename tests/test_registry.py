@@ -114,7 +114,7 @@ def test_the_variant_code_lists_come_from_the_perturbation_registry() -> None:
     from medr2.perturb import registry
 
     assert tuple(f"T{i}" for i in range(1, 11)) == registry.TEXT_CODES
-    assert tuple(f"V{i}" for i in range(1, 12)) == registry.VISUAL_CODES
+    assert tuple(f"V{i}" for i in range(1, 13)) == registry.VISUAL_CODES
     assert registry.ALL_CODES == registry.TEXT_CODES + registry.VISUAL_CODES
     for code in registry.ALL_CODES:
         assert registry.PERTURBATIONS[code].code == code

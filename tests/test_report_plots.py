@@ -158,3 +158,16 @@ def test_attack_success_plot_has_a_bar_per_code_and_run() -> None:
     ax = att.layout["axes"][0]
     assert ax["bar_metrics"] == ["ASR", "ASR_T9", "ASR_T10", "ASR_V10"] * 2  # codes in variant order, per run
     assert "attacks" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
+
+
+def test_look_alike_pair_plot_has_a_bar_per_code_and_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["pairs"] = {
+            "V12": {**_m(0.5 - 0.2 * k), "acc": _m(0.6), "parent_acc": _m(0.8), "chance": _m(0.1),
+                    "confused": _m(0.3)}}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    pairs = plots["pairs"]
+    check_readable(pairs)
+    assert pairs.layout["axes"][0]["bar_metrics"] == ["V12", "V12"]  # one bar per run
+    assert "pairs" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}

@@ -235,10 +235,16 @@ def add_variants(bench: PathLike, variants: str | Sequence[str], *, seed: int | 
     return _add(bench, variants, seed, workers)
 
 
-def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None) -> tuple[Item, list[Item]]:
-    """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants)."""
-    from medr2.perturb.sheet import contact_sheet as _sheet
+def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None,
+                   pairs: int = 0) -> tuple[Item, list[Item]]:
+    """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants).
+    ``pairs`` > 0: the ``pairs`` most alike look-alike pairs (V12) instead, each clean image beside its look-alike;
+    returns (the first pair's parent, the pairs' variants)."""
+    from medr2.perturb.sheet import contact_sheet as _sheet, pairs_sheet
 
+    if pairs > 0:
+        got = pairs_sheet(load_bench(bench), Path(out), pairs)
+        return got[0][0], [kid for _, kid in got]
     return _sheet(load_bench(bench), Path(out), case)
 
 

@@ -94,7 +94,7 @@ RENDER_OPS: Registry[RenderOp] = Registry("render op", field="spec.op")
 
 
 def _resize(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """V2/V3: another image, resized (bilinear) to ``params["size"]`` = [width, height] if it differs."""
+    """V2/V3/V12: another image, resized (bilinear) to ``params["size"]`` = [width, height] if it differs."""
     from PIL import Image
 
     w, h = (int(v) for v in params["size"])

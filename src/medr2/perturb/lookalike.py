@@ -1,5 +1,5 @@
 """V12 look-alike pairs (docs/variants.md; MediConfusion's image pairs a vision encoder confuses): a clean item's
-question asked, with the same options, of the image of another case that looks most like the item's image and
+question asked, with the same options, of the image (as it is) of another case that looks most like the item's image and
 whose right answer to that question is another option. The variant and its clean parent are one pair (role
 ``pairs``), scored "both right" (``metrics.json`` ``pairs``: :func:`medr2.score.metrics.pairs`).
 
@@ -21,7 +21,7 @@ import numpy as np
 from medr2.imaging.similarity import look_alike, thumbnail
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
-from medr2.perturb.visual import _cue_key, _cue_spec, _image_fields, answer_for_shown, base_image
+from medr2.perturb.visual import _image_fields, _need_image, answer_for_shown
 from medr2.records import Case, Item
 from medr2.renders import RenderSpec
 
@@ -38,8 +38,9 @@ class LookAlikePair(Perturbation):
         return [c.case_id for c in self._candidates(case, ctx)]
 
     def _candidates(self, case: Case, ctx: PerturbContext) -> list[CaseRef]:
-        """Up to ``candidates`` other cases of the case's modality and of other patients, each image once: every
-        such case where there are no more, else a seeded draw (twice as many draws, the first distinct kept)."""
+        """Other cases of the case's modality and of other patients, each image once: every such case where the
+        modality has at most twice ``candidates`` cases, else ``candidates`` of them drawn (the first distinct of
+        four times as many seeded draws)."""
         key = (self.code, "candidates", case.case_id)
         if key in ctx.memo:
             return list(ctx.memo[key])
@@ -55,7 +56,7 @@ class LookAlikePair(Perturbation):
         for c in ok:
             if c.image_sha256 not in {o.image_sha256 for o in chosen}:
                 chosen.append(c)
-            if len(chosen) == k:
+            if len(chosen) == k and len(group) > 2 * k:
                 break
         ctx.memo[key] = tuple(chosen)
         return chosen
@@ -92,16 +93,18 @@ class LookAlikePair(Perturbation):
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         if item.form not in ("mcq", "yesno"):
             raise Skip(f"form {item.form} has no exact answer for another case's image")
-        rel = base_image(item, case)
+        if item.cue is not None:
+            raise Skip("the cue marks a place in the clean item's image, not in another case's")
+        rel = _need_image(item)
         seed = ctx.item_seed(item, self.code)
         other, sim, (options, answer), compared = self._partner(item, case, rel, ctx, seed)
-        w, h = item.image_width or case.width, item.image_height or case.height
-        spec = RenderSpec("resize", other.image, {"size": [w, h]}, **_cue_spec(item.cue, case))
-        ref = ctx.render_spec((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), spec, record=case.case_id)
+        # the other case's image as it is (its own size: a look-alike is not stretched to the clean one's shape)
+        spec = RenderSpec("resize", other.image, {"size": [other.width, other.height]})
+        ref = ctx.render_spec((self.code, other.image), spec, record=case.case_id)
         meta = answer_changed_meta(item, answer)
         meta["similarity"] = sim
         params: dict[str, Any] = {"other_case": other.case_id, "similarity": sim, "compared": compared,
-                                  "options_changed": options != item.options, "resized": [w, h]}
+                                  "options_changed": options != item.options}
         return [derive_item(item, variant=self.code, params=params, seed=seed, meta=meta,
                             options=options, answer=answer, lure=item.answer, **_image_fields(ref))]
 
