@@ -56,14 +56,15 @@ def test_look_alike_is_a_bounded_symmetric_similarity(sa: int, sb: int, h: int, 
 # --------------------------------------------------------------------------- which cases V12 compares
 def _case(i: int, patient: int, modality: str, image: int) -> Case:
     return Case(case_id=f"c{i:04d}", image=f"images/{image}.png", image_sha256=f"{image:064x}", width=8, height=8,
-                modality=modality, source="t", license="CC0", patient_id=f"p{patient}")
+                modality=modality, source="t", license="CC0", patient_id=f"p{patient}",
+                split=("train", "test")[patient % 2])  # a patient's cases share a split
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["CT", "MRI"]), st.integers(0, 40)), min_size=1,
                 max_size=90),
        st.integers(1, 12), st.integers(0, 2**31 - 1), st.data())
-def test_v12_candidates_are_other_patients_of_the_modality_each_image_once(
+def test_v12_candidates_are_other_patients_of_the_modality_and_split_each_image_once(
         rows: list[tuple[int, str, int]], k: int, seed: int, data: st.DataObject) -> None:
     cases = [_case(i, p, m, img) for i, (p, m, img) in enumerate(rows)]
     me = data.draw(st.sampled_from(cases))
@@ -72,10 +73,11 @@ def test_v12_candidates_are_other_patients_of_the_modality_each_image_once(
     got = pert._candidates(me, ctx)
     assert pert.related_cases(me, ctx) == [c.case_id for c in got]  # what the build sends is what is compared
     assert all(c.modality == me.modality and c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256
-               for c in got)
+               and c.split == me.split for c in got)  # never an image of another split
     assert len({c.image_sha256 for c in got}) == len(got)
     group = [c for c in cases if c.modality == me.modality]
-    eligible = {c.image_sha256 for c in group if c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256}
+    eligible = {c.image_sha256 for c in group if c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256
+                and c.split == me.split}
     if len(group) <= 2 * k:
         assert {c.image_sha256 for c in got} == eligible  # a small modality: every such case is compared
     else:
@@ -123,7 +125,7 @@ def test_v12_pairs_the_most_alike_case_with_another_answer(bench: Path) -> None:
         parent = items[v.parent_id or ""]
         case, other = cases[v.case_id], cases[v.perturbation["other_case"]]
         assert v.question == parent.question and v.lure == parent.answer != v.answer
-        assert other.modality == case.modality and other.patient_id != case.patient_id
+        assert other.modality == case.modality and other.patient_id != case.patient_id and other.split == case.split
         assert (v.options != parent.options) == v.perturbation["options_changed"]
         assert parent.cue is None and v.image_sha256 == other.image_sha256  # the other image as it is
         mine = thumb(parent.image or "")
@@ -133,7 +135,8 @@ def test_v12_pairs_the_most_alike_case_with_another_answer(bench: Path) -> None:
         # no other case of the modality (all are candidates on a bench this small) with another exact answer
         # looks more alike
         for c in cases.values():
-            if c.modality != case.modality or c.patient_id == case.patient_id or c.case_id == other.case_id:
+            if (c.modality != case.modality or c.patient_id == case.patient_id or c.case_id == other.case_id
+                    or c.split != case.split):
                 continue
             got = answer_for_shown(parent, case, c, np.random.default_rng(0))
             if got is not None and got[1] != parent.answer:

@@ -1,15 +1,15 @@
 """V12 look-alike pairs (docs/variants.md; MediConfusion's image pairs a vision encoder confuses): a clean item's
-question asked, with the same options, of the image (as it is) of another case that looks most like the item's image and
-whose right answer to that question is another option. The variant and its clean parent are one pair (role
-``pairs``), scored "both right" (``metrics.json`` ``pairs``: :func:`medr2.score.metrics.pairs`).
+question asked, with the same options, of the image (as it is) of another case that looks most like the item's
+image and whose right answer to that question is another option. The variant and its clean parent are one pair
+(role ``pairs``), scored "both right" (``metrics.json`` ``pairs``: :func:`medr2.score.metrics.pairs`).
 
 How alike two images look is :func:`medr2.imaging.similarity.look_alike` (SSIM of grey thumbnails, offline on the
-CPU). The other case is drawn from the cases of the same modality and another patient (up to ``candidates`` of
-them, drawn with the bench seed and the case id: bounded work at any bench size); of those whose answer to the
-question is known exactly (:func:`medr2.perturb.visual.answer_for_shown`, the rule V2 answers another case's image
-by) and differs from the parent's, the most alike, where it is at least ``min_similarity``. Its answer is the
-option naming what the other image shows; its lure is the parent's answer (the answer of a reader who does not
-tell the two apart).
+CPU). The other case is drawn from the cases of the same modality and split and of another patient (up to
+``candidates`` of them, drawn with the bench seed and the case id: bounded work at any bench size); of those whose
+answer to the question is known exactly (:func:`medr2.perturb.visual.answer_for_shown`, the rule V2 answers
+another case's image by) and differs from the parent's, the most alike, where it is at least ``min_similarity``.
+Its answer is the option naming what the other image shows; its lure is the parent's answer (the answer of a
+reader who does not tell the two apart).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ class LookAlikePair(Perturbation):
         return [c.case_id for c in self._candidates(case, ctx)]
 
     def _candidates(self, case: Case, ctx: PerturbContext) -> list[CaseRef]:
-        """Other cases of the case's modality and of other patients, each image once: every such case where the
+        """Other cases of the case's modality, split and of other patients, each image once (a look-alike never
+        shows an image of another split: a training pair would teach a held-out image): every such case where the
         modality has at most twice ``candidates`` cases, else ``candidates`` of them drawn (the first distinct of
         four times as many seeded draws)."""
         key = (self.code, "candidates", case.case_id)
@@ -46,12 +47,16 @@ class LookAlikePair(Perturbation):
             return list(ctx.memo[key])
         k = int(self.params["candidates"])
         group = ctx.cases_by_modality.get(case.modality, [])
-        ok = [c for c in group if c.patient_id != case.patient_id and c.image_sha256 != case.image_sha256] \
-            if len(group) <= 2 * k else None
-        if ok is None:
+
+        def eligible(c: CaseRef) -> bool:
+            return (c.patient_id != case.patient_id and c.image_sha256 != case.image_sha256
+                    and c.split == case.split)
+
+        if len(group) <= 2 * k:
+            ok = [c for c in group if eligible(c)]
+        else:
             rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
-            drawn = (group[int(i)] for i in rng.integers(len(group), size=4 * k))
-            ok = [c for c in drawn if c.patient_id != case.patient_id and c.image_sha256 != case.image_sha256]
+            ok = [c for c in (group[int(i)] for i in rng.integers(len(group), size=4 * k)) if eligible(c)]
         chosen: list[CaseRef] = []
         for c in ok:
             if c.image_sha256 not in {o.image_sha256 for o in chosen}:
