@@ -160,6 +160,21 @@ def test_attack_success_plot_has_a_bar_per_code_and_run() -> None:
     assert "attacks" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
 
 
+def test_degradation_curves_have_a_panel_per_kind_and_a_line_per_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["degradation"] = {
+            kind: {str(s): {"acc": _m(0.9 - 0.2 * s - 0.05 * k, n=10 * s), "delta": _m(-0.1 * s)} for s in (1, 2, 3)}
+            for kind in ("V8-noise", "V11-mr_ghost", "V11-ct_lowdose")}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    deg = plots["degradation_curves"]
+    check_readable(deg)
+    axes = deg.layout["axes"]
+    assert len(axes) == 3 and all(set(ax["series"]) == {r.label for r in runs} for ax in axes)
+    assert [ax["xlabels"] for ax in axes][0] == ["1\nn=10", "2\nn=20", "3\nn=30"]
+    assert "degradation_curves" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
+
+
 def test_look_alike_pair_plot_has_a_bar_per_code_and_run() -> None:
     runs = [_run(k, ("independent",)) for k in range(2)]
     for k, r in enumerate(runs):
