@@ -184,7 +184,7 @@ def mixed(req: medr2.Request) -> str:
 def _run(tmp_path: Path, bench: Path, model: Any, harm: Path | None = None) -> tuple[dict[str, Any], Path]:
     run = tmp_path / "run"
     medr2.evaluate(bench, model, run, variants=f"clean,{ATTACKS},V12", split="all")
-    got = medr2.score(run, resamples=0, harm=harm, mixed_splits=True)
+    got = medr2.score(run, resamples=0, harm=harm, slice=["task"] if harm is not None else None, mixed_splits=True)
     return got, run
 
 
@@ -236,6 +236,19 @@ def test_pair_accuracy_and_harm_weighted_asr_recomputed_from_stored_rows(tmp_pat
     if (tier == "high").any():
         assert h["high_risk_ASR"]["value"] == pytest.approx(moved[tier == "high"].mean())
     assert 0 < moved.mean() < 1
+
+    # per slice (task): pair accuracy and the attack rates on the slice's pairs
+    slices = got["slices"]["modes"]["independent"]["task"]["slices"]
+    by_task = {s["key"]["task"]: s["metrics"] for s in slices}
+    for task, df in pairs.groupby("task"):
+        both_t = df["correct"].astype(bool) & df["correct_p"].astype(bool)
+        assert by_task[task]["pairs.V12"]["value"] == pytest.approx(both_t.mean())
+    att_task = att["task"].to_numpy()
+    for task in sorted(set(att_task)):
+        sel = att_task == task
+        assert by_task[task]["attacks.ASR"]["value"] == pytest.approx(moved[sel].mean())
+        assert by_task[task]["harm_weighted_ASR"]["value"] == pytest.approx((w[sel] * moved[sel]).sum()
+                                                                             / w[sel].sum())
 
 
 def follower(req: medr2.Request) -> str:

@@ -35,7 +35,7 @@ SLICE_MIN_CASES = 20
 ALPHA = 0.05
 # the metric groups run per slice besides accuracy and harm: their pairs (variant and parent, twins) stay inside a
 # case, so inside any case-level slice
-ROBUSTNESS_GROUPS = ("prompt_reliance", "visual_reliance", "consistency")
+ROBUSTNESS_GROUPS = ("prompt_reliance", "visual_reliance", "consistency", "attacks", "pairs")
 
 
 # -- parsing the options ---------------------------------------------------------------------------
