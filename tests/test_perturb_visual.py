@@ -312,4 +312,4 @@ def test_v9_flip_mirrors_image_boxes_and_laterality(fx: Fixture, variants: list[
 
 
 def test_all_codes_registered() -> None:
-    assert sorted(load_perturbations()) == sorted([*(f"T{i}" for i in range(1, 11)), *(f"V{i}" for i in range(1, 12))])
+    assert sorted(load_perturbations()) == sorted([*(f"T{i}" for i in range(1, 11)), *(f"V{i}" for i in range(1, 13))])

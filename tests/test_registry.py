@@ -85,7 +85,7 @@ from medr2.perturb.registry import all_codes
 from medr2.sources.base import SOURCES
 assert known_prefixes() == ["baseline", "hf", "openai", "vllm"]
 assert "slake" in IMPORTERS and "lmms-eval" in EXPORTERS and "nih-cxr14" in SOURCES
-assert len(all_codes()) == 21  # T1..T10, V1..V11
+assert len(all_codes()) == 22  # T1..T10, V1..V12
 loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.interop.importers.slake",
                       "medr2.perturb.visual", "medr2.sources.datasets.nih_cxr14", "torch") if m in sys.modules]
 assert not loaded, loaded
@@ -114,7 +114,7 @@ def test_the_variant_code_lists_come_from_the_perturbation_registry() -> None:
     from medr2.perturb import registry
 
     assert tuple(f"T{i}" for i in range(1, 11)) == registry.TEXT_CODES
-    assert tuple(f"V{i}" for i in range(1, 12)) == registry.VISUAL_CODES
+    assert tuple(f"V{i}" for i in range(1, 13)) == registry.VISUAL_CODES
     assert registry.ALL_CODES == registry.TEXT_CODES + registry.VISUAL_CODES
     for code in registry.ALL_CODES:
         assert registry.PERTURBATIONS[code].code == code

@@ -158,3 +158,31 @@ def test_attack_success_plot_has_a_bar_per_code_and_run() -> None:
     ax = att.layout["axes"][0]
     assert ax["bar_metrics"] == ["ASR", "ASR_T9", "ASR_T10", "ASR_V10"] * 2  # codes in variant order, per run
     assert "attacks" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
+
+
+def test_degradation_curves_have_a_panel_per_kind_and_a_line_per_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["degradation"] = {
+            kind: {str(s): {"acc": _m(0.9 - 0.2 * s - 0.05 * k, n=10 * s), "delta": _m(-0.1 * s)} for s in (1, 2, 3)}
+            for kind in ("V8-noise", "V11-mr_ghost", "V11-ct_lowdose")}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    deg = plots["degradation_curves"]
+    check_readable(deg)
+    axes = deg.layout["axes"]
+    assert len(axes) == 3 and all(set(ax["series"]) == {r.label for r in runs} for ax in axes)
+    assert [ax["xlabels"] for ax in axes][0] == ["1\nn=10", "2\nn=20", "3\nn=30"]
+    assert "degradation_curves" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
+
+
+def test_look_alike_pair_plot_has_a_bar_per_code_and_run() -> None:
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["pairs"] = {
+            "V12": {**_m(0.5 - 0.2 * k), "acc": _m(0.6), "parent_acc": _m(0.8), "chance": _m(0.1),
+                    "confused": _m(0.3)}}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    pairs = plots["pairs"]
+    check_readable(pairs)
+    assert pairs.layout["axes"][0]["bar_metrics"] == ["V12", "V12"]  # one bar per run
+    assert "pairs" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}

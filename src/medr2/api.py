@@ -178,7 +178,7 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
     (with ``quota`` ``LABEL=N`` entries); ``variants``: codes (``"T1,V2"``, a list, or ``"all"``);
     ``executor``: ``local`` processes or ``ray`` tasks (on ``ray_address``), the same bench either way.
     ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``);
-    ``renders``: ``deferred`` (V2/V3/V8–V11 images made on first use, ``renders.parquet``) or ``stored``;
+    ``renders``: ``deferred`` (V2/V3/V8–V12 images made on first use, ``renders.parquet``) or ``stored``;
     ``split_unit``: ``patient`` (default) or ``case`` (:mod:`medr2.tasks.splits`)."""
     from medr2.build.pipeline import build_bench
     from medr2.models.options import split_list
@@ -236,10 +236,16 @@ def add_variants(bench: PathLike, variants: str | Sequence[str], *, seed: int | 
 
 
 @writes_file("out")
-def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None) -> tuple[Item, list[Item]]:
-    """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants)."""
-    from medr2.perturb.sheet import contact_sheet as _sheet
+def variants_sheet(bench: PathLike, out: PathLike, *, case: str | None = None,
+                   pairs: int = 0) -> tuple[Item, list[Item]]:
+    """``medr2 variants-sheet``: one question across its visual variants as a PNG; returns (parent, variants).
+    ``pairs`` > 0: the ``pairs`` most alike look-alike pairs (V12) instead, each clean image beside its look-alike;
+    returns (the first pair's parent, the pairs' variants)."""
+    from medr2.perturb.sheet import contact_sheet as _sheet, pairs_sheet
 
+    if pairs > 0:
+        got = pairs_sheet(load_bench(bench), Path(out), pairs)
+        return got[0][0], [kid for _, kid in got]
     return _sheet(load_bench(bench), Path(out), case)
 
 

@@ -1,7 +1,7 @@
 """Deferred renders: images a bench pins by hash but stores as a recipe, rendered on first use.
 
-The visual variants V2, V3, V8, V9, V10 and V11 (docs/variants.md) are pure functions of images the bench stores
-(a case's image, another case's image, a mask) and of numbers the build fixed (a size, a degradation and
+The visual variants V2, V3, V8, V9, V10, V11 and V12 (docs/variants.md) are pure functions of images the bench
+stores (a case's image, another case's image, a mask) and of numbers the build fixed (a size, a degradation and
 its seed, a mirrored cue). A build with ``--renders deferred`` (the default) still renders each of them,
 so its identity (hence every item id, seed and request hash) is what a full build gives, but it writes a
 :class:`RenderSpec` to ``renders.parquet`` instead of the PNG (docs/bench-format.md "Deferred renders");
@@ -94,7 +94,7 @@ RENDER_OPS: Registry[RenderOp] = Registry("render op", field="spec.op")
 
 
 def _resize(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """V2/V3: another image, resized (bilinear) to ``params["size"]`` = [width, height] if it differs."""
+    """V2/V3/V12: another image, resized (bilinear) to ``params["size"]`` = [width, height] if it differs."""
     from PIL import Image
 
     w, h = (int(v) for v in params["size"])

@@ -24,8 +24,10 @@ CLEAN = "clean"
 # - ``probe``: no exact answer exists for what is shown (stored answer: the parent's); only compared with the
 #   parent, left out of accuracy per variant, consistency and training;
 # - ``augments``: a training example of the fine-tuning strategy ``augmented``;
-# - ``keeps_facts``: the case's facts hold for what is shown (its own image), so a rationale is audited against them.
-VariantRole = Literal["preserves_answer", "misleads", "probe", "augments", "keeps_facts"]
+# - ``keeps_facts``: the case's facts hold for what is shown (its own image), so a rationale is audited against them;
+# - ``pairs``: the item and its clean parent are one pair, scored as a pair (right only where both are right: the
+#   look-alike pairs of V12, MediConfusion's "both right").
+VariantRole = Literal["preserves_answer", "misleads", "probe", "augments", "keeps_facts", "pairs"]
 ROLES: tuple[VariantRole, ...] = get_args(VariantRole)  # the canonical order of an item's roles
 
 _CODE = re.compile(r"[A-Z][0-9]+")

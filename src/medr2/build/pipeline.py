@@ -193,7 +193,7 @@ def build_bench(source_spec: str | Source, out: Path | str, seed: int = 0, n_cas
                 renders: str = "deferred", split_unit: str = "patient",
                 identity: IdentityRule = CURRENT_IDENTITY) -> BuildResult:
     """Build a bench folder at ``out``; see the module docstring. Returns counts and the manifest.
-    ``renders``: ``deferred`` (the V2/V3/V8-V11 images are recorded in ``renders.parquet`` and rendered on
+    ``renders``: ``deferred`` (the V2/V3/V8-V12 images are recorded in ``renders.parquet`` and rendered on
     first use, :mod:`medr2.renders`) or ``stored`` (every image written); the items are the same either way.
     ``progress`` gets a message per phase; ``tracker`` (``medr2.progress``) each phase with its counts.
     ``executor``: where the worker passes run (``local`` process pool, ``ray``: :mod:`medr2.build.ray_pool`, on

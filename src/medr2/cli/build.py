@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
                                      "here) or ray (Ray tasks; medr2[ray]); the same bench either way"),
         ray_address: str | None = typer.Option(None, "--ray-address", help="--executor ray: the Ray cluster "
                                                "(default: RAY_ADDRESS or a running local one)"),
-        renders: str = typer.Option("deferred", "--renders", help="deferred: the V2/V3/V8-V11 images are "
+        renders: str = typer.Option("deferred", "--renders", help="deferred: the V2/V3/V8-V12 images are "
                                     "recorded in renders.parquet and rendered (and cached) on first use, "
                                     "77% of the bytes not written; stored: every image written. Same items, "
                                     "ids and image hashes either way"),

@@ -12,7 +12,7 @@ from medr2.console import echo
 def register(app: typer.Typer) -> None:
     @app.command()
     def materialise(bench: Path = typer.Argument(..., help="bench folder")) -> None:
-        """Render every V2/V3/V8-V11 image a --renders deferred build left in renders.parquet into images/,
+        """Render every V2/V3/V8-V12 image a --renders deferred build left in renders.parquet into images/,
         each checked against its pinned sha256 (e.g. before copying the bench to another machine)."""
         from medr2.api import materialise as api_materialise
 

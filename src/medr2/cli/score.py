@@ -108,7 +108,7 @@ def _print_analysis(run: Path, metrics: dict[str, object]) -> None:
     if isinstance(harm, dict):
         for mode, h in harm["modes"].items():
             parts = [f"{k.replace('_', ' ')} {fmt_value_n(h[k], 3)}" for k in
-                     ("harm_weighted_error", "high_risk_error", "silent_failure") if k in h]
+                     ("harm_weighted_error", "high_risk_error", "silent_failure", "harm_weighted_ASR") if k in h]
             say(f"{mode}: " + "; ".join(parts))
         say(f"wrote {run / HARM_FILE}")
     if isinstance(slices, dict):

@@ -29,18 +29,20 @@ _LRU = 8
 
 @dataclass(frozen=True, slots=True)
 class CaseRef:
-    """What choosing another case looks at: its id, patient, image hash, modality and the values of the
-    facts its questions ask about (:func:`medr2.perturb.facts.swap_facts`)."""
+    """What choosing another case looks at: its id, patient, image hash, modality, the values of the
+    facts its questions ask about (:func:`medr2.perturb.facts.swap_facts`) and its split (None before splits are
+    assigned)."""
 
     case_id: str
     patient_id: str
     image_sha256: str | None
     modality: str
     facts: tuple[str | None, ...] = ()
+    split: str | None = None
 
     @classmethod
     def of(cls, case: Case) -> CaseRef:
-        return cls(case.case_id, case.patient_id, case.image_sha256, case.modality, swap_facts(case))
+        return cls(case.case_id, case.patient_id, case.image_sha256, case.modality, swap_facts(case), case.split)
 
     def differences(self, other: CaseRef) -> int:
         """How many facts known for both cases differ."""

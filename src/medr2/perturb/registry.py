@@ -4,7 +4,7 @@ This module imports nothing heavy (the code lists serve ``--help``). A new varia
 (``@register`` / :func:`medr2.registry.register_variant`); the code lists are derived from the registry.
 How to write one: ``docs/extending.md``.
 
-A perturbation has a ``code`` (``T1`` … ``V11``), declares its ``roles`` (what its items are to scoring and
+A perturbation has a ``code`` (``T1`` … ``V12``), declares its ``roles`` (what its items are to scoring and
 training: :data:`medr2.variant_id.ROLES`) and implements ``apply(item, case, ctx) -> list[Item]``; it raises
 :class:`Skip` with a short, countable reason where it does not apply. New items are built with
 :func:`derive_item`, which sets ``variant``, ``parent_id``, ``perturbation`` (code + parameters),
@@ -83,7 +83,8 @@ for _code, _target in (
         ("V1", "visual:BlankImage"), ("V2", "visual:OtherCaseSameModality"), ("V3", "visual:OtherModality"),
         ("V4", "visual:EvidenceRemoval"), ("V5", "visual:CorrectCue"), ("V6", "visual:DecoyCue"),
         ("V7", "visual:CoordinatesOnly"), ("V8", "visual:Degradation"), ("V9", "visual:HorizontalFlip"),
-        ("V10", "typographic:TypographicInjection"), ("V11", "physics:PhysicsDegradation")):
+        ("V10", "typographic:TypographicInjection"), ("V11", "physics:PhysicsDegradation"),
+        ("V12", "lookalike:LookAlikePair")):
     PERTURBATIONS.lazy(_code, f"medr2.perturb.{_target}")
 
 
@@ -93,7 +94,7 @@ def register(cls: type[Perturbation]) -> type[Perturbation]:
 
 
 def all_codes() -> tuple[str, ...]:
-    """Every variant code, in canonical order (built-ins T1..T10, V1..V11, then plugins)."""
+    """Every variant code, in canonical order (built-ins T1..T10, V1..V12, then plugins)."""
     return tuple(PERTURBATIONS.names())
 
 

@@ -1,4 +1,5 @@
-"""A contact sheet: one question of one case across its visual variants, as a single PNG."""
+"""Contact sheets: one question of one case across its visual variants, or the look-alike pairs of a bench (the
+variants with the role ``pairs``, V12), as a single PNG."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from medr2.atomic import atomic_write_bytes
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
 from medr2.images import encode_png, load_image
-from medr2.perturb.registry import visual_codes
+from medr2.perturb.registry import item_roles, visual_codes
 from medr2.records import Item
 from medr2.variant_id import variant_code
 
@@ -50,6 +51,8 @@ def pick_parent(bench: Bench, case_id: str | None = None) -> tuple[Item, list[It
 def _caption(it: Item) -> str:
     ans = it.answer_text if it.form == "mcq" and it.options else (it.answer or "box")
     note = {"V7": "coords in text"}.get(_code(it), "")
+    if isinstance(it.meta.get("similarity"), float):
+        note = f"look-alike: {it.meta['similarity']:.3f}"
     return f"{it.variant}  ans: {ans[:18]}" + (f"\n{note}" if note else f"\n{it.meta.get('scoring', '')}")
 
 
@@ -80,3 +83,46 @@ def contact_sheet(bench: Bench, out: Path, case_id: str | None = None, columns: 
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out, encode_png(np.asarray(sheet)))
     return parent, variants
+
+
+def look_alike_pairs(bench: Bench, n: int) -> list[tuple[Item, Item]]:
+    """The ``n`` most alike (clean parent, variant) pairs among the items with the role ``pairs`` (by their
+    ``meta["similarity"]``, then item id), each two cases once (the first question asked of them)."""
+    clean = {it.item_id: it for it in bench.items if it.variant == "clean"}
+    kids = [it for it in bench.items if it.parent_id in clean and "pairs" in item_roles(it.variant, it.roles, it.meta)]
+    kids.sort(key=lambda it: (-float(it.meta.get("similarity") or 0.0), it.item_id))
+    out: list[tuple[Item, Item]] = []
+    seen: set[frozenset[str]] = set()
+    for it in kids:
+        cases = frozenset({it.case_id, str(it.perturbation.get("other_case", it.item_id))})
+        if cases not in seen:
+            seen.add(cases)
+            out.append((clean[str(it.parent_id)], it))
+        if len(out) == n:
+            break
+    if not out:
+        raise BadInput("no look-alike pairs (build with --variants V12)", file=str(bench.root), field="--pairs")
+    return out
+
+
+def pairs_sheet(bench: Bench, out: Path, n: int = 6, columns: int = 4) -> list[tuple[Item, Item]]:
+    """Write the ``n`` most alike look-alike pairs to ``out`` (deterministic PNG), two pairs a row: each the clean
+    item's image and answer, then the other case's image, its answer and the similarity; returns the pairs."""
+    pairs = look_alike_pairs(bench, n)
+    font = ImageFont.load_default()
+    per_row = max(1, columns // 2)
+    rows = (len(pairs) + per_row - 1) // per_row
+    line = 16
+    block = 2 * line + TILE + CAPTION
+    sheet = Image.new("RGB", (per_row * 2 * TILE, rows * block), (255, 255, 255))
+    d = ImageDraw.Draw(sheet)
+    for i, (parent, kid) in enumerate(pairs):
+        x, y = (i % per_row) * 2 * TILE, (i // per_row) * block
+        d.text((x + 6, y + 2), f"{parent.case_id} / {kid.perturbation.get('other_case', '?')}  {parent.task}",
+               fill=(0, 0, 0), font=font)
+        d.text((x + 6, y + 2 + line), parent.question[:80], fill=(0, 0, 0), font=font)
+        sheet.paste(_tile(bench, parent, font), (x, y + 2 * line))
+        sheet.paste(_tile(bench, kid, font), (x + TILE, y + 2 * line))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out, encode_png(np.asarray(sheet)))
+    return pairs

@@ -193,33 +193,43 @@ class _OtherCase(Perturbation):
         ref = ctx.render_spec((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), spec, record=case.case_id)
         seed = ctx.item_seed(item, self.code)
         updates: dict[str, Any] = {}
-        key = TASK_FACT.get(item.task)
-        value = FACTS[key].get(other) if key else None
         scoring = "probe"
-        if item.form == "mcq" and value:
-            options = list(item.options)
-            idx = option_index(options, value)
-            if idx is None:  # put the shown image's value in place of a distractor
-                rng = np.random.default_rng(seed)
-                wrong = [i for i, o in enumerate(options) if letter(i) != item.answer and not NONE_OPTION.match(o)]
-                if wrong:
-                    idx = wrong[int(rng.integers(len(wrong)))]
-                    options[idx] = value
-            if idx is not None:
-                scoring = "exact"
-                updates = {"options": options, "answer": letter(idx)}
-                if letter(idx) != item.answer:
-                    updates["lure"] = item.answer
-        elif item.task in SHOWN_ANSWER:
-            shown = SHOWN_ANSWER[item.task](item, case, other)
-            if shown is not None:
-                scoring = "exact"
-                if shown != item.answer:
-                    updates = {"answer": shown, "lure": item.answer}
+        got = answer_for_shown(item, case, other, np.random.default_rng(seed))
+        if got is not None:
+            scoring = "exact"
+            options, shown = got
+            if options != item.options or shown != item.answer:
+                updates = {"options": options, "answer": shown}
+            if shown != item.answer:
+                updates["lure"] = item.answer
         answer = updates.get("answer", item.answer)
         params = {"other_case": other.case_id, "other_modality": other.modality, "resized": [w, h]}
         return [derive_item(item, variant=self.code, params=params, seed=seed,
                             meta=answer_changed_meta(item, answer, scoring=scoring), **updates, **_image_fields(ref))]
+
+
+def answer_for_shown(item: Item, case: Case, other: Case,
+                     rng: np.random.Generator | None) -> tuple[list[str], str] | None:
+    """(options, answer) of ``item``'s question (asked of ``case``) asked of ``other``'s image: the option naming
+    ``other``'s value of the fact the task asks (MCQ) or the rule of :data:`SHOWN_ANSWER` (yes/no); None where no
+    exact answer is known. Where ``other``'s value is no option, ``rng`` draws the distractor it replaces (None:
+    the options stay the question's, and there is no answer). The one rule V2, V3 and V12 answer another case's
+    image by."""
+    key = TASK_FACT.get(item.task)
+    value = FACTS[key].get(other) if key else None
+    if item.form == "mcq" and value:
+        options = list(item.options)
+        idx = option_index(options, value)
+        if idx is None and rng is not None:  # put the shown image's value in place of a distractor
+            wrong = [i for i, o in enumerate(options) if letter(i) != item.answer and not NONE_OPTION.match(o)]
+            if wrong:
+                idx = wrong[int(rng.integers(len(wrong)))]
+                options[idx] = value
+        return None if idx is None else (options, letter(idx))
+    if item.task in SHOWN_ANSWER:
+        shown = SHOWN_ANSWER[item.task](item, case, other)
+        return None if shown is None else (list(item.options), shown)
+    return None
 
 
 def _opposite(yes_no: str) -> str:

@@ -283,6 +283,65 @@ def stage_curves(ctx: PlotContext) -> list[Plot]:
     return out
 
 
+def _severity_values(node: Any) -> list[tuple[int, float, float | None, float | None, int | None, bool]]:
+    """Per severity with an accuracy (``degradation.<kind>``): ``(severity, value, lo, hi, n, low_n)``."""
+    vals = []
+    if isinstance(node, dict):
+        for sev in sorted((k for k in node if str(k).isdigit()), key=int):
+            acc = (node.get(sev) or {}).get("acc")
+            value, lo, hi, n = metric_parts(acc)
+            if value is not None:
+                vals.append((int(sev), value, lo, hi, n, is_low_n(acc)))
+    return vals
+
+
+@register_plot("degradation_curves")
+def degradation_curves(ctx: PlotContext) -> list[Plot]:
+    """Accuracy against severity per degradation kind (``metrics.json`` ``degradation``: V8, V11), one line per run,
+    one panel per mode and kind."""
+    groups = _groups(ctx.runs)
+    out = []
+    for g, runs in enumerate(groups):
+        panels: list[tuple[str, list[tuple[int, list[Any]]]]] = []
+        for mode in _modes(runs):
+            nodes = [(_mode_metrics(r, mode) or {}).get("degradation") or {} for r in runs]
+            kinds = sorted({str(k) for n in nodes if isinstance(n, dict) for k in n}, key=_variant_sort_key)
+            for kind in kinds:
+                lines = [(k, vals) for k, n in enumerate(nodes) if (vals := _severity_values(n.get(kind)))]
+                if lines:
+                    panels.append((f"{mode}: {kind}", lines))
+        if not panels:
+            continue
+        cols = min(4, len(panels))
+        fig_w = max(5.0, 3.2 * cols)
+        fig = _figure(fig_w, 0.9 + 2.6 * ((len(panels) + cols - 1) // cols))
+        for ax, (title, lines) in zip(_grid(fig, len(panels), cols), panels, strict=True):
+            sevs = sorted({v[0] for _, vals in lines for v in vals})
+            for k, vals in lines:
+                off = (k - (len(runs) - 1) / 2) * 0.06
+                _errbar(ax, [v[0] + off for v in vals], [v[1] for v in vals], [v[2] for v in vals],
+                        [v[3] for v in vals], marker=MARKERS[k], color=PALETTE[k], label=runs[k].label, markersize=4,
+                        linewidth=1.4)
+            ns = {s: [v[4] for _, vals in lines for v in vals if v[0] == s and v[4] is not None] for s in sevs}
+            ax.set_xticks(sevs, [f"{s}\nn={min(ns[s]):,}" if ns[s] else str(s) for s in sevs], fontsize=8)
+            ax.set_xlim(min(sevs) - 0.4, max(sevs) + 0.4)
+            ax.set_ylim(0, 1.02)
+            ax.set_ylabel("accuracy", fontsize=8)
+            ax.set_title(title, fontsize=9)
+            ax.grid(alpha=0.3)
+        fig.supxlabel("severity (1 mild … 3 severe)", fontsize=8)
+        _run_legend(fig, runs)
+        name, title = _suffix("degradation_curves", "Accuracy per degradation and severity", g, groups)
+        out.append(_finish(fig, name, title,
+                           "Accuracy against severity, one panel per mode and degradation kind (V8 image "
+                           "degradations, V11 physics-true CT/MRI/X-ray degradations), one line per run, 95% "
+                           "intervals; under each severity the fewest answers (n) behind a point. Items whose "
+                           "evidence did not survive a V11 degradation are probes and not counted. A robust model "
+                           "stays flat; the paired change against the clean parents is degradation.<kind>.<severity>"
+                           ".delta in metrics.json.", wide=fig_w > 9))
+    return out
+
+
 def _variant_sort_key(v: str) -> tuple[str, int, str]:
     return VariantId.lenient(v).sort_key()
 
@@ -517,6 +576,17 @@ def attacks(ctx: PlotContext) -> list[Plot]:
                      "image names, where the clean answer was not that option; ASR_<code> per variant code (T3 "
                      "premise, T4 suggestion, T8 wrong earlier step, T9 guideline/protocol/exception framing, T10 "
                      "prior report/referral note/earlier turn, V10 text in the image). A good model is near 0.")
+
+
+@register_plot("pairs")
+def pairs(ctx: PlotContext) -> list[Plot]:
+    keys = {k for r in ctx.runs for mode in _modes([r]) for k in ((_mode_metrics(r, mode) or {}).get("pairs") or {})}
+    return _reliance(ctx, "pairs", tuple(sorted(keys, key=_variant_sort_key)), "pairs", "Look-alike pairs",
+                     "One bar per run, one panel per mode, 95% intervals. Pair accuracy = share of (variant, clean) "
+                     "pairs where both answers are right: V12 asks the clean question of the most alike image of "
+                     "another case whose answer differs (docs/variants.md). Its chance, each side's accuracy and "
+                     "the share confused (the variant answered the clean answer) are in metrics.json. A good model "
+                     "is near its clean accuracy; one that does not tell look-alikes apart is near 0.")
 
 
 @register_plot("visual_reliance")

@@ -12,7 +12,8 @@ from medr2.report.fmt import fmt_ci, fmt_n, is_low_n, metric_parts
 from medr2.report.inputs import RunData
 
 HARM_KEYS = (("harm_weighted_error", "harm-weighted error"), ("high_risk_error", "high-risk error"),
-             ("silent_failure", "silent failures (high risk)"))
+             ("silent_failure", "silent failures (high risk)"), ("harm_weighted_ASR", "harm-weighted attack success"),
+             ("high_risk_ASR", "attack success (high risk)"))
 SLICE_KEYS = (("accuracy", "accuracy"), ("harm_weighted_error", "harm-weighted error"),
               ("high_risk_error", "high-risk error"), ("silent_failure", "silent failures"),
               ("prompt_reliance.MisleadDrop", "MisleadDrop"), ("prompt_reliance.PRI", "PRI"),

@@ -25,8 +25,8 @@ import pandas as pd
 from medr2.bench.format import case_clusters
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, case_values, parse_bins
 from medr2.errors import BadInput
-from medr2.score.harm import HarmSpec, harm_units, register_harm
-from medr2.score.metrics import METRIC_GROUPS, Ctx, Ref, accuracy_units
+from medr2.score.harm import HarmSpec, harm_units, register_attack_harm, register_harm
+from medr2.score.metrics import METRIC_GROUPS, Ctx, Ref, accuracy_units, attack_pairs
 from medr2.score.scorer import HARM_FILE, SLICES_FILE, _run_manifest, load_table
 from medr2.score.stats import DEFAULT_RESAMPLES, MetricBook, bootstrap_z_test, holm, seed_for
 
@@ -35,7 +35,7 @@ SLICE_MIN_CASES = 20
 ALPHA = 0.05
 # the metric groups run per slice besides accuracy and harm: their pairs (variant and parent, twins) stay inside a
 # case, so inside any case-level slice
-ROBUSTNESS_GROUPS = ("prompt_reliance", "visual_reliance", "consistency")
+ROBUSTNESS_GROUPS = ("prompt_reliance", "visual_reliance", "consistency", "attacks", "pairs")
 
 
 # -- parsing the options ---------------------------------------------------------------------------
@@ -97,7 +97,19 @@ def _slice_refs(book: MetricBook, rows: pd.DataFrame, all_rows: pd.DataFrame, mo
             for name, ref in (got or {}).items():
                 if isinstance(ref, Ref):
                     out[f"{group}.{name}"] = ref.index
+        out.update(register_attack_harm(book, attack_pairs(ctx), harm))
     out.update(register_harm(book, harm_units(rows), harm))
+    return out
+
+
+def _whole_harm(book: MetricBook, rows: pd.DataFrame, all_rows: pd.DataFrame, mode: str,
+                harm: HarmSpec) -> dict[str, int]:
+    """A mode's harm metrics over all its rows: the clean items' (:func:`register_harm`) and the harm-weighted
+    attack success rates of its attack pairs (:func:`register_attack_harm`)."""
+    out = register_harm(book, harm_units(rows), harm)
+    if bool((rows["variant"] != "clean").any()):
+        out.update(register_attack_harm(book, attack_pairs(Ctx(book=book, rows=rows, mode=mode, all_rows=all_rows)),
+                                        harm))
     return out
 
 
@@ -163,7 +175,7 @@ def slice_metrics(rows: pd.DataFrame, cases: pd.DataFrame, slicings: Sequence[tu
     whole: dict[str, dict[str, int]] = {}
     for mode in sorted(rows["mode"].astype(str).unique()):
         mrows = rows[(rows["mode"] == mode).to_numpy(dtype=bool)]
-        whole[mode] = register_harm(book, harm_units(mrows), harm)
+        whole[mode] = _whole_harm(book, mrows, rows, mode, harm)
         for slicing in slicings:
             labels = _slice_labels(mrows, cases, slicing)
             all_labels = _slice_labels(rows, cases, slicing)

@@ -43,12 +43,12 @@ def _severity(variant: str) -> int | None:
 
 # columns taken from the item of each row (computed once per item, then repeated per mode)
 _ITEM_FIELDS = ("case_id", "task", "stage", "form", "variant", "code", "severity", "parent_id", "pair_id",
-                "chain_id", "step", "split", "chance", "probe", "preserving", "misleads", "keeps_facts", "gold_key",
-                "lure_key", "answer", "gold_box", "prompt_code")
+                "chain_id", "step", "split", "chance", "probe", "preserving", "misleads", "keeps_facts", "pairs",
+                "gold_key", "lure_key", "answer", "gold_box", "prompt_code")
 TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
                  "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
-                 "text_metrics", "chance", "probe", "preserving", "misleads", "keeps_facts", "gold_key", "parsed_key",
-                 "lure_key", "answer", "gold_box", "prompt_code")
+                 "text_metrics", "chance", "probe", "preserving", "misleads", "keeps_facts", "pairs", "gold_key",
+                 "parsed_key", "lure_key", "answer", "gold_box", "prompt_code")
 
 
 _KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
@@ -81,7 +81,7 @@ def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
     roles = _roles(it)
     return (it.case_id, it.task, int(it.stage), it.form, it.variant, code, _severity(it.variant), it.parent_id,
             it.pair_id, it.chain_id, it.step, it.split, float(it.chance), "probe" in roles,
-            "preserves_answer" in roles, "misleads" in roles, "keeps_facts" in roles,
+            "preserves_answer" in roles, "misleads" in roles, "keeps_facts" in roles, "pairs" in roles,
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
             tuple(it.answer_box) if it.answer_box is not None else None, prompt)
