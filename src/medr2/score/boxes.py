@@ -16,7 +16,8 @@ from medr2.errors import BadInput
 from medr2.models.base import BoxConvention
 from medr2.models.presets import box_from_model, model_image_size
 from medr2.records import Box
-from medr2.score.extract.common import ANSWER_MARKER, strip_reasoning
+from medr2.score.extract.common import strip_reasoning
+from medr2.score.extract.statements import ANSWER_MARKER, normalise
 
 _NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _N = _NUM + r"\s*(?:%|px)?"  # a number, optionally a percentage or "px"
@@ -188,7 +189,7 @@ def read_box(text: str, conv: BoxConvention | None = None) -> BoxReading:
     Boxes after the last explicit answer marker win; several different boxes without one are
     ambiguous. Corner order is normalised; a zero-area or non-finite box is unparsed. ``conv`` gives the
     order of Gemini's ``box_2d`` key (param ``box_2d``: ``yxyx``)."""
-    body = strip_reasoning(text)
+    body = normalise(strip_reasoning(text))
     cands, reason = _candidates(body, conv)
     if not cands:
         return BoxReading(None, reason or "no box found")

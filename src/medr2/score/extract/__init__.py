@@ -14,6 +14,7 @@ from medr2.registry import Registry
 from medr2.score.extract.abstain import declines, find_decline
 from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
 from medr2.score.extract.common import Reading, strip_reasoning
+from medr2.score.extract.statements import normalise
 from medr2.score.extract.text import extract_text
 from medr2.score.extract.yesno import extract_yesno, read_yesno
 
@@ -51,7 +52,7 @@ def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
     rest wins, else the answer is an abstention. A chosen option whose text declines is an abstention too."""
     if raw is None:
         return Reading(None, "no answer")
-    body = strip_reasoning(raw)
+    body = normalise(strip_reasoning(raw))
     if not body:
         return Reading(None, "empty answer (nothing after the reasoning block)")
     decline = find_decline(body)

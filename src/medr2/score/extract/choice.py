@@ -15,14 +15,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from medr2.score.extract.common import (
-    Reading,
-    answer_segments,
-    clean_markdown,
+from medr2.score.extract.common import Reading, clean_markdown, json_answer, normalize_words, strip_hedge
+from medr2.score.extract.statements import (
+    FINAL,
+    LEAD,
+    MENTION,
+    SENTENCE,
+    WHOLE,
+    Candidate,
+    asserted,
+    confidence_list,
+    decide,
+    final_statements,
     is_negated,
-    json_answer,
-    normalize_words,
-    strip_hedge,
+    unfinished,
 )
 
 AMBIGUOUS = "ambiguous"
@@ -35,13 +41,13 @@ class Conflict:
     reason: str
 
 
-_OPEN = "([（【"
-_CLOSE = ")]）】"
-_CJK = "\u4e00-\u9fff"
+_OPEN = "([（【「『"
+_CLOSE = ")]）】」』"
+_CJK = "\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af"  # kana, CJK ideographs, hangul (Japanese/Korean copulas follow)
 _CJK_PUNCT = "。，、；：！？）】"
-_LETTER_AT = r"[(\[（【]?\s*([A-Z])\s*[)\]）】]?"
-_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?)\]{_CJK_PUNCT}{_CJK}（【]|-|–)"
-_AFTER_OK = frozenset(" .,:;!?)]\n-–\t（【" + _CJK_PUNCT)
+_LETTER_AT = r"[(\[（【「『]?\s*([A-Z])\s*[)\]）】」』]?"
+_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?()\]{_CJK_PUNCT}{_CJK}（【」』]|-|–)"
+_AFTER_OK = frozenset(" .,:;!?()]\n-–\t（【」』" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
 _MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
@@ -257,8 +263,86 @@ def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
     return option_for(body.strip().rstrip("."), options)
 
 
+def _candidate(rank: int, start: int, got: str | Conflict) -> Candidate:
+    r = _as_reading(got)
+    return Candidate(rank, start, r.value, r.reason)
+
+
+# a list of options, one per line ("A) CT", "- B: 30 %"): the options restated or weighed, not a choice
+_OPTION_LINE = re.compile(r"(?m)^\s*(?:[-*•]\s*)?[(\[]?([A-Z])[)\].:]\s+\S")
+
+
+def _lists_options(body: str) -> bool:
+    return confidence_list(body) or len({m.group(1) for m in _OPTION_LINE.finditer(body)}) >= 2
+
+
+def _final_candidates(body: str, n: int, options: Sequence[str]) -> list[Candidate]:
+    """FINAL: what final-answer statements and commitments state, and verdicts ("B is correct")."""
+    out: list[Candidate] = []
+    for seg in final_statements(body):
+        got = _lead_letter(seg.text, n, options)
+        if got is not None:
+            out.append(_candidate(FINAL, seg.start, got))
+    for m in _LETTER_THEN_VERDICT.finditer(body):
+        if not is_negated(body, m.start(1), m.end(1)):
+            ch = m.group(1)
+            if not _valid(ch, n):
+                out.append(_candidate(FINAL, m.start(), AMBIGUOUS))
+                continue
+            conflict = _letter_conflict(ord(ch) - ord("A"), m.group(2), options) if m.group(2) else None
+            out.append(_candidate(FINAL, m.start(), conflict if conflict is not None else ch))
+    return out
+
+
+def _whole_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
+    """WHOLE: the whole answer is one option's text, a synonym or sub-type of it, or 'none of the above'."""
+    whole = normalize_words(body)
+    for i, o in enumerate(options):
+        if whole and whole == normalize_words(o):
+            return [Candidate(WHOLE, 0, _letter(i))]
+    by_meaning = _option_by_meaning(body, options)
+    if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
+        return [Candidate(WHOLE, 0, _letter(by_meaning))]
+    none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
+    if none_said:
+        k = _none_option(options)
+        if k is None:
+            return [Candidate(WHOLE, 0, None, "the answer is 'none of the above', which is not an option")]
+        spans = [sp for sp in _option_spans(body, options) if sp[2] != k and not is_negated(body, sp[0], sp[1])]
+        return [Candidate(WHOLE, 0, _letter(k))] if not spans else [
+            Candidate(WHOLE, 0, None, "'none of the above' and another option")]
+    return []
+
+
+def _mention_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
+    """MENTION: the one option the prose asserts (not rejected, not asked about, not weighed); none when the
+    answer was cut off mid-sentence or lists the options with confidences."""
+    n = len(options)
+    spans = _option_spans(body, options)
+    for s, e, i in spans:  # "the spleen (C)" where C is another option
+        tl = _TRAILING_LETTER.match(body[e:])
+        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
+            k = ord(tl.group(1)) - ord("A")
+            return [Candidate(MENTION, s, None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but "
+                                                f"the letter after it is {tl.group(1)} ({options[k]!r})")]
+    if unfinished(body) or confidence_list(body):
+        return []
+    rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
+    chosen = {i for s, e, i in spans if asserted(body, s, e)}
+    for m in _BARE_MENTION.finditer(body):
+        ch = next(g for g in m.groups() if g)
+        if _valid(ch, n) and asserted(body, m.start(), m.end()):
+            chosen.add(ord(ch) - ord("A"))
+    chosen -= rejected
+    if len(chosen) > 1:
+        return [Candidate(MENTION, 0, None, "several options mentioned, none stated as the answer")]
+    return [Candidate(MENTION, 0, _letter(i)) for i in chosen]
+
+
 def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
-    """The chosen option letter (with the reason when it cannot be read)."""
+    """The chosen option letter (with the reason when it cannot be read): the answer's statements read as
+    :class:`~medr2.score.extract.statements.Candidate` readings, decided by the one precedence policy
+    (:func:`medr2.score.extract.statements.decide`)."""
     n = len(options)
     if json_ok:
         found, value = json_answer(text)
@@ -267,63 +351,20 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
     body = clean_markdown(text).strip()
     if not body:
         return Reading(None, "empty answer")
-    explicit: list[tuple[int, str | Conflict]] = []
-    for seg in answer_segments(body):
-        got = _lead_letter(seg.text, n, options)
-        if got is not None:
-            explicit.append((seg.start, got))
-    for m in _LETTER_THEN_VERDICT.finditer(body):
-        if not is_negated(body, m.start(1), m.end(1)):
-            ch = m.group(1)
-            if not _valid(ch, n):
-                explicit.append((m.start(), AMBIGUOUS))
-                continue
-            conflict = _letter_conflict(ord(ch) - ord("A"), m.group(2), options) if m.group(2) else None
-            explicit.append((m.start(), conflict if conflict is not None else ch))
-    if explicit:
-        return _as_reading(max(explicit, key=lambda e: e[0])[1])
-    lead = _lead_letter(body, n, options, by_text=False)
+    cands = _final_candidates(body, n, options)
+    if cands:
+        return decide(cands)
+    listing = _lists_options(body)
+    lead = None if listing else _lead_letter(body, n, options, by_text=False)
     if lead is not None:
-        return _as_reading(lead)
-    letters = {m.group(1) for m in _SENTENCE_LETTER.finditer(body) if _valid(m.group(1), n)}
-    if len(letters) == 1:
-        return Reading(letters.pop())
-    if len(letters) > 1:
-        return Reading(None, "several letters stated as answers")
-    whole = normalize_words(body)
-    for i, o in enumerate(options):
-        if whole and whole == normalize_words(o):
-            return Reading(_letter(i))
-    by_meaning = _option_by_meaning(body, options)
-    if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
-        return Reading(_letter(by_meaning))
-    none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
-    if none_said:
-        k = _none_option(options)
-        if k is not None:
-            spans = [sp for sp in _option_spans(body, options) if sp[2] != k and not is_negated(body, sp[0], sp[1])]
-            return Reading(_letter(k)) if not spans else Reading(None, "'none of the above' and another option")
-        return Reading(None, "the answer is 'none of the above', which is not an option")
-    spans = _option_spans(body, options)
-    for s, e, i in spans:  # "the spleen (C)" where C is another option
-        tl = _TRAILING_LETTER.match(body[e:])
-        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
-            k = ord(tl.group(1)) - ord("A")
-            return Reading(None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but the letter "
-                                 f"after it is {tl.group(1)} ({options[k]!r})")
-    rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
-    mentioned = {i for s, e, i in spans if not is_negated(body, s, e)}
-    bare = set()
-    for m in _BARE_MENTION.finditer(body):
-        ch = next(g for g in m.groups() if g)
-        if _valid(ch, n) and not is_negated(body, m.start(), m.end()):
-            bare.add(ord(ch) - ord("A"))
-    chosen = (mentioned | bare) - rejected
-    if len(chosen) == 1:
-        return Reading(_letter(chosen.pop()))
-    if len(chosen) > 1:
-        return Reading(None, "several options mentioned, none stated as the answer")
-    return Reading(None, "no option stated")
+        return decide([_candidate(LEAD, 0, lead)])
+    if not listing:
+        cands = [Candidate(SENTENCE, m.start(), m.group(1)) for m in _SENTENCE_LETTER.finditer(body)
+                 if _valid(m.group(1), n)]
+        if cands:
+            return decide(cands)
+    return decide(_whole_candidates(body, options) or _mention_candidates(body, options),
+                  empty="no option stated")
 
 
 def extract_mcq(text: str, options: Sequence[str]) -> str | None:
@@ -470,7 +511,7 @@ def read_multi(text: str, options: Sequence[str], *, json_ok: bool = True) -> Re
     if has_absent:
         body = _PRESENT.sub("Selected:", body)
     found_: list[str] | None | str = _lines_block(body, n, options)
-    segs = answer_segments(body)
+    segs = final_statements(body)
     if found_ is None:
         for seg in reversed(segs):
             found_ = _letter_list(seg.text, n, options)

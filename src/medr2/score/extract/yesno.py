@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from medr2.score.extract.common import Reading, answer_segments, clean_markdown, json_answer, strip_hedge
+from medr2.score.extract.common import Reading, clean_markdown, json_answer, strip_hedge
+from medr2.score.extract.markers import LANGUAGES
+from medr2.score.extract.statements import FINAL, Candidate, decide, final_statements
 
 # "No" is an answer only when punctuation or a new clause follows ("No abnormality" is a noun phrase).
 _WORD = re.compile(
@@ -21,11 +23,14 @@ _CONCLUSION = re.compile(r"[,;:–—-]\s*(?i:so|therefore|thus|hence|which\s+me
 # "Probably not." / "Most likely not, ..." (a hedge word is required: "Not sure" is no answer)
 _HEDGED_NOT = re.compile(r"^\s*(?i:(?:most\s+)?(?:probably|likely|unlikely|definitely|certainly|absolutely|clearly)"
                          r"|almost\s+certainly)\s+not\b\s*(?:[.!,;]|$)")
-# Chinese: 是 / 是的 / 对 / 正确 (yes); 否 / 不是 / 不 / 没有 / 不对 / 错误 (no); a punctuation mark or the end follows
-_ZH = re.compile(r"^\s*(?:答案\s*(?:是|为|為)?\s*[:：]?\s*)?(是的|不是|不对|没有|錯誤|错误|正确|正確|是|对|否|不)"
-                 r"(?=\s*(?:[。，,.!！；;：:、]|$))")
-_ZH_MAP = {"是的": "yes", "是": "yes", "对": "yes", "正确": "yes", "正確": "yes",
-           "不是": "no", "不对": "no", "没有": "no", "错误": "no", "錯誤": "no", "否": "no", "不": "no"}
+# every other language's yes/no words (medr2.score.extract.markers): read where a punctuation mark or the end follows
+_YES = [w for lang in LANGUAGES if lang.code != "en" for w in lang.yes]
+_NO = [w for lang in LANGUAGES if lang.code != "en" for w in lang.no]
+_END = r"(?=\s*(?:[。，,.!！；;：:、)\]」\"'–—-]|$))"
+_OTHER = re.compile(r"^\s*[\"'(\[「]?\s*(?i:(" + "|".join(sorted(_YES, key=len, reverse=True)) + ")|("
+                    + "|".join(sorted(_NO, key=len, reverse=True)) + "))" + _END)
+# a yes/no opening a sentence and followed by a comma: "There is no mass. Yes, there is an effusion."
+_SENTENCE_OPEN = re.compile(r"(?:[.!?;]\s+|\n\s*)[\"'(\[]?(yes|no),\s", re.I)
 _MAP = {"yes": "yes", "no": "no", "true": "yes", "false": "no"}
 
 
@@ -34,9 +39,9 @@ def _word(segment: str) -> str | None:
     m = _WORD.match(seg)
     if m:
         return _MAP[m.group(1).lower()]
-    z = _ZH.match(seg)
+    z = _OTHER.match(seg)
     if z:
-        return _ZH_MAP[z.group(1)]
+        return "yes" if z.group(1) else "no"
     if _HEDGED_NOT.match(segment):
         return "no"
     return None
@@ -59,7 +64,7 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
     body = clean_markdown(text).strip()
     if not body:
         return Reading(None, "empty answer")
-    explicit = [w for seg in answer_segments(body) if (w := _word(seg.text)) is not None]
+    explicit = [Candidate(FINAL, seg.start, w) for seg in final_statements(body) if (w := _word(seg.text)) is not None]
     if not explicit and options:
         from medr2.score.extract.choice import read_mcq
 
@@ -69,7 +74,7 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
         if letter.reason and letter.reason.startswith("conflict"):
             return letter
     if explicit:
-        return Reading(explicit[-1])
+        return decide(explicit)
     concl = _CONCLUSION.search(body)
     if concl:
         before = body[: concl.start()]
@@ -80,6 +85,7 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
     lead = _word(body)
     stated = {lead} if lead is not None else set()
     stated |= {m.group(1).lower() for m in _SENTENCE.finditer(body)}
+    stated |= {m.group(1).lower() for m in _SENTENCE_OPEN.finditer(body)}
     if not stated:
         return Reading(None, "no yes/no stated")
     # any other answer-like yes/no in the text ("Yes and no", "No, but actually yes") makes it ambiguous
