@@ -44,10 +44,10 @@ class Conflict:
 _OPEN = "([（【「『"
 _CLOSE = ")]）】」』"
 _CJK = "\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af"  # kana, CJK ideographs, hangul (Japanese/Korean copulas follow)
-_CJK_PUNCT = "。，、；：！？）】"
+_CJK_PUNCT = "。，、；：！）】"
 _LETTER_AT = r"[(\[（【「『]?\s*([A-Z])\s*[)\]）】」』]?"
-_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?()\]{_CJK_PUNCT}{_CJK}（【」』]|-|–)"
-_AFTER_OK = frozenset(" .,:;!?()]\n-–\t（【」』" + _CJK_PUNCT)
+_END_AFTER_LETTER = rf"(?=$|[\s.,:;!()\]{_CJK_PUNCT}{_CJK}（【」』]|-|–)"
+_AFTER_OK = frozenset(" .,:;!()]\n-–\t（【」』" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
 _MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
@@ -256,11 +256,46 @@ def _json_choice(value: object, options: Sequence[str]) -> Reading:
     return read_mcq(str(value), options, json_ok=False)
 
 
-def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
-    """The option the whole answer names through the clinical vocabulary (:func:`medr2.vocab.option_for`)."""
-    from medr2.vocab import option_for
+# the framing around a noun phrase that states an answer in words ("It's a magnetic resonance image.")
+_FRAME = re.compile(
+    r"^(?i:(?:(?:it|this|that|the\s+(?:image|scan|study|modality|finding|diagnosis|lesion|abnormality|answer))"
+    r"(?:\s+is|['’]s|\s+shows|\s+appears\s+to\s+be|\s+looks\s+like|\s+represents|\s+demonstrates)\s+)?"
+    r"(?:(?:most\s+)?(?:likely|probably|consistent\s+with|clearly|definitely)\s+)?(?:an?\s+|the\s+)?)"
+)
+_HEAD = re.compile(r"(?i)\s+(?:image|images|scan|study|exam|examination|picture|film)$")
+_NOT = re.compile(r"^(?i:not|no)\s+(?:an?\s+|the\s+)?")
 
-    return option_for(body.strip().rstrip("."), options)
+
+def _phrase_option(phrase: str, options: Sequence[str]) -> int | None:
+    """The one option ``phrase`` names: its text, a synonym, another spelling, or a sub-type (``medr2.vocab``)."""
+    from medr2.vocab import is_a, option_for
+
+    for p in dict.fromkeys((phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase))):
+        if not p:
+            continue
+        k = option_for(p, options)
+        if k is not None:
+            return k
+        subtype = [i for i, o in enumerate(options) if is_a(p, o)]
+        if len(subtype) == 1:
+            return subtype[0]
+    return None
+
+
+def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
+    """The option the whole answer names in words (:func:`_phrase_option` after the framing is removed: "It's a
+    magnetic resonance image." -> MRI, "a glioblastoma" -> Glioma); with two options, a whole answer that rejects
+    one of them ("Not malignant.") names the other."""
+    text = " ".join(body.strip().rstrip(".!").split())
+    phrase = _FRAME.sub("", text, count=1)
+    k = _phrase_option(phrase, options)
+    if k is not None:
+        return k
+    neg = _NOT.match(phrase)
+    if neg and len(options) == 2:
+        k = _phrase_option(phrase[neg.end():], options)
+        return None if k is None else 1 - k
+    return None
 
 
 def _candidate(rank: int, start: int, got: str | Conflict) -> Candidate:

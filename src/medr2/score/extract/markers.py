@@ -10,7 +10,9 @@ need no entry of their own); a space in a fragment matches any run of white spac
 * ``commits``: first-person **commitments** ("I choose", "je choisis", "我选") — the answer follows too;
 * ``yes`` / ``no``: the yes/no words (read only where a punctuation mark, a new clause or the end follows);
 * ``reject_before`` / ``reject_after``: **rejections** around an option ("not B", "B ist falsch", "B は誤り");
-  their scope is the clause they stand in (``statements.clause``), never the next line or sentence.
+  their scope is the clause they stand in (``statements.clause``), never the next line or sentence;
+* ``contrasts``: a final statement that opens with a rejection and goes on with a contrast states the answer after
+  it ("the answer is not A but C", "nicht A, sondern C", "不是A，而是C").
 
 The ``samples`` are plain phrasings in that language (a final-answer prefix, a commitment prefix, a rejection
 suffix) that the property tests compose with letters, markup and distractors (``tests/test_score_reading.py``):
@@ -32,6 +34,7 @@ class Language:
     no: tuple[str, ...] = ()
     reject_before: tuple[str, ...] = ()
     reject_after: tuple[str, ...] = ()
+    contrasts: tuple[str, ...] = ()  # "not A *but* C": after a rejection, what follows a contrast is the answer
     # plain samples for the generators: final-answer prefixes, commitment prefixes, rejection suffixes
     sample_final: tuple[str, ...] = ()
     sample_commit: tuple[str, ...] = ()
@@ -43,6 +46,7 @@ _EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=", r":", r"-", r"
 LANGUAGES: tuple[Language, ...] = (
     Language(
         "en",
+        contrasts=(r"but(?: rather)?", r"rather"),
         nouns=(r"\b(?:(?:the|my|final|correct|best|right|most likely)\s+)*(?:answer|option|choice|selection|selected"
                r"|diagnosis)s?\b(?:\s+(?:to\s+the\s+question|here))?",),
         copulas=tuple(c + r"(?:\s+(?:therefore|thus))?" for c in _EN_COPULA),
@@ -66,33 +70,37 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
-        nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)\s*:?", r":"),
+        contrasts=(r"而是", r"是"),
+        nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
         commits=(r"(?:我)?(?:选择|选|選)\s*:?",),
         yes=(r"是的", r"是", r"对", r"正确", r"正確"), no=(r"不是", r"不对", r"没有", r"错误", r"錯誤", r"否", r"不"),
-        reject_before=(r"不是", r"排除", r"而非"), reject_after=(r"不对", r"错误", r"不正确", r"被排除", r"可以排除"),
+        reject_before=(r"不是", r"排除", r"而非"), reject_after=(r"(?:是)?(?:不对|错误|错的|不正确)", r"(?:被|可以)排除"),
         sample_final=("答案是", "最终答案：", "正确答案为 "), sample_commit=("我选", "我选择 "),
         sample_reject=("不正确", "错误"),
     ),
     Language(
         "ja",
+        contrasts=(r"ではなく",),
         nouns=(r"(?:最終的な|最終|正しい)?(?:答え|解答|回答|正解|選択肢)",), copulas=(r"は", r":"),
         commits=(r"(?:私は)?(?=[(\[]?[A-Z][)\]]?\s*を選(?:び|ぶ|択))",),
         yes=(r"はい", r"そうです"), no=(r"いいえ", r"違います", r"ありません"),
-        reject_after=(r"は(?:誤り|間違い|不正解|正しくない|否定的|除外)",), reject_before=(r"ではなく",),
+        reject_after=(r"は(?:誤り|間違い|不正解|正しくない|否定的|除外)", r"ではなく"),
         sample_final=("答えは ", "正解は", "最終回答: "), sample_commit=(), sample_reject=("は誤りです", "は不正解"),
     ),
     Language(
         "ko",
+        contrasts=(r"아니라",),
         nouns=(r"(?:최종\s*)?(?:정답|답|답변|선택지)",), copulas=(r"(?:은|는|:)",),
         commits=(r"(?=[(\[]?[A-Z][)\]]?\s*를?\s*선택)",),
         yes=(r"예", r"네", r"그렇습니다"), no=(r"아니요", r"아니오", r"아닙니다"),
-        reject_after=(r"(?:은|는)\s*(?:틀렸|오답|정답이 아닙)",),
+        reject_after=(r"(?:은|는)\s*(?:틀렸|오답|정답이 아닙)", r"(?:가|이)?\s*아니라"),
         sample_final=("정답은 ", "최종 답: ", "답: "), sample_reject=("는 오답입니다",),
     ),
     Language(
         "es",
+        contrasts=(r"sino",),
         nouns=(r"\b(?:la\s+)?(?:respuesta|opción|opcion|alternativa)(?:\s+(?:correcta|final|más adecuada))?",),
-        copulas=(r"es", r"sería", r":"),
+        copulas=(r"(?:es|sería|:)(?: la)?(?: opción| alternativa)?",),
         commits=(r"\b(?:elijo|escojo|selecciono|me quedo con)\b\s*(?:la\s+)?(?:opción\s+)?",),
         yes=(r"sí",), no=(r"no",),
         reject_before=(r"no es", r"descarto", r"descartamos"),
@@ -102,8 +110,9 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "fr",
+        contrasts=(r"mais",),
         nouns=(r"\b(?:la\s+)?(?:(?:bonne|meilleure)\s+)?(?:réponse|reponse|option)(?:\s+(?:finale|correcte))?",),
-        copulas=(r"est", r"serait", r":"),
+        copulas=(r"(?:est|serait|:)(?: la| l['’])?(?: option)?",),
         commits=(r"\bje\s+(?:choisis|choisirais|sélectionne|retiens)\b\s*(?:l['’]\s*)?(?:option\s+)?",),
         yes=(r"oui",), no=(r"non",),
         reject_before=(r"pas", r"écarte", r"exclut"),
@@ -113,8 +122,9 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "de",
+        contrasts=(r"sondern",),
         nouns=(r"\b(?:die\s+)?(?:(?:richtige|korrekte|endgültige)\s+)?(?:antwort|lösung|option)",),
-        copulas=(r"ist", r"lautet", r"wäre", r":"),
+        copulas=(r"(?:ist|lautet|wäre|:)(?: die)?(?: Option)?",),
         commits=(r"\bich\s+(?:wähle|würde|nehme)\b\s*(?:die\s+)?(?:option\s+)?",),
         yes=(r"ja",), no=(r"nein",),
         reject_before=(r"nicht", r"kein", r"keine"),
@@ -124,8 +134,9 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "pt",
+        contrasts=(r"mas(?: sim)?", r"e sim"),
         nouns=(r"\b(?:a\s+)?(?:resposta|opção|opcao|alternativa)(?:\s+(?:correta|final))?",),
-        copulas=(r"é", r"seria", r":"),
+        copulas=(r"(?:é|seria|:)(?: a)?(?: opção| alternativa)?",),
         commits=(r"\b(?:escolho|seleciono|fico com)\b\s*(?:a\s+)?(?:opção\s+)?",),
         yes=(r"sim",), no=(r"não", r"nao"),
         reject_before=(r"não é", r"descarto"),
@@ -135,8 +146,9 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "it",
+        contrasts=(r"ma",),
         nouns=(r"\b(?:la\s+)?(?:risposta|opzione)(?:\s+(?:corretta|finale|giusta))?",),
-        copulas=(r"è", r"sarebbe", r":"),
+        copulas=(r"(?:è|sarebbe|:)(?: la| l['’])?(?: opzione)?",),
         commits=(r"\b(?:scelgo|seleziono)\b\s*(?:l['’]\s*)?(?:opzione\s+)?",),
         yes=(r"sì",), no=(r"no",),
         reject_before=(r"non è", r"escludo"),
@@ -146,6 +158,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ru",
+        contrasts=(r"а",),
         nouns=(r"(?<![\w])(?:(?:правильный|окончательный|итоговый|верный)\s+)?(?:ответ|вариант)",),
         copulas=(r"[:—–-]", r"это", r"будет"),
         commits=(r"(?<![\w])(?:я\s+)?(?:выбираю|выберу)\s*(?:вариант\s+)?",),

@@ -182,10 +182,10 @@ _REJECT_BEFORE = re.compile(
     + r"|\bnot\s+option)\s*(?:(?:the|a|an|option|choice|answer|of|la|le|l['’]|die|das|der|opción|option)\s+)*"
     r"[(\[「]?)$"
 )
-_REJECT_AFTER = re.compile(
-    r"^(?i:[)\]」]?\s*(?:\([^)]{0,40}\)\s*)?(?:" + "|".join(_frag(f) for lang in LANGUAGES for f in lang.reject_after)
-    + r"))"
-)
+_REJECT_AFTER_BODY = (r"(?i:[)\]」]?\s*(?:\([^)]{0,40}\)\s*)?(?:"
+                      + "|".join(_frag(f) for lang in LANGUAGES for f in lang.reject_after) + "))")
+_REJECT_AFTER = re.compile("^" + _REJECT_AFTER_BODY)
+_REJECTED_HEAD = re.compile(_REJECT_AFTER_BODY + r"\s*$")
 # clause boundaries: the scope of a negation or a rejection
 _CLAUSE_BREAK = re.compile(r"[.!?;\n。！？；]|\b(?:but|however|whereas|while)\b|但是|不过|但", re.I)
 
@@ -219,6 +219,23 @@ class Segment:
     text: str
 
 
+_NEG_OPEN = re.compile(r"^\s*(?i:" + "|".join(_word_start(f) for lang in LANGUAGES for f in lang.reject_before) + ")")
+_CONTRAST = re.compile(r"(?i:[,;、]?\s*(?<![\w])(?:" + "|".join(_frag(f) for lang in LANGUAGES for f in lang.contrasts)
+                       + r")(?![\w])\s*,?\s*)")
+
+
+def _after_contrast(content: str) -> str:
+    """What a final statement states: after a contrast when what precedes it is rejected ("not A but C",
+    "nicht A, sondern C", "AではなくC"), else the whole content."""
+    m = _CONTRAST.search(content)
+    if m is None or m.start() > 80:
+        return content
+    head = content[: m.start()]
+    if _NEG_OPEN.match(head) or _REJECT_AFTER.match(content[m.start():].lstrip(",;、 ")) or _REJECTED_HEAD.search(head):
+        return content[m.end():]
+    return content
+
+
 def final_statements(text: str) -> list[Segment]:
     """The final-answer statements and commitments of ``text``, in order (each to the end of its line; a marker
     that ends its line takes the next line: "Answer:\\nB")."""
@@ -228,7 +245,7 @@ def final_statements(text: str) -> list[Segment]:
         line = rest.split("\n", 1)[0]
         if not line.strip() and "\n" in rest:
             line = rest.lstrip("\n").split("\n", 1)[0]
-        out.append(Segment(m.start(), line[:240]))
+        out.append(Segment(m.start(), _after_contrast(line[:240])))
     return out
 
 
