@@ -25,6 +25,7 @@ Reading an answer is two steps (docs/metrics.md, "Reading answers"):
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -49,6 +50,7 @@ _TOOL_BLOCK = re.compile(r"<(tool_call|function_call|tool_use|function)\b[^>]*>(
                          r"(?:<\|/tool_call\|>|$)|\[TOOL_CALLS\]\s*(\[.*?\]|\{.*?\})\s*(?:\n|$)", re.S | re.I)
 _TOOL_NAME_KEYS = ("name", "function", "tool", "tool_name")
 _TOOL_ARG_KEYS = ("arguments", "parameters", "args", "input")
+_ANSWER_TOOL = re.compile(r"(?i)answer|submit|final|respond")
 _ANSWER_ARG_KEYS = ("answer", "final_answer", "choice", "option", "selection", "selected", "label")
 
 
@@ -101,6 +103,9 @@ def _tool_answer(obj: object) -> str | None:
         for k, v in args.items():
             if str(k).lower() in _ANSWER_ARG_KEYS and isinstance(v, str | list | bool):
                 return v if isinstance(v, str) else ", ".join(map(str, v)) if isinstance(v, list) else str(v).lower()
+    name = next((low[k] for k in _TOOL_NAME_KEYS if isinstance(low.get(k), str)), "")
+    if _ANSWER_TOOL.search(name) and isinstance(args, dict) and args:  # submit_answer({"bbox": [...]})
+        return json.dumps(args)
     return ""
 
 
