@@ -75,7 +75,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # an explicit label of the layout of the numbers that follow: "(x, y, width, height)", "[ymin, xmin, ymax, xmax]"
 _XYWH_LABEL = re.compile(r"(?i)\(?\[?\s*x(?:_?min)?\s*,\s*y(?:_?min)?\s*,\s*(?:w|width)\s*,\s*(?:h|height)\s*\]?\)?"
                          r"|\bxywh\b")
-_CXCY_LABEL = re.compile(r"(?i)\(?\[?\s*(?:cx|x_?c(?:enter)?|center_?x|x_center)\s*,\s*(?:cy|y_?c(?:enter)?|center_?y|y_center)"
+_CXCY_LABEL = re.compile(r"(?i)\(?\[?\s*(?:cx|x_?c(?:enter)?|center_?x|x_center)\s*,\s*"
+                         r"(?:cy|y_?c(?:enter)?|center_?y|y_center)"
                          r"\s*,\s*(?:w|width)\s*,\s*(?:h|height)\s*\]?\)?|\bcxcywh\b|\bcent(?:er|re)\s+and\s+size\b")
 _YXYX_LABEL = re.compile(r"(?i)\(?\[?\s*y_?(?:min|1)\s*,\s*x_?(?:min|1)\s*,\s*y_?(?:max|2)\s*,\s*x_?(?:max|2)\s*\]?\)?")
 _TABLE_NAMES = {"x1": 0, "xmin": 0, "x_min": 0, "left": 0, "y1": 1, "ymin": 1, "y_min": 1, "top": 1,
@@ -104,7 +105,8 @@ _STATED_RANGES: tuple[tuple[str, re.Pattern[str]], ...] = (
                             r"(?:grid|scale|space)")),
     ("percent", re.compile(r"(?i)\bpercent(?:age)?s?\s+of\s+the\s+image|\bas\s+percentages\b|\bin\s+percent\b"
                            r"|(?<![\d.])0\s*(?:-|–|to)\s*100\s*%")),
-    ("unit", re.compile(r"(?i)(?<![\d.])0(?:\.0)?\s*(?:-|–|to|,)\s*1(?:\.0)?(?![\d.])(?=\s*\]?\s*(?:\)|range|scale|,|\.|$|\s))"
+    ("unit", re.compile(r"(?i)(?<![\d.])0(?:\.0)?\s*(?:-|–|to|,)\s*1(?:\.0)?(?![\d.])"
+                        r"(?=\s*\]?\s*(?:\)|range|scale|,|\.|$|\s))"
                         r"|\bfractions?\s+of\s+the\s+(?:image|width|height)")),
 )
 _STATED_GENERIC: tuple[tuple[str, re.Pattern[str]], ...] = (
