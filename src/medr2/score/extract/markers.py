@@ -137,7 +137,7 @@ LANGUAGES: tuple[Language, ...] = (
         "pt",
         contrasts=(r"mas(?: sim)?", r"e sim"),
         nouns=(r"\b(?:a\s+)?(?:resposta|opção|opcao|alternativa)(?:\s+(?:correta|final))?",),
-        copulas=(r"(?:é|seria|:)(?: a)?(?: opção| alternativa)?",),
+        copulas=(r"(?:é|seria|:)(?-i:[ \t]+a(?=[ \t]+\S))?(?: opção| alternativa)?",),  # "a" the article, not A
         commits=(r"\b(?:escolho|seleciono|fico com)\b\s*(?:a\s+)?(?:opção\s+)?",),
         yes=(r"sim",), no=(r"não", r"nao"),
         reject_before=(r"não é", r"descarto"),

@@ -42,6 +42,8 @@ from medr2.score.extract.markers import LANGUAGES
 _FOLD = {c: unicodedata.normalize("NFKC", chr(c)) for c in (*range(0xFF01, 0xFF5F), 0x3000)}
 _ANSWER_TAGS = r"answer|final_answer|final-answer|finalanswer|final|choice|option|selection|solution|result|output"
 _ANSWER_TAG = re.compile(rf"<({_ANSWER_TAGS})\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
+# GLM-4.1V/4.5V wrap the final answer in <|begin_of_box|>…<|end_of_box|>
+_GLM_BOX = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.S)
 _BRACKET_NAME = r"(?:ANSWER|FINAL ANSWER|FINAL_ANSWER)"
 _BRACKET_TAG = re.compile(rf"\[{_BRACKET_NAME}\]\s*(.*?)\s*(?:\[/{_BRACKET_NAME}\]|$)", re.S | re.I | re.M)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
@@ -144,10 +146,11 @@ def _obj_answer(raw: str) -> str | None:
 
 
 def normalise(text: str) -> str:
-    """Full-width forms folded; answer markup (``<answer>``, ``\\boxed{}``, ``[ANSWER]``) turned into final-answer
-    statements; tool calls that are not the answer removed."""
+    """Full-width forms folded; answer markup (``<answer>``, ``\\boxed{}``, ``[ANSWER]``, GLM's
+    ``<|begin_of_box|>``) turned into final-answer statements; tool calls that are not the answer removed."""
     t = _replace_tool_calls(fold_width(text))
     if "<" in t:
+        t = _GLM_BOX.sub(lambda m: f"\nFinal answer: {m.group(1).strip()}\n", t)
         t = _ANSWER_TAG.sub(lambda m: f"\nFinal answer: {m.group(2).strip()}\n", t)
     if "\\" in t:
         t = _BOXED.sub(lambda m: "\nFinal answer: " + _TEXT_CMD.sub(r"\1", m.group(1)).strip() + "\n", t)

@@ -15,7 +15,6 @@ _WORD = re.compile(
     r"\b(?![-'])",
     re.I,
 )
-_SENTENCE = re.compile(r"(?:^|[.!?;]\s+|\n\s*)[\"'(\[]?(yes|no)[\"')\]]?\s*[.!]?\s*(?=\n|$)", re.I)
 _ANYWHERE = re.compile(r"\b(yes|no)\b(?=\s*(?:[,.!;:)\]\"'–—-]|$))", re.I)
 # "..., so no." / "...; therefore, yes." at the end of the answer: a conclusion
 _CONCLUSION = re.compile(r"[,;:–—-]\s*(?i:so|therefore|thus|hence|which\s+means)\s*,?\s*(?i:the\s+answer\s+is\s+)?"
@@ -29,8 +28,12 @@ _NO = [w for lang in LANGUAGES if lang.code != "en" for w in lang.no]
 _END = r"(?=\s*(?:[。，,.!！；;：:、)\]」\"'–—-]|$))"
 _OTHER = re.compile(r"^\s*[\"'(\[「]?\s*(?i:(" + "|".join(sorted(_YES, key=len, reverse=True)) + ")|("
                     + "|".join(sorted(_NO, key=len, reverse=True)) + "))" + _END)
+# a yes/no standing as a sentence of its own ("... effusion.\nYes." / "是的。")
+_SENTENCE = re.compile(r"(?:^|[.!?;。]\s*|\n\s*)[\"'(\[「]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
+                       + "|".join(_NO) + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
 # a yes/no opening a sentence and followed by a comma: "There is no mass. Yes, there is an effusion."
-_SENTENCE_OPEN = re.compile(r"(?:[.!?;]\s+|\n\s*)[\"'(\[]?(yes|no),\s", re.I)
+_SENTENCE_OPEN = re.compile(r"(?:[.!?;。]\s*|\n\s*)[\"'(\[]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
+                            + "|".join(_NO) + r"))\s*[,，、]\s*")
 _MAP = {"yes": "yes", "no": "no", "true": "yes", "false": "no"}
 
 
@@ -84,8 +87,8 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
         return Reading(concl.group(1).lower())
     lead = _word(body)
     stated = {lead} if lead is not None else set()
-    stated |= {m.group(1).lower() for m in _SENTENCE.finditer(body)}
-    stated |= {m.group(1).lower() for m in _SENTENCE_OPEN.finditer(body)}
+    stated |= {"yes" if m.group(1) else "no" for m in _SENTENCE.finditer(body)}
+    stated |= {"yes" if m.group(1) else "no" for m in _SENTENCE_OPEN.finditer(body)}
     if not stated:
         return Reading(None, "no yes/no stated")
     # any other answer-like yes/no in the text ("Yes and no", "No, but actually yes") makes it ambiguous
