@@ -15,7 +15,9 @@ from medr2.score.extract.markers import LANGUAGES
 from medr2.vocab import option_for
 
 CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
-ROWS = [json.loads(line) for line in CORPUS.read_text("utf-8").splitlines() if line.strip()]
+# phrasings in the documented output styles of model families (issue 42; source: data/extraction_styles_source.py)
+STYLES = Path(__file__).parent / "data" / "extraction_corpus_styles.jsonl"
+ROWS = [json.loads(line) for path in (CORPUS, STYLES) for line in path.read_text("utf-8").splitlines() if line.strip()]
 OPTS = ["CT", "MRI", "X-ray", "Ultrasound"]
 
 

@@ -70,7 +70,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
-        contrasts=(r"而是", r"是"),
+        contrasts=(r"而是",),
         nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
         commits=(r"(?:我)?(?:选择|选|選)\s*:?",),
         yes=(r"是的", r"是", r"对", r"正确", r"正確"), no=(r"不是", r"不对", r"没有", r"错误", r"錯誤", r"否", r"不"),

@@ -228,18 +228,27 @@ class Segment:
 
 
 _NEG_OPEN = re.compile(r"^\s*(?i:" + "|".join(_word_start(f) for lang in LANGUAGES for f in lang.reject_before) + ")")
-_CONTRAST = re.compile(r"(?i:[,;、]?\s*(?<![\w])(?:" + "|".join(_frag(f) for lang in LANGUAGES for f in lang.contrasts)
-                       + r")(?![\w])\s*,?\s*)")
+_LATIN_END = r"(?![^\W\d_])"  # a word ends here (Latin or Cyrillic); CJK contrasts need no boundary
+
+
+def _contrast(f: str) -> str:
+    latin = re.match(r"[^\W\d_]", f) is not None and not re.match(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]", f)
+    return (r"(?<![^\W\d_])" + _frag(f) + _LATIN_END) if latin else _frag(f)
+
+
+_CONTRAST = re.compile(r"(?i:[,;、]?\s*(?:" + "|".join(_contrast(f) for lang in LANGUAGES for f in lang.contrasts)
+                       + r")\s*,?\s*)")
 
 
 def _after_contrast(content: str) -> str:
     """What a final statement states: after a contrast when what precedes it is rejected ("not A but C",
     "nicht A, sondern C", "AではなくC"), else the whole content."""
-    m = _CONTRAST.search(content)
+    neg = _NEG_OPEN.match(content)
+    m = _CONTRAST.search(content, neg.end() if neg else 0)
     if m is None or m.start() > 80:
         return content
     head = content[: m.start()]
-    if _NEG_OPEN.match(head) or _REJECT_AFTER.match(content[m.start():].lstrip(",;、 ")) or _REJECTED_HEAD.search(head):
+    if neg is not None or _REJECT_AFTER.match(content[m.start():].lstrip(",;、 ")) or _REJECTED_HEAD.search(head):
         return content[m.end():]
     return content
 
@@ -248,13 +257,18 @@ def final_statements(text: str) -> list[Segment]:
     """The final-answer statements and commitments of ``text``, in order (each to the end of its line; a marker
     that ends its line takes the next line: "Answer:\\nB")."""
     out: list[Segment] = []
+    pos = 0
+    for line in text.split("\n"):  # "Not A, but C." / "不是A，而是C。": a rejection and a contrast commit too
+        if _NEG_OPEN.match(line) and (after := _after_contrast(line)) is not line:
+            out.append(Segment(pos, after))
+        pos += len(line) + 1
     for m in ANSWER_MARKER.finditer(text):
         rest = text[m.end():]
         line = rest.split("\n", 1)[0]
         if not line.strip() and "\n" in rest:
             line = rest.lstrip("\n").split("\n", 1)[0]
         out.append(Segment(m.start(), _after_contrast(line[:240])))
-    return out
+    return sorted(out, key=lambda seg: seg.start)
 
 
 # "A: 55 %", "B (30%)", "- C: p=0.15": a per-option confidence list weighs the options, it chooses none
