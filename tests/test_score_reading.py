@@ -290,3 +290,13 @@ def test_box_in_any_layout_and_stated_unit(case: tuple) -> None:
 def test_two_stated_units_are_unparsed() -> None:
     got = read_box("[10, 20, 30, 40] on a 0-1000 scale, as percentages of the image")
     assert got.box is None and got.reason is not None and "units" in got.reason
+
+
+@settings(max_examples=300, deadline=None)
+@given(mcq_answers())
+def test_language_triggers_only_skip_languages_that_cannot_match(case: tuple[str, list[str], str, bool]) -> None:
+    """The speed pre-check (``Language.triggers``) finds the same markers as the pattern of every language."""
+    from medr2.score.extract.statements import ANSWER_MARKER, answer_markers, normalise
+
+    text = normalise(case[0])
+    assert [m.span() for m in answer_markers(text)] == [m.span() for m in ANSWER_MARKER.finditer(text)]

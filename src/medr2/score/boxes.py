@@ -17,7 +17,7 @@ from medr2.models.base import BoxConvention
 from medr2.models.presets import box_from_model, model_image_size
 from medr2.records import Box
 from medr2.score.extract.common import strip_reasoning
-from medr2.score.extract.statements import ANSWER_MARKER, normalise
+from medr2.score.extract.statements import answer_markers, normalise
 
 _NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _N = _NUM + r"\s*(?:%|px)?"  # a number, optionally a percentage or "px"
@@ -72,6 +72,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                         + r"[^\d-]{1,12}?\"?\b(?:w|width)\"?\s*[:=]\s*" + _N
                         + r"[^\d-]{1,12}?\"?\b(?:h|height)\"?\s*[:=]\s*" + _N)),
 )
+# words one of which the prose patterns need (a pre-check; the other patterns are always tried)
+_PATTERN_HINTS: dict[str, tuple[str, ...]] = {
+    _PATTERNS[0][1].pattern: ("left",), _PATTERNS[2][1].pattern: ("cent",),
+    _PATTERNS[3][1].pattern: ("cx", "cy", "center", "centre", "x_c", "xc")}
 # an explicit label of the layout of the numbers that follow: "(x, y, width, height)", "[ymin, xmin, ymax, xmax]"
 _XYWH_LABEL = re.compile(r"(?i)\(?\[?\s*x(?:_?min)?\s*,\s*y(?:_?min)?\s*,\s*(?:w|width)\s*,\s*(?:h|height)\s*\]?\)?"
                          r"|\bxywh\b")
@@ -115,8 +119,13 @@ _STATED_GENERIC: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_SPACE_HINT = re.compile(r"(?i)0\s*(?:-|–|to|,|\.\.)\s*1|1000\s*[x×]|mille|‰|percent|fraction|normali|relative|pixel|px")
+
+
 def stated_space(text: str) -> tuple[str | None, str | None]:
     """(the unit the answer states for its box, None) or (None, why) when it states two; (None, None): none."""
+    if not _SPACE_HINT.search(text):
+        return None, None
     for table in (_STATED_RANGES, _STATED_GENERIC):
         got = {space for space, pat in table if pat.search(text)}
         if len(got) == 1:
@@ -229,7 +238,7 @@ def _candidates(text: str, conv: BoxConvention | None = None) -> tuple[list[_Can
     found: list[_Cand] = []
     reason = None
     order = _box_2d_order(conv)
-    for m in _POLYGON.finditer(text):
+    for m in _POLYGON.finditer(text) if text.count("(") + text.count("[") >= 3 else ():
         pts = [(float(p.group(1)), float(p.group(2)), p.group(0).count("%")) for p in _POINT.finditer(m.group(0))]
         n_pct = sum(p[2] for p in pts)
         if n_pct not in (0, 2 * len(pts)):
@@ -237,7 +246,11 @@ def _candidates(text: str, conv: BoxConvention | None = None) -> tuple[list[_Can
             continue
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         found.append((m.start(), m.end(), (min(xs), min(ys), max(xs), max(ys)), n_pct > 0))
+    low = text.lower()
     for kind, pat in _PATTERNS:
+        hint = _PATTERN_HINTS.get(pat.pattern)
+        if hint is not None and not any(h in low for h in hint):
+            continue
         for m in pat.finditer(text):
             if any(s <= m.start() and m.end() <= e for s, e, _, _ in found):
                 continue  # already inside a more specific match
@@ -264,7 +277,7 @@ def read_box(text: str, conv: BoxConvention | None = None) -> BoxReading:
     cands, reason = _candidates(body, conv)
     if not cands:
         return BoxReading(None, reason or "no box found")
-    markers = [m.end() for m in ANSWER_MARKER.finditer(body)]
+    markers = [m.end() for m in answer_markers(body)] if len(cands) > 1 else []
     if markers:
         after = [c for c in cands if c[0] >= markers[-1]]
         if after:

@@ -11,6 +11,7 @@ Rules (docs/metrics.md, "Reading answers"):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,16 +113,20 @@ def _starts_with_words(text: str, prefix: str) -> bool:
     return rest == "" or rest[0] == " " or (rest[0] == "." and not rest[1:2].isdigit())
 
 
+@functools.lru_cache(maxsize=4096)
+def _option_patterns(options: tuple[str, ...]) -> tuple[tuple[int, re.Pattern[str]], ...]:
+    """(index, pattern) of each option's words, longest options first (cached per option list)."""
+    norm_opts = [(i, normalize_words(o)) for i, o in enumerate(options)]
+    norm_opts = sorted(((i, o) for i, o in norm_opts if o), key=lambda io: -len(io[1]))
+    return tuple((i, re.compile(r"(?<![\w-])" + r"[\s\W]+".join(re.escape(w) for w in opt.split()) + r"(?![\w-])"))
+                 for i, opt in norm_opts)
+
+
 def _option_spans(text: str, options: Sequence[str]) -> list[tuple[int, int, int]]:
     """Non-overlapping (start, end, option index) mentions of option texts, longest options first."""
-    norm_opts = [(i, normalize_words(o)) for i, o in enumerate(options)]
-    norm_opts = [(i, o) for i, o in norm_opts if o]
-    norm_opts.sort(key=lambda io: -len(io[1]))
     taken: list[tuple[int, int, int]] = []
     low = text.lower()
-    for i, opt in norm_opts:
-        words = [re.escape(w) for w in opt.split()]
-        pat = re.compile(r"(?<![\w-])" + r"[\s\W]+".join(words) + r"(?![\w-])")
+    for i, pat in _option_patterns(tuple(options)):
         for m in pat.finditer(low):
             if any(not (m.end() <= s or m.start() >= e) for s, e, _ in taken):
                 continue
@@ -268,15 +273,16 @@ _NOT = re.compile(r"^(?i:not|no)\s+(?:an?\s+|the\s+)?")
 
 def _phrase_option(phrase: str, options: Sequence[str]) -> int | None:
     """The one option ``phrase`` names: its text, a synonym, another spelling, or a sub-type (``medr2.vocab``)."""
-    from medr2.vocab import is_a, option_for
+    from medr2.vocab import option_for, vocabulary
 
+    v = vocabulary()
     for p in dict.fromkeys((phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase))):
-        if not p:
+        if not p or v.concept_of(p) is None:  # a phrase the vocabulary does not know names no option by meaning
             continue
         k = option_for(p, options)
         if k is not None:
             return k
-        subtype = [i for i, o in enumerate(options) if is_a(p, o)]
+        subtype = [i for i, o in enumerate(options) if v.is_a(p, o)]
         if len(subtype) == 1:
             return subtype[0]
     return None

@@ -11,6 +11,8 @@ need no entry of their own); a space in a fragment matches any run of white spac
 * ``yes`` / ``no``: the yes/no words (read only where a punctuation mark, a new clause or the end follows);
 * ``reject_before`` / ``reject_after``: **rejections** around an option ("not B", "B ist falsch", "B は誤り");
   their scope is the clause they stand in (``statements.clause``), never the next line or sentence;
+* ``triggers``: lower-case substrings one of which every final-answer marker and commitment of the language
+  contains (a speed pre-check; a language without triggers is always looked for);
 * ``contrasts``: a final statement that opens with a rejection and goes on with a contrast states the answer after
   it ("the answer is not A but C", "nicht A, sondern C", "不是A，而是C").
 
@@ -35,6 +37,9 @@ class Language:
     reject_before: tuple[str, ...] = ()
     reject_after: tuple[str, ...] = ()
     contrasts: tuple[str, ...] = ()  # "not A *but* C": after a rejection, what follows a contrast is the answer
+    # lower-case substrings one of which every marker of the language contains (a fast pre-check: the language's
+    # markers are looked for only in answers holding one); empty = always looked for
+    triggers: tuple[str, ...] = ()
     # plain samples for the generators: final-answer prefixes, commitment prefixes, rejection suffixes
     sample_final: tuple[str, ...] = ()
     sample_commit: tuple[str, ...] = ()
@@ -70,6 +75,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
+        triggers=("答", "选", "選", "回答"),
         contrasts=(r"而是",),
         nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
         commits=(r"(?:我)?(?:选择|选|選)\s*:?",),
@@ -81,6 +87,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ja",
+        triggers=("答", "解", "選"),
         contrasts=(r"ではなく",),
         nouns=(r"(?:最終的な|最終|正しい)?(?:答え|解答|回答|正解|選択肢)",), copulas=(r"は", r":"),
         commits=(r"(?:私は)?(?=[(\[]?[A-Z][)\]]?\s*を選(?:び|ぶ|択))",),
@@ -90,6 +97,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ko",
+        triggers=("답", "선택"),
         contrasts=(r"아니라",),
         nouns=(r"(?:최종\s*)?(?:정답|답|답변|선택지)",), copulas=(r"(?:은|는|:)",),
         commits=(r"(?=[(\[]?[A-Z][)\]]?\s*를?\s*선택)",),
@@ -99,6 +107,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "es",
+        triggers=("respuesta", "opci", "alternativa", "elijo", "escojo", "selecciono", "me quedo"),
         contrasts=(r"sino",),
         nouns=(r"\b(?:la\s+)?(?:respuesta|opción|opcion|alternativa)(?:\s+(?:correcta|final|más adecuada))?",),
         copulas=(r"(?:es|sería|:)(?: la)?(?: opción| alternativa)?",),
@@ -111,6 +120,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "fr",
+        triggers=("réponse", "reponse", "option", "choisi", "sélectionne", "retiens"),
         contrasts=(r"mais",),
         nouns=(r"\b(?:la\s+)?(?:(?:bonne|meilleure)\s+)?(?:réponse|reponse|option)(?:\s+(?:finale|correcte))?",),
         copulas=(r"(?:est|serait|:)(?: la| l['’])?(?: option)?",),
@@ -123,6 +133,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "de",
+        triggers=("antwort", "lösung", "option", "wähle", "würde", "nehme"),
         contrasts=(r"sondern",),
         nouns=(r"\b(?:die\s+)?(?:(?:richtige|korrekte|endgültige)\s+)?(?:antwort|lösung|option)",),
         copulas=(r"(?:ist|lautet|wäre|:)(?: die)?(?: Option)?",),
@@ -135,6 +146,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "pt",
+        triggers=("resposta", "opç", "opca", "alternativa", "escolho", "seleciono", "fico com"),
         contrasts=(r"mas(?: sim)?", r"e sim"),
         nouns=(r"\b(?:a\s+)?(?:resposta|opção|opcao|alternativa)(?:\s+(?:correta|final))?",),
         copulas=(r"(?:é|seria|:)(?-i:[ \t]+a(?=[ \t]+\S))?(?: opção| alternativa)?",),  # "a" the article, not A
@@ -147,6 +159,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "it",
+        triggers=("risposta", "opzione", "scelgo", "seleziono"),
         contrasts=(r"ma",),
         nouns=(r"\b(?:la\s+)?(?:risposta|opzione)(?:\s+(?:corretta|finale|giusta))?",),
         copulas=(r"(?:è|sarebbe|:)(?: la| l['’])?(?: opzione)?",),
@@ -159,6 +172,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ru",
+        triggers=("ответ", "вариант", "выб"),
         contrasts=(r"а",),
         nouns=(r"(?<![\w])(?:(?:правильный|окончательный|итоговый|верный)\s+)?(?:ответ|вариант)",),
         copulas=(r"[:—–-]", r"это", r"будет"),

@@ -25,10 +25,11 @@ Reading an answer is two steps (docs/metrics.md, "Reading answers"):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from medr2 import jsonsafe
@@ -40,6 +41,7 @@ from medr2.score.extract.markers import LANGUAGES
 
 # full-width ASCII (U+FF01-U+FF5E) and the ideographic space, folded by NFKC ("Ｂ" -> "B", "：" -> ":")
 _FOLD = {c: unicodedata.normalize("NFKC", chr(c)) for c in (*range(0xFF01, 0xFF5F), 0x3000)}
+_WIDE = re.compile("[\uff01-\uff5e\u3000]")
 _ANSWER_TAGS = r"answer|final_answer|final-answer|finalanswer|final|choice|option|selection|solution|result|output"
 _ANSWER_TAG = re.compile(rf"<({_ANSWER_TAGS})\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
 # GLM-4.1V/4.5V wrap the final answer in <|begin_of_box|>…<|end_of_box|>
@@ -58,7 +60,7 @@ _ANSWER_ARG_KEYS = ("answer", "final_answer", "choice", "option", "selection", "
 
 def fold_width(text: str) -> str:
     """Full-width forms folded to ASCII (Unicode NFKC of that block only: other characters are left alone)."""
-    return text.translate(_FOLD) if any("\uff01" <= ch <= "\uff5e" or ch == "\u3000" for ch in text) else text
+    return text.translate(_FOLD) if _WIDE.search(text) else text
 
 
 def _json_objects(text: str) -> list[tuple[int, int]]:
@@ -170,15 +172,35 @@ def _alt(frags: Sequence[str]) -> str:
     return "(?:" + "|".join(_frag(f) for f in frags) + ")"
 
 
-def _marker_pattern() -> str:
+def _marker_pattern(codes: frozenset[str]) -> str:
     parts = []
     for lang in LANGUAGES:
-        parts.append(rf"{_alt(lang.nouns)}\s*{_alt(lang.copulas)}\s*:?")
-        parts += [_frag(c) for c in lang.commits]
+        if lang.code in codes:
+            parts.append(rf"{_alt(lang.nouns)}\s*{_alt(lang.copulas)}\s*:?")
+            parts += [_frag(c) for c in lang.commits]
     return "(?i:" + "|".join(parts) + ")"
 
 
-ANSWER_MARKER = re.compile(_marker_pattern())
+@functools.lru_cache(maxsize=128)
+def _markers_of(codes: frozenset[str]) -> re.Pattern[str]:
+    return re.compile(_marker_pattern(codes))
+
+
+# every language's final-answer markers and commitments in one pattern
+ANSWER_MARKER = _markers_of(frozenset(lang.code for lang in LANGUAGES))
+
+
+_ALWAYS = frozenset(lang.code for lang in LANGUAGES if not lang.triggers)
+_TRIGGERS = tuple((t, lang.code) for lang in LANGUAGES for t in lang.triggers)
+_ASCII_TRIGGERS = tuple((t, code) for t, code in _TRIGGERS if t.isascii())
+
+
+def answer_markers(text: str) -> Iterator[re.Match[str]]:
+    """The final-answer markers and commitments of ``text``, in order: the pattern of the languages whose
+    ``triggers`` occur in it (the same matches as :data:`ANSWER_MARKER`, faster)."""
+    low = text.lower()
+    pairs = _ASCII_TRIGGERS if low.isascii() else _TRIGGERS
+    return _markers_of(_ALWAYS | frozenset([code for t, code in pairs if t in low])).finditer(text)
 
 
 def _word_start(f: str) -> str:
@@ -190,6 +212,10 @@ _REJECT_BEFORE = re.compile(
     + r"|\bnot\s+option)\s*(?:(?:the|a|an|option|choice|answer|of|la|le|l['’]|die|das|der|opción|option)\s+)*"
     r"[(\[「]?)$"
 )
+# a cheap pre-check: the first word (or CJK characters) of some rejection occurs in the window
+_REJECT_HINT = re.compile("(?i:" + "|".join(sorted({re.split(r"[ (\\\[?*+|]", f)[0] for lang in LANGUAGES
+                                                   for f in (*lang.reject_before, "not option")} - {""}, key=len,
+                                                  reverse=True)) + ")")
 _REJECT_AFTER_BODY = (r"(?i:[)\]」]?\s*(?:\([^)]{0,40}\)\s*)?(?:"
                       + "|".join(_frag(f) for lang in LANGUAGES for f in lang.reject_after) + "))")
 _REJECT_AFTER = re.compile("^" + _REJECT_AFTER_BODY)
@@ -214,7 +240,7 @@ def is_negated(text: str, start: int, end: int) -> bool:
     left, right = clause(text, start, end)
     before = text[max(left, start - 40): start]
     after = text[end: min(right + 1, end + 60)]
-    return bool(_REJECT_BEFORE.search(before) or _REJECT_AFTER.match(after))
+    return bool((_REJECT_HINT.search(before) and _REJECT_BEFORE.search(before)) or _REJECT_AFTER.match(after))
 
 
 # -- 1c. statements -----------------------------------------------------------------------------------------
@@ -227,7 +253,9 @@ class Segment:
     text: str
 
 
-_NEG_OPEN = re.compile(r"^\s*(?i:" + "|".join(_word_start(f) for lang in LANGUAGES for f in lang.reject_before) + ")")
+_NEG_WORDS = "(?i:" + "|".join(_word_start(f) for lang in LANGUAGES for f in lang.reject_before) + ")"
+_NEG_OPEN = re.compile(r"^\s*" + _NEG_WORDS)
+_NEG_LINE = re.compile(r"(?m)^[ \t]*" + _NEG_WORDS)
 _LATIN_END = r"(?![^\W\d_])"  # a word ends here (Latin or Cyrillic); CJK contrasts need no boundary
 
 
@@ -236,6 +264,8 @@ def _contrast(f: str) -> str:
     return (r"(?<![^\W\d_])" + _frag(f) + _LATIN_END) if latin else _frag(f)
 
 
+_CONTRAST_HINT = re.compile("(?i:" + "|".join(sorted({re.split(r"[(\\\[?*+|]", f)[0].strip() for lang in LANGUAGES
+                                                     for f in lang.contrasts} - {""}, key=len, reverse=True)) + ")")
 _CONTRAST = re.compile(r"(?i:[,;、]?\s*(?:" + "|".join(_contrast(f) for lang in LANGUAGES for f in lang.contrasts)
                        + r")\s*,?\s*)")
 
@@ -243,6 +273,8 @@ _CONTRAST = re.compile(r"(?i:[,;、]?\s*(?:" + "|".join(_contrast(f) for lang in
 def _after_contrast(content: str) -> str:
     """What a final statement states: after a contrast when what precedes it is rejected ("not A but C",
     "nicht A, sondern C", "AではなくC"), else the whole content."""
+    if not _CONTRAST_HINT.search(content):
+        return content
     neg = _NEG_OPEN.match(content)
     m = _CONTRAST.search(content, neg.end() if neg else 0)
     if m is None or m.start() > 80:
@@ -257,12 +289,11 @@ def final_statements(text: str) -> list[Segment]:
     """The final-answer statements and commitments of ``text``, in order (each to the end of its line; a marker
     that ends its line takes the next line: "Answer:\\nB")."""
     out: list[Segment] = []
-    pos = 0
-    for line in text.split("\n"):  # "Not A, but C." / "不是A，而是C。": a rejection and a contrast commit too
-        if _NEG_OPEN.match(line) and (after := _after_contrast(line)) is not line:
-            out.append(Segment(pos, after))
-        pos += len(line) + 1
-    for m in ANSWER_MARKER.finditer(text):
+    for neg in _NEG_LINE.finditer(text):  # "Not A, but C." / "不是A，而是C。": a rejection and a contrast commit too
+        line = text[neg.start():].split("\n", 1)[0]
+        if (after := _after_contrast(line)) is not line:
+            out.append(Segment(neg.start(), after))
+    for m in answer_markers(text):
         rest = text[m.end():]
         line = rest.split("\n", 1)[0]
         if not line.strip() and "\n" in rest:
@@ -274,6 +305,7 @@ def final_statements(text: str) -> list[Segment]:
 # "A: 55 %", "B (30%)", "- C: p=0.15": a per-option confidence list weighs the options, it chooses none
 _CONFIDENCE_ENTRY = re.compile(r"(?<![\w])[(\[]?([A-Z])[)\]]?\s*(?:[:=–—-]\s*|\(\s*)(?:p\s*=\s*)?"
                                r"\d{1,3}(?:[.,]\d+)?\s*%|(?<![\w])[(\[]?([A-Z])[)\]]?\s*[:=–—-]\s*(?:p\s*=\s*)?0?\.\d+\b")
+_DECIMAL = re.compile(r"[:=–—-]\s*(?:p\s*=\s*)?0?\.\d")
 # an option weighed, not asserted: "maybe B", "considering B", "what about B", "B or C", "B vs C"
 _WEIGH_BEFORE = re.compile(r"(?i)\b(?:maybe|perhaps|possibly|might\s+be|could\s+be|consider(?:ing)?|whether"
                            r"|what\s+about|looking\s+at|if|either|between)\b[^.;:!?]{0,30}$|(?:\bor|\bvs\.?|\bversus)\s*[(\[]?\s*$")
@@ -285,12 +317,14 @@ _UNFINISHED = re.compile(r"(?i)(?:[,:;–—-]|\b(?:the|a|an|of|with|and|or|but|
 
 def confidence_list(text: str) -> bool:
     """Whether ``text`` lists options with confidences ("A: 55 %, B: 30 %"): a weighing, no choice."""
+    if "%" not in text and not _DECIMAL.search(text):
+        return False
     return _CONFIDENCE_ENTRY.search(text) is not None
 
 
 def unfinished(text: str) -> bool:
     """Whether the answer was cut off mid-sentence (then no option mentioned in it is a commitment)."""
-    return _UNFINISHED.search(text) is not None
+    return _UNFINISHED.search(text[-24:]) is not None
 
 
 def asserted(text: str, start: int, end: int) -> bool:
