@@ -119,7 +119,8 @@ _STATED_GENERIC: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-_SPACE_HINT = re.compile(r"(?i)0\s*(?:-|–|to|,|\.\.)\s*1|1000\s*[x×]|mille|‰|percent|fraction|normali|relative|pixel|px")
+_SPACE_HINT = re.compile(r"(?i)0\s*(?:-|–|to|,|\.\.)\s*1|1000\s*[x×]|mille|‰|percent|fraction|normali|relative"
+                         r"|pixel|px")
 
 
 def stated_space(text: str) -> tuple[str | None, str | None]:
