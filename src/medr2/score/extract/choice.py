@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from medr2.score.extract.common import Reading, clean_markdown, json_answer, normalize_words, strip_hedge
+from medr2.score.extract.markers import LANGUAGES
 from medr2.score.extract.statements import (
     FINAL,
     LEAD,
@@ -51,7 +52,16 @@ _END_AFTER_LETTER = rf"(?=$|[\s.,:;!()\]{_CJK_PUNCT}{_CJK}（【」』]|-|–)"
 _AFTER_OK = frozenset(" .,:;!()]\n-–\t（【」』" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
-_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
+def _conjunctions(words: Sequence[str]) -> str:
+    """An alternation of conjunctions: Latin/Cyrillic words as whole words, CJK ones as they are."""
+    return "|".join(rf"(?<![^\W\d_]){re.escape(w)}(?![^\W\d_])" if re.match(r"[a-zà-ÿа-я]", w) else re.escape(w)
+                    for w in sorted(words, key=len, reverse=True))
+
+
+# the conjunctions of every language of the table (medr2.score.extract.markers): "A and C" / "A oder C"
+_AND = _conjunctions([w for lang in LANGUAGES for w in lang.ands])
+_OR = _conjunctions([w for lang in LANGUAGES for w in lang.ors])
+_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|" + _OR + "|" + _AND + r"|&|、)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
 _LETTER_THEN_VERDICT = re.compile(
     r"(?:\b(?i:option|choice|answer)\s+)?[(\[]?\b([A-Z])\b[)\]]?(?:\s*\(([^)]{0,60})\))?\s+"
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|consistent|accurate))"
@@ -271,12 +281,29 @@ _HEAD = re.compile(r"(?i)\s+(?:image|images|scan|study|exam|examination|picture|
 _NOT = re.compile(r"^(?i:not|no)\s+(?:an?\s+|the\s+)?")
 
 
+# words a modifier-dropping reading never drops ("no pleural effusion" is not pleural effusion)
+_KEEP = frozenset(("no", "not", "non", "without", "absent", "negative", "of", "with", "or", "and", "vs", "versus",
+                   "history", "rule", "excluded", "exclude", "free", "neither", "nor"))
+
+
+def _variants(phrase: str) -> list[str]:
+    """The phrase, without a generic head noun ("… image"), and without up to three leading modifiers
+    ("T2-weighted MR image" -> "MR"): the readings of a noun phrase, most specific first."""
+    out = [phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase)]
+    words = _HEAD.sub("", phrase).split()
+    for k in range(1, min(3, len(words) - 1) + 1):
+        if words[k - 1].lower().strip("-,") in _KEEP:
+            break
+        out.append(" ".join(words[k:]))
+    return list(dict.fromkeys(w for w in out if w))
+
+
 def _phrase_option(phrase: str, options: Sequence[str]) -> int | None:
     """The one option ``phrase`` names: its text, a synonym, another spelling, or a sub-type (``medr2.vocab``)."""
     from medr2.vocab import option_for, vocabulary
 
     v = vocabulary()
-    for p in dict.fromkeys((phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase))):
+    for p in _variants(phrase):
         if not p or v.concept_of(p) is None:  # a phrase the vocabulary does not know names no option by meaning
             continue
         k = option_for(p, options)
@@ -311,10 +338,13 @@ def _candidate(rank: int, start: int, got: str | Conflict) -> Candidate:
 
 # a list of options, one per line ("A) CT", "- B: 30 %"): the options restated or weighed, not a choice
 _OPTION_LINE = re.compile(r"(?m)^\s*(?:[-*•]\s*)?[(\[]?([A-Z])[)\].:]\s+\S")
+# "Option A: unlikely. Option B: likely.": options labelled one by one, in a line or a sentence each
+_OPTION_LABEL = re.compile(r"(?:^|[.;\n]\s*)(?:[-*•]\s*)?(?i:option|choice)\s+[(\[]?([A-Z])[)\]]?\s*[:=–—-]\s*\S")
 
 
 def _lists_options(body: str) -> bool:
-    return confidence_list(body) or len({m.group(1) for m in _OPTION_LINE.finditer(body)}) >= 2
+    return confidence_list(body) or len({m.group(1) for m in _OPTION_LINE.finditer(body)}) >= 2 or len(
+        {m.group(1) for m in _OPTION_LABEL.finditer(body)}) >= 2
 
 
 def _final_candidates(body: str, n: int, options: Sequence[str]) -> list[Candidate]:
@@ -415,12 +445,13 @@ def extract_mcq(text: str, options: Sequence[str]) -> str | None:
 
 # -- multi-select -------------------------------------------------------------------------------------
 
-_LIST_SEP = r"(?:,|;|/|&|、|，|；|和|及|与|\band\b|\s)"
+_LIST_SEP = r"(?:,|;|/|&|、|，|；|" + _AND + r"|\s)"  # conjunctions in lower case: "E" is a letter
 _LETTER_LIST = re.compile(
-    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:\band\b\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
+    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:(?:" + _AND + r")\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
     r"(?=$|[\s.,;:/&)\]、，；。和及与]))*)"
 )
-_OR_MORE = re.compile(r"^\s*,?\s*(?:\bor\b|或)\s*[(\[]?\s*[A-Z]\b")
+_OR_ANYWHERE = re.compile(_OR)
+_OR_MORE = re.compile(r"^\s*,?\s*(?:" + _OR + r")\s*[(\[]?\s*[A-Z]\b")
 _RUN_OF_LETTERS = re.compile(r"^\s*([A-Z]{2,8})\s*[.。]?\s*$")
 _NONE_SELECTED = re.compile(r"^\s*(?i:none\b(?!\s+of\b)|no\s+(?:option|finding|choice|abnormalit(?:y|ies))s?\b"
                             r"|nothing\b|none\s+of\s+(?:them|these|the\s+above|the\s+options)\b)|^\s*(?:无|都没有|以上都不是)")
@@ -472,7 +503,7 @@ def _option_set(segment: str, options: Sequence[str]) -> list[str] | None | str:
     if not spans:
         return None
     for (_, e, _), (s, _, _) in zip(spans, spans[1:], strict=False):
-        if re.search(r"\bor\b|或", segment[e:s]):
+        if _OR_ANYWHERE.search(segment[e:s]):
             return AMBIGUOUS
     return [_letter(i) for _, _, i in spans]
 

@@ -13,6 +13,8 @@ need no entry of their own); a space in a fragment matches any run of white spac
   their scope is the clause they stand in (``statements.clause``), never the next line or sentence;
 * ``triggers``: lower-case substrings one of which every final-answer marker and commitment of the language
   contains (a speed pre-check; a language without triggers is always looked for);
+* ``ands`` / ``ors``: the conjunctions of a selection ("A und C": both) and of alternatives ("A oder C": no
+  choice);
 * ``contrasts``: a final statement that opens with a rejection and goes on with a contrast states the answer after
   it ("the answer is not A but C", "nicht A, sondern C", "不是A，而是C").
 
@@ -37,6 +39,8 @@ class Language:
     reject_before: tuple[str, ...] = ()
     reject_after: tuple[str, ...] = ()
     contrasts: tuple[str, ...] = ()  # "not A *but* C": after a rejection, what follows a contrast is the answer
+    ands: tuple[str, ...] = ()  # "A and C": a selection of several options (multi-select)
+    ors: tuple[str, ...] = ()  # "A or C": alternatives, never a choice
     # lower-case substrings one of which every marker of the language contains (a fast pre-check: the language's
     # markers are looked for only in answers holding one); empty = always looked for
     triggers: tuple[str, ...] = ()
@@ -51,6 +55,7 @@ _EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=", r":", r"-", r"
 LANGUAGES: tuple[Language, ...] = (
     Language(
         "en",
+        ands=("and",), ors=("or",),
         contrasts=(r"but(?: rather)?", r"rather"),
         nouns=(r"\b(?:(?:the|my|final|correct|best|right|most likely)\s+)*(?:answer|option|choice|selection|selected"
                r"|diagnosis)s?\b(?:\s+(?:to\s+the\s+question|here))?",),
@@ -60,7 +65,8 @@ LANGUAGES: tuple[Language, ...] = (
                  r"\b(?:I(?:\s+would|\s+will|['’]d|['’]ll|['’]m\s+going\s+to|\s+am\s+going\s+to)?|let['’]s)\s+"
                  r"(?:choose|select|pick|go\s+with|answer|opt\s+for|say)\b\s*:?",
                  r"\bI['’]m\s+(?:going\s+with|choosing|picking|selecting)\b\s*:?"),
-        yes=(r"yes", r"true"), no=(r"no", r"false"),
+        yes=(r"yes", r"true", r"affirmative", r"absolutely", r"correct", r"indeed"),
+        no=(r"no", r"false", r"negative", r"incorrect"),
         reject_before=(r"not", r"n't", r"nor", r"no", r"neither", r"rather than", r"instead of", r"rule out",
                        r"ruled out", r"ruling out", r"exclude", r"excluding", r"except", r"eliminate", r"eliminating",
                        r"against", r"unlike", r"without"),
@@ -75,6 +81,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
+        ands=("和", "及", "与", "以及"), ors=("或", "或者", "还是"),
         triggers=("答", "选", "選", "回答"),
         contrasts=(r"而是",),
         nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
@@ -87,6 +94,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ja",
+        ands=("と", "および"), ors=("または", "もしくは"),
         triggers=("答", "解", "選"),
         contrasts=(r"ではなく",),
         nouns=(r"(?:最終的な|最終|正しい)?(?:答え|解答|回答|正解|選択肢)",), copulas=(r"は", r":"),
@@ -97,6 +105,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ko",
+        ands=("와", "과", "및"), ors=("또는", "혹은"),
         triggers=("답", "선택"),
         contrasts=(r"아니라",),
         nouns=(r"(?:최종\s*)?(?:정답|답|답변|선택지)",), copulas=(r"(?:은|는|:)",),
@@ -107,6 +116,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "es",
+        ands=("y", "e"), ors=("o", "u"),
         triggers=("respuesta", "opci", "alternativa", "elijo", "escojo", "selecciono", "me quedo"),
         contrasts=(r"sino",),
         nouns=(r"\b(?:la\s+)?(?:respuesta|opción|opcion|alternativa)(?:\s+(?:correcta|final|más adecuada))?",),
@@ -120,6 +130,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "fr",
+        ands=("et",), ors=("ou",),
         triggers=("réponse", "reponse", "option", "choisi", "sélectionne", "retiens"),
         contrasts=(r"mais",),
         nouns=(r"\b(?:la\s+)?(?:(?:bonne|meilleure)\s+)?(?:réponse|reponse|option)(?:\s+(?:finale|correcte))?",),
@@ -133,6 +144,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "de",
+        ands=("und",), ors=("oder",),
         triggers=("antwort", "lösung", "option", "wähle", "würde", "nehme"),
         contrasts=(r"sondern",),
         nouns=(r"\b(?:die\s+)?(?:(?:richtige|korrekte|endgültige)\s+)?(?:antwort|lösung|option)",),
@@ -146,6 +158,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "pt",
+        ands=("e",), ors=("ou",),
         triggers=("resposta", "opç", "opca", "alternativa", "escolho", "seleciono", "fico com"),
         contrasts=(r"mas(?: sim)?", r"e sim"),
         nouns=(r"\b(?:a\s+)?(?:resposta|opção|opcao|alternativa)(?:\s+(?:correta|final))?",),
@@ -159,6 +172,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "it",
+        ands=("e", "ed"), ors=("o", "oppure"),
         triggers=("risposta", "opzione", "scelgo", "seleziono"),
         contrasts=(r"ma",),
         nouns=(r"\b(?:la\s+)?(?:risposta|opzione)(?:\s+(?:corretta|finale|giusta))?",),
@@ -172,6 +186,7 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ru",
+        ands=("и",), ors=("или",),
         triggers=("ответ", "вариант", "выб"),
         contrasts=(r"а",),
         nouns=(r"(?<![\w])(?:(?:правильный|окончательный|итоговый|верный)\s+)?(?:ответ|вариант)",),

@@ -12,7 +12,7 @@ from medr2.score.extract.statements import FINAL, Candidate, decide, final_state
 # "No" is an answer only when punctuation or a new clause follows ("No abnormality" is a noun phrase).
 _WORD = re.compile(
     r"^\s*[\"'(\[]?\s*(yes|true|false|no(?=\s*(?:[,.!;:)\]\"'–—-]|$)|\s+(?:it|there|the|this|that|I|we|they)\b))"
-    r"\b(?![-'])",
+    r"\b(?![-'])(?!\s*\?)",  # "Yes?" asks, it does not answer
     re.I,
 )
 _ANYWHERE = re.compile(r"\b(yes|no)\b(?=\s*(?:[,.!;:)\]\"'–—-]|$))", re.I)
@@ -23,14 +23,15 @@ _CONCLUSION = re.compile(r"[,;:–—-]\s*(?i:so|therefore|thus|hence|which\s+me
 _HEDGED_NOT = re.compile(r"^\s*(?i:(?:most\s+)?(?:probably|likely|unlikely|definitely|certainly|absolutely|clearly)"
                          r"|almost\s+certainly)\s+not\b\s*(?:[.!,;]|$)")
 # every other language's yes/no words (medr2.score.extract.markers): read where a punctuation mark or the end follows
-_YES = [w for lang in LANGUAGES if lang.code != "en" for w in lang.yes]
-_NO = [w for lang in LANGUAGES if lang.code != "en" for w in lang.no]
+_EN = ("yes", "no", "true", "false")  # read by _WORD above (with its rule for "No" as a determiner)
+_YES = [w for lang in LANGUAGES for w in lang.yes if w not in _EN]
+_NO = [w for lang in LANGUAGES for w in lang.no if w not in _EN]
 _END = r"(?=\s*(?:[。，,.!！；;：:、)\]」\"'–—-]|$))"
 _OTHER = re.compile(r"^\s*[\"'(\[「]?\s*(?i:(" + "|".join(sorted(_YES, key=len, reverse=True)) + ")|("
                     + "|".join(sorted(_NO, key=len, reverse=True)) + "))" + _END)
 # a yes/no standing as a sentence of its own ("... effusion.\nYes." / "是的。")
-_SENTENCE = re.compile(r"(?:^|[.!?;。]\s*|\n\s*)[\"'(\[「]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
-                       + "|".join(_NO) + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
+_SENTENCE = re.compile(r"(?:^|[.!?;。]\s*|\n\s*)[\"'(\[「]?(?i:(?:definitely|certainly|clearly|probably)\s+)?"
+                       r"(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|" + "|".join(_NO) + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
 # a yes/no opening a sentence and followed by a comma: "There is no mass. Yes, there is an effusion."
 _SENTENCE_OPEN = re.compile(r"(?:[.!?;。]\s*|\n\s*)[\"'(\[]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
                             + "|".join(_NO) + r"))\s*[,，、]\s*")
