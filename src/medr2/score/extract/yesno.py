@@ -31,7 +31,8 @@ _OTHER = re.compile(r"^\s*[\"'(\[「]?\s*(?i:(" + "|".join(sorted(_YES, key=len,
                     + "|".join(sorted(_NO, key=len, reverse=True)) + "))" + _END)
 # a yes/no standing as a sentence of its own ("... effusion.\nYes." / "是的。")
 _SENTENCE = re.compile(r"(?:^|[.!?;。]\s*|\n\s*)[\"'(\[「]?(?i:(?:definitely|certainly|clearly|probably)\s+)?"
-                       r"(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|" + "|".join(_NO) + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
+                       r"(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|" + "|".join(_NO)
+                       + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
 # a yes/no opening a sentence and followed by a comma: "There is no mass. Yes, there is an effusion."
 _SENTENCE_OPEN = re.compile(r"(?:[.!?;。]\s*|\n\s*)[\"'(\[]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
                             + "|".join(_NO) + r"))\s*[,，、]\s*")
