@@ -300,3 +300,33 @@ def test_language_triggers_only_skip_languages_that_cannot_match(case: tuple[str
 
     text = normalise(case[0])
     assert [m.span() for m in answer_markers(text)] == [m.span() for m in ANSWER_MARKER.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lang=LANG, data=st.data(), commits=st.booleans(), form=st.sampled_from(["mcq", "yesno"]))
+def test_afterthoughts_after_the_final_statement(lang: object, data: st.DataObject, commits: bool,
+                                                 form: str) -> None:
+    """After the last final statement, a correction commits to what follows it (the change noted); a doubt
+    followed by another answer withdraws the answer; a doubt that comes back to the same answer keeps it."""
+    words = lang.corrections if commits else lang.doubts  # type: ignore[attr-defined]
+    if not words:
+        return
+    word = data.draw(st.sampled_from([w for w in words if _literal(w)] or [""]))
+    if not word:
+        return
+    if form == "mcq":
+        (first, want1), (second, want2) = ("B", "B"), ("D", "D")
+    else:  # the language's own yes and no words
+        first, second = (data.draw(st.sampled_from([w for w in ws if _literal(w)])) for ws in (lang.yes, lang.no))
+        want1, want2 = "yes", "no"
+    final = data.draw(st.sampled_from(lang.sample_final))  # type: ignore[attr-defined]
+    end = "。" if lang.code in CJK else "."  # type: ignore[attr-defined]
+    opts = OPTION_SETS[0] if form == "mcq" else ()
+    text = f"{final}{first}{end} {word.capitalize()}, {second}{end}"
+    got = read(form, text, opts)
+    if commits:
+        assert got.value == want2 and got.reason is not None and "changed" in got.reason, (text, got)
+    else:
+        assert got.value is None and got.reason is not None and "withdrawn" in got.reason, (text, got)
+        same = read(form, f"{final}{first}{end} {word.capitalize()}, {first}{end}", opts)
+        assert same.value == want1, (text, same)

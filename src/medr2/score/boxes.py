@@ -113,14 +113,18 @@ _STATED_RANGES: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"(?=\s*\]?\s*(?:\)|range|scale|,|\.|$|\s))"
                         r"|\bfractions?\s+of\s+the\s+(?:image|width|height)")),
 )
+# a JSON or key=value unit: {"units": "normalized"}, coordinate_system=pixels
+_UNIT_KEY = r"|[\"']?\b(?:units?|coord(?:inate)?(?:s|_system|_space)?|space|scale)[\"']?\s*[:=]\s*[\"']?"
 _STATED_GENERIC: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("unit", re.compile(r"(?i)\bnormali[sz]ed\s+(?:coordinates|box|bounding\s+box)|\brelative\s+coordinates\b")),
-    ("pixel", re.compile(r"(?i)\bin\s+pixels?\b|\bpixel\s+coordinates\b|\bin\s+image\s+pixels\b|\d\s*px\b")),
+    ("unit", re.compile(r"(?i)\bnormali[sz]ed\s+(?:coordinates|box|bounding\s+box)|\brelative\s+coordinates\b"
+                        + _UNIT_KEY + r"(?:normali[sz]ed|relative|fractions?)\b")),
+    ("pixel", re.compile(r"(?i)\bin\s+pixels?\b|\bpixel\s+coordinates\b|\bin\s+image\s+pixels\b|\d\s*px\b"
+                         + _UNIT_KEY + r"(?:pixels?|px|absolute)\b")),
 )
 
 
 _SPACE_HINT = re.compile(r"(?i)0\s*(?:-|–|to|,|\.\.)\s*1|1000\s*[x×]|mille|‰|percent|fraction|normali|relative"
-                         r"|pixel|px")
+                         r"|pixel|px|absolute")
 
 
 def stated_space(text: str) -> tuple[str | None, str | None]:

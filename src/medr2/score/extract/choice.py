@@ -25,6 +25,7 @@ from medr2.score.extract.statements import (
     SENTENCE,
     WHOLE,
     Candidate,
+    afterthought,
     asserted,
     confidence_list,
     decide,
@@ -410,6 +411,31 @@ def _mention_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
     return [Candidate(MENTION, 0, _letter(i)) for i in chosen]
 
 
+def _after_final(body: str, cands: list[Candidate], options: Sequence[str]) -> Reading:
+    """Final statements decided, with what follows the last one: a correction commits to a new answer, a doubt
+    that names another (not rejected) option withdraws the answer."""
+    last = max(cands, key=lambda c: c.start)
+    after = afterthought(body, last.start + 1)
+    if after is not None and last.value is not None:
+        got = _lead_letter(after.rest, len(options), options)
+        if after.commits and got is not None:
+            return decide([*cands, _candidate(FINAL, after.start, got)])
+        others = {_letter(i) for s, e, i in _option_spans(after.rest, options) if not is_negated(after.rest, s, e)}
+        others |= {m.group(1) for m in _ANY_LETTER.finditer(after.rest)
+                   if _valid(m.group(1), len(options)) and not is_negated(after.rest, m.start(), m.end())
+                   and not _article(after.rest, m)}
+        if others - {last.value}:
+            return Reading(None, f"answer withdrawn: {last.value} and then another option "
+                                 f"({', '.join(sorted(others - {last.value}))}) after a doubt")
+    return decide(cands)
+
+
+def _article(text: str, m: re.Match[str]) -> bool:
+    """Whether the capital ``m`` is the article "A"/"I" before a lower-case word, not a letter."""
+    return m.group(1) in ("A", "I") and not m.group(0).startswith(tuple(_OPEN)) and bool(
+        re.match(r" [a-z]", text[m.end(): m.end() + 2]))
+
+
 def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
     """The chosen option letter (with the reason when it cannot be read): the answer's statements read as
     :class:`~medr2.score.extract.statements.Candidate` readings, decided by the one precedence policy
@@ -424,7 +450,7 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
         return Reading(None, "empty answer")
     cands = _final_candidates(body, n, options)
     if cands:
-        return decide(cands)
+        return _after_final(body, cands, options)
     listing = _lists_options(body)
     lead = None if listing else _lead_letter(body, n, options, by_text=False)
     if lead is not None:

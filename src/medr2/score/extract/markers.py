@@ -13,6 +13,9 @@ need no entry of their own); a space in a fragment matches any run of white spac
   their scope is the clause they stand in (``statements.clause``), never the next line or sentence;
 * ``triggers``: lower-case substrings one of which every final-answer marker and commitment of the language
   contains (a speed pre-check; a language without triggers is always looked for);
+* ``corrections`` / ``doubts``: after the last final statement, a correction commits to what follows it ("The
+  answer is C. Actually, B." -> B, the change noted) and a doubt followed by another option withdraws the answer
+  ("The answer is C, but wait, let me reconsider B" -> unparsed);
 * ``ands`` / ``ors``: the conjunctions of a selection ("A und C": both) and of alternatives ("A oder C": no
   choice);
 * ``contrasts``: a final statement that opens with a rejection and goes on with a contrast states the answer after
@@ -40,6 +43,10 @@ class Language:
     reject_after: tuple[str, ...] = ()
     contrasts: tuple[str, ...] = ()  # "not A *but* C": after a rejection, what follows a contrast is the answer
     ands: tuple[str, ...] = ()  # "A and C": a selection of several options (multi-select)
+    # after the last final statement: a correction commits to what follows ("…is C. Actually, B."); a doubt
+    # followed by another option withdraws the answer ("…is C, but wait, let me reconsider B")
+    corrections: tuple[str, ...] = ()
+    doubts: tuple[str, ...] = ()
     ors: tuple[str, ...] = ()  # "A or C": alternatives, never a choice
     # lower-case substrings one of which every marker of the language contains (a fast pre-check: the language's
     # markers are looked for only in answers holding one); empty = always looked for
@@ -55,6 +62,9 @@ _EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=", r":", r"-", r"
 LANGUAGES: tuple[Language, ...] = (
     Language(
         "en",
+        corrections=("actually", "i mean", "correction", "scratch that", "make that", "rather"),
+        doubts=("wait", "hmm", "let me reconsider", "let me re-check", "let me recheck", "let me double-check",
+                "on second thought", "not sure"),
         ands=("and",), ors=("or",),
         contrasts=(r"but(?: rather)?", r"rather"),
         nouns=(r"\b(?:(?:the|my|final|correct|best|right|most likely)\s+)*(?:answer|option|choice|selection|selected"
@@ -81,6 +91,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
+        corrections=("其实", "更正", "应该是"),
+        doubts=("等等", "不过", "再想想"),
         ands=("和", "及", "与", "以及"), ors=("或", "或者", "还是"),
         triggers=("答", "选", "選", "回答"),
         contrasts=(r"而是",),
@@ -94,6 +106,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ja",
+        corrections=("訂正", "実は"),
+        doubts=("待って", "ちょっと待", "再考"),
         ands=("と", "および"), ors=("または", "もしくは"),
         triggers=("答", "解", "選"),
         contrasts=(r"ではなく",),
@@ -105,6 +119,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ko",
+        corrections=("정정", "사실은"),
+        doubts=("잠깐", "다시 생각"),
         ands=("와", "과", "및"), ors=("또는", "혹은"),
         triggers=("답", "선택"),
         contrasts=(r"아니라",),
@@ -116,6 +132,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "es",
+        corrections=("en realidad", "corrijo", "mejor dicho"),
+        doubts=("espera", "déjame reconsiderar"),
         ands=("y", "e"), ors=("o", "u"),
         triggers=("respuesta", "opci", "alternativa", "elijo", "escojo", "selecciono", "me quedo"),
         contrasts=(r"sino",),
@@ -130,6 +148,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "fr",
+        corrections=("en fait", "je corrige", "plutôt"),
+        doubts=("attendez", "attends", "je reconsidère"),
         ands=("et",), ors=("ou",),
         triggers=("réponse", "reponse", "option", "choisi", "sélectionne", "retiens"),
         contrasts=(r"mais",),
@@ -144,12 +164,15 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "de",
+        corrections=("eigentlich", "korrektur", "vielmehr"),
+        doubts=("moment", "warte", "ich überlege"),
         ands=("und",), ors=("oder",),
         triggers=("antwort", "lösung", "option", "wähle", "würde", "nehme"),
         contrasts=(r"sondern",),
         nouns=(r"\b(?:die\s+)?(?:(?:richtige|korrekte|endgültige)\s+)?(?:antwort|lösung|option)",),
         copulas=(r"(?:ist|lautet|wäre|:)(?: die)?(?: Option)?",),
-        commits=(r"\bich\s+(?:wähle|würde|nehme)\b\s*(?:die\s+)?(?:option\s+)?",),
+        commits=(r"\bich\s+(?:wähle|würde|nehme)\b\s*(?:die\s+)?(?:option\s+)?",
+                 r"\b(?:ist|lautet|wäre)\s+(?:also\s+|daher\s+|somit\s+)?die\s+(?:richtige\s+|korrekte\s+)?antwort\s*:?"),
         yes=(r"ja",), no=(r"nein",),
         reject_before=(r"nicht", r"kein", r"keine"),
         reject_after=(r"(?:ist|wäre) (?:falsch|unwahrscheinlich|ausgeschlossen|nicht richtig)",),
@@ -158,6 +181,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "pt",
+        corrections=("na verdade", "corrigindo"),
+        doubts=("espere", "espera", "deixe-me reconsiderar"),
         ands=("e",), ors=("ou",),
         triggers=("resposta", "opç", "opca", "alternativa", "escolho", "seleciono", "fico com"),
         contrasts=(r"mas(?: sim)?", r"e sim"),
@@ -172,6 +197,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "it",
+        corrections=("in realtà", "correggo"),
+        doubts=("aspetta", "fammi riconsiderare"),
         ands=("e", "ed"), ors=("o", "oppure"),
         triggers=("risposta", "opzione", "scelgo", "seleziono"),
         contrasts=(r"ma",),
@@ -186,6 +213,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ru",
+        corrections=("на самом деле", "поправка"),
+        doubts=("подождите", "подожди", "хотя"),
         ands=("и",), ors=("или",),
         triggers=("ответ", "вариант", "выб"),
         contrasts=(r"а",),

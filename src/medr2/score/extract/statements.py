@@ -338,6 +338,36 @@ def asserted(text: str, start: int, end: int) -> bool:
     return not (_WEIGH_BEFORE.search(text[left:start]) or _WEIGH_AFTER.search(text[end:right + 1]))
 
 
+def _words(frags: Sequence[str]) -> str:
+    return "(?i:" + "|".join(_contrast(f) for f in sorted(frags, key=len, reverse=True)) + ")"
+
+
+_CORRECTION = re.compile(_words([f for lang in LANGUAGES for f in lang.corrections]))
+_DOUBT = re.compile(_words([f for lang in LANGUAGES for f in lang.doubts]))
+
+
+@dataclass(frozen=True)
+class Afterthought:
+    """What follows the last final statement: a correction (``commits``: the text after it states the new answer)
+    or a doubt (the text after it may name another option, withdrawing the answer)."""
+
+    start: int
+    rest: str
+    commits: bool
+
+
+def afterthought(text: str, start: int) -> Afterthought | None:
+    """The last correction or doubt in ``text`` after ``start`` (None when there is none)."""
+    last: tuple[int, int, bool] | None = None
+    for pat, commits in ((_CORRECTION, True), (_DOUBT, False)):
+        for m in pat.finditer(text, start):
+            if last is None or m.start() > last[0]:
+                last = (m.start(), m.end(), commits)
+    if last is None:
+        return None
+    return Afterthought(last[0], text[last[1]:].lstrip(" ,.:;!—–-"), last[2])
+
+
 # -- 2. the one precedence policy ---------------------------------------------------------------------------
 
 FINAL, LEAD, SENTENCE, WHOLE, MENTION = 5, 4, 3, 2, 1

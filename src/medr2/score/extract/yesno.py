@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from medr2.score.extract.common import Reading, clean_markdown, json_answer, strip_hedge
 from medr2.score.extract.markers import LANGUAGES
-from medr2.score.extract.statements import FINAL, Candidate, decide, final_statements
+from medr2.score.extract.statements import FINAL, Candidate, afterthought, decide, final_statements
 
 # "No" is an answer only when punctuation or a new clause follows ("No abnormality" is a noun phrase).
 _WORD = re.compile(
-    r"^\s*[\"'(\[]?\s*(yes|true|false|no(?=\s*(?:[,.!;:)\]\"'–—-]|$)|\s+(?:it|there|the|this|that|I|we|they)\b))"
+    r"^\s*[\"'(\[]?\s*(yes|true|false|no(?=\s*(?:[,.!;:)\]\"'–—。，-]|$)|\s+(?:it|there|the|this|that|I|we|they)\b))"
     r"\b(?![-'])(?!\s*\?)",  # "Yes?" asks, it does not answer
     re.I,
 )
@@ -34,7 +34,7 @@ _SENTENCE = re.compile(r"(?:^|[.!?;。]\s*|\n\s*)[\"'(\[「]?(?i:(?:definitely|c
                        r"(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|" + "|".join(_NO)
                        + r"))[\"')\]」]?\s*[.!。]?\s*(?=\n|$)")
 # a yes/no opening a sentence and followed by a comma: "There is no mass. Yes, there is an effusion."
-_SENTENCE_OPEN = re.compile(r"(?:[.!?;。]\s*|\n\s*)[\"'(\[]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
+_SENTENCE_OPEN = re.compile(r"(?:[.!?;:。]\s*|\n\s*)[\"'(\[]?(?i:(yes|true|" + "|".join(_YES) + ")|(no|false|"
                             + "|".join(_NO) + r"))\s*[,，、]\s*")
 _MAP = {"yes": "yes", "no": "no", "true": "yes", "false": "no"}
 
@@ -60,6 +60,22 @@ def _json_yesno(value: object, options: Sequence[str]) -> Reading:
     return Reading(None, "the JSON answer is not yes/no")
 
 
+def _after_final(body: str, explicit: list[Candidate]) -> Reading:
+    """Final statements decided, with what follows the last one (``statements.afterthought``): a correction
+    followed by yes/no commits to it, a doubt followed by the other word withdraws the answer."""
+    last = max(explicit, key=lambda c: c.start)
+    after = afterthought(body, last.start + 1)
+    if after is not None and last.value is not None:
+        w = _word(after.rest)
+        if after.commits and w is not None:
+            return decide([*explicit, Candidate(FINAL, after.start, w)])
+        said = {w} if w is not None else set()
+        said |= {_MAP[m.group(1).lower()] for m in _ANYWHERE.finditer(after.rest)}
+        if said - {last.value}:
+            return Reading(None, f"answer withdrawn: {last.value} and then {(said - {last.value}).pop()} after a doubt")
+    return decide(explicit)
+
+
 def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) -> Reading:
     """'yes' or 'no' (with the reason when the text does not state one answer)."""
     if json_ok:
@@ -79,7 +95,7 @@ def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) 
         if letter.reason and letter.reason.startswith("conflict"):
             return letter
     if explicit:
-        return decide(explicit)
+        return _after_final(body, explicit)
     concl = _CONCLUSION.search(body)
     if concl:
         before = body[: concl.start()]
