@@ -330,3 +330,18 @@ def test_afterthoughts_after_the_final_statement(lang: object, data: st.DataObje
         assert got.value is None and got.reason is not None and "withdrawn" in got.reason, (text, got)
         same = read(form, f"{final}{first}{end} {word.capitalize()}, {first}{end}", opts)
         assert same.value == want1, (text, same)
+
+
+@settings(max_examples=200, deadline=None)
+@given(options=st.sampled_from(OPTION_SETS), data=st.data(),
+       hedge=st.sampled_from([("Probably {T}.", True), ("Most likely {T}.", True), ("It is likely {T}.", True),
+                              ("{T}, most likely.", True), ("It might be {T}.", False), ("Maybe {T}?", False),
+                              ("Could it be {T}?", False), ("Possibly {T}, or possibly {OT}.", False),
+                              ("Perhaps {T}", False)]))
+def test_hedges_commit_weighings_do_not(options: list[str], data: st.DataObject, hedge: tuple[str, bool]) -> None:
+    """A hedged statement ("probably", "most likely") commits; a weighing ("might", "maybe", a question) does
+    not: it is unparsed, never a guess."""
+    k, o = data.draw(st.lists(st.integers(0, len(options) - 1), min_size=2, max_size=2, unique=True))
+    fmt, commits = hedge
+    text = fmt.format(T=options[k], OT=options[o])
+    assert read("mcq", text, options).value == ("ABCDE"[k] if commits else None), text

@@ -284,7 +284,12 @@ _NOT = re.compile(r"^(?i:not|no)\s+(?:an?\s+|the\s+)?")
 
 # words a modifier-dropping reading never drops ("no pleural effusion" is not pleural effusion)
 _KEEP = frozenset(("no", "not", "non", "without", "absent", "negative", "of", "with", "or", "and", "vs", "versus",
-                   "history", "rule", "excluded", "exclude", "free", "neither", "nor"))
+                   "history", "rule", "excluded", "exclude", "free", "neither", "nor",
+                   # a clause, a hedge or a question is no modifier: "It might be MRI" is weighed, not stated
+                   "it", "this", "that", "is", "are", "was", "be", "been", "might", "may", "could", "would", "should",
+                   "can", "will", "likely", "unlikely", "possibly", "probably", "maybe", "perhaps", "seems", "appears",
+                   "look", "looks", "shows", "show", "suggest", "suggests", "i", "we", "think", "believe",
+                   "consider", "considering", "either", "whether", "if", "what", "which", "rather", "than"))
 
 
 def _variants(phrase: str) -> list[str]:
