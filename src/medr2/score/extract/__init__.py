@@ -7,6 +7,7 @@ any other registered extractor is wrapped (no reason). Registries: ``docs/extend
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from medr2.records import ABSTAIN_OPTION
@@ -65,10 +66,16 @@ def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
     return Reading(None, f"abstained: {decline.phrases[-1]!r}", abstained=True)
 
 
+@functools.lru_cache(maxsize=4096)
+def _option_declines(option: str) -> bool:
+    """Whether an option's text declines (cached: option texts repeat across items)."""
+    return declines(option)
+
+
 def _declined_option(got: Reading, options: Sequence[str]) -> Reading:
     """A single-choice letter whose option text declines (``--abstain-option``) is an abstention."""
     v = got.value
-    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) and declines(options[ord(v) - 65]):
+    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) and _option_declines(options[ord(v) - 65]):
         return Reading(None, f"abstained: chose option {v} ({options[ord(v) - 65]!r})", abstained=True)
     return got
 

@@ -35,6 +35,8 @@ from medr2.score.extract.statements import (
 )
 
 AMBIGUOUS = "ambiguous"
+# option texts repeat across items: their normalised words are computed once
+_norm = functools.lru_cache(maxsize=16384)(normalize_words)
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def _letter(i: int) -> str:
 
 
 def _none_option(options: Sequence[str]) -> int | None:
-    found = [i for i, o in enumerate(options) if _NONE_OPTION.match(normalize_words(o))]
+    found = [i for i, o in enumerate(options) if _NONE_OPTION.match(_norm(o))]
     return found[0] if len(found) == 1 else None
 
 
@@ -177,13 +179,13 @@ def _letter_conflict(k: int, rest: str, options: Sequence[str]) -> Conflict | No
     after = normalize_words(_SEP_AFTER_LETTER.sub("", rest, count=1))
     if not after:
         return None
-    own = normalize_words(options[k])
+    own = _norm(options[k])
     if _starts_with_words(after, own):
         return None
-    others = [j for j, o in enumerate(options) if j != k and _starts_with_words(after, normalize_words(o))]
+    others = [j for j, o in enumerate(options) if j != k and _starts_with_words(after, _norm(o))]
     letter = _letter(k)
     if others:
-        j = max(others, key=lambda j: len(normalize_words(options[j])))
+        j = max(others, key=lambda j: len(_norm(options[j])))
         return Conflict(f"letter {letter} is {options[k]!r} but the text after it is option {_letter(j)} "
                         f"({options[j]!r})")
     num = _NUMBER.match(after)
@@ -208,7 +210,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
     if _NONE_PHRASE.match(seg.lstrip(" \t\"'([:")):
         return _none_answer(options)
     if re.match(r"^\s*(?i:not|neither)\b", seg) and not any(
-        normalize_words(seg).startswith(normalize_words(o)) for o in opts if o
+        normalize_words(seg).startswith(_norm(o)) for o in opts if o
     ):
         return None
     m = _LEAD_LETTER.match(seg)
@@ -224,7 +226,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
         # a hyphenated word ("C-reactive") is not a letter
         hyphen_word = bool(re.match(r"^[-–]\w", after)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
         if hyphen_word:
-            own = normalize_words(options[ord(ch) - ord("A")]) if _valid(ch, len(options)) else ""
+            own = _norm(options[ord(ch) - ord("A")]) if _valid(ch, len(options)) else ""
             if not _starts_with_words(normalize_words(after[1:]), own):
                 return None
         # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
@@ -232,7 +234,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
         article = (ch in ("A", "I") and bare and re.match(r"^ [a-z]", after) and not _CONNECTIVE.match(after))
         if ch == "A" and bare and re.match(r"^ \w", after) and options:  # "A B-cell lymphoma is seen": the article
             words = normalize_words(after)
-            article = article or any(_starts_with_words(words, normalize_words(o)) for o in options[1:])
+            article = article or any(_starts_with_words(words, _norm(o)) for o in options[1:])
         if not article:
             if is_negated(seg, m.start(1), m.end(1)):
                 return None
@@ -375,7 +377,7 @@ def _whole_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
     """WHOLE: the whole answer is one option's text, a synonym or sub-type of it, or 'none of the above'."""
     whole = normalize_words(body)
     for i, o in enumerate(options):
-        if whole and whole == normalize_words(o):
+        if whole and whole == _norm(o):
             return [Candidate(WHOLE, 0, _letter(i))]
     by_meaning = _option_by_meaning(body, options)
     if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
@@ -500,7 +502,7 @@ def _letter_list(segment: str, n: int, options: Sequence[str] = ()) -> list[str]
         k = _none_option(options) if options else None
         return [_letter(k)] if k is not None and _NONE_PHRASE.match(seg.strip()) else []
     run = _RUN_OF_LETTERS.match(seg)
-    if run and not any(normalize_words(seg) == normalize_words(o) for o in options):
+    if run and not any(normalize_words(seg) == _norm(o) for o in options):
         letters = list(run.group(1))
         if len(set(letters)) == len(letters) and all(_valid(c, n) for c in letters):
             return letters
@@ -551,7 +553,7 @@ def _line_item(line: str, n: int, options: Sequence[str]) -> list[str] | None | 
         return None
     k = ord(got) - ord("A")
     rest = normalize_words(item)
-    if rest == normalize_words(options[k]) or len(item) == 1 or re.match(r"^[(\[]?[A-Z][)\].:]?(?:\s|$)", item):
+    if rest == _norm(options[k]) or len(item) == 1 or re.match(r"^[(\[]?[A-Z][)\].:]?(?:\s|$)", item):
         return [got]
     return None
 

@@ -344,6 +344,9 @@ def _words(frags: Sequence[str]) -> str:
 
 _CORRECTION = re.compile(_words([f for lang in LANGUAGES for f in lang.corrections]))
 _DOUBT = re.compile(_words([f for lang in LANGUAGES for f in lang.doubts]))
+# the literal start of every correction and doubt (lower case), for the pre-check
+_AFTER_WORDS = tuple(sorted({re.split(r"[(\\\[?*+|]", f)[0].strip().lower() for lang in LANGUAGES
+                             for f in (*lang.corrections, *lang.doubts)} - {""}))
 
 
 @dataclass(frozen=True)
@@ -358,6 +361,9 @@ class Afterthought:
 
 def afterthought(text: str, start: int) -> Afterthought | None:
     """The last correction or doubt in ``text`` after ``start`` (None when there is none)."""
+    low = text[start:].lower()
+    if not any(w in low for w in _AFTER_WORDS):  # a cheap pre-check (most answers hold none of the words)
+        return None
     last: tuple[int, int, bool] | None = None
     for pat, commits in ((_CORRECTION, True), (_DOUBT, False)):
         for m in pat.finditer(text, start):
