@@ -75,7 +75,8 @@ def _option_declines(option: str) -> bool:
 def _declined_option(got: Reading, options: Sequence[str]) -> Reading:
     """A single-choice letter whose option text declines (``--abstain-option``) is an abstention."""
     v = got.value
-    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) and _option_declines(options[ord(v) - 65]):
+    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) \
+            and _option_declines(options[ord(v) - 65]):
         return Reading(None, f"abstained: chose option {v} ({options[ord(v) - 65]!r})", abstained=True)
     return got
 
