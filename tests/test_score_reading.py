@@ -229,17 +229,35 @@ def test_every_language_reads_its_samples(lang: object) -> None:
             assert read("yesno", f"{w}.").value == ("yes" if w in lang.yes else "no"), w  # type: ignore[attr-defined]
 
 
+def _entry_points(form: str) -> list[tuple[str, object]]:
+    """Every way the package reads an answer of ``form``: ``read``, the form's registered extractor (the scorer
+    reads a judge's reply with it), the form's reader, and for boxes ``read_box`` / ``read_box_pixels``."""
+    from medr2.score.extract import EXTRACTORS, extract
+
+    if form == "box":
+        conv = BoxConvention("pixel")
+        return [("read", lambda t, o: read("box", t, o).value), ("extract", lambda t, o: extract("box", t, o)),
+                ("read_box", lambda t, o: (lambda b: None if b is None else str([float(v) for v in b]))(
+                    read_box(t).box)),
+                ("read_box_pixels", lambda t, o: (lambda b: None if b is None else str([float(v) for v in b]))(
+                    read_box_pixels(t, conv, 1000, 1000)[0]))]
+    return [("read", lambda t, o: read(form, t, o).value), ("extract", lambda t, o: extract(form, t, o)),
+            ("EXTRACTORS", EXTRACTORS[form]), ("READERS", lambda t, o: READERS[form](t, o).value)]
+
+
 @pytest.mark.parametrize("form", [*sorted(READERS), "box"])
 def test_every_entry_point_reads_answer_markup_and_skips_tool_calls(form: str) -> None:
-    """Markup and tool calls are handled once, before any form's reader: every form sees them the same way."""
+    """Markup, full-width forms and tool calls are handled by one normaliser that every entry point of every
+    form goes through (``statements.normalise``): each sees them the same way."""
     answer, opts = {"mcq": ("B", OPTION_SETS[0]), "yesno": ("no", ()), "multi": ("A, C", OPTION_SETS[0]),
                     "box": ("[10, 20, 30, 40]", ())}[form]
     zoom = '<tool_call>{"name": "zoom_in", "arguments": {"bbox": [1, 2, 300, 400]}}</tool_call>\n'
+    want = "[10.0, 20.0, 30.0, 40.0]" if form == "box" else answer.replace(" ", "")
     for text in (f"<answer>{answer}</answer>", f"\\boxed{{{answer}}}", f"{zoom}<answer>{answer}</answer>",
                  f"<|begin_of_box|>{answer}<|end_of_box|>", _full_width(f"Answer: {answer}")):
-        got = read(form, text, opts)
-        want = "[10.0, 20.0, 30.0, 40.0]" if form == "box" else answer.replace(" ", "")
-        assert got.value == want, (form, text, got)
+        for name, fn in _entry_points(form):
+            got = fn(text, opts)  # type: ignore[operator]
+            assert got == want, (form, name, text, got)
 
 
 # -- boxes: convention × layout × units × markup -----------------------------------------------------------

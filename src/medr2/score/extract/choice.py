@@ -31,6 +31,7 @@ from medr2.score.extract.statements import (
     decide,
     final_statements,
     is_negated,
+    normalise,
     unfinished,
 )
 
@@ -448,6 +449,7 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
     :class:`~medr2.score.extract.statements.Candidate` readings, decided by the one precedence policy
     (:func:`medr2.score.extract.statements.decide`)."""
     n = len(options)
+    text = normalise(text)  # every entry point (read, EXTRACTORS, READERS, a judge's reply) reads markup alike
     if json_ok:
         found, value = json_answer(text)
         if found:
@@ -604,6 +606,7 @@ def _json_multi(value: object, options: Sequence[str]) -> Reading:
 def read_multi(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
     """The selected letters, sorted and joined by ',' ('' for an explicit 'none'), with a reason if unread."""
     n = len(options)
+    text = normalise(text)
     if json_ok:
         found, value = json_answer(text)
         if found:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from medr2.score.extract.common import Reading, clean_markdown, json_answer, strip_hedge
 from medr2.score.extract.markers import LANGUAGES
-from medr2.score.extract.statements import FINAL, Candidate, afterthought, decide, final_statements
+from medr2.score.extract.statements import FINAL, Candidate, afterthought, decide, final_statements, normalise
 
 # "No" is an answer only when punctuation or a new clause follows ("No abnormality" is a noun phrase).
 _WORD = re.compile(
@@ -78,6 +78,7 @@ def _after_final(body: str, explicit: list[Candidate]) -> Reading:
 
 def read_yesno(text: str, options: Sequence[str] = (), *, json_ok: bool = True) -> Reading:
     """'yes' or 'no' (with the reason when the text does not state one answer)."""
+    text = normalise(text)  # every entry point reads markup alike
     if json_ok:
         found, value = json_answer(text)
         if found:
