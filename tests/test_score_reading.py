@@ -78,7 +78,7 @@ def mcq_answers(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
     if draw(st.booleans()):  # reasoning first, in a block or as prose
         why = draw(st.sampled_from(REASONING))
         parts.append(draw(st.sampled_from([f"<think>{why} Maybe {oletter}.</think>", why, f"◁think▷{why}◁/think▷"])))
-    distractor = draw(st.sampled_from(["none", "rejected", "question", "changed", "zoom", "confidence"]))
+    distractor = draw(st.sampled_from(["none", "rejected", "question", "changed", "zoom", "confidence", "bare"]))
     changed = False
     if distractor == "rejected" and lang.sample_reject:
         parts.append(oletter + draw(st.sampled_from(lang.sample_reject)) + ("。" if lang.code in CJK else "."))
@@ -90,6 +90,8 @@ def mcq_answers(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
     elif distractor == "zoom":
         parts.append('<tool_call>{"name": "zoom_in", "arguments": {"bbox": [10, 20, 200, 240], "label": "'
                      + oletter + '"}}</tool_call>')
+    elif distractor == "bare":  # a bare letter first: an explicit final statement outranks it
+        parts.append(draw(st.sampled_from([oletter, f"({oletter})", f"**{oletter}**"])))
     elif distractor == "confidence":
         parts.append("\n".join(f"{'ABCDE'[i]}: {p}%" for i, p in zip(range(n), (40, 30, 20, 10, 0), strict=False)))
     statement = draw(final_statements(lang, draw(letter_forms(letter, options[k]))))
