@@ -57,7 +57,7 @@ class Language:
     sample_reject: tuple[str, ...] = ()
 
 
-_EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=", r":", r"-", r"–", r"—")
+_EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=>", r"->", r"→", r"=", r":", r"-", r"–", r"—")
 
 LANGUAGES: tuple[Language, ...] = (
     Language(
@@ -96,7 +96,7 @@ LANGUAGES: tuple[Language, ...] = (
         ands=("和", "及", "与", "以及"), ors=("或", "或者", "还是"),
         triggers=("答", "选", "選", "回答"),
         contrasts=(r"而是",),
-        nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)",), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
+        nouns=(r"(?:最终|正确|最后的?)?(?:答案|选项|回答)", r"答(?=\s*:)"), copulas=(r"(?:应该|应|應)?\s*(?:是|为|為)?\s*:?",),
         commits=(r"(?:我)?(?:选择|选|選)\s*:?",),
         yes=(r"是的", r"是", r"对", r"正确", r"正確"), no=(r"不是", r"不对", r"没有", r"错误", r"錯誤", r"否", r"不"),
         reject_before=(r"不是", r"排除", r"而非"),
