@@ -365,3 +365,16 @@ def test_hedges_commit_weighings_do_not(options: list[str], data: st.DataObject,
     fmt, commits = hedge
     text = fmt.format(T=options[k], OT=options[o])
     assert read("mcq", text, options).value == ("ABCDE"[k] if commits else None), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=mcq_answers(), raw=st.text(max_size=80))
+def test_normalise_is_idempotent(case: tuple[str, list[str], str, bool], raw: str) -> None:
+    """``read`` normalises and the form's reader normalises again (every entry point does): the second pass
+    must change nothing."""
+    from medr2.score.extract.statements import normalise
+
+    for text in (case[0], raw, case[0] + raw):
+        once = normalise(text)
+        again = (" " + once)[1:]  # an equal string but another object: computed again, not the remembered output
+        assert normalise(again) == once

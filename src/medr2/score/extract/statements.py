@@ -147,9 +147,14 @@ def _obj_answer(raw: str) -> str | None:
     return _tool_answer(obj)
 
 
+_LAST_NORMAL = [""]
+
+
 def normalise(text: str) -> str:
     """Full-width forms folded; answer markup (``<answer>``, ``\\boxed{}``, ``[ANSWER]``, GLM's
     ``<|begin_of_box|>``) turned into final-answer statements; tool calls that are not the answer removed."""
+    if text is _LAST_NORMAL[0]:  # already the output of this function (read() and then the form's reader)
+        return text
     t = _replace_tool_calls(fold_width(text))
     if "<" in t:
         t = _GLM_BOX.sub(lambda m: f"\nFinal answer: {m.group(1).strip()}\n", t)
@@ -159,7 +164,9 @@ def normalise(text: str) -> str:
         t = _TEXT_CMD.sub(r"\1", t)
     if "[" in t:
         t = _BRACKET_TAG.sub(lambda m: f"\nFinal answer: {m.group(1).strip()}\n", t)
-    return t.strip()
+    t = t.strip()
+    _LAST_NORMAL[0] = t  # normalise is idempotent: its last output is known to be normal
+    return t
 
 
 # -- 1b. the markers, compiled from the one table -----------------------------------------------------------
