@@ -223,6 +223,10 @@ def test_every_language_reads_its_samples(lang: object) -> None:
     for prefix in (*lang.sample_final, *lang.sample_commit):  # type: ignore[attr-defined]
         assert read("mcq", f"{prefix}B", opts).value == "B", prefix
         assert read("mcq", _full_width(f"{prefix}C"), opts).value == "C", prefix
+    for verdict in lang.sample_verdict:  # type: ignore[attr-defined]
+        end = "。" if lang.code in CJK else "."  # type: ignore[attr-defined]
+        assert read("mcq", f"C{verdict}{end}", opts).value == "C", verdict
+        assert read("mcq", f"C{verdict}?", opts).value is None, verdict  # asked, not stated
     for suffix in lang.sample_reject:  # type: ignore[attr-defined]
         assert read("mcq", f"A{suffix}. {lang.sample_final[0]}D", opts).value == "D", suffix  # type: ignore[attr-defined]
         assert read("mcq", f"A{suffix}.", opts).value is None, suffix

@@ -27,6 +27,7 @@ from medr2.score.extract.statements import (
     Candidate,
     afterthought,
     asserted,
+    clause,
     confidence_list,
     decide,
     final_statements,
@@ -66,10 +67,10 @@ def _conjunctions(words: Sequence[str]) -> str:
 _AND = _conjunctions([w for lang in LANGUAGES for w in lang.ands])
 _OR = _conjunctions([w for lang in LANGUAGES for w in lang.ors])
 _MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|" + _OR + "|" + _AND + r"|&|、)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
+# "B is correct", "(B) fits best", "Bが正解", "la B es correcta": the verdicts of every table language
 _LETTER_THEN_VERDICT = re.compile(
-    r"(?:\b(?i:option|choice|answer)\s+)?[(\[]?\b([A-Z])\b[)\]]?(?:\s*\(([^)]{0,60})\))?\s+"
-    r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|consistent|accurate))"
-    r"|fits\s+best|is\s+the\s+(?:answer|best\s+(?:fit|match|choice|option)))"
+    r"(?:\b(?i:option|choice|answer)\s+)?[(\[「]?(?<![A-Za-z])([A-Z])(?![A-Za-z])[)\]」]?(?:\s*\(([^)]{0,60})\))?\s*"
+    r"(?i:" + "|".join(f.replace(" ", r"\s+") for lang in LANGUAGES for f in lang.verdicts) + ")"
 )
 _BARE_MENTION = re.compile(r"\(([A-Z])\)|(?<![\w(])([A-Z])\)|\b(?i:option|choice)\s+([A-Z])\b")
 _SENTENCE_LETTER = re.compile(r"(?:^|[.!?:]\s+|\n\s*)[(\[]?([A-Z])[)\]]?\s*[.!]?\s*(?=\n|$)")
@@ -364,6 +365,8 @@ def _final_candidates(body: str, n: int, options: Sequence[str]) -> list[Candida
         if got is not None:
             out.append(_candidate(FINAL, seg.start, got))
     for m in _LETTER_THEN_VERDICT.finditer(body):
+        if body[clause(body, m.start(1), m.end())[1]: ][:1] == "?":  # "B is correct?" asks
+            continue
         if not is_negated(body, m.start(1), m.end(1)):
             ch = m.group(1)
             if not _valid(ch, n):
@@ -461,7 +464,8 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
     if cands:
         return _after_final(body, cands, options)
     listing = _lists_options(body)
-    lead = None if listing else _lead_letter(body, n, options, by_text=False)
+    asks = body[clause(body, 0, 1)[1]:][:1] == "?"  # "B is correct?" / "B?": the answer opens with a question
+    lead = None if listing or asks else _lead_letter(body, n, options, by_text=False)
     if lead is not None:
         return decide([_candidate(LEAD, 0, lead)])
     if not listing:

@@ -13,6 +13,8 @@ need no entry of their own); a space in a fragment matches any run of white spac
   their scope is the clause they stand in (``statements.clause``), never the next line or sentence;
 * ``triggers``: lower-case substrings one of which every final-answer marker and commitment of the language
   contains (a speed pre-check; a language without triggers is always looked for);
+* ``verdicts``: what, after an option, makes it the answer ("B is the correct answer", "Bが正解です", "la B es
+  correcta");
 * ``corrections`` / ``doubts``: after the last final statement, a correction commits to what follows it ("The
   answer is C. Actually, B." -> B, the change noted) and a doubt followed by another option withdraws the answer
   ("The answer is C, but wait, let me reconsider B" -> unparsed);
@@ -43,6 +45,8 @@ class Language:
     reject_after: tuple[str, ...] = ()
     contrasts: tuple[str, ...] = ()  # "not A *but* C": after a rejection, what follows a contrast is the answer
     ands: tuple[str, ...] = ()  # "A and C": a selection of several options (multi-select)
+    # after an option: the option is the answer ("B is correct", "B が正解", "B ist richtig")
+    verdicts: tuple[str, ...] = ()
     # after the last final statement: a correction commits to what follows ("…is C. Actually, B."); a doubt
     # followed by another option withdraws the answer ("…is C, but wait, let me reconsider B")
     corrections: tuple[str, ...] = ()
@@ -55,6 +59,7 @@ class Language:
     sample_final: tuple[str, ...] = ()
     sample_commit: tuple[str, ...] = ()
     sample_reject: tuple[str, ...] = ()
+    sample_verdict: tuple[str, ...] = ()
 
 
 _EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=>", r"->", r"→", r"=", r":", r"-", r"–", r"—")
@@ -62,6 +67,9 @@ _EN_COPULA = (r"is", r"would be", r"should be", r"will be", r"=>", r"->", r"→"
 LANGUAGES: tuple[Language, ...] = (
     Language(
         "en",
+        sample_verdict=(" is correct", " is the best answer"),
+        verdicts=(r"is (?:the )?(?:correct|right|best|most (?:likely|appropriate|consistent|accurate))", r"fits best",
+                  r"is the (?:answer|best (?:fit|match|choice|option))"),
         corrections=("actually", "i mean", "correction", "scratch that", "make that", "rather"),
         doubts=("wait", "hmm", "let me reconsider", "let me re-check", "let me recheck", "let me double-check",
                 "on second thought", "not sure"),
@@ -91,6 +99,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "zh",
+        sample_verdict=("是正确的", "正确"),
+        verdicts=(r"(?:是|为)?(?:正确(?:的|答案)?|对的|最佳答案)",),
         corrections=("其实", "更正", "应该是"),
         doubts=("等等", "不过", "再想想"),
         ands=("和", "及", "与", "以及"), ors=("或", "或者", "还是"),
@@ -107,6 +117,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ja",
+        sample_verdict=("が正解です", "は正しい"),
+        verdicts=(r"(?:が|は)\s*(?:正解|正しい|答え)",),
         corrections=("訂正", "実は"),
         doubts=("待って", "ちょっと待", "再考"),
         ands=("と", "および"), ors=("または", "もしくは"),
@@ -120,6 +132,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ko",
+        sample_verdict=("가 정답입니다",),
+        verdicts=(r"(?:가|이)\s*(?:정답|맞습니다|옳습니다)",),
         corrections=("정정", "사실은"),
         doubts=("잠깐", "다시 생각"),
         ands=("와", "과", "및"), ors=("또는", "혹은"),
@@ -133,6 +147,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "es",
+        sample_verdict=(" es correcta",),
+        verdicts=(r"es (?:la )?(?:correcta|correcto|respuesta correcta)",),
         corrections=("en realidad", "corrijo", "mejor dicho"),
         doubts=("espera", "déjame reconsiderar"),
         ands=("y", "e"), ors=("o", "u"),
@@ -149,6 +165,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "fr",
+        sample_verdict=(" est correcte",),
+        verdicts=(r"est (?:la )?(?:correcte|bonne réponse|la bonne)",),
         corrections=("en fait", "je corrige", "plutôt"),
         doubts=("attendez", "attends", "je reconsidère"),
         ands=("et",), ors=("ou",),
@@ -165,6 +183,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "de",
+        sample_verdict=(" ist richtig",),
+        verdicts=(r"ist (?:die )?(?:richtig|korrekt|richtige Antwort)",),
         corrections=("eigentlich", "korrektur", "vielmehr"),
         doubts=("moment", "warte", "ich überlege"),
         ands=("und",), ors=("oder",),
@@ -182,6 +202,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "pt",
+        sample_verdict=(" é a resposta correta",),
+        verdicts=(r"(?:é|está) (?:a )?(?:correta|correto|resposta correta)",),
         corrections=("na verdade", "corrigindo"),
         doubts=("espere", "espera", "deixe-me reconsiderar"),
         ands=("e",), ors=("ou",),
@@ -198,6 +220,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "it",
+        sample_verdict=(" è corretta",),
+        verdicts=(r"è (?:la )?(?:corretta|giusta|risposta corretta)",),
         corrections=("in realtà", "correggo"),
         doubts=("aspetta", "fammi riconsiderare"),
         ands=("e", "ed"), ors=("o", "oppure"),
@@ -214,6 +238,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ru",
+        sample_verdict=(" — правильный ответ",),
+        verdicts=(r"(?:—|-)?\s*(?:правильный(?: ответ)?|верный(?: ответ)?|верно)",),
         corrections=("на самом деле", "поправка"),
         doubts=("подождите", "подожди", "хотя"),
         ands=("и",), ors=("или",),
