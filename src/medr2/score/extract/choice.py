@@ -68,8 +68,9 @@ _AND = _conjunctions([w for lang in LANGUAGES for w in lang.ands])
 _OR = _conjunctions([w for lang in LANGUAGES for w in lang.ors])
 _MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|" + _OR + "|" + _AND + r"|&|、)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
 # "B is correct", "(B) fits best", "Bが正解", "la B es correcta": the verdicts of every table language
+# (it starts at the letter, a fast scan; "Option B is correct" is found at its "B")
 _LETTER_THEN_VERDICT = re.compile(
-    r"(?:\b(?i:option|choice|answer)\s+)?[(\[「]?(?<![A-Za-z])([A-Z])(?![A-Za-z])[)\]」]?(?:\s*\(([^)]{0,60})\))?\s*"
+    r"(?<![A-Za-z])([A-Z])(?![A-Za-z])[)\]」]?(?:\s*\(([^)]{0,60})\))?\s*"
     r"(?i:" + "|".join(f.replace(" ", r"\s+") for lang in LANGUAGES for f in lang.verdicts) + ")"
 )
 _BARE_MENTION = re.compile(r"\(([A-Z])\)|(?<![\w(])([A-Z])\)|\b(?i:option|choice)\s+([A-Z])\b")
@@ -302,10 +303,27 @@ def _variants(phrase: str) -> list[str]:
     out = [phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase)]
     words = _HEAD.sub("", phrase).split()
     for k in range(1, min(3, len(words) - 1) + 1):
-        if words[k - 1].lower().strip("-,") in _KEEP:
+        if not _modifier(words[k - 1]):
             break
         out.append(" ".join(words[k:]))
     return list(dict.fromkeys(w for w in out if w))
+
+
+_MODIFIERS = frozenset(("small", "large", "moderate", "mild", "severe", "acute", "chronic", "bilateral", "left",
+                        "right", "enhanced", "weighted", "contrast", "plain", "conventional", "portable", "standard",
+                        "frontal", "lateral", "axial", "coronal", "sagittal", "diffuse", "focal", "extensive"))
+
+
+def _modifier(word: str) -> bool:
+    """Whether a leading word may be dropped as a modifier: punctuation, a word with a digit or a hyphen
+    ("T2-weighted", "3D"), a common clinical adjective, or a term of the vocabulary ("chest", "breast") —
+    never a word of :data:`_KEEP` (a negation, a hedge, a clause)."""
+    from medr2.vocab import concept_of
+
+    w = word.lower().strip(",;:.")
+    if w in _KEEP:
+        return False
+    return not w or any(ch.isdigit() or ch == "-" for ch in w) or w in _MODIFIERS or concept_of(w) is not None
 
 
 def _phrase_option(phrase: str, options: Sequence[str]) -> int | None:
