@@ -1,5 +1,9 @@
 """Single-choice (MCQ) and multi-select extraction: letters or option texts, never a guess.
 
+The answer's statements (final statements, leading letters, sentences, whole-answer meanings, asserted mentions)
+become :class:`~medr2.score.extract.statements.Candidate` readings decided by the one precedence policy of
+:mod:`medr2.score.extract.statements`; the rules below say how one statement is read.
+
 Rules (docs/metrics.md, "Reading answers"):
 - an option's *text* wins over a letter-like prefix ("B-cell lymphoma" is the option with that text, "X-ray"
   the X-ray option, not a letter);

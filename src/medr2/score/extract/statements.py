@@ -1,6 +1,6 @@
 """An answer as statements: the structure every form's reader works on, and the one precedence policy.
 
-Reading an answer is two steps (docs/metrics.md, "Reading answers"):
+Reading an answer is two steps (docs/metrics.md, "Statements and the one precedence policy"):
 
 1. **Normalise and tokenise** (:func:`normalise`, :func:`final_statements`, :func:`clause`): full-width forms are
    folded to ASCII by Unicode NFKC (``Ｂ``, ``：``, ``（``), answer markup becomes a final-answer statement
@@ -20,7 +20,12 @@ Reading an answer is two steps (docs/metrics.md, "Reading answers"):
      the change (``Reading.reason``: ``"answer changed: A -> B"``);
    * in the lower ranks every candidate of the winning rank must agree, else the answer is unparsed with the
      reason; an unreadable final statement (a conflict, 'B or C') makes the answer unparsed, never a guess;
-   * no candidate at all: unparsed ("no commitment"), never a guess.
+   * no candidate at all: unparsed ("no commitment"), never a guess;
+   * after the last final statement, a correction commits to what follows it and a doubt that names another
+     answer withdraws it (:func:`afterthought`).
+
+Yes/no answers without a final statement keep a stricter form of the lower ranks: every yes/no the answer states
+(leading, as a sentence, opening a sentence, anywhere before punctuation) must agree ("Yes and no" is unparsed).
 """
 
 from __future__ import annotations
