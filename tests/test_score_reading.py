@@ -382,3 +382,24 @@ def test_normalise_is_idempotent(case: tuple[str, list[str], str, bool], raw: st
         once = normalise(text)
         again = (" " + once)[1:]  # an equal string but another object: computed again, not the remembered output
         assert normalise(again) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(lang=LANG, data=st.data(), alternatives=st.booleans(),
+       letters=st.sets(st.sampled_from("ABCD"), min_size=2, max_size=3))
+def test_multi_select_in_any_language(lang: object, data: st.DataObject, alternatives: bool,
+                                      letters: set[str]) -> None:
+    """A selection joined by a table language's "and" (or commas) is read as the set; joined by its "or", the
+    answer names alternatives and is unparsed."""
+    opts = ["Nodule", "Pleural effusion", "Mass", "Fracture"]
+    words = lang.ors if alternatives else lang.ands  # type: ignore[attr-defined]
+    if not words:
+        return
+    conj = data.draw(st.sampled_from(words))
+    order = data.draw(st.permutations(sorted(letters)))
+    body = ", ".join(order[:-1]) + f" {conj} " + order[-1]
+    prefix = data.draw(st.sampled_from(lang.sample_final))  # type: ignore[attr-defined]
+    text = data.draw(st.sampled_from([f"{prefix}{body}", f"<answer>{body}</answer>", _full_width(prefix + body)
+                                      if lang.code in CJK else f"{prefix}{body}."]))  # type: ignore[attr-defined]
+    got = read("multi", text, opts)
+    assert got.value == (None if alternatives else ",".join(sorted(letters))), (text, got)
