@@ -403,3 +403,12 @@ def test_multi_select_in_any_language(lang: object, data: st.DataObject, alterna
                                       if lang.code in CJK else f"{prefix}{body}."]))  # type: ignore[attr-defined]
     got = read("multi", text, opts)
     assert got.value == (None if alternatives else ",".join(sorted(letters))), (text, got)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES, ids=[lang.code for lang in LANGUAGES])
+def test_final_statements_know_their_language(lang: object) -> None:
+    from medr2.score.extract.statements import final_statements
+
+    for prefix in lang.sample_final:  # type: ignore[attr-defined]
+        segs = final_statements(f"{prefix}B")
+        assert segs and segs[-1].lang == lang.code, (prefix, segs)  # type: ignore[attr-defined]

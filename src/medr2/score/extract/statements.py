@@ -185,11 +185,13 @@ def _alt(frags: Sequence[str]) -> str:
 
 
 def _marker_pattern(codes: frozenset[str]) -> str:
+    """One alternation of the languages' markers and commitments, each language in a named group (``lang_xx``:
+    ``Match.lastgroup`` says which language stated the answer)."""
     parts = []
     for lang in LANGUAGES:
         if lang.code in codes:
-            parts.append(rf"{_alt(lang.nouns)}\s*{_alt(lang.copulas)}\s*:?")
-            parts += [_frag(c) for c in lang.commits]
+            mine = [rf"{_alt(lang.nouns)}\s*{_alt(lang.copulas)}\s*:?", *(_frag(c) for c in lang.commits)]
+            parts.append(f"(?P<lang_{lang.code}>" + "|".join(mine) + ")")
     return "(?i:" + "|".join(parts) + ")"
 
 
@@ -259,10 +261,12 @@ def is_negated(text: str, start: int, end: int) -> bool:
 
 @dataclass(frozen=True)
 class Segment:
-    """A final-answer statement: where its marker starts, and the text right after the marker."""
+    """A final-answer statement: where its marker starts, the text right after the marker, and the language of
+    the marker (a code of ``LANGUAGES``; "" for a bare rejection-and-contrast line)."""
 
     start: int
     text: str
+    lang: str = ""
 
 
 _NEG_WORDS = "(?i:" + "|".join(_word_start(f) for lang in LANGUAGES for f in lang.reject_before) + ")"
@@ -310,7 +314,7 @@ def final_statements(text: str) -> list[Segment]:
         line = rest.split("\n", 1)[0]
         if not line.strip() and "\n" in rest:
             line = rest.lstrip("\n").split("\n", 1)[0]
-        out.append(Segment(m.start(), _after_contrast(line[:240])))
+        out.append(Segment(m.start(), _after_contrast(line[:240]), (m.lastgroup or "")[5:]))
     return sorted(out, key=lambda seg: seg.start)
 
 
