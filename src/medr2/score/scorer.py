@@ -57,7 +57,7 @@ class _Scored:
     iou: float | None = None
     text_metrics: dict[str, float] = field(default_factory=lambda: _NO_TEXT_METRICS)
     method: str = "rule"
-    reason: str | None = None  # why an answer is unparsed, when the extractor can say (a conflict, ...)
+    reason: str | None = None  # why an answer is unparsed (a conflict, ...), or the reader's note on a parsed one
 
 
 def _same_choice(item: ItemLike, parsed: str) -> bool:
@@ -95,7 +95,8 @@ def _score_choice(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:
     parsed = got.value
     if parsed is None:
         return _Scored("abstained" if got.abstained else "unparsed", reason=got.reason)
-    return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed)
+    # a parsed answer keeps the reader's note ("answer changed: A -> B"): the prediction records the change
+    return _Scored("correct" if _same_choice(item, parsed) else "wrong", parsed, reason=got.reason)
 
 
 def _score_box(item: ItemLike, raw: str, conv: BoxConvention) -> _Scored:

@@ -7,6 +7,7 @@ any other registered extractor is wrapped (no reason). Registries: ``docs/extend
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from medr2.records import ABSTAIN_OPTION
@@ -14,6 +15,7 @@ from medr2.registry import Registry
 from medr2.score.extract.abstain import declines, find_decline
 from medr2.score.extract.choice import extract_mcq, extract_multi, read_mcq, read_multi
 from medr2.score.extract.common import Reading, strip_reasoning
+from medr2.score.extract.statements import normalise
 from medr2.score.extract.text import extract_text
 from medr2.score.extract.yesno import extract_yesno, read_yesno
 
@@ -51,7 +53,7 @@ def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
     rest wins, else the answer is an abstention. A chosen option whose text declines is an abstention too."""
     if raw is None:
         return Reading(None, "no answer")
-    body = strip_reasoning(raw)
+    body = normalise(strip_reasoning(raw))
     if not body:
         return Reading(None, "empty answer (nothing after the reasoning block)")
     decline = find_decline(body)
@@ -64,10 +66,17 @@ def read(form: str, raw: str | None, options: Sequence[str] = ()) -> Reading:
     return Reading(None, f"abstained: {decline.phrases[-1]!r}", abstained=True)
 
 
+@functools.lru_cache(maxsize=4096)
+def _option_declines(option: str) -> bool:
+    """Whether an option's text declines (cached: option texts repeat across items)."""
+    return declines(option)
+
+
 def _declined_option(got: Reading, options: Sequence[str]) -> Reading:
     """A single-choice letter whose option text declines (``--abstain-option``) is an abstention."""
     v = got.value
-    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) and declines(options[ord(v) - 65]):
+    if v is not None and len(v) == 1 and 0 <= ord(v) - ord("A") < len(options) \
+            and _option_declines(options[ord(v) - 65]):
         return Reading(None, f"abstained: chose option {v} ({options[ord(v) - 65]!r})", abstained=True)
     return got
 

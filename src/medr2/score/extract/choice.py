@@ -1,5 +1,9 @@
 """Single-choice (MCQ) and multi-select extraction: letters or option texts, never a guess.
 
+The answer's statements (final statements, leading letters, sentences, whole-answer meanings, asserted mentions)
+become :class:`~medr2.score.extract.statements.Candidate` readings decided by the one precedence policy of
+:mod:`medr2.score.extract.statements`; the rules below say how one statement is read.
+
 Rules (docs/metrics.md, "Reading answers"):
 - an option's *text* wins over a letter-like prefix ("B-cell lymphoma" is the option with that text, "X-ray"
   the X-ray option, not a letter);
@@ -11,21 +15,34 @@ Rules (docs/metrics.md, "Reading answers"):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from medr2.score.extract.common import (
-    Reading,
-    answer_segments,
-    clean_markdown,
+from medr2.score.extract.common import Reading, clean_markdown, json_answer, normalize_words, strip_hedge
+from medr2.score.extract.markers import LANGUAGES
+from medr2.score.extract.statements import (
+    FINAL,
+    LEAD,
+    MENTION,
+    SENTENCE,
+    WHOLE,
+    Candidate,
+    afterthought,
+    asserted,
+    clause,
+    confidence_list,
+    decide,
+    final_statements,
     is_negated,
-    json_answer,
-    normalize_words,
-    strip_hedge,
+    normalise,
+    unfinished,
 )
 
 AMBIGUOUS = "ambiguous"
+# option texts repeat across items: their normalised words are computed once
+_norm = functools.lru_cache(maxsize=16384)(normalize_words)
 
 
 @dataclass(frozen=True)
@@ -35,20 +52,30 @@ class Conflict:
     reason: str
 
 
-_OPEN = "([（【"
-_CLOSE = ")]）】"
-_CJK = "\u4e00-\u9fff"
-_CJK_PUNCT = "。，、；：！？）】"
-_LETTER_AT = r"[(\[（【]?\s*([A-Z])\s*[)\]）】]?"
-_END_AFTER_LETTER = rf"(?=$|[\s.,:;!?)\]{_CJK_PUNCT}{_CJK}（【]|-|–)"
-_AFTER_OK = frozenset(" .,:;!?)]\n-–\t（【" + _CJK_PUNCT)
+_OPEN = "([（【「『"
+_CLOSE = ")]）】」』"
+_CJK = "\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af"  # kana, CJK ideographs, hangul (Japanese/Korean copulas follow)
+_CJK_PUNCT = "。，、；：！）】"
+_LETTER_AT = r"[(\[（【「『]?\s*([A-Z])\s*[)\]）】」』]?"
+_END_AFTER_LETTER = rf"(?=$|[\s.,:;!()\]{_CJK_PUNCT}{_CJK}（【」』]|-|–)"
+_AFTER_OK = frozenset(" .,:;!()]\n-–\t（【」』" + _CJK_PUNCT)
 _LEAD_LETTER = re.compile(r"^\s*" + _LETTER_AT + _END_AFTER_LETTER)
 _LEAD_LOWER = re.compile(r"^\s*(?:\(([a-z])\)|([a-z])\)|([a-z])\s*[.]?\s*$)")
-_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|\bor\b|\band\b|&|、|或)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
+def _conjunctions(words: Sequence[str]) -> str:
+    """An alternation of conjunctions: Latin/Cyrillic words as whole words, CJK ones as they are."""
+    return "|".join(rf"(?<![^\W\d_]){re.escape(w)}(?![^\W\d_])" if re.match(r"[a-zà-ÿа-я]", w) else re.escape(w)
+                    for w in sorted(words, key=len, reverse=True))
+
+
+# the conjunctions of every language of the table (medr2.score.extract.markers): "A and C" / "A oder C"
+_AND = _conjunctions([w for lang in LANGUAGES for w in lang.ands])
+_OR = _conjunctions([w for lang in LANGUAGES for w in lang.ors])
+_MORE_LETTERS = re.compile(r"^\s*[)\]]?\s*(?:,|/|" + _OR + "|" + _AND + r"|&|、)\s*[(\[]?\s*[A-Z](?=$|[\s.,:;!?)\]])")
+# "B is correct", "(B) fits best", "Bが正解", "la B es correcta": the verdicts of every table language
+# (it starts at the letter, a fast scan; "Option B is correct" is found at its "B")
 _LETTER_THEN_VERDICT = re.compile(
-    r"(?:\b(?i:option|choice|answer)\s+)?[(\[]?\b([A-Z])\b[)\]]?(?:\s*\(([^)]{0,60})\))?\s+"
-    r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|consistent|accurate))"
-    r"|fits\s+best|is\s+the\s+(?:answer|best\s+(?:fit|match|choice|option)))"
+    r"(?<![A-Za-z])([A-Z])(?![A-Za-z])[)\]」]?(?:\s*\(([^)]{0,60})\))?\s*"
+    r"(?i:" + "|".join(f.replace(" ", r"\s+") for lang in LANGUAGES for f in lang.verdicts) + ")"
 )
 _BARE_MENTION = re.compile(r"\(([A-Z])\)|(?<![\w(])([A-Z])\)|\b(?i:option|choice)\s+([A-Z])\b")
 _SENTENCE_LETTER = re.compile(r"(?:^|[.!?:]\s+|\n\s*)[(\[]?([A-Z])[)\]]?\s*[.!]?\s*(?=\n|$)")
@@ -94,7 +121,7 @@ def _letter(i: int) -> str:
 
 
 def _none_option(options: Sequence[str]) -> int | None:
-    found = [i for i, o in enumerate(options) if _NONE_OPTION.match(normalize_words(o))]
+    found = [i for i, o in enumerate(options) if _NONE_OPTION.match(_norm(o))]
     return found[0] if len(found) == 1 else None
 
 
@@ -106,16 +133,20 @@ def _starts_with_words(text: str, prefix: str) -> bool:
     return rest == "" or rest[0] == " " or (rest[0] == "." and not rest[1:2].isdigit())
 
 
+@functools.lru_cache(maxsize=4096)
+def _option_patterns(options: tuple[str, ...]) -> tuple[tuple[int, re.Pattern[str]], ...]:
+    """(index, pattern) of each option's words, longest options first (cached per option list)."""
+    norm_opts = [(i, normalize_words(o)) for i, o in enumerate(options)]
+    norm_opts = sorted(((i, o) for i, o in norm_opts if o), key=lambda io: -len(io[1]))
+    return tuple((i, re.compile(r"(?<![\w-])" + r"[\s\W]+".join(re.escape(w) for w in opt.split()) + r"(?![\w-])"))
+                 for i, opt in norm_opts)
+
+
 def _option_spans(text: str, options: Sequence[str]) -> list[tuple[int, int, int]]:
     """Non-overlapping (start, end, option index) mentions of option texts, longest options first."""
-    norm_opts = [(i, normalize_words(o)) for i, o in enumerate(options)]
-    norm_opts = [(i, o) for i, o in norm_opts if o]
-    norm_opts.sort(key=lambda io: -len(io[1]))
     taken: list[tuple[int, int, int]] = []
     low = text.lower()
-    for i, opt in norm_opts:
-        words = [re.escape(w) for w in opt.split()]
-        pat = re.compile(r"(?<![\w-])" + r"[\s\W]+".join(words) + r"(?![\w-])")
+    for i, pat in _option_patterns(tuple(options)):
         for m in pat.finditer(low):
             if any(not (m.end() <= s or m.start() >= e) for s, e, _ in taken):
                 continue
@@ -155,13 +186,13 @@ def _letter_conflict(k: int, rest: str, options: Sequence[str]) -> Conflict | No
     after = normalize_words(_SEP_AFTER_LETTER.sub("", rest, count=1))
     if not after:
         return None
-    own = normalize_words(options[k])
+    own = _norm(options[k])
     if _starts_with_words(after, own):
         return None
-    others = [j for j, o in enumerate(options) if j != k and _starts_with_words(after, normalize_words(o))]
+    others = [j for j, o in enumerate(options) if j != k and _starts_with_words(after, _norm(o))]
     letter = _letter(k)
     if others:
-        j = max(others, key=lambda j: len(normalize_words(options[j])))
+        j = max(others, key=lambda j: len(_norm(options[j])))
         return Conflict(f"letter {letter} is {options[k]!r} but the text after it is option {_letter(j)} "
                         f"({options[j]!r})")
     num = _NUMBER.match(after)
@@ -186,7 +217,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
     if _NONE_PHRASE.match(seg.lstrip(" \t\"'([:")):
         return _none_answer(options)
     if re.match(r"^\s*(?i:not|neither)\b", seg) and not any(
-        normalize_words(seg).startswith(normalize_words(o)) for o in opts if o
+        normalize_words(seg).startswith(_norm(o)) for o in opts if o
     ):
         return None
     m = _LEAD_LETTER.match(seg)
@@ -202,7 +233,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
         # a hyphenated word ("C-reactive") is not a letter
         hyphen_word = bool(re.match(r"^[-–]\w", after)) and not m.group(0).rstrip().endswith(tuple(_CLOSE))
         if hyphen_word:
-            own = normalize_words(options[ord(ch) - ord("A")]) if _valid(ch, len(options)) else ""
+            own = _norm(options[ord(ch) - ord("A")]) if _valid(ch, len(options)) else ""
             if not _starts_with_words(normalize_words(after[1:]), own):
                 return None
         # "A mass ..." is an article, not option A: a bare capital followed by a lower-case word.
@@ -210,7 +241,7 @@ def _lead_letter(segment: str, n_options: int, options: Sequence[str], *, by_tex
         article = (ch in ("A", "I") and bare and re.match(r"^ [a-z]", after) and not _CONNECTIVE.match(after))
         if ch == "A" and bare and re.match(r"^ \w", after) and options:  # "A B-cell lymphoma is seen": the article
             words = normalize_words(after)
-            article = article or any(_starts_with_words(words, normalize_words(o)) for o in options[1:])
+            article = article or any(_starts_with_words(words, _norm(o)) for o in options[1:])
         if not article:
             if is_negated(seg, m.start(1), m.end(1)):
                 return None
@@ -250,16 +281,200 @@ def _json_choice(value: object, options: Sequence[str]) -> Reading:
     return read_mcq(str(value), options, json_ok=False)
 
 
-def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
-    """The option the whole answer names through the clinical vocabulary (:func:`medr2.vocab.option_for`)."""
-    from medr2.vocab import option_for
+# the framing around a noun phrase that states an answer in words ("It's a magnetic resonance image.")
+_FRAME = re.compile(
+    r"^(?i:(?:(?:it|this|that|the\s+(?:image|scan|study|modality|finding|diagnosis|lesion|abnormality|answer))"
+    r"(?:\s+is|['’]s|\s+shows|\s+appears\s+to\s+be|\s+looks\s+like|\s+represents|\s+demonstrates)\s+)?"
+    r"(?:(?:most\s+)?(?:likely|probably|consistent\s+with|clearly|definitely)\s+)?(?:an?\s+|the\s+)?)"
+)
+_HEAD = re.compile(r"(?i)\s+(?:image|images|scan|study|exam|examination|picture|film)$")
+_NOT = re.compile(r"^(?i:not|no)\s+(?:an?\s+|the\s+)?")
 
-    return option_for(body.strip().rstrip("."), options)
+
+# words a modifier-dropping reading never drops ("no pleural effusion" is not pleural effusion)
+_KEEP = frozenset(("no", "not", "non", "without", "absent", "negative", "of", "with", "or", "and", "vs", "versus",
+                   "history", "rule", "excluded", "exclude", "free", "neither", "nor",
+                   # a clause, a hedge or a question is no modifier: "It might be MRI" is weighed, not stated
+                   "it", "this", "that", "is", "are", "was", "be", "been", "might", "may", "could", "would", "should",
+                   "can", "will", "likely", "unlikely", "possibly", "probably", "maybe", "perhaps", "seems", "appears",
+                   "look", "looks", "shows", "show", "suggest", "suggests", "i", "we", "think", "believe",
+                   "consider", "considering", "either", "whether", "if", "what", "which", "rather", "than"))
+
+
+def _variants(phrase: str) -> list[str]:
+    """The phrase, without a generic head noun ("… image"), and without up to three leading modifiers
+    ("T2-weighted MR image" -> "MR"): the readings of a noun phrase, most specific first."""
+    out = [phrase, _HEAD.sub("", phrase), _HEAD.sub(" imaging", phrase)]
+    words = _HEAD.sub("", phrase).split()
+    for k in range(1, min(3, len(words) - 1) + 1):
+        if not _modifier(words[k - 1]):
+            break
+        out.append(" ".join(words[k:]))
+    return list(dict.fromkeys(w for w in out if w))
+
+
+_MODIFIERS = frozenset(("small", "large", "moderate", "mild", "severe", "acute", "chronic", "bilateral", "left",
+                        "right", "enhanced", "weighted", "contrast", "plain", "conventional", "portable", "standard",
+                        "frontal", "lateral", "axial", "coronal", "sagittal", "diffuse", "focal", "extensive"))
+
+
+def _modifier(word: str) -> bool:
+    """Whether a leading word may be dropped as a modifier: punctuation, a word with a digit or a hyphen
+    ("T2-weighted", "3D"), a common clinical adjective, or a term of the vocabulary ("chest", "breast") —
+    never a word of :data:`_KEEP` (a negation, a hedge, a clause)."""
+    from medr2.vocab import concept_of
+
+    w = word.lower().strip(",;:.")
+    if w in _KEEP:
+        return False
+    return not w or any(ch.isdigit() or ch == "-" for ch in w) or w in _MODIFIERS or concept_of(w) is not None
+
+
+def _phrase_option(phrase: str, options: Sequence[str]) -> int | None:
+    """The one option ``phrase`` names: its text, a synonym, another spelling, or a sub-type (``medr2.vocab``)."""
+    from medr2.vocab import option_for, vocabulary
+
+    v = vocabulary()
+    for p in _variants(phrase):
+        if not p or v.concept_of(p) is None:  # a phrase the vocabulary does not know names no option by meaning
+            continue
+        k = option_for(p, options)
+        if k is not None:
+            return k
+        subtype = [i for i, o in enumerate(options) if v.is_a(p, o)]
+        if len(subtype) == 1:
+            return subtype[0]
+    return None
+
+
+def _option_by_meaning(body: str, options: Sequence[str]) -> int | None:
+    """The option the whole answer names in words (:func:`_phrase_option` after the framing is removed: "It's a
+    magnetic resonance image." -> MRI, "a glioblastoma" -> Glioma); with two options, a whole answer that rejects
+    one of them ("Not malignant.") names the other."""
+    text = " ".join(body.strip().rstrip(".!").split())
+    phrase = _FRAME.sub("", text, count=1)
+    k = _phrase_option(phrase, options)
+    if k is not None:
+        return k
+    neg = _NOT.match(phrase)
+    if neg and len(options) == 2:
+        k = _phrase_option(phrase[neg.end():], options)
+        return None if k is None else 1 - k
+    return None
+
+
+def _candidate(rank: int, start: int, got: str | Conflict) -> Candidate:
+    r = _as_reading(got)
+    return Candidate(rank, start, r.value, r.reason)
+
+
+# a list of options, one per line ("A) CT", "- B: 30 %"): the options restated or weighed, not a choice
+_OPTION_LINE = re.compile(r"(?m)^\s*(?:[-*•]\s*)?[(\[]?([A-Z])[)\].:]\s+\S")
+# "Option A: unlikely. Option B: likely.": options labelled one by one, in a line or a sentence each
+_OPTION_LABEL = re.compile(r"(?:^|[.;\n]\s*)(?:[-*•]\s*)?(?i:option|choice)\s+[(\[]?([A-Z])[)\]]?\s*[:=–—-]\s*\S")
+
+
+def _lists_options(body: str) -> bool:
+    return confidence_list(body) or len({m.group(1) for m in _OPTION_LINE.finditer(body)}) >= 2 or len(
+        {m.group(1) for m in _OPTION_LABEL.finditer(body)}) >= 2
+
+
+def _final_candidates(body: str, n: int, options: Sequence[str]) -> list[Candidate]:
+    """FINAL: what final-answer statements and commitments state, and verdicts ("B is correct")."""
+    out: list[Candidate] = []
+    for seg in final_statements(body):
+        got = _lead_letter(seg.text, n, options)
+        if got is not None:
+            out.append(_candidate(FINAL, seg.start, got))
+    for m in _LETTER_THEN_VERDICT.finditer(body):
+        if body[clause(body, m.start(1), m.end())[1]: ][:1] == "?":  # "B is correct?" asks
+            continue
+        if not is_negated(body, m.start(1), m.end(1)):
+            ch = m.group(1)
+            if not _valid(ch, n):
+                out.append(_candidate(FINAL, m.start(), AMBIGUOUS))
+                continue
+            conflict = _letter_conflict(ord(ch) - ord("A"), m.group(2), options) if m.group(2) else None
+            out.append(_candidate(FINAL, m.start(), conflict if conflict is not None else ch))
+    return out
+
+
+def _whole_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
+    """WHOLE: the whole answer is one option's text, a synonym or sub-type of it, or 'none of the above'."""
+    whole = normalize_words(body)
+    for i, o in enumerate(options):
+        if whole and whole == _norm(o):
+            return [Candidate(WHOLE, 0, _letter(i))]
+    by_meaning = _option_by_meaning(body, options)
+    if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
+        return [Candidate(WHOLE, 0, _letter(by_meaning))]
+    none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
+    if none_said:
+        k = _none_option(options)
+        if k is None:
+            return [Candidate(WHOLE, 0, None, "the answer is 'none of the above', which is not an option")]
+        spans = [sp for sp in _option_spans(body, options) if sp[2] != k and not is_negated(body, sp[0], sp[1])]
+        return [Candidate(WHOLE, 0, _letter(k))] if not spans else [
+            Candidate(WHOLE, 0, None, "'none of the above' and another option")]
+    return []
+
+
+def _mention_candidates(body: str, options: Sequence[str]) -> list[Candidate]:
+    """MENTION: the one option the prose asserts (not rejected, not asked about, not weighed); none when the
+    answer was cut off mid-sentence or lists the options with confidences."""
+    n = len(options)
+    spans = _option_spans(body, options)
+    for s, e, i in spans:  # "the spleen (C)" where C is another option
+        tl = _TRAILING_LETTER.match(body[e:])
+        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
+            k = ord(tl.group(1)) - ord("A")
+            return [Candidate(MENTION, s, None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but "
+                                                f"the letter after it is {tl.group(1)} ({options[k]!r})")]
+    if unfinished(body) or confidence_list(body):
+        return []
+    rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
+    chosen = {i for s, e, i in spans if asserted(body, s, e)}
+    for m in _BARE_MENTION.finditer(body):
+        ch = next(g for g in m.groups() if g)
+        if _valid(ch, n) and asserted(body, m.start(), m.end()):
+            chosen.add(ord(ch) - ord("A"))
+    chosen -= rejected
+    if len(chosen) > 1:
+        return [Candidate(MENTION, 0, None, "several options mentioned, none stated as the answer")]
+    return [Candidate(MENTION, 0, _letter(i)) for i in chosen]
+
+
+def _after_final(body: str, cands: list[Candidate], options: Sequence[str]) -> Reading:
+    """Final statements decided, with what follows the last one: a correction commits to a new answer, a doubt
+    that names another (not rejected) option withdraws the answer."""
+    last = max(cands, key=lambda c: c.start)
+    after = afterthought(body, last.start + 1)
+    if after is not None and last.value is not None:
+        got = _lead_letter(after.rest, len(options), options)
+        if after.commits and got is not None:
+            return decide([*cands, _candidate(FINAL, after.start, got)])
+        others = {_letter(i) for s, e, i in _option_spans(after.rest, options) if not is_negated(after.rest, s, e)}
+        others |= {m.group(1) for m in _ANY_LETTER.finditer(after.rest)
+                   if _valid(m.group(1), len(options)) and not is_negated(after.rest, m.start(), m.end())
+                   and not _article(after.rest, m)}
+        if others - {last.value}:
+            return Reading(None, f"answer withdrawn: {last.value} and then another option "
+                                 f"({', '.join(sorted(others - {last.value}))}) after a doubt")
+    return decide(cands)
+
+
+def _article(text: str, m: re.Match[str]) -> bool:
+    """Whether the capital ``m`` is the article "A"/"I" before a lower-case word, not a letter."""
+    return m.group(1) in ("A", "I") and not m.group(0).startswith(tuple(_OPEN)) and bool(
+        re.match(r" [a-z]", text[m.end(): m.end() + 2]))
 
 
 def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
-    """The chosen option letter (with the reason when it cannot be read)."""
+    """The chosen option letter (with the reason when it cannot be read): the answer's statements read as
+    :class:`~medr2.score.extract.statements.Candidate` readings, decided by the one precedence policy
+    (:func:`medr2.score.extract.statements.decide`)."""
     n = len(options)
+    text = normalise(text)  # every entry point (read, EXTRACTORS, READERS, a judge's reply) reads markup alike
     if json_ok:
         found, value = json_answer(text)
         if found:
@@ -267,63 +482,21 @@ def read_mcq(text: str, options: Sequence[str], *, json_ok: bool = True) -> Read
     body = clean_markdown(text).strip()
     if not body:
         return Reading(None, "empty answer")
-    explicit: list[tuple[int, str | Conflict]] = []
-    for seg in answer_segments(body):
-        got = _lead_letter(seg.text, n, options)
-        if got is not None:
-            explicit.append((seg.start, got))
-    for m in _LETTER_THEN_VERDICT.finditer(body):
-        if not is_negated(body, m.start(1), m.end(1)):
-            ch = m.group(1)
-            if not _valid(ch, n):
-                explicit.append((m.start(), AMBIGUOUS))
-                continue
-            conflict = _letter_conflict(ord(ch) - ord("A"), m.group(2), options) if m.group(2) else None
-            explicit.append((m.start(), conflict if conflict is not None else ch))
-    if explicit:
-        return _as_reading(max(explicit, key=lambda e: e[0])[1])
-    lead = _lead_letter(body, n, options, by_text=False)
+    cands = _final_candidates(body, n, options)
+    if cands:
+        return _after_final(body, cands, options)
+    listing = _lists_options(body)
+    asks = body[clause(body, 0, 1)[1]:][:1] == "?"  # "B is correct?" / "B?": the answer opens with a question
+    lead = None if listing or asks else _lead_letter(body, n, options, by_text=False)
     if lead is not None:
-        return _as_reading(lead)
-    letters = {m.group(1) for m in _SENTENCE_LETTER.finditer(body) if _valid(m.group(1), n)}
-    if len(letters) == 1:
-        return Reading(letters.pop())
-    if len(letters) > 1:
-        return Reading(None, "several letters stated as answers")
-    whole = normalize_words(body)
-    for i, o in enumerate(options):
-        if whole and whole == normalize_words(o):
-            return Reading(_letter(i))
-    by_meaning = _option_by_meaning(body, options)
-    if by_meaning is not None:  # the whole answer is another spelling of one option ("hydrothorax")
-        return Reading(_letter(by_meaning))
-    none_said = [m for m in _NONE_PHRASE.finditer(body) if not is_negated(body, m.start(), m.end())]
-    if none_said:
-        k = _none_option(options)
-        if k is not None:
-            spans = [sp for sp in _option_spans(body, options) if sp[2] != k and not is_negated(body, sp[0], sp[1])]
-            return Reading(_letter(k)) if not spans else Reading(None, "'none of the above' and another option")
-        return Reading(None, "the answer is 'none of the above', which is not an option")
-    spans = _option_spans(body, options)
-    for s, e, i in spans:  # "the spleen (C)" where C is another option
-        tl = _TRAILING_LETTER.match(body[e:])
-        if tl and _valid(tl.group(1), n) and ord(tl.group(1)) - ord("A") != i and not is_negated(body, s, e):
-            k = ord(tl.group(1)) - ord("A")
-            return Reading(None, f"conflict: the text names option {_letter(i)} ({options[i]!r}) but the letter "
-                                 f"after it is {tl.group(1)} ({options[k]!r})")
-    rejected = _rejected_letters(body, n) | {i for s, e, i in spans if is_negated(body, s, e)}
-    mentioned = {i for s, e, i in spans if not is_negated(body, s, e)}
-    bare = set()
-    for m in _BARE_MENTION.finditer(body):
-        ch = next(g for g in m.groups() if g)
-        if _valid(ch, n) and not is_negated(body, m.start(), m.end()):
-            bare.add(ord(ch) - ord("A"))
-    chosen = (mentioned | bare) - rejected
-    if len(chosen) == 1:
-        return Reading(_letter(chosen.pop()))
-    if len(chosen) > 1:
-        return Reading(None, "several options mentioned, none stated as the answer")
-    return Reading(None, "no option stated")
+        return decide([_candidate(LEAD, 0, lead)])
+    if not listing:
+        cands = [Candidate(SENTENCE, m.start(), m.group(1)) for m in _SENTENCE_LETTER.finditer(body)
+                 if _valid(m.group(1), n)]
+        if cands:
+            return decide(cands)
+    return decide(_whole_candidates(body, options) or _mention_candidates(body, options),
+                  empty="no option stated")
 
 
 def extract_mcq(text: str, options: Sequence[str]) -> str | None:
@@ -333,12 +506,13 @@ def extract_mcq(text: str, options: Sequence[str]) -> str | None:
 
 # -- multi-select -------------------------------------------------------------------------------------
 
-_LIST_SEP = r"(?:,|;|/|&|、|，|；|和|及|与|\band\b|\s)"
+_LIST_SEP = r"(?:,|;|/|&|、|，|；|" + _AND + r"|\s)"  # conjunctions in lower case: "E" is a letter
 _LETTER_LIST = re.compile(
-    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:\band\b\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
+    r"^\s*[(\[]?\s*([A-Z])(?:\s*[)\]])?((?:\s*" + _LIST_SEP + r"\s*(?:(?:" + _AND + r")\s*)?[(\[]?\s*[A-Z](?:\s*[)\]])?"
     r"(?=$|[\s.,;:/&)\]、，；。和及与]))*)"
 )
-_OR_MORE = re.compile(r"^\s*,?\s*(?:\bor\b|或)\s*[(\[]?\s*[A-Z]\b")
+_OR_ANYWHERE = re.compile(_OR)
+_OR_MORE = re.compile(r"^\s*,?\s*(?:" + _OR + r")\s*[(\[]?\s*[A-Z]\b")
 _RUN_OF_LETTERS = re.compile(r"^\s*([A-Z]{2,8})\s*[.。]?\s*$")
 _NONE_SELECTED = re.compile(r"^\s*(?i:none\b(?!\s+of\b)|no\s+(?:option|finding|choice|abnormalit(?:y|ies))s?\b"
                             r"|nothing\b|none\s+of\s+(?:them|these|the\s+above|the\s+options)\b)|^\s*(?:无|都没有|以上都不是)")
@@ -356,7 +530,7 @@ def _letter_list(segment: str, n: int, options: Sequence[str] = ()) -> list[str]
         k = _none_option(options) if options else None
         return [_letter(k)] if k is not None and _NONE_PHRASE.match(seg.strip()) else []
     run = _RUN_OF_LETTERS.match(seg)
-    if run and not any(normalize_words(seg) == normalize_words(o) for o in options):
+    if run and not any(normalize_words(seg) == _norm(o) for o in options):
         letters = list(run.group(1))
         if len(set(letters)) == len(letters) and all(_valid(c, n) for c in letters):
             return letters
@@ -390,7 +564,7 @@ def _option_set(segment: str, options: Sequence[str]) -> list[str] | None | str:
     if not spans:
         return None
     for (_, e, _), (s, _, _) in zip(spans, spans[1:], strict=False):
-        if re.search(r"\bor\b|或", segment[e:s]):
+        if _OR_ANYWHERE.search(segment[e:s]):
             return AMBIGUOUS
     return [_letter(i) for _, _, i in spans]
 
@@ -407,7 +581,7 @@ def _line_item(line: str, n: int, options: Sequence[str]) -> list[str] | None | 
         return None
     k = ord(got) - ord("A")
     rest = normalize_words(item)
-    if rest == normalize_words(options[k]) or len(item) == 1 or re.match(r"^[(\[]?[A-Z][)\].:]?(?:\s|$)", item):
+    if rest == _norm(options[k]) or len(item) == 1 or re.match(r"^[(\[]?[A-Z][)\].:]?(?:\s|$)", item):
         return [got]
     return None
 
@@ -458,6 +632,7 @@ def _json_multi(value: object, options: Sequence[str]) -> Reading:
 def read_multi(text: str, options: Sequence[str], *, json_ok: bool = True) -> Reading:
     """The selected letters, sorted and joined by ',' ('' for an explicit 'none'), with a reason if unread."""
     n = len(options)
+    text = normalise(text)
     if json_ok:
         found, value = json_answer(text)
         if found:
@@ -470,7 +645,7 @@ def read_multi(text: str, options: Sequence[str], *, json_ok: bool = True) -> Re
     if has_absent:
         body = _PRESENT.sub("Selected:", body)
     found_: list[str] | None | str = _lines_block(body, n, options)
-    segs = answer_segments(body)
+    segs = final_statements(body)
     if found_ is None:
         for seg in reversed(segs):
             found_ = _letter_list(seg.text, n, options)

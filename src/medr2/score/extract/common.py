@@ -1,4 +1,5 @@
-"""Shared text handling for answer extraction: reasoning blocks, markdown, answer markers, negation."""
+"""Shared text handling for answer extraction: reasoning blocks, markdown, hedges, JSON answers (the statements an
+answer is made of, and the precedence between them: ``medr2.score.extract.statements``)."""
 
 from __future__ import annotations
 
@@ -60,62 +61,6 @@ def clean_markdown(text: str) -> str:
 def normalize_words(text: str) -> str:
     """Lower case, punctuation to spaces, single spaces (for option-text matching)."""
     return " ".join(re.sub(r"[^\w%+<>=.-]+", " ", text.lower()).replace(" .", " ").split()).strip(" .")
-
-
-# Explicit answer statements: the answer follows the marker.
-ANSWER_MARKER = re.compile(
-    r"(?i:\b(?:(?:the|my|final|correct|best|right|most\s+likely)\s+)*"
-    r"(?:answer|option|choice|selection|selected|diagnosis)s?\b(?:\s+(?:to\s+the\s+question|here))?"
-    r"\s*(?:is|would\s+be|should\s+be|will\s+be|=|:|：|-|–|—)\s*(?:therefore\s+|thus\s+)?:?)"
-    r"|(?i:\banswer\s*\(?[a-z]*\)?\s*:)"
-    r"|(?i:\b(?:it|this)(?:\s+is|['’]s)\s+(?:therefore\s+|thus\s+|probably\s+|likely\s+)?(?=[(\[]?[A-Z]\b))"
-    r"|(?i:\b(?:I(?:\s+would|\s+will|['’]d|['’]ll|['’]m\s+going\s+to|\s+am\s+going\s+to)?|let['’]s)\s+"
-    r"(?:choose|select|pick|go\s+with|answer|opt\s+for|say)\b\s*:?)"
-    r"|(?i:\bI['’]m\s+(?:going\s+with|choosing|picking|selecting)\b\s*:?)"
-    r"|(?:最终)?答案\s*(?:应该|应|應)?\s*(?:是|为|為)?\s*[:：]?|(?:我)?(?:选择|选|選)\s*[:：]?"
-)
-# The options the text lists after the marker are not answers: "option A is ..." as a description
-# is handled by requiring the marker words to be followed by is/:/=.
-
-NEGATION_BEFORE = re.compile(
-    r"(?i:(?:\bnot|n't|\bnor|\bno|\bneither|\brather\s+than|\binstead\s+of|\brule\s+out|\bruled\s+out|\bruling\s+out"
-    r"|\bexclude|\bexcluding|\bexcept|\beliminate|\beliminating|\bagainst|\bunlike|\bnot\s+option"
-    r"|\bwithout)\s+(?:(?:the|a|an|option|choice|answer|of)\s+)*[(\[]?)$"
-)
-NEGATION_AFTER = re.compile(
-    r"^(?i:[)\]]?\s*(?:\([^)]{0,40}\)\s*)?(?:is|are|was|seems|would\s+be|appears|looks)\s+(?:also\s+|clearly\s+|definitely\s+)?"
-    r"(?:not|incorrect|wrong|unlikely|less\s+likely|ruled\s+out|excluded|implausible|inconsistent|absent)"
-    r"|[)\]]?\s*(?:can|could|should|must)\s+be\s+(?:ruled\s+out|excluded|eliminated|dismissed)"
-    r"|[)\]]?\s*(?:doesn't|does\s+not|do\s+not|don't)\s+(?:fit|match|apply))"
-)
-
-
-def is_negated(text: str, start: int, end: int) -> bool:
-    """Whether the mention ``text[start:end]`` is rejected ("not A", "A is incorrect", "rule out A")."""
-    before = text[max(0, start - 40): start]
-    after = text[end: end + 60]
-    return bool(NEGATION_BEFORE.search(before) or NEGATION_AFTER.match(after))
-
-
-@dataclass(frozen=True)
-class Segment:
-    """The text right after an explicit answer marker."""
-
-    start: int
-    text: str
-
-
-def answer_segments(text: str) -> list[Segment]:
-    """Segments following explicit answer markers, in order of appearance (to end of line)."""
-    out: list[Segment] = []
-    for m in ANSWER_MARKER.finditer(text):
-        rest = text[m.end():]
-        line = rest.split("\n", 1)[0]
-        if not line.strip() and "\n" in rest:  # "Answer:\nB"
-            nxt = rest.lstrip("\n").split("\n", 1)[0]
-            line = nxt
-        out.append(Segment(m.start(), line[:240]))
-    return out
 
 
 HEDGE = re.compile(
