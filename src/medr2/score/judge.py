@@ -271,8 +271,9 @@ def describe_audit(block: Any) -> str:
     if not isinstance(block, dict) or not block.get("model"):
         return ""
     text = f"{block['model']}: {int(block.get('judged') or 0):,} answers judged (counted apart from those read)"
-    audit = block.get("audit") if isinstance(block.get("audit"), dict) else {}
-    kappa = audit.get("kappa") if isinstance(audit.get("kappa"), dict) else None
+    audit = block.get("audit")
+    kappa = audit.get("kappa") if isinstance(audit, dict) else None
+    kappa = kappa if isinstance(kappa, dict) else None
     if kappa is None or kappa.get("value") is None:
         return text + "; agreement with the reader not measured (no parsed answer sampled)"
     lo, hi = kappa.get("lo"), kappa.get("hi")
