@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 from pathlib import Path
 from typing import Any
@@ -127,8 +128,6 @@ def model_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _copy(run: Path, to: Path) -> Path:
-    import shutil
-
     shutil.copytree(run, to)
     (to / "judge_cache.sqlite").unlink(missing_ok=True)
     return to
@@ -179,6 +178,12 @@ def test_a_disagreeing_judge_shows_low_kappa_with_its_interval(model_run: Path, 
     assert k["value"] < 0.2 and k["lo"] is not None and k["lo"] <= k["value"] <= k["hi"] < 0.5
     html = write_report([run], tmp_path / "report", max_items=5).read_text("utf-8")
     assert "Cohen" in html and "answers judged" in html
+    assert "Judged" in (tmp_path / "report" / "leaderboard.md").read_text("utf-8")
+    plain = tmp_path / "plain"
+    shutil.copytree(model_run, plain)
+    score_run(plain, n_resamples=0, mixed_splits=True)
+    write_report([plain], tmp_path / "report-plain", max_items=5)
+    assert "Judged" not in (tmp_path / "report-plain" / "leaderboard.md").read_text("utf-8")
 
 
 def test_rescoring_asks_nothing_again_and_a_failed_reply_is_asked_next_time(model_run: Path,
@@ -226,3 +231,42 @@ def test_cli_judge_with_a_key_and_a_dead_judge(model_run: Path, tmp_path: Path,
 
     code, out = run_cli("score", str(run), "--mixed-splits", "--judge", "judge-model")
     assert code == 2 and "--judge-base-url" in out
+
+
+def test_replies_are_stored_as_they_arrive_when_the_judge_dies(model_run: Path, tmp_path: Path) -> None:
+    """Persist first: a judge that dies after 5 replies (a failed scoring, or answers left without a reply), the
+    5 replies are kept, and the rerun asks only the rest."""
+    from medr2.errors import WorkFailed
+
+    run = _copy(model_run, tmp_path / "run")
+    opts = {"retries": 0, "concurrency": 1}
+
+    class Dying(JudgeServer):
+        def __init__(self) -> None:
+            super().__init__(self._reply)
+
+        def _reply(self, prompt: str) -> str:
+            if len(self.asked) >= 5 and self._stop is not None:
+                self._stop.set()  # the server goes away after this reply
+            return agreeing(prompt)
+
+    with Dying() as srv:
+        try:  # fewer than 16 requests left after it died: each fails (no reply) rather than the endpoint
+            metrics = score_run(run, judge="judge-model", judge_options={"base_urls": (srv.url,), **opts},
+                                n_resamples=0, mixed_splits=True)
+        except WorkFailed as e:
+            assert "the judge openai:judge-model failed" in str(e)
+            assert not (run / "metrics.json").exists()
+        else:
+            assert metrics["judge"]["audit"]["no_reply"] > 0  # counted, never guessed
+    answered = srv.asked[:5]
+    assert len(srv.asked) == 5
+    import sqlite3
+
+    with sqlite3.connect(run / "judge_cache.sqlite") as db:
+        stored = {row[0] for row in db.execute("SELECT prompt FROM judged")}
+    assert stored == set(answered)
+    with JudgeServer(agreeing) as srv:
+        score_run(run, judge="judge-model", judge_options={"base_urls": (srv.url,), **opts}, n_resamples=0,
+                  mixed_splits=True)
+        assert srv.asked and not set(srv.asked) & stored
