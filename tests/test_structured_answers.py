@@ -201,6 +201,10 @@ def test_free_runs_are_unchanged_and_unmarked(tmp_path: Path) -> None:
         run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), split="all"))
     assert seen and not any(k in b for b in seen for k in ("response_format", "structured_outputs", "regex"))
     assert "structured_answers" not in json.loads((run / "manifest.json").read_text())["identity"]
+    with pytest.raises(BadInput) as e:  # resuming the free run with structured answers would mix the two
+        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=("http://127.0.0.1:9/v1",),
+                            split="all", structured_answers=True))
+    assert e.value.field == "structured_answers"
     metrics = score_run(run, n_resamples=0, mixed_splits=True)
     assert "structured_answers" not in metrics["run"]
     html = write_report([run], tmp_path / "report", max_items=5).read_text("utf-8")
@@ -222,3 +226,24 @@ def test_unknown_mechanism_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="structured answer mode"):
         run_eval(EvalConfig(bench=bench, model="openai:m", out=tmp_path / "run", base_urls=("http://127.0.0.1:9/v1",),
                             split="all", structured_answers=True, adapter_extra={"structured": "telepathy"}))
+
+
+def test_hf_models_answer_structured_by_log_likelihood(tmp_path: Path,
+                                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``hf:`` takes the existing log-likelihood choice path for closed items, recorded as ``loglik``."""
+    from medr2.models.registry import load_adapter
+    from tests.train_fixtures import tiny_vlm_dir
+
+    tiny = tiny_vlm_dir(tmp_path_factory)
+    with pytest.raises(BadInput) as e:
+        load_adapter(f"hf:{tiny}", extra={"structured": "preset", "choice": "generate"})
+    assert e.value.field == "--structured-answers"
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=2)
+    run = tmp_path / "run"
+    run_eval(EvalConfig(bench=bench, model=f"hf:{tiny}", out=run, split="all", limit=8, structured_answers=True))
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["identity"]["structured_answers"] == "loglik" and "#choice=loglik" in manifest["model"]["key"]
+    with Store.open(run) as store:
+        stored = list(store.iter_predictions(with_request=False))
+    assert stored and all(sp.prediction.status == "ok" for sp in stored)
