@@ -247,3 +247,30 @@ def test_hf_models_answer_structured_by_log_likelihood(tmp_path: Path,
     with Store.open(run) as store:
         stored = list(store.iter_predictions(with_request=False))
     assert stored and all(sp.prediction.status == "ok" for sp in stored)
+
+
+@pytest.mark.parametrize("mode", sorted(STRUCTURED_MODES.names()))
+def test_ray_http_bodies_carry_the_same_constraint(tmp_path: Path, mode: str) -> None:
+    """``--executor ray`` builds each body in a worker from the stored messages: with structured answers it is
+    byte for byte the body a local run sends (the constraint included)."""
+    from medr2.models.base import BoxConvention, GenSettings, Request
+    from medr2.models.openai import OpenAIAdapter
+    from medr2.run.prompts import MODES, messages_json, render_messages
+    from medr2.run.ray_executor import BODY_KEY, _BodySpec, _preprocess, _settings_dict
+
+    bench = make_bench(tmp_path / "bench", n_cases=2)
+    local = OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"], structured=mode)
+    settings = GenSettings(max_new_tokens=16, seed=0)
+    spec = _BodySpec(model="m", extra_body=json.dumps(local.extra_body, sort_keys=True),
+                     max_tokens_field=local.max_tokens_field, bench_root=str(bench.root),
+                     settings=json.dumps(_settings_dict(settings)), structured=mode)
+    constrained = 0
+    for item in bench.items:
+        msgs = tuple(render_messages(item, mode=MODES["independent"], history=(), conv=BoxConvention()))
+        req = Request("k", msgs, settings, bench.root, item.item_id, meta={"item": item})
+        row = {"request_hash": "k", "item_id": item.item_id, "messages": json.dumps(messages_json(msgs)),
+               "form": item.form, "options": json.dumps(list(item.options))}
+        sent = _preprocess(spec, row)["payload"][BODY_KEY]
+        assert sent.encode("utf-8") == local.body(req)
+        constrained += sent != OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"]).body(req).decode("utf-8")
+    assert constrained == sum(1 for it in bench.items if it.form != "text")
