@@ -21,11 +21,11 @@ from medr2.models.structured import (
     answer_schema,
     request_fields,
     structured_answer,
+    structured_choice,
 )
 from medr2.records import letter
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.extract import read
 from medr2.score.scorer import load_table, score_run
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response
@@ -72,18 +72,25 @@ def test_schema_allows_exactly_the_answers_and_the_reader_reads_the_field(case: 
     elif item.form != "box":
         assert allowed == [letter(i) for i in range(len(item.options))]
     raw = pad + json.dumps({"answer": value}, ensure_ascii=False) + pad
-    text = structured_answer(item.form, raw)
-    assert text is not None
-    if item.form == "box":
+    if item.form == "box":  # the field's text, read by the ordinary reader
+        text = structured_answer(item.form, raw)
+        assert text is not None
         assert [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", text)] == [float(v) for v in value]
-    else:  # the ordinary reader reads the field (the one reading function)
-        assert read(item.form, text, item.options).value == expected
+        assert structured_choice(item.form, raw, item.options) is None
+        return
+    # by structure, whatever the option texts say (an option whose text is a letter cannot confuse it)
+    assert structured_choice(item.form, raw, item.options) == expected
+    if item.form != "multi":  # guided choice: the bare value
+        assert structured_choice(item.form, pad + value + pad, item.options) == expected
+    # a value outside the constraint is never taken as it is: the reader reads it
+    outside = {"mcq": "Z9", "yesno": "maybe", "multi": ["Z9"]}[item.form]
+    assert structured_choice(item.form, json.dumps({"answer": outside}), item.options) is None
 
 
 @given(st.sampled_from(sorted(CONSTRAINED_FORMS)), st.text(max_size=40))
 @settings(max_examples=150, deadline=None)
 def test_text_that_is_no_answer_object_is_left_to_the_reader(form: str, text: str) -> None:
-    """Free text, a bare guided-choice letter, or JSON without the field: no structured value (never a guess)."""
+    """Free text, a bare guided-choice letter, or JSON without the field: no structured field (never a guess)."""
     if text.strip().startswith("{"):
         try:
             data = json.loads(text)
@@ -120,6 +127,12 @@ def _value(body: dict[str, Any]) -> tuple[str, str]:
                           if so["json"]["properties"]["answer"]["type"] == "array"
                           and "enum" in so["json"]["properties"]["answer"]["items"]
                           else {"answer": [4, 4, 20, 20]}), "vllm-choice"
+    if "guided_choice" in body:
+        return body["guided_choice"][-1], "vllm-guided"
+    if "guided_json" in body:
+        answer = body["guided_json"]["properties"]["answer"]
+        return json.dumps({"answer": answer["items"]["enum"][:2]} if answer["type"] == "array"
+                          and "enum" in answer["items"] else {"answer": [4, 4, 20, 20]}), "vllm-guided"
     if "regex" in body:
         return body["regex"].strip("()").split("|")[-1], "sglang-regex"
     return "The report: no acute findings.", "none"

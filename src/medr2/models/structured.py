@@ -12,11 +12,15 @@ picks another. Each entry declares the request-body fields for one item (``field
   letters (select-all) or four numbers (a box);
 - ``vllm-choice``: vLLM guided choice (``structured_outputs.choice``): the answer is the option letter or
   yes/no itself; select-all and boxes as vLLM's ``structured_outputs.json`` with the same schema;
+- ``vllm-guided``: the same for vLLM releases before 0.12 (``guided_choice`` / ``guided_json``);
 - ``sglang-regex``: SGLang's ``regex`` sampling parameter for single choices; select-all and boxes as
   ``json_schema``.
 
 Free-text items (reports, short answers) are never constrained. The stored raw answer is kept as the server
-sent it; scoring reads the structured field (:func:`structured_answer`) with the ordinary answer reader.
+sent it; scoring reads the structured field: a closed answer that is one of the allowed values is taken as it is
+(:func:`structured_choice`), any other field (a box, a value outside the constraint) is read by the ordinary
+answer reader (:func:`structured_answer` gives it the field's text), and an answer with no field (a server that
+ignored the constraint) is read as free text.
 ``hf:`` models use the log-likelihood choice (``choice=loglik``, :mod:`medr2.models.choice`) instead.
 """
 
@@ -77,6 +81,13 @@ def _vllm_choice(item: Any) -> dict[str, Any]:
     return {} if schema is None else {"structured_outputs": {"json": schema}}
 
 
+def _vllm_guided(item: Any) -> dict[str, Any]:
+    if getattr(item, "form", None) in ("mcq", "yesno"):
+        return {"guided_choice": _allowed(item)}
+    schema = answer_schema(item)
+    return {} if schema is None else {"guided_json": schema}
+
+
 def _sglang_regex(item: Any) -> dict[str, Any]:
     if getattr(item, "form", None) in ("mcq", "yesno"):
         return {"regex": "(" + "|".join(re.escape(a) for a in _allowed(item)) + ")"}
@@ -104,6 +115,8 @@ def register_structured(mode: StructuredMode) -> StructuredMode:
 register_structured(StructuredMode("json_schema", "OpenAI, vLLM, SGLang, Ollama (response_format json_schema)",
                                    _response_format))
 register_structured(StructuredMode("vllm-choice", "vLLM >= 0.10 (structured_outputs choice / json)", _vllm_choice))
+register_structured(StructuredMode("vllm-guided", "vLLM < 0.12 (guided_choice / guided_json; removed in 0.12)",
+                                   _vllm_guided))
 register_structured(StructuredMode("sglang-regex", "SGLang (regex sampling parameter; json_schema for the rest)",
                                    _sglang_regex))
 
@@ -123,12 +136,8 @@ def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def structured_answer(form: str, raw: str) -> str | None:
-    """The text of the structured answer field in ``raw`` for the reader (a letter, yes/no, ``A, C``, or
-    ``[x1, y1, x2, y2]``), or None where ``raw`` holds no such field (a guided-choice answer is the bare value
-    already; a server that ignored the schema wrote free text): the reader then reads ``raw`` itself."""
-    if form not in CONSTRAINED_FORMS:
-        return None
+def _field(raw: str) -> Any:
+    """The ``answer`` field of a JSON object answer, or None."""
     text = raw.strip()
     if not text.startswith("{"):
         return None
@@ -136,7 +145,41 @@ def structured_answer(form: str, raw: str) -> str | None:
         data = jsonsafe.loads(text)
     except BadInput:
         return None
-    value = data.get(ANSWER_FIELD) if isinstance(data, dict) else None
+    return data.get(ANSWER_FIELD) if isinstance(data, dict) else None
+
+
+def structured_choice(form: str, raw: str, options: Any = ()) -> str | None:
+    """The closed answer a constrained server gave, in the scorer's format (``B``, ``yes``, ``A,C``), where the
+    answer is one of the values its constraint allows: the answer object's field (``json_schema``) or the bare
+    value (guided choice, regex). Read by structure, not by the free-text reader (an option whose text is a
+    letter cannot make it ambiguous); None for anything else (the reader then reads the answer)."""
+    if form not in ("mcq", "yesno", "multi"):
+        return None
+    allowed = set(_allowed(_Asked(form, tuple(options or ()))))
+    value = _field(raw)
+    if value is None and form != "multi":
+        value = raw.strip()  # guided choice: the answer is the value itself
+    if form == "multi":
+        if isinstance(value, list) and value and all(isinstance(v, str) and v in allowed for v in value) \
+                and len(set(value)) == len(value):
+            return ",".join(sorted(value))
+        return None
+    return value if isinstance(value, str) and value in allowed else None
+
+
+@dataclass(frozen=True)
+class _Asked:
+    form: str
+    options: tuple[str, ...]
+
+
+def structured_answer(form: str, raw: str) -> str | None:
+    """The text of the structured answer field in ``raw`` for the reader (a letter, yes/no, ``A, C``, or
+    ``[x1, y1, x2, y2]``), or None where ``raw`` holds no such field (a guided-choice answer is the bare value
+    already; a server that ignored the schema wrote free text): the reader then reads ``raw`` itself."""
+    if form not in CONSTRAINED_FORMS:
+        return None
+    value = _field(raw)
     if form in ("mcq", "yesno"):
         return value.strip() if isinstance(value, str) and value.strip() else None
     if not isinstance(value, list) or not value:

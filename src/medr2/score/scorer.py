@@ -22,7 +22,7 @@ from medr2 import jsonsafe
 from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.models.base import BoxConvention
-from medr2.models.structured import structured_answer
+from medr2.models.structured import structured_answer, structured_choice
 from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, iou, read_box, read_box_pixels
@@ -200,9 +200,12 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
         elif item.form in _GROUPED_BY_ANSWER:
             grouped.append(len(results))
             results.append(None)
+        elif structured and (value := structured_choice(item.form, raw, item.options)) is not None:
+            # --structured-answers: a closed answer the constraint allows is taken as it is (the raw is stored)
+            results.append(_Scored("correct" if _same_choice(item, value) else "wrong", value))
         else:
             if structured and (field_text := structured_answer(item.form, raw)) is not None:
-                raw = field_text  # --structured-answers: the reader reads the answer field (the raw is stored)
+                raw = field_text  # any other answer field (a box, ...) is read by the reader
             results.append(FORM_SCORERS[item.form](item, raw if len(raw) <= SCAN_CHARS else scan_text(raw),
                                                    box_convention))
     grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
