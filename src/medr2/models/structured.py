@@ -56,8 +56,8 @@ def answer_schema(item: Any) -> dict[str, Any] | None:
     if form in ("mcq", "yesno"):
         value: dict[str, Any] = {"type": "string", "enum": _allowed(item)}
     elif form == "multi":
-        value = {"type": "array", "items": {"type": "string", "enum": _allowed(item)}, "uniqueItems": True,
-                 "minItems": 1}
+        # no uniqueItems: not every server's grammar compiler takes it (a repeated letter is read by the reader)
+        value = {"type": "array", "items": {"type": "string", "enum": _allowed(item)}, "minItems": 1}
     elif form == "box":
         value = {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4}
     else:
