@@ -308,7 +308,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
              serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False,
-             allow_empty: bool = False
+             allow_empty: bool = False, structured_answers: bool = False
              ) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
@@ -330,7 +330,10 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     after it (:mod:`medr2.run.serve`); ``confidence``: where each answer's confidence comes from (``none``,
     ``logprobs``: an openai: server's token log-probabilities, ``verbal``: the model is asked to state it;
     docs/metrics.md, "Calibration"); ``abstain_option``: single-choice items also offer "Cannot be determined from
-    the image" (choosing it is scored ``abstained``; recorded in the manifest)."""
+    the image" (choosing it is scored ``abstained``; recorded in the manifest); ``structured_answers``: closed
+    answers constrained where the model can (an openai: server's structured output as its preset declares,
+    ``medr2.models.structured``; an hf: model's log-likelihood choice; recorded in the manifest, marked in the
+    report)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -365,7 +368,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
                      serve=serve_spec, confidence=confidence, abstain_option=abstain_option,
-                     allow_empty=allow_empty)
+                     allow_empty=allow_empty, structured_answers=structured_answers)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
@@ -388,7 +391,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
           progress: Any = None, workers: int = 1, slice: str | Sequence[str] | None = None,
           bins: Sequence[str] | Mapping[str, Sequence[float]] | None = None, harm: PathLike | None = None,
           slice_min_cases: int = 20, conformal_coverage: float = 0.9,
-          mixed_splits: bool = False) -> dict[str, Any]:
+          mixed_splits: bool = False, judge_sample: int = 200) -> dict[str, Any]:
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
     ``workers``: processes scoring the answers (the same outputs for any number; one with a judge).
@@ -398,7 +401,10 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
     ``"slices"`` (``metrics.json`` does not). ``conformal_coverage``: the target coverage of the conformal
     prediction sets in ``calibration.json``. A run whose answers span several splits is refused unless
-    ``mixed_splits``; an empty run is refused."""
+    ``mixed_splits``; an empty run is refused. ``judge``: a model name served OpenAI-compatibly at
+    ``judge_base_url`` (key from the variable ``judge_api_key_env`` names), or an adapter spec; it reads the answers
+    the reader leaves unparsed (counted apart, ``rates.judged``), and ``metrics["judge"]`` gives its agreement
+    with the reader (Cohen's κ, interval, n) on ``judge_sample`` parsed answers drawn with ``seed``."""
     from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
     from medr2.score.harm import load_harm
@@ -413,7 +419,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
     metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
                         judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record(),
-                        conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
+                        conformal_coverage=conformal_coverage, mixed_splits=mixed_splits, judge_sample=judge_sample)
     if slicings or spec is not None:
         if progress is not None:
             progress.step("slices and harm")

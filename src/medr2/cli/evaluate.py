@@ -93,6 +93,11 @@ def eval_command(
     abstain_option: Annotated[bool, typer.Option("--abstain-option", help="Single-choice items also offer 'Cannot "
                                                  "be determined from the image'; choosing it is scored abstained "
                                                  "(recorded in the run manifest).")] = False,
+    structured_answers: Annotated[bool, typer.Option(
+        "--structured-answers", help="Constrain closed answers where the model can: an openai: server's structured "
+        "output as its preset declares (JSON schema, vLLM/SGLang guided choice), an hf: model's log-likelihood "
+        "choice. Off by default: constraining can change accuracy; recorded in the manifest and marked in the "
+        "report.")] = False,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from medr2.api import evaluate
@@ -114,7 +119,7 @@ def eval_command(
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
                            confidence=confidence, abstain_option=abstain_option,
-                           allow_empty=allow_empty)
+                           allow_empty=allow_empty, structured_answers=structured_answers)
     for name, c in summary.modes.items():
         say(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors",
             *((", ", (f"{c.truncated} cut off by the token limit", "yellow")) if c.truncated else ()), err=True)

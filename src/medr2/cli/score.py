@@ -14,11 +14,19 @@ def register(app: typer.Typer) -> None:
     def score(
         run: Path = typer.Argument(..., help="run folder (holds manifest.json and store.sqlite)"),
         judge: str | None = typer.Option(None, "--judge", show_default="none: unreadable answers stay unparsed",
-                                          help="LLM judge for unreadable answers, e.g. openai:MODEL"),
+                                          help="LLM judge for unreadable answers: any OpenAI-compatible MODEL at "
+                                               "--judge-base-url (or an adapter spec such as openai:MODEL); judged "
+                                               "answers are counted apart, and its agreement with the reader (Cohen's "
+                                               "κ) is measured on a sample of parsed answers"),
         judge_base_url: list[str] = typer.Option([], "--judge-base-url", show_default="none",
                                                 help="base URL of the judge endpoint"),
-        judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env", show_default="no key",
-                                                     help="environment variable holding the judge's API key"),
+        judge_api_key_env: str | None = typer.Option(None, "--judge-key-env", "--judge-api-key-env",
+                                                     show_default="no key",
+                                                     help="environment variable holding the judge's API key (the "
+                                                          "key itself is never printed or recorded)"),
+        judge_sample: int = typer.Option(200, "--judge-sample", min=0,
+                                         help="parsed closed answers the judge is also asked about, for its "
+                                              "agreement with the reader (seeded by --seed)"),
         judge_claims: bool = typer.Option(False, "--judge-claims", metavar="",
                                           help="also ask the judge about rationale claims the rules leave "
                                                "unverifiable (needs --judge)"),
@@ -68,7 +76,8 @@ def register(app: typer.Typer) -> None:
                                     judge_api_key_env=judge_api_key_env, seed=seed, resamples=resamples,
                                     judge_claims=judge_claims, progress=progress, workers=workers,
                                     slice=slice or None, bins=bins, harm=harm, slice_min_cases=slice_min_cases,
-                                    conformal_coverage=conformal_coverage, mixed_splits=mixed_splits)
+                                    conformal_coverage=conformal_coverage, mixed_splits=mixed_splits,
+                                    judge_sample=judge_sample)
         finally:
             progress.close()
         if (message := describe(metrics.get("plan") or {})) is not None:
@@ -92,6 +101,10 @@ def register(app: typer.Typer) -> None:
                 hinted = True
         if hinted:
             say(("note", "yellow"), f": {TRUNCATED_HINT}")
+        if metrics.get("judge"):
+            from medr2.score.judge import describe_audit
+
+            say(f"judge {describe_audit(metrics['judge'])}")
         cal = Path(run) / "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE (where there is one)
         wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
         say(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}")

@@ -27,6 +27,7 @@ from medr2.models.chat import to_chat
 from medr2.models.choice import CHOICE_MODES, CHOICE_STYLES, candidates, choice_note
 from medr2.models.confidence import from_loglik, labels_of
 from medr2.models.registry import AdapterOptions
+from medr2.models.structured import LOGLIK
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 C = TypeVar("C")
@@ -50,6 +51,8 @@ class HFOptions:
     check_image_hash: bool = True
     choice: str = "generate"
     choice_style: str = "text"
+    # --structured-answers: closed questions by the log-likelihood choice (choice="loglik"), recorded as such
+    structured: bool = False
 
 
 def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxConvention:
@@ -147,6 +150,7 @@ class HFAdapter:
                 "batch_size": self.options.batch_size, "attn_implementation": self.options.attn_implementation,
                 **({"choice": "loglik", "choice_style": self.options.choice_style}
                    if self.options.choice == "loglik" else {}),
+                **({"structured": LOGLIK} if self.options.structured else {}),
                 "box_convention": {"space": self.box_convention.space, "resize": self.box_convention.resize,
                                    "params": dict(self.box_convention.params)}}
 
@@ -365,6 +369,17 @@ def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
     if unknown:
         raise BadInput(f"unknown hf option(s) {unknown}; known: {sorted(known)}", field="model options")
     extra = dict(options.extra)
+    if extra.get("structured") in ("true", "preset", LOGLIK):
+        extra["structured"] = True
+    if extra.get("structured") is True:  # structured answers: the log-likelihood choice for closed questions
+        if extra.setdefault("choice", "loglik") != "loglik":
+            raise BadInput("--structured-answers answers closed questions by log-likelihood on hf: models; "
+                           f"it cannot be combined with choice={extra['choice']}", field="--structured-answers")
+    elif extra.get("structured") not in (None, False, "false"):
+        raise BadInput(f"hf: models answer structured by log-likelihood only (structured=true), not "
+                       f"{extra['structured']!r}", field="--model-option structured")
+    else:
+        extra.pop("structured", None)
     if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
         extra["box_space"] = options.preset.box.space
     return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **extra))

@@ -46,8 +46,9 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.images import InsideRoot, bench_identity
 from medr2.models.base import BoxConvention, Message, Request, Response
-from medr2.models.presets import get_preset
+from medr2.models.presets import Preset, get_preset
 from medr2.models.registry import AdapterOptions
+from medr2.models.structured import get_structured, request_fields
 from medr2.redact import read_key, redact_credentials, redact_url, scrub_secret, secret_grams
 
 if TYPE_CHECKING:
@@ -287,7 +288,8 @@ class OpenAIAdapter:
                  box_convention: BoxConvention | None = None, preset_name: str | None = None,
                  backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
                  image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None,
-                 max_tokens_field: str = "max_tokens", max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
+                 max_tokens_field: str = "max_tokens", max_response_bytes: int = MAX_RESPONSE_BYTES,
+                 structured: str | None = None) -> None:
         if not base_urls:
             raise BadInput("openai models need at least one --base-url (e.g. http://127.0.0.1:8000/v1)",
                            field="--base-url")
@@ -321,6 +323,8 @@ class OpenAIAdapter:
         self.backoff_max_s = backoff_max_s
         self.extra_body = dict(extra_body or {})
         self.max_tokens_field = max_tokens_field
+        # --structured-answers: the mechanism (medr2.models.structured) constraining each closed answer
+        self.structured = None if structured is None else get_structured(structured).name
         self.images = _ImageCache(image_cache_bytes)
         self.in_flight = [0] * len(self.urls)
         self.sent_per_url = [0] * len(self.urls)
@@ -337,7 +341,8 @@ class OpenAIAdapter:
         return {"model": self.model, "base_urls": self.base_urls, "api_key_env": self.api_key_env,
                 "concurrency": self.concurrency, "timeout_s": self.timeout_s, "retries": self.retries,
                 "preset": self.preset_name, "extra_body": self.extra_body,
-                "max_tokens_field": self.max_tokens_field, "max_response_bytes": self.max_response_bytes}
+                "max_tokens_field": self.max_tokens_field, "max_response_bytes": self.max_response_bytes,
+                **({"structured": self.structured} if self.structured else {})}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
@@ -475,6 +480,8 @@ class OpenAIAdapter:
             head["seed"] = s.seed
         head.update(self.extra_body)
         head.update(dict(s.extra))
+        if self.structured is not None:
+            head.update(request_fields(self.structured, req.meta.get("item")))
         out = [json.dumps(head)[:-1].encode("utf-8"), b',"messages":[']
         for k, m in enumerate(req.messages):
             if k:
@@ -705,7 +712,7 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     preset = opts.preset or get_preset("generic")
     extra = dict(opts.extra)
     known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body", "max_response_bytes",
-             "top_logprobs", *REASONING_OPTIONS}
+             "top_logprobs", "structured", *REASONING_OPTIONS}
     if set(extra) - known:
         raise BadInput(f"unknown openai options {sorted(set(extra) - known)}; known: {sorted(known)}", field="extra")
     body = extra.pop("extra_body", None) or {}
@@ -720,4 +727,18 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
                          backoff_max_s=float(extra.pop("backoff_max_s", 30.0)),
                          image_cache_bytes=int(extra.pop("image_cache_bytes", 1 << 30)),
                          extra_body=body or None,
-                         max_response_bytes=int(extra.pop("max_response_bytes", MAX_RESPONSE_BYTES)))
+                         max_response_bytes=int(extra.pop("max_response_bytes", MAX_RESPONSE_BYTES)),
+                         structured=structured_mode(extra.pop("structured", None), preset))
+
+
+def structured_mode(asked: Any, preset: Preset) -> str | None:
+    """The structured-answer mechanism ``--model-option structured=...`` asks: ``preset`` (what
+    ``--structured-answers`` passes) is the preset's own (``Preset.structured``), a name is that mechanism
+    (``medr2.models.structured.STRUCTURED_MODES``); None or false: off."""
+    if asked is None or asked is False or asked in ("", "false", "none"):
+        return None
+    name = preset.structured if asked in (True, "true", "preset") else str(asked)
+    if name is None:
+        raise BadInput(f"preset {preset.name!r} declares no structured-answer mechanism for its servers; pick one "
+                       f"with --model-option structured=NAME", field="--structured-answers")
+    return get_structured(name).name

@@ -185,6 +185,9 @@ class Preset:
     max_new_tokens: int | None = None
     # fields added to every openai request body (e.g. chat_template_kwargs); --model-option values win
     extra_body: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # how the servers of this family constrain an answer with --structured-answers (a name of
+    # medr2.models.structured.STRUCTURED_MODES; None: they cannot); --model-option structured=NAME picks another
+    structured: str | None = "json_schema"
     notes: str = ""
     sources: tuple[str, ...] = field(default_factory=tuple)
 

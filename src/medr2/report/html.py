@@ -34,10 +34,15 @@ class RunSummary:
     toolkit: str
     completeness: str = "unknown"  # "complete", "incomplete: 10 of 60 planned answers" (metrics.json "plan")
     short: str = ""  # the name the leaderboard shows (``label`` where empty)
+    # how answers were read where not by the reader alone (``--structured-answers``, a ``--judge``); "": reader only
+    answers: str = ""
+    judge: str = ""
 
 
-# the runs table's provenance columns: header -> RunSummary field; one that every run shares is said once, above it
-PROVENANCE = {"Bench": "bench", "Data (real / synthetic per field)": "data", "Toolkit": "toolkit"}
+# the runs table's provenance columns: header -> RunSummary field; one that every run shares is said once, above it;
+# one no run has (every value "") is left out
+PROVENANCE = {"Bench": "bench", "Data (real / synthetic per field)": "data", "Toolkit": "toolkit",
+              "Answers": "answers", "Judge": "judge"}
 
 
 def provenance_split(runs: list[RunSummary]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -45,6 +50,8 @@ def provenance_split(runs: list[RunSummary]) -> tuple[list[tuple[str, str]], lis
     shared, per_run = [], []
     for header, name in PROVENANCE.items():
         values = {getattr(r, name) for r in runs}
+        if values == {""}:
+            continue
         if len(values) == 1:
             shared.append((header, values.pop()))
         else:

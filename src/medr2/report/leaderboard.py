@@ -27,6 +27,7 @@ class Column:
     better: str = "higher"  # "higher" or "lower": the direction the page's arrow and its best mark follow
     tip: str = ""  # what the number is (the header's tooltip, with the direction)
     secondary: bool = False  # computed on a subset of the answers (shown after the headline and reliance columns)
+    nonzero: bool = False  # shown only where some run's value is not 0 (a rate every run writes, mostly 0)
 
     @property
     def arrow(self) -> str:
@@ -80,6 +81,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("appropriate_abstention", "Abstains when unanswerable",
            ("calibration", "abstention", "appropriate_abstention"),
            tip="Share of the unanswerable probes (evidence removed or replaced) where the model declined."),
+    # answers read by the LLM judge (``medr2 score --judge``), counted apart from those the reader read
+    Column("judged", "Judged", ("rates", "judged"), better="lower", nonzero=True,
+           tip="Answers the reader left unparsed that the LLM judge read (scored as it read them; see its κ)."),
     Column("truncated", "Truncated", ("rates", "truncated"), better="lower",  # not in older runs
            tip="Answers cut off by the token limit (counted wrong)."),
     Column("error", "Error", ("rates", "error"), always=True, better="lower",
@@ -165,7 +169,8 @@ def build_leaderboard(runs: list[RunData]) -> Leaderboard:
         for mode, mm in run.metrics.get("modes", {}).items():
             if isinstance(mm, dict):
                 rows.append(Row(run.label, run.model_key, mode, {c.key: lookup(mm, c.path) for c in COLUMNS}))
-    cols = tuple(c for c in COLUMNS if c.always or any(r.cells[c.key] is not None for r in rows))
+    cols = tuple(c for c in COLUMNS if c.always or any(
+        r.cells[c.key] is not None and (not c.nonzero or (r.cells[c.key] or {}).get("value")) for r in rows))
     return Leaderboard(cols, tuple(rows), Scopes.of_runs({run.label: run.metrics for run in runs}))
 
 

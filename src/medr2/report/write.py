@@ -97,7 +97,22 @@ def _summary(r: RunData, bench: Any, short: str) -> RunSummary:
     if spec != r.model_key:
         spec = f"{spec} (key {r.model_key})"
     return RunSummary(r.label, spec, r.modes, len(r.scores), bench_text, data, toolkit,
-                      _completeness(r.metrics), short=short)
+                      _completeness(r.metrics), short=short, answers=answers_badge(r.metrics),
+                      judge=judge_badge(r.metrics))
+
+
+def answers_badge(metrics: dict[str, Any]) -> str:
+    """How the run's closed answers were constrained (``run.structured_answers``), or "" for free text: a run
+    with structured answers is marked, since constraining the decoder can change a model's accuracy."""
+    mech = (metrics.get("run") or {}).get("structured_answers")
+    return "" if not mech else f"structured ({mech}): closed answers constrained, read from the answer field"
+
+
+def judge_badge(metrics: dict[str, Any]) -> str:
+    """The judge of unparsed answers and its agreement with the reader (``metrics.json`` ``judge``), or ""."""
+    from medr2.score.judge import describe_audit
+
+    return describe_audit(metrics.get("judge"))
 
 
 SHORT_NAME = 22  # run names longer than this are shortened in the leaderboard (full name in the runs table)

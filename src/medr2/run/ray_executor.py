@@ -222,12 +222,14 @@ def _stream_http(ex: RayExecutor, todo: Sequence[Planned], runner: Runner) -> It
     ex.connect()
     spec = _BodySpec(model=adapter.model, extra_body=json.dumps(adapter.extra_body, sort_keys=True),
                      max_tokens_field=adapter.max_tokens_field, bench_root=str(runner.bench_root),
-                     settings=json.dumps(_settings_dict(runner.settings)))
+                     settings=json.dumps(_settings_dict(runner.settings)), structured=adapter.structured or "")
     headers = {k: v for k, v in adapter._headers.items() if k.lower() != "content-type"}
     per_url = max(1, adapter.concurrency // len(adapter.urls))
     datasets = []
     for k, url in enumerate(adapter.urls):
-        rows = [{"request_hash": p.request.key, "item_id": p.item.item_id, "messages": json.dumps(p.messages)}
+        # the item's form and options: what a structured answer's constraint is built from (--structured-answers)
+        rows = [{"request_hash": p.request.key, "item_id": p.item.item_id, "messages": json.dumps(p.messages),
+                 "form": p.item.form, "options": json.dumps(list(p.item.options))}
                 for p in todo[k::len(adapter.urls)] if p.request is not None]
         if not rows:
             continue
@@ -283,29 +285,40 @@ def _response(adapter: OpenAIAdapter, row: Mapping[str, Any]) -> Response:
 class _BodySpec:
     """What a worker needs to build request bodies (plain fields: pickled into the Ray tasks)."""
 
-    def __init__(self, *, model: str, extra_body: str, max_tokens_field: str, bench_root: str, settings: str) -> None:
+    def __init__(self, *, model: str, extra_body: str, max_tokens_field: str, bench_root: str, settings: str,
+                 structured: str = "") -> None:
         self.model = model
         self.extra_body = extra_body
         self.max_tokens_field = max_tokens_field
         self.bench_root = bench_root
         self.settings = settings
+        self.structured = structured  # the structured-answer mechanism ("" : none)
 
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.model, self.extra_body, self.max_tokens_field, self.bench_root, self.settings)
+    def key(self) -> tuple[str, str, str, str, str, str]:
+        return (self.model, self.extra_body, self.max_tokens_field, self.bench_root, self.settings, self.structured)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a structured answer's constraint reads of an item (``medr2.models.structured.request_fields``)."""
+
+    form: str
+    options: tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=4)
-def _builder(key: tuple[str, str, str, str, str]) -> tuple[OpenAIAdapter, GenSettings, Path]:
+def _builder(key: tuple[str, str, str, str, str, str]) -> tuple[OpenAIAdapter, GenSettings, Path]:
     """One body builder per worker process and spec: the openai adapter (its image cache encodes each image once
     per worker; no session is opened: only ``body`` is used)."""
     from medr2.models.openai import OpenAIAdapter
 
-    model, extra_body, max_tokens_field, bench_root, settings = key
+    model, extra_body, max_tokens_field, bench_root, settings, structured = key
     s = jsonsafe.loads(settings, max_bytes=None)
     gen = GenSettings(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"],
                       seed=s["seed"], extra=tuple((k, v) for k, v in s["extra"]))
     adapter = OpenAIAdapter(model, base_urls=["http://127.0.0.1/v1"],
-                            extra_body=jsonsafe.loads(extra_body, max_bytes=None), max_tokens_field=max_tokens_field)
+                            extra_body=jsonsafe.loads(extra_body, max_bytes=None), max_tokens_field=max_tokens_field,
+                            structured=structured or None)
     return adapter, gen, Path(bench_root)
 
 
@@ -322,8 +335,9 @@ def _messages(doc: str) -> tuple[Message, ...]:
 def _preprocess(spec: _BodySpec, row: dict[str, Any]) -> dict[str, Any]:
     adapter, settings, root = _builder(spec.key())
     try:
+        asked = _Asked(str(row["form"]), tuple(jsonsafe.loads(str(row["options"]), max_bytes=None)))
         req = Request(str(row["request_hash"]), _messages(str(row["messages"])), settings, root,
-                      str(row["item_id"]))
+                      str(row["item_id"]), meta={"item": asked})
         body = adapter.body(req).decode("utf-8")
     except Exception as e:  # noqa: BLE001 - stored as this request's error (the row skips the HTTP stage)
         return {"payload": {BODY_KEY: ""}, "__inference_error__": f"{type(e).__name__}: {e}", "messages": ""}

@@ -704,6 +704,8 @@ class EvalConfig:
     # server for token log-probabilities, ``verbal`` asks the model to state it; recorded in the manifest
     confidence: str = "none"
     abstain_option: bool = False  # offer "Cannot be determined from the image" on single-choice items; recorded
+    # constrain closed answers where the model can (medr2.models.structured; hf: by log-likelihood); recorded
+    structured_answers: bool = False
 
     def model_config(self) -> ModelConfig:
         """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
@@ -768,6 +770,27 @@ def _with_confidence(model_cfg: ModelConfig, confidence: str) -> ModelConfig:
     return replace(model_cfg, extra={"top_logprobs": 20, **model_cfg.extra})
 
 
+def _with_structured(model_cfg: ModelConfig, structured: bool) -> ModelConfig:
+    """The model settings ``--structured-answers`` implies: the adapter option ``structured=preset`` (the
+    preset's mechanism for ``openai:`` servers, the log-likelihood choice for ``hf:``), unless given."""
+    from dataclasses import replace
+
+    if not structured:
+        return model_cfg
+    return replace(model_cfg, extra={"structured": "preset", **model_cfg.extra})
+
+
+def structured_identity(adapter: Adapter, asked: bool) -> str | None:
+    """The structured-answer mechanism the adapter declares it uses (its ``settings()["structured"]``), or
+    None; ``--structured-answers`` with an adapter that declares none is refused."""
+    mech = adapter.settings().get("structured")
+    if asked and not mech:
+        raise BadInput(f"{adapter.key} cannot give structured answers: --structured-answers needs an openai: "
+                       "server (the preset's mechanism, docs/serving.md) or an hf: model (log-likelihood choice)",
+                       field="--structured-answers")
+    return str(mech) if mech else None
+
+
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
@@ -790,7 +813,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     else:
         source = bench
-    model_cfg = _with_confidence(cfg.model_config(), cfg.confidence)
+    model_cfg = _with_structured(_with_confidence(cfg.model_config(), cfg.confidence), cfg.structured_answers)
     executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
@@ -826,6 +849,9 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             identity["confidence"] = cfg.confidence
         if cfg.abstain_option:
             identity["abstain_option"] = True
+        structured = structured_identity(adapter, cfg.structured_answers)
+        if structured is not None:  # recorded where used (older runs have none): it constrains the answers
+            identity["structured_answers"] = structured
         out = Path(cfg.out)
         store = Store.open(out, write=True)  # takes the writer lock before the manifest is touched
         try:
@@ -853,6 +879,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                 manifest["confidence"] = cfg.confidence
             if cfg.abstain_option:
                 manifest["abstain_option"] = True  # scoring reads single-choice answers with that option
+            if structured is not None:
+                manifest["structured_answers"] = structured  # scoring reads the structured answer field
             manifest["updated_at"] = time.time()
             mf.write_manifest(out, manifest)
             runner = Runner(bench_root=source.root, chains=chains, adapter=adapter, store=store,

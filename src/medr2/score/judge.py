@@ -1,22 +1,34 @@
-"""Optional LLM judge (``--judge openai:MODEL``) for answers the rules cannot read, and for report text.
+"""Optional LLM judge (``--judge MODEL``) for answers the rules cannot read, and for report text.
 
-The judge is any model adapter (normally ``openai``); its verdicts are cached in
-``RUN/judge_cache.sqlite`` keyed by a hash of the judge key and the prompt, so rescoring never asks
-twice. A judge answer is itself read by the strict rule extractors; if it cannot be read, the item
-stays unparsed. Every score records the method used (``rule`` / ``judge``).
+The judge is any model adapter (``--judge MODEL`` is an OpenAI-compatible model at ``--judge-base-url``; a spec
+with an adapter prefix, ``openai:MODEL``, is taken as it is); its replies are stored in
+``RUN/judge_cache.sqlite`` keyed by a hash of the judge key and the prompt, each as it arrives (a killed or
+failed scoring keeps what was answered; the next one asks only the rest), so rescoring never asks twice. A
+judge answer is itself read by the strict rule extractors; if it cannot be read, the item stays unparsed. Every
+score records the method used (``rule`` / ``judge``): judged answers are counted apart (``rates.judged``).
+
+The audit (issue 42): the judge is also asked about a seeded sample of closed answers the reader *did* parse
+(:class:`AuditSample`), and ``metrics.json`` ``judge.audit`` gives Cohen's κ between judge and reader on it,
+with a bootstrap interval and its n (:func:`audit_agreement`): how far the judge can be trusted on the answers
+it alone reads.
 """
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medr2.models.base import Adapter, GenSettings, Message, Part, Request
+import numpy as np
+
+from medr2.errors import BadInput, WorkFailed
+from medr2.models.base import Adapter, GenSettings, Message, Part, Request, Response
 from medr2.records import REPORT_TASKS, letter, stable_hash
 from medr2.score.items import ItemLike
+from medr2.score.stats import case_multiplicities, percentile_interval, seed_for
 
 CACHE_FILE = "judge_cache.sqlite"
 SYSTEM = ("You grade answers of a medical imaging exam. Reply with the requested token only, "
@@ -88,24 +100,186 @@ class Judge:
             reqs = [Request(key=k, settings=self.settings, bench_root=bench_root, messages=(
                 Message("system", (Part("text", text=SYSTEM),)), Message("user", (Part("text", text=p),))))
                 for k, p in todo]
-            responses = self.adapter.generate(reqs)
-            with self._db:
-                for (k, p), r in zip(todo, responses, strict=True):
-                    if r.status == "ok" and r.text is not None:
-                        self._db.execute("INSERT OR REPLACE INTO judged VALUES (?, ?, ?, ?)", (k, self.key, p, r.text))
-                        cached[k] = r.text
+            try:
+                for batch in self._answers(reqs):
+                    with self._db:  # persist first: each reply is committed as it arrives
+                        for i, r in batch:
+                            k, p = todo[i]
+                            if r.status == "ok" and r.text is not None:
+                                self._db.execute("INSERT OR REPLACE INTO judged VALUES (?, ?, ?, ?)",
+                                                 (k, self.key, p, r.text))
+                                cached[k] = r.text
+            except WorkFailed as e:  # e.g. the judge endpoint is down: what it answered is stored
+                raise WorkFailed(f"the judge {self.key} failed: {e}. The judge replies received so far are stored "
+                                 f"({CACHE_FILE} in the run folder); rerun the same medr2 score command to ask only "
+                                 "the rest") from None
         return [cached.get(k) for k in keys]
+
+    def _answers(self, reqs: list[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """The replies to ``reqs`` as they finish, in batches (``stream_batches`` / ``stream`` where the adapter
+        streams, else all at once)."""
+        batches = getattr(self.adapter, "stream_batches", None)
+        if batches is not None:
+            yield from batches(reqs)
+            return
+        stream = getattr(self.adapter, "stream", None)
+        if stream is not None:
+            for one in stream(reqs):
+                yield [one]
+            return
+        yield list(enumerate(self.adapter.generate(reqs)))
 
     def close(self) -> None:
         self._db.close()
         self.adapter.close()
 
 
+def judge_spec(spec: str) -> str:
+    """The adapter spec of ``--judge``: a bare model name (``gpt-4o-mini``, ``llava:7b``) is an OpenAI-compatible
+    model (``openai:NAME``); a spec whose prefix is a registered adapter is taken as it is."""
+    from medr2.models.registry import ADAPTERS
+
+    prefix, sep, name = spec.partition(":")
+    if sep and name and prefix in ADAPTERS.names():
+        return spec
+    return f"openai:{spec}"
+
+
 def make_judge(spec: str, cache_dir: Path, **adapter_opts: Any) -> Judge:
-    """A judge from a model spec such as ``openai:gpt-4o-mini`` (options as for ``load_adapter``)."""
+    """A judge from ``--judge`` (a model name or spec, :func:`judge_spec`; options as for ``load_adapter``)."""
     from medr2.models.registry import load_adapter
 
-    return Judge(load_adapter(spec, **adapter_opts), cache_dir)
+    full = judge_spec(spec)
+    if full.startswith("openai:") and not adapter_opts.get("base_urls"):
+        raise BadInput("an OpenAI-compatible judge needs --judge-base-url (e.g. http://127.0.0.1:8000/v1)",
+                       field="--judge-base-url")
+    return Judge(load_adapter(full, **adapter_opts), cache_dir)
+
+
+# -- the judge's agreement with the reader (issue 42) ---------------------------------------------------
+
+AUDIT_SAMPLE = 200  # parsed closed answers the judge is also asked about (``medr2 score --judge-sample``)
+AUDIT_FORMS = frozenset({"mcq", "yesno", "multi"})
+NO_ANSWER = "NONE"  # the judge's label where it reads no answer in a response the reader parsed
+
+
+@dataclass(frozen=True)
+class _Pick:
+    item: Any
+    raw: str
+    parsed: str
+
+
+class AuditSample:
+    """A seeded sample of ``k`` parsed closed answers: those with the smallest ``seed_for(seed, item, mode)``
+    (bottom-k), so the same run and seed give the same sample whatever the batch order."""
+
+    def __init__(self, k: int, seed: int) -> None:
+        if k < 0:
+            raise BadInput(f"the judge's audit sample must be >= 0, not {k}", field="--judge-sample")
+        self.k, self.seed, self.offered = k, seed, 0
+        self._heap: list[tuple[int, str, str, _Pick]] = []  # (-priority, item id, mode, pick): a max-heap
+
+    def offer(self, item_id: str, mode: str, item: Any, raw: str, parsed: str) -> None:
+        self.offered += 1
+        if not self.k:
+            return
+        entry = (-seed_for(self.seed, "judge-audit", item_id, mode), item_id, mode, _Pick(item, raw, parsed))
+        if len(self._heap) < self.k:
+            heapq.heappush(self._heap, entry)
+        elif entry[:3] > self._heap[0][:3]:
+            heapq.heapreplace(self._heap, entry)
+
+    def merge(self, other: AuditSample) -> None:
+        """Fold in the sample of another batch drawn with the same ``k`` and seed (the result is the sample of
+        both batches' answers together)."""
+        self.offered += other.offered
+        for entry in other._heap:
+            if len(self._heap) < self.k:
+                heapq.heappush(self._heap, entry)
+            elif entry[:3] > self._heap[0][:3]:
+                heapq.heapreplace(self._heap, entry)
+
+    def picks(self) -> list[_Pick]:
+        return [e[3] for e in sorted(self._heap, key=lambda e: (-e[0], e[1], e[2]))]
+
+
+def _label(form: str, value: str | None) -> str:
+    if value is None:
+        return NO_ANSWER
+    if form == "multi":
+        return ",".join(sorted(p.strip().upper() for p in value.split(",") if p.strip()))
+    return value.strip().lower() if form == "yesno" else value.strip().upper()
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str], weights: np.ndarray | None = None) -> np.ndarray:
+    """Cohen's κ between label lists ``a`` and ``b`` (unweighted categories), for each row of ``weights`` (how
+    often each pair is drawn: one bootstrap resample per row; None: once each). NaN where chance agreement is 1."""
+    labels = {x: i for i, x in enumerate(sorted(set(a) | set(b)))}
+    ia = np.fromiter((labels[x] for x in a), dtype=np.int64, count=len(a))
+    ib = np.fromiter((labels[x] for x in b), dtype=np.int64, count=len(b))
+    w = np.ones((1, len(a))) if weights is None else np.asarray(weights, dtype=float)
+    onehot_a, onehot_b = np.eye(len(labels))[ia], np.eye(len(labels))[ib]
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = (w * (ia == ib)).sum(axis=1) / total
+        pe = ((w @ onehot_a) * (w @ onehot_b)).sum(axis=1) / total ** 2
+        kappa: np.ndarray = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+    return kappa
+
+
+def _cell(value: float, draws: np.ndarray, n: int) -> dict[str, Any]:
+    lo, hi = percentile_interval(draws)
+    return {"value": None if not np.isfinite(value) else float(value), "lo": lo, "hi": hi, "n": n}
+
+
+def audit_agreement(judge: Judge, sample: AuditSample, bench_root: Path, *, n_resamples: int, seed: int
+                    ) -> dict[str, Any]:
+    """Ask the judge about the sampled parsed answers; Cohen's κ and raw agreement between the judge's reading
+    and the reader's, each with a 95% bootstrap interval over the sampled answers and its n. A pick the judge
+    gave no reply to (an error) is left out and counted (``no_reply``)."""
+    from medr2.score.extract import read
+
+    picks = sample.picks()
+    replies = judge.ask([choice_prompt(p.item, p.raw) for p in picks], bench_root)
+    reader, judged = [], []
+    for p, reply in zip(picks, replies, strict=True):
+        if reply is None:
+            continue
+        reader.append(_label(p.item.form, p.parsed))
+        judged.append(_label(p.item.form, read(p.item.form, reply.strip(), p.item.options).value))
+    n = len(reader)
+    out: dict[str, Any] = {"sample": {"asked": len(picks), "eligible": sample.offered, "seed": sample.seed,
+                                      "unit": "answer"}, "n": n, "no_reply": len(picks) - n}
+    if not n:
+        return out
+    agree = np.asarray([x == y for x, y in zip(reader, judged, strict=True)], dtype=float)
+    kappa_draws, agree_draws = [], []
+    for _, w in case_multiplicities(n, n_resamples, seed_for(seed, "judge-audit-bootstrap")):
+        kappa_draws.append(cohen_kappa(reader, judged, w))
+        agree_draws.append((w @ agree) / w.sum(axis=1))
+    kd = np.concatenate(kappa_draws) if kappa_draws else np.zeros(0)
+    ad = np.concatenate(agree_draws) if agree_draws else np.zeros(0)
+    out["kappa"] = _cell(float(cohen_kappa(reader, judged)[0]), kd, n)
+    out["agreement"] = _cell(float(agree.mean()), ad, n)
+    out["judge_none"] = sum(1 for x in judged if x == NO_ANSWER)
+    return out
+
+
+def describe_audit(block: Any) -> str:
+    """One line for the report: the judge, how many answers it alone read, and its agreement with the reader."""
+    if not isinstance(block, dict) or not block.get("model"):
+        return ""
+    text = f"{block['model']}: {int(block.get('judged') or 0):,} answers judged (counted apart from those read)"
+    audit = block.get("audit")
+    kappa = audit.get("kappa") if isinstance(audit, dict) else None
+    kappa = kappa if isinstance(kappa, dict) else None
+    if kappa is None or kappa.get("value") is None:
+        return text + "; agreement with the reader not measured (no parsed answer sampled)"
+    lo, hi = kappa.get("lo"), kappa.get("hi")
+    ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
+    return (text + f"; agreement with the reader on {kappa.get('n', 0):,} parsed answers: "
+            f"Cohen's κ {kappa['value']:.2f}{ci}")
 
 
 # -- claims the rules leave unverifiable (issue 19) ----------------------------------------------------

@@ -23,6 +23,7 @@ from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.imaging.draw import iou
 from medr2.models.base import BoxConvention
+from medr2.models.structured import structured_answer, structured_choice
 from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, read_box, read_box_pixels
@@ -30,7 +31,7 @@ from medr2.score.extract import EXTRACTORS, Reading, read
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
 from medr2.score.itemspill import ITEM_BATCH_ROWS
-from medr2.score.judge import Judge, judge_prompt
+from medr2.score.judge import AUDIT_FORMS, AUDIT_SAMPLE, AuditSample, Judge, audit_agreement, judge_prompt
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
 from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, SCORES_ROW_GROUP_ROWS, CaseChunks, RowGroupWriter
@@ -180,9 +181,11 @@ PROGRESS_EVERY = 1000  # answers scored between progress updates (the per-row pa
 def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
                 box_convention: BoxConvention, judge: Judge | None = None,
                 bench_root: Path | None = None, finish_reasons: Sequence[str | None] | None = None,
-                progress: Any = None) -> list[_Scored]:
+                progress: Any = None, structured: bool = False) -> list[_Scored]:
     """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records);
-    ``finish_reasons``, aligned with ``rows``, marks answers cut off by the token limit (``truncated``)."""
+    ``finish_reasons``, aligned with ``rows``, marks answers cut off by the token limit (``truncated``);
+    ``structured``: the run asked for structured answers (:func:`medr2.models.structured.structured_answer`
+    gives the answer field the reader reads)."""
     results: list[_Scored | None] = []
     grouped: list[int] = []
     for k, (item_id, status, raw) in enumerate(rows):
@@ -199,7 +202,12 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
         elif item.form in _GROUPED_BY_ANSWER:
             grouped.append(len(results))
             results.append(None)
+        elif structured and (value := structured_choice(item.form, raw, item.options)) is not None:
+            # --structured-answers: a closed answer the constraint allows is taken as it is (the raw is stored)
+            results.append(_Scored("correct" if _same_choice(item, value) else "wrong", value))
         else:
+            if structured and (field_text := structured_answer(item.form, raw)) is not None:
+                raw = field_text  # any other answer field (a box, ...) is read by the reader
             results.append(FORM_SCORERS[item.form](item, raw if len(raw) <= SCAN_CHARS else scan_text(raw),
                                                    box_convention))
     grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
@@ -243,15 +251,17 @@ def offered(items: Mapping[str, ItemLike], abstain_option: bool) -> Mapping[str,
 
 def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Iterable[Prediction],
                 box_convention: BoxConvention, judge: Judge | None = None,
-                bench_root: Path | None = None, *, abstain_option: bool = False) -> list[Score]:
+                bench_root: Path | None = None, *, abstain_option: bool = False,
+                structured: bool = False) -> list[Score]:
     """Score each prediction against its item. Errors stay ``error``; unreadable answers ``unparsed``,
     declining ones ``abstained`` (the judge, if given, is asked about unparsed ones and about report texts).
-    ``abstain_option``: the items were asked with ``--abstain-option``."""
+    ``abstain_option``: the items were asked with ``--abstain-option``; ``structured``: with
+    ``--structured-answers`` (the answer field is read)."""
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
     by_id = offered(by_id, abstain_option)
     preds = list(predictions)
     results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root,
-                          [p.finish_reason for p in preds])
+                          [p.finish_reason for p in preds], structured=structured)
     return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
                   method=r.method, iou=r.iou, text_metrics=r.text_metrics, reason=r.reason)  # type: ignore[arg-type]
             for p, r in zip(preds, results, strict=True)]
@@ -437,6 +447,8 @@ class _BatchOut:
     claims: _AuditOut | None
     floors: dict[str, dict[str, float]]
     n_truncated: int
+    audit_sample: AuditSample | None = None  # with a judge: this batch's share of the judge's audit sample
+    n_judged: int = 0  # answers read by the judge (method ``judge``)
 
 
 class _BatchScorer:
@@ -445,9 +457,11 @@ class _BatchScorer:
     (``medr2 score --workers N``, :mod:`medr2.score.workers`)."""
 
     def __init__(self, items: ScoringItems, conv: BoxConvention, judge: Judge | None, bench_root: Path,
-                 audit: _Audit, progress: Any = None, abstain_option: bool = False) -> None:
+                 audit: _Audit, progress: Any = None, abstain_option: bool = False, structured: bool = False,
+                 judge_sample: tuple[int, int] = (0, 0)) -> None:
         self.items, self.conv, self.judge, self.bench_root = items, conv, judge, bench_root
         self.audit, self.progress, self.abstain_option = audit, progress, abstain_option
+        self.structured, self.judge_sample = structured, judge_sample  # (k, seed) of the judge's audit sample
 
     def __call__(self, rows: Sequence[tuple[Any, ...]], codes: np.ndarray) -> _BatchOut:
         from medr2.score.table import SeverityFloors
@@ -455,7 +469,8 @@ class _BatchScorer:
         window = self.items.load(codes)  # this batch's records (what the lookups below read)
         asked = offered(window, self.abstain_option)
         scored = _score_rows(asked, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
-                             bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress)
+                             bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress,
+                             structured=self.structured)
         item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
         model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
         scores = _scores_batch(window, item_ids, model_keys, modes, scored)
@@ -463,7 +478,22 @@ class _BatchScorer:
         spilled = CaseChunks.rows(codes, model_keys, modes, [r[7] for r in rows], scored, audit_cols)
         floors = SeverityFloors(window)
         floors.add(item_ids, modes)
-        return _BatchOut(scores, spilled, claims, floors.floors, sum(1 for r in scored if r.verdict == "truncated"))
+        out = _BatchOut(scores, spilled, claims, floors.floors, sum(1 for r in scored if r.verdict == "truncated"))
+        if self.judge is not None:
+            out.audit_sample = self._sample(asked, rows, scored)
+            out.n_judged = sum(1 for r in scored if r.method == "judge")
+        return out
+
+    def _sample(self, asked: Mapping[str, ItemLike], rows: Sequence[tuple[Any, ...]], scored: Sequence[_Scored]
+                ) -> AuditSample:
+        """This batch's share of the judge's audit sample: closed answers the reader parsed."""
+        sample = AuditSample(*self.judge_sample)
+        for r, sc in zip(rows, scored, strict=True):
+            item = asked[r[0]]
+            if sc.method == "rule" and sc.parsed is not None and item.form in AUDIT_FORMS and sc.verdict in (
+                    "correct", "wrong"):
+                sample.offer(item.item_id, r[1], item, r[4], sc.parsed)
+        return sample
 
 
 def _load_before_fork(items: ScoringItems) -> None:
@@ -496,7 +526,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
               progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
               chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
               harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9,
-              mixed_splits: bool = False) -> dict[str, Any]:
+              mixed_splits: bool = False, judge_sample: int = AUDIT_SAMPLE) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
     the per-claim verdicts, when some answer carries a rationale); returns the metrics.
     ``judge_claims`` (off by default) asks ``judge`` about the claims the rules leave unverifiable.
@@ -514,7 +544,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
     (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published.
     A run with no answer is refused (:class:`~medr2.errors.WorkFailed`), and so is one whose answers come from
     more than one split (train, val, test) unless ``mixed_splits``: its metrics would mix held-out items with
-    those a model may have been fit on. ``metrics["run"]["splits"]`` counts the items answered per split."""
+    those a model may have been fit on. ``metrics["run"]["splits"]`` counts the items answered per split.
+    With a ``judge``, ``metrics["judge"]`` counts the answers it read and its agreement with the reader on a
+    seeded sample of ``judge_sample`` closed answers the reader parsed (:func:`medr2.score.judge.audit_agreement`)."""
     from medr2.progress import Quiet
     from medr2.run.manifest import eval_option
     from medr2.run.store import Store
@@ -556,6 +588,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         quarantine = Quarantine(qpath)
         n_counted = _quarantine_unknown(run_dir, items, quarantine)
         judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
+        structured = eval_option(manifest, "structured_answers")  # the mechanism, where the run used one
         progress.step("scoring answers", n_counted)
         # written as the batches come, in the spill folder, and moved into place when published
         scores_out = RowGroupWriter(_SCORES_SCHEMA, SCORES_ROW_GROUP_ROWS, path=spill / SCORES_FILE)
@@ -568,7 +601,9 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             _load_before_fork(items)
         batches = OrderedPool(_BatchScorer(items, conv, judge_obj, bench_root, audit,
                                            progress=progress if workers == 1 else None,
-                                           abstain_option=bool(eval_option(manifest, "abstain_option"))), workers)
+                                           abstain_option=bool(eval_option(manifest, "abstain_option")),
+                                           structured=bool(structured), judge_sample=(judge_sample, seed)), workers)
+        sample, n_judged, judge_block = AuditSample(judge_sample, seed), 0, None
         store = Store.open(run_dir)
         try:
             for (rows, codes), out in batches.map(_known_rows(store.counted_rows(batch_rows), items)):
@@ -585,7 +620,14 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                     answered_mode.add_positions(codes[mode_arr == mode])
                 n_predictions += len(rows)
                 n_truncated += out.n_truncated
+                if out.audit_sample is not None:
+                    sample.merge(out.audit_sample)
+                n_judged += out.n_judged
                 del rows, codes, out, modes, mode_arr
+            if judge_obj is not None:
+                progress.step(f"the judge's agreement with the reader ({min(judge_sample, sample.offered):,} answers)")
+                judge_block = {"model": judge_obj.key, "judged": n_judged, "audit": audit_agreement(
+                    judge_obj, sample, bench_root, n_resamples=n_resamples, seed=seed)}
         finally:
             batches.close()
             store.close()
@@ -611,6 +653,10 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
             "modes": manifest.get("modes"), "n_predictions": n_predictions, "quarantined": quarantine.count,
             "judge": None if judge_obj is None else judge_obj.key, "splits": splits,
         }
+        if judge_block is not None:
+            metrics["judge"] = judge_block
+        if structured:  # recorded where used (a run without keeps the metrics.json it had)
+            metrics["run"]["structured_answers"] = structured
         if harm is not None:
             metrics["run"]["harm"] = dict(harm)
         metrics["complete"], metrics["plan"] = plan["complete"], plan
