@@ -47,6 +47,13 @@ class Query:
     page: int = 0
     size: int = PAGE_ROWS
 
+    def __post_init__(self) -> None:
+        for name, value in self.filters:
+            if name not in FILTER_FIELDS:
+                raise BadInput(f"not a filter (one of {', '.join(FILTER_FIELDS)})", field=name)
+            if name == "stage" and not re.fullmatch(r"[0-9]{1,3}", value):
+                raise BadInput("must be a whole number", field=name)
+
     @classmethod
     def parse(cls, params: Mapping[str, str], n_runs: int) -> Query:
         """From URL parameters (``run``, the filter fields, ``page``, ``size``); a bad value is :class:`BadInput`
@@ -122,7 +129,7 @@ def bench_image(roots: tuple[Path, ...], bench: str, name: str) -> Path:
     no other file of a bench, and nothing outside the benches, is ever read."""
     from medr2.renders import image_path
 
-    if not re.fullmatch(r"[0-9]{1,4}", bench) or int(bench) >= len(roots) or not IMAGE_NAME.fullmatch(name):
+    if not re.fullmatch(r"0|[1-9][0-9]{0,3}", bench) or int(bench) >= len(roots) or not IMAGE_NAME.fullmatch(name):
         raise BadInput("no such image", field="image")
     return image_path(roots[int(bench)], f"{IMAGES_DIR}/{name}")
 
