@@ -9,7 +9,7 @@ CSRF check of :func:`guard` by construction):
 - ``/items?run=&mode=&task=&stage=&variant=&verdict=&page=``: those items, filtered and paged;
 - ``/item?id=``: one item's answers by every run and mode side by side;
 - ``/img/BENCH/NAME``: a bench image (``images/<sha256>.png`` only);
-- ``/static/NAME``: the page's script and style (a fixed list).
+- ``/static/NAME``: the page's script and style (a fixed list); ``/favicon.ico``: none (204).
 
 Security (docs/view.md): loopback bind unless ``--host`` says otherwise, and then a request naming another host
 is refused (DNS rebinding); every response carries a strict Content-Security-Policy (no inline script or
@@ -219,6 +219,10 @@ async def static(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type=ctype)
 
 
+async def favicon(request: web.Request) -> web.Response:
+    return web.Response(status=204)  # no icon (a data: icon would need img-src data:)
+
+
 # every route of the app: (method, path, handler)
 ROUTES: tuple[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]], ...] = (
     ("GET", "/", leaderboard_page),
@@ -226,6 +230,7 @@ ROUTES: tuple[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamRespon
     ("GET", "/item", item_page),
     ("GET", "/img/{bench}/{name}", image),
     ("GET", "/static/{name}", static),
+    ("GET", "/favicon.ico", favicon),
 )
 
 
