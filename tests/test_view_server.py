@@ -242,6 +242,6 @@ def test_a_leaderboard_cell_opens_the_rows_its_column_names(served: Served) -> N
                 assert dict(q.filters) == {"mode": row.mode, **dict(col.items)}
         assert any(c.key.startswith("task:") for c in view.leaderboard.columns)
         assert any(c.key.startswith("variant:") for c in view.leaderboard.columns)
-        assert PAGE_ROWS == Query(0).size
+        assert Query(0).size == PAGE_ROWS
     finally:
         view.close()
