@@ -11,6 +11,11 @@ import http.client
 import json
 import re
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +100,7 @@ def test_every_route_answers_with_the_security_headers(served: Served) -> None:
     assert {m for m, _, _ in ROUTES} <= SAFE_METHODS  # the routes of today only read
     for path in [*_route_paths(), "/items?run=0&stage=1", "/item?id=x", "/no-such-route", "/items?run=99"]:
         status, headers, body = served.request("GET", path)
-        assert status in (200, 400, 404), path
+        assert status in (200, 204, 400, 404), path
         _check_headers(headers)
         if headers.get("content-type", "").startswith("text/html"):
             assert b"<script>" not in body and b" style=" not in body  # nothing inline: the CSP allows none
@@ -185,7 +190,7 @@ def test_a_loopback_server_refuses_other_hosts(served: Served, host: str) -> Non
 
 
 @pytest.mark.parametrize("query,field", [("run=7", "run"), ("run=-1", "run"), ("page=x", "page"),
-                                         ("stage=one", "stage"), ("size=0", "size"), ("size=100000", "size")])
+                                         ("stage=one", "stage"), ("stage=128", "stage"), ("size=0", "size"), ("size=100000", "size")])
 def test_a_bad_parameter_is_a_400_naming_it(served: Served, query: str, field: str) -> None:
     status, _, body = served.request("GET", "/items?" + query)
     assert status == 400 and field.encode() in body and b"Traceback" not in body
@@ -245,3 +250,36 @@ def test_a_leaderboard_cell_opens_the_rows_its_column_names(served: Served) -> N
         assert Query(0).size == PAGE_ROWS
     finally:
         view.close()
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "medr2", "view", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_the_command_refuses_bad_input_with_one_line(served: Served, tmp_path: Path) -> None:
+    missing = _cli(str(tmp_path / "nope"), "--port", "0")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert str(tmp_path / "nope") in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = _cli(str(served.runs[0]), "--port", str(taken.getsockname()[1]))
+    assert busy.returncode == 2 and "--port" in busy.stderr and "Traceback" not in busy.stderr
+    assert _cli(str(served.runs[0]), "--port", "70000").returncode == 2
+
+
+def test_the_command_serves_until_interrupted(served: Served) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "medr2", "view", *map(str, served.runs), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url is not None, line
+        with urllib.request.urlopen(url.group()) as r:
+            assert r.status == 200 and b'id="lb"' in r.read()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err

@@ -30,6 +30,7 @@ from medr2.report.leaderboard import Leaderboard, breakdown_columns, build_leade
 
 # the score columns the items page filters on, in the order of its form; ``stage`` is a number
 FILTER_FIELDS = ("mode", "task", "stage", "variant", "verdict")
+MAX_STAGE = 127  # the stage column is int8
 PAGE_ROWS = 24  # cards per page
 MAX_PAGE_ROWS = 200
 CACHED_FILTERS = 32  # matching row numbers kept per run (a uint32 or int64 per matching row)
@@ -51,8 +52,8 @@ class Query:
         for name, value in self.filters:
             if name not in FILTER_FIELDS:
                 raise BadInput(f"not a filter (one of {', '.join(FILTER_FIELDS)})", field=name)
-            if name == "stage" and not re.fullmatch(r"[0-9]{1,3}", value):
-                raise BadInput("must be a whole number", field=name)
+            if name == "stage" and not (re.fullmatch(r"[0-9]{1,3}", value) and int(value) <= MAX_STAGE):
+                raise BadInput(f"must be a whole number from 0 to {MAX_STAGE}", field=name)
 
     @classmethod
     def parse(cls, params: Mapping[str, str], n_runs: int) -> Query:
@@ -67,7 +68,7 @@ class Query:
             if value == "":
                 continue
             if name == "stage":
-                _int_param(params, name, 0, 0, 127)
+                _int_param(params, name, 0, 0, MAX_STAGE)
             filters.append((name, value))
         return cls(run, tuple(filters), page, size)
 
@@ -148,10 +149,13 @@ class RunRows:
         self._cache: OrderedDict[tuple[tuple[str, str], ...], np.ndarray] = OrderedDict()
         self._facets: dict[str, list[str]] | None = None
 
-    def _file(self) -> Any:
+    def _file(self, dictionary: bool = False) -> Any:
+        """The file; ``dictionary``: its text filter columns read as dictionary arrays (a filter compares the
+        row group's few distinct values, then takes the answer by index)."""
         from medr2.arrowmem import open_parquet
 
-        return open_parquet(self.table.path)
+        text = [f for f in FILTER_FIELDS if f != "stage"]
+        return open_parquet(self.table.path, read_dictionary=text) if dictionary else open_parquet(self.table.path)
 
     def matching(self, filters: tuple[tuple[str, str], ...]) -> np.ndarray:
         """Row numbers (file order) of the rows whose filter columns equal ``filters``' values."""
@@ -172,13 +176,12 @@ class RunRows:
         parts: list[np.ndarray] = []
         offset = 0
         try:
-            with self._file() as f:
+            with self._file(dictionary=True) as f:
                 for batch in f.iter_batches(SCAN_ROWS, columns=cols, use_threads=False):
                     mask = None
                     for name, value in filters:
-                        col = batch.column(name)
-                        want = pa.scalar(int(value) if name == "stage" else value).cast(col.type)
-                        m = pc.fill_null(pc.equal(col, want), False)
+                        m = pc.fill_null(_equals(batch.column(name), int(value) if name == "stage" else value),
+                                         False)
                         mask = m if mask is None else pc.and_(mask, m)
                     parts.append(np.asarray(pc.indices_nonzero(mask)) + offset)
                     offset += batch.num_rows
@@ -195,11 +198,13 @@ class RunRows:
             seen: dict[str, set[str]] = {f: set() for f in FILTER_FIELDS}
             cols = [f for f in FILTER_FIELDS if f in self.table.columns]
             try:
-                with self._file() as f:
+                with self._file(dictionary=True) as f:
                     for batch in f.iter_batches(SCAN_ROWS, columns=cols, use_threads=False):
                         for name in cols:
-                            seen[name].update(str(v) for v in pc.unique(batch.column(name)).to_pylist()
-                                              if v is not None)
+                            col = batch.column(name)
+                            if pa.types.is_dictionary(col.type):  # the values the batch's rows use
+                                col = col.dictionary.take(pc.unique(col.indices).drop_null())
+                            seen[name].update(str(v) for v in pc.unique(col).to_pylist() if v is not None)
             except (OSError, pa.ArrowException) as e:
                 raise BadInput(f"cannot read parquet: {e}", file=str(self.table.path)) from e
             self._facets = {k: sorted(v, key=lambda x: (len(x), x) if k == "stage" else (0, x))
@@ -241,6 +246,18 @@ class RunRows:
             raise BadInput(f"cannot read parquet: {e}", file=str(self.table.path)) from e
         numbers = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
         return self.rows(numbers) if len(numbers) else []
+
+
+def _equals(col: Any, value: str | int) -> Any:
+    """Whether each value of ``col`` is ``value`` (a dictionary array: its dictionary compared, then taken by
+    index; null stays null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(col.type):
+        hit = pc.equal(col.dictionary, pa.scalar(value).cast(col.dictionary.type))
+        return pc.take(hit, col.indices)
+    return pc.equal(col, pa.scalar(value).cast(col.type))
 
 
 @dataclass
