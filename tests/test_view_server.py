@@ -190,7 +190,8 @@ def test_a_loopback_server_refuses_other_hosts(served: Served, host: str) -> Non
 
 
 @pytest.mark.parametrize("query,field", [("run=7", "run"), ("run=-1", "run"), ("page=x", "page"),
-                                         ("stage=one", "stage"), ("stage=128", "stage"), ("size=0", "size"), ("size=100000", "size")])
+                                         ("stage=one", "stage"), ("stage=128", "stage"), ("size=0", "size"),
+                                         ("size=100000", "size")])
 def test_a_bad_parameter_is_a_400_naming_it(served: Served, query: str, field: str) -> None:
     status, _, body = served.request("GET", "/items?" + query)
     assert status == 400 and field.encode() in body and b"Traceback" not in body
