@@ -1,8 +1,8 @@
 """``medr2 view`` in headless Chromium (the distribution's package, driven by Playwright) against a real server on
 127.0.0.1: the leaderboard sorts, keeps run and mode in place when scrolled, shows a column when ticked; a click on
 a task cell opens exactly that task's items of that run and mode, paged; a click on an item shows every run's
-answer side by side with the image, the correct box, the messages as sent, the extraction's reading. Model output
-and a hostile run name are shown as text (no dialog, no console error: the CSP blocked nothing the page needed).
+answer side by side with the image, the correct box, the messages as sent, the extraction's reading. A subgroup slice
+(``medr2 score --slice``) opens its items too. Model output and a hostile run name are shown as text (no dialog, no console error: the CSP blocked nothing the page needed).
 Screenshots of each view are written to docs/ (view-leaderboard.png, view-items.png, view-item.png)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def view(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[P
     fx = make_fixture(root)
     hostile = root / HOSTILE_NAME
     shutil.copytree(fx.runs[1], hostile)
+    medr2.score(hostile, slice=["modality"], resamples=50)  # its subgroup table's slices are links too
     runs = [*fx.runs, hostile]
     server = medr2.view(runs, port=0, block=False)
     try:
@@ -143,6 +144,16 @@ def test_leaderboard_to_task_cell_to_item(view: tuple[Any, list[Path]]) -> None:
         assert HOSTILE["img"] in shown
         injected = "#cards script, #cards img:not([src^='/img/']), pre[data-role=response] *"
         assert page.eval_on_selector_all(injected, "els => els.length") == 0
+
+        # a subgroup slice opens its items: that run, that slice
+        page.goto(server.url)
+        link = page.locator("#subgroups a.drill").first
+        label = link.text_content()
+        link.click()
+        page.wait_for_selector("#cards article")
+        assert f"modality</b> = {label}" in page.inner_html("[data-role=slice]")
+        metas = page.eval_on_selector_all("#cards article .meta", "els => els.map(e => e.textContent)")
+        assert metas and all(f"{HOSTILE_NAME} · " in m for m in metas)
     assert errors == []
     assert dialogs == []
     assert requests and all(u.startswith(server.url) or u.startswith("data:") for u in requests), requests

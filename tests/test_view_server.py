@@ -284,3 +284,52 @@ def test_the_command_serves_until_interrupted(served: Served) -> None:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def sliced(served: Served) -> Iterator[tuple[ViewData, Path]]:
+    """A copy of a run scored again with subgroup slices (``medr2 score --slice modality,stage,age``)."""
+    run = served.root / "run_sliced"
+    shutil.copytree(served.runs[1], run)
+    medr2.score(run, slice=["modality,stage,age"], resamples=50)
+    view = ViewData.open([run])
+    try:
+        yield view, run
+    finally:
+        view.close()
+
+
+def test_a_slice_opens_its_cases_items(sliced: tuple[ViewData, Path]) -> None:
+    """Every slice of slices.json opens rows of exactly its cases: as many as the scorer counted (n_cases), each
+    row with the slice's item-level values, and the slices of one crossing share no row."""
+    view, run = sliced
+    slices = json.loads((run / "slices.json").read_text("utf-8"))
+    rows = {(r["item_id"], r["mode"]): r for r in pq.read_table(str(run / "scores.parquet")).to_pylist()}
+    tested = 0
+    for mode, by in slices["modes"].items():
+        for table in by.values():
+            seen: set[tuple[str, str]] = set()
+            for x in table["slices"]:
+                q = view.slice_query(view.runs[0].label, mode, x["key"])
+                assert q.cases and all(k in FILTER_FIELDS or (k, v) in q.cases for k, v in x["key"].items())
+                page = view.page(Query(q.run, q.filters, 0, 200, q.cases))
+                shown = [(c["id"], c["m"]) for c in page.rows]
+                assert page.total == len(shown) > 0
+                assert len({rows[k]["case_id"] for k in shown}) == x["n_cases"]
+                for k in shown:
+                    assert rows[k]["mode"] == mode
+                    assert all(str(rows[k][f]) == v for f, v in x["key"].items() if f in FILTER_FIELDS)
+                assert not seen & set(shown)
+                seen |= set(shown)
+                tested += 1
+    assert tested >= 2
+
+
+def test_a_slice_parameter_must_be_a_case_field(sliced: tuple[ViewData, Path]) -> None:
+    from medr2.errors import BadInput
+
+    with pytest.raises(BadInput, match="slice.task"):
+        Query.parse({"slice.task": "x"}, 1)
+    with pytest.raises(BadInput, match="slice.nope"):
+        Query.parse({"slice.nope": "x"}, 1)
+    assert Query.parse({"slice.modality": "MRI"}, 1).cases == (("modality", "MRI"),)

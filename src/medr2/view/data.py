@@ -31,6 +31,7 @@ from medr2.report.leaderboard import Leaderboard, breakdown_columns, build_leade
 # the score columns the items page filters on, in the order of its form; ``stage`` is a number
 FILTER_FIELDS = ("mode", "task", "stage", "variant", "verdict")
 MAX_STAGE = 127  # the stage column is int8
+SLICE_PREFIX = "slice."  # URL parameters of a slice's case-level fields
 PAGE_ROWS = 24  # cards per page
 MAX_PAGE_ROWS = 200
 CACHED_FILTERS = 32  # matching row numbers kept per run (a uint32 or int64 per matching row)
@@ -47,6 +48,9 @@ class Query:
     filters: tuple[tuple[str, str], ...] = ()  # (field of FILTER_FIELDS, value), in FILTER_FIELDS order
     page: int = 0
     size: int = PAGE_ROWS
+    # a subgroup slice's case-level fields (``medr2 score --slice``: sex, age, modality, ...) and their values,
+    # as the run's slices.json labels them; URL parameters ``slice.FIELD=VALUE``
+    cases: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name, value in self.filters:
@@ -54,6 +58,12 @@ class Query:
                 raise BadInput(f"not a filter (one of {', '.join(FILTER_FIELDS)})", field=name)
             if name == "stage" and not (re.fullmatch(r"[0-9]{1,3}", value) and int(value) <= MAX_STAGE):
                 raise BadInput(f"must be a whole number from 0 to {MAX_STAGE}", field=name)
+        if self.cases:
+            from medr2.bench.slicefields import SLICE_FIELDS
+
+            for name, _ in self.cases:
+                if name not in SLICE_FIELDS or SLICE_FIELDS[name].level != "case":
+                    raise BadInput("not a case-level slice field", field=SLICE_PREFIX + name)
 
     @classmethod
     def parse(cls, params: Mapping[str, str], n_runs: int) -> Query:
@@ -70,11 +80,12 @@ class Query:
             if name == "stage":
                 _int_param(params, name, 0, 0, MAX_STAGE)
             filters.append((name, value))
-        return cls(run, tuple(filters), page, size)
+        cases = tuple(sorted((k[len(SLICE_PREFIX):], v) for k, v in params.items() if k.startswith(SLICE_PREFIX)))
+        return cls(run, tuple(filters), page, size, cases)
 
     def params(self, **change: Any) -> dict[str, str]:
         """The URL parameters of this query with ``change`` applied (a filter set to "" is dropped)."""
-        out = {"run": str(self.run), **dict(self.filters)}
+        out = {"run": str(self.run), **dict(self.filters), **{SLICE_PREFIX + k: v for k, v in self.cases}}
         if self.page:
             out["page"] = str(self.page)
         if self.size != PAGE_ROWS:
@@ -157,22 +168,29 @@ class RunRows:
         text = [f for f in FILTER_FIELDS if f != "stage"]
         return open_parquet(self.table.path, read_dictionary=text) if dictionary else open_parquet(self.table.path)
 
-    def matching(self, filters: tuple[tuple[str, str], ...]) -> np.ndarray:
-        """Row numbers (file order) of the rows whose filter columns equal ``filters``' values."""
-        if filters in self._cache:
-            self._cache.move_to_end(filters)
-            return self._cache[filters]
-        got = self._scan(filters) if filters else np.arange(len(self.table), dtype=np.int64)
-        self._cache[filters] = got
+    def matching(self, filters: tuple[tuple[str, str], ...], cases: tuple[tuple[str, str], ...] = (),
+                 case_ids: frozenset[str] | None = None) -> np.ndarray:
+        """Row numbers (file order) of the rows whose filter columns equal ``filters``' values (and, with
+        ``case_ids``, whose case is one of them: the cases of the slice ``cases`` names)."""
+        key = (*filters, *((f"{SLICE_PREFIX}{k}", v) for k, v in cases))
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        if filters or case_ids is not None:
+            got = self._scan(filters, case_ids)
+        else:
+            got = np.arange(len(self.table), dtype=np.int64)
+        self._cache[key] = got
         while len(self._cache) > CACHED_FILTERS:
             self._cache.popitem(last=False)
         return got
 
-    def _scan(self, filters: tuple[tuple[str, str], ...]) -> np.ndarray:
+    def _scan(self, filters: tuple[tuple[str, str], ...], case_ids: frozenset[str] | None = None) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        cols = [name for name, _ in filters]
+        cols = [name for name, _ in filters] + (["case_id"] if case_ids is not None else [])
+        in_cases = pa.array(sorted(case_ids), type=pa.string()) if case_ids is not None else None
         parts: list[np.ndarray] = []
         offset = 0
         try:
@@ -181,6 +199,10 @@ class RunRows:
                     mask = None
                     for name, value in filters:
                         m = pc.fill_null(_equals(batch.column(name), int(value) if name == "stage" else value),
+                                         False)
+                        mask = m if mask is None else pc.and_(mask, m)
+                    if in_cases is not None:
+                        m = pc.fill_null(pc.is_in(batch.column("case_id").cast(pa.string()), value_set=in_cases),
                                          False)
                         mask = m if mask is None else pc.and_(mask, m)
                     parts.append(np.asarray(pc.indices_nonzero(mask)) + offset)
@@ -285,6 +307,7 @@ class ViewData:
     warnings: list[str]
     leaderboard: Leaderboard
     scores: list[RunRows] = field(default_factory=list)
+    _case_values: dict[Any, Any] = field(default_factory=dict)  # case-level slice values per bench, fields, bins
 
     @classmethod
     def open(cls, run_dirs: list[Path] | list[str], *, bench: Path | str | None = None) -> ViewData:
@@ -312,13 +335,38 @@ class ViewData:
         wanted = dict((("mode", lb_row.mode), *col.items))
         return Query(self.run_index(lb_row.run), tuple((f, wanted[f]) for f in FILTER_FIELDS if f in wanted))
 
+    def slice_query(self, run_label: str, mode: str, key: Mapping[str, str]) -> Query:
+        """The items of a subgroup slice (a row of the run's slices.json, ``key`` {field: value}): its item-level
+        fields (variant, stage, task) as filters, its case-level ones as the slice's cases."""
+        wanted = {"mode": mode, **{k: v for k, v in key.items() if k in FILTER_FIELDS}}
+        cases = tuple(sorted((k, v) for k, v in key.items() if k not in FILTER_FIELDS))
+        return Query(self.run_index(run_label), tuple((f, wanted[f]) for f in FILTER_FIELDS if f in wanted),
+                     cases=cases)
+
+    def case_ids(self, run: int, cases: tuple[tuple[str, str], ...]) -> frozenset[str]:
+        """The cases of the run's bench whose case-level slice fields have the values ``cases`` names, read as
+        ``medr2 score --slice`` read them (``medr2.bench.slicefields.case_values``, with the run's bins)."""
+        from medr2.bench.slicefields import case_values
+
+        r = self.runs[run]
+        bins = {str(k): tuple(float(e) for e in v) for k, v in
+                ((r.analysis.get("slices") or {}).get("bins") or {}).items() if isinstance(v, list)}
+        fields = tuple(k for k, _ in cases)
+        memo = (self._bench_root(r), fields, tuple(sorted(bins.items())))
+        if memo not in self._case_values:
+            self._case_values[memo] = case_values(memo[0], list(fields), bins)
+        table = self._case_values[memo]
+        keep = np.logical_and.reduce([table[k].to_numpy() == v for k, v in cases])
+        return frozenset(str(c) for c in table.index[keep])
+
     def _bench_root(self, run: RunData) -> Path:
         assert run.bench_root is not None
         return run.bench_root.resolve()
 
     def page(self, q: Query) -> Page:
         """The cards of page ``q.page`` of the rows ``q`` selects."""
-        numbers = self.scores[q.run].matching(q.filters)
+        ids = self.case_ids(q.run, q.cases) if q.cases else None
+        numbers = self.scores[q.run].matching(q.filters, q.cases, ids)
         chosen = numbers[q.page * q.size:(q.page + 1) * q.size]
         rows = self.scores[q.run].rows(chosen) if len(chosen) else []
         links = ImageLinks(roots=self.roots)

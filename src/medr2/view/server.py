@@ -42,6 +42,7 @@ from medr2.report.browser import script_safe_json
 from medr2.report.fmt import visible_bidi
 from medr2.report.html import template_environment
 from medr2.report.leaderboard import HEADLINE_KEYS
+from medr2.report.subgroups import subgroup_view
 from medr2.report.write import short_names
 from medr2.view.data import FILTER_FIELDS, Query, ViewData, bench_image
 
@@ -161,13 +162,22 @@ async def leaderboard_page(request: web.Request) -> web.Response:
     def link(row: int, key: str) -> str:
         return items_href(data.cell_query(row, key))
 
+    shorts = short_names([r.label for r in data.runs])
+    label_of = {v: k for k, v in shorts.items()}
+
+    def slice_link(table: Any, row: dict[str, Any]) -> str | None:
+        if not row.get("key"):
+            return None
+        return items_href(data.slice_query(label_of.get(table.run, table.run), table.mode, row["key"]))
+
+    subgroups = subgroup_view(data.runs, shorts)
     groups: dict[str, list[Any]] = {}
     for c in lb.columns:
         groups.setdefault(c.key.split(":", 1)[0] + "s" if ":" in c.key else "metrics", []).append(c)
     html = _render(request, "view_leaderboard.html.jinja", title="medr2 view", leaderboard=lb, link=link,
-                   best={c.key: lb.best(c.key) for c in lb.columns}, short_names=short_names([r.label for r in
-                                                                                               data.runs]),
-                   groups=groups, shown=set(FIRST_COLUMNS), warnings=data.warnings, runs=data.runs)
+                   best={c.key: lb.best(c.key) for c in lb.columns}, short_names=shorts, groups=groups,
+                   subgroups=subgroups if not subgroups.empty else None, slice_link=slice_link,
+                   shown=set(FIRST_COLUMNS), warnings=data.warnings, runs=data.runs)
     return web.Response(text=html, content_type="text/html")
 
 
@@ -181,6 +191,7 @@ async def items_page(request: web.Request) -> web.Response:
                    filters=dict(q.filters), facets=facets, fields=FILTER_FIELDS, runs=data.runs,
                    prev=items_href(q, page=q.page - 1) if q.page > 0 else None,
                    next=items_href(q, page=q.page + 1) if q.page + 1 < page.pages else None,
+                   unsliced="/items?" + urlencode(Query(q.run, q.filters).params()),
                    data_json=_island(island))
     return web.Response(text=html, content_type="text/html")
 
