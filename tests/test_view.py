@@ -1,9 +1,10 @@
 """``medr2 view`` in headless Chromium (the distribution's package, driven by Playwright) against a real server on
 127.0.0.1: the leaderboard sorts, keeps run and mode in place when scrolled, shows a column when ticked; a click on
 a task cell opens exactly that task's items of that run and mode, paged; a click on an item shows every run's
-answer side by side with the image, the correct box, the messages as sent, the extraction's reading. A subgroup slice
-(``medr2 score --slice``) opens its items too. Model output and a hostile run name are shown as text (no dialog, no console error: the CSP blocked nothing the page needed).
-Screenshots of each view are written to docs/ (view-leaderboard.png, view-items.png, view-item.png)."""
+answer side by side with the image, the correct box, the messages as sent, the extraction's reading. A subgroup
+slice (``medr2 score --slice``) opens its items too. Model output and a hostile run name are shown as text (no
+dialog, no console error: the CSP blocked nothing the page needed). Screenshots of each view are written to docs/
+(view-leaderboard.png, view-items.png, view-item.png)."""
 
 from __future__ import annotations
 
