@@ -333,3 +333,21 @@ def test_a_slice_parameter_must_be_a_case_field(sliced: tuple[ViewData, Path]) -
     with pytest.raises(BadInput, match="slice.nope"):
         Query.parse({"slice.nope": "x"}, 1)
     assert Query.parse({"slice.modality": "MRI"}, 1).cases == (("modality", "MRI"),)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from('<>&"\\\'/=ab \u202e\u2028!-;#x'), min_size=1, max_size=24))
+def test_a_value_from_the_request_is_escaped_where_the_page_shows_it(served: Served, text: str) -> None:
+    """Values taken from the URL come back in the page (the filter form keeps them) only escaped: between two
+    markers, no character that could end an attribute or open a tag, and every ``&`` starts an entity."""
+    value = f"QZX{text}XZQ"
+    query = urlencode({"run": "0", "task": value, "verdict": value, "slice.modality": value})
+    status, headers, body = served.request("GET", "/items?" + query)
+    assert status == 200
+    shown = re.findall(r"QZX(.*?)XZQ", body.decode("utf-8"), re.S)
+    assert len(shown) >= 3  # each value is shown (the form keeps it)
+    for seg in shown:
+        assert not set(seg) & set("<>\"'"), seg
+        assert all(re.match(r"&(#[0-9]+|#x[0-9a-fA-F]+|[a-z]+);", seg[i:]) for i, c in enumerate(seg) if c == "&")
+        assert "\u202e" not in seg  # bidi controls shown as markers, as in the report
+    _check_headers(headers)
