@@ -99,7 +99,10 @@ def _route_paths() -> list[str]:
 def test_every_route_answers_with_the_security_headers(served: Served) -> None:
     assert {m for m, _, _ in ROUTES} <= SAFE_METHODS  # the routes of today only read
     for path in [*_route_paths(), "/items?run=0&stage=1", "/item?id=x", "/no-such-route", "/items?run=99"]:
+        head = served.request("HEAD", path)
+        _check_headers(head[1])
         status, headers, body = served.request("GET", path)
+        assert head[0] == status and head[2] == b"", path
         assert status in (200, 204, 400, 404), path
         _check_headers(headers)
         if headers.get("content-type", "").startswith("text/html"):

@@ -253,7 +253,10 @@ def make_app(data: ViewData, *, host: str = DEFAULT_HOST) -> web.Application:
                       "env": template_environment("medr2.view"),
                       "reader": ThreadPoolExecutor(max_workers=1, thread_name_prefix="medr2-view-reader")}
     for method, path, handler in ROUTES:
-        app.router.add_route(method, path, handler)
+        if method == "GET":
+            app.router.add_get(path, handler)  # and HEAD
+        else:
+            app.router.add_route(method, path, handler)
 
     async def _close(app: web.Application) -> None:
         app[APP_STATE]["reader"].shutdown(wait=False, cancel_futures=True)
