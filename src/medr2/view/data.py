@@ -319,10 +319,10 @@ class ViewData:
         unique_labels(runs)
         items, benches, warnings = load_benches(runs)
         roots = tuple(benches)
-        for r in runs:
-            assert isinstance(r.scores, ScoreTable)  # load_run reads scores.parquet
+        tables = [r.scores for r in runs if isinstance(r.scores, ScoreTable)]  # load_run reads scores.parquet
+        assert len(tables) == len(runs)
         lb = build_leaderboard(runs, breakdown_columns(runs))
-        return cls(runs, items, roots, warnings, lb, [RunRows(r.scores) for r in runs])  # type: ignore[arg-type]
+        return cls(runs, items, roots, warnings, lb, [RunRows(t) for t in tables])
 
     def run_index(self, label: str) -> int:
         return next(i for i, r in enumerate(self.runs) if r.label == label)
