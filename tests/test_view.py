@@ -158,3 +158,51 @@ def test_leaderboard_to_task_cell_to_item(view: tuple[Any, list[Path]]) -> None:
     assert errors == []
     assert dialogs == []
     assert requests and all(u.startswith(server.url) or u.startswith("data:") for u in requests), requests
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Two runs on one bench through a scripted server on 127.0.0.1: one whose rationales carry claims (reasoning
+    mode, scored with the claim check), one with per-answer log-probabilities (``--confidence logprobs``)."""
+    from medr2.score.scorer import score_run
+    from tests.run_fixtures import make_bench
+    from tests.test_report_claims import _reasoning_run
+    from tests.test_score_calibration_e2e import logprob_run
+
+    root = tmp_path_factory.mktemp("view_audited")
+    bench = make_bench(root / "bench", n_cases=6)
+    claims_run, conf_run = root / "claims-run", root / "conf-run"
+    _reasoning_run(bench, claims_run)
+    score_run(claims_run, mixed_splits=True, n_resamples=50)
+    logprob_run(bench.root, conf_run)
+    score_run(conf_run, mixed_splits=True, n_resamples=50)
+    server = medr2.view([claims_run, conf_run], port=0, block=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_an_item_shows_claims_and_confidence_side_by_side(audited: Any) -> None:
+    errors: list[str] = []
+    dialogs: list[str] = []
+    requests: list[str] = []
+    with chromium_browser() as browser:
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        _watch(page, errors, dialogs, requests)
+        page.goto(audited.url + "items?run=0&mode=reasoning&size=200")
+        page.wait_for_selector("#cards article")
+        with_claims = page.locator(".slot", has=page.locator("[data-role=claims-legend]"))
+        assert with_claims.count() > 0
+        item = with_claims.first.get_attribute("data-item")
+        page.goto(audited.url + f"item?id={item}")
+        page.wait_for_selector("#cards article")
+        whos = page.eval_on_selector_all(".slot .who", "els => els.map(e => e.textContent)")
+        assert any(w.startswith("claims-run") for w in whos) and any(w.startswith("conf-run") for w in whos)
+        assert page.locator("#cards [data-role=claims-legend]").count() >= 1
+        assert page.locator("#cards mark.claim").count() >= 1  # claims marked in the response
+        texts = page.eval_on_selector_all("#cards article .kv", "els => els.map(e => e.textContent)")
+        assert any(t.startswith("confidence: ") and "(logprobs)" in t for t in texts), texts
+        assert page.eval_on_selector_all("#cards pre script, #cards mark script", "els => els.length") == 0
+    assert errors == [] and dialogs == []
+    assert all(u.startswith(audited.url) for u in requests), requests
