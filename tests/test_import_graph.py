@@ -1,6 +1,6 @@
 """The package import graph follows the documented data flow (docs/architecture.md):
 
-    sources → tasks/build → perturb → models → run/store → score → report → train
+    sources → tasks/build → perturb → models → run/store → score → report → view → train
 
 Every ``import medr2.X`` / ``from medr2.X import …`` / relative import of every module under ``src/medr2`` is
 collected with ``ast`` (function-level, lazy and ``TYPE_CHECKING`` imports included) and mapped to its room (the
@@ -43,7 +43,9 @@ RANK: dict[str, int] = {
     "interop": 5,
     "score": 6,
     "report": 7,
-    "train": 8,
+    # the live viewer over scored runs shows the report's leaderboard table, rows and cards
+    "view": 8,
+    "train": 9,
     # the entry points may import any room: the front door, the command line, the demo that runs every stage
     **dict.fromkeys(("api", "cli", "demo", "__main__", "__init__"), 99),
 }

@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # what ``__getattr__`` returns, for type checkers (src/medr2/
         task as task,
         tiny_vlm as tiny_vlm,
         variants_sheet as variants_sheet,
+        view as view,
         vllm_export as vllm_export,
     )
 
@@ -85,6 +86,7 @@ __all__ = [
     # verbs (one per command of ``medr2 --help``)
     "build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
     "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export", "demo",
+    "view",
     # records and the model contract
     "Case", "Item", "Prediction", "Score", "Bench", "Adapter", "Request", "Response", "Message", "Part",
     "GenSettings", "BoxConvention", "AdapterOptions", "CallableAdapter",

@@ -136,7 +136,7 @@ _LAZY: dict[str, str] = {
 
 VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
          "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
-         "demo")
+         "demo", "view")
 
 __all__ = [*VERBS, *_LAZY]
 
@@ -436,6 +436,17 @@ def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLik
     from medr2.report.write import write_report
 
     return write_report(_paths(runs), out, bench=bench, max_items=max_items, title=title, progress=progress)
+
+
+def view(runs: PathLike | Sequence[PathLike], *, bench: PathLike | None = None, host: str = "127.0.0.1",
+         port: int = 8765, block: bool = True, on_ready: Callable[[str], None] | None = None) -> Any:
+    """``medr2 view``: a local web app over scored runs (leaderboard, the items behind each number, one item's
+    answers side by side), on ``host:port`` (loopback unless told; port 0: a free one). ``on_ready(url)`` is
+    called once it listens. ``block``: serve until interrupted (Ctrl-C), then stop; else return at once. Returns
+    the :class:`medr2.view.server.ViewServer` (``.url``, ``.stop()``)."""
+    from medr2.view.server import open_view
+
+    return open_view(_paths(runs), bench=bench, host=host, port=port, block=block, on_ready=on_ready)
 
 
 # ---------------------------------------------------------------------------------------------------------

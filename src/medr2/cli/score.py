@@ -115,7 +115,7 @@ def _print_analysis(run: Path, metrics: dict[str, object]) -> None:
     """The harm figures and each slicing's largest accuracy gap (text from the data printed as plain text)."""
     from medr2.console import say
     from medr2.report.fmt import fmt_value_n
-    from medr2.score.scorer import HARM_FILE, SLICES_FILE
+    from medr2.score.files import HARM_FILE, SLICES_FILE
 
     harm, slices = metrics.get("harm"), metrics.get("slices")
     if isinstance(harm, dict):

@@ -21,6 +21,7 @@ from medr2.report.plots import Plot
 from medr2.report.subgroups import HARM_KEYS, SubgroupView
 
 TEMPLATE = "index.html.jinja"
+SCRIPTS = ("cards.js", "browser.js")  # the shared card renderer (also `medr2 view`'s), then the report's browser
 
 
 @dataclass(frozen=True)
@@ -76,18 +77,25 @@ def _finalize(value: Any) -> Any:
     return visible_bidi(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
+def template_environment(package: str = "medr2.report") -> Any:
+    """The Jinja2 environment of the report's pages (autoescape on, undefined names refused, bidi controls shown
+    as markers): the report's templates, and ``package``'s first where another page set (``medr2 view``) adds its
+    own."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+
+    folders = [str(resources.files(p).joinpath("templates")) for p in dict.fromkeys((package, "medr2.report"))]
+    return Environment(loader=ChoiceLoader([FileSystemLoader(f) for f in folders]), autoescape=True,
+                       undefined=StrictUndefined, keep_trailing_newline=True, finalize=_finalize)
+
+
 def render_index(*, title: str, runs: list[RunSummary], leaderboard: Leaderboard, plots: list[Plot],
                  browser: dict[str, Any], warnings: list[str], short_names: dict[str, str] | None = None,
                  subgroups: SubgroupView | None = None) -> str:
     """The page. Every table is opened by the template's one ``table`` macro, which captions it with the
     split(s) scored and the bootstrap's unit of the runs it shows (:class:`medr2.report.fmt.Scopes`, by the names
     the tables show: the leaderboard's scopes under the short names)."""
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    env = Environment(loader=FileSystemLoader(str(resources.files("medr2.report").joinpath("templates"))),
-                      autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True,
-                      finalize=_finalize)
-    js, css = _asset("browser.js"), _asset("report.css")
+    env = template_environment()
+    js, css = "\n".join(_asset(name) for name in SCRIPTS), _asset("report.css")
     for asset in (js, css):
         if "</" in asset:
             raise ValueError("an inlined asset must not contain '</'")

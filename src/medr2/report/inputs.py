@@ -307,7 +307,7 @@ def load_run(run_dir: Path | str, *, bench: Path | str | None = None, with_bench
 
 def _read_analysis(run_dir: Path) -> dict[str, Any]:
     """The run's ``harm.json`` and ``slices.json`` where ``medr2 score --harm/--slice`` wrote them."""
-    from medr2.score.scorer import HARM_FILE, SLICES_FILE
+    from medr2.score.files import HARM_FILE, SLICES_FILE
 
     return {key: _read_json(run_dir / name) for key, name in (("harm", HARM_FILE), ("slices", SLICES_FILE))
             if (run_dir / name).is_file()}

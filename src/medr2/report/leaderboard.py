@@ -28,6 +28,9 @@ class Column:
     tip: str = ""  # what the number is (the header's tooltip, with the direction)
     secondary: bool = False  # computed on a subset of the answers (shown after the headline and reliance columns)
     nonzero: bool = False  # shown only where some run's value is not 0 (a rate every run writes, mostly 0)
+    # the scored rows behind the number, as (score column, value) filters (``medr2 view``'s click from a cell to
+    # its items); empty: every row of the run and mode
+    items: tuple[tuple[str, str], ...] = ()
 
     @property
     def arrow(self) -> str:
@@ -50,10 +53,14 @@ COLUMNS: tuple[Column, ...] = (
            tip="Accuracy lost when the prompt carries a misleading hint."),
     Column("mfr", "MFR", ("prompt_reliance", "MFR"), better="lower",
            tip="Misleading-hint follow rate: answers that took the wrong hint."),
-    Column("s1", "S1 acquisition", ("stages", "1"), always=True, tip="Accuracy on stage 1 (acquisition)."),
-    Column("s2", "S2 anatomy", ("stages", "2"), always=True, tip="Accuracy on stage 2 (anatomy)."),
-    Column("s3", "S3 findings", ("stages", "3"), always=True, tip="Accuracy on stage 3 (findings)."),
-    Column("s4", "S4 diagnosis", ("stages", "4"), always=True, tip="Accuracy on stage 4 (diagnosis)."),
+    Column("s1", "S1 acquisition", ("stages", "1"), always=True, tip="Accuracy on stage 1 (acquisition).",
+           items=(("stage", "1"),)),
+    Column("s2", "S2 anatomy", ("stages", "2"), always=True, tip="Accuracy on stage 2 (anatomy).",
+           items=(("stage", "2"),)),
+    Column("s3", "S3 findings", ("stages", "3"), always=True, tip="Accuracy on stage 3 (findings).",
+           items=(("stage", "3"),)),
+    Column("s4", "S4 diagnosis", ("stages", "4"), always=True, tip="Accuracy on stage 4 (diagnosis).",
+           items=(("stage", "4"),)),
     Column("worst_case", "Worst-case acc", ("consistency", "WorstCaseAcc"),
            tip="Accuracy counting an item right only if every variant of it is right."),
     Column("flip_rate", "Flip rate", ("consistency", "FlipRate"), better="lower",
@@ -74,10 +81,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("auroc", "AUROC (conf.)", ("calibration", "calibration", "AUROC"), secondary=True,
            tip="How well the confidence separates right from wrong answers (0.5: not at all)."),
     Column("unparsed", "Unparsed", ("rates", "unparsed"), always=True, better="lower",
-           tip="Answers that could not be read (counted wrong)."),
+           tip="Answers that could not be read (counted wrong).", items=(("verdict", "unparsed"),)),
     # declined answers (shown where some run has them), and declining where the image cannot answer (probes)
     Column("abstained", "Abstained", ("rates", "abstained"), better="lower",
-           tip="Answers that declined to answer (counted wrong in accuracy)."),
+           tip="Answers that declined to answer (counted wrong in accuracy).", items=(("verdict", "abstained"),)),
     Column("appropriate_abstention", "Abstains when unanswerable",
            ("calibration", "abstention", "appropriate_abstention"),
            tip="Share of the unanswerable probes (evidence removed or replaced) where the model declined."),
@@ -85,9 +92,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("judged", "Judged", ("rates", "judged"), better="lower", nonzero=True,
            tip="Answers the reader left unparsed that the LLM judge read (scored as it read them; see its κ)."),
     Column("truncated", "Truncated", ("rates", "truncated"), better="lower",  # not in older runs
-           tip="Answers cut off by the token limit (counted wrong)."),
+           tip="Answers cut off by the token limit (counted wrong).", items=(("verdict", "truncated"),)),
     Column("error", "Error", ("rates", "error"), always=True, better="lower",
-           tip="Requests that failed (counted wrong)."),
+           tip="Requests that failed (counted wrong).", items=(("verdict", "error"),)),
 )
 HEADLINE_KEYS = ("overall", "vrs", "blind_gap", "mislead_drop", "mfr")
 BASELINE_PREFIX = "baseline:"
@@ -163,13 +170,34 @@ class Leaderboard:
                 "text": fmt_ci(m) + (LOW_N_MARK if low_n else ""), "n_text": fmt_n(n, n_cases)}
 
 
-def build_leaderboard(runs: list[RunData]) -> Leaderboard:
+# the per-task and per-variant accuracies of metrics.json (``modes[MODE].tasks`` / ``.variants``): a column each in
+# ``medr2 view``'s leaderboard (``breakdown_columns``), keyed ``task:NAME`` / ``variant:CODE``
+# (metrics block, score column, the cell's path below the name, tip)
+BREAKDOWNS = (("tasks", "task", (), "Accuracy on task {} (its items, every variant)."),
+              ("variants", "variant", ("acc",), "Accuracy on the items of variant {}."))
+
+
+def breakdown_columns(runs: list[RunData]) -> tuple[Column, ...]:
+    """A column for every task and every variant some run's metrics report, each naming its items."""
+    out: list[Column] = []
+    for block, field, below, tip in BREAKDOWNS:
+        names = sorted({str(k) for run in runs for mm in run.metrics.get("modes", {}).values()
+                        if isinstance(mm, dict) and isinstance(mm.get(block), dict) for k in mm[block]})
+        out += [Column(f"{field}:{n}", n, (block, n, *below), tip=tip.format(n), secondary=True, items=((field, n),))
+                for n in names]
+    return tuple(out)
+
+
+def build_leaderboard(runs: list[RunData], extra: tuple[Column, ...] = ()) -> Leaderboard:
+    """The leaderboard of ``runs``: :data:`COLUMNS` (a column no run reports left out unless ``always``), then
+    ``extra`` columns (``breakdown_columns``) where some run reports them."""
+    columns = COLUMNS + extra
     rows = []
     for run in runs:
         for mode, mm in run.metrics.get("modes", {}).items():
             if isinstance(mm, dict):
-                rows.append(Row(run.label, run.model_key, mode, {c.key: lookup(mm, c.path) for c in COLUMNS}))
-    cols = tuple(c for c in COLUMNS if c.always or any(
+                rows.append(Row(run.label, run.model_key, mode, {c.key: lookup(mm, c.path) for c in columns}))
+    cols = tuple(c for c in columns if c.always or any(
         r.cells[c.key] is not None and (not c.nonzero or (r.cells[c.key] or {}).get("value")) for r in rows))
     return Leaderboard(cols, tuple(rows), Scopes.of_runs({run.label: run.metrics for run in runs}))
 

@@ -99,7 +99,9 @@ def _harm_rows(r: RunData, name: str) -> list[HarmRow]:
 
 
 def _slice_row(x: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    key = x.get("key")  # {slice field: value} (``medr2 view`` opens the slice's items by it)
     return {"label": str(x.get("label")), "n_cases": int(x.get("n_cases", 0)), "low_n": bool(x.get("low_n")),
+            "key": {str(k): str(v) for k, v in key.items()} if isinstance(key, dict) else {},
             "cells": [_cell(x.get("metrics", {}).get(k)) for k in keys]}
 
 

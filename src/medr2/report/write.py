@@ -25,7 +25,7 @@ def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable], list[str]]:
+def load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable], list[str]]:
     """The benches of the runs, opened by columns (checksums verified, as eval verifies them; records are read
     only for the items a report shows), and their items as one :class:`BenchItems`."""
     from medr2.bench.format import verify_checksums
@@ -169,7 +169,7 @@ def write_report(run_dirs: list[Path] | list[str], out_dir: Path | str, *, bench
         progress.advance()
     unique_labels(runs)
     progress.step("reading benches")
-    items, benches, warnings = _load_benches(runs)
+    items, benches, warnings = load_benches(runs)
     warnings += _incomplete_warnings(runs)
     for r in runs:
         if r.manifest.get("complete") is False:  # a merge of shards whose eval did not finish

@@ -28,6 +28,7 @@ from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, s
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
 from medr2.score.boxes import BoxReading, convention_from_json, format_box, read_box, read_box_pixels
 from medr2.score.extract import EXTRACTORS, Reading, read
+from medr2.score.files import HARM_FILE, SLICES_FILE
 from medr2.score.itemcols import ScoringItems, open_scoring_items
 from medr2.score.items import ItemLike
 from medr2.score.itemspill import ITEM_BATCH_ROWS
@@ -40,7 +41,7 @@ SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
 QUARANTINE_FILE = "score_quarantine.jsonl"
 # subgroup slices and harm of a scored run (medr2.score.slices), written after the scores by `score --slice/--harm`
-SLICES_FILE, HARM_FILE = "slices.json", "harm.json"
+# (their names in medr2.score.files: HARM_FILE, SLICES_FILE)
 ANALYSIS_FILES = (SLICES_FILE, HARM_FILE)
 CLAIMS_FILE = "claims.parquet"  # per-claim verdicts of the rationale audit (medr2.score.claims.CLAIMS_FILE)
 BOX_CORRECT_IOU = 0.5

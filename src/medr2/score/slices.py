@@ -25,9 +25,10 @@ import pandas as pd
 from medr2.bench.format import case_clusters
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, case_values, parse_bins
 from medr2.errors import BadInput
+from medr2.score.files import HARM_FILE, SLICES_FILE
 from medr2.score.harm import HarmSpec, harm_units, register_attack_harm, register_harm
 from medr2.score.metrics import METRIC_GROUPS, Ctx, Ref, accuracy_units, attack_pairs
-from medr2.score.scorer import HARM_FILE, SLICES_FILE, _run_manifest, load_table
+from medr2.score.scorer import _run_manifest, load_table
 from medr2.score.stats import DEFAULT_RESAMPLES, MetricBook, bootstrap_z_test, holm, seed_for
 
 # a slice from fewer cases than this is marked low_n and never ranked (docs/metrics.md, "Slices")
