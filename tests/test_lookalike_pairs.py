@@ -75,11 +75,11 @@ def test_v12_candidates_are_other_patients_of_the_modality_and_split_each_image_
     assert all(c.modality == me.modality and c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256
                and c.split == me.split for c in got)  # never an image of another split
     assert len({c.image_sha256 for c in got}) == len(got)
-    group = [c for c in cases if c.modality == me.modality]
+    group = [c for c in cases if c.modality == me.modality and c.split == me.split]  # what others_for gives
     eligible = {c.image_sha256 for c in group if c.patient_id != me.patient_id and c.image_sha256 != me.image_sha256
                 and c.split == me.split}
     if len(group) <= 2 * k:
-        assert {c.image_sha256 for c in got} == eligible  # a small modality: every such case is compared
+        assert {c.image_sha256 for c in got} == eligible  # a small group: every such case is compared
     else:
         assert len(got) <= k
     again = PerturbContext(Path("."), ImageStore(Path(".")), seed, {}, {}, FactPools([]), CaseIndex(cases[::-1]))

@@ -256,7 +256,7 @@ def test_v2_prefers_the_drawn_case_that_differs_most(fx: Fixture) -> None:
     assert known >= 2
 
     def ref(case_id: str, facts: tuple[str | None, ...]) -> CaseRef:
-        return CaseRef(case_id, f"patient-{case_id}", f"sha-{case_id}", case.modality, facts)
+        return CaseRef(case_id, f"patient-{case_id}", f"sha-{case_id}", case.modality, facts, case.split)
 
     alike = [ref(f"b{i}", mine) for i in range(3)]
     unknown = ref("c", (None,) * len(mine))

@@ -54,6 +54,7 @@ class CaseIndex:
 
     def __init__(self, cases: Iterable[Case] = ()) -> None:
         self._by_mod: dict[str, list[CaseRef]] = {}
+        self._by_split: dict[str, dict[str, list[CaseRef]]] = {}
         self._sorted = True
         for c in cases:
             self.add(c)
@@ -70,8 +71,21 @@ class CaseIndex:
         if not self._sorted:
             for refs in self._by_mod.values():
                 refs.sort(key=lambda r: r.case_id)
+            self._by_split = {}
             self._sorted = True
         return self._by_mod
+
+    def of_split(self, split: str | None) -> dict[str, list[CaseRef]]:
+        """The cases of ``split`` per modality, each list sorted by case id (every case where ``split`` is None:
+        before splits are assigned). Made once per split."""
+        by_mod = self.by_modality
+        if split is None:
+            return by_mod
+        got = self._by_split.get(split)
+        if got is None:
+            got = {m: kept for m, refs in by_mod.items() if (kept := [r for r in refs if r.split == split])}
+            self._by_split[split] = got
+        return got
 
 
 def chains_of(clean_items: Iterable[Item]) -> dict[str, list[Item]]:
@@ -98,10 +112,11 @@ class PerturbContext:
     _rendered: dict[tuple[object, ...], ImageRef] = field(default_factory=dict, repr=False)
     memo: dict[tuple[object, ...], Any] = field(default_factory=dict, repr=False)
 
-    @property
-    def cases_by_modality(self) -> dict[str, list[CaseRef]]:
-        """References to every case per modality, each list sorted by case id."""
-        return self.index.by_modality
+    def others_for(self, case: Case) -> dict[str, list[CaseRef]]:
+        """The cases a variant of ``case`` may show the image of, per modality, each list sorted by case id: those of
+        ``case``'s split (every case before splits are assigned). The one door to other cases' images (V2, V3, V12):
+        a training item never shows a held-out image, a test item never a training one."""
+        return self.index.of_split(case.split)
 
     def case(self, case_id: str) -> Case:
         """A case this context holds in full (its own case, or one its perturbations declared)."""

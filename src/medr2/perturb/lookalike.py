@@ -46,11 +46,10 @@ class LookAlikePair(Perturbation):
         if key in ctx.memo:
             return list(ctx.memo[key])
         k = int(self.params["candidates"])
-        group = ctx.cases_by_modality.get(case.modality, [])
+        group = ctx.others_for(case).get(case.modality, [])
 
         def eligible(c: CaseRef) -> bool:
-            return (c.patient_id != case.patient_id and c.image_sha256 != case.image_sha256
-                    and c.split == case.split)
+            return c.patient_id != case.patient_id and c.image_sha256 != case.image_sha256
 
         if len(group) <= 2 * k:
             ok = [c for c in group if eligible(c)]

@@ -157,7 +157,7 @@ class _OtherCase(Perturbation):
 
     def _choose(self, case: Case, ctx: PerturbContext) -> CaseRef:
         rng = np.random.default_rng(derive_seed(ctx.seed, case.case_id, self.code))
-        by_mod = ctx.cases_by_modality
+        by_mod = ctx.others_for(case)
         if self.same_modality:
             group = by_mod.get(case.modality, [])
         else:  # spread over the other modalities evenly, then over their cases
