@@ -55,39 +55,34 @@ def _parent_not_a_folder(p: Path) -> Path | None:
     return None
 
 
-def check_out(folder: Path | str, field: str = "--out") -> Path:
-    """``folder`` as a Path, refused (BadInput, exit 2) if it exists and is not a folder, or lies under a file."""
-    p = Path(folder)
+def _check_path(path: Path | str, field: str, wrong_kind: Callable[[Path], bool], wrong: str) -> Path:
+    """``path`` as a Path, refused (BadInput, exit 2) where ``wrong_kind`` holds (message ``wrong``) or it lies
+    under a file: the one output-path check behind :func:`check_out` and :func:`check_out_file`."""
+    p = Path(path)
     try:
-        exists_not_dir = p.exists() and not p.is_dir()
+        bad_kind = p.exists() and wrong_kind(p)
         under = _parent_not_a_folder(p)
     except (OSError, ValueError) as e:
-        raise BadInput(f"unusable output path: {e}", file=str(folder)[:300], field=field) from None
-    if exists_not_dir:
-        raise BadInput("the output path is an existing file, not a folder; choose a folder (new or one this "
-                       "command wrote)", file=str(p), field=field)
+        raise BadInput(f"unusable output path: {e}", file=str(path)[:300], field=field) from None
+    if bad_kind:
+        raise BadInput(wrong, file=str(p), field=field)
     if under is not None:
         raise BadInput(f"the output path lies under {under}, which is a file, not a folder", file=str(p),
                        field=field)
     return p
+
+
+def check_out(folder: Path | str, field: str = "--out") -> Path:
+    """``folder`` as a Path, refused (BadInput, exit 2) if it exists and is not a folder, or lies under a file."""
+    return _check_path(folder, field, lambda p: not p.is_dir(), "the output path is an existing file, not a "
+                       "folder; choose a folder (new or one this command wrote)")
 
 
 def check_out_file(path: Path | str, field: str = "--out") -> Path:
     """The output check of a command writing one file (``contact-sheet``, ``variants-sheet``): ``path`` as a
     Path, refused (BadInput, exit 2) if it is an existing folder (or not a regular file) or lies under a file."""
-    p = Path(path)
-    try:
-        exists_not_file = p.exists() and not p.is_file()
-        under = _parent_not_a_folder(p)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"unusable output path: {e}", file=str(path)[:300], field=field) from None
-    if exists_not_file:
-        raise BadInput("the output path is an existing folder (or not a regular file); name the file to write",
-                       file=str(p), field=field)
-    if under is not None:
-        raise BadInput(f"the output path lies under {under}, which is a file, not a folder", file=str(p),
-                       field=field)
-    return p
+    return _check_path(path, field, lambda p: not p.is_file(), "the output path is an existing folder (or not a "
+                       "regular file); name the file to write")
 
 
 def contents(folder: Path) -> list[Path]:
