@@ -84,7 +84,7 @@ def _response(item: Item, right: bool) -> str:
         return f"The answer is {next(chr(65 + i) for i in range(len(item.options)) if chr(65 + i) != item.answer)}."
     if item.form == "multi":
         return "A, B, C, D" if item.answer != "A,B,C,D" else "A"
-    return {"yesno": "no" if item.answer == "yes" else "yes", "box": "[0, 0, 1, 1]"}.get(item.form, "zzz")
+    return {"yesno": "no" if item.answer == "yes" else "yes", "box": "[0, 0, 2, 2]"}.get(item.form, "zzz")
 
 
 def _expected_accuracy(items: list[Item], right: dict[str, bool]) -> float:

@@ -215,7 +215,7 @@ def test_cli_judge_with_a_key_and_a_dead_judge(model_run: Path, tmp_path: Path,
     monkeypatch.setenv("MY_JUDGE_KEY", SECRET)
     with JudgeServer(agreeing) as srv:
         res = CliRunner().invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "50", "--judge",
-                                       "judge-model", "--judge-base-url", srv.url, "--judge-key-env",
+                                       "judge-model", "--judge-base-url", srv.url, "--judge-api-key-env",
                                        "MY_JUDGE_KEY"])
         assert srv.auth == {f"Bearer {SECRET}"}
     assert res.exit_code == 0, res.output

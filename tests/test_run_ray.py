@@ -286,7 +286,7 @@ def test_the_ray_workers_send_the_local_clients_body_bytes(tmp_path: Path) -> No
     settings = GenSettings(max_new_tokens=7, temperature=0.0, seed=3)
     spec = rx._BodySpec(model="m", extra_body=json.dumps({"top_k": 2}), max_tokens_field="max_tokens",
                         bench_root=str(bench.root), settings=json.dumps(rx._settings_dict(settings)))
-    row = {"request_hash": "h1", "item_id": item.item_id, "messages": json.dumps(messages_json(msgs))}
+    row = rx._request_row("h1", item, messages_json(msgs))
     out = rx._preprocess(spec, dict(row))
     assert out["__inference_error__"] == ""
     local = OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"], extra_body={"top_k": 2}).body(

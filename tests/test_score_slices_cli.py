@@ -39,8 +39,8 @@ def scripted_run(tmp_path_factory: pytest.TempPathFactory, build_sample) -> tupl
         it = items[request.item_id]
         right = modality[it.case_id] == "MRI"
         if it.form == "box":
-            b = it.answer_box or (0.0, 0.0, 1.0, 1.0)
-            return json.dumps(list(b) if right else [0, 0, 1, 1])
+            b = it.answer_box or (0.0, 0.0, 1.0, 1.0)  # wrong: 2 pixels ([0, 0, 1, 1] reads as the whole image, 0-1)
+            return json.dumps(list(b) if right else [0, 0, 2, 2])
         if it.form == "yesno":
             return it.answer if right else ("no" if it.answer == "yes" else "yes")
         if it.form == "text":

@@ -25,8 +25,9 @@ from tests import build_fixtures  # noqa: F401  (registers the "buildtest" sourc
 # from that change with the default split unit. 2026-12-06, recomputed once for the changes merged that day, each on
 # purpose: bench format 3 (image ids from pixels, issue 44), the clinical vocabulary's option check (issue 39),
 # sex/age read from the sample's DICOM headers (issue 46), the readers' shared case merge (issue 43) and the
-# answerability contracts (issue 40: tasks skipped where the source does not declare what they assert).
-DEFAULT_CHECKSUM = "8236b8bcbdd68466dcdf1592f23784f73fabfe510e4ac31395fc3f857941693f"
+# answerability contracts (issue 40: tasks skipped where the source does not declare what they assert). Then by
+# commit 180c67c alone (checked by building at 7b438d8 and 180c67c): V2 shows a case of its own split.
+DEFAULT_CHECKSUM = "afad0dca816049d8114311b7c7b43351161863b959b954bf6aff621fc769c6dd"
 
 
 def _build(root: Path, **kw: object) -> Path:
@@ -88,8 +89,16 @@ def test_export_leak_rule_on_a_case_split(benches: dict[str, Path]) -> None:
     skipped: Counter[str] = Counter()
     kept = train_items(b.items, b.cases, with_variants=True, skipped=skipped)
     assert kept and all(it.split == "train" and it.image_sha256 not in held for it in kept)
-    shown = [it for it in b.items if it.split == "train" and it.image_sha256 in held]
-    assert shown and skipped["image shared with a non-train split"] == len(shown)  # V2 partners across splits
+    # V2 shows a case of its own split (PerturbContext.others_for), so the build itself leaks nothing ...
+    assert not [it for it in b.items if it.split == "train" and it.image_sha256 in held]
+    assert skipped["image shared with a non-train split"] == 0
+    # ... and the export's rule still refuses a train item that shows a held-out image, whatever made it
+    train = [it for it in b.items if it.split == "train" and it.variant != "clean"]
+    leaking = [it.model_copy(update={"image_sha256": sha}) for it, sha in zip(train, sorted(held), strict=False)]
+    skipped.clear()
+    again = train_items([*b.items, *leaking], b.cases, with_variants=True, skipped=skipped)
+    assert leaking and skipped["image shared with a non-train split"] == len(leaking)
+    assert {it.item_id for it in again} == {it.item_id for it in kept}
     plan = plan_examples(b.items, b.cases, strategy="flat")
     assert plan.counts["train_items"] == sum(1 for it in kept if it.variant == "clean")
 

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
                                                "κ) is measured on a sample of parsed answers"),
         judge_base_url: list[str] = typer.Option([], "--judge-base-url", show_default="none",
                                                 help="base URL of the judge endpoint"),
-        judge_api_key_env: str | None = typer.Option(None, "--judge-key-env", "--judge-api-key-env",
+        judge_api_key_env: str | None = typer.Option(None, "--judge-api-key-env",
                                                      show_default="no key",
                                                      help="environment variable holding the judge's API key (the "
                                                           "key itself is never printed or recorded)"),

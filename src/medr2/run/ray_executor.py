@@ -227,10 +227,8 @@ def _stream_http(ex: RayExecutor, todo: Sequence[Planned], runner: Runner) -> It
     per_url = max(1, adapter.concurrency // len(adapter.urls))
     datasets = []
     for k, url in enumerate(adapter.urls):
-        # the item's form and options: what a structured answer's constraint is built from (--structured-answers)
-        rows = [{"request_hash": p.request.key, "item_id": p.item.item_id, "messages": json.dumps(p.messages),
-                 "form": p.item.form, "options": json.dumps(list(p.item.options))}
-                for p in todo[k::len(adapter.urls)] if p.request is not None]
+        rows = [_request_row(p.request.key, p.item, p.messages) for p in todo[k::len(adapter.urls)]
+                if p.request is not None]
         if not rows:
             continue
         config = HttpRequestProcessorConfig(
@@ -330,6 +328,13 @@ def _messages(doc: str) -> tuple[Message, ...]:
                       else Part("image", image=p["image"], image_sha256=p.get("sha256")) for p in m["parts"])
         out.append(Message(m["role"], parts))
     return tuple(out)
+
+
+def _request_row(request_hash: str, item: Any, messages: Any) -> dict[str, str]:
+    """One request as a Ray dataset row: its messages (``medr2.run.prompts.messages_json``) and the item's form and
+    options, what a structured answer's constraint is built from (--structured-answers)."""
+    return {"request_hash": request_hash, "item_id": item.item_id, "messages": json.dumps(messages),
+            "form": item.form, "options": json.dumps(list(item.options))}
 
 
 def _preprocess(spec: _BodySpec, row: dict[str, Any]) -> dict[str, Any]:
