@@ -139,8 +139,9 @@ def variant_sheet(case: Case, items: Sequence[Item], resolve: Callable[[str], Pa
             continue
         seen.add(key)
         img = load_image(resolve(it.image))
-        # boxes refer to the clean geometry; draw them only where the variant keeps it
-        same_geom = img.shape[1] == case.width and img.shape[0] == case.height and not it.variant.startswith(
-            ("V1", "V2", "V3", "V9"))
+        # boxes refer to the clean geometry; draw them only where the variant keeps it: not on another case's
+        # image (every cross-case variant records ``other_case``: V2, V3, V12), a blanked (V1) or a mirrored (V9) one
+        moved = "other_case" in it.perturbation or VariantId.lenient(it.variant).code in ("V1", "V9")
+        same_geom = img.shape[1] == case.width and img.shape[0] == case.height and not moved
         tiles.append(draw_case(img, case, title=f"{it.variant}", boxes=same_geom))
     return _save_png(grid(tiles), out_png)
