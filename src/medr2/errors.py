@@ -14,13 +14,39 @@ class Medr2Error(Exception):
     exit_code = 1
 
 
+def os_text(text: str) -> str:
+    """``text`` as it can be written anywhere (UTF-8 files, JSON, Parquet, SQLite, the console): a file name that
+    is not UTF-8 reaches Python with each undecodable byte as a lone surrogate (U+DC80-U+DCFF, PEP 383); such a byte
+    is shown as ``\\xNN`` (what a user needs to find the file), any other lone surrogate as U+FFFD. Text that is
+    already UTF-8 is returned as it is."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
+                       else "\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def is_text(name: str) -> bool:
+    """Whether ``name`` (a file name or path as Python read it from the OS) is UTF-8 text."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 class BadInput(Medr2Error):
-    """Bad usage or bad input data; the message names the file, record and field."""
+    """Bad usage or bad input data; the message names the file, record and field (each as :func:`os_text`, so a
+    name that is not UTF-8 reaches every channel shown, never as a crash of the writer)."""
 
     exit_code = 2
 
     def __init__(self, reason: str, *, file: str | None = None, record: str | None = None,
                  field: str | None = None) -> None:
+        shown = {k: None if v is None else os_text(str(v)) for k, v in
+                 (("file", file), ("record", record), ("field", field))}
+        reason, file, record, field = os_text(str(reason)), shown["file"], shown["record"], shown["field"]
         self.reason, self.file, self.record, self.field = reason, file, record, field
         where = ", ".join(f"{k}={v}" for k, v in (("file", file), ("record", record), ("field", field)) if v)
         super().__init__(f"{where}: {reason}" if where else reason)
@@ -62,7 +88,8 @@ class Quarantine:
         self.count = 0
 
     def add(self, entry: QuarantineEntry) -> None:
-        line = json.dumps(asdict(entry), sort_keys=True, ensure_ascii=False)
+        fields = {k: None if v is None else os_text(str(v)) for k, v in asdict(entry).items()}
+        line = json.dumps(fields, sort_keys=True, ensure_ascii=False)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:

@@ -105,3 +105,14 @@ def open_text(path: str | Path) -> Iterator[TextIO]:
             bad = chunk[e.start:e.start + 1]
             raise BadInput(f"not UTF-8 text: byte 0x{bad.hex() or '??'}{_looks_like(chunk)}; {ADVICE}",
                            file=str(path)) from None
+
+
+def storable(text: str) -> str:
+    """Text any UTF-8 writer accepts: lone surrogates (a server's JSON escape such as ``\\udcff``, any adapter's
+    output) become U+FFFD instead of failing the writer; UTF-8 text is returned as it is. (A file *name* from the OS
+    is shown with its bytes instead: :func:`medr2.errors.os_text`.)"""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")

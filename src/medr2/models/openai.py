@@ -50,6 +50,7 @@ from medr2.models.presets import Preset, get_preset
 from medr2.models.registry import AdapterOptions
 from medr2.models.structured import get_structured, request_fields
 from medr2.redact import read_key, redact_credentials, redact_url, scrub_secret, secret_grams
+from medr2.textfile import storable
 
 if TYPE_CHECKING:
     from medr2.records import Confidence
@@ -124,11 +125,6 @@ class Completion:
     token_logprobs: list[Any] | None = None
 
 
-def _storable(text: str) -> str:
-    """Lone surrogates (JSON escapes like \\udcff) cannot be stored as UTF-8: kept as U+FFFD."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
 def _tokens(usage: dict[str, Any], name: str, notes: list[str]) -> int | None:
     value = usage.get(name)
     if value is None:
@@ -164,7 +160,7 @@ def read_completion(data: bytes) -> Completion:
     if isinstance(msg, dict):
         for name in ("reasoning_content", "reasoning"):
             if isinstance(msg.get(name), str) and msg[name]:
-                reasoning = _storable(msg[name])
+                reasoning = storable(msg[name])
                 break
     content = msg.get("content") if isinstance(msg, dict) else None
     if isinstance(content, list):  # some servers return content parts
@@ -180,7 +176,7 @@ def read_completion(data: bytes) -> Completion:
     pt, ct = _tokens(usage, "prompt_tokens", notes), _tokens(usage, "completion_tokens", notes)
     lp = choice.get("logprobs") if isinstance(choice, dict) else None
     token_lp = lp.get("content") if isinstance(lp, dict) and isinstance(lp.get("content"), list) else None
-    return Completion(_storable(content), pt, ct, finish, reasoning, tuple(notes), token_lp)
+    return Completion(storable(content), pt, ct, finish, reasoning, tuple(notes), token_lp)
 
 
 def parse_completion(data: bytes) -> tuple[str, int | None, int | None]:

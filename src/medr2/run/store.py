@@ -36,6 +36,7 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.outdir import LOCK, hold
 from medr2.records import Prediction
+from medr2.textfile import storable
 
 STORE_FILE = "store.sqlite"
 LOCK_FILE = LOCK  # the run folder's writer lock (medr2.outdir)
@@ -470,14 +471,8 @@ class Store:
 
 
 def _utf8(text: str | None) -> str | None:
-    """Text SQLite can hold: lone surrogates (from any adapter) become U+FFFD instead of failing the run."""
-    if text is None:
-        return None
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    """Text SQLite can hold (:func:`medr2.textfile.storable`: lone surrogates from any adapter become U+FFFD)."""
+    return None if text is None else storable(text)
 
 
 def _int64(value: Any) -> int | None:

@@ -23,7 +23,7 @@ from PIL import Image
 from pydantic import ValidationError
 
 from medr2 import jsonsafe
-from medr2.errors import BadInput
+from medr2.errors import BadInput, is_text
 from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 from medr2.textfile import open_text
@@ -149,7 +149,12 @@ class DataRoot:
         return dict(self.mapping.get("defaults") or {})
 
     def path(self, rel: str, *, record: str | None = None, field_name: str | None = None) -> Path:
-        """``rel`` resolved inside the root; BadInput naming the record for ``..``/absolute/symlink escapes."""
+        """``rel`` resolved inside the root; BadInput naming the record for ``..``/absolute/symlink escapes and for
+        a name that is not UTF-8 text (every reader opens its files through here, so such a file is this record's
+        problem, quarantined, and its name never reaches a bench file)."""
+        if not is_text(rel):
+            raise BadInput("the file name is not UTF-8 text: rename the file (e.g. `convmv -f latin1 -t utf8`)",
+                           file=rel, record=record, field=field_name or "file name")
         try:
             p = resolve_inside(self.root, rel)
             p.exists()  # surfaces what the OS refuses (name too long, NUL bytes) as this record's problem
