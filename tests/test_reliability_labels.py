@@ -150,3 +150,36 @@ def test_import_quarantines_an_item_with_look_alike_options(tmp_path: Path) -> N
     assert [(e.file, e.field) for e in res.quarantined] == [(str(csv), "options")]
     (item,) = load_bench(tmp_path / "bench").items
     assert item.options == ["mass", "pleural effusion", "nodule", "normal"]
+
+
+@given(decorated(), st.lists(words, min_size=1, max_size=3, unique=True), st.integers(0, 3))
+def test_an_answer_that_reads_as_its_option_gets_its_letter(pair: tuple[str, str], others: list[str],
+                                                            at: int) -> None:
+    """``letter_of`` (every importer's answer -> letter) matches as options are compared when they are made: an
+    answer spelled with confusable characters finds its option, and an answer that reads as no option finds none."""
+    from medr2.interop.common import letter_of
+    from medr2.records import letter
+
+    label, look_alike = pair
+    rest = [o for o in others if normalise(o) != normalise(label)]
+    options = [*rest[:at], label, *rest[at:]]
+    assert letter_of(look_alike, options) == letter(options.index(label))
+    assert letter_of(look_alike + ".", options) == letter(options.index(label))
+    assert letter_of(look_alike, rest) is None
+
+
+@given(decorated(), decorated())
+def test_imported_question_and_answer_are_cleaned(question: tuple[str, str], answer: tuple[str, str]) -> None:
+    """``ImportBuilder.add`` (the one maker of imported items) stores the question and a written answer cleaned
+    as labels are, so a reference answer never carries an invisible character no model answer has."""
+    import tempfile
+
+    from medr2.images import ImageStore
+    from medr2.interop.common import ImportBuilder
+    from medr2.records import Case
+
+    b = ImportBuilder(fmt="vqa-rad", images=ImageStore(Path(tempfile.gettempdir())))
+    case = Case(case_id="c1", image="images/x.png", image_sha256="0" * 64, width=8, height=8, modality="X-ray",
+                source="vqa-rad", license="CC0-1.0", patient_id="p1")
+    it = b.add(case, task="s3.finding_type", form="text", question=question[1], answer=answer[1], qid="q1")
+    assert (it.question, it.answer) == (clean_label(question[0]), clean_label(answer[0]))

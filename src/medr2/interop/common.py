@@ -130,10 +130,15 @@ class ImportBuilder:
             options: list[str] | None = None, pair_id: str | None = None, split: str | None = None,
             meta: dict[str, Any] | None = None, license: str | None = None, access: str | None = None,
             file: str | None = None) -> Item:
-        """One item of ``case``. Its options are cleaned as every label is (:func:`medr2.vocab.clean_label`);
+        """One item of ``case``. Its question, answer and options are cleaned as every label is
+        (:func:`medr2.vocab.clean_label`);
         two that read the same (one :func:`medr2.vocab.normalise`), or one that is empty, are BadInput naming
         ``file``, the record (``qid``) and ``options``: such an item would offer two right answers."""
         options = clean_options(options or [], file=file, record=qid)
+        # the question and a written answer as every label is (a letter is untouched; an invisible character in
+        # a reference answer would make every right answer read wrong)
+        question = clean_label(question)
+        answer = clean_label(answer)
         chance = {"mcq": 1 / len(options) if options else 0.0, "yesno": 0.5}.get(form, 0.0)
         fields: dict[str, Any] = {
             "case_id": case.case_id, "task": task, "form": form, "question": question, "options": options,
@@ -184,15 +189,17 @@ def clean_options(options: list[str], *, file: str | None, record: str) -> list[
 
 
 def letter_of(answer: str, options: list[str]) -> str | None:
-    """The letter of ``answer`` among ``options`` (exact, then case/space-insensitive)."""
+    """The letter of ``answer`` among ``options``: exact, then as the options are compared when they are made
+    (:func:`medr2.vocab.normalise`, a final full stop dropped), so an answer and its option that read the same
+    (full-width, zero-width characters, case, spacing) match."""
     from medr2.records import letter
 
     for i, o in enumerate(options):
         if o == answer:
             return letter(i)
-    norm = answer.strip().rstrip(".").lower()
+    norm = normalise(answer).rstrip(".").strip()
     for i, o in enumerate(options):
-        if o.strip().rstrip(".").lower() == norm:
+        if normalise(o).rstrip(".").strip() == norm:
             return letter(i)
     return None
 
