@@ -150,18 +150,23 @@ class Desk:
         with self._cond:
             if self._current is None or self._current.key != key or self._reply is not None:
                 raise Stale
-            self._reply = reply
+            self._reply, self._current = reply, None  # answered: off the desk at once (a reload never shows it again)
             self._unseen = True
             self._cond.notify_all()
 
-    def finish(self, grace_s: float = 3.0) -> None:
-        """Close the desk; where an answer's page is still on its way, wait up to ``grace_s`` for it."""
+    def finish(self, grace_s: float = 3.0, linger_s: float = 1.0) -> None:
+        """Close the desk. Where the page after an answer is still on its way, wait up to ``grace_s`` for it to
+        be served (it says the sitting is done), then ``linger_s`` for its style and script."""
         with self._cond:
             self.finished = True
+            waiting = self._unseen
             self._cond.notify_all()
+        if not waiting:
+            return
         end = time.monotonic() + grace_s
         while self._unseen and time.monotonic() < end:
             time.sleep(0.05)
+        time.sleep(linger_s)
 
 
 # ---------------------------------------------------------------------------------------------
