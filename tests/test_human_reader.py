@@ -5,7 +5,7 @@ slider, boxes drawn with the mouse, "cannot determine"), the process is killed m
 (resume: only the unanswered questions come back), and the sitting is finished. Then what landed in the run store
 is checked against what was clicked, and ``medr2 score`` is checked to report the verdicts, the task, stage and
 overall accuracies, the abstention rate and the stated confidences that follow from those clicks and the bench's
-answers. No console error, no dialog: the page works under the strict CSP. Screenshots of each page of the
+answers; ``medr2 report`` and ``medr2 view`` show the reader's run as a model's. No console error, no dialog: the page works under the strict CSP. Screenshots of each page of the
 reader are written to docs/ (human-choice.png, human-box.png, human-done.png)."""
 
 from __future__ import annotations
@@ -276,3 +276,26 @@ def test_score_reports_what_the_clicks_and_the_bench_imply(
     stated = [g for g in reader.given.values() if g.confidence is not None]
     assert calibration["confidence"]["sources"] == ["reader"]
     assert calibration["confidence"]["rows_with_confidence"] == len(stated)
+
+
+def test_report_and_view_show_the_reader_as_a_run(sitting: tuple[Path, Path, Reader, list[str], dict[str, Any]],
+                                                  tmp_path: Path) -> None:
+    import urllib.request
+
+    run, _bench, reader, _errors, _first = sitting
+    if not (run / "metrics.json").exists():
+        medr2.score(run, resamples=50)
+    overall = json.loads((run / "metrics.json").read_text("utf-8"))["modes"]["independent"]["overall"]["value"]
+    index = medr2.report([run], tmp_path / "report")
+    html = index.read_text("utf-8")
+    assert "alice" in html and f'data-v="{overall!r}"' in html  # the reader's overall, as any model's
+    server = medr2.view([run], port=0, block=False)
+    try:
+        with urllib.request.urlopen(server.url) as r:
+            page = r.read().decode("utf-8")
+        assert "human:alice" in page and f'data-v="{overall!r}"' in page
+        some = next(iter(reader.given.values())).item_id
+        with urllib.request.urlopen(f"{server.url}item?id={some}") as r:
+            assert r.status == 200 and some in r.read().decode("utf-8")
+    finally:
+        server.stop()
