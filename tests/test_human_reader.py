@@ -5,8 +5,9 @@ slider, boxes drawn with the mouse, "cannot determine"), the process is killed m
 (resume: only the unanswered questions come back), and the sitting is finished. Then what landed in the run store
 is checked against what was clicked, and ``medr2 score`` is checked to report the verdicts, the task, stage and
 overall accuracies, the abstention rate and the stated confidences that follow from those clicks and the bench's
-answers; ``medr2 report`` and ``medr2 view`` show the reader's run as a model's. No console error, no dialog: the page works under the strict CSP. Screenshots of each page of the
-reader are written to docs/ (human-choice.png, human-box.png, human-done.png)."""
+answers; ``medr2 report`` and ``medr2 view`` show the reader's run as a model's. No console error, no dialog: the
+page works under the strict CSP. Screenshots of each page of the reader are written to docs/ (human-choice.png,
+human-box.png, human-done.png)."""
 
 from __future__ import annotations
 
