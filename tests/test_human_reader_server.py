@@ -287,3 +287,21 @@ def test_the_factory_refuses_what_it_does_not_know() -> None:
         assert a.key == "human:bob" and a.url.startswith("http://127.0.0.1:")
     finally:
         a.close()
+
+
+def test_ticked_letters_and_a_typed_text_are_taken_as_given(served: tuple[Served, Asker, Path]) -> None:
+    s, asker, image = served
+    if s.desk.showing() is not None:  # left by an earlier test: answered out of the way
+        s.post({"csrf": s.token(), "key": s.desk.showing().key, "action": "abstain"})  # type: ignore[union-attr]
+        asker.wait()
+    asker.ask(_question("f" * 64, "multi", image, s.sha))
+    token = s.token()
+    assert s.post([("csrf", token), ("key", "f" * 64), ("action", "letters")])[0] == 400  # nothing ticked
+    assert s.post([("csrf", token), ("key", "f" * 64), ("action", "letters"), ("letters", "D")])[0] == 400
+    assert s.post([("csrf", token), ("key", "f" * 64), ("action", "letters"), ("letters", "C"),
+                   ("letters", "A"), ("letters", "C")])[0] == 303
+    assert asker.wait() == Reply("letters", letters=("A", "C"))
+    asker.ask(_question("9" * 64, "text", image, s.sha))
+    assert s.post({"csrf": token, "key": "9" * 64, "action": "text", "text": "   "})[0] == 400
+    assert s.post({"csrf": token, "key": "9" * 64, "action": "text", "text": f" {HOSTILE}\n"})[0] == 303
+    assert asker.wait() == Reply("text", text=HOSTILE.strip())
