@@ -83,10 +83,10 @@ from medr2.interop.importers import IMPORTERS
 from medr2.interop.exporters import EXPORTERS
 from medr2.perturb.registry import all_codes
 from medr2.sources.base import SOURCES
-assert known_prefixes() == ["baseline", "hf", "openai", "vllm"]
+assert known_prefixes() == ["baseline", "hf", "human", "openai", "vllm"]
 assert "slake" in IMPORTERS and "lmms-eval" in EXPORTERS and "nih-cxr14" in SOURCES
 assert len(all_codes()) == 22  # T1..T10, V1..V12
-loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.interop.importers.slake",
+loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.view.human", "medr2.interop.importers.slake",
                       "medr2.perturb.visual", "medr2.sources.datasets.nih_cxr14", "torch") if m in sys.modules]
 assert not loaded, loaded
 heavy = [m for m in ("numpy", "pyarrow", "PIL", "pydantic", "torch") if m in sys.modules]

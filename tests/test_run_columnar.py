@@ -33,6 +33,9 @@ SELECTIONS: list[dict[str, Any]] = [
     {"tasks": ("s1.modality", "s3.lesion_box")},
     {"stages": (2,), "shard": (2, 3)},
     {"variants": ("nosuch",)},
+    {"limit": 60, "stratify": ("task", "variant")},  # a stratified limit: the same sample by columns
+    {"limit": 25, "stratify": ("variant",), "shard": (1, 2), "seed": 3},
+    {"limit": 7, "stratify": ("stage", "form"), "split": "train", "tasks": ("s1.modality", "s2.organ_box")},
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medr2.bench.format import Bench
-from medr2.run.runner import EvalConfig, run_eval
+from medr2.run.runner import EvalConfig, run_eval, select_items
 from medr2.run.store import Store
 from medr2.score.scorer import IncompleteRunWarning, score_run
 from tests.run_fixtures import InterruptAfter, make_bench
@@ -83,6 +83,32 @@ def test_plan_matches_what_the_runner_planned(bench: Bench, tmp_path: Path) -> N
     assert m["complete"] is False
     assert m["plan"]["modes"]["independent"] == {"planned": len(bench.items), "answered": stored,
                                                  "missing": len(bench.items) - stored}
+
+
+def test_the_plan_of_a_stratified_limit_over_some_tasks_is_what_the_runner_asked(bench: Bench, tmp_path: Path,
+                                                                               ) -> None:
+    """``--task`` and ``--limit N --stratify`` (seeded by the model's seed) are recomputed at scoring as the runner
+    selected them: a complete run is complete, and a killed one is missing exactly the items it did not ask."""
+    run = tmp_path / "run"
+    tasks = tuple(sorted({it.task for it in bench.items}))[:3]
+    cfg = _cfg(bench, run, tasks=tasks, limit=9, stratify=("task", "variant"), seed=5)
+    summary = run_eval(cfg)
+    assert summary.modes["independent"].planned == 9
+    m = score_run(run, mixed_splits=True, n_resamples=10)
+    assert m["complete"] is True and m["plan"]["planned"] == 9
+    with Store.open(run) as st:
+        asked = {sp.prediction.item_id for sp in st.iter_predictions()}
+    task_of = {it.item_id: it.task for it in bench.items}
+    assert {task_of[i] for i in asked} == set(tasks)  # every task named, none other
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["invocations"].append({**manifest["invocations"][0], "limit": 12, "status": "running"})  # killed
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.warns(IncompleteRunWarning):
+        m = score_run(run, mixed_splits=True, n_resamples=10)
+    more = {it.item_id for it in select_items(bench.items, split="all", tasks=tasks, limit=12,
+                                              stratify=("task", "variant"), seed=5)}
+    assert (m["plan"]["planned"], m["plan"]["answered"]) == (len(more | asked), len(asked))
+    assert m["plan"]["missing"] == len(more - asked) > 0
 
 
 def test_report_shows_an_incomplete_run(bench: Bench, tmp_path: Path) -> None:

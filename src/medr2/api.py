@@ -308,8 +308,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              ray_engine_gpus: float | None = None, ray_engine_cpus: float | None = None, order: str | None = None,
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
              serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False,
-             allow_empty: bool = False, structured_answers: bool = False
-             ) -> RunSummary:
+             allow_empty: bool = False, structured_answers: bool = False,
+             stratify: str | Sequence[str] | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``split``: ``train``, ``val``, ``test`` (the
@@ -333,7 +333,9 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     the image" (choosing it is scored ``abstained``; recorded in the manifest); ``structured_answers``: closed
     answers constrained where the model can (an openai: server's structured output as its preset declares,
     ``medr2.models.structured``; an hf: model's log-likelihood choice; recorded in the manifest, marked in the
-    report)."""
+    report); ``stratify``: item columns (``task``, ``variant``, ...; names or a comma list) over which ``limit``
+    samples its items evenly, seeded by ``seed`` (a variant item with its clean item), instead of whole cases in
+    bench order."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -363,7 +365,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     extra = {**parse_model_options(model_option), **model_cfg.extra}  # --backoff over a model option of that key
     cfg = EvalConfig(bench=Path(bench), model=replace(model_cfg, extra=extra), out=Path(out),
                      modes=split_list(mode) or ("independent",), variants=split_list(variants) or None, split=split,
-                     limit=limit, shard=parse_shard(shard) if isinstance(shard, str) else shard,
+                     limit=limit, stratify=split_list(stratify) or None,
+                     shard=parse_shard(shard) if isinstance(shard, str) else shard,
                      tasks=split_list(task) or None, stages=parse_stages(stage),
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,

@@ -22,7 +22,7 @@ DEFAULT_SPLIT = "test"  # what eval asks when no --split is given (medr2.run.run
 # medr2.run.order.ORDERS
 ORDERS = ("bench", "case")
 # medr2.models.registry.known_prefixes()
-MODEL_PREFIXES = ("baseline", "hf", "openai", "vllm")
+MODEL_PREFIXES = ("baseline", "hf", "human", "openai", "vllm")
 # medr2.models.baselines.BASELINES
 BASELINES = ("oracle", "random", "follow-hint", "follow-history", "prior", "blind", "grounded", "ungrounded")
 # medr2.models.families.FAMILIES (tiny-vlm --family)

@@ -261,11 +261,12 @@ def with_abstain_option(form: str, options: list[str]) -> list[str]:
     return [*options, ABSTAIN_OPTION]
 
 
-ConfidenceSource = Literal["logprobs", "loglik", "prior", "verbal"]
+ConfidenceSource = Literal["logprobs", "loglik", "prior", "verbal", "reader"]
 # where a confidence comes from (docs/metrics.md, "Calibration"): the server's token log-probabilities mapped onto
-# the options, a local model's log-likelihood of each option, a baseline's prior frequencies, or the model's own
-# words (read from the answer when scoring; never stored)
-CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "loglik", "prior", "verbal")
+# the options, a local model's log-likelihood of each option, a baseline's prior frequencies, the model's own
+# words (read from the answer when scoring; never stored), or a human reader's slider (``human:NAME``, docs/human.md:
+# the stated confidence on the answer chosen, the rest spread evenly over the other answers)
+CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "loglik", "prior", "verbal", "reader")
 
 
 class Confidence(_Frozen):

@@ -15,8 +15,9 @@ from medr2.run.order import DEFAULT_ORDER
 
 def eval_command(
     bench: Annotated[Path, typer.Option("--bench", help="Bench folder.")],
-    model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH or baseline:NAME "
-                                                  f"({listing(BASELINES)}).")],
+    model: Annotated[str, typer.Option("--model", help="openai:MODEL, hf:PATH, vllm:PATH, baseline:NAME "
+                                                  f"({listing(BASELINES)}) or human:NAME (a person answers in the "
+                                                  "browser, docs/human.md).")],
     out: Annotated[Path, typer.Option("--out", help="Run folder (created; rerun to resume).")],
     mode: Annotated[list[str] | None, typer.Option("--mode", show_default="independent",
                                                    help=f"{listing(MODES)} (repeatable or comma list).")] = None,
@@ -32,6 +33,11 @@ def eval_command(
                                               help="At most N items of the selection (whole cases in bench order, "
                                               "at least one case): N requests per mode, each resent at most "
                                               "--retries times.")] = None,
+    stratify: Annotated[str | None, typer.Option("--stratify", show_default="none: whole cases in bench order",
+                                                 help="With --limit: sample the N items evenly over these item "
+                                                 "columns (comma list of task, variant, stage, form), "
+                                                 "seeded by --seed; a variant item comes with its clean item.")
+                        ] = None,
     task: Annotated[str | None, typer.Option("--task", show_default="all", help="Only items of these tasks (comma "
                                              "list, e.g. s1.modality,s3.lesion_box).")] = None,
     stage: Annotated[str | None, typer.Option("--stage", show_default="all",
@@ -119,7 +125,8 @@ def eval_command(
                            ray_engine_gpus=ray_engine_gpus, ray_engine_cpus=ray_engine_cpus, serve=serve,
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
                            confidence=confidence, abstain_option=abstain_option,
-                           allow_empty=allow_empty, structured_answers=structured_answers)
+                           allow_empty=allow_empty, structured_answers=structured_answers,
+                           stratify=stratify)
     for name, c in summary.modes.items():
         say(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors",
             *((", ", (f"{c.truncated} cut off by the token limit", "yellow")) if c.truncated else ()), err=True)

@@ -52,6 +52,8 @@ ADAPTERS: Registry[AdapterFactory] = Registry("model prefix", field="--model")
 for _prefix, _target in (("openai", "openai:_factory"), ("baseline", "baselines:_factory"),
                          ("hf", "hf:make_hf_adapter"), ("vllm", "vllm:make_vllm_adapter")):
     ADAPTERS.lazy(_prefix, f"medr2.models.{_target}")
+# a person answering in the browser (docs/human.md): the adapter serves the view room's reading page
+ADAPTERS.lazy("human", "medr2.view.human:make_human_adapter")
 
 
 def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:

@@ -21,7 +21,7 @@ import gc
 import itertools
 import sys
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
@@ -190,16 +190,77 @@ def _counter(items: Sequence[Item]) -> Callable[[str], Mapping[Any, int]]:
     return present
 
 
+STRATA = ("task", "variant", "stage", "form")  # the item columns ``--stratify`` may name (scoring reads them too)
+
+
+def parse_stratify(stratify: Sequence[str] | None, limit: int | None) -> tuple[str, ...] | None:
+    """``--stratify``: item columns of :data:`STRATA` (None or empty: no stratification); it goes with ``--limit``."""
+    keys = tuple(dict.fromkeys(stratify or ()))
+    if not keys:
+        return None
+    unknown = [k for k in keys if k not in STRATA]
+    if unknown:
+        raise BadInput(f"cannot stratify by {', '.join(map(repr, unknown))}; valid: {', '.join(STRATA)}",
+                       field="--stratify")
+    if limit is None:
+        raise BadInput("--stratify says how --limit samples; give --limit N too", field="--stratify")
+    return keys
+
+
+def _stratum_value(key: str, value: Any) -> str:
+    """A stratum's value of ``key``: a variant by its code (``V8-blur-2`` is ``V8``), anything else as it is."""
+    return str(value).split("-", 1)[0] if key == "variant" else str(value)
+
+
+def stratified_ids(rows: Iterable[Mapping[str, Any]], limit: int, keys: Sequence[str], seed: int = 0) -> set[str]:
+    """The items of a stratified ``--limit``: at most ``limit`` items (at least one), spread evenly over the values
+    of each of ``keys`` (a variant by its code): the next item comes from the stratum (a combination of values)
+    whose values have the fewest items so far, summed over the keys (ties in an order seeded by ``seed``), each
+    stratum's items in an order seeded by ``seed``. A variant item comes with its clean item (``parent_id``) where
+    that is in the selection too, the pair counting as two (a pick that would pass the limit gives way to the
+    stratum's next item). ``rows``: ``item_id``, ``parent_id`` and the ``keys`` of each selected item."""
+    parents: dict[str, str | None] = {}
+    stratum_of: dict[str, tuple[str, ...]] = {}
+    strata: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for r in rows:
+        iid = r["item_id"]
+        parents[iid] = r.get("parent_id")
+        stratum_of[iid] = tuple(_stratum_value(k, r[k]) for k in keys)
+        strata[stratum_of[iid]].append(iid)
+    live = {st: deque(sorted(ids, key=lambda i: stable_hash(["stratify", seed, i]))) for st, ids in strata.items()}
+    tie = {st: stable_hash(["stratum", seed, list(st)]) for st in live}
+    counts: list[dict[str, int]] = [defaultdict(int) for _ in keys]
+    chosen: set[str] = set()
+    while live and len(chosen) < limit:
+        st = min(live, key=lambda s: (sum(c[v] for c, v in zip(counts, s, strict=True)), tie[s]))
+        queue = live[st]
+        while queue:
+            iid = queue.popleft()
+            parent = parents.get(iid)
+            need = [i for i in (iid, parent) if i is not None and i in parents and i not in chosen]
+            if need and len(chosen) + len(need) <= limit:
+                chosen.update(need)
+                for i in need:
+                    for c, v in zip(counts, stratum_of[i], strict=True):
+                        c[v] += 1
+                break
+        if not queue:
+            del live[st]
+    return chosen
+
+
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
                  limit: int | None = None, shard: tuple[int, int] | None = None,
                  tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                 allow_empty: bool = True) -> list[Item]:
+                 allow_empty: bool = True, stratify: Sequence[str] | None = None, seed: int = 0) -> list[Item]:
     """Filter by split (``all`` or None: every split), variant, task and stage; ``limit`` keeps whole cases in bench
-    order (at least one case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
-    :func:`plan_selection`, which streams the same selection from the items table.) A value no item has is
-    refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
+    order (at least one case) up to ``limit`` items, or with ``stratify`` (item columns, :data:`STRATA`) the
+    items :func:`stratified_ids` samples (seeded by ``seed``), in bench order; then keep this shard's cases. (The
+    in-memory form of :func:`plan_selection`, which streams the same selection from the items table.) A value no
+    item has is refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
     items = list(items)
     present = _counter(items)
+    strata = parse_stratify(stratify, limit)
     check_selection(present, variants=variants, split=split, tasks=tasks, stages=stages)
     want_split = split_filter(split)
     chosen = [it for it in items if (want_split is None or it.split == want_split)
@@ -207,7 +268,11 @@ def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None
               and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)]
     refuse_empty(len(chosen), present, split=want_split, allow_empty=allow_empty,
                  what=_describe(variants, split, tasks, stages))
-    if limit is not None:
+    if limit is not None and strata is not None:
+        keep = stratified_ids(({"item_id": it.item_id, "parent_id": it.parent_id,
+                                **{k: getattr(it, k) for k in strata}} for it in chosen), limit, strata, seed)
+        chosen = [it for it in chosen if it.item_id in keep]
+    elif limit is not None:
         by_case: dict[str, list[Item]] = defaultdict(list)
         for it in chosen:
             by_case[it.case_id].append(it)
@@ -266,12 +331,15 @@ class ItemSelection:
 def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
                    limit: int | None = None, shard: tuple[int, int] | None = None,
                    tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                   allow_empty: bool = True) -> ItemSelection:
+                   allow_empty: bool = True, stratify: Sequence[str] | None = None,
+                   seed: int = 0) -> ItemSelection:
     """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
     ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
-    a list of every record; the same values refused (:func:`check_selection`, :func:`refuse_empty`)."""
+    a list of every record (a stratified limit reads the columns it stratifies by); the same values refused
+    (:func:`check_selection`, :func:`refuse_empty`)."""
     from medr2.bench.table import ItemFilter
 
+    strata = parse_stratify(stratify, limit)
     check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
     flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
                      tasks=frozenset(tasks) if tasks is not None else None,
@@ -283,6 +351,17 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
         return ItemSelection(table, flt, n)
     per_case = table.case_counts(flt)  # insertion order: the order cases first appear in the bench
     refuse_empty(sum(per_case.values()), table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
+    if limit is not None and strata is not None:
+        columns = list(dict.fromkeys(["item_id", "parent_id", "case_id", *strata]))
+        rows = (dict(zip(cols, values, strict=True)) for batch in table.column_values(columns, flt)
+                for cols in [list(batch)] for values in zip(*batch.values(), strict=True))
+        flt = replace(flt, item_ids=frozenset(stratified_ids(rows, limit, strata, seed)))
+        held = list(table.iter_items(flt))  # bench order
+        if shard is not None:
+            i, n = shard
+            held = [it for it in held if shard_index(it.case_id, n) == i]
+            flt = replace(flt, item_ids=frozenset(it.item_id for it in held))
+        return ItemSelection(table, flt, len(held), held)
     cases = list(per_case)
     if limit is not None:
         kept_n = 0
@@ -679,6 +758,7 @@ class EvalConfig:
     variants: tuple[str, ...] | None = None
     split: str | None = DEFAULT_SPLIT  # train, val, test or all (None: all, as older callers pass it)
     limit: int | None = None
+    stratify: tuple[str, ...] | None = None  # --limit samples evenly over these item columns (STRATA), by the seed
     shard: tuple[int, int] | None = None
     allow_empty: bool = False  # an empty selection runs (nothing) instead of being refused
     tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
@@ -825,13 +905,14 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         if isinstance(source, BenchTable):
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                        shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
-                                       allow_empty=cfg.allow_empty)
+                                       allow_empty=cfg.allow_empty, stratify=cfg.stratify, seed=model_cfg.seed)
             chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
         else:  # a loaded bench (its records in memory)
             items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty)
+                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
+                                 stratify=cfg.stratify, seed=model_cfg.seed)
             chains = ChainIndex(source.items)
         identity = {
             "bench_checksum": source.checksum,
@@ -870,7 +951,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                 "command": list(cfg.command) or list(sys.argv), "started_at": time.time(), "modes": list(cfg.modes),
                 "variants": list(cfg.variants) if cfg.variants else None, "split": cfg.split, "limit": cfg.limit,
                 "items": len(items), "status": "running", "executor": executor.describe(), "order": cfg.order}
-            for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages)):
+            for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages), ("stratify", cfg.stratify)):
                 if value is not None:  # recorded where given (older runs have neither)
                     invocation[key] = list(value)
             manifest["invocations"].append(invocation)

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Any, cast
 
 import numpy as np
+import pyarrow as pa
 
 from medr2.score.itemcols import ScoringItems
 
@@ -66,11 +67,14 @@ def _with_earlier_steps(items: ScoringItems, chosen: np.ndarray) -> np.ndarray:
 
 
 def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: str | None, limit: int | None,
-               shard: tuple[int, int] | None) -> np.ndarray:
+               shard: tuple[int, int] | None, tasks: Sequence[str] | None = None,
+               stages: Sequence[int] | None = None, stratify: Sequence[str] | None = None,
+               seed: int = 0) -> np.ndarray:
     """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
-    each test made once per distinct value)."""
+    each test made once per distinct value; a stratified limit is the runner's own
+    :func:`~medr2.run.runner.stratified_ids` over the columns it names)."""
     from medr2.errors import BadInput
-    from medr2.run.runner import shard_index, split_filter
+    from medr2.run.runner import shard_index, split_filter, stratified_ids
     from medr2.variant_id import variant_matches
 
     try:
@@ -85,8 +89,21 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
         idx, values = items.codes("variant")
         ok = [variant_matches("clean" if v is None else v, variants) for v in values]
         chosen &= np.asarray(ok + [variant_matches("clean", variants)], dtype=bool)[idx]
+    for column, wanted in (("task", tasks), ("stage", stages)):
+        if wanted is not None:
+            idx, values = items.codes(column)
+            chosen &= np.asarray([v in set(wanted) for v in values] + [False], dtype=bool)[idx]
     case_idx, cases = items.codes("case_id")
-    if limit is not None:
+    if limit is not None and stratify:
+        rows = np.flatnonzero(chosen)
+        taken = pa.array(rows, type=pa.int64())
+        columns = {c: items.column(c).take(taken).to_pylist() for c in dict.fromkeys(["item_id", "parent_id",
+                                                                                      *stratify])}
+        keep = stratified_ids((dict(zip(columns, vals, strict=True)) for vals in zip(*columns.values(), strict=True)),
+                              limit, stratify, seed)
+        chosen = np.zeros(len(items), dtype=bool)
+        chosen[items.positions(sorted(keep))] = True
+    elif limit is not None:
         rows = np.flatnonzero(chosen)
         kept = np.zeros(len(cases) + 1, dtype=bool)
         if len(rows):
@@ -111,13 +128,18 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
     scopes = _scopes(manifest)
     if not scopes:
         return None
+    seed = int(((manifest.get("identity") or {}).get("generation") or {}).get("seed") or 0)  # a stratified limit's
     plan: dict[str, np.ndarray] = {}
     memo: dict[Any, np.ndarray] = {}
     for inv, shard in scopes:
-        key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard)
+        tasks, stages, stratify = inv.get("tasks"), inv.get("stages"), inv.get("stratify")
+        key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard,
+               None if tasks is None else tuple(tasks), None if stages is None else tuple(stages),
+               tuple(stratify or ()))
         if key not in memo:
             memo[key] = _selection(items, variants=inv.get("variants"), split=inv.get("split"),
-                                   limit=inv.get("limit"), shard=shard)
+                                   limit=inv.get("limit"), shard=shard, tasks=tasks, stages=stages,
+                                   stratify=stratify, seed=seed)
         for mode in inv.get("modes") or []:
             chosen = memo[key]
             if get_mode(mode).history == "own":

@@ -55,7 +55,9 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser sends ``Origin: null`` with the page's own form
+    # posts, which the CSRF check refuses as cross-origin; same-origin still sends nothing to another site
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -70,6 +72,8 @@ STATIC = {
     "report.css": ("medr2.report", "report.css", "text/css"),
     "view.js": ("medr2.view", "view.js", "text/javascript"),
     "view.css": ("medr2.view", "view.css", "text/css"),
+    "reader.js": ("medr2.view", "reader.js", "text/javascript"),  # the human reader's page (medr2.view.reader)
+    "reader.css": ("medr2.view", "reader.css", "text/css"),
 }
 # the leaderboard's columns shown at first (the rest are a tick away)
 FIRST_COLUMNS = (*HEADLINE_KEYS, "s1", "s2", "s3", "s4", "unparsed", "error")
@@ -127,7 +131,8 @@ async def _check_csrf(request: web.Request, token: str) -> None:
 
 
 def _error_page(request: web.Request, status: int, message: str) -> web.Response:
-    html = _render(request, "view_error.html.jinja", title=f"{status}", status=status, message=message)
+    page = request.app[APP_STATE].get("error_page", "view_error.html.jinja")  # another page set names its own
+    html = _render(request, page, title=f"{status}", status=status, message=message)
     return web.Response(text=html, status=status, content_type="text/html")
 
 
@@ -270,7 +275,7 @@ class ViewServer:
     """A server started by :func:`start` on its own thread: its URL, and :meth:`stop`."""
 
     url: str
-    data: ViewData
+    data: ViewData | None  # None: an app over no runs (the human reader's page, medr2.view.reader)
     thread: threading.Thread
     loop: asyncio.AbstractEventLoop
     runner: web.AppRunner
@@ -281,7 +286,8 @@ class ViewServer:
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
-        self.data.close()
+        if self.data is not None:
+            self.data.close()
 
     def wait(self) -> None:
         """Block until interrupted (Ctrl-C), then stop."""
@@ -333,7 +339,7 @@ def start(app: web.Application, *, host: str = DEFAULT_HOST, port: int = DEFAULT
         if isinstance(e, OSError):
             raise BadInput(f"cannot listen on {host}:{port}: {e.strerror or e}", field="--port") from e
         raise e
-    return ViewServer(where[0], app[APP_DATA], thread, loop, runner)
+    return ViewServer(where[0], app.get(APP_DATA), thread, loop, runner)
 
 
 def open_view(run_dirs: list[Path] | list[str], *, bench: Path | str | None = None, host: str = DEFAULT_HOST,
