@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from medr2.models.base import BoxConvention
 from medr2.models.presets import box_to_model
-from medr2.score.boxes import read_box, read_box_pixels
+from medr2.score.boxes import read_box, read_box_pixels, stated_space
 from medr2.score.extract import READERS, read
 from medr2.score.extract.markers import LANGUAGES
 from medr2.vocab import option_for, synonyms
@@ -309,6 +309,21 @@ def test_box_in_any_layout_and_stated_unit(case: tuple) -> None:
     pix, why = read_box_pixels(text, conv, w, h)
     assert pix is not None, (text, why)
     assert pix == pytest.approx(want, abs=0.6), text
+
+
+small = st.integers(0, 2) | st.integers(0, 2000)  # boxes at the image's edge start with 0, 1: "[0, 1, 32, 32]"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.tuples(small, small, small, small), st.sampled_from(["[{}]", "({})", "{}", "<answer>[{}]</answer>"]),
+       st.sampled_from([", ", ",", " , ", " "]), st.sampled_from(["pixel", "unit", "thousand"]))
+def test_a_boxs_own_numbers_state_no_unit(v: tuple[int, int, int, int], wrap: str, sep: str, preset: str) -> None:
+    """The numbers of the box are never read as a stated unit ("[0, 1, 32, 32]" is not "0, 1" = the 0-1 space):
+    the preset's space decides, as for any box that states none."""
+    text = wrap.format(sep.join(str(x) for x in v))
+    assert stated_space(text) == (None, None), text
+    got = read_box(text, BoxConvention(preset))  # type: ignore[arg-type]
+    assert got.space is None, (text, got)
 
 
 def test_two_stated_units_are_unparsed() -> None:

@@ -142,10 +142,18 @@ def box_from_model(box: Box, width: int, height: int, conv: BoxConvention) -> Bo
 
 
 def format_box(box: Box, space: BoxSpace) -> str:
-    """How a box is written in prompts and by baselines: integers for pixel / 0-1000, 3 decimals for 0-1."""
-    if space == "unit":
-        return "[" + ", ".join(f"{v:.3f}" for v in box) + "]"
-    return "[" + ", ".join(str(round(v)) for v in box) + "]"
+    """How a box is written in prompts, by baselines and for human readers: integers for pixel / 0-1000, 3 decimals
+    for 0-1. A box narrower than one written step keeps one step (rounding never writes a box of zero area)."""
+    def write(v: float) -> str:
+        return f"{v:.3f}" if space == "unit" else str(round(v))
+
+    step = 0.001 if space == "unit" else 1.0
+    x1, y1, x2, y2 = (write(v) for v in box)
+    if float(x2) <= float(x1):
+        x2 = write(float(x1) + step)
+    if float(y2) <= float(y1):
+        y2 = write(float(y1) + step)
+    return f"[{x1}, {y1}, {x2}, {y2}]"
 
 
 # ---------------------------------------------------------------------------------------------

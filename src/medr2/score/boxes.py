@@ -109,8 +109,11 @@ _STATED_RANGES: tuple[tuple[str, re.Pattern[str]], ...] = (
                             r"(?:grid|scale|space)")),
     ("percent", re.compile(r"(?i)\bpercent(?:age)?s?\s+of\s+the\s+image|\bas\s+percentages\b|\bin\s+percent\b"
                            r"|(?<![\d.])0\s*(?:-|–|to)\s*100\s*%")),
-    ("unit", re.compile(r"(?i)(?<![\d.])0(?:\.0)?\s*(?:-|–|to|,)\s*1(?:\.0)?(?![\d.])"
+    # "0-1", "0 to 1"; with a comma only as a closed pair "[0, 1]" / "(0, 1)" (a box's own numbers "[0, 1, 32, 32]"
+    # state no unit)
+    ("unit", re.compile(r"(?i)(?<![\d.])0(?:\.0)?\s*(?:-|–|to)\s*1(?:\.0)?(?![\d.])"
                         r"(?=\s*\]?\s*(?:\)|range|scale|,|\.|$|\s))"
+                        r"|[\[(]\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*[\])]"
                         r"|\bfractions?\s+of\s+the\s+(?:image|width|height)")),
 )
 # a JSON or key=value unit: {"units": "normalized"}, coordinate_system=pixels
