@@ -81,7 +81,9 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         source="buildtest", license="CC0-1.0", patient_id=f"patient{i // 2}",
         synthetic_fields=["findings"] if n_find else [],
         # a synthetic case knows every finding and structure it draws; its drawn shapes tell a mirror image
-        meta={"findings_complete": True, "structures_complete": True, "lateralising": True},
+        # and it stands for a source that grades severity and names the diagnoses its images tell apart
+        meta={"findings_complete": True, "structures_complete": True, "lateralising": True,
+              "severity_graded": True, "discriminable": [d for d in DIAGNOSES[modality] if d != diagnosis]},
     )
 
 

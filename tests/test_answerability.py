@@ -26,7 +26,7 @@ from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, u
 from tests import dataset_fixtures as F
 from tests.build_fixtures import Spec, make_case
 
-FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
+FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising", "severity_graded", "discriminable")
 
 # the public-dataset readers, each built from its fixture in the released layout
 READERS: dict[str, tuple[Callable[[Path], object], str]] = {
@@ -164,7 +164,9 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
     skipped with the contract's reason, and every task that ran met its contract; undeclared is unknown."""
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]
-    meta = {k: v for k, v in zip(FLAGS, flags, strict=True) if v is not None}
+    meta: dict[str, Any] = {k: v for k, v in zip(FLAGS, flags, strict=True) if v is not None}
+    if "discriminable" in meta:  # a list: true declares the case's mimics told apart, false declares none
+        meta["discriminable"] = list(cases[which].mimics) if meta["discriminable"] else []
     case = cases[which].model_copy(update={"meta": meta, "modality": modality})
     out = draft_case(case, LabelPools.from_cases([*cases, case]), seed=0, split="train", images=store)
     for spec in TASKS.values():
@@ -172,7 +174,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         if missing is not None:
             assert out.skipped.get(spec.id) == missing.reason
             assert all(d.task != spec.id for d in out.drafts)
-    declared = {k for k, v in meta.items() if v is True}
+    declared = {k for k, v in meta.items() if v is True or (isinstance(v, list) and v)}
     abnormal = bool(case.findings) or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis))
     backing = {  # each requirement, restated from what the case declares
         "findings_complete": "findings_complete" in declared,
@@ -180,6 +182,8 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
         "normality_known": abnormal or "findings_complete" in declared,
         "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
+        "severity_graded": "severity_graded" in declared,
+        "discriminable": "discriminable" in declared,
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:
@@ -273,7 +277,8 @@ def test_info_quality_per_task(built: Path) -> None:
 # --------------------------------------------------------------------------- a user's label table declares them
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(flag=st.sampled_from(FLAGS), value=st.sampled_from(["true", "TRUE", "yes", "1", "false", "no", "0", ""]))
+@given(flag=st.sampled_from([f for f in FLAGS if f != "discriminable"]),
+       value=st.sampled_from(["true", "TRUE", "yes", "1", "false", "no", "0", ""]))
 def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, flag: str, value: str) -> None:
     """``meta.<flag>`` columns of a ``folder`` label table become booleans (empty: undeclared); a value that is
     neither is quarantined naming file, record and field."""
@@ -291,6 +296,24 @@ def test_label_table_declares_flags(tmp_path_factory: pytest.TempPathFactory, fl
     assert cases[0].meta.get(flag) is want
     assert [(e.record, e.field) for e in errors] == [("b.png", f"meta.{flag}")]
     assert errors[0].file.endswith("labels.csv")
+
+
+def test_label_table_declares_discriminable(tmp_path: Path) -> None:
+    """``meta.discriminable`` of a label table is a ``;``-separated list, as ``mimics``; it makes the
+    differential answerable."""
+    from medr2.sources.base import get_source
+    from medr2.tasks.contract import discriminable
+    from tests.interop_fixtures import gradient, realize_all, write_png
+
+    data = tmp_path / "data"
+    write_png(data / "a.png", gradient(30, 40))
+    (data / "labels.csv").write_text("image,modality,diagnosis,mimics,meta.discriminable\n"
+                                     "a.png,CT,glioma,lymphoma;abscess,abscess; glioma ;\n")
+    cases, errors = realize_all(get_source(f"folder:{data}"), tmp_path / "bench")
+    assert not errors
+    assert cases[0].meta["discriminable"] == ["abscess", "glioma"]
+    assert discriminable(cases[0]) == ["abscess"]  # the case's own diagnosis is no alternative
+    assert unmet(("discriminable",), cases[0]) is None
 
 
 # --------------------------------------------------------------------------- options that contain each other

@@ -17,6 +17,7 @@ from medr2.sources.base import get_source
 from medr2.sources.sample import available_backgrounds
 from medr2.sources.sample.background import BACKGROUNDS
 from medr2.sources.sample.bg_dicom import dicom_test_file, read_dicom
+from medr2.sources.sample.lesions import FAMILIES
 
 # background key -> (modality, body_region, plane) expected from the tags / the slicing
 EXPECTED = {
@@ -81,6 +82,7 @@ def _host_in_output(case: Case) -> np.ndarray:
 
 def test_lesions_inside_tissue_and_boxes_match_masks(realized: tuple[list[Case], ImageStore]) -> None:
     cases, store = realized
+    classes = {c.key: c for family in FAMILIES.values() for c in family}
     n_lesions = 0
     for c in cases:
         assert c.width <= 512 and c.height <= 512
@@ -94,8 +96,13 @@ def test_lesions_inside_tissue_and_boxes_match_masks(realized: tuple[list[Case],
         synthetic = [f for f in c.findings if f.synthetic]
         if synthetic:
             host = _host_in_output(c)
+            organ = next((_mask(store, s.mask) for s in c.structures if s.name == "brain" and s.mask), None)
             for f in synthetic:
                 m = _mask(store, f.mask)
+                if classes[f.attributes["lesion_class"]].placement == "peripheral" and organ is not None:
+                    # an extra-axial lesion sits on the organ's surface: mostly inside, reaching across it
+                    assert (m & organ).sum() >= 0.4 * m.sum() and (m & ~organ).sum() > 0, c.case_id
+                    continue
                 assert (m & ~host).sum() == 0, c.case_id
                 assert f.attributes["size_mm"] > 0 and f.attributes["shape"]
                 n_lesions += 1

@@ -26,8 +26,11 @@ from tests import build_fixtures  # noqa: F401  (registers the "buildtest" sourc
 # purpose: bench format 3 (image ids from pixels, issue 44), the clinical vocabulary's option check (issue 39),
 # sex/age read from the sample's DICOM headers (issue 46), the readers' shared case merge (issue 43) and the
 # answerability contracts (issue 40: tasks skipped where the source does not declare what they assert). Then by
-# commit 180c67c alone (checked by building at 7b438d8 and 180c67c): V2 shows a case of its own split.
-DEFAULT_CHECKSUM = "afad0dca816049d8114311b7c7b43351161863b959b954bf6aff621fc769c6dd"
+# commit 180c67c alone (checked by building at 7b438d8 and 180c67c): V2 shows a case of its own split. Then by
+# branch valid40a alone (issue 40 kinds 4 and 5; afad0dca... at its base d7afc14): buildtest declares its severity
+# a grade and the diagnoses it tells apart, the differential and the evidence twin draw from those, s1.quality's
+# options keep their order, and s4.malignancy's templates agree with the number of lesions.
+DEFAULT_CHECKSUM = "99e39fa02a2e9c039fa4a0b2514a943375538a2b3ce55b19eff82a67f632fbb8"
 
 
 def _build(root: Path, **kw: object) -> Path:

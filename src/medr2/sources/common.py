@@ -413,8 +413,10 @@ def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
 
 # what a source knows about a case, read by the tasks' answerability contract (medr2.tasks.contract): true only
 # where declared; a label table declares them in columns meta.findings_complete, meta.structures_complete and
-# meta.one_lesion, meta.lateralising (booleans as for ``flipped``; empty: unknown)
-DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising")
+# meta.one_lesion, meta.lateralising, meta.severity_graded (booleans as for ``flipped``; empty: unknown), and the
+# list meta.discriminable (``;``-separated as ``mimics``)
+DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising", "severity_graded")
+DECLARED_LISTS = ("discriminable",)
 
 
 def declared_flag(key: str, value: Any, *, file: str | None, record: str | None) -> bool | None:
@@ -430,7 +432,8 @@ def labels_to_fields(row: Mapping[str, Any], *, file: str | None, record: str | 
     meta: dict[str, Any] = {}
     for k, v in row.items():
         if k.startswith("meta."):
-            meta[k[5:]] = declared_flag(k, v, file=file, record=record) if k[5:] in DECLARED_FLAGS else v
+            meta[k[5:]] = declared_flag(k, v, file=file, record=record) if k[5:] in DECLARED_FLAGS else \
+                parse_label_value("mimics", v, file=file, record=record) if k[5:] in DECLARED_LISTS else v
         elif k in LABEL_FIELDS:
             parsed = parse_label_value(k, v, file=file, record=record)
             if parsed is not None:

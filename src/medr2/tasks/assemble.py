@@ -3,7 +3,9 @@
 Drafts of a case are produced independently (in any worker); :class:`Assembler` then walks the
 cases in plan order and places each correct answer at the least-used letter position of its
 (task, split, number of options), breaking ties with a seeded permutation. Unordered MCQs are thus
-balanced to within one item per letter; ordinal MCQs choose among the layouts that keep their order.
+balanced to within one item per letter; ordinal MCQs choose among the layouts that keep their order, and an
+option set drawn from a declared ordinal scale (:func:`medr2.tasks.vocab.ordinal_scale`: severity, quality,
+counts, sizes) is laid out in the scale's order, never shuffled.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
 from medr2.tasks.contract import unmet
-from medr2.tasks.pools import LabelPools, case_positives
+from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
 _CHAIN_CACHE: dict[int, dict[int, tuple[str, ...]]] = {}
@@ -95,8 +97,9 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
 def check_options(case: Case, d: Draft) -> None:
     """The options of a choice draft, whichever task made them: no two of them mean the same (one key of
     :func:`medr2.tasks.vocab.norm`: one concept, or one text after normalisation), and no wrong option is true
-    of the case (:func:`medr2.tasks.vocab.conflicts` with the right answer, a finding or the diagnosis of the
-    case: a synonym, sub-type, super-type, part/whole or co-occurring label); no wrong option of a single-answer
+    of the case (:func:`medr2.tasks.vocab.conflicts` with the right answer, a finding, the diagnosis or a mimic
+    the image cannot rule out, :func:`medr2.tasks.pools.case_compatible`: a synonym, sub-type, super-type,
+    part/whole or co-occurring label); no wrong option of a single-answer
     MCQ contains the answer or is part of it, read without "the" ("the white matter" beside "the brain";
     :func:`medr2.tasks.vocab.contains`), nor do the two things a question compares (``meta["x"]``, ``meta["y"]``).
     Raises :class:`Skip` (counted per task like any other reason)
@@ -111,7 +114,7 @@ def check_options(case: Case, d: Draft) -> None:
         layouts = [[*right, *d.distractors]]
     else:
         return
-    true = [*right, *(p for p in case_positives(case) if p not in right)]
+    true = [*right, *(p for p in case_compatible(case) if p not in right)]
     for options in layouts:
         keys = [vocab.norm(o) for o in options]
         if len(set(keys)) < len(keys):
@@ -158,6 +161,9 @@ class Assembler:
             if d.layouts:
                 pos = self._position(d.task, split, len(next(iter(d.layouts.values()))), sorted(d.layouts), rng)
                 options = list(d.layouts[pos])
+            elif (scale := vocab.ordinal_scale([str(d.correct), *d.distractors])) is not None:
+                options = vocab.in_scale_order([str(d.correct), *d.distractors], scale)
+                pos = self._position(d.task, split, len(options), [options.index(str(d.correct))], rng)
             else:
                 n = 1 + len(d.distractors)
                 pos = self._position(d.task, split, n, range(n), rng)
@@ -168,6 +174,8 @@ class Assembler:
             true = list(d.correct)
             pool = true + list(d.distractors)
             options = [pool[int(i)] for i in rng.permutation(len(pool))]
+            if (scale := vocab.ordinal_scale(options)) is not None:
+                options = vocab.in_scale_order(options, scale)
             answer = ",".join(sorted(letter(options.index(t)) for t in true))
             chance = 1.0 / 2 ** len(options)
         elif d.form == "yesno":

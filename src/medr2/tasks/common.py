@@ -10,9 +10,9 @@ from medr2.tasks import vocab
 from medr2.tasks.contract import labels_complete
 from medr2.tasks.spec import Draft, Skip, TaskContext, TaskSpec
 
-COUNT_LABELS = ("0", "1", "2", "3", "4", "5", "6 or more")
-SIZE_EDGES_MM = (5.0, 10.0, 20.0, 30.0, 50.0)
-SIZE_LABELS = ("under 5 mm", "5 to 10 mm", "10 to 20 mm", "20 to 30 mm", "30 to 50 mm", "over 50 mm")
+COUNT_LABELS = vocab.COUNT_LABELS
+SIZE_EDGES_MM = (5.0, 10.0, 20.0, 30.0, 50.0)  # the edges of vocab.SIZE_LABELS
+SIZE_LABELS = vocab.SIZE_LABELS
 
 
 def spec_of(task_id: str) -> TaskSpec:
@@ -53,6 +53,15 @@ def yes_no_pair(spec: TaskSpec, ctx: TaskContext, true_fmt: dict[str, Any], twin
         Draft(spec.id, "yesno", q1, t.id, correct=true_answer, pair_key=pair_key, meta={"twin": "true"}),
         Draft(spec.id, "yesno", q2, t.id, correct=twin_answer, pair_key=pair_key, meta={"twin": "adversarial"}),
     ]
+
+
+def lesion_words(case: Case) -> dict[str, str]:
+    """Template words that agree with the number of lesions the case shows: "the lesion" only where there is one
+    (the source images one lesion, ``meta["one_lesion"]``, whose sub-regions may be outlined apart; or one
+    finding), "the lesions" otherwise; ``{Is}``/``{Does}``, ``{the_lesion}``, ``{this_lesion}``."""
+    one = case.meta.get("one_lesion") is True or len(case.findings) <= 1
+    return {"Is": "Is", "Does": "Does", "the_lesion": "the lesion", "this_lesion": "this lesion"} if one else \
+        {"Is": "Are", "Does": "Do", "the_lesion": "the lesions", "this_lesion": "these lesions"}
 
 
 def count_layout_index(n: int) -> int:

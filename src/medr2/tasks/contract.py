@@ -10,7 +10,11 @@ What a case knows comes from its source, never from an assumption: ``Case.meta["
 ``Case.meta["structures_complete"]`` (true only where the source declares every finding / structure of the
 image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per image) and
 ``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
-that tells a mirror image from the original). An undeclared flag is unknown, and unknown is not complete.
+that tells a mirror image from the original), ``Case.meta["discriminable"]`` (the diagnoses the source declares
+its image tells apart from the case's own: a generator that renders each class with its own appearance, a
+dataset whose classes are defined by what the image shows) and ``Case.meta["severity_graded"]`` (the case's
+severity is a clinical grade the source carries, not a bin of lesion size or count). An undeclared flag is
+unknown, and unknown is not complete.
 """
 
 from __future__ import annotations
@@ -79,6 +83,29 @@ def lateralising(case: Case) -> bool:
     return case.meta.get("lateralising") is True and vocab.orientation_defined(case.modality)
 
 
+def discriminable(case: Case) -> list[str]:
+    """The diagnoses the source declares the case's image tells apart from its own diagnosis
+    (``meta["discriminable"]``; a list, or one ``;``-separated text from a label table), the case's own
+    diagnosis left out; none when undeclared."""
+    raw = case.meta.get("discriminable")
+    items = raw.split(";") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    out = [str(x).strip() for x in items if str(x).strip()]
+    return [d for d in dict.fromkeys(out) if case.diagnosis is None or not vocab.same(d, case.diagnosis)]
+
+
+def compatible_mimics(case: Case) -> list[str]:
+    """The case's mimics its image cannot rule out: every mimic the source does not declare discriminable. A
+    mimic is by definition compatible with the image, so it is never a false statement or a wrong option."""
+    told_apart = {vocab.norm(d) for d in discriminable(case)}
+    return [m for m in dict.fromkeys(case.mimics) if vocab.norm(m) not in told_apart]
+
+
+def severity_graded(case: Case) -> bool:
+    """Whether the case's severity is a clinical grade carried by the source (``meta["severity_graded"]``), not
+    a bin of the generator's lesion size or count."""
+    return case.meta.get("severity_graded") is True
+
+
 for _req in (
     Requirement("findings_complete", "complete finding labels (the source declares every finding labelled)",
                 lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
@@ -92,6 +119,11 @@ for _req in (
     Requirement("lateralising", "a lateralising cue (anatomy or side marker) declared by the source, in a "
                 "modality with a left/right display convention", lateralising,
                 "no lateralising cue declared for this image"),
+    Requirement("discriminable", "diagnoses the source declares the image tells apart from its own (a "
+                "differential among mimics the image cannot separate is not asked)", lambda c: bool(discriminable(c)),
+                "no diagnosis declared discriminable from this image by the source"),
+    Requirement("severity_graded", "a clinical severity grade carried by the source (not a bin of lesion size or "
+                "count)", severity_graded, "severity not declared a clinical grade by the source"),
 ):
     register_requirement(_req)
 

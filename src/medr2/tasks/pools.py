@@ -19,7 +19,10 @@ clinical vocabulary relates to a true label (:func:`medr2.vocab.conflicts`: a sy
 part/whole or co-occurring label), nor a built-in label whose words occur inside a true label or the reverse
 ("mass" for a "spiculated mass"). For the finding and diagnosis keys every finding and the diagnosis of the
 case count as true labels (:func:`case_positives`): an RSNA image whose diagnosis is pneumonia is never asked
-about "infiltration" as an absent finding.
+about "infiltration" as an absent finding. So do the case's mimics its image cannot rule out
+(:func:`medr2.tasks.contract.compatible_mimics`: every mimic the source does not declare discriminable), and their
+vocabulary relatives: a mimic is compatible with the image by definition, so "does this image support brain
+abscess?" is no false statement for a glioblastoma whose differential lists abscess (:func:`case_compatible`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 
 from medr2.records import Case
 from medr2.tasks import vocab
+from medr2.tasks.contract import compatible_mimics
 
 POOL_KEYS = ("modality", "plane", "sequence", "body_region", "organ", "landmark", "instance", "finding",
              "diagnosis", "severity", "shape", "margin", "intensity", "location", "laterality")
@@ -70,6 +74,14 @@ def case_positives(case: Case) -> list[str]:
     return out
 
 
+def case_compatible(case: Case) -> list[str]:
+    """What a case's image is compatible with: :func:`case_positives` and the mimics it cannot rule out. None of
+    them (nor a synonym, sub-type, super-type, part/whole or co-occurring label of one) is a wrong option or a
+    false statement of a finding or diagnosis key."""
+    out = case_positives(case)
+    return out + [m for m in compatible_mimics(case) if m not in out]
+
+
 def case_labels(case: Case) -> dict[str, set[str]]:
     """The labels a case contributes to each pool."""
     out: dict[str, set[str]] = {k: set() for k in POOL_KEYS}
@@ -85,6 +97,8 @@ def case_labels(case: Case) -> dict[str, set[str]]:
         out["finding"].add(f.label)
         for key in ATTRIBUTE_KEYS:
             v = f.attributes.get(key)
+            if key == "location" and isinstance(v, str):
+                v = vocab.location_words(v)  # the words a radiologist signs; a tissue class is no location
             if isinstance(v, str) and v:
                 out[key].add(v)
     return out
@@ -142,7 +156,7 @@ class LabelPools:
 
         true = list(true_labels)
         if key in PATHOLOGY_KEYS:
-            true += [p for p in case_positives(case) if p not in true]
+            true += [p for p in case_compatible(case) if p not in true]
         taken = {vocab.norm(t) for t in true}
         # a merged class of a dataset ("nodule/mass") is partly true of each of its parts, and the reverse
         taken |= {vocab.norm(p) for t in true for p in _slash_parts(t)}

@@ -167,8 +167,9 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
     f = pick(ctx, cands)
     spec = spec_of("s3.location")
     attrs = f.attributes
-    if isinstance(attrs.get("location"), str) and attrs["location"]:
-        value, what = attrs["location"], "location"
+    located = vocab.location_words(attrs["location"]) if isinstance(attrs.get("location"), str) else None
+    if located:
+        value, what = located, "location"
         wrong = ctx.pools.distractors("location", case, [value], 3, ctx.rng)
         meta: dict[str, Any] = {"location_kind": "location"}
     elif isinstance(attrs.get("laterality"), str) and attrs["laterality"]:
@@ -176,12 +177,15 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
         wrong = ctx.pools.distractors("laterality", case, [value], 3, ctx.rng, min_k=1)
         meta = {"location_kind": "laterality", "laterality": True}
     else:
-        containing = [s for s in case.structures if s.kind in ("organ", "region")
+        containing = [s for s in case.structures if s.kind in ("organ", "region") and vocab.location_words(s.name)
                       and s.box[0] <= (f.box[0] + f.box[2]) / 2 <= s.box[2]
                       and s.box[1] <= (f.box[1] + f.box[3]) / 2 <= s.box[3]]
         if len(containing) == 1:
-            value, what = containing[0].name, "organ"
-            wrong = ctx.pools.distractors("organ", case, [s.name for s in case.structures], 3, ctx.rng)
+            value, what = str(vocab.location_words(containing[0].name)), "organ"
+            named = ctx.pools.distractors("organ", case, [s.name for s in case.structures], 3, ctx.rng)
+            wrong = [w for w in (vocab.location_words(n) for n in named) if w]
+            if len(wrong) < 3:
+                raise Skip("too few organ labels that name a location")
             meta = {"location_kind": "organ"}
         else:
             value, what = _quadrant(case, f), "part of the image"

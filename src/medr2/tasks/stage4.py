@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from medr2.records import Case
 from medr2.tasks import vocab
-from medr2.tasks.common import mcq, needs, ordinal, spec_of, yes_no_pair
+from medr2.tasks.common import lesion_words, mcq, needs, ordinal, spec_of, yes_no_pair
+from medr2.tasks.contract import discriminable
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 MULTI_OPTIONS = 5  # options shown in s4.multilabel (more when the case has many findings)
@@ -36,7 +37,7 @@ def _severity_scale(case: Case, ctx: TaskContext) -> list[str]:
     "What grade of severity does this image show?",
     "Grade the severity of the abnormality.",
     "Which severity grade applies to this case?",
-], balanced="answer letter, as far as the ordinal scale allows", chain=4)
+], balanced="answer letter, as far as the ordinal scale allows", chain=4, requires=("severity_graded",))
 def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     grade = needs(case.severity, "severity grade")
     scale = _severity_scale(case, ctx)
@@ -47,17 +48,17 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
 
 
 @task("s4.malignancy", 4, "mcq", "benign or malignant", "malignancy label", [
-    "Is the lesion benign or malignant?",
-    "Does this lesion appear benign or malignant?",
-    "Classify the lesion as benign or malignant.",
-    "What is the likely nature of the lesion: benign or malignant?",
+    "{Is} {the_lesion} benign or malignant?",
+    "{Does} {this_lesion} appear benign or malignant?",
+    "Classify {the_lesion} as benign or malignant.",
+    "What is the likely nature of {the_lesion}: benign or malignant?",
 ], chain=3, risk="high", requires=("one_lesion",))
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:
         raise Skip("malignancy label outside benign/malignant")
     other = [m for m in vocab.MALIGNANCY if not vocab.same(m, value)]
-    return [mcq(spec_of("s4.malignancy"), ctx, value, other)]
+    return [mcq(spec_of("s4.malignancy"), ctx, value, other, **lesion_words(case))]
 
 
 @task("s4.differential", 4, "mcq", "diagnosis among near-miss mimics", "diagnosis + mimic list", [
@@ -65,17 +66,19 @@ def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     "Among these similar-looking conditions, which one is shown?",
     "Choose the correct diagnosis from this differential.",
     "Which entity in this differential diagnosis best fits the image?",
-], chain=2, risk="high", requires=("one_lesion",))
+], chain=2, risk="high", requires=("one_lesion", "discriminable"))
 def differential(case: Case, ctx: TaskContext) -> list[Draft]:
+    """The diagnosis among the near-misses the source declares its image tells apart (``discriminable``):
+    those on the case's mimic list first, then the others; a mimic the image cannot rule out is never offered
+    (:func:`medr2.tasks.pools.case_compatible`)."""
     dx = needs(case.diagnosis, "diagnosis")
-    mimics = [m for m in dict.fromkeys(case.mimics) if not vocab.same(m, dx)]
-    if not mimics:
-        raise Skip("no mimic list")
-    wrong = ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng, levels=[sorted(mimics)], min_k=1)
-    if len(wrong) < 3:
-        wrong += ctx.pools.distractors("diagnosis", case, [dx, *wrong], 3 - len(wrong), ctx.rng, min_k=0)
+    told_apart = discriminable(case)
+    mimics = {vocab.norm(m) for m in case.mimics}
+    near = sorted(d for d in told_apart if vocab.norm(d) in mimics)
+    other = sorted(d for d in told_apart if vocab.norm(d) not in mimics)
+    wrong = ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng, levels=[near, other], min_k=1)
     d = mcq(spec_of("s4.differential"), ctx, dx, wrong)
-    d.meta = {"mimics": sorted(mimics)}
+    d.meta = {"mimics": sorted(case.mimics), "discriminable": sorted(told_apart)}
     return [d]
 
 
@@ -88,10 +91,12 @@ def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
         raise Skip("normal case: no diagnosis to support")
-    mimics = sorted(m for m in set(case.mimics) if not vocab.same(m, dx) and not vocab.is_normal(m))
-    # the twin asserts a near-miss mimic when there is one, else another (abnormal) diagnosis of the pool
+    mimics = {vocab.norm(m) for m in case.mimics}
+    near = sorted(d for d in discriminable(case) if vocab.norm(d) in mimics and not vocab.is_normal(d))
+    # the twin asserts a near-miss the source declares the image tells apart when there is one, else another
+    # (abnormal) diagnosis of the pool; never a mimic the image cannot rule out (pools.case_compatible)
     wrong = ctx.pools.distractors("diagnosis", case, [dx, *sorted(vocab.NORMAL_LABELS)], 1, ctx.rng,
-                                  levels=[mimics] if mimics else None)[0]
+                                  levels=[near] if near else None)[0]
     drafts = yes_no_pair(spec_of("s4.evidence_support"), ctx, {"d": dx}, {"d": wrong}, pair_key="support")
     for d in drafts:
         d.meta["evidence"] = sorted({f.label for f in case.findings})

@@ -14,6 +14,9 @@ import re
 
 from medr2 import vocab as clinical
 
+# English for templates: one grammar for every text medr2 writes, shared with the sources' report templates
+from medr2.vocab.english import article, be, indefinite, is_plural, plural  # noqa: F401
+
 BUILTIN: dict[str, tuple[str, ...]] = {
     "modality": ("CT", "MRI", "X-ray", "ultrasound", "PET", "fundus photography", "microscopy", "nuclear medicine"),
     "plane": ("axial", "coronal", "sagittal", "PA", "AP", "lateral", "oblique"),
@@ -86,6 +89,34 @@ SEVERITY_ORDER: tuple[str, ...] = ("none", "minimal", "mild", "moderate", "sever
 QUALITY = BUILTIN["quality"]
 ARTEFACTS = BUILTIN["artefact"]
 MALIGNANCY = BUILTIN["malignancy"]
+COUNT_LABELS = ("0", "1", "2", "3", "4", "5", "6 or more")
+SIZE_LABELS = ("under 5 mm", "5 to 10 mm", "10 to 20 mm", "20 to 30 mm", "30 to 50 mm", "over 50 mm")
+
+# the option scales that have a natural order (each listed from least to most): an option set drawn from one
+# of them is shown in that order, never shuffled (:func:`ordinal_scale`, read where options are laid out:
+# medr2.tasks.assemble)
+ORDINAL_SCALES: dict[str, tuple[str, ...]] = {
+    "severity": SEVERITY_ORDER, "quality": QUALITY, "count": COUNT_LABELS, "size": SIZE_LABELS,
+}
+
+
+def ordinal_scale(options: list[str] | tuple[str, ...]) -> tuple[str, ...] | None:
+    """The declared ordinal scale (:data:`ORDINAL_SCALES`) that holds every one of ``options`` (two or more),
+    or None: such an option set declares itself ordinal."""
+    if len(options) < 2:
+        return None
+    keys = [norm(o) for o in options]
+    for scale in ORDINAL_SCALES.values():
+        ranks = {norm(s) for s in scale}
+        if all(k in ranks for k in keys):
+            return scale
+    return None
+
+
+def in_scale_order(options: list[str], scale: tuple[str, ...]) -> list[str]:
+    """``options`` sorted by their rank on ``scale``."""
+    rank = {norm(s): i for i, s in enumerate(scale)}
+    return sorted(options, key=lambda o: rank[norm(o)])
 
 
 def norm(label: str) -> str:
@@ -111,6 +142,12 @@ def contains(a: str, b: str) -> bool:
 def _bare(text: str) -> str:
     t = str(text).strip()
     return t[4:] if t[:4].lower() == "the " else t
+
+
+def location_words(label: str | None, side: str | None = None) -> str | None:
+    """A location as a radiologist signs it, or None where the label is none (a tissue class):
+    :func:`medr2.vocab.anatomical_location`. Every location a task shows, as answer or option, passes here."""
+    return clinical.anatomical_location(label, side)
 
 
 def is_normal(label: str | None) -> bool:
@@ -232,112 +269,6 @@ def builtin_for_region(key: str, modality: str | None, region: str | None) -> tu
         if f == fam and norm(r) == reg:
             return labels
     return ()
-
-
-# --------------------------------------------------------------------------- English for templates
-_PLURAL_HEADS = frozenset({"foci", "nuclei", "emboli", "calculi", "metastases", "vertebrae", "drusen", "bullae",
-                           "data", "criteria", "ventricles", "exudates", "microaneurysms"})
-_SINGULAR_S = ("ss", "us", "is", "ys", "itis", "osis", "ics")  # abscess, focus, metastasis, ..., "lens"? no
-_SINGULAR_WORDS = frozenset({"lens", "pancreas", "thorax", "pelvis", "uterus", "iris", "mucus", "series",
-                             "diabetes", "herpes", "measles", "facies", "ascites", "aphthous"})
-_IRREGULAR_PLURAL = {"nucleus": "nuclei", "focus": "foci", "vertebra": "vertebrae", "calculus": "calculi",
-                     "embolus": "emboli", "bulla": "bullae", "metastasis": "metastases", "diagnosis": "diagnoses",
-                     "stenosis": "stenoses", "thrombus": "thrombi", "bronchus": "bronchi", "sulcus": "sulci",
-                     "gyrus": "gyri", "villus": "villi", "alveolus": "alveoli", "index": "indices",
-                     "vertex": "vertices", "apex": "apices", "cortex": "cortices", "tooth": "teeth", "foot": "feet",
-                     "lymph node": "lymph nodes", "ovum": "ova", "datum": "data", "criterion": "criteria",
-                     "cell": "cells", "ileum": "ilea"}
-
-
-def _head_word(phrase: str) -> str:
-    """The head noun of a noun phrase: the last word before a prepositional tail ("foci of uptake")."""
-    words = phrase.strip().split()
-    for i, w in enumerate(words):
-        if i and w.lower() in ("of", "in", "with", "on", "at", "from", "within"):
-            return words[i - 1]
-    return words[-1] if words else ""
-
-
-def is_plural(phrase: str) -> bool:
-    """Whether a label reads as a plural noun phrase ("multiple nodules", "cotton-wool spots")."""
-    text = phrase.strip().lower()
-    if not text:
-        return False
-    first = text.split()[0]
-    if first in ("multiple", "several", "numerous", "bilateral", "two", "three", "many") and " " in text:
-        head = _head_word(text).lower()
-        return head not in _SINGULAR_WORDS and not head.endswith(("ss", "us", "is"))
-    head = _head_word(text).lower().strip("(),.")
-    if head in _PLURAL_HEADS:
-        return True
-    if head in _SINGULAR_WORDS or len(head) < 3 or not head.isalpha():
-        return False
-    return head.endswith("s") and not head.endswith(_SINGULAR_S)
-
-
-def plural(noun: str) -> str:
-    """The plural of a (singular) noun phrase: "nucleus" -> "nuclei", "vertebra" -> "vertebrae"."""
-    text = noun.strip()
-    if is_plural(text):
-        return text
-    tail = re.search(r"\s(of|in|with|on|at|from|within)\s", text)
-    if tail:  # "focus of uptake" -> "foci of uptake"
-        return plural(text[:tail.start()]) + text[tail.start():]
-    low = text.lower()
-    for sing, pl in _IRREGULAR_PLURAL.items():
-        if low == sing or low.endswith(" " + sing):
-            return text[: len(text) - len(sing)] + pl
-    if re.search(r"[^aeiou]y$", low):
-        return text[:-1] + "ies"
-    if re.search(r"(s|x|z|ch|sh)$", low):
-        return text + "es"
-    return text + "s"
-
-
-# words spelled with a vowel letter that start with a consonant sound, and the reverse ("an hour")
-_CONSONANT_SOUND = re.compile(r"^(uni|use|usa|usu|ure|uri|uro|ute|uti|eu|ewe|one\b|once|ubiq|uvu|u-)", re.IGNORECASE)
-_VOWEL_SOUND_H = re.compile(r"^(hour|honest|honou?r|heir|herb\b)", re.IGNORECASE)
-_WORD_ACRONYMS = frozenset({"FLAIR", "STIR", "SPECT", "NASH", "LASIK", "DWI"})  # pronounced as words
-_VOWEL_LETTERS = "AEFHILMNORSX"  # letters whose names start with a vowel sound (an MRI, an X-ray, an SVC)
-
-
-def article(phrase: str) -> str:
-    """``a`` or ``an`` for the word that starts ``phrase``, chosen by its sound, not its letter:
-    "an infarct", "a uniform ...", "an MRI", "an X-ray", "a CT", "an 8 mm ...", "a FLAIR image"."""
-    text = phrase.strip()
-    if not text:
-        return "a"
-    word = re.split(r"[\s,;:()]+", text)[0]
-    bare = re.sub(r"[^A-Za-z0-9]", "", word)
-    if not bare:
-        return "a"
-    if bare[0].isdigit():
-        num = re.match(r"\d+", bare)
-        digits = num.group(0) if num else bare
-        return "an" if digits.startswith("8") or digits in ("11", "18") or (
-            len(digits) in (5, 6) and digits[:2] in ("11", "18")) else "a"
-    letters = re.match(r"[A-Za-z]+", word.lstrip("\"'("))
-    head = letters.group(0) if letters else bare
-    is_acronym = (len(head) >= 2 and head.isupper() and head not in _WORD_ACRONYMS) or (
-        len(head) == 1 and (len(word) == 1 or word[1] in "-/"))
-    if is_acronym:
-        return "an" if head[0].upper() in _VOWEL_LETTERS else "a"
-    if head.upper() in _WORD_ACRONYMS:
-        return "a"
-    if head[0].lower() in "aeiou":
-        return "a" if _CONSONANT_SOUND.match(head) else "an"
-    return "an" if _VOWEL_SOUND_H.match(head) else "a"
-
-
-def indefinite(phrase: str) -> str:
-    """The phrase with an indefinite article, or none for a plural ("an infarct", "multiple nodules")."""
-    text = phrase.strip()
-    return text if is_plural(text) else f"{article(text)} {text}"
-
-
-def be(phrase: str) -> str:
-    """``is`` or ``are`` agreeing with ``phrase``."""
-    return "are" if is_plural(phrase) else "is"
 
 
 # --------------------------------------------------------------------------- foreign vocabularies

@@ -462,3 +462,74 @@ def option_for(text: str, options: Iterable[str]) -> int | None:
     else:
         hits = [i for i, o in enumerate(opts) if (c := v.concept_of(o)) is not None and c.id == want.id]
     return hits[0] if len(hits) == 1 else None
+
+
+# -- anatomical words ----------------------------------------------------------------------------------------
+SIDES = ("left", "right")
+_SIDE_WORD = re.compile(r"^(left|right)\s+(.+)$|^(.+?)\s+(left|right|l|r)$", re.IGNORECASE)
+TISSUE_CLASS = "tissue class"  # the vocabulary's parent of grey matter, white matter, CSF (concepts.txt)
+
+
+def split_side(label: str) -> tuple[str | None, str]:
+    """(side, the rest) of an anatomical label: ``left frontal inf orb`` and the atlas's ``Frontal_Inf_Orb_L`` give
+    ``("left", ...)``; a label naming no side gives ``(None, label)`` (underscores read as spaces)."""
+    text = _SPACE.sub(" ", str(label).replace("_", " ")).strip()
+    m = _SIDE_WORD.match(text)
+    if m is None:
+        return None, text
+    if m.group(1):
+        return m.group(1).lower(), m.group(2)
+    side = m.group(4).lower()
+    return {"l": "left", "r": "right"}.get(side, side), m.group(3)
+
+
+def _anatomy_concept(words: str) -> Concept | None:
+    return vocabulary().concept_of(words, ("organ", "body_region"))
+
+
+def anatomy_words(label: str) -> str:
+    """The words a radiologist signs for an anatomical label: an atlas's spelling ("left frontal inf orb",
+    ``Frontal_Inf_Orb_L``, "cerebelum 8") becomes the preferred label of the concept it names ("left pars orbitalis
+    of the inferior frontal gyrus", "cerebellar lobule VIII"; the table is the vocabulary, concepts.txt), and a side
+    is kept only where the structure has one (a concept without ``@ laterality``, such as the vermis, takes none).
+    A label the vocabulary does not know is returned cleaned, its side kept."""
+    side, rest = split_side(label)
+    c = _anatomy_concept(rest)
+    if c is None:
+        c_whole = _anatomy_concept(clean_label(label))  # a sided concept of its own ("left lung")
+        if c_whole is not None:
+            return _expanded(clean_label(label), c_whole)
+        words = clean_label(rest)
+        return f"{side} {words}" if side else words
+    words = _expanded(clean_label(rest), c)
+    if side and "laterality" in c.attributes:
+        return f"{side} {words}"
+    return words
+
+
+def _expanded(words: str, c: Concept) -> str:
+    """The concept's preferred label where it spells out what ``words`` abbreviate (it is longer: "frontal inf
+    orb", "supp motor area", "caudate", "cerebelum 8"); ``words`` themselves where they are as long or longer
+    ("skeleton" is kept, not turned into "bones"; "kidneys" stays)."""
+    return c.label if len(c.label) > len(words) else words
+
+
+def is_tissue_class(label: str) -> bool:
+    """Whether ``label`` (without its side) names a tissue class of a tissue map (grey matter, white matter, CSF)."""
+    c = _anatomy_concept(split_side(label)[1])
+    t = _anatomy_concept(TISSUE_CLASS)
+    return c is not None and t is not None and (c.id == t.id or t.id in vocabulary().ancestors(c.label))
+
+
+def anatomical_location(label: str | None, side: str | None = None) -> str | None:
+    """A lesion location in the words a radiologist signs (:func:`anatomy_words`), ``side`` prefixed where the
+    structure has sides and the label names none; None where ``label`` is no location at all: empty, or a tissue
+    class ("grey matter" says what a lesion is made of, not where it is). Every location a task shows passes here."""
+    if label is None or not str(label).strip() or is_tissue_class(label):
+        return None
+    own_side, rest = split_side(label)
+    if own_side is None and side in SIDES:
+        c = _anatomy_concept(rest)
+        if c is None or "laterality" in c.attributes:
+            return anatomy_words(f"{side} {rest}")
+    return anatomy_words(label)

@@ -29,6 +29,7 @@ from medr2.sources.sample.background import (
     resize_mask,
     work_scale,
 )
+from medr2.vocab import anatomy_words
 
 PLANES = ("axial", "coronal", "sagittal")
 N_SLICES = 24  # candidate slices per plane (views)
@@ -108,11 +109,13 @@ def aal_names(path: Path) -> dict[int, str]:
 
 
 def aal_display_name(raw: str) -> str:
-    """``Frontal_Sup_L`` -> ``left frontal sup``; ``Vermis_1_2`` -> ``vermis 1 2``."""
+    """The words a radiologist signs for an AAL label (:func:`medr2.vocab.anatomy_words`, the vocabulary's table
+    of the atlas's spellings): ``Frontal_Sup_L`` -> ``left superior frontal gyrus``; ``Vermis_1_2`` ->
+    ``vermian lobules I and II`` (no side: the vermis is midline)."""
     parts = raw.split("_")
     side = {"L": "left", "R": "right"}.get(parts[-1])
     words = [p.lower() for p in (parts[:-1] if side else parts)]
-    return " ".join(([side] if side else []) + words)
+    return anatomy_words(" ".join(([side] if side else []) + words))
 
 
 @functools.cache

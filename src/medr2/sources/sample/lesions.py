@@ -34,7 +34,8 @@ class LesionClass:
     mimics: tuple[str, ...] = ()
     color: tuple[float, float, float] | None = None  # for colour photographs
     color_name: str | None = None
-    placement: str = "any"  # any / peripheral
+    placement: str = "any"  # any / peripheral (touching the host's surface, measured from it, not the crop edge)
+    compartment: str | None = None  # where the class lies when not inside a named structure ("extra-axial space")
 
 
 FAMILIES: dict[str, tuple[LesionClass, ...]] = {
@@ -56,7 +57,8 @@ FAMILIES: dict[str, tuple[LesionClass, ...]] = {
                     "hypo", "rim", (25, 45), (1, 1), 0.3, ("brain abscess", "brain metastases", "cerebral lymphoma")),
         LesionClass("meningioma", "extra-axial mass", "meningioma", "benign", ("round", "oval"), "well-defined",
                     "hyper", "homogeneous", (15, 32), (1, 1), 0.25,
-                    ("dural metastasis", "schwannoma", "glioblastoma"), placement="peripheral"),
+                    ("dural metastasis", "schwannoma", "glioblastoma"), placement="peripheral",
+                    compartment="extra-axial space"),
         LesionClass("brain_metastases", "multiple ring lesions", "brain metastases", "malignant", ("round",),
                     "well-defined", "hypo", "rim", (7, 16), (2, 4), 0.3,
                     ("brain abscess", "demyelination", "glioblastoma")),
@@ -118,16 +120,15 @@ def intensity_word(cls: LesionClass, modality: str) -> str:
     return hyper if cls.intensity == "hyper" else hypo
 
 
-def severity_of(cls: LesionClass, sizes_mm: list[float]) -> str:
-    """Ordinal severity from the lesion burden: count for multi-lesion classes, else size."""
-    lo: float
-    hi: float
-    if cls.count[1] > 1:
-        lo, hi, v = cls.count[0], cls.count[1], float(len(sizes_mm))
-    else:
-        lo, hi, v = cls.size_mm[0], cls.size_mm[1], max(sizes_mm)
-    frac = 0.5 if hi <= lo else (v - lo) / (hi - lo)
-    return "mild" if frac < 1 / 3 else "moderate" if frac < 2 / 3 else "severe"
+def told_apart(a: LesionClass, b: LesionClass) -> bool:
+    """Whether every rendering of ``a`` differs visibly from every rendering of ``b``: another texture,
+    intensity, margin or colour, no shape in common, or lesion counts or size ranges that do not overlap. The
+    sample declares these classes' diagnoses discriminable (``meta["discriminable"]``); a mimic that is no
+    rendered class (or one rendered alike) is compatible with the image and never a wrong option.
+    (The generator has no clinical grade: the sample carries no severity.)"""
+    return (a.texture != b.texture or a.intensity != b.intensity or a.margin != b.margin or a.color != b.color
+            or not set(a.shapes) & set(b.shapes) or a.count[1] < b.count[0] or b.count[1] < a.count[0]
+            or a.size_mm[1] < b.size_mm[0] or b.size_mm[1] < a.size_mm[0])
 
 
 def radius_profile(shape: str, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -214,16 +215,25 @@ def _texture(kind: str, rel: np.ndarray, rng: np.random.Generator, shape: tuple[
 
 
 def candidate_centres(dt: np.ndarray, radius: float, placement: str,
-                      taken: list[tuple[float, float, float]] = ()) -> np.ndarray:  # type: ignore[assignment]
+                      taken: list[tuple[float, float, float]] = (),  # type: ignore[assignment]
+                      surface: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """(N, 2) y, x centres where a lesion of ``radius`` stays inside the tissue.
 
-    ``dt`` is the distance to the nearest non-tissue pixel *or image edge*; ``taken`` lists
-    (y, x, extent) of lesions already placed, which a new one must not touch.
+    ``dt`` is the distance to the nearest non-tissue pixel *or image edge*; ``taken`` lists (y, x, extent) of
+    lesions already placed, which a new one must not touch. A ``peripheral`` lesion (extra-axial) sits on the
+    organ's surface, measured from the surface itself, never from a crop edge (one near the edge of a crop would
+    lie deep inside the organ): ``surface`` is (distance to the organ's outside, distance to the image edge); its
+    centre lies inside the organ at a quarter to half its radius, so the lesion reaches across the surface.
+    Without ``surface`` a peripheral lesion keeps to the rim of ``dt``.
     """
     need = radius * 1.35 + 2
-    ok = dt >= need
-    if placement == "peripheral":
-        ok &= dt <= need + max(3.0, 0.5 * radius)
+    if placement == "peripheral" and surface is not None:
+        organ_dt, edge_dt = surface
+        ok = (edge_dt >= need) & (organ_dt >= 0.25 * radius) & (organ_dt <= max(1.0, 0.5 * radius))
+    else:
+        ok = dt >= need
+        if placement == "peripheral":
+            ok &= dt <= need + max(3.0, 0.5 * radius)
     pts = np.argwhere(ok)
     for ty, tx, ext in taken:
         if len(pts) == 0:

@@ -31,9 +31,10 @@ from medr2.sources.sample.lesions import (
     classes_for,
     intensity_word,
     render_one,
-    severity_of,
+    told_apart,
 )
 from medr2.sources.sample.report import make_report
+from medr2.vocab import anatomical_location, is_tissue_class
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -42,7 +43,9 @@ P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
 P_DEGRADED = 0.4
 P_FLIP = 0.15
 MIN_STRUCT_PX = 40
-HOST_LOCATION_WORDS = {"brain": "cerebral hemisphere"}
+# the location of a lesion in no named structure, by host; None: none is given (a brain lesion outside every
+# labelled region may lie in the brainstem or the cerebellum as well as a cerebral hemisphere)
+HOST_LOCATION_WORDS: dict[str, str | None] = {"brain": None}
 
 
 @dataclass(frozen=True)
@@ -174,19 +177,32 @@ def _midline_x(key: str, view: int) -> float:
     return bg.shape[1] / 2.0 if src is None else float(np.nonzero(src)[1].mean())
 
 
-def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> np.ndarray:
-    """Distance to the host edge or the crop edge, whichever is nearer."""
+@functools.lru_cache(maxsize=VIEW_CACHE)
+def _organ_dt(key: str, view: int) -> np.ndarray:
+    """Distance to the outside of the host organ itself (its own structure, e.g. the whole "brain", not the
+    eroded host where lesions are placed), cached per background view: where an extra-axial lesion sits."""
+    bg = BACKGROUNDS[key].load(view)
+    organ = next((s.mask for s in bg.structures if s.name == bg.host_name and s.mask.any()), bg.host)
+    assert organ is not None
+    return ndimage.distance_transform_edt(organ).astype(np.float32)
+
+
+def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distance to the host edge or the crop edge, whichever is nearer; distance to the organ's own surface;
+    distance to the crop edge."""
     x0, y0, x1, y1 = crop
     dt = _host_dt(key, view)[y0:y1, x0:x1]
     h, w = dt.shape
     ys = np.minimum(np.arange(h), np.arange(h)[::-1]).astype(np.float32)[:, None] + 1
     xs = np.minimum(np.arange(w), np.arange(w)[::-1]).astype(np.float32)[None, :] + 1
-    return np.minimum(dt, np.minimum(ys, xs))
+    edge = np.minimum(ys, xs)
+    return np.minimum(dt, edge), _organ_dt(key, view)[y0:y1, x0:x1], np.broadcast_to(edge, dt.shape)
 
 
-def _place_lesions(img: np.ndarray, dt: np.ndarray, cls: LesionClass, spacing: float,
-                   modality: str, rng: np.random.Generator) -> list[tuple[np.ndarray, str, float]]:
-    """Place 1..n lesions of ``cls`` where ``dt`` allows; return (mask, shape, nominal size mm) per lesion."""
+def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarray], cls: LesionClass,
+                   spacing: float, modality: str, rng: np.random.Generator) -> list[tuple[np.ndarray, str, float]]:
+    """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm)
+    per lesion."""
     count = int(rng.integers(cls.count[0], cls.count[1] + 1))
     taken: list[tuple[float, float, float]] = []
     placed: list[tuple[np.ndarray, str, float]] = []
@@ -195,7 +211,7 @@ def _place_lesions(img: np.ndarray, dt: np.ndarray, cls: LesionClass, spacing: f
         shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
         for _attempt in range(5):
             radius = max(2.5, size_mm / spacing / 2.0)
-            cands = candidate_centres(dt, radius, cls.placement, taken)
+            cands = candidate_centres(dts[0], radius, cls.placement, taken, surface=(dts[1], dts[2]))
             if len(cands):
                 cy, cx = cands[int(rng.integers(len(cands)))]
                 mask = render_one(img, cls, shape, float(cx), float(cy), radius, modality, rng)
@@ -254,8 +270,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     options = classes_for(bg.lesion_family) if bg.lesion_family and bg.host is not None else ()
     if options and spacing and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
-        dt = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
-        lesions = _place_lesions(img, dt, cls, spacing, bg.modality, rng)
+        dts = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
+        lesions = _place_lesions(img, dts, cls, spacing, bg.modality, rng)
         if not lesions:
             raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
                            field="findings")
@@ -330,14 +346,15 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         synthetic.append("pixel_spacing_mm")
     artefact = ARTEFACT_LABELS[kind] if kind else "none"
     quality = QUALITY_BY_SEVERITY[severity]
-    diagnosis, sev, malignancy, mimics, report = bg.diagnosis, None, bg.malignancy, [], None
+    diagnosis, malignancy, mimics, report = bg.diagnosis, bg.malignancy, [], None
+    discriminable: list[str] = []
     # what the source knows: a background's findings are complete only where it says so (a normal template, a
     # file named normal); an unlabelled real image may show anything (cr-chest shows round masses)
     exhaustive = bg.meta.get("findings_complete") is True and not bg.real_findings
     if cls is not None:
         diagnosis, malignancy, mimics = cls.diagnosis, cls.malignancy, list(cls.mimics)
-        sev = severity_of(cls, [a["size_mm"] for a in attr_list])
-        synthetic += ["findings", "diagnosis", "severity", "malignancy", "mimics", "report"]
+        discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c))
+        synthetic += ["findings", "diagnosis", "malignancy", "mimics", "report"]
     elif options:  # a lesion-capable background left without a lesion: declared normal
         diagnosis, malignancy = "no abnormality", None
         synthetic += ["findings", "diagnosis", "report"]
@@ -346,7 +363,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     if cls is not None or options:
         report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
                              findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
-                             severity=sev, malignancy=malignancy, artefact=artefact, quality=quality)
+                             malignancy=malignancy, artefact=artefact, quality=quality)
     meta: dict[str, Any] = dict(bg.meta)
     meta.update({
         "background_key": bg.key, "view": spec.view, "crop_xyxy": [x0, y0, x1, y1], "window": window,
@@ -354,6 +371,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "background_status": bg.status, "findings_complete": exhaustive,
         "structures_complete": bg.structures_complete,
         "lateralising": bg.lateralising,
+        "discriminable": discriminable,
         "structure_methods": {s.name: s.method for s in structs},
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
                                  "axial and coronal views; image_side is where it appears in the shown image",
@@ -365,7 +383,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         modality=bg.modality, plane=bg.plane, sequence=sequence, body_region=bg.body_region, quality=quality,
         artefact=artefact, artefact_severity=severity, flipped=flipped if bg.flip_ok else None,
         pixel_spacing_mm=round(spacing, 5) if spacing else None, structures=structures, findings=findings,
-        diagnosis=diagnosis, severity=sev, malignancy=malignancy, mimics=mimics, report=report,
+        diagnosis=diagnosis, severity=None, malignancy=malignancy, mimics=mimics, report=report,
         source=bg.source, license=bg.license, access=bg.access, patient_id=bg.patient_id,
         synthetic_fields=sorted(set(synthetic)), background=portable_file(bg.file), meta=meta,
     )
@@ -389,23 +407,28 @@ def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, 
         side = bg.fixed_side
     else:
         side = None
-    # location: the most overlapped specific structure, else side + organ
+    # location, in words a radiologist signs (medr2.vocab.anatomical_location: no tissue class, a side only
+    # where the structure has one): the class's compartment (an extra-axial mass lies outside every brain
+    # region), else the most overlapped specific structure, else the host organ where it says where
     best, best_n = None, 0
     for s in structs:
-        if s.name in (bg.host_name, "brain", "body", "retina") or s.kind == "region":
+        if s.name in (bg.host_name, "brain", "body", "retina") or s.kind == "region" or is_tissue_class(s.name):
             continue
         n = int((s.mask & mask).sum())
         if n > best_n:
             best, best_n = s.name, n
+    own_side = side if side in ("left", "right") else None
+    location: str | None
     if bg.lesion_family == "lung":
         lung = next((m for name, m in lung_masks.items() if side and name.startswith(side)), None)
         location = f"{side} {_lung_zone(cy, lung)}".strip() if side in ("right", "left") else "lung"
+    elif cls.compartment:
+        location = anatomical_location(cls.compartment, own_side)
     elif best:
-        location = best if (side is None or best.startswith(("left", "right")) or side == "midline") \
-            else f"{side} {best}"
+        location = anatomical_location(best, own_side)
     else:
         organ = HOST_LOCATION_WORDS.get(str(bg.host_name), str(bg.host_name))
-        location = f"{side} {organ}" if side and side != "midline" else organ
+        location = anatomical_location(organ, own_side) if organ else None
     return {
         "size_mm": size_mm, "shape": shape, "margin": cls.margin, "intensity": intensity_word(cls, bg.modality),
         "texture": cls.texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
