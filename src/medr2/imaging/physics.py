@@ -47,11 +47,21 @@ class PhysicsKind:
 
 
 PHYSICS: Registry[PhysicsKind] = Registry("physics degradation")
+# the artefact a reader names for each kind (what a report of the degraded image says limits it)
+ARTEFACT_LABELS: dict[str, str] = {
+    "ct_lowdose": "low-dose noise", "ct_metal": "metal streak", "mr_ghost": "ghosting", "mr_gibbs": "Gibbs ringing",
+    "mr_bias": "bias field", "mr_undersample": "undersampling", "xray_exposure": "under-exposure",
+    "xray_grid": "grid line",
+}
 
 
-def register_physics(name: str, *modalities: str) -> Callable[[PhysicsFn], PhysicsFn]:
+def register_physics(name: str, *modalities: str, artefact_label: str | None = None
+                     ) -> Callable[[PhysicsFn], PhysicsFn]:
+    """Decorator: register a physics degradation for ``modalities``; ``artefact_label``: what a report of the
+    degraded image names it (default: the kind)."""
     def deco(fn: PhysicsFn) -> PhysicsFn:
         PHYSICS.register(name, PhysicsKind(name, frozenset(modalities), fn))
+        ARTEFACT_LABELS.setdefault(name, artefact_label or name.replace("_", " "))
         return fn
 
     return deco

@@ -15,7 +15,7 @@ from scipy import ndimage
 
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore
-from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
+from medr2.imaging.degrade import ARTEFACT_LABELS, QUALITY_BY_SEVERITY, degrade
 from medr2.records import Case, Finding, Structure
 from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
     bg_brain,
@@ -37,7 +37,6 @@ from medr2.sources.sample.report import make_report
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
-QUALITY_BY_SEVERITY = {0: "good", 1: "usable", 2: "usable", 3: "reject"}
 P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
 P_DEGRADED = 0.4
 P_FLIP = 0.15
