@@ -241,7 +241,7 @@ def test_sample_bench_variants_keep_their_promises(sample_bench: Built) -> None:
 
 # --------------------------------------------------------------------------- patient sides (kind 2)
 @pytest.mark.parametrize("seed", [7, 11])
-def test_no_patient_side_named_where_the_image_cannot_show_it(tmp_path: Path, seed: int) -> None:
+def test_clean_items_ask_only_what_the_image_shows(tmp_path: Path, seed: int) -> None:
     """Every clean item of a built sample: a question, option or reference naming the patient's left or right only
     on an image that shows the sides (displayed by convention or with a lateralising cue, not mirrored, not a single
     sagittal slice), whatever task made it; the image's own sides (quadrants, relative positions as displayed, the
@@ -270,3 +270,14 @@ def test_no_patient_side_named_where_the_image_cannot_show_it(tmp_path: Path, se
     assert named and not hidden
     skipped = json.loads((tmp_path / "b" / "manifest.json").read_text("utf-8"))["skipped"]
     assert any("patient side named" in reason for per_task in skipped.values() for reason in per_task), skipped
+    # kind 2: no finding question (stage 3, 4) on an image whose own degradation left the lesion evidence unreadable
+    # (the SSIM within the lesions the source measured, the measure V8/V11 keep an exact answer by)
+    degraded = [c for c in bench.cases if c.meta.get("degradation")]
+    assert degraded and all(isinstance(c.meta.get("evidence_ssim"), float) for c in degraded)
+    assert all("evidence_ssim" not in c.meta for c in bench.cases if not c.meta.get("degradation"))
+    for it in bench.items:
+        if it.stage >= 3:
+            assert bench.case(it.case_id).meta.get("evidence_ssim", 1.0) >= MIN_EVIDENCE_SSIM, it.item_id
+    unreadable = [c for c in degraded if c.meta["evidence_ssim"] < MIN_EVIDENCE_SSIM]
+    lost = sum(n for per_task in skipped.values() for reason, n in per_task.items() if "evidence" in reason)
+    assert (lost > 0) == bool(unreadable), (lost, len(unreadable))

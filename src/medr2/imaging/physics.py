@@ -243,3 +243,16 @@ def ssim(a: np.ndarray, b: np.ndarray, box: tuple[float, float, float, float] | 
         if x2 - x1 >= 7 and y2 - y1 >= 7:
             ga, gb = ga[y1:y2, x1:x2], gb[y1:y2, x1:x2]
     return float(structural_similarity(ga, gb, data_range=255.0))
+
+
+MIN_EVIDENCE_SSIM = 0.5  # below it, the lesion evidence of a degraded image is taken as lost
+SSIM_DIGITS = 4  # SSIM is recorded rounded (same bytes across BLAS builds)
+
+
+def evidence_ssim(degraded: np.ndarray, reference: np.ndarray,
+                  boxes: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """(whole-image SSIM, the lowest SSIM within ``boxes``; the whole image's where there are none) of a degraded
+    image to the image it was made from, rounded: the one measure of whether lesion evidence survives a degradation
+    (the variants V8/V11 and a source's own degradation alike)."""
+    whole = round(ssim(degraded, reference), SSIM_DIGITS)
+    return whole, min((round(ssim(degraded, reference, b), SSIM_DIGITS) for b in boxes), default=whole)

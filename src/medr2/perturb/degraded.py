@@ -17,7 +17,7 @@ import re
 from typing import Any, ClassVar
 
 from medr2.imaging.degrade import ARTEFACT_LABELS, DEGRADATIONS, QUALITY_BY_SEVERITY, SEVERITIES
-from medr2.imaging.physics import ssim
+from medr2.imaging.physics import MIN_EVIDENCE_SSIM, evidence_ssim
 from medr2.perturb.context import PerturbContext
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.perturb.visual import _cue_key, _cue_spec, _image_fields, base_image
@@ -25,8 +25,6 @@ from medr2.records import Case, Item
 from medr2.renders import RenderSpec
 
 ANSWER_DEPENDS_ON_QUALITY = ("s1.quality", "s1.artefact")
-SSIM_DIGITS = 4  # SSIM is recorded rounded (same bytes across BLAS builds)
-MIN_EVIDENCE_SSIM = 0.5  # default threshold: below it, the lesion evidence is taken as lost
 # the sentence of a report that states image quality (medr2.sources.sample.report writes it so)
 _QUALITY_SENTENCE = re.compile(r"\s*Image quality is [^.\n]*\.")
 
@@ -95,9 +93,7 @@ class DegradingPerturbation(Perturbation):
                 measured = ctx.memo.get(("evidence-ssim", *key, item.image))
                 if measured is None:
                     ref, arr = ctx.render_spec_pixels(key, spec, record=case.case_id)
-                    whole = round(ssim(arr, shown), SSIM_DIGITS) if arr.shape == shown.shape else 0.0
-                    local = min((round(ssim(arr, shown, b), SSIM_DIGITS) for b in boxes), default=whole) \
-                        if arr.shape == shown.shape else 0.0
+                    whole, local = evidence_ssim(arr, shown, boxes) if arr.shape == shown.shape else (0.0, 0.0)
                     measured = ctx.memo[("evidence-ssim", *key, item.image)] = (ref, whole, local)
                 ref, whole, local = measured
                 survives = local >= float(self.params["min_evidence_ssim"])

@@ -12,9 +12,9 @@ counts only items whose evidence is still there, and ``n`` says how many. A repo
 
 from __future__ import annotations
 
-from medr2.imaging.physics import ARTEFACT_LABELS, PHYSICS, SEVERITIES, kinds_for
+from medr2.imaging.physics import ARTEFACT_LABELS, MIN_EVIDENCE_SSIM, PHYSICS, SEVERITIES, SSIM_DIGITS, kinds_for
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.degraded import MIN_EVIDENCE_SSIM, SSIM_DIGITS, DegradingPerturbation
+from medr2.perturb.degraded import DegradingPerturbation
 from medr2.perturb.registry import Skip
 from medr2.perturb.visual import _cue_spec
 from medr2.records import Case, Item

@@ -16,6 +16,7 @@ from scipy import ndimage
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore
 from medr2.imaging.degrade import ARTEFACT_LABELS, QUALITY_BY_SEVERITY, degrade
+from medr2.imaging.physics import evidence_ssim
 from medr2.records import Case, Finding, Structure
 from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
     bg_brain,
@@ -262,10 +263,15 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     arr = _to_uint8(img)
     kind: str | None = None
     severity = 0
+    evidence: float | None = None  # the lowest SSIM within a lesion after the case's own degradation
     if rng.random() < P_DEGRADED:
         kind = CASE_ARTEFACTS[int(rng.integers(len(CASE_ARTEFACTS)))]
         severity = int(rng.integers(1, 4))
+        undegraded = arr
         arr = degrade(arr, kind, severity, rng)
+        boxes = [_box(m) for m, _, _ in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
+                                                      if rf.mask[y0:y1, x0:x1].sum() >= 4]
+        evidence = evidence_ssim(arr, undegraded, boxes)[1]
     # 5. flip
     flipped = bool(bg.flip_ok and rng.random() < P_FLIP)
     if flipped:
@@ -357,6 +363,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
                                  "axial and coronal views; image_side is where it appears in the shown image",
     })
+    if evidence is not None:  # the case's own degradation: how much of the lesion evidence it left (the contract)
+        meta["evidence_ssim"] = evidence
     if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
         meta["side"] = bg.fixed_side
     return Case(
