@@ -127,10 +127,11 @@ def items_for(case: Case, images: ImageStore) -> list[Item]:
         ]
     if case.structures:
         s = case.structures[0]
-        cue = make_cue("box", s.box, case.width, case.height)
         from medr2.images import load_image
 
-        ref = images.put_array(draw_cue(load_image(images.path(case.image)), cue))
+        shown = load_image(images.path(case.image))
+        cue = make_cue("box", s.box, case.width, case.height, image=shown)
+        ref = images.put_array(draw_cue(shown, cue))
         out.append(_item(case, "s2.cued_structure", 2, "mcq", "Which structure is outlined on the image?", "A",
                          options=[s.name, "liver", "kidney", "spleen"], image=(ref.path, ref.sha256), cue=cue))
     return out

@@ -11,7 +11,7 @@ from scipy import ndimage
 
 from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
-from medr2.imaging.draw import CUE_COLOR, box_mask, cue_color_mask, iou, line_width, mask_bbox
+from medr2.imaging.draw import box_mask, cue_color, cue_color_mask, iou, line_width, mask_bbox
 from medr2.perturb.context import CaseIndex, CaseRef, PerturbContext
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FactPools, swap_facts
@@ -100,7 +100,8 @@ def test_v5_cue_overlaps_true_region(fx: Fixture, variants: list[Item]) -> None:
     for v in v5:
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         f = case.findings[v.perturbation["finding"]]
-        drawn = mask_bbox(cue_color_mask(_img(fx, v)))
+        assert v.cue is not None
+        drawn = mask_bbox(cue_color_mask(_img(fx, v), tuple(v.cue.style["color"])))
         assert drawn is not None
         assert iou(drawn, f.box) >= 0.9
         assert v.cue is not None and v.cue.drawn and v.cue.box == f.box
@@ -114,8 +115,9 @@ def test_v6_decoy_on_tissue_away_from_lesions_same_style(fx: Fixture, variants: 
     for v in v6:
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         img = _img(fx, v)
-        drawn = mask_bbox(cue_color_mask(img))
-        assert drawn is not None and v.cue is not None
+        assert v.cue is not None
+        drawn = mask_bbox(cue_color_mask(img, tuple(v.cue.style["color"])))
+        assert drawn is not None
         assert iou(drawn, v.cue.box) >= 0.9
         for f in case.findings:
             assert iou(v.cue.box, f.box) == 0.0
@@ -134,7 +136,7 @@ def test_v6_decoy_on_tissue_away_from_lesions_same_style(fx: Fixture, variants: 
         assert tissue_mask(clean)[y1:y2, x1:x2].mean() >= 0.97
         # same drawing style as V5: colour, line width, kind
         assert v.cue.style == v5_style[v.case_id]
-        assert v.cue.style["color"] == list(CUE_COLOR)
+        assert v.cue.style["color"] == list(cue_color(clean))  # the one colour rule: far from the image's colours
         assert v.cue.style["line_width"] == line_width(case.width, case.height)
         # the truth for the decoy region is 'nothing'; the lure is the lesion's label
         if v.form == "mcq":
@@ -305,7 +307,7 @@ def test_v9_flip_mirrors_image_boxes_and_laterality(fx: Fixture, variants: list[
             assert v.answer == parent.answer and v.meta["answer_preserving"] is True
         if v.task == "s2.cued_structure":
             assert v.cue is not None and parent.cue is not None
-            drawn = mask_bbox(cue_color_mask(_img(fx, v)))
+            drawn = mask_bbox(cue_color_mask(_img(fx, v), tuple(v.cue.style["color"])))
             assert drawn is not None and iou(drawn, v.cue.box) >= 0.9
     assert not [v for v in v9 if v.task == "s4.report"]  # laterality in free text: not exact, skipped
     assert by_task

@@ -27,10 +27,12 @@ from tests import build_fixtures  # noqa: F401  (registers the "buildtest" sourc
 # sex/age read from the sample's DICOM headers (issue 46), the readers' shared case merge (issue 43) and the
 # answerability contracts (issue 40: tasks skipped where the source does not declare what they assert). Then by
 # commit 180c67c alone (checked by building at 7b438d8 and 180c67c): V2 shows a case of its own split. Then by
-# branch valid40a alone (issue 40 kinds 4 and 5; afad0dca... at its base d7afc14): buildtest declares its severity
-# a grade and the diagnoses it tells apart, the differential and the evidence twin draw from those, s1.quality's
-# options keep their order, and s4.malignancy's templates agree with the number of lesions.
-DEFAULT_CHECKSUM = "99e39fa02a2e9c039fa4a0b2514a943375538a2b3ce55b19eff82a67f632fbb8"
+# branch valid40a (issue 40 kinds 4 and 5: buildtest declares its severity a grade and the diagnoses it tells
+# apart, the differential and the evidence twin draw from those, s1.quality's options keep their order,
+# s4.malignancy's templates agree with the number of lesions) and branch valid40b (issue 40 kinds 2 and 6: the
+# s3.location items naming a patient side on the 13 mirrored cases go, the answer letters of the rest are balanced
+# again). Each alone: 99e39fa0... and 9dfd4190...; merged: the value below.
+DEFAULT_CHECKSUM = "b07a73e416b249e0c318e327d48d500f5d5276ce7085de37a69b25b0556af9cb"
 
 
 def _build(root: Path, **kw: object) -> Path:

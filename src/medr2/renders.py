@@ -120,7 +120,12 @@ def _typographic(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     """V10: ``params["text"]`` burnt in (:func:`medr2.imaging.typographic.burn_text`) in its style, place, size."""
     from medr2.imaging.typographic import burn_text
 
-    return burn_text(arr, str(params["text"]), str(params["style"]), params["xy"], int(params["size"]))
+    fill = params.get("fill")  # the text colour where it is not the style's (medr2.imaging.typographic.ink)
+    if fill is not None:
+        fill = [int(v) for v in fill]
+        if len(fill) != 3 or not all(0 <= v <= 255 for v in fill):
+            raise ValueError(f"fill must be three values 0..255, not {params['fill']!r}")
+    return burn_text(arr, str(params["text"]), str(params["style"]), params["xy"], int(params["size"]), fill)
 
 
 def _physics(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:

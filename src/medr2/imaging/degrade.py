@@ -29,6 +29,9 @@ ARTEFACT_LABELS: dict[str, str] = {
     "window": "contrast shift",
 }
 
+# the image quality (Case.quality / s1.quality vocabulary) at each degradation severity (0: none)
+QUALITY_BY_SEVERITY: dict[int, str] = {0: "good", 1: "usable", 2: "usable", 3: "reject"}
+
 Degrader = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 DEGRADATIONS: Registry[Degrader] = Registry("degradation")
 

@@ -19,6 +19,49 @@ from medr2.records import Box, Cue
 
 CUE_COLOR: tuple[int, int, int] = (255, 215, 0)  # a saturated yellow, never a gray level
 MASK_ALPHA = 0.35
+# the colours a cue may be drawn in, in order of preference (:func:`cue_color`); none is a grey level
+CUE_PALETTE: tuple[tuple[int, int, int], ...] = (CUE_COLOR, (0, 255, 255), (255, 0, 255), (0, 255, 0),
+                                                 (0, 64, 255), (255, 0, 0))
+CUE_COLOR_FAR = 120.0  # RGB distance from every colour of the image that makes a cue colour stand out
+COLOUR_LEVELS = 16  # the image's colours are counted in 16 levels per channel
+MIN_COLOUR_SHARE = 0.0005  # a colour the image uses: at least this share of its pixels (noise is not a colour)
+
+
+def image_colours(arr: np.ndarray) -> np.ndarray:
+    """The colours ``arr`` uses (n x 3, RGB bin centres): each at least :data:`MIN_COLOUR_SHARE` of its pixels,
+    counted in :data:`COLOUR_LEVELS` levels per channel (a grey image uses grey levels only)."""
+    rgb = to_rgb(arr).reshape(-1, 3).astype(np.int64)
+    step = 256 // COLOUR_LEVELS
+    q = rgb // step
+    codes = (q[:, 0] * COLOUR_LEVELS + q[:, 1]) * COLOUR_LEVELS + q[:, 2]
+    counts = np.bincount(codes, minlength=COLOUR_LEVELS ** 3)
+    used = np.nonzero(counts >= max(1.0, MIN_COLOUR_SHARE * len(codes)))[0]
+    bins = np.stack([used // COLOUR_LEVELS ** 2, (used // COLOUR_LEVELS) % COLOUR_LEVELS, used % COLOUR_LEVELS], 1)
+    return bins.astype(np.float64) * step + step / 2.0
+
+
+def colour_margin(color: tuple[int, int, int] | list[int], colours: np.ndarray) -> float:
+    """The RGB distance from ``color`` to the nearest of ``colours`` (infinite where there are none)."""
+    if len(colours) == 0:
+        return float("inf")
+    return float(np.sqrt(((colours - np.asarray(color, np.float64)) ** 2).sum(axis=1)).min())
+
+
+def cue_color(arr: np.ndarray | None, prefer: tuple[int, int, int] = CUE_COLOR) -> tuple[int, int, int]:
+    """The colour a cue on ``arr`` is drawn in, the one rule for every drawn cue and burnt-in annotation: the first
+    colour of :data:`CUE_PALETTE` at least :data:`CUE_COLOR_FAR` from every colour the image uses
+    (:func:`image_colours`), else the palette colour farthest from them (never yellow on a Doppler map's yellow).
+    ``None`` (no image known): the first. ``prefer``: the first colour tried (a style's own colour), in place of
+    the palette's first."""
+    palette = (prefer, *(c for c in CUE_PALETTE if c not in (prefer, CUE_COLOR)))
+    if arr is None:
+        return palette[0]
+    colours = image_colours(arr)
+    margins = [colour_margin(c, colours) for c in palette]
+    for c, m in zip(palette, margins, strict=True):
+        if m >= CUE_COLOR_FAR:
+            return c
+    return palette[int(np.argmax(margins))]
 
 
 def line_width(width: int, height: int) -> int:
@@ -26,14 +69,17 @@ def line_width(width: int, height: int) -> int:
     return max(2, round(min(width, height) / 200))
 
 
-def cue_style(width: int, height: int) -> dict[str, Any]:
+def cue_style(width: int, height: int, color: tuple[int, int, int] = CUE_COLOR) -> dict[str, Any]:
     """The style stored in ``Cue.style`` for an image of this size."""
-    return {"color": list(CUE_COLOR), "line_width": line_width(width, height), "alpha": MASK_ALPHA}
+    return {"color": list(color), "line_width": line_width(width, height), "alpha": MASK_ALPHA}
 
 
-def make_cue(kind: str, box: Box, width: int, height: int, *, drawn: bool = True) -> Cue:
-    return Cue(kind=kind, box=tuple(float(v) for v in box), style=cue_style(width, height),  # type: ignore[arg-type]
-               drawn=drawn)
+def make_cue(kind: str, box: Box, width: int, height: int, *, image: np.ndarray | None, drawn: bool = True) -> Cue:
+    """A cue of ``kind`` on ``box``; a drawn cue is coloured for the ``image`` it is drawn on (:func:`cue_color`,
+    recorded in ``style["color"]``; every caller names the image, ``None`` only for a cue drawn on none)."""
+    color = cue_color(image) if drawn and kind != "coords" else CUE_COLOR
+    return Cue(kind=kind, box=tuple(float(v) for v in box),  # type: ignore[arg-type]
+               style=cue_style(width, height, color), drawn=drawn)
 
 
 def to_rgb(arr: np.ndarray) -> np.ndarray:

@@ -47,11 +47,21 @@ class PhysicsKind:
 
 
 PHYSICS: Registry[PhysicsKind] = Registry("physics degradation")
+# the artefact a reader names for each kind (what a report of the degraded image says limits it)
+ARTEFACT_LABELS: dict[str, str] = {
+    "ct_lowdose": "low-dose noise", "ct_metal": "metal streak", "mr_ghost": "ghosting", "mr_gibbs": "Gibbs ringing",
+    "mr_bias": "bias field", "mr_undersample": "undersampling", "xray_exposure": "under-exposure",
+    "xray_grid": "grid line",
+}
 
 
-def register_physics(name: str, *modalities: str) -> Callable[[PhysicsFn], PhysicsFn]:
+def register_physics(name: str, *modalities: str, artefact_label: str | None = None
+                     ) -> Callable[[PhysicsFn], PhysicsFn]:
+    """Decorator: register a physics degradation for ``modalities``; ``artefact_label``: what a report of the
+    degraded image names it (default: the kind)."""
     def deco(fn: PhysicsFn) -> PhysicsFn:
         PHYSICS.register(name, PhysicsKind(name, frozenset(modalities), fn))
+        ARTEFACT_LABELS.setdefault(name, artefact_label or name.replace("_", " "))
         return fn
 
     return deco
@@ -233,3 +243,16 @@ def ssim(a: np.ndarray, b: np.ndarray, box: tuple[float, float, float, float] | 
         if x2 - x1 >= 7 and y2 - y1 >= 7:
             ga, gb = ga[y1:y2, x1:x2], gb[y1:y2, x1:x2]
     return float(structural_similarity(ga, gb, data_range=255.0))
+
+
+MIN_EVIDENCE_SSIM = 0.5  # below it, the lesion evidence of a degraded image is taken as lost
+SSIM_DIGITS = 4  # SSIM is recorded rounded (same bytes across BLAS builds)
+
+
+def evidence_ssim(degraded: np.ndarray, reference: np.ndarray,
+                  boxes: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """(whole-image SSIM, the lowest SSIM within ``boxes``; the whole image's where there are none) of a degraded
+    image to the image it was made from, rounded: the one measure of whether lesion evidence survives a degradation
+    (the variants V8/V11 and a source's own degradation alike)."""
+    whole = round(ssim(degraded, reference), SSIM_DIGITS)
+    return whole, min((round(ssim(degraded, reference, b), SSIM_DIGITS) for b in boxes), default=whole)

@@ -70,13 +70,27 @@ def layout(width: int, height: int, text: str, style: str, avoid: Sequence[Box] 
     return None
 
 
-def burn_text(arr: np.ndarray, text: str, style: str, xy: Sequence[int], size: int) -> np.ndarray:
-    """``arr`` (uint8 L or RGB) with ``text`` drawn in ``style`` at ``xy`` (the top left of its padded box)."""
+def ink(arr: np.ndarray, style: str) -> tuple[int, int, int]:
+    """The colour ``style``'s text is drawn in on ``arr``: a coloured style's colour where it stands out from the
+    image's colours, else another (:func:`medr2.imaging.draw.cue_color`, the one colour rule of drawn cues); white
+    styles and grey images keep the style's own (text on a black box or stroke, as a scanner writes it)."""
+    from medr2.imaging.draw import cue_color
+
+    fill = tuple(TEXT_STYLES[style]["fill"])
+    if arr.ndim == 2 or fill == (255, 255, 255):
+        return fill  # type: ignore[return-value]
+    return cue_color(arr, prefer=fill)  # type: ignore[arg-type]
+
+
+def burn_text(arr: np.ndarray, text: str, style: str, xy: Sequence[int], size: int,
+              fill_rgb: Sequence[int] | None = None) -> np.ndarray:
+    """``arr`` (uint8 L or RGB) with ``text`` drawn in ``style`` at ``xy`` (the top left of its padded box);
+    ``fill_rgb``: the text colour on an RGB image where it is not the style's (:func:`ink`)."""
     st = TEXT_STYLES[style]
     grey = arr.ndim == 2
     img = Image.fromarray(arr, mode="L" if grey else "RGB")
     draw = ImageDraw.Draw(img)
-    fill: Any = (255 if st["fill"] == (255, 255, 255) else 230) if grey else tuple(st["fill"])
+    fill: Any = (255 if st["fill"] == (255, 255, 255) else 230) if grey else tuple(fill_rgb or st["fill"])
     black: Any = 0 if grey else (0, 0, 0)
     pad = max(2, size // 4)
     x, y = int(xy[0]), int(xy[1])

@@ -111,6 +111,12 @@ def swap_facts(case: Case) -> tuple[str | None, ...]:
     return (*(None if v is None else norm(v) for v in values), None if state is None else str(state))
 
 
+def plausible_premise(key: str, value: str, case: Case, pools: FactPools) -> bool:
+    """Whether a premise stating ``value`` for fact ``key`` of ``case`` is plausible for its image: one of
+    :meth:`FactPools.premise_values` (a statement absurd for the image's modality and region cannot mislead)."""
+    return norm(value) in {norm(v) for v in pools.premise_values(key, case)}
+
+
 def option_index(options: list[str], value: str) -> int | None:
     """Index of the option whose text equals ``value`` (case- and space-insensitive)."""
     want = norm(value)
@@ -120,11 +126,27 @@ def option_index(options: list[str], value: str) -> int | None:
     return None
 
 
+# fact keys a premise may not state wrongly: they are the setting (modality, body region) a premise must be
+# plausible for, and an image plainly shows its own (a "CT" stated of a radiograph, "the head" of a chest film)
+SETTING_FACTS = ("modality", "body_region")
+# fact keys whose wrong values the vocabulary knows per body region (medr2.tasks.vocab.builtin_for_region)
+_REGION_VOCAB = {"finding": "finding", "diagnosis": "diagnosis", "structure": "organ"}
+
+
+def setting(case: Case) -> tuple[str, str]:
+    """The modality and body region of a case (normalised): what a premise about it must be plausible for."""
+    from medr2.tasks.vocab import norm as vnorm
+
+    return vnorm(case.modality), vnorm(case.body_region) if case.body_region else ""
+
+
 class FactPools:
-    """Values of every fact key over the cases, grouped by modality (for wrong-but-plausible facts)."""
+    """Values of every fact key over the cases, grouped by modality (for wrong-but-plausible facts) and by setting
+    (modality and body region: what a misleading premise may state, :meth:`premise_values`)."""
 
     def __init__(self, cases: Iterable[Case] = ()) -> None:
         self.by_modality: dict[str, dict[str, set[str]]] = {}
+        self.by_setting: dict[tuple[str, str], dict[str, set[str]]] = {}
         self.all: dict[str, set[str]] = {k: set() for k in FACTS}
         self.labels: dict[str, set[str]] = {}
         self.structures: dict[str, set[str]] = {}
@@ -135,11 +157,14 @@ class FactPools:
     def add(self, c: Case) -> None:
         """Add the values of one case (the pools are sets: the order cases come in does not matter)."""
         pool = self.by_modality.setdefault(c.modality, {k: set() for k in FACTS})
+        here = self.by_setting.setdefault(setting(c), {k: set() for k in (*FACTS, "finding_label")})
         for key, fk in FACTS.items():
             v = fk.get(c)
             if v:
                 pool[key].add(v)
+                here[key].add(v)
                 self.all[key].add(v)
+        here["finding_label"].update(f.label for f in c.findings)
         self.labels.setdefault(c.modality, set()).update(f.label for f in c.findings)
         self.structures.setdefault(c.modality, set()).update(s.name for s in c.structures)
         for f in c.findings:
@@ -153,6 +178,26 @@ class FactPools:
         same = self.by_modality.get(case.modality, {}).get(key, set()) if key != "modality" else set()
         others = {v for v in same if norm(v) != t} or {v for v in self.all.get(key, set()) if norm(v) != t}
         return sorted(others)
+
+    def premise_values(self, key: str, case: Case) -> list[str]:
+        """Wrong values of fact ``key`` a misleading premise may state of ``case`` (sorted): values true of a case of
+        the same setting (modality and body region) in the bench, or named by the vocabulary for that region
+        (:func:`medr2.tasks.vocab.builtin_for_region`), none equal to, containing or part of the case's own
+        (:func:`medr2.tasks.vocab.conflicts`). Never a modality or body region (:data:`SETTING_FACTS`). The one
+        plausibility rule every premise goes through (:func:`plausible_premise`)."""
+        from medr2.tasks.vocab import builtin_for_region, conflicts
+
+        if key in SETTING_FACTS or key not in FACTS:
+            return []
+        here = self.by_setting.get(setting(case), {})
+        cands = set(here.get(key, set()))
+        if key == "finding":
+            cands |= here.get("finding_label", set())
+        if key in _REGION_VOCAB:
+            cands.update(builtin_for_region(_REGION_VOCAB[key], case.modality, case.body_region))
+        true = [v for v in ([FACTS[key].get(case)] + ([f.label for f in case.findings] if key == "finding" else []))
+                if v]
+        return sorted(v for v in cands if not any(norm(v) == norm(t) or conflicts(v, t) for t in true))
 
     def absent_labels(self, case: Case) -> list[str]:
         present = {norm(f.label) for f in case.findings}

@@ -82,7 +82,7 @@ for _code, _target in (
         ("T9", "premises:FramedPremise"), ("T10", "premises:IndirectPremise"),
         ("V1", "visual:BlankImage"), ("V2", "visual:OtherCaseSameModality"), ("V3", "visual:OtherModality"),
         ("V4", "visual:EvidenceRemoval"), ("V5", "visual:CorrectCue"), ("V6", "visual:DecoyCue"),
-        ("V7", "visual:CoordinatesOnly"), ("V8", "visual:Degradation"), ("V9", "visual:HorizontalFlip"),
+        ("V7", "visual:CoordinatesOnly"), ("V8", "degraded:Degradation"), ("V9", "visual:HorizontalFlip"),
         ("V10", "typographic:TypographicInjection"), ("V11", "physics:PhysicsDegradation"),
         ("V12", "lookalike:LookAlikePair")):
     PERTURBATIONS.lazy(_code, f"medr2.perturb.{_target}")

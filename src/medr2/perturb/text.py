@@ -9,7 +9,7 @@ import numpy as np
 
 from medr2.imaging.draw import wrong_box
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, there_is
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, plausible_premise, there_is
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks.vocab import be, is_normal
@@ -148,7 +148,8 @@ class MisleadingPremise(Perturbation):
                   rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]] | None:
         key = TASK_FACT.get(item.task)
         if key and item.form == "mcq":
-            wrong = [ch for ch in _wrong_letters(item) if not NONE_OPTION.match(item.options[letter_index(ch)])]
+            wrong = [ch for ch in _wrong_letters(item) if not NONE_OPTION.match(item.options[letter_index(ch)])
+                     and plausible_premise(key, item.options[letter_index(ch)], case, ctx.pools)]
             if wrong:
                 lure = wrong[int(rng.integers(len(wrong)))]
                 stated = item.options[letter_index(lure)]
@@ -159,7 +160,7 @@ class MisleadingPremise(Perturbation):
             lure = "no" if item.answer == "yes" else "yes"
             if case.findings or (case.diagnosis and norm(case.diagnosis) != "normal"):
                 return "No abnormality is visible in this image.", lure, {"fact": "abnormal", "stated": "none"}
-            labels = ctx.pools.absent_labels(case)
+            labels = ctx.pools.premise_values("finding", case)
             if labels:
                 stated = labels[int(rng.integers(len(labels)))]
                 return f"The image shows {a_an(stated)}.", lure, {"fact": "abnormal", "stated": stated}
@@ -174,11 +175,11 @@ class MisleadingPremise(Perturbation):
             v = fk.get(case)
             if key == own or not v or (fk.stage >= item.stage and item.stage > 1):
                 continue
-            alts = ctx.pools.alternatives(key, case, v)
+            alts = ctx.pools.premise_values(key, case)
             if alts:
                 options.append((key, alts))
         if not options:
-            raise Skip("no fact of the case has a known wrong alternative")
+            raise Skip("no fact of the case has a wrong value plausible for its modality and region")
         key, alts = options[int(rng.integers(len(options)))]
         stated = alts[int(rng.integers(len(alts)))]
         return FACTS[key].state(stated), None, {"fact": key, "stated": stated}
@@ -189,7 +190,9 @@ def wrong_premise(item: Item, case: Case, ctx: PerturbContext,
     """The misleading premise every premise variant states (T3, and the framings T9, T10): a sentence stating
     one fact of the case wrongly, the answer consistent with it (``lure``; ``None`` where no option follows) and
     its parameters (``fact``, ``stated``). The item's own fact where the options hold a wrong value of it, else an
-    earlier-stage fact; raises :class:`Skip` where no fact has a known wrong alternative."""
+    earlier-stage fact; raises :class:`Skip` where no fact has a known wrong alternative. Every stated value is
+    plausible for the image's modality and body region (:meth:`FactPools.premise_values`, the one rule): a premise
+    absurd for the image cannot mislead."""
     if item.form in ("box", "text"):
         raise Skip(f"form {item.form} has no answer a premise can point to")
     return (MisleadingPremise.own_fact(item, case, ctx, rng)

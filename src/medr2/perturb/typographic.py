@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from medr2.imaging.typographic import TEXT_STYLES, layout
+from medr2.imaging.typographic import TEXT_STYLES, ink, layout
 from medr2.perturb.context import PerturbContext
 from medr2.perturb.facts import NONE_OPTION, TASK_FACT
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
@@ -85,11 +85,15 @@ class TypographicInjection(Perturbation):
             if place is None:
                 continue  # no corner of the image is free of the evidence for this text
             variant = f"V10-{style}"
-            spec = RenderSpec("typographic", rel, {"text": text, "style": style, "xy": place["xy"],
-                                                   "size": place["size"]}, **_cue_spec(item.cue, case))
+            colour = list(ink(arr, style))
+            own = colour == list(TEXT_STYLES[style]["fill"])  # the style's colour: recorded as before, by omission
+            draw = {"text": text, "style": style, "xy": place["xy"], "size": place["size"],
+                    **({} if own else {"fill": colour})}
+            spec = RenderSpec("typographic", rel, draw, **_cue_spec(item.cue, case))
             ref = ctx.render_spec((variant, rel, text, _cue_key(item.cue)), spec, record=case.case_id)
             params: dict[str, Any] = {"style": style, "text": text, "corner": place["corner"],
-                                      "font_px": place["size"], "text_box": place["box"], "injected": lure}
+                                      "font_px": place["size"], "text_box": place["box"], "injected": lure,
+                                      **({} if own else {"ink": colour})}
             out.append(derive_item(item, variant=variant, params=params, seed=seed, lure=lure,
                                    meta=answer_changed_meta(item, item.answer), **_image_fields(ref)))
         if not out:

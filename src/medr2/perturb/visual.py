@@ -1,4 +1,5 @@
-"""Visual variants V1–V9 (docs/variants.md): the image changes, written as new content-addressed PNGs.
+"""Visual variants V1–V7 and V9 (docs/variants.md; V8 in :mod:`medr2.perturb.degraded`): the image changes,
+written as new content-addressed PNGs.
 
 Image-level randomness (which other case V2/V3 shows, where V6 puts its decoy, the V8 noise, the V4
 texture) is seeded by (bench seed, shown image, code), so every question about one image sees the
@@ -17,7 +18,6 @@ import numpy as np
 from scipy import ndimage
 
 from medr2.images import ImageRef
-from medr2.imaging.degrade import DEGRADATIONS, SEVERITIES
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
@@ -325,13 +325,42 @@ def removal_region(case: Case, ctx: PerturbContext, dilate_px: int) -> np.ndarra
     return ndimage.binary_dilation(region, iterations=dilate_px) if dilate_px > 0 else region
 
 
+def lesion_contrast(arr: np.ndarray, lesion: np.ndarray, around: np.ndarray) -> float:
+    """How much ``lesion``'s pixels stand out from the tissue ``around`` it in ``arr``: the difference of their mean
+    grey values in standard deviations of the surroundings (at least 1 grey level)."""
+    gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
+    if not lesion.any() or not around.any():
+        return 0.0
+    ring = gray[around]
+    return float(abs(gray[lesion].mean() - ring.mean()) / max(float(ring.std()), 1.0))
+
+
+def residual_lesions(after: np.ndarray, case: Case, ctx: PerturbContext, region: np.ndarray,
+                     max_contrast: float) -> list[str]:
+    """Labels of the case's lesions that still stand out after V4's inpainting: the lesion's contrast
+    (:func:`lesion_contrast`) to the tissue around the removed region that holds it above ``max_contrast`` in
+    ``after``, or a lesion not wholly inside the removed region."""
+    from medr2.perturb.inpaint import ring_mask
+
+    lab, _ = ndimage.label(region)
+    left = []
+    for f in case.findings:
+        lesion = _finding_region(f, ctx, case)
+        grown = np.isin(lab, np.unique(lab[lesion & region]))  # the removed component(s) holding the lesion
+        if not (lesion <= region).all() or lesion_contrast(after, lesion, ring_mask(grown)) > max_contrast:
+            left.append(f.label)
+    return left
+
+
 class EvidenceRemoval(Perturbation):
-    """V4: every lesion inpainted from the surrounding tissue; the answer becomes the counterfactual."""
+    """V4: every lesion inpainted from the surrounding tissue; the answer becomes the counterfactual. The answer of
+    "no lesion" holds only where the rendered image shows none: a lesion that still stands out from the tissue
+    around it (:func:`residual_lesions`, ``max_contrast``) skips the case, counted."""
 
     code = "V4"
     title = "evidence removed"
     roles = frozenset({"augments"})
-    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25}
+    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25, "max_contrast": 1.0}
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = _need_image(item)
@@ -349,11 +378,15 @@ class EvidenceRemoval(Perturbation):
         if region.mean() > self.params["max_fraction"]:
             raise Skip("lesion region too large to inpaint")
 
-        def make() -> np.ndarray:
-            rng = np.random.default_rng(ctx.image_seed(rel, self.code))
-            return inpaint(ctx.load(rel), region, rng)
-
-        ref = ctx.render(("V4", rel, dilate), make)
+        key = ("V4", rel, dilate)
+        if key not in ctx.memo:  # rendered once per image; every item of it shares the check
+            before = ctx.load(rel)
+            after = inpaint(before, region, np.random.default_rng(ctx.image_seed(rel, self.code)))
+            left = residual_lesions(after, case, ctx, region, float(self.params["max_contrast"]))
+            ctx.memo[key] = (None if left else ctx.render(key, lambda: after), left)
+        ref, left = ctx.memo[key]
+        if ref is None:
+            raise Skip("a lesion still stands out after inpainting")
         params = {"removed": [f.label for f in case.findings], "dilate_px": dilate}
         meta = answer_changed_meta(item, answer)
         meta["counterfactual"] = True
@@ -439,7 +472,7 @@ class CorrectCue(_CueVariant):
         rel, family, fi = self._target(item, case)
         f = case.findings[fi]
         kind = self._cue_kind(f)
-        cue = make_cue(kind, f.box, case.width, case.height)
+        cue = make_cue(kind, f.box, case.width, case.height, image=ctx.load(rel))
         mask = _finding_region(f, ctx, case) if kind in ("contour", "mask") else None
         ref = self._render(item, case, ctx, cue, mask, rel)
         updates: dict[str, Any] = {"cue": cue, **_image_fields(ref)}
@@ -513,7 +546,7 @@ class DecoyCue(_CueVariant):
         box = ctx.memo[key]
         if box is None:
             raise Skip("no lesion-free tissue for a decoy of the lesion's size")
-        cue = make_cue(kind, box, case.width, case.height)
+        cue = make_cue(kind, box, case.width, case.height, image=arr)
         mask = None
         if kind in ("contour", "mask"):
             dx, dy = round(box[0] - f.box[0]), round(box[1] - f.box[1])
@@ -557,7 +590,7 @@ class CoordinatesOnly(Perturbation):
         family, fi = _marked(item, case)
         f = case.findings[fi]
         where = f"the region with pixel box {_box_text(f.box, case.width, case.height)}"
-        cue = make_cue("coords", f.box, case.width, case.height, drawn=False)
+        cue = make_cue("coords", f.box, case.width, case.height, image=None, drawn=False)
         updates: dict[str, Any] = {"cue": cue}
         if family == "label":
             options, _ = _label_options(item, ctx)
@@ -585,58 +618,13 @@ class CoordinatesOnly(Perturbation):
             w, h = int(arr.shape[1]), int(arr.shape[0])
             fields = {"image": rel, "image_sha256": Path(rel).stem}
         fields.update(image_width=w, image_height=h)
-        cue = make_cue("coords", item.cue.box, w, h, drawn=False)
+        cue = make_cue("coords", item.cue.box, w, h, image=None, drawn=False)
         text = item.question
         for pattern, repl in _UNDRAW:
             text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
         question = f"{text} (The region is the pixel box {_box_text(item.cue.box, w, h)}; nothing is drawn.)"
         return derive_item(item, variant="V7", params={"family": "cue", "from_kind": item.cue.kind}, seed=seed,
                            cue=cue, question=question, meta=answer_changed_meta(item, item.answer), **fields)
-
-
-# --------------------------------------------------------------------------- V8
-ANSWER_DEPENDS_ON_QUALITY = ("s1.quality", "s1.artefact")
-
-
-class Degradation(Perturbation):
-    """V8: acquisition-like degradations at three severities (``medr2.imaging.degrade``)."""
-
-    code = "V8"
-    title = "acquisition-like degradations"
-    roles = frozenset({"preserves_answer"})
-    defaults = {"kinds": "one", "severities": SEVERITIES}
-
-    def _kinds(self, rel: str, ctx: PerturbContext) -> list[str]:
-        kinds = self.params["kinds"]
-        names = list(DEGRADATIONS)
-        if kinds == "all":
-            return names
-        if kinds == "one":
-            return [names[ctx.image_seed(rel, "V8-kind") % len(names)]]
-        unknown = [k for k in kinds if k not in DEGRADATIONS]
-        if unknown:
-            raise Skip(f"unknown degradation kinds {unknown}")
-        return list(kinds)
-
-    def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
-        if item.task in ANSWER_DEPENDS_ON_QUALITY:
-            raise Skip("the degradation changes the answer of this task")
-        rel = base_image(item, case)
-        seed = ctx.item_seed(item, self.code)
-        out = []
-        for kind in self._kinds(rel, ctx):
-            for sev in self.params["severities"]:
-                variant = f"V8-{kind}-{sev}"
-
-                spec = RenderSpec("degrade", rel, {"kind": kind, "severity": sev,
-                                                   "seed": ctx.image_seed(rel, variant)},
-                                  **_cue_spec(item.cue, case))
-                ref = ctx.render_spec((variant, rel, _cue_key(item.cue)), spec, record=case.case_id)
-                meta = answer_changed_meta(item, item.answer)
-                meta["answer_preserving"] = True
-                out.append(derive_item(item, variant=variant, params={"kind": kind, "severity": sev}, seed=seed,
-                                       meta=meta, **_image_fields(ref)))
-        return out
 
 
 # --------------------------------------------------------------------------- V9

@@ -19,7 +19,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
-from medr2.tasks.contract import unmet
+from medr2.tasks.contract import check_evidence, check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -78,6 +78,10 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
         if missing is not None:
             out.skipped[spec.id] = missing.reason
             continue
+        lost = check_evidence(case, spec.stage)  # no finding question on an image its degradation made unreadable
+        if lost is not None:
+            out.skipped[spec.id] = lost
+            continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
         try:
@@ -104,6 +108,9 @@ def check_options(case: Case, d: Draft) -> None:
     :func:`medr2.tasks.vocab.contains`), nor do the two things a question compares (``meta["x"]``, ``meta["y"]``).
     Raises :class:`Skip` (counted per task like any other reason)
     otherwise; every task's drafts pass here (:func:`draft_case`)."""
+    sides = check_sides(case, [d.question, *_texts(d.correct), *d.distractors])
+    if sides is not None:  # the contract's side clause (issue 40): no patient side the image cannot show
+        raise Skip(sides)
     compared = [str(d.meta[k]) for k in ("x", "y") if d.meta.get(k)]
     _check_exclusive(compared, "the compared structures contain each other")
     if d.form == "mcq":
@@ -128,6 +135,10 @@ def check_options(case: Case, d: Draft) -> None:
                 raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
             if d.form == "mcq" and any(vocab.contains(o, r) for r in right):
                 raise Skip("a wrong option contains the answer or is part of it")
+
+
+def _texts(correct: str | list[str]) -> list[str]:
+    return [correct] if isinstance(correct, str) else [str(c) for c in correct]
 
 
 def _check_exclusive(labels: Sequence[str], reason: str) -> None:

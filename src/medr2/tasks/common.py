@@ -125,8 +125,8 @@ def cue_draft(draft: Draft, case: Case, box: Box, mask_rel: str | None, ctx: Tas
     if ctx.images is None:
         raise Skip("no image store to render the cue")
     cue_kind = kind or ("contour" if mask_rel else "box")
-    cue = make_cue(cue_kind, box, case.width, case.height)
     arr = ctx.load(case.image)  # decoded once for all cue tasks of the case; draw_cue copies it
+    cue = make_cue(cue_kind, box, case.width, case.height, image=arr)
     mask = None
     if mask_rel and cue_kind in ("contour", "mask"):
         mask = ctx.load(mask_rel, mode="L") > 127

@@ -19,7 +19,8 @@ unknown, and unknown is not complete.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
@@ -126,6 +127,63 @@ for _req in (
                 "count)", severity_graded, "severity not declared a clinical grade by the source"),
 ):
     register_requirement(_req)
+
+
+# patient-side words: a question, option or reference naming one asserts the patient's side; the image's own sides
+# ("to the left of" as displayed, "upper left quadrant of the image", "mirrored left-to-right") are no patient side
+PATIENT_SIDE = re.compile(r"\b(left|right)\b", re.IGNORECASE)
+IMAGE_SIDE = re.compile(r"\bto the (left|right) of\b|\b(left|right) quadrant of the image\b|\bleft-to-right\b",
+                        re.IGNORECASE)
+SIDES_NOT_SHOWN = "patient side named on an image that does not show it (mirrored, sagittal or no display convention)"
+
+
+def sides_shown(case: Case) -> bool:
+    """Whether the image shows which side of the patient a finding is on: a modality whose display convention fixes
+    left and right (:func:`medr2.tasks.vocab.orientation_defined`) or a lateralising cue the source declares (the
+    optic disc of a fundus), an image not mirrored (``Case.flipped`` is not true: a silently mirrored image shows
+    the other side), and not a single sagittal slice (one sagittal slice shows no hemisphere). Unlike
+    ``lateralising`` a radiological image needs no cue in the anatomy: the display convention tells its sides."""
+    plane = (case.plane or "").strip().lower()
+    told = vocab.orientation_defined(case.modality) or case.meta.get("lateralising") is True
+    return told and case.flipped is not True and plane != "sagittal"
+
+
+def names_patient_side(texts: Iterable[str]) -> bool:
+    """Whether a question (its ``texts``: question, options, reference) names a side of the patient: a left/right
+    word outside the phrases that name the image's own sides (:data:`IMAGE_SIDE`)."""
+    return any(PATIENT_SIDE.search(IMAGE_SIDE.sub(" ", str(t))) for t in texts)
+
+
+def check_sides(case: Case, texts: Iterable[str]) -> str | None:
+    """The skip reason for a question naming a patient side on an image that does not show it (:func:`sides_shown`),
+    else None: the one side clause of the contract, checked for every draft of every task
+    (:func:`medr2.tasks.assemble.check_options`)."""
+    if names_patient_side(texts) and not sides_shown(case):
+        return SIDES_NOT_SHOWN
+    return None
+
+
+EVIDENCE_LOST = "the case's own degradation left too little of the lesion evidence to read (evidence SSIM below 0.5)"
+FINDING_STAGE = 3  # tasks of this stage and later ask about findings, diagnosis or report
+
+
+def evidence_readable(case: Case) -> bool:
+    """Whether the lesion evidence survives the degradation the source applied to the case's image: its declared
+    ``meta["evidence_ssim"]`` (the lowest SSIM within a lesion to the image before, measured with
+    :func:`medr2.imaging.physics.evidence_ssim`, the measure of V8/V11) is at least
+    :data:`medr2.imaging.physics.MIN_EVIDENCE_SSIM`; an image the source did not degrade (no value) is readable."""
+    from medr2.imaging.physics import MIN_EVIDENCE_SSIM
+
+    v = case.meta.get("evidence_ssim")
+    return not isinstance(v, int | float) or v >= MIN_EVIDENCE_SSIM
+
+
+def check_evidence(case: Case, stage: int) -> str | None:
+    """The skip reason for a finding question (stage 3 and 4) on an image its own degradation made unreadable, else
+    None: the one evidence clause of the contract, checked for every task (:func:`medr2.tasks.assemble.draft_case`)."""
+    if stage >= FINDING_STAGE and not evidence_readable(case):
+        return EVIDENCE_LOST
+    return None
 
 
 def unmet(requires: tuple[str, ...], case: Case) -> Requirement | None:

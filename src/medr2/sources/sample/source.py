@@ -15,7 +15,8 @@ from scipy import ndimage
 
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore
-from medr2.imaging.degrade import ARTEFACT_LABELS, degrade
+from medr2.imaging.degrade import ARTEFACT_LABELS, QUALITY_BY_SEVERITY, degrade
+from medr2.imaging.physics import evidence_ssim
 from medr2.records import Case, Finding, Structure
 from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
     bg_brain,
@@ -38,7 +39,6 @@ from medr2.vocab import anatomical_location, is_tissue_class
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
-QUALITY_BY_SEVERITY = {0: "good", 1: "usable", 2: "usable", 3: "reject"}
 P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
 P_DEGRADED = 0.4
 P_FLIP = 0.15
@@ -279,10 +279,15 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     arr = _to_uint8(img)
     kind: str | None = None
     severity = 0
+    evidence: float | None = None  # the lowest SSIM within a lesion after the case's own degradation
     if rng.random() < P_DEGRADED:
         kind = CASE_ARTEFACTS[int(rng.integers(len(CASE_ARTEFACTS)))]
         severity = int(rng.integers(1, 4))
+        undegraded = arr
         arr = degrade(arr, kind, severity, rng)
+        boxes = [_box(m) for m, _, _ in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
+                                                      if rf.mask[y0:y1, x0:x1].sum() >= 4]
+        evidence = evidence_ssim(arr, undegraded, boxes)[1]
     # 5. flip
     flipped = bool(bg.flip_ok and rng.random() < P_FLIP)
     if flipped:
@@ -376,6 +381,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
                                  "axial and coronal views; image_side is where it appears in the shown image",
     })
+    if evidence is not None:  # the case's own degradation: how much of the lesion evidence it left (the contract)
+        meta["evidence_ssim"] = evidence
     if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
         meta["side"] = bg.fixed_side
     return Case(
