@@ -23,6 +23,7 @@ from medr2.models.structured import (
     request_fields,
     structured_answer,
     structured_choice,
+    unfollowed_note,
 )
 from medr2.records import letter
 from medr2.run.runner import EvalConfig, run_eval
@@ -151,6 +152,12 @@ def test_follows_tells_a_constrained_answer_from_free_text(case: tuple[_Item, An
     assert follows(mode, item, f"The answer is {answer} ({words})") is False
     assert follows(mode, item, "") is False
     assert follows(None, item, answer) is None and follows(mode, _Item("text", []), answer) is None
+    # the note: prose is "not followed" even when it ran to the token limit; a begun JSON object cut there is "cut off"
+    prose = f"The answer is {answer} ({words})"
+    assert "not followed" in unfollowed_note(mode, item, prose, "length")
+    assert "not followed" in unfollowed_note(mode, item, prose, "stop")
+    if answer.startswith("{"):
+        assert "cut off by the token limit" in unfollowed_note(mode, item, answer[:-2], "length")
 
 
 def _structured_run(tmp_path: Path, mode: str | None) -> tuple[Path, Path, list[dict[str, Any]]]:

@@ -158,11 +158,14 @@ def follows(mode: str | None, item: Any, raw: str | None) -> bool | None:
     return len(value) == 4 and all(_number(v) for v in value)
 
 
-def unfollowed_note(mode: str, item: Any, finish_reason: str | None) -> str:
-    """The note stored with an answer that does not have its constraint's shape (:func:`follows`)."""
-    shape = ("one of " + ", ".join(_allowed(item)) if item.form in get_structured(mode).bare_forms
-             else 'a JSON object {"answer": ...} with an allowed value')
-    if finish_reason == "length":
+def unfollowed_note(mode: str, item: Any, raw: str | None, finish_reason: str | None) -> str:
+    """The note stored with an answer that does not have its constraint's shape (:func:`follows`): cut off, where it
+    stopped at the token limit and begins as the constraint's shape does; else not followed."""
+    bare = item.form in get_structured(mode).bare_forms
+    shape = "one of " + ", ".join(_allowed(item)) if bare else 'a JSON object {"answer": ...} with an allowed value'
+    text = (raw or "").strip()
+    begun = any(a.startswith(text) for a in _allowed(item)) if bare else text.startswith("{")
+    if finish_reason == "length" and begun:
         return (f"structured answer ({mode}) cut off by the token limit before it was complete (not {shape}); "
                 "read as free text")
     return (f"structured answer ({mode}) not followed: the answer is not {shape}, so the server did not apply the "

@@ -514,7 +514,8 @@ class Runner:
         unfollowed = resp.status == "ok" and follows(self.structured, p.item, resp.text) is False
         if unfollowed:
             assert self.structured is not None
-            resp = replace(resp, notes=(*resp.notes, unfollowed_note(self.structured, p.item, resp.finish_reason)))
+            note = unfollowed_note(self.structured, p.item, resp.text, resp.finish_reason)
+            resp = replace(resp, notes=(*resp.notes, note))
         self.store.put_many([self._row(p, resp)])
         if resp.status == "ok":
             counts.ok += 1
