@@ -421,7 +421,11 @@ def test_vllm_confidences_and_structured_answers(work: dict[str, Path], vllm_ser
     lines = [f"--confidence logprobs: {free}", f"--confidence logprobs --structured-answers (vllm-choice): {guided}"]
     for option in ((), ("--model-option", "structured=vllm-choice")):
         kinds, mech = with_log(srv, lambda o=option: check_structured(srv, work, f"vllm-structured-{len(o)}", *o))
-        assert kinds["followed"] > 0 and not kinds.get("not followed"), kinds
+        # every closed answer follows its constraint or is a begun JSON object cut at the token limit (the random
+        # tiny model may fill a JSON object with the whitespace the schema allows), never unconstrained prose
+        assert not kinds.get("not followed") and kinds.get("followed", 0) + kinds.get("cut at the token limit", 0) > 0
+        if option:  # guided choice: a bare option letter / yes-no, which cannot run long
+            assert kinds.get("followed", 0) > 0, kinds
         lines.append(f"--structured-answers ({mech}): {kinds}")
     with capsys.disabled():
         print()
