@@ -17,6 +17,10 @@ Differences that are explained and pinned here (the rest must be identical):
   prompt token count differs) and may answer differently: pinned as "cascade", only when such an
   earlier step exists in the same chain.
 Token usage (prompt and completion tokens) must match exactly everywhere else.
+
+The same server start (a module fixture per server) also runs ``--confidence logprobs`` and
+``--structured-answers`` (issues 45 and 42): stored confidences or the reason for none, calibration.json,
+and structured answers followed or noted (docs/serving.md).
 """
 
 from __future__ import annotations
