@@ -91,3 +91,99 @@ def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
         stated = [k for k in kvs if k.startswith("confidence: ")]
         assert stated and all(k.endswith("(logprobs)") for k in stated), kvs[:20]
     assert not errors, errors
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} absent")
+def test_item_browser_shows_and_filters_confidence_and_abstentions(tmp_path: Path) -> None:
+    """The report's item browser (issue 45 item 4): each answer card shows the confidence in the answer given with its
+    source and the ``abstained`` verdict; the verdict filter finds the abstentions and the confidence range filter
+    shows exactly the answers whose confidence lies in it. A real run: ``--confidence logprobs --abstain-option``
+    against a server on 127.0.0.1 that abstains on some single-choice items, with token log-probabilities."""
+    import hashlib
+    import math
+
+    from aiohttp import web
+
+    from medr2.records import ABSTAIN_OPTION
+    from medr2.report import write_report
+    from medr2.run.runner import EvalConfig, run_eval
+    from medr2.run.store import Store
+    from medr2.score.calibration import row_confidence
+    from medr2.score.scorer import load_table
+    from tests.openai_server import default_answer
+    from tests.scripted_server import ScriptedServer, completion, json_response
+    from tests.test_score_calibration_e2e import _texts
+
+    pytest.importorskip("playwright")
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=6)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        h = hashlib.sha256(raw).digest()
+        line = next((ln for ln in "\n".join(_texts(body["messages"][-1:])).splitlines() if ABSTAIN_OPTION in ln), None)
+        answer = line.strip()[0] if line and h[0] % 2 else default_answer(body)
+        out = completion(answer)
+        if len(answer) == 1 or answer == "yes":
+            p = 0.3 + 0.65 * h[1] / 255
+            top = [{"token": answer, "logprob": math.log(p)},
+                   {"token": "B" if answer != "B" else "A", "logprob": math.log(1 - p)}]
+            if answer == "yes":
+                top[1]["token"] = "no"
+            first = {"token": answer, "logprob": math.log(p), "top_logprobs": top}
+            out["choices"][0]["logprobs"] = {"content": [first]}
+        return json_response(out)
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), split="all",
+                            confidence="logprobs", abstain_option=True, adapter_extra={"backoff_initial_s": 0.01}))
+    score_run(run, n_resamples=0, mixed_splits=True)
+    # what each card must show: the scored verdict, and the confidence in the parsed answer (from the store)
+    with Store.open(run) as store:
+        probs = {(sp.prediction.item_id, sp.prediction.mode): sp.prediction.confidence
+                 for sp in store.iter_predictions()}
+    expected: dict[str, tuple[str, float | None]] = {}
+    for r in load_table(run).itertuples():
+        c = probs[(r.item_id, r.mode)]
+        expected[r.item_id] = (r.verdict, None if c is None else row_confidence(r.parsed, c.probs))
+    assert {v for v, _ in expected.values()} >= {"abstained"} and any(c is not None for _, c in expected.values())
+    out = tmp_path / "report"
+    write_report([run], out)
+    errors: list[str] = []
+    with chromium_browser() as browser:
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / "index.html").as_uri())
+        page.wait_for_selector("#cards article")
+        assert page.is_visible("#f-conf-min")  # shown: this run's answers carry confidences
+
+        def cards() -> list[tuple[str, str, str, str]]:
+            """(item id, verdict, badge text, confidence line) of every card shown (every page)."""
+            seen = []
+            while True:
+                seen += page.eval_on_selector_all("#cards article", """els => els.map(e => [
+                    e.querySelector('.meta').textContent, e.getAttribute('data-verdict'),
+                    (e.querySelector('.badge') || {}).textContent || '',
+                    [...e.querySelectorAll('.kv')].map(k => k.textContent).find(t => t.startsWith('confidence: '))
+                    || ''])""")
+                if page.is_disabled("#next"):
+                    break
+                page.click("#next")
+            return [(next(i for i in expected if i in meta), v, b, c) for meta, v, b, c in seen]
+
+        page.select_option("#f-verdict", "abstained")
+        abstained = cards()
+        assert abstained and len(abstained) == sum(v == "abstained" for v, _ in expected.values())
+        for item_id, verdict, badge, conf in abstained:
+            assert verdict == "abstained" and "abstained" in badge
+            want = expected[item_id][1]  # the abstain letter's own probability, where the server sent them
+            assert conf == ("" if want is None else f"confidence: {want:.2f} (logprobs)"), (item_id, conf)
+        page.select_option("#f-verdict", "")
+        page.fill("#f-conf-min", "0.6")
+        page.fill("#f-conf-max", "0.9")
+        ranged = cards()
+        inside = {i for i, (_, c) in expected.items() if c is not None and 0.6 <= round(c, 4) <= 0.9}
+        assert ranged and {i for i, *_ in ranged} == inside and len(ranged) == len(inside)
+        assert all(0.6 <= float(c.split()[1]) <= 0.9 for *_, c in ranged)
+    assert not errors, errors

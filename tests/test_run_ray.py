@@ -309,3 +309,70 @@ def test_the_ray_workers_send_the_local_clients_body_bytes(tmp_path: Path) -> No
     rx._builder.cache_clear()
     bad = rx._preprocess(spec, dict(row))
     assert "cannot read image" in bad["__inference_error__"]
+
+
+def test_the_ray_path_stores_the_local_clients_logprob_confidences(tmp_path: Path) -> None:
+    """Fast, no Ray (issue 45): with ``--confidence logprobs`` the Ray workers' body asks for the log-probabilities
+    (the local client's body bytes), and the driver reads the server's answer into the same stored confidence as the
+    local client, for every item of a built bench: mapped where the server sent log-probabilities, absent with the
+    same note where it sent none (the server below sends them for about half of its "A"/"yes" answers)."""
+    import asyncio
+
+    from medr2.models.registry import load_adapter
+    from medr2.run import ray_executor as rx
+    from medr2.run.prompts import get_mode, messages_json, render_messages
+    from tests.scripted_server import ScriptedServer, completion, json_response
+    from tests.test_score_calibration_e2e import _logprobs
+
+    async def respond(request: Any, raw: bytes, body: Any) -> Any:
+        answer = default_answer(body)
+        out = completion(answer)
+        h = hashlib.sha256(raw).digest()
+        if answer in ("A", "yes") and h[1] % 2:
+            out["choices"][0]["logprobs"] = _logprobs(answer, 0.4 + 0.55 * h[0] / 255)  # one per request
+        return json_response(out)
+
+    bench = make_bench(tmp_path / "bench", n_cases=2)
+    settings = GenSettings(max_new_tokens=7, temperature=0.0, seed=0)
+    with ScriptedServer(respond) as srv:
+        # the adapter as `medr2 eval --confidence logprobs` makes it (runner._with_confidence: top_logprobs=20)
+        local = load_adapter("openai:m", base_urls=(srv.url,), extra={"top_logprobs": 20})
+        assert isinstance(local, OpenAIAdapter)
+        spec = rx._BodySpec(model="m", extra_body=json.dumps(local.extra_body, sort_keys=True),
+                            max_tokens_field=local.max_tokens_field, bench_root=str(bench.root),
+                            settings=json.dumps(rx._settings_dict(settings)))
+        kinds: Counter[str] = Counter()
+        try:
+            for item in bench.items:
+                msgs = render_messages(item, mode=get_mode("independent"), history=[], conv=local.box_convention)
+                req = Request(f"h-{item.item_id}", msgs, settings, bench.root, item.item_id, meta={"item": item})
+                body = rx._preprocess(spec, rx._request_row(req.key, item, messages_json(msgs)))["payload"][rx.BODY_KEY]
+                assert body.encode("utf-8") == local.body(req)
+                assert json.loads(body)["logprobs"] is True and json.loads(body)["top_logprobs"] == 20
+
+                async def post(payload: str = body) -> bytes:
+                    async with rx._BodySession(10.0) as session, \
+                            await session.post(srv.url + "/chat/completions", data=json.dumps({rx.BODY_KEY: payload}),
+                                               headers={"Content-Type": "application/json"}) as r:
+                        return await r.read()
+
+                # what ray.data.llm's HTTP stage keeps (the body as JSON), through medr2's postprocess, to the driver
+                row = rx._postprocess({"request_hash": req.key, "http_response": json.loads(asyncio.run(post()))})
+                via_ray = rx._response(local, {req.key: item}, row)
+                [direct] = local.generate([req])
+                assert (via_ray.status, via_ray.text, via_ray.confidence, via_ray.notes) == \
+                    (direct.status, direct.text, direct.confidence, direct.notes)
+                if item.form not in ("mcq", "yesno"):
+                    kinds["no answers to map"] += 1
+                    assert direct.confidence is None and not direct.notes
+                elif direct.confidence is not None:
+                    kinds["logprobs"] += 1
+                    assert direct.confidence.source == "logprobs" and direct.text in direct.confidence.probs
+                    assert 0.0 < direct.confidence.probs[direct.text or ""] <= 1.0
+                else:
+                    kinds["none sent"] += 1
+                    assert any(n.startswith("no confidence: the server sent no token log-probabilities")
+                               for n in direct.notes), direct.notes
+        finally:
+            local.close()
+    assert kinds["logprobs"] > 0 and kinds["none sent"] > 0 and kinds["no answers to map"] > 0, kinds

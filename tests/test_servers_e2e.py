@@ -17,17 +17,25 @@ Differences that are explained and pinned here (the rest must be identical):
   prompt token count differs) and may answer differently: pinned as "cascade", only when such an
   earlier step exists in the same chain.
 Token usage (prompt and completion tokens) must match exactly everywhere else.
+
+The same server start (a module fixture per server) also runs ``--confidence logprobs`` and
+``--structured-answers`` (issues 45 and 42): stored confidences or the reason for none, calibration.json,
+and structured answers followed or noted (docs/serving.md).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -51,6 +59,8 @@ pytestmark = pytest.mark.slow
 CASES = 8
 LIMIT = 80
 MAX_NEW = 16
+OPTIONS_LIMIT = 40  # the confidence and structured runs: whole cases, every closed form among them
+STRUCTURED_MAX_NEW = 48  # room for a JSON answer object (a box's four numbers) in the structured runs
 MODES = "independent,chain-own"
 MEDR2 = str(Path(sys.executable).with_name("medr2"))
 Answers = dict[tuple[str, str], tuple[str, int | None, int | None]]
@@ -229,16 +239,202 @@ def exercise(srv: Server, work: dict[str, Path], name: str, concurrency: int, ho
     report(capsys, work, name, srv, lines)
 
 
-def test_transformers_serve(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+# -- confidences (issue 45) and structured answers (issue 42) on the same servers -----------------------------------
+
+
+def labelled_items(work: dict[str, Path]) -> dict[str, Any]:
+    """The bench's items by id."""
+    from medr2.bench.format import load_bench
+
+    return {it.item_id: it for it in load_bench(work["bench"]).items}
+
+
+def stored(run: Path) -> list[Any]:
+    with Store.open(run) as st:
+        return list(st.iter_predictions())
+
+
+def eval_options(srv: Server, work: dict[str, Path], name: str, *options: str,
+                 max_new: int = MAX_NEW) -> tuple[Path, str]:
+    """``medr2 eval`` (independent mode) through ``srv`` with more options, then ``medr2 score``: the run and eval's
+    output."""
+    run = work["dir"] / f"run-{name}"
+    out = medr2("eval", "--split", "all", "--bench", str(work["bench"]), "--model", f"openai:{srv.model}", "--preset",
+                "medr2-tiny", "--base-url", srv.url, "--out", str(run), "--mode", "independent", "--limit",
+                str(OPTIONS_LIMIT), "--max-new-tokens", str(max_new), "--retries", "0", "--no-progress", *options,
+                log=work["log"])
+    medr2("score", str(run), "--mixed-splits", log=work["log"])
+    return run, out
+
+
+def check_confidences(srv: Server, work: dict[str, Path], name: str, *options: str) -> tuple[dict[str, int], Path]:
+    """``medr2 eval --confidence logprobs`` through ``srv``: every answer to an item with answers (single choice,
+    yes/no) stored with a ``logprobs`` confidence (probabilities in [0, 1] over exactly its answers, summing to 1)
+    or with the reason it has none; ``medr2 score``'s calibration.json counts the same answers."""
+    from medr2.models.confidence import labels_of
+    from medr2.score.calibration import CALIBRATION_FILE, row_confidence
+    from medr2.score.scorer import load_table
+
+    run, _ = eval_options(srv, work, name, "--confidence", "logprobs", *options)
+    items = labelled_items(work)
+    kinds: Counter[str] = Counter()
+    given: dict[str, float] = {}  # item id -> the confidence in the answer given (scored rows)
+    parsed = {r["item_id"]: r["parsed"] for r in load_table(run)[["item_id", "parsed"]].to_dict("records")}
+    for sp in stored(run):
+        p, labels = sp.prediction, labels_of(items[sp.prediction.item_id])
+        assert p.status == "ok", p.error
+        reasons = [n for n in sp.meta.get("notes", ()) if n.startswith("no confidence: ")]
+        if not labels:
+            assert p.confidence is None and not reasons
+            kinds["no answers to map"] += 1
+        elif p.confidence is None:
+            assert len(reasons) == 1, (p.raw, sp.meta)
+            kinds[reasons[0].split(":")[1].split("(")[0].strip()] += 1
+        else:
+            c = p.confidence
+            assert c.source == "logprobs" and set(c.probs) == set(labels) and not reasons
+            assert all(0.0 <= v <= 1.0 for v in c.probs.values()) and math.fsum(c.probs.values()) == pytest.approx(1)
+            kinds["logprobs"] += 1
+            value = row_confidence(parsed.get(p.item_id), c.probs)
+            if value is not None:
+                given[p.item_id] = value
+    cal = json.loads((run / CALIBRATION_FILE).read_text("utf-8"))
+    assert cal["confidence_option"] == "logprobs"
+    mode = cal["modes"]["independent"]
+    assert mode["confidence"]["rows"] == len(parsed) == sum(kinds.values())  # every answered item scored
+    assert mode["confidence"]["rows_with_confidence"] == len(given)
+    if given:
+        table = load_table(run)
+        cal_rows = table[(table["variant"] == "clean") & ~table["probe"] & table["form"].isin(["mcq", "yesno"])
+                         & table["item_id"].isin(list(given))]
+        assert mode["confidence"]["sources"] == ["logprobs"]
+        assert mode["calibration"]["ECE"]["n"] == mode["calibration"]["mean_confidence"]["n"] == len(cal_rows)
+        assert mode["calibration"]["mean_confidence"]["value"] == pytest.approx(
+            sum(given[i] for i in cal_rows["item_id"]) / len(cal_rows))
+    else:
+        assert "calibration" not in mode and mode["confidence"]["note"].startswith("no confidence")
+    kinds["confidence in the answer given (calibration rows)"] = len(given)
+    return dict(kinds), run
+
+
+def check_structured(srv: Server, work: dict[str, Path], name: str, *options: str) -> tuple[dict[str, int], str]:
+    """``medr2 eval --structured-answers`` through ``srv``: the raw answers are stored as sent; an answer with its
+    constraint's shape is read from its field by scoring, any other closed answer carries the note saying the
+    constraint was not followed (or was cut at the token limit) and is counted in eval's output."""
+    from medr2.models.structured import CONSTRAINED_FORMS, follows, structured_choice
+    from medr2.score.scorer import load_table
+
+    run, out = eval_options(srv, work, name, "--structured-answers", *options, max_new=STRUCTURED_MAX_NEW)
+    manifest = json.loads((run / "manifest.json").read_text("utf-8"))
+    mech = manifest["structured_answers"]
+    items = labelled_items(work)
+    table = load_table(run)
+    parsed = dict(zip(table["item_id"], table["parsed"], strict=True))
+    kinds: Counter[str] = Counter()
+    for sp in stored(run):
+        p, item = sp.prediction, items[sp.prediction.item_id]
+        assert p.status == "ok", p.error
+        notes = [n for n in sp.meta.get("notes", ()) if n.startswith(f"structured answer ({mech})")]
+        ok = follows(mech, item, p.raw)
+        if item.form not in CONSTRAINED_FORMS:
+            assert ok is None and not notes
+            kinds["free text (not constrained)"] += 1
+            continue
+        assert (len(notes) == 1) == (ok is False), (p.raw, notes)
+        if ok:
+            kinds["followed"] += 1
+            if item.form in ("mcq", "yesno", "multi"):  # scoring took the field as it is
+                assert parsed[p.item_id] == structured_choice(item.form, p.raw or "", item.options), p.raw
+        elif p.finish_reason == "length" and (p.raw or "").strip().startswith("{"):  # the JSON object begun
+            assert "cut off by the token limit" in notes[0]
+            kinds["cut at the token limit"] += 1
+        else:
+            assert "not followed" in notes[0]
+            kinds["not followed"] += 1
+    unfollowed = kinds["not followed"] + kinds["cut at the token limit"]
+    if unfollowed:
+        assert f"structured answers not followed: {unfollowed} of {sum(kinds.values())} answers" in " ".join(
+            out.split()), out
+    else:
+        assert "structured answers not followed" not in out
+    return dict(kinds), mech
+
+
+@pytest.fixture(scope="module")
+def tf_server(work: dict[str, Path]) -> Iterator[Server]:
+    """One ``transformers serve`` for every test of this module that uses it."""
     with transformers_serve(work["tiny"], work["dir"]) as srv:
-        exercise(srv, work, "transformers-serve", 4, False, capsys)
+        yield srv
 
 
-def test_vllm(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture(scope="module")
+def vllm_server(work: dict[str, Path]) -> Iterator[Server]:
+    """One vLLM server (CPU build) for every test of this module that uses it."""
     if not vllm_python().exists():
         pytest.skip(f"no vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
     with vllm_serve(work["tiny_vllm"], work["dir"]) as srv:
-        exercise(srv, work, "vllm", 16, True, capsys)
+        yield srv
+
+
+def with_log(srv: Server, check: Any) -> Any:
+    try:
+        return check()
+    except BaseException:
+        print(f"--- {srv.log} ---\n{srv.log_text()[-8000:]}")
+        raise
+
+
+def test_transformers_serve(work: dict[str, Path], tf_server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    exercise(tf_server, work, "transformers-serve", 4, False, capsys)
+
+
+def test_transformers_serve_confidences_and_structured_answers(work: dict[str, Path], tf_server: Server,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers serve (5.24) ignores ``logprobs``/``top_logprobs`` and ``response_format`` (its log says so): no
+    confidence is made up (each closed answer carries the reason), and every structured answer is said not followed."""
+    srv = tf_server
+    conf, _ = with_log(srv, lambda: check_confidences(srv, work, "tf-confidence"))
+    assert set(conf) <= {"no answers to map", "the server sent no token log-probabilities",
+                         "confidence in the answer given (calibration rows)"}, conf
+    assert conf["the server sent no token log-probabilities"] > 0
+    structured, mech = with_log(srv, lambda: check_structured(srv, work, "tf-structured"))
+    assert mech == "json_schema" and structured["not followed"] > 0 and not structured.get("followed"), structured
+    ignored = {f.strip().strip("'") for fields in re.findall(r"Ignoring unsupported fields in the request: \{([^}]*)\}",
+                                                              srv.log_text()) for f in fields.split(",")}
+    assert {"logprobs", "top_logprobs", "response_format"} <= ignored, ignored
+    with capsys.disabled():
+        print(f"\n[servers] transformers-serve --confidence logprobs: {conf}")
+        print(f"[servers] transformers-serve --structured-answers ({mech}): {structured}")
+        print(f"[servers] transformers-serve log: ignoring unsupported fields {sorted(ignored)}")
+
+
+def test_vllm(work: dict[str, Path], vllm_server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    exercise(vllm_server, work, "vllm", 16, True, capsys)
+
+
+def test_vllm_confidences_and_structured_answers(work: dict[str, Path], vllm_server: Server,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM returns the answer tokens' log-probabilities: with guided choice (``structured=vllm-choice``) every
+    single-choice answer is an option letter, so its confidence is stored and calibration.json scores it; the
+    preset's ``json_schema`` and vLLM's guided choice are followed."""
+    srv = vllm_server
+    free, _ = with_log(srv, lambda: check_confidences(srv, work, "vllm-confidence"))
+    guided, _ = with_log(srv, lambda: check_confidences(srv, work, "vllm-confidence-choice", "--structured-answers",
+                                                        "--model-option", "structured=vllm-choice"))
+    assert guided["logprobs"] > 0 and guided["confidence in the answer given (calibration rows)"] > 0, guided
+    lines = [f"--confidence logprobs: {free}", f"--confidence logprobs --structured-answers (vllm-choice): {guided}"]
+    for option in ((), ("--model-option", "structured=vllm-choice")):
+        kinds, mech = with_log(srv, lambda o=option: check_structured(srv, work, f"vllm-structured-{len(o)}", *o))
+        # every closed answer follows its constraint or is a begun JSON object cut at the token limit (the random
+        # tiny model may fill a JSON object with the whitespace the schema allows), never unconstrained prose
+        assert not kinds.get("not followed") and kinds.get("followed", 0) + kinds.get("cut at the token limit", 0) > 0
+        if option:  # guided choice: a bare option letter / yes-no, which cannot run long
+            assert kinds.get("followed", 0) > 0, kinds
+        lines.append(f"--structured-answers ({mech}): {kinds}")
+    with capsys.disabled():
+        print()
+        for line in lines:
+            print(f"[servers] vllm {line}")
 
 
 def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

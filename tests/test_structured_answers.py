@@ -19,9 +19,11 @@ from medr2.models.structured import (
     CONSTRAINED_FORMS,
     STRUCTURED_MODES,
     answer_schema,
+    follows,
     request_fields,
     structured_answer,
     structured_choice,
+    unfollowed_note,
 )
 from medr2.records import letter
 from medr2.run.runner import EvalConfig, run_eval
@@ -136,6 +138,26 @@ def _value(body: dict[str, Any]) -> tuple[str, str]:
     if "regex" in body:
         return body["regex"].strip("()").split("|")[-1], "sglang-regex"
     return "The report: no acute findings.", "none"
+
+
+@given(closed_answers(), st.sampled_from(sorted(STRUCTURED_MODES.names())), _OPTION)
+@settings(max_examples=200, deadline=None)
+def test_follows_tells_a_constrained_answer_from_free_text(case: tuple[_Item, Any, str], mode: str,
+                                                           words: str) -> None:
+    """What a server applying ``mode``'s constraint answers has the constraint's shape; prose (what a server that
+    ignores the constraint writes) has not; a free-text form or no mechanism is not judged."""
+    item, _value_drawn, _ = case
+    answer, _kind = _value(request_fields(mode, item))
+    assert follows(mode, item, answer) is True
+    assert follows(mode, item, f"The answer is {answer} ({words})") is False
+    assert follows(mode, item, "") is False
+    assert follows(None, item, answer) is None and follows(mode, _Item("text", []), answer) is None
+    # the note: prose is "not followed" even when it ran to the token limit; a begun JSON object cut there is "cut off"
+    prose = f"The answer is {answer} ({words})"
+    assert "not followed" in unfollowed_note(mode, item, prose, "length")
+    assert "not followed" in unfollowed_note(mode, item, prose, "stop")
+    if answer.startswith("{"):
+        assert "cut off by the token limit" in unfollowed_note(mode, item, answer[:-2], "length")
 
 
 def _structured_run(tmp_path: Path, mode: str | None) -> tuple[Path, Path, list[dict[str, Any]]]:
@@ -287,3 +309,40 @@ def test_ray_http_bodies_carry_the_same_constraint(tmp_path: Path, mode: str) ->
         assert sent.encode("utf-8") == local.body(req)
         constrained += sent != OpenAIAdapter("m", base_urls=["http://127.0.0.1:9/v1"]).body(req).decode("utf-8")
     assert constrained == sum(1 for it in bench.items if it.form != "text")
+
+
+def test_a_server_that_ignores_the_constraint_is_said_not_silent(tmp_path: Path) -> None:
+    """A server that drops the constraint and answers prose (as ``transformers serve`` does with ``response_format``):
+    each closed answer is stored as sent with a note saying the constraint was not followed, ``medr2 eval`` counts
+    them in a warning, and scoring reads the prose with the ordinary reader."""
+    from medr2.bench.format import load_bench
+    from tests.cli_inproc import run_cli
+
+    bench = tmp_path / "bench"
+    make_bench(bench, n_cases=2)
+    items = {it.item_id: it for it in load_bench(bench).items}
+    closed = sum(1 for it in items.values() if it.form in CONSTRAINED_FORMS)
+
+    async def respond(request: web.Request, raw: bytes, body: Any) -> web.StreamResponse:
+        value, _ = _value(body)
+        said = json.loads(value)["answer"] if value.startswith("{") else value
+        return json_response(completion(f"I think the answer is {said}."))
+
+    run = tmp_path / "run"
+    with ScriptedServer(respond) as srv:
+        code, out = run_cli("eval", "--bench", str(bench), "--model", "openai:m", "--base-url", srv.url, "--out",
+                            str(run), "--split", "all", "--structured-answers", "--no-progress")
+    assert code == 0, out
+    said = re.search(r"structured answers not followed: (\d+) of (\d+) answers", " ".join(out.split()))
+    assert said is not None and int(said.group(1)) == closed, out
+    with Store.open(run) as store:
+        stored = list(store.iter_predictions(with_request=False))
+    assert len(stored) == int(said.group(2))
+    for sp in stored:
+        notes = [n for n in sp.meta.get("notes", ()) if n.startswith("structured answer (json_schema) not followed")]
+        assert len(notes) == (items[sp.prediction.item_id].form in CONSTRAINED_FORMS), (sp.prediction.raw, notes)
+        assert sp.prediction.raw is not None and sp.prediction.raw.startswith("I think")  # kept as sent
+    score_run(run, n_resamples=0, mixed_splits=True)
+    table = load_table(run)
+    mcq = table[table["form"] == "mcq"]
+    assert len(mcq) and mcq["parsed"].notna().all()  # "I think the answer is D." read by the reader

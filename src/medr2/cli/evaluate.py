@@ -134,6 +134,13 @@ def eval_command(
         from medr2.models.truncation import TRUNCATED_HINT
 
         say(("note", "yellow"), f": {TRUNCATED_HINT}", err=True)
+    unfollowed = sum(c.unfollowed for c in summary.modes.values())
+    if unfollowed:
+        ok = sum(c.ok for c in summary.modes.values())
+        say(("structured answers not followed", "yellow"),
+            f": {unfollowed} of {ok} answers lack the shape their constraint gives (each stored with a note; read as "
+            "free text). A server that ignores the constraint (transformers serve ignores response_format) answers "
+            "unconstrained: see docs/serving.md, \"Structured answers\"", err=True)
     say(f"retries: {summary.retries}", err=True)
     if summary.last_error:
         say(("last error", "red"), f": {summary.last_error}", err=True)

@@ -555,15 +555,7 @@ class OpenAIAdapter:
                         continue
                     data = await self._read_body(r, where)
                     if r.status == 200:
-                        try:
-                            c = read_completion(data)
-                        except Transient as e:
-                            raise Transient(self._scrub(str(e))) from None
-                        except Permanent as e:
-                            raise Permanent(self._scrub(str(e))) from None
-                        return Completion(self._scrub(c.text), c.prompt_tokens, c.completion_tokens,
-                                          c.finish_reason, self._scrub(c.reasoning) if c.reasoning else None,
-                                          c.notes, c.token_logprobs)
+                        return self.completion(data)
                     # scrub the whole message first, then cut it: a cut key leaves no fragment to match
                     msg = f"HTTP {r.status} from {where}: {self._scrub(error_message(data))[:ERROR_SNIPPET]}"
                     if r.status in RETRY_STATUS or r.status >= 500:
@@ -616,6 +608,29 @@ class OpenAIAdapter:
                                "is stored; once the server is back, rerun the same command with --retry-errors to "
                                "resume and resend the failed ones")
 
+    def completion(self, data: bytes) -> Completion:
+        """The :class:`Completion` of a 200 body (:func:`read_completion`), every text kept from it with the API key
+        masked; Transient/Permanent (masked too) when it holds no answer. The one reader of answers: the local client
+        and the Ray HTTP path (:mod:`medr2.run.ray_executor`) both read the server's body here."""
+        try:
+            c = read_completion(data)
+        except Transient as e:
+            raise Transient(self._scrub(str(e))) from None
+        except Permanent as e:
+            raise Permanent(self._scrub(str(e))) from None
+        return Completion(self._scrub(c.text), c.prompt_tokens, c.completion_tokens, c.finish_reason,
+                          self._scrub(c.reasoning) if c.reasoning else None, c.notes, c.token_logprobs)
+
+    def response(self, c: Completion, item: Any, *, latency_s: float | None = None, attempts: int = 1) -> Response:
+        """The stored :class:`Response` of an answered request about ``item`` (its form and options; None: unknown):
+        the answer, usage, finish reason and reasoning of ``c``, and, where the request asked for log-probabilities
+        (``--confidence logprobs``), the confidence of each answer or a note saying why there is none. Built here for
+        the local client and the Ray HTTP path alike."""
+        confidence, why = completion_confidence(c, item, asked=bool(self.extra_body.get("logprobs")))
+        return Response("ok", text=c.text, latency_s=latency_s, prompt_tokens=c.prompt_tokens,
+                        completion_tokens=c.completion_tokens, attempts=attempts, finish_reason=c.finish_reason,
+                        reasoning=c.reasoning, notes=c.notes + ((why,) if why else ()), confidence=confidence)
+
     def _scrub(self, text: bytes | str) -> str:
         """The text with the API key and every fragment of it of >= 8 characters masked."""
         s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
@@ -642,19 +657,30 @@ class OpenAIAdapter:
                             attempts=attempts)
         except BadInput as e:
             return Response("error", error=str(e), latency_s=time.perf_counter() - t0, attempts=attempts)
-        return Response("ok", text=c.text, latency_s=time.perf_counter() - t0, prompt_tokens=c.prompt_tokens,
-                        completion_tokens=c.completion_tokens, attempts=attempts, finish_reason=c.finish_reason,
-                        reasoning=c.reasoning, notes=c.notes, confidence=completion_confidence(c, req))
+        return self.response(c, req.meta.get("item"), latency_s=time.perf_counter() - t0, attempts=attempts)
 
 
-def completion_confidence(c: Completion, req: Request) -> Confidence | None:
-    """The ``logprobs`` confidence of a completion (``medr2.models.confidence``), where the server returned
-    token log-probabilities and the item has answers to map them onto."""
-    if not c.token_logprobs:
-        return None
+NO_LOGPROBS_NOTE = ("no confidence: the server sent no token log-probabilities (choices[0].logprobs.content) although "
+                    "the request asked for them (logprobs, top_logprobs); some servers ignore these fields "
+                    "(transformers serve does)")
+
+
+def completion_confidence(c: Completion, item: Any, *, asked: bool = True) -> tuple[Confidence | None, str | None]:
+    """The ``logprobs`` confidence of a completion (``medr2.models.confidence``) about ``item``, where the server
+    returned token log-probabilities and the item has answers to map them onto; else None and, where the request
+    ``asked`` for log-probabilities and the item has answers, why there is none (a confidence is never made up)."""
     from medr2.models.confidence import from_token_logprobs, labels_of
 
-    return from_token_logprobs(c.token_logprobs, labels_of(req.meta.get("item")))
+    labels = labels_of(item)
+    if not labels:
+        return None, None
+    if not c.token_logprobs:
+        return None, NO_LOGPROBS_NOTE if asked else None
+    conf = from_token_logprobs(c.token_logprobs, labels)
+    if conf is None:
+        return None, (f"no confidence: none of the {len(c.token_logprobs)} generated tokens is one of the answers "
+                      f"({', '.join(labels)}), or their log-probabilities are not finite")
+    return conf, None
 
 
 def logprobs_body(options: dict[str, Any]) -> dict[str, Any]:

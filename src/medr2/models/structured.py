@@ -102,6 +102,9 @@ class StructuredMode:
     name: str
     servers: str
     fields: Callable[[Any], dict[str, Any]]
+    # the forms whose constrained answer is the bare value (``B``, ``yes``: guided choice, regex); every other
+    # constrained form answers ``{"answer": ...}`` (:func:`follows` checks an answer against this)
+    bare_forms: frozenset[str] = frozenset()
 
 
 STRUCTURED_MODES: Registry[StructuredMode] = Registry("structured answer mode",
@@ -114,11 +117,13 @@ def register_structured(mode: StructuredMode) -> StructuredMode:
 
 register_structured(StructuredMode("json_schema", "OpenAI, vLLM, SGLang, Ollama (response_format json_schema)",
                                    _response_format))
-register_structured(StructuredMode("vllm-choice", "vLLM >= 0.10 (structured_outputs choice / json)", _vllm_choice))
+_SINGLE = frozenset({"mcq", "yesno"})
+register_structured(StructuredMode("vllm-choice", "vLLM >= 0.10 (structured_outputs choice / json)", _vllm_choice,
+                                   _SINGLE))
 register_structured(StructuredMode("vllm-guided", "vLLM < 0.12 (guided_choice / guided_json; removed in 0.12)",
-                                   _vllm_guided))
+                                   _vllm_guided, _SINGLE))
 register_structured(StructuredMode("sglang-regex", "SGLang (regex sampling parameter; json_schema for the rest)",
-                                   _sglang_regex))
+                                   _sglang_regex, _SINGLE))
 
 
 def get_structured(name: str) -> StructuredMode:
@@ -130,6 +135,42 @@ def request_fields(mode: str | None, item: Any) -> dict[str, Any]:
     if mode is None or item is None or getattr(item, "form", None) not in CONSTRAINED_FORMS:
         return {}
     return get_structured(mode).fields(item)
+
+
+def follows(mode: str | None, item: Any, raw: str | None) -> bool | None:
+    """Whether ``raw`` has the shape ``mode``'s constraint gives ``item``'s answer (the bare allowed value, or
+    ``{"answer": ...}`` with an allowed value, a non-empty list of allowed letters, four numbers); None where
+    nothing was constrained (no mode, the log-likelihood choice, a free-text form). A server that ignores the
+    constraint (``transformers serve`` drops ``response_format``) answers free text: False."""
+    form = getattr(item, "form", None)
+    if mode is None or mode == LOGLIK or form not in CONSTRAINED_FORMS:
+        return None
+    text = (raw or "").strip()
+    if form in get_structured(mode).bare_forms:
+        return text in _allowed(item)
+    value = _field(text)
+    if form in ("mcq", "yesno"):
+        return isinstance(value, str) and value in _allowed(item)
+    if not isinstance(value, list) or not value:
+        return False
+    if form == "multi":
+        return all(isinstance(v, str) and v in _allowed(item) for v in value)
+    return len(value) == 4 and all(_number(v) for v in value)
+
+
+def unfollowed_note(mode: str, item: Any, raw: str | None, finish_reason: str | None) -> str:
+    """The note stored with an answer that does not have its constraint's shape (:func:`follows`): cut off, where it
+    stopped at the token limit and begins as the constraint's shape does; else not followed."""
+    bare = item.form in get_structured(mode).bare_forms
+    shape = "one of " + ", ".join(_allowed(item)) if bare else 'a JSON object {"answer": ...} with an allowed value'
+    text = (raw or "").strip()
+    begun = any(a.startswith(text) for a in _allowed(item)) if bare else text.startswith("{")
+    if finish_reason == "length" and begun:
+        return (f"structured answer ({mode}) cut off by the token limit before it was complete (not {shape}); "
+                "read as free text")
+    return (f"structured answer ({mode}) not followed: the answer is not {shape}, so the server did not apply the "
+            "constraint (transformers serve ignores response_format; use a server that supports it, see "
+            "docs/serving.md); read as free text")
 
 
 def _number(v: Any) -> bool:

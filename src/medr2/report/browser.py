@@ -210,12 +210,21 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "img": img, "w": width, "h": height, "cue": cue,
         "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
         "cl": _claims_view(resp, claims),
-        **({"cf": cf} if (cf := _confidence_view(run, resp, s)) is not None else {}),
+        **_confidence_fields(_confidence_view(run, resp, s)),
     }
 
 
-def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) -> str | None:
-    """The confidence in the answer given and its source ("0.83 (logprobs)"), where the run has one: stored per
+def _confidence_fields(found: tuple[float, str] | None) -> dict[str, Any]:
+    """A card's confidence: ``cf`` as shown ("0.83 (logprobs)"), ``cv`` the value the confidence filter compares;
+    nothing where the answer has none."""
+    if found is None:
+        return {}
+    value, source = found
+    return {"cf": f"{value:.2f} ({source})", "cv": round(value, 4)}
+
+
+def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) -> tuple[float, str] | None:
+    """The confidence in the answer given and its source (0.83, "logprobs"), where the run has one: stored per
     answer, or stated in it (``--confidence verbal``); None otherwise (nothing is shown)."""
     if resp is None or resp.status != "ok":
         return None
@@ -223,7 +232,7 @@ def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) 
         from medr2.score.calibration import row_confidence
 
         value = row_confidence(s.get("parsed"), resp.confidence.get("probs"))
-        return None if value is None else f"{value:.2f} ({resp.confidence.get('source')})"
+        return None if value is None else (value, str(resp.confidence.get("source")))
     from medr2.run.manifest import eval_option
 
     if eval_option(run.manifest, "confidence") == "verbal" and resp.raw:
@@ -231,7 +240,7 @@ def _confidence_view(run: RunData, resp: RawResponse | None, s: dict[str, Any]) 
         from medr2.score.extract.confidence import read_confidence
 
         stated = read_confidence(strip_reasoning(resp.raw))
-        return None if stated is None else f"{stated:.2f} (verbal)"
+        return None if stated is None else (stated, "verbal")
     return None
 
 

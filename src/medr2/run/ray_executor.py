@@ -16,9 +16,9 @@ session posts those very bytes (:class:`_BodySession`: byte-identical to a local
 built (a missing image) is an ``__inference_error__`` row that skips the HTTP stage and is stored as that request's
 error. The HTTP stage (one actor per ``concurrency`` slot and base URL: ray.data.llm's stage sends the requests of a
 batch one after another, so an actor has one request in flight) posts it; ``postprocess`` returns the body it got.
-The driver parses that body with the openai adapter's parser (same answer, usage, finish_reason and reasoning as a
-local run; the API key masked) and stores it. Several ``--base-url``: the rows are dealt round-robin to one
-processor per URL, and the Datasets are unioned.
+The driver parses that body with the openai adapter's parser (same answer, usage, finish_reason, reasoning and
+``--confidence logprobs`` confidence as a local run; the API key masked) and stores it. Several ``--base-url``: the
+rows are dealt round-robin to one processor per URL, and the Datasets are unioned.
 
 What differs from the local client (ray.data.llm's HTTP stage decides it): per-request latency is not measured
 (stored NULL); retries (``--retries``, first wait ``--backoff``, doubled) cover 429/408/502/503/504, timeouts and
@@ -246,7 +246,8 @@ def _stream_http(ex: RayExecutor, todo: Sequence[Planned], runner: Runner) -> It
         blocks = -(-len(rows) // ex.batch_size)
         datasets.append(processor(ray.data.from_items(rows, override_num_blocks=blocks)))
     ds = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
-    yield from iter_answers(ds, functools.partial(_response, adapter))
+    items = {p.request.key: p.item for p in todo if p.request is not None}
+    yield from iter_answers(ds, functools.partial(_response, adapter, items))
 
 
 def _first_line(e: BaseException) -> str:
@@ -259,22 +260,22 @@ def _settings_dict(s: GenSettings) -> dict[str, Any]:
             "extra": [list(kv) for kv in s.extra]}
 
 
-def _response(adapter: OpenAIAdapter, row: Mapping[str, Any]) -> Response:
-    """The :class:`Response` of one output row: the server's body read by the openai adapter's parser."""
-    from medr2.models.openai import ERROR_SNIPPET, Permanent, Transient, error_message, read_completion
+def _response(adapter: OpenAIAdapter, items: Mapping[str, Any], row: Mapping[str, Any]) -> Response:
+    """The :class:`Response` of one output row: the server's body read as the local client reads it
+    (``OpenAIAdapter.completion`` and ``OpenAIAdapter.response``: the same answer, usage, finish_reason, reasoning
+    and ``--confidence logprobs`` confidence, the API key masked); ``items``: the pending items by request hash."""
+    from medr2.models.openai import ERROR_SNIPPET, Permanent, Transient, error_message
 
     error = row.get("__inference_error__")
     if error:
         return Response("error", error=adapter._scrub(str(error))[:ERROR_SNIPPET], attempts=0)
     data = str(row["response"]).encode("utf-8")
     try:
-        c = read_completion(data)
+        c = adapter.completion(data)
     except (Transient, Permanent):
         msg = adapter._scrub(error_message(data))[:ERROR_SNIPPET]
         return Response("error", error=f"no completion in the server's answer (via the Ray HTTP stage): {msg}")
-    return Response("ok", text=adapter._scrub(c.text), prompt_tokens=c.prompt_tokens,
-                    completion_tokens=c.completion_tokens, finish_reason=c.finish_reason,
-                    reasoning=adapter._scrub(c.reasoning) if c.reasoning else None, notes=c.notes)
+    return adapter.response(c, items.get(str(row["request_hash"])))
 
 
 # -- on the Ray workers ------------------------------------------------------------------------------

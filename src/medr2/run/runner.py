@@ -34,6 +34,7 @@ from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Resp
 from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS, ModelConfig
 from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
+from medr2.models.structured import follows, unfollowed_note
 from medr2.models.truncation import is_truncated
 from medr2.records import Item, Prediction, Split, stable_hash, with_abstain_option
 from medr2.run.executors import Executor, LocalExecutor, make_executor
@@ -431,6 +432,8 @@ class ModeCounts:
     ok: int = 0
     error: int = 0
     truncated: int = 0  # ok answers cut off by the token limit (scored ``truncated``)
+    # ok answers of a --structured-answers run without their constraint's shape (medr2.models.structured.follows)
+    unfollowed: int = 0
 
 
 @dataclass
@@ -487,6 +490,8 @@ class Runner:
         self.progress = progress or Progress()
         self.executor: Executor = executor or LocalExecutor()
         self.order = get_order(order)
+        # --structured-answers: the mechanism the adapter constrains closed answers with (None: free answers)
+        self.structured: str | None = adapter.settings().get("structured")
         if preset is not None and preset.box.space != self.conv.space:
             raise BadInput(f"preset {preset.name!r} expects boxes in {preset.box.space!r} but the adapter returns "
                            f"{self.conv.space!r}", field="--preset")
@@ -583,10 +588,17 @@ class Runner:
         return Row(pred, p.item.step, p.item.chain_id, meta, p.messages)
 
     def persist(self, p: Planned, resp: Response, counts: ModeCounts, summary: RunSummary) -> None:
-        """Store the answer to ``p`` (committed at once) and count it."""
+        """Store the answer to ``p`` (committed at once) and count it. A structured answer without its constraint's
+        shape (whatever the executor: every answer is stored here) is stored with a note saying so, and counted."""
+        unfollowed = resp.status == "ok" and follows(self.structured, p.item, resp.text) is False
+        if unfollowed:
+            assert self.structured is not None
+            note = unfollowed_note(self.structured, p.item, resp.text, resp.finish_reason)
+            resp = replace(resp, notes=(*resp.notes, note))
         self.store.put_many([self._row(p, resp)])
         if resp.status == "ok":
             counts.ok += 1
+            counts.unfollowed += unfollowed
             if is_truncated(resp.text, resp.finish_reason):
                 counts.truncated += 1
         else:

@@ -43,13 +43,22 @@
     document.getElementById("next").disabled = page >= pages - 1;
   }
 
+  function bound(id) {
+    var v = document.getElementById(id).value;
+    return v === "" || isNaN(Number(v)) ? null : Number(v);
+  }
+
   function apply() {
     var want = FILTERS.map(function (f) { return [f[1], document.getElementById(f[0]).value]; });
     var text = document.getElementById("f-text").value.toLowerCase();
+    var lo = bound("f-conf-min"), hi = bound("f-conf-max");
     shown = DATA.rows.filter(function (row) {
       for (var i = 0; i < want.length; i++) {
         if (want[i][1] !== "" && String(row[want[i][0]]) !== want[i][1]) { return false; }
       }
+      // a confidence range shows the answers with a confidence in it (an answer without one is left out)
+      if ((lo !== null || hi !== null) && (row.cv === undefined || (lo !== null && row.cv < lo)
+          || (hi !== null && row.cv > hi))) { return false; }
       return !text || (row.q + "\n" + row.x + "\n" + row.id).toLowerCase().indexOf(text) >= 0;
     });
     page = 0;
@@ -62,6 +71,10 @@
 
   FILTERS.forEach(function (f) { fillSelect(f[0], f[1], f[2]); });
   document.getElementById("f-text").addEventListener("input", apply);
+  if (DATA.rows.some(function (row) { return row.cv !== undefined; })) {  // only where some answer has a confidence
+    document.getElementById("f-conf").hidden = false;
+    ["f-conf-min", "f-conf-max"].forEach(function (id) { document.getElementById(id).addEventListener("input", apply); });
+  }
   document.getElementById("prev").addEventListener("click", function () { page -= 1; render(); });
   document.getElementById("next").addEventListener("click", function () { page += 1; render(); });
   render();
