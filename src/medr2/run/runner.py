@@ -56,6 +56,7 @@ from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
+    from medr2.bench.reviews import Through
     from medr2.bench.table import BenchTable, ItemFilter
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
@@ -174,9 +175,10 @@ def refuse_empty(n: int, present: Callable[[str], Mapping[Any, int]], *, split: 
 
 
 def _describe(variants: Sequence[str] | None, split: str | None, tasks: Sequence[str] | None,
-              stages: Sequence[int] | None) -> str:
+              stages: Sequence[int] | None, item_ids: frozenset[str] | None = None) -> str:
     parts = [f"--split {split}" if split is not None else "", f"--variants {','.join(variants)}" if variants else "",
-             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else ""]
+             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else "",
+             f"--reviewed accepted ({len(item_ids):,} items accepted)" if item_ids is not None else ""]
     return " ".join(p for p in parts if p) or "the selection"
 
 
@@ -193,20 +195,22 @@ def _counter(items: Sequence[Item]) -> Callable[[str], Mapping[Any, int]]:
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
                  limit: int | None = None, shard: tuple[int, int] | None = None,
                  tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                 allow_empty: bool = True) -> list[Item]:
+                 allow_empty: bool = True, item_ids: frozenset[str] | None = None) -> list[Item]:
     """Filter by split (``all`` or None: every split), variant, task and stage; ``limit`` keeps whole cases in bench
     order (at least one case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
     :func:`plan_selection`, which streams the same selection from the items table.) A value no item has is
-    refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
+    refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``. ``item_ids``: only
+    these items (``--reviewed accepted``: :func:`medr2.bench.reviews.reviewed_ids`)."""
     items = list(items)
     present = _counter(items)
     check_selection(present, variants=variants, split=split, tasks=tasks, stages=stages)
     want_split = split_filter(split)
     chosen = [it for it in items if (want_split is None or it.split == want_split)
               and variant_matches(it.variant, variants)
-              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)]
+              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)
+              and (item_ids is None or it.item_id in item_ids)]
     refuse_empty(len(chosen), present, split=want_split, allow_empty=allow_empty,
-                 what=_describe(variants, split, tasks, stages))
+                 what=_describe(variants, split, tasks, stages, item_ids))
     if limit is not None:
         by_case: dict[str, list[Item]] = defaultdict(list)
         for it in chosen:
@@ -266,7 +270,7 @@ class ItemSelection:
 def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
                    limit: int | None = None, shard: tuple[int, int] | None = None,
                    tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                   allow_empty: bool = True) -> ItemSelection:
+                   allow_empty: bool = True, item_ids: frozenset[str] | None = None) -> ItemSelection:
     """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
     ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
     a list of every record; the same values refused (:func:`check_selection`, :func:`refuse_empty`)."""
@@ -275,8 +279,8 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
     check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
     flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
                      tasks=frozenset(tasks) if tasks is not None else None,
-                     stages=frozenset(stages) if stages is not None else None)
-    what = _describe(variants, split, tasks, stages)
+                     stages=frozenset(stages) if stages is not None else None, item_ids=item_ids)
+    what = _describe(variants, split, tasks, stages, item_ids)
     if limit is None and shard is None:
         n = table.count(flt)
         refuse_empty(n, table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
@@ -683,6 +687,7 @@ class EvalConfig:
     allow_empty: bool = False  # an empty selection runs (nothing) instead of being refused
     tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
     stages: tuple[int, ...] | None = None  # only these stages (None: every stage)
+    reviewed: str | None = None  # ``accepted``: only the items the bench's clinician review accepted (docs/review.md)
     concurrency: int = 8
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
@@ -791,6 +796,15 @@ def structured_identity(adapter: Adapter, asked: bool) -> str | None:
     return str(mech) if mech else None
 
 
+def _reviewed(cfg: EvalConfig) -> tuple[frozenset[str], Through] | None:
+    """``--reviewed``: the accepted items' ids and the review rows read (None without the option)."""
+    if cfg.reviewed is None:
+        return None
+    from medr2.bench.reviews import reviewed_ids
+
+    return reviewed_ids(cfg.bench, cfg.reviewed)
+
+
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
@@ -822,16 +836,19 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
         chains: ChainIndex
         items: SizedItems
+        reviewed = _reviewed(cfg)
+        item_ids = reviewed[0] if reviewed is not None else None
         if isinstance(source, BenchTable):
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                        shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
-                                       allow_empty=cfg.allow_empty)
+                                       allow_empty=cfg.allow_empty, item_ids=item_ids)
             chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
         else:  # a loaded bench (its records in memory)
             items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty)
+                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
+                                 item_ids=item_ids)
             chains = ChainIndex(source.items)
         identity = {
             "bench_checksum": source.checksum,
@@ -873,6 +890,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages)):
                 if value is not None:  # recorded where given (older runs have neither)
                     invocation[key] = list(value)
+            if reviewed is not None:  # the review rows read: the same selection is computed again from them
+                invocation["reviewed"] = {"status": cfg.reviewed, "through": reviewed[1].as_dict()}
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             if cfg.confidence != "none":

@@ -10,6 +10,7 @@ planned items without a stored answer. A stored error counts as answered (it is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Any, cast
 
@@ -66,9 +67,9 @@ def _with_earlier_steps(items: ScoringItems, chosen: np.ndarray) -> np.ndarray:
 
 
 def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: str | None, limit: int | None,
-               shard: tuple[int, int] | None) -> np.ndarray:
+               shard: tuple[int, int] | None, item_ids: AbstractSet[str] | None = None) -> np.ndarray:
     """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
-    each test made once per distinct value)."""
+    each test made once per distinct value); ``item_ids``: only these (``--reviewed``)."""
     from medr2.errors import BadInput
     from medr2.run.runner import shard_index, split_filter
     from medr2.variant_id import variant_matches
@@ -85,6 +86,11 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
         idx, values = items.codes("variant")
         ok = [variant_matches("clean" if v is None else v, variants) for v in values]
         chosen &= np.asarray(ok + [variant_matches("clean", variants)], dtype=bool)[idx]
+    if item_ids is not None:
+        rows = items.positions(sorted(item_ids))
+        keep = np.zeros(len(items), dtype=bool)
+        keep[rows[rows >= 0]] = True
+        chosen &= keep
     case_idx, cases = items.codes("case_id")
     if limit is not None:
         rows = np.flatnonzero(chosen)
@@ -103,6 +109,16 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
     return chosen
 
 
+def _reviewed_ids(items: ScoringItems, reviewed: Mapping[str, Any] | None) -> frozenset[str] | None:
+    """The items an invocation's ``--reviewed`` selected: computed again from the bench's reviews through the
+    row ids it recorded (the reviews are append-only, so this is the set it asked)."""
+    if reviewed is None:
+        return None
+    from medr2.bench.reviews import Through, reviewed_ids
+
+    return reviewed_ids(items.path.parent, str(reviewed.get("status")), Through.of(reviewed.get("through")))[0]
+
+
 def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str, np.ndarray] | None:
     """Per mode, the rows it was asked for over all recorded invocations (a mask over the bench's items);
     ``None`` when no plan is recorded."""
@@ -114,10 +130,12 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
     plan: dict[str, np.ndarray] = {}
     memo: dict[Any, np.ndarray] = {}
     for inv, shard in scopes:
-        key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard)
+        reviewed = inv.get("reviewed") if isinstance(inv.get("reviewed"), dict) else None
+        key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard,
+               json.dumps(reviewed, sort_keys=True))
         if key not in memo:
             memo[key] = _selection(items, variants=inv.get("variants"), split=inv.get("split"),
-                                   limit=inv.get("limit"), shard=shard)
+                                   limit=inv.get("limit"), shard=shard, item_ids=_reviewed_ids(items, reviewed))
         for mode in inv.get("modes") or []:
             chosen = memo[key]
             if get_mode(mode).history == "own":

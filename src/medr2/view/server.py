@@ -70,6 +70,7 @@ STATIC = {
     "report.css": ("medr2.report", "report.css", "text/css"),
     "view.js": ("medr2.view", "view.js", "text/javascript"),
     "view.css": ("medr2.view", "view.css", "text/css"),
+    "review.css": ("medr2.view", "review.css", "text/css"),
 }
 # the leaderboard's columns shown at first (the rest are a tick away)
 FIRST_COLUMNS = (*HEADLINE_KEYS, "s1", "s2", "s3", "s4", "unparsed", "error")
@@ -245,14 +246,21 @@ ROUTES: tuple[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamRespon
 )
 
 
-def make_app(data: ViewData, *, host: str = DEFAULT_HOST) -> web.Application:
-    """The app over ``data``; ``host`` the address it will be bound to (loopback: other Host headers refused)."""
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+
+
+def make_app(data: ViewData | None, *, host: str = DEFAULT_HOST, routes: tuple[Route, ...] = ROUTES
+             ) -> web.Application:
+    """The app over ``data``; ``host`` the address it will be bound to (loopback: other Host headers refused);
+    ``routes`` its routes (another page set's, e.g. review mode's ``medr2.view.review.REVIEW_ROUTES``, whose
+    data is set on the app by its maker; ``data`` None then)."""
     app = web.Application(middlewares=[guard], client_max_size=1 << 20)
-    app[APP_DATA] = data
+    if data is not None:
+        app[APP_DATA] = data
     app[APP_STATE] = {"token": secrets.token_urlsafe(32), "loopback": is_loopback(host),
                       "env": template_environment("medr2.view"),
                       "reader": ThreadPoolExecutor(max_workers=1, thread_name_prefix="medr2-view-reader")}
-    for method, path, handler in ROUTES:
+    for method, path, handler in routes:
         if method == "GET":
             app.router.add_get(path, handler)  # and HEAD
         else:
@@ -270,7 +278,7 @@ class ViewServer:
     """A server started by :func:`start` on its own thread: its URL, and :meth:`stop`."""
 
     url: str
-    data: ViewData
+    data: ViewData | None  # None: another page set's server (review mode)
     thread: threading.Thread
     loop: asyncio.AbstractEventLoop
     runner: web.AppRunner
@@ -281,7 +289,8 @@ class ViewServer:
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
-        self.data.close()
+        if self.data is not None:
+            self.data.close()
 
     def wait(self) -> None:
         """Block until interrupted (Ctrl-C), then stop."""
@@ -333,7 +342,7 @@ def start(app: web.Application, *, host: str = DEFAULT_HOST, port: int = DEFAULT
         if isinstance(e, OSError):
             raise BadInput(f"cannot listen on {host}:{port}: {e.strerror or e}", field="--port") from e
         raise e
-    return ViewServer(where[0], app[APP_DATA], thread, loop, runner)
+    return ViewServer(where[0], app.get(APP_DATA), thread, loop, runner)
 
 
 def open_view(run_dirs: list[Path] | list[str], *, bench: Path | str | None = None, host: str = DEFAULT_HOST,
