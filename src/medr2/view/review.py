@@ -220,7 +220,7 @@ async def item_page(request: web.Request) -> web.StreamResponse:
 
 async def item_post(request: web.Request) -> web.StreamResponse:
     reviewer, _ = await _write(request, "reviews", "reviewer")
-    raise web.HTTPSeeOther("/review/item?" + urlencode({"reviewer": reviewer}))
+    return _see_other("/review/item?" + urlencode({"reviewer": reviewer}))
 
 
 async def queue_page(request: web.Request) -> web.Response:
@@ -252,7 +252,13 @@ async def adjudicate_page(request: web.Request) -> web.Response:
 
 async def adjudicate_post(request: web.Request) -> web.StreamResponse:
     await _write(request, "adjudications", "adjudicator")
-    raise web.HTTPSeeOther("/review/queue")
+    return _see_other("/review/queue")
+
+
+def _see_other(location: str) -> web.Response:
+    """The answer to a saved write: the next page (a response, not a raised redirect: the guard makes every raised
+    HTTP exception an error page)."""
+    return web.Response(status=303, headers={"Location": location})
 
 
 async def image(request: web.Request) -> web.Response:
