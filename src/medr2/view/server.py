@@ -55,7 +55,9 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser sends ``Origin: null`` with a form's POST, which the
+    # CSRF check's same-origin test must refuse; no other origin is ever sent a referrer either way
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
