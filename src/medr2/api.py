@@ -136,7 +136,7 @@ _LAZY: dict[str, str] = {
 
 VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
          "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
-         "demo", "view")
+         "demo", "view", "review")
 
 __all__ = [*VERBS, *_LAZY]
 
