@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from medr2.bench.reviews import (
     check_fix,
     fixed_item,
     read_reviews,
-    reviewed_ids,
+    reviewed_selection,
 )
 from medr2.errors import BadInput
 from medr2.records import Item, item_content_id
@@ -123,9 +124,14 @@ _ACTION = st.tuples(st.sampled_from(("review", "review", "review", "adjudicate")
 @given(actions=st.lists(_ACTION, min_size=1, max_size=14))
 def test_outcomes_follow_the_rules_and_a_recorded_snapshot_reads_again(items: list[Item], actions: list[Any]) -> None:
     mcq = [it for it in items if it.form == "mcq"][:4]
+    by_id = {it.item_id: it for it in mcq}
+
+    def parents(ids: set[str]) -> dict[str, Item]:
+        return {i: by_id[i] for i in ids if i in by_id}
+
     with tempfile.TemporaryDirectory() as tmp:
         store = ReviewStore(tmp)
-        snapshots: list[tuple[Through, frozenset[str]]] = []
+        snapshots: list[tuple[Through, Any]] = []
         latest: dict[str, dict[str, tuple[str, str]]] = {}
         decided: dict[str, str] = {}
         for kind, who, k, verdict, q in actions:
@@ -138,8 +144,8 @@ def test_outcomes_follow_the_rules_and_a_recorded_snapshot_reads_again(items: li
             else:
                 store.add("adjudications", who, it.item_id, verdict, reason, edits)
                 decided[it.item_id] = verdict
-            ids, through = reviewed_ids(tmp, "accepted")
-            snapshots.append((through, ids))
+            sel = reviewed_selection(tmp, "accepted", parents=parents)
+            snapshots.append((sel.through, sel))
         outcomes = read_reviews(tmp).outcomes()
         for item_id, o in outcomes.items():
             if item_id in decided:
@@ -148,9 +154,17 @@ def test_outcomes_follow_the_rules_and_a_recorded_snapshot_reads_again(items: li
                 views = set(latest[item_id].values())
                 assert o.status == (next(iter(views))[0] if len(views) == 1 else "disputed")
         assert set(outcomes) == set(latest) | set(decided)
+        # the selection: the accepted items, and an item per settled fix (its parent left out) with the fix's text
+        sel = snapshots[-1][1]
+        assert sel.accepted == {i for i, o in outcomes.items() if o.status == "accept"}
+        assert {it.parent_id for it in sel.fixed} == {i for i, o in outcomes.items() if o.status == "fix"}
+        assert not sel.skipped and all(it.parent_id not in sel.item_ids for it in sel.fixed)
+        for it in sel.fixed:
+            assert it.question == outcomes[it.parent_id].edits["question"]
+            assert it.item_id == fixed_item(by_id[it.parent_id], {"question": it.question}).item_id
         # the selection recorded at each step is computed again, exactly, from its row ids
-        for through, ids in snapshots:
-            assert reviewed_ids(tmp, "accepted", through) == (ids, through)
+        for through, recorded in snapshots:
+            assert reviewed_selection(tmp, "accepted", through, parents=parents) == recorded
 
 
 @settings(max_examples=60, deadline=None)
@@ -296,6 +310,141 @@ def test_export_uses_only_accepted_train_items(bench: Path, items: list[Item], t
     assert exported and exported <= accepted & train_clean
     assert m["reviewed"]["status"] == "accepted"
     assert m["skipped"][NOT_ACCEPTED] == sum(1 for it in items if it.split == "train" and it.item_id not in accepted)
+
+
+_SELECTION = st.fixed_dictionaries({}, optional={
+    "split": st.sampled_from(("all", "train", "test")), "variants": st.sampled_from((("clean",), ("V8",), ("all",))),
+    "tasks": st.sampled_from((("s1.modality",), ("s3.lesion_box", "s4.diagnosis"))),
+    "limit": st.integers(1, 30), "shard": st.sampled_from(((0, 2), (1, 2), (2, 3)))})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(("Q1?", "Q2?"))), max_size=6),
+       sel=_SELECTION, keep=st.integers(0, 3))
+def test_every_read_of_the_table_gives_the_added_items(bench: Path, items: list[Item], picks: list[Any],
+                                                        sel: dict[str, Any], keep: int) -> None:
+    """``BenchTable.add_items`` (the fixed items under ``--reviewed accepted``): every read of the table, over
+    generated fixes and selections, gives what the same read of the records plus the added ones gives."""
+    from medr2.bench.table import BenchTable, ItemFilter
+    from medr2.run.runner import plan_selection, select_items
+
+    added = list({f.item_id: f for f in (fixed_item(items[k % len(items)], {"question": q})
+                                          for k, q in picks)}.values())
+    every = [*items, *added]
+    ids = frozenset(it.item_id for k, it in enumerate(every) if k % 4 != keep)  # an item-id filter, as --reviewed
+    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    table.add_items(added)
+    try:
+        for item_ids in (None, ids):
+            want = select_items(every, item_ids=item_ids, **sel)
+            got = plan_selection(table, item_ids=item_ids, **sel)
+            assert len(got) == len(want) and list(got) == want
+        flt = ItemFilter(split=None if sel.get("split", "all") == "all" else sel["split"], item_ids=ids,
+                         tasks=frozenset(sel["tasks"]) if "tasks" in sel else None)
+        want_items = [it for it in every if flt.matches(it)]
+        assert list(table.iter_items(flt)) == want_items
+        assert list(table.iter_items_held(flt, hold_rows=3, record_rows=2)) == want_items
+        assert table.count(flt) == len(want_items) and table.count() == len(every)
+        assert table.value_counts("task", flt) == dict(Counter(it.task for it in want_items))
+        assert [i for cols in table.column_values(["item_id"], flt) for i in cols["item_id"]] == \
+            [it.item_id for it in want_items]
+        assert table.items_by_id(ids) == {it.item_id: it for it in every if it.item_id in ids}
+    finally:
+        table.close()
+
+
+def _review_with_fixes(root: Path, items: list[Item]) -> tuple[set[str], dict[str, Item]]:
+    """Accepts, an agreed fix of a train mcq item's answer key (and its question), an adjudicated fix of a box,
+    and an agreed fix of an item no longer in the bench. Returns the accepted ids and the fixed items (by id)
+    as :func:`fixed_item` makes them from their parents."""
+    store = ReviewStore(root)
+    mcq = next(it for it in items if it.form == "mcq" and it.split == "train" and it.variant == "clean")
+    box = next(it for it in items if it.form == "box" and it.case_id != mcq.case_id)
+    accepted = {it.item_id for it in items if it.variant == "clean" and it.form in ("yesno", "multi")}
+    for iid in sorted(accepted):
+        for who in ("ana", "ben"):
+            store.add("reviews", who, iid, "accept", "", {})
+    key = check_fix(mcq, {"answer": "ABCD"[("ABCD".index(mcq.answer) + 1) % len(mcq.options)],
+                          "question": mcq.question + " (fixed)"})
+    for who in ("ana", "ben"):
+        store.add("reviews", who, mcq.item_id, "fix", "wrong answer", key)
+    assert box.answer_box is not None
+    x1, y1, x2, y2 = box.answer_box
+    moved = check_fix(box, {"answer_box": [x1 + 2, y1 + 1, x2 - 3, y2 - 2]})
+    store.add("reviews", "ana", box.item_id, "accept", "", {})
+    store.add("reviews", "ben", box.item_id, "fix", "wrong or missing box", moved)
+    store.add("adjudications", "chi", box.item_id, "fix", "wrong or missing box", moved)
+    for who in ("ana", "ben"):  # a fix of an item this bench does not hold (a rebuilt bench)
+        store.add("reviews", who, "gone-" + mcq.item_id, "fix", "other", {"question": "Which?"})
+    fixed = {f.item_id: f for f in (fixed_item(mcq, key), fixed_item(box, moved))}
+    return accepted, fixed
+
+
+def _answers_the_fixed_key(root: Path, fixed: dict[str, Item]) -> Any:
+    """A scripted model that gives each item's key: a fixed item's edited key (its parent's key is wrong)."""
+    by_id = {it.item_id: it for it in medr2.load_bench(root).items} | fixed
+
+    def model(request: Request) -> str | Response:
+        it = by_id[request.item_id]
+        if it.form == "box":
+            return Response(status="ok", text=json.dumps(list(it.answer_box or [])))
+        return it.answer
+
+    return model
+
+
+def test_settled_fixes_are_evaluated_exported_scored_and_reported(bench: Path, items: list[Item],
+                                                                   tmp_path: Path) -> None:
+    from medr2.bench.reviews import PARENT_MISSING
+    from medr2.train.dataset import IDS_FILE
+
+    root = _copy(bench, tmp_path)
+    accepted, fixed = _review_with_fixes(root, items)
+    parents = {f.parent_id for f in fixed.values()}
+    run = tmp_path / "run"
+    medr2.evaluate(root, _answers_the_fixed_key(root, fixed), run, split="all", reviewed="accepted", command=["t"])
+    rec = json.loads((run / "manifest.json").read_text("utf-8"))["invocations"][0]["reviewed"]
+    assert rec["fixed"] == 2 and rec["fixes_skipped"] == {PARENT_MISSING: 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an incomplete run would warn
+        metrics = medr2.score(run, mixed_splits=True, resamples=0)
+    assert metrics["complete"] is True
+    scores = pq.read_table(run / "scores.parquet", columns=["item_id", "verdict", "iou"]).to_pylist()
+    by_item = {r["item_id"]: r for r in scores}
+    assert set(by_item) == accepted | set(fixed)  # the fixed items asked, their parents not
+    assert not parents & set(by_item)
+    for iid in fixed:
+        assert by_item[iid]["verdict"] == "correct"  # scored against the fixed key and box
+    box_id = next(i for i, f in fixed.items() if f.form == "box")
+    assert by_item[box_id]["iou"] == pytest.approx(1.0)
+    # the same run scored against the parents' keys would be wrong: the fix's key differs from its parent's
+    mcq_fix = next(f for f in fixed.values() if f.form == "mcq")
+    assert mcq_fix.answer != next(it for it in items if it.item_id == mcq_fix.parent_id).answer
+    # the scored table (the items held in memory, not spilled) joins them too
+    from medr2.score.scorer import load_table
+
+    tidy = load_table(run)
+    assert set(fixed) <= set(tidy["item_id"]) and not parents & set(tidy["item_id"])
+    # the report and the viewer find the fixed items (the run's recorded selection, read after the bench's rows)
+    from medr2.report.inputs import load_run
+    from medr2.report.write import load_benches
+
+    bench_items, _, _ = load_benches([load_run(run)])
+    assert set(bench_items.fetch(fixed)) == set(fixed)
+    index = medr2.report(run, tmp_path / "report").read_text("utf-8")
+    assert all(iid in index for iid in fixed)  # the browser's rows name them
+    # export: the fixed train item is written, its parent is not
+    m = medr2.export(root, "llamafactory", tmp_path / "out", reviewed="accepted")
+    exported = {i for line in (tmp_path / "out" / IDS_FILE).read_text("utf-8").splitlines()
+                for i in json.loads(line)["item_ids"]}
+    assert mcq_fix.item_id in exported and mcq_fix.parent_id not in exported
+    assert exported <= accepted | set(fixed) and m["reviewed"]["fixed"] == 2
+    # info counts the fixes, and the one whose parent the bench no longer holds, with its reason
+    info = medr2.info(root)["reviews"]
+    assert info["fixes"] == {"items": 2, "skipped": {PARENT_MISSING: 1}}
+    out = subprocess.run([sys.executable, "-m", "medr2", "info", str(root)], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert f"1 left out: {PARENT_MISSING}" in out
 
 
 def test_info_and_the_dataset_card_show_the_review(bench: Path, items: list[Item], tmp_path: Path) -> None:

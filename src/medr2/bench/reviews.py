@@ -26,7 +26,7 @@ import re
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -339,18 +339,110 @@ def has_reviews(bench: Path | str) -> bool:
     return reviews_path(bench).exists()
 
 
-def reviewed_ids(bench: Path | str, reviewed: str, through: Through | None = None
-                 ) -> tuple[frozenset[str], Through]:
-    """``--reviewed accepted``: the ids of the items whose reviews come to ``accept`` (a fixed item's
-    original is left out: its fix is a new item), and the rows read. A bench without reviews, or a value not
-    in :data:`REVIEWED_CHOICES`, is :class:`BadInput` naming ``--reviewed``."""
+PARENT_MISSING = "parent not in the bench"  # why a settled fix is not an item (a rebuilt bench)
+FIX_INVALID = "fix no longer valid for its parent"
+
+
+def settled_fixes(got: Reviews, parents: Callable[[set[str]], Mapping[str, Item]]
+                  ) -> tuple[list[Item], Counter[str]]:
+    """The items the settled fixes make (an agreed fix, or an adjudicated one: outcome ``fix``), in parent id
+    order, their parents found by ``parents`` (ids → the items of them the bench holds); and the fixes left
+    out, by reason (:data:`PARENT_MISSING`: a bench rebuilt since; :data:`FIX_INVALID`: the edits do not fit
+    the parent any more)."""
+    fixes = {i: o.edits for i, o in got.outcomes().items() if o.status == "fix"}
+    found = parents(set(fixes)) if fixes else {}
+    items: list[Item] = []
+    skipped: Counter[str] = Counter()
+    for parent_id, edits in sorted(fixes.items()):
+        parent = found.get(parent_id)
+        if parent is None:
+            skipped[PARENT_MISSING] += 1
+            continue
+        try:
+            items.append(fixed_item(parent, check_fix(parent, edits)))
+        except (BadInput, ValueError):
+            skipped[FIX_INVALID] += 1
+    return items, skipped
+
+
+def bench_parents(bench: Path | str) -> Callable[[set[str]], Mapping[str, Item]]:
+    """The items of a set of ids the bench at ``bench`` holds (read by id from its items table)."""
+    def find(ids: set[str]) -> Mapping[str, Item]:
+        from medr2.bench.table import BenchTable
+
+        table = BenchTable(bench)
+        try:
+            return table.items_by_id(ids)
+        finally:
+            table.close()
+
+    return find
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What ``--reviewed accepted`` selects from a bench's reviews (through :attr:`through`): the accepted
+    items (:attr:`accepted`, ids of the bench) and the items the settled fixes make (:attr:`fixed`, not in
+    the bench's table: each reader adds them, ``BenchTable.add_items``), with the fixes left out by reason."""
+
+    status: str
+    through: Through
+    accepted: frozenset[str]
+    fixed: tuple[Item, ...]
+    skipped: Mapping[str, int]
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        """The ids the item filter keeps (``ItemFilter.item_ids``): the accepted and the fixed items."""
+        return self.accepted | {it.item_id for it in self.fixed}
+
+    def recorded(self) -> dict[str, Any]:
+        """What a run or export manifest records (``status`` and ``through`` are what it is computed again
+        from; the counts are for reading)."""
+        return {"status": self.status, "through": self.through.as_dict(), "accepted": len(self.accepted),
+                "fixed": len(self.fixed), "fixes_skipped": dict(sorted(self.skipped.items()))}
+
+
+def reviewed_selection(bench: Path | str, reviewed: str, through: Through | None = None,
+                       parents: Callable[[set[str]], Mapping[str, Item]] | None = None) -> Selection:
+    """``--reviewed accepted``: the items whose reviews come to ``accept``, and those the settled fixes make
+    (:func:`settled_fixes`; their originals are left out), from the rows read (through ``through`` where
+    given: a recorded selection computed again). A bench without reviews, or a value not in
+    :data:`REVIEWED_CHOICES`, is :class:`BadInput` naming ``--reviewed``."""
     if reviewed not in REVIEWED_CHOICES:
         raise BadInput(f"must be one of {', '.join(REVIEWED_CHOICES)}", field="--reviewed")
     if not has_reviews(bench):
         raise BadInput(f"the bench has no reviews ({REVIEWS_FILE}; medr2 review BENCH writes them)",
                        file=str(bench), field="--reviewed")
     got = read_reviews(bench, through)
-    return frozenset(i for i, o in got.outcomes().items() if o.status == "accept"), got.through
+    fixed, skipped = settled_fixes(got, parents or bench_parents(bench))
+    accepted = frozenset(i for i, o in got.outcomes().items() if o.status == "accept")
+    return Selection(reviewed, got.through, accepted, tuple(fixed), dict(skipped))
+
+
+def recorded_selection(bench: Path | str, recorded: Mapping[str, Any],
+                       parents: Callable[[set[str]], Mapping[str, Item]] | None = None) -> Selection:
+    """The selection a manifest recorded (``{"status", "through"}``), computed again from the same rows."""
+    return reviewed_selection(bench, str(recorded.get("status")), Through.of(recorded.get("through")), parents)
+
+
+def recorded_fixes(bench: Path | str, invocations: Sequence[Mapping[str, Any]]) -> list[Item]:
+    """The fixed items every recorded selection of a run asked (its invocations' ``reviewed``), once each, in
+    id order: what ``medr2 score``, the report and the viewer add to the bench's items to find them."""
+    out: dict[str, Item] = {}
+    parents = bench_parents(bench)
+    seen: set[str] = set()
+    for inv in invocations:
+        rec = inv.get("reviewed")
+        if not isinstance(rec, Mapping):
+            continue
+        key = _canonical({"status": rec.get("status"), "through": rec.get("through")})
+        if key in seen:
+            continue
+        seen.add(key)
+        for it in recorded_selection(bench, rec, parents).fixed:
+            out[it.item_id] = it
+    return [out[k] for k in sorted(out)]
 
 
 def review_counts(got: Reviews, n_items: int) -> dict[str, Any]:
@@ -394,6 +486,11 @@ def review_lines(summary: Mapping[str, Any]) -> list[str]:
              f"{len(summary['reviewers'])} reviewer{'s' if len(summary['reviewers']) != 1 else ''}; "
              f"accepted {o['accept']:,}, fixed {o['fix']:,}, rejected {o['reject']:,}, awaiting adjudication "
              f"{o['disputed']:,}; acceptance rate {pct(summary['acceptance_rate'])}"]
+    fixes = summary.get("fixes")
+    if fixes and (fixes["items"] or fixes["skipped"]):
+        left = "; ".join(f"{n:,} left out: {why}" for why, n in fixes["skipped"].items())
+        lines.append(f"fixed items (evaluated under --reviewed accepted) {fixes['items']:,}"
+                     + (f"; {left}" if left else ""))
     for row in summary.get("agreement") or []:
         k = row["kappa"]
         value = "-" if k.get("value") is None else f"{k['value']:.2f}"
@@ -403,6 +500,8 @@ def review_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["EDITABLE", "REASONS", "REVIEWED_CHOICES", "REVIEWS_FILE", "VERDICTS", "Outcome", "Review",
-           "ReviewStore", "Reviews", "Through", "check_fix", "check_name", "fixed_item", "has_reviews",
-           "pairs_by_task", "read_reviews", "review_counts", "review_lines", "reviewed_ids", "reviews_path"]
+__all__ = ["EDITABLE", "FIX_INVALID", "PARENT_MISSING", "REASONS", "REVIEWED_CHOICES", "REVIEWS_FILE", "VERDICTS",
+           "Outcome", "Review", "ReviewStore", "Reviews", "Selection", "Through", "bench_parents", "check_fix",
+           "check_name", "fixed_item", "has_reviews", "pairs_by_task", "read_reviews", "recorded_fixes",
+           "recorded_selection", "review_counts", "review_lines", "reviewed_selection", "reviews_path",
+           "settled_fixes"]

@@ -56,7 +56,7 @@ from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
-    from medr2.bench.reviews import Through
+    from medr2.bench.reviews import Selection
     from medr2.bench.table import BenchTable, ItemFilter
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
@@ -200,7 +200,7 @@ def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None
     order (at least one case) up to ``limit`` items; then keep this shard's cases. (The in-memory form of
     :func:`plan_selection`, which streams the same selection from the items table.) A value no item has is
     refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``. ``item_ids``: only
-    these items (``--reviewed accepted``: :func:`medr2.bench.reviews.reviewed_ids`)."""
+    these items (``--reviewed accepted``: :attr:`medr2.bench.reviews.Selection.item_ids`)."""
     items = list(items)
     present = _counter(items)
     check_selection(present, variants=variants, split=split, tasks=tasks, stages=stages)
@@ -315,11 +315,12 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
 
 
 class ChainIndex:
-    """Items of the whole bench by chain, variant and step (to find a chain's earlier steps)."""
+    """Items of the whole bench by chain, variant and step (to find a chain's earlier steps). An item a review
+    fix made (``meta.review``, read under ``--reviewed accepted``) stands for its parent's step."""
 
     def __init__(self, items: Iterable[Item]) -> None:
         self._idx: dict[str, dict[str, dict[int, Item]]] = defaultdict(lambda: defaultdict(dict))
-        for it in sorted(items, key=lambda x: x.item_id):
+        for it in sorted(items, key=lambda x: ("review" not in (x.meta or {}), x.item_id)):
             if it.chain_id is not None and it.step is not None:
                 self._idx[it.chain_id][it.variant].setdefault(it.step, it)
 
@@ -796,13 +797,13 @@ def structured_identity(adapter: Adapter, asked: bool) -> str | None:
     return str(mech) if mech else None
 
 
-def _reviewed(cfg: EvalConfig) -> tuple[frozenset[str], Through] | None:
-    """``--reviewed``: the accepted items' ids and the review rows read (None without the option)."""
+def _reviewed(cfg: EvalConfig) -> Selection | None:
+    """``--reviewed``: the accepted items, the fixed items and the review rows read (None without the option)."""
     if cfg.reviewed is None:
         return None
-    from medr2.bench.reviews import reviewed_ids
+    from medr2.bench.reviews import reviewed_selection
 
-    return reviewed_ids(cfg.bench, cfg.reviewed)
+    return reviewed_selection(cfg.bench, cfg.reviewed)
 
 
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
@@ -837,8 +838,10 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         chains: ChainIndex
         items: SizedItems
         reviewed = _reviewed(cfg)
-        item_ids = reviewed[0] if reviewed is not None else None
+        item_ids = reviewed.item_ids if reviewed is not None else None
         if isinstance(source, BenchTable):
+            if reviewed is not None:  # the fixed items are read after the table's rows, by every read
+                source.add_items(reviewed.fixed)
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                        shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
                                        allow_empty=cfg.allow_empty, item_ids=item_ids)
@@ -846,10 +849,11 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
         else:  # a loaded bench (its records in memory)
-            items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
+            every = [*source.items, *(reviewed.fixed if reviewed is not None else ())]  # the fixed items last
+            items = select_items(every, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                  shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
                                  item_ids=item_ids)
-            chains = ChainIndex(source.items)
+            chains = ChainIndex(every)
         identity = {
             "bench_checksum": source.checksum,
             "model_key": adapter.key,
@@ -891,7 +895,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                 if value is not None:  # recorded where given (older runs have neither)
                     invocation[key] = list(value)
             if reviewed is not None:  # the review rows read: the same selection is computed again from them
-                invocation["reviewed"] = {"status": cfg.reviewed, "through": reviewed[1].as_dict()}
+                invocation["reviewed"] = reviewed.recorded()
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             if cfg.confidence != "none":

@@ -110,13 +110,14 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
 
 
 def _reviewed_ids(items: ScoringItems, reviewed: Mapping[str, Any] | None) -> frozenset[str] | None:
-    """The items an invocation's ``--reviewed`` selected: computed again from the bench's reviews through the
-    row ids it recorded (the reviews are append-only, so this is the set it asked)."""
+    """The items an invocation's ``--reviewed`` selected (accepted and fixed): computed again from the bench's
+    reviews through the row ids it recorded (the reviews are append-only, so this is the set it asked; the
+    fixed items are among ``items``: :func:`medr2.score.scorer._run_inputs` adds them)."""
     if reviewed is None:
         return None
-    from medr2.bench.reviews import Through, reviewed_ids
+    from medr2.bench.reviews import recorded_selection
 
-    return reviewed_ids(items.path.parent, str(reviewed.get("status")), Through.of(reviewed.get("through")))[0]
+    return recorded_selection(items.path.parent, reviewed).item_ids
 
 
 def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str, np.ndarray] | None:

@@ -9,7 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medr2.bench.reviews import Reviews, Through, has_reviews, pairs_by_task, read_reviews, review_counts
+from medr2.bench.reviews import (
+    Reviews,
+    Through,
+    bench_parents,
+    has_reviews,
+    pairs_by_task,
+    read_reviews,
+    review_counts,
+    settled_fixes,
+)
 from medr2.score.judge import agreement_cells
 from medr2.score.stats import seed_for
 
@@ -49,6 +58,8 @@ def review_summary(bench: Path | str, *, resamples: int = RESAMPLES, through: Th
         return None
     got = read_reviews(bench, through)
     out = review_counts(got, BenchTable(bench).n_items)
+    fixed, skipped = settled_fixes(got, bench_parents(bench))
+    out["fixes"] = {"items": len(fixed), "skipped": dict(sorted(skipped.items()))}
     out["agreement"] = agreement(got, task_of(bench, {r.item_id for r in got.reviews}), resamples=resamples)
     return out
 

@@ -44,15 +44,15 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
     if out.exists() and contents(out):
         raise BadInput("export folder is not empty", file=str(out))
     spec = FORMATS[fmt]
-    item_ids, through = None, None
+    selection = None
     if reviewed is not None:
-        from medr2.bench.reviews import reviewed_ids
+        from medr2.bench.reviews import reviewed_selection
 
-        item_ids, through = reviewed_ids(bench_root, reviewed)
+        selection = reviewed_selection(bench_root, reviewed)
     created = not out.exists()
     manifest_bytes: dict[str, bytes] = {}
     try:
-        with TrainSource(bench_root, item_ids) as bench, \
+        with TrainSource(bench_root, selection) as bench, \
                 staged(out, f"medr2 export --bench {bench_root} --format {fmt} --out {out}",
                        manifest=manifest_bytes) as stage:  # the plan's sorted runs go there too
             try:
@@ -70,8 +70,8 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
             manifest = {"format": fmt, "strategy": strategy, "with_variants": with_variants, "seed": seed,
                         "dataset_name": ds_name, "bench": bench.name, "bench_checksum": bench.checksum,
                         "split": "train", "files": files, **plan.summary()}
-            if through is not None:
-                manifest["reviewed"] = {"status": reviewed, "through": through.as_dict()}
+            if selection is not None:
+                manifest["reviewed"] = selection.recorded()
             manifest_bytes[MANIFEST] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
     except BaseException:
         _remove_if_empty(out, created)

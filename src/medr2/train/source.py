@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +24,9 @@ import pyarrow.parquet as pq
 from medr2.bench.format import ITEM_SCHEMA, batch_records
 from medr2.errors import BadInput
 from medr2.records import Item
+
+if TYPE_CHECKING:
+    from medr2.bench.reviews import Selection
 
 NOT_ACCEPTED = "not accepted by the review (--reviewed accepted)"
 
@@ -82,15 +85,16 @@ class TrainSource(_BenchIdentity):
     ``image_sha256`` of the cases and the items) and, for the train split, ``variant`` and ``image_sha256``, to
     count what is held out; :meth:`batches` then reads the train rows kept, one batch at a time, as often as a
     plan needs. Held in memory: the set of images other splits use (one hash per image, not per item).
-    ``item_ids``: only these train items (``medr2 export --reviewed accepted``: the items the bench's clinician
-    review accepted, :func:`medr2.bench.reviews.reviewed_ids`); the others are counted as skipped."""
+    ``reviewed`` (``medr2 export --reviewed accepted``, :func:`medr2.bench.reviews.reviewed_selection`): only the
+    train items the bench's clinician review accepted, and the items its settled fixes made (read after the
+    table's rows, ``BenchTable.add_items``); the others are counted as skipped."""
 
-    def __init__(self, bench_root: Path | str, item_ids: frozenset[str] | None = None) -> None:
+    def __init__(self, bench_root: Path | str, reviewed: Selection | None = None) -> None:
         from medr2.bench.format import CASES_FILE, read_parquet, verified_file
         from medr2.bench.table import BenchTable
 
         self.root = Path(bench_root)
-        self.item_ids = item_ids
+        self.item_ids = item_ids = reviewed.item_ids if reviewed is not None else None
         self.manifest, cpath = verified_file(self.root, CASES_FILE)
         try:
             cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
@@ -101,6 +105,8 @@ class TrainSource(_BenchIdentity):
                                                          strict=True) if split != "train"}
         del cases
         self.table = BenchTable(self.root, self.manifest)
+        if reviewed is not None:
+            self.table.add_items(reviewed.fixed)
         self.skipped: Counter[str] = Counter()  # held out whatever ``with_variants`` is
         self.variants = 0  # train-split variants (kept or not): held out as such without ``with_variants``
         self.variants_on_held_images = 0  # of those, on an image another split uses
