@@ -73,6 +73,7 @@ STATIC = {
     "view.js": ("medr2.view", "view.js", "text/javascript"),
     "view.css": ("medr2.view", "view.css", "text/css"),
     "review.css": ("medr2.view", "review.css", "text/css"),
+    "review.js": ("medr2.view", "review.js", "text/javascript"),  # review mode: drawing a box by mouse
 }
 # the leaderboard's columns shown at first (the rest are a tick away)
 FIRST_COLUMNS = (*HEADLINE_KEYS, "s1", "s2", "s3", "s4", "unparsed", "error")
