@@ -11,9 +11,11 @@ What an item's reviews come to (:func:`outcomes`): the latest adjudication where
 reviewers' verdicts when they agree (a fix: the same edits); else ``disputed`` (the adjudication queue). A
 final ``fix`` makes a new item (:func:`fixed_item`): the parent's record with the edits, its id the content id
 of the result with ``parent_id`` the original's. ``--reviewed accepted`` (``medr2 eval``/``export``) keeps the
-items whose outcome is ``accept`` (:func:`reviewed_ids`), through the selection's one item filter
-(``ItemFilter.item_ids``). Rows are numbered in the order written, so a selection records the last row ids it
-read (:class:`Through`) and is computed again exactly from them later (``medr2 score``'s completeness).
+items whose outcome is ``accept`` and the items the settled fixes make (:func:`reviewed_selection`), the ids
+through the selection's one item filter (``ItemFilter.item_ids``), the fixed items added to the bench's reader
+(``BenchTable.add_items``). Rows are numbered in the order written, so a selection records the last row ids it
+read (:class:`Through`) and is computed again exactly from them later (:func:`recorded_fixes`: ``medr2 score``,
+its completeness, the report and the viewer).
 
 This module is the foundation's reader and writer (``build``/``eval``/``export`` are upstream of the viewer);
 agreement (Cohen's κ with its interval) is computed downstream in ``medr2.score.reviews``.
