@@ -353,6 +353,20 @@ def test_every_read_of_the_table_gives_the_added_items(bench: Path, items: list[
         table.close()
 
 
+@pytest.mark.parametrize("fix_id", ["0" * 16, "f" * 16])
+def test_a_fixed_chain_step_stands_for_its_parent(items: list[Item], fix_id: str) -> None:
+    """Whatever the order of the ids, a chain's earlier step is the fix of that step where one is read."""
+    from medr2.run.runner import ChainIndex
+
+    last = max((it for it in items if it.chain_id and it.variant == "clean"), key=lambda it: it.step or 0)
+    chain = [it for it in items if it.chain_id == last.chain_id]
+    first = next(it for it in chain if it.step == 1 and it.variant == "clean")
+    fix = fixed_item(first, {"question": "Which modality is this?"}).model_copy(update={"item_id": fix_id})
+    earlier = ChainIndex([*chain, fix]).earlier(last)
+    assert earlier[0].item_id == fix_id and first.item_id not in {e.item_id for e in earlier}
+    assert [e.item_id for e in ChainIndex(chain).earlier(last)][0] == first.item_id
+
+
 def _review_with_fixes(root: Path, items: list[Item]) -> tuple[set[str], dict[str, Item]]:
     """Accepts, an agreed fix of a train mcq item's answer key (and its question), an adjudicated fix of a box,
     and an agreed fix of an item no longer in the bench. Returns the accepted ids and the fixed items (by id)
@@ -420,6 +434,22 @@ def test_settled_fixes_are_evaluated_exported_scored_and_reported(bench: Path, i
     # the same run scored against the parents' keys would be wrong: the fix's key differs from its parent's
     mcq_fix = next(f for f in fixed.values() if f.form == "mcq")
     assert mcq_fix.answer != next(it for it in items if it.item_id == mcq_fix.parent_id).answer
+    # a bench already loaded (its records in memory) asks the same items
+    run2 = tmp_path / "run-loaded"
+    medr2.evaluate(root, _answers_the_fixed_key(root, fixed), run2, split="all", reviewed="accepted", command=["t"],
+                   loaded=medr2.load_bench(root))
+    assert medr2.score(run2, mixed_splits=True, resamples=0)["complete"] is True
+    assert sorted(r["item_id"] for r in pq.read_table(run2 / "scores.parquet", columns=["item_id"]).to_pylist()) \
+        == sorted(by_item)
+    # in a chain, a fixed step stands for its parent: the earlier steps asked (and counted complete) are the fixes
+    run3 = tmp_path / "run-chain"
+    medr2.evaluate(root, _answers_the_fixed_key(root, fixed), run3, split="all", reviewed="accepted", command=["t"],
+                   mode="chain-gold")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert medr2.score(run3, mixed_splits=True, resamples=0)["complete"] is True
+    chain_ids = {r["item_id"] for r in pq.read_table(run3 / "scores.parquet", columns=["item_id"]).to_pylist()}
+    assert set(fixed) <= chain_ids and not parents & chain_ids
     # the scored table (the items held in memory, not spilled) joins them too
     from medr2.score.scorer import load_table
 
