@@ -475,6 +475,17 @@ def test_settled_fixes_are_evaluated_exported_scored_and_reported(bench: Path, i
     out = subprocess.run([sys.executable, "-m", "medr2", "info", str(root)], capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert f"1 left out: {PARENT_MISSING}" in out
+    # the review's start page lists the fixed items (as --reviewed accepted asks them) and the fix left out
+    server = medr2.review(root, port=0, block=False)
+    try:
+        parts = urlsplit(server.url)
+        conn = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=30)
+        conn.request("GET", "/", headers={"Host": parts.netloc})
+        page = conn.getresponse().read().decode("utf-8")
+        conn.close()
+    finally:
+        server.stop()
+    assert all(iid in page for iid in fixed) and f"1 ({PARENT_MISSING})" in page
 
 
 def test_info_and_the_dataset_card_show_the_review(bench: Path, items: list[Item], tmp_path: Path) -> None:

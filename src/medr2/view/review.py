@@ -30,7 +30,7 @@ from medr2.bench.reviews import (
     ReviewStore,
     check_fix,
     check_name,
-    fixed_item,
+    settled_fixes,
 )
 from medr2.errors import BadInput
 from medr2.records import Item, letter
@@ -185,14 +185,9 @@ async def home_page(request: web.Request) -> web.Response:
     data = _data(request)
     summary = await _blocking(request, data.summary)
     got = await _blocking(request, data.store.read)
-    fixed = []
-    outcomes = got.outcomes()
-    fixes = [o for o in outcomes.values() if o.status == "fix"][:FIXED_SHOWN]
-    parents = await _blocking(request, data.table.items_by_id, [o.item_id for o in fixes])
-    for o in fixes:
-        if o.item_id in parents:
-            fixed.append({"parent": o.item_id, "id": fixed_item(parents[o.item_id], o.edits).item_id,
-                          "fields": sorted(o.edits)})
+    made, _ = await _blocking(request, settled_fixes, got, data.table.items_by_id)  # what --reviewed accepted asks
+    fixed = [{"parent": f.parent_id, "id": f.item_id,
+              "fields": sorted((f.meta.get("review") or {}).get("fields") or ())} for f in made[:FIXED_SHOWN]]
     per_reviewer = {name: sum(1 for by in got.latest().values() if name in by) for name in got.reviewers()}
     html = _render(request, "review_home.html.jinja", title="medr2 review", bench=data.root.name, n=len(data.ids),
                    summary=summary, per_reviewer=per_reviewer, fixed=fixed, queue=len(got.queue()))
