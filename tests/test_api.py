@@ -40,7 +40,7 @@ def test_verbs_take_the_command_line_option_names() -> None:
              "score": "score", "report": "report", "export": "export", "finetune": "finetune",
              "import": "import_dataset", "convert": "convert", "perturb": "add_variants",
              "variants-sheet": "variants_sheet", "contact-sheet": "contact_sheet", "tiny-vlm": "tiny_vlm",
-             "vllm-export": "vllm_export", "demo": "demo", "view": "view"}
+             "vllm-export": "vllm_export", "demo": "demo", "view": "view", "review": "review"}
     assert set(pairs) == set(cli.commands)  # type: ignore[attr-defined]
     display_only = {("info", "json"), ("eval", "no_progress")}  # how the command prints, not what it does
     for command, verb in pairs.items():

@@ -144,21 +144,32 @@ def _spilled_copy(bench: Bench, dst: Path) -> Path:
 
 
 @pytest.mark.parametrize("batch_rows", [3, 8192])
-def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, batch_rows: int) -> None:
+@pytest.mark.parametrize("fixes", [False, True], ids=["bench", "with-review-fixes"])
+def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, batch_rows: int,
+                                                          fixes: bool) -> None:
     """Written to a folder (sorted by id and by case, record batches of 3 rows, buckets of 2 batches; or one
     batch) and read back: the same records, positions, ids, columns and codes as held in memory, in any order
-    asked; the folder holds the two item files and no bucket left."""
+    asked; the folder holds the two item files and no bucket left. With items added after the bench's rows (the
+    review fixes a run asked), the same, and those items are held as made."""
     import numpy as np
 
+    from medr2.bench.reviews import fixed_item
     from medr2.score.itemcols import open_scoring_items
     from medr2.score.itemspill import BY_CASE, BY_ID
 
     root = _spilled_copy(bench, tmp_path / "b")
-    _, mem = open_scoring_items(root)
+    added = [fixed_item(it, {"question": f"fixed {k}?"}) for k, it in enumerate(bench.items[:5:2])] if fixes else []
+    _, mem = open_scoring_items(root, added=added)
     folder = tmp_path / "spill"
     folder.mkdir()
-    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, bucket_batches=2)
+    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, bucket_batches=2, added=added)
     try:
+        assert len(mem) == len(bench.items) + len(added)
+        for got in (mem, disk):
+            for it in added:
+                held = got[it.item_id]
+                assert (held.question, held.parent_id, held.case_id, held.answer, held.meta) == (
+                    it.question, it.parent_id, it.case_id, it.answer, it.meta)
         assert sorted(p.name for p in folder.iterdir()) == sorted([BY_CASE, BY_ID])
         ids = list(mem)
         assert len(disk) == len(mem) > 2 * 3 * 2 and list(disk) == ids

@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # what ``__getattr__`` returns, for type checkers (src/medr2/
         register_task as register_task,
         register_variant as register_variant,
         report as report,
+        review as review,
         score as score,
         task as task,
         tiny_vlm as tiny_vlm,
@@ -86,7 +87,7 @@ __all__ = [
     # verbs (one per command of ``medr2 --help``)
     "build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
     "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export", "demo",
-    "view",
+    "view", "review",
     # records and the model contract
     "Case", "Item", "Prediction", "Score", "Bench", "Adapter", "Request", "Response", "Message", "Part",
     "GenSettings", "BoxConvention", "AdapterOptions", "CallableAdapter",

@@ -136,7 +136,7 @@ _LAZY: dict[str, str] = {
 
 VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
          "import_dataset", "convert", "add_variants", "variants_sheet", "contact_sheet", "tiny_vlm", "vllm_export",
-         "demo", "view")
+         "demo", "view", "review")
 
 __all__ = [*VERBS, *_LAZY]
 
@@ -205,8 +205,11 @@ def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict
     ``check``: first make every check of ``load_bench`` on every record (images hashed), streaming by row
     group (BadInput naming file, record and field on the first bad one); the result then has ``checked``.
     ``quality`` (``medr2 info --quality --json``): only the per-task quality summary instead (clean items
-    generated, cases skipped and why, the answerability contract applied), after the check when ``check``."""
+    generated, cases skipped and why, the answerability contract applied), after the check when ``check``.
+    Where the bench has clinician reviews (``medr2 review``), ``reviews``: reviewed share, outcomes, acceptance
+    rate and agreement per task (``medr2.score.reviews.review_summary``)."""
     from medr2.bench.info import bench_info
+    from medr2.score.reviews import review_summary
 
     checked: dict[str, Any] = {}
     if check:
@@ -216,7 +219,12 @@ def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict
         checked = {"checked": {"cases": table.n_cases, "items": table.n_items}}
         table.close()
     out = {**bench_info(bench), **checked}
-    return dict(out["quality"]) if quality else out
+    if quality:
+        return dict(out["quality"])
+    reviews = review_summary(bench)
+    if reviews is not None:
+        out["reviews"] = reviews
+    return out
 
 
 def load_bench(bench: PathLike, *, validate: bool = True, image_hashes: bool = True) -> Bench:
@@ -309,7 +317,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              serve: str | None = None, serve_health: str | Sequence[str] | None = None,
              serve_timeout: float | None = None, confidence: str = "none", abstain_option: bool = False,
              allow_empty: bool = False, structured_answers: bool = False,
-             stratify: str | Sequence[str] | None = None) -> RunSummary:
+             stratify: str | Sequence[str] | None = None, reviewed: str | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
     stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
     (``name``: its model key, default its ``module.qualname``). ``split``: ``train``, ``val``, ``test`` (the
@@ -335,7 +343,8 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     ``medr2.models.structured``; an hf: model's log-likelihood choice; recorded in the manifest, marked in the
     report); ``stratify``: item columns (``task``, ``variant``, ...; names or a comma list) over which ``limit``
     samples its items evenly, seeded by ``seed`` (a variant item with its clean item), instead of whole cases in
-    bench order."""
+    bench order; ``reviewed``: ``accepted`` asks only the items the bench's clinician review accepted
+    (docs/review.md; the review rows read are recorded)."""
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
@@ -371,7 +380,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      retry_errors=retry_errors, command=tuple(sys.argv if command is None else command),
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
                      serve=serve_spec, confidence=confidence, abstain_option=abstain_option,
-                     allow_empty=allow_empty, structured_answers=structured_answers)
+                     allow_empty=allow_empty, structured_answers=structured_answers, reviewed=reviewed)
     return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
 
 
@@ -452,18 +461,31 @@ def view(runs: PathLike | Sequence[PathLike], *, bench: PathLike | None = None, 
     return open_view(_paths(runs), bench=bench, host=host, port=port, block=block, on_ready=on_ready)
 
 
+def review(bench: PathLike, *, host: str = "127.0.0.1", port: int = 8765, block: bool = True,
+           on_ready: Callable[[str], None] | None = None) -> Any:
+    """``medr2 review``: the viewer's app in review mode over the bench (docs/review.md): reviewers accept, fix or
+    reject items, each review saved to ``BENCH/reviews.sqlite`` as it is made; agreement per task and the
+    adjudication queue. ``host``/``port``/``block``/``on_ready`` as :func:`view`. Returns the
+    :class:`medr2.view.server.ViewServer`."""
+    from medr2.view.review import open_review
+
+    return open_review(bench, host=host, port=port, block=block, on_ready=on_ready)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # data in and out, training
 
 
 @writes("out")
 def export(bench: PathLike, format: str, out: PathLike, *, strategy: str = "flat", with_variants: bool = False,
-           seed: int = 0, replay: float = 0.25) -> dict[str, Any]:
-    """``medr2 export``: the bench's train split as SFT or DPO data in ``format``; returns the export manifest."""
+           seed: int = 0, replay: float = 0.25, reviewed: str | None = None) -> dict[str, Any]:
+    """``medr2 export``: the bench's train split as SFT or DPO data in ``format``; returns the export manifest.
+    ``reviewed``: ``accepted`` exports only the items the bench's clinician review accepted (docs/review.md)."""
     from medr2.train.dataset import export_dataset
 
     opts: dict[str, Any] = {"replay": replay} if strategy == "curriculum" else {}
-    return export_dataset(bench, format, out, strategy=strategy, with_variants=with_variants, seed=seed, **opts)
+    return export_dataset(bench, format, out, strategy=strategy, with_variants=with_variants, seed=seed,
+                          reviewed=reviewed, **opts)
 
 
 @writes("out")
@@ -508,10 +530,12 @@ def import_dataset(format: str, path: PathLike, out: PathLike, *, license: str |
 
 @writes("out")
 def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
-    """``medr2 convert``: export the bench folder to another harness's format (``to``); returns the summary."""
+    """``medr2 convert``: export the bench folder to another harness's format (``to``); returns the summary. The
+    Hugging Face dataset card shows the bench's clinician review where it has one (docs/review.md)."""
     from medr2.interop.exporters import run_export
+    from medr2.score.reviews import review_summary
 
-    return run_export(to, load_bench(bench), Path(out))
+    return run_export(to, load_bench(bench), Path(out), reviews=review_summary(bench))
 
 
 @writes("out")

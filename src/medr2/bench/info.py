@@ -276,6 +276,11 @@ def render_info(info: dict[str, Any]) -> None:
         if lacking:
             gaps = ", ".join(f"{n} is missing for {sf[n]['cases'] - sf[n]['known']} cases" for n in lacking)
             say(f"note: {gaps} (their slice is 'missing')")
+    if info.get("reviews"):
+        from medr2.bench.reviews import review_lines
+
+        for line in review_lines(info["reviews"]):
+            say(f"review: {line}")
     q = info["quarantine"]
     say(f"quarantined records: {q['n']}" + (f" by stage {q['by_stage']}" if q["n"] else ""))
     for e in q["examples"]:

@@ -143,6 +143,7 @@ class BenchTable(BenchFace):
         self.row_groups_read = 0  # row groups a filtered read did not skip (for measurements)
         self._record_check: Validator | None = None  # per-record checks of each item built (validate_by_columns)
         self.checks_trusted = False  # validate_by_columns trusted the checks recorded by the bench's writer
+        self.added: pa.Table | None = None  # items read after the table's rows (add_items: the settled review fixes)
 
     @classmethod
     def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True,
@@ -175,6 +176,26 @@ class BenchTable(BenchFace):
         """Rows of the cases table (from the Parquet footer)."""
         with _open_table(self.cases_path, CASE_SCHEMA) as f:
             return int(f.metadata.num_rows)
+
+    def add_items(self, items: Sequence[Item]) -> None:
+        """Read ``items`` after the items table's rows, as if they were its last rows, by every read of items
+        (``iter_items``, ``iter_items_held``, ``items_by_id``, ``iter_batches``/``column_values``, ``count``,
+        ``case_counts``/``value_counts``): the items a clinician review's settled fixes make
+        (:func:`medr2.bench.reviews.reviewed_selection`; they show their parent's image, so the per-record
+        checks of :meth:`iter_items` apply to them as to any row). Replaces items added before."""
+        if not items:
+            self.added = None
+            return
+        made = ITEM_SCHEMA.to_table(list(items))
+        schema = self.items_file.schema_arrow
+        cols = [made.column(f.name).cast(f.type) if f.name in made.column_names else pa.nulls(len(items), f.type)
+                for f in schema]
+        self.added = pa.table(cols, schema=schema)
+
+    def _added_batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """The added items' ``columns`` as record batches (none without added items)."""
+        if self.added is not None:
+            yield from self.added.select(columns).to_batches(max_chunksize=batch_rows)
 
     # -- validation ----------------------------------------------------------------------------
     def validate(self, *, image_hashes: bool = True) -> None:
@@ -324,6 +345,11 @@ class BenchTable(BenchFace):
                     batch = batch.select(cols)
                 yield batch, row
                 row += n
+        row = starts[-1]  # the added items, numbered after the table's rows
+        for batch in self._added_batches(read_cols, batch_rows):
+            n = batch.num_rows
+            yield (batch.filter(_mask(batch, tests)) if tests else batch).select(cols), row
+            row += n
 
     def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
         """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time
@@ -363,6 +389,11 @@ class BenchTable(BenchFace):
                 for k in range(0, held.num_rows, record_rows):
                     yield from self._checked(batch_records(held.slice(k, record_rows), ITEM_SCHEMA, "item_id",
                                                            self.items_path, first + k))
+        row = starts[-1]
+        for batch in self._added_batches(cols + [c for c in tests if c not in cols], record_rows):
+            kept = (batch.filter(_mask(batch, tests)) if tests else batch).select(cols)
+            yield from self._checked(batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, row))
+            row += batch.num_rows
 
     def items_by_id(self, ids: Iterable[str]) -> dict[str, Item]:
         """The items of ``ids`` that the bench holds (ids it lacks are left out), by id. Row groups whose
@@ -388,6 +419,10 @@ class BenchTable(BenchFace):
                 raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
             for it in batch_records(table, ITEM_SCHEMA, "item_id", self.items_path, starts[rg]):
                 out[it.item_id] = it
+        for batch in self._added_batches(cols, BATCH_ROWS):
+            kept = batch.filter(_mask(batch, {"item_id": wanted.__contains__}))
+            for it in batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, starts[-1]):
+                out[it.item_id] = it
         return out
 
     def column_values(self, columns: Sequence[str], flt: ItemFilter | None = None) -> Iterator[dict[str, list[Any]]]:
@@ -398,7 +433,7 @@ class BenchTable(BenchFace):
     def count(self, flt: ItemFilter | None = None) -> int:
         """Rows ``flt`` accepts: from the footer without a filter, else from the filter's own columns."""
         if flt is None or not flt.value_tests():
-            return self.n_items
+            return self.n_items + (self.added.num_rows if self.added is not None else 0)
         return sum(batch.num_rows if rows is None else len(rows) for batch, rows in self._accepted(flt, []))
 
     def case_counts(self, flt: ItemFilter | None = None) -> dict[str, int]:
@@ -444,6 +479,8 @@ class BenchTable(BenchFace):
                 self.row_groups_read += 1
                 for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
                     yield batch, (_accepted_rows(batch, tests) if tests else None)
+        for batch in self._added_batches(read_cols, SCAN_ROWS):
+            yield batch, (_accepted_rows(batch, tests) if tests else None)
 
     def close(self) -> None:
         if self._items_file is not None:

@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "medr2.cli.contact_sheet",
     "medr2.cli.report",
     "medr2.cli.view",
+    "medr2.cli.review",
     "medr2.cli.evaluate",
     "medr2.cli.merge",
     "medr2.cli.score",

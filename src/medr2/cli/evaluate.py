@@ -104,6 +104,9 @@ def eval_command(
         "output as its preset declares (JSON schema, vLLM/SGLang guided choice), an hf: model's log-likelihood "
         "choice. Off by default: constraining can change accuracy; recorded in the manifest and marked in the "
         "report.")] = False,
+    reviewed: Annotated[str | None, typer.Option("--reviewed", show_default="every item",
+                                                 help="accepted: only the items the bench's clinician review "
+                                                 "accepted (medr2 review; docs/review.md).")] = None,
 ) -> None:
     """Run a model over a bench; every answer is stored as it arrives (rerun the command to resume)."""
     from medr2.api import evaluate
@@ -126,7 +129,7 @@ def eval_command(
                            serve_health=serve_health, serve_timeout=serve_timeout, order=order,
                            confidence=confidence, abstain_option=abstain_option,
                            allow_empty=allow_empty, structured_answers=structured_answers,
-                           stratify=stratify)
+                           stratify=stratify, reviewed=reviewed)
     for name, c in summary.modes.items():
         say(f"{name}: {c.planned} items, {c.stored_before} already stored, {c.ok} ok, {c.error} errors",
             *((", ", (f"{c.truncated} cut off by the token limit", "yellow")) if c.truncated else ()), err=True)

@@ -22,10 +22,14 @@ def register(app: typer.Typer) -> None:
                                            help="add the train split's perturbed copies"),
         seed: int = typer.Option(0, "--seed", help="order seed"),
         replay: float = typer.Option(0.25, "--replay", help="curriculum: share of earlier stages replayed per stage"),
+        reviewed: str | None = typer.Option(None, "--reviewed", show_default="every item",
+                                            help="accepted: only the items the bench's clinician review accepted "
+                                                 "(medr2 review; docs/review.md)"),
     ) -> None:
         """Export the bench's train split as SFT or DPO data (never test items or their images)."""
         from medr2.api import export as api_export
 
-        m = api_export(bench, fmt, out, strategy=strategy, with_variants=with_variants, seed=seed, replay=replay)
+        m = api_export(bench, fmt, out, strategy=strategy, with_variants=with_variants, seed=seed, replay=replay,
+                       reviewed=reviewed)
         echo(f"wrote {m['n_examples']} {fmt} records ({m['n_items']} items) to {out}; "
                    f"skipped: {json.dumps(m['skipped'])}")

@@ -27,7 +27,8 @@ def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
 
 def load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable], list[str]]:
     """The benches of the runs, opened by columns (checksums verified, as eval verifies them; records are read
-    only for the items a report shows), and their items as one :class:`BenchItems`."""
+    only for the items a report shows), and their items as one :class:`BenchItems`; the items review fixes made
+    that a run asked (``--reviewed accepted``, recorded in its manifest) are read after each bench's rows."""
     from medr2.bench.format import verify_checksums
 
     benches: dict[Path, BenchTable] = {}
@@ -42,6 +43,16 @@ def load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable
             raise BadInput(f"the run was made on bench {recorded[:12]}..., but {root} is "
                            f"{benches[root].checksum[:12]}...", file=str(r.run_dir / "manifest.json"),
                            field="bench.checksum")
+    from medr2.bench.reviews import recorded_fixes
+
+    added: dict[Path, dict[str, Any]] = {}  # the items review fixes made that the runs' --reviewed selections asked
+    for r in runs:
+        assert r.bench_root is not None
+        invocations = [i for i in r.manifest.get("invocations") or [] if isinstance(i, dict)]
+        for it in recorded_fixes(r.bench_root, invocations):
+            added.setdefault(r.bench_root.resolve(), {})[it.item_id] = it
+    for root, fixed in added.items():
+        benches[root].add_items([fixed[k] for k in sorted(fixed)])
     warnings = []
     if len({b.checksum for b in benches.values()}) > 1:
         warnings.append("The runs were made on different benches: compare their numbers with care.")

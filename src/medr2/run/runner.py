@@ -57,6 +57,7 @@ from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
+    from medr2.bench.reviews import Selection
     from medr2.bench.table import BenchTable, ItemFilter
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
@@ -175,9 +176,10 @@ def refuse_empty(n: int, present: Callable[[str], Mapping[Any, int]], *, split: 
 
 
 def _describe(variants: Sequence[str] | None, split: str | None, tasks: Sequence[str] | None,
-              stages: Sequence[int] | None) -> str:
+              stages: Sequence[int] | None, item_ids: frozenset[str] | None = None) -> str:
     parts = [f"--split {split}" if split is not None else "", f"--variants {','.join(variants)}" if variants else "",
-             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else ""]
+             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else "",
+             f"--reviewed accepted ({len(item_ids):,} items accepted)" if item_ids is not None else ""]
     return " ".join(p for p in parts if p) or "the selection"
 
 
@@ -253,12 +255,14 @@ def stratified_ids(rows: Iterable[Mapping[str, Any]], limit: int, keys: Sequence
 def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
                  limit: int | None = None, shard: tuple[int, int] | None = None,
                  tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                 allow_empty: bool = True, stratify: Sequence[str] | None = None, seed: int = 0) -> list[Item]:
+                 allow_empty: bool = True, stratify: Sequence[str] | None = None, seed: int = 0,
+                 item_ids: frozenset[str] | None = None) -> list[Item]:
     """Filter by split (``all`` or None: every split), variant, task and stage; ``limit`` keeps whole cases in bench
     order (at least one case) up to ``limit`` items, or with ``stratify`` (item columns, :data:`STRATA`) the
     items :func:`stratified_ids` samples (seeded by ``seed``), in bench order; then keep this shard's cases. (The
     in-memory form of :func:`plan_selection`, which streams the same selection from the items table.) A value no
-    item has is refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
+    item has is refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``. ``item_ids``:
+    only these items (``--reviewed accepted``: :attr:`medr2.bench.reviews.Selection.item_ids`)."""
     items = list(items)
     present = _counter(items)
     strata = parse_stratify(stratify, limit)
@@ -266,9 +270,10 @@ def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None
     want_split = split_filter(split)
     chosen = [it for it in items if (want_split is None or it.split == want_split)
               and variant_matches(it.variant, variants)
-              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)]
+              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)
+              and (item_ids is None or it.item_id in item_ids)]
     refuse_empty(len(chosen), present, split=want_split, allow_empty=allow_empty,
-                 what=_describe(variants, split, tasks, stages))
+                 what=_describe(variants, split, tasks, stages, item_ids))
     if limit is not None and strata is not None:
         keep = stratified_ids(({"item_id": it.item_id, "parent_id": it.parent_id,
                                 **{k: getattr(it, k) for k in strata}} for it in chosen), limit, strata, seed)
@@ -333,7 +338,7 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
                    limit: int | None = None, shard: tuple[int, int] | None = None,
                    tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
                    allow_empty: bool = True, stratify: Sequence[str] | None = None,
-                   seed: int = 0) -> ItemSelection:
+                   seed: int = 0, item_ids: frozenset[str] | None = None) -> ItemSelection:
     """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
     ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
     a list of every record (a stratified limit reads the columns it stratifies by); the same values refused
@@ -344,8 +349,8 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
     check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
     flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
                      tasks=frozenset(tasks) if tasks is not None else None,
-                     stages=frozenset(stages) if stages is not None else None)
-    what = _describe(variants, split, tasks, stages)
+                     stages=frozenset(stages) if stages is not None else None, item_ids=item_ids)
+    what = _describe(variants, split, tasks, stages, item_ids)
     if limit is None and shard is None:
         n = table.count(flt)
         refuse_empty(n, table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
@@ -391,11 +396,12 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
 
 
 class ChainIndex:
-    """Items of the whole bench by chain, variant and step (to find a chain's earlier steps)."""
+    """Items of the whole bench by chain, variant and step (to find a chain's earlier steps). An item a review
+    fix made (``meta.review``, read under ``--reviewed accepted``) stands for its parent's step."""
 
     def __init__(self, items: Iterable[Item]) -> None:
         self._idx: dict[str, dict[str, dict[int, Item]]] = defaultdict(lambda: defaultdict(dict))
-        for it in sorted(items, key=lambda x: x.item_id):
+        for it in sorted(items, key=lambda x: ("review" not in (x.meta or {}), x.item_id)):
             if it.chain_id is not None and it.step is not None:
                 self._idx[it.chain_id][it.variant].setdefault(it.step, it)
 
@@ -775,6 +781,7 @@ class EvalConfig:
     allow_empty: bool = False  # an empty selection runs (nothing) instead of being refused
     tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
     stages: tuple[int, ...] | None = None  # only these stages (None: every stage)
+    reviewed: str | None = None  # ``accepted``: only the items the bench's clinician review accepted (docs/review.md)
     concurrency: int = 8
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
@@ -883,6 +890,15 @@ def structured_identity(adapter: Adapter, asked: bool) -> str | None:
     return str(mech) if mech else None
 
 
+def _reviewed(cfg: EvalConfig) -> Selection | None:
+    """``--reviewed``: the accepted items, the fixed items and the review rows read (None without the option)."""
+    if cfg.reviewed is None:
+        return None
+    from medr2.bench.reviews import reviewed_selection
+
+    return reviewed_selection(cfg.bench, cfg.reviewed)
+
+
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
@@ -914,18 +930,24 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
         chains: ChainIndex
         items: SizedItems
+        reviewed = _reviewed(cfg)
+        item_ids = reviewed.item_ids if reviewed is not None else None
         if isinstance(source, BenchTable):
+            if reviewed is not None:  # the fixed items are read after the table's rows, by every read
+                source.add_items(reviewed.fixed)
             selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                        shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
-                                       allow_empty=cfg.allow_empty, stratify=cfg.stratify, seed=model_cfg.seed)
+                                       allow_empty=cfg.allow_empty, stratify=cfg.stratify, seed=model_cfg.seed,
+                                       item_ids=item_ids)
             chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
             chains = ChainIndex(_chain_items(source, chain_ids))
             items = selection
         else:  # a loaded bench (its records in memory)
-            items = select_items(source.items, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
+            every = [*source.items, *(reviewed.fixed if reviewed is not None else ())]  # the fixed items last
+            items = select_items(every, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
                                  shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
-                                 stratify=cfg.stratify, seed=model_cfg.seed)
-            chains = ChainIndex(source.items)
+                                 stratify=cfg.stratify, seed=model_cfg.seed, item_ids=item_ids)
+            chains = ChainIndex(every)
         identity = {
             "bench_checksum": source.checksum,
             "model_key": adapter.key,
@@ -966,6 +988,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
             for key, value in (("tasks", cfg.tasks), ("stages", cfg.stages), ("stratify", cfg.stratify)):
                 if value is not None:  # recorded where given (older runs have neither)
                     invocation[key] = list(value)
+            if reviewed is not None:  # the review rows read: the same selection is computed again from them
+                invocation["reviewed"] = reviewed.recorded()
             manifest["invocations"].append(invocation)
             manifest["modes"] = sorted(set(manifest["modes"]) | set(cfg.modes))
             if cfg.confidence != "none":

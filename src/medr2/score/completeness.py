@@ -10,6 +10,7 @@ planned items without a stored answer. A stored error counts as answered (it is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Any, cast
 
@@ -69,10 +70,10 @@ def _with_earlier_steps(items: ScoringItems, chosen: np.ndarray) -> np.ndarray:
 def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: str | None, limit: int | None,
                shard: tuple[int, int] | None, tasks: Sequence[str] | None = None,
                stages: Sequence[int] | None = None, stratify: Sequence[str] | None = None,
-               seed: int = 0) -> np.ndarray:
+               seed: int = 0, item_ids: AbstractSet[str] | None = None) -> np.ndarray:
     """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
     each test made once per distinct value; a stratified limit is the runner's own
-    :func:`~medr2.run.runner.stratified_ids` over the columns it names)."""
+    :func:`~medr2.run.runner.stratified_ids` over the columns it names); ``item_ids``: only these (``--reviewed``)."""
     from medr2.errors import BadInput
     from medr2.run.runner import shard_index, split_filter, stratified_ids
     from medr2.variant_id import variant_matches
@@ -93,6 +94,11 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
         if wanted is not None:
             idx, values = items.codes(column)
             chosen &= np.asarray([v in set(wanted) for v in values] + [False], dtype=bool)[idx]
+    if item_ids is not None:
+        rows = items.positions(sorted(item_ids))
+        listed = np.zeros(len(items), dtype=bool)
+        listed[rows[rows >= 0]] = True
+        chosen &= listed
     case_idx, cases = items.codes("case_id")
     if limit is not None and stratify:
         rows = np.flatnonzero(chosen)
@@ -120,6 +126,17 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
     return chosen
 
 
+def _reviewed_ids(items: ScoringItems, reviewed: Mapping[str, Any] | None) -> frozenset[str] | None:
+    """The items an invocation's ``--reviewed`` selected (accepted and fixed): computed again from the bench's
+    reviews through the row ids it recorded (the reviews are append-only, so this is the set it asked; the
+    fixed items are among ``items``: :func:`medr2.score.scorer._run_inputs` adds them)."""
+    if reviewed is None:
+        return None
+    from medr2.bench.reviews import recorded_selection
+
+    return recorded_selection(items.path.parent, reviewed).item_ids
+
+
 def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str, np.ndarray] | None:
     """Per mode, the rows it was asked for over all recorded invocations (a mask over the bench's items);
     ``None`` when no plan is recorded."""
@@ -133,13 +150,14 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
     memo: dict[Any, np.ndarray] = {}
     for inv, shard in scopes:
         tasks, stages, stratify = inv.get("tasks"), inv.get("stages"), inv.get("stratify")
+        reviewed = inv.get("reviewed") if isinstance(inv.get("reviewed"), dict) else None
         key = (tuple(inv.get("variants") or ()), inv.get("split"), inv.get("limit"), shard,
                None if tasks is None else tuple(tasks), None if stages is None else tuple(stages),
-               tuple(stratify or ()))
+               tuple(stratify or ()), json.dumps(reviewed, sort_keys=True))
         if key not in memo:
             memo[key] = _selection(items, variants=inv.get("variants"), split=inv.get("split"),
                                    limit=inv.get("limit"), shard=shard, tasks=tasks, stages=stages,
-                                   stratify=stratify, seed=seed)
+                                   stratify=stratify, seed=seed, item_ids=_reviewed_ids(items, reviewed))
         for mode in inv.get("modes") or []:
             chosen = memo[key]
             if get_mode(mode).history == "own":

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +39,9 @@ from medr2.score.itemspill import (
     sorted_codes,
     spill_items,
 )
+
+if TYPE_CHECKING:
+    from medr2.records import Item
 
 _ITER_ROWS = 65_536  # ids converted to Python strings at a time when iterating
 _READ_BY_VALUE = ("answer", "parent_id", "pair_id")  # text read dictionary-encoded beside ``_BY_VALUE``
@@ -266,13 +269,16 @@ def _filled(table: pa.Table) -> pa.Table:
 
 
 def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, batch_rows: int = ITEM_BATCH_ROWS,
-                       bucket_batches: int = BUCKET_BATCHES) -> tuple[dict[str, Any], ScoringItems]:
+                       bucket_batches: int = BUCKET_BATCHES, added: Sequence[Item] = ()
+                       ) -> tuple[dict[str, Any], ScoringItems]:
     """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`.
     With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read back as needed
     (:mod:`medr2.score.itemspill`; ``batch_rows`` rows per record batch, sorted ``bucket_batches`` record
-    batches at a time); only the ids and per-item ranks stay in memory."""
+    batches at a time); only the ids and per-item ranks stay in memory. ``added``: items held after the
+    table's rows, as its last rows (the review fixes a run's ``--reviewed`` selections asked, as
+    ``BenchTable.add_items`` adds them for eval)."""
     from medr2.arrowmem import open_parquet
-    from medr2.bench.format import ITEMS_FILE, verified_file
+    from medr2.bench.format import ITEM_SCHEMA, ITEMS_FILE, verified_file
 
     manifest, path = verified_file(bench_root, ITEMS_FILE)
     try:
@@ -282,13 +288,14 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
         if missing:
             raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
         cols = [c for c in _COLUMNS if c in names]
-        spill = folder is not None and pf.metadata.num_rows > 0
+        spill = folder is not None and pf.metadata.num_rows + len(added) > 0
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+    extra = ITEM_SCHEMA.to_table(list(added)).select(cols) if added else None
     if spill:
         assert folder is not None
         # reading errors are refused as above; writing errors (a full disk) are the environment's: raised as they are
-        items = _spilled(path, cols, folder, batch_rows, bucket_batches)
+        items = _spilled(path, cols, folder, batch_rows, bucket_batches, extra)
         pa.default_memory_pool().release_unused()
         return manifest, items
     try:
@@ -300,6 +307,8 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
             parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
         table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(cols)
         del parts
+        if extra is not None:  # as the file's columns are read (repeated text dictionary-encoded)
+            table = pa.concat_tables([table, extra.cast(table.schema)])
     except (OSError, pa.ArrowException) as e:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
     table = _encode(_filled(table))
@@ -329,7 +338,8 @@ def _reading(path: Path) -> Iterator[None]:
         raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
 
 
-def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_batches: int) -> ScoringItems:
+def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_batches: int,
+             extra: pa.Table | None = None) -> ScoringItems:
     """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (one column each, for the two
     orders), then every row group written to the item files (:func:`medr2.score.itemspill.spill_items`); the same
     refusals, in the same order (invalid JSON, then an item without id)."""
@@ -341,6 +351,9 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
         with _reading(path):
             ids = cf.read(columns=["item_id"]).column(0).combine_chunks()
             cases = cf.read(columns=["case_id"]).column(0).combine_chunks()
+        if extra is not None:  # the added items: rows after the file's
+            ids = pa.concat_arrays([ids, extra.column("item_id").combine_chunks().cast(ids.type)])
+            cases = pa.concat_arrays([cases, extra.column("case_id").combine_chunks().cast(cases.type)])
         null_id = ids.null_count > 0
         keys = _fixed_bytes(ids)
         del ids
@@ -358,6 +371,8 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
                 with _reading(path):
                     part = cf.read_row_group(i, columns=cols)
                 yield _plain(_filled(part))
+            if extra is not None:
+                yield _plain(_filled(extra)).cast(schema)
 
         def check(part: pa.Table, start: int) -> None:
             for name in _JSON:

@@ -253,17 +253,25 @@ def audit_agreement(judge: Judge, sample: AuditSample, bench_root: Path, *, n_re
                                       "unit": "answer"}, "n": n, "no_reply": len(picks) - n}
     if not n:
         return out
-    agree = np.asarray([x == y for x, y in zip(reader, judged, strict=True)], dtype=float)
+    out.update(agreement_cells(reader, judged, n_resamples=n_resamples,
+                               seed=seed_for(seed, "judge-audit-bootstrap")))
+    out["judge_none"] = sum(1 for x in judged if x == NO_ANSWER)
+    return out
+
+
+def agreement_cells(a: Sequence[str], b: Sequence[str], *, n_resamples: int, seed: int) -> dict[str, Any]:
+    """Cohen's κ and raw agreement between the paired labels ``a`` and ``b``, each a cell (value, 95% bootstrap
+    interval over the pairs, n): the judge audit's (:func:`audit_agreement`) and the clinician review's
+    (``medr2.score.reviews``)."""
+    n = len(a)
+    agree = np.asarray([x == y for x, y in zip(a, b, strict=True)], dtype=float)
     kappa_draws, agree_draws = [], []
-    for _, w in case_multiplicities(n, n_resamples, seed_for(seed, "judge-audit-bootstrap")):
-        kappa_draws.append(cohen_kappa(reader, judged, w))
+    for _, w in case_multiplicities(n, n_resamples, seed):
+        kappa_draws.append(cohen_kappa(a, b, w))
         agree_draws.append((w @ agree) / w.sum(axis=1))
     kd = np.concatenate(kappa_draws) if kappa_draws else np.zeros(0)
     ad = np.concatenate(agree_draws) if agree_draws else np.zeros(0)
-    out["kappa"] = _cell(float(cohen_kappa(reader, judged)[0]), kd, n)
-    out["agreement"] = _cell(float(agree.mean()), ad, n)
-    out["judge_none"] = sum(1 for x in judged if x == NO_ANSWER)
-    return out
+    return {"kappa": _cell(float(cohen_kappa(a, b)[0]), kd, n), "agreement": _cell(float(agree.mean()), ad, n)}
 
 
 def describe_audit(block: Any) -> str:

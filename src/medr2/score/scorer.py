@@ -379,11 +379,14 @@ def _run_inputs(run_dir: Path, folder: Path | None = None, item_batch_rows: int 
                 ) -> tuple[dict[str, Any], Path, ScoringItems]:
     """(run manifest, bench folder, the bench's items, held by columns: in memory, or spilled to ``folder``)
     of a run folder."""
+    from medr2.bench.reviews import recorded_fixes
     from medr2.run.manifest import MANIFEST_FILE
 
     manifest, bench_path = _run_manifest(run_dir)
     bench_info = manifest.get("bench") or {}
-    bench_manifest, items = open_scoring_items(bench_path, folder, batch_rows=item_batch_rows)
+    # the items the run's ``--reviewed`` selections asked that review fixes made: read after the bench's rows
+    added = recorded_fixes(bench_path, [i for i in manifest.get("invocations") or [] if isinstance(i, dict)])
+    bench_manifest, items = open_scoring_items(bench_path, folder, batch_rows=item_batch_rows, added=added)
     try:
         refuse_unknown_answers(bench_manifest, bench_path)
         checksum = str(bench_manifest["checksums"]["bench"])

@@ -26,11 +26,13 @@ IDS_FILE = "medr2_export_ids.jsonl"
 
 
 def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strategy: str = "flat",
-                   with_variants: bool = False, seed: int = 0, name: str | None = None,
+                   with_variants: bool = False, seed: int = 0, name: str | None = None, reviewed: str | None = None,
                    **opts: Any) -> dict[str, Any]:
     """Write the export into folder ``out`` and return its manifest (also written to ``out``). Every file is
     written into a staging folder inside ``out`` and published as one set when the last is done
-    (:func:`medr2.atomic.staged`): a failed or killed export leaves no file under a final name."""
+    (:func:`medr2.atomic.staged`): a failed or killed export leaves no file under a final name. ``reviewed``:
+    ``accepted`` exports only the items the bench's clinician review accepted (the review rows read are
+    recorded in the manifest)."""
     from medr2.train.source import TrainSource
     from medr2.train.stream import first_or_none, stream_examples
 
@@ -42,10 +44,15 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
     if out.exists() and contents(out):
         raise BadInput("export folder is not empty", file=str(out))
     spec = FORMATS[fmt]
+    selection = None
+    if reviewed is not None:
+        from medr2.bench.reviews import reviewed_selection
+
+        selection = reviewed_selection(bench_root, reviewed)
     created = not out.exists()
     manifest_bytes: dict[str, bytes] = {}
     try:
-        with TrainSource(bench_root) as bench, \
+        with TrainSource(bench_root, selection) as bench, \
                 staged(out, f"medr2 export --bench {bench_root} --format {fmt} --out {out}",
                        manifest=manifest_bytes) as stage:  # the plan's sorted runs go there too
             try:
@@ -63,6 +70,8 @@ def export_dataset(bench_root: Path | str, fmt: str, out: Path | str, *, strateg
             manifest = {"format": fmt, "strategy": strategy, "with_variants": with_variants, "seed": seed,
                         "dataset_name": ds_name, "bench": bench.name, "bench_checksum": bench.checksum,
                         "split": "train", "files": files, **plan.summary()}
+            if selection is not None:
+                manifest["reviewed"] = selection.recorded()
             manifest_bytes[MANIFEST] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
     except BaseException:
         _remove_if_empty(out, created)

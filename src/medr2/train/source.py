@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +24,11 @@ import pyarrow.parquet as pq
 from medr2.bench.format import ITEM_SCHEMA, batch_records
 from medr2.errors import BadInput
 from medr2.records import Item
+
+if TYPE_CHECKING:
+    from medr2.bench.reviews import Selection
+
+NOT_ACCEPTED = "not accepted by the review (--reviewed accepted)"
 
 
 class _BenchIdentity:
@@ -79,13 +84,17 @@ class TrainSource(_BenchIdentity):
     build is refused). Opening reads only columns: the images of the other splits (``split`` and
     ``image_sha256`` of the cases and the items) and, for the train split, ``variant`` and ``image_sha256``, to
     count what is held out; :meth:`batches` then reads the train rows kept, one batch at a time, as often as a
-    plan needs. Held in memory: the set of images other splits use (one hash per image, not per item)."""
+    plan needs. Held in memory: the set of images other splits use (one hash per image, not per item).
+    ``reviewed`` (``medr2 export --reviewed accepted``, :func:`medr2.bench.reviews.reviewed_selection`): only the
+    train items the bench's clinician review accepted, and the items its settled fixes made (read after the
+    table's rows, ``BenchTable.add_items``); the others are counted as skipped."""
 
-    def __init__(self, bench_root: Path | str) -> None:
+    def __init__(self, bench_root: Path | str, reviewed: Selection | None = None) -> None:
         from medr2.bench.format import CASES_FILE, read_parquet, verified_file
         from medr2.bench.table import BenchTable
 
         self.root = Path(bench_root)
+        self.item_ids = item_ids = reviewed.item_ids if reviewed is not None else None
         self.manifest, cpath = verified_file(self.root, CASES_FILE)
         try:
             cases = read_parquet(cpath, [c for c in ("split", "image_sha256") if c in pq.read_schema(cpath).names])
@@ -96,6 +105,8 @@ class TrainSource(_BenchIdentity):
                                                          strict=True) if split != "train"}
         del cases
         self.table = BenchTable(self.root, self.manifest)
+        if reviewed is not None:
+            self.table.add_items(reviewed.fixed)
         self.skipped: Counter[str] = Counter()  # held out whatever ``with_variants`` is
         self.variants = 0  # train-split variants (kept or not): held out as such without ``with_variants``
         self.variants_on_held_images = 0  # of those, on an image another split uses
@@ -104,11 +115,14 @@ class TrainSource(_BenchIdentity):
         self._has_split = "split" in names
         for cols in self.table.column_values([c for c in ("item_id", "split", "image_sha256") if c in names]):
             n = len(cols["item_id"])
-            for split, sha in zip(cols.get("split", [None] * n), cols.get("image_sha256", [None] * n), strict=True):
+            for iid, split, sha in zip(cols["item_id"], cols.get("split", [None] * n),
+                                       cols.get("image_sha256", [None] * n), strict=True):
                 if split != "train":
                     self.skipped[f"split {split}"] += 1
                     if sha:
                         self.held.add(sha)
+                elif item_ids is not None and iid not in item_ids:
+                    self.skipped[NOT_ACCEPTED] += 1
         for batch, _ in self._train_batches(["item_id"]):
             for variant, sha in zip(_column(batch, "variant", "clean"), _column(batch, "image_sha256"), strict=True):
                 on_held = sha in self.held  # train_items' rules
@@ -130,7 +144,7 @@ class TrainSource(_BenchIdentity):
         names = self.table.items_file.schema_arrow.names
         if columns is not None:
             columns = list(dict.fromkeys([*columns, *(c for c in ("variant", "image_sha256") if c in names)]))
-        yield from self.table.iter_batches(ItemFilter(split="train"), columns)
+        yield from self.table.iter_batches(ItemFilter(split="train", item_ids=self.item_ids), columns)
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The train rows kept (not on an image another split uses; clean and variants), in file order, one

@@ -20,11 +20,9 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -33,8 +31,7 @@ from aiohttp import web
 
 from medr2.errors import BadInput
 from medr2.records import letter
-from medr2.report.html import template_environment
-from medr2.view.server import APP_STATE, DEFAULT_HOST, favicon, guard, is_loopback, static
+from medr2.view.server import APP_STATE, DEFAULT_HOST, favicon, make_app, static
 
 ReplyKind = Literal["choice", "letters", "box", "text", "abstain"]
 KEY = re.compile(r"[0-9a-f]{64}")  # a request key (medr2.run.prompts.request_hash)
@@ -297,20 +294,9 @@ READER_ROUTES: tuple[tuple[str, str, Callable[[web.Request], Awaitable[web.Strea
 
 
 def make_reader_app(desk: Desk, *, host: str = DEFAULT_HOST) -> web.Application:
-    """The reading page over ``desk``; ``host`` the address it will be bound to (loopback: other Hosts refused)."""
-    app = web.Application(middlewares=[guard], client_max_size=1 << 20)
+    """The reading page over ``desk``: the viewer's app (:func:`medr2.view.server.make_app`: its guard, token and
+    file reader) with the reader's routes; ``host`` the address it will be bound to (loopback: other Hosts refused)."""
+    app = make_app(None, host=host, routes=READER_ROUTES)
     app[APP_DESK] = desk
-    app[APP_STATE] = {"token": secrets.token_urlsafe(32), "loopback": is_loopback(host),
-                      "env": template_environment("medr2.view"), "error_page": "reader_error.html.jinja",
-                      "reader": ThreadPoolExecutor(max_workers=1, thread_name_prefix="medr2-reader-files")}
-    for method, path, handler in READER_ROUTES:
-        if method == "GET":
-            app.router.add_get(path, handler)  # and HEAD
-        else:
-            app.router.add_route(method, path, handler)
-
-    async def _close(app: web.Application) -> None:
-        app[APP_STATE]["reader"].shutdown(wait=False, cancel_futures=True)
-
-    app.on_cleanup.append(_close)
+    app[APP_STATE]["error_page"] = "reader_error.html.jinja"
     return app

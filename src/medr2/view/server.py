@@ -74,6 +74,8 @@ STATIC = {
     "view.css": ("medr2.view", "view.css", "text/css"),
     "reader.js": ("medr2.view", "reader.js", "text/javascript"),  # the human reader's page (medr2.view.reader)
     "reader.css": ("medr2.view", "reader.css", "text/css"),
+    "review.css": ("medr2.view", "review.css", "text/css"),
+    "review.js": ("medr2.view", "review.js", "text/javascript"),  # review mode: drawing a box by mouse
 }
 # the leaderboard's columns shown at first (the rest are a tick away)
 FIRST_COLUMNS = (*HEADLINE_KEYS, "s1", "s2", "s3", "s4", "unparsed", "error")
@@ -250,14 +252,21 @@ ROUTES: tuple[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamRespon
 )
 
 
-def make_app(data: ViewData, *, host: str = DEFAULT_HOST) -> web.Application:
-    """The app over ``data``; ``host`` the address it will be bound to (loopback: other Host headers refused)."""
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+
+
+def make_app(data: ViewData | None, *, host: str = DEFAULT_HOST, routes: tuple[Route, ...] = ROUTES
+             ) -> web.Application:
+    """The app over ``data``; ``host`` the address it will be bound to (loopback: other Host headers refused);
+    ``routes`` its routes (another page set's, e.g. review mode's ``medr2.view.review.REVIEW_ROUTES``, whose
+    data is set on the app by its maker; ``data`` None then)."""
     app = web.Application(middlewares=[guard], client_max_size=1 << 20)
-    app[APP_DATA] = data
+    if data is not None:
+        app[APP_DATA] = data
     app[APP_STATE] = {"token": secrets.token_urlsafe(32), "loopback": is_loopback(host),
                       "env": template_environment("medr2.view"),
                       "reader": ThreadPoolExecutor(max_workers=1, thread_name_prefix="medr2-view-reader")}
-    for method, path, handler in ROUTES:
+    for method, path, handler in routes:
         if method == "GET":
             app.router.add_get(path, handler)  # and HEAD
         else:
@@ -275,7 +284,7 @@ class ViewServer:
     """A server started by :func:`start` on its own thread: its URL, and :meth:`stop`."""
 
     url: str
-    data: ViewData | None  # None: an app over no runs (the human reader's page, medr2.view.reader)
+    data: ViewData | None  # None: an app over no runs (the human reader's page, review mode)
     thread: threading.Thread
     loop: asyncio.AbstractEventLoop
     runner: web.AppRunner

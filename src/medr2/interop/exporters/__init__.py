@@ -28,5 +28,11 @@ def register_exporter(name: str) -> Callable[[Exporter], Exporter]:
     return EXPORTERS.decorator(name)
 
 
-def run_export(target: str, bench: Bench, out: Path) -> dict[str, Any]:
-    return EXPORTERS.lookup(target)(bench, Path(out))
+def run_export(target: str, bench: Bench, out: Path, **context: Any) -> dict[str, Any]:
+    """Run the exporter of ``target``; ``context`` (e.g. ``reviews``: the bench's review summary for a dataset
+    card) is passed as keywords the exporter's signature names, and only those."""
+    import inspect
+
+    fn = EXPORTERS.lookup(target)
+    params = inspect.signature(fn).parameters
+    return fn(bench, Path(out), **{k: v for k, v in context.items() if k in params and v is not None})

@@ -59,7 +59,9 @@ def write_parquet_splits(bench: Bench, data_dir: Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
+def dataset_card(bench: Bench, counts: dict[str, int], reviews: dict[str, Any] | None = None) -> str:
+    """The card ``README.md``; ``reviews``: the bench's clinician review (``medr2.score.reviews.review_summary``),
+    shown as its own section."""
     tasks = Counter((it.stage, it.task) for it in bench.items)
     sources = source_table(bench.cases, bench.items)
     licenses = sorted({lic for s in sources.values() for lic in s["licenses"]})
@@ -94,11 +96,17 @@ def dataset_card(bench: Bench, counts: dict[str, int]) -> str:
                   "items beyond what their terms allow."]
     lines += ["", f"Licences present: {', '.join(licenses)}. The licence of each item is in its `license` column.",
               ""]
+    if reviews:
+        from medr2.bench.reviews import review_lines
+
+        lines += ["## Clinician review", "", "Reviewed with `medr2 review` (every item of the export is included "
+                  "whatever its review; `medr2 eval`/`export --reviewed accepted` use only the accepted ones).", ""]
+        lines += [f"- {line}" for line in review_lines(reviews)] + [""]
     return "\n".join(lines)
 
 
-def export_hf(bench: Bench, out: Path) -> dict[str, Any]:
+def export_hf(bench: Bench, out: Path, reviews: dict[str, Any] | None = None) -> dict[str, Any]:
     with staged(out, f"medr2 convert {bench.root} --to hf --out {out}") as stage:
         counts = write_parquet_splits(bench, stage / "data")
-        (stage / "README.md").write_text(dataset_card(bench, counts), "utf-8")
+        (stage / "README.md").write_text(dataset_card(bench, counts, reviews), "utf-8")
     return {"target": "hf", "out": str(out), "splits": counts}
