@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from medr2.perturb.engine import generate_variants
-from medr2.perturb.facts import FACTS
+from medr2.perturb.facts import FACTS, SETTING_FACTS, TASK_FACT
 from medr2.perturb.text import NONE_OF_THE_ABOVE, paraphrase
 from medr2.records import Item, item_content_id, letter_index
 
@@ -94,7 +94,8 @@ def test_t3_premise_is_wrong_and_lure_is_consistent(fx: Fixture, out: tuple[list
         fact, stated = v.perturbation["fact"], v.perturbation["stated"]
         if fact in FACTS:
             assert stated != FACTS[fact].get(cases[v.case_id])
-        if v.task == "s1.modality":
+        assert fact not in SETTING_FACTS  # never the image's modality or region: absurd for the image, no lure
+        if fact == TASK_FACT.get(v.task) and v.form == "mcq":  # the item's own fact: the option stating it lures
             assert v.lure is not None and v.lure != v.answer
             assert v.options[letter_index(v.lure)] == stated
         if v.task == "s3.abnormal":
