@@ -47,7 +47,10 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
         "mammography": ("CC", "MLO", "ML", "XCCL"),  # BI-RADS atlas standard and supplementary views
     },
     "sequence": {
-        "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast"),
+        # seven MR sequences, so three mutually exclusive wrong options remain beside any one (T1 post-contrast is a
+        # T1-weighted, FLAIR a T2-weighted sequence: never two options of one question)
+        "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast", "proton density",
+               "susceptibility-weighted"),
         "ct": ("non-contrast", "arterial phase", "portal venous phase", "bone window", "lung window"),
     },
     "intensity": {
@@ -117,6 +120,31 @@ def in_scale_order(options: list[str], scale: tuple[str, ...]) -> list[str]:
     """``options`` sorted by their rank on ``scale``."""
     rank = {norm(s): i for i, s in enumerate(scale)}
     return sorted(options, key=lambda o: rank[norm(o)])
+
+
+# options a variant keeps in the last place whatever it reorders ("None of the above", "All of the above")
+FIXED_OPTION = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
+
+
+def ordinal_options(options: list[str] | tuple[str, ...]) -> tuple[list[str], tuple[str, ...]] | None:
+    """The options of a set that stand on a declared ordinal scale (every option but a fixed "none/all of the
+    above", :data:`FIXED_OPTION`) and that scale, or None where the set is no ordinal one."""
+    ranked = [str(o) for o in options if not FIXED_OPTION.match(str(o))]
+    scale = ordinal_scale(ranked)
+    return None if scale is None else (ranked, scale)
+
+
+def scale_order_kept(options: list[str] | tuple[str, ...]) -> bool:
+    """Whether an option set keeps its ordinal scale's order: its options on the scale (:func:`ordinal_options`)
+    stand in the scale's order or in its reverse (a radiologist reads "severe, moderate, mild" as a scale, not
+    "moderate, severe, mild"). True for a set on no scale. The one rule every layout of options is checked by
+    (clean items: :mod:`medr2.tasks.assemble`; variants: :func:`medr2.perturb.registry.derive_item`)."""
+    found = ordinal_options(options)
+    if found is None:
+        return True
+    ranked, scale = found
+    ordered = in_scale_order(ranked, scale)
+    return ranked in (ordered, ordered[::-1])
 
 
 def norm(label: str) -> str:
