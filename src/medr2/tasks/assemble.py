@@ -19,7 +19,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
-from medr2.tasks.contract import check_evidence, check_sides, unmet
+from medr2.tasks.contract import check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -77,10 +77,6 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
         missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
         if missing is not None:
             out.skipped[spec.id] = missing.reason
-            continue
-        lost = check_evidence(case, spec.stage)  # no finding question on an image its degradation made unreadable
-        if lost is not None:
-            out.skipped[spec.id] = lost
             continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
