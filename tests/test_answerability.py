@@ -33,14 +33,21 @@ READERS: dict[str, tuple[Callable[[Path], object], str]] = {
     "nih-cxr14": (F.make_nih, "nih"), "rsna-pneumonia": (F.make_rsna, "rsna"), "vindr-cxr": (F.make_vindr, "vindr"),
     "msd": (F.make_msd_brain, "msd"), "brats": (F.make_brats, "brats"), "isic": (F.make_isic, "isic"),
     "kvasir-seg": (F.make_kvasir, "kvasir"), "cbis-ddsm": (F.make_cbis, "cbis"), "iu-xray": (F.make_iu, "iu"),
+    # readers whose label maps name structures (raw label names and abbreviations: PZ/TZ, Anterior/Posterior)
+    "msd-prostate": (F.make_msd_prostate, "prostate"), "msd-hippocampus": (F.make_msd_hippocampus, "hippocampus"),
 }
+
+
+def reader_of(name: str) -> str:
+    """The reader a fixture of :data:`READERS` is built with (``msd-prostate``: ``msd``)."""
+    return name.split("-")[0] if name.startswith("msd-") else name
 
 
 def _reader_bench(tmp: Path, reader: str) -> Path:
     make, folder = READERS[reader]
     make(tmp / folder)
     out = tmp / "bench"
-    build_bench(f"{reader}:{tmp / folder}", out, seed=0, workers=1)
+    build_bench(f"{reader_of(reader)}:{tmp / folder}", out, seed=0, workers=1)
     return out
 
 

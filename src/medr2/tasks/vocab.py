@@ -44,7 +44,7 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
         "xray": ("PA", "AP", "lateral", "oblique"),
         "us": ("transverse", "longitudinal", "oblique"),
         "nm": ("anterior", "posterior", "lateral", "oblique"),
-        "mammography": ("CC", "MLO", "ML", "XCCL"),  # BI-RADS atlas standard and supplementary views
+        "mammography": ("CC", "MLO", "ML", "XCCL", "LM", "LMO"),  # BI-RADS atlas standard and supplementary views
     },
     "sequence": {
         # seven MR sequences, so three mutually exclusive wrong options remain beside any one (T1 post-contrast is a
