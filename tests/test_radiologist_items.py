@@ -228,6 +228,21 @@ def test_intensity_words_stay_in_their_modality(built: Bench) -> None:
             assert not hit, (case.modality, it.task, t, hit)
 
 
+def test_options_are_mutually_exclusive(built: Bench) -> None:
+    """Issue 40 kind 3: no two options of one question, and not the two structures a question compares, stand in
+    is-a or part-of relation in the clinical vocabulary (no "glioma" beside "glioblastoma", no "T1-weighted" beside
+    "T1 post-contrast", no brain against its own white matter), for every task of every source."""
+    checked = 0
+    for it in _clean(built):
+        if it.form in ("mcq", "multi") and it.options:
+            assert vocab.nested_options(it.options) is None, (it.task, it.options)
+            checked += 1
+        x, y = it.meta.get("x"), it.meta.get("y")
+        if x and y:
+            assert not vocab.contains(str(x), str(y)), (it.task, x, y)
+    assert checked
+
+
 def test_ordinal_options_keep_their_order(built: Bench) -> None:
     for it in _clean(built):
         scale = vocab.ordinal_scale(it.options) if it.options else None

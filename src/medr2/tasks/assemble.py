@@ -144,11 +144,10 @@ def _texts(correct: str | list[str]) -> list[str]:
 
 
 def _check_exclusive(labels: Sequence[str], reason: str) -> None:
-    """Skip when two of ``labels`` contain each other (is-a or part-of in the clinical vocabulary)."""
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            if vocab.contains(a, b):
-                raise Skip(reason)
+    """Skip when two of ``labels`` contain each other (is-a or part-of in the clinical vocabulary:
+    :func:`medr2.tasks.vocab.nested_options`)."""
+    if vocab.nested_options(list(labels)) is not None:
+        raise Skip(reason)
 
 
 class Assembler:

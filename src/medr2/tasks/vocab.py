@@ -167,6 +167,16 @@ def contains(a: str, b: str) -> bool:
     return clinical.related(_bare(a), _bare(b)) in ("parent", "child")
 
 
+def nested_options(options: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
+    """The first two of ``options`` that contain each other (:func:`contains`: is-a or part-of), or None: the options
+    of one question are mutually exclusive (no "glioma" beside "glioblastoma", no "whole body" beside "chest")."""
+    for i, a in enumerate(options):
+        for b in options[i + 1:]:
+            if contains(a, b):
+                return str(a), str(b)
+    return None
+
+
 def _bare(text: str) -> str:
     t = str(text).strip()
     return t[4:] if t[:4].lower() == "the " else t
