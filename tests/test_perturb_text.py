@@ -95,9 +95,10 @@ def test_t3_premise_is_wrong_and_lure_is_consistent(fx: Fixture, out: tuple[list
         fact, stated = v.perturbation["fact"], v.perturbation["stated"]
         if fact in FACTS:
             assert stated != FACTS[fact].get(cases[v.case_id])
-        if v.task == "s1.modality":
-            assert v.lure is not None and v.lure != v.answer
-            assert v.options[letter_index(v.lure)] == stated
+        if v.task == "s1.modality":  # the image shows its own modality: an earlier-stage premise, no lure
+            assert fact != "modality" and v.lure is None  # (docs/variants.md, T3; FactPools.premise_values)
+        if v.task == "s1.plane" and v.lure is not None:  # the task's own fact: the premise states the lure
+            assert v.lure != v.answer and v.options[letter_index(v.lure)] == stated
         if v.task == "s3.abnormal":
             assert v.lure == ("no" if v.answer == "yes" else "yes")
         if v.lure is None:
