@@ -200,6 +200,24 @@ def make_msd_spleen(root: Path) -> None:
         "training": [{"image": "./imagesTr/spleen_2.nii.gz", "label": "./labelsTr/spleen_2.nii.gz"}], "test": []}))
 
 
+def make_msd_hippocampus(root: Path) -> None:
+    """Task04_Hippocampus-shaped: 3-D MRI, labels 1 Anterior / 2 Posterior (the parts of the hippocampus, named
+    only by their direction)."""
+    rng = np.random.default_rng(4)
+    vol = rng.normal(200, 20, (18, 16, 10)).astype(np.float32)
+    lab = np.zeros(vol.shape, np.uint8)
+    lab[4:9, 5:11, 2:8] = 1
+    lab[9:14, 5:11, 2:8] = 2
+    vol[lab > 0] += 150
+    _nifti(root / "imagesTr" / "hippocampus_001.nii.gz", vol, (1.0, 1.0, 1.0))
+    _nifti(root / "labelsTr" / "hippocampus_001.nii.gz", lab, (1.0, 1.0, 1.0))
+    (root / "dataset.json").write_text(json.dumps({
+        "name": "Hippocampus", "licence": "CC-BY-SA 4.0", "tensorImageSize": "3D", "modality": {"0": "MRI"},
+        "labels": {"0": "background", "1": "Anterior", "2": "Posterior"}, "numTraining": 1, "numTest": 0,
+        "training": [{"image": "./imagesTr/hippocampus_001.nii.gz", "label": "./labelsTr/hippocampus_001.nii.gz"}],
+        "test": []}))
+
+
 PROSTATE_ZOOMS = (0.625, 0.625, 3.6)  # Task05_Prostate: about 0.6 mm in plane, 3.6 mm between slices
 
 

@@ -33,14 +33,21 @@ READERS: dict[str, tuple[Callable[[Path], object], str]] = {
     "nih-cxr14": (F.make_nih, "nih"), "rsna-pneumonia": (F.make_rsna, "rsna"), "vindr-cxr": (F.make_vindr, "vindr"),
     "msd": (F.make_msd_brain, "msd"), "brats": (F.make_brats, "brats"), "isic": (F.make_isic, "isic"),
     "kvasir-seg": (F.make_kvasir, "kvasir"), "cbis-ddsm": (F.make_cbis, "cbis"), "iu-xray": (F.make_iu, "iu"),
+    # readers whose label maps name structures (raw label names and abbreviations: PZ/TZ, Anterior/Posterior)
+    "msd-prostate": (F.make_msd_prostate, "prostate"), "msd-hippocampus": (F.make_msd_hippocampus, "hippocampus"),
 }
+
+
+def reader_of(name: str) -> str:
+    """The reader a fixture of :data:`READERS` is built with (``msd-prostate``: ``msd``)."""
+    return name.split("-")[0] if name.startswith("msd-") else name
 
 
 def _reader_bench(tmp: Path, reader: str) -> Path:
     make, folder = READERS[reader]
     make(tmp / folder)
     out = tmp / "bench"
-    build_bench(f"{reader}:{tmp / folder}", out, seed=0, workers=1)
+    build_bench(f"{reader_of(reader)}:{tmp / folder}", out, seed=0, workers=1)
     return out
 
 
@@ -184,6 +191,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
         "severity_graded": "severity_graded" in declared,
         "discriminable": "discriminable" in declared,
+        "evidence_readable": True,  # no evidence SSIM declared: an image nobody degraded is readable
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:
@@ -362,3 +370,45 @@ def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], other
             check_options(case, d)
     else:
         check_options(case, d)
+
+
+# --------------------------------------------------------------------------- the evidence clause, declared per task
+
+def test_evidence_clause_is_each_tasks_declared_requirement(tmp_path: Path) -> None:
+    """The evidence clause is a requirement each task declares (``TaskSpec.requires``), not a rule of its stage: on a
+    case whose own degradation left the lesion evidence unreadable, every task of the registry that declares it is
+    skipped with its reason once its other clauses hold, and no task that does not declare it is; every built-in task
+    that reads lesion evidence (a finding, diagnosis or report: stages 3 and 4) declares it, no stage-1/2 task does;
+    and a plugin's stage-3 task that reads none is asked."""
+    from medr2.imaging.physics import MIN_EVIDENCE_SSIM
+    from medr2.tasks.contract import EVIDENCE_LOST
+    from medr2.tasks.spec import Draft, Skip, task
+
+    store = ImageStore(tmp_path)
+    cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]
+    for spec in TASKS.values():
+        assert ("evidence_readable" in spec.requires) == (spec.stage >= 3), spec.id
+
+    @task("plugin.no_evidence", 3, "yesno", "a stage-3 question that reads no lesion", "nothing",
+          ["Is this a medical image?", "Is this image a medical one?", "Was this image made for medicine?"])
+    def _plugin(case: Case, ctx: Any) -> list[Draft]:
+        if case.width <= 0:
+            raise Skip("no image")
+        return [Draft(task="plugin.no_evidence", form="yesno", question="Is this a medical image?", correct="yes",
+                      template_id="plugin.no_evidence/t1")]
+
+    try:
+        for low in (0.0, MIN_EVIDENCE_SSIM / 2, MIN_EVIDENCE_SSIM - 1e-6):
+            for base in cases:
+                case = base.model_copy(update={"meta": {**base.meta, "evidence_ssim": low}})
+                out = draft_case(case, LabelPools.from_cases(cases), seed=0, split="train", images=store)
+                for spec in TASKS.values():
+                    before = unmet(tuple(r for r in spec.requires if r != "evidence_readable"), case)
+                    if "evidence_readable" in spec.requires and before is None:
+                        assert out.skipped.get(spec.id) == EVIDENCE_LOST, (spec.id, out.skipped.get(spec.id))
+                    elif "evidence_readable" not in spec.requires:
+                        assert out.skipped.get(spec.id) != EVIDENCE_LOST, spec.id
+                assert "plugin.no_evidence" not in out.skipped
+                assert any(d.task == "plugin.no_evidence" for d in out.drafts)
+    finally:
+        TASKS.pop("plugin.no_evidence")

@@ -30,6 +30,7 @@ from medr2.bench import Bench, load_bench
 from medr2.build.pipeline import build_bench
 from medr2.images import load_image
 from medr2.records import Case, Item, letter_index
+from medr2.sources.common import ANATOMICAL_KINDS, located, structure_words
 from medr2.tasks import vocab
 from tests.test_answerability import READERS, _reader_bench
 
@@ -157,6 +158,23 @@ def test_locations_are_words_a_radiologist_signs(built: Bench) -> None:
             assert not _atlas_words(o), (it.task, o)
 
 
+def test_structure_names_are_signed_words(built: Bench, request: pytest.FixtureRequest) -> None:
+    """Every anatomical structure of every source's bench is named in the words a radiologist signs (issue 40
+    kind 6): its name is its own wording through the vocabulary (no atlas abbreviation, no raw label name such as
+    MSD's ``PZ``), every reader's cases worded in the one place they pass
+    (:func:`medr2.sources.common.make_case`)."""
+    named = 0
+    for case in built.cases:
+        for s in case.structures:
+            assert not _atlas_words(s.name), s.name
+            if s.kind in ANATOMICAL_KINDS:
+                assert clinical.anatomy_words(s.name) == s.name, (case.source, s.name)
+                assert len(s.name) > 2 or s.name.lower() == s.name, s.name  # no bare abbreviation (PZ, GM)
+                named += 1
+    if request.node.callspec.params["built"].startswith("msd-"):
+        assert named  # the reader fixtures whose label maps name structures
+
+
 def test_extra_axial_masses_touch_the_brain_surface(built: Bench) -> None:
     """Placement is measured from the brain surface, not the crop edge: an extra-axial mass reaches the brain's
     outside (its mask touches a pixel outside the brain)."""
@@ -210,6 +228,21 @@ def test_intensity_words_stay_in_their_modality(built: Bench) -> None:
             assert not hit, (case.modality, it.task, t, hit)
 
 
+def test_options_are_mutually_exclusive(built: Bench) -> None:
+    """Issue 40 kind 3: no two options of one question, and not the two structures a question compares, stand in
+    is-a or part-of relation in the clinical vocabulary (no "glioma" beside "glioblastoma", no "T1-weighted" beside
+    "T1 post-contrast", no brain against its own white matter), for every task of every source."""
+    checked = 0
+    for it in _clean(built):
+        if it.form in ("mcq", "multi") and it.options:
+            assert vocab.nested_options(it.options) is None, (it.task, it.options)
+            checked += 1
+        x, y = it.meta.get("x"), it.meta.get("y")
+        if x and y:
+            assert not vocab.contains(str(x), str(y)), (it.task, x, y)
+    assert checked
+
+
 def test_ordinal_options_keep_their_order(built: Bench) -> None:
     for it in _clean(built):
         scale = vocab.ordinal_scale(it.options) if it.options else None
@@ -221,13 +254,13 @@ def test_ordinal_options_keep_their_order(built: Bench) -> None:
 
 def _atlas_spellings() -> list[tuple[str, clinical.Concept]]:
     """Every atlas spelling the vocabulary knows for a part of the brain (a synonym with fewer words than the
-    name it stands for)."""
+    name it stands for); a tissue class ("GM") is no location (its own test below)."""
     v = clinical.vocabulary()
     brain = clinical.concept_of("brain", ("organ",))
     assert brain is not None
     out = []
     for c in v:
-        if c.kind == "organ" and brain.id in v.ancestors(c.label):
+        if c.kind == "organ" and brain.id in v.ancestors(c.label) and not clinical.is_tissue_class(c.label):
             out += [(s, c) for s in c.synonyms if len(s.split()) < len(c.label.split())]
     return out
 
@@ -274,6 +307,31 @@ def test_tissue_classes_are_no_location(term: str, prefix: str, suffix: str, sid
     label = f"{prefix}{term}{suffix if not prefix else ''}"
     assert clinical.anatomical_location(label, side) is None
     assert clinical.anatomical_location(label.replace(" ", "_"), side) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(atlas_label(), st.sampled_from(ANATOMICAL_KINDS))
+def test_readers_word_atlas_structure_names(case: tuple[str, str | None, clinical.Concept], kind: str) -> None:
+    """A structure a reader names with an atlas spelling (any side, case and underscore form) is worded through the
+    vocabulary where every reader's cases pass (:func:`medr2.sources.common.structure_words`), and so is a finding
+    location (:func:`medr2.sources.common.located`)."""
+    text, _, concept = case
+    words = structure_words(text, kind)
+    assert not _atlas_words(words) and concept.label in words, (text, words)
+    meta: dict[str, int] = {}
+    want = clinical.anatomical_location(text)  # None for a tissue class ("GM"): dropped and counted
+    assert located({"location": text}, meta).get("location") == want and bool(meta) == (want is None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([t for c in clinical.vocabulary() if c.kind == "organ"
+                        and clinical.is_tissue_class(c.label) for t in c.terms]),
+       st.sampled_from(["", "left ", "Right "]))
+def test_readers_drop_tissue_class_locations(term: str, prefix: str) -> None:
+    """A reader's finding location that is a tissue class is no location: dropped and counted, never kept."""
+    meta: dict[str, int] = {}
+    out = located({"location": f"{prefix}{term}", "shape": "round"}, meta)
+    assert "location" not in out and out["shape"] == "round" and meta["locations_dropped"] == 1
 
 
 def test_every_aal_label_of_the_installed_atlas_is_worded() -> None:

@@ -298,7 +298,7 @@ def test_msd_prostate_anisotropic_slices_on_square_pixels(tmp_path: Path) -> Non
     for c in cases:
         r_mm, c_mm = c.meta["pixel_spacing_rc_mm"]
         assert r_mm == pytest.approx(c_mm, rel=0.05)  # square pixels
-        pz = next(s for s in c.structures if s.name == "PZ")
+        pz = next(s for s in c.structures if s.name == "prostate peripheral zone")  # MSD's PZ, in words
         ax = c.meta["slice_axis"]
         cols_axis, rows_axis = [a for a in range(3) if a != ax]
         x1, y1, x2, y2 = pz.box

@@ -31,8 +31,13 @@ from tests import build_fixtures  # noqa: F401  (registers the "buildtest" sourc
 # apart, the differential and the evidence twin draw from those, s1.quality's options keep their order,
 # s4.malignancy's templates agree with the number of lesions) and branch valid40b (issue 40 kinds 2 and 6: the
 # s3.location items naming a patient side on the 13 mirrored cases go, the answer letters of the rest are balanced
-# again). Each alone: 99e39fa0... and 9dfd4190...; merged: the value below.
-DEFAULT_CHECKSUM = "b07a73e416b249e0c318e327d48d500f5d5276ce7085de37a69b25b0556af9cb"
+# again). Each alone: 99e39fa0... and 9dfd4190...; merged: b07a73e4.... Then by branch valid40c (issue 40
+# leftovers, measured against b07a73e4... built at f96e7e7; cases.parquet byte-identical): T6 reverses an ordinal
+# option set instead of shuffling it (s2.count, s3.count, s3.size, s1.quality, s4.severity items reordered; 13
+# s1.quality and 8 s4.severity T6 items go, their answer the middle of the scale that a reverse leaves in place), and
+# the options of one question are mutually exclusive (13 clean s1.sequence items draw other built-in MR sequences, no
+# "T1-weighted" beside "T1 post-contrast"; their T6 and V2 items with them).
+DEFAULT_CHECKSUM = "ba0a77c6794ab9531ea2b359b1723b4bbc77651da325d6d6d37c87b59b47e4f7"
 
 
 def _build(root: Path, **kw: object) -> Path:

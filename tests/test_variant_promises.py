@@ -16,6 +16,7 @@ for every variant of its kind. The kinds are found by what the registry's pertur
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -237,6 +238,107 @@ def test_sample_bench_variants_keep_their_promises(sample_bench: Built) -> None:
     assert made <= _degrading_codes()
     skipped = json.loads((sample_bench.root / "manifest.json").read_text("utf-8"))["variants_skipped"]
     assert set(skipped) == set(PERTURBATIONS.names())  # every registered variant was asked for
+
+
+# --------------------------------------------------------------------------- ordinal scales, lesion words (issue 40)
+SINGULAR = re.compile(r"\bthe lesion\b", re.IGNORECASE)
+PLURAL = re.compile(r"\bthe lesions\b", re.IGNORECASE)
+
+
+def check_ordinal_layouts(built: Built) -> set[str]:
+    """Every variant item whose option set is ordinal (:data:`medr2.tasks.vocab.ORDINAL_SCALES`: severity, quality,
+    counts, sizes; a fixed "none of the above" aside) shows it in the scale's order or its reverse, never shuffled;
+    T6 reverses it. Returns the codes that showed one."""
+    from medr2.tasks.vocab import in_scale_order, ordinal_options
+
+    codes: set[str] = set()
+    for it, _ in _of(built, lambda it: bool(it.options) and ordinal_options(it.options) is not None):
+        found = ordinal_options(it.options)
+        assert found is not None
+        ranked, scale = found
+        ordered = in_scale_order(ranked, scale)
+        assert ranked in (ordered, ordered[::-1]), (it.variant, it.task, it.options)
+        if it.variant == "T6":
+            parent = built.by_id[it.parent_id or ""]
+            assert ranked == ordinal_options(parent.options)[0][::-1], (parent.options, it.options)  # type: ignore[index]
+        codes.add(it.variant.split("-")[0])
+    return codes
+
+
+def check_exclusive_options(built: Built) -> set[str]:
+    """Every variant item's options are mutually exclusive (no is-a / part-of pair): the options a variant puts in
+    (another case's value, "none of the above") pass the same rule as the clean ones. Returns the codes checked."""
+    from medr2.tasks.vocab import nested_options
+
+    codes: set[str] = set()
+    for it, _ in _of(built, lambda it: it.form in ("mcq", "multi") and bool(it.options)):
+        assert nested_options(it.options) is None, (it.variant, it.task, it.options)
+        codes.add(it.variant.split("-")[0])
+    return codes
+
+
+def _written(built: Built, it: Item) -> list[str]:
+    """The text a variant wrote from the case's facts: its question less the clean question it extends, and its
+    context turns that replay no clean question of the case (T8 replays the chain's own steps)."""
+    parent = built.by_id.get(it.parent_id or "")
+    clean = {c.question for c in built.items if c.case_id == it.case_id and c.variant == "clean"}
+    out = [it.question.replace(parent.question, " ")] if parent and parent.question in it.question else []
+    out += [f"{t.question} {t.answer}" for t in it.context
+            if t.question not in clean and (parent is None or t not in parent.context)]
+    return out
+
+
+def check_lesion_words(built: Built) -> set[str]:
+    """Every text a variant writes from case facts names the case's lesions in their number: no "the lesion" of a
+    case with two or more findings, no "the lesions" of one with one or none. Returns the codes that named them."""
+    codes: set[str] = set()
+    for it, case in _of(built, lambda it: True):
+        for text in _written(built, it):
+            if not (SINGULAR.search(text) or PLURAL.search(text)):
+                continue
+            codes.add(it.variant.split("-")[0])
+            several = len(case.findings) >= 2
+            assert not (several and SINGULAR.search(text)), (it.variant, len(case.findings), text)
+            assert not (not several and PLURAL.search(text)), (it.variant, len(case.findings), text)
+    return codes
+
+
+# the variants that write options or text from case facts (every registered one but those that only change the
+# image: the degradations, V4's inpainting, V10's burnt-in text; the fixture bench runs every one)
+def _text_and_option_codes() -> list[str]:
+    from medr2.perturb.typographic import TypographicInjection
+
+    load_perturbations()
+    image_only = (DegradingPerturbation, EvidenceRemoval, TypographicInjection)
+    return [c for c in PERTURBATIONS.names() if not issubclass(PERTURBATIONS[c], image_only)]
+
+
+@pytest.fixture(scope="module", params=[7, 11])
+def sample_text_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    from medr2.build.pipeline import build_bench
+
+    root = tmp_path_factory.mktemp(f"words-sample-{request.param}")
+    build_bench("sample", root, seed=request.param, n_cases=40, variants=",".join(_text_and_option_codes()),
+                workers=1)
+    bench = load_bench(root)
+    return Built(root, bench.cases, bench.items, bench)
+
+
+def test_fixture_ordinal_sets_and_lesion_words(fixture_bench: Built) -> None:
+    check_ordinal_layouts(fixture_bench)
+    check_lesion_words(fixture_bench)
+    assert {"T6", "T7"} <= check_exclusive_options(fixture_bench)
+
+
+def test_sample_ordinal_sets_keep_their_order_under_every_variant(sample_text_bench: Built) -> None:
+    codes = check_ordinal_layouts(sample_text_bench)
+    assert {"T6", "T7", "V2", "V3"} <= codes, codes  # reordered, replaced, answered for another image
+    assert {"T6", "T7", "V2", "V3", "V12"} <= check_exclusive_options(sample_text_bench)
+
+
+def test_sample_lesion_words_agree_with_the_number_of_lesions(sample_text_bench: Built) -> None:
+    codes = check_lesion_words(sample_text_bench)
+    assert {"T2", "T3", "T9", "T10", "V5", "V7"} <= codes, codes  # hints, premises, marked lesions
 
 
 # --------------------------------------------------------------------------- patient sides (kind 2)

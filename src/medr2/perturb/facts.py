@@ -35,17 +35,31 @@ def _structure(case: Case) -> str | None:
     return max(organs, key=lambda s: s.area_px or (s.box[2] - s.box[0]) * (s.box[3] - s.box[1])).name
 
 
+def lesion_words(case: Case | None) -> dict[str, str]:
+    """The words naming a case's lesions, agreeing with their number: "the lesion ... is" of one (or of a case
+    with none named), "the lesions ... are" of several. Every text a variant writes from case facts says "the
+    lesion" through here (``{the_lesion}``, ``{The_lesion}``, ``{is}`` of :attr:`FactKey.sentence` and
+    :attr:`FactKey.question`)."""
+    several = case is not None and len(case.findings) >= 2
+    the = "the lesions" if several else "the lesion"
+    return {"the_lesion": the, "The_lesion": the.capitalize(), "is": "are" if several else "is"}
+
+
 @dataclass(frozen=True)
 class FactKey:
     key: str
     stage: int
     get: Callable[[Case], str | None]
-    question: str
-    sentence: str  # with {v} (the value) or {a_v} (the value with its article, or none for a plural)
+    question: str  # with {the_lesion}, {is} (:func:`lesion_words`)
+    sentence: str  # with {v} (the value) or {a_v} (the value with its article, or none for a plural), {The_lesion}
 
-    def state(self, v: str) -> str:
-        """The sentence stating value ``v``."""
-        return self.sentence.format(v=v, a_v=a_an(v))
+    def state(self, v: str, case: Case | None = None) -> str:
+        """The sentence stating value ``v`` of ``case`` (its lesions named in their number)."""
+        return self.sentence.format(v=v, a_v=a_an(v), **lesion_words(case))
+
+    def ask(self, case: Case | None = None) -> str:
+        """The question asking for the fact of ``case`` (its lesions named in their number)."""
+        return self.question.format(**lesion_words(case))
 
 
 FACTS: dict[str, FactKey] = {f.key: f for f in (
@@ -58,10 +72,10 @@ FACTS: dict[str, FactKey] = {f.key: f for f in (
     FactKey("structure", 2, _structure, "Which main structure is visible?",
             "The main structure visible is the {v}."),
     FactKey("finding", 3, _finding, "Which finding is present?", "This image shows {a_v}."),
-    FactKey("laterality", 3, _laterality, "On which side is the lesion?", "The lesion is on the {v} side."),
+    FactKey("laterality", 3, _laterality, "On which side {is} {the_lesion}?", "{The_lesion} {is} on the {v} side."),
     FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
     FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
-    FactKey("malignancy", 4, lambda c: c.malignancy, "Is the lesion benign or malignant?", "The lesion is {v}."),
+    FactKey("malignancy", 4, lambda c: c.malignancy, "Is {the_lesion} benign or malignant?", "{The_lesion} {is} {v}."),
 )}
 
 # tasks whose answer is the value of a fact key

@@ -187,11 +187,19 @@ def derive_seed(*parts: Any) -> int:
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
                 meta: dict[str, Any] | None = None, roles: frozenset[VariantRole] | set[VariantRole] | None = None,
                 **updates: Any) -> Item:
-    """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id. Its ``roles``: ``roles``
+    """A new variant Item of ``parent`` with ``updates`` applied and a fresh content id; new ``options`` of an
+    ordinal scale keep its order or its reverse (:func:`medr2.tasks.vocab.scale_order_kept`) and no two of them
+    contain each other (:func:`medr2.tasks.vocab.nested_options`); else :class:`Skip`, counted. Its ``roles``: ``roles``
     where given (an item that is less than its perturbation declares), else those its perturbation declares;
     narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe)."""
     from medr2.records import Item, item_content_id, jsonable
+    from medr2.tasks.vocab import nested_options, scale_order_kept
 
+    if "options" in updates:  # the rules every option set follows (clean: medr2.tasks.assemble), for every variant
+        if not scale_order_kept(updates["options"]):
+            raise Skip("ordinal options out of their scale's order")
+        if nested_options(updates["options"]):
+            raise Skip("two options contain each other (is-a or part-of)")
     fields = parent.model_dump()
     fields.update(updates)
     fields["variant"] = variant

@@ -12,10 +12,9 @@ from medr2.perturb.context import PerturbContext
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, plausible_premise, there_is
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
-from medr2.tasks.vocab import be, is_normal
+from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
 
 NONE_OF_THE_ABOVE = "None of the above"
-_FIXED_LAST = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
 
 
 def _rng(ctx: PerturbContext, item: Item, code: str) -> tuple[int, np.random.Generator]:
@@ -118,7 +117,7 @@ class CorrectHint(Perturbation):
         facts = _earlier_facts(item, case)
         if not facts:
             raise Skip("no earlier-stage facts known (stage-1 item or case lacks them)")
-        turns = [ContextTurn(question=FACTS[k].question, answer=v, correct=True) for k, v in facts]
+        turns = [ContextTurn(question=FACTS[k].ask(case), answer=v, correct=True) for k, v in facts]
         seed = ctx.item_seed(item, self.code)
         return [derive_item(item, variant="T2", params={"facts": [k for k, _ in facts]}, seed=seed,
                             context=[*item.context, *turns], meta=answer_changed_meta(item, item.answer))]
@@ -153,7 +152,7 @@ class MisleadingPremise(Perturbation):
             if wrong:
                 lure = wrong[int(rng.integers(len(wrong)))]
                 stated = item.options[letter_index(lure)]
-                return FACTS[key].state(stated), lure, {"fact": key, "stated": stated}
+                return FACTS[key].state(stated, case), lure, {"fact": key, "stated": stated}
         if item.task == "s3.abnormal" and item.form == "yesno":
             # the premise negates the case's state; the question states it (true claim) or its
             # opposite (twin), so the answer consistent with the premise is always the other one
@@ -182,7 +181,7 @@ class MisleadingPremise(Perturbation):
             raise Skip("no fact of the case has a wrong value plausible for its modality and region")
         key, alts = options[int(rng.integers(len(options)))]
         stated = alts[int(rng.integers(len(alts)))]
-        return FACTS[key].state(stated), None, {"fact": key, "stated": stated}
+        return FACTS[key].state(stated, case), None, {"fact": key, "stated": stated}
 
 
 def wrong_premise(item: Item, case: Case, ctx: PerturbContext,
@@ -289,8 +288,35 @@ class Paraphrase(Perturbation):
 
 
 # --------------------------------------------------------------------------- T6
+def _permutation(item: Item, rng: np.random.Generator) -> list[int]:
+    """T6's new order of ``item``'s options (new position -> old index): a seeded shuffle that moves the correct
+    option(s), "none/all of the above" kept last; an ordinal option set (:func:`medr2.tasks.vocab.ordinal_options`:
+    severity, quality, counts, sizes) is reversed, never shuffled (a scale out of order is no scale). Raises
+    :class:`Skip` where no such order moves the answer."""
+    n = len(item.options)
+    fixed = [i for i in range(n) if FIXED_OPTION.match(item.options[i])]
+    movable = [i for i in range(n) if i not in fixed]
+    if len(movable) < 2:
+        raise Skip("fewer than two options can move")
+    answer_idx = {letter_index(a) for a in item.answer.split(",") if a}
+
+    def moved(perm: list[int]) -> bool:
+        return all(perm.index(a) != a for a in answer_idx) if item.form == "mcq" else perm != list(range(n))
+
+    if ordinal_options(item.options) is not None:
+        perm = movable[::-1] + fixed
+        if not moved(perm):
+            raise Skip("ordinal option set: its reverse leaves the correct option in place")
+        return perm
+    for _ in range(64):
+        perm = [movable[j] for j in rng.permutation(len(movable))] + fixed
+        if moved(perm):
+            return perm
+    raise Skip("no permutation moves the correct option")
+
+
 class OptionPermutation(Perturbation):
-    """T6: options shuffled (the correct one always moves); answer letters remapped."""
+    """T6: options shuffled (the correct one always moves; an ordinal scale reversed); answer letters remapped."""
 
     code = "T6"
     title = "option permutation"
@@ -300,19 +326,8 @@ class OptionPermutation(Perturbation):
         if item.form not in ("mcq", "multi") or len(item.options) < 2:
             raise Skip("not a multiple-choice item with at least two options")
         seed, rng = _rng(ctx, item, self.code)
-        n = len(item.options)
-        fixed = [i for i in range(n) if _FIXED_LAST.match(item.options[i])]
-        movable = [i for i in range(n) if i not in fixed]
-        if len(movable) < 2:
-            raise Skip("fewer than two options can move")
+        perm = _permutation(item, rng)
         answer_idx = {letter_index(a) for a in item.answer.split(",") if a}
-        for _ in range(64):
-            perm = [movable[j] for j in rng.permutation(len(movable))] + fixed  # new position -> old index
-            moved = all(perm.index(a) != a for a in answer_idx) if item.form == "mcq" else perm != list(range(n))
-            if moved:
-                break
-        else:
-            raise Skip("no permutation moves the correct option")
         options = [item.options[i] for i in perm]
         new_letters = sorted(letter(perm.index(a)) for a in answer_idx)
         answer = ",".join(new_letters)

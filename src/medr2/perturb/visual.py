@@ -20,12 +20,13 @@ from scipy import ndimage
 from medr2.images import ImageRef
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
 from medr2.perturb.context import CaseRef, PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, norm, option_index
+from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, ZERO_OPTION, lesion_words, norm, option_index
 from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
 from medr2.tasks.common import abnormal_state
+from medr2.tasks.vocab import in_scale_order, ordinal_options
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -225,11 +226,28 @@ def answer_for_shown(item: Item, case: Case, other: Case,
             if wrong:
                 idx = wrong[int(rng.integers(len(wrong)))]
                 options[idx] = value
+                options, idx = _scale_layout(item.options, options, idx)
         return None if idx is None else (options, letter(idx))
     if item.task in SHOWN_ANSWER:
         shown = SHOWN_ANSWER[item.task](item, case, other)
         return None if shown is None else (list(item.options), shown)
     return None
+
+
+def _scale_layout(before: list[str], options: list[str], idx: int) -> tuple[list[str], int]:
+    """``options`` (``before`` with one value put in) laid out in the direction ``before`` ran on its ordinal scale,
+    and the new index of option ``idx``; unchanged where the set is no ordinal one."""
+    found = ordinal_options(options)
+    if found is None:
+        return options, idx
+    ranked, scale = found
+    ordered = in_scale_order(ranked, scale)
+    old = ordinal_options(before)
+    if old is not None and old[0] == in_scale_order(old[0], old[1])[::-1] != old[0]:
+        ordered = ordered[::-1]
+    fixed = [o for o in options if o not in ranked]
+    laid = ordered + fixed
+    return laid, laid.index(options[idx])
 
 
 def _opposite(yes_no: str) -> str:
@@ -453,6 +471,13 @@ class _CueVariant(Perturbation):
         return ctx.render((self.code, rel, _cue_key(cue)), lambda: draw_cue(ctx.load(rel), cue, mask))
 
 
+def _one_lesion(case: Case) -> str:
+    """The lesion a cue marks, named in agreement with the case's lesions: "The lesion" of its only one, "One of
+    the lesions" of several (:func:`medr2.perturb.facts.lesion_words`)."""
+    words = lesion_words(case)
+    return "One of the lesions" if words["is"] == "are" else words["The_lesion"]
+
+
 def _cue_question(family: str, item: Item, where: str) -> str:
     if family == "label":
         return f"Which finding is present in {where}?"
@@ -482,7 +507,7 @@ class CorrectCue(_CueVariant):
         elif family == "abnormal":
             updates["question"] = _cue_question(family, item, "the marked region")
         else:
-            updates["question"] = f"The lesion is marked on the image. {item.question}"
+            updates["question"] = f"{_one_lesion(case)} is marked on the image. {item.question}"
         return [derive_item(item, variant="V5", params={"family": family, "kind": kind, "finding": fi},
                             seed=ctx.item_seed(item, self.code), meta=answer_changed_meta(item, item.answer),
                             **updates)]
@@ -598,8 +623,8 @@ class CoordinatesOnly(Perturbation):
         elif family == "abnormal":
             updates["question"] = _cue_question(family, item, where)
         else:
-            updates["question"] = (f"The lesion lies in the pixel box {_box_text(f.box, case.width, case.height)}. "
-                                   f"{item.question}")
+            box = _box_text(f.box, case.width, case.height)
+            updates["question"] = f"{_one_lesion(case)} lies in the pixel box {box}. {item.question}"
         return [derive_item(item, variant="V7", params={"family": family, "finding": fi}, seed=seed,
                             meta=answer_changed_meta(item, item.answer), **updates)]
 

@@ -27,7 +27,7 @@ from medr2.errors import BadInput, is_text
 from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 from medr2.textfile import open_text
-from medr2.vocab import clean_label
+from medr2.vocab import anatomical_location, anatomy_words, clean_label
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
@@ -542,20 +542,49 @@ def _no_empty_label(structures: Sequence[Structure], findings: Sequence[Finding]
                        field=empty[0])
 
 
+ANATOMICAL_KINDS = ("organ", "region", "landmark")  # structure kinds named by anatomy (not an instance's class)
+
+
+def structure_words(name: str, kind: str = "organ") -> str:
+    """A structure's name as a radiologist signs it: an anatomical structure's atlas spelling or raw label name
+    through the vocabulary (:func:`medr2.vocab.anatomy_words`: ``Frontal_Sup_L`` -> "left superior frontal gyrus",
+    MSD's ``PZ`` -> "prostate peripheral zone", ``CSF`` -> "cerebrospinal fluid"); any other kind cleaned only."""
+    text = clean_label(name)
+    return anatomy_words(text) if kind in ANATOMICAL_KINDS else text
+
+
+def located(attributes: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """A finding's attributes with its ``location`` worded as a radiologist signs it
+    (:func:`medr2.vocab.anatomical_location`); a location that is none (a tissue class: "grey matter" says what a
+    lesion is made of, not where) is dropped, never guessed, and counted in ``meta["locations_dropped"]``."""
+    out = dict(attributes)
+    loc = out.get("location")
+    if isinstance(loc, str):
+        words = anatomical_location(loc)
+        if words is None:
+            out.pop("location")
+            meta["locations_dropped"] = int(meta.get("locations_dropped", 0)) + 1
+        else:
+            out["location"] = words
+    return out
+
+
 def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], file: str,
               structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
               meta: Mapping[str, Any] | None = None) -> Case:
     """Build and validate a Case: defaults from the mapping, then the record's own fields. Every label (finding
     labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics) is cleaned here (:func:`medr2.vocab.clean_label`:
-    NFKC, invisible characters, white space), the one place every reader's cases pass."""
+    NFKC, invisible characters, white space), the one place every reader's cases pass; structure names and finding
+    locations are worded as a radiologist signs them (:func:`structure_words`, :func:`located`)."""
     mfile = str(dr.mapping_file) if dr.mapping_file else None
     merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
     merged = {k: v for k, v in merged.items() if v is not None}
     merged.update(fields)
     extra_meta = dict(merged.pop("meta", {}) or {})
-    structures = [s.model_copy(update={"name": clean_label(s.name)}) for s in
+    structures = [s.model_copy(update={"name": structure_words(s.name, s.kind)}) for s in
                   (*structures, *merged.pop("structures", []))]
-    findings = [f.model_copy(update={"label": clean_label(f.label)}) for f in (*findings, *merged.pop("findings", []))]
+    findings = [f.model_copy(update={"label": clean_label(f.label), "attributes": located(f.attributes, extra_meta)})
+                for f in (*findings, *merged.pop("findings", []))]
     merged.update({k: clean_label(v) for k, v in merged.items() if k in LABEL_TEXT_FIELDS and isinstance(v, str)})
     if isinstance(merged.get("mimics"), list):
         merged["mimics"] = [clean_label(m) if isinstance(m, str) else m for m in merged["mimics"]]

@@ -26,6 +26,7 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.images import MAX_PIXELS, ImageStore, check_decoded
+from medr2.imaging.orientation import display_ops, to_display
 from medr2.records import Case, Finding, Structure
 from medr2.sources.common import (
     TEXT,
@@ -193,6 +194,12 @@ def _frame_group(ds: Any, frame: int, seq: str) -> Any:
         if g is not None and len(g) > idx and seq in g[idx] and len(g[idx][seq].value):
             return g[idx][seq].value[0]
     return None
+
+
+def _frame_iop(ds: Any, frame: int) -> Any:
+    """A frame's ImageOrientationPatient from its functional groups, else None (the file's own then applies)."""
+    grp = _frame_group(ds, frame, "PlaneOrientationSequence")
+    return grp.get("ImageOrientationPatient") if grp is not None else None
 
 
 def _first(v: Any) -> float | None:
@@ -401,8 +408,10 @@ class DicomSource:
             raise BadInput(e.reason, file=spec.rel, record=key, field=e.field) from e
         except Exception as e:  # pydicom's LUT functions on inconsistent headers
             raise BadInput(f"cannot window the pixel data: {e}", file=spec.rel, record=key, field="PixelData") from e
+        stored = img.shape[:2]  # masks of SEG frames and overlays lie on the stored grid
+        ops = display_ops(ds, _frame_iop(ds, spec.frame))
+        img = to_display(img, ops)  # the standard display the file's own tags say (issue 40)
         ref = images.put_array(img)
-        h, w = img.shape[:2]
         fields: dict[str, Any] = {}
         raw_mod = str(ds.get("Modality", "")).strip().upper()
         if raw_mod:
@@ -415,6 +424,8 @@ class DicomSource:
             fields["plane"] = plane
         spacing = self._spacing(ds, spec.frame)
         meta: dict[str, Any] = {"dicom_modality": raw_mod, "frame": spec.frame, "n_frames": spec.n_frames, **win}
+        if ops:
+            meta["display_ops"] = list(ops)
         if spacing:
             fields["pixel_spacing_mm"] = (spacing[0] + spacing[1]) / 2
             meta["pixel_spacing_rc_mm"] = list(spacing)
@@ -427,10 +438,10 @@ class DicomSource:
         structures: list[Structure] = []
         findings: list[Finding] = []
         try:
-            overlays = self._overlay_regions(ds, images, (h, w), key)
+            overlays = self._overlay_regions(ds, images, stored, key, ops)
         except BadInput as e:
             raise BadInput(e.reason, file=e.file or spec.rel, record=key, field=e.field) from e
-        for r in [*self._seg_regions(spec, images, (h, w), key), *overlays]:
+        for r in [*self._seg_regions(spec, images, stored, key, ops), *overlays]:
             (findings if isinstance(r, Finding) else structures).append(r)  # type: ignore[arg-type]
         return make_case(self.dr, key=key, ref=ref, fields=fields, file=spec.rel, structures=structures,
                          findings=findings, meta=meta)
@@ -457,7 +468,7 @@ class DicomSource:
         return (r, c) if r > 0 and c > 0 else None
 
     def _seg_regions(self, spec: DicomSpec, images: ImageStore, shape: tuple[int, int],
-                     key: str) -> list[Structure | Finding]:
+                     key: str, ops: tuple[str, ...] = ()) -> list[Structure | Finding]:
 
         out: list[Structure | Finding] = []
         cache: dict[str, np.ndarray] = {}
@@ -476,13 +487,13 @@ class DicomSource:
             if frame.shape != shape:
                 raise BadInput(f"SEG frame is {frame.shape}, image is {shape}", file=s.file, record=key,
                                field="segmentation")
-            r = region_from_mask(images, frame > 0, s.label, s.kind)
+            r = region_from_mask(images, to_display(frame > 0, ops), s.label, s.kind)
             if r is not None:
                 out.append(r)
         return out
 
     def _overlay_regions(self, ds: Any, images: ImageStore, shape: tuple[int, int],
-                         key: str) -> list[Structure | Finding]:
+                         key: str, ops: tuple[str, ...] = ()) -> list[Structure | Finding]:
         from scipy.ndimage import binary_fill_holes
 
         out: list[Structure | Finding] = []
@@ -521,7 +532,7 @@ class DicomSource:
                     if v is not None and str(v.value).strip():
                         label = str(v.value).strip()
                         break
-            r = region_from_mask(images, full, str(label or "overlay region"), self.overlay_kind)
+            r = region_from_mask(images, to_display(full, ops), str(label or "overlay region"), self.overlay_kind)
             if r is not None:
                 out.append(r)
         return out

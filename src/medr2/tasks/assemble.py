@@ -19,7 +19,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
-from medr2.tasks.contract import check_evidence, check_sides, unmet
+from medr2.tasks.contract import check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -78,10 +78,6 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
         if missing is not None:
             out.skipped[spec.id] = missing.reason
             continue
-        lost = check_evidence(case, spec.stage)  # no finding question on an image its degradation made unreadable
-        if lost is not None:
-            out.skipped[spec.id] = lost
-            continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded)
         try:
@@ -105,7 +101,9 @@ def check_options(case: Case, d: Draft) -> None:
     the image cannot rule out, :func:`medr2.tasks.pools.case_compatible`: a synonym, sub-type, super-type,
     part/whole or co-occurring label); no wrong option of a single-answer
     MCQ contains the answer or is part of it, read without "the" ("the white matter" beside "the brain";
-    :func:`medr2.tasks.vocab.contains`), nor do the two things a question compares (``meta["x"]``, ``meta["y"]``).
+    :func:`medr2.tasks.vocab.contains`), no two options of any choice draft contain each other (options are
+    mutually exclusive: :func:`medr2.tasks.pools.LabelPools.distractors` draws them so), nor do the two things a
+    question compares (``meta["x"]``, ``meta["y"]``).
     Raises :class:`Skip` (counted per task like any other reason)
     otherwise; every task's drafts pass here (:func:`draft_case`)."""
     sides = check_sides(case, [d.question, *_texts(d.correct), *d.distractors])
@@ -127,14 +125,18 @@ def check_options(case: Case, d: Draft) -> None:
         if len(set(keys)) < len(keys):
             dup = next(o for o, k in zip(options, keys, strict=True) if keys.count(k) > 1)
             raise Skip(f"two options mean the same ({dup!r})")
+        if d.form == "mcq" and any(vocab.contains(o, r) for o in options if o not in right for r in right):
+            raise Skip("a wrong option contains the answer or is part of it")
+        _check_exclusive(options, OPTIONS_NESTED)  # options mutually exclusive: no is-a / part-of pair
         for o in options:
             if o in right:
                 continue
             hit = next((t for t in true if vocab.conflicts(o, t)), None)
             if hit is not None:
                 raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
-            if d.form == "mcq" and any(vocab.contains(o, r) for r in right):
-                raise Skip("a wrong option contains the answer or is part of it")
+
+
+OPTIONS_NESTED = "two options contain each other (is-a or part-of)"
 
 
 def _texts(correct: str | list[str]) -> list[str]:
@@ -142,11 +144,10 @@ def _texts(correct: str | list[str]) -> list[str]:
 
 
 def _check_exclusive(labels: Sequence[str], reason: str) -> None:
-    """Skip when two of ``labels`` contain each other (is-a or part-of in the clinical vocabulary)."""
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            if vocab.contains(a, b):
-                raise Skip(reason)
+    """Skip when two of ``labels`` contain each other (is-a or part-of in the clinical vocabulary:
+    :func:`medr2.tasks.vocab.nested_options`)."""
+    if vocab.nested_options(list(labels)) is not None:
+        raise Skip(reason)
 
 
 class Assembler:

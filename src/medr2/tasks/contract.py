@@ -164,26 +164,24 @@ def check_sides(case: Case, texts: Iterable[str]) -> str | None:
 
 
 EVIDENCE_LOST = "the case's own degradation left too little of the lesion evidence to read (evidence SSIM below 0.5)"
-FINDING_STAGE = 3  # tasks of this stage and later ask about findings, diagnosis or report
 
 
 def evidence_readable(case: Case) -> bool:
     """Whether the lesion evidence survives the degradation the source applied to the case's image: its declared
     ``meta["evidence_ssim"]`` (the lowest SSIM within a lesion to the image before, measured with
     :func:`medr2.imaging.physics.evidence_ssim`, the measure of V8/V11) is at least
-    :data:`medr2.imaging.physics.MIN_EVIDENCE_SSIM`; an image the source did not degrade (no value) is readable."""
+    :data:`medr2.imaging.physics.MIN_EVIDENCE_SSIM`; an image the source did not degrade (no value) is readable.
+    A requirement (``evidence_readable``) each task that reads lesion evidence declares, not a rule of its stage:
+    a task that needs none (a plugin's, of any stage) is not skipped by it."""
     from medr2.imaging.physics import MIN_EVIDENCE_SSIM
 
     v = case.meta.get("evidence_ssim")
     return not isinstance(v, int | float) or v >= MIN_EVIDENCE_SSIM
 
 
-def check_evidence(case: Case, stage: int) -> str | None:
-    """The skip reason for a finding question (stage 3 and 4) on an image its own degradation made unreadable, else
-    None: the one evidence clause of the contract, checked for every task (:func:`medr2.tasks.assemble.draft_case`)."""
-    if stage >= FINDING_STAGE and not evidence_readable(case):
-        return EVIDENCE_LOST
-    return None
+register_requirement(Requirement(
+    "evidence_readable", "lesion evidence the case's own degradation left readable (declared evidence SSIM at "
+    "least 0.5, or no degradation)", evidence_readable, EVIDENCE_LOST))
 
 
 def unmet(requires: tuple[str, ...], case: Case) -> Requirement | None:

@@ -179,10 +179,34 @@ class LabelPools:
             if not cands:
                 continue
             idx = sorted(rng.choice(len(cands), size=min(need, len(cands)), replace=False).tolist())
-            chosen.extend(cands[i] for i in idx)
+            chosen.extend(_exclusive(cands, idx, chosen, rng))
         if len(chosen) < (k if min_k is None else min_k):
             raise Skip(f"too few distinct {key} labels for distractors")
         return chosen
+
+
+def _nested(label: str, others: Iterable[str]) -> bool:
+    return any(vocab.contains(label, o) for o in others)
+
+
+def _exclusive(cands: list[str], idx: list[int], chosen: list[str], rng: np.random.Generator) -> list[str]:
+    """The candidates ``idx`` drawn from ``cands``, made mutually exclusive with each other and with those
+    ``chosen`` before: a draw that contains another option or is part of it (is-a or part-of in the clinical
+    vocabulary, :func:`medr2.tasks.vocab.contains`: "glioblastoma" beside "glioma", "whole body" beside "chest")
+    is replaced by the next candidate, in a seeded order, that contains none; dropped where none is left. A draw
+    with no nested pair is kept as drawn (and draws nothing more)."""
+    keep: list[int] = []
+    for i in idx:
+        if not _nested(cands[i], [*chosen, *(cands[j] for j in keep)]):
+            keep.append(i)
+    if len(keep) == len(idx):
+        return [cands[i] for i in idx]
+    for i in (int(j) for j in rng.permutation(len(cands))):
+        if len(keep) == len(idx):
+            break
+        if i not in keep and i not in idx and not _nested(cands[i], [*chosen, *(cands[j] for j in keep)]):
+            keep.append(i)
+    return [cands[i] for i in sorted(keep)]
 
 
 def _slash_parts(label: str) -> list[str]:

@@ -44,10 +44,13 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
         "xray": ("PA", "AP", "lateral", "oblique"),
         "us": ("transverse", "longitudinal", "oblique"),
         "nm": ("anterior", "posterior", "lateral", "oblique"),
-        "mammography": ("CC", "MLO", "ML", "XCCL"),  # BI-RADS atlas standard and supplementary views
+        "mammography": ("CC", "MLO", "ML", "XCCL", "LM", "LMO"),  # BI-RADS atlas standard and supplementary views
     },
     "sequence": {
-        "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast"),
+        # seven MR sequences, so three mutually exclusive wrong options remain beside any one (T1 post-contrast is a
+        # T1-weighted, FLAIR a T2-weighted sequence: never two options of one question)
+        "mr": ("T1-weighted", "T2-weighted", "FLAIR", "diffusion-weighted", "T1 post-contrast", "proton density",
+               "susceptibility-weighted"),
         "ct": ("non-contrast", "arterial phase", "portal venous phase", "bone window", "lung window"),
     },
     "intensity": {
@@ -119,6 +122,31 @@ def in_scale_order(options: list[str], scale: tuple[str, ...]) -> list[str]:
     return sorted(options, key=lambda o: rank[norm(o)])
 
 
+# options a variant keeps in the last place whatever it reorders ("None of the above", "All of the above")
+FIXED_OPTION = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
+
+
+def ordinal_options(options: list[str] | tuple[str, ...]) -> tuple[list[str], tuple[str, ...]] | None:
+    """The options of a set that stand on a declared ordinal scale (every option but a fixed "none/all of the
+    above", :data:`FIXED_OPTION`) and that scale, or None where the set is no ordinal one."""
+    ranked = [str(o) for o in options if not FIXED_OPTION.match(str(o))]
+    scale = ordinal_scale(ranked)
+    return None if scale is None else (ranked, scale)
+
+
+def scale_order_kept(options: list[str] | tuple[str, ...]) -> bool:
+    """Whether an option set keeps its ordinal scale's order: its options on the scale (:func:`ordinal_options`)
+    stand in the scale's order or in its reverse (a radiologist reads "severe, moderate, mild" as a scale, not
+    "moderate, severe, mild"). True for a set on no scale. The one rule every layout of options is checked by
+    (clean items: :mod:`medr2.tasks.assemble`; variants: :func:`medr2.perturb.registry.derive_item`)."""
+    found = ordinal_options(options)
+    if found is None:
+        return True
+    ranked, scale = found
+    ordered = in_scale_order(ranked, scale)
+    return ranked in (ordered, ordered[::-1])
+
+
 def norm(label: str) -> str:
     """Comparison key of a label: its concept in the clinical vocabulary, else its normalised text."""
     return clinical.key(str(label))
@@ -137,6 +165,16 @@ def contains(a: str, b: str) -> bool:
     """Whether one of ``a`` and ``b`` contains the other: a sub-type or a part of it (is-a or part-of in the clinical
     vocabulary, :func:`medr2.vocab.related`), read without a leading "the" ("the brain", "the white matter")."""
     return clinical.related(_bare(a), _bare(b)) in ("parent", "child")
+
+
+def nested_options(options: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
+    """The first two of ``options`` that contain each other (:func:`contains`: is-a or part-of), or None: the options
+    of one question are mutually exclusive (no "glioma" beside "glioblastoma", no "whole body" beside "chest")."""
+    for i, a in enumerate(options):
+        for b in options[i + 1:]:
+            if contains(a, b):
+                return str(a), str(b)
+    return None
 
 
 def _bare(text: str) -> str:

@@ -314,17 +314,27 @@ def decode_image(dr: DataRoot, rel: str, *, record: str, file: str, field_name: 
 
 @dataclass(frozen=True)
 class DicomImage:
-    pixels: np.ndarray  # uint8 display image
+    pixels: np.ndarray  # uint8 display image, in the standard display orientation its tags say
     fields: dict[str, Any]  # modality, plane, pixel_spacing_mm from the tags
     meta: dict[str, Any]
     patient_id: str | None
     header: Any
+    ops: tuple[str, ...] = ()  # stored grid -> display (medr2.imaging.orientation.display_ops)
+    stored: tuple[int, int] = (0, 0)  # (width, height) of the stored grid
+
+    def box(self, box: Sequence[float]) -> tuple[float, float, float, float]:
+        """A box given on the file's stored pixels (a label table's) in the displayed image."""
+        from medr2.imaging.orientation import box_to_display
+
+        x1, y1, x2, y2 = box_to_display(box, self.ops, *self.stored)
+        return x1, y1, x2, y2
 
 
 def decode_dicom(dr: DataRoot, rel: str, *, record: str, file: str, field_name: str = "image") -> DicomImage:
     """A DICOM image decoded and windowed like the ``dicom`` reader does (modality LUT, window / VOI LUT /
     min-max, MONOCHROME1 inverted); modality, plane and pixel spacing from its tags."""
-    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, read_checked, window_to_uint8
+    from medr2.imaging.orientation import display_ops, to_display
+    from medr2.sources.dicom import MODALITY_NAMES, DicomSource, _frame_iop, read_checked, window_to_uint8
 
     path = dr.path(rel, record=record, field_name=field_name)
     if not path.is_file():
@@ -343,6 +353,11 @@ def decode_dicom(dr: DataRoot, rel: str, *, record: str, file: str, field_name: 
     if px.ndim == 3 and px.shape[-1] != 3 or px.ndim not in (2, 3):
         raise BadInput(f"unexpected pixel array shape {px.shape}", file=rel, record=record, field="PixelData")
     img, win = window_to_uint8(px, ds, 0)
+    stored = (int(img.shape[1]), int(img.shape[0]))
+    ops = display_ops(ds, _frame_iop(ds, 0))
+    img = to_display(img, ops)  # the standard display its own tags say (issue 40)
+    if ops:
+        win = {**win, "display_ops": list(ops)}
     fields: dict[str, Any] = {}
     raw_mod = str(ds.get("Modality", "")).strip().upper()
     if raw_mod:
@@ -355,7 +370,7 @@ def decode_dicom(dr: DataRoot, rel: str, *, record: str, file: str, field_name: 
     if spacing:
         fields["pixel_spacing_mm"] = (spacing[0] + spacing[1]) / 2
     pid = str(ds.get("PatientID", "") or "").strip()
-    return DicomImage(img, fields, meta, pid or None, ds)
+    return DicomImage(img, fields, meta, pid or None, ds, ops, stored)
 
 
 # --- boxes --------------------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ from medr2.sources.datasets._base import DatasetSource, RecordSpec
 from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
 FINDING_WORDS = re.compile(r"tumou?r|cancer|edema|oedema|lesion|mass|nodule|metasta|enhancing", re.I)
+# labels that name a part of the dataset's organ only by direction (Task04 Hippocampus: Anterior, Posterior)
+DIRECTION_WORDS = frozenset({"anterior", "posterior", "superior", "inferior", "medial", "lateral", "head", "body",
+                             "tail"})
 SEQUENCES = {"t1w": "T1-weighted", "t1": "T1-weighted", "t1gd": "T1 post-contrast", "t2w": "T2-weighted",
              "t2": "T2-weighted", "flair": "FLAIR", "adc": "ADC", "dwi": "diffusion-weighted"}
 REGIONS = (("brain|brats|hippocampus", "head"), ("heart|atrium|lung", "chest"),
@@ -39,6 +42,15 @@ class MsdSource(DatasetSource):
     title = "Medical Segmentation Decathlon"
     mapping_schema = {"findings": Key("text list"), "slices_per_plane": Key("integer", minimum=1),
                       "planes": Key("text list", choices=PLANES), "min_area_px": Key("integer", minimum=0)}
+
+    def _organ_words(self, name: str) -> str:
+        """An organ label in words: a label that names only a part of the task's organ by its direction (Task04
+        Hippocampus: ``Anterior``, ``Posterior``) is that part of the organ the dataset is named after ("anterior
+        hippocampus"); any other label as given (worded by :func:`medr2.sources.common.structure_words`)."""
+        organ = str(self.info.get("name", "")).strip().lower()
+        if name.strip().lower() in DIRECTION_WORDS and organ:
+            return f"{name.strip().lower()} {organ}"
+        return name
 
     def __init__(self, arg: str | None) -> None:
         super().__init__(arg)
@@ -62,8 +74,8 @@ class MsdSource(DatasetSource):
         if "name" in self.info and "source" not in self.user_keys:
             self.dr.mapping["source"] = f"MSD {self.info['name']}"
         extra = set(self.option("findings", []) or [])
-        self.roles = {v: LabelRole(n, "finding" if (FINDING_WORDS.search(n) or n in extra) else "organ")
-                      for v, n in self.labels.items() if v != 0}
+        self.roles = {v: LabelRole(self._organ_words(n), "organ") if not (FINDING_WORDS.search(n) or n in extra)
+                      else LabelRole(n, "finding") for v, n in self.labels.items() if v != 0}
         self.planes = tuple(self.option("planes", PLANES))
         if any(p not in PLANES for p in self.planes):
             raise BadInput(f"planes must be among {PLANES}", file=self.where(), field="planes")

@@ -96,7 +96,7 @@ class RsnaPneumoniaSource(DatasetSource):
                 continue
             x, y, w, h = (to_float(r[c], file=spec.file, record=spec.key, field_name=c)
                           for c in ("x", "y", "width", "height"))
-            box, _ = fit_box((x, y, x + w, y + h), ref.width, ref.height, file=spec.file, record=spec.key,
+            box, _ = fit_box(dcm.box((x, y, x + w, y + h)), ref.width, ref.height, file=spec.file, record=spec.key,
                              field_name=f"x,y,width,height (box {j + 1})")
             boxes.append(Finding(label=FINDING, box=box, attributes=focal_attrs(FINDING),
                                  area_px=(box[2] - box[0]) * (box[3] - box[1])))

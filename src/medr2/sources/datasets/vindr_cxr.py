@@ -136,7 +136,7 @@ class VindrCxrSource(DatasetSource):
                 continue
             x1, y1, x2, y2 = (to_float(r[c], file=spec.file, record=spec.key, field_name=c)
                               for c in ("x_min", "y_min", "x_max", "y_max"))
-            box, was = fit_box((x1, y1, x2, y2), ref.width, ref.height, file=spec.file, record=spec.key,
+            box, was = fit_box(dcm.box((x1, y1, x2, y2)), ref.width, ref.height, file=spec.file, record=spec.key,
                                field_name=f"x_min..y_max ({cls}, {r.get('rad_id') or 'consensus'})")
             clipped += was
             by_class[cls].append((r.get("rad_id", ""), box))

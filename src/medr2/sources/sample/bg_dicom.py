@@ -66,10 +66,20 @@ def read_dicom(path: str | Path) -> Any:
     return ds
 
 
+def displayed(ds: Any, arr: Any) -> np.ndarray:
+    """``arr`` (pixels or a mask on the file's stored grid) in the standard display orientation the file's own
+    tags say (:func:`medr2.imaging.orientation.display_ops`: ``RG3_UNCR.dcm`` is stored mirrored,
+    ``PatientOrientation`` R\\F; ``explicit_VR-UN.dcm`` upside down, ``ImageOrientationPatient`` 1\\0\\0\\0\\-1\\0).
+    Every pixel array of a background passes here."""
+    from medr2.imaging.orientation import display_ops, to_display
+
+    return to_display(np.asarray(arr), display_ops(ds))
+
+
 def modality_values(ds: Any) -> np.ndarray:
     from pydicom.pixels import apply_modality_lut
 
-    return np.asarray(apply_modality_lut(ds.pixel_array, ds), dtype=np.float32)
+    return displayed(ds, np.asarray(apply_modality_lut(ds.pixel_array, ds), dtype=np.float32))
 
 
 def tag_window(ds: Any) -> tuple[float, float] | None:
@@ -303,7 +313,7 @@ def _liver_mr(path: str) -> Background:
 
 def overlay_lesion(ds: Any, img: np.ndarray) -> np.ndarray:
     """The overlay's closed contour lying on tissue (not the text or the frame), filled."""
-    ov = np.asarray(ds.overlay_array(0x6000)).astype(bool)
+    ov = displayed(ds, np.asarray(ds.overlay_array(0x6000)).astype(bool))
     lab, n = ndimage.label(ndimage.binary_dilation(ov, iterations=1))
     best, best_score = None, -1.0
     for i in range(1, n + 1):
@@ -324,7 +334,7 @@ def overlay_lesion(ds: Any, img: np.ndarray) -> np.ndarray:
 
 def _us(path: str) -> Background:
     ds = read_dicom(path)
-    rgb = np.asarray(ds.pixel_array, dtype=np.float32) / 255.0
+    rgb = displayed(ds, np.asarray(ds.pixel_array, dtype=np.float32) / 255.0)
     # crop to the scanned field: rows/columns where most pixels are not black (drops burned-in text)
     gray = rgb.mean(axis=2)
     rows = np.nonzero((gray > 0.08).mean(axis=1) > 0.6)[0]
