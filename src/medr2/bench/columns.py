@@ -124,7 +124,8 @@ def column_rules(rs: RecordSchema) -> ColumnRules:
 ITEM_RULES = column_rules(ITEM_SCHEMA)
 # the columns the row checks read (one pass, a row group at a time); ``parent_id`` is read in the parent pass only
 ROW_CHECKED = frozenset({"item_id", "case_id", *ITEM_RULES.required, *ITEM_RULES.literals, *ITEM_RULES.brackets,
-                         *PATH_COLUMNS, *PATH_LIST_COLUMNS, *(c for box, size in BOX_COLUMNS.items() for c in (box, *size))})
+                         *PATH_COLUMNS, *PATH_LIST_COLUMNS,
+                         *(c for box, size in BOX_COLUMNS.items() for c in (box, *size))})
 PARENTS_HELD = 1 << 20  # distinct parents (8 B each) gathered before they are made distinct again (_parent_unknown)
 TYPE_CHECKED = ROW_CHECKED | {"parent_id"}  # columns of another type than the schema's make every row a suspect
 
