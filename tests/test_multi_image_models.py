@@ -61,10 +61,11 @@ def check_openai(bench: Any, tiny: Path) -> None:
     with OpenAIServer(answer=answer) as srv:
         ad = load_adapter("openai:m", base_urls=[srv.url])
         try:
-            resp = ad.generate([_request(bench, item)])
+            resp = ad.generate([_request(bench, item), _request(bench, item)])
         finally:
             ad.close()
-    assert resp[0].status == "ok", resp[0].error
+    assert [r.status for r in resp] == ["ok", "ok"], [r.error for r in resp]
+    assert ad.images.encoded == 2  # each image's JSON fragment made once, spliced into both bodies
     parts = seen[0]["messages"][-1]["content"]
     assert [p["type"] for p in parts] == ["image_url", "image_url", "text"]
     got = [pixel_sha256(load_image(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]))))
