@@ -184,3 +184,19 @@ def test_model_option_max_images(bench: Any, tmp_path: Path) -> None:
         run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), out=tmp_path / "b",
                             split="all", modes=("independent",), adapter_extra={"max_images": 2}))
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["model"]["settings"]["max_images"] == 2
+
+
+def test_cli_refusal_is_exit_2_naming_the_item(bench: Any, tmp_path: Path) -> None:
+    """``medr2 eval`` with a one-image preset on a two-image bench: exit 2, one message naming the items file, an
+    item and the field, before any request (no server is even listening)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "medr2.cli", "eval", "--split", "all", "--bench", str(bench.root),
+                           "--model", "openai:m", "--preset", "llava-med", "--base-url", "http://127.0.0.1:9/v1",
+                           "--out", str(tmp_path / "run"), "--no-progress"], capture_output=True, text=True,
+                          timeout=300)
+    err = " ".join(done.stderr.split())
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "items.parquet" in err and "field=images" in err and "takes at most 1 per prompt" in err, err
+    assert "Traceback" not in done.stderr and not (tmp_path / "run" / "store.sqlite").exists()
