@@ -200,3 +200,16 @@ def test_cli_refusal_is_exit_2_naming_the_item(bench: Any, tmp_path: Path) -> No
     assert done.returncode == 2, done.stderr[-2000:]
     assert "items.parquet" in err and "field=images" in err and "takes at most 1 per prompt" in err, err
     assert "Traceback" not in done.stderr and not (tmp_path / "run" / "store.sqlite").exists()
+
+
+@pytest.mark.parametrize("how", ["held (--limit)", "loaded bench"])
+def test_refusal_on_every_selection_path(bench: Any, tmp_path: Path, how: str) -> None:
+    """The refusal reads a streamed selection by columns (above), a ``--limit`` selection and a loaded bench's
+    records alike: the first item of two images in bench order is named."""
+    first = next(it.item_id for it in bench.items if len(it.images) == 2)
+    extra: dict[str, Any] = {"limit": 200} if how.startswith("held") else {}
+    with OpenAIServer() as srv, pytest.raises(BadInput) as info:
+        run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), preset="llava-med",
+                            out=tmp_path / "run", split="all", **extra),
+                 bench=bench if how == "loaded bench" else None)
+    assert info.value.record == first and info.value.field == "images"
