@@ -65,7 +65,7 @@ var MEDR2 = (function () {
     var all = el("div", "thumbs");
     all.setAttribute("data-role", "images");
     row.more.forEach(function (e) {
-      var fig = e.cur ? current : el("div", "thumb other");
+      var fig = e.cur ? current : el("div", row.saw ? "thumb other" : "thumb other withheld");
       if (!e.cur) {
         var img = el("img");
         img.src = DATA.images[e.img];
