@@ -457,3 +457,51 @@ def test_gemma3_tokenizer_has_gemmas_newline_runs(built):
     runs = [vocab["\n" * k] for k in range(1, 5)]
     assert len(set(runs)) == 4
     assert tok("a\n\nb", add_special_tokens=False)["input_ids"][1] == runs[1]
+
+
+def _two_image_request(tmp_path, conv):
+    """An item showing a prior and the current study (issue 49) as the runner renders it."""
+    from medr2.records import ImageRef
+    from medr2.run.prompts import get_mode, render_messages
+
+    store = ImageStore(tmp_path)
+    refs = []
+    for k, (w, h) in enumerate(SIZES[:2]):
+        ref = store.put_array(np.random.default_rng(50 + k).integers(0, 255, (h, w, 3), dtype=np.uint8))
+        refs.append(ImageRef(path=ref.path, sha256=ref.sha256, width=w, height=h,
+                             role="prior" if k == 0 else "current", interval_days=30 if k == 0 else None))
+    cur = refs[1]
+    d = {"chance": 0.5, "template_id": "t0", "source": "test", "license": "CC0", "image_width": cur.width,
+         "image_height": cur.height, "case_id": "c0", "image": cur.path, "image_sha256": cur.sha256,
+         "split": "test", "stage": 3, "task": "s3.abnormal", "form": "yesno", "options": [], "answer": "yes",
+         "question": "Is there a new abnormality?", "images": [r.model_dump() for r in refs]}
+    d["item_id"] = item_content_id(d)
+    return render_messages(Item(**d), mode=get_mode("independent"), history=[], conv=conv)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_images_through_template_processor_and_hf(built, name, tmp_path):
+    """Every tiny family checkpoint takes an item of two images (issue 49): the chat template writes two image
+    places in order before the roles line, the processor encodes both, and ``hf:`` answers it."""
+    from transformers import AutoProcessor
+
+    from medr2.models.base import BoxConvention
+    from medr2.models.hf import to_hf_conversation
+    from medr2.models.registry import load_adapter
+
+    d = built(name)
+    fam = get_family(name)
+    proc = AutoProcessor.from_pretrained(d, local_files_only=True)
+    msgs = _two_image_request(tmp_path, BoxConvention(get_preset(fam.preset).box.space))
+    conv, images = to_hf_conversation(msgs, tmp_path)
+    text = proc.apply_chat_template(conv, add_generation_prompt=True, tokenize=False)
+    assert len(images) == 2 and text.count(fam.template_image) == 2, text
+    assert text.index(fam.template_image) < text.index("Image 1: prior study, 30 days before the current one.")
+    enc = proc(text=[text], images=images, return_tensors="pt")
+    assert int((enc["input_ids"] == proc.tokenizer.convert_tokens_to_ids(fam.image_token)).sum()) >= 2
+    space = get_preset(fam.preset).box.space
+    adapter = load_adapter(f"hf:{d}", batch_size=1, extra={"device": "cpu", "box_space": space})
+    resp = adapter.generate([Request(key="r", messages=msgs, settings=GenSettings(max_new_tokens=4),
+                                     bench_root=tmp_path, item_id="i")])
+    assert resp[0].status == "ok", resp[0].error
+    assert get_preset(fam.preset).max_images in (None, 1)  # the preset states how many images the family takes

@@ -465,3 +465,110 @@ def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixtur
               f"in {wall:.1f}s incl. engine start; log {log}")
         for line in lines:
             print(f"[servers] vllm-offline: {line}")
+
+
+# ---------------------------------------------------------------------------------------------
+# several images per question (issue 49): a bench of two-image items made from the built bench's clean items
+
+
+TWO_IMAGE_CASES = 4  # the cases whose clean items get a prior study (the next case's image, 180 days before)
+
+
+@pytest.fixture(scope="module")
+def two_image_bench(work: dict[str, Path]) -> Path:
+    """The built sample bench's clean items, those of the first cases with a prior study added before their own
+    image (another case's image, as a stand-in for the patient's earlier study), written with the bench writer;
+    then answered in-process by ``hf:`` (the reference the servers are compared with)."""
+    import shutil
+
+    from medr2.bench.format import load_bench, write_bench
+    from medr2.records import ImageRef
+    from tests.multi_image_fixtures import with_second_image
+
+    src = load_bench(work["bench"])
+    out = work["dir"] / "bench-two-images"
+    shutil.copytree(src.root / "images", out / "images")
+    cases = list(src.cases)
+    priors = {c.case_id: ImageRef(path=n.image, sha256=n.image_sha256, width=n.width, height=n.height, role="prior",
+                                  interval_days=180, case_id=n.case_id)
+              for c, n in zip(cases[:TWO_IMAGE_CASES], cases[1:TWO_IMAGE_CASES + 1], strict=True)}
+    parents: dict[str, str] = {}
+    items = [with_second_image(it, priors[it.case_id], parents) if it.case_id in priors and it.image else it
+             for it in src.items if it.variant == "clean"]
+    write_bench(out, cases, items, {"name": "two-images"})
+    medr2("eval", "--split", "all", "--bench", str(out), "--model", f"hf:{work['tiny']}", "--out",
+          str(work["dir"] / "run-two-hf"), "--mode", "independent", "--max-new-tokens", str(MAX_NEW), "--no-progress",
+          log=work["log"])
+    return out
+
+
+def two_image_run(srv: Server, work: dict[str, Path], bench: Path, name: str) -> list[str]:
+    """``medr2 eval`` of the two-image bench through ``srv`` (the adapter told the server takes two images per
+    prompt), then ``medr2 score``: every answer stored ok with both images in its request, scored, and equal to
+    ``hf:``'s (as the module docstring pins) with the same prompt token count (each image is one token: a dropped
+    image would show)."""
+    run = work["dir"] / f"run-two-{name}"
+    medr2("eval", "--split", "all", "--bench", str(bench), "--model", f"openai:{srv.model}", "--preset", "medr2-tiny",
+          "--base-url", srv.url, "--out", str(run), "--mode", "independent", "--max-new-tokens", str(MAX_NEW),
+          "--model-option", "max_images=2", "--concurrency", "4", "--retries", "0", "--no-progress", log=work["log"])
+    medr2("score", str(run), "--mixed-splits", log=work["log"])
+    several = 0
+    for sp in Store.open(run).iter_predictions(with_request=True):
+        request = sp.request or []
+        images = [p for m in request for p in m["parts"] if p["type"] == "image"]
+        several += len(images) == 2
+        if len(images) == 2:
+            text = next(p["text"] for p in request[-1]["parts"] if p["type"] == "text")
+            assert text.startswith("Image 1: prior study, 180 days before the current one. Image 2: current study.")
+    assert several > 0
+    hf, served = answers(work["dir"] / "run-two-hf"), answers(run)
+    assert set(hf) == set(served)
+    diffs = Counter(difference(hf[k][0], served[k][0], (served[k][2] or 0) >= MAX_NEW, name == "vllm")
+                    for k in hf)
+    assert not diffs.get("unexplained"), diffs
+    assert all(hf[k][1] == served[k][1] for k in hf), "prompt token counts differ from hf:"
+    scored = verdicts(run)
+    assert len(scored) == len(hf) and set(scored.values()) <= {"correct", "wrong", "unparsed", "error", "abstained",
+                                                               "truncated"}
+    return [f"{len(served)} answers, {several} of two images, stored and scored; vs hf: {dict(diffs)}"]
+
+
+def test_two_images_transformers_serve(work: dict[str, Path], tf_server: Server, two_image_bench: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    lines = with_log(tf_server, lambda: two_image_run(tf_server, work, two_image_bench, "transformers-serve"))
+    with capsys.disabled():
+        print(f"\n[servers] transformers-serve two images: {lines[0]}")
+
+
+def test_two_images_vllm(work: dict[str, Path], vllm_server: Server, two_image_bench: Path,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    lines = with_log(vllm_server, lambda: two_image_run(vllm_server, work, two_image_bench, "vllm"))
+    with capsys.disabled():
+        print(f"\n[servers] vllm two images: {lines[0]}")
+
+
+def test_two_images_vllm_offline_engine(work: dict[str, Path], two_image_bench: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``vllm:`` adapter (vLLM's in-process engine, its ``limit_mm_per_prompt`` from ``max_images_per_prompt``)
+    on the two-image bench: answers as ``hf:``'s, as the servers'."""
+    exe = vllm_python().with_name("medr2")
+    if not exe.exists():
+        pytest.skip(f"no medr2 in the vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
+    run = work["dir"] / "run-two-vllm-offline"
+    cmd = [str(exe), "eval", "--split", "all", "--bench", str(two_image_bench), "--model", f"vllm:{work['tiny_vllm']}",
+           "--preset", "medr2-tiny", "--out", str(run), "--mode", "independent", "--max-new-tokens", str(MAX_NEW),
+           "--batch-size", "16", "--no-progress", "--model-option", "dtype=float32", "--model-option",
+           "max_model_len=2048", "--model-option", f"kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}",
+           "--model-option", "max_images_per_prompt=2"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, **VLLM_ENV})
+    log = work["dir"] / "vllm-offline-two.log"
+    log.write_text(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", "utf-8")
+    assert p.returncode == 0, f"{' '.join(cmd)} -> {p.returncode}\n{log_errors(log)}\n{p.stderr[-6000:]}"
+    medr2("score", str(run), "--mixed-splits", log=work["log"])
+    hf, got = answers(work["dir"] / "run-two-hf"), answers(run)
+    assert set(hf) == set(got)
+    diffs = Counter(difference(hf[k][0], got[k][0], (got[k][2] or 0) >= MAX_NEW, True) for k in hf)
+    assert not diffs.get("unexplained"), diffs
+    assert all(hf[k][1] == got[k][1] for k in hf), "prompt token counts differ from hf:"
+    with capsys.disabled():
+        print(f"\n[servers] vllm offline engine two images: {len(got)} answers; vs hf: {dict(diffs)}")

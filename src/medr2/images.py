@@ -153,8 +153,18 @@ class IdentityRule:
     name: str
     versions: tuple[int, int]
     pixels: bool  # the identity is of the decoded pixels (else of the PNG bytes)
+    # the format version of a bench under this rule with items of several images (issue 49), so that a release
+    # that reads only one image per item refuses it rather than showing one image of each; None: not written
+    several: int | None = None
 
-    def format_version(self, *, renders: bool) -> int:
+    @property
+    def read_versions(self) -> tuple[int, ...]:
+        """Every format version a bench under this rule is written as."""
+        return (*self.versions, *(() if self.several is None else (self.several,)))
+
+    def format_version(self, *, renders: bool, several: bool = False) -> int:
+        if several and self.several is not None:
+            return self.several
         return self.versions[1] if renders else self.versions[0]
 
     def encode(self, arr: np.ndarray) -> bytes:
@@ -206,7 +216,7 @@ def check_png_end(data: bytes, file: str) -> None:
 
 
 PNG_BYTES = IdentityRule("png-sha256", (1, 2), pixels=False)
-PIXELS = IdentityRule("pixel-sha256", (3, 3), pixels=True)
+PIXELS = IdentityRule("pixel-sha256", (3, 3), pixels=True, several=4)
 IDENTITY_RULES = (PNG_BYTES, PIXELS)  # every rule a reader knows; the last one is what new benches are written by
 CURRENT_IDENTITY = IDENTITY_RULES[-1]
 
@@ -214,7 +224,7 @@ CURRENT_IDENTITY = IDENTITY_RULES[-1]
 def identity_of_version(version: object, *, file: str | None = None) -> IdentityRule:
     """The rule of a bench of ``format_version`` ``version`` (BadInput for a version no rule declares)."""
     for rule in IDENTITY_RULES:
-        if version in rule.versions and type(version) is int:
+        if version in rule.read_versions and type(version) is int:
             return rule
     raise BadInput(f"unsupported format_version {str(version)[:40]!r}", file=file, field="format_version")
 

@@ -134,6 +134,8 @@ class Case(_Frozen):
     # names of fields whose values are synthetic (not from the real data)
     synthetic_fields: list[str] = Field(default_factory=list)
     background: str | None = None  # the real source image this case was derived from
+    # other images of the patient the source links to this case (prior studies, views, sequences; issue 49)
+    companions: list[Companion] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("case_id", "patient_id", "source", "modality")
@@ -168,8 +170,46 @@ class ContextTurn(_Frozen):
     correct: bool = True
 
 
+ImageRole = Literal["current", "prior", "view", "sequence"]
+# what an image of an item is to its question (issue 49): the image asked about (``current``), an earlier study of
+# the same patient (``prior``, with its interval), another view of the same study (``view``: frontal, lateral, CC,
+# MLO, ...) or another sequence of the same study (``sequence``: T1, T1ce, T2, FLAIR, ...)
+IMAGE_ROLES: tuple[str, ...] = ("current", "prior", "view", "sequence")
+
+
+class ImageRef(_Frozen):
+    """One image of an item: its bench file, size, role and what the prompt calls it."""
+
+    path: str  # relative path inside the bench (images/<sha>.png)
+    sha256: str
+    width: int
+    height: int
+    role: ImageRole = "current"
+    label: str | None = None  # the view or sequence name ("lateral", "MLO", "FLAIR"); None: none
+    interval_days: int | None = None  # a prior: days before the current study; None: not known
+    case_id: str | None = None  # the case this image is of (a prior's own case); None: the item's case
+
+    @field_validator("width", "height")
+    @classmethod
+    def _side(cls, v: int) -> int:
+        _check_side(v)
+        return v
+
+
+class Companion(_Frozen):
+    """Another image of a case's patient a source links to it (issue 49): a prior study, another view or another
+    sequence, as the case id of that image's own case (which carries its own labels)."""
+
+    case_id: str
+    role: Literal["prior", "view", "sequence"]
+    label: str | None = None
+    interval_days: int | None = None
+
+
 class Item(_Frozen):
-    """One question about one image (clean or a variant)."""
+    """One question about one or several images (clean or a variant). ``image`` is the image asked about (the
+    current study); ``images`` the item's ordered list of every image shown when it has more than one (empty: the
+    list of one, :meth:`image_list`)."""
 
     item_id: str
     case_id: str
@@ -190,6 +230,8 @@ class Item(_Frozen):
     image_sha256: str | None = None
     image_width: int | None = None
     image_height: int | None = None
+    # every image shown, in the order shown, when more than one (issue 49); one of them is ``image`` (role current)
+    images: list[ImageRef] = Field(default_factory=list)
     cue: Cue | None = None
     context: list[ContextTurn] = Field(default_factory=list)
     variant: str = "clean"
@@ -211,6 +253,16 @@ class Item(_Frozen):
     @classmethod
     def _side(cls, v: int | None) -> int | None:
         return _check_side(v)
+
+    def image_list(self) -> list[ImageRef]:
+        """Every image shown, in order: ``images``, or the one ``image`` as a list of one (none for a text-only
+        item). The one way every consumer (prompts, adapters, exports, report, viewer) reads an item's images."""
+        if self.images:
+            return list(self.images)
+        if self.image is None or self.image_sha256 is None or not self.image_width or not self.image_height:
+            return []
+        return [ImageRef(path=self.image, sha256=self.image_sha256, width=self.image_width,
+                         height=self.image_height, role="current")]
 
     @property
     def answer_text(self) -> str:
@@ -235,6 +287,8 @@ def item_content_id(fields: dict[str, Any]) -> str:
         "cue", "context", "variant", "perturbation", "seed", "template_id", "parent_id",
     )
     payload = {k: fields.get(k) for k in keys}
+    if fields.get("images"):  # several images (issue 49); a one-image item's id is what it always was
+        payload["images"] = fields["images"]
     return stable_hash(jsonable(payload))
 
 

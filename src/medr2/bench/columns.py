@@ -10,7 +10,9 @@ from the :class:`~medr2.records.Item` model where it can be:
 - ``case_id`` a case of ``cases.parquet``; ``parent_id`` an item of the bench;
 - fields that may not be None not null; literal fields (``form``, ``split``) one of their values;
 - JSON fields shaped as their type (``[...]`` for lists and boxes, ``{...}`` for objects and sub-records);
-- image paths: not empty, no NUL, not absolute, no ``..`` part, at most ``MAX_PATH_CHARS`` characters;
+- image paths: not empty, no NUL, not absolute, no ``..`` part, at most ``MAX_PATH_CHARS`` characters; the
+  paths inside ``images`` (several images, issue 49): none empty, absolute, with a NUL or a ``..`` part (that
+  ``images`` holds ``image`` once, with role current, is a per-record check);
 - answer boxes: four finite numbers with positive size inside ``image_width`` x ``image_height``;
 - each column of the type the schema gives it (a column of another type makes every row a suspect).
 
@@ -65,9 +67,10 @@ from medr2.records import Item
 
 # the version of the checks of this module and of Validator's per-record checks: bump it when a check is added or
 # changed, so that benches checked under older rules are checked again (``is_checked``)
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: the paths inside ``images`` (issue 49)
 
 PATH_COLUMNS = ("image",)  # relative paths of bench files
+PATH_LIST_COLUMNS = ("images",)  # canonical JSON lists of records with a relative ``path`` (records.ImageRef)
 BOX_COLUMNS = {"answer_box": ("image_width", "image_height")}  # box column -> the image size it lies in
 PLAIN_COLUMNS = frozenset({"item_id", "question", "answer_box"})  # string columns read as plain (mostly distinct)
 _PARENT_DOTS = r"(^|/)\.\.(/|$)"
@@ -121,7 +124,8 @@ def column_rules(rs: RecordSchema) -> ColumnRules:
 ITEM_RULES = column_rules(ITEM_SCHEMA)
 # the columns the row checks read (one pass, a row group at a time); ``parent_id`` is read in the parent pass only
 ROW_CHECKED = frozenset({"item_id", "case_id", *ITEM_RULES.required, *ITEM_RULES.literals, *ITEM_RULES.brackets,
-                         *PATH_COLUMNS, *(c for box, size in BOX_COLUMNS.items() for c in (box, *size))})
+                         *PATH_COLUMNS, *PATH_LIST_COLUMNS,
+                         *(c for box, size in BOX_COLUMNS.items() for c in (box, *size))})
 PARENTS_HELD = 1 << 20  # distinct parents (8 B each) gathered before they are made distinct again (_parent_unknown)
 TYPE_CHECKED = ROW_CHECKED | {"parent_id"}  # columns of another type than the schema's make every row a suspect
 
@@ -157,6 +161,19 @@ def _bad_path(a: pa.Array) -> pa.Array:
     if pc.any(dots).as_py():
         bad = pc.or_(bad, pc.and_(dots, pc.match_substring_regex(a, _PARENT_DOTS)))
     return bad
+
+
+# a ``"path"`` value of JSON (canonical or not) that is empty, absolute, holds an escaped control character (a NUL) or a
+# ``..`` part
+_BAD_LISTED_PATH = r'"path"\s*:\s*"(/|"|[^"]*\\u00|([^"]*/)?\.\.(/|"))'
+
+
+def _bad_listed_paths(a: pa.Array) -> pa.Array:
+    """Rows of a JSON list of path records (``images``) with a path :func:`_bad_path` would refuse."""
+    listed = pc.invert(pc.equal(a, "[]"))
+    if not pc.any(pc.fill_null(listed, False)).as_py():
+        return listed
+    return pc.and_(listed, pc.match_substring_regex(a, _BAD_LISTED_PATH))
 
 
 def _bad_brackets(opening: str, closing: str) -> Callable[[pa.Array], pa.Array]:
@@ -210,6 +227,7 @@ def suspects(t: pa.Table, case_ids: pa.Array, rules: ColumnRules = ITEM_RULES) -
           for name, values in rules.literals.items()),
         *((name, _bad_brackets(*b)) for name, b in rules.brackets.items()),
         *((name, _bad_path) for name in PATH_COLUMNS),
+        *((name, _bad_listed_paths) for name in PATH_LIST_COLUMNS),
         ("case_id", lambda a: pc.invert(pc.is_in(a, value_set=case_ids))),
     ]
     for name, test in tests:

@@ -42,10 +42,11 @@ FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
 # version 2 = version 1 + renders.parquet (deferred images, medr2.renders); version 3 = images named by their
 # pixels, with or without renders.parquet (medr2.images.PIXELS). Versions 1 and 2 are read (and perturbed) under
-# their own rule, medr2.images.PNG_BYTES; every new bench is version 3 (medr2.images.identity_of_version decides)
+# their own rule, medr2.images.PNG_BYTES; every new bench is version 3 (medr2.images.identity_of_version decides),
+# or version 4 where some item shows several images (issue 49: version 3 + the ``images`` column in use)
 RENDERS_FORMAT_VERSION = 2
 PIXELS_FORMAT_VERSION = CURRENT_IDENTITY.format_version(renders=False)
-READ_VERSIONS = tuple(sorted({v for rule in IDENTITY_RULES for v in rule.versions}))
+READ_VERSIONS = tuple(sorted({v for rule in IDENTITY_RULES for v in rule.read_versions}))
 MANIFEST = "manifest.json"
 CASES_FILE = "cases.parquet"
 ITEMS_FILE = "items.parquet"
@@ -207,6 +208,7 @@ class BenchWriter:
         self._case_summary = _CaseSummary()
         self._case_ids: set[str] = set()
         self._item_case_ids: set[str] = set()
+        self._several = False  # some item shows several images (format version 4, issue 49)
         self._counts = _Counts()
         self.closed = False
 
@@ -234,6 +236,7 @@ class BenchWriter:
             for it in block if first_dup is None else block[:first_dup]:
                 self._item_case_ids.add(it.case_id)
                 self._counts.add(it)
+                self._several = self._several or bool(it.images)
                 self._buffer.append(ITEM_SCHEMA.to_row(it))
                 if len(self._buffer) >= self.row_group_size:
                     self._flush()
@@ -309,7 +312,7 @@ class BenchWriter:
         cases_sha = sha256_file(cases_path)
         manifest: dict[str, Any] = {
             "format": FORMAT_NAME,
-            "format_version": self.identity.format_version(renders="renders" in extra),
+            "format_version": self.identity.format_version(renders="renders" in extra, several=self._several),
             "name": extra.pop("name", self.name),
             "medr2_version": medr2.__version__,
         }
@@ -711,11 +714,29 @@ class Validator:
             raise BadInput("refers to an unknown case", file=ifile, record=it.item_id, field="case_id")
         if it.image is not None:
             self.checker.check(it.image, it.image_sha256, file=ifile, record=it.item_id, field_name="image")
+        if it.images:
+            self._images(it)
         if it.answer_box is not None and it.image_width and it.image_height:
             try:
                 check_box(it.answer_box, it.image_width, it.image_height)
             except ValueError as e:
                 raise BadInput(str(e), file=ifile, record=it.item_id, field="answer_box") from e
+
+    def _images(self, it: Item) -> None:
+        """Several images (issue 49): each file checked as ``image`` is, and ``image`` among them exactly once,
+        with role current."""
+        ifile = self.ifile
+        for j, ref in enumerate(it.images):
+            self.checker.check(ref.path, ref.sha256, file=ifile, record=it.item_id, field_name=f"images[{j}].path")
+        current = [j for j, ref in enumerate(it.images) if ref.role == "current"]
+        if len(current) != 1 or it.images[current[0]].path != it.image:
+            raise BadInput(f"images must hold the item's image {it.image!r} exactly once, with role current "
+                           f"({len(current)} images have role current)", file=ifile, record=it.item_id,
+                           field="images")
+        ref = it.images[current[0]]
+        if (ref.sha256, ref.width, ref.height) != (it.image_sha256, it.image_width, it.image_height):
+            raise BadInput("the current entry of images differs from image_sha256/image_width/image_height",
+                           file=ifile, record=it.item_id, field=f"images[{current[0]}]")
 
     def parent_missing(self, item_id: str) -> BadInput:
         """The error of an item whose parent is not an item of the bench."""

@@ -7,6 +7,7 @@ that the embedded images have the recorded identity (medr2.images: of their pixe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,10 +35,11 @@ def item_for_export(item: Item) -> str:
 
 
 def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file: str, record: str,
-            case_image: bytes | None = None) -> Item:
+            case_image: bytes | None = None, images: Sequence[bytes | None] = ()) -> Item:
     """Restore one exported (item, case) row into the builder, checking the image hash and that every
     image path the records name is the bench path of an image embedded in the row (``images/<sha>.png``):
-    a path edited to point anywhere else (``../../etc/hostname``) is refused here, at import time."""
+    a path edited to point anywhere else (``../../etc/hostname``) is refused here, at import time. ``images``:
+    the embedded images of an item of several, in its order (``image`` may then be left out: the current one)."""
     col = ITEM_COL
     try:
         item = Item.model_validate(jsonsafe.loads(row[ITEM_COL], file=file, record=record, field=ITEM_COL))
@@ -48,6 +50,9 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         raise BadInput(f"invalid embedded record: {e.reason}", file=file, record=record, field=col) from e
     except (ValidationError, TypeError, ValueError) as e:
         raise BadInput(f"invalid embedded record: {str(e)[:500]}", file=file, record=record, field=col) from e
+    _restore_images(b, item, images, file=file, record=record)
+    if image is None and images:
+        image = images[next(j for j, r in enumerate(item.images) if r.role == "current")]
     if item.image and image is None:
         raise BadInput("the item's image is not embedded", file=file, record=record, field="image")
     if image is not None:
@@ -90,6 +95,28 @@ def restore(b: ImportBuilder, row: dict[str, Any], image: bytes | None, *, file:
         raise BadInput("duplicate item_id", file=file, record=record, field="item_id")
     b.items[item.item_id] = item
     return item
+
+
+def _restore_images(b: ImportBuilder, item: Item, images: Sequence[bytes | None], *, file: str,
+                    record: str) -> None:
+    """The embedded images of an item of several (issue 49): as many as it shows, each of its recorded identity,
+    each path the bench path of its embedded image; none for an item of one image."""
+    if len(images) != (len(item.images) if len(item.images) > 1 else 0):
+        raise BadInput(f"{len(images)} images embedded in the row's images, the item shows {len(item.images)}",
+                       file=file, record=record, field="images")
+    if len(images) and sum(r.role == "current" for r in item.images) != 1:
+        raise BadInput("the item's images hold no single current image", file=file, record=record,
+                       field=f"{ITEM_COL}.images")
+    for j, (ref, data) in enumerate(zip(item.images, images, strict=True)):
+        if data is None:
+            raise BadInput("image not embedded", file=file, record=record, field=f"images[{j}]")
+        stored = b.images.put_array(_decode(data, file, record))
+        if stored.sha256 != ref.sha256:
+            raise BadInput(_mismatch("embedded image", data, ref.sha256), file=file, record=record,
+                           field=f"images[{j}]")
+        if ref.path != stored.path:
+            raise BadInput(f"image path {_shown(ref.path)} is not the path of the embedded image ({stored.path})",
+                           file=file, record=record, field=f"{ITEM_COL}.images[{j}].path")
 
 
 def _shown(path: str, n: int = 120) -> str:

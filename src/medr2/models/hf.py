@@ -53,6 +53,8 @@ class HFOptions:
     choice_style: str = "text"
     # --structured-answers: closed questions by the log-likelihood choice (choice="loglik"), recorded as such
     structured: bool = False
+    # images one prompt may show (issue 49; an item of more is refused before any request); None: any number
+    max_images: int | None = None
 
 
 def box_convention_for(image_processor: Any, space: BoxSpace = "pixel") -> BoxConvention:
@@ -143,6 +145,7 @@ class HFAdapter:
         self.key = f"hf:{self.path}" + ("" if dtype_name == "float32" else f"@{dtype_name}") + (
             f"#choice=loglik:{opts.choice_style}" if opts.choice == "loglik" else "")
         self.box_convention = box_convention_for(self.processor.image_processor, opts.box_space)
+        self.max_images = opts.max_images
 
     def settings(self) -> dict[str, Any]:
         return {"adapter": "hf", "path": str(self.path.resolve()), "fingerprint": self.fingerprint,
@@ -382,4 +385,6 @@ def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
         extra.pop("structured", None)
     if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
         extra["box_space"] = options.preset.box.space
+    if options.preset is not None and "max_images" not in extra:  # and how many images a prompt may show
+        extra["max_images"] = options.preset.max_images
     return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **extra))

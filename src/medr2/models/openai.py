@@ -285,7 +285,7 @@ class OpenAIAdapter:
                  backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
                  image_cache_bytes: int = 1 << 30, extra_body: dict[str, Any] | None = None,
                  max_tokens_field: str = "max_tokens", max_response_bytes: int = MAX_RESPONSE_BYTES,
-                 structured: str | None = None) -> None:
+                 structured: str | None = None, max_images: int | None = None) -> None:
         if not base_urls:
             raise BadInput("openai models need at least one --base-url (e.g. http://127.0.0.1:8000/v1)",
                            field="--base-url")
@@ -322,6 +322,12 @@ class OpenAIAdapter:
         # --structured-answers: the mechanism (medr2.models.structured) constraining each closed answer
         self.structured = None if structured is None else get_structured(structured).name
         self.images = _ImageCache(image_cache_bytes)
+        # images one prompt may show (the preset's max_images or --model-option max_images=N: the server's limit,
+        # e.g. vLLM's --limit-mm-per-prompt); the run refuses an item of more before any request (issue 49)
+        if max_images is not None and (not isinstance(max_images, int) or max_images < 1):
+            raise BadInput(f"max_images must be a whole number >= 1, not {max_images!r}",
+                           field="--model-option max_images")
+        self.max_images = max_images
         self.in_flight = [0] * len(self.urls)
         self.sent_per_url = [0] * len(self.urls)
         self._rr = 0
@@ -338,7 +344,8 @@ class OpenAIAdapter:
                 "concurrency": self.concurrency, "timeout_s": self.timeout_s, "retries": self.retries,
                 "preset": self.preset_name, "extra_body": self.extra_body,
                 "max_tokens_field": self.max_tokens_field, "max_response_bytes": self.max_response_bytes,
-                **({"structured": self.structured} if self.structured else {})}
+                **({"structured": self.structured} if self.structured else {}),
+                **({"max_images": self.max_images} if self.max_images is not None else {})}
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         out: list[Response | None] = [None] * len(requests)
@@ -734,7 +741,7 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
     preset = opts.preset or get_preset("generic")
     extra = dict(opts.extra)
     known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body", "max_response_bytes",
-             "top_logprobs", "structured", *REASONING_OPTIONS}
+             "top_logprobs", "structured", "max_images", *REASONING_OPTIONS}
     if set(extra) - known:
         raise BadInput(f"unknown openai options {sorted(set(extra) - known)}; known: {sorted(known)}", field="extra")
     body = extra.pop("extra_body", None) or {}
@@ -750,7 +757,8 @@ def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
                          image_cache_bytes=int(extra.pop("image_cache_bytes", 1 << 30)),
                          extra_body=body or None,
                          max_response_bytes=int(extra.pop("max_response_bytes", MAX_RESPONSE_BYTES)),
-                         structured=structured_mode(extra.pop("structured", None), preset))
+                         structured=structured_mode(extra.pop("structured", None), preset),
+                         max_images=extra.pop("max_images", preset.max_images))
 
 
 def structured_mode(asked: Any, preset: Preset) -> str | None:

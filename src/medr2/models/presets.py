@@ -187,6 +187,9 @@ class Preset:
     min_pixels: int | None = None
     max_pixels: int | None = None
     image_size: int | None = None  # fixed input side (tiles / square inputs)
+    # how many images the family takes in one prompt (issue 49: an item of several images); None: several, with
+    # no limit of the family's own (the context and the server's limit bound it: vLLM --limit-mm-per-prompt)
+    max_images: int | None = None
     max_tokens_field: str = "max_tokens"  # request field of the token limit (OpenAI: max_completion_tokens)
     # token budget when --max-new-tokens is not given (reasoning models think before they answer: an answer cut
     # off by the limit is scored ``truncated``); None: the command's default
@@ -206,7 +209,7 @@ class Preset:
         return {"name": self.name, "family": self.family, "box_space": self.box.space,
                 "resize": self.box.resize, "resize_params": dict(self.box.params),
                 "system": self.system, "min_pixels": self.min_pixels, "max_pixels": self.max_pixels,
-                "image_size": self.image_size, "max_new_tokens": self.max_new_tokens,
+                "image_size": self.image_size, "max_images": self.max_images, "max_new_tokens": self.max_new_tokens,
                 "extra_body": dict(self.extra_body)}
 
 
@@ -268,9 +271,10 @@ register_preset(Preset(
              "InternVL processor_config: max_patches 12, size 448")))
 register_preset(Preset(
     "llava-med", "LLaVA-Med v1.5", ("microsoft/llava-med-v1.5-mistral-7b",),
-    _UNIT, image_size=336,
+    _UNIT, image_size=336, max_images=1,
     notes="LLaVA-1.5 style: CLIP ViT-L/14-336, image padded to square and resized to 336. LLaVA-1.5 writes "
-          "boxes as 0-1 fractions with 3 decimals; LLaVA-Med was not trained for grounding (uncertain).",
+          "boxes as 0-1 fractions with 3 decimals; LLaVA-Med was not trained for grounding (uncertain). Trained "
+          "on one image per conversation: one image per prompt.",
     sources=("LLaVA-1.5 paper arXiv:2310.03744 (box format)", "LLaVA-Med repo github.com/microsoft/LLaVA-Med")))
 register_preset(Preset(
     "medgemma", "MedGemma", ("google/medgemma-4b-it", "google/medgemma-27b-it"),
@@ -340,8 +344,9 @@ register_preset(Preset(
     sources=("platform.openai.com/docs/guides/reasoning (reasoning_effort, max_completion_tokens)",)))
 register_preset(Preset(
     "llama-3.2-vision", "Llama 3.2 Vision (mllama)", ("meta-llama/Llama-3.2-11B-Vision-Instruct",),
-    _UNIT, image_size=560,
-    notes="Tiles of 560x560 (up to 4) by cross-attention. No documented box format; 0-1 fractions (uncertain).",
+    _UNIT, image_size=560, max_images=1,
+    notes="Tiles of 560x560 (up to 4) by cross-attention. No documented box format; 0-1 fractions (uncertain). "
+          "Trained with one image per prompt (the model card: multi-image prompts not supported).",
     sources=("Llama 3.2 Vision model card", "transformers MllamaImageProcessor (max_image_tiles 4, 560)")))
 register_preset(Preset(
     "idefics3", "Idefics3 / SmolVLM", ("HuggingFaceM4/Idefics3-8B-Llama3", "HuggingFaceTB/SmolVLM-Instruct"),

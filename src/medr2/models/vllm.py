@@ -34,6 +34,8 @@ class VLLMOptions:
     # no torch.compile / CUDA graphs: a faster start (on the CPU backend, with kv_cache_memory_bytes set, no
     # warm-up forward pass at all), slower steps on a GPU
     enforce_eager: bool = False
+    # images one prompt may show: vLLM's limit_mm_per_prompt, and the run refuses an item of more before any
+    # request (issue 49); a --preset's max_images when not given
     max_images_per_prompt: int = 4
     seed: int = 0
     box_space: BoxSpace = "pixel"
@@ -108,6 +110,7 @@ class VLLMCheckpoint:
         self.box_convention: BoxConvention = box_convention_for(self.processor.image_processor, opts.box_space)
         self.fingerprint = model_fingerprint(self.path)
         self.key = f"vllm:{self.path}" + ("" if opts.dtype == "auto" else f"@{opts.dtype}")
+        self.max_images: int | None = opts.max_images_per_prompt
 
     def engine_kwargs(self) -> dict[str, Any]:
         return engine_kwargs(self.path, self.options)
@@ -141,6 +144,7 @@ class VLLMAdapter:
         self.checkpoint = ckpt = VLLMCheckpoint(path, options)
         self.options, self.path, self.fingerprint, self.key = ckpt.options, ckpt.path, ckpt.fingerprint, ckpt.key
         self.box_convention: BoxConvention = ckpt.box_convention
+        self.max_images = ckpt.max_images
         self._vllm = vllm
         self.llm = vllm.LLM(**ckpt.engine_kwargs())
 
@@ -209,6 +213,8 @@ def vllm_options(options: AdapterOptions) -> VLLMOptions:
     extra = dict(options.extra)
     if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
         extra["box_space"] = options.preset.box.space
+    if options.preset is not None and options.preset.max_images and "max_images_per_prompt" not in extra:
+        extra["max_images_per_prompt"] = options.preset.max_images
     return VLLMOptions(seed=options.seed, **extra)
 
 

@@ -183,6 +183,21 @@ def _claims_view(resp: Any, claims: list[dict[str, Any]] | None) -> dict[str, An
     return view
 
 
+def _several(it: Item, thumbs: Thumbnails, bench_root: Path) -> dict[str, Any]:
+    """An item of several images (issue 49): ``more``, each image in the order shown with what it is ("Image 1:
+    prior study, 90 days before the current one") and whether it is the current one (drawn with the boxes);
+    nothing for an item of one image (its row is as it always was)."""
+    refs = it.image_list()
+    if len(refs) < 2:
+        return {}
+    from medr2.renders import image_path
+    from medr2.run.prompts import image_role
+
+    return {"more": [{"img": thumbs.add(image_path(bench_root, r.path, r.sha256, record=it.item_id)),
+                      "cap": clean_text(f"Image {k}: {image_role(r)}"), "cur": r.role == "current"}
+                     for k, r in enumerate(refs, start=1)]}
+
+
 def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbnails,
          bench_root: Path, claims: list[dict[str, Any]] | None) -> dict[str, Any]:
     resp = run.responses.get((s["item_id"], s["mode"]))
@@ -211,6 +226,7 @@ def _row(run_idx: int, run: RunData, s: dict[str, Any], it: Item, thumbs: Thumbn
         "saw": _model_saw_image(str(s["mode"]), msgs, it), "msgs": msgs,
         "cl": _claims_view(resp, claims),
         **_confidence_fields(_confidence_view(run, resp, s)),
+        **_several(it, thumbs, bench_root),
     }
 
 

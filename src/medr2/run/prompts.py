@@ -3,7 +3,8 @@
 Everything a model sees is built here as a portable message list (``models.base.Message``):
 the item's question with its options and a form-specific instruction, earlier chain steps as
 earlier user/assistant turns, the item's own context turns (hints) as earlier turns, and the
-asked item's image once, in the first user turn (never in ``blind``).
+asked item's images once, in the first user turn (never in ``blind``); an item of several images has them in
+order, and its question starts with a line naming each one's role (:func:`image_roles_text`).
 Boxes in prompts (gold answers, coordinate cues) are written in the adapter's box convention.
 """
 
@@ -29,7 +30,7 @@ from medr2.models.presets import (
     format_box,
     model_image_size,
 )
-from medr2.records import REPORT_TASKS, Box, Item, letter, letter_index, stable_hash
+from medr2.records import REPORT_TASKS, Box, ImageRef, Item, letter, letter_index, stable_hash
 
 History = Literal["none", "gold", "own", "misleading"]
 
@@ -261,11 +262,13 @@ def render_messages(item: Item, *, mode: ModeSpec, history: Sequence[Turn], conv
         msgs.append(Message("system", (Part("text", text=preset.system),)))
 
     def user(text: str) -> Message:
-        # one image per dialogue: the asked item's, in the first user turn (chains are about one case)
+        # the asked item's images once per dialogue, in the first user turn (chains are about one case)
         first = not msgs_have_user(msgs)
         parts: list[Part] = []
-        if first and mode.image and item.image is not None:
-            parts.append(Part("image", image=item.image, image_sha256=item.image_sha256))
+        if first and mode.image:
+            parts.extend(image_parts(item))
+            if len(parts) > 1:
+                text = f"{image_roles_text(item.image_list())}\n{text}"
         if first and not mode.image:
             text = f"{BLIND_NOTE}\n{text}"
         parts.append(Part("text", text=text))
@@ -281,6 +284,40 @@ def render_messages(item: Item, *, mode: ModeSpec, history: Sequence[Turn], conv
     asked = f"{asked}\n{mode.instruction}" if mode.instruction else asked
     msgs.append(user(f"{asked}\n{suffix}" if suffix else asked))
     return tuple(msgs)
+
+
+def image_parts(item: Item) -> list[Part]:
+    """The image parts of ``item``: every image of :meth:`~medr2.records.Item.image_list`, in order (an item whose
+    image has no recorded size or hash: its one ``image``)."""
+    refs = item.image_list()
+    if refs:
+        return [Part("image", image=r.path, image_sha256=r.sha256) for r in refs]
+    return [Part("image", image=item.image, image_sha256=item.image_sha256)] if item.image is not None else []
+
+
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
+
+
+def image_role(ref: ImageRef) -> str:
+    """What one image of several is, as the prompt (and the report, the viewer) names it: "prior study, 90 days
+    before the current one", "lateral view of the current study", "current study (frontal)". The label is text
+    of the data, written as it is."""
+    if ref.role == "prior":
+        what = f"prior study ({ref.label})" if ref.label else "prior study"
+        if ref.interval_days is None:
+            return f"{what}, interval to the current one not known"
+        return f"{what}, {_days(ref.interval_days)} before the current one"
+    if ref.role in ("view", "sequence"):
+        return f"{ref.label} {ref.role} of the current study" if ref.label else (
+            f"another {ref.role} of the current study")
+    return f"current study ({ref.label})" if ref.label else "current study"
+
+
+def image_roles_text(refs: Sequence[ImageRef]) -> str:
+    """The line naming each image of a several-image prompt, in the order shown: "Image 1: prior study, 90 days
+    before the current one. Image 2: current study." (a one-image prompt has none)."""
+    return " ".join(f"Image {k}: {image_role(r)}." for k, r in enumerate(refs, start=1))
 
 
 def msgs_have_user(msgs: Sequence[Message]) -> bool:

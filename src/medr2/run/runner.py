@@ -391,6 +391,39 @@ def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, 
     return ItemSelection(table, flt, len(held), held)
 
 
+def _first_over(items: SizedItems, limit: int) -> tuple[str, int] | None:
+    """(item id, images it shows) of the first item of a run, in bench order, that shows more than ``limit``
+    images; None: none does. A streamed selection is read by the distinct values of its ``images`` column (each
+    parsed once), its rows only where some value holds too many; held or listed items by their records."""
+    if not (isinstance(items, ItemSelection) and items.held is None):
+        return next(((it.item_id, len(it.images)) for it in items if len(it.images) > limit), None)
+    table, flt = items.table, items.filter
+    if "images" not in table.items_file.schema_arrow.names:  # a bench written before issue 49
+        return None
+    over = {v: n for v in table.value_counts("images", flt) if v != "[]"
+            for n in [len(jsonsafe.loads(v, field="images"))] if n > limit}
+    if over:
+        for cols in table.column_values(["item_id", "images"], flt):
+            for item_id, images in zip(cols["item_id"], cols["images"], strict=True):
+                if images in over:
+                    return item_id, over[images]
+    return None
+
+
+def refuse_too_many_images(items: SizedItems, adapter: Adapter, file: str) -> None:
+    """Before any request: an item showing more images than the model takes in one prompt (its ``max_images``:
+    the preset's, ``--model-option max_images=N`` or the vLLM engine's limit) is refused, naming the item, rather
+    than sent to fail or scored as an error of the model (docs/models.md "Several images per prompt")."""
+    limit = getattr(adapter, "max_images", None)
+    found = _first_over(items, limit) if limit is not None else None
+    if found is not None:
+        item_id, n = found
+        raise BadInput(f"the item shows {n} images but {adapter.key} takes at most {limit} per prompt (its preset's "
+                       "max_images or --model-option max_images, vllm: max_images_per_prompt; give a larger limit "
+                       "where the model and server take more, or leave the item out with --task/--variants)",
+                       file=file, record=item_id, field="images")
+
+
 # ---------------------------------------------------------------------------------------------
 # chains
 
@@ -948,6 +981,8 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
                                  shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
                                  stratify=cfg.stratify, seed=model_cfg.seed, item_ids=item_ids)
             chains = ChainIndex(every)
+        if any(get_mode(m).image for m in cfg.modes):
+            refuse_too_many_images(items, adapter, str(Path(source.root) / "items.parquet"))
         identity = {
             "bench_checksum": source.checksum,
             "model_key": adapter.key,

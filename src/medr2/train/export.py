@@ -67,19 +67,24 @@ def train_items(items: Sequence[Item], cases: Sequence[Any], *, with_variants: b
         if c.split != "train":
             held_images.add(c.image_sha256)
     for it in items:
-        if it.split != "train" and it.image_sha256:
-            held_images.add(it.image_sha256)
+        if it.split != "train":
+            held_images.update(_shas(it))
     out = []
     for it in items:
         if it.split != "train":
             skipped[f"split {it.split}"] += 1
         elif it.variant != "clean" and not with_variants:
             skipped["variant (without --with-variants)"] += 1
-        elif it.image_sha256 in held_images:
+        elif any(sha in held_images for sha in _shas(it)):
             skipped["image shared with a non-train split"] += 1
         else:
             out.append(it)
     return out
+
+
+def _shas(item: Item) -> list[str]:
+    """Every image ``item`` shows (several, issue 49: each of them)."""
+    return [r.sha256 for r in item.image_list()] or ([item.image_sha256] if item.image_sha256 else [])
 
 
 def single_example(item: Item, conv: BoxConvention = PIXELS, style: str = "letter") -> Example:

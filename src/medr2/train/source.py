@@ -79,6 +79,17 @@ def _column(table: pa.Table | pa.RecordBatch, name: str, default: Any = None) ->
     return values if default is None else [default if v is None else v for v in values]
 
 
+def image_shas(sha: str | None, images: str | None) -> list[str]:
+    """Every image an items row shows: its ``image_sha256`` and, for an item of several (issue 49), each of its
+    ``images`` column (canonical JSON of :class:`~medr2.records.ImageRef` records)."""
+    out = [sha] if sha else []
+    if images and images != "[]":
+        from medr2 import jsonsafe
+
+        out += [r["sha256"] for r in jsonsafe.loads(images, field="images") if isinstance(r, dict) and r.get("sha256")]
+    return out
+
+
 class TrainSource(_BenchIdentity):
     """A bench's train split as Arrow record batches (checksums verified on opening: a bench changed after its
     build is refused). Opening reads only columns: the images of the other splits (``split`` and
@@ -113,19 +124,20 @@ class TrainSource(_BenchIdentity):
         self.n_clean = self.n_variants_kept = 0  # train rows kept: clean items, variants
         names = self.table.items_file.schema_arrow.names
         self._has_split = "split" in names
-        for cols in self.table.column_values([c for c in ("item_id", "split", "image_sha256") if c in names]):
+        for cols in self.table.column_values([c for c in ("item_id", "split", "image_sha256", "images")
+                                              if c in names]):
             n = len(cols["item_id"])
-            for iid, split, sha in zip(cols["item_id"], cols.get("split", [None] * n),
-                                       cols.get("image_sha256", [None] * n), strict=True):
+            for iid, split, sha, images in zip(cols["item_id"], cols.get("split", [None] * n),
+                                               cols.get("image_sha256", [None] * n), cols.get("images", [None] * n),
+                                               strict=True):
                 if split != "train":
                     self.skipped[f"split {split}"] += 1
-                    if sha:
-                        self.held.add(sha)
+                    self.held.update(image_shas(sha, images))
                 elif item_ids is not None and iid not in item_ids:
                     self.skipped[NOT_ACCEPTED] += 1
         for batch, _ in self._train_batches(["item_id"]):
-            for variant, sha in zip(_column(batch, "variant", "clean"), _column(batch, "image_sha256"), strict=True):
-                on_held = sha in self.held  # train_items' rules
+            for variant, on_held in zip(_column(batch, "variant", "clean"), self._on_held(batch), strict=True):
+                # train_items' rules
                 if variant != "clean":
                     self.variants += 1
                     self.variants_on_held_images += on_held
@@ -143,18 +155,25 @@ class TrainSource(_BenchIdentity):
             return
         names = self.table.items_file.schema_arrow.names
         if columns is not None:
-            columns = list(dict.fromkeys([*columns, *(c for c in ("variant", "image_sha256") if c in names)]))
+            columns = list(dict.fromkeys([*columns, *(c for c in ("variant", "image_sha256", "images")
+                                                      if c in names)]))
         yield from self.table.iter_batches(ItemFilter(split="train", item_ids=self.item_ids), columns)
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The train rows kept (not on an image another split uses; clean and variants), in file order, one
-        record batch at a time: ``columns`` (None: every record column) plus ``variant`` and ``image_sha256``."""
+        record batch at a time: ``columns`` (None: every record column) plus ``variant``, ``image_sha256`` and
+        ``images``."""
         for batch, _ in self._train_batches(columns):
-            keep = [sha not in self.held for sha in _column(batch, "image_sha256")]
+            keep = [not held for held in self._on_held(batch)]
             if all(keep):
                 yield batch
             elif any(keep):
                 yield batch.filter(pa.array(keep))
+
+    def _on_held(self, batch: pa.RecordBatch) -> list[bool]:
+        """Per row: whether some image it shows is one another split uses."""
+        return [any(s in self.held for s in image_shas(sha, images))
+                for sha, images in zip(_column(batch, "image_sha256"), _column(batch, "images"), strict=True)]
 
     def select_counts(self, with_variants: bool) -> tuple[int, Counter[str]]:
         """How many train rows :meth:`TrainSplit.select` keeps, and its counts of those it drops."""

@@ -91,14 +91,15 @@ class HumanAdapter:
                 shown.append(name)
             turns.append(Turn(m.role, "\n".join(texts), tuple(shown)))
         box_image = None
-        if item.form == "box":
-            box_image = next((s for t in reversed(turns) for s in t.images), None)
+        if item.form == "box":  # on the item's own image (the current study), where it shows several
+            box_image = item.image_sha256 if item.image_sha256 in images else next(
+                (s for t in reversed(turns) for s in t.images), None)
             if box_image is None or not item.image_width or not item.image_height:
                 raise BadInput("a box question needs its image and the image's size", record=item.item_id,
                                field="image")
         return Question(key=request.key, item_id=item.item_id, form=item.form, options=tuple(item.options),
                         turns=tuple(turns), images=images, box_image=box_image, width=item.image_width,
-                        height=item.image_height, position=position, total=total)
+                        height=item.image_height, position=position, total=total, captions=image_captions(item))
 
     def answer_text(self, item: Item, reply: Reply) -> str:
         """The reply as the raw output of a model (what the scorer reads)."""
@@ -153,6 +154,17 @@ class HumanAdapter:
     def close(self) -> None:
         self.desk.finish()
         self.server.stop()
+
+
+def image_captions(item: Item) -> dict[str, str]:
+    """sha256 -> "Image k: its role" of each image of an item of several (what the prompt's roles line says of
+    it); none for one image."""
+    from medr2.run.prompts import image_role
+
+    refs = item.image_list()
+    if len(refs) < 2:
+        return {}
+    return {r.sha256: f"Image {k}: {image_role(r)}" for k, r in enumerate(refs, start=1)}
 
 
 def _image_name(sha: str | None, path: Path) -> str:

@@ -62,6 +62,9 @@ class Question:
     turns: tuple[Turn, ...]
     images: Mapping[str, Path]  # sha256 -> the bench file (verified) of every image shown
     box_image: str | None = None  # sha256 of the image a box is drawn on (form box)
+    # sha256 -> what the image is to the question, where it shows several ("Image 1: prior study, 90 days before
+    # the current one"; issue 49); none for one image
+    captions: Mapping[str, str] = field(default_factory=dict)
     width: int | None = None
     height: int | None = None
     position: int = 1

@@ -24,7 +24,8 @@ def split_rows(bench: Bench) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _row_bytes(r: dict[str, Any]) -> int:
-    return sum(len(v) for v in r.values() if isinstance(v, bytes | bytearray))
+    return sum(len(v) for v in r.values() if isinstance(v, bytes | bytearray)) + sum(
+        len(b) for v in r.values() if isinstance(v, list) for b in v if isinstance(b, bytes | bytearray))
 
 
 def batches(rows: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:

@@ -1,7 +1,8 @@
 """Hugging Face dataset export: ``data/<split>-00000-of-00001.parquet`` with embedded PNG images
-(``datasets.Image`` feature) and a dataset card ``README.md`` (tasks, stages, counts, licences and
-access per source). Loads with ``datasets.load_dataset("parquet", data_dir=OUT/data)`` or
-``load_dataset(OUT)``; ``medr2 import hf OUT`` gives the items back unchanged.
+(``datasets.Image`` feature; an item of several images: ``images``, a list of them in order, and ``image_roles``)
+and a dataset card ``README.md`` (tasks, stages, counts, licences and access per source). Loads with
+``datasets.load_dataset("parquet", data_dir=OUT/data)`` or ``load_dataset(OUT)``; ``medr2 import hf OUT`` gives the
+items back unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def features() -> Any:
         "item_id": s, "case_id": s, "stage": Value("int32"), "stage_name": s, "task": s, "form": s,
         "question": s, "options": List(s), "answer": s, "chance": Value("float64"), "pair_id": s, "chain_id": s,
         "step": Value("int32"), "variant": s, "parent_id": s, "split": s, "source": s, "license": s, "access": s,
-        "image": Image(), "turns": s, ITEM_COL: s, CASE_COL: s, CASE_IMAGE_COL: Value("binary"),
+        "image": Image(), "images": List(Image()), "image_roles": List(s), "turns": s, ITEM_COL: s, CASE_COL: s,
+        CASE_IMAGE_COL: Value("binary"),
     })
 
 
@@ -48,6 +50,7 @@ def write_parquet_splits(bench: Bench, data_dir: Path) -> dict[str, int]:
         for split, rows in batches(split_rows(bench)):
             for r in rows:
                 r["image"] = None if r["image"] is None else {"bytes": r["image"], "path": f"{r['item_id']}.png"}
+                r["images"] = [{"bytes": b, "path": f"{r['item_id']}_{k}.png"} for k, b in enumerate(r["images"])]
             table = pa.Table.from_pylist([{k: r[k] for k in schema.names} for r in rows], schema=schema)
             if split not in writers:
                 writers[split] = pq.ParquetWriter(str(data_dir / parquet_name(split)), schema)
@@ -76,7 +79,9 @@ def dataset_card(bench: Bench, counts: dict[str, int], reviews: dict[str, Any] |
               f"{len(bench.cases)} images. Each row is one question with its image embedded; `medr2_item` and "
               "`medr2_case` hold the full records (`medr2 import hf` restores them exactly); `turns` holds the "
               "dialogue medr2 sends for the item (JSON list of `{role, text}`, the image in the first user turn; "
-              "boxes in pixels of the embedded image).", ""]
+              "boxes in pixels of the embedded image). An item showing several images (a prior study, other "
+              "views or sequences) has every one in `images`, in the order shown, with what each is in "
+              "`image_roles`; `image` is its current study (both lists are empty for an item of one image).", ""]
     if synthetic:
         lines += [f"**{synthetic} cases contain synthetic parts** (e.g. lesions placed on real images); "
                   "see `synthetic_fields` in `medr2_case`.", ""]

@@ -22,6 +22,9 @@ REPORT_TASKS = {"s4.report"}  # medr2.records.REPORT_TASKS
 
 
 def medr2_doc_to_visual(doc):
+    several = doc.get("images") or []  # an item of several images: every one, in the order shown
+    if several:
+        return [im.convert("RGB") for im in several]
     img = doc.get("image")
     if img is None:
         return []

@@ -52,14 +52,15 @@ def import_parquet(files: list[Path], b: ImportBuilder, where: Path) -> None:
             try:
                 if r.get(ITEM_COL):
                     restore(b, r, _image_bytes(r.get("image")), file=str(f), record=record,
-                            case_image=r.get(CASE_IMAGE_COL))
+                            case_image=r.get(CASE_IMAGE_COL),
+                            images=[_image_bytes(v) for v in r.get("images") or []])
                 else:
                     _foreign(b, r, f, record)
             except BadInput as e:
                 b.bad(e)
 
 
-CONSUMED = frozenset({"image", "question", "answer", "options", "task", "split", "modality", "location",
+CONSUMED = frozenset({"image", "images", "question", "answer", "options", "task", "split", "modality", "location",
                       "body_region", "qid", "item_id"})
 _FILE_SPLIT = (("test", "test"), ("validation", "val"), ("valid", "val"), ("val", "val"), ("dev", "val"),
                ("train", "train"))
@@ -74,6 +75,9 @@ def split_of_file(name: str) -> str | None:
 def _foreign(b: ImportBuilder, r: dict[str, Any], f: Path, record: str) -> None:
     from medr2.interop.importers.slake import slake_task
 
+    if r.get("images"):
+        raise BadInput("a foreign item of several images (no medr2_item naming each one's role) is not imported",
+                       file=str(f), record=record, field="images")
     img = _image_bytes(r.get("image"))
     q, a = text(r.get("question")), text(r.get("answer"))
     if img is None or not q or not a:

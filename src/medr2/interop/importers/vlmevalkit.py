@@ -22,6 +22,7 @@ import binascii
 import string
 from pathlib import Path
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.interop.common import OTHER_TASK, TASK_STAGE, ImportBuilder, letter_of, yes_no
 from medr2.interop.importers._mapping import extra_columns, image_key, vocab_fields
@@ -54,6 +55,26 @@ def _b64(v: str, file: str, record: str, field: str) -> bytes:
         raise BadInput(f"invalid base64: {e}", file=file, record=record, field=field) from e
 
 
+def _listed(cell: str, f: Path, rec: str) -> list[str]:
+    """A list cell of base64 strings: JSON (what medr2 writes) or a Python literal (VLMEvalKit's ``str(list)``),
+    read as data, never evaluated."""
+    import ast
+
+    try:
+        value = jsonsafe.loads(cell, file=str(f), record=rec, field="image")
+    except jsonsafe.OverBound:
+        raise
+    except BadInput:
+        try:
+            value = ast.literal_eval(cell)
+        except (ValueError, SyntaxError, MemoryError, RecursionError) as e:
+            raise BadInput(f"not a list of base64 images: {str(e)[:200]}", file=str(f), record=rec,
+                           field="image") from None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise BadInput("not a list of base64 images", file=str(f), record=rec, field="image")
+    return value
+
+
 def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
     files = [path] if path.is_file() else sorted(path.glob("*.tsv"))
     if not files:
@@ -78,6 +99,15 @@ def import_tsv(path: Path, b: ImportBuilder, options: dict[str, str]) -> None:
                 img_field = text(r.get("image"))
                 if img_field and len(img_field) <= 64 and img_field in by_index:  # VLMEvalKit image reference
                     img_field = text(by_index[img_field].get("image"))
+                if img_field.startswith("["):  # several images (VLMEvalKit's list cell)
+                    several = [_b64(v, str(f), rec, f"image[{k}]") for k, v in enumerate(_listed(img_field, f, rec))]
+                    if not r.get(ITEM_COL):
+                        raise BadInput("a foreign item of several images (no medr2_item naming each one's role) is "
+                                       "not imported", file=str(f), record=rec, field="image")
+                    ci = text(r.get(CASE_IMAGE_COL))
+                    restore(b, r, None, file=str(f), record=rec, images=several,
+                            case_image=_b64(ci, str(f), rec, CASE_IMAGE_COL) if ci else None)
+                    continue
                 img: bytes | Path | None = _b64(img_field, str(f), rec, "image") if img_field else None
                 if img is None and text(r.get("image_path")):
                     img = image_in(f.parent, r.get("image_path"), file=str(f), record=rec)

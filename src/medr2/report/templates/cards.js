@@ -57,7 +57,33 @@ var MEDR2 = (function () {
       }
       box.appendChild(svg);
     }
-    return box;
+    return row.more ? several(row, box) : box;
+  }
+
+  // an item of several images: each in the order shown with its role; the current one is the box drawn on
+  function several(row, current) {
+    var all = el("div", "thumbs");
+    all.setAttribute("data-role", "images");
+    row.more.forEach(function (e) {
+      var fig = e.cur ? current : el("div", row.saw ? "thumb other" : "thumb other withheld");
+      if (!e.cur) {
+        var img = el("img");
+        img.src = DATA.images[e.img];
+        img.alt = e.cap;
+        fig.appendChild(img);
+      }
+      var cap = el("div", "img-role", e.cap);
+      cap.setAttribute("data-role", "image-role");
+      var wrap = el("figure", "img-fig");
+      wrap.appendChild(fig);
+      wrap.appendChild(cap);
+      all.appendChild(wrap);
+    });
+    return all;
+  }
+
+  function onLeft(row, img) {
+    return img >= 0 && (img === row.img || (row.more || []).some(function (e) { return e.img === img; }));
   }
 
   function kv(parent, key, value) {
@@ -78,13 +104,14 @@ var MEDR2 = (function () {
     m.parts.forEach(function (p) {
       if (p.t === "image") {
         hasImage = true;
-        if (p.img >= 0 && p.img !== row.img) {
+        if (p.img >= 0 && !onLeft(row, p.img)) {
           var im = el("img", "turn-img");
           im.src = DATA.images[p.img];
           im.alt = "image sent in this turn";
           t.appendChild(im);
         } else {
-          t.appendChild(el("span", "imgmark", p.img >= 0 ? "[image sent: the picture on the left]"
+          t.appendChild(el("span", "imgmark", p.img >= 0 ? (row.more ? "[image sent: " + row.more.filter(
+            function (e) { return e.img === p.img; })[0].cap + ", on the left]" : "[image sent: the picture on the left]")
             : "[image sent, sha256 " + p.sha + "…: not found in the bench]"));
         }
       } else {
