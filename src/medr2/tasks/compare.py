@@ -1,0 +1,192 @@
+"""Tasks on several images of one patient (issue 49): change since the prior study, which view shows a finding,
+which sequence an image is. Each reads the companions the builder resolved (``TaskContext.linked``,
+:mod:`medr2.tasks.companions`) and answers from the labels of both cases; a companion not in the build, or a
+label the source does not declare complete, skips with the reason (nothing is guessed)."""
+
+from __future__ import annotations
+
+from medr2.records import Case, Finding, ImageRef
+from medr2.tasks import vocab
+from medr2.tasks.common import mcq, pick, spec_of
+from medr2.tasks.companions import Linked, Resolved, image_ref
+from medr2.tasks.contract import labels_complete
+from medr2.tasks.spec import Draft, Skip, TaskContext, task
+
+# the answers of s3.change, in the order shown when no letter balancing applies
+CHANGES = ("new", "resolved", "unchanged", "worse")
+WORSE_RATIO = 1.25  # current size / prior size at or above which a finding is worse (grown)
+SAME_TOLERANCE = 0.10  # a size within this share of the prior's is unchanged; between the two: not called
+BOTH_VIEWS = "both views"
+
+
+def _linked(ctx: TaskContext) -> Linked:
+    return ctx.linked if isinstance(ctx.linked, Linked) else Linked()
+
+
+def _size(f: Finding) -> float | None:
+    v = f.attributes.get("size_mm")
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else None
+
+
+def _by_label(case: Case) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for f in case.findings:
+        out.setdefault(vocab.norm(f.label), []).append(f)
+    return out
+
+
+def finding_change(prior: list[Finding], current: list[Finding]) -> str:
+    """The change of one finding label between a prior and a current study whose finding labels are both complete
+    (the findings of that label in each): one of :data:`CHANGES`; raises :class:`Skip` where the labels do not
+    decide it (several findings of the label, a size unknown, smaller, or a change too small to call)."""
+    if len(prior) > 1 or len(current) > 1:
+        raise Skip("several findings of one label: which is which is not known")
+    if not prior and not current:
+        raise Skip("finding absent from both studies")
+    if not prior:
+        return "new"
+    if not current:
+        return "resolved"
+    before, now = _size(prior[0]), _size(current[0])
+    if before is None or now is None:
+        raise Skip("finding size unknown on one study: unchanged or worse not decidable")
+    ratio = now / before
+    if ratio >= WORSE_RATIO:
+        return "worse"
+    if abs(ratio - 1.0) <= SAME_TOLERANCE:
+        return "unchanged"
+    raise Skip("finding smaller than on the prior, or a size change too small to call")
+
+
+def finding_changes(prior: Case, current: Case) -> dict[str, str | Skip]:
+    """Every finding label of either study -> its change (:func:`finding_change`) or the Skip saying why not."""
+    before, now = _by_label(prior), _by_label(current)
+    names = {vocab.norm(f.label): f.label for f in (*prior.findings, *current.findings)}
+    out: dict[str, str | Skip] = {}
+    for key in sorted(names):
+        try:
+            out[names[key]] = finding_change(before.get(key, []), now.get(key, []))
+        except Skip as e:
+            out[names[key]] = e
+    return out
+
+
+def _prior(case: Case, ctx: TaskContext) -> Resolved:
+    priors = _linked(ctx).of_role("prior")
+    if not priors:
+        raise Skip(_linked(ctx).missing("prior"))
+    prior = priors[0]  # the source's first link: the most recent earlier study it names
+    if not labels_complete(prior.case, "findings"):
+        raise Skip("prior study's finding labels not declared complete by the source")
+    return prior
+
+
+@task("s3.change", 3, "mcq", "change of a finding since the prior study", "a prior study with its own findings", [
+    "Compared with the prior study, how has the {x} changed on the current image?",
+    "Looking at the prior and the current study, what has happened to the {x}?",
+    "Relative to the prior examination, the {x} is now:",
+    "How does the {x} on the current image compare with the prior study?",
+], chain=10, risk="high", requires=("findings_complete", "has_prior"))
+def change(case: Case, ctx: TaskContext) -> list[Draft]:
+    """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (both
+    declared complete by the source). ``meta.prior_answer`` is what an answer that takes the prior for the current
+    study gives ("unchanged"): the prior-reliance measure reads it (medr2.score.metrics ``comparison``)."""
+    prior = _prior(case, ctx)
+    calls = {label: c for label, c in finding_changes(prior.case, case).items() if isinstance(c, str)}
+    if not calls:
+        reasons = [c.reason for c in finding_changes(prior.case, case).values() if isinstance(c, Skip)]
+        raise Skip(reasons[0] if reasons else "no finding on either study")
+    label = pick(ctx, sorted(calls))
+    answer = calls[label]
+    d = mcq(spec_of("s3.change"), ctx, answer, [c for c in CHANGES if c != answer], x=label)
+    d.images = [prior.ref, image_ref(case, own=True)]
+    before = "present" if any(vocab.same(f.label, label) for f in prior.case.findings) else "absent"
+    now = "present" if any(vocab.same(f.label, label) for f in case.findings) else "absent"
+    d.meta = {"finding": label, "change": answer, "prior_case": prior.case.case_id, "prior_state": before,
+              "current_state": now, "prior_answer": "unchanged", "comparison": True}
+    return [d]
+
+
+def _own_label(case: Case, other: Resolved) -> str | None:
+    """What the companion's own case calls this case's image (its link back), e.g. "frontal" or "CC"."""
+    return next((c.label for c in other.case.companions if c.case_id == case.case_id and c.label), None)
+
+
+@task("s3.view_finding", 3, "mcq", "which view shows a finding", "two views of one study with their own findings", [
+    "In which of the views is the {x} seen?",
+    "Which view shows the {x}?",
+    "The {x} is visible on which view of this study?",
+    "Looking at both views, where can the {x} be seen?",
+], chain=11, risk="medium", requires=("findings_complete", "has_views"))
+def view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
+    """The view (or both) on which a finding label is seen, from each view's own labels (both declared complete):
+    a finding seen on one view only is one a single-view reading misses (``meta.needs_both_views``)."""
+    views = _linked(ctx).of_role("view")
+    if not views:
+        raise Skip(_linked(ctx).missing("view"))
+    if len(views) > 1:
+        raise Skip("more than two views: not asked")
+    other = views[0]
+    own = _own_label(case, other)
+    if own is None or other.link.label is None or vocab.same(own, other.link.label):
+        raise Skip("the views are not named apart by the source")
+    if not labels_complete(other.case, "findings"):
+        raise Skip("the other view's finding labels not declared complete by the source")
+    here, there = _by_label(case), _by_label(other.case)
+    names = {vocab.norm(f.label): f.label for f in (*case.findings, *other.case.findings)}
+    cands = sorted(names[k] for k in names if len(here.get(k, [])) <= 1 and len(there.get(k, [])) <= 1)
+    if not cands:
+        raise Skip("no finding of one label per view")
+    label = pick(ctx, cands)
+    key = vocab.norm(label)
+    seen = (bool(here.get(key)), bool(there.get(key)))
+    answer = BOTH_VIEWS if all(seen) else own if seen[0] else str(other.link.label)
+    options = [own, str(other.link.label), BOTH_VIEWS]
+    d = mcq(spec_of("s3.view_finding"), ctx, answer, [o for o in options if o != answer], x=label)
+    d.images = [image_ref(case, "current", own, own=True), other.ref]
+    d.meta = {"finding": label, "views": options[:2], "needs_both_views": not seen[0], "view_case": other.case.case_id}
+    return [d]
+
+
+def _sequence_name(s: Resolved) -> str:
+    return str(s.link.label or s.case.sequence or "")
+
+
+def _told_apart(own: str, seqs: list[Resolved]) -> list[Resolved]:
+    """The companion sequences shown beside ``own``: named, and none the same as or a kind of another shown
+    (:func:`medr2.tasks.vocab.conflicts`: FLAIR beside T2-weighted would make a wrong option true), first kept."""
+    kept: list[Resolved] = []
+    names = [own]
+    for s in seqs:
+        name = _sequence_name(s)
+        if name and not any(vocab.conflicts(name, n) for n in names):
+            kept.append(s)
+            names.append(name)
+    return kept
+
+
+@task("s1.which_sequence", 1, "mcq", "which sequence is the current image", "other sequences of the same study", [
+    "These images are sequences of one study. Which sequence is the current image?",
+    "Of the sequences shown, which one is the current image?",
+    "The current image was acquired with which of these sequences?",
+    "Comparing the sequences shown, name the sequence of the current image.",
+], chain=8, risk="low", requires=("has_sequences",))
+def which_sequence(case: Case, ctx: TaskContext) -> list[Draft]:
+    """The current image's sequence among the study's sequences shown beside it, unlabelled (a label would give
+    the answer away by elimination), in a seeded order; the options are the sequences shown."""
+    seqs = _linked(ctx).of_role("sequence")
+    if not seqs:
+        raise Skip(_linked(ctx).missing("sequence"))
+    if not case.sequence:
+        raise Skip("no sequence tag")
+    seqs = _told_apart(case.sequence, seqs)
+    if not seqs:
+        raise Skip("no other sequence the vocabulary tells apart from this one (FLAIR is a T2-weighted sequence)")
+    names = [case.sequence, *(_sequence_name(s) for s in seqs)]
+    refs: list[ImageRef] = [image_ref(case, own=True),
+                            *(image_ref(s.case, "sequence", None, None) for s in seqs)]
+    order = [int(i) for i in ctx.rng.permutation(len(refs))]
+    d = mcq(spec_of("s1.which_sequence"), ctx, case.sequence, names[1:])
+    d.images = [refs[i] for i in order]
+    d.meta = {"sequences": names, "sequence_cases": [s.case.case_id for s in seqs]}
+    return [d]
