@@ -35,22 +35,52 @@ def _by_label(case: Case) -> dict[str, list[Finding]]:
     return out
 
 
-def finding_change(prior: list[Finding], current: list[Finding]) -> str:
-    """The change of one finding label between a prior and a current study whose finding labels are both complete
-    (the findings of that label in each): one of :data:`CHANGES`; raises :class:`Skip` where the labels do not
-    decide it (several findings of the label, a size unknown, smaller, or a change too small to call)."""
-    if len(prior) > 1 or len(current) > 1:
-        raise Skip("several findings of one label: which is which is not known")
-    if not prior and not current:
+def study_labels(case: Case) -> dict[str, list[float | None]]:
+    """A study's finding labels (vocabulary key -> the size in mm of each finding of that label, None where unknown):
+    its findings, and the image-level labels a reader declares without a region (``meta["image_labels"]``, NIH
+    ChestX-ray14's ``Finding Labels``), a normal label ("No Finding") being no finding."""
+    out: dict[str, list[float | None]] = {k: [_size(f) for f in fs] for k, fs in _by_label(case).items()}
+    raw = case.meta.get("image_labels")
+    for label in raw if isinstance(raw, list) else []:
+        if isinstance(label, str) and label.strip() and not vocab.is_normal(label):
+            out.setdefault(vocab.norm(label), [None])
+    return out
+
+
+def _names(*cases: Case) -> dict[str, str]:
+    """Vocabulary key -> the label as the first study writes it, over the findings and image labels of ``cases``."""
+    out: dict[str, str] = {}
+    for case in cases:
+        raw = case.meta.get("image_labels")
+        labels = [f.label for f in case.findings] + [x for x in (raw if isinstance(raw, list) else [])
+                                                      if isinstance(x, str) and x.strip() and not vocab.is_normal(x)]
+        for label in labels:
+            out.setdefault(vocab.norm(label), label)
+    return out
+
+
+def finding_change(prior: Case, current: Case, label: str) -> str:
+    """The change of one finding label from a prior to a current study: one of :data:`CHANGES`, read from both
+    studies' labels (:func:`study_labels`). Its absence from a study counts only where the source declares that
+    study's finding labels complete; raises :class:`Skip` where the labels do not decide it (absence not known,
+    several findings of the label, a size unknown, smaller, or a change too small to call)."""
+    key = vocab.norm(label)
+    before, now = study_labels(prior).get(key, []), study_labels(current).get(key, [])
+    if not before and not labels_complete(prior, "findings"):
+        raise Skip("not labelled on the prior study, whose finding labels are not declared complete")
+    if not now and not labels_complete(current, "findings"):
+        raise Skip("not labelled on the current study, whose finding labels are not declared complete")
+    if not before and not now:
         raise Skip("finding absent from both studies")
-    if not prior:
+    if len(before) > 1 or len(now) > 1:
+        raise Skip("several findings of one label: which is which is not known")
+    if not before:
         return "new"
-    if not current:
+    if not now:
         return "resolved"
-    before, now = _size(prior[0]), _size(current[0])
-    if before is None or now is None:
+    if before[0] is None or now[0] is None:
         raise Skip("finding size unknown on one study: unchanged or worse not decidable")
-    ratio = now / before
+    ratio = now[0] / before[0]
     if ratio >= WORSE_RATIO:
         return "worse"
     if abs(ratio - 1.0) <= SAME_TOLERANCE:
@@ -60,14 +90,12 @@ def finding_change(prior: list[Finding], current: list[Finding]) -> str:
 
 def finding_changes(prior: Case, current: Case) -> dict[str, str | Skip]:
     """Every finding label of either study -> its change (:func:`finding_change`) or the Skip saying why not."""
-    before, now = _by_label(prior), _by_label(current)
-    names = {vocab.norm(f.label): f.label for f in (*prior.findings, *current.findings)}
     out: dict[str, str | Skip] = {}
-    for key in sorted(names):
+    for _key, label in sorted(_names(current, prior).items()):
         try:
-            out[names[key]] = finding_change(before.get(key, []), now.get(key, []))
+            out[label] = finding_change(prior, current, label)
         except Skip as e:
-            out[names[key]] = e
+            out[label] = e
     return out
 
 
@@ -76,8 +104,8 @@ def _prior(case: Case, ctx: TaskContext) -> Resolved:
     if not priors:
         raise Skip(_linked(ctx).missing("prior"))
     prior = priors[0]  # the source's first link: the most recent earlier study it names
-    if not labels_complete(prior.case, "findings"):
-        raise Skip("prior study's finding labels not declared complete by the source")
+    if prior.case.modality != case.modality:
+        raise Skip("the prior study is of another modality")
     return prior
 
 
@@ -86,11 +114,12 @@ def _prior(case: Case, ctx: TaskContext) -> Resolved:
     "Looking at the prior and the current study, what has happened to the {x}?",
     "Relative to the prior examination, the {x} is now:",
     "How does the {x} on the current image compare with the prior study?",
-], chain=10, risk="high", requires=("findings_complete", "has_prior"))
+], chain=10, risk="high", requires=("has_prior",))
 def change(case: Case, ctx: TaskContext) -> list[Draft]:
-    """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (both
-    declared complete by the source). ``meta.prior_answer`` is what an answer that takes the prior for the current
-    study gives ("unchanged"): the prior-reliance measure reads it (medr2.score.metrics ``comparison``)."""
+    """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (an
+    absence only from a study whose labels the source declares complete; :func:`finding_change`).
+    ``meta.prior_answer`` is what an answer that takes the prior for the current study gives ("unchanged"): the
+    prior-reliance measure reads it (medr2.score.metrics ``comparison``)."""
     prior = _prior(case, ctx)
     calls = {label: c for label, c in finding_changes(prior.case, case).items() if isinstance(c, str)}
     if not calls:
@@ -100,8 +129,8 @@ def change(case: Case, ctx: TaskContext) -> list[Draft]:
     answer = calls[label]
     d = mcq(spec_of("s3.change"), ctx, answer, [c for c in CHANGES if c != answer], x=label)
     d.images = [prior.ref, image_ref(case, own=True)]
-    before = "present" if any(vocab.same(f.label, label) for f in prior.case.findings) else "absent"
-    now = "present" if any(vocab.same(f.label, label) for f in case.findings) else "absent"
+    before = "present" if vocab.norm(label) in study_labels(prior.case) else "absent"
+    now = "present" if vocab.norm(label) in study_labels(case) else "absent"
     d.meta = {"finding": label, "change": answer, "prior_case": prior.case.case_id, "prior_state": before,
               "current_state": now, "prior_answer": "unchanged", "comparison": True}
     return [d]
