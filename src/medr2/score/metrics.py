@@ -346,6 +346,39 @@ def pairs(ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+@metric_group("comparison")
+def comparison(ctx: Ctx) -> dict[str, Any]:
+    """Comparison with a prior study (issue 49; docs/metrics.md "Comparison and prior reliance"): over the clean
+    items that compare a current image with a prior (``meta.prior_answer`` set: ``s3.change``), their accuracy
+    (``acc``, and per task) and, over those whose answer differs from what the prior study alone gives (the prior
+    and the current labels differ), ``prior_reliance``: the share of read answers that are the prior's (the answer
+    followed the prior, not the current image), and ``current_reading``: the share that are right. Per variant of
+    such items (e.g. the prior swapped, the order reversed) the same three."""
+    r = ctx.rows
+    rows = r[r["prior_key"].notna() & ~r["probe"]]
+    if rows.empty:
+        return {}
+    out = _comparison_block(ctx, rows[rows["variant"] == "clean"])
+    by_variant = {str(v): _comparison_block(ctx, df) for v, df in rows[rows["variant"] != "clean"].groupby(
+        "variant", sort=True)}
+    if by_variant:
+        out["by_variant"] = by_variant
+    return out
+
+
+def _comparison_block(ctx: Ctx, rows: pd.DataFrame) -> dict[str, Any]:
+    if rows.empty:
+        return {}
+    tasks = {str(t): _acc(ctx, accuracy_units(df)) for t, df in rows.groupby("task", sort=True)}
+    out: dict[str, Any] = {"acc": _acc(ctx, accuracy_units(rows)), "tasks": tasks}
+    read = rows["parsed_key"].notna().to_numpy(dtype=bool)
+    differ = rows[(rows["gold_key"] != rows["prior_key"]).to_numpy(dtype=bool) & read]
+    if len(differ):
+        out["prior_reliance"] = ctx.mean(differ, (differ["parsed_key"] == differ["prior_key"]).to_numpy(dtype=bool))
+        out["current_reading"] = ctx.mean(differ, (differ["parsed_key"] == differ["gold_key"]).to_numpy(dtype=bool))
+    return out
+
+
 @metric_group("degradation")
 def degradation(ctx: Ctx) -> dict[str, Any]:
     """Accuracy per degradation kind and severity (the curve of docs/metrics.md): the variants with the role
