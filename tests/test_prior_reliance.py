@@ -92,3 +92,20 @@ def test_score_prints_comparison(bench: Bench, tmp_path: Path) -> None:
     line = comparison_line(block)
     assert line is not None and "prior reliance 1.000" in line and "comparison accuracy" in line
     assert comparison_line({}) is None and comparison_line(None) is None
+
+
+def test_report_shows_a_comparison_plot_only_for_runs_with_comparison_items() -> None:
+    from medr2.report.plots import PlotContext, make_plots
+    from tests.test_report_plots import _m, _run, check_readable
+
+    runs = [_run(k, ("independent",)) for k in range(2)]
+    for k, r in enumerate(runs):
+        r.metrics["modes"]["independent"]["comparison"] = {
+            "acc": _m(0.6), "prior_reliance": _m(0.9 - 0.8 * k), "current_reading": _m(0.1 + 0.8 * k),
+            "tasks": {"s3.change": _m(0.6)}}
+    plots = {p.name: p for p in make_plots(PlotContext(runs, {}))}
+    cmp = plots["comparison"]
+    check_readable(cmp)
+    assert cmp.layout["axes"][0]["bar_metrics"] == ["acc", "prior_reliance", "current_reading"] * 2
+    assert "prior_reliance" in cmp.caption and "prior" in cmp.title.lower()
+    assert "comparison" not in {p.name for p in make_plots(PlotContext([_run(0, ("independent",))], {}))}
