@@ -28,6 +28,8 @@ from medr2.score.table import lowest_severity_only
 # the variants that define a named metric (docs/metrics.md); which variants count in a metric over a kind of
 # variant (MFR, FlipRate and consistency, the rationale audit) is read from the items' roles, never listed here
 PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST = "T2", "T3", "T4"
+# issue 49: the prior swapped with another patient's study, one companion image blanked (their answer changes)
+PRIOR_SWAP, COMPANION_BLANKED = "V13", "V15"
 # two boxes are "the same answer" at this IoU (and a box "keeps" the real image's answer at this IoU to its gold)
 SAME_BOX_IOU = 0.5
 
@@ -353,16 +355,21 @@ def comparison(ctx: Ctx) -> dict[str, Any]:
     (``acc``, and per task) and, over those whose answer differs from what the prior study alone gives (the prior
     and the current labels differ), ``prior_reliance``: the share of read answers that are the prior's (the answer
     followed the prior, not the current image), and ``current_reading``: the share that are right. Per variant of
-    such items (e.g. the prior swapped, the order reversed) the same three."""
+    such items (the order reversed, a contradicting prior report) the same three. ``prior_sensitivity`` /
+    ``blanked_sensitivity``: over (V13 prior swapped / V15 companion blanked, parent) pairs both read, the share
+    whose answer changed: a model that reads the prior (the other view) changes its answer when it is replaced."""
     r = ctx.rows
     rows = r[r["prior_key"].notna() & ~r["probe"]]
-    if rows.empty:
-        return {}
     out = _comparison_block(ctx, rows[rows["variant"] == "clean"])
     by_variant = {str(v): _comparison_block(ctx, df) for v, df in rows[rows["variant"] != "clean"].groupby(
         "variant", sort=True)}
     if by_variant:
         out["by_variant"] = by_variant
+    for code, name in ((PRIOR_SWAP, "prior_sensitivity"), (COMPANION_BLANKED, "blanked_sensitivity")):
+        pairs = ctx.with_parent(_code(ctx, code, probes=True))
+        both = _changed(pairs) if len(pairs) else pairs
+        if len(both):
+            out[name] = ctx.mean(both, both["changed"].to_numpy(dtype=bool))
     return out
 
 
