@@ -114,7 +114,7 @@ def _prior(case: Case, ctx: TaskContext) -> Resolved:
     "Looking at the prior and the current study, what has happened to the {x}?",
     "Relative to the prior examination, the {x} is now:",
     "How does the {x} on the current image compare with the prior study?",
-], chain=10, risk="high", requires=("has_prior",))
+], chain=0, risk="high", requires=("has_prior",))  # 0: a case with a prior is read against it first
 def change(case: Case, ctx: TaskContext) -> list[Draft]:
     """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (an
     absence only from a study whose labels the source declares complete; :func:`finding_change`).
