@@ -181,8 +181,10 @@ def with_prior(cases: list[Case], items: list[Item]) -> tuple[list[Case], list[I
     refs = [ImageRef(path=prior.image, sha256=prior.image_sha256, width=prior.width, height=prior.height,
                      role="prior", interval_days=180, case_id="ct_b"),
             ImageRef(path=current.image, sha256=current.image_sha256, width=current.width, height=current.height)]
+    options = ["new since the prior study", "resolved since the prior study", "unchanged",
+               "worse: grown since the prior study"]
     item = _item(current, "s3.change", 3, "mcq", "Compared with the prior study, how has the hypodense lesion changed "
-                 "on the current image?", "A", options=["new", "resolved", "unchanged", "worse"], images=refs,
+                 "on the current image?", "A", options=options, images=refs,
                  meta={"finding": "hypodense lesion", "change": "new", "prior_case": "ct_b", "prior_state": "absent",
                        "current_state": "present", "prior_answer": "unchanged", "comparison": True})
     return [current if c.case_id == "ct_a" else c for c in cases], [*items, item]

@@ -20,7 +20,7 @@ from medr2.records import Case, Companion, Finding, Item
 from medr2.sources.multi import MultiSource
 from medr2.tasks import TASKS
 from medr2.tasks.companions import resolve
-from medr2.tasks.compare import CHANGES, finding_change
+from medr2.tasks.compare import CHANGE_TEXT, CHANGES, finding_change
 from medr2.tasks.spec import Skip
 from medr2.tasks.vocab import is_normal, norm
 from tests import (
@@ -88,7 +88,8 @@ def _check_several(bench: Bench) -> dict[str, int]:
         if it.task == "s3.change":
             (prior,) = others
             assert [r.role for r in refs] == ["prior", "current"]
-            assert _text(it) == _expected_change(prior, case, it.meta["finding"]) in CHANGES
+            want = _expected_change(prior, case, it.meta["finding"])
+            assert want in CHANGES and _text(it) == CHANGE_TEXT[want] and it.meta["change"] == want
             assert it.meta["prior_answer"] == "unchanged" and it.chance == pytest.approx(1 / len(it.options))
         elif it.task == "s3.view_finding":
             (other,) = others
@@ -141,7 +142,7 @@ def test_sample_bench_every_answer_follows_from_the_labels(build_sample: Any, tm
     bench = load_bench(build_sample(tmp_path / "b", n_cases=60))
     seen = _check_several(bench)
     assert seen["s3.change"] >= 5, seen
-    answers = {_text(it) for it in bench.items if it.task == "s3.change"}
+    answers = {it.meta["change"] for it in bench.items if it.task == "s3.change"}
     assert len(answers) >= 2, answers
     # the generator's intent (meta.prior_change) agrees with the labels wherever they decide
     cases = {c.case_id: c for c in bench.cases}
@@ -149,7 +150,7 @@ def test_sample_bench_every_answer_follows_from_the_labels(build_sample: Any, tm
     for it in bench.items:
         if it.task == "s3.change" and it.variant == "clean":
             prior = cases[it.meta["prior_case"]]
-            assert named[prior.meta["prior_change"]] == _text(it), (it.meta, prior.meta["prior_change"])
+            assert named[prior.meta["prior_change"]] == it.meta["change"], (it.meta, prior.meta["prior_change"])
 
 
 def test_a_companion_not_in_the_build_is_noted_not_guessed(tmp_path: Path) -> None:

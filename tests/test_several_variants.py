@@ -14,6 +14,7 @@ from medr2.bench.format import Bench, load_bench
 from medr2.images import load_image
 from medr2.perturb.registry import PERTURBATIONS
 from medr2.records import Case, Item
+from medr2.tasks.compare import CHANGE_TEXT
 from medr2.tasks.vocab import norm
 
 CODES = "T12,V13,V14,V15,V1,V8"
@@ -58,7 +59,7 @@ def test_t12_report_contradicts_the_prior_and_lures_to_what_it_implies(bench: Be
             (claims_present, now))
         assert (it.lure is None) == (believed is None)
         if it.lure is not None:
-            assert it.options[ord(it.lure) - 65] == believed != it.options[ord(it.answer) - 65]
+            assert it.options[ord(it.lure) - 65] == CHANGE_TEXT[believed] != it.options[ord(it.answer) - 65]
         assert set(it.roles or []) == {"misleads", "augments", "keeps_facts"}
 
 

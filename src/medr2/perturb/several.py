@@ -75,7 +75,9 @@ class ContradictingPriorReport(Perturbation):
         t = int(np.random.default_rng(seed).integers(len(templates)))
         x = indefinite(str(finding))
         report = templates[t].format(x=x, X=x[:1].upper() + x[1:], x_bare=finding)
-        believed = _BELIEVED.get((claimed, now))
+        from medr2.tasks.compare import CHANGE_TEXT
+
+        believed = CHANGE_TEXT.get(_BELIEVED.get((claimed, now), ""))
         lure = chr(65 + item.options.index(believed)) if believed in item.options else None
         meta = answer_changed_meta(item, item.answer)
         if lure is None:

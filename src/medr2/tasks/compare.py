@@ -14,6 +14,10 @@ from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 # the answers of s3.change, in the order shown when no letter balancing applies
 CHANGES = ("new", "resolved", "unchanged", "worse")
+# the option each change is shown as: a new finding is also a worsening, so "worse" says it grew (and the others say
+# since when), so no two options are true of one finding
+CHANGE_TEXT = {"new": "new since the prior study", "resolved": "resolved since the prior study",
+               "unchanged": "unchanged", "worse": "worse: grown since the prior study"}
 WORSE_RATIO = 1.25  # current size / prior size at or above which a finding is worse (grown)
 SAME_TOLERANCE = 0.10  # a size within this share of the prior's is unchanged; between the two: not called
 BOTH_VIEWS = "both views"
@@ -127,12 +131,12 @@ def change(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip(reasons[0] if reasons else "no finding on either study")
     label = pick(ctx, sorted(calls))
     answer = calls[label]
-    d = mcq(spec_of("s3.change"), ctx, answer, [c for c in CHANGES if c != answer], x=label)
+    d = mcq(spec_of("s3.change"), ctx, CHANGE_TEXT[answer], [CHANGE_TEXT[c] for c in CHANGES if c != answer], x=label)
     d.images = [prior.ref, image_ref(case, own=True)]
     before = "present" if vocab.norm(label) in study_labels(prior.case) else "absent"
     now = "present" if vocab.norm(label) in study_labels(case) else "absent"
     d.meta = {"finding": label, "change": answer, "prior_case": prior.case.case_id, "prior_state": before,
-              "current_state": now, "prior_answer": "unchanged", "comparison": True}
+              "current_state": now, "prior_answer": CHANGE_TEXT["unchanged"], "comparison": True}
     return [d]
 
 
