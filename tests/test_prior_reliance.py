@@ -20,7 +20,7 @@ from medr2.tasks.vocab import norm
 
 @pytest.fixture(scope="module")
 def bench(build_sample: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return load_bench(build_sample(tmp_path_factory.mktemp("prior") / "bench", n_cases=80))
+    return load_bench(build_sample(tmp_path_factory.mktemp("prior") / "bench", n_cases=80, variants="T12,V14"))
 
 
 def _present(case: Case, label: str) -> bool:
@@ -60,7 +60,8 @@ def _letter(it: Item, text: str) -> str:
 
 
 def _score(bench: Bench, model: Callable[[Request], str | Response], out: Path, name: str) -> dict[str, Any]:
-    medr2.evaluate(bench.root, model, out, split="all", task="s3.change", name=name, command=["test"])
+    medr2.evaluate(bench.root, model, out, split="all", task="s3.change", variants="clean,T12,V14", name=name,
+                   command=["test"])
     metrics = medr2.score(out, mixed_splits=True, resamples=200)
     return metrics["modes"]["independent"]["comparison"]
 
@@ -83,6 +84,11 @@ def test_prior_copier_caught_current_reader_not(bench: Bench, tmp_path: Path) ->
     for block in (copier, reader):
         m = block["prior_reliance"]
         assert m["lo"] is not None and m["lo"] <= m["value"] <= m["hi"]  # an interval (bootstrap over patients)
+    # the same under the order reversed (V14) and a prior report contradicting the prior (T12)
+    for variant in ("V14", "T12"):
+        assert copier["by_variant"][variant]["prior_reliance"]["value"] == 1.0, variant
+        assert reader["by_variant"][variant]["prior_reliance"]["value"] == 0.0, variant
+        assert copier["by_variant"][variant]["prior_reliance"]["n"] == len(differ)
 
 
 def test_score_prints_comparison(bench: Bench, tmp_path: Path) -> None:
