@@ -1,4 +1,4 @@
-"""A small deterministic Source whose cases support all 34 tasks, plus injectable bad records.
+"""A small deterministic Source whose cases support all 35 tasks, plus injectable bad records.
 
 The first six cases have a companion (issue 49), planned after the others: a prior study of each CT case (a
 finding that resolved since), a lateral view of each X-ray case (showing its first finding only) and a T1-weighted

@@ -73,7 +73,7 @@ def test_boxes_inside_images(bench_dir: Path) -> None:
 def test_every_task_appears(bench_dir: Path) -> None:
     b = load_bench(bench_dir)
     assert set(b.manifest["counts"]["task"]) == set(TASKS)
-    assert len(b.manifest["tasks"]) == 34
+    assert len(b.manifest["tasks"]) == 35
 
 
 def test_chains_in_stage_order(bench_dir: Path) -> None:

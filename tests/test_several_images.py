@@ -28,7 +28,7 @@ from tests import (
     dataset_fixtures as F,
 )
 
-SEVERAL = ("s3.change", "s3.view_finding", "s1.which_sequence")
+SEVERAL = ("s3.change", "s3.view_finding", "s3.two_view_finding", "s1.which_sequence")
 
 
 # --------------------------------------------------------------------------- the rules, written apart
@@ -98,6 +98,15 @@ def _check_several(bench: Bench) -> dict[str, int]:
             own, theirs = it.meta["views"]
             assert _text(it) == ("both views" if here and there else own if here else theirs)
             assert case.meta["findings_complete"] is True and other.meta["findings_complete"] is True
+        elif it.task == "s3.two_view_finding":
+            (other,) = others
+            k = norm(it.meta["finding"])
+            here, there = k in _labels(case), k in _labels(other)
+            # yes: on the other view only (a single-view reading misses it); no: on neither (both complete)
+            assert (it.answer, here, there) in (("yes", False, True), ("no", False, False)), (it.answer, here, there)
+            assert it.meta["finding"] in it.question and it.meta["needs_both_views"] == (it.answer == "yes")
+            assert case.meta["findings_complete"] is True and other.meta["findings_complete"] is True
+            assert other.modality == case.modality
         else:
             assert _text(it) == case.sequence and all(r.label is None for r in refs)  # no name gives it away
             assert sorted(it.options) == sorted([case.sequence or "", *(o.sequence or "" for o in others)])
@@ -123,6 +132,7 @@ def readers_bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 def test_readers_link_companions_and_every_answer_follows_from_the_labels(readers_bench: Bench) -> None:
     seen = _check_several(readers_bench)
     assert seen["s3.change"] >= 2 and seen["s3.view_finding"] >= 2 and seen["s1.which_sequence"] >= 6, seen
+    assert seen["s3.two_view_finding"] >= 2, seen
     by_source: dict[str, set[str]] = {}
     for c in readers_bench.cases:
         by_source.setdefault(c.source, set()).update(x.role for x in c.companions)
@@ -167,6 +177,7 @@ def test_a_companion_not_in_the_build_is_noted_not_guessed(tmp_path: Path) -> No
     assert r.skipped["s3.change"]["prior case003-prior: not in the build"] == 1
     assert r.skipped["s1.which_sequence"]["sequence case001-sequence: not in the build"] == 1
     assert r.skipped["s3.view_finding"]["view case005-view: not in the build"] == 1
+    assert r.skipped["s3.two_view_finding"]["view case002-view: not in the build"] == 1
     b = load_bench(tmp_path / "c")
     assert not [it for it in b.items if it.task in SEVERAL]
 
@@ -217,7 +228,8 @@ def test_change_rule_reads_only_declared_labels(before: list[float | None], now:
 
 def test_tasks_declared_in_stages_and_chains() -> None:
     assert (TASKS["s3.change"].stage, TASKS["s3.view_finding"].stage, TASKS["s1.which_sequence"].stage) == (3, 3, 1)
-    assert all(TASKS[t].chain is not None and TASKS[t].form == "mcq" for t in SEVERAL)
+    assert all(TASKS[t].chain is not None for t in SEVERAL)
+    assert TASKS["s3.two_view_finding"].form == "yesno" and TASKS["s3.two_view_finding"].stage == 3
     assert TASKS["s3.change"].requires == ("has_prior",) and "findings_complete" in TASKS["s3.view_finding"].requires
 
 

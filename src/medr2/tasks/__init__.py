@@ -1,4 +1,4 @@
-"""The 34 task generators of docs/tasks.md (registry ``TASKS``; adding one: ``docs/extending.md``) and their
+"""The 35 task generators of docs/tasks.md (registry ``TASKS``; adding one: ``docs/extending.md``) and their
 assembly into Items.
 
 ``draft_case(case, pools, seed, split, images)`` runs every generator on one case (skips counted

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from medr2.records import Case, Finding, ImageRef
 from medr2.tasks import vocab
-from medr2.tasks.common import mcq, pick, spec_of
+from medr2.tasks.common import mcq, pick, spec_of, yes_no_pair
 from medr2.tasks.companions import Linked, Resolved, image_ref
 from medr2.tasks.contract import labels_complete
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
@@ -145,15 +145,9 @@ def _own_label(case: Case, other: Resolved) -> str | None:
     return next((c.label for c in other.case.companions if c.case_id == case.case_id and c.label), None)
 
 
-@task("s3.view_finding", 3, "mcq", "which view shows a finding", "two views of one study with their own findings", [
-    "In which of the views is the {x} seen?",
-    "Which view shows the {x}?",
-    "The {x} is visible on which view of this study?",
-    "Looking at both views, where can the {x} be seen?",
-], chain=11, risk="medium", requires=("findings_complete", "has_views"))
-def view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
-    """The view (or both) on which a finding label is seen, from each view's own labels (both declared complete):
-    a finding seen on one view only is one a single-view reading misses (``meta.needs_both_views``)."""
+def _two_views(case: Case, ctx: TaskContext) -> tuple[Resolved, str]:
+    """The one other view of the case, named apart from it and with complete finding labels, and the case's own
+    view name (its link back); Skip otherwise."""
     views = _linked(ctx).of_role("view")
     if not views:
         raise Skip(_linked(ctx).missing("view"))
@@ -165,6 +159,19 @@ def view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip("the views are not named apart by the source")
     if not labels_complete(other.case, "findings"):
         raise Skip("the other view's finding labels not declared complete by the source")
+    return other, own
+
+
+@task("s3.view_finding", 3, "mcq", "which view shows a finding", "two views of one study with their own findings", [
+    "In which of the views is the {x} seen?",
+    "Which view shows the {x}?",
+    "The {x} is visible on which view of this study?",
+    "Looking at both views, where can the {x} be seen?",
+], chain=11, risk="medium", requires=("findings_complete", "has_views"))
+def view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
+    """The view (or both) on which a finding label is seen, from each view's own labels (both declared complete):
+    a finding seen on one view only is one a single-view reading misses (``meta.needs_both_views``)."""
+    other, own = _two_views(case, ctx)
     here, there = _by_label(case), _by_label(other.case)
     names = {vocab.norm(f.label): f.label for f in (*case.findings, *other.case.findings)}
     cands = sorted(names[k] for k in names if len(here.get(k, [])) <= 1 and len(there.get(k, [])) <= 1)
@@ -196,6 +203,31 @@ def _told_apart(own: str, seqs: list[Resolved]) -> list[Resolved]:
             kept.append(s)
             names.append(name)
     return kept
+
+
+@task("s3.two_view_finding", 3, "yesno", "a finding seen on the other view only", "two views of one study", [
+    ("t1", "Considering both views, is there {x}?", False),
+    ("t2", "Reading the two views together, does this study show {x}?", False),
+    ("t3", "Taking both views into account, can {x} be seen?", True),
+], chain=12, risk="high", requires=("findings_complete", "has_views"))
+def two_view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
+    """A finding the current view does not show and the other view does (a single-view reading misses it): "yes";
+    its twin names a finding absent from both views (both declared complete): "no"."""
+    other, _own = _two_views(case, ctx)
+    here, there = _by_label(case), _by_label(other.case)
+    only_there = sorted(fs[0].label for k, fs in there.items() if k not in here)
+    if not only_there:
+        raise Skip("no finding seen on the other view only")
+    x = pick(ctx, only_there)
+    seen = [f.label for f in (*case.findings, *other.case.findings)]
+    absent = ctx.pools.distractors("finding", case, seen, 1, ctx.rng)[0]  # same modality and region
+    drafts = yes_no_pair(spec_of("s3.two_view_finding"), ctx, {"x": vocab.indefinite(x)},
+                         {"x": vocab.indefinite(absent)}, pair_key="two_view")
+    for d in drafts:
+        d.images = [image_ref(case, "current", _own, own=True), other.ref]
+        d.meta.update({"finding": x if d.meta["twin"] == "true" else absent, "view_case": other.case.case_id,
+                       "needs_both_views": d.meta["twin"] == "true"})
+    return drafts
 
 
 @task("s1.which_sequence", 1, "mcq", "which sequence is the current image", "other sequences of the same study", [
