@@ -252,3 +252,31 @@ def test_sample_priors_keep_the_planned_cases_bytes(tmp_path: Path) -> None:
         assert linked.model_copy(update={"companions": []}) == alone  # the case as before, with its link added
         assert linked.companions == [Companion(case_id=spec.case_id + PRIOR_SUFFIX, role="prior",
                                                interval_days=spec.prior_interval)]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 120))
+def test_sample_plan_with_priors_is_the_plan_without_them_plus_links(seed: int, n: int) -> None:
+    """Any seed and size: the planned cases are those of a plan without priors (same ids, seeds, backgrounds,
+    views, in order), some given a link; the priors come after them, one per link, of the same background view."""
+    import medr2.sources.sample.source as sample
+    from medr2.errors import BadInput
+
+    src = sample.SampleSource()
+    try:
+        plan = src.plan(seed, n)
+    except BadInput as e:  # the sample's packages missing: nothing to compare
+        pytest.skip(str(e))
+    saved = sample.P_PRIOR
+    sample.P_PRIOR = 0.0
+    try:
+        plain = src.plan(seed, n)
+    finally:
+        sample.P_PRIOR = saved
+    current, priors = plan[:n], plan[n:]
+    assert [dataclasses.replace(s, prior_id=None, prior_interval=None) for s in current] == plain
+    linked = [s for s in current if s.prior_id]
+    assert [p.case_id for p in priors] == [s.prior_id for s in linked]
+    for s, p in zip(linked, priors, strict=True):
+        assert (p.seed, p.background, p.view, p.index) == (s.seed, s.background, s.view, s.index)
+        assert p.prior_seed is not None and 30 <= (s.prior_interval or 0) < 730
