@@ -1,4 +1,8 @@
-"""A small deterministic Source whose cases support all 31 tasks, plus injectable bad records.
+"""A small deterministic Source whose cases support all 35 tasks, plus injectable bad records.
+
+The first six cases have a companion (issue 49), planned after the others: a prior study of each CT case (a
+finding that resolved since), a lateral view of each X-ray case (showing its first finding only) and a T1-weighted
+sequence of each MRI case; each companion is its own case, with its own labels, of the same patient.
 
 Registered as ``buildtest`` (``buildtest:bad`` adds a corrupt image, a box outside the image, an
 unknown label and a duplicate case id). Images are small numpy arrays written through ImageStore.
@@ -13,7 +17,7 @@ import numpy as np
 
 from medr2.errors import BadInput
 from medr2.images import ImageStore, load_image
-from medr2.records import Case, Finding, Structure
+from medr2.records import Case, Companion, Finding, Structure
 from medr2.sources.base import register_source
 
 MODALITIES = (
@@ -35,7 +39,53 @@ W, H = 96, 80
 class Spec:
     case_id: str
     index: int
-    kind: str = "good"  # good / corrupt / bad_box / unknown_label / duplicate
+    kind: str = "good"  # good / corrupt / bad_box / unknown_label / duplicate / prior / view / sequence
+
+
+COMPANIONS = 6  # cases with a companion (the first ones)
+COMPANION_OF = {"CT": "prior", "X-ray": "view", "MRI": "sequence"}  # by the case's modality
+
+
+def companion_links(spec: Spec) -> list[Companion]:
+    """The links of a case to its companion, and of a companion back to its case (views and sequences name each
+    other; a prior study links nothing)."""
+    i, kind = spec.index, spec.kind
+    if i >= COMPANIONS:
+        return []
+    role = COMPANION_OF[MODALITIES[i % 3][0]]
+    if kind == "good":
+        label = {"prior": None, "view": "lateral", "sequence": "T1-weighted"}[role]
+        return [Companion(case_id=f"case{i:03d}-{role}", role=role, label=label,  # type: ignore[arg-type]
+                          interval_days=90 if role == "prior" else None)]
+    if kind in ("view", "sequence"):
+        back = "frontal" if kind == "view" else MODALITIES[i % 3][3]
+        return [Companion(case_id=f"case{i:03d}", role=kind, label=back)]  # type: ignore[arg-type]
+    return []
+
+
+def companion_case(spec: Spec, images: ImageStore) -> Case:
+    """The companion of case ``spec.index``: its prior (one finding, resolved on the current study), its lateral view
+    (the first finding only) or its T1-weighted sequence (same findings), with a pixel pattern of its own."""
+    base = make_case(Spec(f"case{spec.index:03d}", spec.index), images)
+    rng = np.random.default_rng(5000 + spec.index)
+    arr = (rng.integers(0, 60, (H, W)) + 40).astype(np.uint8)
+    findings = list(base.findings)
+    update: dict[str, Any] = {"case_id": spec.case_id, "companions": companion_links(spec)}
+    if spec.kind == "prior":
+        findings = [Finding(label=FINDINGS[base.modality][1], box=(40, 40, 54, 54), synthetic=True,
+                            attributes={"size_mm": 12.0, "shape": "round", "margin": "well-defined"})]
+        update["diagnosis"] = DIAGNOSES[base.modality][1]
+    elif spec.kind == "view":
+        findings = findings[:1]
+        update["plane"] = "lateral"
+    else:
+        update["sequence"] = "T1-weighted"
+    for f in findings:
+        x1, y1, x2, y2 = (int(v) for v in f.box)
+        arr[y1:y2, x1:x2] = 220
+    ref = images.put_array(arr)
+    update.update({"image": ref.path, "image_sha256": ref.sha256, "findings": findings})
+    return base.model_copy(update=update)
 
 
 def make_case(spec: Spec, images: ImageStore) -> Case:
@@ -84,6 +134,7 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         # and it stands for a source that grades severity and names the diagnoses its images tell apart
         meta={"findings_complete": True, "structures_complete": True, "lateralising": True,
               "severity_graded": True, "discriminable": [d for d in DIAGNOSES[modality] if d != diagnosis]},
+        companions=companion_links(spec),
     )
 
 
@@ -96,6 +147,8 @@ class BuildTestSource:
     def plan(self, seed: int, n: int | None) -> list[Spec]:
         n = 24 if n is None else n
         specs = [Spec(f"case{i:03d}", i) for i in range(n)]
+        specs += [Spec(f"case{i:03d}-{COMPANION_OF[MODALITIES[i % 3][0]]}", i, COMPANION_OF[MODALITIES[i % 3][0]])
+                  for i in range(min(n, COMPANIONS))]
         if self.bad:
             specs += [Spec("bad-corrupt", 100, "corrupt"), Spec("bad-box", 101, "bad_box"),
                       Spec("bad-label", 102, "unknown_label"), Spec("case000", 0, "duplicate")]
@@ -104,6 +157,8 @@ class BuildTestSource:
     def realize(self, spec: Spec, images: ImageStore) -> Case:
         if not isinstance(spec, Spec):
             raise BadInput("not a buildtest spec", record=str(spec))
+        if spec.kind in COMPANION_OF.values():
+            return companion_case(spec, images)
         return make_case(spec, images)
 
 

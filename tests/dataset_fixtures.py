@@ -534,3 +534,29 @@ def make_cbis_cross_split(root: Path) -> None:
          csv_path(full, 21, "000000.dcm"), csv_path(f"{full}_1", 23, "000000.dcm"),
          csv_path(f"{full}_1", 23, "000001.dcm") + "\n"],
     ])
+
+
+def _append_csv_row(path: Path, row: list[object]) -> None:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    write_csv(path, rows[0], [*rows[1:], row])
+
+
+def make_cbis_two_views(root: Path) -> None:
+    """``make_cbis_cross_split`` plus the right CC mammogram of P_00004 with its mass (in the training mass list):
+    the breast's CC and MLO views link each other (issue 49); the mass is seen on both, the calcification of the
+    test calc list only on the MLO view. All four description CSVs are read, so each view's findings are complete."""
+    make_cbis_cross_split(root)
+
+    def csv_path(top: str, n: int, name: str) -> str:
+        return f"{top}/{UID}{n}1/{UID}{n}2/{name}"
+
+    full = "Mass-Training_P_00004_RIGHT_CC"
+    _mammo(root / csv_path(full, 31, "000000.dcm"), (12, 8, 24, 20))
+    _roi((root / csv_path(f"{full}_1", 33, "x")).parent, (12, 8, 24, 20), "000000.dcm", "000001.dcm")
+    _append_csv_row(root / "mass_case_description_train_set.csv", [
+        "P_00004", 3, "RIGHT", "CC", 1, "mass", "ARCHITECTURAL_DISTORTION", "ILL_DEFINED", 4, "BENIGN", 3,
+        csv_path(full, 31, "000000.dcm"), csv_path(f"{full}_1", 33, "000000.dcm"),
+        csv_path(f"{full}_1", 33, "000001.dcm") + "\n"])

@@ -11,7 +11,7 @@ from PIL import Image
 
 from medr2.images import ImageStore
 from medr2.imaging.draw import draw_cue, make_cue
-from medr2.records import Case, Finding, Item, Structure, item_content_id
+from medr2.records import Case, Companion, Finding, ImageRef, Item, Structure, item_content_id
 
 
 def _resize(arr: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -78,7 +78,7 @@ LESIONS = {  # case_id: (background, modality, label, cx, cy, r, value, laterali
 def _item(case: Case, task: str, stage: int, form: str, question: str, answer: str, *, options: list[str] | None = None,
           answer_box: tuple[float, float, float, float] | None = None, chain: int | None = None,
           pair: str | None = None, image: tuple[str, str] | None = None, cue: object = None,
-          meta: dict | None = None) -> Item:
+          meta: dict | None = None, images: list[ImageRef] | None = None) -> Item:
     fields = {
         "case_id": case.case_id, "stage": stage, "task": task, "form": form, "question": question,
         "options": options or [], "answer": answer, "answer_box": answer_box,
@@ -90,6 +90,8 @@ def _item(case: Case, task: str, stage: int, form: str, question: str, answer: s
         "template_id": f"{task}.t1", "split": "test", "source": case.source, "license": case.license,
         "meta": meta or {},
     }
+    if images:
+        fields["images"] = [r.model_dump() for r in images]
     fields["item_id"] = item_content_id(fields)
     return Item.model_validate(fields)
 
@@ -166,4 +168,23 @@ def build_fixture(root: Path) -> Fixture:
                     flipped=False, meta={"findings_complete": True})  # the fixture knows every finding it paints
         cases.append(case)
         items += items_for(case, images)
+    cases, items = with_prior(cases, items)
     return Fixture(root, images, cases, items, clean, masks)
+
+
+def with_prior(cases: list[Case], items: list[Item]) -> tuple[list[Case], list[Item]]:
+    """``ct_b`` (no lesion) linked to ``ct_a`` (a hypodense lesion) as its prior study, and ``ct_a``'s comparison item
+    (issue 49: the lesion is new), shown as [prior, current]."""
+    by_id = {c.case_id: c for c in cases}
+    prior, current = by_id["ct_b"], by_id["ct_a"]
+    current = current.model_copy(update={"companions": [Companion(case_id="ct_b", role="prior", interval_days=180)]})
+    refs = [ImageRef(path=prior.image, sha256=prior.image_sha256, width=prior.width, height=prior.height,
+                     role="prior", interval_days=180, case_id="ct_b"),
+            ImageRef(path=current.image, sha256=current.image_sha256, width=current.width, height=current.height)]
+    options = ["new since the prior study", "resolved since the prior study", "unchanged",
+               "worse: grown since the prior study"]
+    item = _item(current, "s3.change", 3, "mcq", "Compared with the prior study, how has the hypodense lesion changed "
+                 "on the current image?", "A", options=options, images=refs,
+                 meta={"finding": "hypodense lesion", "change": "new", "prior_case": "ct_b", "prior_state": "absent",
+                       "current_state": "present", "prior_answer": "unchanged", "comparison": True})
+    return [current if c.case_id == "ct_a" else c for c in cases], [*items, item]

@@ -192,6 +192,10 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "severity_graded": "severity_graded" in declared,
         "discriminable": "discriminable" in declared,
         "evidence_readable": True,  # no evidence SSIM declared: an image nobody degraded is readable
+        # issue 49: what the source links to the case (buildtest's first six cases link a prior, view or sequence)
+        "has_prior": any(c.role == "prior" for c in case.companions),
+        "has_views": any(c.role == "view" for c in case.companions),
+        "has_sequences": any(c.role == "sequence" for c in case.companions),
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:

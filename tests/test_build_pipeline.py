@@ -42,7 +42,8 @@ def test_quarantined_records_kept_with_reason(bench_dir: Path) -> None:
     b = load_bench(bench_dir)
     assert b.manifest["quarantine"]["n"] == 4
     ids = {c.case_id for c in b.cases}
-    assert not ids & {"bad-box", "bad-label", "bad-corrupt"} and len(b.cases) == 30
+    # 30 cases and the companions of the first six (issue 49: a prior study, a view or a sequence each)
+    assert not ids & {"bad-box", "bad-label", "bad-corrupt"} and len(b.cases) == 36
 
 
 def test_no_patient_or_background_across_splits(bench_dir: Path) -> None:
@@ -72,7 +73,7 @@ def test_boxes_inside_images(bench_dir: Path) -> None:
 def test_every_task_appears(bench_dir: Path) -> None:
     b = load_bench(bench_dir)
     assert set(b.manifest["counts"]["task"]) == set(TASKS)
-    assert len(b.manifest["tasks"]) == 31
+    assert len(b.manifest["tasks"]) == 35
 
 
 def test_chains_in_stage_order(bench_dir: Path) -> None:
@@ -112,7 +113,7 @@ def test_cli_build_and_info(tmp_path: Path) -> None:
     r = run("info", str(tmp_path / "b"), "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
-    assert info["cases"]["n"] == 8 and info["counts"]["items"] > 0 and "skipped" in info
+    assert info["cases"]["n"] == 8 + 6 and info["counts"]["items"] > 0 and "skipped" in info
     r = run("info", str(tmp_path / "b"))
     assert r.returncode == 0 and "items per task" in r.stdout
     r = run("build", "--source", "buildtest", "--out", str(tmp_path / "c"), "--cases", "0")

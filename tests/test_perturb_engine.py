@@ -41,7 +41,7 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 
 def test_parse_variants() -> None:
-    assert parse_variants("all") == ALL_CODES and len(ALL_CODES) == 22
+    assert parse_variants("all") == ALL_CODES and len(ALL_CODES) == 26  # issue 49: T12, V13-V15
     assert parse_variants("v8, T1") == ("T1", "V8")
     assert parse_variants("") == () and parse_variants(None) == ()
     with pytest.raises(BadInput):

@@ -146,8 +146,10 @@ def test_every_supported_task_generated(tmp_path: Path) -> None:
     # may ask: the contract's side clause)
     full = next(c for i, c in enumerate(cases) if i % 3 == 1 and not c.flipped)
     out = draft_case(full, pools, seed=0, split="test", images=store)
-    assert not out.skipped, out.skipped
-    assert {d.task for d in out.drafts} == set(TASKS)
+    # the tasks on several images need the case's companions resolved in a build (tests/test_several_images.py)
+    several = {"s3.change", "s3.view_finding", "s3.two_view_finding", "s1.which_sequence"}
+    assert set(out.skipped) == several, out.skipped
+    assert {d.task for d in out.drafts} == set(TASKS) - several
     for c in cases:
         res = draft_case(c, pools, seed=0, split="train", images=store)
         generated = {d.task for d in res.drafts}

@@ -14,8 +14,8 @@ PRESETS = ("generic", "medr2-tiny", "qwen2-vl", "qwen2.5-vl", "qwen3-vl", "inter
 # medr2.run.prompts.MODES
 MODES = ("independent", "chain-own", "chain-gold", "chain-misleading", "blind", "reasoning")
 # medr2.perturb.registry.TEXT_CODES / VISUAL_CODES
-TEXT_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10")
-VISUAL_CODES = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9", "V10", "V11", "V12")
+TEXT_CODES = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T12")
+VISUAL_CODES = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9", "V10", "V11", "V12", "V13", "V14", "V15")
 # medr2.records.Split, plus "all" (every split): the values of eval --split (medr2.run.runner.SPLIT_CHOICES)
 SPLITS = ("train", "val", "test", "all")
 DEFAULT_SPLIT = "test"  # what eval asks when no --split is given (medr2.run.runner.DEFAULT_SPLIT)

@@ -38,6 +38,7 @@ from medr2.records import Case, Item
 from medr2.renders import RENDER_MODES, RENDERS_FILE, write_renders
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
+from medr2.tasks.companions import Linked, resolve
 from medr2.tasks.splits import SPLIT_UNITS, SplitAssignment, SplitKey
 
 
@@ -97,10 +98,11 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
         return QuarantineEntry(None, record, _error_field(e), f"{type(e).__name__}: {e}", "source")
 
 
-def _draft(case: Case) -> CaseDrafts:
+def _draft(job: tuple[Case, Linked]) -> CaseDrafts:
+    case, linked = job
     assert case.split is not None
     state = worker_state(_DraftState)
-    return draft_case(case, state.pools, state.seed, case.split, state.images)
+    return draft_case(case, state.pools, state.seed, case.split, state.images, linked=linked)
 
 
 def _spec_name(spec: Any) -> str:
@@ -137,6 +139,7 @@ class _Realized:
     pools: LabelPools
     splits: SplitAssignment
     licenses: Counter[str]
+    ids: dict[str, int] = field(default_factory=dict)  # case id -> plan index (companions are resolved by it)
 
 
 def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool: CaseSpool, workers: int,
@@ -158,6 +161,7 @@ def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool
     seen: set[str] = set()
     pools = LabelPools.empty()
     licenses: Counter[str] = Counter()
+    ids: dict[str, int] = {}
     for i in range(len(specs)):  # plan order: the first of two cases with one id wins, as before
         if i in failed:
             quarantine.add(failed[i])
@@ -167,11 +171,12 @@ def _realize_all(source: Source, specs: Sequence[Any], images: ImageStore, spool
             quarantine.add(QuarantineEntry(case.image, case.case_id, "case_id", "duplicate case_id", "source"))
             continue
         seen.add(case.case_id)
+        ids[case.case_id] = i
         accepted.append(i)
         keys.append(SplitKey(case.case_id, case.patient_id, case.background, case.split))
         pools.add_case(case)
         licenses[case.license] += 1
-    return _Realized(accepted, pools, assign_splits(keys, split_unit), licenses)
+    return _Realized(accepted, pools, assign_splits(keys, split_unit), licenses, ids)
 
 
 def _realize_indexed(job: tuple[int, Any]) -> Case | QuarantineEntry:
@@ -257,6 +262,10 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
             c = spool.get(i)
             return c.model_copy(update={"split": split_of[c.case_id]})
 
+        def in_build(case_id: str) -> Case | None:
+            i = done.ids.get(case_id)
+            return None if i is None else with_split(i)
+
         say(f"generating items for {len(done.accepted)} cases")
         tracker.step("items per case", len(done.accepted))
         skipped: dict[str, Counter[str]] = {}
@@ -265,9 +274,10 @@ def _build(source: Source, source_spec: str | Source, out: Path, seed: int, n_ca
         n_clean = 0
         state = _DraftState(done.pools, seed, images)
         with BenchWriter(out, name=name or out.name, identity=images.identity) as writer:
-            cases = (with_split(i) for i in done.accepted)
-            for pos, (case, drafts) in enumerate(ordered_map(_draft, cases, n_workers, state,
-                                                             n=len(done.accepted), pool=pool)):
+            # each case with its companions resolved to the build's cases (the one resolver, tasks.companions)
+            jobs = ((c, resolve(c, in_build)) for c in (with_split(i) for i in done.accepted))
+            for pos, ((case, _linked), drafts) in enumerate(ordered_map(_draft, jobs, n_workers, state,
+                                                                        n=len(done.accepted), pool=pool)):
                 writer.add_cases([case])
                 for task_id, reason in drafts.skipped.items():
                     skipped.setdefault(task_id, Counter())[reason] += 1

@@ -99,6 +99,8 @@ def register(app: typer.Typer) -> None:
                 f"truncated {truncated:.3f}, error {error:.3f}")
             if truncated:
                 hinted = True
+            if (line := comparison_line(m.get("comparison"))) is not None:
+                say(f"{split_word} split, {mode}: {line}")
         if hinted:
             say(("note", "yellow"), f": {TRUNCATED_HINT}")
         if metrics.get("judge"):
@@ -109,6 +111,19 @@ def register(app: typer.Typer) -> None:
         wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
         say(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}")
         _print_analysis(Path(run), metrics)
+
+
+def comparison_line(block: object) -> str | None:
+    """The comparison items' accuracy and prior reliance of one mode (issue 49; docs/metrics.md), or None."""
+    from medr2.report.fmt import fmt_value_n
+
+    if not isinstance(block, dict) or not block.get("acc"):
+        return None
+    parts = [f"comparison accuracy {fmt_value_n(block['acc'], 3)}"]
+    if block.get("prior_reliance"):
+        parts.append(f"prior reliance {fmt_value_n(block['prior_reliance'], 3)} (answers that follow the prior "
+                     "where it differs from the current image)")
+    return "; ".join(parts)
 
 
 def _print_analysis(run: Path, metrics: dict[str, object]) -> None:

@@ -1,4 +1,4 @@
-"""Adversarial variants T1–T10 and V1–V12 (docs/variants.md): registry ``PERTURBATIONS``, engine, cues, inpainting.
+"""Adversarial variants T1–T10, T12 and V1–V15 (docs/variants.md): registry ``PERTURBATIONS``, engine, cues, inpainting.
 
 Adding a variant: ``docs/extending.md``."""
 

@@ -80,11 +80,13 @@ for _code, _target in (
         ("T4", "text:SuggestedAnswer"), ("T5", "text:Paraphrase"), ("T6", "text:OptionPermutation"),
         ("T7", "text:NoneOfTheAbove"), ("T8", "text:InjectedWrongStep"),
         ("T9", "premises:FramedPremise"), ("T10", "premises:IndirectPremise"),
+        ("T12", "several:ContradictingPriorReport"),
         ("V1", "visual:BlankImage"), ("V2", "visual:OtherCaseSameModality"), ("V3", "visual:OtherModality"),
         ("V4", "visual:EvidenceRemoval"), ("V5", "visual:CorrectCue"), ("V6", "visual:DecoyCue"),
         ("V7", "visual:CoordinatesOnly"), ("V8", "degraded:Degradation"), ("V9", "visual:HorizontalFlip"),
         ("V10", "typographic:TypographicInjection"), ("V11", "physics:PhysicsDegradation"),
-        ("V12", "lookalike:LookAlikePair")):
+        ("V12", "lookalike:LookAlikePair"), ("V13", "several:PriorSwap"), ("V14", "several:OrderReversed"),
+        ("V15", "several:CompanionBlanked")):
     PERTURBATIONS.lazy(_code, f"medr2.perturb.{_target}")
 
 
@@ -202,6 +204,8 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
             raise Skip("two options contain each other (is-a or part-of)")
     fields = parent.model_dump()
     fields.update(updates)
+    if fields.get("images") and "image" in updates and "images" not in updates:
+        fields["images"] = _with_current(fields["images"], fields)
     fields["variant"] = variant
     fields["parent_id"] = parent.item_id
     fields["perturbation"] = jsonable({"code": VariantId.parse(variant).code, **params})
@@ -213,6 +217,15 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
         return Item.model_validate(fields)
     except ValueError as e:  # pydantic ValidationError is a ValueError
         raise BadInput(f"variant {variant} is not a valid item: {e}", record=parent.item_id, field="variant") from e
+
+
+def _with_current(images: list[dict[str, Any]], fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """An item's image list with its current image replaced by the item's (new) ``image``: a variant that changes
+    the image shown (V1 blank, V2 another case, V8 degraded, ...) changes the current image of a several-image item
+    (issue 49), its other images kept. The one place every variant's image change reaches ``Item.images``."""
+    new = {"path": fields["image"], "sha256": fields["image_sha256"], "width": fields["image_width"],
+           "height": fields["image_height"]}
+    return [{**r, **new} if r.get("role") == "current" else r for r in images]
 
 
 def answer_changed_meta(parent: Item, answer: str, *, scoring: str = "exact") -> dict[str, Any]:

@@ -589,6 +589,22 @@ def pairs(ctx: PlotContext) -> list[Plot]:
                      "is near its clean accuracy; one that does not tell look-alikes apart is near 0.")
 
 
+COMPARISON_KEYS = ("acc", "prior_reliance", "current_reading")
+
+
+@register_plot("comparison")
+def comparison(ctx: PlotContext) -> list[Plot]:
+    return _reliance(ctx, "comparison", COMPARISON_KEYS, "comparison", "Comparison with the prior study",
+                     "Items that compare the current image with a prior study of the patient (s3.change: new, "
+                     "resolved, unchanged or worse, from both studies' labels), one bar per run, one panel per mode, "
+                     "95% intervals. acc = accuracy on them; over those whose answer differs from what the prior "
+                     "alone gives (the finding changed), prior_reliance = share of read answers that are the prior's "
+                     "(the answer followed the prior, not the current image) and current_reading = share that are "
+                     "right. A model that reads the current image is near 0 prior reliance; one that copies the "
+                     "prior is near 1. Per variant (prior swapped, order reversed) in metrics.json comparison."
+                     "by_variant.")
+
+
 @register_plot("visual_reliance")
 def visual_reliance(ctx: PlotContext) -> list[Plot]:
     return _reliance(ctx, "visual_reliance", VISUAL_KEYS, "visual_reliance", "Visual reliance",

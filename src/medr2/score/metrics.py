@@ -28,6 +28,8 @@ from medr2.score.table import lowest_severity_only
 # the variants that define a named metric (docs/metrics.md); which variants count in a metric over a kind of
 # variant (MFR, FlipRate and consistency, the rationale audit) is read from the items' roles, never listed here
 PROMPT_HINT, PROMPT_MISLEAD, PROMPT_SUGGEST = "T2", "T3", "T4"
+# issue 49: the prior swapped with another patient's study, one companion image blanked (their answer changes)
+PRIOR_SWAP, COMPANION_BLANKED = "V13", "V15"
 # two boxes are "the same answer" at this IoU (and a box "keeps" the real image's answer at this IoU to its gold)
 SAME_BOX_IOU = 0.5
 
@@ -343,6 +345,44 @@ def pairs(ctx: Ctx) -> dict[str, Any]:
         if len(lured):
             extra["confused"] = ctx.mean(lured, _moved_to_lure(lured))
         out[str(code)] = ctx.mean(df, right, **extra)
+    return out
+
+
+@metric_group("comparison")
+def comparison(ctx: Ctx) -> dict[str, Any]:
+    """Comparison with a prior study (issue 49; docs/metrics.md "Comparison and prior reliance"): over the clean
+    items that compare a current image with a prior (``meta.prior_answer`` set: ``s3.change``), their accuracy
+    (``acc``, and per task) and, over those whose answer differs from what the prior study alone gives (the prior
+    and the current labels differ), ``prior_reliance``: the share of read answers that are the prior's (the answer
+    followed the prior, not the current image), and ``current_reading``: the share that are right. Per variant of
+    such items (the order reversed, a contradicting prior report) the same three. ``prior_sensitivity`` /
+    ``blanked_sensitivity``: over (V13 prior swapped / V15 companion blanked, parent) pairs both read, the share
+    whose answer changed: a model that reads the prior (the other view) changes its answer when it is replaced."""
+    r = ctx.rows
+    rows = r[r["prior_key"].notna() & ~r["probe"]]
+    out = _comparison_block(ctx, rows[rows["variant"] == "clean"])
+    by_variant = {str(v): _comparison_block(ctx, df) for v, df in rows[rows["variant"] != "clean"].groupby(
+        "variant", sort=True)}
+    if by_variant:
+        out["by_variant"] = by_variant
+    for code, name in ((PRIOR_SWAP, "prior_sensitivity"), (COMPANION_BLANKED, "blanked_sensitivity")):
+        pairs = ctx.with_parent(_code(ctx, code, probes=True))
+        both = _changed(pairs) if len(pairs) else pairs
+        if len(both):
+            out[name] = ctx.mean(both, both["changed"].to_numpy(dtype=bool))
+    return out
+
+
+def _comparison_block(ctx: Ctx, rows: pd.DataFrame) -> dict[str, Any]:
+    if rows.empty:
+        return {}
+    tasks = {str(t): _acc(ctx, accuracy_units(df)) for t, df in rows.groupby("task", sort=True)}
+    out: dict[str, Any] = {"acc": _acc(ctx, accuracy_units(rows)), "tasks": tasks}
+    read = rows["parsed_key"].notna().to_numpy(dtype=bool)
+    differ = rows[(rows["gold_key"] != rows["prior_key"]).to_numpy(dtype=bool) & read]
+    if len(differ):
+        out["prior_reliance"] = ctx.mean(differ, (differ["parsed_key"] == differ["prior_key"]).to_numpy(dtype=bool))
+        out["current_reading"] = ctx.mean(differ, (differ["parsed_key"] == differ["gold_key"]).to_numpy(dtype=bool))
     return out
 
 

@@ -44,11 +44,11 @@ def _severity(variant: str) -> int | None:
 # columns taken from the item of each row (computed once per item, then repeated per mode)
 _ITEM_FIELDS = ("case_id", "task", "stage", "form", "variant", "code", "severity", "parent_id", "pair_id",
                 "chain_id", "step", "split", "chance", "probe", "preserving", "misleads", "keeps_facts", "pairs",
-                "gold_key", "lure_key", "answer", "gold_box", "prompt_code")
+                "gold_key", "lure_key", "answer", "gold_box", "prompt_code", "prior_key")
 TABLE_COLUMNS = ("item_id", "case_id", "model_key", "mode", "task", "stage", "form", "variant", "code", "severity",
                  "parent_id", "pair_id", "chain_id", "step", "split", "verdict", "parsed", "method", "iou",
                  "text_metrics", "chance", "probe", "preserving", "misleads", "keeps_facts", "pairs", "gold_key",
-                 "parsed_key", "lure_key", "answer", "gold_box", "prompt_code")
+                 "parsed_key", "lure_key", "answer", "gold_box", "prompt_code", "prior_key")
 
 
 _KeyMemo = dict[tuple[tuple[str, tuple[str, ...]], str], str | None]
@@ -84,7 +84,14 @@ def _item_fields(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo,
             "preserves_answer" in roles, "misleads" in roles, "keeps_facts" in roles, "pairs" in roles,
             _memo_key(memo, fmt, it, it.answer) if it.form != "box" else None,
             _memo_key(memo, fmt, it, it.lure) if it.lure else None, it.answer,
-            tuple(it.answer_box) if it.answer_box is not None else None, prompt)
+            tuple(it.answer_box) if it.answer_box is not None else None, prompt, _prior_key(it, fmt, memo))
+
+
+def _prior_key(it: ItemLike, fmt: tuple[str, tuple[str, ...]], memo: _KeyMemo) -> str | None:
+    """The answer key of what an answer that takes the prior study for the current one gives (a comparison item's
+    ``meta["prior_answer"]``, issue 49; the prior-reliance measure of ``medr2.score.metrics.comparison``)."""
+    value = it.meta.get("prior_answer") if isinstance(it.meta, dict) else None
+    return _memo_key(memo, fmt, it, value) if isinstance(value, str) and value else None
 
 
 def build_table(items: Mapping[str, ItemLike], scores: Iterable[Score]) -> pd.DataFrame:

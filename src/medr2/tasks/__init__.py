@@ -1,4 +1,4 @@
-"""The 31 task generators of docs/tasks.md (registry ``TASKS``; adding one: ``docs/extending.md``) and their
+"""The 35 task generators of docs/tasks.md (registry ``TASKS``; adding one: ``docs/extending.md``) and their
 assembly into Items.
 
 ``draft_case(case, pools, seed, split, images)`` runs every generator on one case (skips counted
@@ -8,7 +8,7 @@ yes/no pairs and the case's chain. ``assign_splits(cases)`` gives leakage-free s
 
 from typing import Any
 
-from medr2.tasks import stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
+from medr2.tasks import compare, stage1, stage2, stage3, stage4  # noqa: F401  (register the tasks)
 from medr2.tasks.assemble import Assembler, CaseDrafts, chain_preference, draft_case, ordered_tasks
 from medr2.tasks.contract import contract_text
 from medr2.tasks.pools import LabelPools

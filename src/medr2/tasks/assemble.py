@@ -19,6 +19,7 @@ import numpy as np
 from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
+from medr2.tasks.companions import Linked
 from medr2.tasks.contract import check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
@@ -68,10 +69,13 @@ class CaseDrafts:
 
 
 def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any = None,
-               tasks: Sequence[str] | None = None) -> CaseDrafts:
+               tasks: Sequence[str] | None = None, linked: Linked | None = None) -> CaseDrafts:
     """Run every task generator on one case (pure apart from writing cue images to ``images``); a task whose
-    answerability contract (``TaskSpec.requires``) the case does not meet is skipped with the requirement's reason."""
+    answerability contract (``TaskSpec.requires``) the case does not meet is skipped with the requirement's reason.
+    ``linked``: the case's companions resolved to the build's cases (:func:`medr2.tasks.companions.resolve`)."""
     out = CaseDrafts(case.case_id)
+    linked = linked if linked is not None else Linked(notes=[f"{c.role} {c.case_id}: not resolved"
+                                                             for c in case.companions])
     decoded: dict[tuple[str, str | None], np.ndarray] = {}  # images decoded for this case, shared by its tasks
     for spec in ordered_tasks(tasks):
         missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
@@ -79,7 +83,7 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
             out.skipped[spec.id] = missing.reason
             continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
-                          decoded)
+                          decoded, linked)
         try:
             drafts = list(spec.generate(case, ctx))
             for d in drafts:
@@ -202,6 +206,7 @@ class Assembler:
             "image": image, "image_sha256": sha, "image_width": w, "image_height": h, "cue": d.cue,
             "variant": "clean", "template_id": d.template_id, "split": split, "source": case.source,
             "license": case.license, "access": case.access, "meta": d.meta,
+            **({"images": [r.model_dump() for r in d.images]} if d.images else {}),
         }
 
     def assemble(self, case: Case, drafts: CaseDrafts, split: str) -> list[Item]:

@@ -107,6 +107,13 @@ def severity_graded(case: Case) -> bool:
     return case.meta.get("severity_graded") is True
 
 
+def has_companion(case: Case, role: str) -> bool:
+    """Whether the case's source links another image of the patient of ``role`` to it (``Case.companions``: a
+    prior study, another view, another sequence; issue 49). Whether that image is in the build is the task's to
+    find out (:func:`medr2.tasks.companions.resolve`, its note the skip reason)."""
+    return any(c.role == role for c in case.companions)
+
+
 for _req in (
     Requirement("findings_complete", "complete finding labels (the source declares every finding labelled)",
                 lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
@@ -125,6 +132,12 @@ for _req in (
                 "no diagnosis declared discriminable from this image by the source"),
     Requirement("severity_graded", "a clinical severity grade carried by the source (not a bin of lesion size or "
                 "count)", severity_graded, "severity not declared a clinical grade by the source"),
+    Requirement("has_prior", "a prior study of the same patient linked by the source (its own labels)",
+                lambda c: has_companion(c, "prior"), "no prior study linked to this case by its source"),
+    Requirement("has_views", "another view of the same study linked by the source (its own labels)",
+                lambda c: has_companion(c, "view"), "no other view linked to this case by its source"),
+    Requirement("has_sequences", "other sequences of the same study linked by the source",
+                lambda c: has_companion(c, "sequence"), "no other sequence linked to this case by its source"),
 ):
     register_requirement(_req)
 

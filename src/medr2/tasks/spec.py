@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from medr2.errors import Skip
-from medr2.records import Box, Case, Cue, Form
+from medr2.records import Box, Case, Cue, Form, ImageRef
 from medr2.registry import Registry
 from medr2.tasks.pools import LabelPools
 
@@ -54,6 +54,8 @@ class Draft:
     pair_key: str | None = None
     image: tuple[str, str, int, int] | None = None  # (path, sha256, width, height) if not the case image
     meta: dict[str, Any] = field(default_factory=dict)
+    # every image shown, in order, when more than one (issue 49; Item.images): one of them the case's own (current)
+    images: list[ImageRef] | None = None
 
 
 @dataclass
@@ -65,6 +67,8 @@ class TaskContext:
     split: str
     images: Any = None  # medr2.images.ImageStore, for tasks that render a cue
     decoded: dict[tuple[str, str | None], np.ndarray] = field(default_factory=dict)  # shared by a case's tasks
+    # the case's companions resolved to the build's cases (medr2.tasks.companions.resolve; issue 49)
+    linked: Any = None
 
     def load(self, rel: str, mode: str | None = None) -> np.ndarray:
         """Decode an image of the store once per case (callers must not modify the array)."""
@@ -123,7 +127,7 @@ def _check_task(task_id: str, spec: TaskSpec) -> None:
 # task id -> spec, in registration order (the stage modules register the 31 built-in tasks when imported);
 # the task -> stage table and the chain order are derived from it. Adding a task: docs/extending.md.
 TASKS: Registry[TaskSpec] = Registry("task", field="--tasks", check=_check_task, loaders=(
-    "medr2.tasks.stage1", "medr2.tasks.stage2", "medr2.tasks.stage3", "medr2.tasks.stage4"))
+    "medr2.tasks.stage1", "medr2.tasks.stage2", "medr2.tasks.stage3", "medr2.tasks.stage4", "medr2.tasks.compare"))
 
 
 def register_task(spec: TaskSpec) -> TaskSpec:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore, load_image
 from medr2.imaging.draw import iou
-from medr2.records import Box, Case, Finding, Structure
+from medr2.records import Box, Case, Companion, Finding, Structure
 from medr2.sources.common import DataRoot, Key, case_id_for, make_case, open_root, sample_indices
 from medr2.textfile import open_text
 from medr2.vocab import clean_label
@@ -125,12 +125,38 @@ class DatasetSource:
     def where(self) -> str | None:
         return str(self.dr.mapping_file) if self.dr.mapping_file else None
 
+    def companion(self, key: str, role: str, label: str | None = None,
+                  interval_days: int | None = None) -> Companion:
+        """A link to another image of the patient (issue 49) by the record key of its own case (the case id this
+        reader gives that record: :func:`medr2.sources.common.case_id_for`)."""
+        return Companion(case_id=case_id_for(self.dr.source, key), role=role,  # type: ignore[arg-type]
+                         label=label, interval_days=interval_days)
+
     def case(self, spec: RecordSpec, ref: ImageRef, fields: dict[str, Any], *,
              structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
              meta: Mapping[str, Any] | None = None) -> Case:
         fields = {**self.constant_fields, **fields}
         return make_case(self.dr, key=spec.key, ref=ref, fields=fields, file=spec.file, structures=structures,
                          findings=findings, meta=meta)
+
+
+def link_sequences(specs: Sequence[RecordSpec], group: Callable[[RecordSpec], Hashable | None],
+                   label: Callable[[RecordSpec], str]) -> None:
+    """Set ``data["sequences"]`` of every good record to the (key, sequence name) of the other records of its
+    ``group`` (one slice of one study: its other sequences, issue 49); a reader's ``build`` links them as
+    companions. A record whose group is None links none."""
+    groups: dict[Hashable, list[RecordSpec]] = {}
+    for s in specs:
+        if s.error is None and (g := group(s)) is not None:
+            groups.setdefault(g, []).append(s)
+    for members in groups.values():
+        for s in members:
+            s.data["sequences"] = [(o.key, label(o)) for o in members if o is not s]
+
+
+def sequence_companions(source: DatasetSource, spec: RecordSpec) -> list[Companion]:
+    """The companions :func:`link_sequences` recorded for ``spec`` (role ``sequence``, label the sequence name)."""
+    return [source.companion(key, "sequence", name) for key, name in spec.data.get("sequences", [])]
 
 
 # --- one image described by several records -----------------------------------------------------------

@@ -18,7 +18,8 @@ tumour extent. The sub-regions are findings (with masks); as they are parts of o
 list is not used for lesion counts (``meta.findings_complete`` false). A label value outside the map of
 the release is refused once per subject (one quarantined record naming the values and the map, found
 when the label volume is read at planning), and the build goes on. Modality MRI, region head, sequence
-per file; ``meta.label_convention`` names the map used.
+per file; ``meta.label_convention`` names the map used. The sequences of one slice link each other
+(``Case.companions``, role ``sequence``, issue 49).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
 from medr2.sources.common import Key
-from medr2.sources.datasets._base import DatasetSource, RecordSpec
+from medr2.sources.datasets._base import DatasetSource, RecordSpec, link_sequences, sequence_companions
 from medr2.sources.datasets._volumes import (
     PLANES,
     LabelRole,
@@ -123,6 +124,9 @@ class BratsSource(DatasetSource):
                         "subject": sid, "image": img_rel, "seg": seg_rel, "sequence": seqs[s],
                         "convention": convention,
                         "grade": grade, "plane": sl.plane, "index": sl.index}))
+        # the other sequences of each slice link each other (issue 49)
+        link_sequences(specs, lambda s: (s.data["subject"], s.data["plane"], s.data["index"]) if s.data else None,
+                       lambda s: str(s.data["sequence"]))
         return specs
 
     def build(self, spec: RecordSpec, images: ImageStore) -> Case:
@@ -136,7 +140,7 @@ class BratsSource(DatasetSource):
         patient = m.group(1) if m else sid
         fields: dict[str, Any] = {"modality": "MRI", "sequence": d["sequence"], "plane": d["plane"],
                                   "body_region": "head", "pixel_spacing_mm": extra["pixel_spacing_mm"],
-                                  "patient_id": patient}
+                                  "patient_id": patient, "companions": sequence_companions(self, spec)}
         if findings:
             if m:
                 fields["diagnosis"] = COHORTS.get(m.group(2), "brain tumour")

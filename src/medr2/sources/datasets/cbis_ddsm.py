@@ -22,8 +22,9 @@ single BI-RADS descriptor, else ``shape_raw`` / ``margin_raw``; ``morphology`` a
 calcifications; ``laterality``, ``birads``, ``pathology``, ``subtlety``).
 Malignancy: MALIGNANT -> malignant, BENIGN / BENIGN_WITHOUT_CALLBACK ->
 benign (set when all abnormalities of the image agree). Modality mammography, region breast, plane CC /
-MLO, patient ``patient_id``, split from the CSV (train / test). The finding list is complete only when
-all four description CSVs were read (an abnormality of the mammogram may sit in any of them).
+MLO, patient ``patient_id``, split from the CSV (train / test); the CC and MLO views of one breast listed by the
+CSVs link each other (``Case.companions``, role ``view``, label the view; issue 49). The finding list is complete
+only when all four description CSVs were read (an abnormality of the mammogram may sit in any of them).
 """
 
 from __future__ import annotations
@@ -85,13 +86,17 @@ class CbisDdsmSource(DatasetSource):
         if not any_csv:
             raise BadInput("no CBIS-DDSM description CSV (mass_/calc_case_description_{train,test}_set.csv) found",
                            file=str(self.dr.root / "mass_case_description_train_set.csv"), field="csv")
+        views: dict[tuple[str, str], set[str]] = defaultdict(set)  # (patient, side) -> the views listed
+        for pid, side, view, _split in groups:
+            views[(pid, side)].add(view)
         for key in sorted(groups):
             pid, side, view, split = key
             rows = groups[key]
             complete = all(read[s] == set(KINDS) for s in SPLITS)
+            others = [(f"{pid}_{side}_{v}", v) for v in sorted(views[(pid, side)]) if v != view]
             specs.append(RecordSpec(f"{pid}_{side}_{view} ({split})", rows[0]["_file"], {
                 "patient": pid, "side": side, "view": view, "split": split, "rows": rows,
-                "complete": complete}, image=f"{pid}_{side}_{view}"))
+                "complete": complete, "views": others}, image=f"{pid}_{side}_{view}"))
         return specs
 
     def _locate(self, rel: str, *, record: str, file: str, field_name: str) -> list[str]:
@@ -151,7 +156,9 @@ class CbisDdsmSource(DatasetSource):
             findings.append(Finding(label="mass" if r["_kind"] == "mass" else "calcification", box=box,
                                     mask=put_mask(images, mask).path, area_px=float(mask.sum()), attributes=attrs))
         fields: dict[str, Any] = {"modality": "mammography", "body_region": "breast", "plane": d["view"],
-                                  "patient_id": d["patient"], "split": d["split"]}
+                                  "patient_id": d["patient"], "split": d["split"],
+                                  # the other view of the breast (CC / MLO) listed by the CSVs (issue 49)
+                                  "companions": [self.companion(k, "view", v) for k, v in d.get("views", [])]}
         if "pixel_spacing_mm" in dcm.fields:
             fields["pixel_spacing_mm"] = dcm.fields["pixel_spacing_mm"]
         if len(pathologies) == 1:

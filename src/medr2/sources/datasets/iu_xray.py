@@ -18,7 +18,9 @@ alone -> diagnosis ``normal``, a single term -> that diagnosis (lower case), non
 (so a study indexed only by anatomy is never "abnormal"). A term is added to the filter by one vocabulary
 line (``device: ...``, ``organ: ...``), in the built-in file, a plugin or ``$MEDR2_VOCAB``. The raw terms stay
 in ``meta``. Patient = ``uid`` (one report per study; the
-collection gives no other key), so the frontal and lateral image of a study stay in one split.
+collection gives no other key), so the frontal and lateral image of a study stay in one split. The images of one
+report link each other as views (``Case.companions``, issue 49: role ``view``, label ``frontal`` / ``lateral``
+from ``projection``).
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ class IuXraySource(DatasetSource):
         specs = []
         f = str(ppath)
         seen: set[str] = set()
-        for i, p in enumerate(read_table(ppath, PROJECTION_COLUMNS)):
+        projections = read_table(ppath, PROJECTION_COLUMNS)
+        views = _views(projections)
+        for i, p in enumerate(projections):
             name, uid = p["filename"], p["uid"]
             key = name or f"row {i + 2}"
             if not name:
@@ -87,7 +91,8 @@ class IuXraySource(DatasetSource):
                 specs.append(RecordSpec(name, str(rpath), error=f"uid {uid!r} has several reports", error_field="uid"))
             else:
                 specs.append(RecordSpec(name, f, {"image": index.get(name), "projection": p["projection"],
-                                                  "report": reports[uid], "reports_file": str(rpath)}))
+                                                  "report": reports[uid], "reports_file": str(rpath),
+                                                  "views": [v for v in views.get(uid, []) if v[0] != name]}))
             seen.add(name)
         return sorted(specs, key=lambda s: s.key)
 
@@ -118,10 +123,23 @@ class IuXraySource(DatasetSource):
                 fields["diagnosis"] = " ".join(kept[0].lower().split())
         if left_out:
             meta["problems_excluded"] = left_out
+        if d.get("views"):  # the other images of the report (issue 49)
+            fields["companions"] = [self.companion(name, "view", label) for name, label in d["views"]]
         for col in ("MeSH", "indication", "comparison", "image"):
             if r.get(col):
                 meta[col.lower() if col != "image" else "study_description"] = r[col]
         return self.case(spec, ref, fields, meta=meta)
+
+
+def _views(projections: list[dict[str, str]]) -> dict[str, list[tuple[str, str]]]:
+    """uid -> (filename, view label) of each of its images named once with a known projection (frontal / lateral)."""
+    names = [p["filename"] for p in projections]
+    out: dict[str, list[tuple[str, str]]] = {}
+    for p in projections:
+        label = p["projection"].strip().lower()
+        if p["filename"] and names.count(p["filename"]) == 1 and label in ("frontal", "lateral"):
+            out.setdefault(p["uid"], []).append((p["filename"], label))
+    return out
 
 
 def _factory(arg: str | None) -> IuXraySource:

@@ -24,7 +24,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageStore
 from medr2.records import Case
 from medr2.sources.common import Key, read_json
-from medr2.sources.datasets._base import DatasetSource, RecordSpec
+from medr2.sources.datasets._base import DatasetSource, RecordSpec, link_sequences, sequence_companions
 from medr2.sources.datasets._volumes import PLANES, LabelRole, check_grid, label_slices, render_slice
 
 FINDING_WORDS = re.compile(r"tumou?r|cancer|edema|oedema|lesion|mass|nodule|metasta|enhancing", re.I)
@@ -112,6 +112,9 @@ class MsdSource(DatasetSource):
                     specs.append(RecordSpec(f"{rec}@{sl.plane}{sl.index}", f, {
                         "image": image, "label": label, "channel": c if multi else None, "channel_name": cname,
                         "plane": sl.plane, "index": sl.index}))
+        # the channels of one slice of a multi-channel image are its sequences: they link each other (issue 49)
+        link_sequences(specs, lambda s: (s.data["image"], s.data["plane"], s.data["index"])
+                       if s.data and s.data.get("channel") is not None else None, _sequence_name)
         return specs
 
     def build(self, spec: RecordSpec, images: ImageStore) -> Case:
@@ -133,7 +136,14 @@ class MsdSource(DatasetSource):
             fields["body_region"] = self.region
         meta = {**extra["meta"], "msd_task": self.info.get("name"), "channel_name": cname,
                 "findings_complete": False}
+        fields["companions"] = sequence_companions(self, spec)
         return self.case(spec, ref, fields, structures=structures, findings=findings, meta=meta)
+
+
+def _sequence_name(spec: RecordSpec) -> str:
+    """What a channel's case calls its sequence (``SEQUENCES``, else the channel name)."""
+    cname = str(spec.data["channel_name"])
+    return SEQUENCES.get(cname.strip().lower()) or cname
 
 
 def _rel(p: str) -> str:

@@ -11,7 +11,9 @@ folders; optional ``train_val_list.txt`` / ``test_list.txt`` (the official patie
 Mapping: modality X-ray, region chest, plane from ``View Position``, patient from ``Patient ID``;
 boxed findings from ``BBox_List_2017.csv`` (``Infiltrate`` read as ``infiltration``, the name the label
 column uses); ``No Finding`` -> diagnosis ``normal``; a single image label -> diagnosis; image labels
-in ``meta.image_labels``. The labels were mined from reports and only part of the images have boxes,
+in ``meta.image_labels``. An image of a later ``Follow-up #`` links the patient's closest earlier follow-up as its
+prior study (``Case.companions``, issue 49; the release gives no dates, so the interval is unknown). The labels were
+mined from reports and only part of the images have boxes,
 so a labelled image's finding list is marked incomplete (``meta.findings_complete`` false); a ``No Finding``
 row is a complete negative for the 14 labels (``meta.findings_complete`` true).
 """
@@ -61,6 +63,7 @@ class NihCxr14Source(DatasetSource):
         boxes, bad = self._boxes()
         split_of = self._splits() if self.option("official_split", True) else {}
         index = image_index(self.dr, (".png",))
+        prior_of = _priors(rows)
         specs: list[RecordSpec] = []
         seen: set[str] = set()
         for i, r in enumerate(rows):
@@ -81,7 +84,7 @@ class NihCxr14Source(DatasetSource):
                 specs.append(RecordSpec(name, bad[name][0], error=bad[name][1], error_field=bad[name][2]))
                 continue
             specs.append(RecordSpec(name, f, {"row": r, "image": index.get(name), "boxes": boxes.get(name, []),
-                                              "split": split_of.get(name)}))
+                                              "split": split_of.get(name), "prior": prior_of.get(name)}))
         for name in sorted(set(boxes) - seen):
             specs.append(RecordSpec(name, str(self.dr.root / BBOX_FILE),
                                     error="box for an image that is not in Data_Entry_2017.csv",
@@ -149,6 +152,8 @@ class NihCxr14Source(DatasetSource):
                 fields["diagnosis"] = label_text(labels[0])
         if spec.data["split"]:
             fields["split"] = spec.data["split"]
+        if spec.data.get("prior"):  # the patient's closest earlier follow-up (no dates: interval unknown)
+            fields["companions"] = [self.companion(spec.data["prior"], "prior")]
         findings, clipped = [], 0
         for j, b in enumerate(spec.data["boxes"]):
             box, was = fit_box(b["box"], ref.width, ref.height, file=str(self.dr.root / BBOX_FILE), record=spec.key,
@@ -160,6 +165,23 @@ class NihCxr14Source(DatasetSource):
         if clipped:
             meta["boxes_clipped"] = clipped
         return self.case(spec, ref, fields, findings=findings, meta=meta)
+
+
+def _priors(rows: list[dict[str, str]]) -> dict[str, str]:
+    """Image -> the image of the same patient with the closest earlier ``Follow-up #`` (its prior study); an image
+    whose follow-up number is missing or not a whole number links none and is linked by none."""
+    by_patient: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for r in rows:
+        n = (r.get("Follow-up #") or "").strip()
+        if r["Image Index"] and r["Patient ID"] and n.isdigit():
+            by_patient[r["Patient ID"]].append((int(n), r["Image Index"]))
+    out: dict[str, str] = {}
+    for studies in by_patient.values():
+        studies.sort()
+        for (n0, before), (n1, after) in zip(studies, studies[1:], strict=False):
+            if n1 > n0:
+                out[after] = before
+    return out
 
 
 def _spacing(r: dict[str, str], width: int, spec: RecordSpec) -> float | None:

@@ -93,6 +93,8 @@ class BackgroundDef:
     load: Callable[[int], Background]  # cached
     weight: float = 1.0
     unavailable_reason: Callable[[], str | None] = lambda: None
+    # a prior study may be made for its cases (issue 49): lesion-capable, every finding labelled (a template)
+    priors: bool = False
 
 
 BACKGROUNDS: Registry[BackgroundDef] = Registry("sample background", field="--source")

@@ -206,7 +206,7 @@ def _mni_def(plane: str) -> BackgroundDef:
                           license="BSD-3-Clause (nilearn); MNI ICBM152 2009 template terms (free use, cite Fonov 2011)",
                           patient_id="mni152-2009-template", max_structures=2)
 
-    return BackgroundDef(key=f"mni152-{plane}", views=lambda: N_SLICES, load=load, weight=1.5)
+    return BackgroundDef(key=f"mni152-{plane}", views=lambda: N_SLICES, load=load, weight=1.5, priors=True)
 
 
 def _colin_def(plane: str) -> BackgroundDef:
@@ -219,7 +219,7 @@ def _colin_def(plane: str) -> BackgroundDef:
 
     return BackgroundDef(
         key=f"colin27-{plane}", views=lambda: N_SLICES if mricron_available() else 0, load=load, weight=1.0,
-        unavailable_reason=lambda: None if mricron_available() else "mricron-data not installed",
+        unavailable_reason=lambda: None if mricron_available() else "mricron-data not installed", priors=True,
     )
 
 

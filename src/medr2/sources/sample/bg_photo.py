@@ -81,6 +81,6 @@ def _ihc(view: int) -> Background:
 
 
 register_background(BackgroundDef("fundus", lambda: 1 if _skimage_ok("retina") else 0, _retina, 1.5,
-                                  lambda: None if _skimage_ok("retina") else "scikit-image missing"))
+                                  lambda: None if _skimage_ok("retina") else "scikit-image missing", priors=True))
 register_background(BackgroundDef("histology", lambda: 1 if _skimage_ok("immunohistochemistry") else 0, _ihc, 0.5,
                                   lambda: None if _skimage_ok("immunohistochemistry") else "scikit-image missing"))

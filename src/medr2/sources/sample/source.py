@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -17,7 +18,7 @@ from medr2.errors import BadInput
 from medr2.images import ImageRef, ImageStore
 from medr2.imaging.degrade import ARTEFACT_LABELS, QUALITY_BY_SEVERITY, degrade
 from medr2.imaging.physics import evidence_ssim
-from medr2.records import Case, Finding, Structure
+from medr2.records import Case, Companion, Finding, Structure
 from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
     bg_brain,
     bg_dicom,
@@ -42,6 +43,11 @@ CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
 P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
 P_DEGRADED = 0.4
 P_FLIP = 0.15
+P_PRIOR = 0.5  # share of the cases of a prior-capable background given a prior study (issue 49)
+PRIOR_CHANGES = ("new", "unchanged", "grown")  # a prior of a case with a lesion; one without: "resolved"
+GROWN_SCALE = 0.6  # the prior's lesion size / the current's, for "grown"
+PRIOR_INTERVAL_DAYS = (30, 730)  # the synthetic interval between prior and current study
+PRIOR_SUFFIX = "-prior"
 MIN_STRUCT_PX = 40
 # the location of a lesion in no named structure, by host; None: none is given (a brain lesion outside every
 # labelled region may lie in the brainstem or the cerebellum as well as a cerebral hemisphere)
@@ -55,6 +61,10 @@ class SampleSpec:
     seed: int
     background: str
     view: int
+    # issue 49: a current case's prior (its case id and the days between) / a prior's own seed (its rng)
+    prior_id: str | None = None
+    prior_interval: int | None = None
+    prior_seed: int | None = None
 
 
 def case_seed(seed: int, index: int) -> int:
@@ -110,7 +120,7 @@ class SampleSource:
             key = str(order.pop())
             view = int(rng.integers(avail[key]))
             specs.append(SampleSpec(f"sample-s{seed}-{i:06d}", i, case_seed(seed, i), key, view))
-        return specs
+        return with_priors(specs, seed)
 
     def locality(self, spec: SampleSpec) -> tuple[str, int]:
         """Cases of one background view are best realized together (the decoded view stays cached)."""
@@ -120,7 +130,37 @@ class SampleSource:
         if spec.background not in BACKGROUNDS:
             raise BadInput(f"unknown background {spec.background!r}", record=spec.case_id, field="background")
         bg = BACKGROUNDS[spec.background].load(spec.view)
-        return realize_case(spec, bg, images)
+        if spec.prior_seed is not None:  # a prior study: made beside its current case (same crop and flip)
+            current = realize_case(_current_of(spec), bg, images)
+            return realize_case(spec, bg, images, prior_flip=bool(current.flipped))
+        case = realize_case(spec, bg, images)
+        if spec.prior_id is None:
+            return case
+        link = Companion(case_id=spec.prior_id, role="prior", interval_days=spec.prior_interval)
+        return case.model_copy(update={"companions": [link]})
+
+
+def with_priors(specs: list[SampleSpec], seed: int) -> list[SampleSpec]:
+    """The planned cases, some of a prior-capable background (:attr:`BackgroundDef.priors`) linked to a prior study
+    planned after all of them (issue 49): drawn by an rng of their own, so every planned case keeps its seed, its
+    index and its bytes; the prior replays its current case's crop and lesions with a change (new, unchanged,
+    grown; resolved where the current has no lesion)."""
+    rng = np.random.default_rng(case_seed(seed, -2) % (2**63))
+    out: list[SampleSpec] = []
+    priors: list[SampleSpec] = []
+    for spec in specs:
+        draw, days = float(rng.random()), int(rng.integers(*PRIOR_INTERVAL_DAYS))
+        if not BACKGROUNDS[spec.background].priors or draw >= P_PRIOR:
+            out.append(spec)
+            continue
+        prior_id = spec.case_id + PRIOR_SUFFIX
+        out.append(dataclasses.replace(spec, prior_id=prior_id, prior_interval=days))
+        priors.append(dataclasses.replace(spec, case_id=prior_id, prior_seed=case_seed(seed, -3 - spec.index)))
+    return out + priors
+
+
+def _current_of(prior: SampleSpec) -> SampleSpec:
+    return dataclasses.replace(prior, case_id=prior.case_id.removesuffix(PRIOR_SUFFIX), prior_seed=None)
 
 
 def _factory(arg: str | None) -> SampleSource:
@@ -200,14 +240,15 @@ def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.n
 
 
 def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarray], cls: LesionClass,
-                   spacing: float, modality: str, rng: np.random.Generator) -> list[tuple[np.ndarray, str, float]]:
+                   spacing: float, modality: str, rng: np.random.Generator,
+                   scale: float = 1.0) -> list[tuple[np.ndarray, str, float]]:
     """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm)
-    per lesion."""
+    per lesion. ``scale``: each drawn size times this (a prior study's smaller lesion)."""
     count = int(rng.integers(cls.count[0], cls.count[1] + 1))
     taken: list[tuple[float, float, float]] = []
     placed: list[tuple[np.ndarray, str, float]] = []
     for _ in range(count):
-        size_mm = float(rng.uniform(*cls.size_mm))
+        size_mm = float(rng.uniform(*cls.size_mm)) * scale
         shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
         for _attempt in range(5):
             radius = max(2.5, size_mm / spacing / 2.0)
@@ -251,8 +292,13 @@ def _to_uint8(img: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(img * 255.0), 0, 255).astype(np.uint8)
 
 
-def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
+def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_flip: bool | None = None) -> Case:
+    """One case; for a prior study (``spec.prior_seed``) the current case's draws are replayed through the lesions
+    (same window, crop and lesion class), the lesions changed as its own rng says, no degradation, and the
+    current's flip (``prior_flip``)."""
     rng = np.random.default_rng(spec.seed)
+    own = np.random.default_rng(spec.prior_seed) if spec.prior_seed is not None else None
+    change: str | None = None
     # 1. display window (CT: one of several named windows, which becomes the "sequence" label)
     names = list(bg.images)
     window = names[int(rng.integers(len(names)))] if len(names) > 1 else names[0]
@@ -271,16 +317,31 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
     if options and spacing and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
         dts = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
-        lesions = _place_lesions(img, dts, cls, spacing, bg.modality, rng)
+        if own is not None:
+            change = PRIOR_CHANGES[int(own.integers(len(PRIOR_CHANGES)))]
+        if change == "new":  # the lesion is new on the current study: none on its prior
+            cls = None
+        else:
+            lesions = _place_lesions(img, dts, cls, spacing, bg.modality, rng,
+                                     scale=GROWN_SCALE if change == "grown" else 1.0)
+        if cls is not None and not lesions:
+            raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
+                           field="findings")
+    elif own is not None and options and spacing:  # the current has no lesion: it resolved since its prior
+        change = "resolved"
+        cls = options[int(own.integers(len(options)))]
+        lesions = _place_lesions(img, _crop_dt(bg.key, spec.view, (x0, y0, x1, y1)), cls, spacing, bg.modality, own)
         if not lesions:
             raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
                            field="findings")
+    if own is not None:  # another acquisition of the same anatomy: a slightly different exposure
+        img = img * 0.92 + 0.04
     # 4. degradation
     arr = _to_uint8(img)
     kind: str | None = None
     severity = 0
     evidence: float | None = None  # the lowest SSIM within a lesion after the case's own degradation
-    if rng.random() < P_DEGRADED:
+    if own is None and rng.random() < P_DEGRADED:
         kind = CASE_ARTEFACTS[int(rng.integers(len(CASE_ARTEFACTS)))]
         severity = int(rng.integers(1, 4))
         undegraded = arr
@@ -289,7 +350,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
                                                       if rf.mask[y0:y1, x0:x1].sum() >= 4]
         evidence = evidence_ssim(arr, undegraded, boxes)[1]
     # 5. flip
-    flipped = bool(bg.flip_ok and rng.random() < P_FLIP)
+    flipped = bool(prior_flip) if own is not None else bool(bg.flip_ok and rng.random() < P_FLIP)
     if flipped:
         arr = np.ascontiguousarray(arr[:, ::-1])
 
@@ -381,6 +442,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore) -> Case:
         "laterality_convention": "patient side; radiological display (image left = patient right) for chest, "
                                  "axial and coronal views; image_side is where it appears in the shown image",
     })
+    if change is not None:  # a prior study: the change its current case shows since (the generator's intent)
+        meta.update({"prior_of": spec.case_id.removesuffix(PRIOR_SUFFIX), "prior_change": change})
     if evidence is not None:  # the case's own degradation: how much of the lesion evidence it left (the contract)
         meta["evidence_ssim"] = evidence
     if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
