@@ -14,6 +14,7 @@ import pytest
 from medr2.bench import load_bench
 from medr2.build.pipeline import build_bench
 from medr2.errors import BadInput
+from medr2.records import Item
 from medr2.tasks.splits import SplitKey, assign_splits, hashed_split
 from medr2.train.export import plan_examples, train_items
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
@@ -97,19 +98,37 @@ def test_case_unit_keeps_the_shares() -> None:
     assert set(assign_splits(keys).by_case.values()) == {hashed_split("one-patient")}
 
 
+def _shas(it: Item) -> set[str]:
+    return {ref.sha256 for ref in it.image_list()}
+
+
+def _showing(it: Item, sha: str) -> Item:
+    """``it`` with its last image replaced by the image ``sha`` (the current one of a one-image item)."""
+    if not it.images:
+        return it.model_copy(update={"image_sha256": sha})
+    last = it.images[-1].model_copy(update={"sha256": sha})
+    update: dict[str, object] = {"images": [*it.images[:-1], last]}
+    if last.role == "current":
+        update["image_sha256"] = sha
+    return it.model_copy(update=update)
+
+
 def test_export_leak_rule_on_a_case_split(benches: dict[str, Path]) -> None:
     b = load_bench(benches["case"])
     held = {c.image_sha256 for c in b.cases if c.split != "train"}
-    held |= {it.image_sha256 for it in b.items if it.split != "train" and it.image_sha256}
+    held |= {sha for it in b.items if it.split != "train" for sha in _shas(it)}
     skipped: Counter[str] = Counter()
     kept = train_items(b.items, b.cases, with_variants=True, skipped=skipped)
-    assert kept and all(it.split == "train" and it.image_sha256 not in held for it in kept)
+    assert kept and all(it.split == "train" and not _shas(it) & held for it in kept)
     # V2 shows a case of its own split (PerturbContext.others_for), so the build itself leaks nothing ...
-    assert not [it for it in b.items if it.split == "train" and it.image_sha256 in held]
+    assert not [it for it in b.items if it.split == "train" and _shas(it) & held]
     assert skipped["image shared with a non-train split"] == 0
-    # ... and the export's rule still refuses a train item that shows a held-out image, whatever made it
+    # ... and the export's rule still refuses a train item that shows a held-out image, whatever made it, as any
+    # of its images (a several-image item's prior, view or sequence as much as its current image)
     train = [it for it in b.items if it.split == "train" and it.variant != "clean"]
-    leaking = [it.model_copy(update={"image_sha256": sha}) for it, sha in zip(train, sorted(held), strict=False)]
+    train = [*(it for it in train if it.images), *(it for it in train if not it.images)]
+    leaking = [_showing(it, sha) for it, sha in zip(train, sorted(held), strict=False)]
+    assert any(it.images for it in leaking)
     skipped.clear()
     again = train_items([*b.items, *leaking], b.cases, with_variants=True, skipped=skipped)
     assert leaking and skipped["image shared with a non-train split"] == len(leaking)
