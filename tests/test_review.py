@@ -33,12 +33,14 @@ import medr2
 from medr2 import Request, Response
 from medr2.bench.reviews import (
     REASONS,
+    REVIEWS_FILE,
     ReviewStore,
     Through,
     check_fix,
     fixed_item,
     read_reviews,
     reviewed_selection,
+    reviews_path,
 )
 from medr2.errors import BadInput
 from medr2.records import Item, item_content_id
@@ -655,3 +657,19 @@ def test_a_killed_server_loses_no_saved_review(bench: Path, items: list[Item], t
     saved = {(r.by, r.note) for r in read_reviews(root).reviews}
     assert set(acked) <= saved  # every review the server answered for is on disk
     assert len(saved) - len(acked) <= 1  # at most the one in flight, committed before its answer was sent
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.one_of(st.binary(min_size=1, max_size=4096), st.just(b"SQLite format 3\x00" + b"\x00" * 200)))
+def test_a_damaged_reviews_file_is_bad_input_naming_it(bench: Path, items: list[Item], tmp_path: Path,
+                                                         junk: bytes) -> None:
+    """A reviews file that is not (or no longer) a database: every read and write of it is BadInput naming
+    reviews.sqlite, never a traceback (the reviews store is one of the package's SQLite users, each gated)."""
+    root = _copy(bench, Path(tempfile.mkdtemp(dir=tmp_path)))
+    reviews_path(root).write_bytes(junk)
+    with pytest.raises(BadInput) as e:
+        read_reviews(root)
+    assert REVIEWS_FILE in str(e.value)
+    with pytest.raises(BadInput) as e:
+        ReviewStore(root).add("reviews", "ana", items[0].item_id, "accept", "", {})
+    assert REVIEWS_FILE in str(e.value)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 from medr2.records import Item, check_box, item_content_id, jsonable, letter, letter_index
 
@@ -263,6 +264,7 @@ class ReviewStore:
     def _connect(self, write: bool) -> Iterator[sqlite3.Connection]:
         if not write and not self.path.exists():
             raise FileNotFoundError(self.path)
+        existing = self.path.exists() and self.path.stat().st_size > 0  # a write never starts over a damaged file
         try:
             if write:
                 conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
@@ -273,6 +275,10 @@ class ReviewStore:
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             if write:
+                if existing and not {"reviews", "adjudications"} <= {
+                        r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+                    raise BadInput("holds no reviews tables: not a medr2 reviews file, or damaged (move it away "
+                                   "to start the reviews afresh)", file=str(self.path))
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = FULL")
                 conn.executescript(_SCHEMA)
@@ -314,8 +320,9 @@ class ReviewStore:
             return Reviews()
         with self._connect(write=False) as conn:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not {"reviews", "adjudications"} <= names:
-                return Reviews()
+            if not {"reviews", "adjudications"} <= names:  # a file there that holds no reviews: damage, not "none"
+                raise BadInput("holds no reviews tables: not a medr2 reviews file, or damaged (move it away to "
+                               "start the reviews afresh)", file=str(self.path))
             lim = through or Through(2**62, 2**62)
             rev = [_row(r) for r in conn.execute(
                 "SELECT id, reviewer, item_id, verdict, reason, edits, note, at FROM reviews WHERE id <= ? "
@@ -328,7 +335,7 @@ class ReviewStore:
 
 
 def _row(r: tuple[Any, ...]) -> Review:
-    edits = json.loads(r[5]) if r[5] else {}
+    edits = jsonsafe.loads(r[5], file=REVIEWS_FILE, record=str(r[0]), field="edits") if r[5] else {}
     return Review(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), edits if isinstance(edits, dict) else {},
                   str(r[6]), float(r[7]))
 
