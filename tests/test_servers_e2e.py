@@ -468,7 +468,9 @@ def test_vllm_offline_engine(work: dict[str, Path], capsys: pytest.CaptureFixtur
 
 
 # ---------------------------------------------------------------------------------------------
-# several images per question (issue 49): a bench of two-image items made from the built bench's clean items
+# several images per question (issue 49): a bench of two-image items made from the built bench's clean items.
+# The servers here; the ``vllm:`` in-process engine with two images is tests/test_multi_image_vllm_families.py (every
+# family vLLM runs, one engine process), so no second engine start here (CI's time).
 
 
 TWO_IMAGE_CASES = 4  # the cases whose clean items get a prior study (the next case's image, 180 days before)
@@ -545,30 +547,3 @@ def test_two_images_vllm(work: dict[str, Path], vllm_server: Server, two_image_b
     lines = with_log(vllm_server, lambda: two_image_run(vllm_server, work, two_image_bench, "vllm"))
     with capsys.disabled():
         print(f"\n[servers] vllm two images: {lines[0]}")
-
-
-def test_two_images_vllm_offline_engine(work: dict[str, Path], two_image_bench: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    """The ``vllm:`` adapter (vLLM's in-process engine, its ``limit_mm_per_prompt`` from ``max_images_per_prompt``)
-    on the two-image bench: answers as ``hf:``'s, as the servers'."""
-    exe = vllm_python().with_name("medr2")
-    if not exe.exists():
-        pytest.skip(f"no medr2 in the vLLM environment at {VLLM_VENV}: run `bash scripts/setup_vllm.sh` (.ci/run does)")
-    run = work["dir"] / "run-two-vllm-offline"
-    cmd = [str(exe), "eval", "--split", "all", "--bench", str(two_image_bench), "--model", f"vllm:{work['tiny_vllm']}",
-           "--preset", "medr2-tiny", "--out", str(run), "--mode", "independent", "--max-new-tokens", str(MAX_NEW),
-           "--batch-size", "16", "--no-progress", "--model-option", "dtype=float32", "--model-option",
-           "max_model_len=2048", "--model-option", f"kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}",
-           "--model-option", "max_images_per_prompt=2"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, **VLLM_ENV})
-    log = work["dir"] / "vllm-offline-two.log"
-    log.write_text(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", "utf-8")
-    assert p.returncode == 0, f"{' '.join(cmd)} -> {p.returncode}\n{log_errors(log)}\n{p.stderr[-6000:]}"
-    medr2("score", str(run), "--mixed-splits", log=work["log"])
-    hf, got = answers(work["dir"] / "run-two-hf"), answers(run)
-    assert set(hf) == set(got)
-    diffs = Counter(difference(hf[k][0], got[k][0], (got[k][2] or 0) >= MAX_NEW, True) for k in hf)
-    assert not diffs.get("unexplained"), diffs
-    assert all(hf[k][1] == got[k][1] for k in hf), "prompt token counts differ from hf:"
-    with capsys.disabled():
-        print(f"\n[servers] vllm offline engine two images: {len(got)} answers; vs hf: {dict(diffs)}")
