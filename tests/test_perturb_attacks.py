@@ -162,21 +162,18 @@ def _phantom(rng: np.random.Generator, size: int) -> np.ndarray:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(PHYSICS.names())), st.integers(0, 2**32 - 1),
        st.one_of(st.just("ct"), st.just("xray"), st.integers(0, 2**16)))
 def test_ssim_falls_monotonically_with_severity(kind: str, seed: int, image: str | int) -> None:
-    """For any image (a real background or a random phantom) and any seed, the same draws at every severity make
-    the same artefact, stronger: the error to the clean image grows at each step, and SSIM never rises by more than
-    0.01 from a severity to a higher one. SSIM is not monotone in the error: k-space undersampling of a phantom
-    keeps it level (0.6138 then 0.6144 at 40 % and 25 % of the lines kept, found by this test; 0.5903 at 60 % and
-    0.5923 at 25 % in a sweep of 384 draws, the other 382 falling)."""
+    """For any image (a real background or a random phantom) and any seed, SSIM to the clean image falls as the
+    severity rises (the same draws at every severity: the same artefact, stronger), and so does the error grow."""
     arr = real_backgrounds()[image] if isinstance(image, str) else _phantom(np.random.default_rng(image), 96)
     out = [degrade_physics(arr, kind, s, np.random.default_rng(seed)) for s in SEVERITIES]
     errors = [float(np.mean((o.astype(np.float64) - arr) ** 2)) for o in out]
     scores = [ssim(o, arr) for o in out]
+    assert scores[0] > scores[1] > scores[2], (kind, scores)
     assert errors[0] < errors[1] < errors[2], (kind, errors)
-    assert all(scores[j] < scores[i] + 0.01 for i in range(3) for j in range(i + 1, 3)), (kind, scores)
     assert scores[0] < 1.0
 
 
