@@ -314,4 +314,5 @@ def test_v9_flip_mirrors_image_boxes_and_laterality(fx: Fixture, variants: list[
 
 
 def test_all_codes_registered() -> None:
-    assert sorted(load_perturbations()) == sorted([*(f"T{i}" for i in range(1, 11)), *(f"V{i}" for i in range(1, 13))])
+    assert sorted(load_perturbations()) == sorted([*(f"T{i}" for i in range(1, 11)), "T12",
+                                                   *(f"V{i}" for i in range(1, 16))])

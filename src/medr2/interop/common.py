@@ -1,6 +1,6 @@
 """Shared machinery for importers: turning foreign questions into Items and images into Cases.
 
-Imported questions keep their own wording; each is mapped to one of the 31 task ids (stage 1-4) or,
+Imported questions keep their own wording; each is mapped to one of the task ids (stage 1-4) or,
 when its type has no counterpart, to :data:`OTHER_TASK` (stage 0: outside the four-stage workflow,
 kept and counted, never dropped). The original question id is kept in ``Item.meta["qid"]``.
 """

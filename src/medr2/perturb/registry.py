@@ -96,7 +96,7 @@ def register(cls: type[Perturbation]) -> type[Perturbation]:
 
 
 def all_codes() -> tuple[str, ...]:
-    """Every variant code, in canonical order (built-ins T1..T10, V1..V12, then plugins)."""
+    """Every variant code, in canonical order (built-ins T1..T10, T12, V1..V15, then plugins)."""
     return tuple(PERTURBATIONS.names())
 
 
