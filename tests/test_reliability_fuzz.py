@@ -626,3 +626,22 @@ def test_fuzz_hf_and_lmms_importers(edits: list[tuple[str, str, Any]], image: by
         _import_all("hf", root, Path(d) / "h")
         (root / "task.yaml").write_text(f"task: t\ndataset_kwargs:\n  data_files:\n    test: {yaml_name}\n")
         _import_all("lmms-eval", root, Path(d) / "l")
+
+
+@FILES
+@given(pixdim=st.tuples(*(st.floats(allow_nan=True, allow_infinity=True, width=32),) * 3))
+def test_nifti_voxel_sizes_of_any_value(pixdim: tuple[float, float, float]) -> None:
+    """Any voxel sizes a header can hold (NaN, infinite, zero, negative, tiny beside huge): a slice is read, or the
+    volume is refused naming its record and field; never a resample to billions of pixels or a traceback."""
+    import nibabel as nib
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "nii"
+        root.mkdir()
+        img = nib.Nifti1Image(np.random.default_rng(0).random((16, 12, 3)).astype(np.float32), np.eye(4))
+        img.header["pixdim"][1:4] = pixdim
+        nib.save(img, root / "a.nii")
+        (root / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}, "slices_per_plane": 1}))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _read_all(f"nifti:{root}", Path(d))

@@ -216,11 +216,26 @@ def _open(path: str, mtime_ns: int) -> Volume:
     ras_axis = tuple(int(a) for a in ornt[:, 0])
     flip = tuple(bool(f == -1) for f in ornt[:, 1])
     z = [float(v) for v in img.header.get_zooms()[:3]]
+    check_spacing(z)
     zooms = [0.0, 0.0, 0.0]
     for k, a in enumerate(ras_axis):
         zooms[a] = z[k]
     return Volume(path, img.dataobj, shape[:3], extra, ras_axis, flip,  # type: ignore[arg-type]
                   (zooms[0], zooms[1], zooms[2]), np.asarray(img.affine))
+
+
+MAX_ANISOTROPY = 1000.0  # voxel sides differing more than this are a damaged header (real volumes: up to ~20)
+
+
+def check_spacing(zooms: list[float]) -> None:
+    """The header's voxel sizes (``pixdim``) as every volume reader takes them: each finite (0 or less: not
+    recorded, shown on the voxel grid), and the recorded ones within :data:`MAX_ANISOTROPY` of each other. A damaged
+    header otherwise makes :func:`isotropic` resample a slice to billions of pixels or to NaN of them."""
+    if not all(np.isfinite(zooms)):
+        raise ValueError(f"voxel sizes (pixdim) {zooms} are not finite numbers")
+    given = [v for v in zooms if v > 0]
+    if given and max(given) / min(given) > MAX_ANISOTROPY:
+        raise ValueError(f"voxel sizes (pixdim) {zooms} differ more than {MAX_ANISOTROPY:g}-fold: a damaged header")
 
 
 def open_volume(path: Path, *, record: str, field_name: str) -> Volume:
