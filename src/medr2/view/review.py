@@ -42,9 +42,10 @@ from medr2.view.server import (
     ViewServer,
     _blocking,
     _render,
+    check_port,
     favicon,
     make_app,
-    start,
+    serve,
     static,
 )
 
@@ -296,19 +297,10 @@ def make_review_app(data: ReviewData, *, host: str = DEFAULT_HOST) -> web.Applic
 def open_review(bench: Path | str, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, block: bool = True,
                 on_ready: Any = None) -> ViewServer:
     """Open the bench and serve review mode: see :func:`medr2.api.review`."""
-    if not 0 <= port <= 65535:
-        raise BadInput("must be from 0 to 65535", field="--port")
+    check_port(port)
     data = ReviewData.open(bench)
-    try:
-        server = start(make_review_app(data, host=host), host=host, port=port)
-    except BaseException:
-        data.close()
-        raise
-    if on_ready is not None:
-        on_ready(server.url)
-    if block:
-        server.wait()
-    return server
+    return serve(lambda: make_review_app(data, host=host), data.close, host=host, port=port, block=block,
+                 on_ready=on_ready)
 
 
 __all__ = ["REVIEW_ROUTES", "ReviewData", "make_review_app", "open_review"]

@@ -356,13 +356,27 @@ def open_view(run_dirs: list[Path] | list[str], *, bench: Path | str | None = No
               ) -> ViewServer:
     """Open the runs (:meth:`ViewData.open`: metrics and file metadata only) and serve them: see
     :func:`medr2.api.view`."""
+    check_port(port)
+    data = ViewData.open(run_dirs, bench=bench)
+    return serve(lambda: make_app(data, host=host), data.close, host=host, port=port, block=block,
+                 on_ready=on_ready)
+
+
+def check_port(port: int) -> None:
+    """``--port``: 0 (a free one) to 65535, checked before anything is opened."""
     if not 0 <= port <= 65535:
         raise BadInput("must be from 0 to 65535", field="--port")
-    data = ViewData.open(run_dirs, bench=bench)
+
+
+def serve(make: Callable[[], web.Application], close: Callable[[], None], *, host: str, port: int, block: bool,
+          on_ready: Callable[[str], None] | None) -> ViewServer:
+    """Start the app ``make`` builds on ``host:port`` (``close``: the data it serves, closed if it does not start),
+    tell ``on_ready`` its URL, and with ``block`` serve until interrupted: the one way ``view`` and ``review``
+    serve."""
     try:
-        server = start(make_app(data, host=host), host=host, port=port)
+        server = start(make(), host=host, port=port)
     except BaseException:
-        data.close()
+        close()
         raise
     if on_ready is not None:
         on_ready(server.url)
