@@ -8,7 +8,6 @@ reader) as the box drawn; a stated confidence is the answer's probability."""
 
 from __future__ import annotations
 
-import http.client
 import re
 import threading
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from medr2.score.extract import read
 from medr2.view.human import HumanAdapter
 from medr2.view.reader import Desk, Question, Reply, Turn, make_reader_app, parse_reply
 from medr2.view.server import CSP, SECURITY_HEADERS, start
+from tests.raw_http import raw_request
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>&amp;\u202e"
 
@@ -44,19 +44,7 @@ class Served:
 
     def request(self, method: str, path: str, *, headers: dict[str, str] | None = None, body: bytes | None = None,
                 ) -> tuple[int, dict[str, str], bytes]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
-        try:
-            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-            sent = {"Host": f"{self.host}:{self.port}", **(headers or {})}
-            if body is not None:
-                sent["Content-Length"] = str(len(body))
-            for k, v in sent.items():
-                conn.putheader(k, v)
-            conn.endheaders(body)
-            r = conn.getresponse()
-            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-        finally:
-            conn.close()
+        return raw_request(self.host, self.port, method, path, headers=headers, body=body)
 
     def page(self) -> str:
         status, _, body = self.request("GET", "/")

@@ -7,7 +7,6 @@ match, paged (generated filters against the whole file read here)."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 import shutil
@@ -30,6 +29,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import medr2
 from medr2.view.data import FILTER_FIELDS, PAGE_ROWS, Query, ViewData
 from medr2.view.server import APP_STATE, CSP, CSRF_HEADER, ROUTES, SAFE_METHODS, SECURITY_HEADERS, make_app, start
+from tests.raw_http import raw_request
 from tests.report_fixtures import HOSTILE, make_fixture
 
 SECRET = "TOP-SECRET-0a1b2c"  # in a file beside the runs and the bench, never to be served
@@ -47,19 +47,7 @@ class Served:
 
     def request(self, method: str, path: str, *, headers: dict[str, str] | None = None, body: bytes | None = None,
                 ) -> tuple[int, dict[str, str], bytes]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
-        try:
-            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-            sent = {"Host": f"{self.host}:{self.port}", **(headers or {})}
-            if body is not None:
-                sent["Content-Length"] = str(len(body))
-            for k, v in sent.items():
-                conn.putheader(k, v)
-            conn.endheaders(body)
-            r = conn.getresponse()
-            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-        finally:
-            conn.close()
+        return raw_request(self.host, self.port, method, path, headers=headers, body=body)
 
 
 async def _write_ok(request: web.Request) -> web.Response:
