@@ -137,7 +137,8 @@ ENTRIES: list[tuple[str, str, str]] = [
     ("ct_haemorrhage", "chinese", "头颅CT平扫示右侧基底节区出血，大小约{{8毫米}}。\n答案：B"),
     ("ct_haemorrhage", "markdown", "| Item | Value |\n|---|---|\n| Modality | CT |\n| Sequence | "
      "{{contrast-enhanced}} |\n| Side | right |\n\n**Answer:** B"),
-    ("ct_haemorrhage", "gemini", "The CT shows a right-sided acute haemorrhage with {{hydrocephalus}}. The answer is B."),
+    ("ct_haemorrhage", "gemini", "The CT shows a right-sided acute haemorrhage with {{hydrocephalus}}. "
+     "The answer is B."),
     ("ct_haemorrhage", "llava-med", "The CT scan of the head shows {{no acute haemorrhage}}. Answer: D"),
     ("ct_haemorrhage", "deepseek-r1", "<think>\nHead CT. The {{brain parenchyma is unremarkable}}, "
      "ventricles normal.\n</think>\nAnswer: D"),
