@@ -255,10 +255,13 @@ _DIAGNOSIS_TERMS: dict[str, tuple[str, ...]] = {
     "heart failure": (r"(?:congestive )?heart failure", r"心力衰竭", r"心衰"),
     "renal cyst": (r"renal cyst", r"kidney cyst"),
 }
+# "normal in size", "normal for age": a measure of the part is normal, not the part
+_OF_A_MEASURE = (r"(?!\s+in\s+(?:size|calibre|caliber|volume|thickness|contour|position|course|diameter)\b)"
+                 r"(?!\s+for\s+(?:age|the patient)\b)")
 _NORMAL_STUDY = (
     r"\b(?:the |this )?(?:study|image|scan|radiograph|film|exam(?:ination)?|brain|chest|lungs|fundus|retina|"
     r"x-ray|ct|mri)\b(?: (?:itself|overall))? (?:is|are|appears?|looks?|seems?) (?:entirely |completely |grossly )?"
-    r"(?:normal|unremarkable)\b",
+    r"(?:normal|unremarkable)\b" + _OF_A_MEASURE,
     r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
@@ -269,7 +272,7 @@ _NORMAL_STUDY = (
 _LATERALITY = {"left": (r"\bleft\b", r"左"), "right": (r"\bright\b(?! answer| choice| option)", r"右"),
                "bilateral": (r"\bbilateral\w*", r"\bboth (?:sides|lungs|kidneys)", r"双侧", r"两侧")}
 _COUNT_WORDS = {"one": 1, "a single": 1, "single": 1, "solitary": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                "2": 2, "3": 3, "4": 4, "5": 5, "一个": 1, "单发": 1, "两个": 2, "三个": 3}
+                "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "一个": 1, "单发": 1, "两个": 2, "三个": 3}
 _MULTIPLE = (r"multiple", r"several", r"numerous", r"多发", r"多个")
 # a size with its unit, in any spelling the checker reads (an approximator before it, "约", "about", "~", is no
 # part of it): value, optional second value ("12 x 8 mm"), unit
@@ -528,7 +531,7 @@ def _vocab_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int
 # "REGION is normal/clear/unremarkable" (a region or organ of the vocabulary, its side, a qualifier such as
 # "parenchyma"): "the lungs are clear", "clear lungs", "Lungs: clear", "the brain parenchyma is unremarkable",
 # "双肺清晰", "右肺野清晰", "脑实质未见异常". "Otherwise clear" (apart from what was said) and "normal in size" are not.
-_NORMAL_WORDS = r"(?:normal|clear|unremarkable|intact|within normal limits)(?!\s+(?:in|for)\b|[\w-])"
+_NORMAL_WORDS = r"(?:normal|clear|unremarkable|intact|within normal limits)(?![\w-])" + _OF_A_MEASURE
 _REGION_NORMAL_FORMS = (
     r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})"
     r"(?:\s+(?:parenchyma|fields?|zones?|tissue|itself|bases?|apices|structures?))?"
@@ -615,15 +618,25 @@ def _option_dot(text: str, pos: int) -> bool:
     return pos >= 2 and text[pos - 1] in ".)" and text[pos - 2] in "ABCDEF" and (pos < 3 or not text[pos - 3].isalnum())
 
 
+_APPROX_DOT = re.compile(r"(?<![A-Za-z])(?:approx|ca)\.$", re.IGNORECASE)  # "approx. 3 cm": no sentence end
+
+
+def _no_break(text: str, pos: int) -> bool:
+    """Whether the break at ``pos`` is no break: after an option letter, the point of a decimal ("1.4 cm"), or
+    "approx." / "ca." before a number."""
+    return _option_dot(text, pos) or (2 <= pos < len(text) and text[pos - 1] == "." and text[pos - 2].isdigit()
+                                      and text[pos].isdigit()) or _APPROX_DOT.search(text, max(0, pos - 8), pos) is not None
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
-    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _option_dot(text, m.start())}),
+    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _no_break(text, m.start())}),
               len(text)]
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
     bounds = [0, *sorted({m.start() for m in re.finditer(r"(?<=[.!?。！？\n])", text)
-                          if not _option_dot(text, m.start())}), len(text)]
+                          if not _no_break(text, m.start())}), len(text)]
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip(" \n*#-")]
 
 
@@ -839,6 +852,8 @@ def _side_owned(text: str, side_end: int, s: int, owned: Sequence[tuple[int, int
     """Whether the side word ending at ``side_end`` belongs to another mention: the first owned mention that
     starts within 24 characters after it, unless it runs straight (words only) into this finding at ``s``."""
     for a, b in sorted(owned):
+        if a < side_end <= b:
+            return True  # inside it: "the right lung is clear"
         if side_end <= a <= side_end + 24 and re.fullmatch(r"[\s\w-]*", text[side_end:a]):
             return not (b <= s and re.fullmatch(r"[\s\w-]{0,12}", text[b:s]) is not None)
     return False
@@ -1165,7 +1180,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             severity_done.add(span)
             out.extend(_severity_claims(text, span, truth, source))
     out.sort(key=lambda c: (c.start, c.end, c.kind))
-    return out
+    return list(dict.fromkeys(out))  # one side word said of two mentions of one finding is one claim
 
 
 def check_rationale(raw: str | None, case: Any, reasoning: str | None = None) -> list[Claim]:
