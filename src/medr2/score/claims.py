@@ -624,8 +624,8 @@ _APPROX_DOT = re.compile(r"(?<![A-Za-z])(?:approx|ca)\.$", re.IGNORECASE)  # "ap
 def _no_break(text: str, pos: int) -> bool:
     """Whether the break at ``pos`` is no break: after an option letter, the point of a decimal ("1.4 cm"), or
     "approx." / "ca." before a number."""
-    return _option_dot(text, pos) or (2 <= pos < len(text) and text[pos - 1] == "." and text[pos - 2].isdigit()
-                                      and text[pos].isdigit()) or _APPROX_DOT.search(text, max(0, pos - 8), pos) is not None
+    decimal = 2 <= pos < len(text) and text[pos - 1] == "." and text[pos - 2].isdigit() and text[pos].isdigit()
+    return _option_dot(text, pos) or decimal or _APPROX_DOT.search(text, max(0, pos - 8), pos) is not None
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
