@@ -562,9 +562,23 @@ def _region_normal_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
                  for f in _REGION_NORMAL_FORMS)
 
 
+_NORMAL_HINT = re.compile(r"normal|clear|unremarkable|intact|清晰|清楚|未见|正常", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=_STATIC_MEMO)
 def _region_normal_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int, int, _Term], ...]:
-    return tuple(_term_matches(text, _region_normal_terms(generation)))
+    """The "REGION is normal" mentions, looked for only around a normal word (the forms are long alternations)."""
+    windows: list[list[int]] = []
+    for m in _NORMAL_HINT.finditer(text):
+        lo, hi = max(0, m.start() - 100), min(len(text), m.end() + 80)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    terms = _region_normal_terms(generation)
+    found = {(m.start(), m.end(), k) for lo, hi in windows for k, term in enumerate(terms)
+             for m in term.pattern.finditer(text, lo, hi) if m.end() > m.start()}
+    return tuple((s, e, terms[k]) for s, e, k in sorted(found))
 
 
 def _region_said(text: str, s: int, e: int, term: _Term) -> tuple[str, str | None]:
