@@ -3,9 +3,9 @@
 :func:`check_rationale` reads a rationale (the content before the final answer line, and the server's
 separate reasoning text where it gave one) and returns one :class:`Claim` per mention of something the
 ground truth (:class:`medr2.records.Case`) speaks about: modality, plane/view, MR/CT sequence, body region,
-organs, findings (present or absent, with laterality, count, size and shape/margin/intensity), diagnosis
-and severity. Each claim is ``supported``, ``contradicted`` or ``unverifiable``, with the character span
-(in its source text) it came from.
+organs, findings (present or absent, with laterality, count, size and descriptors: margin, shape, intensity,
+content, enhancement), a region or organ called normal, diagnosis and severity. Each claim is ``supported``,
+``contradicted`` or ``unverifiable``, with the character span (in its source text) it came from.
 
 Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model of a false statement):
 
