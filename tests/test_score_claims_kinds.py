@@ -104,6 +104,15 @@ def test_otherwise_clear_and_normal_in_size_are_no_region_claims() -> None:
         assert not _normal(check_text(text, case)), text
 
 
+@pytest.mark.parametrize("field", ["Impression", "**Impression:**", "3. Diagnosis", "Conclusion", "Assessment"])
+@pytest.mark.parametrize("word", ["normal", "unremarkable"])
+def test_a_normal_impression_field_is_a_normal_study(field: str, word: str) -> None:
+    text = f"{field.rstrip(':*')}: {word}" if not field.startswith("**") else f"{field} {word}"
+    abnormal = {"modality": "MRI", "findings": [{"label": "mass", "attributes": {}}], "diagnosis": "meningioma"}
+    assert [c.verdict for c in _normal(check_text(text, abnormal))] == ["contradicted"], text
+    assert [c.verdict for c in _normal(check_text(text, {"findings": [], "diagnosis": "normal"}))] == ["supported"]
+
+
 # ---------------------------------------------------------------------------------------------- descriptors
 def _value_pairs() -> list[tuple[V.Concept, V.Concept]]:
     """Pairs of values of one attribute (siblings under it), severity aside."""
