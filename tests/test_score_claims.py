@@ -13,7 +13,8 @@ from medr2.score.claims import Claim, audit, check_rationale, check_text, ration
 CORPUS = Path(__file__).parent / "data" / "rationale_corpus.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "rationale_heldout.jsonl"
 HELDOUT2 = Path(__file__).parent / "data" / "rationale_heldout2.jsonl"  # its errors drove the claims-v2 fixes
-HELDOUT3 = Path(__file__).parent / "data" / "rationale_heldout3.jsonl"  # fresh after them: the held-out figure
+HELDOUT3 = Path(__file__).parent / "data" / "rationale_heldout3.jsonl"  # its misses named the claims-v4 kinds
+HELDOUT4 = Path(__file__).parent / "data" / "rationale_heldout4.jsonl"  # fresh before claims-v4: scored before/after
 
 
 def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -25,7 +26,7 @@ def _overlaps(c: Claim, span: dict[str, Any]) -> bool:
 
 
 def corpus_scores(path: Path = CORPUS) -> dict[str, float]:
-    tp = fp = found = gold = 0
+    tp = fp = found = gold = hedged = noted = 0
     rows = _rows(path)
     for row in rows:
         claims = [c for c in check_rationale(row["raw"], row["case"]) if c.verdict == "contradicted"]
@@ -37,8 +38,13 @@ def corpus_scores(path: Path = CORPUS) -> dict[str, float]:
             else:
                 fp += 1
         found += sum(any(_overlaps(c, s) for c in claims) for s in spans)
+        if row.get("hedged"):  # hedged hallucinations (held-out 4 marks them): noted as such?
+            every = check_rationale(row["raw"], row["case"])
+            hedged += len(row["hedged"])
+            noted += sum(any(_overlaps(c, s) and c.note == "hedged_hallucination" for c in every)
+                         for s in row["hedged"])
     return {"precision": tp / (tp + fp), "recall": found / gold, "tp": tp, "fp": fp, "gold": gold,
-            "n": len(rows)}
+            "n": len(rows), "hedged": hedged, "hedged_noted": noted}
 
 
 def test_corpus_precision_on_contradicted() -> None:
@@ -57,7 +63,7 @@ def test_heldout_rationales_reported() -> None:
     docs/metrics.md; floors only catch a regression."""
     got = corpus_scores(HELDOUT)
     print(f"held-out rationales: {got}")
-    assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.6, got  # measured 0.86 / 0.69
+    assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.8, got  # measured 0.85 / 0.88 (v4)
 
 
 def test_fresh_heldout_rationales_reported() -> None:
@@ -69,8 +75,23 @@ def test_fresh_heldout_rationales_reported() -> None:
         assert len(rows) == n and {r["style"] for r in rows} == styles
     second, third = corpus_scores(HELDOUT2), corpus_scores(HELDOUT3)
     print(f"held-out 2 (after its fixes): {second}\nheld-out 3 (fresh): {third}")
-    assert third["precision"] >= 0.95 and third["recall"] >= 0.65, third  # measured 30/31 = 0.97, 0.70
-    assert second["precision"] >= 0.95 and second["recall"] >= 0.95, second  # 40/42, 40/41
+    assert third["precision"] >= 0.95 and third["recall"] >= 0.9, third  # claims-v4: 40/41, 40/43
+    assert second["precision"] >= 0.95 and second["recall"] >= 0.95, second  # claims-v4: 41/43, 41/42
+
+
+def test_fourth_heldout_rationales_reported() -> None:
+    """The fourth held-out set (issue 39): written and labelled before claims-v4, scored once before and once
+    after it (docs/metrics.md); nothing was tuned on it. Floors only catch a regression."""
+    rows = _rows(HELDOUT4)
+    assert len(rows) >= 60 and {r["style"] for r in rows} == {"qwen3-thinking", "gpt-5", "gemini", "deepseek-r1",
+                                                                 "llava-med", "markdown", "chinese"}
+    from tests.data.rationale_heldout4_source import build
+
+    assert rows == build()
+    got = corpus_scores(HELDOUT4)
+    print(f"held-out 4: {got}")
+    assert got["precision"] >= 0.95 and got["recall"] >= 0.75, got  # claims-v4: 61/62, 61/77 (v3: 53/54, 53/77)
+    assert got["hedged_noted"] >= 12, got  # 12 of 13 hedged hallucinations noted
 
 
 def _vv(text: str, case: dict[str, Any]) -> list[tuple[str, str, str]]:

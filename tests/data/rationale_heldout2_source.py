@@ -1,7 +1,8 @@
 """Source of ``rationale_heldout2.jsonl`` (issue 19): a second, fresh held-out set of hand-labelled rationales,
 written in the fourth session *before* the checker was run on any of them (same cases and labelling rule as
 ``rationale_corpus_source.py``: ``{{...}}`` marks every statement about this image that the case's fields make
-false). Not used to change the rules. Regenerate with ``python tests/data/rationale_heldout2_source.py``.
+false). Not used to change the rules. One label was corrected later, where the rule had been misapplied (marked
+below). Regenerate with ``python tests/data/rationale_heldout2_source.py``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ ENTRIES: list[tuple[str, str, str]] = [
      "lower zone, a consolidation, and the left lung is clear. That points to pneumonia.\n</think>\nAnswer: B"),
     ("cxr_pneumonia", "gpt-5", "Findings: dense consolidation in the {{left}} lower lobe with air bronchograms. "
      "Impression: lobar pneumonia.\n\nFinal answer: A"),
-    ("cxr_pneumonia", "gemini", "This AP chest radiograph shows {{no consolidation}} and clear lungs, so the study "
+    # label corrected in issue 39 (claims39): "clear lungs" of a consolidation is a statement the case makes false
+    # (held-out 3 marks "the lungs are clear" of the same case); it had been left unmarked
+    ("cxr_pneumonia", "gemini", "This AP chest radiograph shows {{no consolidation}} and {{clear lungs}}, so the study "
      "is {{normal}}. The answer is D."),
     ("cxr_pneumonia", "markdown", "**Step 1 – acquisition:** AP chest radiograph.\n**Step 2 – findings:** "
      "right lower zone consolidation.\n**Step 3 – diagnosis:** pneumonia; an effusion cannot be excluded.\n\n"

@@ -3,9 +3,9 @@
 :func:`check_rationale` reads a rationale (the content before the final answer line, and the server's
 separate reasoning text where it gave one) and returns one :class:`Claim` per mention of something the
 ground truth (:class:`medr2.records.Case`) speaks about: modality, plane/view, MR/CT sequence, body region,
-organs, findings (present or absent, with laterality, count, size and shape/margin/intensity), diagnosis
-and severity. Each claim is ``supported``, ``contradicted`` or ``unverifiable``, with the character span
-(in its source text) it came from.
+organs, findings (present or absent, with laterality, count, size and descriptors: margin, shape, intensity,
+content, enhancement), a region or organ called normal, diagnosis and severity. Each claim is ``supported``,
+``contradicted`` or ``unverifiable``, with the character span (in its source text) it came from.
 
 Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model of a false statement):
 
@@ -43,8 +43,9 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
                "count", "size", "attribute", "severity")
 # v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions; v3: the clinical vocabulary (medr2.vocab:
 # synonyms, sub-types, planes/views, modalities), laterality anywhere in the clause, counts only where the truth
-# states one, hedged hallucinations counted
-CHECKER_VERSION = "claims-v3"
+# states one, hedged hallucinations counted; v4: "REGION is normal/clear" against where findings lie, descriptors and
+# severity through the vocabulary (compare_values), sizes and counts in any spelling and field, every side word
+CHECKER_VERSION = "claims-v4"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -162,6 +163,8 @@ _ACRONYMS = frozenset({r"\bCT\b", r"\bMRI?\b", r"\bCXR\b", r"\bUS\b", r"\bPET\b"
                        r"\bPA\b", r"\bAP\b", r"\bCC\b", r"\bMLO\b", r"\bFLAIR\b", r"\bDWI\b"})
 _MODALITY_COMPATIBLE = {frozenset({"mammography", "X-ray"}), frozenset({"PET", "CT"}),
                         frozenset({"PET", "nuclear medicine"})}
+# a view word named as a field's value: "the projection is lateral", "View: frontal", "| View | lateral |"
+_VIEW_FIELD = r"\b(?:view|projection)\**\s*(?:is|was|[:：|])\s*\**\s*(?:an? )?(?P<m>{})\b"
 _PLANE_TERMS: dict[str, tuple[str, ...]] = {
     "axial": (r"(?<![-\w])axial\b(?! skeleton| load)", r"transverse (?:plane|section|slice|view|image|scan)",
               r"transaxial", r"轴位", r"横断"),
@@ -169,9 +172,10 @@ _PLANE_TERMS: dict[str, tuple[str, ...]] = {
     "sagittal": (r"\bsagittal\b", r"矢状位"),
     "PA": (r"\bPA\b(?! diameter)", r"postero-?anterior"),
     "AP": (r"\bAP\b(?! diameter| dimension)", r"antero-?posterior (?:view|projection|radiograph|film|chest)"),
-    "lateral": (r"\blateral (?:view|projection|radiograph|film)",
+    "lateral": (r"\blateral (?:view|projection|radiograph|film)", _VIEW_FIELD.format("lateral"),
                 r"\blateral(?= (?:chest|decubitus) (?:view|projection|radiograph|film|x-?ray))", r"侧位"),
-    "frontal": (r"\bfrontal(?= (?:view|projection|radiograph|film|image|chest|and lateral)\b)", r"正位"),
+    "frontal": (r"\bfrontal(?= (?:view|projection|radiograph|film|image|chest|and lateral)\b)",
+                _VIEW_FIELD.format("frontal"), r"正位"),
     "CC": (r"\bCC\b", r"cranio-?caudal"),
     "MLO": (r"\bMLO\b", r"medio-?lateral oblique"),
 }
@@ -251,28 +255,31 @@ _DIAGNOSIS_TERMS: dict[str, tuple[str, ...]] = {
     "heart failure": (r"(?:congestive )?heart failure", r"心力衰竭", r"心衰"),
     "renal cyst": (r"renal cyst", r"kidney cyst"),
 }
+# "normal in size", "normal for age": a measure of the part is normal, not the part
+_OF_A_MEASURE = (r"(?!\s+in\s+(?:size|calibre|caliber|volume|thickness|contour|position|course|diameter)\b)"
+                 r"(?!\s+for\s+(?:age|the patient)\b)")
 _NORMAL_STUDY = (
     r"\b(?:the |this )?(?:study|image|scan|radiograph|film|exam(?:ination)?|brain|chest|lungs|fundus|retina|"
     r"x-ray|ct|mri)\b(?: (?:itself|overall))? (?:is|are|appears?|looks?|seems?) (?:entirely |completely |grossly )?"
-    r"(?:normal|unremarkable)\b",
+    r"(?:normal|unremarkable)\b" + _OF_A_MEASURE,
     r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
+    r"\b(?:impression|diagnosis|conclusion|assessment)\**\s*[:：]\s*\**\s*(?P<m>normal|unremarkable)\b(?! \w)",
     r"未见(?:明显)?异常", r"无异常", r"(?:图像|影像|胸片|平片)正常",
     r"(?:^|(?<=[，。；：:,\s])|(?<=考虑)|(?<=为)|(?<=示)|(?<=基本)|(?<=大致))正常",
 )
 _LATERALITY = {"left": (r"\bleft\b", r"左"), "right": (r"\bright\b(?! answer| choice| option)", r"右"),
                "bilateral": (r"\bbilateral\w*", r"\bboth (?:sides|lungs|kidneys)", r"双侧", r"两侧")}
 _COUNT_WORDS = {"one": 1, "a single": 1, "single": 1, "solitary": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                "2": 2, "3": 3, "4": 4, "5": 5, "一个": 1, "单发": 1, "两个": 2, "三个": 3}
+                "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "一个": 1, "单发": 1, "两个": 2, "三个": 3}
 _MULTIPLE = (r"multiple", r"several", r"numerous", r"多发", r"多个")
-_ATTRIBUTE_WORDS = {
-    "shape": tuple(vocab.BUILTIN["shape"]), "margin": (*vocab.BUILTIN["margin"], "circumscribed", "smooth"),
-    "intensity": ("hyperintense", "hypointense", "isointense", "hyperdense", "hypodense", "isodense",
-                  "hyperechoic", "hypoechoic", "anechoic", "isoechoic"),
-}
-_SEVERITY = {w: w for w in vocab.SEVERITY_ORDER if w != "none"} | {"轻度": "mild", "中度": "moderate",
-                                                                    "重度": "severe"}
+# a size with its unit, in any spelling the checker reads (an approximator before it, "约", "about", "~", is no
+# part of it): value, optional second value ("12 x 8 mm"), unit
+_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*"
+                   r"(mm|cm|millimet(?:er|re)s?|centimet(?:er|re)s?|毫米|厘米|公分)(?![A-Za-z])", re.IGNORECASE)
+_CM = ("cm", "centimet", "厘米", "公分")
+SEVERITY = "severity"  # the vocabulary's attribute whose values are the grades (concepts.txt)
 
 # a number that is a cut-off, not a measurement ("under 3 cm, so a nodule")
 _THRESHOLD = re.compile(r"(?:\b(?:under|over|below|above|less than|more than|greater than|smaller than|larger than|"
@@ -469,8 +476,8 @@ def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
             if _vocab_term_ok(t, kind):
                 lex.add(kind, c.label, (_label_pattern(t) if t.isascii() else re.escape(t),))
     return tuple(lex.terms)
-_KIND_ORDER = {"normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4, "generic": 5,
-               "modality": 6, "plane": 7, "organ": 8}
+_KIND_ORDER = {"normal": 0, "region_normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4,
+               "generic": 5, "modality": 6, "plane": 7, "organ": 8}
 
 
 def _case_terms(truth: Truth) -> tuple[_Term, ...]:
@@ -521,6 +528,68 @@ def _vocab_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int
     return tuple(_term_matches(text, _vocab_terms(generation)))
 
 
+# "REGION is normal/clear/unremarkable" (a region or organ of the vocabulary, its side, a qualifier such as
+# "parenchyma"): "the lungs are clear", "clear lungs", "Lungs: clear", "the brain parenchyma is unremarkable",
+# "双肺清晰", "右肺野清晰", "脑实质未见异常". "Otherwise clear" (apart from what was said) and "normal in size" are not.
+_NORMAL_WORDS = r"(?:normal|clear|unremarkable|intact|within normal limits)(?![\w-])" + _OF_A_MEASURE
+_REGION_NORMAL_FORMS = (
+    r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})"
+    r"(?:\s+(?:parenchyma|fields?|zones?|tissue|itself|bases?|apices|structures?))?"
+    r"\s+(?:is|are|appears?|looks?|seems?|remains?)\s+(?:entirely\s+|completely\s+|grossly\s+|essentially\s+)?"
+    + _NORMAL_WORDS,
+    r"(?<![A-Za-z])(?:clear|(?:an?|the)\s+(?:normal|unremarkable))\s+(?:(?P<side>left|right)\s+)?(?P<r>{en})"
+    r"(?=\s*(?:[,.;)\n]|with\b|and\b|$))",
+    r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})\s+(?:clear|unremarkable|normal)"
+    r"(?=\s*(?:[,.;)\n]|$))",
+    r"(?<![A-Za-z])(?P<r>{en})\**\s*[:：|]\s*\**\s*" + _NORMAL_WORDS,
+    r"(?:(?P<side>[双两左右])侧?)?(?P<r>{zh})(?:实质|野|部)?(?:清晰|清楚|未见(?:明显)?异常|正常)",
+)
+_SIDE_WORDS = {"left": "left", "right": "right", "左": "left", "右": "right"}
+
+
+@functools.lru_cache(maxsize=4)
+def _region_normal_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
+    """Per vocabulary generation: the "REGION is normal" forms over every organ and body region spelling."""
+    en: list[str] = []
+    zh: list[str] = []
+    for c in clinical.vocabulary():
+        if c.kind in ("organ", "body_region"):
+            en.extend(t for t in c.terms if t.isascii() and len(t) > 3 and not t.isupper())
+            zh.extend(t for t in c.terms if not t.isascii())
+    alt_en = "|".join(r"[\s-]+".join(re.escape(w) for w in t.split()) for t in sorted(set(en), key=lambda t: -len(t)))
+    alt_zh = "|".join(re.escape(t) for t in sorted(set(zh), key=lambda t: -len(t)))
+    return tuple(_Term("region_normal", "", re.compile(f.format(en=alt_en, zh=alt_zh), re.IGNORECASE))
+                 for f in _REGION_NORMAL_FORMS)
+
+
+_NORMAL_HINT = re.compile(r"normal|clear|unremarkable|intact|清晰|清楚|未见|正常", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=_STATIC_MEMO)
+def _region_normal_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int, int, _Term], ...]:
+    """The "REGION is normal" mentions, looked for only around a normal word (the forms are long alternations)."""
+    windows: list[list[int]] = []
+    for m in _NORMAL_HINT.finditer(text):
+        lo, hi = max(0, m.start() - 100), min(len(text), m.end() + 80)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    terms = _region_normal_terms(generation)
+    found = {(m.start(), m.end(), k) for lo, hi in windows for k, term in enumerate(terms)
+             for m in term.pattern.finditer(text, lo, hi) if m.end() > m.start()}
+    return tuple((s, e, terms[k]) for s, e, k in sorted(found))
+
+
+def _region_said(text: str, s: int, e: int, term: _Term) -> tuple[str, str | None]:
+    """The region and side (None: no side, or both) a "REGION is normal" mention names."""
+    m = term.pattern.match(text, s, e)
+    if m is None:
+        return "", None
+    side = m.groupdict().get("side")
+    return m.group("r"), _SIDE_WORDS.get(side.lower()) if side else None
+
+
 def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two). The vocabulary's
     spellings fill what the case's labels and the hand lexicon leave (so "chest X-ray" stays a region and a
@@ -529,6 +598,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     except a count phrase ("multiple nodules" stays a count and a finding)."""
     found = _term_matches(text, _case_terms(truth))
     found.extend(_static_matches(text))
+    found.extend(_region_normal_matches(text, clinical.generation()))
     found.sort(key=_longest_first)
     taken: dict[int, tuple[int, int, _Term]] = {}
     owner = [-1] * len(text)
@@ -562,15 +632,25 @@ def _option_dot(text: str, pos: int) -> bool:
     return pos >= 2 and text[pos - 1] in ".)" and text[pos - 2] in "ABCDEF" and (pos < 3 or not text[pos - 3].isalnum())
 
 
+_APPROX_DOT = re.compile(r"(?<![A-Za-z])(?:approx|ca)\.$", re.IGNORECASE)  # "approx. 3 cm": no sentence end
+
+
+def _no_break(text: str, pos: int) -> bool:
+    """Whether the break at ``pos`` is no break: after an option letter, the point of a decimal ("1.4 cm"), or
+    "approx." / "ca." before a number."""
+    decimal = 2 <= pos < len(text) and text[pos - 1] == "." and text[pos - 2].isdigit() and text[pos].isdigit()
+    return _option_dot(text, pos) or decimal or _APPROX_DOT.search(text, max(0, pos - 8), pos) is not None
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
-    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _option_dot(text, m.start())}),
+    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _no_break(text, m.start())}),
               len(text)]
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
     bounds = [0, *sorted({m.start() for m in re.finditer(r"(?<=[.!?。！？\n])", text)
-                          if not _option_dot(text, m.start())}), len(text)]
+                          if not _no_break(text, m.start())}), len(text)]
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip(" \n*#-")]
 
 
@@ -743,70 +823,191 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 
 
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
-                      truth: Truth, source: str, generic: bool = False) -> list[Claim]:
-    """Laterality, count, size and shape/margin/intensity said of a finding the case has (a generic "lesion":
-    of any of its findings)."""
+                      truth: Truth, source: str, owned: Sequence[tuple[int, int]],
+                      generic: bool = False) -> list[Claim]:
+    """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
+    the case has (a generic "lesion": of any of its findings). ``owned``: spans of the other mentions of the
+    clause that take a side word of their own (anatomy, another decided finding)."""
     matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
     if not matching:
         return []
-    lo, hi = max(clause[0], s - 40), min(clause[1], e + 40)
     out: list[Claim] = []
-    # laterality: the side word of the clause nearest to the mention, wherever in the clause it stands
+    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned))
+    out.extend(_count_claims(text, s, e, clause, matching, source, generic))
+    # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description)
+    lo, hi = max(sentence[0], s - 60), min(sentence[1], e + 60)
+    out.extend(_size_claims(text, lo, hi, matching, source))
+    out.extend(_descriptor_claims(text, lo, hi, matching, source))
+    return out
+
+
+def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
+                       source: str, owned: Sequence[tuple[int, int]]) -> list[Claim]:
+    """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
+    that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
+    in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
+    lung nodule")."""
+    truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _near(text, clause[0], clause[1], _LATERALITY)
-    if sides:
-        ss, se, side = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
-        truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
-        if truth_sides:
-            ok = side in truth_sides
-            out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
-                             "supported" if ok else "contradicted", "" if ok else "wrong_side"))
-    # count
-    b0 = max(clause[0], s - 30)
-    before = text[b0:s].lower()
-    # a count is compared only where the truth states one: a count attribute, or several annotated instances
+    if not truth_sides or not sides:
+        return []
+    nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
+    out = []
+    for ss, se, side in sorted(set(sides)):
+        if (ss, se, side) != nearest and _side_owned(text, se, s, owned):
+            continue
+        ok = side in truth_sides
+        out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
+                         "supported" if ok else "contradicted", "" if ok else "wrong_side"))
+    return out
+
+
+def _side_owned(text: str, side_end: int, s: int, owned: Sequence[tuple[int, int]]) -> bool:
+    """Whether the side word ending at ``side_end`` belongs to another mention: the first owned mention that
+    starts within 24 characters after it, unless it runs straight (words only) into this finding at ``s``."""
+    for a, b in sorted(owned):
+        if a < side_end <= b:
+            return True  # inside it: "the right lung is clear"
+        if side_end <= a <= side_end + 24 and re.fullmatch(r"[\s\w-]*", text[side_end:a]):
+            return not (b <= s and re.fullmatch(r"[\s\w-]{0,12}", text[b:s]) is not None)
+    return False
+
+
+def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
+                  source: str, generic: bool) -> list[Claim]:
+    """A count said before the mention ("two nodules", "三个结节") or as its field's value ("Nodules: three",
+    "| Nodules | 3 |"); compared only where the truth states one: a count attribute, or several instances."""
+    if generic:
+        return []
     stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
     n_true: int | None = int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
+    b0 = max(clause[0], s - 30)
+    before = text[b0:s].lower()
     gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
     cm = re.search(r"(?<![a-z])(a single|single|solitary|one|two|three|four|five|[2-5]|一个|单发|两个|三个)" + gap,
-                   before) if not generic else None
-    multi = re.search(r"(" + "|".join(_MULTIPLE) + r")" + gap, before) if not generic else None
-    if cm:
-        n = _COUNT_WORDS[cm.group(1)]
-        a = b0 + cm.start(1)
-        out.append(Claim("count", str(n), text[a:a + len(cm.group(1))], a, a + len(cm.group(1)), source, False,
-                         False, *_count_verdict(n_true, n == n_true)))
-    elif multi:
+                   before)
+    field = _COUNT_FIELD.match(text, e)
+    if cm is None and field is not None:
+        a, word = field.start(1), field.group(1).lower()
+    elif cm is not None:
+        a, word = b0 + cm.start(1), cm.group(1)
+    else:
+        multi = re.search(r"(" + "|".join(_MULTIPLE) + r")" + gap, before)
+        if multi is None:
+            return []
         a = b0 + multi.start(1)
-        out.append(Claim("count", "multiple", multi.group(1), a, a + len(multi.group(1)), source, False, False,
-                         *_count_verdict(n_true, n_true is not None and n_true >= 2)))
-    # size
+        return [Claim("count", "multiple", multi.group(1), a, a + len(multi.group(1)), source, False, False,
+                      *_count_verdict(n_true, n_true is not None and n_true >= 2))]
+    if word in _COUNT_WORDS:
+        n = _COUNT_WORDS[word]
+        return [Claim("count", str(n), text[a:a + len(word)], a, a + len(word), source, False, False,
+                      *_count_verdict(n_true, n == n_true))]
+    return [Claim("count", "multiple", text[a:a + len(word)], a, a + len(word), source, False, False,
+                  *_count_verdict(n_true, n_true is not None and n_true >= 2))]
+
+
+def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]], source: str) -> list[Claim]:
     sizes = [float(f["attributes"]["size_mm"]) for f in matching if f["attributes"].get("size_mm")]
-    if sizes:
-        size_re = _compiled(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*(mm|cm|毫米|厘米)", 0)
-        for m in size_re.finditer(text, lo, hi):
-            if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
-                continue
-            k = 10.0 if m.group(3) in ("cm", "厘米") else 1.0
-            said = max(float(m.group(1)), float(m.group(2) or 0)) * k
-            best = min(sizes, key=lambda x: abs(x - said))
-            d = abs(best - said)
-            verdict: ClaimVerdict = ("supported" if d <= max(2.0, 0.25 * best) else
-                                     "contradicted" if d > max(3.0, 0.4 * best) else "unverifiable")
-            out.append(Claim("size", f"{said:g} mm", m.group(0), m.start(), m.end(), source, False, False, verdict))
-    # shape / margin / intensity, anywhere near in the sentence
-    lo, hi = max(sentence[0], s - 60), min(sentence[1], e + 60)
-    for attr, words in _ATTRIBUTE_WORDS.items():
-        truth_vals = {str(f["attributes"].get(attr)) for f in matching if f["attributes"].get(attr)}
-        if not truth_vals:
+    out: list[Claim] = []
+    for m in _SIZE.finditer(text, lo, hi) if sizes else ():
+        if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
             continue
-        for w in words:
-            for m in _compiled(rf"(?<![\w-]){re.escape(w)}\b", re.IGNORECASE).finditer(text, lo, hi):
-                ok = any(vocab.same(w, t) or _fold(w) == _fold(t) for t in truth_vals)
-                if re.search(r"\b(?:not|non|no)[\s-]*$", text[max(0, m.start() - 5):m.start()]):
-                    continue
-                out.append(Claim("attribute", f"{attr}={w}", m.group(0), m.start(), m.end(), source,
-                                 False, False, "supported" if ok else "contradicted"))
+        k = 10.0 if m.group(3).lower().startswith(_CM) else 1.0
+        said = max(float(m.group(1)), float(m.group(2) or 0)) * k
+        best = min(sizes, key=lambda x: abs(x - said))
+        d = abs(best - said)
+        verdict: ClaimVerdict = ("supported" if d <= max(2.0, 0.25 * best) else
+                                 "contradicted" if d > max(3.0, 0.4 * best) else "unverifiable")
+        out.append(Claim("size", f"{said:g} mm", m.group(0), m.start(), m.end(), source, False, False, verdict))
     return out
+
+
+def _descriptor_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]],
+                       source: str) -> list[Claim]:
+    """Margin, shape, intensity, content, enhancement words compared with the finding's stated values and the
+    values its concept always carries (:func:`medr2.vocab.compare_values`: one concept supported, two values of
+    one attribute contradicted, anything else not a claim)."""
+    truth_vals = [str(v) for f in matching for k, v in f["attributes"].items()
+                  if v and k not in _NOT_DESCRIPTORS and isinstance(v, str)]
+    truth_vals += [c.label for f in matching for c in clinical.implied(str(f["label"])) if c.kind == "attribute"]
+    if not truth_vals:
+        return []
+    values, _, _ = _descriptors(clinical.generation())
+    out = []
+    for m in values.finditer(text, lo, hi):
+        if re.search(r"\b(?:not|non|no)[\s-]*$", text[max(0, m.start() - 5):m.start()]):
+            continue
+        c = clinical.concept_of(m.group(0), ("attribute",))
+        if c is None:
+            continue
+        rels = {clinical.compare_values(c.label, t) for t in truth_vals}
+        if "same" in rels or "excludes" in rels:
+            out.append(Claim("attribute", f"{_attribute_name(c)}={c.label}", m.group(0), m.start(), m.end(), source,
+                             False, False, "supported" if "same" in rels else "contradicted"))
+    return out
+
+
+_COPULA = re.compile(r"\s*(?:is|are|was|appears?|looks?|seems?)(?: (?:quite|very|rather|relatively))?\s*",
+                     re.IGNORECASE)
+_NOT_DESCRIPTORS = frozenset({"laterality", "size_mm", "size", "count", "location", "grade", "severity"})
+_COUNT_FIELD = re.compile(r"\s*\**\s*[:：|=(]\s*\**\s*(a single|single|solitary|one|two|three|four|five|[1-5]|"
+                          r"multiple|several|numerous)\b", re.IGNORECASE)
+
+
+def _attribute_name(c: clinical.Concept) -> str:
+    """The attribute a value belongs to: its topmost is-a ancestor ("intensity" for "anechoic")."""
+    v = clinical.vocabulary()
+    while c.is_a and (parent := v.get(c.is_a[0])) is not None:
+        c = parent
+    return c.label
+
+
+def _term_alternation(terms: Iterable[str]) -> str:
+    """One pattern for many vocabulary spellings, longest first; ASCII ones at word edges, hyphen or space
+    between words."""
+    alts = []
+    for t in sorted(set(terms), key=lambda t: (-len(t), t)):
+        if t.isascii():
+            words = [re.escape(w) for w in re.split(r"[\s_\-]+", t.strip()) if w]
+            alts.append(r"(?<![A-Za-z0-9-])" + r"[\s-]+".join(words) + r"(?![A-Za-z0-9])")
+        else:
+            alts.append(re.escape(t))
+    return "|".join(alts) or r"(?!x)x"
+
+
+@functools.lru_cache(maxsize=4)
+def _descriptors(generation: tuple[object, ...]) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """Per vocabulary generation: every spelling of a descriptor value (an attribute concept under an attribute,
+    severity grades aside); the grade words read anywhere in a clause (a grade's name, its non-English
+    spellings); the size words that state a grade only said of a finding that carries a severity ("small",
+    "large")."""
+    v = clinical.vocabulary()
+    grade_ids = v.descendants(SEVERITY)
+    values: list[str] = []
+    grades: list[str] = []
+    size_words: list[str] = []
+    for c in v:
+        if c.kind != "attribute" or not c.is_a:
+            continue
+        if c.id in grade_ids:  # a grade (directly under severity) or a size word (under a grade)
+            (grades if c.label in vocab.SEVERITY_ORDER else size_words).extend(c.terms)
+        elif not v.descendants(c.label):
+            values.extend(c.terms)
+    return (re.compile(_term_alternation(values), re.IGNORECASE), re.compile(_term_alternation(grades), re.IGNORECASE),
+            re.compile(_term_alternation(size_words), re.IGNORECASE))
+
+
+def _grade_of(c: clinical.Concept) -> str:
+    """The grade a severity word names: itself, or the grade a size word is a sub-type of ("large": severe)."""
+    v = clinical.vocabulary()
+    return next((g.label for i in c.is_a if (g := v.get(i)) is not None and g.label in vocab.SEVERITY_ORDER),
+                c.label)
+
+
+def _grade_steps(grade: str, true_grade: str) -> int:
+    """How many grades of :data:`medr2.tasks.vocab.SEVERITY_ORDER` lie between two grades."""
+    order = vocab.SEVERITY_ORDER
+    return abs(order.index(grade) - order.index(true_grade)) if grade in order and true_grade in order else 0
 
 
 def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]:
@@ -815,19 +1016,37 @@ def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]
     return ("supported", "") if agrees else ("contradicted", "")
 
 
-def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str) -> list[Claim]:
+def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str,
+                     mention: tuple[int, int, str] | None = None) -> list[Claim]:
+    """Severity stated in a clause, compared with the case's grade (:func:`medr2.vocab.compare_values`): a grade
+    word anywhere in the clause (``mention`` None), or a size word said of the ``mention`` (start, end, label)
+    of a finding that carries a severity ("a small effusion", "the haemorrhage is large")."""
     if not truth.severity:
         return []
+    _, grades, size_words = _descriptors(clinical.generation())
+    if mention is None:
+        found = [(m.start(), m.end()) for m in grades.finditer(text, clause[0], clause[1])]
+    else:
+        s, e, label = mention
+        if not clinical.carries(label, SEVERITY):
+            return []
+        found = [(m.start(), m.end()) for m in size_words.finditer(text, max(clause[0], s - 24), min(clause[1], e + 24))
+                 if (m.end() <= s and re.fullmatch(r"[\s\w-]*", text[m.end():s]))
+                 or (m.start() >= e and _COPULA.fullmatch(text[e:m.start()]))]
     out = []
-    body = text[clause[0]:clause[1]]
-    for word, sev in _SEVERITY.items():
-        pat = rf"\b{word}\b" if word.isascii() else word
-        for m in re.finditer(pat, body, re.IGNORECASE):
-            if re.search(r"(?:-|to )\s*$", body[:m.start()]) or re.match(r"\s*(?:-|to )", body[m.end():]):
-                continue  # "moderate-to-severe": a range
-            ok = sev == truth.severity.strip().lower()
-            out.append(Claim("severity", sev, m.group(0), clause[0] + m.start(), clause[0] + m.end(), source, False,
-                             False, "supported" if ok else "contradicted"))
+    true_grade = truth.severity.strip().lower()
+    for a, b in found:
+        if re.search(r"(?:-|to )\s*$", text[clause[0]:a]) or re.match(r"\s*(?:-|to )", text[b:clause[1]]):
+            continue  # "moderate-to-severe": a range
+        c = clinical.concept_of(text[a:b], ("attribute",))
+        if c is None:
+            continue
+        grade = _grade_of(c)
+        rel = clinical.compare_values(grade, true_grade)
+        if rel == "unrelated" or (rel == "excludes" and mention is not None and _grade_steps(grade, true_grade) < 2):
+            continue  # a size word states a grade roughly: "large" of a moderate effusion is not decided
+        out.append(Claim("severity", grade, text[a:b], a, b, source, False, False,
+                         "supported" if rel == "same" else "contradicted"))
     return out
 
 
@@ -850,6 +1069,63 @@ def _blanked(text: str, span: tuple[int, int], s: int, e: int) -> str:
     return text[a:lo] + " " * (hi - lo) + text[hi:b]
 
 
+def _side_owners(mentions: Sequence[tuple[int, int, _Term]], truth: Truth) -> list[tuple[int, int]]:
+    """Spans of the mentions that take a side word of their own: anatomy, and findings the truth decides (a
+    side before an undecidable word, "a right basal opacity", may be the finding's own)."""
+    return [(s, e) for s, e, t in mentions if t.kind in ("organ", "body_region", "region_normal") or (
+        t.kind in ("finding", "diagnosis") and _decide(t.kind, t.value, False, truth)[0] != "unverifiable")]
+
+
+def _region_value(region: str, side: str | None) -> str:
+    c = clinical.concept_of(region, ("organ", "body_region"))
+    return " ".join(w for w in ("normal", side, c.label if c is not None else region.lower()) if w)
+
+
+def _finding_sites(label: str, attributes: Mapping[str, Any], truth: Truth) -> list[clinical.Concept]:
+    """Where a finding of the case lies: its own ``location`` attribute, else the location its concept always
+    carries (``@ location=...``, concepts.txt), else the case's one annotated structure; none where unknown."""
+    loc = attributes.get("location")
+    if isinstance(loc, str) and loc.strip():
+        c = clinical.concept_of(clinical.split_side(loc)[1], ("organ", "body_region"))
+        return [c] if c is not None else []
+    implied = [c for c in clinical.implied(label, "location")]
+    if implied:
+        return implied
+    if len(truth.structures) == 1:
+        c = clinical.concept_of(truth.structures[0], ("organ", "body_region"))
+        return [c] if c is not None else []
+    return []
+
+
+def _decide_region(region: str, side: str | None, truth: Truth) -> tuple[ClaimVerdict, str]:
+    """A region or organ called normal/clear: contradicted (missed evidence) where a finding of the case lies in
+    it (on that side, where one is said), supported where every finding is known to lie elsewhere."""
+    r = clinical.concept_of(region, ("organ", "body_region"))
+    if r is None:
+        return "unverifiable", "region unknown"
+    if truth.is_normal:
+        return "supported", ""
+    if r.kind == "body_region" and truth.body_region and side is None and (
+            _region(r.label) == _region(truth.body_region) or clinical.part_of(truth.body_region, r.label)):
+        return "contradicted", "missed_finding"  # the imaged region itself ("a normal wrist" of a wrist fracture)
+    v = clinical.vocabulary()
+    pathology = [(str(f["label"]), f["attributes"]) for f in truth.findings]
+    if truth.diagnosis and not vocab.is_normal(truth.diagnosis):
+        pathology.append((truth.diagnosis, {}))
+    unknown = False
+    for label, attributes in pathology:
+        sites = _finding_sites(label, attributes, truth)
+        inside = any(c.id == r.id or v.part_of(c.label, r.label) for c in sites)
+        if not inside:
+            unknown = unknown or not sites or any(v.part_of(r.label, c.label) for c in sites)
+            continue
+        finding_side = str(attributes.get("laterality") or "").lower()
+        if side is None or finding_side in (side, "bilateral"):
+            return "contradicted", "missed_finding"
+        unknown = unknown or not finding_side
+    return ("unverifiable", "region not decidable") if unknown else ("supported", "")
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -858,18 +1134,24 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     clause_starts, sentence_starts = [a for a, _ in clauses], [a for a, _ in sentences]
     out: list[Claim] = []
     severity_done: set[tuple[int, int]] = set()
-    for s, e, term in _mentions(text, truth):
+    mentions = _mentions(text, truth)
+    owners = _side_owners(mentions, truth)
+    for s, e, term in mentions:
         clause = _span_at(clauses, clause_starts, s) or (0, len(text))
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
         denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after)
-        if term.kind == "normal":
+        if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
         mention = text[s:e]
-        claim_base = dict(kind=term.kind, value=term.value, text=mention, start=s, end=e, source=source,
+        value = term.value
+        if term.kind == "region_normal":
+            region, side = _region_said(text, s, e, term)
+            value = _region_value(region, side)
+        claim_base = dict(kind=term.kind, value=value, text=mention, start=s, end=e, source=source,
                           denied=denied)
-        kind = {"generic": "finding", "normal": "diagnosis"}.get(term.kind, term.kind)
+        kind = {"generic": "finding", "normal": "diagnosis", "region_normal": "finding"}.get(term.kind, term.kind)
         claim_base["kind"] = kind
         # the framing words are looked for around the mention, not inside it ("primary CNS lymphoma" is a name)
         if _found(_NOT_ABOUT_IMAGE, _blanked(text, sentence, s, e)) and term.kind not in ("modality", "plane",
@@ -891,11 +1173,17 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         if term.kind == "organ" and not denied and not _found(_VISUAL, whole):
             out.append(Claim(**claim_base, hedged=hedged, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        verdict, note = _decide(term.kind, term.value, denied, truth)
+        if term.kind == "region_normal":
+            verdict, note = _decide_region(region, side, truth)
+        else:
+            verdict, note = _decide(term.kind, term.value, denied, truth)
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
-            out.extend(_attribute_claims(text, s, e, clause, sentence, term.value, truth, source,
+            owned = [(a, b) for a, b in owners if clause[0] <= a < clause[1] and (a, b) != (s, e)]
+            out.extend(_attribute_claims(text, s, e, clause, sentence, term.value, truth, source, owned,
                                          generic=term.kind == "generic"))
+            out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
+                       if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
                 and not denied and verdict != "contradicted":
             severity_done.add(clause)
@@ -906,7 +1194,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             severity_done.add(span)
             out.extend(_severity_claims(text, span, truth, source))
     out.sort(key=lambda c: (c.start, c.end, c.kind))
-    return out
+    return list(dict.fromkeys(out))  # one side word said of two mentions of one finding is one claim
 
 
 def check_rationale(raw: str | None, case: Any, reasoning: str | None = None) -> list[Claim]:

@@ -40,7 +40,8 @@ from medr2.registry import Registry
 Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
 KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute",
          "device", "procedure", "technical", "indexing", "variant")
-ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity")
+ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity", "content", "enhancement",
+              "severity")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
          "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
@@ -97,7 +98,9 @@ def clean_label(text: str) -> str:
 class Concept:
     """One concept: ``id`` (its group and normalised preferred label), ``kind``, ``label`` (preferred
     spelling), ``synonyms`` (other spellings, abbreviations, translations), ``is_a`` / ``part_of`` /
-    ``co_occurs`` (ids of other concepts), ``attributes`` that apply to it."""
+    ``co_occurs`` (ids of other concepts), ``attributes`` that apply to it, and ``implies``: (attribute, concept
+    id) pairs of the values the concept always carries (``@ location=lung``: consolidation lies in the lung;
+    ``@ content=cystic``: a cyst is cystic)."""
 
     id: str
     kind: str
@@ -107,6 +110,7 @@ class Concept:
     part_of: tuple[str, ...] = ()
     co_occurs: tuple[str, ...] = ()
     attributes: tuple[str, ...] = ()
+    implies: tuple[tuple[str, str], ...] = ()
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -122,6 +126,7 @@ class _Draft:
     part_of: list[tuple[str, str]] = field(default_factory=list)
     co_occurs: list[tuple[str, str]] = field(default_factory=list)
     attributes: list[str] = field(default_factory=list)
+    implies: list[tuple[str, str, str]] = field(default_factory=list)  # (attribute, value label, where)
 
 
 _OPS = {"=": "synonyms", "<": "is_a", "^": "part_of", "~": "co_occurs", "@": "attributes"}
@@ -144,7 +149,10 @@ class Vocabulary:
             self._concepts[cid] = Concept(
                 cid, d.kind, d.label, tuple(dict.fromkeys(d.synonyms)),
                 self._resolve(d.is_a, d.kind, index, "is-a"), self._resolve(d.part_of, d.kind, index, "part-of"),
-                self._resolve(d.co_occurs, d.kind, index, "co-occurs"), tuple(dict.fromkeys(d.attributes)))
+                self._resolve(d.co_occurs, d.kind, index, "co-occurs"), tuple(dict.fromkeys(d.attributes)),
+                tuple(dict.fromkeys((name, self._resolve([(value, where)], "organ" if name == "location"
+                                                         else "attribute", index, "implies")[0])
+                                    for name, value, where in d.implies)))
         self._index = index
         self._by_term: dict[str, list[str]] = {}
         for (_, term), cid in sorted(index.items()):
@@ -198,12 +206,16 @@ class Vocabulary:
                                        field="synonyms")
                     d.synonyms.append(syn)
             elif op == "@":
-                bad = [a for a in items if a not in ATTRIBUTES]
+                bad = [a for a in items if a.split("=", 1)[0] not in ATTRIBUTES]
                 if bad:
                     raise BadInput(f"unknown attribute(s) {bad}; known: {', '.join(ATTRIBUTES)}",
                                    file=where.rsplit(":", 1)[0], record=f"line {where.rsplit(':', 1)[1]}",
                                    field="attributes")
-                d.attributes.extend(items)
+                for item in items:  # "margin", or "content=cystic": a value the concept always carries
+                    name, _, value = item.partition("=")
+                    d.attributes.append(name)
+                    if value:
+                        d.implies.append((name, value.replace("_", " "), where))
             else:
                 getattr(d, _OPS[op]).extend((v, where) for v in items)
 
@@ -323,6 +335,35 @@ class Vocabulary:
             return "sibling"
         return "unrelated"
 
+    def implied(self, label: str, name: str | None = None) -> tuple[Concept, ...]:
+        """The values the concept ``label`` names (or a concept it is a sub-type of) always carries (``@ NAME=VALUE``
+        lines: a consolidation's location is the lung, a cyst's content cystic); only attribute ``name``'s where
+        given."""
+        c = self.concept_of(label)
+        if c is None:
+            return ()
+        ids = (c.id, *sorted(self._is_a_closure(c.id)))
+        return tuple(dict.fromkeys(self._concepts[v] for i in ids for n, v in self._concepts[i].implies
+                                   if name is None or n == name))
+
+    def carries(self, label: str, name: str) -> bool:
+        """Whether attribute ``name`` applies to the concept ``label`` names or to a concept it is a sub-type of
+        (``@ severity`` on a pleural effusion: "small" or "large" said of one states its severity)."""
+        c = self.concept_of(label)
+        return c is not None and any(name in self._concepts[i].attributes for i in (c.id, *self._is_a_closure(c.id)))
+
+    def compare_values(self, claimed: str, true: str) -> Literal["same", "excludes", "unrelated"]:
+        """How a claimed attribute value relates to a true one, the one comparison of descriptors: ``same`` (one
+        concept, or a sub-type or super-type of it), ``excludes`` (two values of one attribute: attribute concepts
+        sharing a direct parent, "anechoic" and "hypoechoic" under echogenicity, "mild" and "severe" under
+        severity), else ``unrelated`` (values of different attributes, or a word the vocabulary does not know)."""
+        ca, ct = self.concept_of(claimed, ("attribute",)), self.concept_of(true, ("attribute",))
+        if ca is None or ct is None:
+            return "same" if normalise(claimed) == normalise(true) else "unrelated"
+        if ca.id == ct.id or ca.id in self._up[ct.id] or ct.id in self._up[ca.id]:
+            return "same"
+        return "excludes" if set(ca.is_a) & set(ct.is_a) else "unrelated"
+
     def co_occur(self, a: str, b: str) -> bool:
         """Whether ``a`` and ``b`` (or an ancestor of either) are declared to co-occur."""
         ca, cb = self.concept_of(a), self.concept_of(b)
@@ -435,6 +476,18 @@ def related(a: str, b: str) -> Relation:
 
 def conflicts(a: str, b: str) -> bool:
     return vocabulary().conflicts(a, b)
+
+
+def implied(label: str, name: str | None = None) -> tuple[Concept, ...]:
+    return vocabulary().implied(label, name)
+
+
+def carries(label: str, name: str) -> bool:
+    return vocabulary().carries(label, name)
+
+
+def compare_values(claimed: str, true: str) -> Literal["same", "excludes", "unrelated"]:
+    return vocabulary().compare_values(claimed, true)
 
 
 def key(label: str) -> str:
