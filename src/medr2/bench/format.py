@@ -36,7 +36,7 @@ from medr2.images import CURRENT_IDENTITY, IDENTITY_RULES, IdentityRule, InsideR
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
 if TYPE_CHECKING:
-    from medr2.bench.table import ItemFilter
+    from medr2.bench.table import BenchTable, ItemFilter
 
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
@@ -447,11 +447,16 @@ class Bench(BenchFace):
     def clean_items(self) -> list[Item]:
         return [it for it in self.items if it.variant == "clean"]
 
-    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
-        """The items ``flt`` accepts, in bench order (as :meth:`BenchTable.iter_items`)."""
-        from medr2.bench.table import iter_items_of
+    def table(self) -> BenchTable:
+        """The items read through the one query layer (:meth:`BenchTable.held`: the same API as a bench read by
+        columns, over these records held as an Arrow table), as they are now."""
+        from medr2.bench.table import BenchTable
 
-        return iter_items_of(self.items, flt)
+        return BenchTable.held(self.root, self.manifest, self.items)
+
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
+        """The items ``flt`` accepts, in bench order (:meth:`BenchTable.iter_items` over :meth:`table`)."""
+        return self.table().iter_items(flt)
 
 
 def case_clusters(root: Path | str) -> dict[str, str]:
