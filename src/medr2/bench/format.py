@@ -430,6 +430,7 @@ class Bench(BenchFace):
     cases: list[Case]
     items: list[Item]
     _cases_by_id: dict[str, Case] = field(default_factory=dict, repr=False)
+    _rows: tuple[int, int, pa.Table] | None = field(default=None, repr=False, compare=False)  # (id, len, table)
 
     def __post_init__(self) -> None:
         self._cases_by_id = {c.case_id: c for c in self.cases}
@@ -448,11 +449,16 @@ class Bench(BenchFace):
         return [it for it in self.items if it.variant == "clean"]
 
     def table(self) -> BenchTable:
-        """The items read through the one query layer (:meth:`BenchTable.held`: the same API as a bench read by
-        columns, over these records held as an Arrow table), as they are now."""
+        """A new :class:`BenchTable` over these items (:meth:`BenchTable.held`: the same API as a bench read by
+        columns, over the records held as an Arrow table). The table of the records is made once for the list
+        ``items`` holds (callers running many evals of one loaded bench); a list assigned in its place, or grown,
+        is made again."""
         from medr2.bench.table import BenchTable
 
-        return BenchTable.held(self.root, self.manifest, self.items)
+        key = (id(self.items), len(self.items))
+        if self._rows is None or self._rows[:2] != key:
+            self._rows = (*key, ITEM_SCHEMA.to_table(self.items))
+        return BenchTable.held(self.root, self.manifest, self._rows[2])
 
     def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
         """The items ``flt`` accepts, in bench order (:meth:`BenchTable.iter_items` over :meth:`table`)."""

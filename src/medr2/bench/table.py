@@ -163,12 +163,13 @@ class BenchTable(BenchFace):
         return table
 
     @classmethod
-    def held(cls, root: Path | str, manifest: dict[str, Any], items: Sequence[Item]) -> BenchTable:
-        """The same API over ``items`` held in memory as one Arrow table, in their order, in place of the items
-        file (which is never read): what a loaded :class:`~medr2.bench.format.Bench` is read through. Its rows
-        have no row groups to prune; every read filters them as it filters the rows :meth:`add_items` adds."""
+    def held(cls, root: Path | str, manifest: dict[str, Any], items: Sequence[Item] | pa.Table) -> BenchTable:
+        """The same API over ``items`` held in memory as one Arrow table (records, or their table made by
+        ``ITEM_SCHEMA.to_table``), in their order, in place of the items file (which is never read): what a loaded
+        :class:`~medr2.bench.format.Bench` is read through. Its rows have no row groups to prune; every read
+        filters them as it filters the rows :meth:`add_items` adds."""
         table = cls(root, manifest)
-        table._held = ITEM_SCHEMA.to_table(list(items))
+        table._held = items if isinstance(items, pa.Table) else ITEM_SCHEMA.to_table(list(items))
         return table
 
     # -- the bench (checksum, name, path: BenchFace) -------------------------------------------
