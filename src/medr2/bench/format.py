@@ -764,29 +764,21 @@ class Validator:
                 raise self.parent_missing(rid)
 
 
-def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
-              image_hashes: bool = True) -> None:
-    verify_checksums(root, manifest)
-    v = Validator(root, image_hashes)
-    for c in cases:
-        v.case(c)
-    for start in range(0, len(items), VALIDATE_BLOCK):
-        v.items(items[start:start + VALIDATE_BLOCK])
-    v.parents([it.item_id for it in items], [it.parent_id for it in items])
-
-
 def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:
     """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error).
     ``image_hashes=False`` checks that every referenced image is a file inside the bench without reading
     it, for callers that verify each image's sha256 when they use it (``medr2 eval``: every adapter that
     sends an image checks it, so a run touching a few items of a large bench does not hash all images)."""
+    from medr2.bench.table import BenchTable
+
     root = Path(root)
-    manifest = read_manifest(root)
-    cases = list(_read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"))
-    items = list(_read_records(root / ITEMS_FILE, ITEM_SCHEMA, "item_id"))
-    if validate:
-        _validate(root, manifest, cases, items, image_hashes)
-    return Bench(root=root, manifest=manifest, cases=cases, items=items)
+    table = BenchTable(root)
+    cases = list(table.iter_cases())
+    try:  # the items read, and with ``validate`` checked, through the one query layer (BenchTable.validated_items)
+        items = list(table.validated_items(image_hashes=image_hashes) if validate else table.iter_items())
+    finally:
+        table.close()
+    return Bench(root=root, manifest=table.manifest, cases=cases, items=items)
 
 
 def read_parquet(path: Path | str, columns: Sequence[str] | None = None) -> pa.Table:

@@ -225,6 +225,15 @@ class BenchTable(BenchFace):
 
     # -- validation ----------------------------------------------------------------------------
     def validate(self, *, image_hashes: bool = True) -> None:
+        """Every check of ``load_bench`` (:meth:`validated_items`, its items dropped as they are checked)."""
+        for _ in self.validated_items(image_hashes=image_hashes):
+            pass
+
+    def validated_items(self, *, image_hashes: bool = True) -> Iterator[Item]:
+        """Every item, in table order, checked as ``load_bench`` checks it (what it reads its items through): the
+        checksums and every case first, then the items a block of :data:`VALIDATE_BLOCK` at a time (each block
+        yielded once checked), then every item's parent; a failed check is a BadInput naming file, record and
+        field."""
         verify_checksums(self.root, self.manifest)
         v = Validator(self.root, image_hashes)
         for c in self.iter_cases():
@@ -234,10 +243,11 @@ class BenchTable(BenchFace):
             block.append(it)
             if len(block) >= VALIDATE_BLOCK:
                 v.items(block)
+                yield from block
                 block = []
         v.items(block)
-        for batch in self.items_file.iter_batches(BATCH_ROWS, columns=["item_id", "parent_id"]):
-            cols = batch.to_pydict()
+        yield from block
+        for cols in self.column_values(["item_id", "parent_id"]):
             v.parents(cols["item_id"], cols["parent_id"])
 
     def validate_by_columns(self, *, image_hashes: bool = True) -> None:
