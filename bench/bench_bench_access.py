@@ -80,7 +80,7 @@ except ImportError:
 from medr2.bench.columns import check_items
 from medr2.bench.format import Validator, verify_checksums
 from medr2.bench.table import BenchTable
-from medr2.run.runner import plan_selection
+from medr2.bench.select import select_items
 def rss():
     return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024
 root, limit = Path(sys.argv[1]), int(sys.argv[2])
@@ -95,7 +95,7 @@ part("checksums", lambda: verify_checksums(root, table.manifest))
 part("cases", lambda: [v.case(c) for c in table.iter_cases()])
 part("items", lambda: check_items(table.items_file, v))
 table._record_check = v
-part("plan", lambda: plan_selection(table, limit=limit))
+part("plan", lambda: select_items(table, limit=limit))
 out["peak"] = (0.0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 print(json.dumps(out))
 """

@@ -211,9 +211,9 @@ def plan_cost(n_cases: int, repeats: int) -> None:
 
     from tests.run_fixtures import make_bench
 
+    from medr2.bench.select import select_items
     from medr2.bench.table import BenchTable
     from medr2.run.order import get_order
-    from medr2.run.runner import plan_selection
 
     with tempfile.TemporaryDirectory() as tmp:
         make_bench(Path(tmp) / "bench", n_cases=n_cases)
@@ -221,7 +221,7 @@ def plan_cost(n_cases: int, repeats: int) -> None:
         for r in range(repeats):
             for order in ORDERS if r % 2 == 0 else ORDERS[::-1]:
                 table = BenchTable.open(Path(tmp) / "bench", image_hashes=False)
-                sel = plan_selection(table)
+                sel = select_items(table)
                 tracemalloc.start()
                 c0, t0 = time.process_time(), time.perf_counter()
                 n = sum(1 for _ in get_order(order)(sel))

@@ -1,6 +1,7 @@
-"""``medr2 eval`` plans from the items table by columns (``BenchTable``, ``plan_selection``): the same items in
-the same order as the in-memory selection of a loaded bench, the same requests, store rows and manifest; on a
-bench written the way older releases wrote it (unsorted, no column statistics) as on a new one."""
+"""``medr2 eval`` selects from the items table by columns (``BenchTable``, ``medr2.bench.select.select_items``): the
+items each selection option asks for, in bench order; a loaded bench read through the same API over its records held
+in memory (``Bench.table``) gives the same items, requests, store rows and manifest; on a bench written the way older
+releases wrote it (unsorted, no column statistics) as on a new one."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
+from medr2.bench.select import select_items, shard_index, stratified_ids
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.errors import BadInput
 from medr2.images import sha256_file
-from medr2.run.runner import EvalConfig, plan_selection, run_eval, select_items
+from medr2.records import Item
+from medr2.run.order import group_by_case
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
+from medr2.variant_id import variant_matches
 
 SELECTIONS: list[dict[str, Any]] = [
     {},
@@ -74,24 +79,71 @@ def _old_style(bench: Path, out: Path) -> Path:
     return out
 
 
+def _accepted(it: Item, sel: dict[str, Any]) -> bool:
+    """Whether the item passes the predicates of a selection (split, variants, tasks, stages)."""
+    return (sel.get("split", "all") in ("all", it.split) and variant_matches(it.variant, sel.get("variants"))
+            and it.task in sel.get("tasks", (it.task,)) and it.stage in sel.get("stages", (it.stage,)))
+
+
+def _limited(pool: list[Item], sel: dict[str, Any]) -> set[str]:
+    """The ids ``--limit`` keeps of ``pool`` (bench order): whole cases in order of first appearance up to the limit
+    (at least one), or with ``--stratify`` the stratified sample of the pool."""
+    if "limit" not in sel:
+        return {it.item_id for it in pool}
+    if "stratify" in sel:
+        rows = [{"item_id": it.item_id, "parent_id": it.parent_id, **{k: getattr(it, k) for k in sel["stratify"]}}
+                for it in pool]
+        return stratified_ids(rows, sel["limit"], sel["stratify"], sel.get("seed", 0))
+    per_case: dict[str, list[str]] = {}
+    for it in pool:
+        per_case.setdefault(it.case_id, []).append(it.item_id)
+    kept: list[str] = []
+    for ids in per_case.values():
+        if kept and len(kept) + len(ids) > sel["limit"]:
+            break
+        kept += ids
+    return set(kept)
+
+
+def _refusal(every: list[Item], sel: dict[str, Any]) -> tuple[str, str] | None:
+    """(option, message) of the refusal of a selection naming a variant, task or stage no item of ``every`` has."""
+    if any(not any(variant_matches(it.variant, [w]) for it in every) for w in sel.get("variants", ())):
+        return "--variants", "no variant of this bench matches"
+    for option, column in (("--task", "task"), ("--stage", "stage")):
+        if set(sel.get(f"{column}s", ())) - {getattr(it, column) for it in every}:
+            return option, f"no {column} of this bench is"
+    return None
+
+
 @pytest.mark.parametrize("old", [False, True], ids=["sorted", "old-style"])
-def test_plan_selection_matches_select_items(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+def test_each_selection_asks_what_its_options_say(variant_bench: Path, tmp_path: Path, old: bool) -> None:
+    """Every selection of :data:`SELECTIONS` asks the items its predicates accept, limited (whole cases in bench order,
+    or a stratified sample) and then sharded by case, in bench order (a case-limited selection case by case: cases in
+    order of first appearance, each case's items in bench order), the same at each iteration; a variant the bench
+    has not is refused naming ``--variants``. A loaded bench selected from through the same API over its records held
+    in memory (``Bench.table``) asks the same items."""
     bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
     loaded = load_bench(bench, image_hashes=False)
     table = BenchTable.open(bench, image_hashes=False)
-    assert len(loaded.items) > 400 and len({it.variant for it in loaded.items}) >= 5
+    every = list(table.iter_items())  # bench order
+    assert every == loaded.items and len(every) > 400 and len({it.variant for it in every}) >= 5
     for sel in SELECTIONS:
-        try:
-            want = select_items(loaded.items, **sel)
-        except BadInput as e:  # a variant this bench has not (e.g. T1 in the fixture): refused alike
-            with pytest.raises(BadInput) as refused:
-                plan_selection(table, **sel)
-            assert str(refused.value) == str(e), sel
+        refusal = _refusal(every, sel)
+        if refusal is not None:  # a value this bench has not (e.g. T1 or stage 2 in the fixture)
+            for source in (table, loaded.table()):
+                with pytest.raises(BadInput, match=refusal[1]) as refused:
+                    select_items(source, **sel)
+                assert refused.value.field == refusal[0], sel
             continue
-        got = plan_selection(table, **sel)
-        assert len(got) == len(want), sel
-        assert list(got) == want, sel  # the same records, in the same order
+        got = select_items(table, **sel)
+        kept = _limited([it for it in every if _accepted(it, sel)], sel)
+        i, n = sel.get("shard", (0, 1))
+        want = [it for it in every if it.item_id in kept and shard_index(it.case_id, n) == i]
+        if "limit" in sel and "stratify" not in sel:
+            want = group_by_case(want)
+        assert len(got) == len(want) and list(got) == want, sel  # those records, in that order
         assert list(got) == want, sel  # and again (iterated once per mode)
+        assert list(select_items(loaded.table(), **sel)) == want, sel  # the records held in memory: the same
     flt = ItemFilter(split="train", variants=("clean",))
     assert list(table.iter_items(flt)) == list(loaded.iter_items(flt))
     assert all(table.case(c.case_id) == c for c in loaded.cases)
@@ -229,14 +281,17 @@ def test_case_counts_and_count_match_the_records(variant_bench: Path, tmp_path: 
                ItemFilter(tasks=frozenset({"s1.modality"})), ItemFilter(case_ids=some_cases),
                ItemFilter(case_ids=some_cases, variants=("clean",)), ItemFilter(variants=("nosuch",))]
     for flt in filters:
+        kept = [it for it in loaded.items if flt is None or flt.matches(it)]  # the filter on each record
         want: dict[str, int] = {}
-        for it in loaded.iter_items(flt):
+        for it in kept:
             want[it.case_id] = want.get(it.case_id, 0) + 1
         got = table.case_counts(flt)
         assert list(got.items()) == list(want.items()), flt
         assert table.count(flt) == sum(want.values()), flt
         variants: dict[str, int] = {}  # what the case order's cursors are made from
-        for it in loaded.iter_items(flt):
+        for it in kept:
             variants[it.variant] = variants.get(it.variant, 0) + 1
         assert list(table.value_counts("variant", flt).items()) == list(variants.items()), flt
-        assert list(table.value_counts("stage", flt)) == list(dict.fromkeys(it.stage for it in loaded.iter_items(flt)))
+        assert list(table.value_counts("stage", flt)) == list(dict.fromkeys(it.stage for it in kept))
+        held = loaded.table()  # the same API over the records held in memory
+        assert held.case_counts(flt) == got and held.count(flt) == table.count(flt), flt

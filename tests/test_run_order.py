@@ -13,11 +13,12 @@ import pytest
 
 import medr2
 from medr2.bench.format import load_bench
+from medr2.bench.select import select_items
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.errors import BadInput
 from medr2.records import Item
 from medr2.run.order import ORDERS, get_order, group_by_case, merge_by_case
-from medr2.run.runner import EvalConfig, plan_selection, run_eval, select_items
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.openai_server import OpenAIServer, default_answer
 from tests.run_fixtures import make_bench
@@ -50,11 +51,15 @@ def case_runs(items: list[Item]) -> list[str]:
 @pytest.mark.parametrize("sel", SELECTIONS, ids=["all", "split", "variants", "limit", "shard-tasks"])
 def test_case_order_groups_every_item_of_a_case(bench: Path, sel: dict[str, Any]) -> None:
     """The case order of a selection streamed from the columns (or held) is the bench order regrouped: the same
-    items, each once; each case in one run, cases in order of first appearance, a case's items in bench order."""
+    items, each once; each case in one run, cases in order of first appearance, a case's items in bench order; the
+    same over a loaded bench's records held in memory."""
     table = BenchTable.open(bench, image_hashes=False)
-    want = select_items(load_bench(bench, image_hashes=False).items, **sel)
-    bench_order = list(get_order("bench")(plan_selection(table, **sel)))
-    got = list(get_order("case")(plan_selection(table, **sel)))
+    want = list(select_items(table, **sel))
+    assert list(get_order("bench")(select_items(table, **sel))) == want
+    loaded = load_bench(bench, image_hashes=False).table()
+    bench_order = list(get_order("bench")(select_items(loaded, **sel)))
+    got = list(get_order("case")(select_items(table, **sel)))
+    assert list(get_order("case")(select_items(loaded, **sel))) == got
     assert bench_order == want
     assert sorted(it.item_id for it in got) == sorted(it.item_id for it in want) and len(got) == len(want)
     assert got == group_by_case(want)

@@ -12,12 +12,13 @@ import typer
 from typer.testing import CliRunner
 
 from medr2.bench import load_bench
+from medr2.bench.select import parse_shard, select_items, shard_index
 from medr2.cli import app as cli_app
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.run.merge import merge_runs
 from medr2.run.prompts import MODES
-from medr2.run.runner import EvalConfig, parse_shard, run_eval, select_items, shard_index
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.run_fixtures import make_bench
 
@@ -126,16 +127,17 @@ def test_merge_refuses_other_settings_or_bench(bench_root: Path, tmp_path: Path)
 
 
 def test_selection_and_shard_parsing(bench_root: Path) -> None:
-    items = load_bench(bench_root).items
+    bench = load_bench(bench_root)
+    items, table = bench.items, bench.table()
     per_case = len(items) // 6
-    limited = select_items(items, limit=2 * per_case + 3)
+    limited = list(select_items(table, limit=2 * per_case + 3))
     assert len(limited) == 2 * per_case and len({it.case_id for it in limited}) == 2
-    assert len(select_items(items, limit=1)) == per_case  # at least one whole case
+    assert len(select_items(table, limit=1)) == per_case  # at least one whole case
     by_case = Counter(it.case_id for it in items)
     assert all(by_case[c] == n for c, n in Counter(it.case_id for it in limited).items())  # whole cases
-    assert {it.variant for it in select_items(items, variants=["V8"])} == {"V8-noise-2"}
-    assert {it.split for it in select_items(items, split="test")} == {"test"}
-    shard = select_items(items, shard=(1, 2))
+    assert {it.variant for it in select_items(table, variants=["V8"])} == {"V8-noise-2"}
+    assert {it.split for it in select_items(table, split="test")} == {"test"}
+    shard = list(select_items(table, shard=(1, 2)))
     assert all(shard_index(it.case_id, 2) == 1 for it in shard)
     assert parse_shard("0/4") == (0, 4)
     for bad in ("4/4", "x", "1/0"):

@@ -1,8 +1,8 @@
-"""``medr2 eval --limit N --stratify KEYS`` (:func:`medr2.run.runner.stratified_ids`), over generated selections:
+"""``medr2 eval --limit N --stratify KEYS`` (:func:`medr2.bench.select.stratified_ids`), over generated selections:
 at most N items and at least one; a variant item comes with its clean item; over one key the values are as even
 as their supply allows; the sample depends on the seed and the items, not on the order they are listed in; and
-the command line refuses a stratification it cannot make. (That the columnar and in-memory selections and
-scoring's plan are the same sample: tests/test_run_columnar.py, tests/test_score_completeness.py.)"""
+the command line refuses a stratification it cannot make. (That eval's selection of a bench read by columns or held
+in memory and scoring's plan are the same sample: tests/test_run_columnar.py, tests/test_score_completeness.py.)"""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
+from medr2.bench.select import parse_stratify, stratified_ids
 from medr2.errors import BadInput
-from medr2.run.runner import parse_stratify, stratified_ids
 
 TASKS = ("s1.modality", "s2.organ_box", "s3.abnormal", "s4.report")
 VARIANTS = ("V1", "V8-blur-1", "V8-noise-2", "T3")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from medr2.bench.format import Bench
-from medr2.run.runner import EvalConfig, run_eval, select_items
+from medr2.bench.select import select_items
+from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from medr2.score.scorer import IncompleteRunWarning, score_run
 from tests.run_fixtures import InterruptAfter, make_bench
@@ -105,7 +106,7 @@ def test_the_plan_of_a_stratified_limit_over_some_tasks_is_what_the_runner_asked
     (run / "manifest.json").write_text(json.dumps(manifest))
     with pytest.warns(IncompleteRunWarning):
         m = score_run(run, mixed_splits=True, n_resamples=10)
-    more = {it.item_id for it in select_items(bench.items, split="all", tasks=tasks, limit=12,
+    more = {it.item_id for it in select_items(bench.table(), split="all", tasks=tasks, limit=12,
                                               stratify=("task", "variant"), seed=5)}
     assert (m["plan"]["planned"], m["plan"]["answered"]) == (len(more | asked), len(asked))
     assert m["plan"]["missing"] == len(more - asked) > 0

@@ -345,11 +345,12 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     samples its items evenly, seeded by ``seed`` (a variant item with its clean item), instead of whole cases in
     bench order; ``reviewed``: ``accepted`` asks only the items the bench's clinician review accepted
     (docs/review.md; the review rows read are recorded)."""
+    from medr2.bench.select import parse_shard, parse_stages
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
     from medr2.models.options import parse_model_options, split_list
     from medr2.run.order import DEFAULT_ORDER
-    from medr2.run.runner import EvalConfig, parse_shard, parse_stages, run_eval
+    from medr2.run.runner import EvalConfig, run_eval
 
     executor_options = {k: v for k, v in (("address", ray_address), ("batch_size", ray_batch_size),
                                           ("engines", ray_engines), ("engine_gpus", ray_engine_gpus),

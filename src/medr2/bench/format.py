@@ -36,7 +36,7 @@ from medr2.images import CURRENT_IDENTITY, IDENTITY_RULES, IdentityRule, InsideR
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
 
 if TYPE_CHECKING:
-    from medr2.bench.table import ItemFilter
+    from medr2.bench.table import BenchTable, ItemFilter
 
 FORMAT_NAME = "medr2-bench"
 FORMAT_VERSION = 1
@@ -430,6 +430,7 @@ class Bench(BenchFace):
     cases: list[Case]
     items: list[Item]
     _cases_by_id: dict[str, Case] = field(default_factory=dict, repr=False)
+    _rows: tuple[int, int, pa.Table] | None = field(default=None, repr=False, compare=False)  # (id, len, table)
 
     def __post_init__(self) -> None:
         self._cases_by_id = {c.case_id: c for c in self.cases}
@@ -447,11 +448,21 @@ class Bench(BenchFace):
     def clean_items(self) -> list[Item]:
         return [it for it in self.items if it.variant == "clean"]
 
-    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
-        """The items ``flt`` accepts, in bench order (as :meth:`BenchTable.iter_items`)."""
-        from medr2.bench.table import iter_items_of
+    def table(self) -> BenchTable:
+        """A new :class:`BenchTable` over these items (:meth:`BenchTable.held`: the same API as a bench read by
+        columns, over the records held as an Arrow table). The table of the records is made once for the list
+        ``items`` holds (callers running many evals of one loaded bench); a list assigned in its place, or grown,
+        is made again."""
+        from medr2.bench.table import BenchTable
 
-        return iter_items_of(self.items, flt)
+        key = (id(self.items), len(self.items))
+        if self._rows is None or self._rows[:2] != key:
+            self._rows = (*key, ITEM_SCHEMA.to_table(self.items))
+        return BenchTable.held(self.root, self.manifest, self._rows[2])
+
+    def iter_items(self, flt: ItemFilter | None = None) -> Iterator[Item]:
+        """The items ``flt`` accepts, in bench order (:meth:`BenchTable.iter_items` over :meth:`table`)."""
+        return self.table().iter_items(flt)
 
 
 def case_clusters(root: Path | str) -> dict[str, str]:
@@ -753,29 +764,21 @@ class Validator:
                 raise self.parent_missing(rid)
 
 
-def _validate(root: Path, manifest: dict[str, Any], cases: list[Case], items: list[Item],
-              image_hashes: bool = True) -> None:
-    verify_checksums(root, manifest)
-    v = Validator(root, image_hashes)
-    for c in cases:
-        v.case(c)
-    for start in range(0, len(items), VALIDATE_BLOCK):
-        v.items(items[start:start + VALIDATE_BLOCK])
-    v.parents([it.item_id for it in items], [it.parent_id for it in items])
-
-
 def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:
     """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error).
     ``image_hashes=False`` checks that every referenced image is a file inside the bench without reading
     it, for callers that verify each image's sha256 when they use it (``medr2 eval``: every adapter that
     sends an image checks it, so a run touching a few items of a large bench does not hash all images)."""
+    from medr2.bench.table import BenchTable
+
     root = Path(root)
-    manifest = read_manifest(root)
-    cases = list(_read_records(root / CASES_FILE, CASE_SCHEMA, "case_id"))
-    items = list(_read_records(root / ITEMS_FILE, ITEM_SCHEMA, "item_id"))
-    if validate:
-        _validate(root, manifest, cases, items, image_hashes)
-    return Bench(root=root, manifest=manifest, cases=cases, items=items)
+    table = BenchTable(root)
+    cases = list(table.iter_cases())
+    try:  # the items read, and with ``validate`` checked, through the one query layer (BenchTable.validated_items)
+        items = list(table.validated_items(image_hashes=image_hashes) if validate else table.iter_items())
+    finally:
+        table.close()
+    return Bench(root=root, manifest=table.manifest, cases=cases, items=items)
 
 
 def read_parquet(path: Path | str, columns: Sequence[str] | None = None) -> pa.Table:

@@ -6,6 +6,8 @@ statistics rule a predicate out are skipped, the rest is read one record batch a
 :class:`~medr2.records.Item` is built only for the rows a caller takes. Cases are built one at a time, on
 request (:meth:`BenchTable.case`). ``BenchTable.open(validate=True)`` makes every check of
 :func:`~medr2.bench.format.load_bench` (same messages), streaming the tables by row group.
+:meth:`BenchTable.held` is the same API over items held in memory (a loaded
+:class:`~medr2.bench.format.Bench`): every read of items goes through it, whatever holds them.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ class BenchTable(BenchFace):
         self._record_check: Validator | None = None  # per-record checks of each item built (validate_by_columns)
         self.checks_trusted = False  # validate_by_columns trusted the checks recorded by the bench's writer
         self.added: pa.Table | None = None  # items read after the table's rows (add_items: the settled review fixes)
+        self._held: pa.Table | None = None  # the items held in memory in place of the items file (held)
 
     @classmethod
     def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True,
@@ -159,17 +162,38 @@ class BenchTable(BenchFace):
             table.validate(image_hashes=image_hashes)
         return table
 
+    @classmethod
+    def held(cls, root: Path | str, manifest: dict[str, Any], items: Sequence[Item] | pa.Table) -> BenchTable:
+        """The same API over ``items`` held in memory as one Arrow table (records, or their table made by
+        ``ITEM_SCHEMA.to_table``), in their order, in place of the items file (which is never read): what a loaded
+        :class:`~medr2.bench.format.Bench` is read through. Its rows have no row groups to prune; every read
+        filters them as it filters the rows :meth:`add_items` adds."""
+        table = cls(root, manifest)
+        table._held = items if isinstance(items, pa.Table) else ITEM_SCHEMA.to_table(list(items))
+        return table
+
     # -- the bench (checksum, name, path: BenchFace) -------------------------------------------
     @property
     def items_file(self) -> pq.ParquetFile:
+        if self._held is not None:
+            raise BadInput("the items are held in memory, not read from the file", file=str(self.items_path))
         if self._items_file is None:
             self._items_file = _open_table(self.items_path, ITEM_SCHEMA)
         return self._items_file
 
     @property
+    def schema(self) -> pa.Schema:
+        """The items table's columns (the file's, or those of the items held)."""
+        return self._held.schema if self._held is not None else self.items_file.schema_arrow
+
+    def _record_cols(self) -> list[str]:
+        """The columns of the items table that are record fields."""
+        return [n for n in self.schema.names if n in ITEM_SCHEMA.model.model_fields]
+
+    @property
     def n_items(self) -> int:
-        """Rows of the items table (from the Parquet footer)."""
-        return int(self.items_file.metadata.num_rows)
+        """Rows of the items table (from the Parquet footer), or of the items held."""
+        return self._held.num_rows if self._held is not None else int(self.items_file.metadata.num_rows)
 
     @property
     def n_cases(self) -> int:
@@ -187,18 +211,29 @@ class BenchTable(BenchFace):
             self.added = None
             return
         made = ITEM_SCHEMA.to_table(list(items))
-        schema = self.items_file.schema_arrow
+        schema = self.schema
         cols = [made.column(f.name).cast(f.type) if f.name in made.column_names else pa.nulls(len(items), f.type)
                 for f in schema]
         self.added = pa.table(cols, schema=schema)
 
-    def _added_batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """The added items' ``columns`` as record batches (none without added items)."""
-        if self.added is not None:
-            yield from self.added.select(columns).to_batches(max_chunksize=batch_rows)
+    def _tail_batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """``columns`` of the rows read after the file's (none read with no file: :meth:`held`) as record
+        batches: the items held, then the added items."""
+        for rows in (self._held, self.added):
+            if rows is not None:
+                yield from rows.select(columns).to_batches(max_chunksize=batch_rows)
 
     # -- validation ----------------------------------------------------------------------------
     def validate(self, *, image_hashes: bool = True) -> None:
+        """Every check of ``load_bench`` (:meth:`validated_items`, its items dropped as they are checked)."""
+        for _ in self.validated_items(image_hashes=image_hashes):
+            pass
+
+    def validated_items(self, *, image_hashes: bool = True) -> Iterator[Item]:
+        """Every item, in table order, checked as ``load_bench`` checks it (what it reads its items through): the
+        checksums and every case first, then the items a block of :data:`VALIDATE_BLOCK` at a time (each block
+        yielded once checked), then every item's parent; a failed check is a BadInput naming file, record and
+        field."""
         verify_checksums(self.root, self.manifest)
         v = Validator(self.root, image_hashes)
         for c in self.iter_cases():
@@ -208,10 +243,11 @@ class BenchTable(BenchFace):
             block.append(it)
             if len(block) >= VALIDATE_BLOCK:
                 v.items(block)
+                yield from block
                 block = []
         v.items(block)
-        for batch in self.items_file.iter_batches(BATCH_ROWS, columns=["item_id", "parent_id"]):
-            cols = batch.to_pydict()
+        yield from block
+        for cols in self.column_values(["item_id", "parent_id"]):
             v.parents(cols["item_id"], cols["parent_id"])
 
     def validate_by_columns(self, *, image_hashes: bool = True) -> None:
@@ -262,6 +298,8 @@ class BenchTable(BenchFace):
         """Row groups a filter may match: those whose statistics (where written) admit a value it accepts.
         The candidate values of a column are the manifest's counts of it (split, variant, task, stage);
         other columns and files without statistics are never pruned."""
+        if self._held is not None:
+            return []
         f = self.items_file
         every = list(range(f.num_row_groups))
         if flt is None:
@@ -317,9 +355,11 @@ class BenchTable(BenchFace):
         return groups
 
     def _row_group_starts(self) -> list[int]:
-        """The file row of each row group's first row."""
-        md = self.items_file.metadata
+        """The file row of each row group's first row (then the number of rows of the file; ``[0]`` without one)."""
         starts = [0]
+        if self._held is not None:
+            return starts
+        md = self.items_file.metadata
         for rg in range(md.num_row_groups):
             starts.append(starts[-1] + md.row_group(rg).num_rows)
         return starts
@@ -329,15 +369,14 @@ class BenchTable(BenchFace):
         """Record batches of the rows ``flt`` accepts, in file order, with the file row of each batch's first
         row before filtering; ``columns`` (None: every record column) plus what the filter reads; at most
         ``batch_rows`` rows read at a time."""
-        f = self.items_file
         tests = flt.value_tests() if flt is not None else {}
-        cols = list(columns) if columns is not None else _record_columns(f, ITEM_SCHEMA)
+        cols = list(columns) if columns is not None else self._record_cols()
         read_cols = cols + [c for c in tests if c not in cols]
         starts = self._row_group_starts()
         for rg in self.row_groups(flt):
             self.row_groups_read += 1
             row = starts[rg]
-            for batch in _batches(f, rg, read_cols, self.items_path, batch_rows):
+            for batch in _batches(self.items_file, rg, read_cols, self.items_path, batch_rows):
                 n = batch.num_rows
                 if tests:
                     batch = batch.filter(_mask(batch, tests)).select(cols)
@@ -346,7 +385,7 @@ class BenchTable(BenchFace):
                 yield batch, row
                 row += n
         row = starts[-1]  # the added items, numbered after the table's rows
-        for batch in self._added_batches(read_cols, batch_rows):
+        for batch in self._tail_batches(read_cols, batch_rows):
             n = batch.num_rows
             yield (batch.filter(_mask(batch, tests)) if tests else batch).select(cols), row
             row += n
@@ -374,11 +413,11 @@ class BenchTable(BenchFace):
         cursor per variant), where an open reader holds a decompressed page of every column (≈ 5 MB for a
         20,000-row group). A row group is read whole for each ``hold_rows`` of its accepted rows (its filter
         columns once), and only those rows are kept, copied; records are built ``record_rows`` at a time."""
-        f = self.items_file
         tests = flt.value_tests() if flt is not None else {}
-        cols = _record_columns(f, ITEM_SCHEMA)
+        cols = self._record_cols()
         starts = self._row_group_starts()
         for rg in self.row_groups(flt):
+            f = self.items_file
             self.row_groups_read += 1
             rows = _accepted_rows(_read_group(f, rg, list(tests), self.items_path), tests) if tests else None
             n = f.metadata.row_group(rg).num_rows if rows is None else len(rows)
@@ -390,7 +429,7 @@ class BenchTable(BenchFace):
                     yield from self._checked(batch_records(held.slice(k, record_rows), ITEM_SCHEMA, "item_id",
                                                            self.items_path, first + k))
         row = starts[-1]
-        for batch in self._added_batches(cols + [c for c in tests if c not in cols], record_rows):
+        for batch in self._tail_batches(cols + [c for c in tests if c not in cols], record_rows):
             kept = (batch.filter(_mask(batch, tests)) if tests else batch).select(cols)
             yield from self._checked(batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, row))
             row += batch.num_rows
@@ -403,10 +442,10 @@ class BenchTable(BenchFace):
         out: dict[str, Item] = {}
         if not wanted:
             return out
-        f = self.items_file
-        cols = _record_columns(f, ITEM_SCHEMA)
+        cols = self._record_cols()
         starts = self._row_group_starts()
         for rg in self.row_groups(ItemFilter(item_ids=wanted)):
+            f = self.items_file
             self.row_groups_read += 1
             try:
                 got = f.read_row_group(rg, columns=["item_id"], use_threads=False).column(0)
@@ -419,7 +458,7 @@ class BenchTable(BenchFace):
                 raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
             for it in batch_records(table, ITEM_SCHEMA, "item_id", self.items_path, starts[rg]):
                 out[it.item_id] = it
-        for batch in self._added_batches(cols, BATCH_ROWS):
+        for batch in self._tail_batches(cols, BATCH_ROWS):
             kept = batch.filter(_mask(batch, {"item_id": wanted.__contains__}))
             for it in batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, starts[-1]):
                 out[it.item_id] = it
@@ -446,7 +485,7 @@ class BenchTable(BenchFace):
         names, counts, firsts = [], [], []
         seen = 0  # accepted rows before this batch (the position of a value's first row among them)
         tested = flt is not None and column in flt.value_tests()  # a test reads the column's values as they are
-        is_text = pa.types.is_string(self.items_file.schema_arrow.field(column).type)
+        is_text = pa.types.is_string(self.schema.field(column).type)
         for batch, rows in self._accepted(flt, [column], read_dictionary=[column] if is_text and not tested else []):
             col = batch.column(0)
             if not pa.types.is_dictionary(col.type):  # a column not read dictionary-encoded: encoded here
@@ -474,12 +513,14 @@ class BenchTable(BenchFace):
         dictionary-encoded."""
         tests = flt.value_tests() if flt is not None else {}
         read_cols = columns + [c for c in tests if c not in columns]
-        with open_parquet(self.items_path, read_dictionary=list(read_dictionary)) as f:
-            for rg in self.row_groups(flt):
-                self.row_groups_read += 1
-                for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
-                    yield batch, (_accepted_rows(batch, tests) if tests else None)
-        for batch in self._added_batches(read_cols, SCAN_ROWS):
+        groups = self.row_groups(flt)
+        if groups:
+            with open_parquet(self.items_path, read_dictionary=list(read_dictionary)) as f:
+                for rg in groups:
+                    self.row_groups_read += 1
+                    for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
+                        yield batch, (_accepted_rows(batch, tests) if tests else None)
+        for batch in self._tail_batches(read_cols, SCAN_ROWS):
             yield batch, (_accepted_rows(batch, tests) if tests else None)
 
     def close(self) -> None:
@@ -534,7 +575,3 @@ def _mask(batch: pa.RecordBatch | pa.Table, tests: dict[str, Callable[[Any], boo
     assert mask is not None
     return mask
 
-
-def iter_items_of(items: Iterable[Item], flt: ItemFilter | None) -> Iterator[Item]:
-    """``flt`` applied to records already in memory (what :meth:`Bench.iter_items` does)."""
-    return iter(items) if flt is None else (it for it in items if flt.matches(it))

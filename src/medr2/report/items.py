@@ -5,8 +5,9 @@ later bench's item, as when their items were merged into one dict). It never hol
 whether a scored row's item is in a bench by the 64-bit hash of its id that orders the browser anyway
 (:func:`id_hashes`; one sorted ``uint64`` per bench item), fetches the items it shows by id
 (:meth:`~medr2.bench.table.BenchTable.items_by_id`, row groups pruned by their id statistics), and reads the
-columns a plot needs in batches (:meth:`ReportItems.column_batches`). :class:`DictItems` gives items already in
-memory (tests, callers with a loaded bench) the same face.
+columns a plot needs in batches (:meth:`ReportItems.column_batches`). Items already in memory (tests, callers with
+a loaded bench) are read through the same API over them held as a table (:func:`report_items`,
+:meth:`~medr2.bench.table.BenchTable.held`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from hashlib import sha256
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -68,33 +70,6 @@ class ReportItems(Mapping[str, Item]):
         if got is None:
             raise KeyError(item_id)
         return got
-
-
-class DictItems(ReportItems):
-    """Items already in memory, by id."""
-
-    def __init__(self, items: Mapping[str, Item]) -> None:
-        self.records = items
-
-    def present(self, ids: Sequence[str], hashes: np.ndarray) -> np.ndarray:
-        return np.fromiter((i in self.records for i in ids), dtype=bool, count=len(ids))
-
-    def fetch(self, ids: Iterable[str]) -> dict[str, Item]:
-        return {i: self.records[i] for i in ids if i in self.records}
-
-    def column_batches(self, columns: Sequence[str], flt: ItemFilter | None = None,
-                       ) -> Iterator[dict[str, list[Any]]]:
-        kept = [it for it in self.records.values() if flt is None or flt.matches(it)]
-        yield {c: [getattr(it, c) for it in kept] for c in columns}
-
-    def __getitem__(self, item_id: str) -> Item:
-        return self.records[item_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.records)
-
-    def __len__(self) -> int:
-        return len(self.records)
 
 
 class BenchItems(ReportItems):
@@ -158,5 +133,8 @@ class BenchItems(ReportItems):
 
 
 def report_items(items: Mapping[str, Item]) -> ReportItems:
-    """``items`` with the report's face: a :class:`ReportItems` as it is, a plain mapping wrapped."""
-    return items if isinstance(items, ReportItems) else DictItems(items)
+    """``items`` with the report's face: a :class:`ReportItems` as it is, a plain mapping read through the bench
+    query layer over its records held as a table (:meth:`~medr2.bench.table.BenchTable.held`; no bench folder)."""
+    if isinstance(items, ReportItems):
+        return items
+    return BenchItems([BenchTable.held(Path("."), {}, list(items.values()))])

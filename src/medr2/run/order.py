@@ -13,7 +13,7 @@ prefix is still cached.
   then each variant's, in bench order), the cases in the order the bench first lists them.
 
 An order is a registry entry (:data:`ORDERS`): a function ``(items) -> Iterable[Item]`` yielding every item it
-is given exactly once. ``items`` is a list, or an :class:`~medr2.run.runner.ItemSelection` streamed from the
+is given exactly once. ``items`` is a list, or an :class:`~medr2.bench.select.ItemSelection` streamed from the
 bench's columns; an order keeps what it holds bounded for the latter (``case``: one short batch per variant).
 """
 
@@ -46,7 +46,7 @@ def case_order(items: Iterable[Item]) -> Iterable[Item]:
     """The items of each case back to back. A selection streamed from the bench is merged from one cursor
     per variant (each variant's rows list the cases in the same order, so the cursors advance together);
     anything else is grouped in memory (it is held already)."""
-    from medr2.run.runner import ItemSelection
+    from medr2.bench.select import ItemSelection
 
     if isinstance(items, ItemSelection) and items.held is None:
         return merge_by_case(variant_cursors(items.table, items.filter))

@@ -21,12 +21,12 @@ import gc
 import itertools
 import sys
 import time
-from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
@@ -36,7 +36,7 @@ from medr2.models.presets import Preset
 from medr2.models.registry import StreamingAdapter
 from medr2.models.structured import follows, unfollowed_note
 from medr2.models.truncation import is_truncated
-from medr2.records import Item, Prediction, Split, stable_hash, with_abstain_option
+from medr2.records import Item, Prediction, stable_hash, with_abstain_option
 from medr2.run.executors import Executor, LocalExecutor, make_executor
 from medr2.run.order import DEFAULT_ORDER, get_order
 from medr2.run.prompts import (
@@ -53,16 +53,16 @@ from medr2.run.prompts import (
 )
 from medr2.run.serve import ServeSpec, serving
 from medr2.run.store import Row, Store
-from medr2.variant_id import variant_matches
 
 if TYPE_CHECKING:
     from medr2.bench.format import Bench
     from medr2.bench.reviews import Selection
-    from medr2.bench.table import BenchTable, ItemFilter
+    from medr2.bench.table import BenchTable
 
 PROMPT_VERSION = 2  # bump when rendering changes in a way that must not mix with stored runs
 PLAN_CHUNK = 32  # items planned and looked up in the store at a time when the adapter pulls requests lazily
 SEND_CHUNK = 1_024  # items planned and looked up in the store at a time otherwise (a wave is streamed)
+DEFAULT_SPLIT = "test"  # what ``medr2 eval`` / ``medr2.evaluate`` ask without ``--split``: the held-out split
 
 
 @runtime_checkable
@@ -75,330 +75,28 @@ class PullingAdapter(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------
-# selection and sharding
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"I/N"`` with 0 <= I < N."""
-    try:
-        i_s, n_s = text.split("/")
-        i, n = int(i_s), int(n_s)
-    except ValueError:
-        raise BadInput(f"--shard must look like I/N (e.g. 0/4), got {text!r}", field="--shard") from None
-    if n < 1 or not 0 <= i < n:
-        raise BadInput(f"--shard {text}: need 0 <= I < N (shards are numbered from 0)", field="--shard")
-    return i, n
-
-
-def parse_stages(stages: str | Sequence[int] | None) -> tuple[int, ...] | None:
-    """``--stage``: stage numbers, or a comma list of them (None or empty: every stage)."""
-    if stages is None:
-        return None
-    if isinstance(stages, str):
-        parts = [p.strip() for p in stages.split(",") if p.strip()]
-        if not all(p.isdigit() for p in parts):
-            raise BadInput(f"--stage takes stage numbers (e.g. 1,3), got {stages[:40]!r}", field="--stage")
-        return tuple(int(p) for p in parts) or None
-    return tuple(int(s) for s in stages) or None
-
-
-def shard_index(case_id: str, n: int) -> int:
-    """Deterministic shard of a case (chains and variants of a case stay in one shard)."""
-    return int(stable_hash(["shard", case_id]), 16) % n
-
-
-SPLITS: tuple[str, ...] = get_args(Split)  # the splits an item can be in
-ALL_SPLITS = "all"  # ``--split all``: every split
-SPLIT_CHOICES = (*SPLITS, ALL_SPLITS)
-DEFAULT_SPLIT = "test"  # what ``medr2 eval`` / ``medr2.evaluate`` ask without ``--split``: the held-out split
-
-
-def split_filter(split: str | None) -> str | None:
-    """The items filter's split for a ``--split`` value (``all``, or None as older runs record it: every split);
-    an unknown value is a usage error listing the valid ones."""
-    if split is None or split == ALL_SPLITS:
-        return None
-    if split not in SPLITS:
-        raise BadInput(f"unknown split {split!r}; valid: {', '.join(SPLIT_CHOICES)}", field="--split")
-    return split
-
-
-def _listed(counts: Mapping[Any, int], limit: int = 24) -> str:
-    shown = [f"{v} ({n:,})" for v, n in sorted(counts.items(), key=lambda kv: str(kv[0]))]
-    more = len(shown) - limit
-    return ", ".join(shown[:limit]) + (f", ... ({more} more)" if more > 0 else "") if shown else "none"
-
-
-def check_selection(present: Callable[[str], Mapping[Any, int]], *, variants: Sequence[str] | None = None,
-                    split: str | None = None, tasks: Sequence[str] | None = None,
-                    stages: Sequence[int] | None = None) -> None:
-    """Refuse a selection value that is no value of the bench (a typo such as ``--split tset`` or ``--variants
-    V10`` would otherwise select nothing): a usage error naming the option and listing the bench's values with
-    their item counts. ``present(column)``: the bench's items per value of ``split``/``variant``/``task``/``stage``.
-    The one check :func:`select_items` and :func:`plan_selection` (so every eval entry point) make."""
-    split_filter(split)
-    if variants and "all" not in variants:
-        have = {("clean" if v is None else v): n for v, n in present("variant").items()}
-        unknown = [w for w in variants if not any(variant_matches(v, [w]) for v in have)]
-        if unknown:
-            raise BadInput(f"no variant of this bench matches {', '.join(map(repr, unknown))}; valid: all, "
-                           f"{_listed(_variant_codes(have))} (a code matches its ids, e.g. V8 matches V8-noise-2)",
-                           field="--variants")
-    for option, column, wanted in (("--task", "task", tasks), ("--stage", "stage", stages)):
-        if wanted is None:
-            continue
-        values = present(column)
-        unknown = sorted({str(w) for w in wanted if w not in values})
-        if unknown:
-            raise BadInput(f"no {column} of this bench is {', '.join(unknown)}; valid: {_listed(values)}",
-                           field=option)
-
-
-def _variant_codes(ids: Mapping[str, int]) -> dict[str, int]:
-    """Items per variant code and per id (``V8`` and ``V8-noise-2``), what ``--variants`` accepts."""
-    out: dict[str, int] = defaultdict(int)
-    for v, n in ids.items():
-        code = v.split("-", 1)[0]
-        out[code] += n
-        if code != v:
-            out[v] += n
-    return dict(out)
-
-
-def refuse_empty(n: int, present: Callable[[str], Mapping[Any, int]], *, split: str | None, allow_empty: bool,
-                 what: str) -> None:
-    """An empty selection is a usage error (exit 2) saying what the bench holds, unless ``allow_empty``."""
-    if n or allow_empty:
-        return
-    hint = f"; this bench's items per split: {_listed(present('split'))}" if split is not None else ""
-    raise BadInput(f"no item of the bench matches {what}{hint}. Choose another selection (e.g. --split all), or "
-                   "pass --allow-empty to run an empty selection on purpose", field="selection")
-
-
-def _describe(variants: Sequence[str] | None, split: str | None, tasks: Sequence[str] | None,
-              stages: Sequence[int] | None, item_ids: frozenset[str] | None = None) -> str:
-    parts = [f"--split {split}" if split is not None else "", f"--variants {','.join(variants)}" if variants else "",
-             f"--task {','.join(tasks)}" if tasks else "", f"--stage {','.join(map(str, stages))}" if stages else "",
-             f"--reviewed accepted ({len(item_ids):,} items accepted)" if item_ids is not None else ""]
-    return " ".join(p for p in parts if p) or "the selection"
-
-
-def _counter(items: Sequence[Item]) -> Callable[[str], Mapping[Any, int]]:
-    def present(column: str) -> Mapping[Any, int]:
-        out: dict[Any, int] = defaultdict(int)
-        for it in items:
-            out[getattr(it, column)] += 1
-        return out
-
-    return present
-
-
-STRATA = ("task", "variant", "stage", "form")  # the item columns ``--stratify`` may name (scoring reads them too)
-
-
-def parse_stratify(stratify: Sequence[str] | None, limit: int | None) -> tuple[str, ...] | None:
-    """``--stratify``: item columns of :data:`STRATA` (None or empty: no stratification); it goes with ``--limit``."""
-    keys = tuple(dict.fromkeys(stratify or ()))
-    if not keys:
-        return None
-    unknown = [k for k in keys if k not in STRATA]
-    if unknown:
-        raise BadInput(f"cannot stratify by {', '.join(map(repr, unknown))}; valid: {', '.join(STRATA)}",
-                       field="--stratify")
-    if limit is None:
-        raise BadInput("--stratify says how --limit samples; give --limit N too", field="--stratify")
-    return keys
-
-
-def _stratum_value(key: str, value: Any) -> str:
-    """A stratum's value of ``key``: a variant by its code (``V8-blur-2`` is ``V8``), anything else as it is."""
-    return str(value).split("-", 1)[0] if key == "variant" else str(value)
-
-
-def stratified_ids(rows: Iterable[Mapping[str, Any]], limit: int, keys: Sequence[str], seed: int = 0) -> set[str]:
-    """The items of a stratified ``--limit``: at most ``limit`` items (at least one), spread evenly over the values
-    of each of ``keys`` (a variant by its code): the next item comes from the stratum (a combination of values)
-    whose values have the fewest items so far, summed over the keys (ties in an order seeded by ``seed``), each
-    stratum's items in an order seeded by ``seed``. A variant item comes with its clean item (``parent_id``) where
-    that is in the selection too, the pair counting as two (a pick that would pass the limit gives way to the
-    stratum's next item). ``rows``: ``item_id``, ``parent_id`` and the ``keys`` of each selected item."""
-    parents: dict[str, str | None] = {}
-    stratum_of: dict[str, tuple[str, ...]] = {}
-    strata: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for r in rows:
-        iid = r["item_id"]
-        parents[iid] = r.get("parent_id")
-        stratum_of[iid] = tuple(_stratum_value(k, r[k]) for k in keys)
-        strata[stratum_of[iid]].append(iid)
-    live = {st: deque(sorted(ids, key=lambda i: stable_hash(["stratify", seed, i]))) for st, ids in strata.items()}
-    tie = {st: stable_hash(["stratum", seed, list(st)]) for st in live}
-    counts: list[dict[str, int]] = [defaultdict(int) for _ in keys]
-    chosen: set[str] = set()
-    while live and len(chosen) < limit:
-        st = min(live, key=lambda s: (sum(c[v] for c, v in zip(counts, s, strict=True)), tie[s]))
-        queue = live[st]
-        while queue:
-            iid = queue.popleft()
-            parent = parents.get(iid)
-            need = [i for i in (iid, parent) if i is not None and i in parents and i not in chosen]
-            if need and len(chosen) + len(need) <= limit:
-                chosen.update(need)
-                for i in need:
-                    for c, v in zip(counts, stratum_of[i], strict=True):
-                        c[v] += 1
-                break
-        if not queue:
-            del live[st]
-    return chosen
-
-
-def select_items(items: Iterable[Item], *, variants: Sequence[str] | None = None, split: str | None = None,
-                 limit: int | None = None, shard: tuple[int, int] | None = None,
-                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                 allow_empty: bool = True, stratify: Sequence[str] | None = None, seed: int = 0,
-                 item_ids: frozenset[str] | None = None) -> list[Item]:
-    """Filter by split (``all`` or None: every split), variant, task and stage; ``limit`` keeps whole cases in bench
-    order (at least one case) up to ``limit`` items, or with ``stratify`` (item columns, :data:`STRATA`) the
-    items :func:`stratified_ids` samples (seeded by ``seed``), in bench order; then keep this shard's cases. (The
-    in-memory form of :func:`plan_selection`, which streams the same selection from the items table.) A value no
-    item has is refused (:func:`check_selection`); so is an empty selection unless ``allow_empty``. ``item_ids``:
-    only these items (``--reviewed accepted``: :attr:`medr2.bench.reviews.Selection.item_ids`)."""
-    items = list(items)
-    present = _counter(items)
-    strata = parse_stratify(stratify, limit)
-    check_selection(present, variants=variants, split=split, tasks=tasks, stages=stages)
-    want_split = split_filter(split)
-    chosen = [it for it in items if (want_split is None or it.split == want_split)
-              and variant_matches(it.variant, variants)
-              and (tasks is None or it.task in tasks) and (stages is None or it.stage in stages)
-              and (item_ids is None or it.item_id in item_ids)]
-    refuse_empty(len(chosen), present, split=want_split, allow_empty=allow_empty,
-                 what=_describe(variants, split, tasks, stages, item_ids))
-    if limit is not None and strata is not None:
-        keep = stratified_ids(({"item_id": it.item_id, "parent_id": it.parent_id,
-                                **{k: getattr(it, k) for k in strata}} for it in chosen), limit, strata, seed)
-        chosen = [it for it in chosen if it.item_id in keep]
-    elif limit is not None:
-        by_case: dict[str, list[Item]] = defaultdict(list)
-        for it in chosen:
-            by_case[it.case_id].append(it)
-        kept: list[Item] = []
-        for case_items in by_case.values():
-            if kept and len(kept) + len(case_items) > limit:
-                break
-            kept.extend(case_items)
-        chosen = kept
-    if shard is not None:
-        i, n = shard
-        chosen = [it for it in chosen if shard_index(it.case_id, n) == i]
-    return chosen
+# the items a run asks (selected by :func:`medr2.bench.select.select_items`)
 
 
 class SizedItems(Protocol):
-    """Items a run asks: a list, or an :class:`ItemSelection` (iterable more than once, with a length)."""
+    """Items a run asks: a list, or a :class:`~medr2.bench.select.ItemSelection` (iterable more than once, with a
+    length)."""
 
     def __len__(self) -> int: ...
 
     def __iter__(self) -> Iterator[Item]: ...
 
 
-class ItemSelection:
-    """The items a run asks, streamed from a :class:`~medr2.bench.table.BenchTable`: ``len`` comes from a
-    columnar pass, and each iteration reads the items table again by its predicate, building records one
-    batch at a time (a ``--limit`` selection, at most ``limit`` items or one case, is held)."""
-
-    def __init__(self, table: BenchTable, flt: ItemFilter, n: int, held: list[Item] | None = None) -> None:
-        self.table = table
-        self.filter = flt
-        self._n = n
-        self._held = held
-
-    def __len__(self) -> int:
-        return self._n
-
-    @property
-    def held(self) -> list[Item] | None:
-        """The items held in memory (a ``--limit`` selection), else None (streamed at each iteration)."""
-        return self._held
-
-    def __iter__(self) -> Iterator[Item]:
-        return iter(self._held) if self._held is not None else self.table.iter_items(self.filter)
-
-    def chain_ids(self) -> set[str]:
-        """The chains of the selected items (a columnar pass)."""
-        if self._held is not None:
-            return {it.chain_id for it in self._held if it.chain_id is not None}
-        out: set[str] = set()
-        for cols in self.table.column_values(["chain_id"], self.filter):
-            out.update(c for c in cols["chain_id"] if c is not None)
-        return out
-
-
-def plan_selection(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
-                   limit: int | None = None, shard: tuple[int, int] | None = None,
-                   tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                   allow_empty: bool = True, stratify: Sequence[str] | None = None,
-                   seed: int = 0, item_ids: frozenset[str] | None = None) -> ItemSelection:
-    """:func:`select_items` on a bench read by columns: the same items in the same order, found from the
-    ``case_id`` column of the rows the predicates keep (row groups pruned by their statistics), never
-    a list of every record (a stratified limit reads the columns it stratifies by); the same values refused
-    (:func:`check_selection`, :func:`refuse_empty`)."""
-    from medr2.bench.table import ItemFilter
-
-    strata = parse_stratify(stratify, limit)
-    check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
-    flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
-                     tasks=frozenset(tasks) if tasks is not None else None,
-                     stages=frozenset(stages) if stages is not None else None, item_ids=item_ids)
-    what = _describe(variants, split, tasks, stages, item_ids)
-    if limit is None and shard is None:
-        n = table.count(flt)
-        refuse_empty(n, table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
-        return ItemSelection(table, flt, n)
-    per_case = table.case_counts(flt)  # insertion order: the order cases first appear in the bench
-    refuse_empty(sum(per_case.values()), table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
-    if limit is not None and strata is not None:
-        columns = list(dict.fromkeys(["item_id", "parent_id", "case_id", *strata]))
-        rows = (dict(zip(cols, values, strict=True)) for batch in table.column_values(columns, flt)
-                for cols in [list(batch)] for values in zip(*batch.values(), strict=True))
-        flt = replace(flt, item_ids=frozenset(stratified_ids(rows, limit, strata, seed)))
-        held = list(table.iter_items(flt))  # bench order
-        if shard is not None:
-            i, n = shard
-            held = [it for it in held if shard_index(it.case_id, n) == i]
-            flt = replace(flt, item_ids=frozenset(it.item_id for it in held))
-        return ItemSelection(table, flt, len(held), held)
-    cases = list(per_case)
-    if limit is not None:
-        kept_n = 0
-        kept: list[str] = []
-        for cid in cases:
-            if kept and kept_n + per_case[cid] > limit:
-                break
-            kept.append(cid)
-            kept_n += per_case[cid]
-        cases = kept
-    if shard is not None:
-        i, n = shard
-        cases = [cid for cid in cases if shard_index(cid, n) == i]
-    flt = replace(flt, case_ids=frozenset(cases))
-    if limit is None:
-        return ItemSelection(table, flt, sum(per_case[c] for c in cases))
-    by_case: dict[str, list[Item]] = {cid: [] for cid in cases}  # whole cases, in bench order
-    for it in table.iter_items(flt):
-        by_case[it.case_id].append(it)
-    held = [it for case_items in by_case.values() for it in case_items]
-    return ItemSelection(table, flt, len(held), held)
-
-
 def _first_over(items: SizedItems, limit: int) -> tuple[str, int] | None:
     """(item id, images it shows) of the first item of a run, in bench order, that shows more than ``limit``
     images; None: none does. A streamed selection is read by the distinct values of its ``images`` column (each
     parsed once), its rows only where some value holds too many; held or listed items by their records."""
+    from medr2.bench.select import ItemSelection
+
     if not (isinstance(items, ItemSelection) and items.held is None):
         return next(((it.item_id, len(it.images)) for it in items if len(it.images) > limit), None)
     table, flt = items.table, items.filter
-    if "images" not in table.items_file.schema_arrow.names:  # a bench written before issue 49
+    if "images" not in table.schema.names:  # a bench written before issue 49
         return None
     over = {v: n for v in table.value_counts("images", flt) if v != "[]"
             for n in [len(jsonsafe.loads(v, field="images"))] if n > limit}
@@ -737,8 +435,8 @@ class Runner:
 
     def run(self, modes: Sequence[str], items: SizedItems, summary: RunSummary | None = None) -> RunSummary:
         """Ask ``items`` in each mode; stored requests are skipped (errors too, unless retry_errors).
-        ``items`` is iterated once per mode (a list, or an :class:`ItemSelection` streamed from the bench):
-        outside chain-own, waves are planned, looked up and sent a chunk at a time."""
+        ``items`` is iterated once per mode (a list, or a :class:`~medr2.bench.select.ItemSelection` streamed from
+        the bench): outside chain-own, waves are planned, looked up and sent a chunk at a time."""
         summary = summary or RunSummary(None)
         specs = [get_mode(m) for m in modes]
         asked: dict[str, SizedItems] = {
@@ -936,8 +634,10 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
              adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
     The bench is read by columns (:class:`~medr2.bench.table.BenchTable`, validated streaming): the items
-    asked are selected from its columns and built a batch at a time. ``bench``: the bench at ``cfg.bench``
-    already loaded (callers running many evals load it once); the same items are asked either way."""
+    asked are selected from its columns (:func:`medr2.bench.select.select_items`) and built a batch at a time.
+    ``bench``: the bench at ``cfg.bench`` already loaded (callers running many evals load it once), selected from
+    through the same API over its records held as a table (:meth:`~medr2.bench.format.Bench.table`)."""
+    from medr2.bench.select import select_items
     from medr2.bench.table import BenchTable
     from medr2.run import manifest as mf
     from medr2.run.prompts import settings_json
@@ -961,26 +661,17 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     adapter = model_cfg.load(preset, source, factory=adapter_factory or executor.adapter_factory())
     try:
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
-        chains: ChainIndex
-        items: SizedItems
         reviewed = _reviewed(cfg)
-        item_ids = reviewed.item_ids if reviewed is not None else None
-        if isinstance(source, BenchTable):
-            if reviewed is not None:  # the fixed items are read after the table's rows, by every read
-                source.add_items(reviewed.fixed)
-            selection = plan_selection(source, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                       shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages,
-                                       allow_empty=cfg.allow_empty, stratify=cfg.stratify, seed=model_cfg.seed,
-                                       item_ids=item_ids)
-            chain_ids = selection.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
-            chains = ChainIndex(_chain_items(source, chain_ids))
-            items = selection
-        else:  # a loaded bench (its records in memory)
-            every = [*source.items, *(reviewed.fixed if reviewed is not None else ())]  # the fixed items last
-            items = select_items(every, variants=cfg.variants, split=cfg.split, limit=cfg.limit,
-                                 shard=cfg.shard, tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
-                                 stratify=cfg.stratify, seed=model_cfg.seed, item_ids=item_ids)
-            chains = ChainIndex(every)
+        # a loaded bench is read through the same API, over its records held as a table
+        table = source if isinstance(source, BenchTable) else source.table()
+        if reviewed is not None:  # the fixed items are read after the table's rows, by every read
+            table.add_items(reviewed.fixed)
+        items = select_items(table, variants=cfg.variants, split=cfg.split, limit=cfg.limit, shard=cfg.shard,
+                             tasks=cfg.tasks, stages=cfg.stages, allow_empty=cfg.allow_empty,
+                             stratify=cfg.stratify, seed=model_cfg.seed,
+                             item_ids=reviewed.item_ids if reviewed is not None else None)
+        chain_ids = items.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
+        chains = ChainIndex(_chain_items(table, chain_ids))
         if any(get_mode(m).image for m in cfg.modes):
             refuse_too_many_images(items, adapter, str(Path(source.root) / "items.parquet"))
         identity = {

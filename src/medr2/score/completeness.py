@@ -3,7 +3,7 @@
 The plan is what the run manifest records (``medr2 eval`` appends one invocation per call, with its modes,
 variant filter, split, limit and status; the identity holds the shard; a merged run keeps its shards'
 invocations under ``merged_from`` and lists ``shards_missing``). Each invocation's selection is recomputed
-from the bench with the runner's own :func:`medr2.run.runner.select_items` (plus, in ``chain-own``, the
+from the bench as :func:`medr2.bench.select.select_items` selects it (plus, in ``chain-own``, the
 earlier chain steps the runner asks first), so an interrupted, killed or still running invocation shows as
 planned items without a stored answer. A stored error counts as answered (it is scored as ``error``).
 """
@@ -71,11 +71,11 @@ def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: st
                shard: tuple[int, int] | None, tasks: Sequence[str] | None = None,
                stages: Sequence[int] | None = None, stratify: Sequence[str] | None = None,
                seed: int = 0, item_ids: AbstractSet[str] | None = None) -> np.ndarray:
-    """:func:`medr2.run.runner.select_items` over the bench's items as a mask of rows (computed by columns,
-    each test made once per distinct value; a stratified limit is the runner's own
-    :func:`~medr2.run.runner.stratified_ids` over the columns it names); ``item_ids``: only these (``--reviewed``)."""
+    """:func:`medr2.bench.select.select_items` over the bench's items as a mask of rows (computed by columns,
+    each test made once per distinct value; a stratified limit is the selection's own
+    :func:`~medr2.bench.select.stratified_ids` over the columns it names); ``item_ids``: only these (``--reviewed``)."""
+    from medr2.bench.select import shard_index, split_filter, stratified_ids
     from medr2.errors import BadInput
-    from medr2.run.runner import shard_index, split_filter, stratified_ids
     from medr2.variant_id import variant_matches
 
     try:
