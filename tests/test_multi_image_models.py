@@ -60,7 +60,7 @@ def check_openai(bench: Any, tiny: Path) -> None:
 
     item = _two(bench)
     with OpenAIServer(answer=answer) as srv:
-        ad = load_adapter(ModelConfig("openai:m", base_urls=[srv.url]))
+        ad = load_adapter(ModelConfig("openai:m", base_urls=(srv.url,)))
         try:
             resp = ad.generate([_request(bench, item), _request(bench, item)])
         finally:

@@ -323,9 +323,8 @@ def _model_config(model: Any, spec: str, **options: Any) -> ModelConfig:
 
 
 @writes("out", lock=False)  # the run folder is created and locked by its store, after --out is checked
-def evaluate(bench: PathLike, model: str | ModelConfig | Adapter | Callable[[Request], str | Response], out: PathLike,
-             *,
-             mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
+def evaluate(bench: PathLike, model: str | ModelConfig | Adapter | Callable[[Request], str | Response],
+             out: PathLike, *, mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
              split: str | None = DEFAULT_SPLIT, limit: int | None = None, concurrency: int = 8,
              shard: str | tuple[int, int] | None = None, task: str | Sequence[str] | None = None,
              stage: str | Sequence[int] | None = None, base_url: str | Sequence[str] | None = None,
