@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
 from medr2.errors import BadInput
@@ -51,3 +55,41 @@ def test_evaluate_takes_the_record_or_its_keywords_not_both(tmp_path: Path) -> N
     assert a["identity"]["generation"]["seed"] == 3
     with pytest.raises(BadInput, match="given twice.*retries"):
         medr2.evaluate(bench.root, ModelConfig("baseline:random"), tmp_path / "c", split="all", retries=1)
+
+
+def _records() -> st.SearchStrategy[ModelConfig]:
+    from medr2.models.presets import PRESETS
+
+    return st.builds(
+        ModelConfig, spec=st.sampled_from(["baseline:random", "baseline:oracle"]),
+        # the presets whose boxes are in pixels, as the baselines give them (another space is refused)
+        preset=st.none() | st.sampled_from(sorted(n for n in PRESETS.names() if PRESETS[n].box.space == "pixel")),
+        base_urls=st.lists(st.sampled_from(["http://a/v1", "http://b/v1"]), max_size=2).map(tuple),
+        api_key_env=st.none() | st.just("SOME_KEY"), concurrency=st.integers(1, 64),
+        timeout_s=st.floats(0.5, 600), retries=st.integers(0, 9), batch_size=st.integers(1, 64),
+        seed=st.integers(0, 2**31), max_new_tokens=st.none() | st.integers(1, 4096),
+        temperature=st.sampled_from([0.0, 0.7]), extra=st.dictionaries(st.sampled_from(["a", "b"]), st.integers()))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(record=_records())
+def test_the_record_reaches_the_adapter_registry_unchanged(record: ModelConfig, tmp_path: Path) -> None:
+    """Whatever the settings, the registry's factory receives the very record ``EvalConfig`` carries (the bench it
+    reads set by the runner), and the run's generation settings are the record's."""
+    from medr2.models.registry import load_adapter
+    from medr2.run.runner import EvalConfig, run_eval
+
+    bench = tmp_path / "bench"
+    if not bench.exists():
+        make_bench(bench, n_cases=2)
+    seen: list[ModelConfig] = []
+
+    def loader(config: ModelConfig) -> Any:
+        seen.append(config)
+        return load_adapter(config)
+
+    out = Path(tempfile.mkdtemp(dir=tmp_path))
+    run_eval(EvalConfig(bench=bench, model=record, out=out / "run", split="all", limit=2), adapter_factory=loader)
+    assert seen == [record] and seen[0].bench is not None and record.bench is None
+    generation = json.loads((out / "run" / "manifest.json").read_text())["identity"]["generation"]
+    assert generation == {**generation, **asdict(record.generation(record.resolve_preset())), "extra": []}
