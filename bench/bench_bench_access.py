@@ -35,6 +35,7 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
 from medr2.bench.table import BenchTable
+from medr2.models.config import ModelConfig
 from medr2.models.registry import load_adapter
 from medr2.run.runner import EvalConfig, run_eval
 try:  # what the eval command does first, where the code has it (medr2.arrowmem)
@@ -44,8 +45,8 @@ except ImportError:
     pass
 first = []
 opened = []
-def factory(spec, **kw):
-    adapter = load_adapter(spec, **kw)
+def factory(config):
+    adapter = load_adapter(config)
     generate = adapter.generate
     def timed(requests):
         if not first:
@@ -62,8 +63,8 @@ def timed_open(cls, *args, **kw):
     return table
 BenchTable.open = classmethod(timed_open)
 bench, out, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
-summary = run_eval(EvalConfig(bench=Path(bench), model="baseline:random", out=Path(out), limit=limit, split="all",
-                              command=("bench",)), adapter_factory=factory)
+summary = run_eval(EvalConfig(bench=Path(bench), model=ModelConfig("baseline:random"), out=Path(out), limit=limit,
+                              split="all", command=("bench",)), adapter_factory=factory)
 print(json.dumps({"first_request_s": first[0][0] - t0, "first_cpu_s": first[0][1], "first_rss_mib": first[0][2],
                   "open_s": sum(opened), "sent": summary.sent}))
 """

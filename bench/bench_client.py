@@ -41,6 +41,7 @@ from workload import make_workload  # noqa: E402
 
 from medr2.bench.format import load_bench  # noqa: E402
 from medr2.models.base import GenSettings, Request  # noqa: E402
+from medr2.models.config import ModelConfig  # noqa: E402
 from medr2.models.openai import OpenAIAdapter  # noqa: E402
 from medr2.run.prompts import get_mode, render_messages, request_hash  # noqa: E402
 from medr2.run.runner import EvalConfig, Progress, run_eval  # noqa: E402
@@ -210,8 +211,10 @@ def run_plain_aiohttp(url: str, bodies: list[bytes], conc: int) -> tuple[int, fl
 def run_cli_eval(url: str, bench_root: Path, conc: int, workdir: Path) -> tuple[int, float | None]:
     out = Path(tempfile.mkdtemp(dir=workdir, prefix=f"run-c{conc}-"))
     clock = AnswerClock()
-    summary = run_eval(EvalConfig(bench=bench_root, model=f"openai:{MODEL}", out=out, concurrency=conc, split="all",
-                                  base_urls=(url,), max_new_tokens=SETTINGS.max_new_tokens, timeout_s=60.0),
+    summary = run_eval(EvalConfig(bench=bench_root,
+                                  model=ModelConfig(f"openai:{MODEL}", concurrency=conc, base_urls=(url,),
+                                                    max_new_tokens=SETTINGS.max_new_tokens, timeout_s=60.0), out=out,
+                                  split="all"),
                        progress=clock)
     return sum(c.ok for c in summary.modes.values()), clock.rate()
 

@@ -88,6 +88,7 @@ def main() -> None:
 
 def evaluate_all(a: argparse.Namespace, root: Path, t0: float, train_cpu: float) -> None:
     from medr2.bench.format import load_bench
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.score.metrics import compare_runs
     from medr2.score.scorer import load_table, score_run
@@ -95,9 +96,9 @@ def evaluate_all(a: argparse.Namespace, root: Path, t0: float, train_cpu: float)
     bench = load_bench(a.bench)
 
     def evaluate(spec: str, out: Path, extra: dict[str, Any]) -> Path:
-        cfg = EvalConfig(bench=a.bench, model=spec, out=out, split="test", max_new_tokens=24, batch_size=32,
-                         seed=0, command=("bench/demo_tiny_experiment.py",), adapter_extra=extra,
-                         modes=("independent",), variants=("clean", "V2"))
+        cfg = EvalConfig(bench=a.bench, model=ModelConfig(spec, max_new_tokens=24, batch_size=32, seed=0, extra=extra),
+                         out=out, split="test", command=("bench/demo_tiny_experiment.py",), modes=("independent",),
+                         variants=("clean", "V2"))
         run_eval(cfg, bench=bench)
         score_run(out, seed=0, n_resamples=a.resamples)
         return out

@@ -31,20 +31,21 @@ def _answers(run: Path) -> dict[str, tuple[str, int | None, str]]:
 
 
 def _family(name: str, root: Path, bench: Any, engine: dict[str, Any]) -> dict[str, Any]:
+    from medr2.models.config import ModelConfig
     from medr2.models.families import build_family, get_family, vllm_loadable
     from medr2.run.runner import EvalConfig, run_eval
 
     model = build_family(name, root / "models" / name.replace(".", "_"), seed=0)
     loadable = root / "loadable" / name.replace(".", "_")
     vllm_loadable(model, loadable)
-    common: dict[str, Any] = {"bench": bench.root, "modes": ("independent",), "split": "test",
-                              "preset": get_family(name).preset, "max_new_tokens": MAX_NEW, "retries": 0}
+    common: dict[str, Any] = {"bench": bench.root, "modes": ("independent",), "split": "test"}
+    settings: dict[str, Any] = {"preset": get_family(name).preset, "max_new_tokens": MAX_NEW, "retries": 0}
     runs = root / "runs" / name
     # the preset may take one image (llava-med for llava-1.5): the checkpoint is told it takes two
-    run_eval(EvalConfig(model=f"hf:{model}", out=runs / "hf", adapter_extra={"device": "cpu", "max_images": 2},
+    run_eval(EvalConfig(model=ModelConfig(f"hf:{model}", extra={"device": "cpu", "max_images": 2}, **settings),
+                        out=runs / "hf", **common), bench=bench)
+    run_eval(EvalConfig(model=ModelConfig(f"vllm:{loadable}", extra=dict(engine), **settings), out=runs / "vllm",
                         **common), bench=bench)
-    run_eval(EvalConfig(model=f"vllm:{loadable}", out=runs / "vllm", adapter_extra=dict(engine), **common),
-             bench=bench)
     hf, served = _answers(runs / "hf"), _answers(runs / "vllm")
     two = {it.item_id for it in bench.items if len(it.images) == 2}
     return {"items": len(hf), "two_image": len(two & set(hf)), "same_items": set(hf) == set(served),

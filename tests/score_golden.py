@@ -41,18 +41,20 @@ def normalised_metrics(data: bytes) -> bytes:
 
 def build_fixture_run(base: Path, name: str) -> Path:
     """Build the fixture bench and one of its runs (``RUNS``' name), not scored, under ``base``; returns the run."""
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     bench = make_bench(base / "bench", n_cases=6)
     for run_name, model, modes in RUNS:
         if run_name == name:
-            run_eval(EvalConfig(bench=bench.root, model=model, out=base / name, modes=modes, split="all"))
+            run_eval(EvalConfig(bench=bench.root, model=ModelConfig(model), out=base / name, modes=modes, split="all"))
             return base / name
     raise KeyError(name)
 
 
 def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, str]]:
     """Build the fixture bench and runs under ``base``, score each, return the hashes per run."""
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.score.scorer import score_run
 
@@ -61,7 +63,7 @@ def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, s
     for name, model, modes in RUNS:
         run = base / name
         if not (run / "manifest.json").is_file():
-            run_eval(EvalConfig(bench=bench.root, model=model, out=run, modes=modes, split="all"))
+            run_eval(EvalConfig(bench=bench.root, model=ModelConfig(model), out=run, modes=modes, split="all"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             score_run(run, seed=SEED, n_resamples=RESAMPLES, mixed_splits=True, **score_kwargs)

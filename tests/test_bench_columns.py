@@ -22,6 +22,7 @@ from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, load_bench, wri
 from medr2.bench.table import BenchTable
 from medr2.errors import BadInput
 from medr2.images import ImageStore
+from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.run_fixtures import make_bench, make_items, rewrite_items
@@ -53,7 +54,7 @@ def _unasked(rows: list[Row], pick: Callable[[Row], bool] = lambda r: True) -> i
 
 
 def _eval(root: Path, out: Path, limit: int | None = 1) -> Any:
-    return run_eval(EvalConfig(split="all", bench=root, model="baseline:random", out=out, limit=limit,
+    return run_eval(EvalConfig(split="all", bench=root, model=ModelConfig("baseline:random"), out=out, limit=limit,
                                command=("test",)))
 
 

@@ -48,6 +48,9 @@ def _check_outputs(out: Path, cfg: DemoConfig) -> None:
         assert (out / "models" / f"tiny-{strategy}" / "merged" / "config.json").is_file()
     for name in RUNS:
         run = out / "runs" / name
+        # the demo's model settings reached each run (tests/test_model_entry_points.py leaves the demo to this)
+        generation = json.loads((run / "manifest.json").read_text("utf-8"))["identity"]["generation"]
+        assert (generation["seed"], generation["max_new_tokens"]) == (cfg.seed, cfg.max_new_tokens)
         metrics = json.loads((run / "metrics.json").read_text("utf-8"))
         assert set(metrics["modes"]) == {"independent", "chain-own", "blind"}
         overall = metrics["modes"]["independent"]["overall"]

@@ -263,15 +263,16 @@ def test_cannot_determine_is_scored_abstained_for_every_form(adapter: HumanAdapt
 
 
 def test_the_factory_refuses_what_it_does_not_know() -> None:
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
 
     with pytest.raises(BadInput, match="unknown model option"):
-        load_adapter("human:alice", extra={"colour": "red"})
+        load_adapter(ModelConfig("human:alice", extra={"colour": "red"}))
     with pytest.raises(BadInput, match="port"):
-        load_adapter("human:alice", extra={"port": "x"})
+        load_adapter(ModelConfig("human:alice", extra={"port": "x"}))
     with pytest.raises(BadInput, match="name"):
-        load_adapter("human:<b>", extra={"port": 0})
-    a: Any = load_adapter("human:bob", extra={"port": 0})
+        load_adapter(ModelConfig("human:<b>", extra={"port": 0}))
+    a: Any = load_adapter(ModelConfig("human:bob", extra={"port": 0}))
     try:
         assert a.key == "human:bob" and a.url.startswith("http://127.0.0.1:")
     finally:

@@ -26,6 +26,7 @@ from medr2.bench.format import ITEMS_FILE, MANIFEST, load_bench, prepare_bench_f
 from medr2.errors import BadInput, Quarantine
 from medr2.interop.common import write_import
 from medr2.interop.importers import run_import
+from medr2.models.config import ModelConfig
 from medr2.report.leaderboard import Column, Leaderboard, Row, csv_text, to_csv
 from medr2.run import manifest as mf
 from medr2.run.merge import MERGING_MARKER, merge_runs
@@ -81,11 +82,11 @@ def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=4)
     run = tmp_path / "run"
-    run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=run))
+    run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=run))
     before = score_run(run, mixed_splits=True, n_resamples=0)["modes"]["independent"]["overall"]["value"]
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=d, shard=(i, 2)))
     _tamper_answers(bench)
 
     with pytest.raises(BadInput, match="checksum mismatch") as e:
@@ -101,7 +102,7 @@ def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path
         merge_runs(shards, tmp_path / "merged")
     assert not (tmp_path / "merged" / STORE_FILE).exists()  # refused before anything was written
     with pytest.raises(BadInput, match="checksum mismatch"):  # what eval always did
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=tmp_path / "run2"))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=tmp_path / "run2"))
     done = _Done(*_cli(["score", str(run), "--mixed-splits", "--resamples", "0"], capsys))
     assert done.returncode == 2 and "checksum mismatch" in done.stderr and "Traceback" not in done.stderr
     assert json.loads((run / "metrics.json").read_text())["modes"]["independent"]["overall"]["value"] == before
@@ -158,7 +159,7 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys:
     make_bench(bench, n_cases=4)
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=d, shard=(i, 2)))
     ok = merge_runs(shards, tmp_path / "whole")
     assert ok["complete"] is True and ok["shards_incomplete"] == []
     _kill_like(shards[1])
@@ -181,7 +182,7 @@ def test_rerun_of_a_killed_merge_is_not_blocked(tmp_path: Path) -> None:
     make_bench(bench, n_cases=4)
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, d in enumerate(shards):
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=d, shard=(i, 2)))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=d, shard=(i, 2)))
     out = tmp_path / "m"
     out.mkdir()
     (out / MERGING_MARKER).write_text("x")  # what a merge killed while copying leaves: marker + partial store
@@ -280,12 +281,12 @@ def test_eval_out_may_not_be_the_bench(tmp_path: Path) -> None:
     listing = sorted(x.name for x in bench.iterdir())
     for out in (bench, bench / "runs" / "r1"):
         with pytest.raises(BadInput, match="bench folder") as e:
-            run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=out))
+            run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=out))
         assert e.value.field == "--out"
     other = tmp_path / "other"
     make_bench(other, n_cases=2)
     with pytest.raises(BadInput, match="holds a bench"):
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=other))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=other))
     assert sorted(x.name for x in bench.iterdir()) == listing  # no .lock, no store.sqlite
 
 
@@ -297,7 +298,8 @@ def test_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
         make_bench(tmp_path / "bench", n_cases=2)
-        run_eval(EvalConfig(split="all", bench=tmp_path / "bench", model="baseline:oracle", out=tmp_path / "run"))
+        run_eval(EvalConfig(split="all", bench=tmp_path / "bench", model=ModelConfig("baseline:oracle"),
+                            out=tmp_path / "run"))
         score_run(tmp_path / "run", mixed_splits=True, n_resamples=0)
     finally:
         os.umask(old)
@@ -371,7 +373,7 @@ def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path, capsys:
     _mount_tmpfs(mnt, "8m")
     try:
         run = mnt / "run"
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=run))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=run))
         score_run(run, mixed_splits=True, n_resamples=0)
         listing = sorted(p.name for p in run.iterdir())
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)

@@ -26,6 +26,7 @@ import pytest
 from medr2.atomic import JOURNAL, PENDING_SUFFIX, settle
 from medr2.bench.format import load_bench
 from medr2.errors import BadInput
+from medr2.models.config import ModelConfig
 from medr2.outdir import LOCK, SCORE_LOCK
 from medr2.run.runner import EvalConfig, run_eval
 from tests.interop_fixtures import write_png
@@ -126,10 +127,10 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=12)
     inputs = [tmp_path / "oracle", tmp_path / "random"]
-    run_eval(EvalConfig(split="all", bench=bench, model="baseline:oracle", out=inputs[0], modes=("independent",
-                                                                                                 "chain-own")))
-    run_eval(EvalConfig(split="all", bench=bench, model="baseline:random", out=inputs[1], modes=("independent",
-                                                                                                 "chain-own")))
+    run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:oracle"), out=inputs[0],
+                        modes=("independent", "chain-own")))
+    run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:random"), out=inputs[1],
+                        modes=("independent", "chain-own")))
     run = tmp_path / "run"
     names = ["scores.parquet", "metrics.json"]
 

@@ -21,6 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 from medr2.cli import app
+from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.score.judge import AuditSample, cohen_kappa
 from medr2.score.scorer import load_table, score_run
@@ -122,8 +123,9 @@ def model_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return json_response(completion(_model_answer(body)))
 
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=root / "bench", model="openai:m", out=root / "run", base_urls=(srv.url,),
-                            split="all", adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(bench=root / "bench",
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=root / "run", split="all"))
     return root / "run"
 
 
@@ -134,7 +136,7 @@ def _copy(run: Path, to: Path) -> Path:
 
 
 def _score(run: Path, url: str, **kw: Any) -> dict[str, Any]:
-    return score_run(run, judge="judge-model", judge_options={"base_urls": (url,)}, n_resamples=200,
+    return score_run(run, judge=ModelConfig("openai:judge-model", base_urls=(url,)), n_resamples=200,
                      mixed_splits=True, **kw)
 
 
@@ -239,7 +241,7 @@ def test_replies_are_stored_as_they_arrive_when_the_judge_dies(model_run: Path, 
     from medr2.errors import WorkFailed
 
     run = _copy(model_run, tmp_path / "run")
-    opts = {"retries": 0, "concurrency": 1}
+    opts: dict[str, Any] = {"retries": 0, "concurrency": 1}
 
     class Dying(JudgeServer):
         def __init__(self) -> None:
@@ -252,7 +254,7 @@ def test_replies_are_stored_as_they_arrive_when_the_judge_dies(model_run: Path, 
 
     with Dying() as srv:
         try:  # fewer than 16 requests left after it died: each fails (no reply) rather than the endpoint
-            metrics = score_run(run, judge="judge-model", judge_options={"base_urls": (srv.url,), **opts},
+            metrics = score_run(run, judge=ModelConfig("openai:judge-model", base_urls=(srv.url,), **opts),
                                 n_resamples=0, mixed_splits=True)
         except WorkFailed as e:
             assert "the judge openai:judge-model failed" in str(e)
@@ -267,6 +269,6 @@ def test_replies_are_stored_as_they_arrive_when_the_judge_dies(model_run: Path, 
         stored = {row[0] for row in db.execute("SELECT prompt FROM judged")}
     assert stored == set(answered)
     with JudgeServer(agreeing) as srv:
-        score_run(run, judge="judge-model", judge_options={"base_urls": (srv.url,), **opts}, n_resamples=0,
+        score_run(run, judge=ModelConfig("openai:judge-model", base_urls=(srv.url,), **opts), n_resamples=0,
                   mixed_splits=True)
         assert srv.asked and not set(srv.asked) & stored

@@ -99,6 +99,7 @@ def test_choice_is_the_most_likely_candidate_and_matches_transformers_loss(tiny,
 
 
 def test_choice_batched_equals_one_by_one_and_is_keyed(tiny, closed):
+    from medr2.models.config import ModelConfig
     from medr2.models.hf import HFAdapter, HFOptions
     from medr2.models.registry import load_adapter
 
@@ -109,16 +110,16 @@ def test_choice_batched_equals_one_by_one_and_is_keyed(tiny, closed):
         if r1.notes:
             s1, s2 = _scores(r1.notes[0]), _scores(r2.notes[0])
             assert s1 == pytest.approx(s2, abs=1e-3)
-    gen = load_adapter(f"hf:{tiny}", extra={"device": "cpu"})
-    ll = load_adapter(f"hf:{tiny}", extra={"device": "cpu", "choice": "loglik", "choice_style": "letter"})
+    gen = load_adapter(ModelConfig(f"hf:{tiny}", extra={"device": "cpu"}))
+    ll = load_adapter(ModelConfig(f"hf:{tiny}", extra={"device": "cpu", "choice": "loglik", "choice_style": "letter"}))
     assert gen.key == f"hf:{tiny}" and ll.key == f"hf:{tiny}#choice=loglik:letter"  # cached answers never mix
     assert ll.settings()["choice"] == "loglik" and "choice" not in gen.settings()
     letters = ll.generate(closed[:1])
     assert letters[0].text in ("A", "B", "C", "D")
     with pytest.raises(BadInput, match="choice must be one of"):
-        load_adapter(f"hf:{tiny}", extra={"choice": "beam"})
+        load_adapter(ModelConfig(f"hf:{tiny}", extra={"choice": "beam"}))
     with pytest.raises(BadInput, match="choice_style"):
-        load_adapter(f"hf:{tiny}", extra={"choice": "loglik", "choice_style": "number"})
+        load_adapter(ModelConfig(f"hf:{tiny}", extra={"choice": "loglik", "choice_style": "number"}))
 
 
 def test_candidates_follow_the_item_form():

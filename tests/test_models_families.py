@@ -322,18 +322,20 @@ def test_chat_template_renders_chain_own_with_system_prompt(built, name, tmp_pat
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hf_batch_with_the_preset_settings(built, name, tmp_path):
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
 
     d = built(name)
     preset = get_preset(get_family(name).preset)
     settings = GenSettings(max_new_tokens=4)
     # as `medr2 eval --model hf:DIR --preset P` builds it: the preset gives the adapter its box space
-    one = load_adapter(f"hf:{d}", preset=preset, batch_size=1, extra={"device": "cpu"})
+    one = load_adapter(ModelConfig(f"hf:{d}", preset=preset.name, batch_size=1, extra={"device": "cpu"}))
     assert one.box_convention.space == preset.box.space
     reqs = [Request(key=f"r{k}", messages=_chain_own(name, chain, one.box_convention), settings=settings,
                     bench_root=tmp_path, item_id=chain[1].item_id) for k, chain in enumerate(_bench(tmp_path))]
     single = one.generate(reqs)
-    batched = load_adapter(f"hf:{d}", preset=preset, batch_size=3, extra={"device": "cpu"}).generate(reqs)
+    batched = load_adapter(ModelConfig(f"hf:{d}", preset=preset.name, batch_size=3,
+                                       extra={"device": "cpu"})).generate(reqs)
     assert all(r.status == "ok" for r in single + batched), [r.error for r in single + batched]
     assert all(r.completion_tokens and 0 < r.completion_tokens <= 4 for r in batched)
     assert [r.text for r in single] == [r.text for r in batched]  # left-padded batch == one by one (greedy)
@@ -486,6 +488,7 @@ def test_two_images_through_template_processor_and_hf(built, name, tmp_path):
     from transformers import AutoProcessor
 
     from medr2.models.base import BoxConvention
+    from medr2.models.config import ModelConfig
     from medr2.models.hf import to_hf_conversation
     from medr2.models.registry import load_adapter
 
@@ -500,7 +503,7 @@ def test_two_images_through_template_processor_and_hf(built, name, tmp_path):
     enc = proc(text=[text], images=images, return_tensors="pt")
     assert int((enc["input_ids"] == proc.tokenizer.convert_tokens_to_ids(fam.image_token)).sum()) >= 2
     space = get_preset(fam.preset).box.space
-    adapter = load_adapter(f"hf:{d}", batch_size=1, extra={"device": "cpu", "box_space": space})
+    adapter = load_adapter(ModelConfig(f"hf:{d}", batch_size=1, extra={"device": "cpu", "box_space": space}))
     resp = adapter.generate([Request(key="r", messages=msgs, settings=GenSettings(max_new_tokens=4),
                                      bench_root=tmp_path, item_id="i")])
     assert resp[0].status == "ok", resp[0].error

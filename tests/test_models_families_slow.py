@@ -143,13 +143,16 @@ class _null:
         return None
 
 
-def evaluate(work: dict[str, Path], name: str, model: str, run: str, **kw) -> dict:
+def evaluate(work: dict[str, Path], name: str, model: str, run: str, **settings) -> dict:
     """``run_eval`` on the bench's test split with the family's preset; (item, mode) -> (text, tokens)."""
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     out = work["dir"] / "runs" / name / run
-    cfg = EvalConfig(bench=work["bench"], model=model, out=out, modes=MODES, split="test",
-                     preset=get_family(name).preset, max_new_tokens=MAX_NEW, retries=0, **kw)
+    cfg = EvalConfig(bench=work["bench"],
+                     model=ModelConfig(model, preset=get_family(name).preset, max_new_tokens=MAX_NEW, retries=0,
+                                       **settings),
+                     out=out, modes=MODES, split="test")
     run_eval(cfg)
     return stored_answers(out, name)
 
@@ -171,7 +174,7 @@ def hf_answers(work: dict[str, Path], name: str, d: Path) -> dict:
     """The family's ``hf:`` answers (greedy, the preset's settings), computed once per module."""
     if name not in HF:
         t0 = time.perf_counter()
-        HF[name] = evaluate(work, name, f"hf:{d}", "hf", batch_size=4, adapter_extra={"device": "cpu"})
+        HF[name] = evaluate(work, name, f"hf:{d}", "hf", batch_size=4, extra={"device": "cpu"})
         _timed("hf", t0)
     return HF[name]
 
@@ -250,7 +253,7 @@ def test_finetune_lora_then_evaluate_the_merged_model(work, models, name):
     assert set(base) == set(new), "the merged checkpoint has other weights than the base"
     assert any(not bool((base[k] == new[k]).all()) for k in base), "LoRA changed no weight"
     t0 = time.perf_counter()
-    evaluate(work, name, f"hf:{merged}", "merged", batch_size=4, adapter_extra={"device": "cpu"})
+    evaluate(work, name, f"hf:{merged}", "merged", batch_size=4, extra={"device": "cpu"})
     metrics = score_run(work["dir"] / "runs" / name / "merged", n_resamples=10)
     _timed("merged-eval", t0)
     assert (work["dir"] / "runs" / name / "merged" / "scores.parquet").is_file() and metrics

@@ -55,9 +55,10 @@ def test_batched_equals_one_by_one(tiny, requests_):
 
 
 def test_registry_spec_options_and_box_convention(tiny, requests_):
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
 
-    a = load_adapter(f"hf:{tiny}", batch_size=3, extra={"dtype": "float32", "device": "cpu"})
+    a = load_adapter(ModelConfig(f"hf:{tiny}", batch_size=3, extra={"dtype": "float32", "device": "cpu"}))
     assert a.key == f"hf:{tiny}"
     s = a.settings()
     assert s["dtype"] == "float32" and s["batch_size"] == 3 and s["model_type"] == "llava"
@@ -66,7 +67,7 @@ def test_registry_spec_options_and_box_convention(tiny, requests_):
     r = a.generate(requests_[:2])
     assert [x.status for x in r] == ["ok", "ok"]
     with pytest.raises(BadInput):
-        load_adapter(f"hf:{tiny}", extra={"colour": "blue"})
+        load_adapter(ModelConfig(f"hf:{tiny}", extra={"colour": "blue"}))
     with pytest.raises(BadInput):
         load_adapter("hf:/nonexistent/model")
 
@@ -87,6 +88,7 @@ def test_bad_image_fails_only_its_request(tiny, requests_):
 
 
 def test_vllm_adapter_needs_vllm_or_matches_hf(tiny, requests_):
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
 
     try:
@@ -95,6 +97,6 @@ def test_vllm_adapter_needs_vllm_or_matches_hf(tiny, requests_):
         with pytest.raises(BadInput, match="medr2\\[vllm\\]"):
             load_adapter(f"vllm:{tiny}")
         pytest.skip("vllm is not installed here; checked the install hint only")
-    a = load_adapter(f"vllm:{tiny}", extra={"dtype": "float32"})
+    a = load_adapter(ModelConfig(f"vllm:{tiny}", extra={"dtype": "float32"}))
     res = a.generate(requests_)
     assert all(r.status == "ok" for r in res)

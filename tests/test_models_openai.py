@@ -10,6 +10,7 @@ import pytest
 
 from medr2.errors import BadInput
 from medr2.models.base import GenSettings, Message, Part, Request
+from medr2.models.config import ModelConfig
 from medr2.models.openai import OpenAIAdapter, parse_retry_after
 from medr2.models.registry import load_adapter
 from medr2.run.runner import EvalConfig, run_eval
@@ -43,9 +44,10 @@ def test_faults_every_item_ends_ok_or_error_exactly_once(bench_root: Path, tmp_p
                      permanent=lambda body: 400 if "Locate the lesion" in str(body["messages"][-1]) else None)
     modes = ("independent", "chain-own", "blind")
     with OpenAIServer(plan) as srv:
-        summary = run_eval(EvalConfig(bench=bench_root, model="openai:test-vlm", out=tmp_path / "run", modes=modes,
-                                      base_urls=(srv.url,), concurrency=6, timeout_s=0.6, retries=3,
-                                      adapter_extra=FAST))
+        summary = run_eval(EvalConfig(bench=bench_root,
+                                      model=ModelConfig("openai:test-vlm", base_urls=(srv.url,), concurrency=6,
+                                                        timeout_s=0.6, retries=3, extra=FAST), out=tmp_path / "run",
+                                      modes=modes))
         stats = srv.stats
     rows = _rows(tmp_path / "run")
     slots = Counter((r.prediction.item_id, r.prediction.mode) for r in rows)
@@ -116,8 +118,9 @@ def test_api_key_from_env_never_written(bench_root: Path, tmp_path: Path, monkey
     secret = "sk-test-SECRET-0123456789"
     monkeypatch.setenv("MEDR2_TEST_KEY", secret)
     with OpenAIServer(api_key=secret, model="vlm") as srv:
-        summary = run_eval(EvalConfig(bench=bench_root, model="openai:vlm", out=tmp_path / "run",
-                                      base_urls=(srv.url,), api_key_env="MEDR2_TEST_KEY", limit=6))
+        summary = run_eval(EvalConfig(bench=bench_root,
+                                      model=ModelConfig("openai:vlm", base_urls=(srv.url,),
+                                                        api_key_env="MEDR2_TEST_KEY"), out=tmp_path / "run", limit=6))
         assert srv.stats.auth_headers == {f"Bearer {secret}"}
     assert summary.modes["independent"].ok == summary.modes["independent"].planned > 0
     for f in (tmp_path / "run").rglob("*"):
@@ -126,13 +129,13 @@ def test_api_key_from_env_never_written(bench_root: Path, tmp_path: Path, monkey
     assert "MEDR2_TEST_KEY" in (tmp_path / "run" / "manifest.json").read_text()
     monkeypatch.delenv("MEDR2_TEST_KEY")
     with pytest.raises(BadInput, match="MEDR2_TEST_KEY"):
-        load_adapter("openai:vlm", base_urls=("http://127.0.0.1:9/v1",), api_key_env="MEDR2_TEST_KEY")
+        load_adapter(ModelConfig("openai:vlm", base_urls=("http://127.0.0.1:9/v1",), api_key_env="MEDR2_TEST_KEY"))
 
 
 def test_wrong_key_is_a_permanent_error(bench_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEDR2_TEST_KEY", "wrong")
     with OpenAIServer(api_key="right") as srv:
-        ad = load_adapter("openai:m", base_urls=(srv.url,), api_key_env="MEDR2_TEST_KEY")
+        ad = load_adapter(ModelConfig("openai:m", base_urls=(srv.url,), api_key_env="MEDR2_TEST_KEY"))
         try:
             [resp] = ad.generate([_text_request(bench_root, "hi")])
         finally:
@@ -187,10 +190,9 @@ def test_image_changed_on_disk_is_an_error(bench_root: Path, tmp_path: Path) -> 
 
 
 def test_ctrl_c_stops_cleanly_and_resume_completes(bench_root: Path, tmp_path: Path) -> None:
-    cfg = EvalConfig(bench=bench_root, model="openai:m", out=tmp_path / "run", modes=("independent",),
-                     concurrency=4)
     with OpenAIServer(delay_s=0.02) as srv:
-        cfg.base_urls = (srv.url,)
+        cfg = EvalConfig(bench=bench_root, model=ModelConfig("openai:m", base_urls=(srv.url,), concurrency=4),
+                         out=tmp_path / "run", modes=("independent",))
         first = run_eval(cfg, progress=InterruptAfter(10))
         assert first.interrupted
         stored = len(_rows(tmp_path / "run"))

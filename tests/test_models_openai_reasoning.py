@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from medr2.models.base import GenSettings, Message, Part, Request
+from medr2.models.config import ModelConfig
 from medr2.models.openai import OpenAIAdapter, read_completion
 from medr2.models.registry import load_adapter
 from medr2.models.truncation import is_truncated, scan_text, unfinished_reasoning
@@ -66,11 +68,10 @@ def test_adapter_stores_finish_reason_reasoning_and_thinking_options(tmp_path: P
                                         usage={"prompt_tokens": 12, "completion_tokens": 345}))
 
     with ScriptedServer(respond) as srv:
-        from medr2.models.presets import get_preset
-
-        ad = load_adapter("openai:m", preset=get_preset("qwen3-vl-thinking"), base_urls=(srv.url,),
-                          extra={"thinking_token_budget": 1024, "enable_thinking": True, "reasoning_effort": "low",
-                                 "extra_body": {"chat_template_kwargs": {"custom": 1}}})
+        ad = load_adapter(ModelConfig("openai:m", preset="qwen3-vl-thinking", base_urls=(srv.url,),
+                                      extra={"thinking_token_budget": 1024, "enable_thinking": True,
+                                             "reasoning_effort": "low",
+                                             "extra_body": {"chat_template_kwargs": {"custom": 1}}}))
         try:
             (resp,) = ad.generate([_req("q")])
         finally:
@@ -106,8 +107,9 @@ def test_truncated_answers_scored_truncated_end_to_end(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        summary = run_eval(EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,),
-                                      preset="generic-reasoning", adapter_extra={"backoff_initial_s": 0.01}))
+        summary = run_eval(EvalConfig(split="all", bench=bench,
+                                      model=ModelConfig("openai:m", base_urls=(srv.url,), preset="generic-reasoning",
+                                                        extra={"backoff_initial_s": 0.01}), out=run))
         bodies = [json.loads(b) for b in srv.bodies]
     assert all(b["max_tokens"] == 16384 for b in bodies)  # the reasoning preset's budget
     with Store.open(run) as st:
@@ -157,7 +159,7 @@ def test_truncated_rate_in_leaderboard_and_score_console(tmp_path: Path) -> None
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,)))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("openai:m", base_urls=(srv.url,)), out=run))
     res = CliRunner().invoke(app, ["score", str(run), "--mixed-splits", "--resamples", "0"])
     assert res.exit_code == 0, res.output
     assert "truncated 1.000" in res.output and "max-new-tokens" in res.output
@@ -192,11 +194,12 @@ def test_thinking_options_are_part_of_the_run_identity(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        cfg = EvalConfig(split="all", bench=bench, model="openai:m", out=run, base_urls=(srv.url,), limit=2,
-                         adapter_extra={"thinking_token_budget": 512})
+        cfg = EvalConfig(split="all", bench=bench,
+                         model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"thinking_token_budget": 512}),
+                         out=run, limit=2)
         run_eval(cfg)
         run_eval(cfg)  # the same setting resumes
-        cfg.adapter_extra = {"thinking_token_budget": 1024}
+        cfg.model = replace(cfg.model, extra={"thinking_token_budget": 1024})
         with pytest.raises(BadInput, match="request_extra"):
             run_eval(cfg)
     manifest = json.loads((run / "manifest.json").read_text())

@@ -16,6 +16,7 @@ import pytest
 from medr2.errors import BadInput
 from medr2.images import load_image, pixel_sha256
 from medr2.models.base import BoxConvention, GenSettings, Request
+from medr2.models.config import ModelConfig
 from medr2.models.registry import known_prefixes, load_adapter
 from medr2.records import Item
 from medr2.run.prompts import MODES, render_messages
@@ -59,7 +60,7 @@ def check_openai(bench: Any, tiny: Path) -> None:
 
     item = _two(bench)
     with OpenAIServer(answer=answer) as srv:
-        ad = load_adapter("openai:m", base_urls=[srv.url])
+        ad = load_adapter(ModelConfig("openai:m", base_urls=(srv.url,)))
         try:
             resp = ad.generate([_request(bench, item), _request(bench, item)])
         finally:
@@ -85,7 +86,7 @@ def check_hf(bench: Any, tiny: Path) -> None:
     conv, images = to_hf_conversation(req.messages, bench.root)
     proc = AutoProcessor.from_pretrained(tiny, local_files_only=True)
     assert len(images) == 2 and proc.apply_chat_template(conv, add_generation_prompt=True).count("<image>") == 2
-    ad = load_adapter(f"hf:{tiny}", extra={"device": "cpu"})
+    ad = load_adapter(ModelConfig(f"hf:{tiny}", extra={"device": "cpu"}))
     try:
         resp = ad.generate([req])
     finally:
@@ -96,23 +97,21 @@ def check_hf(bench: Any, tiny: Path) -> None:
 def check_vllm(bench: Any, tiny: Path) -> None:
     """What ``LLM.chat`` receives (the offline engine itself needs vLLM: tests/test_servers_e2e.py), and the
     engine's per-prompt image limit from the preset."""
-    from medr2.models.presets import get_preset
-    from medr2.models.registry import AdapterOptions
     from medr2.models.vllm import engine_kwargs, to_openai_messages, vllm_options
 
     item = _two(bench)
     chat = to_openai_messages(_request(bench, item).messages, bench.root)
     parts = chat[-1]["content"]
     assert [p["type"] for p in parts] == ["image_url", "image_url", "text"]
-    opts = vllm_options(AdapterOptions(preset=get_preset("llava-med")))
+    opts = vllm_options(ModelConfig("vllm:x", preset="llava-med"))
     assert opts.max_images_per_prompt == 1
     assert engine_kwargs(tiny, opts)["limit_mm_per_prompt"] == {"image": 1}
-    assert vllm_options(AdapterOptions(preset=get_preset("qwen2.5-vl"))).max_images_per_prompt == 4
+    assert vllm_options(ModelConfig("vllm:x", preset="qwen2.5-vl")).max_images_per_prompt == 4
 
 
 def check_baseline(bench: Any, tiny: Path) -> None:
     """Baselines answer from the text or the item, never the images: a two-image request is answered."""
-    ad = load_adapter("baseline:random", bench=bench)
+    ad = load_adapter(ModelConfig("baseline:random", bench=bench))
     assert ad.generate([_request(bench, _two(bench))])[0].status == "ok"
 
 
@@ -164,7 +163,8 @@ def test_run_refuses_more_images_than_the_model_takes(bench: Any, tmp_path: Path
     any request, naming the items file, the item and the field; nothing stored, the server never asked."""
     with OpenAIServer() as srv:
         with pytest.raises(BadInput) as info:
-            run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), preset="llava-med",
+            run_eval(EvalConfig(bench=bench.root,
+                                model=ModelConfig("openai:m", base_urls=(srv.url,), preset="llava-med"),
                                 out=tmp_path / "run", split="all", modes=("independent",)))
         assert srv.stats.requests == 0
     err = info.value
@@ -177,12 +177,15 @@ def test_model_option_max_images(bench: Any, tmp_path: Path) -> None:
     """``--model-option max_images=N`` (the server's limit) refuses or admits; blind mode shows no image."""
     with OpenAIServer() as srv:
         with pytest.raises(BadInput):
-            run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), out=tmp_path / "a",
-                                split="all", modes=("independent",), adapter_extra={"max_images": 1}))
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), out=tmp_path / "blind",
-                            split="all", modes=("blind",), adapter_extra={"max_images": 1}))
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), out=tmp_path / "b",
-                            split="all", modes=("independent",), adapter_extra={"max_images": 2}))
+            run_eval(EvalConfig(bench=bench.root,
+                                model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"max_images": 1}),
+                                out=tmp_path / "a", split="all", modes=("independent",)))
+        run_eval(EvalConfig(bench=bench.root,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"max_images": 1}),
+                            out=tmp_path / "blind", split="all", modes=("blind",)))
+        run_eval(EvalConfig(bench=bench.root,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"max_images": 2}),
+                            out=tmp_path / "b", split="all", modes=("independent",)))
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["model"]["settings"]["max_images"] == 2
 
 
@@ -209,7 +212,7 @@ def test_refusal_on_every_selection_path(bench: Any, tmp_path: Path, how: str) -
     first = next(it.item_id for it in bench.items if len(it.images) == 2)
     extra: dict[str, Any] = {"limit": 200} if how.startswith("held") else {}
     with OpenAIServer() as srv, pytest.raises(BadInput) as info:
-        run_eval(EvalConfig(bench=bench.root, model="openai:m", base_urls=(srv.url,), preset="llava-med",
+        run_eval(EvalConfig(bench=bench.root, model=ModelConfig("openai:m", base_urls=(srv.url,), preset="llava-med"),
                             out=tmp_path / "run", split="all", **extra),
                  bench=bench if how == "loaded bench" else None)
     assert info.value.record == first and info.value.field == "images"

@@ -622,9 +622,10 @@ def test_import_deep_json_is_exit_2(tmp_path: Path) -> None:
 
 
 def _run(bench: Path, out: Path, shard: str | None = None) -> Path:
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
-    run_eval(EvalConfig(bench=bench, model="baseline:random", out=out,
+    run_eval(EvalConfig(bench=bench, model=ModelConfig("baseline:random"), out=out,
                         shard=tuple(int(x) for x in shard.split("/")) if shard else None))  # type: ignore[arg-type]
     return out
 

@@ -104,6 +104,7 @@ def test_item_browser_shows_and_filters_confidence_and_abstentions(tmp_path: Pat
 
     from aiohttp import web
 
+    from medr2.models.config import ModelConfig
     from medr2.records import ABSTAIN_OPTION
     from medr2.report import write_report
     from medr2.run.runner import EvalConfig, run_eval
@@ -135,8 +136,9 @@ def test_item_browser_shows_and_filters_confidence_and_abstentions(tmp_path: Pat
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), split="all",
-                            confidence="logprobs", abstain_option=True, adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, split="all", confidence="logprobs", abstain_option=True))
     score_run(run, n_resamples=0, mixed_splits=True)
     # what each card must show: the scored verdict, and the confidence in the parsed answer (from the store)
     with Store.open(run) as store:

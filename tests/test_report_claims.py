@@ -17,6 +17,7 @@ from aiohttp import web
 
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
+from medr2.models.config import ModelConfig
 from medr2.records import REPORT_TASKS
 from medr2.report import write_report
 from medr2.run.runner import EvalConfig, run_eval
@@ -43,8 +44,9 @@ def _reasoning_run(bench: Bench, run: Path) -> None:
         return json_response(completion(CONTENT.format(default_answer(body)), reasoning_content=REASONING))
 
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
-                            modes=("reasoning",), adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(split="all", bench=bench.root,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, modes=("reasoning",)))
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +118,9 @@ def test_rescoring_gives_the_same_bytes_and_a_run_without_rationales_removes_the
 
     plain = tmp_path / "plain"
     with ScriptedServer(bare) as srv:
-        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=plain, base_urls=(srv.url,),
-                            modes=("independent",), adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(split="all", bench=bench.root,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=plain, modes=("independent",)))
     (plain / "claims.parquet").write_bytes(before)  # a stale file from elsewhere
     m = score_run(plain, mixed_splits=True, n_resamples=0)
     assert "claims" not in m and not (plain / "claims.parquet").exists()
@@ -203,14 +206,12 @@ def test_claim_judge_decides_what_the_rules_leave_unverifiable(bench: Bench, tmp
     with pytest.raises(BadInput, match="needs a judge"):
         score_run(run, mixed_splits=True, judge_claims=True)
     with ScriptedServer(judge) as srv:
-        opts = {"base_urls": (srv.url,), "extra": {"backoff_initial_s": 0.01}}
-        m = score_run(run, mixed_splits=True, judge="openai:judge", judge_options=opts, judge_claims=True,
-                      n_resamples=50)
+        judge_cfg = ModelConfig("openai:judge", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01})
+        m = score_run(run, mixed_splits=True, judge=judge_cfg, judge_claims=True, n_resamples=50)
         n_asked = len(asked)
         claim_prompts = [p for p in asked if CLAIM_PROMPT_VERSION in p]
         assert claim_prompts and all("[[liver]]" in p for p in claim_prompts)  # only the unverifiable organ
-        again = score_run(run, mixed_splits=True, judge="openai:judge", judge_options=opts, judge_claims=True,
-                          n_resamples=50)
+        again = score_run(run, mixed_splits=True, judge=judge_cfg, judge_claims=True, n_resamples=50)
         assert len(asked) == n_asked  # cached: rescoring asks nothing
     assert again["claims"] == m["claims"]
     rows = pq.read_table(run / "claims.parquet").to_pylist()

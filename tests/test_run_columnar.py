@@ -19,6 +19,7 @@ from medr2.bench.select import select_items, shard_index, stratified_ids
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.errors import BadInput
 from medr2.images import sha256_file
+from medr2.models.config import ModelConfig
 from medr2.records import Item
 from medr2.run.order import group_by_case
 from medr2.run.runner import EvalConfig, run_eval
@@ -213,15 +214,15 @@ def test_eval_streamed_equals_loaded(variant_bench: Path, tmp_path: Path, sel: d
     for how in ("loaded", "columnar"):
         out = tmp_path / how
         bench = load_bench(variant_bench, image_hashes=False) if how == "loaded" else None
-        cfg = EvalConfig(bench=variant_bench, model="baseline:random", out=out, modes=modes, command=("x",),
-                         split="all", **sel)
+        cfg = EvalConfig(bench=variant_bench, model=ModelConfig("baseline:random"), out=out, modes=modes,
+                         command=("x",), split="all", **sel)
         summary = run_eval(cfg, bench=bench)
         assert summary.sent > 0
         runs[how] = out
     assert _rows(runs["loaded"]) == _rows(runs["columnar"])
     assert _manifest(runs["loaded"]) == _manifest(runs["columnar"])
-    again = run_eval(EvalConfig(bench=variant_bench, model="baseline:random", out=runs["columnar"], modes=modes,
-                                command=("x",), split="all", **sel))
+    again = run_eval(EvalConfig(bench=variant_bench, model=ModelConfig("baseline:random"), out=runs["columnar"],
+                                modes=modes, command=("x",), split="all", **sel))
     assert again.sent == 0 and sum(c.stored_before for c in again.modes.values()) == sum(
         c.planned for c in again.modes.values())
 

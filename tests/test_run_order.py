@@ -16,6 +16,7 @@ from medr2.bench.format import load_bench
 from medr2.bench.select import select_items
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.errors import BadInput
+from medr2.models.config import ModelConfig
 from medr2.records import Item
 from medr2.run.order import ORDERS, get_order, group_by_case, merge_by_case
 from medr2.run.runner import EvalConfig, run_eval
@@ -100,7 +101,8 @@ def test_merge_keeps_every_item_when_the_variants_disagree_on_the_case_order(ben
 def test_unknown_order_is_refused(bench: Path, tmp_path: Path) -> None:
     assert set(ORDERS.names()) >= {"bench", "case"}
     with pytest.raises(BadInput) as e:
-        run_eval(EvalConfig(split="all", bench=bench, model="baseline:random", out=tmp_path / "run", order="nosuch"))
+        run_eval(EvalConfig(split="all", bench=bench, model=ModelConfig("baseline:random"), out=tmp_path / "run",
+                            order="nosuch"))
     assert e.value.field == "--order" and "known: bench, case" in str(e.value)
     assert not (tmp_path / "run").exists()
 

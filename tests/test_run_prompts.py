@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from medr2.models.base import BoxConvention
+from medr2.models.config import ModelConfig
 from medr2.models.presets import PRESETS, box_from_model, box_to_model, smart_resize
 from medr2.run.prompts import MODES, get_mode, gold_answer, render_messages, request_hash, wrong_answer
 from medr2.run.runner import EvalConfig, run_eval
@@ -25,7 +26,7 @@ def render_snapshots(tmp: Path) -> dict[str, dict[str, list]]:
     """Stored request messages of every mode for the items of one case (label: task|variant)."""
     bench = tmp / "bench"
     make_bench(bench, n_cases=2)
-    run_eval(EvalConfig(bench=bench, model="baseline:blind", out=tmp / "run", modes=tuple(MODES)))
+    run_eval(EvalConfig(bench=bench, model=ModelConfig("baseline:blind"), out=tmp / "run", modes=tuple(MODES)))
     out: dict[str, dict[str, list]] = {}
     with Store.open(tmp / "run") as st:
         from medr2.bench import load_bench

@@ -318,6 +318,7 @@ def test_the_ray_path_stores_the_local_clients_logprob_confidences(tmp_path: Pat
     same note where it sent none (the server below sends them for about half of its "A"/"yes" answers)."""
     import asyncio
 
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
     from medr2.run import ray_executor as rx
     from medr2.run.prompts import get_mode, messages_json, render_messages
@@ -336,7 +337,7 @@ def test_the_ray_path_stores_the_local_clients_logprob_confidences(tmp_path: Pat
     settings = GenSettings(max_new_tokens=7, temperature=0.0, seed=0)
     with ScriptedServer(respond) as srv:
         # the adapter as `medr2 eval --confidence logprobs` makes it (runner._with_confidence: top_logprobs=20)
-        local = load_adapter("openai:m", base_urls=(srv.url,), extra={"top_logprobs": 20})
+        local = load_adapter(ModelConfig("openai:m", base_urls=(srv.url,), extra={"top_logprobs": 20}))
         assert isinstance(local, OpenAIAdapter)
         spec = rx._BodySpec(model="m", extra_body=json.dumps(local.extra_body, sort_keys=True),
                             max_tokens_field=local.max_tokens_field, bench_root=str(bench.root),

@@ -16,6 +16,7 @@ from medr2.bench.select import parse_shard, select_items, shard_index
 from medr2.cli import app as cli_app
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, Request, Response
+from medr2.models.config import ModelConfig
 from medr2.run.merge import merge_runs
 from medr2.run.prompts import MODES
 from medr2.run.runner import EvalConfig, run_eval
@@ -69,7 +70,7 @@ def test_cli_eval_every_mode(bench_root: Path, tmp_path: Path, model: str) -> No
 
 
 def test_misleading_mode_records_the_misled_step(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r",
+    run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:oracle"), out=tmp_path / "r",
                         modes=("chain-misleading",)))
     rows = _rows(tmp_path / "r")
     chained = [r for r in rows if r.step and r.step > 1]
@@ -78,22 +79,25 @@ def test_misleading_mode_records_the_misled_step(bench_root: Path, tmp_path: Pat
 
 
 def test_resume_into_other_settings_is_refused(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r", limit=5))
+    run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:oracle"), out=tmp_path / "r",
+                        limit=5))
     with pytest.raises(BadInput, match="model_key"):
-        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "r", limit=5))
+        run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:random"), out=tmp_path / "r",
+                            limit=5))
     with pytest.raises(BadInput, match="generation"):
-        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:oracle", out=tmp_path / "r",
-                            max_new_tokens=7))
+        run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:oracle", max_new_tokens=7),
+                            out=tmp_path / "r"))
 
 
 def test_shards_partition_by_case_and_merge_equals_unsharded(bench_root: Path, tmp_path: Path) -> None:
     modes = ("independent", "chain-own")
     full = tmp_path / "full"
-    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=full, modes=modes))
+    run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:random"), out=full, modes=modes))
     shards = []
     for i in range(3):
         d = tmp_path / f"s{i}"
-        run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=d, modes=modes, shard=(i, 3)))
+        run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:random"), out=d, modes=modes,
+                            shard=(i, 3)))
         shards.append(d)
     cases = [{r.prediction.item_id for r in _rows(d)} for d in shards]
     assert not (cases[0] & cases[1]) and not (cases[1] & cases[2])
@@ -111,14 +115,16 @@ def test_shards_partition_by_case_and_merge_equals_unsharded(bench_root: Path, t
 
 
 def test_merge_refuses_other_settings_or_bench(bench_root: Path, tmp_path: Path) -> None:
-    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "a", shard=(0, 2)))
-    run_eval(EvalConfig(split="all", bench=bench_root, model="baseline:random", out=tmp_path / "b", shard=(1, 2),
-                        seed=5))
+    run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:random"), out=tmp_path / "a",
+                        shard=(0, 2)))
+    run_eval(EvalConfig(split="all", bench=bench_root, model=ModelConfig("baseline:random", seed=5), out=tmp_path / "b",
+                        shard=(1, 2)))
     with pytest.raises(BadInput, match="generation"):
         merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
     other = tmp_path / "bench2"
     make_bench(other, n_cases=3)
-    run_eval(EvalConfig(split="all", bench=other, model="baseline:random", out=tmp_path / "c", shard=(1, 2)))
+    run_eval(EvalConfig(split="all", bench=other, model=ModelConfig("baseline:random"), out=tmp_path / "c",
+                        shard=(1, 2)))
     with pytest.raises(BadInput, match="bench_checksum"):
         merge_runs([tmp_path / "a", tmp_path / "c"], tmp_path / "m")
     res = CliRunner().invoke(_app(), ["merge", str(tmp_path / "a"), "--out", str(tmp_path / "m3")])
@@ -163,17 +169,18 @@ class _FailingStep:
 
 
 def test_chain_own_after_a_failed_step_and_retry_errors(bench_root: Path, tmp_path: Path) -> None:
-    cfg = EvalConfig(split="all", bench=bench_root, model="custom", out=tmp_path / "r", modes=("chain-own",))
-    run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    cfg = EvalConfig(split="all", bench=bench_root, model=ModelConfig("custom"), out=tmp_path / "r",
+                     modes=("chain-own",))
+    run_eval(cfg, adapter_factory=lambda _config: _FailingStep())
     rows = {r.prediction.item_id: r for r in _rows(tmp_path / "r")}
     later = [r for r in rows.values() if r.chain_id and r.step and r.step > 2 and r.meta["variant"] == "clean"]
     assert later and all(r.prediction.status == "error" and "earlier chain step 2" in (r.prediction.error or "")
                          for r in later)
     # rerun skips errors; --retry-errors resends them and replaces the rows (still one per item)
-    again = run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    again = run_eval(cfg, adapter_factory=lambda _config: _FailingStep())
     assert again.sent == 0
     cfg.retry_errors = True
-    run_eval(cfg, adapter_factory=lambda spec, **kw: _FailingStep())
+    run_eval(cfg, adapter_factory=lambda _config: _FailingStep())
     rows2 = _rows(tmp_path / "r")
     assert len(rows2) == len(rows)
 
@@ -211,15 +218,16 @@ def test_lazy_planning_stores_the_same_rows_as_planning_up_front(bench_root: Pat
     tables = {}
     with OpenAIServer(plan) as srv:
         for name, wrap in (("pulled", lambda a: a), ("up front", _StreamOnly)):
-            def factory(spec: str, wrap: Any = wrap, **kw: Any) -> Any:
-                return wrap(load_adapter(spec, **kw))
+            def factory(config: ModelConfig, wrap: Any = wrap) -> Any:
+                return wrap(load_adapter(config))
 
-            probe = factory("openai:m", base_urls=(srv.url,))
+            probe = factory(ModelConfig("openai:m", base_urls=(srv.url,)))
             assert isinstance(probe, PullingAdapter) == (name == "pulled") and isinstance(
                 getattr(probe, "inner", probe), OpenAIAdapter)
             probe.close()
-            cfg = EvalConfig(split="all", bench=bench_root, model="openai:m", out=tmp_path / name, modes=modes,
-                             base_urls=(srv.url,), concurrency=3, retries=0)
+            cfg = EvalConfig(split="all", bench=bench_root,
+                             model=ModelConfig("openai:m", base_urls=(srv.url,), concurrency=3, retries=0),
+                             out=tmp_path / name, modes=modes)
             summary = run_eval(cfg, adapter_factory=factory)
             assert summary.modes["chain-own"].error > 0  # failed steps block later ones (stored as errors)
             tables[name] = sorted((r.prediction.request_hash, r.prediction.item_id, r.prediction.mode, r.step,
@@ -247,9 +255,9 @@ def test_tampered_image_is_an_error_of_its_items_not_a_guess(tmp_path: Path) -> 
     with pytest.raises(BadInput):
         load_bench(root)  # the full check still finds it
     with OpenAIServer(FaultPlan(seed=0)) as srv:
-        summary = run_eval(EvalConfig(split="all", bench=root, model="openai:m", out=tmp_path / "run",
-                                      base_urls=(srv.url,),
-                                      concurrency=2, retries=0))
+        summary = run_eval(EvalConfig(split="all", bench=root,
+                                      model=ModelConfig("openai:m", base_urls=(srv.url,), concurrency=2, retries=0),
+                                      out=tmp_path / "run"))
         sent = srv.stats.requests
     rows = _rows(tmp_path / "run")
     by_item = {it.item_id: it for it in bench.items}

@@ -242,13 +242,14 @@ def test_the_prior_baseline_shows_no_calibration_shift_on_probes() -> None:
     its clean parent: a calibration shift of exactly 0 on V1-V3, from its own stored confidences."""
     from types import SimpleNamespace
 
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
     from tests.score_fixtures import requests_for
 
     train = {0, 1, 2, 4, 5, 8, 9}  # uneven train answers: modality CT 3, MRI 3, X-ray 1 times (of 7)
     items = [it.model_copy(update={"split": "train"}) if int(it.case_id[-2:]) in train else it for it in ITEMS]
     by_id = {it.item_id: it for it in items}
-    adapter = load_adapter("baseline:prior", bench=SimpleNamespace(items=items))
+    adapter = load_adapter(ModelConfig("baseline:prior", bench=SimpleNamespace(items=items)))
     responses = adapter.generate(requests_for(items))
     preds = [Prediction(model_key=adapter.key, item_id=it.item_id, mode="independent", request_hash=it.item_id,
                         raw=r.text, status=r.status, confidence=r.confidence)

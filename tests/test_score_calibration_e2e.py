@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from medr2.bench.format import load_bench
+from medr2.models.config import ModelConfig
 from medr2.records import Confidence
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
@@ -68,8 +69,9 @@ def logprob_run(bench: Path, run: Path, seen: list[dict[str, Any]] | None = None
         return json_response(out)
 
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="logprobs",
-                            adapter_extra={"backoff_initial_s": 0.01}, split="all"))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, confidence="logprobs", split="all"))
 
 
 def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
@@ -141,8 +143,9 @@ def test_verbal_confidences_end_to_end(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), confidence="verbal",
-                            adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, confidence="verbal"))
     assert asked and all("Confidence: 70%" in a for a in asked)  # the instruction's example
     score_run(run, n_resamples=20)
     mode = json.loads((run / CALIBRATION_FILE).read_text())["modes"]["independent"]
@@ -159,8 +162,9 @@ def test_a_run_without_confidences_or_abstentions_gets_no_calibration_file(tmp_p
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,),
-                            adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run))
     (run / CALIBRATION_FILE).write_text("{}")  # stale
     metrics = score_run(run, n_resamples=20)
     assert not (run / CALIBRATION_FILE).exists()
@@ -185,8 +189,9 @@ def test_abstain_option_offered_recorded_and_scored(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), abstain_option=True,
-                            adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, abstain_option=True))
     assert any(offered) and not all(offered)  # single-choice items only
     assert json.loads((run / "manifest.json").read_text())["abstain_option"] is True
     metrics = score_run(run, n_resamples=20)
@@ -219,8 +224,9 @@ def test_merged_shards_keep_the_eval_options(tmp_path: Path) -> None:
     shards = [tmp_path / "s0", tmp_path / "s1"]
     with ScriptedServer(respond) as srv:
         for i, out in enumerate(shards):
-            run_eval(EvalConfig(bench=bench, model="openai:m", out=out, base_urls=(srv.url,), shard=(i, 2),
-                                abstain_option=True, confidence="verbal", adapter_extra={"backoff_initial_s": 0.01}))
+            run_eval(EvalConfig(bench=bench,
+                                model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                                out=out, shard=(i, 2), abstain_option=True, confidence="verbal"))
     merged = tmp_path / "merged"
     merge_runs(shards, merged, command=[])
     score_run(merged, n_resamples=20)

@@ -88,6 +88,7 @@ def test_score_reports_the_patient_bootstrap(tmp_path: Path) -> None:
     a bench of one case per patient says ``case``."""
     from medr2.bench import write_bench
     from medr2.images import ImageStore
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.score.scorer import score_run
     from tests.run_fixtures import make_items
@@ -99,7 +100,7 @@ def test_score_reports_the_patient_bootstrap(tmp_path: Path) -> None:
             cases = [c.model_copy(update={"patient_id": f"p{int(c.case_id[4:]) // 4}"}) for c in cases]
         write_bench(root, cases, items, {"name": "clusters"})
         run = tmp_path / f"run-{shared}"
-        run_eval(EvalConfig(bench=root, model="baseline:random", out=run))
+        run_eval(EvalConfig(bench=root, model=ModelConfig("baseline:random"), out=run))
         metrics = score_run(run, n_resamples=50)
         boot = json.loads((run / "metrics.json").read_text())["bootstrap"]
         assert boot == metrics["bootstrap"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from medr2.bench.format import Bench
+from medr2.models.config import ModelConfig
 from medr2.bench.select import select_items
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
@@ -23,9 +24,10 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
     return make_bench(tmp_path_factory.mktemp("bench"), n_cases=4)
 
 
-def _cfg(bench: Bench, out: Path, **kw: object) -> EvalConfig:
+def _cfg(bench: Bench, out: Path, seed: int = 0, **kw: object) -> EvalConfig:
     kw.setdefault("split", "all")  # the whole fixture bench (train and test) unless a test names a split
-    return EvalConfig(bench=bench.root, model="baseline:oracle", out=out, batch_size=1, **kw)  # type: ignore[arg-type]
+    return EvalConfig(bench=bench.root, model=ModelConfig("baseline:oracle", batch_size=1, seed=seed), out=out,
+                      **kw)  # type: ignore[arg-type]
 
 
 def test_interrupted_run_is_marked_incomplete_then_complete_after_resume(bench: Bench, tmp_path: Path) -> None:

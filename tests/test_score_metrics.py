@@ -398,12 +398,13 @@ def test_prior_baseline_has_zero_paired_gaps_on_code_built_items() -> None:
     report probes, with T3 / V7 answers of three cases missing: every paired gap is exactly 0."""
     from types import SimpleNamespace
 
+    from medr2.models.config import ModelConfig
     from medr2.models.registry import load_adapter
     from tests.score_fixtures import requests_for
 
     items = _probe_items()
     train = [it.model_copy(update={"split": "train"}) if _case_no(it) % 2 == 0 else it for it in items]
-    adapter = load_adapter("baseline:prior", bench=SimpleNamespace(items=train))  # type: ignore[arg-type]
+    adapter = load_adapter(ModelConfig("baseline:prior", bench=SimpleNamespace(items=train)))  # type: ignore[arg-type]
     asked = [it for it in items if not (it.variant in ("T3", "V7") and it.case_id in ("case01", "case02", "case05"))]
     by_id = {it.item_id: it for it in items}
     preds = [Prediction(model_key=adapter.key, item_id=it.item_id, mode="independent", request_hash=it.item_id,
@@ -423,12 +424,13 @@ def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str,
     image, never a hint) run on a sample bench built with every variant, then scored."""
     from medr2.bench import load_bench
     from medr2.build.pipeline import build_bench
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.score.scorer import score_run
 
     root = tmp_path_factory.mktemp("prior")
     build_bench("sample", root / "bench", seed=0, n_cases=10, variants="all")
-    run_eval(EvalConfig(split="all", bench=root / "bench", model="baseline:prior", out=root / "run",
+    run_eval(EvalConfig(split="all", bench=root / "bench", model=ModelConfig("baseline:prior"), out=root / "run",
                         modes=("independent",)))
     return score_run(root / "run", mixed_splits=True, seed=0, n_resamples=200), load_bench(root / "bench")
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from medr2.bench.format import Bench
+from medr2.models.config import ModelConfig
 from medr2.records import REPORT_TASKS
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.score.scorer import load_table, score_run
@@ -22,7 +23,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _scored(bench: Bench, model: str, out: Path) -> dict[str, Any]:
-    run_eval(EvalConfig(split="all", bench=bench.root, model=model, out=out, modes=("independent",)))
+    run_eval(EvalConfig(split="all", bench=bench.root, model=ModelConfig(model), out=out, modes=("independent",)))
     return score_run(out, mixed_splits=True, n_resamples=200)
 
 
@@ -90,8 +91,9 @@ def test_reasoning_mode_against_a_local_server_with_rationales(bench: Bench, tmp
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(split="all", bench=bench.root, model="openai:m", out=run, base_urls=(srv.url,),
-                            modes=("reasoning",), adapter_extra={"backoff_initial_s": 0.01}))
+        run_eval(EvalConfig(split="all", bench=bench.root,
+                            model=ModelConfig("openai:m", base_urls=(srv.url,), extra={"backoff_initial_s": 0.01}),
+                            out=run, modes=("reasoning",)))
         bodies = [json.loads(b) for b in srv.bodies]
     texts = ["".join(p.get("text", "") for p in b["messages"][-1]["content"]) if isinstance(
         b["messages"][-1]["content"], list) else b["messages"][-1]["content"] for b in bodies]

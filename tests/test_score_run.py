@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from medr2.bench.format import Bench
+from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.score.scorer import load_table, score_run
 from tests.run_fixtures import make_bench
@@ -23,7 +24,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 def _run(bench: Bench, model: str, out: Path, modes: tuple[str, ...] = ("independent",)) -> Path:
-    run_eval(EvalConfig(split="all", bench=bench.root, model=model, out=out, modes=modes))
+    run_eval(EvalConfig(split="all", bench=bench.root, model=ModelConfig(model), out=out, modes=modes))
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.score.scorer import score_run
 from medr2.score.spill import LOCK_NAME, SPILL_PREFIX, SpillFolder, remove_stale
@@ -71,7 +72,7 @@ def test_a_folder_without_a_lock_is_left_and_a_finished_one_is_gone(tmp_path: Pa
 def test_score_removes_the_folder_a_killed_score_left(tmp_path: Path) -> None:
     bench = make_bench(tmp_path / "bench", n_cases=2)
     run = tmp_path / "run"
-    run_eval(EvalConfig(bench=bench.root, model="baseline:oracle", out=run, modes=("independent",)))
+    run_eval(EvalConfig(bench=bench.root, model=ModelConfig("baseline:oracle"), out=run, modes=("independent",)))
     proc, stale = _holder(run)
     _kill(proc)
     proc2, live = _holder(run)

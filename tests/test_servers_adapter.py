@@ -12,6 +12,7 @@ from safetensors import safe_open
 
 from medr2.errors import BadInput
 from medr2.models.base import GenSettings, Message, Part, Request
+from medr2.models.config import ModelConfig
 from medr2.models.openai import error_text
 from medr2.models.presets import get_preset
 from medr2.models.registry import load_adapter
@@ -50,7 +51,7 @@ def _request(tmp_path: Path) -> Request:
 @pytest.mark.parametrize(("preset", "field"), [("generic", "max_tokens"), ("qwen2.5-vl", "max_tokens"),
                                                ("gpt-4o", "max_completion_tokens")])
 def test_token_limit_field_follows_the_preset(tmp_path: Path, preset: str, field: str) -> None:
-    ad = load_adapter("openai:m", base_urls=("http://127.0.0.1:9/v1",), preset=get_preset(preset))
+    ad = load_adapter(ModelConfig("openai:m", base_urls=("http://127.0.0.1:9/v1",), preset=preset))
     try:
         body = json.loads(ad.body(_request(tmp_path)))
         assert ad.settings()["max_tokens_field"] == field  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from aiohttp import web
 from hypothesis import given, settings, strategies as st
 
 from medr2.errors import BadInput
+from medr2.models.config import ModelConfig
 from medr2.models.structured import (
     CONSTRAINED_FORMS,
     STRUCTURED_MODES,
@@ -174,8 +175,8 @@ def _structured_run(tmp_path: Path, mode: str | None) -> tuple[Path, Path, list[
     if mode is not None:
         extra["structured"] = mode
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), split="all",
-                            structured_answers=True, adapter_extra=extra))
+        run_eval(EvalConfig(bench=bench, model=ModelConfig("openai:m", base_urls=(srv.url,), extra=extra), out=run,
+                            split="all", structured_answers=True))
     return bench, run, seen
 
 
@@ -233,11 +234,11 @@ def test_free_runs_are_unchanged_and_unmarked(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     with ScriptedServer(respond) as srv:
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=(srv.url,), split="all"))
+        run_eval(EvalConfig(bench=bench, model=ModelConfig("openai:m", base_urls=(srv.url,)), out=run, split="all"))
     assert seen and not any(k in b for b in seen for k in ("response_format", "structured_outputs", "regex"))
     assert "structured_answers" not in json.loads((run / "manifest.json").read_text())["identity"]
     with pytest.raises(BadInput) as e:  # resuming the free run with structured answers would mix the two
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=run, base_urls=("http://127.0.0.1:9/v1",),
+        run_eval(EvalConfig(bench=bench, model=ModelConfig("openai:m", base_urls=("http://127.0.0.1:9/v1",)), out=run,
                             split="all", structured_answers=True))
     assert e.value.field == "structured_answers"
     metrics = score_run(run, n_resamples=0, mixed_splits=True)
@@ -250,7 +251,7 @@ def test_adapter_without_structured_answers_is_refused(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)
     with pytest.raises(BadInput) as e:
-        run_eval(EvalConfig(bench=bench, model="baseline:random", out=tmp_path / "run", split="all",
+        run_eval(EvalConfig(bench=bench, model=ModelConfig("baseline:random"), out=tmp_path / "run", split="all",
                             structured_answers=True))
     assert e.value.field == "--structured-answers" and not (tmp_path / "run" / "manifest.json").exists()
 
@@ -259,8 +260,10 @@ def test_unknown_mechanism_is_refused(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)
     with pytest.raises(BadInput, match="structured answer mode"):
-        run_eval(EvalConfig(bench=bench, model="openai:m", out=tmp_path / "run", base_urls=("http://127.0.0.1:9/v1",),
-                            split="all", structured_answers=True, adapter_extra={"structured": "telepathy"}))
+        run_eval(EvalConfig(bench=bench,
+                            model=ModelConfig("openai:m", base_urls=("http://127.0.0.1:9/v1",),
+                                              extra={"structured": "telepathy"}), out=tmp_path / "run", split="all",
+                            structured_answers=True))
 
 
 def test_hf_models_answer_structured_by_log_likelihood(tmp_path: Path,
@@ -271,12 +274,13 @@ def test_hf_models_answer_structured_by_log_likelihood(tmp_path: Path,
 
     tiny = tiny_vlm_dir(tmp_path_factory)
     with pytest.raises(BadInput) as e:
-        load_adapter(f"hf:{tiny}", extra={"structured": "preset", "choice": "generate"})
+        load_adapter(ModelConfig(f"hf:{tiny}", extra={"structured": "preset", "choice": "generate"}))
     assert e.value.field == "--structured-answers"
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)
     run = tmp_path / "run"
-    run_eval(EvalConfig(bench=bench, model=f"hf:{tiny}", out=run, split="all", limit=8, structured_answers=True))
+    run_eval(EvalConfig(bench=bench, model=ModelConfig(f"hf:{tiny}"), out=run, split="all", limit=8,
+                        structured_answers=True))
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["identity"]["structured_answers"] == "loglik" and "#choice=loglik" in manifest["model"]["key"]
     with Store.open(run) as store:

@@ -44,6 +44,7 @@ def test_labels_mask_everything_but_assistant_turns(tiny, bench, tmp_path):
 
 
 def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
+    from medr2.models.config import ModelConfig
     from medr2.models.hf import HFAdapter, HFOptions
     from medr2.models.registry import load_adapter
 
@@ -58,7 +59,7 @@ def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
     assert (out / "adapter" / "adapter_config.json").is_file()
     assert json.loads((out / "finetune.json").read_text())["n_examples"] == rep["n_examples"]
     assert not (out / ".medr2-data").exists()  # the streamed datasets' Arrow files and sorted runs are removed
-    adapter = load_adapter(f"hf:{out / 'merged'}", batch_size=4)
+    adapter = load_adapter(ModelConfig(f"hf:{out / 'merged'}", batch_size=4))
     assert isinstance(adapter, HFAdapter) and adapter.settings()["model_type"] == "llava"
     base_weights = HFAdapter(tiny, HFOptions()).model.state_dict()
     merged = adapter.model.state_dict()

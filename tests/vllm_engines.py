@@ -40,6 +40,7 @@ def main(spec_path: str) -> int:
     import vllm  # noqa: F401 - imported once here, timed
 
     from medr2.bench.format import load_bench
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     _inspect_in_process()
@@ -49,9 +50,11 @@ def main(spec_path: str) -> int:
         t1 = time.perf_counter()
         row: dict[str, object] = {"name": job["name"], "ok": True, "error": None}
         try:
-            run_eval(EvalConfig(bench=Path(spec["bench"]), model=f"vllm:{job['model']}", out=Path(job["out"]),
-                                modes=tuple(spec["modes"]), split=spec["split"], preset=job["preset"],
-                                max_new_tokens=spec["max_new_tokens"], retries=0, adapter_extra=dict(spec["options"]),
+            run_eval(EvalConfig(bench=Path(spec["bench"]),
+                                model=ModelConfig(f"vllm:{job['model']}", preset=job["preset"],
+                                                  max_new_tokens=spec["max_new_tokens"], retries=0,
+                                                  extra=dict(spec["options"])), out=Path(job["out"]),
+                                modes=tuple(spec["modes"]), split=spec["split"],
                                 command=("tests/vllm_engines.py", job["name"])), bench=bench)
         except Exception as e:  # noqa: BLE001 - reported per job; the next job still runs
             traceback.print_exc()

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what ``__getattr__`` returns, for type checkers (src/medr2/py.typed): the public names are typed
     from medr2.api import (
         Adapter as Adapter,
-        AdapterOptions as AdapterOptions,
         BadInput as BadInput,
         Bench as Bench,
         BoxConvention as BoxConvention,
@@ -23,6 +22,7 @@ if TYPE_CHECKING:  # what ``__getattr__`` returns, for type checkers (src/medr2/
         Medr2Error as Medr2Error,
         Message as Message,
         MetricContext as MetricContext,
+        ModelConfig as ModelConfig,
         Part as Part,
         Perturbation as Perturbation,
         Plot as Plot,
@@ -90,7 +90,7 @@ __all__ = [
     "view", "review",
     # records and the model contract
     "Case", "Item", "Prediction", "Score", "Bench", "Adapter", "Request", "Response", "Message", "Part",
-    "GenSettings", "BoxConvention", "AdapterOptions", "CallableAdapter",
+    "GenSettings", "BoxConvention", "ModelConfig", "CallableAdapter",
     # errors
     "Medr2Error", "BadInput", "WorkFailed", "Skip", "VariantId",
     # extension decorators (medr2.registry; docs/extending.md)

@@ -51,7 +51,8 @@ if TYPE_CHECKING:
         Response as Response,
     )
     from medr2.models.callable import CallableAdapter as CallableAdapter
-    from medr2.models.registry import AdapterOptions as AdapterOptions
+    from medr2.models.config import ModelConfig as ModelConfig
+    from medr2.models.registry import AdapterLoader
     from medr2.perturb.registry import (
         Perturbation as Perturbation,
         answer_changed_meta as answer_changed_meta,
@@ -105,7 +106,7 @@ _LAZY: dict[str, str] = {
     "Part": "medr2.models.base:Part",
     "GenSettings": "medr2.models.base:GenSettings",
     "BoxConvention": "medr2.models.base:BoxConvention",
-    "AdapterOptions": "medr2.models.registry:AdapterOptions",
+    "ModelConfig": "medr2.models.config:ModelConfig",
     "CallableAdapter": "medr2.models.callable:CallableAdapter",
     # errors (exit codes 2 and 1)
     "Medr2Error": "medr2.errors:Medr2Error",
@@ -289,20 +290,41 @@ def vllm_export(src: PathLike, out: PathLike) -> Path:
     return export_for_vllm(src, out)
 
 
-def _model_factory(model: Any, name: str | None) -> tuple[str, Callable[..., Adapter] | None]:
-    """(spec recorded in the run, factory) for a spec string, an Adapter object or a plain function."""
-    if isinstance(model, str):
-        return model, None
+def _model_factory(model: Any, name: str | None) -> tuple[str, AdapterLoader | None]:
+    """(spec recorded in the run, loader) for a spec string, a ModelConfig, an Adapter object or a plain function."""
+    from medr2.models.config import ModelConfig
+
+    if isinstance(model, str | ModelConfig):
+        return model if isinstance(model, str) else model.spec, None
     from medr2.models.base import Adapter
     from medr2.models.callable import CallableAdapter
 
     adapter: Adapter = model if isinstance(model, Adapter) else CallableAdapter(model, name=name)
-    return adapter.key, lambda _spec, **_opts: adapter
+    return adapter.key, lambda _config: adapter
+
+
+def _model_config(model: Any, spec: str, **options: Any) -> ModelConfig:
+    """The one model-settings record of :func:`evaluate`: ``model`` itself where it is a ``ModelConfig`` (the
+    model keywords then left at their defaults), else the record of the keywords (``ModelConfig.from_cli``)."""
+    from dataclasses import fields
+
+    from medr2.errors import BadInput
+    from medr2.models.config import ModelConfig
+
+    built = ModelConfig.from_cli(spec, **options)
+    if not isinstance(model, ModelConfig):
+        return built
+    plain = ModelConfig(spec)
+    given = [f.name for f in fields(ModelConfig) if getattr(built, f.name) != getattr(plain, f.name)]
+    if given:
+        raise BadInput(f"model settings given twice (in the ModelConfig and as keywords: {', '.join(given)})",
+                       field="model")
+    return model
 
 
 @writes("out", lock=False)  # the run folder is created and locked by its store, after --out is checked
-def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | Response], out: PathLike, *,
-             mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
+def evaluate(bench: PathLike, model: str | ModelConfig | Adapter | Callable[[Request], str | Response],
+             out: PathLike, *, mode: str | Sequence[str] | None = None, variants: str | Sequence[str] | None = None,
              split: str | None = DEFAULT_SPLIT, limit: int | None = None, concurrency: int = 8,
              shard: str | tuple[int, int] | None = None, task: str | Sequence[str] | None = None,
              stage: str | Sequence[int] | None = None, base_url: str | Sequence[str] | None = None,
@@ -319,8 +341,12 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
              allow_empty: bool = False, structured_answers: bool = False,
              stratify: str | Sequence[str] | None = None, reviewed: str | None = None) -> RunSummary:
     """``medr2 eval``: run ``model`` over the bench into the run folder ``out`` (resumable: every answer is
-    stored as it arrives). ``model``: a spec string, an Adapter, or a function ``fn(request) -> str | Response``
-    (``name``: its model key, default its ``module.qualname``). ``split``: ``train``, ``val``, ``test`` (the
+    stored as it arrives). ``model``: a spec string, a :class:`~medr2.models.config.ModelConfig` (the spec and
+    every model setting in one record; the model keywords below are then left out), an Adapter, or a function
+    ``fn(request) -> str | Response`` (``name``: its model key, default its ``module.qualname``). The model
+    keywords (``base_url``, ``api_key_env``, ``preset``, ``max_new_tokens``, ``batch_size``, ``timeout``,
+    ``retries``, ``backoff``, ``seed``, ``concurrency``, ``model_option``) make that record
+    (``ModelConfig.from_cli``), which reaches the adapter unchanged. ``split``: ``train``, ``val``, ``test`` (the
     default: the held-out split) or ``all``; ``mode``/``variants``/``task``: names or comma
     lists; ``stage``: stage numbers (or a comma list of them); a value no item of the bench has is refused
     (:class:`~medr2.errors.BadInput`, listing the valid ones), and so is an empty selection unless ``allow_empty``;
@@ -347,8 +373,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     (docs/review.md; the review rows read are recorded)."""
     from medr2.bench.select import parse_shard, parse_stages
     from medr2.errors import BadInput
-    from medr2.models.config import ModelConfig
-    from medr2.models.options import parse_model_options, split_list
+    from medr2.models.options import split_list
     from medr2.run.order import DEFAULT_ORDER
     from medr2.run.runner import EvalConfig, run_eval
 
@@ -358,22 +383,20 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
     if executor_options and executor != "ray":
         raise BadInput("--ray-address, --ray-batch-size and --ray-engine* go with --executor ray",
                        field="--executor")
+    spec, loader = _model_factory(model, name)
+    model_cfg = _model_config(model, spec, base_url=base_url, model_option=model_option, backoff=backoff,
+                              preset=preset, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
+                              retries=retries, batch_size=batch_size, seed=seed, max_new_tokens=max_new_tokens)
     serve_spec = None
     if serve is not None:
         from medr2.run.serve import DEFAULT_STARTUP_S, plan_serve
 
-        serve_spec, urls = plan_serve(serve, _strs(base_url), health=serve_health,
+        serve_spec, urls = plan_serve(serve, model_cfg.base_urls, health=serve_health,
                                       startup_s=DEFAULT_STARTUP_S if serve_timeout is None else serve_timeout)
-        base_url = list(urls)
+        model_cfg = replace(model_cfg, base_urls=urls)  # what only the started server knows: its port
     elif serve_health or serve_timeout is not None:
         raise BadInput("--serve-health and --serve-timeout go with --serve", field="--serve")
-    spec, factory = _model_factory(model, name)
-    model_cfg = ModelConfig.from_cli(spec, base_url=_strs(base_url), model_option=None, backoff=backoff,
-                                     preset=preset, api_key_env=api_key_env, concurrency=concurrency,
-                                     timeout_s=timeout, retries=retries, batch_size=batch_size, seed=seed,
-                                     max_new_tokens=max_new_tokens)
-    extra = {**parse_model_options(model_option), **model_cfg.extra}  # --backoff over a model option of that key
-    cfg = EvalConfig(bench=Path(bench), model=replace(model_cfg, extra=extra), out=Path(out),
+    cfg = EvalConfig(bench=Path(bench), model=model_cfg, out=Path(out),
                      modes=split_list(mode) or ("independent",), variants=split_list(variants) or None, split=split,
                      limit=limit, stratify=split_list(stratify) or None,
                      shard=parse_shard(shard) if isinstance(shard, str) else shard,
@@ -382,7 +405,7 @@ def evaluate(bench: PathLike, model: str | Adapter | Callable[[Request], str | R
                      executor=executor, executor_options=executor_options, order=order or DEFAULT_ORDER,
                      serve=serve_spec, confidence=confidence, abstain_option=abstain_option,
                      allow_empty=allow_empty, structured_answers=structured_answers, reviewed=reviewed)
-    return run_eval(cfg, progress=progress, adapter_factory=factory, bench=loaded)
+    return run_eval(cfg, progress=progress, adapter_factory=loader, bench=loaded)
 
 
 @writes("out")
@@ -420,7 +443,9 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     with the reader (Cohen's κ, interval, n) on ``judge_sample`` parsed answers drawn with ``seed``."""
     from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
+    from medr2.models.config import ModelConfig
     from medr2.score.harm import load_harm
+    from medr2.score.judge import judge_spec
     from medr2.score.scorer import score_run
     from medr2.score.slices import analyse_run, parse_slicings
 
@@ -429,8 +454,9 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     if slice_min_cases < 1:
         raise BadInput("slice_min_cases must be at least 1", field="--slice-min-cases")
     spec = load_harm(harm) if harm is not None else None
-    opts = {"base_urls": tuple(_strs(judge_base_url)), "api_key_env": judge_api_key_env} if judge else None
-    metrics = score_run(run, judge=judge, seed=seed, n_resamples=resamples, judge_options=opts, progress=progress,
+    judge_cfg = ModelConfig.from_cli(judge_spec(judge), base_url=judge_base_url,
+                                     api_key_env=judge_api_key_env) if judge else None
+    metrics = score_run(run, judge=judge_cfg, seed=seed, n_resamples=resamples, progress=progress,
                         judge_claims=judge_claims, workers=workers, harm=None if spec is None else spec.record(),
                         conformal_coverage=conformal_coverage, mixed_splits=mixed_splits, judge_sample=judge_sample)
     if slicings or spec is not None:

@@ -190,7 +190,7 @@ class DemoModel:
     name: str
     spec: str
     role: str
-    options: dict[str, Any] = field(default_factory=dict)  # adapter options (EvalConfig.adapter_extra)
+    options: dict[str, Any] = field(default_factory=dict)  # adapter options (ModelConfig.extra)
 
 
 @dataclass
@@ -351,15 +351,17 @@ def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
 
 
 def _evaluate(paths: DemoPaths, cfg: DemoConfig, ui: StageDisplay, model: DemoModel) -> str:
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.variant_id import variant_matches
 
     bench = paths.loaded_bench()
     ids = {it.variant for it in bench.items}  # a small --cases bench may lack a variant (eval refuses asking for it)
     have = tuple(v for v in cfg.eval_variants if any(variant_matches(i, [v]) for i in ids))
-    base = EvalConfig(bench=paths.bench, model=model.spec, out=paths.run(model.name), split=cfg.split,
-                      max_new_tokens=cfg.max_new_tokens, batch_size=cfg.eval_batch_size, seed=cfg.seed,
-                      command=("medr2", "demo", f"--out={paths.root}"), adapter_extra=dict(model.options))
+    settings = ModelConfig(model.spec, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.eval_batch_size,
+                           seed=cfg.seed, extra=dict(model.options))
+    base = EvalConfig(bench=paths.bench, model=settings, out=paths.run(model.name), split=cfg.split,
+                      command=("medr2", "demo", f"--out={paths.root}"))
     calls = [replace(base, modes=("independent",), variants=("clean", *have))]
     if cfg.clean_modes:
         calls.append(replace(base, modes=cfg.clean_modes, variants=("clean",)))

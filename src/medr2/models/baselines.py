@@ -4,7 +4,7 @@ earlier chain answers it is shown: right while they are right, wrong once one is
 ``chain-misleading``) and ``blind`` (answers from the text alone, so identical under image variants).
 
 Baselines read the item a request asks from ``Request.meta["item"]`` (the runner puts it there)
-and the bench from ``AdapterOptions.bench``. They return boxes in pixels of the bench image.
+and the bench from ``ModelConfig.bench``. They return boxes in pixels of the bench image.
 Answers are written as a model would write them (letters, yes/no, ``[x1, y1, x2, y2]``).
 """
 
@@ -21,14 +21,14 @@ import numpy as np
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, BoxConvention, Request, Response
 from medr2.models.confidence import labels_of, normalised
+from medr2.models.config import ModelConfig
 from medr2.models.presets import format_box
-from medr2.models.registry import AdapterOptions
 from medr2.records import Box, Confidence, Item, letter, letter_index
 from medr2.registry import Registry
 
 PIXEL = BoxConvention("pixel", "none", ())
 # ``baseline:NAME`` -> class (registered below; adding one: docs/extending.md)
-BASELINES: Registry[Callable[[AdapterOptions], BaselineAdapter]] = Registry("baseline", field="--model")
+BASELINES: Registry[Callable[[ModelConfig], BaselineAdapter]] = Registry("baseline", field="--model")
 
 
 def register_baseline(name: str) -> Callable[[type[BaselineAdapter]], type[BaselineAdapter]]:
@@ -36,7 +36,7 @@ def register_baseline(name: str) -> Callable[[type[BaselineAdapter]], type[Basel
     return BASELINES.decorator(name)  # type: ignore[return-value]
 
 
-def _factory(name: str, opts: AdapterOptions) -> Adapter:
+def _factory(name: str, opts: ModelConfig) -> Adapter:
     return BASELINES.lookup(name)(opts)
 
 
@@ -90,7 +90,7 @@ class BaselineAdapter:
     name = "baseline"
     box_convention = PIXEL
 
-    def __init__(self, opts: AdapterOptions) -> None:
+    def __init__(self, opts: ModelConfig) -> None:
         self.opts = opts
         self.seed = opts.seed
         self.key = f"baseline:{self.name}"
@@ -284,7 +284,7 @@ class PriorBaseline(BaselineAdapter):
 
     name = "prior"
 
-    def __init__(self, opts: AdapterOptions) -> None:
+    def __init__(self, opts: ModelConfig) -> None:
         super().__init__(opts)
         if opts.bench is None:
             raise BadInput("baseline:prior needs the bench (its train split)", field="--bench")

@@ -26,7 +26,7 @@ from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Req
 from medr2.models.chat import to_chat
 from medr2.models.choice import CHOICE_MODES, CHOICE_STYLES, candidates, choice_note
 from medr2.models.confidence import from_loglik, labels_of
-from medr2.models.registry import AdapterOptions
+from medr2.models.config import ModelConfig
 from medr2.models.structured import LOGLIK
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -363,7 +363,7 @@ def to_hf_conversation(messages: Sequence[Message], bench_root: Path,
     return to_chat(messages, bench_root, image_part, check_hash), images
 
 
-def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
+def make_hf_adapter(arg: str, options: ModelConfig) -> HFAdapter:
     """Registry factory for ``hf:PATH``: ``batch_size`` from the run options, the rest of
     :class:`HFOptions` (``dtype``, ``device``, ``attn_implementation``, ``box_space``) from ``extra``;
     without ``box_space`` there, a ``--preset``'s box space."""
@@ -383,8 +383,9 @@ def make_hf_adapter(arg: str, options: AdapterOptions) -> HFAdapter:
                        f"{extra['structured']!r}", field="--model-option structured")
     else:
         extra.pop("structured", None)
-    if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
-        extra["box_space"] = options.preset.box.space
-    if options.preset is not None and "max_images" not in extra:  # and how many images a prompt may show
-        extra["max_images"] = options.preset.max_images
+    preset = options.resolve_preset()
+    if preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
+        extra["box_space"] = preset.box.space
+    if preset is not None and "max_images" not in extra:  # and how many images a prompt may show
+        extra["max_images"] = preset.max_images
     return HFAdapter(arg, HFOptions(batch_size=options.batch_size, **extra))

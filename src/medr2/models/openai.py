@@ -46,8 +46,8 @@ from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.images import InsideRoot, bench_identity
 from medr2.models.base import BoxConvention, Message, Request, Response
+from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset, get_preset
-from medr2.models.registry import AdapterOptions
 from medr2.models.structured import get_structured, request_fields
 from medr2.redact import read_key, redact_credentials, redact_url, scrub_secret, secret_grams
 from medr2.textfile import storable
@@ -737,8 +737,8 @@ def _merge_body(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _factory(model: str, opts: AdapterOptions) -> OpenAIAdapter:
-    preset = opts.preset or get_preset("generic")
+def _factory(model: str, opts: ModelConfig) -> OpenAIAdapter:
+    preset = opts.resolve_preset() or get_preset("generic")
     extra = dict(opts.extra)
     known = {"backoff_initial_s", "backoff_max_s", "image_cache_bytes", "extra_body", "max_response_bytes",
              "top_logprobs", "structured", "max_images", *REASONING_OPTIONS}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from medr2 import jsonsafe
 from medr2.errors import BadInput
 
 
@@ -22,13 +23,22 @@ def split_list(values: Iterable[str] | str | None) -> tuple[str, ...]:
 
 
 def parse_model_options(values: Iterable[str] | Mapping[str, Any] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs for the adapter's ``extra`` (:func:`medr2.models.config.parse_model_options`: a VALUE
-    that is JSON is taken as such, anything else as a string). A mapping is taken as it is."""
+    """``KEY=VALUE`` pairs for the adapter's ``extra``: a VALUE that is JSON (a number, true/false, null, a list)
+    is taken as such, anything else as a string. A mapping is taken as it is."""
     if isinstance(values, Mapping):
         return dict(values)
-    from medr2.models.config import parse_model_options as parse
-
-    return parse(list(values) if values is not None else None)
+    out: dict[str, Any] = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"expected KEY=VALUE, got {v!r}", field="--model-option")
+        try:
+            out[key.strip()] = jsonsafe.loads(raw, field=f"--model-option {key.strip()}")
+        except jsonsafe.OverBound:
+            raise
+        except BadInput:  # not JSON: the text itself
+            out[key.strip()] = raw
+    return out
 
 
 def parse_format_options(values: Iterable[str] | Mapping[str, str] | None) -> dict[str, str]:

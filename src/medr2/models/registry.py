@@ -1,4 +1,4 @@
-"""Model specs -> adapters. ``load_adapter("openai:Qwen/Qwen2.5-VL-7B-Instruct", base_urls=[...])``.
+"""Model settings -> adapters: ``load_adapter(ModelConfig("openai:Qwen/Qwen2.5-VL-7B-Instruct", base_urls=(...)))``.
 
 Adapters register a factory under the prefix before ``:`` with ``@register_adapter("prefix")`` (see
 ``docs/extending.md``). Built-in adapters are lazy registry entries imported the first time their prefix
@@ -12,40 +12,15 @@ response the moment it arrives. Adapters without it are called with ``generate``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from medr2.errors import BadInput
 from medr2.models.base import Adapter, Request, Response
+from medr2.models.config import ModelConfig
 from medr2.registry import Registry
 
-if TYPE_CHECKING:
-    from medr2.bench.table import BenchSource as Bench
-    from medr2.models.presets import Preset
-
-
-@dataclass(frozen=True)
-class AdapterOptions:
-    """Everything a factory may use; each adapter reads what applies to it.
-
-    ``bench`` gives baselines read access to the items (oracle answers, train-split priors): a loaded
-    :class:`~medr2.bench.format.Bench` or a columnar :class:`~medr2.bench.table.BenchTable`.
-    ``extra`` carries backend-specific settings (e.g. ``dtype``/``device`` for ``hf``).
-    """
-
-    preset: Preset | None = None
-    base_urls: tuple[str, ...] = ()
-    api_key_env: str | None = None
-    concurrency: int = 8
-    timeout_s: float = 120.0
-    retries: int = 5
-    batch_size: int = 8
-    seed: int = 0
-    bench: Bench | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-AdapterFactory = Callable[[str, AdapterOptions], Adapter]
+AdapterFactory = Callable[[str, ModelConfig], Adapter]  # (the NAME of PREFIX:NAME, the model's settings)
+AdapterLoader = Callable[[ModelConfig], Adapter]  # how a run builds its adapter (:func:`load_adapter` by default)
 # prefix -> factory; the built-ins are lazy entries (their module, which may import torch or aiohttp, is
 # imported when the prefix is used). Adding an adapter: docs/extending.md.
 ADAPTERS: Registry[AdapterFactory] = Registry("model prefix", field="--model")
@@ -57,7 +32,8 @@ ADAPTERS.lazy("human", "medr2.view.human:make_human_adapter")
 
 
 def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:
-    """Register ``factory(name, options) -> Adapter`` for specs ``prefix:name`` (a taken prefix is refused)."""
+    """Register ``factory(name, config) -> Adapter`` for specs ``prefix:name`` (``config``: the
+    :class:`~medr2.models.config.ModelConfig`; a taken prefix is refused)."""
     return ADAPTERS.decorator(prefix)
 
 
@@ -65,18 +41,16 @@ def known_prefixes() -> list[str]:
     return sorted(ADAPTERS.names())
 
 
-def load_adapter(spec: str, **opts: Any) -> Adapter:
-    """Build the adapter for ``spec`` (``PREFIX:NAME``); ``opts`` are :class:`AdapterOptions` fields."""
-    prefix, sep, name = spec.partition(":")
+def load_adapter(config: ModelConfig | str) -> Adapter:
+    """Build the adapter of ``config`` (a :class:`~medr2.models.config.ModelConfig`, or a bare spec
+    ``PREFIX:NAME`` with the default settings): its prefix's factory receives the record itself."""
+    if isinstance(config, str):
+        config = ModelConfig(config)
+    prefix, sep, name = config.spec.partition(":")
     if not sep or not name:
-        raise BadInput(f"model spec {spec!r} must look like PREFIX:NAME (prefixes: {', '.join(known_prefixes())})",
-                       field="--model")
-    factory = ADAPTERS.lookup(prefix)
-    allowed = {f.name for f in fields(AdapterOptions)}
-    unknown = sorted(set(opts) - allowed)
-    if unknown:
-        raise BadInput(f"unknown adapter options {unknown}; allowed: {sorted(allowed)}", field="opts")
-    return factory(name, AdapterOptions(**opts))
+        raise BadInput(f"model spec {config.spec!r} must look like PREFIX:NAME (prefixes: "
+                       f"{', '.join(known_prefixes())})", field="--model")
+    return ADAPTERS.lookup(prefix)(name, config)
 
 
 @runtime_checkable

@@ -17,8 +17,8 @@ from typing import Any
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, BoxSpace, GenSettings, Message, Request, Response
 from medr2.models.chat import to_chat
+from medr2.models.config import ModelConfig
 from medr2.models.hf import box_convention_for, model_fingerprint
-from medr2.models.registry import AdapterOptions
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ class VLLMAdapter:
                          lambda ids: str(tokenizer.decode(ids, skip_special_tokens=True)))
 
 
-def vllm_options(options: AdapterOptions) -> VLLMOptions:
+def vllm_options(options: ModelConfig) -> VLLMOptions:
     """:class:`VLLMOptions` of a ``vllm:`` spec: the seed from the run options, the rest from ``extra``; without
     ``box_space`` there, a ``--preset``'s box space (as ``hf:``)."""
     known = set(VLLMOptions.__dataclass_fields__) - {"seed"}
@@ -211,13 +211,14 @@ def vllm_options(options: AdapterOptions) -> VLLMOptions:
     if unknown:
         raise BadInput(f"unknown vllm option(s) {unknown}; known: {sorted(known)}", field="model options")
     extra = dict(options.extra)
-    if options.preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
-        extra["box_space"] = options.preset.box.space
-    if options.preset is not None and options.preset.max_images and "max_images_per_prompt" not in extra:
-        extra["max_images_per_prompt"] = options.preset.max_images
+    preset = options.resolve_preset()
+    if preset is not None and "box_space" not in extra:  # the preset says how the model writes boxes
+        extra["box_space"] = preset.box.space
+    if preset is not None and preset.max_images and "max_images_per_prompt" not in extra:
+        extra["max_images_per_prompt"] = preset.max_images
     return VLLMOptions(seed=options.seed, **extra)
 
 
-def make_vllm_adapter(arg: str, options: AdapterOptions) -> VLLMAdapter:
+def make_vllm_adapter(arg: str, options: ModelConfig) -> VLLMAdapter:
     """Registry factory for ``vllm:PATH`` (options: :func:`vllm_options`)."""
     return VLLMAdapter(arg, vllm_options(options))

@@ -24,6 +24,7 @@ from medr2.registry import Registry
 
 if TYPE_CHECKING:
     from medr2.models.base import Adapter
+    from medr2.models.registry import AdapterLoader
     from medr2.records import Item
     from medr2.run.prompts import ModeSpec
     from medr2.run.runner import ModeCounts, Runner, RunSummary
@@ -47,8 +48,8 @@ class Executor(Protocol):
         """What the run manifest records about this executor (per invocation)."""
         ...
 
-    def adapter_factory(self) -> Callable[..., Adapter] | None:
-        """How the driver builds the run's adapter for this executor (``factory(spec, **options)``, as
+    def adapter_factory(self) -> AdapterLoader | None:
+        """How the driver builds the run's adapter for this executor (``loader(model_config)``, as
         :func:`medr2.models.registry.load_adapter`), or None: the adapter registry's. E.g. the ray executor holds a
         ``vllm:`` checkpoint's description in the driver and starts the engines on the cluster."""
         ...
@@ -81,7 +82,7 @@ class LocalExecutor:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
 
-    def adapter_factory(self) -> Callable[..., Adapter] | None:
+    def adapter_factory(self) -> AdapterLoader | None:
         return None
 
     def close(self) -> None:

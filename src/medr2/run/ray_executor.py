@@ -44,8 +44,9 @@ from medr2.reach import check_reachable
 from medr2.registry import Registry
 
 if TYPE_CHECKING:
+    from medr2.models.config import ModelConfig
     from medr2.models.openai import OpenAIAdapter
-    from medr2.models.registry import AdapterOptions
+    from medr2.models.registry import AdapterLoader
     from medr2.records import Item
     from medr2.run.prompts import ModeSpec
     from medr2.run.runner import ModeCounts, Planned, Runner, RunSummary
@@ -69,7 +70,7 @@ class RayPath:
     stream: Callable[[RayExecutor, Sequence[Planned], Runner], Iterator[tuple[str, Response]]]
     # the adapter the driver holds for specs of this prefix (None: the adapter registry's): e.g. a vllm:
     # checkpoint's description, without an engine
-    driver_adapter: Callable[[str, AdapterOptions], Adapter] | None = None
+    driver_adapter: Callable[[str, ModelConfig], Adapter] | None = None
     # the engines run on the cluster (``--ray-engines``/``--ray-engine-gpus``/``--ray-engine-cpus`` apply)
     runs_engines: bool = False
 
@@ -119,7 +120,7 @@ class RayExecutor:
                            "neither", field="--executor")
         self._adapter, self._path = adapter, RAY_PATHS[prefix]
 
-    def adapter_factory(self) -> Callable[..., Adapter] | None:
+    def adapter_factory(self) -> AdapterLoader | None:
         return _driver_adapter
 
     def describe(self) -> dict[str, Any]:
@@ -185,16 +186,16 @@ class RayExecutor:
         return self._adapter
 
 
-def _driver_adapter(spec: str, **opts: Any) -> Adapter:
+def _driver_adapter(config: ModelConfig) -> Adapter:
     """The run's adapter in the driver: a :class:`RayPath`'s own (``driver_adapter``) for its prefix, else the
     adapter registry's."""
-    from medr2.models.registry import AdapterOptions, load_adapter
+    from medr2.models.registry import load_adapter
 
-    prefix, _, name = spec.partition(":")
+    prefix, _, name = config.spec.partition(":")
     path = RAY_PATHS.get(prefix) if prefix in RAY_PATHS else None
     if path is None or path.driver_adapter is None or not name:
-        return load_adapter(spec, **opts)
-    return path.driver_adapter(name, AdapterOptions(**opts))
+        return load_adapter(config)
+    return path.driver_adapter(name, config)
 
 
 def iter_answers(ds: Any, answer: Callable[[Mapping[str, Any]], Response]) -> Iterator[tuple[str, Response]]:

@@ -40,7 +40,7 @@ from medr2.models.vllm import VLLMCheckpoint, full_text, sampling_kwargs, to_ope
 from medr2.run.ray_executor import STAGE_CPUS, RayPath, _messages, _settings_dict, iter_answers
 
 if TYPE_CHECKING:
-    from medr2.models.registry import AdapterOptions
+    from medr2.models.config import ModelConfig
     from medr2.run.ray_executor import RayExecutor
     from medr2.run.runner import Planned, Runner
 
@@ -99,7 +99,7 @@ class RayVLLMModel:
                         completion_tokens=len(ids), finish_reason=self.finish_reason(ids, prompt_tokens, max_tokens))
 
 
-def _driver_adapter(name: str, options: AdapterOptions) -> RayVLLMModel:
+def _driver_adapter(name: str, options: ModelConfig) -> RayVLLMModel:
     return RayVLLMModel(VLLMCheckpoint(name, vllm_options(options)))
 
 

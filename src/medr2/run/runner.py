@@ -24,16 +24,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, BoxConvention, GenSettings, Request, Response
-from medr2.models.config import DEFAULT_MAX_NEW_TOKENS as _DEFAULT_MAX_NEW_TOKENS, ModelConfig
+from medr2.models.config import ModelConfig
 from medr2.models.presets import Preset
-from medr2.models.registry import StreamingAdapter
+from medr2.models.registry import AdapterLoader, StreamingAdapter, load_adapter
 from medr2.models.structured import follows, unfollowed_note
 from medr2.models.truncation import is_truncated
 from medr2.records import Item, Prediction, stable_hash, with_abstain_option
@@ -489,19 +489,16 @@ def _closed(results: Iterator[tuple[int, Response]]) -> Iterator[Iterator[tuple[
             close()
 
 
-DEFAULT_MAX_NEW_TOKENS = _DEFAULT_MAX_NEW_TOKENS  # kept here for callers that read it from the runner
-
-
 @dataclass
 class EvalConfig:
     """One ``medr2 eval``: the bench, the run folder, what to ask, and the model.
 
-    ``model`` is a :class:`~medr2.models.config.ModelConfig` (what ``medr2 eval`` passes), or a spec string whose
-    settings are then given here, under the same names (``extra`` as ``adapter_extra``); :meth:`model_config`
-    is the one config either way."""
+    ``model``: the model and every setting of it, one :class:`~medr2.models.config.ModelConfig` (what
+    :func:`medr2.evaluate` builds from ``medr2 eval``'s options); it reaches the adapter's factory unchanged (its
+    ``bench`` set to the bench read). Its ``seed`` also seeds a stratified ``limit``."""
 
     bench: Path
-    model: str | ModelConfig
+    model: ModelConfig
     out: Path
     modes: tuple[str, ...] = ("independent",)
     variants: tuple[str, ...] | None = None
@@ -513,19 +510,8 @@ class EvalConfig:
     tasks: tuple[str, ...] | None = None  # only these tasks (None: every task)
     stages: tuple[int, ...] | None = None  # only these stages (None: every stage)
     reviewed: str | None = None  # ``accepted``: only the items the bench's clinician review accepted (docs/review.md)
-    concurrency: int = 8
-    base_urls: tuple[str, ...] = ()
-    api_key_env: str | None = None
-    preset: str | None = None
-    max_new_tokens: int | None = None  # None: the preset's budget (reasoning presets), else DEFAULT_MAX_NEW_TOKENS
-    temperature: float = 0.0
-    batch_size: int = 8
-    timeout_s: float = 120.0
-    retries: int = 5
-    seed: int = 0
     retry_errors: bool = False
     command: tuple[str, ...] = ()
-    adapter_extra: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # where requests are sent from (medr2.run.executors.EXECUTORS)
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"address": ...} for ray
     serve: ServeSpec | None = None  # a server to start for this run, healthy before the first request (--serve)
@@ -536,24 +522,6 @@ class EvalConfig:
     abstain_option: bool = False  # offer "Cannot be determined from the image" on single-choice items; recorded
     # constrain closed answers where the model can (medr2.models.structured; hf: by log-likelihood); recorded
     structured_answers: bool = False
-
-    def model_config(self) -> ModelConfig:
-        """The model and its settings as one :class:`~medr2.models.config.ModelConfig`."""
-        given = {name: getattr(self, _EVAL_FIELD.get(name, name)) for name in _MODEL_SETTINGS}
-        if isinstance(self.model, ModelConfig):
-            changed = sorted(_EVAL_FIELD.get(n, n) for n, v in given.items() if v != _MODEL_DEFAULTS[n])
-            if changed:
-                raise BadInput(f"model settings given twice (in the ModelConfig and as {', '.join(changed)})",
-                               field="model")
-            return self.model
-        given["base_urls"] = tuple(given["base_urls"])
-        given["extra"] = dict(given["extra"])
-        return ModelConfig(spec=self.model, **given)
-
-
-_EVAL_FIELD = {"extra": "adapter_extra"}  # ModelConfig field -> its name on EvalConfig, where they differ
-_MODEL_SETTINGS = tuple(f.name for f in fields(ModelConfig) if f.name != "spec")
-_MODEL_DEFAULTS = {name: getattr(ModelConfig(""), name) for name in _MODEL_SETTINGS}
 
 
 def conv_dict(conv: BoxConvention) -> dict[str, Any]:
@@ -586,8 +554,6 @@ def _refuse_bench_as_out(bench: Path, out: Path) -> None:
 def _with_confidence(model_cfg: ModelConfig, confidence: str) -> ModelConfig:
     """The model settings ``--confidence`` implies: ``logprobs`` asks an ``openai:`` server for the top 20
     log-probabilities of each answer token (``top_logprobs``, unless given); the other sources need nothing."""
-    from dataclasses import replace
-
     if confidence not in CONFIDENCE_OPTIONS:
         raise BadInput(f"--confidence must be one of {', '.join(CONFIDENCE_OPTIONS)}, not {confidence!r}",
                        field="--confidence")
@@ -603,8 +569,6 @@ def _with_confidence(model_cfg: ModelConfig, confidence: str) -> ModelConfig:
 def _with_structured(model_cfg: ModelConfig, structured: bool) -> ModelConfig:
     """The model settings ``--structured-answers`` implies: the adapter option ``structured=preset`` (the
     preset's mechanism for ``openai:`` servers, the log-likelihood choice for ``hf:``), unless given."""
-    from dataclasses import replace
-
     if not structured:
         return model_cfg
     return replace(model_cfg, extra={"structured": "preset", **model_cfg.extra})
@@ -631,7 +595,7 @@ def _reviewed(cfg: EvalConfig) -> Selection | None:
 
 
 def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
-             adapter_factory: Callable[..., Adapter] | None = None, bench: Bench | None = None) -> RunSummary:
+             adapter_factory: AdapterLoader | None = None, bench: Bench | None = None) -> RunSummary:
     """Open the bench, build the adapter, check/write the manifest, run, update the manifest.
     The bench is read by columns (:class:`~medr2.bench.table.BenchTable`, validated streaming): the items
     asked are selected from its columns (:func:`medr2.bench.select.select_items`) and built a batch at a time.
@@ -654,11 +618,12 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     else:
         source = bench
-    model_cfg = _with_structured(_with_confidence(cfg.model_config(), cfg.confidence), cfg.structured_answers)
+    model_cfg = _with_structured(_with_confidence(replace(cfg.model, bench=source), cfg.confidence),
+                                 cfg.structured_answers)
     executor = make_executor(cfg.executor, cfg.executor_options)
     preset = model_cfg.resolve_preset()
     settings = model_cfg.generation(preset)
-    adapter = model_cfg.load(preset, source, factory=adapter_factory or executor.adapter_factory())
+    adapter = (adapter_factory or executor.adapter_factory() or load_adapter)(model_cfg)
     try:
         executor.bind(adapter)  # refuses an adapter it cannot send for, before the run folder is touched
         reviewed = _reviewed(cfg)

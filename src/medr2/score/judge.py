@@ -26,6 +26,7 @@ import numpy as np
 
 from medr2.errors import BadInput, WorkFailed
 from medr2.models.base import Adapter, GenSettings, Message, Part, Request, Response
+from medr2.models.config import ModelConfig
 from medr2.records import REPORT_TASKS, letter, stable_hash
 from medr2.score.items import ItemLike
 from medr2.score.stats import case_multiplicities, percentile_interval, seed_for
@@ -145,15 +146,15 @@ def judge_spec(spec: str) -> str:
     return f"openai:{spec}"
 
 
-def make_judge(spec: str, cache_dir: Path, **adapter_opts: Any) -> Judge:
-    """A judge from ``--judge`` (a model name or spec, :func:`judge_spec`; options as for ``load_adapter``)."""
+def make_judge(config: ModelConfig, cache_dir: Path) -> Judge:
+    """A judge from its model settings (``medr2 score --judge``: the spec of :func:`judge_spec`, its base URLs and
+    key variable), built by the adapter registry like any model."""
     from medr2.models.registry import load_adapter
 
-    full = judge_spec(spec)
-    if full.startswith("openai:") and not adapter_opts.get("base_urls"):
+    if config.spec.startswith("openai:") and not config.base_urls:
         raise BadInput("an OpenAI-compatible judge needs --judge-base-url (e.g. http://127.0.0.1:8000/v1)",
                        field="--judge-base-url")
-    return Judge(load_adapter(full, **adapter_opts), cache_dir)
+    return Judge(load_adapter(config), cache_dir)
 
 
 # -- the judge's agreement with the reader (issue 42) ---------------------------------------------------

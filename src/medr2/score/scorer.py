@@ -23,6 +23,7 @@ from medr2.atomic import publish_files, settle
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.imaging.draw import iou
 from medr2.models.base import BoxConvention
+from medr2.models.config import ModelConfig
 from medr2.models.structured import structured_answer, structured_choice
 from medr2.models.truncation import LENGTH_FINISH, SCAN_CHARS, TRUNCATED_HINT, scan_text, unfinished_reasoning
 from medr2.records import REPORT_TASKS, Item, Prediction, Score, canonical_json, with_abstain_option
@@ -525,10 +526,10 @@ def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
             yield rows, pos[known]
 
 
-def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: int = 0,
-              n_resamples: int = DEFAULT_RESAMPLES, judge_options: Mapping[str, Any] | None = None,
-              progress: Any = None, judge_claims: bool = False, batch_rows: int = BATCH_ROWS,
-              chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS, workers: int = 1,
+def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, seed: int = 0,
+              n_resamples: int = DEFAULT_RESAMPLES, progress: Any = None, judge_claims: bool = False,
+              batch_rows: int = BATCH_ROWS, chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS,
+              workers: int = 1,
               harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9,
               mixed_splits: bool = False, judge_sample: int = AUDIT_SAMPLE) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
@@ -591,7 +592,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
                                     or (manifest.get("identity") or {}).get("box_convention"))
         quarantine = Quarantine(qpath)
         n_counted = _quarantine_unknown(run_dir, items, quarantine)
-        judge_obj = make_judge(judge, run_dir, **dict(judge_options or {})) if isinstance(judge, str) else judge
+        judge_obj = make_judge(judge, run_dir) if isinstance(judge, ModelConfig) else judge
         structured = eval_option(manifest, "structured_answers")  # the mechanism, where the run used one
         progress.step("scoring answers", n_counted)
         # written as the batches come, in the spill folder, and moved into place when published
@@ -635,7 +636,7 @@ def score_run(run_dir: Path | str, judge: str | Judge | None = None, *, seed: in
         finally:
             batches.close()
             store.close()
-            if isinstance(judge, str) and judge_obj is not None:
+            if isinstance(judge, ModelConfig) and judge_obj is not None:
                 judge_obj.close()
         scores_out.close()
         splits = _answered_splits(run_dir, items, answered, mixed_splits=mixed_splits)

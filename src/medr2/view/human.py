@@ -34,8 +34,8 @@ from medr2.errors import BadInput
 from medr2.images import verified_image_path
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.models.confidence import labels_of
+from medr2.models.config import ModelConfig
 from medr2.models.presets import box_to_model, format_box
-from medr2.models.registry import AdapterOptions
 from medr2.records import ABSTAIN_OPTION, Confidence, Item, stable_hash
 from medr2.view.reader import Closed, Desk, Question, Reply, Turn, make_reader_app
 from medr2.view.server import DEFAULT_HOST, ViewServer, start
@@ -174,7 +174,7 @@ def _image_name(sha: str | None, path: Path) -> str:
     return path.stem if SHA.fullmatch(path.stem) else hashlib.sha256(str(path).encode("utf-8")).hexdigest()
 
 
-def make_human_adapter(name: str, opts: AdapterOptions) -> HumanAdapter:
+def make_human_adapter(name: str, opts: ModelConfig) -> HumanAdapter:
     """The ``human`` prefix's factory: model options ``host`` and ``port``; the preset's box convention, if any."""
     unknown = sorted(set(opts.extra) - set(OPTIONS))
     if unknown:
@@ -186,5 +186,5 @@ def make_human_adapter(name: str, opts: AdapterOptions) -> HumanAdapter:
         raise BadInput("must be an address to listen on", field="--model-option host")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise BadInput("must be a port number from 0 to 65535 (0: a free one)", field="--model-option port")
-    return HumanAdapter(name, box_convention=opts.preset.box if opts.preset is not None else None, host=host,
-                        port=port)
+    preset = opts.resolve_preset()
+    return HumanAdapter(name, box_convention=preset.box if preset is not None else None, host=host, port=port)
