@@ -101,8 +101,8 @@ def main() -> None:
             if not same:
                 raise SystemExit(f"Ray build with {cpus} CPUs made other bytes than the local build")
             runs.setdefault(cpus, []).append(r)
-            print(f"  rep {rep} ray {cpus} CPU: {r['wall_s']:.1f} s wall, driver CPU {r['driver_cpu_s']:.1f} s, Ray CPU "
-                  f"{r['ray_cpu_s']:.1f} s, same bytes as local", flush=True)
+            print(f"  rep {rep} ray {cpus} CPU: {r['wall_s']:.1f} s wall, driver CPU {r['driver_cpu_s']:.1f} s, "
+                  f"Ray CPU {r['ray_cpu_s']:.1f} s, same bytes as local", flush=True)
     med = {c: {k: statistics.median(x[k] for x in rs) for k in ("wall_s", "driver_cpu_s", "ray_cpu_s")}
            for c, rs in runs.items()}
     first = a.cpus[0]

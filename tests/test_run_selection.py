@@ -173,8 +173,8 @@ def test_the_api_default_is_the_same_split(bench_dir: Path, tmp_path: Path) -> N
     import inspect
 
     import medr2
-    from medr2.models.config import ModelConfig
     from medr2.bench.select import SPLIT_CHOICES
+    from medr2.models.config import ModelConfig
     from medr2.run.runner import DEFAULT_SPLIT, EvalConfig
 
     assert inspect.signature(medr2.evaluate).parameters["split"].default == DEFAULT_SPLIT == catalog.DEFAULT_SPLIT
