@@ -94,12 +94,15 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
             conn.execute("DROP INDEX predictions_item_mode")
     with Store.open(tmp_path) as store:
         assert store._one_row_per_key() is key_index
-        got = [r for batch in store.counted_rows(batch_rows=4) for r in batch]
+        batches = list(store.counted_rows(batch_rows=4))
+    assert max(len(b) for b in batches) == 4
+    got = [(b.item_id[k], b.mode[k], b.model_key[k], b.status[k], b.raw[k], b.reasoning[k], b.first[k])
+           for b in batches for k in range(len(b))]
     want = sorted((r.prediction.mode, r.prediction.item_id) for r in rows)
     assert [(g[1], g[0]) for g in got] == want
     by_key = {(r.prediction.item_id, r.prediction.mode): (k, r.prediction) for k, r in enumerate(rows)}
     firsts = []
-    for item_id, mode, model_key, status, raw, _finish, reasoning, first in got:
+    for item_id, mode, model_key, status, raw, reasoning, first in got:
         k, p = by_key[(item_id, mode)]
         assert (model_key, status, raw) == (p.model_key, p.status, p.raw)
         assert reasoning == (p.reasoning if status == "ok" else None)
