@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -125,12 +126,13 @@ def test_fixture_cases_are_chunked_and_a_pair_across_cases_makes_one_chunk(tmp_p
     whose parent lies in another case puts every row in one chunk (a pair is never cut)."""
     import dataclasses
 
-    from medr2.score.items import load_scoring_items
+    from medr2.score.itemcols import open_scoring_items
     from medr2.score.stream import CaseChunks
     from tests.run_fixtures import make_bench
 
     bench = make_bench(tmp_path / "bench", n_cases=6)
-    _, items = load_scoring_items(bench.root)
+    _, cols = open_scoring_items(bench.root)
+    items = cols.records(np.arange(len(cols)))
     n_cases = len({it.case_id for it in items.values()})
     assert n_cases == 6
     assert CaseChunks(tmp_path, items, n_rows=len(items), chunk_rows=1).n_chunks == n_cases
