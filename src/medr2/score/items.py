@@ -6,9 +6,10 @@ distinct value), and the column layout that reader uses.
 per row dominated scoring time on large benches. :class:`ScoringItem` carries exactly the fields that the
 scorer, the tidy table and the judge prompts read (same names and types as on ``Item``, a subset of its fields:
 ``tests/test_score_items.py`` checks them), so either can be passed where items are expected. Why not the
-record itself (issue 38, measured): a validated ``Item`` costs ≈ 17 µs against ≈ 0.75 µs per record here, and
-scoring makes a record per answer (its batch's items) and per item (its chunk of cases); ``Item`` also
-requires fields scoring never reads (``image``, ``template_id``, ``source``, ``license``).
+record itself (issue 38, ``bench/bench_item_records.py``): a validated ``Item`` costs ≈ 18 µs against ≈ 0.7 µs
+per record here, and scoring makes a record per answer (its batch's items) and per item (its chunk of cases):
+≈ 8 % more CPU for ``medr2 score`` (docs/benchmarks.md, issue 38); ``Item`` also requires fields scoring never
+reads (``image``, ``template_id``, ``source``, ``license``).
 """
 
 from __future__ import annotations
