@@ -1,7 +1,8 @@
 """Where the memory of ``medr2 score`` goes.
 
-``--items BENCH ...``: the RSS that reading a bench's items adds, as records (``load_scoring_items``) and held by
-columns (``open_scoring_items``), each in a fresh process (after ``gc.collect()``), with the Arrow bytes held.
+``--items BENCH ...``: the RSS that reading a bench's items adds, as a record of every item (``ScoringItems.records``
+of every row) and held by columns (``open_scoring_items``), each in a fresh process (after ``gc.collect()``),
+with the Arrow bytes held.
 
 ``--trace RUN``: one in-process ``score_run`` of a copy of RUN (the original is left as it is), printing the
 RSS at each progress step and every 50,000 answers, with the highest RSS since the line before (sampled every
@@ -36,11 +37,12 @@ ITEMS = r"""
 import gc, sys, time
 import pyarrow as pa
 def rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096 / 2**20
-from medr2.score.items import load_scoring_items
+import numpy as np
 from medr2.score.itemcols import open_scoring_items
-fn = {"records": load_scoring_items, "columns": open_scoring_items}[sys.argv[2]]
 r0, c0 = rss(), time.process_time()
-_, items = fn(sys.argv[1])
+_, items = open_scoring_items(sys.argv[1])
+if sys.argv[2] == "records":
+    items = items.records(np.arange(len(items)))
 gc.collect()
 n = len(items)
 grew = rss() - r0

@@ -28,6 +28,8 @@ with Store.open(sys.argv[1]) as store:
     for batch in store.counted_rows():
         if first is None:
             first = time.monotonic() - t0
+        if not isinstance(batch, list):  # a batch by column (CountedBatch): its rows, to hash as before
+            batch = list(zip(*(getattr(batch, f) for f in batch.__slots__)))
         n += len(batch)
         h.update(json.dumps(batch).encode())
 print(json.dumps({"first_s": first, "wall_s": time.monotonic() - t0, "cpu_s": time.process_time() - c0, "rows": n,

@@ -3,7 +3,7 @@ read of a stored answer goes through ``run.store._windowed`` (at most ``ANSWER_R
 first and last halves, cut by SQLite before Python holds the text); the store itself keeps the answer whole.
 
 ``test_every_bulk_read_is_bounded`` calls each reading method of the store (the bulk reads of scoring, the
-reasoning rows, the report's row, a ``chain-own`` history's row, every prediction for the confidence reader) on
+report's row, a ``chain-own`` history's row, every prediction for the confidence reader) on
 a store holding generated answers far over the budget, and checks each text it returns against the budget and
 the answer's two ends; ``test_every_store_method_is_classified`` enumerates the public methods of ``Store``:
 each is such a read, or returns no answer text, or is ``get`` (the one whole read, named with its reason), so a
@@ -19,9 +19,7 @@ from medr2.records import Prediction
 from medr2.run.store import ANSWER_READ_CHARS, Store
 
 READS = {  # method -> the texts it returns of the answer (and reasoning)
-    "score_rows": lambda s: [r[5] for r in s.score_rows()],
-    "counted_rows": lambda s: [t for b in s.counted_rows() for r in b for t in (r[4], r[6])],
-    "reasoning_rows": lambda s: [r[3] for r in s.reasoning_rows()],
+    "counted_rows": lambda s: [t for b in s.counted_rows() for t in (*b.raw, *b.reasoning)],
     "get_item": lambda s: [s.get_item("i", "m").prediction.raw, s.get_item("i", "m").prediction.reasoning],
     "iter_predictions": lambda s: [t for sp in s.iter_predictions(with_request=True)
                                    for t in (sp.prediction.raw, sp.prediction.reasoning)],
@@ -61,5 +59,5 @@ def test_every_bulk_read_is_bounded(tmp_path_factory, extra: int, head: str, tai
 def test_the_store_keeps_short_answers_as_they_are(tmp_path: Path) -> None:
     with Store.open(tmp_path, write=True) as s:
         s.put(Prediction(model_key="k", item_id="i", mode="m", request_hash="h", raw="B. X-ray", status="ok"))
-        assert [r[5] for r in s.score_rows()] == ["B. X-ray"]
+        assert [b.raw for b in s.counted_rows()] == [("B. X-ray",)]
         assert s.get_item("i", "m", window=True).prediction.raw == "B. X-ray"

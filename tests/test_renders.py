@@ -97,7 +97,8 @@ def _run_rows(run: Path) -> set[tuple[Any, ...]]:
 
     store = Store.open(run)
     try:
-        return {(h, item, mode, status, raw) for h, item, mode, _key, status, raw, _fin in store.score_rows()}
+        return {(p.request_hash, p.item_id, p.mode, p.status, p.raw)
+                for p in (sp.prediction for sp in store.iter_predictions())}
     finally:
         store.close()
 

@@ -186,3 +186,18 @@ def test_two_benches_later_wins(fx: Fixture, part: tuple[Path, dict[str, Item]])
     whole = {it.item_id: it for it in fx.items}
     assert len(items) == len(whole) and sorted(items) == sorted(whole)
     assert items.fetch(whole) == whole
+
+
+def test_stored_responses_list_the_answers_that_count(tmp_path: Path) -> None:
+    """``StoredResponses`` iterates the (item, mode) keys of the store's answers that count (its batches' named
+    columns), one per key in (mode, item id) order, and reads each answer when asked."""
+    from medr2.records import Prediction
+    from medr2.run.store import Row, Store
+
+    rows = [Row(Prediction(model_key="m", item_id=f"i{k % 3}", mode=("independent", "blind")[k // 3],
+                           request_hash=f"h{k}", raw=f"A{k}", status="ok")) for k in range(6)]
+    with Store.open(tmp_path, write=True) as st:
+        st.put_many(rows)
+    responses = inputs.StoredResponses(tmp_path)
+    assert list(responses) == [(f"i{k}", "blind") for k in range(3)] + [(f"i{k}", "independent") for k in range(3)]
+    assert len(responses) == 6 and responses[("i1", "blind")].raw == "A4"

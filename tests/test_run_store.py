@@ -128,7 +128,9 @@ def test_version1_store_reads_and_migrates(tmp_path: Path) -> None:
     with Store.open(run) as st:
         (old,) = list(st.iter_predictions())
         assert (old.prediction.raw, old.prediction.finish_reason, old.prediction.reasoning) == ("B", None, None)
-        assert list(st.score_rows()) == [("h-old", "i-old", "independent", "m", "ok", "B", None)]
+        (batch,) = list(st.counted_rows())
+        assert (batch.item_id, batch.mode, batch.status, batch.raw, batch.finish_reason, batch.reasoning) == (
+            ("i-old",), ("independent",), ("ok",), ("B",), (None,), (None,))
         assert st.get("h-old") is not None
     con = sqlite3.connect(run / "store.sqlite")
     # reading changed nothing
@@ -186,3 +188,59 @@ def test_confidence_round_trips_and_old_rows_have_none(tmp_path: Path) -> None:
     with Store.open(run) as st:
         got = {p.prediction.request_hash: p.prediction.confidence for p in st.iter_predictions()}
     assert got == {"h-old": None, "h-new": conf}
+
+
+def _annotation_types(hint: object) -> list[object]:
+    """Every type named in an annotation (``Iterator[CountedBatch]`` -> Iterator, CountedBatch), and the types of
+    the fields of each row type defined next to the store (its batches and rows), recursively."""
+    import dataclasses
+    import typing
+
+    from medr2.run import store as store_module
+
+    out: list[object] = []
+    todo, seen = [hint], set()
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        origin = typing.get_origin(t)
+        out.append(origin if origin is not None else t)
+        todo.extend(typing.get_args(t))
+        if dataclasses.is_dataclass(t) and getattr(t, "__module__", None) == store_module.__name__:
+            todo.extend(typing.get_type_hints(t).values())
+    return out
+
+
+def test_store_reads_return_named_values_never_positional_tuples() -> None:
+    """Issue 38: nothing leaves the store as a positional tuple (read by ``r[0]`` ... ``r[7]`` in another package).
+    Every public method of ``Store`` is enumerated (a new one too): its return annotation names no ``tuple`` and
+    no ``Any``, and the row types it returns (defined in ``medr2.run.store``) are frozen dataclasses whose fields
+    name no tuple either (a batch by column: ``CountedBatch``, ``ModeCounts``, ``RowKeys``)."""
+    import dataclasses
+    import typing
+
+    from medr2.run import store as store_module
+
+    methods = {n: getattr(v, "__func__", v) for n, v in vars(Store).items() if not n.startswith("_")
+               and callable(getattr(v, "__func__", v))}
+    assert {"counted_rows", "modes_per_item", "item_rows", "iter_predictions", "get_item", "open"} <= set(methods)
+    for name, fn in methods.items():
+        hint = typing.get_type_hints(fn, localns=vars(store_module))["return"]
+        types = _annotation_types(hint)
+        assert tuple not in types and typing.Any not in typing.get_args(hint) and hint is not typing.Any, (name, hint)
+        for t in types:
+            if dataclasses.is_dataclass(t) and getattr(t, "__module__", None) == store_module.__name__:
+                assert t.__dataclass_params__.frozen, (name, t)  # type: ignore[union-attr]
+
+
+def test_a_counted_batch_keeps_the_rows_asked_for(tmp_path: Path) -> None:
+    """``CountedBatch.where``: the kept rows, every column aligned (what scoring does with rows of unknown items)."""
+    with Store.open(tmp_path, write=True) as st:
+        st.put_many([Row(_pred(f"h{k}", item=f"i{k}", raw=f"A{k}")) for k in range(5)])
+        (batch,) = list(st.counted_rows())
+    assert batch.where([True] * 5) is batch
+    kept = batch.where([k % 2 == 0 for k in range(5)])
+    assert (list(kept.item_id), list(kept.raw), len(kept)) == (["i0", "i2", "i4"], ["A0", "A2", "A4"], 3)
+    assert list(kept.first) == [batch.first[0], batch.first[2], batch.first[4]]

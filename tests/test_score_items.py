@@ -6,6 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
 from medr2.errors import BadInput
 from medr2.images import sha256_file
-from medr2.score.items import ScoringItem, load_scoring_items
+from medr2.score.itemcols import open_scoring_items
+from medr2.score.items import ScoringItem
 from tests.run_fixtures import make_bench, write_items_table
 
 FIELDS = [f.name for f in dataclasses.fields(ScoringItem)]
@@ -40,8 +42,14 @@ def _copy(bench: Bench, dst: Path, edit: dict[str, pa.Array | None]) -> Path:
     return dst
 
 
+def _records(root: Path) -> dict[str, ScoringItem]:
+    """Every item of a bench as scoring reads it (:func:`open_scoring_items`), by id in row order."""
+    _, cols = open_scoring_items(root)
+    return cols.records(np.arange(len(cols)))
+
+
 def test_fields_equal_the_records(bench: Bench) -> None:
-    _, items = load_scoring_items(bench.root)
+    items = _records(bench.root)
     assert list(items) == [it.item_id for it in bench.items]
     for it in bench.items:
         got = items[it.item_id]
@@ -55,36 +63,41 @@ def test_fields_equal_the_records(bench: Bench) -> None:
     assert len({id(it.task) for it in same}) == 1  # repeated strings share one object
 
 
-def test_bad_json_names_the_first_bad_row(bench: Bench, tmp_path: Path) -> None:
+@pytest.mark.parametrize("column", ["options", "meta"])
+def test_bad_json_names_the_first_bad_row(bench: Bench, tmp_path: Path, column: str) -> None:
     table = pq.read_table(bench.root / ITEMS_FILE)
-    options = table.column("options").to_pylist()
-    options[2] = options[4] = "[not json"
-    root = _copy(bench, tmp_path / "b", {"options": pa.array(options, type=pa.string())})
+    values = table.column(column).to_pylist()
+    values[2] = values[4] = "[not json" if column == "options" else "{bad"
+    root = _copy(bench, tmp_path / "b", {column: pa.array(values, type=pa.string())})
     with pytest.raises(BadInput) as e:
-        load_scoring_items(root)
-    assert e.value.record == table.column("item_id")[2].as_py() and e.value.field == "options"
+        open_scoring_items(root)
+    assert e.value.record == table.column("item_id")[2].as_py() and e.value.field == column
 
 
 def test_missing_and_null_columns_take_the_defaults(bench: Bench, tmp_path: Path) -> None:
+    from medr2.score.itemcols import ScoringItems
+
     n = len(bench.items)
     root = _copy(bench, tmp_path / "b", {"variant": None, "meta": pa.nulls(n), "lure": pa.nulls(n),
-                                        "options": pa.array([None] * n, type=pa.string())})
-    _, items = load_scoring_items(root)
+                                        "options": pa.array([None] * n, type=pa.string()), "pair_id": None})
+    items = _records(root)
     assert {it.variant for it in items.values()} == {"clean"}
-    assert all(it.meta == {} and it.options == [] and it.lure is None for it in items.values())
+    assert all(it.meta == {} and it.options == [] and it.lure is None and it.pair_id is None
+               for it in items.values())
+    again = ScoringItems.from_mapping(items)  # records held by columns give the same records back
+    assert [again[i] for i in items] == list(items.values())
 
 
 # -- held by columns (medr2.score.itemcols, what `medr2 score` uses) ------------------------------------
 
 
-def test_columns_give_the_records_of_the_row_reader(bench: Bench) -> None:
-    """``ScoringItems``: the same items in the same order as ``load_scoring_items``, each record equal, made
-    only for the rows loaded (the window) or looked up; positions are rows, -1 for an unknown id."""
-    from medr2.score.itemcols import open_scoring_items
-
-    _, rows = load_scoring_items(bench.root)
+def test_columns_make_records_only_for_the_rows_asked(bench: Bench) -> None:
+    """``ScoringItems``: the bench's items in its order, each record made alone (a lookup outside any window)
+    equal to the one made with the others, made only for the rows loaded (the window) or looked up; positions are
+    rows, -1 for an unknown id."""
     _, cols = open_scoring_items(bench.root)
-    assert len(cols) == len(rows) and list(cols) == list(rows)
+    rows = _records(bench.root)
+    assert len(cols) == len(rows) and list(cols) == list(rows) == [it.item_id for it in bench.items]
     assert [cols[i] for i in rows] == list(rows.values())  # each made alone (outside any window)
     ids = list(rows)
     wanted = [ids[5], ids[1], ids[5], "no-such-item", None, ids[0][:-1], ids[0] + "0"]
@@ -96,36 +109,8 @@ def test_columns_give_the_records_of_the_row_reader(bench: Bench) -> None:
     with pytest.raises(KeyError):
         cols["no-such-item"]
     parents = cols.column_positions("parent_id").tolist()
-    assert parents == [ids.index(it.parent_id) if it.parent_id else -1 for it in rows.values()]
+    assert parents == [ids.index(it.parent_id) if it.parent_id else -1 for it in bench.items]
     assert any(p >= 0 for p in parents)
-
-
-def test_columns_refuse_bad_json_as_the_row_reader(bench: Bench, tmp_path: Path) -> None:
-    from medr2.score.itemcols import open_scoring_items
-
-    table = pq.read_table(bench.root / ITEMS_FILE)
-    meta = table.column("meta").to_pylist()
-    meta[3] = meta[6] = "{bad"
-    root = _copy(bench, tmp_path / "b", {"meta": pa.array(meta, type=pa.string())})
-    with pytest.raises(BadInput) as e:
-        load_scoring_items(root)
-    with pytest.raises(BadInput) as f:
-        open_scoring_items(root)
-    assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))
-    assert f.value.record == table.column("item_id")[3].as_py()
-
-
-def test_columns_take_the_defaults_of_the_row_reader(bench: Bench, tmp_path: Path) -> None:
-    from medr2.score.itemcols import ScoringItems, open_scoring_items
-
-    n = len(bench.items)
-    root = _copy(bench, tmp_path / "b", {"variant": None, "meta": pa.nulls(n), "lure": pa.nulls(n),
-                                        "options": pa.array([None] * n, type=pa.string()), "pair_id": None})
-    _, rows = load_scoring_items(root)
-    _, cols = open_scoring_items(root)
-    assert [cols[i] for i in rows] == list(rows.values())
-    again = ScoringItems.from_mapping(rows)  # records held by columns give the same records back
-    assert [again[i] for i in rows] == list(rows.values())
 
 
 # -- spilled to the run's spill folder (medr2.score.itemspill, what `medr2 score` uses) ----------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -94,12 +95,15 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
             conn.execute("DROP INDEX predictions_item_mode")
     with Store.open(tmp_path) as store:
         assert store._one_row_per_key() is key_index
-        got = [r for batch in store.counted_rows(batch_rows=4) for r in batch]
+        batches = list(store.counted_rows(batch_rows=4))
+    assert max(len(b) for b in batches) == 4
+    got = [(b.item_id[k], b.mode[k], b.model_key[k], b.status[k], b.raw[k], b.reasoning[k], b.first[k])
+           for b in batches for k in range(len(b))]
     want = sorted((r.prediction.mode, r.prediction.item_id) for r in rows)
     assert [(g[1], g[0]) for g in got] == want
     by_key = {(r.prediction.item_id, r.prediction.mode): (k, r.prediction) for k, r in enumerate(rows)}
     firsts = []
-    for item_id, mode, model_key, status, raw, _finish, reasoning, first in got:
+    for item_id, mode, model_key, status, raw, reasoning, first in got:
         k, p = by_key[(item_id, mode)]
         assert (model_key, status, raw) == (p.model_key, p.status, p.raw)
         assert reasoning == (p.reasoning if status == "ok" else None)
@@ -122,12 +126,13 @@ def test_fixture_cases_are_chunked_and_a_pair_across_cases_makes_one_chunk(tmp_p
     whose parent lies in another case puts every row in one chunk (a pair is never cut)."""
     import dataclasses
 
-    from medr2.score.items import load_scoring_items
+    from medr2.score.itemcols import open_scoring_items
     from medr2.score.stream import CaseChunks
     from tests.run_fixtures import make_bench
 
     bench = make_bench(tmp_path / "bench", n_cases=6)
-    _, items = load_scoring_items(bench.root)
+    _, cols = open_scoring_items(bench.root)
+    items = cols.records(np.arange(len(cols)))
     n_cases = len({it.case_id for it in items.values()})
     assert n_cases == 6
     assert CaseChunks(tmp_path, items, n_rows=len(items), chunk_rows=1).n_chunks == n_cases

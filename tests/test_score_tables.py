@@ -64,8 +64,10 @@ def test_rows_scored_together_equal_rows_scored_one_by_one() -> None:
              for p in predict(spec, items, mode=mode)]
     reports = [i for i, p in enumerate(preds) if by_id[p.item_id].form == "text"]
     assert len({by_id[preds[i].item_id].answer for i in reports}) > 1
-    rows = [(p.item_id, "error" if i % 13 == 0 else p.status, p.raw) for i, p in enumerate(preds)]
-    together = _score_rows(by_id, rows, BoxConvention())
-    one_by_one = [_score_rows(by_id, [row], BoxConvention())[0] for row in rows]
+    ids, raws = [p.item_id for p in preds], [p.raw for p in preds]
+    statuses = ["error" if i % 13 == 0 else p.status for i, p in enumerate(preds)]
+    together = _score_rows(by_id, ids, statuses, raws, BoxConvention())
+    one_by_one = [_score_rows(by_id, [i], [s], [r], BoxConvention())[0] for i, s, r in zip(ids, statuses, raws,
+                                                                                         strict=True)]
     assert together == one_by_one
     assert any(together[i].text_metrics for i in reports)

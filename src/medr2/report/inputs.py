@@ -150,8 +150,7 @@ class StoredResponses(Mapping[tuple[str, str], RawResponse]):
 
         with Store.open(self.run_dir) as store:
             for batch in store.counted_rows():
-                for item_id, mode, *_ in batch:
-                    yield item_id, mode
+                yield from zip(batch.item_id, batch.mode, strict=True)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

@@ -29,8 +29,9 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from itertools import compress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput, WorkFailed
@@ -126,6 +127,55 @@ class Row:
     request: list[Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class CountedBatch:
+    """A batch of :meth:`Store.counted_rows`, by column: the answer that counts per (item, mode), aligned
+    columns (row ``k`` is ``item_id[k]``, ``mode[k]``, ...). Picklable: a scoring worker process receives it."""
+
+    item_id: Sequence[str]
+    mode: Sequence[str]
+    model_key: Sequence[str]
+    status: Sequence[str]
+    raw: Sequence[str | None]  # through the answer budget (ANSWER_READ_CHARS)
+    finish_reason: Sequence[str | None]
+    reasoning: Sequence[str | None]  # through the answer budget; None unless the answer is ok
+    first: Sequence[int]  # the rowid of the key's first stored row
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def where(self, keep: Sequence[bool]) -> CountedBatch:
+        """The rows whose ``keep`` is true (the same batch when all are)."""
+        if all(keep):
+            return self
+        return CountedBatch(*(list(compress(getattr(self, f), keep)) for f in self.__slots__))
+
+
+@dataclass(frozen=True, slots=True)
+class ModeCounts:
+    """A batch of :meth:`Store.modes_per_item`, by column: per item, how many distinct modes it has answered."""
+
+    item_id: Sequence[str]
+    modes: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True)
+class RowKeys:
+    """A batch of :meth:`Store.item_rows`, by column: the request hash and item id of stored rows."""
+
+    request_hash: Sequence[str]
+    item_id: Sequence[str]
+
+
+_Batch = TypeVar("_Batch", CountedBatch, ModeCounts, RowKeys)
+
+
+def _batches(kind: type[_Batch], cur: sqlite3.Cursor, batch_rows: int) -> Iterator[_Batch]:
+    """The rows of ``cur`` (its columns in ``kind``'s field order), ``batch_rows`` at a time, by column."""
+    while rows := cur.fetchmany(batch_rows):
+        yield kind(*zip(*rows, strict=True))
+
+
 def _mapped_error(e: sqlite3.DatabaseError, path: Path, *, write: bool = True) -> Exception:
     """What a SQLite error becomes: the storage message (exit 1) where the storage is the problem, else
     BadInput naming the store (exit 2)."""
@@ -182,7 +232,9 @@ def _one_writer(run_dir: Path) -> Iterator[None]:
 
 @_gate_methods
 class Store:
-    """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``."""
+    """``Store.open(run_dir)``; ``put``/``put_many``/``get``/``iter_predictions``; ``close``. Every read returns
+    named values (:class:`StoredPrediction`, or a batch by column: :class:`CountedBatch`, :class:`ModeCounts`,
+    :class:`RowKeys`), never positional tuples (``tests/test_run_store.py`` checks the annotations)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: Any | None,
                  checkpointer: _Checkpointer | None = None) -> None:
@@ -373,23 +425,12 @@ class Store:
             for row in rows:
                 yield _to_stored(row)
 
-    def score_rows(self) -> Iterator[tuple[str, str, str, str, str, str | None, str | None]]:
-        """``(request_hash, item_id, mode, model_key, status, raw, finish_reason)`` of every row, in insertion
-        order, as plain tuples streamed from one SELECT (the bulk read of scoring: no records, no JSON
-        decoding)."""
-        finish = "finish_reason" if "finish_reason" in self._select else "NULL"
-        cur = self._conn.execute(f"SELECT request_hash, item_id, mode, model_key, status, {_windowed('raw')}, "
-                                 f"{finish} FROM predictions ORDER BY rowid")
-        while rows := cur.fetchmany(10_000):
-            yield from rows
-
-    def counted_rows(self, batch_rows: int = 10_000
-                     ) -> Iterator[list[tuple[str, str, str, str, str | None, str | None, str | None, int]]]:
-        """The answer that counts per (item, mode), in batches ordered by (mode, item_id) (byte order, as Arrow
-        sorts): ``(item_id, mode, model_key, status, raw, finish_reason, reasoning, first)``, where the answer
-        that counts is the latest ok row, else the latest row (a later ok answer replaces an earlier one, an
-        error never replaces an ok one), ``reasoning`` is None unless it is ok, and ``first`` is the rowid of
-        the key's first stored row (the order scoring used to keep). Nothing here holds more than one batch.
+    def counted_rows(self, batch_rows: int = 10_000) -> Iterator[CountedBatch]:
+        """The answer that counts per (item, mode), in batches (:class:`CountedBatch`, by column) ordered by
+        (mode, item_id) (byte order, as Arrow sorts), where the answer that counts is the latest ok row, else the
+        latest row (a later ok answer replaces an earlier one, an error never replaces an ok one),
+        ``reasoning`` is None unless it is ok, and ``first`` is the rowid of the key's first stored row (the order
+        scoring used to keep). Nothing here holds more than one batch.
 
         A store with its unique index on (item_id, mode) (every store this code wrote) holds one row per key:
         the rows are streamed mode by mode along that index, the first batch at once. A store without it is
@@ -399,23 +440,19 @@ class Store:
         if self._one_row_per_key():
             modes = [m for (m,) in self._conn.execute("SELECT DISTINCT mode FROM predictions ORDER BY mode")]
             for mode in modes:
-                cur = self._conn.execute(
+                yield from _batches(CountedBatch, self._conn.execute(
                     f"SELECT item_id, mode, model_key, status, {_windowed('raw')}, {finish}, "
                     f"CASE WHEN status = 'ok' THEN {reasoning} END, rowid FROM predictions "
-                    f"INDEXED BY {_KEY_INDEX} WHERE mode = ? ORDER BY item_id", (mode,))
-                while rows := cur.fetchmany(batch_rows):
-                    yield rows
+                    f"INDEXED BY {_KEY_INDEX} WHERE mode = ? ORDER BY item_id", (mode,)), batch_rows)
             return
-        cur = self._conn.execute(
+        yield from _batches(CountedBatch, self._conn.execute(
             f"SELECT p.item_id, p.mode, p.model_key, p.status, {_windowed('p.raw')}, {_qualified(finish)}, "
             f"CASE WHEN p.status = 'ok' THEN {_windowed('p.reasoning') if reasoning != 'NULL' else 'NULL'} END, "
             "g.first FROM "
             "(SELECT item_id, mode, MIN(rowid) AS first, "
             "COALESCE(MAX(CASE WHEN status = 'ok' THEN rowid END), MAX(rowid)) AS pick "
             "FROM predictions GROUP BY item_id, mode) AS g "
-            "JOIN predictions AS p ON p.rowid = g.pick ORDER BY p.mode, p.item_id")
-        while rows := cur.fetchmany(batch_rows):
-            yield rows
+            "JOIN predictions AS p ON p.rowid = g.pick ORDER BY p.mode, p.item_id"), batch_rows)
 
     def _one_row_per_key(self) -> bool:
         """Whether the store has its unique index on exactly (item_id, mode) (at most one row per key)."""
@@ -431,27 +468,17 @@ class Store:
         q = f"SELECT 1 FROM predictions WHERE {conf}meta LIKE '%choice by log-likelihood%' LIMIT 1"
         return self._conn.execute(q).fetchone() is not None
 
-    def modes_per_item(self) -> Iterator[tuple[str, int]]:
-        """``(item_id, distinct modes answered)`` per item (how many answers count, before reading them)."""
-        cur = self._conn.execute("SELECT item_id, COUNT(DISTINCT mode) FROM predictions GROUP BY item_id")
-        while rows := cur.fetchmany(10_000):
-            yield from rows
+    def modes_per_item(self, batch_rows: int = 10_000) -> Iterator[ModeCounts]:
+        """How many distinct modes each item has answered (how many answers count, before reading them), in
+        batches by column (:class:`ModeCounts`)."""
+        yield from _batches(ModeCounts, self._conn.execute(
+            "SELECT item_id, COUNT(DISTINCT mode) FROM predictions GROUP BY item_id"), batch_rows)
 
-    def item_rows(self) -> Iterator[tuple[str, str]]:
-        """``(request_hash, item_id)`` of every row in insertion order (no answers read)."""
-        cur = self._conn.execute("SELECT request_hash, item_id FROM predictions ORDER BY rowid")
-        while rows := cur.fetchmany(10_000):
-            yield from rows
-
-    def reasoning_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
-        """``(item_id, mode, status, reasoning)`` of every row in insertion order (the rationale audit reads the
-        separate reasoning text of the answer that counts)."""
-        if "reasoning" not in self._select:
-            return
-        cur = self._conn.execute(f"SELECT item_id, mode, status, {_windowed('reasoning')} FROM predictions "
-                                 "ORDER BY rowid")
-        while rows := cur.fetchmany(10_000):
-            yield from rows
+    def item_rows(self, batch_rows: int = 10_000) -> Iterator[RowKeys]:
+        """The request hash and item id of every row in insertion order (no answers read), in batches by column
+        (:class:`RowKeys`)."""
+        yield from _batches(RowKeys, self._conn.execute(
+            "SELECT request_hash, item_id FROM predictions ORDER BY rowid"), batch_rows)
 
     def count(self, status: str | None = None, mode: str | None = None) -> int:
         q, args = "SELECT COUNT(*) FROM predictions WHERE 1=1", []

@@ -1,13 +1,13 @@
 """The bench items as ``medr2 score`` holds them: the columns it reads, kept as Arrow arrays, with records
 (:class:`~medr2.score.items.ScoringItem`) made only for the items a batch or chunk of cases needs.
 
-:func:`load_scoring_items` builds a record of every item (≈ 1.6 KiB each); :class:`ScoringItems` keeps the same
+A record of every item would take ≈ 1.6 KiB each; :class:`ScoringItems` keeps the
 columns column-wise (repeated strings and JSON dictionary-encoded: ≈ 130 B per item) plus the item ids as one
 sorted fixed-width byte array for lookups, and is a ``Mapping[str, ScoringItem]``: :meth:`ScoringItems.load`
 makes the records of a set of rows (the *window*, kept until the next ``load``), a lookup outside the window
-makes that one record. Item positions (``positions``) are row numbers of ``items.parquet``, i.e. the order
-:func:`load_scoring_items` iterates. Every JSON value is checked once at open (per distinct value), with the
-messages of :func:`load_scoring_items`.
+makes that one record. Item positions (``positions``) are row numbers of ``items.parquet``. It is the one
+reader of the bench's items for scoring (issue 38: the row reader ``load_scoring_items`` beside it is gone).
+Every JSON value is checked once at open (per distinct value), a bad one naming its first row.
 
 Given a folder (``medr2 score``'s spill folder), :func:`open_scoring_items` does not hold the columns: it writes
 them there (:mod:`medr2.score.itemspill`: sorted by id and by case, read back a record batch at a time) and keeps
@@ -257,7 +257,7 @@ def _encode(table: pa.Table) -> pa.Table:
 
 
 def _filled(table: pa.Table) -> pa.Table:
-    """The columns ``_COLUMNS``, a missing one filled with its default (what :func:`load_scoring_items` gives)."""
+    """The columns ``_COLUMNS``, a missing one filled with its default."""
     n = table.num_rows
     for name in _COLUMNS:
         if name not in table.column_names:
@@ -271,7 +271,7 @@ def _filled(table: pa.Table) -> pa.Table:
 def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, batch_rows: int = ITEM_BATCH_ROWS,
                        bucket_batches: int = BUCKET_BATCHES, added: Sequence[Item] = ()
                        ) -> tuple[dict[str, Any], ScoringItems]:
-    """(bench manifest, its items held by columns): the checks and messages of :func:`load_scoring_items`.
+    """(bench manifest, its items held by columns), checked (a missing required column, bad JSON: BadInput).
     With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read back as needed
     (:mod:`medr2.score.itemspill`; ``batch_rows`` rows per record batch, sorted ``bucket_batches`` record
     batches at a time); only the ids and per-item ranks stay in memory. ``added``: items held after the
@@ -396,7 +396,7 @@ def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_
 
 
 def _check_json(table: pa.Table, name: str, path: Path) -> None:
-    """Every distinct value of a JSON column decodes (else the message :func:`load_scoring_items` gives)."""
+    """Every distinct value of a JSON column decodes (else BadInput naming the first bad row)."""
     col = table.column(name)
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if not pa.types.is_dictionary(arr.type):

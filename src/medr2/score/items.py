@@ -1,22 +1,22 @@
-"""The bench items as scoring reads them, loaded column-wise from ``items.parquet`` (no per-item validation).
+"""The bench items as scoring reads them: :class:`ScoringItem`, made from ``items.parquet``'s columns without
+per-item validation (:class:`medr2.score.itemcols.ScoringItems`, the one reader; JSON columns decoded once per
+distinct value), and the column layout that reader uses.
 
 ``medr2 score`` needs a few fields of every item; building and validating a full :class:`medr2.records.Item`
 per row dominated scoring time on large benches. :class:`ScoringItem` carries exactly the fields that the
-scorer, the tidy table and the judge prompts read (same names and types as on ``Item``), so either can be
-passed where items are expected. JSON columns are decoded once per distinct value.
+scorer, the tidy table and the judge prompts read (same names and types as on ``Item``, a subset of its fields:
+``tests/test_score_items.py`` checks them), so either can be passed where items are expected. Why not the
+record itself (issue 38, ``bench/bench_item_records.py``): a validated ``Item`` costs ≈ 18 µs against ≈ 0.7 µs
+per record here, and scoring makes a record per answer (its batch's items) and per item (its chunk of cases):
+≈ 8 % more CPU for ``medr2 score`` (docs/benchmarks.md, issue 38); ``Item`` also requires fields scoring never
+reads (``image``, ``template_id``, ``source``, ``license``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import numpy as np
-import pyarrow as pa
-
-from medr2 import jsonsafe
-from medr2.errors import BadInput
 from medr2.records import Box, Item
 
 _JSON = ("options", "answer_box", "meta", "roles")
@@ -59,77 +59,5 @@ class ScoringItem:
     roles: list[str] | None = None  # None: not recorded (medr2.perturb.registry.item_roles reads it)
 
 
-class PredictionRow(NamedTuple):
-    """The answer that counts for one (item, mode), as scoring reads it from a run's store: the fields of a
-    :class:`medr2.records.Prediction` that scoring needs (a named tuple: as light as the row it replaces)."""
-
-    item_id: str
-    model_key: str
-    mode: str
-    status: str
-    raw: str | None
-    finish_reason: str | None
-
-
-# What scoring accepts: full records (library API) or the light rows read by ``load_scoring_items``.
+# What scoring accepts: full records (library API) or the light records of ``ScoringItems``.
 ItemLike = Item | ScoringItem
-
-
-def load_scoring_items(bench_root: Path | str) -> tuple[dict[str, Any], dict[str, ScoringItem]]:
-    """(bench manifest, items by id) of a bench folder, read column-wise."""
-    from medr2.bench.format import ITEMS_FILE, read_items_table, verified_file
-
-    # the check eval makes: a bench changed after the build is refused
-    manifest, path = verified_file(bench_root, ITEMS_FILE)
-    try:
-        table = read_items_table(bench_root)
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    missing = [c for c in _REQUIRED if c not in table.column_names]
-    if missing:
-        raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
-    n = table.num_rows
-    cols: dict[str, list[Any]] = {}
-    for name in _COLUMNS:
-        if name not in table.column_names:
-            cols[name] = [_DEFAULTS.get(name)] * n if name in _BY_VALUE else [None] * n
-        elif name in _BY_VALUE:
-            cols[name] = _by_value(table.column(name), name, path, table)
-        else:
-            cols[name] = table.column(name).to_pylist()
-    items: dict[str, ScoringItem] = {}
-    for row in zip(*(cols[c] for c in _COLUMNS), strict=True):
-        it = ScoringItem(*row)
-        if it.item_id is None:
-            raise BadInput("an item without item_id", file=str(path), field="item_id")
-        items[it.item_id] = it
-    return manifest, items
-
-
-def _by_value(column: pa.ChunkedArray, name: str, path: Path, table: pa.Table) -> list[Any]:
-    """A column whose values repeat, converted once per distinct value (JSON decoded, or the string itself,
-    so equal values share one object); missing values take the column's default."""
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        enc = column.combine_chunks().dictionary_encode()
-        distinct = enc.dictionary.to_pylist()
-        idx = enc.indices.fill_null(len(distinct)).to_numpy().astype(np.intp, copy=False)
-    else:  # not stored as text: distinct values found in Python (a JSON column then fails below, naming the row)
-        codes: dict[Any, int] = {}
-        raw = [codes.setdefault(v, len(codes)) if v is not None else -1 for v in column.to_pylist()]
-        distinct = list(codes)
-        idx = np.asarray(raw, dtype=np.intp)
-        idx[idx < 0] = len(distinct)
-    lookup = np.empty(len(distinct) + 1, dtype=object)
-    for k, v in enumerate(distinct):
-        if name in _JSON:
-            try:
-                v = jsonsafe.loads(v)
-            except BadInput as e:
-                first = int(np.argmax(idx == k))
-                raise BadInput(e.reason, file=str(path), record=str(table.column("item_id")[first]),
-                               field=name) from e
-            if name == "answer_box" and v is not None:
-                v = tuple(float(x) for x in v)
-        lookup[k] = v
-    lookup[len(distinct)] = _DEFAULTS.get(name)
-    return lookup[idx].tolist()  # type: ignore[no-any-return]

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,9 @@ from medr2.score.judge import AUDIT_FORMS, AUDIT_SAMPLE, AuditSample, Judge, aud
 from medr2.score.shortanswer import short_answer_metrics
 from medr2.score.stats import DEFAULT_RESAMPLES
 from medr2.score.stream import BATCH_ROWS, CHUNK_ROWS, SCORES_ROW_GROUP_ROWS, CaseChunks, RowGroupWriter
+
+if TYPE_CHECKING:
+    from medr2.run.store import CountedBatch
 
 SCORES_FILE = "scores.parquet"
 METRICS_FILE = "metrics.json"
@@ -180,17 +183,18 @@ def _truncated(item: ItemLike, conv: BoxConvention) -> _Scored:
 PROGRESS_EVERY = 1000  # answers scored between progress updates (the per-row path stays lean)
 
 
-def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, str | None]],
-                box_convention: BoxConvention, judge: Judge | None = None,
+def _score_rows(by_id: Mapping[str, ItemLike], item_ids: Sequence[str], statuses: Sequence[str],
+                raws: Sequence[str | None], box_convention: BoxConvention, judge: Judge | None = None,
                 bench_root: Path | None = None, finish_reasons: Sequence[str | None] | None = None,
                 progress: Any = None, structured: bool = False) -> list[_Scored]:
-    """Score ``(item_id, status, raw)`` rows (the per-row work of :func:`score_items`, without records);
-    ``finish_reasons``, aligned with ``rows``, marks answers cut off by the token limit (``truncated``);
+    """Score rows given by their aligned columns ``item_ids``, ``statuses``, ``raws`` (the per-row work of
+    :func:`score_items`, without records); ``finish_reasons``, aligned with them, marks answers cut off by the
+    token limit (``truncated``);
     ``structured``: the run asked for structured answers (:func:`medr2.models.structured.structured_answer`
     gives the answer field the reader reads)."""
     results: list[_Scored | None] = []
     grouped: list[int] = []
-    for k, (item_id, status, raw) in enumerate(rows):
+    for k, (item_id, status, raw) in enumerate(zip(item_ids, statuses, raws, strict=True)):
         if progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
             progress.advance(PROGRESS_EVERY)
         item = by_id.get(item_id)
@@ -212,16 +216,16 @@ def _score_rows(by_id: Mapping[str, ItemLike], rows: Sequence[tuple[str, str, st
                 raw = field_text  # any other answer field (a box, ...) is read by the reader
             results.append(FORM_SCORERS[item.form](item, raw if len(raw) <= SCAN_CHARS else scan_text(raw),
                                                    box_convention))
-    grouped.sort(key=lambda i: by_id[rows[i][0]].answer or "")  # stable: row order within a reference
+    grouped.sort(key=lambda i: by_id[item_ids[i]].answer or "")  # stable: row order within a reference
     for i in grouped:
-        item_id, _, raw = rows[i]
-        item = by_id[item_id]
-        results[i] = FORM_SCORERS[item.form](item, scan_text(raw or ""), box_convention)
+        item = by_id[item_ids[i]]
+        results[i] = FORM_SCORERS[item.form](item, scan_text(raws[i] or ""), box_convention)
     if progress is not None:
-        progress.advance(len(rows) % PROGRESS_EVERY)
+        progress.advance(len(item_ids) % PROGRESS_EVERY)
     out: list[_Scored] = results  # type: ignore[assignment]  # every row is scored now
     if judge is not None:
-        pending = [(i, by_id[item_id], raw) for i, (item_id, status, raw) in enumerate(rows)
+        rows = enumerate(zip(item_ids, statuses, raws, strict=True))
+        pending = [(i, by_id[item_id], raw) for i, (item_id, status, raw) in rows
                    if status != "error" and raw is not None and out[i].verdict != "truncated"
                    and _ask_judge(by_id[item_id], out[i])]
         if pending:
@@ -262,8 +266,8 @@ def score_items(items: Mapping[str, ItemLike] | Iterable[Item], predictions: Ite
     by_id = items if isinstance(items, Mapping) else {it.item_id: it for it in items}
     by_id = offered(by_id, abstain_option)
     preds = list(predictions)
-    results = _score_rows(by_id, [(p.item_id, p.status, p.raw) for p in preds], box_convention, judge, bench_root,
-                          [p.finish_reason for p in preds], structured=structured)
+    results = _score_rows(by_id, [p.item_id for p in preds], [p.status for p in preds], [p.raw for p in preds],
+                          box_convention, judge, bench_root, [p.finish_reason for p in preds], structured=structured)
     return [Score(item_id=p.item_id, model_key=p.model_key, mode=p.mode, verdict=r.verdict, parsed=r.parsed,  # type: ignore[arg-type]
                   method=r.method, iou=r.iou, text_metrics=r.text_metrics, reason=r.reason)  # type: ignore[arg-type]
             for p, r in zip(preds, results, strict=True)]
@@ -415,24 +419,20 @@ def _quarantine_unknown(run_dir: Path, items: ScoringItems, quarantine: Quaranti
     """Quarantine every stored row whose item is not in the bench (in insertion order); returns how many answers
     count (one per (item, mode) of a known item). The answers per item are counted along the store's index; only
     a store that holds an unknown item is read row by row for the rows to quarantine."""
-    from itertools import islice
-
     from medr2.run.store import Store
 
     store = Store.open(run_dir)
     try:
         n = 0
         unknown = False
-        per_item = iter(store.modes_per_item())
-        while counts := list(islice(per_item, BATCH_ROWS)):
-            known = items.positions([r[0] for r in counts]) >= 0
-            n += sum(c for (_, c), ok in zip(counts, known.tolist(), strict=True) if ok)
+        for counts in store.modes_per_item(BATCH_ROWS):
+            known = items.positions(counts.item_id) >= 0
+            n += sum(c for c, ok in zip(counts.modes, known.tolist(), strict=True) if ok)
             unknown = unknown or not bool(known.all())
         if unknown:
-            rows = iter(store.item_rows())
-            while part := list(islice(rows, BATCH_ROWS)):
-                known = items.positions([r[1] for r in part]) >= 0
-                for (request_hash, item_id), ok in zip(part, known.tolist(), strict=True):
+            for part in store.item_rows(BATCH_ROWS):
+                known = items.positions(part.item_id) >= 0
+                for request_hash, item_id, ok in zip(part.request_hash, part.item_id, known.tolist(), strict=True):
                     if not ok:
                         quarantine.add(QuarantineEntry(str(run_dir / "store.sqlite"), request_hash, "item_id",
                                                        f"item {item_id} is not in the bench", stage="score"))
@@ -468,36 +468,35 @@ class _BatchScorer:
         self.audit, self.progress, self.abstain_option = audit, progress, abstain_option
         self.structured, self.judge_sample = structured, judge_sample  # (k, seed) of the judge's audit sample
 
-    def __call__(self, rows: Sequence[tuple[Any, ...]], codes: np.ndarray) -> _BatchOut:
+    def __call__(self, rows: CountedBatch, codes: np.ndarray) -> _BatchOut:
         from medr2.score.table import SeverityFloors
 
         window = self.items.load(codes)  # this batch's records (what the lookups below read)
         asked = offered(window, self.abstain_option)
-        scored = _score_rows(asked, [(r[0], r[3], r[4]) for r in rows], self.conv, judge=self.judge,
-                             bench_root=self.bench_root, finish_reasons=[r[5] for r in rows], progress=self.progress,
+        scored = _score_rows(asked, rows.item_id, rows.status, rows.raw, self.conv, judge=self.judge,
+                             bench_root=self.bench_root, finish_reasons=rows.finish_reason, progress=self.progress,
                              structured=self.structured)
-        item_ids = [window[r[0]].item_id for r in rows]  # the records' own strings: no copy per row
-        model_keys, modes = [r[2] for r in rows], [r[1] for r in rows]
-        scores = _scores_batch(window, item_ids, model_keys, modes, scored)
+        item_ids = [window[i].item_id for i in rows.item_id]  # the records' own strings: no copy per row
+        scores = _scores_batch(window, item_ids, rows.model_key, rows.mode, scored)
         audit_cols, claims = self.audit.compute(rows, item_ids)
-        spilled = CaseChunks.rows(codes, model_keys, modes, [r[7] for r in rows], scored, audit_cols)
+        spilled = CaseChunks.rows(codes, rows.model_key, rows.mode, rows.first, scored, audit_cols)
         floors = SeverityFloors(window)
-        floors.add(item_ids, modes)
+        floors.add(item_ids, rows.mode)
         out = _BatchOut(scores, spilled, claims, floors.floors, sum(1 for r in scored if r.verdict == "truncated"))
         if self.judge is not None:
             out.audit_sample = self._sample(asked, rows, scored)
             out.n_judged = sum(1 for r in scored if r.method == "judge")
         return out
 
-    def _sample(self, asked: Mapping[str, ItemLike], rows: Sequence[tuple[Any, ...]], scored: Sequence[_Scored]
+    def _sample(self, asked: Mapping[str, ItemLike], rows: CountedBatch, scored: Sequence[_Scored]
                 ) -> AuditSample:
         """This batch's share of the judge's audit sample: closed answers the reader parsed."""
         sample = AuditSample(*self.judge_sample)
-        for r, sc in zip(rows, scored, strict=True):
-            item = asked[r[0]]
-            if sc.method == "rule" and sc.parsed is not None and item.form in AUDIT_FORMS and sc.verdict in (
-                    "correct", "wrong"):
-                sample.offer(item.item_id, r[1], item, r[4], sc.parsed)
+        for item_id, mode, raw, sc in zip(rows.item_id, rows.mode, rows.raw, scored, strict=True):
+            item = asked[item_id]
+            if sc.method == "rule" and sc.parsed is not None and raw is not None and item.form in AUDIT_FORMS and (
+                    sc.verdict in ("correct", "wrong")):
+                sample.offer(item.item_id, mode, item, raw, sc.parsed)
         return sample
 
 
@@ -515,14 +514,13 @@ def _load_before_fork(items: ScoringItems) -> None:
         load_models()
 
 
-def _known_rows(batches: Iterable[list[tuple[Any, ...]]], items: ScoringItems
-                ) -> Iterator[tuple[list[tuple[Any, ...]], np.ndarray]]:
+def _known_rows(batches: Iterable[CountedBatch], items: ScoringItems) -> Iterator[tuple[CountedBatch, np.ndarray]]:
     """Each batch's rows whose item is in the bench, with their items' positions (batches left empty skipped)."""
     for batch in batches:
-        pos = items.positions([r[0] for r in batch])
+        pos = items.positions(batch.item_id)
         known = pos >= 0
-        rows = [r for r, ok in zip(batch, known.tolist(), strict=True) if ok]
-        if rows:
+        rows = batch.where(known.tolist())
+        if len(rows):
             yield rows, pos[known]
 
 
@@ -618,7 +616,7 @@ def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, 
                 chunks.write(codes, out.spilled)
                 audit.commit(out.claims)
                 floors.merge(out.floors)
-                modes = [r[1] for r in rows]
+                modes = rows.mode
                 mode_arr = np.asarray(modes, dtype=object)
                 for mode in set(modes):
                     answered_mode = answered.setdefault(mode, AnsweredIds(items))
@@ -793,7 +791,7 @@ class _Audit:
         self.writer: RowGroupWriter | None = None
         self.summary: dict[str, dict[str, Any]] = {}
 
-    def compute(self, rows: Sequence[tuple[Any, ...]], item_ids: Sequence[str]
+    def compute(self, rows: CountedBatch, item_ids: Sequence[str]
                 ) -> tuple[dict[str, list[int]], _AuditOut | None]:
         """Audit one batch of counted rows (``Store.counted_rows``): its per-row counts by audit column, and
         (None when no row carries a rationale) its claims table and per-mode summary, for :meth:`commit`.
@@ -808,15 +806,16 @@ class _Audit:
         )
 
         # only the rows that carry a rationale are audited; the others get the columns' "no rationale" values
-        audited = [k for k, r in enumerate(rows) if has_rationale(r[4] if r[3] == "ok" else None, r[6])]
+        raws_ok = [raw if status == "ok" else None for raw, status in zip(rows.raw, rows.status, strict=True)]
+        audited = [k for k, (raw, why) in enumerate(zip(raws_ok, rows.reasoning, strict=True))
+                   if has_rationale(raw, why)]
         cols = {c: [v] * len(rows) for c, v in zip(AUDIT_COLUMNS, NO_RATIONALE, strict=True)}
         if not audited:
             return cols, None
         if self.truths is None:
             self.truths = _read_truths(self.bench_root)
-        sub = [rows[k] for k in audited]
-        raws = [r[4] if r[3] == "ok" else None for r in sub]
-        reasonings = [r[6] for r in sub]  # None unless the answer that counts is ok (counted_rows)
+        raws = [raws_ok[k] for k in audited]
+        reasonings = [rows.reasoning[k] for k in audited]  # None unless the answer that counts is ok (counted_rows)
         sub_items = [self.items[item_ids[k]] for k in audited]
         case_ids = [it.case_id for it in sub_items]
         checked = check_rows(case_ids, raws, reasonings, self.truths)
@@ -830,9 +829,9 @@ class _Audit:
             col = cols[c]
             for k, v in zip(audited, got[c], strict=True):
                 col[k] = v
-        keys = [(item_ids[k], r[2], r[1], cid) for k, r, cid in zip(audited, sub, case_ids, strict=True)]
+        keys = [(item_ids[k], rows.model_key[k], rows.mode[k], cid) for k, cid in zip(audited, case_ids, strict=True)]
         out = _AuditOut(claims_table(keys, checked, decided_by),
-                        _claims_summary(checked, decided_by, [r[1] for r in sub]))
+                        _claims_summary(checked, decided_by, [rows.mode[k] for k in audited]))
         return cols, out
 
     def commit(self, out: _AuditOut | None) -> None:
