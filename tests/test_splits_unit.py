@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from medr2.bench import load_bench
+from medr2.bench.table import BenchTable
 from medr2.build.pipeline import build_bench
 from medr2.errors import BadInput
 from medr2.records import Item
 from medr2.tasks.splits import SplitKey, assign_splits, hashed_split
-from medr2.train.export import plan_examples, train_items
+from medr2.train.source import TrainSource
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
+from tests.train_fixtures import planned
 
 # the bench checksum of ``build_bench("buildtest", seed=0, n_cases=40, variants="T6,V2")`` with the default split
 # unit: the split unit (commit b7a2f01) kept the bytes of the default build. Changed on purpose since: V2 shows
@@ -113,12 +115,18 @@ def _showing(it: Item, sha: str) -> Item:
     return it.model_copy(update=update)
 
 
-def test_export_leak_rule_on_a_case_split(benches: dict[str, Path]) -> None:
+def _kept(table: BenchTable) -> tuple[list[Item], Counter[str], int]:
+    """The train items an export reads (variants included), the counts of those held out, and the ``flat`` plan's
+    ``train_items`` count (clean only)."""
+    with TrainSource(table) as src:
+        return list(src.items()), src.select_counts(True)[1], src.select_counts(False)[0]
+
+
+def test_export_leak_rule_on_a_case_split(benches: dict[str, Path], tmp_path: Path) -> None:
     b = load_bench(benches["case"])
     held = {c.image_sha256 for c in b.cases if c.split != "train"}
     held |= {sha for it in b.items if it.split != "train" for sha in _shas(it)}
-    skipped: Counter[str] = Counter()
-    kept = train_items(b.items, b.cases, with_variants=True, skipped=skipped)
+    kept, skipped, _ = _kept(b.table())
     assert kept and all(it.split == "train" and not _shas(it) & held for it in kept)
     # V2 shows a case of its own split (PerturbContext.others_for), so the build itself leaks nothing ...
     assert not [it for it in b.items if it.split == "train" and _shas(it) & held]
@@ -129,11 +137,10 @@ def test_export_leak_rule_on_a_case_split(benches: dict[str, Path]) -> None:
     train = [*(it for it in train if it.images), *(it for it in train if not it.images)]
     leaking = [_showing(it, sha) for it, sha in zip(train, sorted(held), strict=False)]
     assert any(it.images for it in leaking)
-    skipped.clear()
-    again = train_items([*b.items, *leaking], b.cases, with_variants=True, skipped=skipped)
+    again, skipped, _ = _kept(BenchTable.held(b.root, b.manifest, [*b.items, *leaking]))
     assert leaking and skipped["image shared with a non-train split"] == len(leaking)
     assert {it.item_id for it in again} == {it.item_id for it in kept}
-    plan = plan_examples(b.items, b.cases, strategy="flat")
+    _, plan = planned(b, tmp_path, strategy="flat")
     assert plan.counts["train_items"] == sum(1 for it in kept if it.variant == "clean")
 
 

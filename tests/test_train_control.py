@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from medr2.bench.format import load_bench
-from medr2.train.export import Example, plan_examples
+from medr2.train.export import Example
 from medr2.train.finetune import FinetuneConfig, build_dataset, build_trainer, load_base, sft_config
-from tests.train_fixtures import tiny_vlm_dir, write_control_bench
+from tests.train_fixtures import planned, tiny_vlm_dir, write_control_bench
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,8 @@ def test_training_pixels_are_the_evaluation_pixels_row_by_row(tiny, tmp_path):
     bench = load_bench(write_control_bench(tmp_path / "b", n_cases=12, test_share=0.0))
     cfg = FinetuneConfig(device="cpu")
     model, processor = load_base(tiny, cfg)
-    plan = plan_examples(bench.items, bench.cases, strategy="flat")
-    ds = build_dataset(plan.examples, bench.root)
+    examples, _ = planned(bench, tmp_path, strategy="flat")
+    ds = build_dataset(examples, bench.root)
     trainer = build_trainer(model, processor, ds, sft_config(cfg, tmp_path / "t"))
     batch = trainer.data_collator([ds[i] for i in range(len(ds))])
     adapter = HFAdapter(tiny, HFOptions(device="cpu"))
@@ -54,14 +54,14 @@ def test_training_pixels_are_the_evaluation_pixels_row_by_row(tiny, tmp_path):
     image_token = processor.tokenizer.convert_tokens_to_ids("<image>")
     assert batch["pixel_values"].shape == (len(ds), 3, 32, 32)  # resized from 96x64 to the model's input
     distinct = set()
-    for row, ex in enumerate(plan.examples):
+    for row, ex in enumerate(examples):
         want, text = _eval_pixels(adapter, by_id[ex.item_ids[0]], bench.root)
         assert np.array_equal(batch["pixel_values"][row].numpy(), want.numpy()), f"row {row}: other pixels"
         ids = batch["input_ids"][row].tolist()
         assert ids.count(image_token) == 1  # one image token, in the user turn, before the answer
         assert all(lab == -100 for lab in batch["labels"][row][: ids.index(image_token) + 1].tolist())
         distinct.add(want.numpy().tobytes())
-    assert len(distinct) == len(plan.examples)  # every row its own image: a mix-up could not pass
+    assert len(distinct) == len(examples)  # every row its own image: a mix-up could not pass
 
 
 def test_sixteen_bit_images_train_as_they_are_evaluated(tiny, tmp_path):

@@ -12,7 +12,7 @@ from medr2.bench.format import load_bench
 from medr2.errors import BadInput
 from medr2.train.dataset import IDS_FILE, MANIFEST, export_dataset
 from medr2.train.formats import FORMATS
-from tests.train_fixtures import write_quadrant_bench
+from tests.train_fixtures import planned, write_quadrant_bench
 
 STRATEGIES = ("flat", "curriculum", "chain")
 
@@ -205,17 +205,15 @@ def test_cli_export(bench, tmp_path):
     assert set(FORMATS) == {"llamafactory", "llamafactory-dpo", "swift", "swift-dpo", "hf", "hf-dpo"}
 
 
-def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench):
+def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench, tmp_path):
     """``answer_style="option-text"`` writes an MCQ target as the option's text only; the scorer reads it
     as the same option as the ``letter`` target ("B. X-ray"); other forms are written the same in both."""
     from medr2.score.extract import extract
-    from medr2.train.export import plan_dpo, plan_examples
 
-    by_style = {s: plan_examples(bench.items, bench.cases, strategy="chain", answer_style=s)
-                for s in ("letter", "option-text")}
-    assert [e.item_ids for e in by_style["letter"].examples] == [e.item_ids for e in by_style["option-text"].examples]
+    by_style = {s: planned(bench, tmp_path, strategy="chain", answer_style=s)[0] for s in ("letter", "option-text")}
+    assert [e.item_ids for e in by_style["letter"]] == [e.item_ids for e in by_style["option-text"]]
     n_mcq = 0
-    for a, b in zip(by_style["letter"].examples, by_style["option-text"].examples, strict=True):
+    for a, b in zip(by_style["letter"], by_style["option-text"], strict=True):
         said_a = [m.parts[0].text for m in a.messages if m.role == "assistant"]
         said_b = [m.parts[0].text for m in b.messages if m.role == "assistant"]
         assert len(said_a) == len(said_b) == len(a.item_ids)  # every chain step answered, history included
@@ -228,25 +226,23 @@ def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench
             else:
                 assert ta == tb
     assert n_mcq > 0
-    dpo = plan_dpo(bench.items, bench.cases, strategy="flat", answer_style="option-text")
-    for ex in dpo.examples:
+    dpo, _ = planned(bench, tmp_path, strategy="flat", answer_style="option-text", dpo=True)
+    for ex in dpo:
         item = bench.items_by_id[ex.item_ids[-1]]
         if item.form == "mcq":
             assert ex.rejected in item.options and ex.rejected != ex.messages[-1].parts[0].text
     with pytest.raises(ValueError, match="unknown answer style"):
-        plan_examples(bench.items, bench.cases, answer_style="word")
+        planned(bench, tmp_path, answer_style="word")
 
 
-def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_the_same_option(bench):
+def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_the_same_option(bench, tmp_path):
     """``answer_style="letter-only"`` writes an MCQ target as its letter ("B", what the evaluation prompt asks
     for); the scorer reads it as the ``letter`` target's option; other forms and DPO's rejected letter follow."""
     from medr2.score.extract import extract
-    from medr2.train.export import plan_dpo, plan_examples
 
-    by_style = {s: plan_examples(bench.items, bench.cases, strategy="flat", answer_style=s)
-                for s in ("letter", "letter-only")}
+    by_style = {s: planned(bench, tmp_path, strategy="flat", answer_style=s)[0] for s in ("letter", "letter-only")}
     n_mcq = 0
-    for a, b in zip(by_style["letter"].examples, by_style["letter-only"].examples, strict=True):
+    for a, b in zip(by_style["letter"], by_style["letter-only"], strict=True):
         item = bench.items_by_id[a.item_ids[-1]]
         ta, tb = a.messages[-1].parts[0].text, b.messages[-1].parts[0].text
         if item.form == "mcq":
@@ -256,9 +252,9 @@ def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_t
         else:
             assert ta == tb
     assert n_mcq > 0
-    dpo = plan_dpo(bench.items, bench.cases, strategy="flat", answer_style="letter-only")
+    dpo, _ = planned(bench, tmp_path, strategy="flat", answer_style="letter-only", dpo=True)
     n_rejected = 0
-    for ex in dpo.examples:
+    for ex in dpo:
         item = bench.items_by_id[ex.item_ids[-1]]
         if item.form == "mcq":
             n_rejected += 1
@@ -266,17 +262,19 @@ def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_t
     assert n_rejected > 0
 
 
-def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(bench):
+def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(bench, tmp_path):
     """The image pre-training plan: one example per train image, the same prompt for all (only the image can
-    predict the target), the target built from that image's clean multiple-choice answers; no test image."""
-    from medr2.train.export import CAPTION_PROMPT, caption_text, plan_captions
+    predict the target), the target built from that image's clean multiple-choice answers; no test image; in the
+    order of the images' hashes, the same from the bench folder as from its items held."""
+    from medr2.train.export import CAPTION_PROMPT, _order_key, caption_text
 
-    plan = plan_captions(bench.items, bench.cases, seed=0)
-    assert plan.examples and plan.summary()["counts"] == {"train_images": len(plan.examples)}
+    examples, plan = planned(bench, tmp_path, captions=True, seed=0)
+    assert examples and plan.summary()["counts"] == {"train_images": len(examples)}
     _, test_shas = _held_out(bench)
-    images = [e.images for e in plan.examples]
+    images = [e.images for e in examples]
     assert all(len(i) == 1 for i in images) and len({i[0] for i in images}) == len(images)
-    for ex in plan.examples:
+    assert [i[0] for i in images] == sorted((i[0] for i in images), key=lambda im: _order_key(0, im))
+    for ex in examples:
         user, answer = ex.messages
         assert [p.type for p in user.parts] == ["image", "text"] and user.parts[1].text == CAPTION_PROMPT
         assert user.parts[0].image_sha256 not in test_shas
@@ -285,10 +283,5 @@ def test_captions_are_one_image_each_train_only_and_text_free_of_the_prompt(benc
         assert answer.parts[0].text == caption_text(items)
         mcq = sorted({it.task for it in items if it.form == "mcq" and it.variant == "clean"})
         assert answer.parts[0].text.count(": ") == len(mcq)
-    assert [e.item_ids for e in plan_captions(bench.items, bench.cases, seed=0).examples] == [
-        e.item_ids for e in plan.examples]  # deterministic
-    # finetune reads the train split column-wise (medr2.train.source): the same captions, in the same order
-    from medr2.train.source import read_train_split
-
-    via_split = plan_captions((), (), seed=0, split=read_train_split(bench.root))
-    assert [(e.item_ids, e.messages) for e in via_split.examples] == [(e.item_ids, e.messages) for e in plan.examples]
+    from_folder, _ = planned(bench.root, tmp_path, captions=True, seed=0)
+    assert from_folder == examples  # deterministic, whatever holds the items

@@ -8,7 +8,7 @@ import pytest
 
 from medr2.bench.format import load_bench
 from medr2.train.finetune import FinetuneConfig, build_dataset, build_trainer, finetune, load_base, sft_config
-from tests.train_fixtures import tiny_vlm_dir, write_quadrant_bench
+from tests.train_fixtures import planned, tiny_vlm_dir, write_quadrant_bench
 
 
 @pytest.fixture(scope="module")
@@ -22,12 +22,10 @@ def bench(tmp_path_factory):
 
 
 def test_labels_mask_everything_but_assistant_turns(tiny, bench, tmp_path):
-    from medr2.train.export import plan_examples
-
     cfg = FinetuneConfig(strategy="chain", batch_size=2)
     model, processor = load_base(tiny, cfg)
-    plan = plan_examples(bench.items, bench.cases, strategy="chain")
-    ds = build_dataset(plan.examples[:3], bench.root)
+    examples, _ = planned(bench, tmp_path, strategy="chain")
+    ds = build_dataset(examples[:3], bench.root)
     trainer = build_trainer(model, processor, ds, sft_config(cfg, tmp_path))
     batch = trainer.data_collator([ds[i] for i in range(3)])
     tok = processor.tokenizer
@@ -40,7 +38,7 @@ def test_labels_mask_everything_but_assistant_turns(tiny, bench, tmp_path):
         expected = [t for a in answers for t in tok(a + "<|im_end|>", add_special_tokens=False)["input_ids"]]
         assert kept == expected
         assert tok.convert_tokens_to_ids("<image>") in ids and len(kept) < sum(batch["attention_mask"][row].tolist())
-    assert max(len(ex.item_ids) for ex in plan.examples[:3]) > 1  # multi-turn chains were checked
+    assert max(len(ex.item_ids) for ex in examples[:3]) > 1  # multi-turn chains were checked
 
 
 def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):

@@ -9,9 +9,8 @@ import pytest
 from medr2.bench.format import load_bench
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention
-from medr2.train.export import plan_dpo, plan_examples
 from medr2.train.finetune import FinetuneConfig, finetune, verifiable_reward
-from tests.train_fixtures import tiny_vlm_dir, write_quadrant_bench
+from tests.train_fixtures import planned, tiny_vlm_dir, write_quadrant_bench
 
 
 @pytest.fixture(scope="module")
@@ -24,17 +23,17 @@ def bench(tmp_path_factory):
     return load_bench(write_quadrant_bench(tmp_path_factory.mktemp("stratbench") / "bench", n_cases=16))
 
 
-def test_augmented_plan_adds_exact_variants_with_correct_targets(bench):
-    flat = plan_examples(bench.items, bench.cases, strategy="flat")
-    aug = plan_examples(bench.items, bench.cases, strategy="augmented")
+def test_augmented_plan_adds_exact_variants_with_correct_targets(bench, tmp_path):
+    flat, _ = planned(bench, tmp_path, strategy="flat")
+    aug, _ = planned(bench, tmp_path, strategy="augmented")
     by_id = {it.item_id: it for it in bench.items}
-    variants = [by_id[e.item_ids[0]] for e in aug.examples if by_id[e.item_ids[0]].variant != "clean"]
-    assert variants and len(aug.examples) == len(flat.examples) + len(variants)
-    for ex in aug.examples:
+    variants = [by_id[e.item_ids[0]] for e in aug if by_id[e.item_ids[0]].variant != "clean"]
+    assert variants and len(aug) == len(flat) + len(variants)
+    for ex in aug:
         it = by_id[ex.item_ids[0]]
         if it.variant != "clean":  # the misleading copy is trained to the correct answer, never the lure
             assert ex.messages[-1].parts[0].text.startswith(it.answer) and it.lure != it.answer
-    dpo = plan_dpo(bench.items, bench.cases, strategy="augmented")
+    _, dpo = planned(bench, tmp_path, strategy="augmented", dpo=True)
     assert dpo.counts["rejected_is_lure"] == len(variants)
 
 

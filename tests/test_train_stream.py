@@ -1,12 +1,12 @@
-"""Streamed exports (``medr2.train.stream``): byte for byte the files the in-memory plans give (``hf``: the same
-Arrow record batches and values; see the test), for every format, strategy and ``--with-variants``, with buckets
-and sorted runs small enough that every plan is sorted out of core in many pieces; the run sorter against Python's
-stable sort."""
+"""The export plans (``medr2.train.stream``, the one plan there is): the order each strategy promises (the module
+doc), the same plan and the same export bytes whether it is sorted in one piece or out of core in many (buckets
+and sorted runs small enough for every plan to be cut into many), a plan iterated once, the run sorter against
+Python's stable sort, the finetune dataset streamed to disk."""
 
 from __future__ import annotations
 
-import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,13 +15,13 @@ import pytest
 
 from medr2.bench.format import Bench, load_bench
 from medr2.bench.runs import RunSorter
-from medr2.records import canonical_json
+from medr2.records import Item
 from medr2.train import stream
-from medr2.train.dataset import IDS_FILE, MANIFEST, export_dataset
-from medr2.train.export import STRATEGIES, plan_captions, plan_dpo, plan_examples
+from medr2.train.dataset import export_dataset
+from medr2.train.export import STRATEGIES, _order_key
 from medr2.train.formats import FORMATS, hf_features, hf_records
 from medr2.train.source import TrainSource
-from tests.train_fixtures import write_quadrant_bench
+from tests.train_fixtures import planned, write_quadrant_bench
 
 
 @pytest.fixture(scope="module")
@@ -30,103 +30,112 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 
 @pytest.fixture
-def small(monkeypatch: pytest.MonkeyPatch) -> None:
+def small(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Buckets of about 4 rows and runs of 7: every plan sorted in many buckets and runs."""
-    monkeypatch.setattr(stream, "BUCKET_ROWS", 4)
-    monkeypatch.setattr(stream, "RUN_ROWS", 7)
+    with monkeypatch.context() as m:
+        m.setattr(stream, "BUCKET_ROWS", 4)
+        m.setattr(stream, "RUN_ROWS", 7)
+        yield
 
 
-def _reference_export(bench: Bench, fmt: str, out: Path, **kw: object) -> None:
-    """What ``export_dataset`` wrote before it streamed: the in-memory plan of the whole bench, as lists."""
-    spec = FORMATS[fmt]
-    plan = (plan_dpo if spec.dpo else plan_examples)(bench.items, bench.cases, **kw)  # type: ignore[arg-type]
-    out.mkdir(parents=True)
-    name = f"medr2_{bench.name}_{kw['strategy']}{'_dpo' if spec.dpo else ''}"
-    if fmt.startswith("hf"):  # the in-memory dataset, saved by datasets itself
-        from datasets import Dataset
-
-        rows = hf_records(plan.examples, bench.root, dpo=spec.dpo)
-        Dataset.from_list(rows, features=hf_features(spec.dpo)).save_to_disk(str(out))
-        files = ["dataset_info.json", "state.json", "data-*.arrow"]
-    else:
-        files = spec.write(plan.examples, bench.root, out, name)
-    manifest = {"format": fmt, "strategy": kw["strategy"], "with_variants": kw["with_variants"], "seed": kw["seed"],
-                "dataset_name": name, "bench": bench.name, "bench_checksum": bench.checksum, "split": "train",
-                "files": files, **plan.summary()}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    with (out / IDS_FILE).open("w", encoding="utf-8") as f:
-        for i, ex in enumerate(plan.examples):
-            f.write(canonical_json({"record": i, "item_ids": list(ex.item_ids)}) + "\n")
-
-
-def _arrow_batches(data: bytes) -> tuple[pa.Schema, list[pa.RecordBatch]]:
-    reader = pa.ipc.open_stream(pa.py_buffer(data))
-    return reader.schema, list(reader)
+def _kept(bench: Bench, with_variants: bool) -> list[Item]:
+    """The train items a plan reads, in file order."""
+    with TrainSource(bench.root) as src:
+        return [it for it in src.items() if with_variants or it.variant == "clean"]
 
 
 def _files(out: Path) -> dict[str, bytes]:
     return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 @pytest.mark.parametrize("with_variants", [False, True])
-def test_streamed_export_writes_the_in_memory_bytes(bench: Bench, tmp_path: Path, small: None, fmt: str,
-                                                    strategy: str, with_variants: bool,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plan_sorted_in_many_pieces_is_the_plan_sorted_in_one(bench: Bench, tmp_path: Path, strategy: str,
+                                                                with_variants: bool,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    kw = {"strategy": strategy, "with_variants": with_variants, "seed": 5}
+    whole, whole_plan = planned(bench.root, tmp_path, **kw)
+    monkeypatch.setattr(stream, "BUCKET_ROWS", 4)
+    monkeypatch.setattr(stream, "RUN_ROWS", 7)
+    pieces, pieces_plan = planned(bench.root, tmp_path, **kw)
+    assert pieces == whole and pieces_plan.summary() == whole_plan.summary()
+    assert not list(tmp_path.iterdir())  # no sorted run left behind
+    if strategy in ("flat", "augmented"):  # one example per item, by the hash of its id
+        keys = [_order_key(5, ex.item_ids[0]) for ex in whole]
+        assert keys == sorted(keys) and all(len(ex.item_ids) == 1 for ex in whole)
+    if strategy == "flat":
+        assert sorted(ex.item_ids[0] for ex in whole) == sorted(it.item_id for it in _kept(bench, with_variants))
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_export_bytes_do_not_depend_on_the_sort_pieces(bench: Bench, tmp_path: Path, fmt: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from datasets import config
 
-    monkeypatch.setattr(config, "MAX_SHARD_SIZE", "20KB")  # hf: several shards (both writers read it)
-    kw = {"strategy": strategy, "with_variants": with_variants, "seed": 5}
-    want_dir, got_dir = tmp_path / "want", tmp_path / "got"
-    _reference_export(bench, fmt, want_dir, **kw)
-    export_dataset(bench.root, fmt, got_dir, **kw)  # type: ignore[arg-type]
-    want, got = _files(want_dir), _files(got_dir)
-    assert sorted(got) == sorted(want)  # no sorted run or Arrow file left behind
+    monkeypatch.setattr(config, "MAX_SHARD_SIZE", "20KB")  # hf: several shards
+    kw = {"strategy": "chain", "with_variants": True, "seed": 5}
+    export_dataset(bench.root, fmt, tmp_path / "one", **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(stream, "BUCKET_ROWS", 4)
+    monkeypatch.setattr(stream, "RUN_ROWS", 7)
+    export_dataset(bench.root, fmt, tmp_path / "many", **kw)  # type: ignore[arg-type]
+    one, many = _files(tmp_path / "one"), _files(tmp_path / "many")
     if fmt.startswith("swift"):  # absolute image paths name the export folder
-        want = {k: v.replace(str(want_dir.resolve()).encode(), str(got_dir.resolve()).encode())
-                for k, v in want.items()}
-    if fmt.startswith("hf"):
-        # datasets hashes an in-memory table for its fingerprint; the stream hashes the examples
-        states = [json.loads(d.pop("state.json")) for d in (want, got)]
-        assert len(states[1].pop("_fingerprint")) == 16 and states[0].pop("_fingerprint")
-        assert states[0] == states[1] and len(states[1]["_data_files"]) > 1  # several shards
-        # the shards: same schema, record batches and values (a sliced in-memory table pads its buffers with
-        # the next rows' bytes, a streamed batch with zeros: the bytes themselves can differ)
-        shards = sorted(k for k in want if k.startswith("data-"))
-        assert shards == sorted(k for k in got if k.startswith("data-"))
-        for k in shards:
-            a, b = (_arrow_batches(d.pop(k)) for d in (want, got))
-            assert a[0].equals(b[0], check_metadata=True)
-            assert [x.num_rows for x in a[1]] == [x.num_rows for x in b[1]]
-            assert pa.Table.from_batches(a[1]).equals(pa.Table.from_batches(b[1]))
-    assert got == want
-    if fmt.startswith("llamafactory"):  # the record-at-a-time JSON is json.dumps(records, indent=1)
-        data = got_dir / f"medr2_{bench.name}_{strategy}{'_dpo' if fmt.endswith('dpo') else ''}.json"
-        text = data.read_text("utf-8")
-        assert json.dumps(json.loads(text), ensure_ascii=False, indent=1) + "\n" == text
+        one = {k: v.replace(str((tmp_path / "one").resolve()).encode(), str((tmp_path / "many").resolve()).encode())
+               for k, v in one.items()}
+    assert many == one
 
 
 @pytest.mark.parametrize("replay", [0.0, 0.5, 1.0])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_curriculum_replay_samples_are_the_in_memory_ones(bench: Bench, tmp_path: Path, small: None,
-                                                          replay: float, seed: int) -> None:
-    want = plan_examples(bench.items, bench.cases, strategy="curriculum", with_variants=True, seed=seed,
-                         replay=replay, answer_style="option-text")
-    with TrainSource(bench.root) as src:
-        got = stream.stream_examples(src, strategy="curriculum", with_variants=True, seed=seed, replay=replay,
-                                     answer_style="option-text", work=tmp_path)
-        assert list(got) == want.examples and got.summary() == want.summary()
+def test_curriculum_blocks_and_replay_samples(bench: Bench, tmp_path: Path, small: None, replay: float,
+                                              seed: int) -> None:
+    """One block per stage, ascending: the stage's items and the ``round(replay * block)`` earlier items of
+    smallest replay hash, mixed by the block's hash."""
+    examples, _ = planned(bench, tmp_path, strategy="curriculum", with_variants=True, seed=seed, replay=replay,
+                          answer_style="option-text")
+    kept = _kept(bench, True)
+    stage_of = {it.item_id: it.stage for it in kept}
+    got = [(ex.item_ids[0], ex.stage) for ex in examples]
+    assert all(len(ex.item_ids) == 1 for ex in examples)
+    earlier: list[str] = []
+    pos = 0
+    for stage in sorted(set(stage_of.values())):
+        block = [i for i, s in stage_of.items() if s == stage]
+        n_replay = min(len(earlier), round(replay * len(block)))
+        part = got[pos:pos + len(block) + n_replay]
+        pos += len(part)
+        ids = [i for i, _ in part]
+        assert sorted(i for i in ids if stage_of[i] == stage) == sorted(block)
+        replayed = sorted(i for i in ids if stage_of[i] != stage)
+        assert replayed == sorted(sorted(earlier, key=lambda i, s=stage: _order_key(seed, f"replay{s}:{i}"))[:n_replay])
+        keys = [_order_key(seed, f"{stage}:{i}") for i in ids]
+        assert keys == sorted(keys)
+        earlier += block
+    assert pos == len(got) and (replay == 0.0 or len(got) > len(kept))
     assert not list(tmp_path.iterdir())
 
 
-def test_streamed_captions_are_the_in_memory_ones(bench: Bench, tmp_path: Path, small: None) -> None:
-    want = plan_captions(bench.items, bench.cases, seed=4)
+def test_chains_are_one_example_each_in_step_order(bench: Bench, tmp_path: Path, small: None) -> None:
+    examples, _ = planned(bench, tmp_path, strategy="chain", with_variants=True, seed=1)
+    by_id = {it.item_id: it for it in bench.items}
+    chains = [ex for ex in examples if len(ex.item_ids) > 1]
+    assert chains
+    for ex in chains:
+        items = [by_id[i] for i in ex.item_ids]
+        assert len({it.chain_id for it in items}) == 1 and all(it.variant == "clean" for it in items)
+        assert [(it.step, it.item_id) for it in items] == sorted((it.step, it.item_id) for it in items)
+        assert ex.stage == max(it.stage for it in items)
+    keys = [_order_key(1, "|".join(ex.item_ids)) for ex in examples]
+    assert keys == sorted(keys)
+    assert sorted(i for ex in examples for i in ex.item_ids) == sorted(it.item_id for it in _kept(bench, True))
+
+
+def test_a_streamed_plan_is_iterated_once(bench: Bench, tmp_path: Path) -> None:
     with TrainSource(bench.root) as src:
-        got = stream.stream_captions(src, seed=4, work=tmp_path)
-        assert list(got) == want.examples and got.summary() == want.summary()
+        plan = stream.stream_captions(src, seed=4, work=tmp_path)
+        assert list(plan) and plan.summary()["counts"]["train_images"] == plan.n_examples
         with pytest.raises(RuntimeError, match="once"):
-            list(got)
+            list(plan)
 
 
 def test_run_sorter_is_a_stable_sort_in_bounded_runs(tmp_path: Path) -> None:
@@ -149,8 +158,8 @@ def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Ben
 
     from medr2.train.finetune import build_dataset, decoded_png
 
-    plan = plan_examples(bench.items, bench.cases, strategy="chain", with_variants=True, seed=1)
-    want = Dataset.from_list(hf_records(plan.examples, bench.root, dpo=False, image_bytes=decoded_png),
+    examples, _ = planned(bench, tmp_path, strategy="chain", with_variants=True, seed=1)
+    want = Dataset.from_list(hf_records(examples, bench.root, dpo=False, image_bytes=decoded_png),
                              features=hf_features(False))
     with TrainSource(bench.root) as src:
         streamed = stream.stream_examples(src, strategy="chain", with_variants=True, seed=1, work=tmp_path)
@@ -168,4 +177,4 @@ def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Ben
             seen.setdefault(np.asarray(im).tobytes(), id(im))
             assert seen[np.asarray(im).tobytes()] == id(im)  # an image shown twice is decoded once
     assert len(seen) < sum(len(row) for row in got["images"])
-    assert streamed.n_examples == len(plan.examples)
+    assert streamed.n_examples == len(examples)

@@ -147,3 +147,16 @@ def write_control_bench(root: Path, n_cases: int = 400, seed: int = 0, test_shar
                            answer="ABCD"[q]))
     write_bench(root, cases, items, {"name": f"control-{images}"})
     return root
+
+
+def planned(bench, work: Path, *, captions: bool = False, **kw):
+    """The examples of the export plan (:mod:`medr2.train.stream`, the one there is) over ``bench``: a loaded
+    bench (its items held: ``Bench.table()``), a ``BenchTable`` or a bench folder; listed, with the plan (its
+    counts complete)."""
+    from medr2.bench.format import Bench
+    from medr2.train.source import TrainSource
+    from medr2.train.stream import stream_captions, stream_examples
+
+    with TrainSource(bench.table() if isinstance(bench, Bench) else bench) as src:
+        plan = stream_captions(src, work=work, **kw) if captions else stream_examples(src, work=work, **kw)
+        return list(plan), plan

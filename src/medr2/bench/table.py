@@ -269,6 +269,19 @@ class BenchTable(BenchFace):
 
         return _read_records(self.cases_path, CASE_SCHEMA, "case_id")  # type: ignore[no-any-return]
 
+    def case_columns(self, columns: Sequence[str]) -> dict[str, list[Any]]:
+        """Python lists of ``columns`` of the cases table, in file order (a column the file lacks: every value
+        None), read by columns only."""
+        with _open_table(self.cases_path, CASE_SCHEMA) as f:
+            names = f.schema_arrow.names
+            n = int(f.metadata.num_rows)
+            have = [c for c in columns if c in names]
+            try:
+                got = f.read(columns=have, use_threads=False).to_pydict() if have else {}
+            except (OSError, pa.ArrowException) as e:
+                raise BadInput(f"cannot read parquet: {e}", file=str(self.cases_path)) from e
+        return {c: got[c] if c in got else [None] * n for c in columns}
+
     def case(self, case_id: str) -> Case:
         """One case, decoded from its row (the last :data:`CASE_CACHE` kept)."""
         hit = self._case_cache.get(case_id)

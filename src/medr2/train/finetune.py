@@ -25,7 +25,7 @@ from medr2.models.base import BoxConvention
 from medr2.models.hf import box_convention_for
 from medr2.train.export import STRATEGIES, Example
 from medr2.train.formats import IMAGES_REMEMBERED, hashed, hf_dataset, hf_features, hf_rows
-from medr2.train.source import TrainSource, read_train_split
+from medr2.train.source import TrainSource
 from medr2.train.stream import stream_captions, stream_examples
 
 
@@ -41,7 +41,7 @@ class FinetuneConfig:
     target_modules: tuple[str, ...] = ()  # empty: all linear + conv layers except the output head
     batch_size: int = 8
     grad_accum: int = 1
-    pretrain_steps: int = 0  # optional full fine-tuning steps on image captions (plan_captions) first
+    pretrain_steps: int = 0  # optional full fine-tuning steps on image captions (stream_captions) first
     full_steps: int = 0  # optional full fine-tuning steps before LoRA
     full_lr: float = 1e-3
     # the learning rate of the image path (vision tower and projector: VISION_MODULES) relative to the rest in the
@@ -362,7 +362,7 @@ def _grpo_stage(model: Any, processor: Any, bench: Any, conv: BoxConvention, cfg
         "per_device_train_batch_size": max(GRPO_GENERATIONS, cfg.batch_size - cfg.batch_size % GRPO_GENERATIONS),
         "remove_unused_columns": False, "beta": 0.0, "temperature": 1.0, "log_completions": False} | cfg.extra))
     # the reward looks items up by id: GRPO holds the train split's records (the one stage that does)
-    reward = verifiable_reward({it.item_id: it for it in read_train_split(bench.root).items}, conv, eos)
+    reward = verifiable_reward({it.item_id: it for it in bench.items()}, conv, eos)
     reward.__name__ = "medr2_verdict"  # type: ignore[attr-defined]
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds,
                           processing_class=processor, peft_config=peft_config, callbacks=list(callbacks) or None)

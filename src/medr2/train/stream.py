@@ -1,5 +1,7 @@
-"""Export plans streamed from a bench's train split: the examples of :mod:`medr2.train.export`, in the same
-order, built a group at a time, in memory bounded by the work, not by the train split.
+"""The export plans: a bench's train split (:class:`medr2.train.source.TrainSource`, over a bench folder or items
+held in memory) ordered into the examples of a strategy (:data:`medr2.train.export.STRATEGIES`), built a group
+at a time, in memory bounded by the work, not by the train split. ``medr2 export``, ``finetune`` (SFT, DPO, the
+caption pre-training) and every other caller read their examples here.
 
 The order of a plan is decided from a few columns (item id, stage, chain id, step, image: a few bytes per
 item) and every kept row is handed, with its order key, to an out-of-core sort (:class:`medr2.bench.runs.
@@ -9,9 +11,12 @@ rows become records and examples. Groups that one example needs are held whole: 
 items of one image (captions); ``curriculum`` holds one block's replay sample (its order hashes) while it finds
 the cut-off of that sample, then streams too.
 
-Same examples, same order and same counts as :func:`medr2.train.export.plan_examples` / ``plan_dpo`` /
-``plan_captions`` on the whole split (tests/test_train_stream.py), as long as no two order hashes (16 hex
-digits) of one plan are equal; on such a tie both orders put the earlier file row first.
+The orders (``_order_key``: a hash of the seed and a key): ``flat`` and ``augmented`` by item id; ``curriculum``
+one block per stage, ascending, each block its stage's items and a replay sample of ``round(replay * block)``
+earlier items (those of smallest ``replay{stage}:{item id}`` hash), mixed by ``{stage}:{item id}``; ``chain`` each
+clean chain (its items in step order) one example, placed by the hash of its item ids joined with ``|``, among
+the other items by their own; captions one example per image, by the image's path. Where two order hashes (16
+hex digits) of one plan are equal, the earlier file row comes first.
 """
 
 from __future__ import annotations
@@ -95,8 +100,8 @@ def _augments_roles(roles: str) -> bool:
 
 
 def _is_augmentation(variant: str, roles: str | None, meta: str | None) -> bool:
-    """:func:`medr2.train.export.is_augmentation` from the ``variant``, ``roles`` and ``meta`` columns (``meta`` is
-    read only for a bench built before roles were written)."""
+    """Whether a row is an ``augmented`` example (:func:`medr2.train.export.augments`) from its ``variant``,
+    ``roles`` and ``meta`` columns (``meta`` is read only for a bench built before roles were written)."""
     if variant == "clean":
         return False
     if roles is not None:
@@ -105,9 +110,9 @@ def _is_augmentation(variant: str, roles: str | None, meta: str | None) -> bool:
 
 
 class _Rows:
-    """The kept train rows a plan reads (``select`` of :class:`medr2.train.source.TrainSplit`, then items of
-    form ``box`` without ``answer_box`` dropped), batch by batch, with their plan columns as lists and a running
-    row number (the item's place in the in-memory plan's list)."""
+    """The kept train rows a plan reads (:meth:`medr2.train.source.TrainSource.batches`, variants only
+    ``with_variants``, then items of form ``box`` without ``answer_box`` dropped), batch by batch, with their plan
+    columns as lists and a running row number (the tie-break between equal order hashes)."""
 
     def __init__(self, src: TrainSource, with_variants: bool, box_check: bool = True,
                  columns: list[str] | None = None) -> None:
@@ -123,7 +128,7 @@ class _Rows:
     def __iter__(self) -> Iterator[tuple[pa.RecordBatch, list[int], dict[str, list[Any]], int]]:
         """(batch, rows kept, plan columns of every row, number of the batch's first kept row)."""
         seq = 0
-        names = set(self.src.table.items_file.schema_arrow.names)
+        names = set(self.src.table.schema.names)
         for batch in self.src.batches([c for c in self.columns if c in names] if self.columns else None):
             cols: dict[str, list[Any]] = {c: batch.column(c).to_pylist() if c in names else [None] * batch.num_rows
                                           for c in _PLAN_COLUMNS}
@@ -309,8 +314,11 @@ def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterato
 
 def stream_examples(src: TrainSource, *, strategy: str = "flat", with_variants: bool = False, seed: int = 0,
                     conv: BoxConvention = PIXELS, work: Path, dpo: bool = False, **opts: Any) -> StreamPlan:
-    """The examples of :func:`medr2.train.export.plan_examples` (``dpo``: of ``plan_dpo``) on ``src``'s train
-    split, streamed; ``work``: a folder for the sorted runs (a temporary folder in it, removed when done)."""
+    """The SFT examples of ``strategy`` on ``src``'s train split (see the module doc), boxes written in ``conv``;
+    items of form ``box`` without ``answer_box`` are dropped and counted. ``dpo``: DPO pairs, each example's final
+    answer as chosen, the evaluation's wrong answer for its last item (its lure where it has one, else a fixed
+    wrong option) as rejected. ``work``: a folder for the sorted runs (a temporary folder in it, removed when
+    done)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {sorted(STRATEGIES)})")
     style = check_style(str(opts.get("answer_style", "letter")))
@@ -358,7 +366,11 @@ def stream_examples(src: TrainSource, *, strategy: str = "flat", with_variants: 
 
 
 def stream_captions(src: TrainSource, *, seed: int = 0, work: Path) -> StreamPlan:
-    """The examples of :func:`medr2.train.export.plan_captions`, streamed (the items of one image held)."""
+    """One example per train image (the items of one image held): the same prompt for every image
+    (:data:`~medr2.train.export.CAPTION_PROMPT`), the target :func:`~medr2.train.export.caption_text`. The text
+    alone cannot predict the target, so a model trained on it must read the image: a pre-training stage for a
+    model whose image features are still random (the demo's tiny VLM). Clean train items only, with the same
+    leak rules as every export."""
     _, skipped = src.select_counts(False)
     rows = _Rows(src, False, box_check=False)
     n_rows, _ = src.select_counts(False)
