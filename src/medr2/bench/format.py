@@ -413,6 +413,16 @@ class BenchFace:
     def name(self) -> str:
         return str(self.manifest.get("name", self.root.name))
 
+    @property
+    def items_path(self) -> Path:
+        """The items table's file (what messages name; read through :class:`medr2.bench.table.BenchTable`)."""
+        return self.root / ITEMS_FILE
+
+    @property
+    def cases_path(self) -> Path:
+        """The cases table's file (read through :class:`medr2.bench.table.BenchTable`)."""
+        return self.root / CASES_FILE
+
     def path(self, rel: str) -> Path:
         """Absolute path of a relative image path, refusing paths that escape the bench; a deferred image is
         rendered (and cached) first (:func:`medr2.renders.image_path`)."""

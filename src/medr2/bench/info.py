@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medr2.bench.format import QUARANTINE_FILE, read_manifest, verify_checksums
 from medr2.errors import Quarantine
 from medr2.images import identity_of_version
+
+if TYPE_CHECKING:
+    from medr2.bench.table import BenchTable
 
 
 def quarantine_summary(root: Path | str) -> dict[str, Any]:
@@ -111,21 +114,22 @@ def split_origin(manifest: dict[str, Any]) -> dict[str, Any]:
 def split_overlap(root: Path | str) -> dict[str, Any]:
     """Images (cases) and patients (groups of cases sharing a patient or a source image:
     :func:`medr2.bench.format.case_clusters`) whose items sit in more than one split: their test items are not
-    held out. Read by columns (case id and split of each row group's distinct pairs)."""
-    import pyarrow.parquet as pq
+    held out. Read by columns through the bench's query layer (case id and split: each batch's distinct pairs)."""
+    import pyarrow as pa
 
-    from medr2.bench.format import CASES_FILE, ITEMS_FILE, case_clusters
+    from medr2.bench.format import case_clusters
+    from medr2.bench.table import SCAN_ROWS, BenchTable
 
-    root = Path(root)
+    table = BenchTable(root)
     splits: dict[str, set[str]] = {}
-    if (root / ITEMS_FILE).is_file():
-        with pq.ParquetFile(str(root / ITEMS_FILE), read_dictionary=["case_id", "split"]) as f:
-            for rg in range(f.num_row_groups):
-                pairs = f.read_row_group(rg, columns=["case_id", "split"]).group_by(["case_id", "split"]).aggregate([])
-                for case, split in zip(pairs.column("case_id").to_pylist(), pairs.column("split").to_pylist(),
-                                       strict=True):
-                    splits.setdefault(str(case), set()).add(str(split))
-    clusters = case_clusters(root) if (root / CASES_FILE).is_file() else {}
+    if table.items_path.is_file():
+        for batch, _ in table.iter_batches(None, ["case_id", "split"], SCAN_ROWS):
+            pairs = pa.Table.from_batches([batch]).group_by(["case_id", "split"]).aggregate([])
+            for case, split in zip(pairs.column("case_id").to_pylist(), pairs.column("split").to_pylist(),
+                                   strict=True):
+                splits.setdefault(str(case), set()).add(str(split))
+        table.close()
+    clusters = case_clusters(table.root) if table.cases_path.is_file() else {}
     by_group: dict[str, set[str]] = {}
     for case, s in splits.items():
         by_group.setdefault(clusters.get(case, case), set()).update(s)
@@ -160,14 +164,14 @@ def split_overlap_warning(overlap: dict[str, Any]) -> str | None:
 def task_coverage(root: Path | str) -> dict[str, Any]:
     """Clean items per task and source (the tasks x sources table of ``medr2 info``), and the tasks of the
     four stages that no source of this bench supports (no clean item from any source)."""
-    from medr2.bench.format import ITEMS_FILE
+    from medr2.bench.table import BenchTable
     from medr2.tasks import task_stage
 
-    path = Path(root) / ITEMS_FILE
+    bench = BenchTable(root)
     table: dict[str, dict[str, int]] = {}
     sources: set[str] = set()
-    if path.is_file():
-        for (task, src), n in clean_task_source_counts(path).items():
+    if bench.items_path.is_file():
+        for (task, src), n in clean_task_source_counts(bench).items():
             sources.add(src)
             row = table.setdefault(task, {})
             row[src] = row.get(src, 0) + n
@@ -176,30 +180,25 @@ def task_coverage(root: Path | str) -> dict[str, Any]:
             "unsupported": [k for k in every if k not in table]}
 
 
-def clean_task_source_counts(path: Path) -> Counter[tuple[str, str]]:
-    """Clean items per (task, source), aggregated one row group at a time from the three columns, skipping row
-    groups whose variant statistics (sorted tables, docs/bench-format.md) show no clean item."""
+def clean_task_source_counts(table: BenchTable) -> Counter[tuple[str, str]]:
+    """Clean items per (task, source), read by the bench's query layer from the two columns of the clean rows
+    (row groups whose variant statistics show no clean item skipped: sorted tables, docs/bench-format.md)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    from medr2.bench.table import SCAN_ROWS, ItemFilter
 
     out: Counter[tuple[str, str]] = Counter()
-    with pq.ParquetFile(str(path), read_dictionary=["task", "source", "variant"]) as f:
-        names = f.schema_arrow.names
-        vcol = names.index("variant") if "variant" in names else None
-        for rg in range(f.num_row_groups):
-            stats = f.metadata.row_group(rg).column(vcol).statistics if vcol is not None else None
-            if stats is not None and stats.has_min_max and not stats.min <= "clean" <= stats.max:
+    try:
+        for batch, _ in table.iter_batches(ItemFilter(variant_ids=frozenset({"clean"})), ["task", "source"],
+                                           SCAN_ROWS):
+            if not batch.num_rows:
                 continue
-            t = f.read_row_group(rg, columns=["task", "source", "variant"])
-            t = t.filter(pc.equal(t.column("variant").cast("string"), "clean"))
-            if not t.num_rows:
-                continue
-            keys = pa.table({c: t.column(c).cast(pa.string()) for c in ("task", "source")})
-            grouped = keys.group_by(["task", "source"]).aggregate([([], "count_all")])
+            grouped = pa.Table.from_batches([batch]).group_by(["task", "source"]).aggregate([([], "count_all")])
             for task, src, n in zip(*(grouped.column(c).to_pylist() for c in ("task", "source", "count_all")),
                                     strict=True):
                 out[(task, src)] += n
+    finally:
+        table.close()
     return out
 
 

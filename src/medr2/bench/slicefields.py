@@ -154,14 +154,13 @@ def _bin_spec(spec: str) -> tuple[str, list[str]]:
 def case_values(bench_root: Path, fields: Sequence[str], bins: Mapping[str, Sequence[float]]) -> pd.DataFrame:
     """One column per case-level field (values as text, ``missing`` where the case does not carry it), indexed
     by case id, read from the bench's ``cases.parquet`` (only the columns the fields read)."""
-    import pyarrow.parquet as pq
-
+    from medr2.bench.table import BenchTable
     from medr2.jsonsafe import loads
 
-    path = bench_root / "cases.parquet"
+    bench = BenchTable(bench_root)
+    path = bench.cases_path
     wanted = [SLICE_FIELDS[f] for f in fields if SLICE_FIELDS[f].level == "case"]
-    have = set(pq.read_schema(path).names)
-    table = pq.read_table(path, columns=[c for c in CASE_COLUMNS if c in have]).to_pydict()
+    table = bench.case_columns(CASE_COLUMNS)
     n = len(table["case_id"])
     cols: dict[str, list[str]] = {f.name: [] for f in wanted}
     for i in range(n):

@@ -27,9 +27,7 @@ import pyarrow.parquet as pq
 from medr2.arrowmem import open_parquet
 from medr2.bench.format import (
     CASE_SCHEMA,
-    CASES_FILE,
     ITEM_SCHEMA,
-    ITEMS_FILE,
     VALIDATE_BLOCK,
     BenchFace,
     Validator,
@@ -63,6 +61,9 @@ class BenchSource(Protocol):
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def items_path(self) -> Path: ...
 
     def path(self, rel: str) -> Path: ...
 
@@ -137,8 +138,6 @@ class BenchTable(BenchFace):
     def __init__(self, root: Path | str, manifest: dict[str, Any] | None = None) -> None:
         self.root = Path(root)
         self.manifest = manifest if manifest is not None else read_manifest(self.root)
-        self.items_path = self.root / ITEMS_FILE
-        self.cases_path = self.root / CASES_FILE
         self._items_file: pq.ParquetFile | None = None
         self._case_index: dict[str, tuple[int, int]] | None = None  # case_id -> (row group, row)
         self._case_cache: OrderedDict[str, Case] = OrderedDict()

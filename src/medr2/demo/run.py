@@ -335,17 +335,23 @@ def _build_bench(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
 
 
 def _build_tiny(paths: DemoPaths, cfg: DemoConfig, ui: DemoDisplay) -> str:
-    from medr2.bench.format import read_items_table
+    from medr2.bench.table import BenchTable, ItemFilter
     from medr2.models.tiny import build_tiny_vlm, count_parameters
 
     if (paths.tiny / "medr2_tiny.json").is_file():  # written last
         return "reused the tiny VLM built earlier"
     with ui.status("training the tokenizer and initialising the weights"):
-        t = read_items_table(paths.bench, ["question", "options", "split", "variant"]).to_pylist()
-        # the tokenizer learns the wording of the train split only (no test text)
-        texts = sorted({r["question"] for r in t if r["split"] == "train" and r["variant"] == "clean"}
-                       | {o for r in t if r["split"] == "train" and r["variant"] == "clean" for o in r["options"]})
-        build_tiny_vlm(paths.tiny, seed=cfg.seed, image_size=cfg.image_size, extra_text=texts,
+        # the tokenizer learns the wording of the train split only (no test text). Known (kept as the demo's
+        # published figures were made): ``options`` is read as its column holds it, a JSON string, so the set
+        # takes its single characters, not the options' texts (CHANGELOG, Known).
+        clean_train = ItemFilter(split="train", variant_ids=frozenset({"clean"}))
+        texts: set[str] = set()
+        table = BenchTable(paths.bench)
+        for cols in table.column_values(["question", "options"], clean_train):
+            texts.update(cols["question"])
+            texts.update(o for options in cols["options"] for o in options)
+        table.close()
+        build_tiny_vlm(paths.tiny, seed=cfg.seed, image_size=cfg.image_size, extra_text=sorted(texts),
                        vision_hidden=cfg.vision_hidden)
     return f"{count_parameters(paths.tiny):,} parameters"
 

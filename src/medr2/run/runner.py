@@ -638,7 +638,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
         chain_ids = items.chain_ids() if any(get_mode(m).chain for m in cfg.modes) else set()
         chains = ChainIndex(_chain_items(table, chain_ids))
         if any(get_mode(m).image for m in cfg.modes):
-            refuse_too_many_images(items, adapter, str(Path(source.root) / "items.parquet"))
+            refuse_too_many_images(items, adapter, str(source.items_path))
         identity = {
             "bench_checksum": source.checksum,
             "model_key": adapter.key,

@@ -73,16 +73,13 @@ class TrainSource(_BenchIdentity):
     table's rows, ``BenchTable.add_items``); the others are counted as skipped."""
 
     def __init__(self, bench: BenchTable | Path | str, reviewed: Selection | None = None) -> None:
-        from medr2.bench.format import CASES_FILE, verified_file, verify_checksums
+        from medr2.bench.format import verify_checksums
         from medr2.bench.table import BenchTable
 
-        if isinstance(bench, BenchTable):  # a bench folder's table, or items held in memory (BenchTable.held)
-            verify_checksums(bench.root, bench.manifest)
-            self.table = bench
-        else:
-            manifest, _ = verified_file(bench, CASES_FILE)
-            self.table = BenchTable(bench, manifest)
+        # a bench folder, its table, or items held in memory (BenchTable.held)
+        self.table = bench if isinstance(bench, BenchTable) else BenchTable(bench)
         self.root, self.manifest = self.table.root, self.table.manifest
+        verify_checksums(self.root, self.manifest)
         self.item_ids = item_ids = reviewed.item_ids if reviewed is not None else None
         # images of other splits: the cases' and the items' (``split`` and ``image_sha256`` columns only)
         cases = self.table.case_columns(["split", "image_sha256"])
