@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
 from medr2.errors import BadInput
-from medr2.run.store import STORE_FILE, Store
+from medr2.run.store import SCHEMA_VERSION, STORE_FILE, Store
 from tests.cli_inproc import run_cli
 
 SRC = Path(medr2.__file__).parent
@@ -84,7 +84,8 @@ def damage(draw: st.DrawFn) -> tuple[str, Damage]:
                                  "newer schema"]))
     frac = draw(st.floats(0.05, 0.95))
     junk = draw(st.binary(min_size=8, max_size=64))
-    version = draw(st.integers(3, 10**6).map(str) | st.sampled_from(["2b", "x", "99999999999999999999"]))
+    newer = st.integers(int(SCHEMA_VERSION) + 1, 10**6).map(str)  # a version this medr2 does not read
+    version = draw(newer | st.sampled_from(["2b", "x", "99999999999999999999"]))
 
     def apply(p: Path) -> None:
         data = bytearray(p.read_bytes())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from medr2.errors import BadInput, WorkFailed
+from medr2.models.config import ModelConfig
 from medr2.models.vllm import VLLMCheckpoint, VLLMOptions
 from medr2.models.vllm_export import export_for_vllm
 from medr2.run import ray_vllm as rv
@@ -29,7 +30,7 @@ def test_the_driver_holds_the_checkpoint_description_not_an_engine(checkpoint: P
     the adapter registry's adapter."""
     factory = RayExecutor().adapter_factory()
     assert factory is not None
-    model = factory(f"vllm:{checkpoint}", seed=3, extra={"dtype": "float32", "max_model_len": 512})
+    model = factory(ModelConfig(f"vllm:{checkpoint}", seed=3, extra={"dtype": "float32", "max_model_len": 512}))
     assert isinstance(model, rv.RayVLLMModel)
     described = VLLMCheckpoint(checkpoint, VLLMOptions(seed=3, dtype="float32", max_model_len=512))
     assert model.key == described.key == f"vllm:{checkpoint}@float32"
@@ -39,13 +40,13 @@ def test_the_driver_holds_the_checkpoint_description_not_an_engine(checkpoint: P
     with pytest.raises(WorkFailed, match="through --executor ray only"):
         model.generate([])
     with pytest.raises(BadInput, match="unknown vllm option"):
-        factory(f"vllm:{checkpoint}", extra={"nope": 1})
-    assert factory("baseline:oracle").key == "baseline:oracle"
+        factory(ModelConfig(f"vllm:{checkpoint}", extra={"nope": 1}))
+    assert factory(ModelConfig("baseline:oracle")).key == "baseline:oracle"
     ex = RayExecutor()
     ex.bind(model)  # the vllm path
     assert ex.describe()["engines"] == 1
     with pytest.raises(BadInput, match="OpenAI-compatible servers .* or runs vLLM engines"):
-        RayExecutor().bind(factory("baseline:oracle"))
+        RayExecutor().bind(factory(ModelConfig("baseline:oracle")))
 
 
 def test_an_output_row_becomes_the_response_the_local_adapter_stores(checkpoint: Path) -> None:

@@ -52,8 +52,9 @@ def test_one_row_per_item_and_mode(tmp_path: Path) -> None:
         st.put(_pred("new"))
         assert st.count() == 1 and st.get("old") is None
         # but a stored ok answer is never shadowed by a second request for the same item and mode
-        with pytest.raises(WorkFailed):
+        with pytest.raises(BadInput, match="another request") as e:  # the folder's store is another run's (exit 2)
             st.put(_pred("other"))
+        assert e.value.file == str(tmp_path / "store.sqlite")
         assert st.count() == 1
 
 

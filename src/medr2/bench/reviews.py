@@ -283,7 +283,7 @@ class ReviewStore:
                 conn.execute("PRAGMA synchronous = FULL")
                 conn.executescript(_SCHEMA)
             yield conn
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a changed page's text need not be UTF-8
             raise BadInput(f"cannot use the reviews: {e}", file=str(self.path)) from e
         finally:
             conn.close()

@@ -176,9 +176,14 @@ def _batches(kind: type[_Batch], cur: sqlite3.Cursor, batch_rows: int) -> Iterat
         yield kind(*zip(*rows, strict=True))
 
 
-def _mapped_error(e: sqlite3.DatabaseError, path: Path, *, write: bool = True) -> Exception:
-    """What a SQLite error becomes: the storage message (exit 1) where the storage is the problem, else
-    BadInput naming the store (exit 2)."""
+# what reading a damaged store can raise: SQLite's errors, and text of a changed page that is not UTF-8 (decoded by
+# the sqlite3 module as it returns a row, sqlite_master's names included)
+STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def _mapped_error(e: Exception, path: Path, *, write: bool = True) -> Exception:
+    """What a SQLite error (one of :data:`STORE_ERRORS`) becomes: the storage message (exit 1) where the storage is
+    the problem, else BadInput naming the store (exit 2)."""
     if write and isinstance(e, sqlite3.OperationalError) and str(e) in _STORAGE_ERRORS:
         return WorkFailed(f"{path}: cannot write the run store ({e}); free space or use storage this "
                           "process can write, then rerun the same command")
@@ -192,7 +197,7 @@ def _gated(fn: Any) -> Any:
         def gen(self: Store, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from fn(self, *args, **kwargs)
-            except sqlite3.DatabaseError as e:
+            except STORE_ERRORS as e:
                 raise _mapped_error(e, self.path) from e
         return gen
 
@@ -200,7 +205,7 @@ def _gated(fn: Any) -> Any:
     def call(self: Store, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
-        except sqlite3.DatabaseError as e:
+        except STORE_ERRORS as e:
             raise _mapped_error(e, self.path) from e
     return call
 
@@ -275,7 +280,7 @@ class Store:
                 _migrate(conn)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it
             present = _present_columns(conn, "main")
-        except (sqlite3.DatabaseError, BadInput) as e:
+        except (*STORE_ERRORS, BadInput) as e:
             if lock is not None:
                 lock.close()
             if conn is not None:
@@ -337,8 +342,8 @@ class Store:
             conn.execute("COMMIT")
         except sqlite3.IntegrityError as e:
             conn.execute("ROLLBACK")
-            raise WorkFailed(f"{self.path}: an answer for the same item and mode is already stored under another "
-                             f"request ({e}); the run folder holds a different run") from e
+            raise BadInput(f"an answer for the same item and mode is already stored under another request ({e}): "
+                           "the run folder holds a different run, or its store was changed", file=str(self.path)) from e
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -350,7 +355,7 @@ class Store:
         Store.open(other.parent).close()
         try:
             return self._copy_from(other)
-        except sqlite3.DatabaseError as e:
+        except STORE_ERRORS as e:
             raise _mapped_error(e, other, write=False) from e
 
     def _copy_from(self, other: Path) -> int:
