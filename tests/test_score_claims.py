@@ -14,7 +14,8 @@ CORPUS = Path(__file__).parent / "data" / "rationale_corpus.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "rationale_heldout.jsonl"
 HELDOUT2 = Path(__file__).parent / "data" / "rationale_heldout2.jsonl"  # its errors drove the claims-v2 fixes
 HELDOUT3 = Path(__file__).parent / "data" / "rationale_heldout3.jsonl"  # its misses named the claims-v4 kinds
-HELDOUT4 = Path(__file__).parent / "data" / "rationale_heldout4.jsonl"  # fresh before claims-v4: scored before/after
+HELDOUT4 = Path(__file__).parent / "data" / "rationale_heldout4.jsonl"  # its misses named the claims-v5 kinds
+HELDOUT5 = Path(__file__).parent / "data" / "rationale_heldout5.jsonl"  # fresh before claims-v5: scored before/after
 
 
 def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -55,7 +56,7 @@ def test_corpus_precision_on_contradicted() -> None:
     got = corpus_scores()
     print(f"rationale corpus: {got}")
     assert got["precision"] >= 0.95, got
-    assert got["recall"] >= 0.9, got  # measured 0.98 (docs/metrics.md); a floor so a regression fails
+    assert got["recall"] >= 0.9, got  # measured 0.99 (claims-v5; docs/metrics.md); a floor so a regression fails
 
 
 def test_heldout_rationales_reported() -> None:
@@ -63,7 +64,7 @@ def test_heldout_rationales_reported() -> None:
     docs/metrics.md; floors only catch a regression."""
     got = corpus_scores(HELDOUT)
     print(f"held-out rationales: {got}")
-    assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.8, got  # measured 0.85 / 0.88 (v4)
+    assert got["n"] >= 40 and got["precision"] >= 0.8 and got["recall"] >= 0.8, got  # measured 0.85 / 0.88 (v4 and v5)
 
 
 def test_fresh_heldout_rationales_reported() -> None:
@@ -75,8 +76,8 @@ def test_fresh_heldout_rationales_reported() -> None:
         assert len(rows) == n and {r["style"] for r in rows} == styles
     second, third = corpus_scores(HELDOUT2), corpus_scores(HELDOUT3)
     print(f"held-out 2 (after its fixes): {second}\nheld-out 3 (fresh): {third}")
-    assert third["precision"] >= 0.95 and third["recall"] >= 0.9, third  # claims-v4: 40/41, 40/43
-    assert second["precision"] >= 0.95 and second["recall"] >= 0.95, second  # claims-v4: 41/43, 41/42
+    assert third["precision"] >= 0.95 and third["recall"] >= 0.9, third  # claims-v4 and v5: 40/41, 40/43
+    assert second["precision"] >= 0.95 and second["recall"] >= 0.95, second  # claims-v4 and v5: 41/43, 41/42
 
 
 def test_fourth_heldout_rationales_reported() -> None:
@@ -90,8 +91,24 @@ def test_fourth_heldout_rationales_reported() -> None:
     assert rows == build()
     got = corpus_scores(HELDOUT4)
     print(f"held-out 4: {got}")
-    assert got["precision"] >= 0.95 and got["recall"] >= 0.75, got  # claims-v4: 61/62, 61/77 (v3: 53/54, 53/77)
+    assert got["precision"] >= 0.95 and got["recall"] >= 0.9, got  # claims-v5: 72/72, 72/77 (v4: 61/62, 61/77)
     assert got["hedged_noted"] >= 12, got  # 12 of 13 hedged hallucinations noted
+
+
+def test_fifth_heldout_rationales_reported() -> None:
+    """The fifth held-out set (issue 39, second round): written and labelled before claims-v5, scored once before
+    and once after it (docs/metrics.md lists what it still misses); nothing was tuned on it. Floors only catch a
+    regression."""
+    rows = _rows(HELDOUT5)
+    assert len(rows) >= 80 and {r["style"] for r in rows} == {"qwen3-thinking", "gpt-5", "gemini", "deepseek-r1",
+                                                                 "llava-med", "markdown", "chinese"}
+    from tests.data.rationale_heldout5_source import build
+
+    assert rows == build()
+    got = corpus_scores(HELDOUT5)
+    print(f"held-out 5: {got}")
+    assert got["precision"] >= 0.95 and got["recall"] >= 0.68, got  # claims-v5: 68/69, 68/97 (v4: 64/65, 64/97)
+    assert got["hedged_noted"] >= 6, got  # 6 of 7 hedged hallucinations noted
 
 
 def _vv(text: str, case: dict[str, Any]) -> list[tuple[str, str, str]]:

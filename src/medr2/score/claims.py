@@ -44,8 +44,12 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # v2: "absent", "X: no Y", part-level 正常, size cut-offs, retractions; v3: the clinical vocabulary (medr2.vocab:
 # synonyms, sub-types, planes/views, modalities), laterality anywhere in the clause, counts only where the truth
 # states one, hedged hallucinations counted; v4: "REGION is normal/clear" against where findings lie, descriptors and
-# severity through the vocabulary (compare_values), sizes and counts in any spelling and field, every side word
-CHECKER_VERSION = "claims-v4"
+# severity through the vocabulary (compare_values), sizes and counts in any spelling and field, every side word;
+# v5: a weak hedge after a break ("X, which could suggest Y") leaves X asserted, attribute fields of a list or table
+# said of the finding named elsewhere, body regions decided through part-of (vocab.overlap), sequences compared on a
+# shared axis (contrast phase, CT window, weighting), co-occurring labels no hallucination, a descriptor anywhere in
+# a sentence naming one finding
+CHECKER_VERSION = "claims-v5"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -450,7 +454,8 @@ for _r, _ws in _REGION_WORDS.items():
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
 # built per vocabulary generation, so a synonym added in a user file or a plugin is a claim term at once
-_VOCAB_KINDS = {"finding": "finding", "diagnosis": "diagnosis", "modality": "modality", "plane": "plane"}
+_VOCAB_KINDS = {"finding": "finding", "diagnosis": "diagnosis", "modality": "modality", "plane": "plane",
+                "sequence": "sequence"}
 _VOCAB_SKIP = frozenset({"pathology:lesion", "pathology:tumour", "pathology:nucleus", "pathology:other lesion",
                          "pathology:other disease", "pathology:malignant", "pathology:benign",
                          "pathology:support devices", "pathology:not normal, no lung opacity"})
@@ -594,7 +599,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two). The vocabulary's
     spellings fill what the case's labels and the hand lexicon leave (so "chest X-ray" stays a region and a
     modality), and replace finding and organ mentions they contain ("brain metastasis" is one mention, not "brain"
-    and "metastasis"),
+    and "metastasis"; "lung window" is a sequence, not the lung),
     except a count phrase ("multiple nodules" stays a count and a finding)."""
     found = _term_matches(text, _case_terms(truth))
     found.extend(_static_matches(text))
@@ -608,7 +613,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
             owner[s:e] = [s] * (e - s)
     for s, e, t in sorted(_vocab_matches(text, clinical.generation()), key=_longest_first):
         inside = {o for o in owner[s:e] if o >= 0}
-        if inside and (t.kind not in _PATHOLOGY_KINDS or _COUNT_LEAD.match(text, s) or any(
+        if inside and (t.kind not in _PATHOLOGY_KINDS | {"sequence"} or _COUNT_LEAD.match(text, s) or any(
                 taken[o][2].kind not in _PATHOLOGY_KINDS | {"organ"} or taken[o][0] < s or taken[o][1] > e
                 or taken[o][1] - taken[o][0] >= e - s for o in inside)):
             continue
@@ -684,10 +689,12 @@ def _absent_vocab(modality: str | None, region: str | None) -> frozenset[str]:
 def _absent(value: str, truth: Truth) -> bool:
     """Whether the bench treats ``value`` as absent from the case: it, or a concept it is a sub-type of, is in the
     case's distractor vocabulary (a "peritumoural oedema" is absent where "oedema" is)."""
+    vocab_now = clinical.vocabulary()
+    if any(vocab_now.co_occur(value, p) for p in truth.positives):
+        return False  # never offered as a wrong answer beside what the case has ("collapse" of a pneumothorax)
     absent = _known_absent_vocab(truth)
     if _fold(value) in absent:
         return True
-    vocab_now = clinical.vocabulary()
     c = _concept(value)
     if c is None:
         return False
@@ -749,6 +756,8 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
         actual = next((k for k, ps in _SEQUENCE_TERMS.items()
                        if vocab.same(k, truth.sequence) or any(_compile(p).fullmatch(truth.sequence) for p in ps)),
                       truth.sequence)
+        if not _sequence_axes(value) & _sequence_axes(actual):
+            return "unverifiable", "another sequence axis"  # "contrast-enhanced" of a lung-window image
         rel = relation(value, actual)
         if rel == "same":
             return ("contradicted" if denied else "supported"), ""
@@ -763,9 +772,9 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
         if actual == value or vocab.region_related(actual, value) or relation(value, actual) != "unrelated" and \
                 relation(value, actual) != "sibling":
             return ("contradicted" if denied else "supported"), ""
-        if _REGION_ZONE.get(actual, actual) == _REGION_ZONE.get(value, value):
-            return "unverifiable", "neighbouring region"
-        return ("supported" if denied else "contradicted"), ""
+        if clinical.overlap(value, actual) is not False:  # unknown, or sharing a part: "chest" and "abdomen"
+            return "unverifiable", "overlapping region"
+        return ("supported" if denied else "contradicted"), ""  # two places: "knee" for a wrist
     if kind == "organ":  # an organ is only "absent" in words that say so of the organ; denials stay undecided
         if any(_matches(value, s) for s in truth.structures) and not denied:
             return "supported", ""
@@ -798,6 +807,31 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     return "unverifiable", "label not decidable"
 
 
+# the vocabulary's sequence concepts that group the values of one axis of their own (concepts.txt): a contrast
+# phase and a CT window are said of an image beside its MR weighting, not instead of it
+_SEQUENCE_AXES = ("contrast phase", "CT window")
+
+
+@functools.lru_cache(maxsize=256)
+def _sequence_axes_of(label: str, generation: tuple[object, ...]) -> frozenset[str]:
+    v = clinical.vocabulary()
+    c = v.concept_of(label, ("sequence",))
+    if c is None:
+        return frozenset({"weighting"})  # a sequence the vocabulary lacks: compared as a weighting
+    chain = [c.label, *(a.label for i in v.ancestors(c.label) if (a := v.get(i)) is not None)]
+    axes = {a for a in _SEQUENCE_AXES if a in chain}
+    if any(x not in _SEQUENCE_AXES and not any(v.is_a(x, a) for a in _SEQUENCE_AXES) for x in chain):
+        axes.add("weighting")  # an MR weighting, or under one ("T1 post-contrast": a T1 weighting and a phase)
+    return frozenset(axes)
+
+
+def _sequence_axes(label: str) -> frozenset[str]:
+    """The axes a sequence value lies on: ``contrast phase``, ``CT window`` (the vocabulary's grouping concepts it
+    is a sub-type of), ``weighting`` (any other: T1, T2, FLAIR, DWI, ...). Two sequences are compared only on an
+    axis they share."""
+    return _sequence_axes_of(label, clinical.generation())
+
+
 _ALTERNATIVES = re.compile(r"\bdifferential\b|\bvs\.?(?!\w)|\bversus\b|\bor\b|\brather than\b|鉴别|或", re.IGNORECASE)
 
 
@@ -824,18 +858,20 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
                       truth: Truth, source: str, owned: Sequence[tuple[int, int]],
-                      generic: bool = False) -> list[Claim]:
+                      generic: bool = False, alone: bool = False) -> list[Claim]:
     """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
     the case has (a generic "lesion": of any of its findings). ``owned``: spans of the other mentions of the
-    clause that take a side word of their own (anatomy, another decided finding)."""
+    clause that take a side word of their own (anatomy, another decided finding); ``alone``: no other pathology
+    is named in the sentence."""
     matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
     if not matching:
         return []
     out: list[Claim] = []
     out.extend(_laterality_claims(text, s, e, clause, matching, source, owned))
     out.extend(_count_claims(text, s, e, clause, matching, source, generic))
-    # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description)
-    lo, hi = max(sentence[0], s - 60), min(sentence[1], e + 60)
+    # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
+    # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
+    lo, hi = sentence if alone else (max(sentence[0], s - 60), min(sentence[1], e + 60))
     out.extend(_size_claims(text, lo, hi, matching, source))
     out.extend(_descriptor_claims(text, lo, hi, matching, source))
     return out
@@ -879,8 +915,7 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
     "| Nodules | 3 |"); compared only where the truth states one: a count attribute, or several instances."""
     if generic:
         return []
-    stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
-    n_true: int | None = int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
+    n_true = _true_count(matching)
     b0 = max(clause[0], s - 30)
     before = text[b0:s].lower()
     gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
@@ -904,6 +939,12 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
                       *_count_verdict(n_true, n == n_true))]
     return [Claim("count", "multiple", text[a:a + len(word)], a, a + len(word), source, False, False,
                   *_count_verdict(n_true, n_true is not None and n_true >= 2))]
+
+
+def _true_count(matching: Sequence[Mapping[str, Any]]) -> int | None:
+    """The count the truth states of these findings: a count attribute, or several instances; else None."""
+    stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
+    return int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
 
 
 def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]], source: str) -> list[Claim]:
@@ -1017,10 +1058,11 @@ def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]
 
 
 def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str,
-                     mention: tuple[int, int, str] | None = None) -> list[Claim]:
+                     mention: tuple[int, int, str] | None = None, field: bool = False) -> list[Claim]:
     """Severity stated in a clause, compared with the case's grade (:func:`medr2.vocab.compare_values`): a grade
     word anywhere in the clause (``mention`` None), or a size word said of the ``mention`` (start, end, label)
-    of a finding that carries a severity ("a small effusion", "the haemorrhage is large")."""
+    of a finding that carries a severity ("a small effusion", "the haemorrhage is large"; ``field``: the clause is
+    the value of a size field of the rationale's finding, "- Size: large")."""
     if not truth.severity:
         return []
     _, grades, size_words = _descriptors(clinical.generation())
@@ -1030,9 +1072,10 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
         s, e, label = mention
         if not clinical.carries(label, SEVERITY):
             return []
-        found = [(m.start(), m.end()) for m in size_words.finditer(text, max(clause[0], s - 24), min(clause[1], e + 24))
-                 if (m.end() <= s and re.fullmatch(r"[\s\w-]*", text[m.end():s]))
-                 or (m.start() >= e and _COPULA.fullmatch(text[e:m.start()]))]
+        found = [(m.start(), m.end()) for m in size_words.finditer(text, clause[0], clause[1])] if field else [
+            (m.start(), m.end()) for m in size_words.finditer(text, max(clause[0], s - 24), min(clause[1], e + 24))
+            if (m.end() <= s and re.fullmatch(r"[\s\w-]*", text[m.end():s]))
+            or (m.start() >= e and _COPULA.fullmatch(text[e:m.start()]))]
     out = []
     true_grade = truth.severity.strip().lower()
     for a, b in found:
@@ -1126,6 +1169,73 @@ def _decide_region(region: str, side: str | None, truth: Truth) -> tuple[ClaimVe
     return ("unverifiable", "region not decidable") if unknown else ("supported", "")
 
 
+# where a weak hedge after a mention stops governing it: a relative clause or an appended hedged alternative
+# ("nodules, which could suggest MS", "a solid lesion, possibly a metastasis", "X, suggesting Y") says something
+# new of the mention; the mention itself stays asserted, and what follows the break stays hedged
+_HEDGE_BREAK = re.compile(r"(?:,\s*|\s+)which\b|,\s*(?=(?:possibly|perhaps|maybe|potentially|conceivably)\s+\w)|"
+                          r",\s*(?:suggest\w*|raising|so|hence|thus|therefore)\b", re.IGNORECASE)
+
+
+def _hedge_scope(text: str, span: tuple[int, int], e: int) -> int:
+    """End of the part of ``span`` whose hedge words govern the mention ending at ``e``: the span's end, or the
+    first hedge break after the mention (:data:`_HEDGE_BREAK`)."""
+    m = _HEDGE_BREAK.search(text, e, span[1])
+    return m.start() if m is not None else span[1]
+
+
+# a field of a Markdown list or table whose key names an attribute ("- Side: right", "**Margin:** smooth",
+# "| Size | large |"): its value is said of the finding the rationale describes in its other rows or its prose
+_FIELD_ROW = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?[ \t]*(?P<key>[A-Za-z][A-Za-z ]{1,20}?)[ \t]*(?:\*\*)?"
+    r"(?P<sep>[:：])[ \t]*(?:\*\*)?(?P<val>[^\n]*)"
+    r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?)(?:\*\*)?[ \t]*\|(?P<tval>[^|\n]*)\|",
+    re.MULTILINE)
+_FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "laterality", "size": "size",
+               "sizes": "size", "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
+               "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
+               "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
+               "content": "descriptor", "enhancement": "descriptor"}
+
+
+def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: Sequence[Claim], truth: Truth,
+                  source: str) -> list[Claim]:
+    """Attribute fields of a list or table (:data:`_FIELD_ROW`) whose row names no finding, said of the findings
+    the rationale asserts elsewhere (those of the case its supported finding mentions match; a generic "lesion":
+    all of them): side, size (a measure, or a size word of a finding that carries a severity), count and
+    descriptors, decided as beside the finding itself."""
+    pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
+    asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
+    generic = any(c.value == "lesion" for c in asserted)
+    matching = [f for f in truth.findings if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
+    if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
+        matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
+    out: list[Claim] = []
+    for m in _FIELD_ROW.finditer(text):
+        table = m.group("tkey") is not None
+        key = (m.group("tkey") if table else m.group("key")).strip().lower()
+        what = _FIELD_KEYS.get(key)
+        lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
+        if what is None or not matching or any(
+                lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+            continue
+        if what == "laterality":
+            out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, ()))
+        elif what == "descriptor":
+            out.extend(_descriptor_claims(text, lo, hi, matching, source))
+        elif what == "count":
+            got = _COUNT_FIELD.match(text, m.start("tsep") if table else m.start("sep"))
+            if got is not None:
+                word, n_true = got.group(1).lower(), _true_count(matching)
+                agrees = _COUNT_WORDS[word] == n_true if word in _COUNT_WORDS else (n_true or 0) >= 2
+                out.append(Claim("count", str(_COUNT_WORDS.get(word, "multiple")), got.group(1), got.start(1),
+                                 got.end(1), source, False, False, *_count_verdict(n_true, agrees)))
+        else:
+            out.extend(_size_claims(text, lo, hi, matching, source))
+            for f in matching[:1]:
+                out.extend(_severity_claims(text, (lo, hi), truth, source, (hi, hi, str(f["label"])), field=True))
+    return out
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1161,7 +1271,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         if _found(_NOT_ABOUT_IMAGE, _blanked(text, clause, s, e)):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        clause_text = text[clause[0]:clause[1]]
+        scope = _hedge_scope(text, clause, e)
+        clause_text = text[clause[0]:scope]
         if _found(_RETRACTED, text[e:sentence[1] + 40]):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
             continue
@@ -1180,14 +1291,21 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
             owned = [(a, b) for a, b in owners if clause[0] <= a < clause[1] and (a, b) != (s, e)]
-            out.extend(_attribute_claims(text, s, e, clause, sentence, term.value, truth, source, owned,
-                                         generic=term.kind == "generic"))
+            alone = not any(sentence[0] <= a < sentence[1] and (a, b) != (s, e) and t.kind in _PATHOLOGY_KINDS
+                            for a, b, t in mentions)
+            cut = _hedge_scope(text, sentence, e)  # what a hedge after a break says of it is no description
+            if not _found(_WEAK_HEDGE, text[cut:sentence[1]]):
+                cut = sentence[1]
+            out.extend(_attribute_claims(text, s, e, clause, (sentence[0], cut),
+                                         term.value, truth, source, owned, generic=term.kind == "generic",
+                                         alone=alone))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
                        if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
                 and not denied and verdict != "contradicted":
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
+    out.extend(_field_claims(text, mentions, out, truth, source))
     for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
         span = _span_at(clauses, clause_starts, m.start())
         if span is not None and span not in severity_done:

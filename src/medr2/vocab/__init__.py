@@ -383,6 +383,17 @@ class Vocabulary:
                 self._conflicts[(a, b)] = got
         return got
 
+    def overlap(self, a: str, b: str) -> bool | None:
+        """Whether two regions or parts share anything: one concept, one a part (or sub-type) of the other, or a
+        part of both ("hip" of the pelvis and the lower limb); None where either is unknown. Two regions that do
+        not overlap are two places ("knee" and "wrist", "chest" and "abdomen")."""
+        ca, cb = self.concept_of(a), self.concept_of(b)
+        if ca is None or cb is None:
+            return None
+        if ca.id == cb.id or cb.id in self._up[ca.id] or ca.id in self._up[cb.id]:
+            return True
+        return bool(self.descendants(ca.label) & self.descendants(cb.label))
+
     def descendants(self, label: str) -> frozenset[str]:
         c = self.concept_of(label)
         if c is None:
@@ -472,6 +483,10 @@ def part_of(a: str, b: str) -> bool:
 
 def related(a: str, b: str) -> Relation:
     return vocabulary().related(a, b)
+
+
+def overlap(a: str, b: str) -> bool | None:
+    return vocabulary().overlap(a, b)
 
 
 def conflicts(a: str, b: str) -> bool:
