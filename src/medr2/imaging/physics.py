@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -90,12 +91,14 @@ def kinds_for(modality: str | None) -> list[str]:
 # --------------------------------------------------------------------------- per-image part, cached
 CACHE_SIZE = 8  # per-image parts kept per process (a worker renders one image's severities one after another)
 _CACHE: OrderedDict[tuple[str, str, str], tuple[tuple[np.ndarray, ...], Mapping[str, Any]]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()  # a reader may render from threads (medr2 view)
 PartFn = Callable[[np.ndarray, np.random.Generator], tuple[np.ndarray, ...]]
 
 
 def clear_cache() -> None:
     """Forget every cached per-image part (:func:`per_image`)."""
-    _CACHE.clear()
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def per_image(kind: str, img: np.ndarray, rng: np.random.Generator, part: PartFn) -> tuple[np.ndarray, ...]:
@@ -105,17 +108,20 @@ def per_image(kind: str, img: np.ndarray, rng: np.random.Generator, part: PartFn
     whether the cache is hit or not (its output is byte-identical either way)."""
     key = (kind, hashlib.blake2b(repr(img.shape).encode() + img.tobytes(), digest_size=16).hexdigest(),
            json.dumps(rng.bit_generator.state, sort_keys=True))
-    hit = _CACHE.get(key)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
     if hit is not None:
-        _CACHE.move_to_end(key)
         rng.bit_generator.state = hit[1]
         return hit[0]
     arrays = part(img, rng)
     for a in arrays:
         a.setflags(write=False)
-    _CACHE[key] = (arrays, rng.bit_generator.state)
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = (arrays, rng.bit_generator.state)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return arrays
 
 
