@@ -124,3 +124,16 @@ def test_large_image_noise_keeps_its_level_at_its_own_pixel_size() -> None:
     full = np.asarray(iradon(-z * np.exp(p / 2) / np.sqrt(LOWDOSE_N0[0]), theta=theta, output_size=512,
                              filter_name="ramp", circle=False)) / MU_PER_PX * 255.0
     assert abs(got.std() / full.std() - 1) < 0.1
+
+
+def test_large_images_still_degrade_monotonically() -> None:
+    """Above ``PROJECTION_MAX`` (resized for the projection, the error resized back) SSIM still falls and the
+    error still grows with severity, for both CT kinds and a non-square image."""
+    for arr in (_resize(real_backgrounds()["ct"], (512, 512)), _resize(real_backgrounds()["ct"], (300, 420))):
+        for kind in ("ct_lowdose", "ct_metal"):
+            for seed in (0, 1):
+                out = [degrade_physics(arr, kind, s, np.random.default_rng(seed)) for s in SEVERITIES]
+                scores = [physics.ssim(o, arr) for o in out]
+                errors = [float(np.mean((o.astype(np.float64) - arr) ** 2)) for o in out]
+                assert scores[0] > scores[1] > scores[2] and scores[0] < 1.0, (kind, arr.shape, scores)
+                assert errors[0] < errors[1] < errors[2], (kind, arr.shape, errors)
