@@ -3,13 +3,24 @@
 Each kind simulates the acquisition where its artefact arises, on the grey image taken as the object:
 
 - ``ct_lowdose``: a lower simulated dose. The image is taken as attenuation, projected (Radon transform,
-  ``skimage.transform.radon``), the transmitted photon counts ``N0·exp(-p)`` drawn Poisson at a lower ``N0``
+  ``skimage.transform.radon``), the transmitted photon counts ``N0·exp(-p)`` taken Poisson at a lower ``N0``
   per severity, log-converted, and the projection-domain noise reconstructed by filtered back-projection
   (``iradon``, ramp filter) and added to the image. FBP is linear, so this is exactly the reconstruction of the
   noisy sinogram minus that of the clean one: the noise has CT's streaky, correlated texture, while the image is
-  the stored one (not an FBP of it). Approximation: monoenergetic, parallel beam, no electronic noise.
+  the stored one (not an FBP of it). The log noise is taken to first order, ``-z·exp(p/2)/sqrt(N0)`` (counts >> 1;
+  a ray is taken as seen by at least ``MIN_COUNTS`` photons at the lowest dose), so the FBP of the unit noise is
+  computed once per image and scaled per severity. Approximation: monoenergetic, parallel beam, no electronic noise.
 - ``ct_metal``: a small metal insert (a dense disc placed at a seeded point) whose rays are photon-starved and
   beam-hardened in the sinogram; the error on those rays, reconstructed by FBP, gives the dark and bright streaks.
+  The metal path per ray is the disc's chord in closed form (no Radon transform), and the error is linear in the
+  severity's strength, so one FBP serves every severity.
+
+CT is projected at most ``PROJECTION_MAX`` (256) pixels a side: a larger image is resized down (bilinear, with
+anti-aliasing) for the projection domain, keeping its line integrals, and the reconstructed error is resized back
+up (bilinear); the low-dose noise is scaled to the level an FBP gives at the image's own pixel size and angle count
+(variance as 1 / (angles x pixel size³)). The severity-independent part of a kind (its draws included) is computed
+once per image and held in a small per-process cache (:func:`per_image`): a worker renders one image's
+severities one after another, and the output is byte-identical whether the cache is hit or not.
 - ``mr_ghost``: motion between phase-encoding lines: seeded rows of k-space get a phase error (a rigid shift of
   the object during those lines), which ghosts along the phase-encoding direction.
 - ``mr_gibbs``: k-space truncated to a central fraction (sharp window): ringing at edges.
@@ -24,8 +35,13 @@ Every kind is a pure function of ``(arr, severity, rng)``; the draws of ``rng`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import ndimage
@@ -72,68 +88,171 @@ def kinds_for(modality: str | None) -> list[str]:
     return [k for k in PHYSICS.names() if modality in PHYSICS[k].modalities]
 
 
+# --------------------------------------------------------------------------- per-image part, cached
+CACHE_SIZE = 8  # per-image parts kept per process (a worker renders one image's severities one after another)
+_CACHE: OrderedDict[tuple[str, str, str], tuple[tuple[np.ndarray, ...], Mapping[str, Any]]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()  # a reader may render from threads (medr2 view)
+PartFn = Callable[[np.ndarray, np.random.Generator], tuple[np.ndarray, ...]]
+
+
+def clear_cache() -> None:
+    """Forget every cached per-image part (:func:`per_image`)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def per_image(kind: str, img: np.ndarray, rng: np.random.Generator, part: PartFn) -> tuple[np.ndarray, ...]:
+    """``part(img, rng)``: the severity-independent part of ``kind`` on ``img`` (its draws of ``rng`` included),
+    from a small per-process cache keyed by (``kind``, the pixels, ``rng``'s state before the draws). On a hit
+    ``rng`` is left where ``part`` would have left it, so a kind computes the same operations on the same values
+    whether the cache is hit or not (its output is byte-identical either way)."""
+    key = (kind, hashlib.blake2b(repr(img.shape).encode() + img.tobytes(), digest_size=16).hexdigest(),
+           json.dumps(rng.bit_generator.state, sort_keys=True))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+    if hit is not None:
+        rng.bit_generator.state = hit[1]
+        return hit[0]
+    arrays = part(img, rng)
+    for a in arrays:
+        a.setflags(write=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = (arrays, rng.bit_generator.state)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return arrays
+
+
 # --------------------------------------------------------------------------- CT (projection domain)
-def _angles(n: int) -> np.ndarray:
-    return np.linspace(0.0, 180.0, max(90, min(360, n)), endpoint=False)
+PROJECTION_MAX = 256  # the largest side of the projection domain (a larger image is projected resized down)
 
 
-def _fbp(sino: np.ndarray, theta: np.ndarray, size: int) -> np.ndarray:
-    from skimage.transform import iradon
+@dataclass(frozen=True)
+class _Grid:
+    """The projection domain of an ``h`` x ``w`` image: the image resized to ``hp`` x ``wp`` (at most
+    :data:`PROJECTION_MAX` a side; a smaller image keeps its size), zero-padded to an ``n`` square, ``f`` projection
+    pixels per image pixel."""
 
-    return np.asarray(iradon(sino, theta=theta, output_size=size, filter_name="ramp", circle=False))
+    h: int
+    w: int
+    hp: int
+    wp: int
+
+    @property
+    def n(self) -> int:
+        return max(self.hp, self.wp)
+
+    @property
+    def f(self) -> float:
+        return self.n / max(self.h, self.w)
+
+    @property
+    def theta(self) -> np.ndarray:
+        return np.linspace(0.0, 180.0, max(90, min(360, self.n)), endpoint=False)
+
+    @property
+    def offset(self) -> tuple[int, int]:
+        """Where the resized image sits in the ``n`` square (row, column)."""
+        return (self.n - self.hp) // 2, (self.n - self.wp) // 2
 
 
-def _square(img: np.ndarray) -> tuple[np.ndarray, int]:
-    """``img`` zero-padded to a square (the Radon transform's domain) and its side."""
-    h, w = img.shape
-    n = max(h, w)
-    out = np.zeros((n, n), dtype=np.float64)
-    out[(n - h) // 2:(n - h) // 2 + h, (n - w) // 2:(n - w) // 2 + w] = img
-    return out, n
+def _grid(h: int, w: int) -> _Grid:
+    f = min(1.0, PROJECTION_MAX / max(h, w))
+    return _Grid(h, w, max(1, round(h * f)), max(1, round(w * f)))
 
 
-def _crop(sq: np.ndarray, h: int, w: int) -> np.ndarray:
-    n = sq.shape[0]
-    return sq[(n - h) // 2:(n - h) // 2 + h, (n - w) // 2:(n - w) // 2 + w]
+def _project(img: np.ndarray, g: _Grid) -> np.ndarray:
+    """``img`` resized to the projection domain and zero-padded to its square."""
+    from skimage.transform import resize
+
+    small = img if (g.hp, g.wp) == (g.h, g.w) else resize(img, (g.hp, g.wp), order=1, anti_aliasing=True,
+                                                           preserve_range=True)
+    out = np.zeros((g.n, g.n), dtype=np.float64)
+    r0, c0 = g.offset
+    out[r0:r0 + g.hp, c0:c0 + g.wp] = small
+    return out
+
+
+def _fbp(sino: np.ndarray, g: _Grid) -> np.ndarray:
+    """The filtered back-projection (ramp filter) of ``sino``, cropped to the image and resized back up to it
+    (bilinear)."""
+    from skimage.transform import iradon, resize
+
+    sq = np.asarray(iradon(sino, theta=g.theta, output_size=g.n, filter_name="ramp", circle=False))
+    r0, c0 = g.offset
+    small = sq[r0:r0 + g.hp, c0:c0 + g.wp]
+    return small if (g.hp, g.wp) == (g.h, g.w) else np.asarray(
+        resize(small, (g.h, g.w), order=1, anti_aliasing=False, preserve_range=True))
+
+
+def _chord(g: _Grid, cy: float, cx: float, r: float) -> np.ndarray:
+    """The sinogram (``skimage.transform.radon``'s layout, ``circle=False``) of a disc of radius ``r`` centred at
+    (``cy``, ``cx``) image pixels, in closed form: the chord 2·sqrt(r² - (s - s0(θ))²) in image pixels, s0 the
+    centre's projection."""
+    pad = int(np.ceil(np.sqrt(2) * g.n - g.n))
+    c = (g.n + pad) // 2  # radon's rotation centre in the padded square
+    before = c - g.n // 2
+    r0, c0 = g.offset
+    x = (cx + 0.5) * g.wp / g.w - 0.5 + c0 + before - c  # the centre in the padded square, about c
+    y = (cy + 0.5) * g.hp / g.h - 0.5 + r0 + before - c
+    t = np.deg2rad(g.theta)
+    s0 = c + np.cos(t) * x - np.sin(t) * y
+    d = (np.arange(g.n + pad, dtype=np.float64)[:, None] - s0[None, :]) / g.f
+    return 2.0 * np.sqrt(np.maximum(r * r - d * d, 0.0))
 
 
 MU_PER_PX = 0.02  # attenuation of a white pixel per pixel of path (a 256-px head: line integrals of a few units)
+LOWDOSE_N0 = (1.0e6, 2.5e5, 6.0e4)  # photons per ray per severity (the clean image: noise-free)
+MIN_COUNTS = 100.0  # a ray is taken as seen by at least this many photons at the lowest dose (the noise's first order)
+
+
+def _lowdose_unit(img: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The low-dose noise at one photon per ray, in grey levels: the FBP of the projection-domain noise
+    -z·exp(p/2) (to first order, the log of Poisson counts N0·exp(-p) is off by -z/sqrt(counts)), which a dose of
+    N0 photons per ray scales by 1/sqrt(N0)."""
+    from skimage.transform import radon
+
+    g = _grid(*img.shape)
+    mu = MU_PER_PX / g.f  # per projection pixel: the line integrals do not depend on the projection size
+    p = radon(_project(img / 255.0 * mu, g), theta=g.theta, circle=False)
+    z = rng.standard_normal(p.shape)  # one draw per ray, scaled per severity (same pattern, stronger)
+    p_max = float(np.log(min(LOWDOSE_N0) / MIN_COUNTS))
+    noise = _fbp(-z * np.exp(np.minimum(p, p_max) / 2.0), g) / mu * 255.0
+    # an FBP's noise variance at a fixed dose per ray goes as 1 / (angles x pixel size³): scaled to the level it
+    # has at the image's own pixel size and angle count
+    full = _grid(max(img.shape), max(img.shape))
+    return (noise * np.sqrt(len(g.theta) / (len(full.theta) * g.f**3)),)
 
 
 @register_physics("ct_lowdose", "CT")
 def _ct_lowdose(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
-    from skimage.transform import radon
-
-    n0 = (1.0e6, 2.5e5, 6.0e4)[severity - 1]  # photons per ray (the clean image: noise-free)
-    h, w = img.shape
-    sq, n = _square(img / 255.0 * MU_PER_PX)
-    theta = _angles(n)
-    p = radon(sq, theta=theta, circle=False)
-    z = rng.standard_normal(p.shape)  # one draw per ray, scaled per severity (same pattern, stronger)
-    counts = n0 * np.exp(-p)
-    noisy = np.maximum(counts + np.sqrt(counts) * z, 1.0)  # Poisson by its normal limit (counts >> 1)
-    err = -np.log(noisy / n0) - p
-    return img + _crop(_fbp(err, theta, n), h, w) / MU_PER_PX * 255.0
+    (unit,) = per_image("ct_lowdose", img, rng, _lowdose_unit)
+    return img + unit / np.sqrt(LOWDOSE_N0[severity - 1])
 
 
-@register_physics("ct_metal", "CT")
-def _ct_metal(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
-    from skimage.transform import radon
-
+def _metal_unit(img: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """(the metal streaks scaled to their 99th percentile outside the insert, the insert's mask): beam hardening
+    (a deficit growing with the square of the metal path) and photon starvation (noise) on the rays through the
+    insert, reconstructed by FBP; both are linear in the severity's strength, so one FBP serves every severity."""
     h, w = img.shape
     cy, cx = rng.uniform(0.3, 0.7) * h, rng.uniform(0.3, 0.7) * w
     r = max(2.0, 0.025 * min(h, w))
     yy, xx = np.mgrid[0:h, 0:w]
     disc = ((yy - cy) ** 2 + (xx - cx) ** 2) <= r * r
-    sq, n = _square(disc.astype(np.float64))
-    theta = _angles(n)
-    m = radon(sq, theta=theta, circle=False)  # path length through metal per ray
-    strength = (0.15, 0.35, 0.7)[severity - 1]
-    # beam hardening (a deficit growing with the square of the metal path) and photon starvation (noise)
-    err = -strength * 0.02 * m**2 + strength * 0.5 * (m > 0) * rng.standard_normal(m.shape)
-    streaks = _crop(_fbp(err, theta, n), h, w)
+    g = _grid(h, w)
+    m = _chord(g, cy, cx, r)  # path length through metal per ray (image pixels)
+    err = -0.02 * m**2 + 0.5 * (m > 0) * rng.standard_normal(m.shape)
+    streaks = _fbp(err, g)
     scale = max(float(np.percentile(np.abs(streaks[~disc]), 99)), 1e-9)  # the streaks, not the insert itself
-    out = img + streaks / scale * 60.0 * strength
+    return streaks / scale, disc
+
+
+@register_physics("ct_metal", "CT")
+def _ct_metal(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
+    unit, disc = per_image("ct_metal", img, rng, _metal_unit)
+    out = img + unit * (60.0 * (0.15, 0.35, 0.7)[severity - 1])
     out[disc] = 255.0
     return out
 
