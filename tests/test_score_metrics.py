@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.records import Prediction
 from medr2.score.judge import Judge
@@ -455,3 +456,27 @@ def test_text_only_prior_has_zero_hint_cue_and_image_gaps(prior_on_sample: tuple
         assert m["prompt_reliance"][key]["value"] == 0.0, key
     assert m["cues"]["CueGain"]["value"] == 0.0
     assert metrics["complete"] is True and metrics["plan"]["missing"] == 0
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(frac=st.floats(0.0, 0.99), junk=st.binary(min_size=8, max_size=64), whole=st.booleans())
+def test_a_damaged_judge_cache_is_bad_input_naming_it(tmp_path_factory: pytest.TempPathFactory, frac: float,
+                                                      junk: bytes, whole: bool) -> None:
+    """The judge's cache (``judge_cache.sqlite`` in the run folder) with bytes changed anywhere, or replaced by junk:
+    asking works (SQLite cannot see a change inside a record) or is BadInput naming the file; never a traceback."""
+    from medr2.score.judge import CACHE_FILE
+
+    d = tmp_path_factory.mktemp("judge")
+    Judge(RuleJudge(), d).ask([f"<<<answer {i}>>> " * 40 for i in range(60)], d)
+    path = d / CACHE_FILE
+    data = bytearray(path.read_bytes())
+    if whole:
+        data = bytearray(junk)
+    else:
+        start = int(len(data) * frac)
+        data[start:start + len(junk)] = junk
+    path.write_bytes(bytes(data))
+    try:
+        Judge(RuleJudge(), d).ask([f"<<<answer {i}>>> " * 40 for i in range(60)], d)
+    except BadInput as e:
+        assert e.file == str(path)

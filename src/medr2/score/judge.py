@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,20 @@ class Judge:
         self.key = adapter.key
         self.settings = settings or GenSettings(max_new_tokens=16, temperature=0.0, seed=0)
         cache_dir.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(cache_dir / CACHE_FILE))
-        self._db.execute("CREATE TABLE IF NOT EXISTS judged (key TEXT PRIMARY KEY, judge TEXT, prompt TEXT, "
-                         "reply TEXT)")
+        self._path = cache_dir / CACHE_FILE
+        with self._gate():
+            self._db = sqlite3.connect(str(self._path))
+            self._db.execute("CREATE TABLE IF NOT EXISTS judged (key TEXT PRIMARY KEY, judge TEXT, prompt TEXT, "
+                             "reply TEXT)")
+
+    @contextmanager
+    def _gate(self) -> Iterator[None]:
+        """A damaged cache file (SQLite's errors, or a changed page's text that is not UTF-8) is BadInput naming it."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
+            raise BadInput(f"cannot use the judge's cache: {e} (the file is damaged; move it away to ask the judge "
+                           "again)", file=str(self._path)) from e
 
     def ask(self, prompts: Sequence[str], bench_root: Path) -> list[str | None]:
         """The judge's reply to each prompt (cached; an adapter error gives None, never a guess)."""
@@ -94,7 +106,8 @@ class Judge:
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
             q = f"SELECT key, reply FROM judged WHERE key IN ({','.join('?' * len(chunk))})"
-            cached.update(dict(self._db.execute(q, chunk).fetchall()))
+            with self._gate():
+                cached.update(dict(self._db.execute(q, chunk).fetchall()))
         todo = [(k, p) for k, p in zip(keys, prompts, strict=True) if k not in cached]
         todo = list(dict(todo).items())
         if todo:
@@ -103,7 +116,7 @@ class Judge:
                 for k, p in todo]
             try:
                 for batch in self._answers(reqs):
-                    with self._db:  # persist first: each reply is committed as it arrives
+                    with self._gate(), self._db:  # persist first: each reply is committed as it arrives
                         for i, r in batch:
                             k, p = todo[i]
                             if r.status == "ok" and r.text is not None:
