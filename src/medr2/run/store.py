@@ -178,7 +178,8 @@ def _batches(kind: type[_Batch], cur: sqlite3.Cursor, batch_rows: int) -> Iterat
 
 # what reading a damaged store can raise: SQLite's errors, and text of a changed page that is not UTF-8 (decoded by
 # the sqlite3 module as it returns a row, sqlite_master's names included)
-STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+STORE_ERRORS: tuple[type[sqlite3.DatabaseError], type[UnicodeDecodeError]] = (sqlite3.DatabaseError, UnicodeDecodeError)
+_OPEN_ERRORS = (*STORE_ERRORS, BadInput)  # what opening refuses with: the above, and the gate's own checks
 
 
 def _mapped_error(e: Exception, path: Path, *, write: bool = True) -> Exception:
@@ -280,7 +281,7 @@ class Store:
                 _migrate(conn)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it
             present = _present_columns(conn, "main")
-        except (*STORE_ERRORS, BadInput) as e:
+        except _OPEN_ERRORS as e:
             if lock is not None:
                 lock.close()
             if conn is not None:
