@@ -412,26 +412,42 @@ HELDOUT: list[tuple[str, str, str]] = [
 ]
 
 
-def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r") -> list[dict]:
+_MARKS = re.compile(r"\{\{(.*?)\}\}")
+_MARKS_HEDGED = re.compile(r"\{\{(.*?)\}\}|\[\[(.*?)\]\]")
+
+
+def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r", *, hedged: bool = False) -> list[dict]:
+    """The rows of a set: ``{{...}}`` spans are gold ``contradicted`` claims; with ``hedged`` (held-out 4 on),
+    ``[[...]]`` spans are hedged hallucinations, listed under ``hedged``."""
     out = []
     for i, (case, style, marked) in enumerate(ENTRIES if entries is None else entries):
-        text, spans, pos = "", [], 0
-        for m in re.finditer(r"\{\{(.*?)\}\}", marked):
+        text, spans, hedges, pos = "", [], [], 0
+        for m in (_MARKS_HEDGED if hedged else _MARKS).finditer(marked):
             text += marked[pos:m.start()]
-            spans.append({"start": len(text), "end": len(text) + len(m.group(1)), "text": m.group(1),
-                          "verdict": "contradicted"})
-            text += m.group(1)
+            said = m.group(1) if m.group(1) is not None else m.group(2)
+            span = {"start": len(text), "end": len(text) + len(said), "text": said}
+            if m.group(1) is not None:
+                spans.append({**span, "verdict": "contradicted"})
+            else:
+                hedges.append({**span, "note": "hedged_hallucination"})
+            text += said
             pos = m.end()
         text += marked[pos:]
-        out.append({"id": f"{prefix}{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
-                    "claims": spans})
+        row = {"id": f"{prefix}{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
+               "claims": spans}
+        out.append({**row, "hedged": hedges} if hedged else row)
     return out
 
 
+def write(name: str, rows: list[dict]) -> None:
+    """``rows`` as JSON lines to ``tests/data/NAME`` (sorted keys, UTF-8)."""
+    path = Path(__file__).with_name(name)
+    with path.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    print(f"{len(rows)} rationales -> {path}")
+
+
 if __name__ == "__main__":
-    for name, rows in (("rationale_corpus.jsonl", build()), ("rationale_heldout.jsonl", build(HELDOUT, "h"))):
-        path = Path(__file__).with_name(name)
-        with path.open("w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-        print(f"{len(rows)} rationales -> {path}")
+    write("rationale_corpus.jsonl", build())
+    write("rationale_heldout.jsonl", build(HELDOUT, "h"))

@@ -8,14 +8,12 @@ fields make false; a finding not listed is absent). Regenerate with
 
 from __future__ import annotations
 
-import importlib.util
-import json
+import sys
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location("_corpus_source", Path(__file__).with_name("rationale_corpus_source.py"))
-assert _spec is not None and _spec.loader is not None
-_src = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_src)
+sys.path.insert(0, str(Path(__file__).parent))
+import rationale_corpus_source as _src  # noqa: E402  (the corpus's cases and its one build/write)
+
 CASES = _src.CASES
 
 ENTRIES: list[tuple[str, str, str]] = [
@@ -147,8 +145,4 @@ def build() -> list[dict]:
 
 
 if __name__ == "__main__":
-    path = Path(__file__).with_name("rationale_heldout3.jsonl")
-    with path.open("w", encoding="utf-8") as f:
-        for row in build():
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {path}")
+    _src.write("rationale_heldout3.jsonl", build())

@@ -19,15 +19,12 @@ abnormal case. Regenerate with ``python tests/data/rationale_heldout4_source.py`
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import re
+import sys
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location("_corpus_source", Path(__file__).with_name("rationale_corpus_source.py"))
-assert _spec is not None and _spec.loader is not None
-_src = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_src)
+sys.path.insert(0, str(Path(__file__).parent))
+import rationale_corpus_source as _src  # noqa: E402  (the corpus's cases and its one build/write)
+
 CASES = _src.CASES
 
 ENTRIES: list[tuple[str, str, str]] = [
@@ -206,33 +203,10 @@ ENTRIES: list[tuple[str, str, str]] = [
 ]
 
 
-_MARK = re.compile(r"\{\{(.*?)\}\}|\[\[(.*?)\]\]")
-
 
 def build() -> list[dict]:
-    """The rows: ``claims`` (gold contradicted spans, as the other sets) and ``hedged`` (hedged hallucinations)."""
-    out = []
-    for i, (case, style, marked) in enumerate(ENTRIES):
-        text, spans, hedged, pos = "", [], [], 0
-        for m in _MARK.finditer(marked):
-            text += marked[pos:m.start()]
-            said = m.group(1) if m.group(1) is not None else m.group(2)
-            span = {"start": len(text), "end": len(text) + len(said), "text": said}
-            if m.group(1) is not None:
-                spans.append({**span, "verdict": "contradicted"})
-            else:
-                hedged.append({**span, "note": "hedged_hallucination"})
-            text += said
-            pos = m.end()
-        text += marked[pos:]
-        out.append({"id": f"q{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
-                    "claims": spans, "hedged": hedged})
-    return out
+    return _src.build(ENTRIES, "q", hedged=True)
 
 
 if __name__ == "__main__":
-    path = Path(__file__).with_name("rationale_heldout4.jsonl")
-    with path.open("w", encoding="utf-8") as f:
-        for row in build():
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"wrote {path}")
+    _src.write("rationale_heldout4.jsonl", build())
