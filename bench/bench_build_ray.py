@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,23 +31,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from bench_build import file_sha  # noqa: E402
-from bench_ray import RAY, ray_processes  # noqa: E402
+from bench_ray import RAY, ray_processes, start_cluster  # noqa: E402
 from process_cpu import ProcessCpu  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_cluster(cpus: int) -> str:
-    port = free_port()
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # Ray's switch: keep a one-machine cluster on the loopback
-    subprocess.run([RAY, "start", "--head", "--num-cpus", str(cpus), "--include-dashboard=false", "--port",
-                    str(port), "--node-ip-address", "127.0.0.1", "--disable-usage-stats"], check=True,
-                   capture_output=True)
-    return f"127.0.0.1:{port}"
 
 
 def build(out: Path, n: int, seed: int, variants: str | None, *, workers: int = 1,

@@ -46,6 +46,20 @@ def ray_processes() -> list[psutil.Process]:
             and any(k in " ".join(p.info["cmdline"] or ()) for k in RAY_PROCESS_MARKS)]
 
 
+def start_cluster(cpus: int) -> str:
+    """Start a one-machine Ray head of ``cpus`` worker CPUs on the loopback; its address."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    # Ray's own switch keeps a one-machine cluster on the loopback (else it binds the outward address)
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    subprocess.run([RAY, "start", "--head", "--num-cpus", str(cpus), "--include-dashboard=false", "--port", str(port),
+                    "--node-ip-address", "127.0.0.1", "--disable-usage-stats"], check=True, capture_output=True)
+    return f"127.0.0.1:{port}"
+
+
 def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: str | None) -> dict[str, float]:
     args = [sys.executable, "-m", "medr2", "eval", "--split", "all", "--bench", str(bench), "--model", "openai:bench",
             "--out",
@@ -77,16 +91,7 @@ def main() -> None:
     address = a.ray_address
     started = False
     if address is None:
-        import socket
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        # Ray's own switch keeps a one-machine cluster on the loopback (else it binds the outward address)
-        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-        subprocess.run([RAY, "start", "--head", "--num-cpus", "2", "--include-dashboard=false", "--port", str(port),
-                        "--node-ip-address", "127.0.0.1", "--disable-usage-stats"], check=True, capture_output=True)
-        address, started = f"127.0.0.1:{port}", True
+        address, started = start_cluster(2), True
     servers = Servers(1, a.latency)
     try:
         results: dict[tuple[int, str], list[dict[str, float]]] = {}
