@@ -25,6 +25,9 @@ from medr2.perturb.visual import _image_fields, _need_image, answer_for_shown
 from medr2.records import Case, Item
 from medr2.renders import RenderSpec
 
+THUMB_CACHE = 50_000  # thumbnails kept per process (≈ 256 B each)
+_THUMBS: dict[tuple[str, str], np.ndarray] = {}
+
 
 class LookAlikePair(Perturbation):
     """V12: the most alike image of another case whose answer differs, scored as a pair with its parent."""
@@ -66,10 +69,16 @@ class LookAlikePair(Perturbation):
         return chosen
 
     def _thumb(self, rel: str, ctx: PerturbContext) -> np.ndarray:
-        key = (self.code, "thumb", rel)
-        if key not in ctx.memo:
-            ctx.memo[key] = thumbnail(ctx.load(rel))
-        return np.asarray(ctx.memo[key])
+        """The thumbnail of the bench image ``rel``, made once per process: the build's variant pass makes a fresh
+        context per case, and the same candidates' images are compared for many cases. ``rel`` names its content
+        (``images/<identity>.png``), so a thumbnail kept under (bench folder, ``rel``) is the one it would make."""
+        key = (str(ctx.root), rel)
+        got = _THUMBS.get(key)
+        if got is None:
+            got = _THUMBS[key] = thumbnail(ctx.load(rel))
+            if len(_THUMBS) > THUMB_CACHE:
+                _THUMBS.pop(next(iter(_THUMBS)))  # the oldest (a 16-px thumbnail is 256 bytes: the bound is small)
+        return got
 
     def _partner(self, item: Item, case: Case, rel: str, ctx: PerturbContext,
                  seed: int) -> tuple[Case, float, tuple[list[str], str], int]:
