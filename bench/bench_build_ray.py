@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from bench_build import file_sha  # noqa: E402
-from bench_ray import RAY, ray_processes, start_cluster  # noqa: E402
-from process_cpu import ProcessCpu  # noqa: E402
+from bench_ray import RAY, run_measured, start_cluster  # noqa: E402
 
 
 def build(out: Path, n: int, seed: int, variants: str | None, *, workers: int = 1,
@@ -44,16 +42,9 @@ def build(out: Path, n: int, seed: int, variants: str | None, *, workers: int = 
         cmd += ["--variants", variants]
     if ray_address:
         cmd += ["--executor", "ray", "--ray-address", ray_address]
-    t0 = time.perf_counter()
-    with ProcessCpu(ray_processes) as ray_cpu:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        assert proc.stderr is not None
-        raise SystemExit(f"build failed: {proc.stderr.read().decode()[-3000:]}")
+    run = run_measured(cmd, "build")
     manifest = json.loads((out / "manifest.json").read_text())
-    res = {"wall_s": wall, "driver_cpu_s": usage.ru_utime + usage.ru_stime, "ray_cpu_s": ray_cpu.cpu_s,
+    res = {"wall_s": run["wall_s"], "driver_cpu_s": run["cpu_s"], "ray_cpu_s": run["ray_cpu_s"],
            "items": manifest["counts"]["items"], "bench_sha": manifest["checksums"]["bench"],
            "items_sha": file_sha(out / "items.parquet")}
     shutil.rmtree(out, ignore_errors=True)

@@ -60,23 +60,28 @@ def start_cluster(cpus: int) -> str:
     return f"127.0.0.1:{port}"
 
 
+def run_measured(cmd: list[str], what: str) -> dict[str, float]:
+    """Run ``cmd`` as a child process: wall seconds, its own CPU seconds and peak RSS (``os.wait4``), and the Ray
+    cluster's CPU seconds meanwhile; SystemExit with its stderr if it fails."""
+    t0 = time.perf_counter()
+    with ProcessCpu(ray_processes) as ray_cpu:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        assert proc.stderr is not None
+        raise SystemExit(f"{what} failed: {proc.stderr.read().decode()[-3000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "ray_cpu_s": ray_cpu.cpu_s}
+
+
 def run_eval(bench: Path, out: Path, url: str, concurrency: int, ray_address: str | None) -> dict[str, float]:
     args = [sys.executable, "-m", "medr2", "eval", "--split", "all", "--bench", str(bench), "--model", "openai:bench",
             "--out",
             str(out), "--base-url", url, "--concurrency", str(concurrency), "--no-progress"]
     if ray_address:
         args += ["--executor", "ray", "--ray-address", ray_address]
-    t0 = time.perf_counter()
-    with ProcessCpu(ray_processes) as ray_cpu:
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        assert proc.stderr is not None
-        raise SystemExit(f"eval failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-            "ray_cpu_s": ray_cpu.cpu_s}
+    return run_measured(args, "eval")
 
 
 def main() -> None:
