@@ -7,7 +7,8 @@ to a message naming the file.
   ``run/store.py`` alone (and the judge's own cache, which is not a run store);
 - ``test_every_store_method_is_gated``: every public ``Store`` method maps SQLite errors;
 - ``test_damaged_store_at_every_command``: real SQLite files damaged in generated ways (zero bytes, truncated,
-  a page header or the file header overwritten, bytes overwritten anywhere, a newer schema version) under each
+  a page header or the file header overwritten, bytes overwritten anywhere, schema text that is not UTF-8, a
+  newer schema version) under each
   command that opens a store (eval resume, score, report, merge): exit 2 naming the file, or (bytes changed
   inside a record, which SQLite cannot see) a normal run; never a traceback; a newer store left byte-for-byte.
 """
@@ -81,7 +82,7 @@ Damage = Callable[[Path], None]
 @st.composite
 def damage(draw: st.DrawFn) -> tuple[str, Damage]:
     kind = draw(st.sampled_from(["zero bytes", "truncated", "file header", "page header", "bytes anywhere",
-                                 "newer schema"]))
+                                 "text not UTF-8", "newer schema"]))
     frac = draw(st.floats(0.05, 0.95))
     junk = draw(st.binary(min_size=8, max_size=64))
     newer = st.integers(int(SCHEMA_VERSION) + 1, 10**6).map(str)  # a version this medr2 does not read
@@ -99,6 +100,9 @@ def damage(draw: st.DrawFn) -> tuple[str, Damage]:
             page = 1 + int(frac * (_pages(p) - 1))
             start = page * 4096
             data[start:start + 12] = (junk * 2)[:12]
+        elif kind == "text not UTF-8":  # a byte of the schema's text (sqlite_master) that no UTF-8 string holds
+            at = data.find(b"CREATE TABLE")
+            data[at + int(frac * 12)] = 0x80
         elif kind == "bytes anywhere":
             start = int(len(data) * frac)
             data[start:start + len(junk)] = junk
