@@ -450,7 +450,8 @@ for _r, _ws in _REGION_WORDS.items():
     _alts = "|".join(w for w in _ws if w.isascii())
     _zh_alts = [w for w in _ws if not w.isascii()]
     _STATIC.add("body_region", _r, (rf"\b(?:{_alts})(?=\s+{_IMAGING}\b)",
-                                    rf"\b{_IMAGING}\s+of\s+the\s+(?P<m>{_alts})\b", *_zh_alts))
+                                    rf"\b{_IMAGING}\s+of\s+the\s+(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
+                                    *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
 # built per vocabulary generation, so a synonym added in a user file or a plugin is a claim term at once
@@ -470,6 +471,13 @@ def _vocab_term_ok(term: str, kind: str) -> bool:
     return kind != "plane" or not bare.isascii() or bool(re.search(r"\b(?:view|projection|plane)\b", bare, re.I))
 
 
+# the field names under which a short acronym of the vocabulary (too short to look for in free text: "OCT", "MG",
+# "DWI") is its kind's value: "- Modality: OCT", "| Sequence | ADC |", "View: LL"
+_FIELD_NAMES = {"modality": r"(?:imaging\s+)?modality|technique|imaging", "plane": r"view|projection|plane",
+                "sequence": r"sequence|weighting|window|phase"}
+_ACRONYM_FIELD = r"(?i:\b(?:{keys})\b)\**\s*(?:is|was|[:：|=])\s*\**\s*(?P<m>{term})(?![A-Za-z0-9])"
+
+
 @functools.lru_cache(maxsize=4)
 def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
     lex = _Lexicon()
@@ -480,6 +488,9 @@ def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
         for t in c.terms:
             if _vocab_term_ok(t, kind):
                 lex.add(kind, c.label, (_label_pattern(t) if t.isascii() else re.escape(t),))
+            elif kind in _FIELD_NAMES and t.isascii() and t.strip().isalnum():  # case-sensitive: "US" is no "us"
+                pattern = _ACRONYM_FIELD.format(keys=_FIELD_NAMES[kind], term=re.escape(t.strip()))
+                lex.terms.append(_Term(kind, c.label, _compiled(pattern, 0)))
     return tuple(lex.terms)
 _KIND_ORDER = {"normal": 0, "region_normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4,
                "generic": 5, "modality": 6, "plane": 7, "organ": 8}
