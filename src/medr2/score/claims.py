@@ -492,7 +492,7 @@ def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
                 pattern = _ACRONYM_FIELD.format(keys=_FIELD_NAMES[kind], term=re.escape(t.strip()))
                 lex.terms.append(_Term(kind, c.label, _compiled(pattern, 0)))
     return tuple(lex.terms)
-_KIND_ORDER = {"normal": 0, "region_normal": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4,
+_KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4,
                "generic": 5, "modality": 6, "plane": 7, "organ": 8}
 
 
@@ -597,6 +597,74 @@ def _region_normal_matches(text: str, generation: tuple[object, ...]) -> tuple[t
     return tuple((s, e, terms[k]) for s, e, k in sorted(found))
 
 
+# "ORGAN + abnormal state" (the organ-state reading): an organ of the vocabulary said to be enlarged, dilated,
+# thickened, ... is a finding: "the heart is enlarged", "Ventricles look dilated", "| Spleen | enlarged |",
+# "Heart: mildly enlarged", "dilated ventricles", "脾脏增大". Its value is the vocabulary's finding for that state of
+# that organ ("enlarged spleen": splenomegaly), else "STATE ORGAN" (a finding the vocabulary does not know).
+_STATES = {"enlarged": "enlargement", "dilated": "dilatation", "distended": "distension", "thickened": "thickening",
+           "widened": "widening", "hypertrophied": "hypertrophy", "prominent": "prominence"}
+_STATES_ZH = {"增大": "enlarged", "肿大": "enlarged", "扩大": "enlarged", "扩张": "dilated", "增厚": "thickened",
+              "增宽": "widened"}
+_STATE_EN = "|".join(_STATES)
+_ORGAN_STATE_FORMS = (
+    r"(?<![A-Za-z])(?:(?P<side>left|right)\s+)?(?P<o>{en})\s+(?:is|are|looks?|appears?|seems?)\s+"
+    r"(?:(?:\w+ly|quite|very|a bit|slightly)\s+)?(?P<a>" + _STATE_EN + r")(?![\w-])",
+    r"(?<![A-Za-z])(?P<o>{en})\**\s*[:：|]\s*\**\s*(?:(?:\w+ly|slightly)\s+)?(?P<a>" + _STATE_EN + r")(?![\w-])",
+    r"(?<![A-Za-z])(?P<a>" + _STATE_EN + r")\s+(?:(?P<side>left|right)\s+)?(?P<o>{en})(?![\w-])",
+    r"(?:(?P<side>[左右])侧?)?(?P<o>{zh})(?:影|明显|轻度|稍)?(?P<a>" + "|".join(_STATES_ZH) + r")",
+)
+_STATE_HINT = re.compile("|".join((*_STATES, *_STATES_ZH)), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4)
+def _organ_state_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
+    """Per vocabulary generation: the organ-state forms over every organ spelling."""
+    en: list[str] = []
+    zh: list[str] = []
+    for c in clinical.vocabulary():
+        if c.kind == "organ":
+            en.extend(t for t in (c.label, *c.terms) if t.isascii() and len(t) > 3 and not t.isupper())
+            zh.extend(t for t in c.terms if not t.isascii())
+    alt_en = "|".join(r"[\s-]+".join(re.escape(w) for w in t.split()) for t in sorted(set(en), key=lambda t: -len(t)))
+    alt_zh = "|".join(re.escape(t) for t in sorted(set(zh), key=lambda t: -len(t)))
+    return tuple(_Term("organ_state", "", re.compile(f.format(en=alt_en, zh=alt_zh), re.IGNORECASE))
+                 for f in _ORGAN_STATE_FORMS)
+
+
+@functools.lru_cache(maxsize=_STATIC_MEMO)
+def _organ_state_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int, int, _Term], ...]:
+    """The organ-state mentions, looked for only where a state word occurs."""
+    if _STATE_HINT.search(text) is None:
+        return ()
+    return tuple((m.start(), m.end(), t) for t in _organ_state_terms(generation) for m in t.pattern.finditer(text)
+                 if m.end() > m.start())
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _organ_state_finding(organ: str, state: str) -> tuple[str, str]:
+    """(kind, value) of an organ said to be in a state: the vocabulary's finding or diagnosis named "STATE ORGAN"
+    or "ORGAN STATE-NOUN" in any spelling of the organ ("enlarged heart": cardiomegaly), else a finding
+    "STATE ORGAN"."""
+    state = _STATES_ZH.get(state, state.lower())
+    o = clinical.concept_of(organ, ("organ",))
+    names = [organ] if o is None else [t for t in (o.label, *o.terms) if t.isascii()]
+    for name in names:
+        for said in (f"{state} {name}", f"{name} {_STATES[state]}"):
+            c = clinical.concept_of(said, ("finding", "diagnosis"))
+            if c is not None:
+                return c.kind, c.label
+    return "finding", f"{state} {o.label if o is not None else organ.lower()}"
+
+
+def _organ_state_term(text: str, s: int, e: int, term: _Term) -> _Term:
+    """The finding term an organ-state mention stands for."""
+    m = term.pattern.match(text, s, e)
+    if m is None:
+        return _Term("generic", "lesion", term.pattern)
+    kind, value = _organ_state_finding(m.group("o"), m.group("a"))
+    return _Term(kind, value, term.pattern)
+
+
 def _region_said(text: str, s: int, e: int, term: _Term) -> tuple[str, str | None]:
     """The region and side (None: no side, or both) a "REGION is normal" mention names."""
     m = term.pattern.match(text, s, e)
@@ -615,6 +683,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     found = _term_matches(text, _case_terms(truth))
     found.extend(_static_matches(text))
     found.extend(_region_normal_matches(text, clinical.generation()))
+    found.extend(_organ_state_matches(text, clinical.generation()))
     found.sort(key=_longest_first)
     taken: dict[int, tuple[int, int, _Term]] = {}
     owner = [-1] * len(text)
@@ -1258,6 +1327,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     mentions = _mentions(text, truth)
     owners = _side_owners(mentions, truth)
     for s, e, term in mentions:
+        if term.kind == "organ_state":
+            term = _organ_state_term(text, s, e, term)
         clause = _span_at(clauses, clause_starts, s) or (0, len(text))
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
