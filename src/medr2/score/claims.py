@@ -1274,15 +1274,56 @@ _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "later
                "sizes": "size", "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
                "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
                "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
-               "content": "descriptor", "enhancement": "descriptor"}
+               "content": "descriptor", "enhancement": "descriptor", "organ": "site", "site": "site",
+               "location": "site"}
+_TABLE = re.compile(r"(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$))+", re.MULTILINE)
+_TABLE_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*")
+
+
+def _cells(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The cells of the table row ``text[lo:hi]`` ("| a | b |"), each span stripped of blanks and ``**``."""
+    bars = [i for i in range(lo, hi) if text[i] == "|"]
+    out = []
+    for a, b in zip(bars, bars[1:], strict=False):
+        while a + 1 < b and text[a + 1] in " \t*":
+            a += 1
+        while b - 1 > a + 1 and text[b - 1] in " \t*":
+            b -= 1
+        out.append((a + 1, b))
+    return out
+
+
+def _fields(text: str) -> list[tuple[str, int, int, int]]:
+    """``(key, value start, value end, separator)`` of every attribute field of a rationale: a key and its value
+    in one list item or table row ("- Side: right", "| Size | large |"), and a table's cells under a header
+    that names an attribute ("| Nodule | Side | Size |" over "| 2 | right | 8 mm |")."""
+    out = []
+    for m in _FIELD_ROW.finditer(text):
+        table = m.group("tkey") is not None
+        key = (m.group("tkey") if table else m.group("key")).strip().lower()
+        if key in _FIELD_KEYS:
+            lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
+            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep")))
+    for t in _TABLE.finditer(text):
+        rows = [(a.start(), a.end()) for a in re.finditer(r"[^\n]+", text[t.start():t.end()])]
+        rows = [(t.start() + a, t.start() + b) for a, b in rows]
+        if len(rows) < 3 or not _TABLE_RULE.fullmatch(text, *rows[1]):
+            continue
+        keys = [text[a:b].strip().lower() for a, b in _cells(text, *rows[0])]
+        for lo, hi in rows[2:]:
+            for key, (a, b) in zip(keys, _cells(text, lo, hi), strict=False):
+                if key in _FIELD_KEYS and b > a:
+                    out.append((key, a, b, a - 1))
+    return out
 
 
 def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: Sequence[Claim], truth: Truth,
                   source: str) -> list[Claim]:
-    """Attribute fields of a list or table (:data:`_FIELD_ROW`) whose row names no finding, said of the findings
-    the rationale asserts elsewhere (those of the case its supported finding mentions match; a generic "lesion":
-    all of them): side, size (a measure, or a size word of a finding that carries a severity), count and
-    descriptors, decided as beside the finding itself."""
+    """Attribute fields of a list or table (:func:`_fields`: a key and its value in one row, or a table column
+    under an attribute's header) whose value names no finding, said of the findings the rationale asserts
+    elsewhere (those of the case its supported finding mentions match; a generic "lesion": all of them): side,
+    size (a measure, or a size word of a finding that carries a severity), count, descriptors and the organ or
+    site, decided as beside the finding itself."""
     pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
     asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
     generic = any(c.value == "lesion" for c in asserted)
@@ -1290,20 +1331,19 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
         matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
     out: list[Claim] = []
-    for m in _FIELD_ROW.finditer(text):
-        table = m.group("tkey") is not None
-        key = (m.group("tkey") if table else m.group("key")).strip().lower()
-        what = _FIELD_KEYS.get(key)
-        lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
-        if what is None or not matching or any(
-                lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+    for key, lo, hi, sep in _fields(text):
+        what = _FIELD_KEYS[key]
+        if not matching or any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
             continue
         if what == "laterality":
             out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, ()))
         elif what == "descriptor":
             out.extend(_descriptor_claims(text, lo, hi, matching, source))
+        elif what == "site":
+            out.extend(_site_claims(text, [(a, b, t) for a, b, t in mentions if lo <= a < hi], matching, truth,
+                                    source))
         elif what == "count":
-            got = _COUNT_FIELD.match(text, m.start("tsep") if table else m.start("sep"))
+            got = _COUNT_FIELD.match(text, sep)
             if got is not None:
                 word, n_true = got.group(1).lower(), _true_count(matching)
                 agrees = _COUNT_WORDS[word] == n_true if word in _COUNT_WORDS else (n_true or 0) >= 2
@@ -1313,6 +1353,26 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
             out.extend(_size_claims(text, lo, hi, matching, source))
             for f in matching[:1]:
                 out.extend(_severity_claims(text, (lo, hi), truth, source, (hi, hi, str(f["label"])), field=True))
+    return out
+
+
+def _site_claims(text: str, said: Sequence[tuple[int, int, _Term]], matching: Sequence[Mapping[str, Any]],
+                 truth: Truth, source: str) -> list[Claim]:
+    """An organ or region named as the site of the case's finding ("| Organ | kidney |", "- Location: liver"):
+    supported where it is where the finding lies (:func:`_finding_sites`: the same, a part or a whole of it),
+    contradicted where every finding is known to lie in another, undecided where a site is unknown."""
+    v = clinical.vocabulary()
+    sites = [_finding_sites(str(f["label"]), f["attributes"], truth) for f in matching]
+    out = []
+    for a, b, term in said:
+        c = clinical.concept_of(text[a:b], ("organ", "body_region")) if term.kind in ("organ", "body_region") \
+            else None
+        if c is None or not sites or not all(sites):
+            continue
+        inside = any(x.id == c.id or v.part_of(x.label, c.label) or v.part_of(c.label, x.label)
+                     for row in sites for x in row)
+        out.append(Claim("organ", c.label, text[a:b], a, b, source, False, False,
+                         "supported" if inside else "contradicted", "" if inside else "wrong_site"))
     return out
 
 
@@ -1387,7 +1447,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                 and not denied and verdict != "contradicted":
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
-    out.extend(_field_claims(text, mentions, out, truth, source))
+    fields = _field_claims(text, mentions, out, truth, source)
+    decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
+    out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields
     for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
         span = _span_at(clauses, clause_starts, m.start())
         if span is not None and span not in severity_done:
