@@ -938,16 +938,19 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
                       truth: Truth, source: str, owned: Sequence[tuple[int, int]],
-                      generic: bool = False, alone: bool = False) -> list[Claim]:
+                      generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None) -> list[Claim]:
     """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
-    the case has (a generic "lesion": of any of its findings). ``owned``: spans of the other mentions of the
-    clause that take a side word of their own (anatomy, another decided finding); ``alone``: no other pathology
-    is named in the sentence."""
+    the case has (a generic "lesion": of any of its findings; the case's diagnosis: of all of them, what they
+    are). ``owned``: spans of the other mentions of the sentence that take a side word of their own (anatomy,
+    another decided finding); ``alone``: no other pathology is named in the sentence; ``lead``: the part of the
+    sentence before the clause where no pathology is named before this one."""
     matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
+    if not matching and truth.diagnosis and not vocab.is_normal(truth.diagnosis) and _matches(value, truth.diagnosis):
+        matching = list(truth.findings)  # "左侧脑膜瘤" of a meningioma case: the diagnosis is what its findings are
     if not matching:
         return []
     out: list[Claim] = []
-    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned))
+    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead))
     out.extend(_count_claims(text, s, e, clause, matching, source, generic))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
@@ -958,13 +961,22 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
 
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
-                       source: str, owned: Sequence[tuple[int, int]]) -> list[Claim]:
+                       source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None
+                       ) -> list[Claim]:
     """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
-    lung nodule")."""
+    lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
+    other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血", "On the left, with a pleural effusion"."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _near(text, clause[0], clause[1], _LATERALITY)
+    if not sides and lead is not None:
+        sides = [t for t in _near(text, lead[0], lead[1], _LATERALITY) if not _side_owned(text, t[1], s, owned)]
+        if not truth_sides or not sides:
+            return []
+        return [Claim("laterality", side, text[ss:se], ss, se, source, False, False,
+                      "supported" if side in truth_sides else "contradicted", "" if side in truth_sides else "wrong_side")
+                for ss, se, side in sorted(set(sides))]
     if not truth_sides or not sides:
         return []
     nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
@@ -1432,15 +1444,16 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             verdict, note = _decide(term.kind, term.value, denied, truth)
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
-            owned = [(a, b) for a, b in owners if clause[0] <= a < clause[1] and (a, b) != (s, e)]
+            owned = [(a, b) for a, b in owners if sentence[0] <= a < sentence[1] and (a, b) != (s, e)]
             alone = not any(sentence[0] <= a < sentence[1] and (a, b) != (s, e) and t.kind in _PATHOLOGY_KINDS
                             for a, b, t in mentions)
+            first = not any(sentence[0] <= a < s and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions)
             cut = _hedge_scope(text, sentence, e)  # what a hedge after a break says of it is no description
             if not _found(_WEAK_HEDGE, text[cut:sentence[1]]):
                 cut = sentence[1]
             out.extend(_attribute_claims(text, s, e, clause, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
-                                         alone=alone))
+                                         alone=alone, lead=(sentence[0], clause[0]) if first else None))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
                        if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
