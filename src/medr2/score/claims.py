@@ -1204,6 +1204,40 @@ def _blanked(text: str, span: tuple[int, int], s: int, e: int) -> str:
     return text[a:lo] + " " * (hi - lo) + text[hi:b]
 
 
+# framing that is no framing: a judgement said of what was just described ("a mass with a dural tail, typical of a
+# meningioma": asserted, with a strong hedge), and a short question the rationale answers at once ("Hard exudates?
+# None.", "Effusion? Yes.", "积液？无。": a statement, the answer its polarity)
+_ATTRIBUTED = re.compile(r"(?:,|—|–|\(|\bwhich (?:is|are))\s*(?:most |very |quite |fairly )?"
+                         r"(?:typical|characteristic|classic|pathognomonic|diagnostic)(?:ally)?\s+(?:of|for)\b",
+                         re.IGNORECASE)
+_ANSWERED = re.compile(r"[ \t]*(?P<a>none|no|nil|absent|negative|not seen|yes|present|seen|无|未见|有)[ \t]*"
+                       r"(?:[.。!！;；\n]|$)", re.IGNORECASE)
+_NO_ANSWERS = frozenset({"none", "no", "nil", "absent", "negative", "not seen", "无", "未见"})
+_QUESTION_WORDS = 8  # at most so many words before the "?": a fragment, not a question to the reader
+
+
+# a sentence that is a grade alone ("Mild.", "Overall: severe.", "中度。"): a severity said of the case
+_BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.。!！:：,，]{1,12}\s*[.。!！]?\s*",
+                         re.IGNORECASE)
+
+
+def _answer(text: str, sentence: tuple[int, int]) -> str | None:
+    """The answer right after a sentence that is a short question ("Hard exudates? None."), lower-cased."""
+    body = text[sentence[0]:sentence[1]].rstrip()
+    if not body.endswith(("?", "？")) or len(_WORD.findall(body)) > _QUESTION_WORDS:
+        return None
+    m = _ANSWERED.match(text, sentence[1])
+    return m.group("a").lower() if m is not None else None
+
+
+def _framed(text: str, span: tuple[int, int], s: int, e: int, answered: bool) -> str:
+    """``text[span]`` as its framing words are looked for: the mention blanked (:func:`_blanked`), an attribution
+    of what was described (:data:`_ATTRIBUTED`) and the question mark of an answered question too."""
+    out = _blanked(text, span, s, e)
+    out = _ATTRIBUTED.sub(lambda m: " " * len(m.group(0)), out)
+    return re.sub(r"[?？]\s*$", " ", out) if answered else out
+
+
 def _side_owners(mentions: Sequence[tuple[int, int, _Term]], truth: Truth) -> list[tuple[int, int]]:
     """Spans of the mentions that take a side word of their own: anatomy, and findings the truth decides (a
     side before an undecidable word, "a right basal opacity", may be the finding's own)."""
@@ -1405,24 +1439,28 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
-        denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after)
+        answer = _answer(text, sentence)
+        denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
         mention = text[s:e]
+        if answer is not None:  # the claim is the question and its answer: "Hard exudates? None"
+            m = _ANSWERED.match(text, sentence[1])
+            mention = text[s:m.end("a")] if m is not None else mention
         value = term.value
         if term.kind == "region_normal":
             region, side = _region_said(text, s, e, term)
             value = _region_value(region, side)
-        claim_base = dict(kind=term.kind, value=value, text=mention, start=s, end=e, source=source,
+        claim_base = dict(kind=term.kind, value=value, text=mention, start=s, end=s + len(mention), source=source,
                           denied=denied)
         kind = {"generic": "finding", "normal": "diagnosis", "region_normal": "finding"}.get(term.kind, term.kind)
         claim_base["kind"] = kind
         # the framing words are looked for around the mention, not inside it ("primary CNS lymphoma" is a name)
-        if _found(_NOT_ABOUT_IMAGE, _blanked(text, sentence, s, e)) and term.kind not in ("modality", "plane",
-                                                                                      "sequence"):
+        if _found(_NOT_ABOUT_IMAGE, _framed(text, sentence, s, e, answer is not None)) and term.kind not in (
+                "modality", "plane", "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        if _found(_NOT_ABOUT_IMAGE, _blanked(text, clause, s, e)):
+        if _found(_NOT_ABOUT_IMAGE, _framed(text, clause, s, e, answer is not None)):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         scope = _hedge_scope(text, clause, e)
@@ -1434,7 +1472,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable",  # type: ignore[arg-type]
                              note=_hedged_note(term.kind, term.value, truth, clause_text)))
             continue
-        hedged = _found(_STRONG_HEDGE, whole)
+        hedged = _found(_STRONG_HEDGE, whole) or _found(_ATTRIBUTED, whole)
         if term.kind == "organ" and not denied and not _found(_VISUAL, whole):
             out.append(Claim(**claim_base, hedged=hedged, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
@@ -1463,8 +1501,10 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     fields = _field_claims(text, mentions, out, truth, source)
     decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
     out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields
-    for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE):
-        span = _span_at(clauses, clause_starts, m.start())
+    graded = [m.start() for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE)]
+    graded += [a for a, b in sentences if _BARE_GRADE.fullmatch(text, a, b)]  # "Mild." said of the case
+    for pos in graded:
+        span = _span_at(clauses, clause_starts, pos)
         if span is not None and span not in severity_done:
             severity_done.add(span)
             out.extend(_severity_claims(text, span, truth, source))
