@@ -48,8 +48,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # v5: a weak hedge after a break ("X, which could suggest Y") leaves X asserted, attribute fields of a list or table
 # said of the finding named elsewhere, body regions decided through part-of (vocab.overlap), sequences compared on a
 # shared axis (contrast phase, CT window, weighting), co-occurring labels no hallucination, a descriptor anywhere in
-# a sentence naming one finding
-CHECKER_VERSION = "claims-v5"
+# a sentence naming one finding; v6: the organ-state reading ("the spleen is enlarged", "| Heart | enlarged |"), table
+# columns under an attribute's header and organ/site fields, a side word in a clause before the finding, the
+# diagnosis standing for its findings' attributes, attributions (", typical of X") and answered questions ("X? None.")
+# as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value
+CHECKER_VERSION = "claims-v6"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -492,8 +495,10 @@ def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
                 pattern = _ACRONYM_FIELD.format(keys=_FIELD_NAMES[kind], term=re.escape(t.strip()))
                 lex.terms.append(_Term(kind, c.label, _compiled(pattern, 0)))
     return tuple(lex.terms)
-_KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1, "body_region": 2, "finding": 3, "diagnosis": 4,
-               "generic": 5, "modality": 6, "plane": 7, "organ": 8}
+
+
+_KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1, "body_region": 2, "finding": 3,
+               "diagnosis": 4, "generic": 5, "modality": 6, "plane": 7, "organ": 8}
 
 
 def _case_terms(truth: Truth) -> tuple[_Term, ...]:
@@ -957,6 +962,31 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
     lo, hi = sentence if alone else (max(sentence[0], s - 60), min(sentence[1], e + 60))
     out.extend(_size_claims(text, lo, hi, matching, source))
     out.extend(_descriptor_claims(text, lo, hi, matching, source))
+    out.extend(_share_claims(text, lo, hi, value, truth, source))
+    return out
+
+
+# a share of the organ a finding takes ("肺组织压缩约80%", "about 30% collapse") states its grade roughly: the grade
+# whose upper bound it does not exceed (decided like a size word: only two grades or more from the truth)
+_SHARE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:%|％|percent\b|per cent\b)", re.IGNORECASE)
+_SHARE_GRADES = ((5.0, "minimal"), (20.0, "mild"), (40.0, "moderate"), (100.0, "severe"))
+
+
+def _share_claims(text: str, lo: int, hi: int, label: str, truth: Truth, source: str) -> list[Claim]:
+    """Severity stated as a share (:data:`_SHARE`) said of a finding that carries a severity."""
+    if not truth.severity or not clinical.carries(label, SEVERITY):
+        return []
+    true_grade = truth.severity.strip().lower()
+    out = []
+    for m in _SHARE.finditer(text, lo, hi):
+        if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]) or float(m.group(1)) > 100:
+            continue
+        grade = next(g for top, g in _SHARE_GRADES if float(m.group(1)) <= top)
+        rel = clinical.compare_values(grade, true_grade)
+        if rel == "unrelated" or (rel == "excludes" and _grade_steps(grade, true_grade) < 2):
+            continue
+        out.append(Claim("severity", grade, m.group(0), m.start(), m.end(), source, False, False,
+                         "supported" if rel == "same" else "contradicted"))
     return out
 
 
@@ -967,19 +997,16 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
-    other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血", "On the left, with a pleural effusion"."""
+    other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血"."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _near(text, clause[0], clause[1], _LATERALITY)
+    nearest: tuple[int, int, str] | None = None
     if not sides and lead is not None:
-        sides = [t for t in _near(text, lead[0], lead[1], _LATERALITY) if not _side_owned(text, t[1], s, owned)]
-        if not truth_sides or not sides:
-            return []
-        return [Claim("laterality", side, text[ss:se], ss, se, source, False, False,
-                      "supported" if side in truth_sides else "contradicted", "" if side in truth_sides else "wrong_side")
-                for ss, se, side in sorted(set(sides))]
+        sides = _near(text, lead[0], lead[1], _LATERALITY)
+    elif sides:
+        nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
     if not truth_sides or not sides:
         return []
-    nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
     out = []
     for ss, se, side in sorted(set(sides)):
         if (ss, se, side) != nearest and _side_owned(text, se, s, owned):
