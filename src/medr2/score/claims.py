@@ -1413,8 +1413,8 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
         elif what == "descriptor":
             out.extend(_descriptor_claims(text, lo, hi, matching, source))
         elif what == "site":
-            out.extend(_site_claims(text, [(a, b, t) for a, b, t in mentions if lo <= a < hi], matching, truth,
-                                    source))
+            out.extend(_site_claims(text, lo, hi, [(a, b) for a, b, t in mentions if lo <= a < hi
+                                                   and t.kind in ("organ", "body_region")], matching, truth, source))
         elif what == "count":
             got = _COUNT_FIELD.match(text, sep)
             if got is not None:
@@ -1429,17 +1429,20 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     return out
 
 
-def _site_claims(text: str, said: Sequence[tuple[int, int, _Term]], matching: Sequence[Mapping[str, Any]],
+def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], matching: Sequence[Mapping[str, Any]],
                  truth: Truth, source: str) -> list[Claim]:
-    """An organ or region named as the site of the case's finding ("| Organ | kidney |", "- Location: liver"):
-    supported where it is where the finding lies (:func:`_finding_sites`: the same, a part or a whole of it),
-    contradicted where every finding is known to lie in another, undecided where a site is unknown."""
+    """An organ or region named as the site of the case's finding ("| Organ | kidney |", "- Location: gastric"; the
+    organ and region mentions of the value, else the whole value as a spelling of one): supported where it is where
+    the finding lies (:func:`_finding_sites`: the same, a part or a whole of it), contradicted where every finding
+    is known to lie in another, undecided where a site is unknown."""
     v = clinical.vocabulary()
     sites = [_finding_sites(str(f["label"]), f["attributes"], truth) for f in matching]
+    value = text[lo:hi].rstrip(" .;*")
+    if not said and value:
+        said = [(lo, lo + len(value))]
     out = []
-    for a, b, term in said:
-        c = clinical.concept_of(text[a:b], ("organ", "body_region")) if term.kind in ("organ", "body_region") \
-            else None
+    for a, b in said:
+        c = clinical.concept_of(clinical.split_side(text[a:b])[1], ("organ", "body_region"))
         if c is None or not sites or not all(sites):
             continue
         inside = any(x.id == c.id or v.part_of(x.label, c.label) or v.part_of(c.label, x.label)
