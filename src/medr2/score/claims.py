@@ -491,10 +491,25 @@ def _vocab_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
         for t in c.terms:
             if _vocab_term_ok(t, kind):
                 lex.add(kind, c.label, (_label_pattern(t) if t.isascii() else re.escape(t),))
-            elif kind in _FIELD_NAMES and t.isascii() and t.strip().isalnum():  # case-sensitive: "US" is no "us"
-                pattern = _ACRONYM_FIELD.format(keys=_FIELD_NAMES[kind], term=re.escape(t.strip()))
-                lex.terms.append(_Term(kind, c.label, _compiled(pattern, 0)))
     return tuple(lex.terms)
+
+
+_FIELD_HINT = re.compile("|".join(_FIELD_NAMES.values()), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4)
+def _acronym_field_terms(generation: tuple[object, ...]) -> tuple[_Term, ...]:
+    """Per vocabulary generation: each acronym :func:`_vocab_term_ok` refuses in free text, as its kind's field
+    value (case-sensitive: "US" is no "us")."""
+    out = []
+    for c in clinical.vocabulary():
+        kind = _VOCAB_KINDS.get(c.kind)
+        if kind in _FIELD_NAMES and c.id not in _VOCAB_SKIP:
+            for t in c.terms:
+                if not _vocab_term_ok(t, kind) and t.isascii() and t.strip().isalnum():
+                    pattern = _ACRONYM_FIELD.format(keys=_FIELD_NAMES[kind], term=re.escape(t.strip()))
+                    out.append(_Term(kind, c.label, _compiled(pattern, 0)))
+    return tuple(out)
 
 
 _KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1, "body_region": 2, "finding": 3,
@@ -546,7 +561,10 @@ def _static_matches(text: str) -> tuple[tuple[int, int, _Term], ...]:
 
 @functools.lru_cache(maxsize=_STATIC_MEMO)
 def _vocab_matches(text: str, generation: tuple[object, ...]) -> tuple[tuple[int, int, _Term], ...]:
-    return tuple(_term_matches(text, _vocab_terms(generation)))
+    found = _term_matches(text, _vocab_terms(generation))
+    if _FIELD_HINT.search(text):  # an acronym is read only as a field's value
+        found.extend(_term_matches(text, _acronym_field_terms(generation)))
+    return tuple(found)
 
 
 # "REGION is normal/clear/unremarkable" (a region or organ of the vocabulary, its side, a qualifier such as
