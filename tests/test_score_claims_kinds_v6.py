@@ -109,6 +109,9 @@ def test_a_share_of_the_organ_states_a_grade(share: int, truth: str, form: str) 
     cut = "小于" if "约" in form else "less than "
     under = text.replace(f"{share}", f"{cut}{share}", 1)  # a cut-off is no share
     assert not [c for c in _of(check_text(under, case), "severity") if "%" in c.text or "percent" in c.text]
+    for sure in (f"I am {share}% sure this is a right pneumothorax.", f"Right pneumothorax (confidence {share}%).",
+                 f"右侧气胸，把握约{share}%。"):  # the writer's confidence is no share of the lung
+        assert not [c for c in _of(check_text(sure, case), "severity") if str(share) in c.text], sure
 
 
 def _acronyms() -> list[tuple[str, str, str]]:
@@ -175,7 +178,7 @@ def test_an_organ_in_an_abnormal_state_is_a_finding(organ: str, state: str, form
     got = [c for c in _at(check_text(text, NORMAL), text, state) if c.kind in ("finding", "diagnosis")]
     assert [(c.verdict, c.note) for c in got] == [("contradicted", "hallucinated_finding")], (text, got)
     denied = text.replace(state, f"not {state}", 1)
-    assert not [c for c in check_text(denied, NORMAL) if c.verdict == "contradicted"], denied
+    assert not [c for c in _at(check_text(denied, NORMAL), denied, state) if c.verdict == "contradicted"], denied
 
 
 def _state_findings() -> list[tuple[str, str, str]]:

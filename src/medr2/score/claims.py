@@ -988,6 +988,8 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
 # whose upper bound it does not exceed (decided like a size word: only two grades or more from the truth)
 _SHARE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:%|％|percent\b|per cent\b)", re.IGNORECASE)
 _SHARE_GRADES = ((5.0, "minimal"), (20.0, "mild"), (40.0, "moderate"), (100.0, "severe"))
+# a percentage that is the writer's confidence or a probability, not a share of the organ ("80% sure")
+_NOT_A_SHARE = re.compile(r"confiden|\bsure\b|certain|likel|probab|chance|odds|信心|把握|可能|概率", re.IGNORECASE)
 
 
 def _share_claims(text: str, lo: int, hi: int, label: str, truth: Truth, source: str) -> list[Claim]:
@@ -997,7 +999,8 @@ def _share_claims(text: str, lo: int, hi: int, label: str, truth: Truth, source:
     true_grade = truth.severity.strip().lower()
     out = []
     for m in _SHARE.finditer(text, lo, hi):
-        if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]) or float(m.group(1)) > 100:
+        if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]) or float(m.group(1)) > 100 or \
+                _NOT_A_SHARE.search(text, max(lo, m.start() - 30), min(hi, m.end() + 30)):
             continue
         grade = next(g for top, g in _SHARE_GRADES if float(m.group(1)) <= top)
         rel = clinical.compare_values(grade, true_grade)
