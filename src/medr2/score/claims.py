@@ -682,8 +682,8 @@ def _organ_state_finding(organ: str, state: str) -> tuple[str, str]:
 def _organ_state_term(text: str, s: int, e: int, term: _Term) -> _Term:
     """The finding term an organ-state mention stands for."""
     m = term.pattern.match(text, s, e)
-    if m is None:
-        return _Term("generic", "lesion", term.pattern)
+    if m is None:  # not reached: the span is the pattern's own match; an unnamed organ decides nothing
+        return _Term("organ", "", term.pattern)
     kind, value = _organ_state_finding(m.group("o"), m.group("a"))
     return _Term(kind, value, term.pattern)
 
