@@ -5,7 +5,8 @@ variant filter, split, limit and status; the identity holds the shard; a merged 
 invocations under ``merged_from`` and lists ``shards_missing``). Each invocation's selection is made again
 over the bench's table by eval's one selection (:func:`medr2.bench.select.selected_rows`, plus, in
 ``chain-own``, the earlier chain steps the runner asks first), so an interrupted, killed or still running
-invocation shows as planned items without a stored answer. A stored error counts as answered (it is scored as ``error``).
+invocation shows as planned items without a stored answer. A stored error counts as answered (it is scored as
+``error``).
 """
 
 from __future__ import annotations
