@@ -1,7 +1,8 @@
-"""``medr2 eval`` checks the whole items table by columns (``medr2.bench.columns``) and only the items it builds
-as records: a defect the column-wise pass can see is refused in an item the run never asks, naming the file,
-record and field a full validation names; a defect only a record check sees is refused in an item the run
-asks, before it is sent; ``medr2 info --check`` (a full validation) refuses both."""
+"""A bench's one validation (``BenchTable.validate``) checks the whole items table by columns
+(``medr2.bench.columns``) and each item as it is built: a defect the column-wise pass can see is refused by every
+entry point alike (``load_bench``, ``medr2 info --check``, eval, perturb, export, convert, report, view), in an
+item a run never asks, naming file, record and field; a defect only a record check sees is refused alike by every
+entry point that builds the item (a run: before it is sent); ``medr2 info --check`` builds every item."""
 
 from __future__ import annotations
 
@@ -88,21 +89,77 @@ COLUMN_DAMAGE: dict[str, tuple[Callable[[Row], bool], Callable[[list[Row], Row],
 }
 
 
-@pytest.mark.parametrize("damage", sorted(COLUMN_DAMAGE))
-def test_columns_refuse_a_defect_in_an_item_not_asked(bench: Path, tmp_path: Path, damage: str) -> None:
-    pick, change, field = COLUMN_DAMAGE[damage]
+def _view_item(bench: Path, item_id: str) -> Any:
+    from medr2.view.review import ReviewData
+
+    return ReviewData.open(bench).item(item_id)
+
+
+def _report(bench: Path, tmp_path: Path) -> Any:
+    from medr2.report.write import write_report
+
+    return write_report([tmp_path / "run-before"], tmp_path / "report")
+
+
+def _export(bench: Path, tmp_path: Path) -> Any:
+    from medr2.train.dataset import export_dataset
+
+    return export_dataset(bench, "llamafactory", tmp_path / "sft")
+
+
+# every entry point that reads a bench's items (the one validation, BenchTable.validate, behind each) -> how it is
+# called on a damaged bench (the bench, tmp_path, the damaged item's id); ``built``: whether it builds every item
+# (those see what only the per-record checks see; the others build only the items they show)
+ENTRY_POINTS: dict[str, tuple[Callable[[Path, Path, str], Any], bool]] = {
+    "load_bench": (lambda b, t, i: load_bench(b), True),
+    "medr2 info --check": (lambda b, t, i: api.info(b, check=True), True),
+    "eval": (lambda b, t, i: _eval(b, t / "run-all", limit=None), True),
+    "eval --limit 1": (lambda b, t, i: _eval(b, t / "run-one"), False),
+    "perturb add": (lambda b, t, i: api.add_variants(b, "V1", workers=1), True),
+    "export (train split)": (lambda b, t, i: _export(b, t), True),
+    "convert": (lambda b, t, i: api.convert(b, "hf", t / "hf"), True),
+    "report": (lambda b, t, i: _report(b, t), False),
+    "view (review)": (lambda b, t, i: _view_item(b, i), True),
+}
+
+
+def _damaged(bench: Path, tmp_path: Path, change: Callable[[list[Row], Row], Row],
+             pick: Callable[[Row], bool] = lambda r: True) -> Row:
+    """A bench with one train row ``pick`` accepts (not of the first case, so not asked by ``--limit 1``)
+    changed, after a run of it was made and scored (for the report); returns the row."""
+    from medr2.score.scorer import score_run
+
+    _eval(bench, tmp_path / "run-before")
+    score_run(tmp_path / "run-before", mixed_splits=True, n_resamples=0)
     rows = _rows(bench)
-    k = _unasked(rows, pick)
+    k = _unasked(rows, lambda r: r["split"] == "train" and pick(r))
     rows[k] = change(rows, rows[k])
     _rewrite(bench, rows)
-    with pytest.raises(BadInput) as full:
-        load_bench(bench)
-    with pytest.raises(BadInput) as ev:
-        _eval(bench, tmp_path / "run")
-    assert _named(ev.value) == _named(full.value), (str(ev.value), str(full.value))
-    assert ev.value.file == str(bench / ITEMS_FILE) and ev.value.record == rows[k]["item_id"]
-    assert (ev.value.field or "").split(".")[0] == field, str(ev.value)
-    assert not (tmp_path / "run" / "store.sqlite").exists()  # refused before the run folder is touched
+    return rows[k]
+
+
+def _refusals(bench: Path, tmp_path: Path, item_id: str, only_built: bool) -> dict[str, tuple[Any, ...]]:
+    got: dict[str, tuple[Any, ...]] = {}
+    for name, (call, built) in ENTRY_POINTS.items():
+        if only_built and not built:
+            continue
+        with pytest.raises(BadInput) as e:
+            call(bench, tmp_path, item_id)
+        got[name] = _named(e.value)
+    return got
+
+
+@pytest.mark.parametrize("damage", sorted(COLUMN_DAMAGE))
+def test_every_entry_point_refuses_a_defect_the_columns_see_alike(bench: Path, tmp_path: Path, damage: str) -> None:
+    """A defect the column-wise checks see, in an item a run never asks: every entry point refuses it with the
+    same file, record, field and reason (the one validation), eval before its run folder is touched."""
+    pick, change, field = COLUMN_DAMAGE[damage]
+    row = _damaged(bench, tmp_path, change, pick)
+    got = _refusals(bench, tmp_path, row["item_id"], only_built=False)
+    assert len(set(got.values())) == 1, got
+    e = got["load_bench"]
+    assert e[0] == str(bench / ITEMS_FILE) and e[1] == row["item_id"] and (e[2] or "").split(".")[0] == field, e
+    assert not (tmp_path / "run-all" / "store.sqlite").exists()  # refused before the run folder is touched
 
 
 @pytest.mark.parametrize("damage", ["duplicate id", "unknown parent", "null question", "box outside"])
@@ -114,11 +171,9 @@ def test_columns_across_row_groups(bench: Path, tmp_path: Path, damage: str) -> 
     rows[k] = change(rows, rows[k])
     _rewrite(bench, rows, row_group_size=5)
     assert pq.ParquetFile(bench / ITEMS_FILE).num_row_groups > 5
-    with pytest.raises(BadInput) as full:
-        load_bench(bench)
     with pytest.raises(BadInput) as ev:
-        BenchTable.open(bench, image_hashes=False, by_columns=True)
-    assert _named(ev.value) == _named(full.value) and full.value.record == rows[k]["item_id"], str(ev.value)
+        BenchTable.open(bench, image_hashes=False)
+    assert ev.value.record == rows[k]["item_id"] and (ev.value.field or "").split(".")[0] == field, str(ev.value)
 
 
 @pytest.mark.parametrize("held", [1, 1 << 20])
@@ -126,24 +181,23 @@ def test_parents_gathered_then_looked_up_name_the_first_unknown(bench: Path, mon
                                                                 held: int) -> None:
     """The parents are gathered over the row groups and looked up once (made distinct again every ``held``): a
     good bench opens; with an unknown 16-hex parent in one row and a parent of another form in a later one, the
-    earlier row is named, as a full validation names it."""
+    earlier row is named."""
     from medr2.bench import columns
 
     monkeypatch.setattr(columns, "PARENTS_HELD", held)
     rows = _rows(bench)
     _rewrite(bench, rows, row_group_size=5)
-    BenchTable.open(bench, image_hashes=False, by_columns=True)
+    BenchTable.open(bench, image_hashes=False)
     parented = [i for i, r in enumerate(rows) if r["parent_id"] is not None]
     assert len(parented) >= 2
     first, later = parented[len(parented) // 2], parented[-1]
     rows[first] = {**rows[first], "parent_id": "0123456789abcdef"}
     rows[later] = {**rows[later], "parent_id": "not-an-item"}
     _rewrite(bench, rows, row_group_size=5)
-    with pytest.raises(BadInput) as full:
-        load_bench(bench)
     with pytest.raises(BadInput) as ev:
-        BenchTable.open(bench, image_hashes=False, by_columns=True)
-    assert _named(ev.value) == _named(full.value) and ev.value.record == rows[first]["item_id"], str(ev.value)
+        BenchTable.open(bench, image_hashes=False)
+    assert _named(ev.value) == (str(bench / ITEMS_FILE), rows[first]["item_id"], "parent_id",
+                                "parent item not in the bench"), str(ev.value)
 
 
 def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) -> None:
@@ -155,16 +209,12 @@ def test_duplicate_text_ids_are_found_by_columns(bench: Path, tmp_path: Path) ->
     k = _unasked(rows)
     rows[k]["item_id"] = "item-1"
     _rewrite(bench, rows)
-    with pytest.raises(BadInput) as full:
-        load_bench(bench)
     with pytest.raises(BadInput) as ev:
         _eval(bench, tmp_path / "run")
-    assert _named(ev.value) == _named(full.value) == (str(bench / ITEMS_FILE), "item-1", "item_id",
-                                                      "duplicate item_id")
+    assert _named(ev.value) == (str(bench / ITEMS_FILE), "item-1", "item_id", "duplicate item_id")
 
 
-def test_a_parent_column_of_another_type_is_refused_as_a_full_validation_refuses_it(bench: Path,
-                                                                                      tmp_path: Path) -> None:
+def test_a_parent_column_of_another_type_is_refused(bench: Path, tmp_path: Path) -> None:
     """``parent_id`` is read only by the parent pass, but its type is checked from the schema with the columns the
     row checks read: a column of another type makes every row a suspect (the first row's record check names it)."""
     rows = _rows(bench)
@@ -172,11 +222,10 @@ def test_a_parent_column_of_another_type_is_refused_as_a_full_validation_refuses
         r["parent_id"] = 7 if r["parent_id"] is not None else None
     schema = pq.read_schema(bench / ITEMS_FILE)
     rewrite_items(bench, rows, schema.set(schema.get_field_index("parent_id"), pa.field("parent_id", pa.int64())))
-    with pytest.raises(BadInput) as full:
-        load_bench(bench)
     with pytest.raises(BadInput) as ev:
         _eval(bench, tmp_path / "run")
-    assert _named(ev.value) == _named(full.value) and (ev.value.field or "").startswith("parent_id"), str(ev.value)
+    first = next(r for r in rows if r["parent_id"] is not None)  # the first row whose record does not decode
+    assert ev.value.record == first["item_id"] and (ev.value.field or "").startswith("parent_id"), str(ev.value)
 
 
 def test_a_suspect_row_that_passes_its_record_checks_is_no_error(bench: Path, tmp_path: Path) -> None:
@@ -198,26 +247,19 @@ RECORD_DAMAGE: dict[str, tuple[Callable[[Row], Row], str]] = {
 
 
 @pytest.mark.parametrize("damage", sorted(RECORD_DAMAGE))
-def test_record_checks_refuse_a_defect_in_an_item_asked(bench: Path, tmp_path: Path, damage: str) -> None:
-    """What only a record check sees: not refused in an item a run never asks (the columns cannot see it),
-    refused in an item it asks (before that item is sent), and by a full validation wherever it is."""
+def test_record_checks_refuse_a_defect_in_an_item_built(bench: Path, tmp_path: Path, damage: str) -> None:
+    """What only a record check sees: not refused where the damaged item is never built (a run that does not ask
+    it, a report that does not show it), refused alike by every entry point that builds it (a run: before that
+    item is sent)."""
     change, field = RECORD_DAMAGE[damage]
-    rows = _rows(bench)
-    k = _unasked(rows)
-    rows[k] = change(rows[k])
-    _rewrite(bench, rows)
-    with pytest.raises(BadInput) as full:
-        load_bench(bench, image_hashes=False)
-    assert full.value.record == rows[k]["item_id"] and full.value.field == field, str(full.value)
-    with pytest.raises(BadInput) as checked:
-        api.info(bench, check=True)
-    assert _named(checked.value) == _named(full.value)
+    row = _damaged(bench, tmp_path, lambda rows, r: change(r), lambda r: r["variant"] == "clean")  # exported
     assert _eval(bench, tmp_path / "run-limit").sent > 0  # only the first case asked: the damaged item is not
-    with pytest.raises(BadInput) as ev:  # every item asked, built a batch at a time: refused when built
-        _eval(bench, tmp_path / "run-all", limit=None)
-    assert _named(ev.value) == _named(full.value), (str(ev.value), str(full.value))
+    got = _refusals(bench, tmp_path, row["item_id"], only_built=True)
+    assert len(set(got.values())) == 1, got
+    e = got["load_bench"]
+    assert e[0] == str(bench / ITEMS_FILE) and e[1] == row["item_id"] and e[2] == field, e
     with Store.open(tmp_path / "run-all") as store:
-        assert rows[k]["item_id"] not in {p.item_id for p in store.iter_predictions()}
+        assert row["item_id"] not in {p.item_id for p in store.iter_predictions()}
 
 
 def test_record_checks_refuse_an_asked_item_before_the_run_folder(bench: Path, tmp_path: Path) -> None:
@@ -231,13 +273,13 @@ def test_record_checks_refuse_an_asked_item_before_the_run_folder(bench: Path, t
     assert not (tmp_path / "run" / "store.sqlite").exists()
 
 
-def test_by_columns_checks_each_item_built(bench: Path) -> None:
+def test_validate_checks_each_item_built(bench: Path) -> None:
     """After the column-wise pass, each item ``iter_items`` builds gets the record checks."""
     rows = _rows(bench)
     k = _unasked(rows)
     rows[k] = {**rows[k], "image": "images/" + "0" * 64 + ".png"}
     _rewrite(bench, rows)
-    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    table = BenchTable.open(bench, image_hashes=False)
     with pytest.raises(BadInput) as e:
         list(table.iter_items())
     assert e.value.record == rows[k]["item_id"] and e.value.field == "image" and "missing" in e.value.reason
@@ -255,12 +297,12 @@ def test_the_writers_checks_are_recorded_for_its_tables(bench: Path) -> None:
     sums = m["checksums"]
     assert m["checked"] == {"rules": RULES_VERSION, CASES_FILE: sums[CASES_FILE], ITEMS_FILE: sums[ITEMS_FILE]}
     assert list(m)[-2:] == ["checked", "complete"]
-    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    table = BenchTable.open(bench, image_hashes=False)
     assert table.checks_trusted
     first = next(table.iter_items())
     (bench / (first.image or "")).unlink()  # the images are not in the checksums: the record check sees it
     with pytest.raises(BadInput) as e:
-        list(BenchTable.open(bench, image_hashes=False, by_columns=True).iter_items())
+        list(BenchTable.open(bench, image_hashes=False).iter_items())
     assert e.value.record == first.item_id and e.value.field == "image" and "missing" in e.value.reason
 
 
@@ -269,7 +311,7 @@ def test_the_record_is_trusted_for_those_bytes_and_rules_only(bench: Path, monke
     import medr2.bench.columns as columns
 
     monkeypatch.setattr(columns, "RULES_VERSION", RULES_VERSION + 1)
-    assert not BenchTable.open(bench, image_hashes=False, by_columns=True).checks_trusted
+    assert not BenchTable.open(bench, image_hashes=False).checks_trusted
     monkeypatch.undo()
     rows = _rows(bench)
     k = _unasked(rows)
@@ -277,7 +319,7 @@ def test_the_record_is_trusted_for_those_bytes_and_rules_only(bench: Path, monke
     _rewrite(bench, rows)  # the checksums fixed, the record of the checks left as it was
     assert _manifest(bench)["checked"][ITEMS_FILE] != _manifest(bench)["checksums"][ITEMS_FILE]
     with pytest.raises(BadInput) as e:
-        BenchTable.open(bench, image_hashes=False, by_columns=True)
+        BenchTable.open(bench, image_hashes=False)
     assert e.value.record == rows[k]["item_id"] and e.value.field == "form", str(e.value)
 
 
@@ -289,11 +331,9 @@ def test_a_bench_failing_the_writers_checks_is_written_without_the_record(tmp_pa
     (root / cases[1].image).unlink()
     write_bench(root, cases, items, {"name": "unchecked"})
     assert "checked" not in _manifest(root)
-    with pytest.raises(BadInput) as full:
-        load_bench(root, image_hashes=False)
     with pytest.raises(BadInput) as ev:
-        BenchTable.open(root, image_hashes=False, by_columns=True)
-    assert _named(ev.value) == _named(full.value) and ev.value.record == cases[1].case_id, str(ev.value)
+        BenchTable.open(root, image_hashes=False)
+    assert (ev.value.file, ev.value.record, ev.value.field) == (str(root / CASES_FILE), cases[1].case_id, "image")
 
 
 def test_rules_come_from_the_item_model() -> None:
@@ -314,3 +354,14 @@ def test_info_check_exit_codes(bench: Path) -> None:
     bad = subprocess.run([*MEDR2, "info", str(bench), "--check"], capture_output=True, text=True, timeout=120)
     err = bad.stderr.replace("\n", "")
     assert bad.returncode == 2 and ITEMS_FILE in err and rows[k]["item_id"] in err and "options.1" in err, err
+
+
+def test_the_writers_record_is_trusted_only_without_image_hashes(bench: Path) -> None:
+    """The writer checked its tables without hashing images: a validation that hashes them (``medr2 info --check``)
+    checks the tables again, and so finds a case image gone since; eval's (no hashes) trusts the record."""
+    case = next(BenchTable(bench).iter_cases())
+    (bench / case.image).unlink()
+    assert BenchTable.open(bench, image_hashes=False).checks_trusted
+    with pytest.raises(BadInput) as e:
+        api.info(bench, check=True)
+    assert (e.value.file, e.value.record, e.value.field) == (str(bench / CASES_FILE), case.case_id, "image")

@@ -43,6 +43,16 @@ def _write_files(root: Path) -> list[tuple[str, str]]:
     return rest
 
 
+def fake_distribution(site: Path, module_code: str, module: str = "medr2_fake_plugin") -> None:
+    """A distribution 'medr2-fake' on a sys.path folder holding one module (``module_code``) and the dist-info pip
+    leaves for a ``pyproject.toml`` whose ``medr2.plugins`` entry point names it."""
+    info = site / "medr2_fake-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: medr2-fake\nVersion: 0.1\n", "utf-8")
+    (info / "entry_points.txt").write_text(f"[medr2.plugins]\nfake = {module}\n", "utf-8")
+    (site / f"{module}.py").write_text(module_code, "utf-8")
+
+
 def _child_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """A venv over the running environment: its packages come from this interpreter's site-packages (a
     .pth runs ``site.addsitedir``, so editable installs work), the plugin installs into the venv."""
@@ -142,3 +152,84 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+# -- "Adding a X: N file": each extension point's promise, proved through the front door ------------------------
+
+_SECTION = re.compile(r"^## ", re.M)
+_PROMISE = re.compile(r"^\*\*Adding (an? [\w ]+): (\d+) files?\.\*\*$", re.M)
+
+# the front-door decorator (``from medr2 import ...``) whose docstring repeats the promise
+DECORATORS = {"a source": "register_source", "a task": "task", "a variant": "register_variant",
+              "an importer": "register_importer", "an exporter": "register_exporter",
+              "a model adapter": "register_adapter", "a metric group": "register_metric", "a plot": "register_plot"}
+
+_SAMPLE = "medr2.build('sample', 'b', cases=2, workers=1)\n"
+_SCORED = _SAMPLE + "medr2.evaluate('b', 'baseline:random', 'r', split='all')\nmedr2.score('r', resamples=0)\n"
+# what each extension does through the front door once its module is installed (run in a fresh process)
+FRONT_DOOR = {
+    "a source": "b = medr2.build('toy:3', 'b', workers=1)\n"
+                "assert sorted(c.case_id for c in medr2.load_bench('b').cases) == ['toy000', 'toy001', 'toy002']\n",
+    "a task": _SAMPLE + "q = medr2.info('b', quality=True)['toy.brightness']\n"
+                        "assert q['items'] == 0 and q['skipped'] == {'no brightness label': 2}, q\n",
+    "a variant": "medr2.build('sample', 'b', cases=2, workers=1, variants='T11')\n"
+                 "medr2.evaluate('b', 'baseline:oracle', 'r', split='all', variants='all')\n"
+                 "medr2.score('r', resamples=0)\n"
+                 "c = json.loads(Path('r/metrics.json').read_text())['modes']['independent']['consistency']\n"
+                 "assert c['FlipRate_T11']['n'] == c['FlipRate']['n'] > 0, c\n",
+    "an importer": "from PIL import Image\nimport numpy as np\n"
+                   "Image.fromarray(np.full((32, 32), 90, np.uint8)).save('img.png')\n"
+                   "Path('in.jsonl').write_text(json.dumps({'image': 'img.png', 'task': 's1.modality', "
+                   "'question': 'Which modality?', 'answer': 'A', 'options': ['X-ray', 'CT'], "
+                   "'modality': 'X-ray'}) + '\\n')\n"
+                   "medr2.import_dataset('toy-jsonl', 'in.jsonl', 'b')\n"
+                   "assert [it.task for it in medr2.load_bench('b').items] == ['s1.modality']\n",
+    "an exporter": _SAMPLE + "medr2.convert('b', 'toy-jsonl', 'x')\n"
+                             "b = medr2.load_bench('b')\n"
+                             "n = sum(it.variant == 'clean' and it.form == 'mcq' for it in b.items)\n"
+                             "assert len(Path('x/items.jsonl').read_text().splitlines()) == n > 0\n",
+    "a model adapter": _SAMPLE + "medr2.evaluate('b', 'toy:bright', 'r', split='all')\n"
+                                 "rows = set(sqlite3.connect('r/store.sqlite').execute("
+                                 "'SELECT raw, status, model_key FROM predictions'))\n"
+                                 "assert rows == {('bright', 'ok', 'toy:bright')}, rows\n",
+    "a metric group": _SCORED + "m = json.loads(Path('r/metrics.json').read_text())['modes']['independent']\n"
+                                "assert 'readable' in m['toy_answered'], m['toy_answered']\n",
+    "a plot": _SCORED + "medr2.report('r', 'rep')\nassert list(Path('rep').rglob('toy_items*.png'))\n",
+}
+
+
+def _promises() -> dict[str, tuple[int, list[str]]]:
+    """Per extension: the number of files its section of docs/extending.md promises, and its ``# file:`` blocks."""
+    out: dict[str, tuple[int, list[str]]] = {}
+    for section in _SECTION.split(DOC.read_text("utf-8")):
+        m = _PROMISE.search(section)
+        if m:
+            blocks = [code for _, code in _BLOCK.findall(section) if _FILE.match(code)]
+            out[m.group(1)] = (int(m.group(2)), [code[_FILE.match(code).end():] for code in blocks])  # type: ignore[union-attr]
+    return out
+
+
+def test_each_extension_point_promises_its_files_in_the_doc_and_its_decorator() -> None:
+    promises = _promises()
+    assert set(promises) == set(DECORATORS) == set(FRONT_DOOR)
+    for what, (n, files) in promises.items():
+        assert len(files) == n, what  # the section's own files are the ones promised
+        doc = " ".join((getattr(medr2, DECORATORS[what]).__doc__ or "").split())
+        assert f"Adding {what}: {n} file" in doc, (what, doc)
+
+
+@pytest.mark.parametrize("what", sorted(FRONT_DOOR))
+def test_adding_an_extension_takes_the_files_promised(tmp_path: Path, what: str) -> None:
+    """A distribution holding exactly the promised files (the section's module), its entry point naming it, works
+    through the front door: the source's cases in a build, the task run on every case, the variant counted in
+    FlipRate (it declares itself answer-preserving), the importer's items in a bench, the exporter's file, the
+    adapter answering an eval, the metric group's block in metrics.json, the plot in a report."""
+    n, files = _promises()[what]
+    assert n == len(files) == 1
+    site = tmp_path / "site"
+    fake_distribution(site, files[0])
+    code = "import json, sqlite3\nfrom pathlib import Path\nimport medr2\n" + FRONT_DOOR[what] + "print('ok')\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

@@ -52,7 +52,7 @@ def test_two_image_bench_reads_and_checks(tmp_path: Path) -> None:
     assert roles == {("prior", "current"), ("view", "current")}
     for it in several:  # the current entry is the item's image
         assert [r.path for r in it.image_list() if r.role == "current"] == [it.image]
-    table = BenchTable.open(bench.root, by_columns=True)
+    table = BenchTable.open(bench.root)
     assert [it.images for it in table.iter_items()] == [it.images for it in bench.items]
     check_tables(bench.root, image_hashes=True)
 
@@ -75,7 +75,7 @@ def test_bad_images_named_by_file_record_field(tmp_path: Path, damage: str) -> N
     make_multi_bench(root)
     change, field = DAMAGE[damage]
     _rewrite(root, "items.parquet", _edit_images(change))
-    checks = [lambda: load_bench(root), lambda: list(BenchTable.open(root, by_columns=True).iter_items())]
+    checks = [lambda: load_bench(root), lambda: list(BenchTable.open(root).iter_items())]
     if damage in ("escapes", "absolute", "dots inside"):  # what the column-wise checks find; the rest is found
         # in the records built (as for ``image``: docs/bench-format.md "Checking the items by columns")
         checks.append(lambda: check_tables(root))
@@ -113,6 +113,6 @@ def test_bench_written_before_images_reads_unchanged(tmp_path: Path) -> None:
     assert old.items == now.items and old.cases == now.cases
     for it in old.items:
         assert [r.path for r in it.image_list()] == [it.image]
-    table = BenchTable.open(root, by_columns=True)
+    table = BenchTable.open(root)
     assert list(table.iter_items()) == now.items
     check_tables(root, image_hashes=True)

@@ -189,12 +189,9 @@ def test_clean_and_examples() -> None:
 
 
 def _fake_distribution(site: Path, module_code: str) -> None:
-    """A distribution 'medr2-fake' on a sys.path folder (dist-info + module), as pip would leave it."""
-    info = site / "medr2_fake-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: medr2-fake\nVersion: 0.1\n", "utf-8")
-    (info / "entry_points.txt").write_text("[medr2.plugins]\nfake = medr2_fake_plugin\n", "utf-8")
-    (site / "medr2_fake_plugin.py").write_text(module_code, "utf-8")
+    from tests.test_extending_docs import fake_distribution
+
+    fake_distribution(site, module_code)
 
 
 def _run_with(site: Path, code: str) -> subprocess.CompletedProcess[str]:

@@ -335,7 +335,7 @@ def test_every_read_of_the_table_gives_the_added_items(bench: Path, items: list[
                                           for k, q in picks)}.values())
     every = [*items, *added]
     ids = frozenset(it.item_id for k, it in enumerate(every) if k % 4 != keep)  # an item-id filter, as --reviewed
-    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    table = BenchTable.open(bench, image_hashes=False)
     table.add_items(added)
     held = BenchTable.held(bench, table.manifest, every)
     try:

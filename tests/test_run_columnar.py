@@ -156,7 +156,7 @@ def test_held_stream_gives_the_items_of_the_streamed_one(variant_bench: Path, tm
     items ``iter_items`` gives, in the same order, for every filter, however few rows it holds and however many row
     groups (64-row groups in the old-style copy) a filter spans."""
     bench = _old_style(variant_bench, tmp_path / "old") if old else variant_bench
-    table = BenchTable.open(bench, image_hashes=False, by_columns=True)
+    table = BenchTable.open(bench, image_hashes=False)
     filters = [None, ItemFilter(), ItemFilter(split="test"), ItemFilter(variant_ids=frozenset({"clean"})),
                ItemFilter(variants=("V8",), split="train"), ItemFilter(tasks=frozenset({"s1.modality"})),
                ItemFilter(variants=("nosuch",))]

@@ -223,7 +223,7 @@ def test_the_selection_refuses_values_the_bench_has_not(bench_dir: Path, held: b
     from medr2.errors import BadInput
 
     table = (load_bench(bench_dir, image_hashes=False).table() if held
-             else BenchTable.open(bench_dir, image_hashes=False, by_columns=True))
+             else BenchTable.open(bench_dir, image_hashes=False))
     for sel, field, said in (({"split": "tset"}, "--split", "unknown split 'tset'; valid: train, val, test, all"),
                              ({"variants": ["V10"]}, "--variants", "no variant of this bench matches 'V10'"),
                              ({"tasks": ["s9.none"]}, "--task", "no task of this bench is s9.none; valid: s1."),

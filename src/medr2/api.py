@@ -203,8 +203,9 @@ def materialise(bench: PathLike) -> int:
 
 def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict[str, Any]:
     """``medr2 info --json``: counts per stage / task / variant / split, chains, skipped tasks, licences.
-    ``check``: first make every check of ``load_bench`` on every record (images hashed), streaming by row
-    group (BadInput naming file, record and field on the first bad one); the result then has ``checked``.
+    ``check``: first make the bench's one validation on every record (``BenchTable.validate(every_item=True)``:
+    images hashed, the tables by columns, every item built; BadInput naming file, record and field on the first
+    bad one); the result then has ``checked``.
     ``quality`` (``medr2 info --quality --json``): only the per-task quality summary instead (clean items
     generated, cases skipped and why, the answerability contract applied), after the check when ``check``.
     Where the bench has clinician reviews (``medr2 review``), ``reviews``: reviewed share, outcomes, acceptance
@@ -216,7 +217,7 @@ def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict
     if check:
         from medr2.bench.table import BenchTable
 
-        table = BenchTable.open(bench, validate=True)
+        table = BenchTable.open(bench, every_item=True)
         checked = {"checked": {"cases": table.n_cases, "items": table.n_items}}
         table.close()
     out = {**bench_info(bench), **checked}

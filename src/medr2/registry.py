@@ -293,34 +293,57 @@ def register_task(spec: Any) -> Any:
 
 
 def task(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-    """``@task(id, stage, form, name, needs, templates, chain=...)`` on a generator ``(case, ctx) -> [Draft]``."""
+    """``@task(id, stage, form, name, needs, templates, chain=...)`` on a generator ``(case, ctx) -> [Draft]``.
+
+    Adding a task: 1 file. 1. write the generator (``Skip(reason)`` for a case it cannot ask about); 2. decorate it
+    with ``@task(...)`` in the same module; 3. name the module in the ``medr2.plugins`` entry point
+    (docs/extending.md, "A task")."""
     from medr2.tasks.spec import task as deco
 
     return deco(*args, **kwargs)
 
 
 def register_variant(cls: Any) -> Any:
-    """Class decorator: register a :class:`medr2.perturb.registry.Perturbation` subclass under its ``code``."""
+    """Class decorator: register a :class:`medr2.perturb.registry.Perturbation` subclass under its ``code``.
+
+    Adding a variant: 1 file. 1. subclass ``Perturbation`` (``code``, ``title``, ``defaults``); 2. declare its
+    ``roles``; 3. implement ``apply`` with ``derive_item`` and decorate the class with ``@register_variant`` in the
+    same module, named in the ``medr2.plugins`` entry point (docs/extending.md, "A variant")."""
     from medr2.perturb.registry import register
 
     return register(cls)
 
 
-def _owned(module: str, fn: str) -> Callable[..., Any]:
+def _owned(module: str, fn: str, adding: str = "") -> Callable[..., Any]:
+    """The decorator ``fn`` of ``module``, imported when called; ``adding``: its "Adding a X: N file" steps."""
     def deco_factory(*args: Any, **kwargs: Any) -> Any:
         return getattr(importlib.import_module(module), fn)(*args, **kwargs)
 
     deco_factory.__name__ = fn
-    deco_factory.__doc__ = f"See :func:`{module}.{fn}`."
+    deco_factory.__doc__ = f"See :func:`{module}.{fn}`." + (f"\n\n{adding}" if adding else "")
     return deco_factory
 
 
-register_source = _owned("medr2.sources.base", "register_source")
-register_importer = _owned("medr2.interop.importers", "register_importer")
-register_exporter = _owned("medr2.interop.exporters", "register_exporter")
-register_adapter = _owned("medr2.models.registry", "register_adapter")
-register_metric = _owned("medr2.score.metrics", "metric_group")
-register_plot = _owned("medr2.report.plots", "register_plot")
+def _adding(what: str, write: str, deco: str, section: str) -> str:
+    """The steps of adding one extension (docs/extending.md says the same, section ``section``)."""
+    return (f"Adding {what}: 1 file. 1. write {write}; 2. decorate it with ``{deco}`` in the same module; 3. name the "
+            f"module in the ``medr2.plugins`` entry point (docs/extending.md, \"{section}\").")
+
+
+register_source = _owned("medr2.sources.base", "register_source", _adding(
+    "a source", "a source factory ``factory(arg)`` (``name``, ``plan``, ``realize``)", '@register_source("name")',
+    "A source"))
+register_importer = _owned("medr2.interop.importers", "register_importer", _adding(
+    "an importer", "``fn(path, builder, options)``", '@register_importer("name")', "An importer"))
+register_exporter = _owned("medr2.interop.exporters", "register_exporter", _adding(
+    "an exporter", "``fn(bench, out) -> summary``", '@register_exporter("name")', "An exporter"))
+register_adapter = _owned("medr2.models.registry", "register_adapter", _adding(
+    "a model adapter", "an adapter factory ``factory(name, options)``", '@register_adapter("prefix")',
+    "A model adapter"))
+register_metric = _owned("medr2.score.metrics", "metric_group", _adding(
+    "a metric group", "``fn(ctx) -> dict``", '@register_metric("name")', "A metric group"))
+register_plot = _owned("medr2.report.plots", "register_plot", _adding(
+    "a plot", "``fn(PlotContext) -> list[Plot]``", '@register_plot("name")', "A plot"))
 register_extractor = _owned("medr2.score.extract", "register_extractor")
 register_format = _owned("medr2.train.formats", "register_format")
 register_family = _owned("medr2.models.families", "register_family")

@@ -1,9 +1,9 @@
 """Checking a bench's items table by columns (docs/bench-format.md, "Checking the items by columns").
 
-``medr2 eval`` does not build a record of every item before its first request. It checks the whole items
-table column-wise, one row group at a time (:func:`check_items`: pyarrow compute and numpy, string columns
-read dictionary-encoded so that a test runs once per distinct value), and makes the per-record checks only
-on the items it builds (``BenchTable.open(..., by_columns=True)``). The column-wise checks, each derived
+A bench's one validation (:meth:`medr2.bench.table.BenchTable.validate`, which every reader makes) does not build
+a record of every item first. It checks the whole items table column-wise, one row group at a time
+(:func:`check_items`: pyarrow compute and numpy, string columns read dictionary-encoded so that a test runs once
+per distinct value), and makes the per-record checks on the items it builds. The column-wise checks, each derived
 from the :class:`~medr2.records.Item` model where it can be:
 
 - every ``item_id`` distinct (16-hex ids as 8-byte integers in an :class:`~medr2.bench.idset.IdSet`);
@@ -16,13 +16,13 @@ from the :class:`~medr2.records.Item` model where it can be:
 - answer boxes: four finite numbers with positive size inside ``image_width`` x ``image_height``;
 - each column of the type the schema gives it (a column of another type makes every row a suspect).
 
-A row failing one of these is a *suspect*: its record is built and given the full per-record checks
-(:class:`~medr2.bench.format.Validator`), which raise the BadInput a full validation raises (same message,
-file, record and field); a suspect that passes them (e.g. a ``..`` path that stays inside the bench) is no
-error. Rows are checked in file order, so the first bad row is the one named. What only the per-record
-checks find (JSON that does not parse or does not fit its model, an image file that is missing or a
-symlink leading out) is found in the items a run builds, before they are sent, and in every item by a full
-validation (``medr2 info --check``, ``BenchTable.open(validate=True)``, ``load_bench``).
+A row failing one of these is a *suspect*: its record is built and given the per-record checks
+(:class:`~medr2.bench.format.Validator`), which raise the BadInput naming file, record and field; a suspect that
+passes them (e.g. a ``..`` path that stays inside the bench) is no error. Rows are checked in file order, so the
+first bad row is the one named. What only the per-record checks find (JSON that does not parse or does not fit
+its model, an image file that is missing or a symlink leading out) is found in the items a reader builds, before
+they are used (a run: before they are sent), and in every item by ``medr2 info --check``
+(``BenchTable.open(every_item=True)``) and ``load_bench`` (which builds every item).
 
 The writer of a bench makes these checks once, on the bytes it wrote (:func:`check_tables`), and records that
 they passed in the manifest (:func:`checked_stamp`: the rules version and the checksums of the two tables it

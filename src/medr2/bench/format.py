@@ -53,7 +53,6 @@ ITEMS_FILE = "items.parquet"
 QUARANTINE_FILE = "quarantine.jsonl"
 ROW_GROUP_SIZE = 20_000
 CASE_ROW_GROUP_SIZE = 4_096  # case rows are larger; a bench of up to this many cases has one row group
-VALIDATE_BLOCK = 1_024  # items whose ids are checked for repeats as one block
 RECORD_BATCH_ROWS = 256  # rows of a table decoded into records at a time (_read_records)
 IMAGE_CHECKS_KEPT = 65_536  # image paths whose check (and hash) validation remembers
 
@@ -691,10 +690,11 @@ def _verify_renders(root: Path, manifest: dict[str, Any]) -> None:
 
 
 class Validator:
-    """The checks of a loaded bench (ids, case references, referenced images, boxes, parents), fed one record
-    at a time in file order so that a bench of any size is checked in memory bounded by its cases and item ids
-    (item ids kept compactly, :class:`~medr2.bench.idset.IdSet`). Each failure is a BadInput naming the file,
-    the record and the field; records are checked in file order, so the first bad record is the one named."""
+    """The per-record checks of a bench's one validation (:meth:`BenchTable.validate
+    <medr2.bench.table.BenchTable.validate>`): every case, each suspect row of the column-wise checks and each item
+    built (its case reference, referenced images, boxes); the repeated ids of ids that are not 16 hex digits kept
+    compactly (:class:`~medr2.bench.idset.IdSet`). Each failure is a BadInput naming the file, the record and the
+    field."""
 
     def __init__(self, root: Path, image_hashes: bool = True, identity: IdentityRule | None = None) -> None:
         self.root = root
@@ -719,15 +719,9 @@ class Validator:
                 if r.mask:
                     checker.check(r.mask, None, file=cfile, record=c.case_id, field_name=f"{kind}[{j}].mask")
 
-    def items(self, items: Sequence[Item]) -> None:
-        """Check a block of items (in file order); their ids are checked for repeats as one block."""
-        first_dup = self.item_ids.add_all([it.item_id for it in items])
-        for k, it in enumerate(items):
-            self.item(it, duplicate=k == first_dup)
-
     def item(self, it: Item, *, duplicate: bool = False) -> None:
         """The checks of one item beyond its ids (its case, image and answer box); ``duplicate``: its id was
-        found to repeat an earlier one (the first failure named, as :meth:`items` names it)."""
+        found to repeat an earlier one (the first failure named)."""
         ifile = self.ifile
         if duplicate:
             raise BadInput("duplicate item_id", file=ifile, record=it.item_id, field="item_id")
@@ -763,29 +757,19 @@ class Validator:
         """The error of an item whose parent is not an item of the bench."""
         return BadInput("parent item not in the bench", file=self.ifile, record=item_id, field="parent_id")
 
-    def parents(self, item_ids: Sequence[str], parent_ids: Sequence[str | None]) -> None:
-        """After every item: each parent named (in file order) is an item of the bench."""
-        named = [(i, p) for i, p in zip(item_ids, parent_ids, strict=True) if p is not None]
-        if not named:
-            return
-        found = self.item_ids.contains_all([p for _, p in named])
-        for (rid, _), ok in zip(named, found, strict=True):
-            if not ok:
-                raise self.parent_missing(rid)
-
 
 def load_bench(root: Path | str, validate: bool = True, *, image_hashes: bool = True) -> Bench:
-    """Load a bench; with ``validate`` check checksums, ids, referenced images and boxes (BadInput on error).
-    ``image_hashes=False`` checks that every referenced image is a file inside the bench without reading
-    it, for callers that verify each image's sha256 when they use it (``medr2 eval``: every adapter that
-    sends an image checks it, so a run touching a few items of a large bench does not hash all images)."""
+    """Load a bench; with ``validate`` make the bench's one validation (:meth:`BenchTable.validate
+    <medr2.bench.table.BenchTable.validate>`: the tables by columns, then each item as it is built), BadInput on
+    error. ``image_hashes=False`` checks that every referenced image is a file inside the bench without reading
+    it, for callers that verify each image's sha256 when they use it."""
     from medr2.bench.table import BenchTable
 
     root = Path(root)
-    table = BenchTable(root)
-    cases = list(table.iter_cases())
-    try:  # the items read, and with ``validate`` checked, through the one query layer (BenchTable.validated_items)
-        items = list(table.validated_items(image_hashes=image_hashes) if validate else table.iter_items())
+    table = BenchTable.open(root, validate, image_hashes=image_hashes)
+    try:
+        cases = list(table.iter_cases())
+        items = list(table.iter_items())
     finally:
         table.close()
     return Bench(root=root, manifest=table.manifest, cases=cases, items=items)

@@ -6,15 +6,16 @@ caller holding a loaded :class:`~medr2.bench.format.Bench` over the same API on 
 :class:`~medr2.bench.table.ItemFilter`; ``--limit`` keeps whole cases in bench order from the ``case_id`` counts of
 the accepted rows, or with ``--stratify`` the items :func:`stratified_ids` samples from the columns it names;
 ``--shard`` keeps a shard's cases (:func:`shard_index`). The values it is given are checked against the bench's
-(:func:`check_selection`) and an empty selection is refused (:func:`refuse_empty`). Scoring recomputes an
-invocation's selection from the same pieces (:mod:`medr2.score.completeness`).
+(:func:`check_selection`) and an empty selection is refused (:func:`refuse_empty`). The selection itself, by
+columns and without records, is :func:`selected_rows`: what scoring recomputes for each recorded invocation
+(:mod:`medr2.score.completeness`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, get_args
 
 from medr2.errors import BadInput
@@ -223,44 +224,51 @@ class ItemSelection:
         return out
 
 
-def select_items(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
-                 limit: int | None = None, shard: tuple[int, int] | None = None,
-                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
-                 allow_empty: bool = True, stratify: Sequence[str] | None = None,
-                 seed: int = 0, item_ids: frozenset[str] | None = None) -> ItemSelection:
-    """The items of ``table`` a run asks, in bench order: filtered by split (``all`` or None: every split), variant,
-    task and stage, and to ``item_ids`` where given (``--reviewed accepted``:
-    :attr:`medr2.bench.reviews.Selection.item_ids`); ``limit`` keeps whole cases in bench order (at least one case)
-    up to ``limit`` items, or with ``stratify`` (item columns, :data:`STRATA`) the items :func:`stratified_ids`
-    samples (seeded by ``seed``); then this shard's cases are kept. Found from the ``case_id`` column of the rows
-    the predicates keep (row groups pruned by their statistics), never a list of every record (a stratified limit
-    reads the columns it stratifies by). A value no item has is refused (:func:`check_selection`); so is an empty
-    selection unless ``allow_empty``."""
+@dataclass(frozen=True)
+class Selected:
+    """A selection as a filter of the table's rows (:func:`selected_rows`): ``filter`` keeps exactly the rows
+    selected; ``matched``: the rows the predicates accept before ``--limit`` and ``--shard``; ``n``: the rows
+    selected where known without building records (None: a plain ``--limit``, counted by the records built)."""
+
+    filter: ItemFilter
+    matched: int
+    n: int | None
+
+
+def selected_rows(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
+                  limit: int | None = None, shard: tuple[int, int] | None = None,
+                  tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
+                  stratify: Sequence[str] | None = None, seed: int = 0,
+                  item_ids: frozenset[str] | None = None) -> Selected:
+    """The one selection (what :func:`select_items` asks, what scoring recomputes for a recorded invocation:
+    :mod:`medr2.score.completeness`), made by columns, no record built: the predicates (split: ``all`` or None
+    every split; variants, tasks, stages, ``item_ids``) as an :class:`~medr2.bench.table.ItemFilter`; ``limit``
+    keeps whole cases in bench order (at least one case) up to ``limit`` items from the ``case_id`` counts of the
+    accepted rows, or with ``stratify`` (item columns, :data:`STRATA`) the items :func:`stratified_ids` samples
+    (seeded by ``seed``); then this shard's cases are kept (:func:`shard_index`). An unknown split is a BadInput
+    (:func:`split_filter`); other values no item has select nothing."""
     from medr2.bench.table import ItemFilter
 
     strata = parse_stratify(stratify, limit)
-    check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
     flt = ItemFilter(split=split_filter(split), variants=tuple(variants) if variants else None,
                      tasks=frozenset(tasks) if tasks is not None else None,
                      stages=frozenset(stages) if stages is not None else None, item_ids=item_ids)
-    what = _describe(variants, split, tasks, stages, item_ids)
     if limit is None and shard is None:
         n = table.count(flt)
-        refuse_empty(n, table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
-        return ItemSelection(table, flt, n)
+        return Selected(flt, n, n)
     per_case = table.case_counts(flt)  # insertion order: the order cases first appear in the bench
-    refuse_empty(sum(per_case.values()), table.value_counts, split=flt.split, allow_empty=allow_empty, what=what)
+    matched = sum(per_case.values())
     if limit is not None and strata is not None:
         columns = list(dict.fromkeys(["item_id", "parent_id", "case_id", *strata]))
         rows = (dict(zip(cols, values, strict=True)) for batch in table.column_values(columns, flt)
                 for cols in [list(batch)] for values in zip(*batch.values(), strict=True))
         flt = replace(flt, item_ids=frozenset(stratified_ids(rows, limit, strata, seed)))
-        held = list(table.iter_items(flt))  # bench order
         if shard is not None:
-            i, n = shard
-            held = [it for it in held if shard_index(it.case_id, n) == i]
-            flt = replace(flt, item_ids=frozenset(it.item_id for it in held))
-        return ItemSelection(table, flt, len(held), held)
+            i, n_shards = shard
+            flt = replace(flt, item_ids=frozenset(
+                iid for cols in table.column_values(["item_id", "case_id"], flt)
+                for iid, cid in zip(cols["item_id"], cols["case_id"], strict=True) if shard_index(cid, n_shards) == i))
+        return Selected(flt, matched, len(flt.item_ids or ()))
     cases = list(per_case)
     if limit is not None:
         kept_n = 0
@@ -272,14 +280,34 @@ def select_items(table: BenchTable, *, variants: Sequence[str] | None = None, sp
             kept_n += per_case[cid]
         cases = kept
     if shard is not None:
-        i, n = shard
-        cases = [cid for cid in cases if shard_index(cid, n) == i]
-    flt = replace(flt, case_ids=frozenset(cases))
-    if limit is None:
-        return ItemSelection(table, flt, sum(per_case[c] for c in cases))
-    by_case: dict[str, list[Item]] = {cid: [] for cid in cases}  # whole cases, in bench order
-    for it in table.iter_items(flt):
-        by_case[it.case_id].append(it)
-    held = [it for case_items in by_case.values() for it in case_items]
-    return ItemSelection(table, flt, len(held), held)
+        i, n_shards = shard
+        cases = [cid for cid in cases if shard_index(cid, n_shards) == i]
+    return Selected(replace(flt, case_ids=frozenset(cases)), matched,
+                    sum(per_case[c] for c in cases) if limit is None else None)
 
+
+def select_items(table: BenchTable, *, variants: Sequence[str] | None = None, split: str | None = None,
+                 limit: int | None = None, shard: tuple[int, int] | None = None,
+                 tasks: Sequence[str] | None = None, stages: Sequence[int] | None = None,
+                 allow_empty: bool = True, stratify: Sequence[str] | None = None,
+                 seed: int = 0, item_ids: frozenset[str] | None = None) -> ItemSelection:
+    """The items of ``table`` a run asks, in bench order: the rows of :func:`selected_rows` (``item_ids``:
+    ``--reviewed accepted``, :attr:`medr2.bench.reviews.Selection.item_ids`). Found from the columns (row groups
+    pruned by their statistics), never a list of every record: a ``--limit`` selection (at most ``limit`` items
+    or one case) is held as records, any other is streamed. A value no item has is refused
+    (:func:`check_selection`); so is an empty selection unless ``allow_empty``."""
+    check_selection(table.value_counts, variants=variants, split=split, tasks=tasks, stages=stages)
+    got = selected_rows(table, variants=variants, split=split, limit=limit, shard=shard, tasks=tasks, stages=stages,
+                        stratify=stratify, seed=seed, item_ids=item_ids)
+    refuse_empty(got.matched, table.value_counts, split=split_filter(split), allow_empty=allow_empty,
+                 what=_describe(variants, split, tasks, stages, item_ids))
+    if limit is None:
+        assert got.n is not None
+        return ItemSelection(table, got.filter, got.n)
+    held = list(table.iter_items(got.filter))  # bench order
+    if parse_stratify(stratify, limit) is None:  # whole cases, each case's items together, cases in bench order
+        by_case: dict[str, list[Item]] = {}
+        for it in held:
+            by_case.setdefault(it.case_id, []).append(it)
+        held = [it for case_items in by_case.values() for it in case_items]
+    return ItemSelection(table, got.filter, len(held), held)

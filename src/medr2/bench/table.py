@@ -4,8 +4,8 @@
 predicates (:class:`ItemFilter`: split, variants, tasks, stages, cases, chains), row groups whose column
 statistics rule a predicate out are skipped, the rest is read one record batch at a time, and an
 :class:`~medr2.records.Item` is built only for the rows a caller takes. Cases are built one at a time, on
-request (:meth:`BenchTable.case`). ``BenchTable.open(validate=True)`` makes every check of
-:func:`~medr2.bench.format.load_bench` (same messages), streaming the tables by row group.
+request (:meth:`BenchTable.case`). ``BenchTable.open(validate=True)`` makes the bench's one validation
+(:meth:`BenchTable.validate`: the tables by columns, each item as it is built), the one every reader makes.
 :meth:`BenchTable.held` is the same API over items held in memory (a loaded
 :class:`~medr2.bench.format.Bench`): every read of items goes through it, whatever holds them.
 """
@@ -28,7 +28,6 @@ from medr2.arrowmem import open_parquet
 from medr2.bench.format import (
     CASE_SCHEMA,
     ITEM_SCHEMA,
-    VALIDATE_BLOCK,
     BenchFace,
     Validator,
     _open_table,
@@ -142,23 +141,19 @@ class BenchTable(BenchFace):
         self._case_index: dict[str, tuple[int, int]] | None = None  # case_id -> (row group, row)
         self._case_cache: OrderedDict[str, Case] = OrderedDict()
         self.row_groups_read = 0  # row groups a filtered read did not skip (for measurements)
-        self._record_check: Validator | None = None  # per-record checks of each item built (validate_by_columns)
-        self.checks_trusted = False  # validate_by_columns trusted the checks recorded by the bench's writer
+        self._record_check: Validator | None = None  # per-record checks of each item built (validate)
+        self.checks_trusted = False  # validate trusted the checks recorded by the bench's writer
         self.added: pa.Table | None = None  # items read after the table's rows (add_items: the settled review fixes)
         self._held: pa.Table | None = None  # the items held in memory in place of the items file (held)
 
     @classmethod
     def open(cls, root: Path | str, validate: bool = True, *, image_hashes: bool = True,
-             by_columns: bool = False) -> BenchTable:
-        """Open a bench; with ``validate`` make the checks of ``load_bench`` (checksums, records, ids,
-        references, images, boxes, parents), reading the tables one row group at a time. ``by_columns``
-        (what ``medr2 eval`` does): check the items table by columns (:mod:`medr2.bench.columns`) and make
-        the per-record checks on each item record as it is built (:meth:`iter_items`), not on every item."""
+             every_item: bool = False) -> BenchTable:
+        """Open a bench; with ``validate`` make the bench's one validation (:meth:`validate`: the tables by
+        columns, then each item as it is built; ``every_item``: every item built and checked now)."""
         table = cls(root)
-        if validate and by_columns:
-            table.validate_by_columns(image_hashes=image_hashes)
-        elif validate:
-            table.validate(image_hashes=image_hashes)
+        if validate:
+            table.validate(image_hashes=image_hashes, every_item=every_item)
         return table
 
     @classmethod
@@ -223,44 +218,26 @@ class BenchTable(BenchFace):
                 yield from rows.select(columns).to_batches(max_chunksize=batch_rows)
 
     # -- validation ----------------------------------------------------------------------------
-    def validate(self, *, image_hashes: bool = True) -> None:
-        """Every check of ``load_bench`` (:meth:`validated_items`, its items dropped as they are checked)."""
-        for _ in self.validated_items(image_hashes=image_hashes):
-            pass
-
-    def validated_items(self, *, image_hashes: bool = True) -> Iterator[Item]:
-        """Every item, in table order, checked as ``load_bench`` checks it (what it reads its items through): the
-        checksums and every case first, then the items a block of :data:`VALIDATE_BLOCK` at a time (each block
-        yielded once checked), then every item's parent; a failed check is a BadInput naming file, record and
-        field."""
-        verify_checksums(self.root, self.manifest)
-        v = Validator(self.root, image_hashes)
-        for c in self.iter_cases():
-            v.case(c)
-        block: list[Item] = []
-        for it in self.iter_items():
-            block.append(it)
-            if len(block) >= VALIDATE_BLOCK:
-                v.items(block)
-                yield from block
-                block = []
-        v.items(block)
-        yield from block
-        for cols in self.column_values(["item_id", "parent_id"]):
-            v.parents(cols["item_id"], cols["parent_id"])
-
-    def validate_by_columns(self, *, image_hashes: bool = True) -> None:
-        """Checksums and every case as :meth:`validate` checks them; the items table by columns
-        (:func:`medr2.bench.columns.check_items`); from then on each item :meth:`iter_items` builds is given
-        the per-record checks (its case, image path and file, answer box) before it is returned. A bench whose
-        manifest records that these checks passed on these very tables (:func:`medr2.bench.columns.is_checked`,
-        written by the bench's writer) is not checked again: only its case ids are read."""
+    def validate(self, *, image_hashes: bool = True, every_item: bool = False) -> None:
+        """The one validation of a bench, which every reader of it makes (``load_bench``, ``medr2 info --check``,
+        eval, ``perturb/add``, export, report, view): the checksums; every case as a record and the items table by
+        columns (:func:`medr2.bench.columns.check_tables`: ids, references, nulls, literals, JSON shapes, paths,
+        boxes, parents; a suspect row is given the record checks); from then on each item built
+        (:meth:`iter_items`, :meth:`iter_items_held`, :meth:`items_by_id`) is given the per-record checks (its
+        JSON and model, case, image file, answer box) before it is returned. A bench whose manifest records that
+        the column checks passed on these very tables (:func:`medr2.bench.columns.is_checked`, written by the
+        bench's writer, which checks without hashing images) is not checked by columns again when images are not
+        hashed and not ``every_item``: only its case ids are read. ``every_item`` (``medr2 info --check``): every
+        item is built, and so checked, now. A failed check is a BadInput naming file, record and field."""
         from medr2.bench.columns import case_ids_validator, check_tables, is_checked
 
         verify_checksums(self.root, self.manifest)
-        self.checks_trusted = is_checked(self.manifest)
+        self.checks_trusted = not image_hashes and not every_item and is_checked(self.manifest)
         check = case_ids_validator if self.checks_trusted else check_tables
         self._record_check = check(self.root, image_hashes=image_hashes)
+        if every_item:
+            for _ in self.iter_items():
+                pass
 
     # -- cases ---------------------------------------------------------------------------------
     def iter_cases(self) -> Iterator[Case]:
@@ -404,12 +381,18 @@ class BenchTable(BenchFace):
 
     def iter_items(self, flt: ItemFilter | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[Item]:
         """The items ``flt`` accepts, in file order, built one batch (of at most ``batch_rows`` rows) at a time
-        (each given the per-record checks after :meth:`validate_by_columns`)."""
+        (each given the per-record checks after :meth:`validate`)."""
         for batch, row in self.iter_batches(flt, batch_rows=batch_rows):
             yield from self._checked(batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path, row))
 
+    def records(self, rows: pa.RecordBatch | pa.Table, first_row: int = 0) -> Iterator[Item]:
+        """The records of ``rows`` (item columns read from this bench, ``first_row`` the file row of the first, for
+        messages), each given the per-record checks after :meth:`validate`: how a reader reading batches
+        (:meth:`iter_batches`) builds items."""
+        return self._checked(batch_records(rows, ITEM_SCHEMA, "item_id", self.items_path, first_row))
+
     def _checked(self, records: Iterator[Item]) -> Iterator[Item]:
-        """``records``, each given the per-record checks after :meth:`validate_by_columns`."""
+        """``records``, each given the per-record checks after :meth:`validate`."""
         check = self._record_check
         if check is None:
             yield from records
@@ -468,11 +451,11 @@ class BenchTable(BenchFace):
                 table = f.read_row_group(rg, columns=cols, use_threads=False).take(rows)
             except (OSError, pa.ArrowException) as e:
                 raise BadInput(f"cannot read parquet: {e}", file=str(self.items_path)) from e
-            for it in batch_records(table, ITEM_SCHEMA, "item_id", self.items_path, starts[rg]):
+            for it in self._checked(batch_records(table, ITEM_SCHEMA, "item_id", self.items_path, starts[rg])):
                 out[it.item_id] = it
         for batch in self._tail_batches(cols, BATCH_ROWS):
             kept = batch.filter(_mask(batch, {"item_id": wanted.__contains__}))
-            for it in batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, starts[-1]):
+            for it in self._checked(batch_records(kept, ITEM_SCHEMA, "item_id", self.items_path, starts[-1])):
                 out[it.item_id] = it
         return out
 

@@ -34,9 +34,10 @@ __all__ = ["PERTURBATIONS", "ROLES", "Perturbation", "Skip", "VariantRole", "all
 
 
 class Perturbation(ABC):
-    """One variant family. Adding a variant (docs/extending.md): 1. subclass with ``code``, ``title`` and
-    ``defaults`` (its parameters); 2. declare its ``roles`` (what its items count in); 3. implement ``apply`` with
-    :func:`derive_item` and register the class (``@register_variant``). Nothing else lists variant codes."""
+    """One variant family. Adding a variant: 1 file (docs/extending.md, "A variant"). 1. subclass with ``code``,
+    ``title`` and ``defaults`` (its parameters); 2. declare its ``roles`` (what its items count in); 3. implement
+    ``apply`` with :func:`derive_item` and register the class (``@register_variant``) in the same module, named in
+    the ``medr2.plugins`` entry point. Nothing else lists variant codes."""
 
     code: ClassVar[str]
     title: ClassVar[str]

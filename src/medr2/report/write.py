@@ -26,18 +26,16 @@ def _recorded_checksum(manifest: dict[str, Any]) -> str | None:
 
 
 def load_benches(runs: list[RunData]) -> tuple[BenchItems, dict[Path, BenchTable], list[str]]:
-    """The benches of the runs, opened by columns (checksums verified, as eval verifies them; records are read
-    only for the items a report shows), and their items as one :class:`BenchItems`; the items review fixes made
-    that a run asked (``--reviewed accepted``, recorded in its manifest) are read after each bench's rows."""
-    from medr2.bench.format import verify_checksums
-
+    """The benches of the runs, opened by columns and validated as eval validates them
+    (:meth:`~medr2.bench.table.BenchTable.validate`; records are read, and checked, only for the items a report
+    shows), and their items as one :class:`BenchItems`; the items review fixes made that a run asked
+    (``--reviewed accepted``, recorded in its manifest) are read after each bench's rows."""
     benches: dict[Path, BenchTable] = {}
     for r in runs:
         assert r.bench_root is not None
         root = r.bench_root.resolve()
         if root not in benches:
-            benches[root] = BenchTable(root)
-            verify_checksums(root, benches[root].manifest)  # the check eval makes (tables, not images)
+            benches[root] = BenchTable.open(root, image_hashes=False)  # the validation eval makes
         recorded = _recorded_checksum(r.manifest)
         if recorded is not None and recorded != benches[root].checksum:
             raise BadInput(f"the run was made on bench {recorded[:12]}..., but {root} is "

@@ -613,7 +613,7 @@ def run_eval(cfg: EvalConfig, *, progress: Progress | None = None,
     source: Bench | BenchTable
     if bench is None:  # read and checked by columns, each item built checked as a record; images are not
         # hashed here: each adapter verifies those it sends
-        source = BenchTable.open(cfg.bench, image_hashes=False, by_columns=True)
+        source = BenchTable.open(cfg.bench, image_hashes=False)
     elif Path(bench.root).resolve() != Path(cfg.bench).resolve():
         raise BadInput(f"the loaded bench is {bench.root}, not {cfg.bench}", field="bench")
     else:

@@ -2,21 +2,22 @@
 
 The plan is what the run manifest records (``medr2 eval`` appends one invocation per call, with its modes,
 variant filter, split, limit and status; the identity holds the shard; a merged run keeps its shards'
-invocations under ``merged_from`` and lists ``shards_missing``). Each invocation's selection is recomputed
-from the bench as :func:`medr2.bench.select.select_items` selects it (plus, in ``chain-own``, the
-earlier chain steps the runner asks first), so an interrupted, killed or still running invocation shows as
-planned items without a stored answer. A stored error counts as answered (it is scored as ``error``).
+invocations under ``merged_from`` and lists ``shards_missing``). Each invocation's selection is made again
+over the bench's table by eval's one selection (:func:`medr2.bench.select.selected_rows`, plus, in
+``chain-own``, the earlier chain steps the runner asks first), so an interrupted, killed or still running
+invocation shows as planned items without a stored answer. A stored error counts as answered (it is scored as
+``error``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence, Set as AbstractSet
+from collections.abc import Iterator, Mapping, Set as AbstractSet
 from typing import Any, cast
 
 import numpy as np
-import pyarrow as pa
 
+from medr2.bench.table import BenchTable
 from medr2.score.itemcols import ScoringItems
 
 UNFINISHED = frozenset({"running", "interrupted", "failed"})
@@ -67,74 +68,31 @@ def _with_earlier_steps(items: ScoringItems, chosen: np.ndarray) -> np.ndarray:
     return out
 
 
-def _selection(items: ScoringItems, *, variants: Sequence[str] | None, split: str | None, limit: int | None,
-               shard: tuple[int, int] | None, tasks: Sequence[str] | None = None,
-               stages: Sequence[int] | None = None, stratify: Sequence[str] | None = None,
-               seed: int = 0, item_ids: AbstractSet[str] | None = None) -> np.ndarray:
-    """:func:`medr2.bench.select.select_items` over the bench's items as a mask of rows (computed by columns,
-    each test made once per distinct value; a stratified limit is the selection's own
-    :func:`~medr2.bench.select.stratified_ids` over the columns it names); ``item_ids``: only these (``--reviewed``)."""
-    from medr2.bench.select import shard_index, split_filter, stratified_ids
+def _selection(table: BenchTable, items: ScoringItems, inv: Mapping[str, Any], shard: tuple[int, int] | None,
+               seed: int) -> np.ndarray:
+    """The rows of ``items`` the invocation ``inv`` selected: eval's one selection
+    (:func:`medr2.bench.select.selected_rows`) made again over the bench's table (by columns, no record built), with
+    the items its ``--reviewed`` selection asked (accepted and fixed: the fixes read after the table's rows, as eval
+    reads them; the reviews are append-only, so the rows it recorded give the set it asked)."""
+    from medr2.bench.reviews import recorded_selection
+    from medr2.bench.select import selected_rows
     from medr2.errors import BadInput
-    from medr2.variant_id import variant_matches
 
+    reviewed = inv.get("reviewed") if isinstance(inv.get("reviewed"), dict) else None
+    chosen = recorded_selection(table.root, reviewed) if reviewed is not None else None
+    table.add_items(chosen.fixed if chosen is not None else ())
     try:
-        split = split_filter(split)  # "all" (or None, as older runs record it): every split
+        got = selected_rows(table, variants=inv.get("variants"), split=inv.get("split"), limit=inv.get("limit"),
+                            shard=shard, tasks=inv.get("tasks"), stages=inv.get("stages"),
+                            stratify=inv.get("stratify"), seed=seed,
+                            item_ids=chosen.item_ids if chosen is not None else None)
     except BadInput:  # a split no item can have, recorded before such values were refused: it asked nothing
         return np.zeros(len(items), dtype=bool)
-    chosen = np.ones(len(items), dtype=bool)
-    if split is not None:
-        idx, values = items.codes("split")
-        chosen &= np.append(np.asarray([v == split for v in values], dtype=bool), split is None)[idx]
-    if variants:
-        idx, values = items.codes("variant")
-        ok = [variant_matches("clean" if v is None else v, variants) for v in values]
-        chosen &= np.asarray(ok + [variant_matches("clean", variants)], dtype=bool)[idx]
-    for column, wanted in (("task", tasks), ("stage", stages)):
-        if wanted is not None:
-            idx, values = items.codes(column)
-            chosen &= np.asarray([v in set(wanted) for v in values] + [False], dtype=bool)[idx]
-    if item_ids is not None:
-        rows = items.positions(sorted(item_ids))
-        listed = np.zeros(len(items), dtype=bool)
-        listed[rows[rows >= 0]] = True
-        chosen &= listed
-    case_idx, cases = items.codes("case_id")
-    if limit is not None and stratify:
-        rows = np.flatnonzero(chosen)
-        taken = pa.array(rows, type=pa.int64())
-        columns = {c: items.column(c).take(taken).to_pylist() for c in dict.fromkeys(["item_id", "parent_id",
-                                                                                      *stratify])}
-        keep = stratified_ids((dict(zip(columns, vals, strict=True)) for vals in zip(*columns.values(), strict=True)),
-                              limit, stratify, seed)
-        chosen = np.zeros(len(items), dtype=bool)
-        chosen[items.positions(sorted(keep))] = True
-    elif limit is not None:
-        rows = np.flatnonzero(chosen)
-        kept = np.zeros(len(cases) + 1, dtype=bool)
-        if len(rows):
-            order_cases, first = np.unique(case_idx[rows], return_index=True)
-            order_cases = order_cases[np.argsort(first, kind="stable")]  # cases as they first appear
-            counts = np.bincount(case_idx[rows], minlength=len(cases) + 1)[order_cases]
-            n_kept = max(1, int(np.searchsorted(np.cumsum(counts), limit, side="right")))
-            kept[order_cases[:n_kept]] = True
-        chosen &= kept[case_idx]
-    if shard is not None:
-        i, n = shard
-        ours = np.asarray([c is not None and shard_index(c, n) == i for c in cases] + [False], dtype=bool)
-        chosen &= ours[case_idx]
-    return chosen
-
-
-def _reviewed_ids(items: ScoringItems, reviewed: Mapping[str, Any] | None) -> frozenset[str] | None:
-    """The items an invocation's ``--reviewed`` selected (accepted and fixed): computed again from the bench's
-    reviews through the row ids it recorded (the reviews are append-only, so this is the set it asked; the
-    fixed items are among ``items``: :func:`medr2.score.scorer._run_inputs` adds them)."""
-    if reviewed is None:
-        return None
-    from medr2.bench.reviews import recorded_selection
-
-    return recorded_selection(items.path.parent, reviewed).item_ids
+    mask = np.zeros(len(items), dtype=bool)
+    for cols in table.column_values(["item_id"], got.filter):
+        at = items.positions(cols["item_id"])
+        mask[at[at >= 0]] = True
+    return mask
 
 
 def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str, np.ndarray] | None:
@@ -148,6 +106,7 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
     seed = int(((manifest.get("identity") or {}).get("generation") or {}).get("seed") or 0)  # a stratified limit's
     plan: dict[str, np.ndarray] = {}
     memo: dict[Any, np.ndarray] = {}
+    table = BenchTable(items.path.parent)
     for inv, shard in scopes:
         tasks, stages, stratify = inv.get("tasks"), inv.get("stages"), inv.get("stratify")
         reviewed = inv.get("reviewed") if isinstance(inv.get("reviewed"), dict) else None
@@ -155,9 +114,7 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
                None if tasks is None else tuple(tasks), None if stages is None else tuple(stages),
                tuple(stratify or ()), json.dumps(reviewed, sort_keys=True))
         if key not in memo:
-            memo[key] = _selection(items, variants=inv.get("variants"), split=inv.get("split"),
-                                   limit=inv.get("limit"), shard=shard, tasks=tasks, stages=stages,
-                                   stratify=stratify, seed=seed, item_ids=_reviewed_ids(items, reviewed))
+            memo[key] = _selection(table, items, inv, shard, seed)
         for mode in inv.get("modes") or []:
             chosen = memo[key]
             if get_mode(mode).history == "own":
@@ -166,6 +123,7 @@ def planned_items(manifest: Mapping[str, Any], items: ScoringItems) -> dict[str,
                 plan[mode] = plan[mode] | chosen
             else:
                 plan[mode] = chosen
+    table.close()
     return plan
 
 

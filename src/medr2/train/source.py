@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from medr2.bench.format import ITEM_SCHEMA, batch_records
 from medr2.records import Item
 
 if TYPE_CHECKING:
@@ -73,13 +72,12 @@ class TrainSource(_BenchIdentity):
     table's rows, ``BenchTable.add_items``); the others are counted as skipped."""
 
     def __init__(self, bench: BenchTable | Path | str, reviewed: Selection | None = None) -> None:
-        from medr2.bench.format import verify_checksums
         from medr2.bench.table import BenchTable
 
-        # a bench folder, its table, or items held in memory (BenchTable.held)
-        self.table = bench if isinstance(bench, BenchTable) else BenchTable(bench)
+        # a bench folder (given the validation eval makes: BenchTable.validate), its table, or items held in memory
+        # (BenchTable.held)
+        self.table = bench if isinstance(bench, BenchTable) else BenchTable.open(bench, image_hashes=False)
         self.root, self.manifest = self.table.root, self.table.manifest
-        verify_checksums(self.root, self.manifest)
         self.item_ids = item_ids = reviewed.item_ids if reviewed is not None else None
         # images of other splits: the cases' and the items' (``split`` and ``image_sha256`` columns only)
         cases = self.table.case_columns(["split", "image_sha256"])
@@ -158,9 +156,9 @@ class TrainSource(_BenchIdentity):
 
     def items(self) -> Iterator[Item]:
         """The records of the train rows kept (clean and variants), in file order, a batch at a time; a bad row is
-        refused as ``load_bench`` refuses it, naming its file, record and field."""
+        refused as ``load_bench`` refuses it (:meth:`BenchTable.records`), naming its file, record and field."""
         for batch in self.batches():
-            yield from batch_records(batch, ITEM_SCHEMA, "item_id", self.items_path)
+            yield from self.table.records(batch)
 
     @property
     def items_path(self) -> Path:

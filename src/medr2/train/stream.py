@@ -33,7 +33,6 @@ from typing import Any
 import pyarrow as pa
 
 from medr2 import jsonsafe
-from medr2.bench.format import ITEM_SCHEMA, batch_records
 from medr2.bench.runs import RunSorter
 from medr2.models.base import BoxConvention, Message, Part
 from medr2.records import Item
@@ -156,7 +155,7 @@ class _Rows:
         return n
 
 
-def _sorted_groups(tables: Iterable[pa.Table], work: Path, items_path: Path,
+def _sorted_groups(tables: Iterable[pa.Table], work: Path, records: Callable[[pa.Table], Iterator[Item]],
                    ) -> Iterator[list[tuple[str, list[Item]]]]:
     """The rows of ``tables`` (with :data:`KEY_COLUMNS`) in plan order, one bucket at a time, as (group,
     items): consecutive rows of one non-empty group are one group, every other row a group of its own."""
@@ -169,7 +168,7 @@ def _sorted_groups(tables: Iterable[pa.Table], work: Path, items_path: Path,
             table = table.sort_by([("_k", "ascending"), ("_s", "ascending")])
             groups = table.column("_g").to_pylist()
             keys = table.column("_k").to_pylist()
-            items = list(batch_records(table.drop_columns(list(KEY_COLUMNS)), ITEM_SCHEMA, "item_id", items_path))
+            items = list(records(table.drop_columns(list(KEY_COLUMNS))))
             out: list[tuple[str, list[Item]]] = []
             for i, it in enumerate(items):
                 if groups[i] and out and out[-1][0] == groups[i] and keys[i - 1] == keys[i]:
@@ -348,7 +347,7 @@ def stream_examples(src: TrainSource, *, strategy: str = "flat", with_variants: 
                     return cols["variant"][i] == "clean" or _is_augmentation(cols["variant"][i], cols["roles"][i],
                                                                                 cols["meta"][i])
             tables = _flat_tables(rows, seed, _n_buckets(n), pred)
-        for bucket in _sorted_groups(tables, work, src.items_path):
+        for bucket in _sorted_groups(tables, work, src.table.records):
             for group, items in bucket:
                 ex = chain_example(items, conv, style) if group else single_example(items[0], conv, style)
                 if not dpo:
@@ -387,7 +386,7 @@ def stream_captions(src: TrainSource, *, seed: int = 0, work: Path) -> StreamPla
             yield pl.table(batch)
 
     def examples(plan: StreamPlan) -> Iterator[Example]:
-        for bucket in _sorted_groups(tables(), work, src.items_path):
+        for bucket in _sorted_groups(tables(), work, src.table.records):
             for image, group in bucket:
                 text = caption_text(group)
                 if not text:

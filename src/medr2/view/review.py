@@ -72,7 +72,7 @@ class ReviewData:
         root = Path(bench)
         if not (root / "manifest.json").is_file():
             raise BadInput("not a bench folder (no manifest.json)", file=str(root), field="BENCH")
-        table = BenchTable.open(root, image_hashes=False, by_columns=True)
+        table = BenchTable.open(root, image_hashes=False)
         ids = [i for cols in table.column_values(["item_id"]) for i in cols["item_id"]]
         return cls(root.resolve(), table, ids, ReviewStore(root))
 
