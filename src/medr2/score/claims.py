@@ -297,14 +297,26 @@ _RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
                         r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
 
 # --------------------------------------------------------------------------- clause context
+# a plan or recommendation ("recommend CT follow-up", "建议CT随访"): what should be done next, not what the image
+# shows; a clause of its own, and nothing in it is said of the image
+_PLAN = (r"\brecommend\w*|\badvis\w*|\bsuggest\w* (?:a |an )?(?:follow|further|repeat|short[- ]interval|biopsy)|"
+         r"\bfollow[- ]?up (?:with|in|by)\b|\bshould be (?:followed|evaluated|correlated)\b|\bclinical correlation\b|"
+         r"建议|随访|复查|进一步检查")
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
-                    r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)")
+                    r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)"
+                    r"|(?=,?\s*(?:I )?(?:" + _PLAN + "))")
+_PLANNED = re.compile(_PLAN, re.IGNORECASE)
+# a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule")
+_NEG_SCOPE = r"(?:(?!,?\s*\b(?:so|thus|hence|therefore)\b)[^.;:：])*$"
 _NEG_BEFORE = re.compile(
     r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
     r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)[^.;:：]*$|\babsent\s+$"
-    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是)[^，,。；;:：]{0,4}$", re.IGNORECASE)
+    r"\bcannot see\b|\bnone\b)" + _NEG_SCOPE + r"|\babsent\s+$"
+    # the alternative a judgement is preferred over: "meningioma over glioma", "考虑脑膜瘤而非胶质瘤"
+    r"|\b(?:favou?r\w*|prefer\w*|\w+oma|\w+itis|\w+osis)\b[^.;:：]{0,60}\bover\s+(?:an?\s+)?$"
+    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是|而非|而不是)[^，,。；;:：]{0,4}$",
+    re.IGNORECASE)
 _NEG_AFTER = re.compile(
     r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
     r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
@@ -1011,6 +1023,31 @@ def _share_claims(text: str, lo: int, hi: int, label: str, truth: Truth, source:
     return out
 
 
+# a side of the image, not of the patient ("the viewer's right", "the left of the image", "图像左侧"), and the
+# radiological convention that maps one onto the other ("the patient's left is on the viewer's right", "the left
+# of the image is the patient's right"): a side word inside one says nothing of where the finding lies
+_SIDE_WORD = r"(?:left|right)"
+_IMAGE_SIDE = (rf"(?:the\s+)?(?:viewer|reader|observer|image|screen|film|monitor|display)'?s\s+{_SIDE_WORD}|"
+               rf"(?:the\s+)?{_SIDE_WORD}(?:[\s-]+(?:hand\s+)?side)?\s+of\s+(?:the\s+)?"
+               rf"(?:image|screen|film|monitor|display|picture|viewer)\b|\bimage\s+{_SIDE_WORD}|"
+               rf"(?:图像|影像|画面|屏幕|图片)(?:的)?[左右](?:侧|边)?")
+_PATIENT_SIDE = rf"(?:the\s+)?patient'?s\s+{_SIDE_WORD}|(?:患者|病人)(?:的)?[左右](?:侧|边)?"
+_IMAGE_SIDES = re.compile(
+    rf"(?:{_PATIENT_SIDE})\s*(?:is|are|appears?|lies|(?:is\s+)?(?:displayed|shown))?\s*(?:on\s+|at\s+|在|为|是)?"
+    rf"(?:{_IMAGE_SIDE})|(?:{_IMAGE_SIDE})\s*(?:is|=|represents|corresponds\s+to|为|是|即)\s*(?:{_PATIENT_SIDE})|"
+    rf"{_IMAGE_SIDE}", re.IGNORECASE)
+
+
+def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The side words of ``sides`` said of the patient: those inside an image side or a convention
+    (:data:`_IMAGE_SIDES`) left out."""
+    if not sides:
+        return []
+    lo, hi = min(a for a, _, _ in sides), max(b for _, b, _ in sides)
+    spans = [m.span() for m in _IMAGE_SIDES.finditer(text, max(0, lo - 40), min(len(text), hi + 40))]
+    return [t for t in sides if not any(a <= t[0] and t[1] <= b for a, b in spans)]
+
+
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
                        source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None
                        ) -> list[Claim]:
@@ -1020,10 +1057,10 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
     other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血"."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
-    sides = _near(text, clause[0], clause[1], _LATERALITY)
+    sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
     if not sides and lead is not None:
-        sides = _near(text, lead[0], lead[1], _LATERALITY)
+        sides = _patient_sides(text, _near(text, lead[0], lead[1], _LATERALITY))
     elif sides:
         nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
     if not truth_sides or not sides:
@@ -1075,10 +1112,16 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
                       *_count_verdict(n_true, n_true is not None and n_true >= 2))]
     if word in _COUNT_WORDS:
         n = _COUNT_WORDS[word]
+        if n == 1 and _ENUMERATED.search(text, e, min(len(text), e + 120)):
+            return []  # "one nodule in the upper lobe; the other in the lower lobe": the first of several
         return [Claim("count", str(n), text[a:a + len(word)], a, a + len(word), source, False, False,
                       *_count_verdict(n_true, n == n_true))]
     return [Claim("count", "multiple", text[a:a + len(word)], a, a + len(word), source, False, False,
                   *_count_verdict(n_true, n_true is not None and n_true >= 2))]
+
+
+# "one" that opens an enumeration, not a count: another of the same follows ("one ...; the other ...", "一个…另一个")
+_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest)\b|另一|其余", re.IGNORECASE)
 
 
 def _true_count(matching: Sequence[Mapping[str, Any]]) -> int | None:
@@ -1269,13 +1312,57 @@ _BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.
                          re.IGNORECASE)
 
 
-def _answer(text: str, sentence: tuple[int, int]) -> str | None:
-    """The answer right after a sentence that is a short question ("Hard exudates? None."), lower-cased."""
+# a row whose label is the mention and whose value is what is said of it: a table row ("| Pneumothorax | none |") or
+# a list field ("- Effusion: right, small"); the label marks the value
+_ROW = re.compile(r"[ \t]*(?:\|[ \t]*(?P<tkey>[^|\n]+?)[ \t]*\|[ \t]*(?P<tval>[^|\n]*?)[ \t]*\|[^\n]*"
+                  r"|(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?P<key>[^:：|\n]{1,40}?)[ \t]*[:：][ \t]*(?P<val>[^\n]*?))"
+                  r"[ \t]*\n?")
+_ROW_VALUE_WORDS = 6  # at most so many words in a row's value: a value, not a sentence of its own
+# a table header that weighs alternatives ("| Differential | Likelihood |"): its rows are reasoning, not findings
+_WEIGHED = re.compile(r"\bdifferential|\bddx\b|\blikelihood\b|\bprobability\b|鉴别|可能性", re.IGNORECASE)
+
+
+def _answer(text: str, sentence: tuple[int, int], s: int, e: int) -> tuple[str, int] | None:
+    """What is said of the mention ``text[s:e]`` as an answer, lower-cased, and where it ends: the answer right after
+    a sentence that is a short question ("Hard exudates? None."), or the value of the row whose label holds the
+    mention (:data:`_ROW`)."""
     body = text[sentence[0]:sentence[1]].rstrip()
-    if not body.endswith(("?", "？")) or len(_WORD.findall(body)) > _QUESTION_WORDS:
+    if body.endswith(("?", "？")) and len(_WORD.findall(body)) <= _QUESTION_WORDS:
+        m = _ANSWERED.match(text, sentence[1])
+        return (m.group("a").lower(), m.end("a")) if m is not None else None
+    row = _ROW.fullmatch(text, *_line(text, sentence[0]))
+    if row is None or _TABLE_RULE.fullmatch(text, *_line(text, sentence[0])):
         return None
-    m = _ANSWERED.match(text, sentence[1])
-    return m.group("a").lower() if m is not None else None
+    key, val = ("tkey", "tval") if row.group("tkey") is not None else ("key", "val")
+    value = row.group(val).strip(" *.;。")
+    if not (row.start(key) <= s and e <= row.end(key)) or not value or len(value.split()) > _ROW_VALUE_WORDS \
+            or _header_row(text, row.start()):
+        return None
+    return value.lower(), row.start(val) + len(row.group(val).rstrip(" *.;。"))
+
+
+def _line(text: str, pos: int) -> tuple[int, int]:
+    """The line holding ``pos``, without its newline."""
+    a = text.rfind("\n", 0, pos) + 1
+    b = text.find("\n", pos)
+    return a, len(text) if b < 0 else b
+
+
+def _header_row(text: str, pos: int) -> bool:
+    """Whether the line at ``pos`` is a table's header: the next line is its rule ("|---|---|")."""
+    _, b = _line(text, pos)
+    return b < len(text) and _TABLE_RULE.fullmatch(text, *_line(text, b + 1)) is not None
+
+
+def _table_header(text: str, pos: int) -> str:
+    """The header row of the table whose body row holds ``pos`` ("" outside a table body)."""
+    a, b = _line(text, pos)
+    while text[a:b].lstrip().startswith("|") and a > 0:
+        rule = _line(text, a - 1)
+        if _TABLE_RULE.fullmatch(text, *rule):
+            return text[slice(*_line(text, rule[0] - 1))] if rule[0] > 0 else ""
+        a, b = rule
+    return ""
 
 
 def _framed(text: str, span: tuple[int, int], s: int, e: int, answered: bool) -> str:
@@ -1490,14 +1577,14 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
-        answer = _answer(text, sentence)
+        answered = _answer(text, sentence, s, e)
+        answer = answered[0] if answered is not None else None
         denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
         mention = text[s:e]
-        if answer is not None:  # the claim is the question and its answer: "Hard exudates? None"
-            m = _ANSWERED.match(text, sentence[1])
-            mention = text[s:m.end("a")] if m is not None else mention
+        if answered is not None:  # the claim is the question or label and its answer: "Hard exudates? None"
+            mention = text[s:answered[1]]
         value = term.value
         if term.kind == "region_normal":
             region, side = _region_said(text, s, e, term)
@@ -1511,13 +1598,17 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                 "modality", "plane", "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        if _found(_NOT_ABOUT_IMAGE, _framed(text, clause, s, e, answer is not None)):
+        framed = _framed(text, clause, s, e, answer is not None)
+        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         scope = _hedge_scope(text, clause, e)
         clause_text = text[clause[0]:scope]
         if _found(_RETRACTED, text[e:sentence[1] + 40]):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
+            continue
+        if _found(_WEIGHED, _table_header(text, s)):  # a row of a differential table: an alternative weighed
+            out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
         if (_found(_WEAK_HEDGE, clause_text) and not denied) or _found(_CANNOT_EXCLUDE, clause_text):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable",  # type: ignore[arg-type]
