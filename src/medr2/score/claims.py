@@ -1322,23 +1322,25 @@ _ROW_VALUE_WORDS = 6  # at most so many words in a row's value: a value, not a s
 _WEIGHED = re.compile(r"\bdifferential|\bddx\b|\blikelihood\b|\bprobability\b|鉴别|可能性", re.IGNORECASE)
 
 
-def _answer(text: str, sentence: tuple[int, int], s: int, e: int) -> tuple[str, int] | None:
+def _answer(text: str, sentence: tuple[int, int], s: int, e: int, row: bool) -> tuple[str, int] | None:
     """What is said of the mention ``text[s:e]`` as an answer, lower-cased, and where it ends: the answer right after
-    a sentence that is a short question ("Hard exudates? None."), or the value of the row whose label holds the
-    mention (:data:`_ROW`)."""
+    a sentence that is a short question ("Hard exudates? None."), or (``row``: a pathology mention) the value of the
+    row whose label is the mention (:data:`_ROW`: "| Pneumothorax | none |", "- Effusion: right, small")."""
     body = text[sentence[0]:sentence[1]].rstrip()
     if body.endswith(("?", "？")) and len(_WORD.findall(body)) <= _QUESTION_WORDS:
         m = _ANSWERED.match(text, sentence[1])
         return (m.group("a").lower(), m.end("a")) if m is not None else None
-    row = _ROW.fullmatch(text, *_line(text, sentence[0]))
-    if row is None or _TABLE_RULE.fullmatch(text, *_line(text, sentence[0])):
+    line = _line(text, sentence[0])
+    got = _ROW.fullmatch(text, *line) if row else None
+    if got is None or _TABLE_RULE.fullmatch(text, *line):
         return None
-    key, val = ("tkey", "tval") if row.group("tkey") is not None else ("key", "val")
-    value = row.group(val).strip(" *.;。")
-    if not (row.start(key) <= s and e <= row.end(key)) or not value or len(value.split()) > _ROW_VALUE_WORDS \
-            or _header_row(text, row.start()):
+    key, val = ("tkey", "tval") if got.group("tkey") is not None else ("key", "val")
+    value = got.group(val).strip(" *.;。")
+    label = text[got.start(key):got.end(key)].strip(" *")
+    if text[got.start(key):got.end(key)].lstrip(" *") != text[s:got.end(key)] or len(label) != e - s \
+            or not value or len(value.split()) > _ROW_VALUE_WORDS or _header_row(text, got.start()):
         return None
-    return value.lower(), row.start(val) + len(row.group(val).rstrip(" *.;。"))
+    return value.lower(), got.start(val) + len(got.group(val).rstrip(" *.;。"))
 
 
 def _line(text: str, pos: int) -> tuple[int, int]:
@@ -1577,7 +1579,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
-        answered = _answer(text, sentence, s, e)
+        answered = _answer(text, sentence, s, e, term.kind in _PATHOLOGY_KINDS)
         answer = answered[0] if answered is not None else None
         denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
