@@ -303,7 +303,7 @@ _PLAN = (r"\brecommend\w*|\badvis\w*|\bsuggest\w* (?:a |an )?(?:follow|further|r
          r"\bfollow[- ]?up (?:with|in|by)\b|\bshould be (?:followed|evaluated|correlated)\b|\bclinical correlation\b|"
          r"建议|随访|复查|进一步检查")
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
-                    r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)"
+                    r"|(?=，但)|(?=但是)|(?<!follow-up )(?<!follow up )(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)"
                     r"|(?=,?\s*(?:I )?(?:" + _PLAN + "))")
 _PLANNED = re.compile(_PLAN, re.IGNORECASE)
 # a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule")
