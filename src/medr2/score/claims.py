@@ -283,7 +283,12 @@ _COUNT_WORDS = {"one": 1, "a single": 1, "single": 1, "solitary": 1, "two": 2, "
 _MULTIPLE = (r"multiple", r"several", r"numerous", r"多发", r"多个")
 # a size with its unit, in any spelling the checker reads (an approximator before it, "约", "about", "~", is no
 # part of it): value, optional second value ("12 x 8 mm"), unit
-_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*"
+# a number spelled out ("three centimetres", "九厘米") is the number
+_NUMBER_WORDS = {w: i + 1 for i, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight",
+                                                 "nine", "ten", "eleven", "twelve"))}
+_NUMBER_WORDS.update({w: i + 1 for i, w in enumerate("一二三四五六七八九十")} | {"两": 2})
+_NUMBER = r"\d+(?:\.\d+)?|(?<![A-Za-z])(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + ")"
+_SIZE = re.compile(r"(?<![\d.])(" + _NUMBER + r")(?:\s*[x×]\s*(" + _NUMBER + r"))?\s*"
                    r"(mm|cm|millimet(?:er|re)s?|centimet(?:er|re)s?|毫米|厘米|公分)(?![A-Za-z])", re.IGNORECASE)
 _CM = ("cm", "centimet", "厘米", "公分")
 SEVERITY = "severity"  # the vocabulary's attribute whose values are the grades (concepts.txt)
@@ -588,7 +593,8 @@ _REGION_NORMAL_FORMS = (
     r"(?:\s+(?:parenchyma|fields?|zones?|tissue|itself|bases?|apices|structures?))?"
     r"\s+(?:is|are|appears?|looks?|seems?|remains?)\s+(?:entirely\s+|completely\s+|grossly\s+|essentially\s+)?"
     + _NORMAL_WORDS,
-    r"(?<![A-Za-z])(?:clear|(?:an?|the)\s+(?:normal|unremarkable))\s+(?:(?P<side>left|right)\s+)?(?P<r>{en})"
+    r"(?<![A-Za-z])(?:clear|(?:(?:an?|the)\s+|(?<=[:：|.]\s)|(?<=[:：|.])|(?m:^))(?:normal|unremarkable))\s+"
+    r"(?:(?P<side>left|right)\s+)?(?P<r>{en})"
     r"(?=\s*(?:[,.;)\n]|with\b|and\b|$))",
     r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})\s+(?:clear|unremarkable|normal)"
     r"(?=\s*(?:[,.;)\n]|$))",
@@ -1137,13 +1143,18 @@ def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, An
         if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
             continue
         k = 10.0 if m.group(3).lower().startswith(_CM) else 1.0
-        said = max(float(m.group(1)), float(m.group(2) or 0)) * k
+        said = max(_number(m.group(1)), _number(m.group(2) or "0")) * k
         best = min(sizes, key=lambda x: abs(x - said))
         d = abs(best - said)
         verdict: ClaimVerdict = ("supported" if d <= max(2.0, 0.25 * best) else
                                  "contradicted" if d > max(3.0, 0.4 * best) else "unverifiable")
         out.append(Claim("size", f"{said:g} mm", m.group(0), m.start(), m.end(), source, False, False, verdict))
     return out
+
+
+def _number(word: str) -> float:
+    """A number said in digits or spelled out (:data:`_NUMBER_WORDS`)."""
+    return float(_NUMBER_WORDS.get(word.lower(), 0)) or float(word)
 
 
 def _descriptor_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]],
@@ -1454,7 +1465,9 @@ _FIELD_ROW = re.compile(
     r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?)(?:\*\*)?[ \t]*\|(?P<tval>[^|\n]*)\|",
     re.MULTILINE)
 _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "laterality", "size": "size",
-               "sizes": "size", "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
+               "sizes": "size", "long axis": "size", "short axis": "size", "diameter": "size", "dimensions": "size",
+               "dimension": "size", "measurement": "size", "measurements": "size", "length": "size",
+               "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
                "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
                "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
                "content": "descriptor", "enhancement": "descriptor", "organ": "site", "site": "site",
@@ -1646,7 +1659,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
     out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields
     graded = [m.start() for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE)]
-    graded += [a for a, b in sentences if _BARE_GRADE.fullmatch(text, a, b)]  # "Mild." said of the case
+    # "Mild." said of the case, as a sentence or a clause of its own ("右侧脑实质内血肿，轻度。")
+    graded += [a for a, b in (*sentences, *clauses) if _BARE_GRADE.fullmatch(text, a + (text[a] in ",，"), b)]
     for pos in graded:
         span = _span_at(clauses, clause_starts, pos)
         if span is not None and span not in severity_done:
