@@ -191,3 +191,88 @@ def test_one_that_opens_an_enumeration_is_no_count(first: str, rest: str) -> Non
     assert not [c for c in _of(check_text(text, _TWO), "count") if c.verdict == "contradicted"], text
     alone = f"Left lung: {first}."
     assert [c.verdict for c in _of(check_text(alone, _TWO), "count")] == ["contradicted"], alone
+
+
+# ---------------------------------------------------------------------------------------------- misses
+_BLEED = {"modality": "CT", "plane": "axial", "body_region": "head", "structures": ["brain"], "severity": "severe",
+          "findings": [{"label": "haemorrhage", "attributes": {"laterality": "right", "size_mm": 30}}]}
+_EN = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_ZH = list("一二三四五六七八九十")
+
+
+@SETTINGS
+@given(st.sampled_from(list(enumerate(_EN, 1)) + list(enumerate(_ZH, 1))),
+       st.sampled_from(["cm", "centimetres", "厘米", "公分", "mm"]),
+       st.sampled_from(["A haemorrhage of about {n} {u}.", "右侧脑出血，大小约{n}{u}。"]))
+def test_a_number_spelled_out_is_a_size(number: tuple[int, str], unit: str, form: str) -> None:
+    n, word = number
+    text = form.format(n=word, u=unit)
+    said = n * (1 if unit == "mm" else 10)
+    got = _of(check_text(text, _BLEED), "size")
+    expected = "supported" if abs(said - 30) <= 7.5 else "contradicted" if abs(said - 30) > 12 else "unverifiable"
+    assert [c.verdict for c in got] == [expected], (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(["minimal", "mild", "moderate", "轻度", "中度", "重度"]),
+       st.sampled_from(["右侧脑出血，{g}。", "A right haemorrhage, {g}."]))
+def test_a_grade_alone_as_a_clause_is_a_severity(grade: str, form: str) -> None:
+    text = form.format(g=grade)
+    got = _of(check_text(text, _BLEED), "severity")
+    assert [c.verdict for c in got] == ["supported" if grade == "重度" else "contradicted"], (text, got)
+
+
+_EFFUSION = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],
+             "diagnosis": "pleural effusion", "findings": [{"label": "pleural effusion",
+                                                            "attributes": {"laterality": "left"}}]}
+
+
+@SETTINGS
+@given(st.sampled_from(["Impression: {w} {r}.", "{W} {r}.", "Findings reviewed.\n{W} {r}.",
+                        "| Impression | {w} {r} |"]),
+       st.sampled_from(["normal", "unremarkable"]), st.sampled_from(["chest", "thorax"]))
+def test_normal_region_opening_a_sentence_or_value_is_a_statement(form: str, word: str, region: str) -> None:
+    text = form.format(w=word, W=word.capitalize(), r=region)
+    got = [c for c in _at(check_text(text, _EFFUSION), text, region) if c.kind == "finding"]
+    assert [(c.verdict, c.note) for c in got] == [("contradicted", "missed_finding")], (text, got)
+    assert [c.verdict for c in check_text(text, NORMAL) if c.kind == "finding"] == ["supported"], text
+
+
+@SETTINGS
+@given(st.sampled_from(["left", "right"]), st.sampled_from(["hemithorax", "thorax", "chest"]),
+       st.sampled_from(["clear", "normal", "unremarkable"]))
+def test_a_side_of_the_chest_called_clear(side: str, region: str, word: str) -> None:
+    text = f"The {side} {region} is {word}."
+    got = [c for c in check_text(text, _EFFUSION) if c.kind == "finding"]
+    assert [c.verdict == "contradicted" for c in got] == [side == "left"], (text, got)
+
+
+_NODULE14 = {"modality": "CT", "plane": "axial", "body_region": "chest", "structures": ["lung"],
+             "findings": [{"label": "nodule", "attributes": {"laterality": "right", "size_mm": 14}}]}
+
+
+@SETTINGS
+@given(st.sampled_from(["Long axis", "Short axis", "Diameter", "Dimensions", "Measurement", "Length", "Size"]),
+       st.sampled_from([14, 15, 32, 40]), st.sampled_from(["- {k}: {n} mm", "| {k} | {n} mm |", "**{k}:** {n} mm"]))
+def test_a_size_field_is_a_size_of_the_finding(key: str, n: int, form: str) -> None:
+    row = form.format(k=key, n=n)
+    text = f"A right lung nodule.\n{row}\n" if not row.startswith("|") else \
+        f"A right lung nodule.\n\n| Field | Value |\n|---|---|\n{row}\n"
+    got = _of(check_text(text, _NODULE14), "size")
+    assert [c.verdict for c in got] == ["supported" if n < 20 else "contradicted"], (text, got)
+
+
+_PNEUMOTHORAX = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["lung"],
+                 "findings": [{"label": "pneumothorax", "attributes": {"laterality": "right"}}]}
+
+
+@SETTINGS
+@given(st.sampled_from(["左", "右"]), st.sampled_from(["气胸，位于{s}侧肺尖。", "气胸，见于{s}侧。",
+                                                     "A pneumothorax, located at the {e} apex.",
+                                                     "A pneumothorax, seen on the {e}."]))
+def test_a_clause_saying_where_the_finding_lies_gives_its_side(side: str, form: str) -> None:
+    text = form.format(s=side, e="left" if side == "左" else "right")
+    got = _of(check_text(text, _PNEUMOTHORAX), "laterality")
+    assert [c.verdict for c in got] == ["supported" if side == "右" else "contradicted"], (text, got)
+    other = form.split("，")[0].split(",")[0] + f", and the {'left' if side == '左' else 'right'} hilum is normal."
+    assert not [c for c in _of(check_text(other, _PNEUMOTHORAX), "laterality") if c.verdict == "contradicted"]

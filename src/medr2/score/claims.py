@@ -595,7 +595,7 @@ _REGION_NORMAL_FORMS = (
     + _NORMAL_WORDS,
     r"(?<![A-Za-z])(?:clear|(?:(?:an?|the)\s+|(?<=[:：|.]\s)|(?<=[:：|.])|(?m:^))(?:normal|unremarkable))\s+"
     r"(?:(?P<side>left|right)\s+)?(?P<r>{en})"
-    r"(?=\s*(?:[,.;)\n]|with\b|and\b|$))",
+    r"(?=\s*(?:[,.;)|\n]|with\b|and\b|$))",
     r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})\s+(?:clear|unremarkable|normal)"
     r"(?=\s*(?:[,.;)\n]|$))",
     r"(?<![A-Za-z])(?P<r>{en})\**\s*[:：|]\s*\**\s*" + _NORMAL_WORDS,
@@ -1575,6 +1575,10 @@ def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], m
     return out
 
 
+# a clause that only says where the finding just named lies ("气胸，位于左侧肺尖", "an effusion, located on the right")
+_LOCATED = re.compile(r"[,，]\s*(?:位于|见于|(?:located|situated|lying|seen)\b)", re.IGNORECASE)
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1646,7 +1650,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             cut = _hedge_scope(text, sentence, e)  # what a hedge after a break says of it is no description
             if not _found(_WEAK_HEDGE, text[cut:sentence[1]]):
                 cut = sentence[1]
-            out.extend(_attribute_claims(text, s, e, clause, (sentence[0], cut),
+            located = _span_at(clauses, clause_starts, clause[1]) if clause[1] < sentence[1] else None
+            said_at = clause if located is None or not _LOCATED.match(text, *located) else (clause[0], located[1])
+            out.extend(_attribute_claims(text, s, e, said_at, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
                                          alone=alone, lead=(sentence[0], clause[0]) if first else None))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
