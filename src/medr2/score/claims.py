@@ -51,8 +51,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # a sentence naming one finding; v6: the organ-state reading ("the spleen is enlarged", "| Heart | enlarged |"), table
 # columns under an attribute's header and organ/site fields, a side word in a clause before the finding, the
 # diagnosis standing for its findings' attributes, attributions (", typical of X") and answered questions ("X? None.")
-# as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value
-CHECKER_VERSION = "claims-v6"
+# as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value; v7: image
+# sides and the radiological convention are no side of the finding, a differential table's rows weighed, a row's
+# label marks its value ("| Pneumothorax | none |"), plans ("建议CT随访") and "X over Y" alternatives no statement, a
+# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies
+CHECKER_VERSION = "claims-v7"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
