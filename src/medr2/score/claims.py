@@ -51,8 +51,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # a sentence naming one finding; v6: the organ-state reading ("the spleen is enlarged", "| Heart | enlarged |"), table
 # columns under an attribute's header and organ/site fields, a side word in a clause before the finding, the
 # diagnosis standing for its findings' attributes, attributions (", typical of X") and answered questions ("X? None.")
-# as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value
-CHECKER_VERSION = "claims-v6"
+# as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value; v7: image
+# sides and the radiological convention are no side of the finding, a differential table's rows weighed, a row's
+# label marks its value ("| Pneumothorax | none |"), plans ("建议CT随访") and "X over Y" alternatives no statement, a
+# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies
+CHECKER_VERSION = "claims-v7"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -283,7 +286,12 @@ _COUNT_WORDS = {"one": 1, "a single": 1, "single": 1, "solitary": 1, "two": 2, "
 _MULTIPLE = (r"multiple", r"several", r"numerous", r"多发", r"多个")
 # a size with its unit, in any spelling the checker reads (an approximator before it, "约", "about", "~", is no
 # part of it): value, optional second value ("12 x 8 mm"), unit
-_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*"
+# a number spelled out ("three centimetres", "九厘米") is the number
+_NUMBER_WORDS = {w: i + 1 for i, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight",
+                                                 "nine", "ten", "eleven", "twelve"))}
+_NUMBER_WORDS.update({w: i + 1 for i, w in enumerate("一二三四五六七八九十")} | {"两": 2})
+_NUMBER = r"\d+(?:\.\d+)?|(?<![A-Za-z])(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + ")"
+_SIZE = re.compile(r"(?<![\d.])(" + _NUMBER + r")(?:\s*[x×]\s*(" + _NUMBER + r"))?\s*"
                    r"(mm|cm|millimet(?:er|re)s?|centimet(?:er|re)s?|毫米|厘米|公分)(?![A-Za-z])", re.IGNORECASE)
 _CM = ("cm", "centimet", "厘米", "公分")
 SEVERITY = "severity"  # the vocabulary's attribute whose values are the grades (concepts.txt)
@@ -297,14 +305,26 @@ _RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
                         r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
 
 # --------------------------------------------------------------------------- clause context
+# a plan or recommendation ("recommend CT follow-up", "建议CT随访"): what should be done next, not what the image
+# shows; a clause of its own, and nothing in it is said of the image
+_PLAN = (r"\brecommend\w*|\badvis\w*|\bsuggest\w* (?:a |an )?(?:follow|further|repeat|short[- ]interval|biopsy)|"
+         r"\bfollow[- ]?up (?:with|in|by)\b|\bshould be (?:followed|evaluated|correlated)\b|\bclinical correlation\b|"
+         r"建议|随访|复查|进一步检查")
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
-                    r"|(?=，但)|(?=但是)|(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)")
+                    r"|(?=，但)|(?=但是)|(?<!follow-up )(?<!follow up )(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)"
+                    r"|(?=,?\s*(?:I )?(?:" + _PLAN + "))")
+_PLANNED = re.compile(_PLAN, re.IGNORECASE)
+# a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule")
+_NEG_SCOPE = r"(?:(?!,?\s*\b(?:so|thus|hence|therefore)\b)[^.;:：])*$"
 _NEG_BEFORE = re.compile(
     r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
     r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)[^.;:：]*$|\babsent\s+$"
-    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是)[^，,。；;:：]{0,4}$", re.IGNORECASE)
+    r"\bcannot see\b|\bnone\b)" + _NEG_SCOPE + r"|\babsent\s+$"
+    # the alternative a judgement is preferred over: "meningioma over glioma", "考虑脑膜瘤而非胶质瘤"
+    r"|\b(?:favou?r\w*|prefer\w*|\w+oma|\w+itis|\w+osis)\b[^.;:：]{0,60}\bover\s+(?:an?\s+)?$"
+    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是|而非|而不是)[^，,。；;:：]{0,4}$",
+    re.IGNORECASE)
 _NEG_AFTER = re.compile(
     r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
     r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
@@ -576,8 +596,9 @@ _REGION_NORMAL_FORMS = (
     r"(?:\s+(?:parenchyma|fields?|zones?|tissue|itself|bases?|apices|structures?))?"
     r"\s+(?:is|are|appears?|looks?|seems?|remains?)\s+(?:entirely\s+|completely\s+|grossly\s+|essentially\s+)?"
     + _NORMAL_WORDS,
-    r"(?<![A-Za-z])(?:clear|(?:an?|the)\s+(?:normal|unremarkable))\s+(?:(?P<side>left|right)\s+)?(?P<r>{en})"
-    r"(?=\s*(?:[,.;)\n]|with\b|and\b|$))",
+    r"(?<![A-Za-z])(?:clear|(?:(?:an?|the)\s+|(?<=[:：|.]\s)|(?<=[:：|.])|(?m:^))(?:normal|unremarkable))\s+"
+    r"(?:(?P<side>left|right)\s+)?(?P<r>{en})"
+    r"(?=\s*(?:[,.;)|\n]|with\b|and\b|$))",
     r"(?<![A-Za-z])(?:(?:the|both|bilateral)\s+)?(?:(?P<side>left|right)\s+)?(?P<r>{en})\s+(?:clear|unremarkable|normal)"
     r"(?=\s*(?:[,.;)\n]|$))",
     r"(?<![A-Za-z])(?P<r>{en})\**\s*[:：|]\s*\**\s*" + _NORMAL_WORDS,
@@ -1011,6 +1032,31 @@ def _share_claims(text: str, lo: int, hi: int, label: str, truth: Truth, source:
     return out
 
 
+# a side of the image, not of the patient ("the viewer's right", "the left of the image", "图像左侧"), and the
+# radiological convention that maps one onto the other ("the patient's left is on the viewer's right", "the left
+# of the image is the patient's right"): a side word inside one says nothing of where the finding lies
+_SIDE_WORD = r"(?:left|right)"
+_IMAGE_SIDE = (rf"(?:the\s+)?(?:viewer|reader|observer|image|screen|film|monitor|display)'?s\s+{_SIDE_WORD}|"
+               rf"(?:the\s+)?{_SIDE_WORD}(?:[\s-]+(?:hand\s+)?side)?\s+of\s+(?:the\s+)?"
+               rf"(?:image|screen|film|monitor|display|picture|viewer)\b|\bimage\s+{_SIDE_WORD}|"
+               rf"(?:图像|影像|画面|屏幕|图片)(?:的)?[左右](?:侧|边)?")
+_PATIENT_SIDE = rf"(?:the\s+)?patient'?s\s+{_SIDE_WORD}|(?:患者|病人)(?:的)?[左右](?:侧|边)?"
+_IMAGE_SIDES = re.compile(
+    rf"(?:{_PATIENT_SIDE})\s*(?:is|are|appears?|lies|(?:is\s+)?(?:displayed|shown))?\s*(?:on\s+|at\s+|在|为|是)?"
+    rf"(?:{_IMAGE_SIDE})|(?:{_IMAGE_SIDE})\s*(?:is|=|represents|corresponds\s+to|为|是|即)\s*(?:{_PATIENT_SIDE})|"
+    rf"{_IMAGE_SIDE}", re.IGNORECASE)
+
+
+def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The side words of ``sides`` said of the patient: those inside an image side or a convention
+    (:data:`_IMAGE_SIDES`) left out."""
+    if not sides:
+        return []
+    lo, hi = min(a for a, _, _ in sides), max(b for _, b, _ in sides)
+    spans = [m.span() for m in _IMAGE_SIDES.finditer(text, max(0, lo - 40), min(len(text), hi + 40))]
+    return [t for t in sides if not any(a <= t[0] and t[1] <= b for a, b in spans)]
+
+
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
                        source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None
                        ) -> list[Claim]:
@@ -1020,10 +1066,10 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
     other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血"."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
-    sides = _near(text, clause[0], clause[1], _LATERALITY)
+    sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
     if not sides and lead is not None:
-        sides = _near(text, lead[0], lead[1], _LATERALITY)
+        sides = _patient_sides(text, _near(text, lead[0], lead[1], _LATERALITY))
     elif sides:
         nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
     if not truth_sides or not sides:
@@ -1075,10 +1121,16 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
                       *_count_verdict(n_true, n_true is not None and n_true >= 2))]
     if word in _COUNT_WORDS:
         n = _COUNT_WORDS[word]
+        if n == 1 and _ENUMERATED.search(text, e, min(len(text), e + 120)):
+            return []  # "one nodule in the upper lobe; the other in the lower lobe": the first of several
         return [Claim("count", str(n), text[a:a + len(word)], a, a + len(word), source, False, False,
                       *_count_verdict(n_true, n == n_true))]
     return [Claim("count", "multiple", text[a:a + len(word)], a, a + len(word), source, False, False,
                   *_count_verdict(n_true, n_true is not None and n_true >= 2))]
+
+
+# "one" that opens an enumeration, not a count: another of the same follows ("one ...; the other ...", "一个…另一个")
+_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest)\b|另一|其余", re.IGNORECASE)
 
 
 def _true_count(matching: Sequence[Mapping[str, Any]]) -> int | None:
@@ -1094,13 +1146,18 @@ def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, An
         if _THRESHOLD.search(text[max(0, m.start() - 16):m.start()]):
             continue
         k = 10.0 if m.group(3).lower().startswith(_CM) else 1.0
-        said = max(float(m.group(1)), float(m.group(2) or 0)) * k
+        said = max(_number(m.group(1)), _number(m.group(2) or "0")) * k
         best = min(sizes, key=lambda x: abs(x - said))
         d = abs(best - said)
         verdict: ClaimVerdict = ("supported" if d <= max(2.0, 0.25 * best) else
                                  "contradicted" if d > max(3.0, 0.4 * best) else "unverifiable")
         out.append(Claim("size", f"{said:g} mm", m.group(0), m.start(), m.end(), source, False, False, verdict))
     return out
+
+
+def _number(word: str) -> float:
+    """A number said in digits or spelled out (:data:`_NUMBER_WORDS`)."""
+    return float(_NUMBER_WORDS.get(word.lower(), 0)) or float(word)
 
 
 def _descriptor_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]],
@@ -1269,13 +1326,59 @@ _BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.
                          re.IGNORECASE)
 
 
-def _answer(text: str, sentence: tuple[int, int]) -> str | None:
-    """The answer right after a sentence that is a short question ("Hard exudates? None."), lower-cased."""
+# a row whose label is the mention and whose value is what is said of it: a table row ("| Pneumothorax | none |") or
+# a list field ("- Effusion: right, small"); the label marks the value
+_ROW = re.compile(r"[ \t]*(?:\|[ \t]*(?P<tkey>[^|\n]+?)[ \t]*\|[ \t]*(?P<tval>[^|\n]*?)[ \t]*\|[^\n]*"
+                  r"|(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?P<key>[^:：|\n]{1,40}?)[ \t]*[:：][ \t]*(?P<val>[^\n]*?))"
+                  r"[ \t]*\n?")
+_ROW_VALUE_WORDS = 6  # at most so many words in a row's value: a value, not a sentence of its own
+# a table header that weighs alternatives ("| Differential | Likelihood |"): its rows are reasoning, not findings
+_WEIGHED = re.compile(r"\bdifferential|\bddx\b|\blikelihood\b|\bprobability\b|鉴别|可能性", re.IGNORECASE)
+
+
+def _answer(text: str, sentence: tuple[int, int], s: int, e: int, row: bool) -> tuple[str, int] | None:
+    """What is said of the mention ``text[s:e]`` as an answer, lower-cased, and where it ends: the answer right after
+    a sentence that is a short question ("Hard exudates? None."), or (``row``: a pathology mention) the value of the
+    row whose label is the mention (:data:`_ROW`: "| Pneumothorax | none |", "- Effusion: right, small")."""
     body = text[sentence[0]:sentence[1]].rstrip()
-    if not body.endswith(("?", "？")) or len(_WORD.findall(body)) > _QUESTION_WORDS:
+    if body.endswith(("?", "？")) and len(_WORD.findall(body)) <= _QUESTION_WORDS:
+        m = _ANSWERED.match(text, sentence[1])
+        return (m.group("a").lower(), m.end("a")) if m is not None else None
+    line = _line(text, sentence[0])
+    got = _ROW.fullmatch(text, *line) if row else None
+    if got is None or _TABLE_RULE.fullmatch(text, *line):
         return None
-    m = _ANSWERED.match(text, sentence[1])
-    return m.group("a").lower() if m is not None else None
+    key, val = ("tkey", "tval") if got.group("tkey") is not None else ("key", "val")
+    value = got.group(val).strip(" *.;。")
+    label = text[got.start(key):got.end(key)].strip(" *")
+    if text[got.start(key):got.end(key)].lstrip(" *") != text[s:got.end(key)] or len(label) != e - s \
+            or not value or len(value.split()) > _ROW_VALUE_WORDS or _header_row(text, got.start()):
+        return None
+    return value.lower(), got.start(val) + len(got.group(val).rstrip(" *.;。"))
+
+
+def _line(text: str, pos: int) -> tuple[int, int]:
+    """The line holding ``pos``, without its newline."""
+    a = text.rfind("\n", 0, pos) + 1
+    b = text.find("\n", pos)
+    return a, len(text) if b < 0 else b
+
+
+def _header_row(text: str, pos: int) -> bool:
+    """Whether the line at ``pos`` is a table's header: the next line is its rule ("|---|---|")."""
+    _, b = _line(text, pos)
+    return b < len(text) and _TABLE_RULE.fullmatch(text, *_line(text, b + 1)) is not None
+
+
+def _table_header(text: str, pos: int) -> str:
+    """The header row of the table whose body row holds ``pos`` ("" outside a table body)."""
+    a, b = _line(text, pos)
+    while text[a:b].lstrip().startswith("|") and a > 0:
+        rule = _line(text, a - 1)
+        if _TABLE_RULE.fullmatch(text, *rule):
+            return text[slice(*_line(text, rule[0] - 1))] if rule[0] > 0 else ""
+        a, b = rule
+    return ""
 
 
 def _framed(text: str, span: tuple[int, int], s: int, e: int, answered: bool) -> str:
@@ -1365,7 +1468,9 @@ _FIELD_ROW = re.compile(
     r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?)(?:\*\*)?[ \t]*\|(?P<tval>[^|\n]*)\|",
     re.MULTILINE)
 _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "laterality", "size": "size",
-               "sizes": "size", "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
+               "sizes": "size", "long axis": "size", "short axis": "size", "diameter": "size", "dimensions": "size",
+               "dimension": "size", "measurement": "size", "measurements": "size", "length": "size",
+               "count": "count", "number": "count", "margin": "descriptor", "margins": "descriptor",
                "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
                "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
                "content": "descriptor", "enhancement": "descriptor", "organ": "site", "site": "site",
@@ -1473,6 +1578,10 @@ def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], m
     return out
 
 
+# a clause that only says where the finding just named lies ("气胸，位于左侧肺尖", "an effusion, located on the right")
+_LOCATED = re.compile(r"[,，]\s*(?:位于|见于|(?:located|situated|lying|seen)\b)", re.IGNORECASE)
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1490,14 +1599,14 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         sentence = _span_at(sentences, sentence_starts, s) or clause
         before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
-        answer = _answer(text, sentence)
+        answered = _answer(text, sentence, s, e, term.kind in _PATHOLOGY_KINDS)
+        answer = answered[0] if answered is not None else None
         denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
         mention = text[s:e]
-        if answer is not None:  # the claim is the question and its answer: "Hard exudates? None"
-            m = _ANSWERED.match(text, sentence[1])
-            mention = text[s:m.end("a")] if m is not None else mention
+        if answered is not None:  # the claim is the question or label and its answer: "Hard exudates? None"
+            mention = text[s:answered[1]]
         value = term.value
         if term.kind == "region_normal":
             region, side = _region_said(text, s, e, term)
@@ -1511,13 +1620,17 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                 "modality", "plane", "sequence"):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
-        if _found(_NOT_ABOUT_IMAGE, _framed(text, clause, s, e, answer is not None)):
+        framed = _framed(text, clause, s, e, answer is not None)
+        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         scope = _hedge_scope(text, clause, e)
         clause_text = text[clause[0]:scope]
         if _found(_RETRACTED, text[e:sentence[1] + 40]):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="retracted"))  # type: ignore[arg-type]
+            continue
+        if _found(_WEIGHED, _table_header(text, s)):  # a row of a differential table: an alternative weighed
+            out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
         if (_found(_WEAK_HEDGE, clause_text) and not denied) or _found(_CANNOT_EXCLUDE, clause_text):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable",  # type: ignore[arg-type]
@@ -1540,7 +1653,9 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             cut = _hedge_scope(text, sentence, e)  # what a hedge after a break says of it is no description
             if not _found(_WEAK_HEDGE, text[cut:sentence[1]]):
                 cut = sentence[1]
-            out.extend(_attribute_claims(text, s, e, clause, (sentence[0], cut),
+            located = _span_at(clauses, clause_starts, clause[1]) if clause[1] < sentence[1] else None
+            said_at = clause if located is None or not _LOCATED.match(text, *located) else (clause[0], located[1])
+            out.extend(_attribute_claims(text, s, e, said_at, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
                                          alone=alone, lead=(sentence[0], clause[0]) if first else None))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
@@ -1553,7 +1668,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
     out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields
     graded = [m.start() for m in re.finditer(r"(?:severity|grade)\s*[:：]", text, re.IGNORECASE)]
-    graded += [a for a, b in sentences if _BARE_GRADE.fullmatch(text, a, b)]  # "Mild." said of the case
+    # "Mild." said of the case, as a sentence or a clause of its own ("右侧脑实质内血肿，轻度。")
+    graded += [a for a, b in (*sentences, *clauses) if _BARE_GRADE.fullmatch(text, a + (text[a] in ",，"), b)]
     for pos in graded:
         span = _span_at(clauses, clause_starts, pos)
         if span is not None and span not in severity_done:
