@@ -152,7 +152,7 @@ def test_sample_states_what_it_knows(sample_bench: Bench) -> None:
     for key in ("cr-chest", "ct-head", "mr-liver", "cxr-pneumonia"):
         assert by_bg.get(key, {False}) == {False}, key
     skipped = sample_bench.manifest["skipped"]
-    assert skipped["s3.absent_finding"].get(REQUIREMENTS["findings_complete"].reason)
+    assert skipped["s3.absent_finding"].get(REQUIREMENTS["absence_stated"].reason)
     assert skipped["s1.orientation"].get(REQUIREMENTS["lateralising"].reason)
     assert any(it.task == "s3.absent_finding" for it in sample_bench.items)
 
@@ -185,6 +185,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
     abnormal = bool(case.findings) or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis))
     backing = {  # each requirement, restated from what the case declares
         "findings_complete": "findings_complete" in declared,
+        "absence_stated": "findings_complete" in declared or bool(case.absent),
         "structures_complete": "structures_complete" in declared,
         "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
         "normality_known": abnormal or "findings_complete" in declared,

@@ -522,7 +522,7 @@ def test_iu_xray(tmp_path: Path) -> None:
 def test_iu_xray_index_terms_are_not_diagnoses(tmp_path: Path) -> None:
     """IU X-ray's MeSH "Problems" are index terms: "No Indexing", anatomy and technical notes are left out
     with a counted reason, so a normal study is never "abnormal: yes" (the Kaggle copy's terms)."""
-    from medr2.tasks.common import abnormal_state
+    from medr2.tasks.contract import abnormal_state
 
     F.make_iu_index_terms(tmp_path / "iu")
     out = tmp_path / "bench"

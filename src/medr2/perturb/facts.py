@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
-from medr2.tasks.common import abnormal_state
+from medr2.tasks.contract import abnormal_state
 
 
 def _finding(case: Case) -> str | None:

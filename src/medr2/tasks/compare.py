@@ -220,7 +220,8 @@ def two_view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip("no finding seen on the other view only")
     x = pick(ctx, only_there)
     seen = [f.label for f in (*case.findings, *other.case.findings)]
-    absent = ctx.pools.distractors("finding", case, seen, 1, ctx.rng)[0]  # same modality and region
+    # same modality and region, stated absent from both views
+    absent = ctx.pools.distractors("finding", case, seen, 1, ctx.rng, absent_from=(case, other.case))[0]
     drafts = yes_no_pair(spec_of("s3.two_view_finding"), ctx, {"x": vocab.indefinite(x)},
                          {"x": vocab.indefinite(absent)}, pair_key="two_view")
     for d in drafts:
