@@ -108,10 +108,16 @@ def _inside(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 def compatible(label: str, present: Iterable[str]) -> bool:
     """Whether ``label`` may be true of an image showing ``present``: the same concept as one of them, a synonym,
     sub-type, super-type, part/whole or co-occurring label (:func:`medr2.tasks.vocab.conflicts`), or words that
-    occur inside one of them or the reverse ("mass" of a "spiculated mass")."""
+    occur inside one of them or the reverse ("mass" of a "spiculated mass"; not inside a label that names an
+    absence: "not normal, no lung opacity")."""
     w = _words(label)
-    return any(vocab.conflicts(label, p) or _inside(w, _words(p)) or _inside(_words(p), w)
-               or _sub_type_co_occurs(label, p) for p in present)
+    return any(vocab.conflicts(label, p) or _sub_type_co_occurs(label, p)
+               or (not _NEGATION & set(_words(p)) and (_inside(w, _words(p)) or _inside(_words(p), w)))
+               for p in present)
+
+
+# a label naming what is not there ("not normal, no lung opacity") shares its words with no label it may be
+_NEGATION = frozenset({"no", "not", "non", "without"})
 
 
 def _sub_type_co_occurs(label: str, present: str) -> bool:
