@@ -21,10 +21,10 @@ from medr2.build.pipeline import build_bench
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.images import load_image
 from medr2.records import Case
-from medr2.tasks.contract import states_absent
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
+from medr2.tasks.contract import states_absent
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 

@@ -574,9 +574,10 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
               structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
               meta: Mapping[str, Any] | None = None) -> Case:
     """Build and validate a Case: defaults from the mapping, then the record's own fields. Every label (finding
-    labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics, absent labels) is cleaned here (:func:`medr2.vocab.clean_label`:
-    NFKC, invisible characters, white space), the one place every reader's cases pass; structure names and finding
-    locations are worded as a radiologist signs them (:func:`structure_words`, :func:`located`)."""
+    labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics, absent labels) is cleaned here
+    (:func:`medr2.vocab.clean_label`: NFKC, invisible characters, white space), the one place every reader's cases
+    pass; structure names and finding locations are worded as a radiologist signs them (:func:`structure_words`,
+    :func:`located`)."""
     mfile = str(dr.mapping_file) if dr.mapping_file else None
     merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
     merged = {k: v for k, v in merged.items() if v is not None}

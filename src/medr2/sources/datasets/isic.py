@@ -70,7 +70,7 @@ class IsicSource(DatasetSource):
         images = {n.rsplit(".", 1)[0]: rel for n, rel in image_index(self.dr, (".jpg", ".jpeg", ".png")).items()
                   if not n.endswith(MASK_SUFFIX)}
         meta = self._metadata()
-        rows: dict[str, tuple[str, dict[str, str], str | None]] = {}
+        rows: dict[str, tuple[str, dict[str, Any], str | None]] = {}
         specs: list[RecordSpec] = []
         for gt in gts:
             table = read_table(gt, ("image",))
@@ -103,9 +103,10 @@ class IsicSource(DatasetSource):
                 # a one-hot row states its other classes absent (the one lesion is none of them)
                 rows[img] = (str(gt), {"code": pos[0], "absent": [dx for c in codes if vals[c] == 0.0
                                                                    and (dx := DIAGNOSES.get(c))]}, split)
-        for img, (file, dx, split) in rows.items():
+        for img, (file, one_hot, split) in rows.items():
             specs.append(RecordSpec(f"{img} (diagnosis)", file, {
-                "image": images.get(img), "code": dx["code"], "absent": dx["absent"], "split": split, "mask": None,
+                "image": images.get(img), "code": one_hot["code"], "absent": one_hot["absent"], "split": split,
+                "mask": None,
                 "meta": meta.get(img, {}), "split_rule": self.TASK3_RULE if split else self.split_rule}, image=img))
         for img, mask in masks.items():
             split = split_from_path(mask)
