@@ -103,7 +103,8 @@ def _finding_claims(text: str, truth: dict[str, Any], value: str) -> list[str]:
 
 CHEST = {"modality": "X-ray", "body_region": "chest", "findings": [{"label": "pleural effusion", "attributes": {}}]}
 CHEST_CLAIMED = sorted(x for x in vocab.BUILTIN["finding"] + vocab.builtin_for_region("finding", "X-ray", "chest")
-                       if not compatible(x, ["pleural effusion"]) and _finding_claims(f"There is {x}.", {**CHEST,
+                       if not states_absent(Stated(positives=("pleural effusion",), body_region="chest"), x)
+                       and not compatible(x, ["pleural effusion"]) and _finding_claims(f"There is {x}.", {**CHEST,
                        "meta": {"findings_complete": True}}, x))
 
 
@@ -117,6 +118,23 @@ def test_claims_decide_an_unlisted_finding_only_where_its_absence_is_stated(labe
     decided = "supported" if deny else "contradicted"
     for stated in ({"absent": [label]}, {"meta": {"findings_complete": True}}):
         assert set(_finding_claims(text, {**CHEST, **stated}, label)) == {decided}, stated
+
+
+PNEUMONIA = {"modality": "X-ray", "body_region": "chest", "findings": [], "diagnosis": "pneumonia"}
+OTHER_DIAGNOSES = sorted(x for x in vocab.BUILTIN["diagnosis"] + vocab.builtin_for_region("diagnosis", "X-ray", "chest")
+                         if not states_absent(Stated(positives=("pneumonia",), body_region="chest"), x)
+                         and not compatible(x, ["pneumonia"]) and _finding_claims(f"This is {x}.", {**PNEUMONIA,
+                         "meta": {"findings_complete": True}}, x))
+
+
+@SETTINGS
+@given(label=st.sampled_from(OTHER_DIAGNOSES))
+def test_another_diagnosis_is_contradicted_only_where_the_truth_excludes_it(label: str) -> None:
+    """A case with a diagnosis does not exclude every other one: only a complete list, a negative label or another
+    body region does (a glioma on a chest radiograph; drawn apart from these labels)."""
+    text = f"This is {label}."
+    assert set(_finding_claims(text, PNEUMONIA, label)) == {"unverifiable"}
+    assert set(_finding_claims(text, {**PNEUMONIA, "absent": [label]}, label)) == {"contradicted"}
 
 
 def test_claims_read_the_truth_of_a_case_and_of_a_dict_alike(tmp_path: Path) -> None:

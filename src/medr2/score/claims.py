@@ -787,7 +787,7 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if denied:
         return ("supported", "") if absent else ("unverifiable", "absence not stated")
     mimic = any(_matches(value, m) for m in truth.mimics)
-    if mimic or absent or (kind == "diagnosis" and truth.diagnosis and value in _DIAGNOSIS_TERMS):
+    if mimic or absent:
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
 
