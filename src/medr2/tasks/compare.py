@@ -66,8 +66,9 @@ def _names(*cases: Case) -> dict[str, str]:
 def finding_change(prior: Case, current: Case, label: str) -> str:
     """The change of one finding label from a prior to a current study: one of :data:`CHANGES`, read from both
     studies' labels (:func:`study_labels`). Its absence from a study counts only where that study's truth states it
-    absent (:func:`medr2.tasks.contract.states_absent`: a negative label, or complete finding labels); raises :class:`Skip` where the labels do not decide it (absence not known,
-    several findings of the label, a size unknown, smaller, or a change too small to call)."""
+    absent (:func:`medr2.tasks.contract.states_absent`: a negative label, or complete finding labels); raises
+    :class:`Skip` where the labels do not decide it (absence not known, several findings of the label, a size
+    unknown, smaller, or a change too small to call)."""
     key = vocab.norm(label)
     before, now = study_labels(prior).get(key, []), study_labels(current).get(key, [])
     if not before and not states_absent(prior, label):
