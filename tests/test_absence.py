@@ -187,6 +187,27 @@ def test_every_presence_question_keys_absent_only_what_the_truth_states_absent(
         assert not any(d.task == "s3.absent_finding" for d in out.drafts)
 
 
+@SETTINGS
+@given(which=st.integers(0, 11), complete=st.sampled_from([True, False, None]), n_absent=st.integers(0, 2),
+       data=st.data())
+def test_t1_states_only_absent_findings_as_false(tmp_path_factory: Any, which: int, complete: bool | None,
+                                                 n_absent: int, data: st.DataObject) -> None:
+    """T1's false statement "Is there X in this image?" (keyed "no") names only a finding the truth states absent."""
+    from medr2.perturb.facts import FactPools
+
+    store = ImageStore(tmp_path_factory.mktemp("t1"))
+    cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]
+    pools = FactPools(cases)
+    base = cases[which]
+    pool = sorted(pools.labels.get(base.modality, set()))
+    absent = data.draw(st.lists(st.sampled_from(pool), max_size=n_absent, unique=True)) if pool else []
+    case = base.model_copy(update={"meta": {} if complete is None else {"findings_complete": complete},
+                                   "absent": absent})
+    got = pools.absent_labels(case)
+    assert all(states_absent(case, x) for x in got)
+    assert {a for a in absent if states_absent(case, a)} <= set(got)  # a stated negative reaches it
+
+
 def test_the_presence_tasks_are_those_that_key_an_absence() -> None:
     """The enumeration is the registry's: every task asking whether a finding is present or seen keys a finding
     absent through the rule, except ``s3.view_finding``, whose options are views (it reads each view's own complete
