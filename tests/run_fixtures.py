@@ -44,7 +44,7 @@ def make_items(store: ImageStore, n_cases: int) -> tuple[list[Case], list[Item]]
         diagnosis = DIAGNOSES[(c // 2) % 4]
         cases.append(Case(case_id=cid, image=ref.path, image_sha256=ref.sha256, width=W, height=H,
                           modality=modality, source="test", license="CC0", patient_id=f"p{c}", split=split,
-                          diagnosis=diagnosis))
+                          diagnosis=diagnosis, meta={"findings_complete": True}))  # its labels are all the case has
         img = {"case_id": cid, "image": ref.path, "image_sha256": ref.sha256, "split": split}
         chain = f"chain-{cid}"
         answer_letter = "ABCD"[c % 4]

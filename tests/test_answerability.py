@@ -22,7 +22,7 @@ from medr2.images import ImageStore
 from medr2.records import Case, Item, letter_index
 from medr2.tasks import TASKS, LabelPools, draft_case, vocab
 from medr2.tasks.common import COUNT_LABELS
-from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, unmet
+from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, states_absent, unmet
 from tests import dataset_fixtures as F
 from tests.build_fixtures import Spec, make_case
 
@@ -86,21 +86,24 @@ def claims(it: Item, case: Case, findings: set[str], structures: set[str]) -> se
             and ("how many" in q or "count" in q or "number" in q):
         out.add("structures" if it.stage == 2 else "findings")
     if it.form == "yesno":
+        named = None if "diagnosis" in q else _named_finding(it.question, case, findings)  # a finding, not a dx
         if "mirrored" in q or "standard orientation" in q:
             out.add("lateralising")
-        elif it.answer == "no" and _mentions(it.question, findings) and not _mentions(it.question, structures):
-            out.add("findings")
+        elif it.answer == "no" and named and not _mentions(it.question, structures):
+            out.add(f"absent:{named}")  # a finding keyed absent: the truth must state it (states_absent)
         elif it.answer == "no" and (" visible" in q or "see the" in q or "include the" in q):
             out.add("structures")
-        normal_claim = bool(re.search(r"\bnormal\b|free of any", q))
+        if named and "free of any" in q and it.answer == "yes":
+            out.add(f"absent:{named}")
+        normal_claim = bool(re.search(r"\bnormal\b", q)) or ("free of any" in q and not named)
         abnormal_claim = bool(re.search(r"\babnormal\b", q)) and not normal_claim
         if (normal_claim and it.answer == "yes") or (abnormal_claim and it.answer == "no"):
             out.add("findings")  # the image keyed normal
     if it.form in ("mcq", "multi") and it.options:
         right = {it.options[letter_index(x)] for x in it.answer.split(",")} if it.answer else set()
         wrong = [o for o in it.options if o not in right]
-        if any(vocab.norm(o) in findings for o in wrong) and "marked" not in q and "outlined" not in q:
-            out.add("findings")  # a finding label keyed absent ("which finding is present")
+        if "marked" not in q and "outlined" not in q:  # finding labels keyed absent ("which finding is present")
+            out.update(f"absent:{o}" for o in wrong if vocab.norm(o) in findings)
         if any(vocab.is_normal(str(a)) for a in right):
             out.add("findings")  # "no abnormality" keyed
         if "the lesion" in q and ("benign" in q or "malignant" in q):
@@ -108,7 +111,18 @@ def claims(it: Item, case: Case, findings: set[str], structures: set[str]) -> se
     return out
 
 
+def _named_finding(question: str, case: Case, findings: set[str]) -> str | None:
+    """The finding label a yes/no question names (a finding label of the bench or one the case states absent; the
+    longest written in it), or None."""
+    low = question.lower()
+    labels = {m.group(1) if (m := re.fullmatch(r"<[^:>]+:(.+)>", k)) else k for k in findings} | set(case.absent)
+    hits = [lab for lab in labels if len(lab) > 2 and re.search(rf"\b{re.escape(lab.lower())}\b", low)]
+    return max(hits, key=len) if hits else None
+
+
 def _backed(claim: str, case: Case) -> bool:
+    if claim.startswith("absent:"):  # a finding keyed absent: stated absent by the case's truth
+        return states_absent(case, claim.split(":", 1)[1])
     if claim == "lateralising":
         return case.meta.get("lateralising") is True
     if claim == "one_lesion":
@@ -152,7 +166,7 @@ def test_sample_states_what_it_knows(sample_bench: Bench) -> None:
     for key in ("cr-chest", "ct-head", "mr-liver", "cxr-pneumonia"):
         assert by_bg.get(key, {False}) == {False}, key
     skipped = sample_bench.manifest["skipped"]
-    assert skipped["s3.absent_finding"].get(REQUIREMENTS["findings_complete"].reason)
+    assert skipped["s3.absent_finding"].get(REQUIREMENTS["absence_stated"].reason)
     assert skipped["s1.orientation"].get(REQUIREMENTS["lateralising"].reason)
     assert any(it.task == "s3.absent_finding" for it in sample_bench.items)
 
@@ -185,6 +199,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
     abnormal = bool(case.findings) or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis))
     backing = {  # each requirement, restated from what the case declares
         "findings_complete": "findings_complete" in declared,
+        "absence_stated": "findings_complete" in declared or bool(case.absent),
         "structures_complete": "structures_complete" in declared,
         "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
         "normality_known": abnormal or "findings_complete" in declared,

@@ -19,7 +19,7 @@ from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import load_perturbations
 from medr2.perturb.visual import OtherCaseSameModality, removal_region, tissue_mask
 from medr2.records import Item, letter_index
-from medr2.tasks.common import abnormal_state
+from medr2.tasks.contract import abnormal_state
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import Fixture, build_fixture  # noqa: E402

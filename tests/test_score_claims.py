@@ -141,9 +141,9 @@ def test_error_classes_found_on_the_second_heldout_set() -> None:
 
 CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],
        "findings": [{"label": "pleural effusion", "attributes": {"laterality": "left", "size_mm": 40}}],
-       "diagnosis": "pleural effusion", "severity": "moderate"}
+       "diagnosis": "pleural effusion", "severity": "moderate", "meta": {"findings_complete": True}}
 NORMAL_MRI = {"modality": "MRI", "plane": "axial", "sequence": "FLAIR", "body_region": "head", "findings": [],
-              "diagnosis": "normal"}
+              "diagnosis": "normal", "meta": {"findings_complete": True}}
 
 
 def _verdicts(text: str, case: dict[str, Any]) -> list[tuple[str, str, str]]:

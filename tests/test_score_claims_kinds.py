@@ -81,7 +81,7 @@ def test_a_region_called_normal_where_a_finding_lies_is_contradicted(drawn: tupl
     case = {"modality": "X-ray", "findings": [{"label": finding, "attributes": {}}]}
     region = _normal(check_text(text, case))
     assert region and all(c.verdict == "contradicted" and c.note == "missed_finding" for c in region), (text, region)
-    normal = {"modality": "X-ray", "findings": [], "diagnosis": "normal"}
+    normal = {"modality": "X-ray", "findings": [], "diagnosis": "normal", "meta": {"findings_complete": True}}
     assert all(c.verdict == "supported" for c in _normal(check_text(text, normal))), text
 
 
@@ -110,7 +110,8 @@ def test_a_normal_impression_field_is_a_normal_study(field: str, word: str) -> N
     text = f"{field.rstrip(':*')}: {word}" if not field.startswith("**") else f"{field} {word}"
     abnormal = {"modality": "MRI", "findings": [{"label": "mass", "attributes": {}}], "diagnosis": "meningioma"}
     assert [c.verdict for c in _normal(check_text(text, abnormal))] == ["contradicted"], text
-    assert [c.verdict for c in _normal(check_text(text, {"findings": [], "diagnosis": "normal"}))] == ["supported"]
+    normal = {"findings": [], "diagnosis": "normal", "meta": {"findings_complete": True}}
+    assert [c.verdict for c in _normal(check_text(text, normal))] == ["supported"]
 
 
 # ---------------------------------------------------------------------------------------------- descriptors

@@ -17,7 +17,8 @@ import medr2.vocab as V
 from medr2.score.claims import _REGION_WORDS, Claim, check_text
 
 SETTINGS = settings(deadline=None, max_examples=80)
-NORMAL_CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal"}
+NORMAL_CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal",
+              "meta": {"findings_complete": True}}
 
 
 def _of(claims: list[Claim], kind: str) -> list[Claim]:

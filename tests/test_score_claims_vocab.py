@@ -115,7 +115,8 @@ def test_laterality_anywhere_in_the_clause(truth: str, said: str, template: str)
                         "Questionable {x} at the apex.")),
        st.sampled_from(("pneumothorax", "nodule", "pleural effusion", "consolidation")))
 def test_hedged_hallucinations_are_counted(template: str, finding: str) -> None:
-    normal = {"modality": "X-ray", "body_region": "chest", "diagnosis": "normal", "findings": []}
+    normal = {"modality": "X-ray", "body_region": "chest", "diagnosis": "normal", "findings": [],
+              "meta": {"findings_complete": True}}
     text = template.format(x=finding)
     claims = check_text(text, normal)
     hedged = [c for c in claims if c.note == HEDGED_HALLUCINATION]

@@ -24,6 +24,7 @@ from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource
+from medr2.tasks.contract import states_absent
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import realize_all
 
@@ -171,6 +172,9 @@ def test_rsna_pneumonia(tmp_path: Path) -> None:
     assert c.meta["findings_complete"] is True and c.meta["sex"] == "F"
     nn = by["00322d4d-1c29-4943-afc9-b6754be640eb"]
     assert nn.diagnosis == "not normal, no lung opacity" and nn.meta["findings_complete"] is False
+    # the class states lung opacity and pneumonia absent on an incomplete list; other findings stay unknown
+    assert nn.absent == ["lung opacity", "pneumonia"] and c.absent == []
+    assert states_absent(nn, "consolidation") and not states_absent(nn, "pleural effusion")
     assert by["00313ee0-9eaa-42f4-b0ab-c148ed3241cd"].diagnosis == "normal"
     assert {"s3.lesion_box", "s3.count", "s3.abnormal", "s4.diagnosis", "s1.plane"} <= tasks
     _patients_in_one_split(cases)
@@ -193,6 +197,9 @@ def test_vindr_cxr_fuses_rater_boxes(tmp_path: Path) -> None:
     assert by["g7h8"].split == "test" and by["g7h8"].findings[0].box == (20, 40, 50, 58)
     assert by["g7h8"].meta["box_fusion"] == "consensus"
     assert {"s3.lesion_box", "s3.count", "s3.absent_finding", "s4.multilabel", "s3.abnormal"} <= tasks
+    # a global label every rater marked 0 is stated absent; one a rater set (e5f6's tuberculosis) is not
+    assert a.absent == ["copd", "pneumonia", "tuberculosis"]
+    assert by["e5f6"].absent == ["copd", "lung tumor", "pneumonia"]
 
 
 def test_vindr_image_level_only_and_plane_pa(tmp_path: Path) -> None:
@@ -209,7 +216,12 @@ def test_vindr_image_level_only_and_plane_pa(tmp_path: Path) -> None:
     assert all(c.meta["findings_complete"] for i, c in by.items() if i != "k1l2")
     notes = b.manifest["build"]["source_report"]["notes"]
     assert notes == {"images only in image_labels_train.csv (no box row: finding list marked incomplete)": 1}
-    assert not any(i.case_id == k.case_id and i.task in ("s3.count", "s3.absent_finding") for i in b.items)
+    assert not any(i.case_id == k.case_id and i.task == "s3.count" for i in b.items)
+    # its global labels every rater marked 0 are stated absent: the presence question's "no" names one of them
+    assert k.absent == ["lung tumor", "pneumonia", "tuberculosis"]
+    noes = [i for i in b.items if i.case_id == k.case_id and i.task == "s3.absent_finding" and i.answer == "no"
+            and i.variant == "clean"]
+    assert noes and all(any(a in i.question.lower() for a in k.absent) for i in noes)
 
 
 def _box(draw: st.DrawFn) -> tuple[float, float, float, float]:
@@ -400,6 +412,10 @@ def test_isic_2018(tmp_path: Path) -> None:
     assert by["ISIC_0024306"].malignancy == "benign" and by["ISIC_0024306"].patient_id == "HAM_0000118"
     assert by["ISIC_0024306"].patient_id == by["ISIC_0024307"].patient_id  # one lesion -> one group
     assert by["ISIC_0024310"].malignancy is None  # AKIEC: precancerous, not forced into benign/malignant
+    # a one-hot row states its other classes absent; a mask-only record states nothing
+    mel = by["ISIC_0024308"]
+    assert "melanocytic nevus" in mel.absent and "melanoma" not in mel.absent and len(mel.absent) == 6
+    assert by["ISIC_0000000"].absent == []
     seg = by["ISIC_0000000"]
     assert seg.findings[0].label == "skin lesion" and seg.findings[0].box == (10, 8, 38, 30)
     assert all(c.modality == "dermoscopy" for c in cases)
@@ -522,7 +538,7 @@ def test_iu_xray(tmp_path: Path) -> None:
 def test_iu_xray_index_terms_are_not_diagnoses(tmp_path: Path) -> None:
     """IU X-ray's MeSH "Problems" are index terms: "No Indexing", anatomy and technical notes are left out
     with a counted reason, so a normal study is never "abnormal: yes" (the Kaggle copy's terms)."""
-    from medr2.tasks.common import abnormal_state
+    from medr2.tasks.contract import abnormal_state
 
     F.make_iu_index_terms(tmp_path / "iu")
     out = tmp_path / "bench"

@@ -59,6 +59,21 @@ def test_folder_label_table_and_quarantine(tmp_path: Path) -> None:
     assert "escapes" in reasons["../outside.png"][1]
     assert reasons["d.png"][0] == "pixel_spacing_mm"
     assert src.plan(0, 2) == src.plan(0, 2) and len(src.plan(0, 2)) == 2
+    assert c.absent == []  # no absent column: nothing stated absent
+
+
+def test_folder_label_table_absent_column(tmp_path: Path) -> None:
+    """A label table's ``absent`` column (``;``-separated, parsed as ``mimics`` is) states negative labels."""
+    data = tmp_path / "data"
+    write_png(data / "a.png", gradient(30, 40))
+    write_png(data / "b.png", gradient(30, 40, 1))
+    (data / "labels.csv").write_text("image,modality,diagnosis,mimics,absent\n"
+                                     "a.png,X-ray,pneumonia,tuberculosis,pleural effusion; pneumothorax \n"
+                                     "b.png,X-ray,pneumonia,,\n")
+    cases, errors = realize_all(get_source(f"folder:{data}"), tmp_path / "bench")
+    by = {c.meta["file"]: c for c in cases}
+    assert not errors and by["a.png"].absent == ["pleural effusion", "pneumothorax"] and by["b.png"].absent == []
+    assert by["a.png"].mimics == ["tuberculosis"]
 
 
 def test_folder_reader_level_errors(tmp_path: Path) -> None:

@@ -125,6 +125,12 @@ class Case(_Frozen):
     severity: str | None = None
     malignancy: str | None = None  # benign / malignant
     mimics: list[str] = Field(default_factory=list)
+    # finding/diagnosis labels the source states absent (negative labels: "No Lung Opacity" of RSNA, a label every
+    # reader marked 0, a finding a report negates, the other classes of a one-hot diagnosis); a complete finding
+    # list (``meta["findings_complete"]``) states every label it does not list absent as well. What a case's truth
+    # says is absent is read only through :func:`medr2.tasks.contract.states_absent`, never inferred from a label
+    # being unlisted
+    absent: list[str] = Field(default_factory=list)
     report: str | None = None
     source: str
     license: str

@@ -5,7 +5,8 @@ ground truth makes false (the gold ``contradicted`` claims). Regenerate with
 
 Labelling rule: a span is contradicted when the rationale states it about *this* image (plainly or with a
 strong hedge such as "likely", "consistent with") and the case's fields make it false (the findings listed
-are all the case has: a finding not listed is absent); weak hedges
+are all the case has: a finding not listed is absent, which each case's truth states with
+``meta.findings_complete``, set once below for every case of CASES); weak hedges
 ("possible", "cannot exclude"), restated questions, options being weighed and textbook knowledge are not
 statements about the image and are never marked.
 """
@@ -62,6 +63,10 @@ CASES: dict[str, dict] = {
                                     {"label": "nodule", "attributes": {"laterality": "left", "size_mm": 8}}],
                        "diagnosis": None},
 }
+# the rule the sets were labelled under ("a finding not listed is absent"), stated in each case's truth: the checker
+# infers no absence from an unlisted finding (medr2.tasks.contract.states_absent)
+for _case in CASES.values():
+    _case["meta"] = {"findings_complete": True}
 
 # (case, style, text)
 ENTRIES: list[tuple[str, str, str]] = [

@@ -361,24 +361,30 @@ class _RationaleBaseline(BaselineAdapter):
 @register_baseline("grounded")
 class GroundedRationaleBaseline(_RationaleBaseline):
     """Right answers with a rationale that states only what the case has: its modality, then each finding (and
-    a non-normal diagnosis) as present, or "no abnormality" for a normal case. Every claim is supported."""
+    a non-normal diagnosis) as present, or "no abnormality" for a case known normal
+    (:func:`medr2.tasks.contract.abnormal_state`; nothing of an unlisted finding on an incomplete list). Every
+    claim is supported."""
 
     name = "grounded"
 
     def rationale(self, item: Item) -> str:
         from medr2.tasks import vocab
+        from medr2.tasks.contract import abnormal_state
 
         case = self.case(item)
         lines = [f"Modality: {case.modality}."]
         positives = _case_positives(case)
-        lines += [f"There is {vocab.indefinite(p)}." for p in positives] or ["There is no abnormality."]
+        lines += [f"There is {vocab.indefinite(p)}." for p in positives]
+        if abnormal_state(case) is False:
+            lines.append("There is no abnormality.")
         return "\n".join(lines)
 
 
 @register_baseline("ungrounded")
 class UngroundedRationaleBaseline(_RationaleBaseline):
-    """Right answers for the wrong reasons: the rationale names another modality, asserts a finding the case does
-    not have (one of the built-in findings, which the bench offers as absent), denies every finding (and
+    """Right answers for the wrong reasons: the rationale names another modality, asserts a finding the case's
+    truth states absent (the first built-in finding :func:`medr2.tasks.contract.states_absent` allows; none where
+    the truth states none absent), denies every finding (and
     non-normal diagnosis) the case has and, where a variant offers a lure, asserts the lure's option text as a
     fact. Every claim is contradicted."""
 
@@ -386,14 +392,14 @@ class UngroundedRationaleBaseline(_RationaleBaseline):
 
     def rationale(self, item: Item) -> str:
         from medr2.tasks import vocab
+        from medr2.tasks.contract import states_absent
 
         case = self.case(item)
         wrong = next(m for m in _RATIONALE_MODALITIES if not vocab.same(vocab.canonical_modality(case.modality)
                                                                           or case.modality, m))
         positives = _case_positives(case)
-        words = {w for p in positives for w in vocab.norm(p).split()}
-        absent = next(f for f in vocab.BUILTIN["finding"] if not set(vocab.norm(f).split()) & words)
-        lines = [f"Modality: {wrong}.", f"There is {vocab.indefinite(absent)}."]
+        absent = next((f for f in vocab.BUILTIN["finding"] if states_absent(case, f)), None)
+        lines = [f"Modality: {wrong}."] + ([f"There is {vocab.indefinite(absent)}."] if absent else [])
         lines += [f"There is no {p}." for p in positives]
         if item.lure and item.form == "mcq" and item.options:  # adopts the false premise a variant offers
             fact = item.options[letter_index(item.lure)]

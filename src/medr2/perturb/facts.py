@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
-from medr2.tasks.common import abnormal_state
+from medr2.tasks.contract import abnormal_state
 
 
 def _finding(case: Case) -> str | None:
@@ -214,9 +214,13 @@ class FactPools:
         return sorted(v for v in cands if not any(norm(v) == norm(t) or conflicts(v, t) for t in true))
 
     def absent_labels(self, case: Case) -> list[str]:
+        """Finding labels of the case's modality its truth states absent (T1's false "Is there X?"): never one
+        merely unlisted on an incomplete list (:func:`medr2.tasks.contract.states_absent`)."""
+        from medr2.tasks.contract import states_absent
+
         present = {norm(f.label) for f in case.findings}
         pool = self.labels.get(case.modality) or set()
-        return sorted(v for v in pool if norm(v) not in present)
+        return sorted(v for v in pool if norm(v) not in present and states_absent(case, v))
 
     def absent_structures(self, case: Case) -> list[str]:
         present = {norm(s.name) for s in case.structures}

@@ -25,7 +25,7 @@ from medr2.perturb.inpaint import inpaint
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
-from medr2.tasks.common import abnormal_state
+from medr2.tasks.contract import abnormal_state
 from medr2.tasks.vocab import in_scale_order, ordinal_options
 
 NO_FINDING_OPTION = "No finding (normal tissue)"

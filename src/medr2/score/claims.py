@@ -17,10 +17,12 @@ Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model 
   about this image (restating the question or options, planning "let me check", textbook statements
   "typically", conditionals "if", "would") make a mention ``unverifiable``; strong hedges ("likely",
   "consistent with", "考虑") still assert (``hedged=True``);
-* a finding the case does not have is contradicted (*hallucinated finding*) only where the bench itself
-  treats it as absent: the case is normal, or the label is in the bench's distractor vocabulary for the
-  case's modality and region (what the finding questions offer as wrong answers); an organ that is not
-  annotated is never "absent" (only one of another body part is contradicted).
+* a finding the case does not have is contradicted (*hallucinated finding*), and its denial supported, only
+  where the case's truth states it absent (:func:`medr2.tasks.contract.states_absent`, the rule the tasks' "no"
+  answers use): a negative label of the source (``Case.absent``) or a concept it is a sub-type of, a complete
+  finding list (``meta.findings_complete``) that does not list it, or a finding that lies only in another body
+  part; a finding merely unlisted on an incomplete list is ``unverifiable``; "normal" needs a complete list; an
+  organ that is not annotated is never "absent" (only one of another body part is contradicted).
 
 An optional judge (``medr2 score --judge SPEC --judge-claims``; ``medr2.score.scorer._judge_claims``) decides the
 claims the rules leave ``unverifiable`` (asserted ones only); its share is reported in ``metrics.json`` ``claims``.
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from medr2 import vocab as clinical
-from medr2.tasks import vocab
+from medr2.tasks import contract, vocab
 
 ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
 CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
@@ -86,6 +88,8 @@ class Truth:
     diagnosis: str | None = None
     severity: str | None = None
     mimics: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()  # the labels the source states absent (Case.absent)
+    findings_complete: bool = False  # the source declares every finding labelled (Case.meta["findings_complete"])
 
     @classmethod
     def of(cls, case: Any) -> Truth:
@@ -103,20 +107,34 @@ class Truth:
                 findings.append({"label": f["label"], "attributes": dict(f.get("attributes") or {})})
             else:
                 findings.append({"label": f.label, "attributes": dict(f.attributes)})
+        meta = get("meta") or {}
         return cls(modality=get("modality"), plane=get("plane"), sequence=get("sequence"),
                    body_region=get("body_region"), structures=structures, findings=tuple(findings),
-                   diagnosis=get("diagnosis"), severity=get("severity"), mimics=tuple(get("mimics") or ()))
+                   diagnosis=get("diagnosis"), severity=get("severity"), mimics=tuple(get("mimics") or ()),
+                   absent=tuple(str(a) for a in get("absent") or ()),
+                   findings_complete=isinstance(meta, Mapping) and meta.get("findings_complete") is True)
 
     @property
     def positives(self) -> list[str]:
-        out = [str(f["label"]) for f in self.findings]
-        if self.diagnosis and not vocab.is_normal(self.diagnosis):
-            out.append(self.diagnosis)
-        return out
+        return list(self.stated.positives)
+
+    @functools.cached_property
+    def stated(self) -> contract.Stated:
+        """What the truth states about presence, read by the one rule of absence
+        (:func:`medr2.tasks.contract.states_absent`) and of normal (:func:`medr2.tasks.contract.abnormal_state`)."""
+        labels = [str(f["label"]) for f in self.findings] + ([self.diagnosis] if self.diagnosis else [])
+        return contract.Stated(positives=contract.positives(labels), absent=self.absent,
+                               complete=self.findings_complete, modality=self.modality, body_region=self.body_region)
+
+    @property
+    def abnormal(self) -> bool | None:
+        """Abnormal (a label present), normal (complete labels, none present) or None: unknown."""
+        return contract.abnormal_state(self.stated)
 
     @property
     def is_normal(self) -> bool:
-        return not self.findings and (self.diagnosis is None or vocab.is_normal(self.diagnosis))
+        """Known normal: complete finding labels, none of them present (no finding on an incomplete list is not)."""
+        return self.abnormal is False
 
 
 # --------------------------------------------------------------------------- lexicon
@@ -797,36 +815,6 @@ def _matches(value: str, label: str) -> bool:
     return bool(wa) and bool(wb) and (wa <= wb or wb <= wa)
 
 
-def _known_absent_vocab(truth: Truth) -> frozenset[str]:
-    """Finding/diagnosis labels the bench treats as absent when the case does not list them (its distractors)."""
-    return _absent_vocab(truth.modality, _region(truth.body_region))
-
-
-@functools.lru_cache(maxsize=256)
-def _absent_vocab(modality: str | None, region: str | None) -> frozenset[str]:
-    out = {_fold(x) for x in vocab.BUILTIN["finding"]} | {_fold(x) for x in vocab.BUILTIN["diagnosis"]}
-    for key in ("finding", "diagnosis"):
-        out |= {_fold(x) for x in vocab.builtin_for_region(key, modality, region)}
-    return frozenset(out)
-
-
-def _absent(value: str, truth: Truth) -> bool:
-    """Whether the bench treats ``value`` as absent from the case: it, or a concept it is a sub-type of, is in the
-    case's distractor vocabulary (a "peritumoural oedema" is absent where "oedema" is)."""
-    vocab_now = clinical.vocabulary()
-    if any(vocab_now.co_occur(value, p) for p in truth.positives):
-        return False  # never offered as a wrong answer beside what the case has ("collapse" of a pneumothorax)
-    absent = _known_absent_vocab(truth)
-    if _fold(value) in absent:
-        return True
-    c = _concept(value)
-    if c is None:
-        return False
-    # an absent parent makes its sub-types absent, unless the case has it ("effusion" where a pleural one is)
-    return any((a := vocab_now.get(cid)) is not None and _fold(a.label) in absent
-               and not any(_matches(a.label, p) for p in truth.positives) for cid in vocab_now.ancestors(c.label))
-
-
 def _region(raw: str | None) -> str | None:
     if not raw:
         return None
@@ -907,26 +895,23 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
         if not denied and zone and organ_zone and zone != organ_zone:
             return "contradicted", "organ of another body part"
         return "unverifiable", "organ not annotated" if not denied else "organ denial not decided"
-    if kind == "normal":
-        if truth.is_normal:
-            return ("contradicted" if denied else "supported"), ""
-        return ("supported" if denied else "contradicted"), "" if denied else "missed_finding"
-    if kind == "generic":
-        present = bool(truth.positives)
-        if present == (not denied):
+    if kind in ("normal", "generic"):  # "normal study" / "an abnormality": the one definition of normal
+        abnormal = truth.abnormal
+        if abnormal is None:
+            return "unverifiable", "normal state unknown"
+        said_abnormal = denied if kind == "normal" else not denied
+        if said_abnormal == abnormal:
             return "supported", ""
-        if truth.is_normal or present:
-            return "contradicted", "missed_finding" if denied else "hallucinated_finding"
-        return "unverifiable", ""
-    # finding / diagnosis
+        return "contradicted", "hallucinated_finding" if said_abnormal else "missed_finding"
+    # finding / diagnosis: absent only where the truth states it (medr2.tasks.contract.states_absent)
     present = any(_matches(value, p) for p in truth.positives)
     if present:
         return ("contradicted", "missed_finding") if denied else ("supported", "")
+    absent = contract.states_absent(truth.stated, value)
     if denied:
-        return "supported", ""
+        return ("supported", "") if absent else ("unverifiable", "absence not stated")
     mimic = any(_matches(value, m) for m in truth.mimics)
-    if mimic or truth.is_normal or _absent(value, truth) or (
-            kind == "diagnosis" and truth.diagnosis and value in _DIAGNOSIS_TERMS):
+    if mimic or absent:
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
 
@@ -1423,6 +1408,8 @@ def _decide_region(region: str, side: str | None, truth: Truth) -> tuple[ClaimVe
     r = clinical.concept_of(region, ("organ", "body_region"))
     if r is None:
         return "unverifiable", "region unknown"
+    if truth.abnormal is None:
+        return "unverifiable", "normal state unknown"
     if truth.is_normal:
         return "supported", ""
     if r.kind == "body_region" and truth.body_region and side is None and (
@@ -1443,6 +1430,8 @@ def _decide_region(region: str, side: str | None, truth: Truth) -> tuple[ClaimVe
         if side is None or finding_side in (side, "bilateral"):
             return "contradicted", "missed_finding"
         unknown = unknown or not finding_side
+    if not truth.findings_complete:  # an unlisted finding may lie in it
+        return "unverifiable", "region not decidable"
     return ("unverifiable", "region not decidable") if unknown else ("supported", "")
 
 

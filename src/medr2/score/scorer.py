@@ -877,11 +877,12 @@ class _Audit:
 
 
 def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
-    """The case fields the claim checker reads, by case id (``cases.parquet``, JSON columns decoded)."""
+    """The case fields the claim checker reads, by case id (``cases.parquet``, JSON columns decoded; of ``meta``
+    only ``findings_complete``; a bench written before ``absent`` reads as stating nothing absent)."""
     from medr2.bench.format import CASES_FILE, read_parquet
 
     wanted = ("case_id", "modality", "plane", "sequence", "body_region", "structures", "findings", "diagnosis",
-              "severity", "mimics")
+              "severity", "mimics", "absent", "meta")
     path = bench_root / CASES_FILE
     try:
         table = read_parquet(path)
@@ -890,9 +891,11 @@ def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
     cols = [c for c in wanted if c in table.column_names]
     out: dict[str, dict[str, Any]] = {}
     for row in table.select(cols).to_pylist():
-        for key in ("structures", "findings", "mimics"):
+        for key in ("structures", "findings", "mimics", "absent", "meta"):
             if isinstance(row.get(key), str):
                 row[key] = jsonsafe.loads(row[key], file=str(path), record=str(row["case_id"]), field=key)
+        meta = row.get("meta")
+        row["meta"] = {"findings_complete": meta.get("findings_complete")} if isinstance(meta, dict) else {}
         out[str(row["case_id"])] = row
     return out
 

@@ -118,7 +118,8 @@ def json_text(value: Any) -> str:
 # Case fields a label table may set, with their parser
 _STR_FIELDS = ("modality", "plane", "sequence", "body_region", "quality", "artefact", "diagnosis", "severity",
                "malignancy", "report", "patient_id", "split")
-LABEL_FIELDS: tuple[str, ...] = (*_STR_FIELDS, "pixel_spacing_mm", "flipped", "artefact_severity", "mimics",
+LIST_FIELDS = ("mimics", "absent")  # label lists: a JSON list, or one ``;``-separated text in a label table
+LABEL_FIELDS: tuple[str, ...] = (*_STR_FIELDS, "pixel_spacing_mm", "flipped", "artefact_severity", *LIST_FIELDS,
                                  "findings", "structures")
 _TRUE = {"1", "true", "yes", "y", "t"}
 _FALSE = {"0", "false", "no", "n", "f"}
@@ -297,7 +298,7 @@ def parse_label_value(name: str, value: Any, *, file: str | None, record: str | 
         return _integer(value, where)
     if name == "flipped":
         return _boolean(value, where)
-    if name == "mimics":
+    if name in LIST_FIELDS:
         if isinstance(value, list):
             return [str(v) for v in value]
         return [s.strip() for s in str(value).split(";") if s.strip()]
@@ -573,9 +574,10 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
               structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
               meta: Mapping[str, Any] | None = None) -> Case:
     """Build and validate a Case: defaults from the mapping, then the record's own fields. Every label (finding
-    labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics) is cleaned here (:func:`medr2.vocab.clean_label`:
-    NFKC, invisible characters, white space), the one place every reader's cases pass; structure names and finding
-    locations are worded as a radiologist signs them (:func:`structure_words`, :func:`located`)."""
+    labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics, absent labels) is cleaned here
+    (:func:`medr2.vocab.clean_label`: NFKC, invisible characters, white space), the one place every reader's cases
+    pass; structure names and finding locations are worded as a radiologist signs them (:func:`structure_words`,
+    :func:`located`)."""
     mfile = str(dr.mapping_file) if dr.mapping_file else None
     merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
     merged = {k: v for k, v in merged.items() if v is not None}
@@ -586,8 +588,9 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
     findings = [f.model_copy(update={"label": clean_label(f.label), "attributes": located(f.attributes, extra_meta)})
                 for f in (*findings, *merged.pop("findings", []))]
     merged.update({k: clean_label(v) for k, v in merged.items() if k in LABEL_TEXT_FIELDS and isinstance(v, str)})
-    if isinstance(merged.get("mimics"), list):
-        merged["mimics"] = [clean_label(m) if isinstance(m, str) else m for m in merged["mimics"]]
+    for name in LIST_FIELDS:
+        if isinstance(merged.get(name), list):
+            merged[name] = [clean_label(m) if isinstance(m, str) else m for m in merged[name]]
     _no_empty_label(structures, findings, merged, file=file, record=key)
     if not merged.get("modality"):
         raise BadInput("modality is missing: give it in the labels or as defaults.modality in medr2.json",

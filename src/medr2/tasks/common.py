@@ -7,7 +7,6 @@ from typing import Any
 
 from medr2.records import Box, Case, Finding, Structure
 from medr2.tasks import vocab
-from medr2.tasks.contract import labels_complete
 from medr2.tasks.spec import Draft, Skip, TaskContext, TaskSpec
 
 COUNT_LABELS = vocab.COUNT_LABELS
@@ -98,17 +97,6 @@ def unique_findings(case: Case) -> list[Finding]:
 
 def pick(ctx: TaskContext, seq: list[Any]) -> Any:
     return seq[int(ctx.rng.integers(len(seq)))]
-
-
-def abnormal_state(case: Case) -> bool | None:
-    """Whether the image is abnormal: a finding or a diagnosis other than normal says yes; finding labels the
-    source declares complete (:func:`medr2.tasks.contract.labels_complete`), none of them present, say no;
-    otherwise unknown (the ``normality_known`` requirement)."""
-    if case.findings:
-        return True
-    if case.diagnosis is not None and not vocab.is_normal(case.diagnosis):
-        return True
-    return False if labels_complete(case, "findings") else None
 
 
 def needs(value: Any, what: str) -> Any:

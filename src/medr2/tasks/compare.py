@@ -9,7 +9,7 @@ from medr2.records import Case, Finding, ImageRef
 from medr2.tasks import vocab
 from medr2.tasks.common import mcq, pick, spec_of, yes_no_pair
 from medr2.tasks.companions import Linked, Resolved, image_ref
-from medr2.tasks.contract import labels_complete
+from medr2.tasks.contract import labels_complete, states_absent
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 # the answers of s3.change, in the order shown when no letter balancing applies
@@ -65,15 +65,16 @@ def _names(*cases: Case) -> dict[str, str]:
 
 def finding_change(prior: Case, current: Case, label: str) -> str:
     """The change of one finding label from a prior to a current study: one of :data:`CHANGES`, read from both
-    studies' labels (:func:`study_labels`). Its absence from a study counts only where the source declares that
-    study's finding labels complete; raises :class:`Skip` where the labels do not decide it (absence not known,
-    several findings of the label, a size unknown, smaller, or a change too small to call)."""
+    studies' labels (:func:`study_labels`). Its absence from a study counts only where that study's truth states it
+    absent (:func:`medr2.tasks.contract.states_absent`: a negative label, or complete finding labels); raises
+    :class:`Skip` where the labels do not decide it (absence not known, several findings of the label, a size
+    unknown, smaller, or a change too small to call)."""
     key = vocab.norm(label)
     before, now = study_labels(prior).get(key, []), study_labels(current).get(key, [])
-    if not before and not labels_complete(prior, "findings"):
-        raise Skip("not labelled on the prior study, whose finding labels are not declared complete")
-    if not now and not labels_complete(current, "findings"):
-        raise Skip("not labelled on the current study, whose finding labels are not declared complete")
+    if not before and not states_absent(prior, label):
+        raise Skip("not labelled on the prior study, which does not state it absent")
+    if not now and not states_absent(current, label):
+        raise Skip("not labelled on the current study, which does not state it absent")
     if not before and not now:
         raise Skip("finding absent from both studies")
     if len(before) > 1 or len(now) > 1:
@@ -220,7 +221,8 @@ def two_view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip("no finding seen on the other view only")
     x = pick(ctx, only_there)
     seen = [f.label for f in (*case.findings, *other.case.findings)]
-    absent = ctx.pools.distractors("finding", case, seen, 1, ctx.rng)[0]  # same modality and region
+    # same modality and region, stated absent from both views
+    absent = ctx.pools.distractors("finding", case, seen, 1, ctx.rng, absent_from=(case, other.case))[0]
     drafts = yes_no_pair(spec_of("s3.two_view_finding"), ctx, {"x": vocab.indefinite(x)},
                          {"x": vocab.indefinite(absent)}, pair_key="two_view")
     for d in drafts:

@@ -19,10 +19,12 @@ unknown, and unknown is not complete.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from medr2 import vocab as clinical
 from medr2.records import Case
 from medr2.registry import Registry
 from medr2.tasks import vocab
@@ -63,12 +65,130 @@ def labels_complete(case: Case, kind: str) -> bool:
     return case.meta.get(f"{kind}_complete") is True
 
 
-def normality_known(case: Case) -> bool:
-    """Whether the case's normal/abnormal state is known: a finding or an abnormal diagnosis says abnormal; a
-    normal (or no) diagnosis is a claim of absence and needs the finding labels complete."""
-    if case.findings or (case.diagnosis is not None and not vocab.is_normal(case.diagnosis)):
+@dataclass(frozen=True)
+class Stated:
+    """What a case's truth states about presence, the one input of :func:`states_absent` and
+    :func:`abnormal_state` (built from a :class:`~medr2.records.Case` by :meth:`of`; the claim checker builds it
+    from its own ``Truth``): the labels present (findings, image-level labels, a diagnosis other than normal), the
+    labels the source states absent (``Case.absent``), whether the finding labels are complete
+    (``meta["findings_complete"]``) and where the image is (modality, body region)."""
+
+    positives: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    complete: bool = False
+    modality: str | None = None
+    body_region: str | None = None
+
+    @classmethod
+    def of(cls, case: Case | Stated) -> Stated:
+        if isinstance(case, Stated):
+            return case
+        raw = case.meta.get("image_labels")
+        image_labels = [x for x in (raw if isinstance(raw, list) else []) if isinstance(x, str) and x.strip()]
+        return cls(positives=positives(f.label for f in case.findings) + positives(image_labels)
+                   + positives([case.diagnosis] if case.diagnosis else []),
+                   absent=tuple(case.absent), complete=labels_complete(case, "findings"),
+                   modality=case.modality, body_region=case.body_region)
+
+
+def positives(labels: Iterable[str]) -> tuple[str, ...]:
+    """The labels of ``labels`` that say something is present (a normal label, "No Finding", says nothing is)."""
+    return tuple(str(x) for x in labels if not vocab.is_normal(x) and vocab.norm(x) != vocab.norm("no finding"))
+
+
+def _words(label: str) -> tuple[str, ...]:
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w
+                 for w in re.sub(r"[\s_\-/]+", " ", str(label).lower()).split())
+
+
+def _inside(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return bool(a) and any(b[i:i + len(a)] == a for i in range(len(b) - len(a) + 1))
+
+
+def compatible(label: str, present: Iterable[str]) -> bool:
+    """Whether ``label`` may be true of an image showing ``present``: the same concept as one of them, a synonym,
+    sub-type, super-type, part/whole or co-occurring label (:func:`medr2.tasks.vocab.conflicts`), or words that
+    occur inside one of them or the reverse ("mass" of a "spiculated mass"; not inside a label that names an
+    absence: "not normal, no lung opacity")."""
+    w = _words(label)
+    return any(vocab.conflicts(label, p) or _sub_type_co_occurs(label, p)
+               or (not _NEGATION & set(_words(p)) and (_inside(w, _words(p)) or _inside(_words(p), w)))
+               for p in present)
+
+
+# a label naming what is not there ("not normal, no lung opacity") shares its words with no label it may be
+_NEGATION = frozenset({"no", "not", "non", "without"})
+
+
+def _sub_type_co_occurs(label: str, present: str) -> bool:
+    """Whether a sub-type of ``label`` co-occurs with ``present`` (an oedema may be present where a macular oedema
+    may: diabetic retinopathy ~ macular oedema)."""
+    return _sub_type_co_occurs_of(str(label), str(present), clinical.generation())
+
+
+@functools.lru_cache(maxsize=4096)
+def _sub_type_co_occurs_of(label: str, present: str, generation: tuple[object, ...]) -> bool:
+    v = clinical.vocabulary()
+    return any((d := v.get(i)) is not None and v.co_occur(d.label, present) for i in v.descendants(label))
+
+
+def _elsewhere(label: str, body_region: str | None) -> bool:
+    """Whether ``label`` belongs only to another part of the body than the imaged one: every location its concept
+    always carries (``@ location=``, concepts.txt: hydrocephalus in the brain, a pleural effusion in the pleura)
+    shares nothing with the case's body region (:func:`medr2.vocab.overlap` false; unknown is not elsewhere)."""
+    if not body_region:
+        return False
+    sites = clinical.implied(label, "location")
+    return bool(sites) and all(_site_elsewhere(c.label, body_region) for c in sites)
+
+
+def _site_elsewhere(site: str, body_region: str) -> bool:
+    """Whether an anatomical site lies in body regions (its part-of ancestors of kind ``body_region``) that all
+    share nothing with ``body_region``; a site in no body region (the bones, the skin) lies everywhere."""
+    v = clinical.vocabulary()
+    regions = [r.label for i in v.ancestors(site) if (r := v.get(i)) is not None and r.kind == "body_region"]
+    return bool(regions) and all(clinical.overlap(r, body_region) is False for r in regions)
+
+
+def states_absent(truth: Case | Stated, label: str) -> bool:
+    """Whether a case's truth states the finding or diagnosis ``label`` absent: the one rule of absence every
+    consumer reads (the tasks' "no" answers and wrong options, the claim checker's hallucinated findings).
+
+    Never for a label compatible with what the case has (:func:`compatible`). Otherwise true when the label, or
+    a concept it is a sub-type of, is one the source states absent (``Case.absent``; a parent of an absent concept
+    is not absent: no "pleural effusion" does not say no effusion), when the finding labels are complete (every
+    label a complete list does not list is absent), or when the label belongs only to another part of the body
+    than the imaged one (:func:`_elsewhere`). A label merely unlisted on an incomplete list is not absent."""
+    s = Stated.of(truth)
+    if compatible(label, s.positives):
+        return False
+    if any(vocab.same(label, a) or clinical.is_a(label, a) for a in s.absent):
         return True
-    return labels_complete(case, "findings")
+    return s.complete or _elsewhere(label, s.body_region)
+
+
+def abnormal_state(truth: Case | Stated) -> bool | None:
+    """Whether the image is abnormal, the one definition of normal: a label present (a finding, an image-level
+    label, a diagnosis other than normal) says yes; complete finding labels with none present say no; no
+    finding on an incomplete list is unknown (the ``normality_known`` requirement)."""
+    s = Stated.of(truth)
+    if s.positives:
+        return True
+    return False if s.complete else None
+
+
+def normality_known(case: Case) -> bool:
+    """Whether the case's normal/abnormal state is known (:func:`abnormal_state`): a finding or an abnormal
+    diagnosis says abnormal; a normal (or no) diagnosis is a claim of absence and needs the finding labels
+    complete."""
+    return abnormal_state(case) is not None
+
+
+def absence_stated(case: Case) -> bool:
+    """Whether the case states some finding absent: complete finding labels, or an explicit negative label
+    (``Case.absent``) its own labels do not contradict (a presence question then has a "no" to ask)."""
+    s = Stated.of(case)
+    return s.complete or any(not compatible(a, s.positives) for a in s.absent)
 
 
 def one_lesion(case: Case) -> bool:
@@ -117,6 +237,9 @@ def has_companion(case: Case, role: str) -> bool:
 for _req in (
     Requirement("findings_complete", "complete finding labels (the source declares every finding labelled)",
                 lambda c: labels_complete(c, "findings"), "finding labels not declared complete by the source"),
+    Requirement("absence_stated", "a finding stated absent: complete finding labels, or a negative label the "
+                "source states (Case.absent)", absence_stated,
+                "no finding stated absent: finding labels not declared complete and no negative label"),
     Requirement("normality_known", "a finding or an abnormal diagnosis, else complete finding labels",
                 normality_known, "normal state unknown: finding labels not declared complete by the source"),
     Requirement("one_lesion", "complete finding labels, or a source that images one lesion per image (\"the lesion\" "

@@ -28,14 +28,14 @@ abscess?" is no false statement for a glioblastoma whose differential lists absc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from medr2.records import Case
 from medr2.tasks import vocab
-from medr2.tasks.contract import compatible_mimics
+from medr2.tasks.contract import compatible_mimics, states_absent
 
 POOL_KEYS = ("modality", "plane", "sequence", "body_region", "organ", "landmark", "instance", "finding",
              "diagnosis", "severity", "shape", "margin", "intensity", "location", "laterality")
@@ -147,10 +147,13 @@ class LabelPools:
 
     def distractors(self, key: str, case: Case, true_labels: Iterable[str], k: int, rng: np.random.Generator,
                     *, min_k: int | None = None, levels: list[list[str]] | None = None,
-                    wide: bool = False) -> list[str]:
+                    wide: bool = False, absent_from: Sequence[Case] = ()) -> list[str]:
         """Up to ``k`` labels from the pool of ``key`` none of which is equivalent to a true label.
 
-        Raises :class:`medr2.tasks.spec.Skip` when fewer than ``min_k`` (default ``k``) are available.
+        ``absent_from``: the cases each label must be stated absent from (:func:`medr2.tasks.contract.states_absent`),
+        for the wrong answers of a presence question (its "no", the wrong options of "which finding is present");
+        the labels the first of them states absent (``Case.absent``) are tried first. Raises
+        :class:`medr2.tasks.spec.Skip` when fewer than ``min_k`` (default ``k``) are available.
         """
         from medr2.tasks.spec import Skip
 
@@ -160,13 +163,19 @@ class LabelPools:
         taken = {vocab.norm(t) for t in true}
         # a merged class of a dataset ("nodule/mass") is partly true of each of its parts, and the reverse
         taken |= {vocab.norm(p) for t in true for p in _slash_parts(t)}
-        chosen: list[str] = []
         all_levels = levels if levels is not None else self.levels(key, case, wide=wide)
+        builtin_at = len(all_levels) - 1 if levels is None else -1
+        if absent_from:
+            stated = list(dict.fromkeys(absent_from[0].absent))
+            all_levels = [[c for c in level if all(states_absent(x, c) for x in absent_from)]
+                          for level in ([stated] if stated else []) + all_levels]
+            builtin_at += 1 if stated and builtin_at >= 0 else 0
+        chosen: list[str] = []
         for li, level in enumerate(all_levels):
             need = k - len(chosen)
             if need <= 0:
                 break
-            builtin_level = levels is None and li == len(all_levels) - 1
+            builtin_level = li == builtin_at
             cands: list[str] = []
             for c in level:
                 n = vocab.norm(c)

@@ -9,7 +9,6 @@ from medr2.tasks import vocab
 from medr2.tasks.common import (
     COUNT_LABELS,
     SIZE_LABELS,
-    abnormal_state,
     count_layout_index,
     cue_draft,
     mcq,
@@ -20,6 +19,7 @@ from medr2.tasks.common import (
     unique_findings,
     yes_no_pair,
 )
+from medr2.tasks.contract import abnormal_state
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 ATTRIBUTES = ("shape", "margin", "intensity")
@@ -56,18 +56,19 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip("no findings")
     label = pick(ctx, sorted({f.label for f in case.findings}))
     return [mcq(spec_of("s3.finding_type"), ctx, label,
-                ctx.pools.distractors("finding", case, _labels(case), 3, ctx.rng))]
+                ctx.pools.distractors("finding", case, _labels(case), 3, ctx.rng, absent_from=(case,)))]
 
 
 @task("s3.absent_finding", 3, "yesno", "is finding F present (F absent)", "finding labels of the pool", [
     ("t1", "Does this image show {a_f}?", False),
     ("t2", "Does this image contain {a_f}?", False),
     ("t3", "Can {a_f} be seen in this image?", True),
-], chain=9, risk="high", requires=("findings_complete", "evidence_readable"))
+], chain=9, risk="high", requires=("absence_stated", "evidence_readable"))
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     spec = spec_of("s3.absent_finding")
-    # the absent label may come from another region: it is then certainly absent
-    absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng, wide=True)[0]
+    # the "no" names a label the truth states absent (medr2.tasks.contract.states_absent): a negative label of the
+    # source, any label a complete list leaves out (from any region), or one that lies only elsewhere in the body
+    absent = ctx.pools.distractors("finding", case, _labels(case), 1, ctx.rng, wide=True, absent_from=(case,))[0]
     if case.findings:
         present = pick(ctx, sorted({f.label for f in case.findings}))
         drafts = yes_no_pair(spec, ctx, _np(present), _np(absent), pair_key="absent")

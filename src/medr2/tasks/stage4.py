@@ -117,7 +117,8 @@ def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     true = sorted({f.label for f in case.findings}, key=vocab.norm)
     true = list({vocab.norm(t): t for t in true}.values())
     n_wrong = max(2, MULTI_OPTIONS - len(true))
-    wrong = ctx.pools.distractors("finding", case, [f.label for f in case.findings], n_wrong, ctx.rng, min_k=2)
+    wrong = ctx.pools.distractors("finding", case, [f.label for f in case.findings], n_wrong, ctx.rng, min_k=2,
+                                  absent_from=(case,))
     spec = spec_of("s4.multilabel")
     t = ctx.template(spec)
     return [Draft(spec.id, "multi", t.text, t.id, correct=true, distractors=wrong)]

@@ -25,7 +25,7 @@ from medr2.imaging.draw import iou
 from medr2.records import Box, Case, Companion, Finding, Structure
 from medr2.sources.common import DataRoot, Key, case_id_for, make_case, open_root, sample_indices
 from medr2.textfile import open_text
-from medr2.vocab import clean_label
+from medr2.vocab import clean_label, key as clinical_key
 
 MAX_OVERHANG = 0.01  # a box may overhang the image by at most this share of its side (clipped, counted)
 
@@ -165,7 +165,7 @@ PARTS = "_parts"  # RecordSpec.data key of a merged record: the records it merge
 _HELD_OUT = {"train": 0, "val": 1, "test": 2}
 # Case fields a merge never compares (identity, pixels, regions, meta: merged or kept as they are)
 _NOT_COMPARED = {"case_id", "image", "image_sha256", "width", "height", "findings", "structures", "meta", "split",
-                 "synthetic_fields"}
+                 "synthetic_fields", "absent"}
 
 
 def merge_records(specs: Sequence[RecordSpec]) -> tuple[list[RecordSpec], int]:
@@ -196,7 +196,8 @@ def merge_cases(dr: DataRoot, spec: RecordSpec, cases: Sequence[Case]) -> Case:
     """One case from the cases the records of one image gave: every finding (an identical label + box
     once), the most held-out split (the builder then keeps the patient's cases together), a field the
     records disagree on left unset and reported in ``meta.merge_conflicts``; ``meta.findings_complete``
-    only when every record's list was complete. A field only some records set is taken from them. Different
+    only when every record's list was complete; ``absent`` every label a record states absent that no record
+    labels present. A field only some records set is taken from them. Different
 pixels or patients: the record's error."""
     first = cases[0]
     files = [p.file for p in spec.data[PARTS]]
@@ -241,8 +242,11 @@ pixels or patients: the record's error."""
         meta["findings_complete"] = all(c.meta.get("findings_complete", True) for c in cases)
     if conflicts:
         meta["merge_conflicts"] = conflicts
+    # every label a record states absent, unless another record labels it present
+    present = {clinical_key(f.label) for f in findings}
+    absent = [a for a in dict.fromkeys(a for c in cases for a in c.absent) if clinical_key(a) not in present]
     update.update({"case_id": case_id, "patient_id": patients[0] if patients else case_id, "findings": findings,
-                   "structures": structures, "meta": meta,
+                   "structures": structures, "meta": meta, "absent": absent,
                    "split": max(splits, key=_HELD_OUT.__getitem__) if splits else None})
     return Case.model_validate({**first.model_dump(), **update})
 

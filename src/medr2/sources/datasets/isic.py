@@ -14,7 +14,8 @@ Layout (challenge.isic-archive.com/data, ISIC 2018 and 2019):
   ``lesion_id``), when present.
 
 Every CSV and mask under PATH is found by its name. Mapping: modality dermoscopy; diagnosis from the
-one-hot column (exactly one must be 1, else the row is quarantined); malignancy: MEL, BCC, SCC malignant,
+one-hot column (exactly one must be 1, else the row is quarantined), the classes of its 0 columns stated absent
+(``Case.absent``); malignancy: MEL, BCC, SCC malignant,
 NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset); the Task 1 mask -> finding
 ``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
 (:func:`~medr2.sources.datasets._base.split_from_path`): the Task 1 mask's folder (Training / Validation /
@@ -69,7 +70,7 @@ class IsicSource(DatasetSource):
         images = {n.rsplit(".", 1)[0]: rel for n, rel in image_index(self.dr, (".jpg", ".jpeg", ".png")).items()
                   if not n.endswith(MASK_SUFFIX)}
         meta = self._metadata()
-        rows: dict[str, tuple[str, dict[str, str], str | None]] = {}
+        rows: dict[str, tuple[str, dict[str, Any], str | None]] = {}
         specs: list[RecordSpec] = []
         for gt in gts:
             table = read_table(gt, ("image",))
@@ -99,10 +100,13 @@ class IsicSource(DatasetSource):
                     specs.append(RecordSpec(f"{img} ({gt.name})", str(gt), error="image listed twice",
                                             error_field="image"))
                     continue
-                rows[img] = (str(gt), {"code": pos[0]}, split)
-        for img, (file, dx, split) in rows.items():
+                # a one-hot row states its other classes absent (the one lesion is none of them)
+                rows[img] = (str(gt), {"code": pos[0], "absent": [dx for c in codes if vals[c] == 0.0
+                                                                   and (dx := DIAGNOSES.get(c))]}, split)
+        for img, (file, one_hot, split) in rows.items():
             specs.append(RecordSpec(f"{img} (diagnosis)", file, {
-                "image": images.get(img), "code": dx["code"], "split": split, "mask": None,
+                "image": images.get(img), "code": one_hot["code"], "absent": one_hot["absent"], "split": split,
+                "mask": None,
                 "meta": meta.get(img, {}), "split_rule": self.TASK3_RULE if split else self.split_rule}, image=img))
         for img, mask in masks.items():
             split = split_from_path(mask)
@@ -144,7 +148,7 @@ class IsicSource(DatasetSource):
             if box is not None:
                 findings.append(Finding(label="skin lesion", box=box, mask=put_mask(images, m).path,
                                         area_px=float(m.sum())))
-        fields: dict[str, Any] = {"modality": "dermoscopy"}
+        fields: dict[str, Any] = {"modality": "dermoscopy", "absent": list(d.get("absent") or [])}
         meta: dict[str, Any] = {k: v for k, v in d["meta"].items()
                                 if k in ("lesion_id", "dx_type", "anatom_site_general", "localization")}
         meta.update(demographic_meta(sex=d["meta"].get("sex"), age=d["meta"].get("age", d["meta"].get("age_approx"))))

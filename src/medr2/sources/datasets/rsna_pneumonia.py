@@ -11,7 +11,8 @@ Mapping: modality, view (PA/AP), pixel spacing from the DICOM tags; region chest
 ``patientId`` (one radiograph per patient in this release); ``Target`` 1 boxes -> findings ``lung opacity``;
 class -> diagnosis ``pneumonia`` (``Lung Opacity``: opacity suggestive of pneumonia, per the challenge),
 ``normal``, or ``not normal, no lung opacity`` (abnormal without opacity: its finding list is marked
-incomplete). A row whose ``Target`` disagrees with its class is quarantined.
+incomplete, and ``Case.absent`` states lung opacity and pneumonia absent). A row whose ``Target`` disagrees
+with its class is quarantined.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ CLASS_COLUMNS = ("patientId", "class")
 CLASSES = {"Lung Opacity": "pneumonia", "Normal": "normal",
            "No Lung Opacity / Not Normal": "not normal, no lung opacity"}
 FINDING = "lung opacity"
+# what a class states absent while its finding list stays incomplete: "No Lung Opacity / Not Normal" is an image
+# with no lung opacity (hence no pneumonia) but other, unlabelled abnormalities; "Normal" is complete
+ABSENT = {"No Lung Opacity / Not Normal": [FINDING, "pneumonia"]}
 
 
 class RsnaPneumoniaSource(DatasetSource):
@@ -101,7 +105,7 @@ class RsnaPneumoniaSource(DatasetSource):
             boxes.append(Finding(label=FINDING, box=box, attributes=focal_attrs(FINDING),
                                  area_px=(box[2] - box[0]) * (box[3] - box[1])))
         fields: dict[str, Any] = {"modality": "X-ray", **dcm.fields, "body_region": "chest", "patient_id": spec.key,
-                                  "diagnosis": CLASSES[cls]}
+                                  "diagnosis": CLASSES[cls], "absent": ABSENT.get(cls, [])}
         meta: dict[str, Any] = {**dcm.meta, "rsna_class": cls,
                                 "findings_complete": cls != "No Lung Opacity / Not Normal"}
         meta.update(demographic_meta(sex=dcm.header.get("PatientSex"), age=dcm.header.get("PatientAge")))

@@ -20,7 +20,8 @@ list marked incomplete), counted in the build's source report. Every image of th
 
 Mapping: modality / view / spacing from the DICOM tags, region chest, local labels -> findings (complete,
 consensus list), global labels -> diagnosis (``No finding`` -> ``normal``; one disease label -> that
-label), split from the file (train / test). The release gives no patient key: the DICOM ``PatientID`` is
+label), a global disease label every rater marked 0 -> ``Case.absent`` (stated absent even where the finding list
+is incomplete), split from the file (train / test). The release gives no patient key: the DICOM ``PatientID`` is
 used when present, else each image is its own patient (``meta.patient_id_inferred``).
 """
 
@@ -176,6 +177,7 @@ class VindrCxrSource(DatasetSource):
                 fields["diagnosis"] = "normal"
             elif len(diseases) == 1:
                 fields["diagnosis"] = diseases[0]
+        fields["absent"] = self._absent(d["labels"])
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
     @staticmethod
@@ -184,6 +186,13 @@ class VindrCxrSource(DatasetSource):
             return None
         need = labels["n"] // 2 + 1
         return sorted(label_text(c) for c, v in labels["votes"].items() if v >= need)
+
+    @staticmethod
+    def _absent(labels: dict[str, Any] | None) -> list[str]:
+        """The global disease labels every rater of the image marked 0: stated absent (``Case.absent``)."""
+        if not labels or not labels["n"]:
+            return []
+        return sorted(t for c, v in labels["votes"].items() if v == 0 and (t := label_text(c)) not in NOT_A_DIAGNOSIS)
 
 
 def _factory(arg: str | None) -> VindrCxrSource:
