@@ -27,8 +27,8 @@ Explicit absence. Each row's case carries ``meta.findings_complete``:
   seven other diagnoses absent) and a BUSI-style breast ultrasound (one benign mass mask).
 
   On these an invented finding that is not in ``absent`` cannot be decided and is left unmarked (a weakly hedged
-  one is not a hedged hallucination either); one in ``absent``, or a sub-type of one (a subpulmonic effusion, a
-  tension pneumothorax, clinically significant macular oedema, a seborrhoeic keratosis, a Spitz naevus, a cherry
+  one is not a hedged hallucination either); one in ``absent``, or a sub-type of one (a subpulmonic effusion,
+  lobar consolidation, clinically significant macular oedema, a seborrhoeic keratosis, a Spitz naevus, a cherry
   angioma, Bowen's disease, a central lung carcinoma, reactivation tuberculosis, an enhancing rim), is marked;
   weakly hedged, it is ``[[...]]``. Modality, plane, sequence, side, region, descriptors, grade, malignancy, the
   diagnosis, a denial of a listed finding and a normal-study claim are labelled as in the corpus.
