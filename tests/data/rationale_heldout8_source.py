@@ -181,7 +181,7 @@ ENTRIES: list[tuple[str, str, str]] = [
      "spiculation, not smooth. So the answer is no. Side: the lesion is in the right lung. Also the {{left lung shows "
      "extensive emphysema}}.\n</think>\nno"),
     ("ct_nodule", "gemini", "**Window:** lung\n**Plane:** axial\n**Finding:** a solitary pulmonary nodule in the "
-     "right lower lobe with spiculated margins, measuring {{approximately 4 mm}}.\n**Answer:** B"),
+     "right lower lobe with spiculated margins, measuring {{about four millimetres}}.\n**Answer:** B"),
     ("ct_nodule", "llava-med", "The CT image shows a {{large mass}} in the right lung {{with cavitation}}. "
      "Answer: A"),
     # ---- mri_glioma (MRI, axial, T2, head; left mass, hyperintense; glioma; mimic meningioma)
@@ -431,8 +431,8 @@ ENTRIES: list[tuple[str, str, str]] = [
      "present around it. So {{BI-RADS 3}}.\n</think>\nFinal answer: A"),
     ("inbreast_mass", "chinese", "右乳CC位：外侧见不规则形肿块，边缘模糊，{{伴周围结构扭曲}}，{{可见细小多形性钙化}}。"
      "BI-RADS 4。\n答案：C"),
-    ("inbreast_mass", "markdown", "| BI-RADS lexicon | Finding |\n|---|---|\n| Shape | {{round}} |\n"
-     "| Margin | indistinct |\n| Density | high |\n| Calcifications | none |\n"
+    ("inbreast_mass", "markdown", "| BI-RADS lexicon | Finding |\n|---|---|\n| Laterality | {{left}} |\n"
+     "| Shape | {{round}} |\n| Margin | indistinct |\n| Density | high |\n| Calcifications | none |\n"
      "| Associated features | nipple retraction |\n| Category | 4 |\n\n**Answer:** C"),
     ("inbreast_mass", "deepseek-r1", "<think>\nRight breast, CC. Is this a mass or a focal asymmetry? It has convex "
      "outward borders, so I'll call it a mass. Margins are blurred, so indistinct. Calcifications? None seen. "
