@@ -56,8 +56,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value; v7: image
 # sides and the radiological convention are no side of the finding, a differential table's rows weighed, a row's
 # label marks its value ("| Pneumothorax | none |"), plans ("建议CT随访") and "X over Y" alternatives no statement, a
-# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies
-CHECKER_VERSION = "claims-v7"
+# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies;
+# v8: a hedge opening a "with" clause hedges it, "maybe" and "I'd", a grade or side compared ("more than mild", "右>左":
+# both sides), a technique as the frame of a negation ("not visible on an AP"), a negation ending at "and the", a row
+# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only
+CHECKER_VERSION = "claims-v8"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -360,7 +363,8 @@ _NEG_AFTER = re.compile(
     r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\s*(?:$|[.;,，。；\n])"
     r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
 _WEAK_HEDGE = re.compile(
-    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bmaybe\b|\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
+    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bmaybe\b|"
+    r"\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
     r"can'?t (?:exclude|rule out)|\bdifferential\b|\bvs\.?\b|\bversus\b|\bquestionable\b|\bequivocal\b|"
     r"\buncertain\b|\bnot sure\b|\bunclear\b|\bor\b|\beither\b|\bconsider(?:ed|ing)?\b|\bpotential\w*\b|"
     r"可能|不除外|待排|鉴别|或", re.IGNORECASE)
@@ -370,7 +374,8 @@ _STRONG_HEDGE = re.compile(r"\blikely\b|\bprobabl[ey]\b|\bsuggest\w*\b|\bconsist
                            r"\bcompatible with\b|\bfavou?r\w*\b|考虑|提示|疑似|符合", re.IGNORECASE)
 _NOT_ABOUT_IMAGE = re.compile(
     r"\bquestion\b|\basks?\b|\basking\b|\bwhether\b|\boptions?\b|\bchoices?\b|^\s*[-*]?\s*\(?[A-F][.):]\s|"
-    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\b(?:I|we|you)['’]d\b|\bneed to\b|\blook(?:ing)? for\b|"
+    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\b(?:I|we|you)['’]d\b|\bneed to\b|"
+    r"\blook(?:ing)? for\b|"
     r"\bcheck(?:ing)? (?:for|whether|if)\b|\bassess(?:ing)? (?:for|whether)\b|\bevaluat\w* for\b|"
     r"\btypical\w*\b|\busual\w*\b|\bclassic\w*\b|\boften\b|\bcommon\w*\b|\btends? to\b|\bcharacteri[sz]\w*\b|"
     r"\bin general\b|\bgenerally\b|\bwould\b|\bif\b|\bknown for\b|\bhistory\b|\bprimary\b|\bfrom a\b|"
@@ -1052,8 +1057,9 @@ def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tup
     return [t for t in sides if not any(a <= t[0] and t[1] <= b for a, b in spans)]
 
 
-# the side a comparison is made against ("whiter than the left", "larger than on the right"): no side of the finding
-_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]\s*|多于|大于|重于|甚于|较)$", re.IGNORECASE)
+# the side a comparison is made against ("whiter than the left", "右>左"; :func:`_compared_sides`)
+_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]\s*|多于|大于|重于|甚于|较)$",
+                            re.IGNORECASE)
 
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
