@@ -74,8 +74,9 @@ def test_a_hedge_that_governs_the_mention_still_hedges_it(x: str, form: str) -> 
 
 
 # ---------------------------------------------------------------------------------------------- field rows
-_NODULE = {"modality": "CT", "plane": "axial", "body_region": "chest", "findings": [
-    {"label": "nodule", "attributes": {"laterality": "right", "size_mm": 14, "margin": "spiculated"}}]}
+_NODULE = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "chest",
+           "findings": [{"label": "nodule",
+                         "attributes": {"laterality": "right", "size_mm": 14, "margin": "spiculated"}}]}
 _ROW = ("- {k}: {v}", "**{k}:** {v}", "2. {k}: {v}", "| {k} | {v} |", "* **{k}**: {v}")
 _NAMED = ("- Finding: a nodule in the lung\n{row}", "### Right lung nodule\n{row}", "{row}\n- Lesion: nodule",
           "The image shows a nodule.\n{row}", "| Finding | nodule |\n{row}")

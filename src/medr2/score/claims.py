@@ -56,8 +56,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # as statements, a bare grade sentence, a share (80 %) as a grade, vocabulary acronyms as a field's value; v7: image
 # sides and the radiological convention are no side of the finding, a differential table's rows weighed, a row's
 # label marks its value ("| Pneumothorax | none |"), plans ("建议CT随访") and "X over Y" alternatives no statement, a
-# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies
-CHECKER_VERSION = "claims-v7"
+# negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies;
+# v8: a hedge opening a "with" clause hedges it, "maybe" and "I'd", a grade or side compared ("more than mild", "右>左":
+# both sides), a technique as the frame of a negation ("not visible on an AP"), a negation ending at "and the", a row
+# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only
+CHECKER_VERSION = "claims-v8"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -318,6 +321,8 @@ SEVERITY = "severity"  # the vocabulary's attribute whose values are the grades 
 _THRESHOLD = re.compile(r"(?:\b(?:under|over|below|above|less than|more than|greater than|smaller than|larger than|"
                         r"at least|at most|up to|exceeds?|exceeding|threshold of|cut-?off of)|[<>≤≥]|小于|大于|超过|"
                         r"不足|以上|以下)\s*$", re.IGNORECASE)
+# a grade compared, not stated: "more than mild", "at least moderate", "milder than severe" (a cut-off)
+_COMPARED = re.compile(_THRESHOLD.pattern + r"|\bthan\s*$", re.IGNORECASE)
 # a statement the rationale takes back in the same sentence ("Coronal... actually this is an axial slice")
 _RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
                         r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
@@ -328,12 +333,20 @@ _RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
 _PLAN = (r"\brecommend\w*|\badvis\w*|\bsuggest\w* (?:a |an )?(?:follow|further|repeat|short[- ]interval|biopsy)|"
          r"\bfollow[- ]?up (?:with|in|by)\b|\bshould be (?:followed|evaluated|correlated)\b|\bclinical correlation\b|"
          r"建议|随访|复查|进一步检查")
+# a hedge adverb that opens a "with" clause hedges that clause ("a nodule, possibly with lymphadenopathy"): the split
+# falls before the adverb, not between it and "with"
+_HEDGE_LEADS = "possibly|perhaps|maybe|probably|likely|potentially"
+_HEDGE_LEAD = ")(?<!".join(f"{w} " for w in _HEDGE_LEADS.split("|"))
 _SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
-                    r"|(?=，但)|(?=但是)|(?<!follow-up )(?<!follow up )(?=\bwith\b)|(?=\bwithout\b)|(?=，)|(?=, and\b)"
+                    r"|(?=，但)|(?=但是)|(?<!follow-up )(?<!follow up )(?<!" + _HEDGE_LEAD + r")(?=\bwith\b)"
+                    r"|(?<!" + _HEDGE_LEAD + r")(?=\bwithout\b)|(?=\b(?:" + _HEDGE_LEADS + r")\s+with(?:out)?\b)"
+                    r"|(?=，)|(?=, and\b)"
                     r"|(?=,?\s*(?:I )?(?:" + _PLAN + "))")
 _PLANNED = re.compile(_PLAN, re.IGNORECASE)
-# a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule")
-_NEG_SCOPE = r"(?:(?!,?\s*\b(?:so|thus|hence|therefore)\b)[^.;:：])*$"
+# a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule") and at a clause with a
+# subject of its own joined by "and" ("the hemidiaphragm is not visible and the opacity sits at the base": "no X
+# and the Y" coordinates no two negated things)
+_NEG_SCOPE = r"(?:(?!,?\s*\b(?:so|thus|hence|therefore)\b|\band\s+(?:the|this|these|those|its|there)\b)[^.;:：])*$"
 _NEG_BEFORE = re.compile(
     r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
@@ -350,7 +363,8 @@ _NEG_AFTER = re.compile(
     r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\s*(?:$|[.;,，。；\n])"
     r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
 _WEAK_HEDGE = re.compile(
-    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
+    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bmaybe\b|"
+    r"\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
     r"can'?t (?:exclude|rule out)|\bdifferential\b|\bvs\.?\b|\bversus\b|\bquestionable\b|\bequivocal\b|"
     r"\buncertain\b|\bnot sure\b|\bunclear\b|\bor\b|\beither\b|\bconsider(?:ed|ing)?\b|\bpotential\w*\b|"
     r"可能|不除外|待排|鉴别|或", re.IGNORECASE)
@@ -360,7 +374,8 @@ _STRONG_HEDGE = re.compile(r"\blikely\b|\bprobabl[ey]\b|\bsuggest\w*\b|\bconsist
                            r"\bcompatible with\b|\bfavou?r\w*\b|考虑|提示|疑似|符合", re.IGNORECASE)
 _NOT_ABOUT_IMAGE = re.compile(
     r"\bquestion\b|\basks?\b|\basking\b|\bwhether\b|\boptions?\b|\bchoices?\b|^\s*[-*]?\s*\(?[A-F][.):]\s|"
-    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\bneed to\b|\blook(?:ing)? for\b|"
+    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\b(?:I|we|you)['’]d\b|\bneed to\b|"
+    r"\blook(?:ing)? for\b|"
     r"\bcheck(?:ing)? (?:for|whether|if)\b|\bassess(?:ing)? (?:for|whether)\b|\bevaluat\w* for\b|"
     r"\btypical\w*\b|\busual\w*\b|\bclassic\w*\b|\boften\b|\bcommon\w*\b|\btends? to\b|\bcharacteri[sz]\w*\b|"
     r"\bin general\b|\bgenerally\b|\bwould\b|\bif\b|\bknown for\b|\bhistory\b|\bprimary\b|\bfrom a\b|"
@@ -979,7 +994,7 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
     if not matching:
         return []
     out: list[Claim] = []
-    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead))
+    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete))
     out.extend(_count_claims(text, s, e, clause, matching, source, generic))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
@@ -1042,14 +1057,20 @@ def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tup
     return [t for t in sides if not any(a <= t[0] and t[1] <= b for a, b in spans)]
 
 
+# the side a comparison is made against ("whiter than the left", "右>左"; :func:`_compared_sides`)
+_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]\s*|多于|大于|重于|甚于|较)$",
+                            re.IGNORECASE)
+
+
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
-                       source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None
-                       ) -> list[Claim]:
+                       source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None,
+                       complete: bool = True) -> list[Claim]:
     """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
-    other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血"."""
+    other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血". "Bilateral" of a one-sided finding
+    is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
@@ -1059,13 +1080,34 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
         nearest = min(sides, key=lambda t: min(abs(t[0] - e), abs(t[1] - s)))
     if not truth_sides or not sides:
         return []
+    compared = _compared_sides(text, sides)
     out = []
     for ss, se, side in sorted(set(sides)):
-        if (ss, se, side) != nearest and _side_owned(text, se, s, owned):
+        if (ss, se, side) != nearest and _side_owned(text, se, s, owned) or compared.get((ss, se)) == "":
             continue
+        side = compared.get((ss, se), side)
         ok = side in truth_sides
+        if side == "bilateral" and not ok and not complete:
+            out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False, "unverifiable",
+                             "absence not stated"))
+            continue
         out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
                          "supported" if ok else "contradicted", "" if ok else "wrong_side"))
+    return out
+
+
+def _compared_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> dict[tuple[int, int], str]:
+    """The side words of a comparison of the two sides (:data:`_COMPARED_SIDE`): "the right base is whiter than the
+    left", "右>左" state both sides, so each of the pair is said as ``bilateral``; the side compared against with
+    no other side before it ("larger than on the left") is no side of the finding (``""``)."""
+    out: dict[tuple[int, int], str] = {}
+    for a, b, side in sides:
+        if _COMPARED_SIDE.search(text, max(0, a - 16), a) is None:
+            continue
+        other = [t for t in sides if t[1] <= a and a - t[1] <= 60 and t[2] != side]
+        out[(a, b)] = "bilateral" if other else ""
+        if other:
+            out[max(other)[:2]] = "bilateral"
     return out
 
 
@@ -1263,6 +1305,8 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
     for a, b in found:
         if re.search(r"(?:-|to )\s*$", text[clause[0]:a]) or re.match(r"\s*(?:-|to )", text[b:clause[1]]):
             continue  # "moderate-to-severe": a range
+        if _found(_COMPARED, text[max(clause[0], a - 40):a]):
+            continue  # "more than mild", "at least moderate", "worse than severe": a cut-off, no grade
         c = clinical.concept_of(text[a:b], ("attribute",))
         if c is None:
             continue
@@ -1316,6 +1360,7 @@ _BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.
 _ROW = re.compile(r"[ \t]*(?:\|[ \t]*(?P<tkey>[^|\n]+?)[ \t]*\|[ \t]*(?P<tval>[^|\n]*?)[ \t]*\|[^\n]*"
                   r"|(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?P<key>[^:：|\n]{1,40}?)[ \t]*[:：][ \t]*(?P<val>[^\n]*?))"
                   r"[ \t]*\n?")
+_GLOSS = re.compile(r"\s*[(（][^()（）\n]{1,24}[)）][\s*]*$")
 _ROW_VALUE_WORDS = 6  # at most so many words in a row's value: a value, not a sentence of its own
 # a table header that weighs alternatives ("| Differential | Likelihood |"): its rows are reasoning, not findings
 _WEIGHED = re.compile(r"\bdifferential|\bddx\b|\blikelihood\b|\bprobability\b|鉴别|可能性", re.IGNORECASE)
@@ -1335,8 +1380,10 @@ def _answer(text: str, sentence: tuple[int, int], s: int, e: int, row: bool) -> 
         return None
     key, val = ("tkey", "tval") if got.group("tkey") is not None else ("key", "val")
     value = got.group(val).strip(" *.;。")
-    label = text[got.start(key):got.end(key)].strip(" *")
-    if text[got.start(key):got.end(key)].lstrip(" *") != text[s:got.end(key)] or len(label) != e - s \
+    # the label, less an abbreviation or gloss after it: "| Enhancing tumour (ET) |", "- Effusion (pleural): none"
+    key_end = got.start(key) + len(_GLOSS.sub("", text[got.start(key):got.end(key)]))
+    label = text[got.start(key):key_end].strip(" *")
+    if text[got.start(key):key_end].lstrip(" *") != text[s:key_end] or len(label) != e - s \
             or not value or len(value.split()) > _ROW_VALUE_WORDS or _header_row(text, got.start()):
         return None
     return value.lower(), got.start(val) + len(got.group(val).rstrip(" *.;。"))
@@ -1524,7 +1571,8 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
         if not matching or any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
             continue
         if what == "laterality":
-            out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, ()))
+            out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, (),
+                                          complete=truth.findings_complete))
         elif what == "descriptor":
             out.extend(_descriptor_claims(text, lo, hi, matching, source))
         elif what == "site":
@@ -1571,6 +1619,20 @@ def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], m
 _LOCATED = re.compile(r"[,，]\s*(?:位于|见于|(?:located|situated|lying|seen)\b)", re.IGNORECASE)
 
 
+_TECHNIQUES = frozenset({"modality", "plane", "sequence"})
+# a technique named as where something is looked at ("on an AP", "in the T2 image") or as the kind of a signal
+# ("FLAIR signal", "T2 hyperintensity"): a negation in its clause denies what is seen, not the technique
+_FRAME_BEFORE = re.compile(r"\b(?:on|in)\s+(?:(?:an?|the|this|these|its)\s+)?$", re.IGNORECASE)
+_FRAME_AFTER = re.compile(r"[\s-]*(?:weighted\s+)?(?:images?\s+)?(?:signal|hyper\w*|hypo\w*|intensit\w*|bright\w*|"
+                          r"abnormalit\w*|changes?)\b|[\s-]*(?:上|像上|图像上|序列上)", re.IGNORECASE)
+
+
+def _technique_framed(text: str, s: int, e: int) -> bool:
+    """Whether the technique mention ``text[s:e]`` is the frame of what is said (:data:`_FRAME_BEFORE`,
+    :data:`_FRAME_AFTER`) rather than what is said."""
+    return _found(_FRAME_BEFORE, text[max(0, s - 12):s]) or _FRAME_AFTER.match(text, e) is not None
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1593,6 +1655,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
+        elif denied and term.kind in _TECHNIQUES and _technique_framed(text, s, e):
+            denied = False  # "not visible on an AP", "no abnormal FLAIR signal": what is seen is denied, not the view
         mention = text[s:e]
         if answered is not None:  # the claim is the question or label and its answer: "Hard exudates? None"
             mention = text[s:answered[1]]
