@@ -67,6 +67,7 @@ class Sorter:
             self._con: Any = duckdb.connect(config={
                 "memory_limit": SORT_MEMORY, "temp_directory": str(self.folder / "spill"),
                 "threads": SORT_THREADS, "preserve_insertion_order": False})
+            self._con.execute("SET enable_progress_bar = false")  # nothing on the console but medr2's own lines
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
