@@ -7,12 +7,15 @@ renamed; the same cases, images (hard links) and renders), to reach a size where
 write, the records loaded first) and ``medr2 export --format swift --with-variants`` (a fresh process measured
 whole), with ``--before-src`` and this checkout's sources alternating, ``--repeats`` each; the medians, the ratios
 after/before, and whether ``items.parquet`` and every exported file are the same bytes.
+``floor``: DuckDB's memory floor: ``--pieces`` x 20,000 random rows of ``--width`` bytes sorted by
+``medr2.bench.sorting.Sorter`` under ``--memory``, in this process (whether it fits, what spilled, CPU, peak RSS).
 ``idset``: the writer's duplicate check (ids a block of 1,024 at a time, first occurrence wins) on ``--n`` random
 ids, with ``medr2.bench.idset.IdSet`` and with a DuckDB table keyed by the id, each in a fresh process.
 
     .venv/bin/python bench/bench_sort_engine.py enlarge --bench /tmp/b220 --copies 4 --out /tmp/b4x
     .venv/bin/python bench/bench_sort_engine.py compare --bench /tmp/b4x --before-src /tmp/before/src --repeats 3
-    .venv/bin/python bench/bench_sort_engine.py idset --n 1000000 4000000
+    .venv/bin/python bench/bench_sort_engine.py floor --memory 256MiB --pieces 80 --width 1000
+    .venv/bin/python bench/bench_sort_engine.py idset --n 300000 1000000
 """
 
 from __future__ import annotations
@@ -148,6 +151,41 @@ def idset(sizes: list[int]) -> None:
                   flush=True)
 
 
+def floor(memory: str, pieces: int, width: int) -> None:
+    import resource
+    import time
+
+    import numpy as np
+    import pyarrow as pa
+
+    sys.path.insert(0, str(SRC))  # this checkout's sorter
+    from medr2.bench import sorting
+    from medr2.errors import WorkFailed
+
+    sorting.SORT_MEMORY = memory
+    rng = np.random.default_rng(0)
+    n = 20_000
+
+    def wide() -> pa.Array:
+        offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * width).tobytes())
+        return pa.Array.from_buffers(pa.binary(), n, [None, offsets, pa.py_buffer(rng.bytes(n * width))])
+
+    c0 = time.process_time()
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            with sorting.Sorter(Path(d), ['"k"']) as s:
+                for p in range(pieces):
+                    s.add(pa.table({"k": rng.integers(0, 50, n), "v": np.arange(p * n, (p + 1) * n), "w": wide()}))
+                spilled = sum(f.stat().st_size for f in Path(d).rglob("*") if f.is_file()) >> 20
+                rows = sum(b.num_rows for b in s.batches())
+            what = f"sorted {rows:,} rows, {spilled} MiB spilled after the adds"
+        except WorkFailed:
+            what = "out of memory"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+    print(f"{memory}, {pieces * n:,} rows of {width} B ({pieces * n * width >> 20} MiB): {what}; "
+          f"CPU {time.process_time() - c0:.2f} s, peak RSS {peak} MiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -160,6 +198,10 @@ def main() -> None:
     c.add_argument("--before-src", type=Path, required=True)
     c.add_argument("--repeats", type=int, default=3)
     c.add_argument("--out-root", type=Path, default=None)
+    f = sub.add_parser("floor")
+    f.add_argument("--memory", default="256MiB")
+    f.add_argument("--pieces", type=int, default=20)
+    f.add_argument("--width", type=int, default=1000)
     i = sub.add_parser("idset")
     i.add_argument("--n", type=int, nargs="+", default=[1_000_000, 4_000_000])
     a = ap.parse_args()
@@ -168,6 +210,8 @@ def main() -> None:
     elif a.cmd == "compare":
         with tempfile.TemporaryDirectory(dir=a.out_root) as d:
             compare(a.bench, a.before_src, a.repeats, Path(d))
+    elif a.cmd == "floor":
+        floor(a.memory, a.pieces, a.width)
     else:
         idset(a.n)
 
