@@ -32,11 +32,18 @@ SEQ = "_medr2_seq"  # the insertion number of every row: the last sort key, so e
 SORT_MEMORY = "256MiB"
 SORT_THREADS = 1  # the sort's threads (medr2's own workers are the parallelism; measured in docs/benchmarks.md)
 BATCH_ROWS = 8_192  # rows per record batch read back
+FOLDER_PREFIX = ".medr2-sort-"  # the temporary folder of a sort, inside the caller's folder
 
 
 def quoted(column: str) -> str:
     """A column name as a DuckDB identifier (for keys that are plain columns)."""
     return '"' + column.replace('"', '""') + '"'
+
+
+def remove_stale(folder: Path) -> None:
+    """Remove the temporary folders (and spill files) that killed sorts left in ``folder``."""
+    for stale in folder.glob(FOLDER_PREFIX + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 @contextmanager
@@ -62,7 +69,7 @@ class Sorter:
         self.order_by = list(order_by)
         self.schema = schema
         self._n = 0
-        self.folder = Path(tempfile.mkdtemp(prefix=".medr2-sort-", dir=folder))
+        self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=folder))
         try:
             self._con: Any = duckdb.connect(config={
                 "memory_limit": SORT_MEMORY, "temp_directory": str(self.folder / "spill"),
