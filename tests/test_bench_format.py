@@ -114,6 +114,7 @@ def test_incomplete_bench_refused(tmp_path: Path) -> None:
         raise RuntimeError("killed")
     assert not (tmp_path / "manifest.json").exists()
     assert not (tmp_path / "items.parquet").exists()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # partial files, the sort's folder
     with pytest.raises(BadInput, match="manifest"):
         load_bench(tmp_path)
     m = {"format": "medr2-bench", "format_version": 1, "complete": False}

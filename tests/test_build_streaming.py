@@ -132,6 +132,16 @@ def test_variant_jobs_are_small_chunks() -> None:
     assert parallel.chunk_size(40_000, 2) == parallel.MAX_CHUNK
 
 
+def test_a_build_removes_the_sort_folders_a_killed_build_left(tmp_path: Path) -> None:
+    from medr2.bench.sorting import FOLDER_PREFIX
+
+    b = tmp_path / "b"
+    (b / f"{FOLDER_PREFIX}killed" / "spill").mkdir(parents=True)
+    (b / f"{FOLDER_PREFIX}killed" / "spill" / "duckdb_temp_storage-0.tmp").write_bytes(b"x" * 1024)
+    build_bench(BuildTestSource(None), b, seed=0, n_cases=2, workers=1, name="b")
+    assert not [p.name for p in b.iterdir() if p.name.startswith(".")]
+
+
 def test_item_spool_reads_back_lists_and_leaves_no_file(tmp_path: Path) -> None:
     from medr2.build.spool import SPOOL_GLOB, ItemSpool
 

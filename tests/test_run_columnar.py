@@ -253,13 +253,16 @@ def test_eval_task_and_stage_options(variant_bench: Path, tmp_path: Path) -> Non
 
 def test_sorted_items_bytes_do_not_depend_on_the_sort_runs(variant_bench: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """``BenchWriter`` sorts in runs spilled to disk: runs of 128 rows (many runs, each key split across
-    them) give the bytes of one run holding everything; the temporary run files are gone after close."""
+    """``BenchWriter`` sorts out of core (``medr2.bench.sorting``) and cuts what it reads back into row groups:
+    the sorted rows read back in batches of 13 (row groups made of many pieces, each key split across them) give
+    the bytes of one batch holding everything; the sort's temporary folder is gone after close."""
     import medr2.bench.format as fmt
+    from medr2.bench import sorting
 
     loaded = load_bench(variant_bench)
+    monkeypatch.setattr(sorting, "BATCH_ROWS", len(loaded.items))
     fmt.write_bench(tmp_path / "one", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
-    monkeypatch.setattr(fmt, "SORT_RUN_ROWS", 128)
+    monkeypatch.setattr(sorting, "BATCH_ROWS", 13)
     fmt.write_bench(tmp_path / "many", loaded.cases, loaded.items, {"name": "x"}, row_group_size=64)
     assert (tmp_path / "one" / ITEMS_FILE).read_bytes() == (tmp_path / "many" / ITEMS_FILE).read_bytes()
     assert not [p for p in (tmp_path / "many").iterdir() if p.name.startswith(".")]

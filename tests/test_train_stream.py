@@ -1,20 +1,18 @@
 """The export plans (``medr2.train.stream``, the one plan there is): the order each strategy promises (the module
-doc), the same plan and the same export bytes whether it is sorted in one piece or out of core in many (buckets
-and sorted runs small enough for every plan to be cut into many), a plan iterated once, the run sorter against
-Python's stable sort, the finetune dataset streamed to disk."""
+doc), the same plan and the same export bytes whether it is made in one piece or in many (buckets, and batches read
+back from the sort, small enough for every plan to be cut into many), a plan iterated once, the finetune dataset
+streamed to disk. The sort itself: tests/test_bench_sorting.py."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
+from medr2.bench import sorting
 from medr2.bench.format import Bench, load_bench
-from medr2.bench.runs import RunSorter
 from medr2.records import Item
 from medr2.train import stream
 from medr2.train.dataset import export_dataset
@@ -31,10 +29,10 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Buckets of about 4 rows and runs of 7: every plan sorted in many buckets and runs."""
+    """Buckets of about 4 rows read back in batches of 7: every plan made in many buckets, split across batches."""
     with monkeypatch.context() as m:
         m.setattr(stream, "BUCKET_ROWS", 4)
-        m.setattr(stream, "RUN_ROWS", 7)
+        m.setattr(sorting, "BATCH_ROWS", 7)
         yield
 
 
@@ -56,7 +54,7 @@ def test_a_plan_sorted_in_many_pieces_is_the_plan_sorted_in_one(bench: Bench, tm
     kw = {"strategy": strategy, "with_variants": with_variants, "seed": 5}
     whole, whole_plan = planned(bench.root, tmp_path, **kw)
     monkeypatch.setattr(stream, "BUCKET_ROWS", 4)
-    monkeypatch.setattr(stream, "RUN_ROWS", 7)
+    monkeypatch.setattr(sorting, "BATCH_ROWS", 7)
     pieces, pieces_plan = planned(bench.root, tmp_path, **kw)
     assert pieces == whole and pieces_plan.summary() == whole_plan.summary()
     assert not list(tmp_path.iterdir())  # no sorted run left behind
@@ -76,7 +74,7 @@ def test_export_bytes_do_not_depend_on_the_sort_pieces(bench: Bench, tmp_path: P
     kw = {"strategy": "chain", "with_variants": True, "seed": 5}
     export_dataset(bench.root, fmt, tmp_path / "one", **kw)  # type: ignore[arg-type]
     monkeypatch.setattr(stream, "BUCKET_ROWS", 4)
-    monkeypatch.setattr(stream, "RUN_ROWS", 7)
+    monkeypatch.setattr(sorting, "BATCH_ROWS", 7)
     export_dataset(bench.root, fmt, tmp_path / "many", **kw)  # type: ignore[arg-type]
     one, many = _files(tmp_path / "one"), _files(tmp_path / "many")
     if fmt.startswith("swift"):  # absolute image paths name the export folder
@@ -136,20 +134,6 @@ def test_a_streamed_plan_is_iterated_once(bench: Bench, tmp_path: Path) -> None:
         assert list(plan) and plan.summary()["counts"]["train_images"] == plan.n_examples
         with pytest.raises(RuntimeError, match="once"):
             list(plan)
-
-
-def test_run_sorter_is_a_stable_sort_in_bounded_runs(tmp_path: Path) -> None:
-    rng = random.Random(0)
-    rows = [{"k": rng.choice("abcde"), "j": rng.randrange(3), "v": n} for n in range(500)]
-    sorter = RunSorter(tmp_path, lambda t: [t.column("k").combine_chunks(), t.column("j").combine_chunks()], 64,
-                       prefix="run")
-    for start in range(0, len(rows), 37):
-        sorter.add(pa.Table.from_pylist(rows[start:start + 37]))
-    got = [r for _, t in sorter.key_groups() for r in t.to_pylist()]
-    assert got == sorted(rows, key=lambda r: (r["k"], r["j"]))  # stable: v ascending within a key
-    assert len(list(tmp_path.iterdir())) == 7  # a run spills once 64 rows are held (two adds: 74 rows): 7 runs
-    sorter.cleanup()
-    assert not list(tmp_path.iterdir())
 
 
 def test_finetune_dataset_is_streamed_to_disk_with_the_in_memory_rows(bench: Bench, tmp_path: Path,

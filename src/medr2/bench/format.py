@@ -29,8 +29,8 @@ from medr2 import jsonsafe
 from medr2.arrowmem import open_parquet
 from medr2.atomic import atomic_write_bytes
 from medr2.bench.idset import IdSet
-from medr2.bench.runs import RunSorter
 from medr2.bench.schema import RecordSchema, _FieldError, record_schema
+from medr2.bench.sorting import Sorter
 from medr2.errors import BadInput
 from medr2.images import CURRENT_IDENTITY, IDENTITY_RULES, IdentityRule, InsideRoot, identity_of_version, sha256_file
 from medr2.records import Case, Item, canonical_json, check_box, regions_by_kind
@@ -74,7 +74,9 @@ _WRITE_OPTS: dict[str, Any] = {
 # row group, so readers filtering on them skip row groups (docs/bench-format.md)
 ITEM_SORT_COLUMNS = ("split", "variant")
 _ITEM_WRITE_OPTS: dict[str, Any] = {**_WRITE_OPTS, "write_statistics": list(ITEM_SORT_COLUMNS)}
-SORT_RUN_ROWS = 100_000  # items sorted in memory at a time (a run), spilled to a temporary Arrow file
+# the order of items.parquet's rows (DuckDB expressions, each ascending, nulls last, then the order written):
+# split (none first), clean before other variants, variant; :func:`item_sort_key` for one record
+ITEM_ORDER = ('coalesce("split", \'\')', '"variant" <> \'clean\'', '"variant"')
 
 
 def _sorted(obj: Any) -> Any:
@@ -161,17 +163,8 @@ class _CaseSummary:
 
 def item_sort_key(item: Item) -> tuple[str, bool, str]:
     """Where an item sits in ``items.parquet``: sorted by this key, stably (the order rows were written within
-    a key). The key of :func:`_sort_keys`, for one record."""
+    a key). :data:`ITEM_ORDER`, for one record."""
     return (item.split or "", item.variant != "clean", item.variant)
-
-
-def _sort_keys(table: pa.Table) -> list[pa.Array]:
-    """The sort key columns of item rows: split (none first), variant other than clean, variant."""
-    import pyarrow.compute as pc
-
-    variant = table.column("variant").combine_chunks()
-    return [pc.fill_null(table.column("split").combine_chunks(), ""),
-            pc.not_equal(variant, pa.scalar("clean")), variant]
 
 
 class BenchWriter:
@@ -195,8 +188,7 @@ class BenchWriter:
         # an old manifest must not make a half-rewritten bench look complete
         (self.root / MANIFEST).unlink(missing_ok=True)
         self._items_tmp = self.root / f".{ITEMS_FILE}.partial"
-        self._sorter = RunSorter(self.root, _sort_keys, max(SORT_RUN_ROWS // row_group_size, 1) * row_group_size,
-                                 prefix=f".{ITEMS_FILE}.run", schema=ITEM_SCHEMA.schema)
+        self._sorter = Sorter(self.root, ITEM_ORDER, schema=ITEM_SCHEMA.schema)  # its temporary folder: .medr2-sort-*
         self._writer: pq.ParquetWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._item_ids = IdSet()  # compact: ~16 B per id, for millions of items
@@ -267,7 +259,7 @@ class BenchWriter:
             if w is not None:
                 w.close()
         self._writer = self._case_writer = None
-        self._sorter.cleanup()
+        self._sorter.close()
         self._items_tmp.unlink(missing_ok=True)
         self._cases_tmp.unlink(missing_ok=True)
         self.closed = True
@@ -287,9 +279,9 @@ class BenchWriter:
         self._writer = pq.ParquetWriter(str(self._items_tmp), ITEM_SCHEMA.schema, **_ITEM_WRITE_OPTS)
         pending: list[pa.Table] = []
         n_pending = 0
-        for table in self._sorter.sorted_tables():  # fixed-size row groups, whatever the runs were
-            pending.append(table)
-            n_pending += table.num_rows
+        for batch in self._sorter.batches():  # fixed-size row groups, whatever the batches
+            pending.append(pa.Table.from_batches([batch]))
+            n_pending += batch.num_rows
             while n_pending >= self.row_group_size:
                 whole = pa.concat_tables(pending)
                 self._writer.write_table(whole.slice(0, self.row_group_size), row_group_size=self.row_group_size)
@@ -299,7 +291,7 @@ class BenchWriter:
             self._writer.write_table(pa.concat_tables(pending), row_group_size=self.row_group_size)
         self._writer.close()
         self._writer = None
-        self._sorter.cleanup()
+        self._sorter.close()
         os.replace(self._items_tmp, self.root / ITEMS_FILE)
         cases_path = self.root / CASES_FILE
         self._flush_cases(final=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 import medr2
 from medr2.bench.format import QUARANTINE_FILE, BenchWriter, prepare_bench_folder
+from medr2.bench.sorting import remove_stale as remove_stale_sorts
 from medr2.build.parallel import POOLS, Pool, ordered_map, worker_state
 from medr2.build.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.build.validate import validate_case
@@ -188,6 +189,7 @@ def _prepare_out(out: Path) -> None:
     # scratch files of a build that was killed (spools, partial Parquet, half-written images)
     for stale in [*out.glob(SPOOL_GLOB), *out.glob(".*.partial"), *out.glob("images/*.tmp")]:
         stale.unlink(missing_ok=True)
+    remove_stale_sorts(out)  # the writer's sort folder and its spill files
     (out / RENDERS_FILE).unlink(missing_ok=True)  # an old bench's specs (this build writes its own, or none)
 
 

@@ -4,10 +4,10 @@ at a time, in memory bounded by the work, not by the train split. ``medr2 export
 caption pre-training) and every other caller read their examples here.
 
 The order of a plan is decided from a few columns (item id, stage, chain id, step, image: a few bytes per
-item) and every kept row is handed, with its order key, to an out-of-core sort (:class:`medr2.bench.runs.
-RunSorter`: runs of Arrow rows spilled to IPC files in a temporary folder). Rows come back in plan order, one
-bucket (a block and a range of the order hash, about :data:`BUCKET_ROWS` rows) at a time; only that bucket's
-rows become records and examples. Groups that one example needs are held whole: one chain (``chain``), the
+item) and every kept row is handed, with its order key, to an out-of-core sort (:class:`medr2.bench.sorting.
+Sorter`: DuckDB, spilling to a temporary folder in ``work``). Rows come back in plan order, one bucket (a block
+and a range of the order hash, about :data:`BUCKET_ROWS` rows) at a time; only that bucket's rows become records
+and examples. Groups that one example needs are held whole: one chain (``chain``), the
 items of one image (captions); ``curriculum`` holds one block's replay sample (its order hashes) while it finds
 the cut-off of that sample, then streams too.
 
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -33,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from medr2 import jsonsafe
-from medr2.bench.runs import RunSorter
+from medr2.bench.sorting import Sorter, quoted
 from medr2.models.base import BoxConvention, Message, Part
 from medr2.records import Item
 from medr2.train.export import (
@@ -51,9 +49,9 @@ from medr2.train.render import PIXELS, check_style, rejected
 from medr2.train.source import TrainSource
 
 BUCKET_ROWS = 4_096  # rows the plan orders in memory at a time (about: order hashes are uniform)
-RUN_ROWS = 50_000  # rows held before a sorted run is spilled (about 730 B each as Arrow on the sample benches)
 KEY_COLUMNS = ("_b", "_p", "_k", "_s", "_g")  # block, bucket, order key, tie-break, group
 _KEY_TYPES = (pa.int64(), pa.int64(), pa.string(), pa.int64(), pa.string())
+BUCKET = ("_b", "_p")  # the key columns of one bucket (rows made into records and examples together)
 _PLAN_COLUMNS = ("item_id", "variant", "stage", "form", "answer_box", "chain_id", "step", "meta", "roles", "image")
 
 
@@ -66,10 +64,6 @@ def _bucket(key: str, n_buckets: int) -> int:
     """The bucket of an order hash: its first 32 bits scaled to ``n_buckets`` (monotone in the hash, so
     buckets in order hold the hashes in order)."""
     return int(key[:8], 16) * n_buckets >> 32
-
-
-def _bucket_keys(table: pa.Table) -> list[pa.Array]:
-    return [table.column("_b").combine_chunks(), table.column("_p").combine_chunks()]
 
 
 class _Placements:
@@ -159,13 +153,10 @@ def _sorted_groups(tables: Iterable[pa.Table], work: Path, records: Callable[[pa
                    ) -> Iterator[list[tuple[str, list[Item]]]]:
     """The rows of ``tables`` (with :data:`KEY_COLUMNS`) in plan order, one bucket at a time, as (group,
     items): consecutive rows of one non-empty group are one group, every other row a group of its own."""
-    folder = Path(tempfile.mkdtemp(prefix=".medr2-plan-", dir=work))
-    sorter = RunSorter(folder, _bucket_keys, RUN_ROWS, prefix="run")
-    try:
+    with Sorter(work, [quoted(c) for c in (*BUCKET, "_k", "_s")]) as sorter:  # equal (_k, _s): as added
         for t in tables:
             sorter.add(t)
-        for _, table in sorter.key_groups():
-            table = table.sort_by([("_k", "ascending"), ("_s", "ascending")])
+        for table in sorter.groups(BUCKET):
             groups = table.column("_g").to_pylist()
             keys = table.column("_k").to_pylist()
             items = list(records(table.drop_columns(list(KEY_COLUMNS))))
@@ -176,9 +167,6 @@ def _sorted_groups(tables: Iterable[pa.Table], work: Path, records: Callable[[pa
                 else:
                     out.append((groups[i], [it]))
             yield out
-    finally:
-        sorter.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)  # gone already where the export's staging folder was removed
 
 
 class StreamPlan:
@@ -270,9 +258,7 @@ def _in_chain(cols: dict[str, list[Any]], i: int) -> bool:
 def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterator[pa.Table]:
     """``chain``'s placements: single rows by their own hash; chain rows first sorted by chain (one chain held
     at a time), then placed by the hash of the chain's item ids in step order, in step order."""
-    folder = Path(tempfile.mkdtemp(prefix=".medr2-chains-", dir=work))
-    chains = RunSorter(folder, _bucket_keys, RUN_ROWS, prefix="run")
-    try:
+    with Sorter(work, [quoted(c) for c in (*BUCKET, "_g", "step", "item_id")]) as chains:
         for batch, keep, cols, seq in rows:
             single, chained = _Placements(n_buckets), _Placements(n_buckets)
             for n, i in enumerate(keep, start=seq):
@@ -283,8 +269,7 @@ def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterato
                     single.add(i, 0, _order_key(seed, cols["item_id"][i]), n)
             yield single.table(batch)
             chains.add(chained.table(batch))
-        for _, table in chains.key_groups():
-            table = table.sort_by([("_g", "ascending"), ("step", "ascending"), ("item_id", "ascending")])
+        for table in chains.groups(BUCKET):
             gids, ids = table.column("_g").to_pylist(), table.column("item_id").to_pylist()
             take: list[int] = []
             cols_out: dict[str, list[Any]] = {k: [] for k in KEY_COLUMNS}
@@ -304,9 +289,6 @@ def _chain_tables(rows: _Rows, seed: int, n_buckets: int, work: Path) -> Iterato
             for name, typ in zip(KEY_COLUMNS, _KEY_TYPES, strict=True):
                 out = out.append_column(name, pa.array(cols_out[name], typ))
             yield out
-    finally:
-        chains.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- the plans -----------------------------------------------------------------------------------------
