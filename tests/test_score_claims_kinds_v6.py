@@ -17,7 +17,8 @@ from medr2.score.claims import Claim, check_text
 from medr2.tasks.vocab import SEVERITY_ORDER
 
 SETTINGS = settings(deadline=None, max_examples=60)
-NORMAL = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal"}
+NORMAL = {"meta": {"findings_complete": True},
+          "modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal"}
 
 
 def _of(claims: list[Claim], kind: str) -> list[Claim]:
@@ -120,7 +121,8 @@ def _acronyms() -> list[tuple[str, str, str]]:
             for t in c.terms if t.isascii() and t.isalnum() and t.isupper() and len(t) <= 3]
 
 
-_FIELD = {"meta": {"findings_complete": True}, "modality": ("Modality", "Imaging modality"), "plane": ("View", "Projection"),
+_FIELD = {"meta": {"findings_complete": True},
+          "modality": ("Modality", "Imaging modality"), "plane": ("View", "Projection"),
           "sequence": ("Sequence", "Weighting")}
 
 
@@ -213,7 +215,8 @@ def test_an_organ_state_in_chinese(said: str, value: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- tables
-_TWO = {"meta": {"findings_complete": True}, "modality": "CT", "body_region": "chest", "structures": ["lung"], "findings": [
+_TWO = {"meta": {"findings_complete": True},
+        "modality": "CT", "body_region": "chest", "structures": ["lung"], "findings": [
     {"label": "nodule", "attributes": {"laterality": "left", "size_mm": 6}},
     {"label": "nodule", "attributes": {"laterality": "left", "size_mm": 8}}]}
 
@@ -234,7 +237,8 @@ def test_a_table_column_under_an_attribute_header_is_said_of_its_row(columns: li
     assert [c.verdict for c in check_text(text, _TWO) if c.kind == "size"] == ["supported"], text
 
 
-_CYST = {"meta": {"findings_complete": True}, "modality": "ultrasound", "body_region": "abdomen", "structures": ["liver"],
+_CYST = {"meta": {"findings_complete": True},
+         "modality": "ultrasound", "body_region": "abdomen", "structures": ["liver"],
          "findings": [{"label": "cyst", "attributes": {"size_mm": 25}}]}
 
 
@@ -259,7 +263,8 @@ def test_the_organ_of_the_case_finding_named_in_a_field(organ: str, key: str, fo
 
 
 # ---------------------------------------------------------------------------------------------- sides
-_HAEMORRHAGE = {"meta": {"findings_complete": True}, "modality": "CT", "body_region": "head", "structures": ["brain"],
+_HAEMORRHAGE = {"meta": {"findings_complete": True},
+                "modality": "CT", "body_region": "head", "structures": ["brain"],
                 "findings": [{"label": "haemorrhage", "attributes": {"laterality": "right"}}]}
 
 
@@ -326,7 +331,8 @@ def test_an_attribution_after_a_description_asserts_it(x: str, word: str, prep: 
     assert not [c for c in check_text(textbook, NORMAL) if c.verdict == "contradicted"], textbook
 
 
-_DR = {"meta": {"findings_complete": True}, "modality": "fundus photography", "body_region": "eye", "diagnosis": "diabetic retinopathy",
+_DR = {"meta": {"findings_complete": True},
+       "modality": "fundus photography", "body_region": "eye", "diagnosis": "diabetic retinopathy",
        "severity": "moderate", "findings": [{"label": "hard exudates", "attributes": {}},
                                             {"label": "microaneurysms", "attributes": {}}]}
 

@@ -13,7 +13,8 @@ import medr2.vocab as V
 from medr2.score.claims import Claim, check_text
 
 SETTINGS = settings(deadline=None, max_examples=60)
-NORMAL = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal",
+NORMAL = {"meta": {"findings_complete": True},
+          "modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal",
           "structures": ["heart", "lung"]}
 
 
@@ -142,7 +143,8 @@ def test_a_plan_is_no_statement_about_the_image(modality: str, plan: str, findin
 
 
 # ---------------------------------------------------------------------------------------------- rejected alternatives
-_GLIOMA = {"meta": {"findings_complete": True}, "modality": "MRI", "plane": "axial", "body_region": "head", "diagnosis": "glioma", "mimics": ["meningioma"],
+_GLIOMA = {"meta": {"findings_complete": True},
+           "modality": "MRI", "plane": "axial", "body_region": "head", "diagnosis": "glioma", "mimics": ["meningioma"],
            "structures": ["brain"], "findings": [{"label": "mass", "attributes": {"laterality": "left"}}]}
 
 
@@ -162,7 +164,8 @@ def test_over_as_a_place_denies_nothing() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- negation scope
-_NODULE = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "chest", "structures": ["lung"],
+_NODULE = {"meta": {"findings_complete": True},
+           "modality": "CT", "plane": "axial", "body_region": "chest", "structures": ["lung"],
            "findings": [{"label": "nodule", "attributes": {"laterality": "left"}}]}
 
 
@@ -194,7 +197,8 @@ def test_one_that_opens_an_enumeration_is_no_count(first: str, rest: str) -> Non
 
 
 # ---------------------------------------------------------------------------------------------- misses
-_BLEED = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "head", "structures": ["brain"], "severity": "severe",
+_BLEED = {"meta": {"findings_complete": True},
+          "modality": "CT", "plane": "axial", "body_region": "head", "structures": ["brain"], "severity": "severe",
           "findings": [{"label": "haemorrhage", "attributes": {"laterality": "right", "size_mm": 30}}]}
 _EN = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 _ZH = list("一二三四五六七八九十")
@@ -222,7 +226,8 @@ def test_a_grade_alone_as_a_clause_is_a_severity(grade: str, form: str) -> None:
     assert [c.verdict for c in got] == ["supported" if grade == "重度" else "contradicted"], (text, got)
 
 
-_EFFUSION = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],
+_EFFUSION = {"meta": {"findings_complete": True},
+             "modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["heart", "lung"],
              "diagnosis": "pleural effusion", "findings": [{"label": "pleural effusion",
                                                             "attributes": {"laterality": "left"}}]}
 
@@ -262,7 +267,8 @@ def test_a_size_field_is_a_size_of_the_finding(key: str, n: int, form: str) -> N
     assert [c.verdict for c in got] == ["supported" if n < 20 else "contradicted"], (text, got)
 
 
-_PNEUMOTHORAX = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["lung"],
+_PNEUMOTHORAX = {"meta": {"findings_complete": True},
+                 "modality": "X-ray", "plane": "PA", "body_region": "chest", "structures": ["lung"],
                  "findings": [{"label": "pneumothorax", "attributes": {"laterality": "right"}}]}
 
 
