@@ -108,7 +108,8 @@ LATER_HELDOUT = [
 def test_later_heldout_rationales_reported(path: Path, source: str, rows_min: int, precision: float, recall: float,
                                            hedged: int) -> None:
     """Held-out 4 (before claims-v4), held-out 5 (before claims-v5), held-out 6 (before claims-v7), held-out 7
-    (before claims-v8) and held-out 8 (fresh for claims-v8): every style, the rows their source builds, and the checker's figures above their floors."""
+    (before claims-v8) and held-out 8 (fresh for claims-v8): every style, the rows their source builds, and the
+    checker's figures above their floors."""
     import importlib
 
     rows = _rows(path)
