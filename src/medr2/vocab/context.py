@@ -194,24 +194,27 @@ def _term_ok(term: str) -> bool:
 
 
 def _term_pattern(term: str) -> str:
-    if not term.isascii():
-        return re.escape(term)
-    words = [re.escape(w) for w in re.split(r"[\s_\-]+", term.strip()) if w]
-    return r"(?<![A-Za-z0-9])" + r"[\s-]+".join(words) + r"(?:e?s)?(?![A-Za-z0-9])"
+    """A spelling as a pattern: its words joined by spaces or hyphens (the ASCII word edges and the plural ending are
+    the whole alternation's: :func:`_finding_terms`)."""
+    return r"[\s-]+".join(re.escape(w) for w in re.split(r"[\s_\-]+", term.strip()) if w)
 
 
 @functools.lru_cache(maxsize=4)
 def _finding_terms(generation: tuple[object, ...]) -> tuple[re.Pattern[str], dict[str, str]]:
     """One pattern of every spelling of every finding/diagnosis concept (longest first) and spelling key ->
-    concept label, for a vocabulary generation (a user file or plugin adds spellings at once)."""
+    concept label, for a vocabulary generation (a user file or plugin adds spellings at once). The ASCII spellings
+    share one word-edge check before the alternation (tried at word starts only) and one plural ending after it."""
     labels: dict[str, str] = {}
     for c in clinical.vocabulary():
         if c.kind in _PATHOLOGY and c.id not in GENERIC:
             for t in c.terms:
                 if _term_ok(t):
                     labels.setdefault(clinical.normalise(t), c.label)
-    alternation = "|".join(_term_pattern(t) for t in sorted(labels, key=len, reverse=True))
-    return re.compile(alternation or r"(?!)", re.IGNORECASE), labels
+    ordered = sorted(labels, key=len, reverse=True)
+    ascii_ = "|".join(_term_pattern(t) for t in ordered if t.isascii())
+    other = "|".join(re.escape(t) for t in ordered if not t.isascii())
+    parts = ([rf"(?<![A-Za-z0-9])(?:{ascii_})(?:e?s)?(?![A-Za-z0-9])"] if ascii_ else []) + ([other] if other else [])
+    return re.compile("|".join(parts) or r"(?!)", re.IGNORECASE), labels
 
 
 def _concept_at(matched: str, labels: dict[str, str]) -> str | None:
