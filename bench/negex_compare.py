@@ -1,10 +1,11 @@
 """The claim checker's negation rules against NegEx (negspacy's ``en_clinical`` termset) on the hand-labelled
 rationale sets (issue 39).
 
-For each finding/diagnosis mention the checker finds, the checker's own decision (``denied``: its hand-written
-before/after patterns) is compared with NegEx's (the mention as an entity of a spaCy doc of its clause, the
-``negex`` component of negspacy with its clinical termset); then every set is scored twice, span-exact like
-tests/test_score_claims.py, once with each negation decision.
+For each finding/diagnosis mention the checker finds, the checker's own decision (``denied``: the hand-written
+before/after triggers of :mod:`medr2.vocab.context`, the one copy the checker and the readers share) is compared
+with NegEx's (the mention as an entity of a spaCy doc of its clause, the ``negex`` component of negspacy with its
+clinical termset); then every set is scored twice, span-exact like tests/test_score_claims.py, once with each
+negation decision.
 
 negspacy is not a dependency of medr2; install it beside the project to run this (it pulls spaCy)::
 
@@ -55,26 +56,17 @@ def _rows(name: str) -> list[dict[str, Any]]:
 
 
 def score(name: str, nlp: Any | None) -> dict[str, Any]:
-    """Precision/recall of ``contradicted`` (span-exact); with ``nlp`` the negation decision is NegEx's."""
-    original = C._found
-    current: dict[str, Any] = {}
+    """Precision/recall of ``contradicted`` (span-exact); with ``nlp`` the negation decision is NegEx's (the
+    checker's one negation decision, :func:`medr2.vocab.context.negated` as claims.py imports it, replaced)."""
+    rules = C._negated
 
-    def found(pattern: Any, text: str) -> bool:
-        if nlp is not None and pattern in (C._NEG_BEFORE, C._NEG_AFTER) and "span" in current:
-            full, s, e = current["span"]
-            return negex_denies(nlp, full, s, e)
-        return original(pattern, text)
+    def negex(text: str, clause: tuple[int, int], s: int, e: int) -> bool:
+        return negex_denies(nlp, text, s, e)
 
-    def mentions(text: str, truth: Any) -> list[Any]:
-        out = real_mentions(text, truth)
-        return [_Tracked(m, text, current) for m in out]
-
-    real_mentions = C._mentions
     tp = fp = hit = gold = 0
-    agree: Counter[str] = Counter()
     try:
-        C._found = found  # type: ignore[assignment]
-        C._mentions = mentions  # type: ignore[assignment]
+        if nlp is not None:
+            C._negated = negex
         for row in _rows(name):
             claims = [c for c in C.check_rationale(row["raw"], row["case"]) if c.verdict == "contradicted"]
             spans = row["claims"]
@@ -85,24 +77,9 @@ def score(name: str, nlp: Any | None) -> dict[str, Any]:
             hit += sum(any(c.source == "content" and c.start < sp["end"] and sp["start"] < c.end for c in claims)
                        for sp in spans)
     finally:
-        C._found = original  # type: ignore[assignment]
-        C._mentions = real_mentions  # type: ignore[assignment]
+        C._negated = rules
     return {"precision": round(tp / max(1, tp + fp), 3), "recall": round(hit / max(1, gold), 3), "tp": tp,
-            "fp": fp, "gold": gold, **agree}
-
-
-class _Tracked(tuple):  # type: ignore[type-arg]
-    """A mention ``(start, end, term)`` that, when unpacked by check_text, records where it is (for NegEx)."""
-
-    def __new__(cls, m: tuple[int, int, Any], text: str, current: dict[str, Any]) -> _Tracked:
-        obj = super().__new__(cls, m)
-        obj._text, obj._current = text, current  # type: ignore[attr-defined]
-        return obj
-
-    def __iter__(self) -> Any:
-        s, e, _ = tuple.__iter__(self)
-        self._current["span"] = (self._text, s, e)  # type: ignore[attr-defined]
-        return tuple.__iter__(self)
+            "fp": fp, "gold": gold}
 
 
 def decisions(nlp: Any) -> Counter[str]:

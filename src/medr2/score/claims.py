@@ -39,6 +39,19 @@ from typing import Any, Literal, cast
 
 from medr2 import vocab as clinical
 from medr2.tasks import contract, vocab
+from medr2.vocab.context import (
+    GENERIC as _VOCAB_SKIP,
+    NOT_ABOUT_IMAGE as _NOT_ABOUT_IMAGE,
+    PLANNED as _PLANNED,
+    STRONG_HEDGE as _STRONG_HEDGE,
+    WEAK_HEDGE as _WEAK_HEDGE,
+    clauses as _clauses,
+    found as _found,
+    hedge_scope as _hedge_scope,
+    negated as _negated,
+    no_break as _no_break,
+    uncertain as _uncertain,
+)
 
 ClaimVerdict = Literal["supported", "contradicted", "unverifiable"]
 CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "laterality",
@@ -327,60 +340,6 @@ _COMPARED = re.compile(_THRESHOLD.pattern + r"|\bthan\s*$", re.IGNORECASE)
 _RETRACTED = re.compile(r"^[^.!?。！？\n]{0,60}?(?:\.{3}|…|,|—|-)\s*"
                         r"(?:actually|no wait|wait|correction|I mean|sorry)\b", re.IGNORECASE)
 
-# --------------------------------------------------------------------------- clause context
-# a plan or recommendation ("recommend CT follow-up", "建议CT随访"): what should be done next, not what the image
-# shows; a clause of its own, and nothing in it is said of the image
-_PLAN = (r"\brecommend\w*|\badvis\w*|\bsuggest\w* (?:a |an )?(?:follow|further|repeat|short[- ]interval|biopsy)|"
-         r"\bfollow[- ]?up (?:with|in|by)\b|\bshould be (?:followed|evaluated|correlated)\b|\bclinical correlation\b|"
-         r"建议|随访|复查|进一步检查")
-# a hedge adverb that opens a "with" clause hedges that clause ("a nodule, possibly with lymphadenopathy"): the split
-# falls before the adverb, not between it and "with"
-_HEDGE_LEADS = "possibly|perhaps|maybe|probably|likely|potentially"
-_HEDGE_LEAD = ")(?<!".join(f"{w} " for w in _HEDGE_LEADS.split("|"))
-_SPLIT = re.compile(r"(?<=[.!?;。！？；\n])|(?=,? but\b)|(?=,? however\b)|(?=,? whereas\b)|(?=,? although\b)"
-                    r"|(?=，但)|(?=但是)|(?<!follow-up )(?<!follow up )(?<!" + _HEDGE_LEAD + r")(?=\bwith\b)"
-                    r"|(?<!" + _HEDGE_LEAD + r")(?=\bwithout\b)|(?=\b(?:" + _HEDGE_LEADS + r")\s+with(?:out)?\b)"
-                    r"|(?=，)|(?=, and\b)"
-                    r"|(?=,?\s*(?:I )?(?:" + _PLAN + "))")
-_PLANNED = re.compile(_PLAN, re.IGNORECASE)
-# a negation's scope ends at a conclusion drawn from it ("it doesn't branch, so a nodule") and at a clause with a
-# subject of its own joined by "and" ("the hemidiaphragm is not visible and the opacity sits at the base": "no X
-# and the Y" coordinates no two negated things)
-_NEG_SCOPE = r"(?:(?!,?\s*\b(?:so|thus|hence|therefore)\b|\band\s+(?:the|this|these|those|its|there)\b)[^.;:：])*$"
-_NEG_BEFORE = re.compile(
-    r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
-    r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
-    r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)" + _NEG_SCOPE + r"|\babsent\s+$"
-    # the alternative a judgement is preferred over: "meningioma over glioma", "考虑脑膜瘤而非胶质瘤"
-    r"|\b(?:favou?r\w*|prefer\w*|\w+oma|\w+itis|\w+osis)\b[^.;:：]{0,60}\bover\s+(?:an?\s+)?$"
-    r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是|而非|而不是)[^，,。；;:：]{0,4}$",
-    re.IGNORECASE)
-_NEG_AFTER = re.compile(
-    r"^[^.;,]{0,40}?(?:\bis not\b|\bare not\b|\bnot (?:seen|visible|identified|present|evident|demonstrated|"
-    r"appreciated)\b|\bis absent\b|\bare absent\b|\babsent\b|\b(?:is|are|was) (?:ruled|excluded)\b|\bunlikely\b|"
-    r"\bless likely\b|\bruled out\b|\bexcluded\b|\bnegative\b|\bresolved\b)"
-    r"|^\s*[:：]\s*(?:none|no|nil|absent|negative|无)\s*(?:$|[.;,，。；\n])"
-    r"|^[^，,。；;]{0,3}(?:不明显|消失|可排除|不考虑)", re.IGNORECASE)
-_WEAK_HEDGE = re.compile(
-    r"\bpossibl[ey]\b|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\bmaybe\b|"
-    r"\bcannot (?:be )?(?:exclude|rule[ds]? out|ruled out)|"
-    r"can'?t (?:exclude|rule out)|\bdifferential\b|\bvs\.?\b|\bversus\b|\bquestionable\b|\bequivocal\b|"
-    r"\buncertain\b|\bnot sure\b|\bunclear\b|\bor\b|\beither\b|\bconsider(?:ed|ing)?\b|\bpotential\w*\b|"
-    r"可能|不除外|待排|鉴别|或", re.IGNORECASE)
-_CANNOT_EXCLUDE = re.compile(r"\bcannot (?:be )?(?:exclude|rule|ruled)|can'?t (?:exclude|rule)|"
-                             r"\bnot (?:be )?excluded\b|\bnot ruled out\b|不除外|不能排除|待排", re.IGNORECASE)
-_STRONG_HEDGE = re.compile(r"\blikely\b|\bprobabl[ey]\b|\bsuggest\w*\b|\bconsistent with\b|\bsuspicious\b|"
-                           r"\bcompatible with\b|\bfavou?r\w*\b|考虑|提示|疑似|符合", re.IGNORECASE)
-_NOT_ABOUT_IMAGE = re.compile(
-    r"\bquestion\b|\basks?\b|\basking\b|\bwhether\b|\boptions?\b|\bchoices?\b|^\s*[-*]?\s*\(?[A-F][.):]\s|"
-    r"\blet me\b|\blet's\b|\bI (?:need|should|will|'ll|must|want)\b|\b(?:I|we|you)['’]d\b|\bneed to\b|"
-    r"\blook(?:ing)? for\b|"
-    r"\bcheck(?:ing)? (?:for|whether|if)\b|\bassess(?:ing)? (?:for|whether)\b|\bevaluat\w* for\b|"
-    r"\btypical\w*\b|\busual\w*\b|\bclassic\w*\b|\boften\b|\bcommon\w*\b|\btends? to\b|\bcharacteri[sz]\w*\b|"
-    r"\bin general\b|\bgenerally\b|\bwould\b|\bif\b|\bknown for\b|\bhistory\b|\bprimary\b|\bfrom a\b|"
-    r"\bdefinition\b|\bmeans\b|\brefers? to\b|\bis defined\b|\bcan (?:cause|present|appear|show|be)\b|"
-    r"\bwhich (?:is|are) (?:seen|found)\b|\?|？|吗|问题|选项|是否|通常|一般|典型", re.IGNORECASE)
 _VISUAL = re.compile(
     r"\bshow\w*\b|\bvisible\b|\bvisuali[sz]\w*\b|\bseen\b|\bdemonstrat\w*\b|\bdepict\w*\b|\bappear\w*\b|"
     r"\bnot(?:ed|e)\b|\bidentif\w*\b|\bpresent\b|\bthere (?:is|are)\b|\bimage\b|\bview\b|\bin (?:the|this)\b|"
@@ -513,9 +472,6 @@ _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # built per vocabulary generation, so a synonym added in a user file or a plugin is a claim term at once
 _VOCAB_KINDS = {"finding": "finding", "diagnosis": "diagnosis", "modality": "modality", "plane": "plane",
                 "sequence": "sequence"}
-_VOCAB_SKIP = frozenset({"pathology:lesion", "pathology:tumour", "pathology:nucleus", "pathology:other lesion",
-                         "pathology:other disease", "pathology:malignant", "pathology:benign",
-                         "pathology:support devices", "pathology:not normal, no lung opacity"})
 
 
 def _vocab_term_ok(term: str, kind: str) -> bool:
@@ -787,27 +743,6 @@ _COUNT_LEAD = re.compile(r"(?:multiple|several|numerous|two|three|four|five|sing
 
 def _longest_first(t: tuple[int, int, _Term]) -> tuple[int, int, int]:
     return -(t[1] - t[0]), _KIND_ORDER.get(t[2].kind, 9), t[0]
-
-
-def _option_dot(text: str, pos: int) -> bool:
-    """Whether the break at ``pos`` follows an option letter ("A. pneumonia B. normal"), not a sentence."""
-    return pos >= 2 and text[pos - 1] in ".)" and text[pos - 2] in "ABCDEF" and (pos < 3 or not text[pos - 3].isalnum())
-
-
-_APPROX_DOT = re.compile(r"(?<![A-Za-z])(?:approx|ca)\.$", re.IGNORECASE)  # "approx. 3 cm": no sentence end
-
-
-def _no_break(text: str, pos: int) -> bool:
-    """Whether the break at ``pos`` is no break: after an option letter, the point of a decimal ("1.4 cm"), or
-    "approx." / "ca." before a number."""
-    decimal = 2 <= pos < len(text) and text[pos - 1] == "." and text[pos - 2].isdigit() and text[pos].isdigit()
-    return _option_dot(text, pos) or decimal or _APPROX_DOT.search(text, max(0, pos - 8), pos) is not None
-
-
-def _clauses(text: str) -> list[tuple[int, int]]:
-    bounds = [0, *sorted({m.start() for m in _SPLIT.finditer(text) if not _no_break(text, m.start())}),
-              len(text)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -1325,12 +1260,6 @@ def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) 
     return spans[i] if i >= 0 and spans[i][0] <= pos < spans[i][1] else None
 
 
-@functools.lru_cache(maxsize=1 << 14)  # the same clauses and sentences recur (stock phrases, repeated texts)
-def _found(pattern: re.Pattern[str], text: str) -> bool:
-    """Whether ``pattern`` occurs in ``text`` (memoised: a pure function of the two)."""
-    return pattern.search(text) is not None
-
-
 def _blanked(text: str, span: tuple[int, int], s: int, e: int) -> str:
     """``text[span]`` with the mention ``text[s:e]`` replaced by spaces (same length, same positions)."""
     a, b = span
@@ -1480,20 +1409,6 @@ def _decide_region(region: str, side: str | None, truth: Truth) -> tuple[ClaimVe
     if not truth.findings_complete:  # an unlisted finding may lie in it
         return "unverifiable", "region not decidable"
     return ("unverifiable", "region not decidable") if unknown else ("supported", "")
-
-
-# where a weak hedge after a mention stops governing it: a relative clause or an appended hedged alternative
-# ("nodules, which could suggest MS", "a solid lesion, possibly a metastasis", "X, suggesting Y") says something
-# new of the mention; the mention itself stays asserted, and what follows the break stays hedged
-_HEDGE_BREAK = re.compile(r"(?:,\s*|\s+)which\b|,\s*(?=(?:possibly|perhaps|maybe|potentially|conceivably)\s+\w)|"
-                          r",\s*(?:suggest\w*|raising|so|hence|thus|therefore)\b", re.IGNORECASE)
-
-
-def _hedge_scope(text: str, span: tuple[int, int], e: int) -> int:
-    """End of the part of ``span`` whose hedge words govern the mention ending at ``e``: the span's end, or the
-    first hedge break after the mention (:data:`_HEDGE_BREAK`)."""
-    m = _HEDGE_BREAK.search(text, e, span[1])
-    return m.start() if m is not None else span[1]
 
 
 # a field of a Markdown list or table whose key names an attribute ("- Side: right", "**Margin:** smooth",
@@ -1648,11 +1563,10 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             term = _organ_state_term(text, s, e, term)
         clause = _span_at(clauses, clause_starts, s) or (0, len(text))
         sentence = _span_at(sentences, sentence_starts, s) or clause
-        before, after = text[max(clause[0], s - 160):s], text[e:min(clause[1], e + 80)]
         whole = text[sentence[0]:sentence[1]]
         answered = _answer(text, sentence, s, e, term.kind in _PATHOLOGY_KINDS)
         answer = answered[0] if answered is not None else None
-        denied = _found(_NEG_BEFORE, before) or _found(_NEG_AFTER, after) or answer in _NO_ANSWERS
+        denied = _negated(text, clause, s, e) or answer in _NO_ANSWERS
         if term.kind in ("normal", "region_normal"):
             denied = False  # "no abnormality" is itself the statement
         elif denied and term.kind in _TECHNIQUES and _technique_framed(text, s, e):
@@ -1685,7 +1599,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         if _found(_WEIGHED, _table_header(text, s)):  # a row of a differential table: an alternative weighed
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable", note="hedged"))  # type: ignore[arg-type]
             continue
-        if (_found(_WEAK_HEDGE, clause_text) and not denied) or _found(_CANNOT_EXCLUDE, clause_text):
+        if _uncertain(clause_text, denied):
             out.append(Claim(**claim_base, hedged=True, verdict="unverifiable",  # type: ignore[arg-type]
                              note=_hedged_note(term.kind, term.value, truth, clause_text)))
             continue

@@ -27,7 +27,8 @@ from medr2.errors import BadInput, is_text
 from medr2.images import ImageRef, ImageStore, open_checked, resolve_inside
 from medr2.records import Case, Finding, Structure, check_box, regions_by_kind, stable_hash
 from medr2.textfile import open_text
-from medr2.vocab import anatomical_location, anatomy_words, clean_label
+from medr2.vocab import anatomical_location, anatomy_words, clean_label, related
+from medr2.vocab.context import stated_absent
 
 MAPPING_FILE = "medr2.json"
 ACCESS_LEVELS = ("open", "credentialed", "restricted")
@@ -570,6 +571,21 @@ def located(attributes: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, An
     return out
 
 
+def report_absent(fields: Mapping[str, Any], findings: Sequence[Finding] = ()) -> list[str]:
+    """The finding/diagnosis labels a case's free-text ``report`` states absent
+    (:func:`medr2.vocab.context.stated_absent`: negated, not hedged, not hypothetical, nowhere affirmed), less
+    those the case's own labels name (its findings, diagnosis, mimics, absent labels; the same concept, a sub-type
+    or a parent of one). Every reader's case passes here (:func:`make_case`), so a reader with report text (IU
+    X-ray, a label table's ``report`` column) fills ``Case.absent`` from its negations by this one rule."""
+    report = fields.get("report")
+    if not isinstance(report, str) or not report.strip():
+        return []
+    named = [f.label for f in findings] + [str(x) for x in (fields.get("diagnosis"), *(fields.get("mimics") or []),
+                                                            *(fields.get("absent") or [])) if x]
+    return [a for a in stated_absent(report)
+            if not any(related(a, n) in ("same", "child", "parent") for n in named)]
+
+
 def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], file: str,
               structures: Sequence[Structure] = (), findings: Sequence[Finding] = (),
               meta: Mapping[str, Any] | None = None) -> Case:
@@ -577,7 +593,8 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
     labels, structure names, :data:`LABEL_TEXT_FIELDS`, mimics, absent labels) is cleaned here
     (:func:`medr2.vocab.clean_label`: NFKC, invisible characters, white space), the one place every reader's cases
     pass; structure names and finding locations are worded as a radiologist signs them (:func:`structure_words`,
-    :func:`located`)."""
+    :func:`located`); a free-text report's negated findings are stated absent (:func:`report_absent`, recorded in
+    ``meta["report_absent"]``)."""
     mfile = str(dr.mapping_file) if dr.mapping_file else None
     merged = {k: parse_label_value(k, v, file=mfile, record=key) for k, v in dr.defaults.items()}
     merged = {k: v for k, v in merged.items() if v is not None}
@@ -592,6 +609,10 @@ def make_case(dr: DataRoot, *, key: str, ref: ImageRef, fields: dict[str, Any], 
         if isinstance(merged.get(name), list):
             merged[name] = [clean_label(m) if isinstance(m, str) else m for m in merged[name]]
     _no_empty_label(structures, findings, merged, file=file, record=key)
+    said = report_absent(merged, findings)
+    if said:
+        merged["absent"] = [*(merged.get("absent") or []), *said]
+        extra_meta["report_absent"] = said
     if not merged.get("modality"):
         raise BadInput("modality is missing: give it in the labels or as defaults.modality in medr2.json",
                        file=file, record=key, field="modality")

@@ -6,8 +6,10 @@ Layout (kaggle.com/datasets/raddar/chest-xrays-indiana-university, from openi.nl
 ``Frontal`` / ``Lateral``) and the PNGs ``images/images_normalized/<filename>`` (or ``images/``).
 
 One case per image: report = ``Findings: ... Impression: ...`` (verbatim, ``XXXX`` de-identification
-tokens kept), modality X-ray, region chest, plane ``lateral`` for lateral projections (a frontal one
-may be PA or AP, which the data does not say: left unset, ``meta.projection`` keeps it).
+tokens kept; the findings it negates are stated absent, ``Case.absent``, by the one rule every reader's report
+goes through: :func:`medr2.sources.common.report_absent`), modality X-ray, region chest, plane ``lateral`` for
+lateral projections (a frontal one may be PA or AP, which the data does not say: left unset, ``meta.projection``
+keeps it).
 
 ``Problems`` holds MeSH index terms, not all of them findings: ``No Indexing`` (the study was never indexed),
 technical notes (``Technical Quality of Image Unsatisfactory``), anatomy (``Lung``, ``Thoracic Vertebrae``,
