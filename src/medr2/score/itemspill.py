@@ -180,7 +180,8 @@ def spill_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: n
 
     with_ranks = schema.append(pa.field(_RANKS[0], pa.int64())).append(pa.field(_RANKS[1], pa.int64()))
     temp = folder / "engine"
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(temp), "threads": 1})
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(temp), "threads": 1,
+                                 "preserve_insertion_order": False})
     try:
         try:
             con.register("spilled_rows", pa.RecordBatchReader.from_batches(with_ranks, ranked()))
