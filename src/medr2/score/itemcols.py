@@ -334,7 +334,7 @@ def _spilled(bench: BenchTable, cols: list[str], folder: Path, batch_rows: int) 
     schema = _plain(_filled(bench.schema.empty_table().select(cols))).schema
 
     def checked() -> Iterator[pa.RecordBatch]:
-        for batch in bench.column_batches(cols, batch_rows=batch_rows):
+        for batch in bench.column_batches(cols):
             part = _plain(_filled(pa.Table.from_batches([batch]))).cast(schema)
             for name in _JSON:
                 if name not in first_bad and (bad := json_failure(part, name, valid[name])) is not None:

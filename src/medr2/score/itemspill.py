@@ -183,6 +183,7 @@ def spill_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: n
     con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(temp), "threads": 1,
                                  "preserve_insertion_order": False})
     try:
+        con.execute("SET enable_progress_bar = false")  # a connection's setting: no bar drawn on the console
         try:
             con.register("spilled_rows", pa.RecordBatchReader.from_batches(with_ranks, ranked()))
             con.execute("CREATE TABLE items AS SELECT * FROM spilled_rows")
