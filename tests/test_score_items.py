@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +208,19 @@ def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_
         with pytest.raises(BadInput) as f:
             open_scoring_items(root, folder, batch_rows=3)
         assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))
+
+
+def test_an_error_of_the_rows_handed_to_the_engine_is_raised_as_it_is(tmp_path: Path) -> None:
+    """A read refused while the engine loads the rows (a damaged row group: BadInput) reaches the caller as that
+    BadInput, not as the engine's own error wrapping it, and the engine's folder is gone."""
+    from medr2.score.itemspill import spill_items
+
+    schema = pa.schema([("item_id", pa.string())])
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        yield pa.record_batch([pa.array(["a", "b"])], schema=schema)
+        raise BadInput("cannot read parquet: damaged", file="items.parquet")
+
+    with pytest.raises(BadInput, match="damaged") as e:
+        spill_items(rows(), schema, np.arange(4, dtype=np.int32), np.arange(4, dtype=np.int32), tmp_path)
+    assert e.value.file == "items.parquet" and not (tmp_path / "engine").exists()
