@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -353,6 +354,10 @@ def test_every_read_of_the_table_gives_the_added_items(bench: Path, items: list[
         assert [i for cols in table.column_values(["item_id"], flt) for i in cols["item_id"]] == \
             [it.item_id for it in want_items]
         assert table.items_by_id(ids) == {it.item_id: it for it in every if it.item_id in ids}
+        scanned = list(table.column_batches(["item_id", "question"], read_dictionary=["question"], batch_rows=3))
+        assert all(pa.types.is_dictionary(b.schema.field("question").type) and b.num_rows <= 3 for b in scanned)
+        assert [(i, q) for b in scanned for i, q in zip(b.column(0).to_pylist(), b.column(1).to_pylist(),
+                                                        strict=True)] == [(it.item_id, it.question) for it in every]
     finally:
         table.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -132,9 +133,9 @@ def _spilled_copy(bench: Bench, dst: Path) -> Path:
 @pytest.mark.parametrize("fixes", [False, True], ids=["bench", "with-review-fixes"])
 def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, batch_rows: int,
                                                           fixes: bool) -> None:
-    """Written to a folder (sorted by id and by case, record batches of 3 rows, buckets of 2 batches; or one
-    batch) and read back: the same records, positions, ids, columns and codes as held in memory, in any order
-    asked; the folder holds the two item files and no bucket left. With items added after the bench's rows (the
+    """Written to a folder (sorted by id and by case by the engine, record batches of 3 rows; or one batch) and
+    read back: the same records, positions, ids, columns and codes as held in memory, in any order asked; the
+    folder holds the two item files and nothing of the engine's left. With items added after the bench's rows (the
     review fixes a run asked), the same, and those items are held as made."""
     import numpy as np
 
@@ -147,7 +148,7 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
     _, mem = open_scoring_items(root, added=added)
     folder = tmp_path / "spill"
     folder.mkdir()
-    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, bucket_batches=2, added=added)
+    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, added=added)
     try:
         assert len(mem) == len(bench.items) + len(added)
         for got in (mem, disk):
@@ -205,5 +206,21 @@ def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_
         folder = tmp_path / f"spill{k}"
         folder.mkdir()
         with pytest.raises(BadInput) as f:
-            open_scoring_items(root, folder, batch_rows=3, bucket_batches=2)
+            open_scoring_items(root, folder, batch_rows=3)
         assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))
+
+
+def test_an_error_of_the_rows_handed_to_the_engine_is_raised_as_it_is(tmp_path: Path) -> None:
+    """A read refused while the engine loads the rows (a damaged row group: BadInput) reaches the caller as that
+    BadInput, not as the engine's own error wrapping it, and the engine's folder is gone."""
+    from medr2.score.itemspill import spill_items
+
+    schema = pa.schema([("item_id", pa.string())])
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        yield pa.record_batch([pa.array(["a", "b"])], schema=schema)
+        raise BadInput("cannot read parquet: damaged", file="items.parquet")
+
+    with pytest.raises(BadInput, match="damaged") as e:
+        spill_items(rows(), schema, np.arange(4, dtype=np.int32), np.arange(4, dtype=np.int32), tmp_path)
+    assert e.value.file == "items.parquet" and not (tmp_path / "engine").exists()

@@ -501,6 +501,12 @@ class BenchTable(BenchFace):
         per_value = per_batch.group_by("value").aggregate([("n", "sum"), ("first", "min")]).sort_by("first_min")
         return dict(zip(per_value.column("value").to_pylist(), per_value.column("n_sum").to_pylist(), strict=True))
 
+    def column_batches(self, columns: Sequence[str], *, read_dictionary: Sequence[str] = (),
+                       batch_rows: int = SCAN_ROWS) -> Iterator[pa.RecordBatch]:
+        """Every row's ``columns`` (the file's rows, then the rows held or added), in order, as record batches of at
+        most ``batch_rows`` rows; the text columns of ``read_dictionary`` dictionary-encoded (as read: per batch)."""
+        return self._scan(self.row_groups(None), list(columns), read_dictionary, batch_rows)
+
     def _accepted(self, flt: ItemFilter | None, columns: list[str], read_dictionary: Sequence[str] = ()
                   ) -> Iterator[tuple[pa.RecordBatch, pa.Array | None]]:
         """Record batches of ``columns`` (plus the filter's) of the row groups ``flt`` may match, each with the rows
@@ -508,15 +514,25 @@ class BenchTable(BenchFace):
         dictionary-encoded."""
         tests = flt.value_tests() if flt is not None else {}
         read_cols = columns + [c for c in tests if c not in columns]
-        groups = self.row_groups(flt)
+        for batch in self._scan(self.row_groups(flt), read_cols, read_dictionary, SCAN_ROWS):
+            yield batch, (_accepted_rows(batch, tests) if tests else None)
+
+    def _scan(self, groups: list[int], columns: list[str], read_dictionary: Sequence[str], batch_rows: int
+              ) -> Iterator[pa.RecordBatch]:
+        """The record batches of ``columns`` of those row groups, then of the rows held or added (its text columns
+        of ``read_dictionary`` encoded as the file's are read)."""
         if groups:
             with open_parquet(self.items_path, read_dictionary=list(read_dictionary)) as f:
                 for rg in groups:
                     self.row_groups_read += 1
-                    for batch in _batches(f, rg, read_cols, self.items_path, SCAN_ROWS):
-                        yield batch, (_accepted_rows(batch, tests) if tests else None)
-        for batch in self._tail_batches(read_cols, SCAN_ROWS):
-            yield batch, (_accepted_rows(batch, tests) if tests else None)
+                    yield from _batches(f, rg, columns, self.items_path, batch_rows)
+        encode = [c for c in read_dictionary if c in columns]
+        for batch in self._tail_batches(columns, batch_rows):
+            for c in encode:
+                i = batch.schema.get_field_index(c)
+                if pa.types.is_string(batch.schema.field(i).type):
+                    batch = batch.set_column(i, c, pc.dictionary_encode(batch.column(i)))
+            yield batch
 
     def close(self) -> None:
         if self._items_file is not None:

@@ -18,29 +18,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
-from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, _REQUIRED, ItemLike, ScoringItem
-from medr2.score.itemspill import (
-    BUCKET_BATCHES,
-    ITEM_BATCH_ROWS,
-    SpilledRows,
-    index_type,
-    json_failure,
-    sorted_codes,
-    spill_items,
-)
+from medr2.score.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, ItemLike, ScoringItem
+from medr2.score.itemspill import ITEM_BATCH_ROWS, SpilledRows, json_failure, ranks, sorted_codes, spill_items
 
 if TYPE_CHECKING:
+    from medr2.bench.table import BenchTable
     from medr2.records import Item
 
 _ITER_ROWS = 65_536  # ids converted to Python strings at a time when iterating
@@ -269,119 +260,88 @@ def _filled(table: pa.Table) -> pa.Table:
 
 
 def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, batch_rows: int = ITEM_BATCH_ROWS,
-                       bucket_batches: int = BUCKET_BATCHES, added: Sequence[Item] = ()
-                       ) -> tuple[dict[str, Any], ScoringItems]:
-    """(bench manifest, its items held by columns), checked (a missing required column, bad JSON: BadInput).
-    With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read back as needed
-    (:mod:`medr2.score.itemspill`; ``batch_rows`` rows per record batch, sorted ``bucket_batches`` record
-    batches at a time); only the ids and per-item ranks stay in memory. ``added``: items held after the
-    table's rows, as its last rows (the review fixes a run's ``--reviewed`` selections asked, as
-    ``BenchTable.add_items`` adds them for eval)."""
-    from medr2.arrowmem import open_parquet
-    from medr2.bench.format import ITEM_SCHEMA, ITEMS_FILE, verified_file
+                       added: Sequence[Item] = ()) -> tuple[dict[str, Any], ScoringItems]:
+    """(bench manifest, its items held by columns), checked (checksums, a missing column: the bench layer's
+    refusals; bad JSON: BadInput), read through the bench layer (:meth:`medr2.bench.table.BenchTable.
+    column_batches`). With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read
+    back as needed (:mod:`medr2.score.itemspill`; ``batch_rows`` rows per record batch); only the ids and
+    per-item ranks stay in memory. ``added``: items held after the table's rows, as its last rows (the review
+    fixes a run's ``--reviewed`` selections asked, as ``BenchTable.add_items`` adds them for eval)."""
+    from medr2.bench.format import verify_checksums
+    from medr2.bench.table import BenchTable
 
-    manifest, path = verified_file(bench_root, ITEMS_FILE)
+    bench = BenchTable(bench_root)
+    verify_checksums(bench.root, bench.manifest)
     try:
-        pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
-        missing = [c for c in _REQUIRED if c not in names]
-        if missing:
-            raise BadInput("missing column(s)", file=str(path), field=",".join(missing))
+        bench.add_items(added)
+        names = bench.schema.names
         cols = [c for c in _COLUMNS if c in names]
-        spill = folder is not None and pf.metadata.num_rows + len(added) > 0
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    extra = ITEM_SCHEMA.to_table(list(added)).select(cols) if added else None
-    if spill:
-        assert folder is not None
-        # reading errors are refused as above; writing errors (a full disk) are the environment's: raised as they are
-        items = _spilled(path, cols, folder, batch_rows, bucket_batches, extra)
-        pa.default_memory_pool().release_unused()
-        return manifest, items
-    try:
-        repeated = [c for c in cols if (c in _BY_VALUE or c in _READ_BY_VALUE)
-                    and _is_text(pf.schema_arrow.field(c).type)]
-        # one row group at a time, repeated values dictionary-encoded as read: the whole decoded table never exists
-        # (opened as a file of our own, so the reads are buffered by pyarrow's current pool: ``medr2.arrowmem``)
-        with open_parquet(path, read_dictionary=repeated) as cf:
-            parts = [cf.read_row_group(i, columns=cols) for i in range(cf.num_row_groups)]
-        table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(cols)
-        del parts
-        if extra is not None:  # as the file's columns are read (repeated text dictionary-encoded)
-            table = pa.concat_tables([table, extra.cast(table.schema)])
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+        if folder is not None and bench.count() > 0:
+            # writing errors (a full disk) are the environment's: raised as they are
+            items = _spilled(bench, cols, folder, batch_rows)
+        else:
+            items = _held(bench, cols)
+    finally:
+        bench.close()
+    pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
+    return bench.manifest, items
+
+
+def _held(bench: BenchTable, cols: list[str]) -> ScoringItems:
+    """The items' columns held in memory, read a batch at a time with repeated values dictionary-encoded as read
+    (the whole decoded table never exists)."""
+    types = bench.schema
+    repeated = [c for c in cols if (c in _BY_VALUE or c in _READ_BY_VALUE) and _is_text(types.field(c).type)]
+    parts = list(bench.column_batches(cols, read_dictionary=repeated))
+    table = pa.Table.from_batches(parts) if parts else types.empty_table().select(cols)
+    del parts
     table = _encode(_filled(table))
     for name in _JSON:
-        _check_json(table, name, path)
-    items = ScoringItems.of_table(table, path)
-    del table
-    pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
-    return manifest, items
+        _check_json(table, name, bench.items_path)
+    return ScoringItems.of_table(table, bench.items_path)
 
 
-def _plain(table: pa.Table) -> pa.Table:
+def _plain(table: pa.Table | pa.RecordBatch) -> pa.Table:
     """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the item files hold
     one dictionary per record batch at most, never one shared by every batch."""
+    table = pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
     for i, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
             table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
     return table
 
 
-@contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """A failed read of ``items.parquet``: refused as :func:`open_scoring_items` refuses it."""
-    try:
-        yield
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
+def _spilled(bench: BenchTable, cols: list[str], folder: Path, batch_rows: int) -> ScoringItems:
+    """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (the two orders' keys), then
+    every batch checked and handed to the engine that writes the item files
+    (:func:`medr2.score.itemspill.spill_items`); the same refusals, in the same order (invalid JSON, then an item
+    without id)."""
+    path = bench.items_path
+    keys_read = [_plain(b) for b in bench.column_batches(["item_id", "case_id"])]
+    ids = pa.chunked_array([t.column(0).combine_chunks() for t in keys_read], type=pa.string()).combine_chunks()
+    cases = pa.chunked_array([t.column(1).combine_chunks() for t in keys_read], type=pa.string()).combine_chunks()
+    del keys_read
+    null_id = ids.null_count > 0
+    keys = _fixed_bytes(ids)
+    del ids
+    case_keys, _ = sorted_codes(cases)
+    del cases
+    id_rank = ranks(keys)
+    order = np.empty(len(keys), dtype=id_rank.dtype)
+    order[id_rank] = np.arange(len(keys), dtype=id_rank.dtype)
+    first_bad: dict[str, tuple[Exception, str]] = {}
+    valid: dict[str, set[str]] = {name: set() for name in _JSON}
+    schema = _plain(_filled(bench.schema.empty_table().select(cols))).schema
 
-
-def _spilled(path: Path, cols: list[str], folder: Path, batch_rows: int, bucket_batches: int,
-             extra: pa.Table | None = None) -> ScoringItems:
-    """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (one column each, for the two
-    orders), then every row group written to the item files (:func:`medr2.score.itemspill.spill_items`); the same
-    refusals, in the same order (invalid JSON, then an item without id)."""
-    from medr2.arrowmem import open_parquet
-
-    with _reading(path):
-        cf = open_parquet(path)
-    with cf:
-        with _reading(path):
-            ids = cf.read(columns=["item_id"]).column(0).combine_chunks()
-            cases = cf.read(columns=["case_id"]).column(0).combine_chunks()
-        if extra is not None:  # the added items: rows after the file's
-            ids = pa.concat_arrays([ids, extra.column("item_id").combine_chunks().cast(ids.type)])
-            cases = pa.concat_arrays([cases, extra.column("case_id").combine_chunks().cast(cases.type)])
-        null_id = ids.null_count > 0
-        keys = _fixed_bytes(ids)
-        del ids
-        case_keys, _ = sorted_codes(cases)
-        del cases
-        order = np.argsort(keys, kind="stable")
-        id_rank = np.empty(len(keys), dtype=index_type(len(keys)))
-        id_rank[order] = np.arange(len(keys), dtype=id_rank.dtype)
-        order = order.astype(id_rank.dtype)
-        first_bad: dict[str, tuple[Exception, str]] = {}
-        valid: dict[str, set[str]] = {name: set() for name in _JSON}
-
-        def parts() -> Iterator[pa.Table]:
-            for i in range(cf.num_row_groups):
-                with _reading(path):
-                    part = cf.read_row_group(i, columns=cols)
-                yield _plain(_filled(part))
-            if extra is not None:
-                yield _plain(_filled(extra)).cast(schema)
-
-        def check(part: pa.Table, start: int) -> None:
+    def checked() -> Iterator[pa.RecordBatch]:
+        for batch in bench.column_batches(cols):
+            part = _plain(_filled(pa.Table.from_batches([batch]))).cast(schema)
             for name in _JSON:
                 if name not in first_bad and (bad := json_failure(part, name, valid[name])) is not None:
                     first_bad[name] = (bad[0], str(part.column("item_id")[bad[1]]))
+            yield from part.combine_chunks().to_batches()
 
-        schema = _plain(_filled(cf.schema_arrow.empty_table().select(cols))).schema
-        rows = spill_items(parts, schema, id_rank, case_keys.astype(index_type(len(case_keys))),
-                           folder, batch_rows=batch_rows, bucket_batches=bucket_batches, check=check)
+    rows = spill_items(checked(), schema, id_rank, ranks(case_keys), folder, batch_rows=batch_rows)
     try:
         for name in _JSON:
             if name in first_bad:

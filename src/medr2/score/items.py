@@ -23,7 +23,6 @@ _JSON = ("options", "answer_box", "meta", "roles")
 _COLUMNS = ("item_id", "case_id", "chain_id", "step", "stage", "task", "form", "question", "options", "answer",
             "answer_box", "chance", "pair_id", "image_width", "image_height", "variant", "parent_id", "lure",
             "split", "meta", "roles")
-_REQUIRED = ("item_id", "case_id", "stage", "task", "form", "question", "answer", "chance")
 _DEFAULTS: dict[str, Any] = {"options": [], "variant": "clean", "meta": {}}
 # converted once per distinct value: the JSON columns and the strings that repeat across items
 _BY_VALUE = frozenset((*_JSON, "task", "form", "question", "variant", "split", "lure", "chain_id", "case_id"))

@@ -11,15 +11,16 @@ result (the page cache is the kernel's and never counts in the process's RSS), s
 resident as the whole run touches them.
 
 Per item what stays in memory is the rank of each position in each file (``int32``: 8 B); the sorted ids and
-their order are :class:`medr2.score.itemcols.ScoringItems`'. The files are built from ``items.parquet`` one row
-group at a time (:func:`spill_items`): each row group's rows go to bucket files by their rank (``bucket_batches``
-record batches per bucket, lz4), then each bucket is read back, sorted and appended, so no more than one row group
-and one bucket are held.
+their order are :class:`medr2.score.itemcols.ScoringItems'`. The sorting is the columnar engine's
+(:func:`spill_items`, issue 38): DuckDB loads the rows as they are read (each with its two ranks), then sorts
+them by each rank (``ORDER BY``, spilling to a folder of its own inside the spill folder beyond
+:data:`ENGINE_MEMORY`) and streams the sorted rows out, written a record batch at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,10 @@ from medr2.errors import BadInput
 
 # rows per record batch of the item files: a scoring batch of 50,000 consecutive ids reads ≈ 7-8 of them
 ITEM_BATCH_ROWS = 8192
-# record batches per bucket while sorting: at most this many rows (≈ 330 B each, plain) held while a bucket sorts
-BUCKET_BATCHES = 32
+# the engine's memory while it sorts the items (DuckDB's memory_limit; beyond it, it spills to the spill folder)
+ENGINE_MEMORY = "128MB"
 BY_ID, BY_CASE = "items-by-id.arrow", "items-by-case.arrow"
-_RANK = "_rank"
+_RANKS = ("_id_rank", "_case_rank")
 
 
 def index_type(n: int) -> type[np.signedinteger[Any]]:
@@ -142,7 +143,7 @@ class SpilledRows:
             f.close()
 
 
-def _ranks(keys: np.ndarray) -> np.ndarray:
+def ranks(keys: np.ndarray) -> np.ndarray:
     """Per position its row in the stable sort of ``keys``."""
     order = np.argsort(keys, kind="stable")
     rank = np.empty(len(keys), dtype=index_type(len(keys)))
@@ -150,64 +151,84 @@ def _ranks(keys: np.ndarray) -> np.ndarray:
     return rank
 
 
-def spill_items(parts: Callable[[], Iterator[pa.Table]], schema: pa.Schema, id_rank: np.ndarray,
-                case_keys: np.ndarray, folder: Path, *, batch_rows: int = ITEM_BATCH_ROWS,
-                bucket_batches: int = BUCKET_BATCHES, check: Callable[[pa.Table, int], None] | None = None
+def spill_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: np.ndarray, case_rank: np.ndarray,
+                folder: Path, *, batch_rows: int = ITEM_BATCH_ROWS, memory_limit: str = ENGINE_MEMORY
                 ) -> SpilledRows:
-    """Write the rows ``parts()`` yields (tables of ``schema``, in position order) to the two item files in
-    ``folder``: ``id_rank`` is per position its row in id order, ``case_keys`` per position its case's sort key
-    (rows of equal keys keep their order). ``check(table, start)`` sees each part first (it may raise)."""
-    n = len(id_rank)
-    case_rank = _ranks(case_keys)
-    ranks = {BY_ID: id_rank, BY_CASE: case_rank}
-    bucket_rows = batch_rows * bucket_batches
-    with_rank = schema.append(pa.field(_RANK, pa.int64()))
-    buckets: dict[tuple[str, int], pa.ipc.RecordBatchStreamWriter] = {}
-    lz4 = pa.ipc.IpcWriteOptions(compression="lz4")
-    try:
+    """Write the rows ``batches`` yields (of ``schema``, in position order) to the two item files in ``folder``:
+    ``id_rank`` / ``case_rank`` are per position its row in id / case order. DuckDB (its memory held to
+    ``memory_limit``, the rest spilled to ``folder/engine``, removed after) sorts them; an error of the batches'
+    own (a read refused) is raised as it is, after the engine has stopped."""
+    import duckdb
+
+    ranks_of = {BY_ID: id_rank, BY_CASE: case_rank}
+    failed: list[BaseException] = []
+
+    def ranked() -> Iterator[pa.RecordBatch]:
         start = 0
-        for part in parts():
-            if check is not None:
-                check(part, start)
-            for name, rank in ranks.items():
-                r = rank[start:start + part.num_rows].astype(np.int64)
-                which = r // bucket_rows
-                for b in np.unique(which).tolist():
-                    mask = which == b
-                    piece = part.filter(pa.array(mask)).append_column(_RANK, pa.array(r[mask], type=pa.int64()))
-                    writer = buckets.get((name, b))
-                    if writer is None:
-                        writer = buckets[(name, b)] = pa.ipc.new_stream(
-                            str(folder / f"{name}.bucket-{b:06d}"), with_rank, options=lz4)
-                    writer.write_table(piece)
-            start += part.num_rows
+        try:
+            for batch in batches:
+                end = start + batch.num_rows
+                yield pa.RecordBatch.from_arrays(
+                    [*batch.columns, *(pa.array(r[start:end], type=pa.int64()) for r in ranks_of.values())],
+                    schema=with_ranks)
+                start = end
+        except Exception as e:  # the engine would wrap it: kept, and raised as it is below
+            failed.append(e)
+            raise
+        if start != len(id_rank):
+            failed.append(ValueError(f"{start} rows read, {len(id_rank)} expected"))
+
+    with_ranks = schema.append(pa.field(_RANKS[0], pa.int64())).append(pa.field(_RANKS[1], pa.int64()))
+    temp = folder / "engine"
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(temp), "threads": 1,
+                                 "preserve_insertion_order": False})
+    try:
+        con.execute("SET enable_progress_bar = false")  # a connection's setting: no bar drawn on the console
+        try:
+            con.register("spilled_rows", pa.RecordBatchReader.from_batches(with_ranks, ranked()))
+            con.execute("CREATE TABLE items AS SELECT * FROM spilled_rows")
+            con.unregister("spilled_rows")
+        except duckdb.Error:
+            if failed:
+                raise failed[0] from None
+            raise
+        if failed:
+            raise failed[0]
+        zstd = pa.ipc.IpcWriteOptions(compression="zstd")
+        for name, key in zip(ranks_of, _RANKS, strict=True):
+            rel = con.sql(f"SELECT * EXCLUDE ({', '.join(_RANKS)}) FROM items ORDER BY {key}")
+            with rel.to_arrow_reader(batch_size=batch_rows) as sorted_rows, \
+                    pa.ipc.new_file(str(folder / name), schema, options=zstd) as out:
+                _write_batches(sorted_rows, schema, out, batch_rows)
     finally:
-        for w in buckets.values():
-            w.close()
-    if start != n:
-        raise ValueError(f"{start} rows read, {n} expected")
-    zstd = pa.ipc.IpcWriteOptions(compression="zstd")
-    for name in ranks:
-        with pa.ipc.new_file(str(folder / name), schema, options=zstd) as out:
-            for b in range(-(-n // bucket_rows)):
-                path = folder / f"{name}.bucket-{b:06d}"
-                with pa.OSFile(str(path)) as src:
-                    t = pa.ipc.open_stream(src).read_all()
-                path.unlink()
-                t = t.take(pc.sort_indices(t[_RANK]))
-                expected = min(bucket_rows, n - b * bucket_rows)
-                got = t[_RANK].to_numpy()
-                if len(got) != expected or (len(got) and int(got[0]) != b * bucket_rows):
-                    raise ValueError(f"bucket {b} of {name}: {len(got)} rows, {expected} expected")
-                t = t.drop_columns([_RANK]).combine_chunks()
-                rb = t.to_batches()[0] if t.num_rows else None
-                del t
-                for s in range(0, expected, batch_rows):
-                    assert rb is not None
-                    out.write_batch(rb.slice(s, batch_rows))
-                del rb
+        con.close()
+        shutil.rmtree(temp, ignore_errors=True)
     return SpilledRows(_File(folder / BY_ID, id_rank, schema.names, batch_rows),
                        _File(folder / BY_CASE, case_rank, schema.names, batch_rows), schema)
+
+
+def _write_batches(rows: pa.RecordBatchReader, schema: pa.Schema, out: pa.ipc.RecordBatchFileWriter,
+                   batch_rows: int) -> None:
+    """The engine's rows written in record batches of exactly ``batch_rows`` rows (the last one shorter), of
+    ``schema``'s types (:meth:`SpilledRows.take` finds a row's batch by its rank)."""
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    for batch in rows:
+        pending.append(batch)
+        held += batch.num_rows
+        while held >= batch_rows:
+            whole = pa.Table.from_batches(pending).combine_chunks()
+            out.write_batch(_typed(whole.slice(0, batch_rows), schema))
+            rest = whole.slice(batch_rows)
+            pending, held = ([rest.combine_chunks().to_batches()[0]] if rest.num_rows else []), rest.num_rows
+    if held:
+        out.write_batch(_typed(pa.Table.from_batches(pending).combine_chunks(), schema))
+
+
+def _typed(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
+    """One record batch of ``schema`` from the engine's rows (its types mapped back: a null column, ...)."""
+    cols = [table.column(i).cast(f.type) for i, f in enumerate(schema)]
+    return pa.Table.from_arrays(cols, schema=schema).combine_chunks().to_batches()[0]
 
 
 _VALID_JSON_MAX = 1 << 16  # distinct valid JSON values remembered (then forgotten and checked again)

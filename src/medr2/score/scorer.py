@@ -538,10 +538,11 @@ def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, 
     (mode, item id), scored, written and dropped; what the metrics read is spilled to disk by chunk of whole
     cases (:class:`medr2.score.stream.CaseChunks`, about ``chunk_rows`` rows each) and the metrics are computed
     a chunk at a time (:class:`medr2.score.aggregate.MetricsAccumulator`), rows in the order of the store's
-    first answer per key. The bench's items are written to the run's spill folder, sorted by item id and by case
-    id, and read back ``item_batch_rows`` rows at a time as a batch or a chunk needs them
-    (:mod:`medr2.score.itemspill`). ``workers`` > 1 scores the batches in that many worker processes
-    (:mod:`medr2.score.workers`) and writes their results in batch order: the same bytes as one process.
+    first answer per key. The bench's items are read through the bench layer and written to the run's spill
+    folder, sorted by item id and by case id (DuckDB sorts them), and read back ``item_batch_rows`` rows at a
+    time as a batch or a chunk needs them (:mod:`medr2.score.itemspill`). ``workers`` > 1 scores the batches
+    in that many worker processes (:mod:`medr2.score.workers`) and writes their results in batch order: the
+    same bytes as one process.
     ``harm``: a user's harm override (:meth:`medr2.score.harm.HarmSpec.record`), recorded as ``run.harm`` (only
     when given: without it ``metrics.json`` is as before). The slices and harm files of an earlier scoring
     (``slices.json``, ``harm.json``: :mod:`medr2.score.slices`) are removed with the new scores published.
@@ -877,20 +878,19 @@ class _Audit:
 
 
 def _read_truths(bench_root: Path) -> dict[str, dict[str, Any]]:
-    """The case fields the claim checker reads, by case id (``cases.parquet``, JSON columns decoded; of ``meta``
-    only ``findings_complete``; a bench written before ``absent`` reads as stating nothing absent)."""
-    from medr2.bench.format import CASES_FILE, read_parquet
+    """The case fields the claim checker reads, by case id (the cases table's columns through the bench layer,
+    a column it lacks None; JSON columns decoded; of ``meta`` only ``findings_complete``; a bench written before
+    ``absent`` reads as stating nothing absent)."""
+    from medr2.bench.table import BenchTable
 
     wanted = ("case_id", "modality", "plane", "sequence", "body_region", "structures", "findings", "diagnosis",
               "severity", "mimics", "absent", "meta")
-    path = bench_root / CASES_FILE
-    try:
-        table = read_parquet(path)
-    except (OSError, pa.ArrowException) as e:
-        raise BadInput(f"cannot read parquet: {e}", file=str(path)) from e
-    cols = [c for c in wanted if c in table.column_names]
+    bench = BenchTable(bench_root)
+    cols = bench.case_columns(wanted)
+    path = bench.cases_path
     out: dict[str, dict[str, Any]] = {}
-    for row in table.select(cols).to_pylist():
+    for values in zip(*cols.values(), strict=True):
+        row = dict(zip(wanted, values, strict=True))
         for key in ("structures", "findings", "mimics", "absent", "meta"):
             if isinstance(row.get(key), str):
                 row[key] = jsonsafe.loads(row[key], file=str(path), record=str(row["case_id"]), field=key)
