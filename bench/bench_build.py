@@ -236,7 +236,7 @@ def ratios(runs: list[dict[str, Any]], workers: list[int], before: bool) -> list
 
 PHASE_DRIVER = """
 import sys, time
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 def say(msg):
     print("PHASE", time.time(), msg.split()[0] + " " + msg.split()[1], flush=True)
 n, w, seed, variants, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -325,7 +325,7 @@ def _cum_under(stats: dict[Any, Any], path: str, fn: str, caller_path: str, call
 
 
 def profile(n: int, seed: int, workdir: Path, top: int, png_levels: list[int]) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     out = workdir / "profile"
     shutil.rmtree(out, ignore_errors=True)

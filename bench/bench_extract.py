@@ -1,4 +1,4 @@
-"""Answer reading speed: microseconds per answer of ``medr2.score.extract.read`` (and ``read_box`` for box rows)
+"""Answer reading speed: microseconds per answer of ``medr2.scoring.extract.read`` (and ``read_box`` for box rows)
 over a labelled corpus (default: ``tests/data/extraction_corpus.jsonl``), uncached, in a fresh process per
 measurement. ``--before-src DIR`` times a copy of ``src/`` taken before a change on the *same* corpus file,
 alternating with this checkout::
@@ -30,8 +30,8 @@ CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "extraction_co
 def child(corpus: Path, loops: int) -> float:
     """Seconds per answer (this process's ``medr2``), reading every corpus row ``loops`` times."""
     from medr2.models.base import BoxConvention
-    from medr2.score.boxes import read_box
-    from medr2.score.extract import read
+    from medr2.scoring.boxes import read_box
+    from medr2.scoring.extract import read
 
     rows = [json.loads(line) for line in corpus.read_text("utf-8").splitlines() if line.strip()]
     conv = BoxConvention()

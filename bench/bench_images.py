@@ -292,7 +292,7 @@ MODE_TEXT = {
 def _one_build(out: Path, n: int, mode: str) -> dict[str, float]:
     """One in-process build (one worker) in this fresh process; CPU, wall and encode seconds."""
     from medr2 import images
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from medr2.perturb.context import PerturbContext
     from medr2.sources.sample import source as sample_source
 

@@ -1,5 +1,5 @@
 """What a scoring record costs (issue 38, item 3): the records of a batch of a bench's items made as scoring makes
-them (``ScoringItems.records``: columns to :class:`medr2.score.items.ScoringItem`) against
+them (``ScoringItems.records``: columns to :class:`medr2.scoring.items.ScoringItem`) against
 :class:`medr2.records.Item` made from the same fields, validated and by ``model_construct`` (the four fields
 ``Item`` requires and scoring never reads filled with placeholders). CPU seconds, best of ``--repeats``::
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from medr2.records import Item
-from medr2.score.itemcols import _by_value, _values, open_scoring_items
-from medr2.score.items import _COLUMNS, ScoringItem
+from medr2.scoring.itemcols import _by_value, _values, open_scoring_items
+from medr2.scoring.items import _COLUMNS, ScoringItem
 
 FILL = {"image": None, "template_id": "t", "source": "s", "license": "l"}  # required by Item, not read by scoring
 

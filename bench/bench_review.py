@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 def main() -> None:
     from medr2.bench.reviews import ReviewStore, read_reviews, review_counts
-    from medr2.score.reviews import agreement
+    from medr2.scoring.reviews import agreement
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=20_000)

@@ -437,7 +437,7 @@ def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1)
     for f in ("scores.parquet", "metrics.json", "claims.parquet"):
         (run_dir / f).unlink(missing_ok=True)
     # a run over every split: scored on purpose (sources before issue 50 have no --mixed-splits, and do not refuse)
-    scorer = Path(src or Path(__file__).resolve().parents[1] / "src") / "medr2/score/scorer.py"
+    scorer = Path(src or Path(__file__).resolve().parents[1] / "src") / "medr2/scoring/scorer.py"
     mixed = ["--mixed-splits"] if "mixed_splits" in scorer.read_text() else []
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", "from medr2.cli import main; main()", "score", str(run_dir),
            *mixed, "--resamples", str(resamples), *(["--workers", str(workers)] if workers != 1 else [])]
@@ -463,7 +463,7 @@ def time_score(run_dir: Path, resamples: int, src: str | None, workers: int = 1)
 
 def profile(run_dir: Path, resamples: int, top: int) -> None:
     from medr2.arrowmem import use_lean_pool
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     use_lean_pool()  # the command's Arrow pool (medr2 score calls it first)
     pr = cProfile.Profile()

@@ -21,7 +21,7 @@ import numpy as np
 import psutil
 
 from medr2.arrowmem import use_lean_pool
-from medr2.score.itemcols import open_scoring_items
+from medr2.scoring.itemcols import open_scoring_items
 
 
 def main() -> None:

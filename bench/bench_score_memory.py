@@ -38,7 +38,7 @@ import gc, sys, time
 import pyarrow as pa
 def rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096 / 2**20
 import numpy as np
-from medr2.score.itemcols import open_scoring_items
+from medr2.scoring.itemcols import open_scoring_items
 r0, c0 = rss(), time.process_time()
 _, items = open_scoring_items(sys.argv[1])
 if sys.argv[2] == "records":
@@ -66,7 +66,7 @@ def trace(run: Path) -> None:
 
     from medr2.arrowmem import use_lean_pool
     from medr2.progress import Quiet
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     use_lean_pool()  # as the command does
 
@@ -99,7 +99,7 @@ def trace(run: Path) -> None:
             gc.collect()
             libc.malloc_trim(0)
             pa.default_memory_pool().release_unused()
-            from medr2.score import scorer
+            from medr2.scoring import scorer
 
             print(f"{time.process_time() - self.t0:7.1f} CPU s  RSS {before:6.0f} MiB, after malloc_trim "
                   f"{rss():6.0f} MiB, Arrow {pa.total_allocated_bytes() / 2**20:5.0f} MiB, answer memos "
@@ -127,7 +127,7 @@ def processes(run: Path, workers: int, every: float) -> None:
 
     from medr2.arrowmem import use_lean_pool
     from medr2.progress import Quiet
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     use_lean_pool()  # as the command does
     step = ["start"]

@@ -1,7 +1,7 @@
 """Report-text metrics (ROUGE, sentence BLEU, METEOR) per distinct (answer, reference) pair of a real run.
 
 Collects the run's report answers (ok rows of report tasks) and their references from its bench, then, in a fresh
-process per measurement, computes ``medr2.score.textmetrics.item_text_metrics`` once per distinct pair (the models
+process per measurement, computes ``medr2.scoring.textmetrics.item_text_metrics`` once per distinct pair (the models
 loaded first, outside the timing) and prints the CPU seconds, microseconds per pair and a sha256 of every value.
 ``--before-src DIR`` times a copy of ``src/`` taken before a change in the same sitting, alternating with this
 checkout, and checks that both give the same values::
@@ -33,7 +33,7 @@ def pairs(run: Path, limit: int) -> list[tuple[str, str]]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from medr2.score.scorer import REPORT_TASKS
+    from medr2.scoring.scorer import REPORT_TASKS
 
     bench = json.loads((run / "manifest.json").read_text())["bench"]["path"]
     t = pq.read_table(Path(bench) / "items.parquet", columns=["item_id", "task", "answer"])
@@ -51,7 +51,7 @@ def pairs(run: Path, limit: int) -> list[tuple[str, str]]:
 
 
 def child(path: Path) -> None:
-    from medr2.score import textmetrics as tm
+    from medr2.scoring import textmetrics as tm
 
     work = json.loads(path.read_text())
     tm.load_models()

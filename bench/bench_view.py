@@ -86,7 +86,7 @@ def main() -> int:
     port = free_port()
     browser = None
     if a.chromium:
-        from medr2.report.screenshot import chromium_browser
+        from medr2.reporting.screenshot import chromium_browser
 
         browser_cm = chromium_browser()
         browser = browser_cm.__enter__()

@@ -90,8 +90,8 @@ def evaluate_all(a: argparse.Namespace, root: Path, t0: float, train_cpu: float)
     from medr2.bench.format import load_bench
     from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
-    from medr2.score.metrics import compare_runs
-    from medr2.score.scorer import load_table, score_run
+    from medr2.scoring.metrics import compare_runs
+    from medr2.scoring.scorer import load_table, score_run
 
     bench = load_bench(a.bench)
 

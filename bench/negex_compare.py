@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import medr2.score.claims as C
+import medr2.scoring.claims as C
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {"corpus": "rationale_corpus.jsonl", "heldout": "rationale_heldout.jsonl",

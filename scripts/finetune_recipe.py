@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     _medr2("report", *(str(r) for r in runs.values()), "--out", str(out / "report"),
            "--title", f"{args.model.name}: before and after fine-tuning")
 
-    from medr2.demo.summary import write_summary
+    from medr2.demokit.summary import write_summary
 
     write_summary(out / "summary.md", runs, roles={"before": "base", **{s: f"fine-tuned ({s})" for s in strategies}},
                   before="before", after=strategies, also_against=(), seed=args.seed, resamples=args.resamples,

@@ -29,7 +29,7 @@ def build_sample() -> Callable[..., Path]:
         get_source("sample")
     except (ImportError, BadInput) as e:
         pytest.skip(f"sample source not available: {e}")
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     def build(out: Path, **kw: Any) -> Path:
         build_bench("sample", out, seed=0, **kw)

@@ -1,7 +1,7 @@
 """A realistic small scored run for the report tests: a bench of real X-ray and MRI images (from the
 installed packages) with clean and variant items, and two runs (two scripted "models") whose raw
 responses (hostile ones included) go through the real run store and manifest and are scored by the
-real scorer (``medr2.score.scorer.score_run``: scores.parquet and metrics.json)."""
+real scorer (``medr2.scoring.scorer.score_run``: scores.parquet and metrics.json)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from medr2.images import ImageStore, load_image
 from medr2.records import Case, ContextTurn, Cue, Finding, Item, Prediction, item_content_id, stable_hash
 from medr2.run.manifest import new_manifest, write_manifest
 from medr2.run.store import Store
-from medr2.score.scorer import score_run
+from medr2.scoring.scorer import score_run
 
 SCRIPT = "<script>alert(1)</script> I think the answer is B"
 HOSTILE = {

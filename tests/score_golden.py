@@ -56,7 +56,7 @@ def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, s
     """Build the fixture bench and runs under ``base``, score each, return the hashes per run."""
     from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     bench = make_bench(base / "bench", n_cases=6)
     out: dict[str, dict[str, str]] = {}

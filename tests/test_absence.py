@@ -16,7 +16,7 @@ from medr2 import vocab as clinical
 from medr2.bench import load_bench
 from medr2.bench.format import CASES_FILE, write_bench
 from medr2.images import ImageStore
-from medr2.score.claims import Truth, check_text
+from medr2.scoring.claims import Truth, check_text
 from medr2.tasks import LabelPools, draft_case, vocab
 from medr2.tasks.contract import Stated, abnormal_state, compatible, states_absent
 from tests.build_fixtures import Spec, make_case
@@ -246,7 +246,7 @@ def test_the_presence_tasks_are_those_that_key_an_absence() -> None:
 
 
 def test_a_bench_written_before_the_absent_column_still_loads(tmp_path: Path) -> None:
-    from medr2.score.scorer import _read_truths
+    from medr2.scoring.scorer import _read_truths
 
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store).model_copy(update={"absent": ["pneumothorax"]}) for i in range(2)]

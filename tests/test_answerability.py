@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from medr2.bench import Bench, load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
 from medr2.records import Case, Item, letter_index
 from medr2.tasks import TASKS, LabelPools, draft_case, vocab

@@ -3,6 +3,7 @@ plain Python function is a model, run through a real eval and scored."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import subprocess
 import sys
@@ -54,11 +55,18 @@ def test_verbs_take_the_command_line_option_names() -> None:
             assert name in params, f"medr2.{verb} lacks {name!r} (medr2 {command} {p.opts or p.name})"
 
 
-def test_verb_and_package_of_one_name_are_both_callable() -> None:
-    import medr2.score.scorer  # noqa: F401  (sets the attribute medr2.score to the package)
+def test_no_module_of_medr2_shares_its_name_with_a_verb() -> None:
+    """A verb of the front door is only ever the function: no top-level module or package is named like one (the
+    build, score, report, view and demo rooms are ``builder``, ``scoring``, ``reporting``, ``viewer``,
+    ``demokit``), so ``medr2.score`` is the verb whatever was imported before."""
+    import pkgutil
 
-    assert callable(medr2.score) and callable(medr2.build) and callable(medr2.report) and callable(medr2.demo)
-    assert medr2.score.score_run is not None  # still the package
+    modules = {m.name for m in pkgutil.iter_modules(medr2.__path__)}
+    assert modules, "no module found"
+    assert not modules & set(api.VERBS), sorted(modules & set(api.VERBS))
+    importlib.import_module("medr2.scoring.scorer")  # importing a room sets no verb's attribute
+    for verb in api.VERBS:
+        assert getattr(medr2, verb) is getattr(api, verb), verb
 
 
 def _oracle(bench_root: Path):  # noqa: ANN202

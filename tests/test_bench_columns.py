@@ -90,13 +90,13 @@ COLUMN_DAMAGE: dict[str, tuple[Callable[[Row], bool], Callable[[list[Row], Row],
 
 
 def _view_item(bench: Path, item_id: str) -> Any:
-    from medr2.view.review import ReviewData
+    from medr2.viewer.review import ReviewData
 
     return ReviewData.open(bench).item(item_id)
 
 
 def _report(bench: Path, tmp_path: Path) -> Any:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     return write_report([tmp_path / "run-before"], tmp_path / "report")
 
@@ -127,7 +127,7 @@ def _damaged(bench: Path, tmp_path: Path, change: Callable[[list[Row], Row], Row
              pick: Callable[[Row], bool] = lambda r: True) -> Row:
     """A bench with one train row ``pick`` accepts (not of the first case, so not asked by ``--limit 1``)
     changed, after a run of it was made and scored (for the report); returns the row."""
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     _eval(bench, tmp_path / "run-before")
     score_run(tmp_path / "run-before", mixed_splits=True, n_resamples=0)

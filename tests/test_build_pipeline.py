@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medr2.bench import load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.errors import BadInput, Quarantine
 from medr2.records import check_box
 from medr2.tasks import TASKS

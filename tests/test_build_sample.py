@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from medr2.bench import Bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 
 
 def test_sample_bench_valid(sample_bench: Bench) -> None:

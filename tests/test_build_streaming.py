@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 
 from medr2.bench import BenchWriter, load_bench
 from medr2.bench.format import item_sort_key
-from medr2.build import parallel
-from medr2.build.parallel import ordered_map
-from medr2.build.pipeline import build_bench
-from medr2.build.spool import CaseSpool
+from medr2.builder import parallel
+from medr2.builder.parallel import ordered_map
+from medr2.builder.pipeline import build_bench
+from medr2.builder.spool import CaseSpool
 from medr2.images import ImageStore
 from tests.build_fixtures import BuildTestSource, Spec, make_case
 
@@ -126,7 +126,7 @@ def test_streamed_variants_match_the_in_memory_engine_any_workers(tmp_path: Path
 
 
 def test_variant_jobs_are_small_chunks() -> None:
-    from medr2.build.pipeline import VARIANT_CHUNK
+    from medr2.builder.pipeline import VARIANT_CHUNK
 
     assert parallel.chunk_size(40_000, 2, VARIANT_CHUNK) == VARIANT_CHUNK
     assert parallel.chunk_size(40_000, 2) == parallel.MAX_CHUNK
@@ -143,7 +143,7 @@ def test_a_build_removes_the_sort_folders_a_killed_build_left(tmp_path: Path) ->
 
 
 def test_item_spool_reads_back_lists_and_leaves_no_file(tmp_path: Path) -> None:
-    from medr2.build.spool import SPOOL_GLOB, ItemSpool
+    from medr2.builder.spool import SPOOL_GLOB, ItemSpool
 
     b = tmp_path / "b"
     build_bench(BuildTestSource(None), b, seed=0, n_cases=4, workers=1, name="b")

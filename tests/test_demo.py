@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from medr2.demo import DEMO_FILE, SUMMARY_FILE, DemoConfig, demo_config, run_demo
-from medr2.demo.summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
+from medr2.demokit import DEMO_FILE, SUMMARY_FILE, DemoConfig, demo_config, run_demo
+from medr2.demokit.summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
 from medr2.errors import BadInput
 
 RUNS = ("random", "prior", "oracle", "tiny-before", "tiny-flat", "tiny-chain")
@@ -209,7 +209,7 @@ def test_demo_bad_choice_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_demo_bench_splits_by_case_and_says_so(tmp_path: Path) -> None:
-    from medr2.demo.summary import write_summary
+    from medr2.demokit.summary import write_summary
 
     assert demo_config().split_unit == "case" and demo_config(quick=True).split_unit == "case"
     d = tmp_path / "runs" / "a"
@@ -231,7 +231,7 @@ def test_summary_lookup_takes_the_last_chain_stage() -> None:
 
 
 def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
-    from medr2.demo.summary import write_summary
+    from medr2.demokit.summary import write_summary
 
     def m(v: float | None, lo: float | None = None, hi: float | None = None) -> dict:
         return {"value": v, "lo": lo, "hi": hi, "n": 10, "n_cases": 5}
@@ -256,7 +256,7 @@ def test_summary_tables_show_values_with_intervals(tmp_path: Path) -> None:
 
 
 def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
-    from medr2.demo.run import _keep_first_time
+    from medr2.demokit.run import _keep_first_time
 
     first = {"stage": "fine-tune (flat)", "seconds": 81.2, "cpu_s": 150.3, "note": "620 examples; lora 40 steps"}
     resumed = {"stage": "fine-tune (flat)", "seconds": 0.1, "cpu_s": 0.0, "note": "reused the model fine-tuned earlier"}
@@ -275,7 +275,7 @@ def test_resume_keeps_the_time_of_the_run_that_did_the_work() -> None:
 def test_an_interrupted_resume_keeps_the_times_of_the_stages_it_did_not_reach() -> None:
     """First run complete; a resume interrupted in stage 3 must still record stages 3-4 with the first
     run's times, so the next resume (which reuses them) shows what the work cost, not ~0 s."""
-    from medr2.demo.run import _keep_first_time, _recorded_stages
+    from medr2.demokit.run import _keep_first_time, _recorded_stages
 
     titles = ["build the sample bench", "build the tiny VLM", "fine-tune (flat)", "score every run"]
     first = [{"stage": t, "seconds": 10.0 * (i + 1), "cpu_s": 5.0 * (i + 1), "note": f"did {t}"}
@@ -299,9 +299,9 @@ def test_an_interrupted_resume_keeps_the_times_of_the_stages_it_did_not_reach() 
 
 
 def test_change_table_reports_the_cluster_test_beside_mcnemar(tmp_path: Path) -> None:
-    from medr2.demo.summary import change_table
-    from medr2.score.metrics import compare_runs
-    from medr2.score.scorer import load_table, score_run
+    from medr2.demokit.summary import change_table
+    from medr2.scoring.metrics import compare_runs
+    from medr2.scoring.scorer import load_table, score_run
     from tests.report_fixtures import make_fixture
 
     fx = make_fixture(tmp_path / "fx")

@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from medr2.console import make_console
-from medr2.demo import DemoPaths, demo_config, demo_models
-from medr2.demo.display import DemoDisplay, StageClock, stage_cost
-from medr2.demo.run import _plan
+from medr2.demokit import DemoPaths, demo_config, demo_models
+from medr2.demokit.display import DemoDisplay, StageClock, stage_cost
+from medr2.demokit.run import _plan
 
 
 def _titles(lanes: int, strategies: list[str]) -> list[str]:

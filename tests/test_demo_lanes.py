@@ -1,4 +1,4 @@
-"""The demo's two lanes (medr2.demo.lanes): the setting, the plan's groups, the shared counter across
+"""The demo's two lanes (medr2.demokit.lanes): the setting, the plan's groups, the shared counter across
 processes, the time table, and a failure in the background process raised in the main one.
 
 That two lanes compute the same weights and answers as one is checked end to end by the slow
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from medr2.demo import DemoPaths, demo_config, demo_models
-from medr2.demo.display import DemoDisplay
-from medr2.demo.lanes import GroupCounter, SecondLane, lane_log
-from medr2.demo.run import _plan
-from medr2.demo.summary import append_timings
+from medr2.demokit import DemoPaths, demo_config, demo_models
+from medr2.demokit.display import DemoDisplay
+from medr2.demokit.lanes import GroupCounter, SecondLane, lane_log
+from medr2.demokit.run import _plan
+from medr2.demokit.summary import append_timings
 from medr2.errors import BadInput
 
 

@@ -1,5 +1,5 @@
 """The demo's strategy-vs-flat comparison: paired metric differences with case-bootstrap intervals and the
-cluster-aware case-swap test (medr2.score.paired), the summary table and its sentences, ``--strategies``.
+cluster-aware case-swap test (medr2.scoring.paired), the summary table and its sentences, ``--strategies``.
 
 Fast tests run the real scorer on the small report fixture and on hand-made metric books; the slow one
 runs ``medr2 demo --quick --strategies augmented`` end to end."""
@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medr2.demo import DEMO_FILE, SUMMARY_FILE, demo_config
-from medr2.demo.summary import STRATEGY_COLUMNS, strategy_table, strategy_verdict, write_summary
+from medr2.demokit import DEMO_FILE, SUMMARY_FILE, demo_config
+from medr2.demokit.summary import STRATEGY_COLUMNS, strategy_table, strategy_verdict, write_summary
 from medr2.errors import BadInput
-from medr2.report.fmt import fmt_value_n
-from medr2.score.paired import case_swap_test, compare_metrics, significant
-from medr2.score.stats import MetricBook, clustered_mcnemar, difference
+from medr2.reporting.fmt import fmt_value_n
+from medr2.scoring.paired import case_swap_test, compare_metrics, significant
+from medr2.scoring.stats import MetricBook, clustered_mcnemar, difference
 
 
 def _book(a: list[list[int]], b: list[list[int]]) -> tuple[MetricBook, int, int]:
@@ -82,7 +82,7 @@ def test_verdict_states_what_is_significant_and_where_nothing_is() -> None:
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
     from tests.report_fixtures import make_fixture
 
     fx = make_fixture(tmp_path_factory.mktemp("fx") / "fx")
@@ -92,8 +92,8 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_compare_metrics_agrees_with_each_run_and_with_compare_runs(scored: list[Path]) -> None:
-    from medr2.score.metrics import compare_runs
-    from medr2.score.scorer import load_table
+    from medr2.scoring.metrics import compare_runs
+    from medr2.scoring.scorer import load_table
 
     a, b = load_table(scored[1]), load_table(scored[0])
     wanted = {c.header: (c.mode, *c.path) for c in STRATEGY_COLUMNS}
@@ -128,7 +128,7 @@ def test_strategy_table_in_the_summary(scored: list[Path], tmp_path: Path) -> No
     body = "\n".join(lines)
     assert body in text
     assert "| tiny-flat | Clean accuracy" not in body  # flat is the reference, not compared with itself
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     cmp = compare_metrics(load_table(scored[1]), load_table(scored[0]),
                           {c.header: (c.mode, *c.path) for c in STRATEGY_COLUMNS}, seed=0, n_resamples=50)
@@ -152,7 +152,7 @@ def test_strategies_option_adds_to_the_default_and_is_checked() -> None:
 
 
 def test_more_strategies_resume_an_earlier_demo_folder(tmp_path: Path) -> None:
-    from medr2.demo.run import DemoPaths, _check_folder
+    from medr2.demokit.run import DemoPaths, _check_folder
 
     (tmp_path / DEMO_FILE).write_text(json.dumps({"config": demo_config(quick=True).identity()}), "utf-8")
     _check_folder(DemoPaths(tmp_path), demo_config(quick=True, strategies=["dpo"]))  # accepted: adds a model
@@ -175,7 +175,7 @@ def check_extra_strategy(out: Path) -> None:
 
 
 def test_what_this_run_shows_sentences_follow_the_intervals() -> None:
-    from medr2.demo.summary import change_sentence, image_sentence
+    from medr2.demokit.summary import change_sentence, image_sentence
 
     def d(v: float, lo: float, hi: float) -> dict:
         return {"value": v, "lo": lo, "hi": hi}

@@ -127,8 +127,8 @@ from medr2.interop.importers import IMPORTERS
 from medr2.models.registry import load_adapter
 from medr2.perturb.registry import PERTURBATIONS, all_codes, item_roles, parse_variants, text_codes
 from medr2.registry import RegistryCollision, register_source
-from medr2.report.plots import PLOTS
-from medr2.score.metrics import METRIC_GROUPS
+from medr2.reporting.plots import PLOTS
+from medr2.scoring.metrics import METRIC_GROUPS
 from medr2.sources.base import get_source
 from medr2.tasks import chain_preference
 

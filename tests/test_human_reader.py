@@ -28,7 +28,7 @@ import pytest
 
 import medr2
 from medr2.records import ABSTAIN_OPTION, Item
-from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from medr2.run.store import Store
 
 pytestmark = [pytest.mark.slow,

@@ -1,4 +1,4 @@
-"""The human reader's page (``medr2.view.reader``) over real HTTP on 127.0.0.1 (raw requests through ``http.client``,
+"""The human reader's page (``medr2.viewer.reader``) over real HTTP on 127.0.0.1 (raw requests through ``http.client``,
 so nothing is normalised on the way), and the ``human`` adapter's answers: every route answers with the view's
 security headers and CSP; an answer needs the CSRF token and a same-origin ``Origin``; another Host is refused;
 the image route serves only the images of the question on the desk (generated names, path traversal included);
@@ -24,11 +24,11 @@ from medr2.images import encode_png, sha256_bytes
 from medr2.models.base import BoxConvention
 from medr2.models.presets import PRESETS, model_image_size
 from medr2.records import ABSTAIN_OPTION, Item, letter
-from medr2.score.boxes import read_box_pixels
-from medr2.score.extract import read
-from medr2.view.human import HumanAdapter
-from medr2.view.reader import Desk, Question, Reply, Turn, make_reader_app, parse_reply
-from medr2.view.server import CSP, SECURITY_HEADERS, start
+from medr2.scoring.boxes import read_box_pixels
+from medr2.scoring.extract import read
+from medr2.viewer.human import HumanAdapter
+from medr2.viewer.reader import Desk, Question, Reply, Turn, make_reader_app, parse_reply
+from medr2.viewer.server import CSP, SECURITY_HEADERS, start
 from tests.raw_http import raw_request
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>&amp;\u202e"

@@ -1,6 +1,6 @@
 """The package import graph follows the documented data flow (docs/architecture.md):
 
-    sources → tasks/build → perturb → models → run/store → score → report → view → train
+    sources → tasks/builder → perturb → models → run/store → scoring → reporting → viewer → train
 
 Every ``import medr2.X`` / ``from medr2.X import …`` / relative import of every module under ``src/medr2`` is
 collected with ``ast`` (function-level, lazy and ``TYPE_CHECKING`` imports included) and mapped to its room (the
@@ -30,24 +30,24 @@ RANK: dict[str, int] = {
     # console writer, the writer lock of an output folder, the one text decoder, the cluster reach check)
     **dict.fromkeys(("records", "variant_id", "errors", "registry", "jsonsafe", "textfile", "reach", "atomic",
                      "images", "renders", "imaging", "bench", "demographics", "vocab", "console", "outdir",
-                     "progress", "redact", "interrupts", "arrowmem", "catalog", "_callable_module", "__version__"),
+                     "progress", "redact", "interrupts", "arrowmem", "catalog", "__version__"),
                     FOUNDATION),
     "sources": 1,
     "tasks": 2,
-    # build assembles sources, tasks and the variants into a bench (``medr2 build --variants``): it ranks with perturb
-    "build": 3,
+    # the builder assembles sources, tasks and variants into a bench (``medr2 build --variants``): ranked with perturb
+    "builder": 3,
     "perturb": 3,
     "models": 4,
     "run": 5,
     # import and convert (interop) read and write benches beside the runner: exporters render prompts as it does
     "interop": 5,
-    "score": 6,
-    "report": 7,
+    "scoring": 6,
+    "reporting": 7,
     # the live viewer over scored runs shows the report's leaderboard table, rows and cards
-    "view": 8,
+    "viewer": 8,
     "train": 9,
     # the entry points may import any room: the front door, the command line, the demo that runs every stage
-    **dict.fromkeys(("api", "cli", "demo", "__main__", "__init__"), 99),
+    **dict.fromkeys(("api", "cli", "demokit", "__main__", "__init__"), 99),
 }
 
 # (importing module, imported module): arrows against the flow that remain, each with its reason
@@ -130,7 +130,7 @@ def test_every_import_is_found_wherever_it_is_written(tmp_path_factory: pytest.T
                                                       nesting: str, form: str) -> None:
     """An import of any medr2 module, written at module level, in a function, under ``TYPE_CHECKING`` or in a
     method's ``try``, absolute or relative, is found as that module."""
-    here = "medr2.score.probe_module"  # where the snippet is placed: two levels under medr2 (for relative forms)
+    here = "medr2.scoring.probe_module"  # where the snippet is placed: two levels under medr2 (for relative forms)
     parent, _, name = target.rpartition(".")
     stmt = {"import": f"import {target}", "from": f"from {parent} import {name}",
             "relative": f"from ..{parent.removeprefix('medr2').lstrip('.')} import {name}"}[form]

@@ -27,12 +27,12 @@ from medr2.errors import BadInput, Quarantine
 from medr2.interop.common import write_import
 from medr2.interop.importers import run_import
 from medr2.models.config import ModelConfig
-from medr2.report.leaderboard import Column, Leaderboard, Row, csv_text, to_csv
+from medr2.reporting.leaderboard import Column, Leaderboard, Row, csv_text, to_csv
 from medr2.run import manifest as mf
 from medr2.run.merge import MERGING_MARKER, merge_runs
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import STORE_FILE, Store
-from medr2.score.scorer import score_run
+from medr2.scoring.scorer import score_run
 from tests.interop_fixtures import gradient, write_png
 from tests.run_fixtures import make_bench
 
@@ -76,7 +76,7 @@ def _tamper_answers(bench: Path) -> None:
 def test_tampered_bench_is_refused_by_score_report_convert_export_merge(tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     from medr2.interop.exporters import run_export
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
     from medr2.train.dataset import export_dataset
 
     bench = tmp_path / "bench"
@@ -170,7 +170,7 @@ def test_merge_of_a_killed_shard_warns_and_is_incomplete(tmp_path: Path, capsys:
     assert merged["complete"] is False
     assert merged["shards_incomplete"] == [{"path": str(shards[1]), "shard": "1/2", "status": "running"}]
     assert merged["invocations"][0]["status"] == "merged-incomplete"
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     score_run(tmp_path / "m", mixed_splits=True, n_resamples=0)
     html = write_report([tmp_path / "m"], tmp_path / "report", max_items=5).read_text("utf-8")
@@ -204,7 +204,7 @@ def test_rerun_of_a_killed_merge_is_not_blocked(tmp_path: Path) -> None:
 
 
 def test_one_image_under_three_spellings_is_one_image(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     data = tmp_path / "data"
     for i in range(4):
@@ -325,7 +325,7 @@ def test_csv_cells_cannot_be_formulas_but_numbers_stay_numbers() -> None:
 
 
 def test_report_labels_formula_and_bidi(tmp_path: Path) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
     from tests.report_fixtures import make_fixture
 
     fx = make_fixture(tmp_path / "fx")
@@ -365,7 +365,7 @@ def _fill(where: Path, leave: int) -> Path:
 
 
 def test_read_only_run_folder_reports_and_score_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)

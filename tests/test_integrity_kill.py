@@ -122,7 +122,7 @@ def _kill_states(run_cmd: Callable[[], list[str]], set_state: Callable[[int], No
 
 @pytest.mark.slow
 def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=12)
@@ -176,7 +176,7 @@ def test_score_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_report_outputs_are_one_set_under_sigkill(tmp_path: Path) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
     from tests.report_fixtures import make_fixture
 
     fx = make_fixture(tmp_path / "fx")
@@ -245,7 +245,7 @@ def _folder_data(root: Path, n: int, seed: int) -> None:
 
 @pytest.mark.slow
 def test_rebuild_with_another_source_killed_never_reads_as_the_old_bench(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     old_data, new_data = tmp_path / "old", tmp_path / "new"
     _folder_data(old_data, 30, 1)

@@ -358,7 +358,7 @@ def test_pmcvqa_card_row(tmp_path: Path) -> None:
 
 
 def test_class_folders_without_mapping_say_why(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     for cls in ("normal", "pneumonia"):
         write_png(tmp_path / "d" / cls / "x.png", gradient(12, 12))
@@ -457,7 +457,7 @@ def test_own_vlmevalkit_grouping_columns_and_no_answers(tmp_path: Path) -> None:
     assert len(test.items) == 3 and all(it.meta["answer_unknown"] and it.answer == "" for it in test.items)
     from medr2.bench.format import read_manifest
     from medr2.interop.common import write_import
-    from medr2.score.scorer import refuse_unknown_answers
+    from medr2.scoring.scorer import refuse_unknown_answers
 
     write_import(test, tmp_path / "b2")
     with pytest.raises(BadInput, match="3 item\\(s\\) of this bench have no reference answer"):

@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from medr2.cli import app
 from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
-from medr2.score.judge import AuditSample, cohen_kappa
-from medr2.score.scorer import load_table, score_run
+from medr2.scoring.judge import AuditSample, cohen_kappa
+from medr2.scoring.scorer import load_table, score_run
 from tests.cli_inproc import run_cli
 from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
@@ -169,7 +169,7 @@ def test_only_unparsed_closed_answers_are_judged_and_counted_apart(model_run: Pa
 
 
 def test_a_disagreeing_judge_shows_low_kappa_with_its_interval(model_run: Path, tmp_path: Path) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     run = _copy(model_run, tmp_path / "run")
     with JudgeServer(disagreeing) as srv:

@@ -25,8 +25,8 @@ from medr2.perturb.registry import PERTURBATIONS, item_roles
 from medr2.perturb.visual import answer_for_shown
 from medr2.records import Case, Item
 from medr2.run.prompts import gold_answer, wrong_answer
-from medr2.score.harm import HarmSpec, item_weights
-from medr2.score.scorer import load_table
+from medr2.scoring.harm import HarmSpec, item_weights
+from medr2.scoring.scorer import load_table
 
 ATTACKS = "T3,T9,V10"
 

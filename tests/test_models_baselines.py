@@ -126,7 +126,7 @@ def test_follow_history_takes_the_injected_earlier_answer(bench: Bench, tmp_path
     history it is the oracle."""
     from medr2.models.baselines import PIXEL
     from medr2.run.prompts import gold_answer, wrong_answer
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     run = tmp_path / "r"
     modes = ("chain-misleading", "chain-gold", "chain-own", "independent")

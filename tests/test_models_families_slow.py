@@ -235,7 +235,7 @@ def test_transformers_serve_answers_as_hf(work, models, server, name):
 def test_finetune_lora_then_evaluate_the_merged_model(work, models, name):
     from safetensors.torch import load_file
 
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
     from medr2.train.finetune import FinetuneConfig, finetune
 
     d = models(name)

@@ -21,7 +21,7 @@ from medr2.models.registry import load_adapter
 from medr2.models.truncation import is_truncated, scan_text, unfinished_reasoning
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.scorer import score_run
+from medr2.scoring.scorer import score_run
 from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response
@@ -148,8 +148,8 @@ def test_truncated_rate_in_leaderboard_and_score_console(tmp_path: Path) -> None
     from typer.testing import CliRunner
 
     from medr2.cli import app
-    from medr2.report.inputs import load_run
-    from medr2.report.leaderboard import build_leaderboard, to_csv
+    from medr2.reporting.inputs import load_run
+    from medr2.reporting.leaderboard import build_leaderboard, to_csv
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)

@@ -13,10 +13,10 @@ import pytest
 
 import medr2
 from medr2.models.base import BoxConvention, GenSettings, Request, Response
-from medr2.report import write_report
-from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.reporting import write_report
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from medr2.run.prompts import MODES, render_messages
-from medr2.score.scorer import score_run
+from medr2.scoring.scorer import score_run
 from tests.multi_image_fixtures import make_multi_bench
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -92,7 +92,7 @@ def test_view_shows_every_image_with_its_role(scored: tuple[Any, Path]) -> None:
 
 @pytest.fixture()
 def reader() -> Iterator[Any]:
-    from medr2.view.human import HumanAdapter
+    from medr2.viewer.human import HumanAdapter
 
     ad = HumanAdapter("alice", port=0, announce=False)
     try:

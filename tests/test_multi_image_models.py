@@ -117,7 +117,7 @@ def check_baseline(bench: Any, tiny: Path) -> None:
 
 def check_human(bench: Any, tiny: Path) -> None:
     """The reading page's question shows both images, each with its role caption."""
-    from medr2.view.human import HumanAdapter
+    from medr2.viewer.human import HumanAdapter
 
     item = _two(bench)
     ad = HumanAdapter("alice", port=0, announce=False)

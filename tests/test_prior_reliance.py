@@ -101,7 +101,7 @@ def test_score_prints_comparison(bench: Bench, tmp_path: Path) -> None:
 
 
 def test_report_shows_a_comparison_plot_only_for_runs_with_comparison_items() -> None:
-    from medr2.report.plots import PlotContext, make_plots
+    from medr2.reporting.plots import PlotContext, make_plots
     from tests.test_report_plots import _m, _run, check_readable
 
     runs = [_run(k, ("independent",)) for k in range(2)]

@@ -69,7 +69,7 @@ def test_report_command_prints_its_steps(tmp_path: Path) -> None:
 
 
 def test_score_run_reports_its_steps_and_counts(tmp_path: Path) -> None:
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
     from tests.report_fixtures import make_fixture
 
     fx = make_fixture(tmp_path)
@@ -81,13 +81,13 @@ def test_score_run_reports_its_steps_and_counts(tmp_path: Path) -> None:
     n = len(fx.items)
     assert f"medr2 score: scoring answers (0/{n})" in text
     assert f"medr2 score: scoring answers {n}/{n} (100%)" in text  # every answer counted once
-    # the fixture's few cases are one chunk of cases (medr2.score.stream.CaseChunks)
+    # the fixture's few cases are one chunk of cases (medr2.scoring.stream.CaseChunks)
     assert "medr2 score: metrics (1 chunk of cases, 50 bootstrap resamples)" in text
     assert "writing scores.parquet" in text
 
 
 def test_build_reports_each_phase_with_counts(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     out = io.StringIO()
     tracker = Plain("medr2 build", out)

@@ -27,7 +27,7 @@ from scipy import ndimage
 
 from medr2 import vocab as clinical
 from medr2.bench import Bench, load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.images import load_image
 from medr2.records import Case, Item, letter_index
 from medr2.sources.common import ANATOMICAL_KINDS, located, structure_words

@@ -86,7 +86,7 @@ from medr2.sources.base import SOURCES
 assert known_prefixes() == ["baseline", "hf", "human", "openai", "vllm"]
 assert "slake" in IMPORTERS and "lmms-eval" in EXPORTERS and "nih-cxr14" in SOURCES
 assert len(all_codes()) == 26  # T1..T10, T12 (T11: docs/extending.md's plugin example), V1..V15
-loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.view.human", "medr2.interop.importers.slake",
+loaded = [m for m in ("medr2.models.openai", "medr2.models.hf", "medr2.viewer.human", "medr2.interop.importers.slake",
                       "medr2.perturb.visual", "medr2.sources.datasets.nih_cxr14", "torch") if m in sys.modules]
 assert not loaded, loaded
 heavy = [m for m in ("numpy", "pyarrow", "PIL", "pydantic", "torch") if m in sys.modules]

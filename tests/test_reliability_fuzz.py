@@ -38,7 +38,7 @@ hostile_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=400) | st
 @given(text=hostile_text, options=st.lists(st.text(min_size=1, max_size=15), min_size=2, max_size=6),
        form=st.sampled_from(["mcq", "yesno", "multi", "text", "box"]))
 def test_extract_never_crashes_and_returns_the_answer_format(text: str, options: list[str], form: str) -> None:
-    from medr2.score.extract import extract
+    from medr2.scoring.extract import extract
 
     got = extract(form, text, options)
     if got is None:
@@ -61,7 +61,7 @@ def test_extract_never_crashes_and_returns_the_answer_format(text: str, options:
 @given(n=st.integers(2, 8), k=st.integers(0, 7), prefix=st.sampled_from(["", "Answer: ", "The answer is ", "**"]),
        style=st.sampled_from(["{L}", "({L})", "{L}.", "{L})"]))
 def test_extract_reads_a_stated_letter(n: int, k: int, prefix: str, style: str) -> None:
-    from medr2.score.extract import extract
+    from medr2.scoring.extract import extract
 
     k %= n
     options = [f"option number {i}" for i in range(n)]
@@ -79,7 +79,7 @@ coord = st.floats(0, 5000, allow_nan=False).map(lambda v: round(v, 1))
        after=st.sampled_from(["", ".", " (pixels)", "\n"]),
        style=st.sampled_from(["[{a}, {b}, {c}, {d}]", "({a}, {b}, {c}, {d})", "[{a},{b},{c},{d}]"]))
 def test_box_roundtrip(x1: float, y1: float, w: float, h: float, before: str, after: str, style: str) -> None:
-    from medr2.score.boxes import parse_box
+    from medr2.scoring.boxes import parse_box
 
     box = (x1, y1, round(x1 + w, 1), round(y1 + h, 1))
     got = parse_box(before + style.format(a=box[0], b=box[1], c=box[2], d=box[3]) + after)
@@ -89,7 +89,7 @@ def test_box_roundtrip(x1: float, y1: float, w: float, h: float, before: str, af
 @FUZZ
 @given(text=hostile_text)
 def test_parse_box_never_crashes(text: str) -> None:
-    from medr2.score.boxes import parse_box
+    from medr2.scoring.boxes import parse_box
 
     got = parse_box(text)
     if got is not None:
@@ -240,7 +240,7 @@ def test_folder_reader_records_case_or_badinput(rows: list[dict[str, str]]) -> N
     """Whole folder reader on fuzzed label rows: each record gives a Case or a BadInput, never a crash."""
     import csv
 
-    from medr2.build.validate import validate_case
+    from medr2.builder.validate import validate_case
     from medr2.images import ImageStore
     from medr2.sources.base import get_source
     from tests.interop_fixtures import write_png
@@ -310,7 +310,7 @@ def _dataset(d: Path) -> Path:
 
 def _read_all(spec: str, tmp: Path) -> None:
     """Plan and realize every record of a reader: BadInput only, and each record-level one names its field."""
-    from medr2.build.validate import validate_case
+    from medr2.builder.validate import validate_case
     from medr2.images import ImageStore
     from medr2.sources.base import get_source
 

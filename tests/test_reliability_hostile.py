@@ -369,7 +369,7 @@ def test_huge_answers_scored_fast_and_stored_whole(tmp_path: Path) -> None:
 
     from medr2.models.base import BoxConvention
     from medr2.records import Prediction
-    from medr2.score.scorer import score_items
+    from medr2.scoring.scorer import score_items
 
     items = make_bench(tmp_path / "bench", n_cases=1).items
     mcq = next(it for it in items if it.form == "mcq" and it.variant == "clean")

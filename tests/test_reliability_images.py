@@ -97,7 +97,7 @@ def test_dicom_bomb_in_every_dicom_dataset_reader(tmp_path: Path, reader: str) -
     victim = _first_dcm(root)
     bad.deflated_dicom_bomb(victim, side=17_000)
     assert victim.stat().st_size < 1_000_000
-    code = ("import re, sys; from pathlib import Path; from medr2.build.pipeline import build_bench; "
+    code = ("import re, sys; from pathlib import Path; from medr2.builder.pipeline import build_bench; "
             "build_bench(sys.argv[1], Path(sys.argv[2]), seed=0, workers=1); "
             "print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))")
     done = subprocess.run([sys.executable, "-c", code, f"{reader}:{root}", str(tmp_path / "bench")],
@@ -128,7 +128,7 @@ def _webp_rgba_header_bomb(path: Path, side: int) -> Path:
 
 
 def test_byte_bombs_in_the_folder_reader(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from tests.interop_fixtures import write_png
 
     data = tmp_path / "data"

@@ -31,7 +31,7 @@ def _build(spec: str, out: Path, expect: int = 0) -> tuple[str, list[Any]]:
     """``medr2 build``: in-process for the record-level corpora (exit 0: the build returns), through the
     command line where the exit code is the point. Returns (stderr, quarantine entries)."""
     if expect == 0:
-        from medr2.build.pipeline import build_bench
+        from medr2.builder.pipeline import build_bench
 
         build_bench(spec, out, seed=0, workers=1)
         return "", Quarantine.read(out / "quarantine.jsonl")
@@ -469,7 +469,7 @@ def test_dicom_hostile_headers(tmp_path: Path) -> None:
     (d / "medr2.json").write_text(json.dumps({"defaults": {"modality": "CT"}}))
     # built in a fresh process, so that its peak memory is this build's alone: VmHWM (the high-water mark of
     # this process's own memory map; ru_maxrss would carry the parent's peak across exec on Linux)
-    code = ("import re, sys; from pathlib import Path; from medr2.build.pipeline import build_bench; "
+    code = ("import re, sys; from pathlib import Path; from medr2.builder.pipeline import build_bench; "
             "build_bench(sys.argv[1], Path(sys.argv[2]), seed=0, workers=1); "
             "print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))")
     done = subprocess.run([sys.executable, "-c", code, f"dicom:{d}", str(tmp_path / "bench")], capture_output=True,

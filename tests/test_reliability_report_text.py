@@ -1,5 +1,5 @@
 """Text from data in report outputs (docs/reliability.md, issue 41 item 7): one neutraliser for the cells of
-``leaderboard.md`` / ``leaderboard.csv`` (:func:`medr2.report.fmt.cell_text`: bidi controls visible, bare CR,
+``leaderboard.md`` / ``leaderboard.csv`` (:func:`medr2.reporting.fmt.cell_text`: bidi controls visible, bare CR,
 line breaks and control characters as spaces, then the CSV formula guard) and no mathtext in plots
 (``make_plots`` draws with ``text.parse_math`` off).
 
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2.report.fmt import cell_text
-from medr2.report.leaderboard import Leaderboard, Row, to_csv, to_markdown
+from medr2.reporting.fmt import cell_text
+from medr2.reporting.leaderboard import Leaderboard, Row, to_csv, to_markdown
 from tests.cli_inproc import run_cli
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

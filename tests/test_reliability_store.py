@@ -33,7 +33,7 @@ from tests.cli_inproc import run_cli
 
 SRC = Path(medr2.__file__).parent
 SQLITE_USERS = {SRC / "run" / "store.py": "the run store",
-                SRC / "score" / "judge.py": "the judge's answer cache (a cache it rebuilds, not a run store)",
+                SRC / "scoring" / "judge.py": "the judge's answer cache (a cache it rebuilds, not a run store)",
                 SRC / "bench" / "reviews.py": "the bench's append-only reviews table (docs/review.md; its sqlite "
                                               "errors are BadInput naming reviews.sqlite, tests/test_review.py)"}
 

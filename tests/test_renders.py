@@ -233,7 +233,7 @@ def test_perturb_on_a_deferred_bench_keeps_its_specs(built: dict[str, Path], tmp
 
 
 def test_unknown_renders_mode_refused(tmp_path: Path) -> None:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     with pytest.raises(BadInput, match="unknown mode") as e:
         build_bench("sample", tmp_path / "x", n_cases=2, renders="lazy")

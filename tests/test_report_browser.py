@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from medr2.report import write_report
-from medr2.report.screenshot import CHROMIUM, chromium_browser, screenshot
+from medr2.reporting import write_report
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser, screenshot
 from tests.report_fixtures import HOSTILE, SCRIPT, Fixture, make_fixture
 from tests.test_report_plots import check_n_labels
 

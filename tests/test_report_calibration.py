@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from medr2.report.fmt import fmt_ci
-from medr2.report.inputs import RunData
-from medr2.report.leaderboard import build_leaderboard
-from medr2.report.plots import PALETTE, PlotContext, make_plots
-from medr2.report.screenshot import CHROMIUM, chromium_browser
-from medr2.score.scorer import score_run
+from medr2.reporting.fmt import fmt_ci
+from medr2.reporting.inputs import RunData
+from medr2.reporting.leaderboard import build_leaderboard
+from medr2.reporting.plots import PALETTE, PlotContext, make_plots
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
+from medr2.scoring.scorer import score_run
 from tests.run_fixtures import make_bench
 from tests.test_report_plots import check_readable
 from tests.test_score_calibration_e2e import logprob_run
@@ -60,7 +60,7 @@ def test_calibration_plot_and_columns_only_for_runs_with_confidences() -> None:
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} absent")
 def test_report_shows_calibration_in_chromium(tmp_path: Path) -> None:
     pytest.importorskip("playwright")
-    from medr2.report import write_report
+    from medr2.reporting import write_report
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=10)
@@ -106,11 +106,11 @@ def test_item_browser_shows_and_filters_confidence_and_abstentions(tmp_path: Pat
 
     from medr2.models.config import ModelConfig
     from medr2.records import ABSTAIN_OPTION
-    from medr2.report import write_report
+    from medr2.reporting import write_report
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.run.store import Store
-    from medr2.score.calibration import row_confidence
-    from medr2.score.scorer import load_table
+    from medr2.scoring.calibration import row_confidence
+    from medr2.scoring.scorer import load_table
     from tests.openai_server import default_answer
     from tests.scripted_server import ScriptedServer, completion, json_response
     from tests.test_score_calibration_e2e import _texts

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from medr2.report import write_report
-from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.reporting import write_report
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from tests.report_fixtures import make_fixture
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),

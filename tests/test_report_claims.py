@@ -19,12 +19,12 @@ from medr2.bench.format import Bench
 from medr2.errors import BadInput
 from medr2.models.config import ModelConfig
 from medr2.records import REPORT_TASKS
-from medr2.report import write_report
+from medr2.reporting import write_report
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.claims import CHECKER_VERSION, CLAIM_COLUMNS, check_rationale
-from medr2.score.judge import CLAIM_PROMPT_VERSION
-from medr2.score.scorer import load_table, score_run
+from medr2.scoring.claims import CHECKER_VERSION, CLAIM_COLUMNS, check_rationale
+from medr2.scoring.judge import CLAIM_PROMPT_VERSION
+from medr2.scoring.scorer import load_table, score_run
 from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response
@@ -233,7 +233,7 @@ def test_claim_judge_decides_what_the_rules_leave_unverifiable(bench: Bench, tmp
 def test_marked_claims_in_chromium(report: Path) -> None:
     """The cards in a real browser: each claim a <mark> with its verdict as a text marker ([✓] [✗] [?]) and a
     title, a legend, the hostile text shown as text; no script ran, nothing was fetched."""
-    from medr2.report.screenshot import CHROMIUM, chromium_browser
+    from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} absent (scripts/install.sh --dev installs the chromium package)")
@@ -286,7 +286,7 @@ def test_claims_are_read_for_the_rows_asked_and_a_file_changed_after_the_check_i
     import os
     import shutil
 
-    from medr2.report.inputs import StoredClaims, claims_of, load_run
+    from medr2.reporting.inputs import StoredClaims, claims_of, load_run
 
     run = tmp_path / "copy"
     shutil.copytree(scored[0], run)

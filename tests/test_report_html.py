@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from medr2.cli import app
 from medr2.errors import BadInput
-from medr2.report import write_report
-from medr2.report.browser import RESPONSE_CHARS, browser_data, clean_text, script_safe_json
-from medr2.report.inputs import load_run
+from medr2.reporting import write_report
+from medr2.reporting.browser import RESPONSE_CHARS, browser_data, clean_text, script_safe_json
+from medr2.reporting.inputs import load_run
 from tests.report_fixtures import HOSTILE, SCRIPT, Fixture, make_fixture
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from medr2.report.fmt import fmt_ci
-from medr2.report.inputs import load_run
-from medr2.report.leaderboard import COLUMNS, build_leaderboard, lookup, to_csv, to_json, to_markdown
+from medr2.reporting.fmt import fmt_ci
+from medr2.reporting.inputs import load_run
+from medr2.reporting.leaderboard import COLUMNS, build_leaderboard, lookup, to_csv, to_json, to_markdown
 from tests.report_fixtures import Fixture, make_fixture
 
 

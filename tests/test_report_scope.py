@@ -1,7 +1,7 @@
 """Every table says what its numbers are computed over (issue 50, points 1 and 2): the split(s) scored and the unit
 the intervals resample, with how many. In Chromium, every ``<table>`` of the report (the answer, the
 leaderboard, harm, each slice table, the runs) is enumerated and its caption read; every plot's caption too; the
-leaderboard files and ``medr2 score``'s console summary say the same (:func:`medr2.report.fmt.scope_text`)."""
+leaderboard files and ``medr2 score``'s console summary say the same (:func:`medr2.reporting.fmt.scope_text`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from medr2.cli import app
-from medr2.report import write_report
-from medr2.report.fmt import Scopes, scope_text
-from medr2.report.screenshot import CHROMIUM, chromium_browser
-from medr2.score.harm import HarmSpec
-from medr2.score.slices import analyse_run
+from medr2.reporting import write_report
+from medr2.reporting.fmt import Scopes, scope_text
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
+from medr2.scoring.harm import HarmSpec
+from medr2.scoring.slices import analyse_run
 from tests.report_fixtures import make_fixture
 
 PATIENTS = 2  # the fixture's 4 cases belong to 2 patients: the bootstrap resamples patients

@@ -16,11 +16,11 @@ import pytest
 from medr2.bench.format import write_bench
 from medr2.bench.table import BenchTable, ItemFilter
 from medr2.records import Item, stable_hash
-from medr2.report import inputs
-from medr2.report.browser import browser_data
-from medr2.report.inputs import RunData, ScoreTable, load_run
-from medr2.report.items import BenchItems, id_hashes, stable_id_hash
-from medr2.report.plots import PlotContext, make_plots
+from medr2.reporting import inputs
+from medr2.reporting.browser import browser_data
+from medr2.reporting.inputs import RunData, ScoreTable, load_run
+from medr2.reporting.items import BenchItems, id_hashes, stable_id_hash
+from medr2.reporting.plots import PlotContext, make_plots
 from tests.report_fixtures import Fixture, make_fixture
 
 

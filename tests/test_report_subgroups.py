@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from medr2.report import write_report
-from medr2.report.screenshot import CHROMIUM, chromium_browser
-from medr2.score.harm import HarmSpec
-from medr2.score.slices import analyse_run
+from medr2.reporting import write_report
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
+from medr2.scoring.harm import HarmSpec
+from medr2.scoring.slices import analyse_run
 from tests.report_fixtures import make_fixture
 from tests.test_report_plots import check_readable
 
@@ -84,8 +84,8 @@ def test_subgroup_and_harm_views_in_chromium(reports: tuple[Path, Path, list[Pat
 def test_slices_small_multiples(reports: tuple[Path, Path, list[Path]]) -> None:
     import json
 
-    from medr2.report.inputs import load_run
-    from medr2.report.plots import PlotContext, make_plots
+    from medr2.reporting.inputs import load_run
+    from medr2.reporting.plots import PlotContext, make_plots
 
     plain, out, runs = reports
     assert (out / "plots" / "slices.png").is_file() and not (plain / "plots" / "slices.png").exists()

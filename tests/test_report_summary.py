@@ -7,7 +7,7 @@ from pathlib import Path
 
 from medr2.bench import load_bench
 from medr2.records import Case, Finding
-from medr2.report.write import SHORT_NAME, data_provenance, short_names
+from medr2.reporting.write import SHORT_NAME, data_provenance, short_names
 from tests.report_fixtures import build_bench
 
 

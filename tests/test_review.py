@@ -45,8 +45,8 @@ from medr2.bench.reviews import (
 )
 from medr2.errors import BadInput
 from medr2.records import Item, item_content_id
-from medr2.view.review import REVIEW_ROUTES
-from medr2.view.server import APP_STATE, SECURITY_HEADERS
+from medr2.viewer.review import REVIEW_ROUTES
+from medr2.viewer.server import APP_STATE, SECURITY_HEADERS
 from tests.run_fixtures import make_bench
 
 REVIEWERS = ("ana", "ben", "chi")
@@ -176,7 +176,7 @@ def test_outcomes_follow_the_rules_and_a_recorded_snapshot_reads_again(items: li
 def test_kappa_is_cohens_and_its_interval_holds_it(pairs: list[tuple[str, str]]) -> None:
     from sklearn.metrics import cohen_kappa_score
 
-    from medr2.score.judge import agreement_cells
+    from medr2.scoring.judge import agreement_cells
 
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     cells = agreement_cells(a, b, n_resamples=200, seed=1)
@@ -194,7 +194,7 @@ def test_kappa_is_cohens_and_its_interval_holds_it(pairs: list[tuple[str, str]])
 
 
 def test_agreement_is_per_task_and_pair(bench: Path, items: list[Item], tmp_path: Path) -> None:
-    from medr2.score.reviews import review_summary
+    from medr2.scoring.reviews import review_summary
 
     root = _copy(bench, tmp_path)
     store = ReviewStore(root)
@@ -460,13 +460,13 @@ def test_settled_fixes_are_evaluated_exported_scored_and_reported(bench: Path, i
     chain_ids = {r["item_id"] for r in pq.read_table(run3 / "scores.parquet", columns=["item_id"]).to_pylist()}
     assert set(fixed) <= chain_ids and not parents & chain_ids
     # the scored table (the items held in memory, not spilled) joins them too
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     tidy = load_table(run)
     assert set(fixed) <= set(tidy["item_id"]) and not parents & set(tidy["item_id"])
     # the report and the viewer find the fixed items (the run's recorded selection, read after the bench's rows)
-    from medr2.report.inputs import load_run
-    from medr2.report.write import load_benches
+    from medr2.reporting.inputs import load_run
+    from medr2.reporting.write import load_benches
 
     bench_items, _, _ = load_benches([load_run(run)])
     assert set(bench_items.fetch(fixed)) == set(fixed)
@@ -544,7 +544,7 @@ def served(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
     root = _copy(bench, tmp_path_factory.mktemp("served"))
     server = medr2.review(root, port=0, block=False)
     try:
-        from medr2.view.review import REVIEW
+        from medr2.viewer.review import REVIEW
 
         app = server.runner.app
         assert app[REVIEW] is not None

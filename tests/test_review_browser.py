@@ -22,7 +22,7 @@ import medr2
 from medr2 import Request, Response
 from medr2.bench.reviews import read_reviews, reviewed_selection
 from medr2.bench.table import BenchTable
-from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from tests.report_fixtures import build_bench
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),

@@ -52,7 +52,7 @@ def variant_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     (40 cases, train and test, chains, context turns, cues)."""
     out = tmp_path_factory.mktemp("columnar") / "bench"
     if request.param == "sample":
-        from medr2.build.pipeline import build_bench
+        from medr2.builder.pipeline import build_bench
 
         # every image stored: the tests below copy the bench file by file (tests/test_renders.py: deferred ones)
         build_bench("sample", out, seed=0, n_cases=5, variants="T1,T4,V8,V9", renders="stored")

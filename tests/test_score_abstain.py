@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from medr2.records import UNREAD_OUTCOMES, Item
-from medr2.score.extract import ABSTAIN_OPTION, abstain as ab, read
+from medr2.scoring.extract import ABSTAIN_OPTION, abstain as ab, read
 
 OPTIONS = ["Pneumothorax", "Pleural effusion", "Consolidation", "Normal"]
 FORMS_WITH_OPTIONS = [("mcq", OPTIONS), ("yesno", []), ("multi", OPTIONS), ("text", []), ("box", [])]
@@ -82,7 +82,7 @@ def test_a_choice_stated_beside_a_decline_wins(phrase: str, k: int, joiner: str,
 @given(st.text(alphabet=string.ascii_uppercase[:4] + " .,()", min_size=1, max_size=12))
 def test_answers_without_a_decline_read_as_before(text: str) -> None:
     """A decline is only ever added: text without a declining phrase reads exactly as the form's reader."""
-    from medr2.score.extract import READERS, strip_reasoning
+    from medr2.scoring.extract import READERS, strip_reasoning
 
     body = strip_reasoning(text)
     if not body:
@@ -122,7 +122,7 @@ def test_every_form_scorer_gives_the_abstained_verdict() -> None:
     """Every entry point of scoring (each registered form scorer, via ``score_items``) gives ``abstained``."""
     from medr2.models.base import BoxConvention
     from medr2.records import Prediction
-    from medr2.score.scorer import FORM_SCORERS, score_items
+    from medr2.scoring.scorer import FORM_SCORERS, score_items
 
     for form in FORM_SCORERS:
         it = _item(form, OPTIONS if form in ("mcq", "multi") else [])

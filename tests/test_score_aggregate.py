@@ -1,4 +1,4 @@
-"""Metrics from chunks of whole cases (``medr2.score.aggregate``): the same bytes as one pass over the table."""
+"""Metrics from chunks of whole cases (``medr2.scoring.aggregate``): the same bytes as one pass over the table."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from medr2.models.base import BoxConvention
-from medr2.score.aggregate import MetricsAccumulator
-from medr2.score.metrics import compute_metrics
-from medr2.score.partial import PairTests, TestView
-from medr2.score.scorer import score_items
-from medr2.score.stats import clustered_mcnemar, mcnemar_exact
-from medr2.score.table import SeverityFloors, build_table
+from medr2.scoring.aggregate import MetricsAccumulator
+from medr2.scoring.metrics import compute_metrics
+from medr2.scoring.partial import PairTests, TestView
+from medr2.scoring.scorer import score_items
+from medr2.scoring.stats import clustered_mcnemar, mcnemar_exact
+from medr2.scoring.table import SeverityFloors, build_table
 from tests.score_fixtures import make_items, predict
 
 ITEMS = make_items()
@@ -69,7 +69,7 @@ def test_chunk_metrics_pickled_and_absorbed_give_the_whole_table_bytes(spec: str
     pickles."""
     import pickle
 
-    from medr2.score.aggregate import chunk_metrics
+    from medr2.scoring.aggregate import chunk_metrics
 
     table = _table(spec)
     whole = json.dumps(compute_metrics(table, seed=5, n_resamples=100), sort_keys=True)

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from medr2.imaging.draw import iou
 from medr2.models.base import BoxConvention
 from medr2.models.presets import box_to_model
-from medr2.score.boxes import convention_from_json, parse_box, to_original_pixels
+from medr2.scoring.boxes import convention_from_json, parse_box, to_original_pixels
 
 coord = st.integers(0, 60)
 
@@ -58,7 +58,7 @@ FORMATS = [
 @settings(max_examples=300, deadline=None)
 @given(int_boxes(), st.sampled_from(FORMATS))
 def test_parse_box_formats(box: tuple, fmt: str) -> None:
-    from medr2.score.extract import strip_reasoning
+    from medr2.scoring.extract import strip_reasoning
 
     text = fmt.format(*(int(v) for v in box))
     assert parse_box(strip_reasoning(text)) == box

@@ -13,9 +13,9 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from medr2.models.base import BoxConvention
 from medr2.models.confidence import labels_of, normalised
 from medr2.records import Item, Prediction
-from medr2.score import calibration as cal
-from medr2.score.scorer import score_items
-from medr2.score.table import build_table
+from medr2.scoring import calibration as cal
+from medr2.scoring.scorer import score_items
+from medr2.scoring.table import build_table
 from tests.score_fixtures import make_items
 
 TOL = 1e-12
@@ -207,7 +207,7 @@ def test_runs_without_confidence_or_abstention_write_no_file(tmp_path: object) -
                                              "My confidence is about {v}%", "置信度：{v}%", "信心 {v}％")),
        st.sampled_from(("B ", "Answer: B\n", "The answer is yes. ")), st.sampled_from(("", ".", "\n")))
 def test_verbal_percentages_are_read(v: int, template: str, answer: str, end: str) -> None:
-    from medr2.score.extract.confidence import read_confidence
+    from medr2.scoring.extract.confidence import read_confidence
 
     assert read_confidence(answer + template.format(v=v) + end) == pytest.approx(v / 100)
 
@@ -215,7 +215,7 @@ def test_verbal_percentages_are_read(v: int, template: str, answer: str, end: st
 @settings(max_examples=100)
 @given(st.floats(0, 1), st.sampled_from(("/10", "")))
 def test_verbal_fractions_and_words(x: float, unit: str) -> None:
-    from medr2.score.extract.confidence import VERBAL_WORDS, read_confidence
+    from medr2.scoring.extract.confidence import VERBAL_WORDS, read_confidence
 
     if unit:
         v = round(x * 10)
@@ -232,7 +232,7 @@ def test_verbal_fractions_and_words(x: float, unit: str) -> None:
 @pytest.mark.parametrize("text", ["Likely pneumonia.", "B", "Findings are certain to be benign? No: answer B.",
                                   "Confidence: 250%", "The answer is B (3 lesions, 80% stenosis)."])
 def test_no_stated_confidence_is_none(text: str) -> None:
-    from medr2.score.extract.confidence import read_confidence
+    from medr2.scoring.extract.confidence import read_confidence
 
     assert read_confidence(text) is None
 

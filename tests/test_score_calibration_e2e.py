@@ -19,8 +19,8 @@ from medr2.models.config import ModelConfig
 from medr2.records import Confidence
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.calibration import CALIBRATION_FILE
-from medr2.score.scorer import score_run
+from medr2.scoring.calibration import CALIBRATION_FILE
+from medr2.scoring.scorer import score_run
 from tests.openai_server import default_answer
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response
@@ -105,8 +105,8 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
     cal = json.loads((run / CALIBRATION_FILE).read_text())
     mode = cal["modes"]["independent"]
     # the harm view reads the same confidences: its silent-failure rate knows them (issue 46 beside issue 45)
-    from medr2.score.harm import load_harm
-    from medr2.score.slices import analyse_run
+    from medr2.scoring.harm import load_harm
+    from medr2.scoring.slices import analyse_run
 
     harm = analyse_run(run, [], harm=load_harm(None), n_resamples=20)["harm"]["modes"]["independent"]
     assert harm["silent_failure"]["confidence_known"] > 0
@@ -116,7 +116,7 @@ def test_logprob_confidences_stored_and_scored(tmp_path: Path) -> None:
     assert c["ECE"]["n"] == c["Brier"]["n"] == c["AUROC"]["n"] > 0
     assert c["mean_confidence"]["lo"] is not None and 0.0 <= c["ECE"]["value"] <= 1.0
     assert cal["bootstrap"]["seed"] == metrics["bootstrap"]["seed"]
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     rows = load_table(run)
     clean = rows[(rows["variant"] == "clean") & rows["form"].isin(["mcq", "yesno"]) & rows["parsed"].notna()
@@ -175,7 +175,7 @@ def test_abstain_option_offered_recorded_and_scored(tmp_path: Path) -> None:
     """``--abstain-option``: single-choice questions list "Cannot be determined from the image" as their last
     option; a model choosing its letter is scored ``abstained`` (the manifest records the option)."""
     from medr2.records import ABSTAIN_OPTION
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=4)
@@ -211,7 +211,7 @@ def test_merged_shards_keep_the_eval_options(tmp_path: Path) -> None:
     the merge keeps, ``medr2.run.manifest.eval_option``)."""
     from medr2.records import ABSTAIN_OPTION
     from medr2.run.merge import merge_runs
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=4)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from medr2.score.claims import Claim, audit, check_rationale, check_text, rationale_parts
+from medr2.scoring.claims import Claim, audit, check_rationale, check_text, rationale_parts
 
 CORPUS = Path(__file__).parent / "data" / "rationale_corpus.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "rationale_heldout.jsonl"

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
-from medr2.score.claims import Claim, check_text
+from medr2.scoring.claims import Claim, check_text
 from medr2.tasks.vocab import SEVERITY_ORDER
 
 SETTINGS = settings(deadline=None, max_examples=80)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import medr2.vocab as V
-from medr2.score.claims import _REGION_WORDS, Claim, check_text
+from medr2.scoring.claims import _REGION_WORDS, Claim, check_text
 
 SETTINGS = settings(deadline=None, max_examples=80)
 NORMAL_CXR = {"modality": "X-ray", "plane": "PA", "body_region": "chest", "findings": [], "diagnosis": "normal",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
-from medr2.score.claims import Claim, check_text
+from medr2.scoring.claims import Claim, check_text
 
 SETTINGS = settings(deadline=None, max_examples=60)
 NORMAL = {"meta": {"findings_complete": True},

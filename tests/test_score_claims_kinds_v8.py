@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from medr2.score.claims import Claim, check_text
+from medr2.scoring.claims import Claim, check_text
 from tests.test_score_claims_kinds_v7 import _HALLUCINATED, NORMAL, _at, _of
 
 SETTINGS = settings(deadline=None, max_examples=60)

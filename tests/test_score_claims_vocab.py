@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
-from medr2.score.claims import _VOCAB_SKIP, HEDGED_HALLUCINATION, _vocab_term_ok, audit, check_text
+from medr2.scoring.claims import _VOCAB_SKIP, HEDGED_HALLUCINATION, _vocab_term_ok, audit, check_text
 
 VOCAB = V.vocabulary()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from medr2.score.stats import MetricBook, bootstrap_mean
+from medr2.scoring.stats import MetricBook, bootstrap_mean
 
 
 def _simulate(rng: np.random.Generator, patients: int, cases_per: int, items_per: int, a: float, b: float
@@ -90,7 +90,7 @@ def test_score_reports_the_patient_bootstrap(tmp_path: Path) -> None:
     from medr2.images import ImageStore
     from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
     from tests.run_fixtures import make_items
 
     for shared in (True, False):

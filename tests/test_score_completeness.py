@@ -15,7 +15,7 @@ from medr2.bench.select import select_items
 from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.scorer import IncompleteRunWarning, score_run
+from medr2.scoring.scorer import IncompleteRunWarning, score_run
 from tests.run_fixtures import InterruptAfter, make_bench
 
 
@@ -115,7 +115,7 @@ def test_the_plan_of_a_stratified_limit_over_some_tasks_is_what_the_runner_asked
 
 
 def test_report_shows_an_incomplete_run(bench: Bench, tmp_path: Path) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     run = tmp_path / "run"
     run_eval(_cfg(bench, run), progress=InterruptAfter(5))

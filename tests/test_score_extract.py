@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from medr2.score.boxes import convention_from_json, parse_box, read_box, read_box_pixels
-from medr2.score.extract import extract, read, strip_reasoning
-from medr2.score.extract.markers import LANGUAGES
+from medr2.scoring.boxes import convention_from_json, parse_box, read_box, read_box_pixels
+from medr2.scoring.extract import extract, read, strip_reasoning
+from medr2.scoring.extract.markers import LANGUAGES
 from medr2.vocab import is_a, option_for
 
 CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
@@ -206,7 +206,7 @@ def test_gemini_box_2d_is_y_first_only_for_its_convention(y1: int, x1: int, dy: 
        h=st.integers(50, 900))
 def test_box_outside_the_declared_space_is_unparsed_not_clipped(space: str, scale: float, w: int, h: int) -> None:
     from medr2.models.base import BoxConvention
-    from medr2.score.boxes import space_size
+    from medr2.scoring.boxes import space_size
 
     conv = BoxConvention(space)  # type: ignore[arg-type]
     sw, sh = space_size(conv, w, h)

@@ -15,8 +15,8 @@ import pytest
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
 from medr2.errors import BadInput
 from medr2.images import sha256_file
-from medr2.score.itemcols import open_scoring_items
-from medr2.score.items import ScoringItem
+from medr2.scoring.itemcols import open_scoring_items
+from medr2.scoring.items import ScoringItem
 from tests.run_fixtures import make_bench, write_items_table
 
 FIELDS = [f.name for f in dataclasses.fields(ScoringItem)]
@@ -76,7 +76,7 @@ def test_bad_json_names_the_first_bad_row(bench: Bench, tmp_path: Path, column: 
 
 
 def test_missing_and_null_columns_take_the_defaults(bench: Bench, tmp_path: Path) -> None:
-    from medr2.score.itemcols import ScoringItems
+    from medr2.scoring.itemcols import ScoringItems
 
     n = len(bench.items)
     root = _copy(bench, tmp_path / "b", {"variant": None, "meta": pa.nulls(n), "lure": pa.nulls(n),
@@ -89,7 +89,7 @@ def test_missing_and_null_columns_take_the_defaults(bench: Bench, tmp_path: Path
     assert [again[i] for i in items] == list(items.values())
 
 
-# -- held by columns (medr2.score.itemcols, what `medr2 score` uses) ------------------------------------
+# -- held by columns (medr2.scoring.itemcols, what `medr2 score` uses) ------------------------------------
 
 
 def test_columns_make_records_only_for_the_rows_asked(bench: Bench) -> None:
@@ -114,7 +114,7 @@ def test_columns_make_records_only_for_the_rows_asked(bench: Bench) -> None:
     assert any(p >= 0 for p in parents)
 
 
-# -- spilled to the run's spill folder (medr2.score.itemspill, what `medr2 score` uses) ----------------------
+# -- spilled to the run's spill folder (medr2.scoring.itemspill, what `medr2 score` uses) ----------------------
 
 
 def _spilled_copy(bench: Bench, dst: Path) -> Path:
@@ -140,8 +140,8 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
     import numpy as np
 
     from medr2.bench.reviews import fixed_item
-    from medr2.score.itemcols import open_scoring_items
-    from medr2.score.itemspill import BY_CASE, BY_ID
+    from medr2.scoring.itemcols import open_scoring_items
+    from medr2.scoring.itemspill import BY_CASE, BY_ID
 
     root = _spilled_copy(bench, tmp_path / "b")
     added = [fixed_item(it, {"question": f"fixed {k}?"}) for k, it in enumerate(bench.items[:5:2])] if fixes else []
@@ -182,7 +182,7 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
 def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_path: Path) -> None:
     """Invalid JSON (the first bad row, the first bad column in (options, answer_box, meta) order, as read in
     row groups) and an item without id: the same message, record and field as held in memory."""
-    from medr2.score.itemcols import open_scoring_items
+    from medr2.scoring.itemcols import open_scoring_items
 
     table = pq.read_table(bench.root / ITEMS_FILE)
     meta, options, ids = (table.column(c).to_pylist() for c in ("meta", "options", "item_id"))
@@ -213,7 +213,7 @@ def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_
 def test_an_error_of_the_rows_handed_to_the_engine_is_raised_as_it_is(tmp_path: Path) -> None:
     """A read refused while the engine loads the rows (a damaged row group: BadInput) reaches the caller as that
     BadInput, not as the engine's own error wrapping it, and the engine's folder is gone."""
-    from medr2.score.itemspill import spill_items
+    from medr2.scoring.itemspill import spill_items
 
     schema = pa.schema([("item_id", pa.string())])
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from medr2.errors import BadInput
 from medr2.models.base import BoxConvention, Request, Response
 from medr2.records import Prediction
-from medr2.score.judge import Judge
-from medr2.score.metrics import compare_runs, compute_metrics, confusion_matrix
-from medr2.score.scorer import score_items
-from medr2.score.table import build_table
+from medr2.scoring.judge import Judge
+from medr2.scoring.metrics import compare_runs, compute_metrics, confusion_matrix
+from medr2.scoring.scorer import score_items
+from medr2.scoring.table import build_table
 from tests.score_fixtures import make_items, predict
 
 ITEMS = make_items()
@@ -372,7 +372,7 @@ _coord = st.floats(min_value=-50, max_value=500, allow_nan=False)
 @given(st.lists(st.tuples(_coord, _coord, _coord, _coord), min_size=2, max_size=2))
 def test_row_iou_equals_the_scorers_iou(boxes: list[tuple[float, float, float, float]]) -> None:
     from medr2.imaging.draw import iou
-    from medr2.score.metrics import iou_rows
+    from medr2.scoring.metrics import iou_rows
 
     a, b = boxes
     got = iou_rows(np.array([a]), np.array([b]))[0]
@@ -424,10 +424,10 @@ def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str,
     """``baseline:prior`` (answers from the task's train-split answers and the options shown: never the
     image, never a hint) run on a sample bench built with every variant, then scored."""
     from medr2.bench import load_bench
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     root = tmp_path_factory.mktemp("prior")
     build_bench("sample", root / "bench", seed=0, n_cases=10, variants="all")
@@ -464,7 +464,7 @@ def test_a_damaged_judge_cache_is_bad_input_naming_it(tmp_path_factory: pytest.T
                                                       junk: bytes, whole: bool) -> None:
     """The judge's cache (``judge_cache.sqlite`` in the run folder) with bytes changed anywhere, or replaced by junk:
     asking works (SQLite cannot see a change inside a record) or is BadInput naming the file; never a traceback."""
-    from medr2.score.judge import CACHE_FILE
+    from medr2.scoring.judge import CACHE_FILE
 
     d = tmp_path_factory.mktemp("judge")
     Judge(RuleJudge(), d).ask([f"<<<answer {i}>>> " * 40 for i in range(60)], d)

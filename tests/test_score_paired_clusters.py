@@ -1,5 +1,5 @@
 """The paired tests (the cluster-aware McNemar of ``metrics.json`` and the case-swap test of
-:mod:`medr2.score.paired`) group by the unit the intervals resample: the patient where cases share one.
+:mod:`medr2.scoring.paired`) group by the unit the intervals resample: the patient where cases share one.
 
 A seeded simulation of a true null with patient-level correlation (each patient tilts towards one condition,
 symmetric over patients) shows the case-level grouping is anti-conservative and the patient-level one holds its
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from medr2.score.paired import case_swap_test
-from medr2.score.partial import PairTests, TestView
-from medr2.score.stats import MetricBook, clustered_mcnemar
+from medr2.scoring.paired import case_swap_test
+from medr2.scoring.partial import PairTests, TestView
+from medr2.scoring.stats import MetricBook, clustered_mcnemar
 
 ALPHA = 0.05
 
@@ -61,7 +61,7 @@ def _swap_p(book: MetricBook, a: np.ndarray, b: np.ndarray, case_ids: np.ndarray
 
 
 def test_case_swap_test_swaps_patients_and_holds_its_level() -> None:
-    """The randomisation test of :func:`medr2.score.paired.compare_metrics` on the same null: swapping whole
+    """The randomisation test of :func:`medr2.scoring.paired.compare_metrics` on the same null: swapping whole
     patients keeps the level; swapping cases (a book without the patients) does not."""
     rng = np.random.default_rng(7)
     n_sets, patient, case = 400, 0, 0

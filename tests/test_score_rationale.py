@@ -12,7 +12,7 @@ from medr2.bench.format import Bench
 from medr2.models.config import ModelConfig
 from medr2.records import REPORT_TASKS
 from medr2.run.runner import EvalConfig, run_eval
-from medr2.score.scorer import load_table, score_run
+from medr2.scoring.scorer import load_table, score_run
 from medr2.tasks import vocab
 from tests.run_fixtures import make_bench
 

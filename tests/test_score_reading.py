@@ -1,7 +1,7 @@
 """The answer reader by kind (issue 42): generators compose the kinds of answer a model writes — language ×
 marker × position × markup × distractor mentions × negation × hedging × box convention × units — with the answer
 a careful reader extracts, so the tests produce forms nobody wrote by hand. The languages, markers, rejections and
-contrasts come from the one table (``medr2.score.extract.markers.LANGUAGES``): a language added there is tested
+contrasts come from the one table (``medr2.scoring.extract.markers.LANGUAGES``): a language added there is tested
 here without a new line."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 from medr2.models.base import BoxConvention
 from medr2.models.presets import box_to_model
-from medr2.score.boxes import read_box, read_box_pixels, stated_space
-from medr2.score.extract import READERS, read
-from medr2.score.extract.markers import LANGUAGES
+from medr2.scoring.boxes import read_box, read_box_pixels, stated_space
+from medr2.scoring.extract import READERS, read
+from medr2.scoring.extract.markers import LANGUAGES
 from medr2.vocab import option_for, synonyms
 
 OPTION_SETS = (["CT", "MRI", "X-ray", "Ultrasound"],
@@ -238,7 +238,7 @@ def test_every_language_reads_its_samples(lang: object) -> None:
 def _entry_points(form: str) -> list[tuple[str, object]]:
     """Every way the package reads an answer of ``form``: ``read``, the form's registered extractor (the scorer
     reads a judge's reply with it), the form's reader, and for boxes ``read_box`` / ``read_box_pixels``."""
-    from medr2.score.extract import EXTRACTORS, extract
+    from medr2.scoring.extract import EXTRACTORS, extract
 
     if form == "box":
         conv = BoxConvention("pixel")
@@ -335,7 +335,7 @@ def test_two_stated_units_are_unparsed() -> None:
 @given(mcq_answers())
 def test_language_triggers_only_skip_languages_that_cannot_match(case: tuple[str, list[str], str, bool]) -> None:
     """The speed pre-check (``Language.triggers``) finds the same markers as the pattern of every language."""
-    from medr2.score.extract.statements import ANSWER_MARKER, answer_markers, normalise
+    from medr2.scoring.extract.statements import ANSWER_MARKER, answer_markers, normalise
 
     text = normalise(case[0])
     assert [m.span() for m in answer_markers(text)] == [m.span() for m in ANSWER_MARKER.finditer(text)]
@@ -391,7 +391,7 @@ def test_hedges_commit_weighings_do_not(options: list[str], data: st.DataObject,
 def test_normalise_is_idempotent(case: tuple[str, list[str], str, bool], raw: str) -> None:
     """``read`` normalises and the form's reader normalises again (every entry point does): the second pass
     must change nothing."""
-    from medr2.score.extract.statements import normalise
+    from medr2.scoring.extract.statements import normalise
 
     for text in (case[0], raw, case[0] + raw):
         once = normalise(text)
@@ -422,7 +422,7 @@ def test_multi_select_in_any_language(lang: object, data: st.DataObject, alterna
 
 @pytest.mark.parametrize("lang", LANGUAGES, ids=[lang.code for lang in LANGUAGES])
 def test_final_statements_know_their_language(lang: object) -> None:
-    from medr2.score.extract.statements import final_statements
+    from medr2.scoring.extract.statements import final_statements
 
     for prefix in lang.sample_final:  # type: ignore[attr-defined]
         segs = final_statements(f"{prefix}B")

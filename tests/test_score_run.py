@@ -14,7 +14,7 @@ import pytest
 from medr2.bench.format import Bench
 from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
-from medr2.score.scorer import load_table, score_run
+from medr2.scoring.scorer import load_table, score_run
 from tests.run_fixtures import make_bench
 
 
@@ -92,9 +92,9 @@ def test_cli_workers_give_the_same_files(bench: Bench, tmp_path: Path) -> None:
 def test_answer_memos_are_bounded_and_skip_long_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The choice and box memos of a scoring process hold at most ``_MEMO_MAX`` entries (cleared when full) and
     never an answer longer than ``_MEMO_RAW_MAX``; the scores are those of scoring without any memo."""
-    import medr2.score.scorer as scorer
+    import medr2.scoring.scorer as scorer
     from medr2.models.base import BoxConvention
-    from medr2.score.scorer import score_items
+    from medr2.scoring.scorer import score_items
     from tests.score_fixtures import make_items, predict
 
     items = make_items()
@@ -125,7 +125,7 @@ def test_answers_for_items_not_in_the_bench_are_quarantined_in_stored_order(benc
     were stored, and the rest is scored as if they were not there; a run without them writes no quarantine."""
     from medr2.records import Prediction
     from medr2.run.store import Store
-    from medr2.score.scorer import QUARANTINE_FILE
+    from medr2.scoring.scorer import QUARANTINE_FILE
 
     run = _run(bench, "baseline:oracle", tmp_path / "run")
     clean = score_run(run, mixed_splits=True, seed=0, n_resamples=50)

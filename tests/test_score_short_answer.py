@@ -10,12 +10,12 @@ from hypothesis import given, strategies as st
 
 from medr2.models.base import BoxConvention
 from medr2.records import REPORT_TASKS, Item, Prediction
-from medr2.score.judge import short_answer_prompt, text_prompt
-from medr2.score.metrics import compute_metrics
-from medr2.score.scorer import score_items
-from medr2.score.shortanswer import normalize_answer, short_answer_metrics
-from medr2.score.table import build_table
-from medr2.score.textmetrics import item_text_metrics
+from medr2.scoring.judge import short_answer_prompt, text_prompt
+from medr2.scoring.metrics import compute_metrics
+from medr2.scoring.scorer import score_items
+from medr2.scoring.shortanswer import normalize_answer, short_answer_metrics
+from medr2.scoring.table import build_table
+from medr2.scoring.textmetrics import item_text_metrics
 from tests.score_fixtures import _item
 
 

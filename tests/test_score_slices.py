@@ -1,4 +1,4 @@
-"""Subgroup slices and harm (medr2.score.slices, medr2.score.harm): the gap test's power and level on a scripted
+"""Subgroup slices and harm (medr2.scoring.slices, medr2.scoring.harm): the gap test's power and level on a scripted
 model, slice bookkeeping (missing values, low n, combinations, bins), harm weights that change no accuracy,
 silent failures with and without a confidence, and the override file's validation."""
 
@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, parse_bins
 from medr2.errors import BadInput
 from medr2.records import Item, Score, item_content_id
-from medr2.score.harm import (
+from medr2.scoring.harm import (
     DEFAULT_WEIGHTS,
     HarmSpec,
     harm_units,
@@ -25,9 +25,9 @@ from medr2.score.harm import (
     parse_harm,
     silent_failures,
 )
-from medr2.score.slices import parse_slicings, slice_metrics
-from medr2.score.stats import holm
-from medr2.score.table import build_table
+from medr2.scoring.slices import parse_slicings, slice_metrics
+from medr2.scoring.stats import holm
+from medr2.scoring.table import build_table
 
 ITEMS_PER_CASE = 3
 TASKS = ("s1.modality", "s3.finding_type", "s4.diagnosis")  # low, high, high risk

@@ -14,8 +14,8 @@ import pytest
 
 from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
-from medr2.score.scorer import score_run
-from medr2.score.spill import LOCK_NAME, SPILL_PREFIX, SpillFolder, remove_stale
+from medr2.scoring.scorer import score_run
+from medr2.scoring.spill import LOCK_NAME, SPILL_PREFIX, SpillFolder, remove_stale
 from tests.run_fixtures import make_bench
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock")
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock")
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from medr2.score.spill import SpillFolder
+    from medr2.scoring.spill import SpillFolder
     with SpillFolder(Path(sys.argv[1])) as folder:
         (folder / "chunk-00000.arrow").write_bytes(b"spilled rows")
         print(folder, flush=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from medr2.score.stats import (
+from medr2.scoring.stats import (
     EXACT_SIGN_FLIP_MAX,
     LOW_N_CASES,
     MetricBook,

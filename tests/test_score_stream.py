@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.score.stream import RowGroupWriter
+from medr2.scoring.stream import RowGroupWriter
 from tests.score_golden import GOLDEN, score_fixture_runs
 
 
@@ -115,7 +115,7 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
 @pytest.mark.parametrize("chunk_rows", [1, 60])
 def test_metrics_by_chunks_of_cases_match_the_whole_table_golden(base: Path, chunk_rows: int) -> None:
     """The metrics computed one chunk of cases at a time (one case per chunk; about 60 rows per chunk), merged
-    from per-case sums (medr2.score.aggregate): the same bytes as the whole-table scorer."""
+    from per-case sums (medr2.scoring.aggregate): the same bytes as the whole-table scorer."""
     golden = json.loads(GOLDEN.read_text())
     got = score_fixture_runs(base, batch_rows=7, chunk_rows=chunk_rows)
     assert got == golden
@@ -126,8 +126,8 @@ def test_fixture_cases_are_chunked_and_a_pair_across_cases_makes_one_chunk(tmp_p
     whose parent lies in another case puts every row in one chunk (a pair is never cut)."""
     import dataclasses
 
-    from medr2.score.itemcols import open_scoring_items
-    from medr2.score.stream import CaseChunks
+    from medr2.scoring.itemcols import open_scoring_items
+    from medr2.scoring.stream import CaseChunks
     from tests.run_fixtures import make_bench
 
     bench = make_bench(tmp_path / "bench", n_cases=6)
@@ -150,7 +150,7 @@ def test_scores_in_small_row_groups_keep_the_table_and_the_metrics(tmp_path: Pat
     ``metrics.json`` and ``claims.parquet`` keep their golden bytes."""
     import hashlib
 
-    import medr2.score.scorer as scorer
+    import medr2.scoring.scorer as scorer
 
     monkeypatch.setattr(scorer, "SCORES_ROW_GROUP_ROWS", 5)
     golden = json.loads(GOLDEN.read_text())
@@ -184,7 +184,7 @@ def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path) ->
 
 def test_workers_are_refused_with_a_judge_or_below_one(base: Path) -> None:
     from medr2.errors import BadInput
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
 
     score_fixture_runs(base, batch_rows=50_000)  # the runs exist
     run = base / "random-all-modes"
@@ -198,7 +198,7 @@ def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch that fails in a worker process (here every MCQ answer: a bad input) fails ``score_run`` with the
     worker's error; no scores are published and the spill folder is removed, as with one process."""
-    import medr2.score.scorer as scorer
+    import medr2.scoring.scorer as scorer
     from medr2.errors import BadInput
 
     score_fixture_runs(tmp_path, batch_rows=50_000)
@@ -223,9 +223,9 @@ def test_chunk_metrics_are_computed_in_the_workers(tmp_path: Path, monkeypatch: 
     process either way."""
     import os
 
-    import medr2.score.aggregate as aggregate
-    from medr2.score.metrics import METRIC_GROUPS, Ctx
-    from medr2.score.scorer import score_run
+    import medr2.scoring.aggregate as aggregate
+    from medr2.scoring.metrics import METRIC_GROUPS, Ctx
+    from medr2.scoring.scorer import score_run
     from tests.score_golden import build_fixture_run
 
     run = build_fixture_run(tmp_path, "random-all-modes")

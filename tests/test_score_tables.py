@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 
 from medr2.models.base import BoxConvention
 from medr2.records import Item
-from medr2.score.scorer import _scores_table_from_tidy, score_items, scores_table
-from medr2.score.table import build_table
+from medr2.scoring.scorer import _scores_table_from_tidy, score_items, scores_table
+from medr2.scoring.table import build_table
 from tests.score_fixtures import make_items, predict
 
 # prefixes whose order differs between naive byte-wise Latin-1, UTF-16 and code-point comparisons
@@ -56,7 +56,7 @@ def test_empty_tidy_table() -> None:
 
 def test_rows_scored_together_equal_rows_scored_one_by_one() -> None:
     """Reports are scored after the other rows, grouped by reference: same results, in row order."""
-    from medr2.score.scorer import _score_rows
+    from medr2.scoring.scorer import _score_rows
 
     items = make_items(6)
     by_id = {it.item_id: it for it in items}

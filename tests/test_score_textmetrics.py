@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU
 
-from medr2.score import textmetrics as tm
+from medr2.scoring import textmetrics as tm
 
 HYPS = ["Small lesion in the right liver lobe.", "No acute findings.", "There is a large mass in the left lung.",
         "Cardiomegaly with bilateral pleural effusions.", "", "Normal chest radiograph without effusion."]

@@ -1,4 +1,4 @@
-"""``medr2.score.workers.OrderedPool``: results in the arguments' order from forked workers, errors raised in the
+"""``medr2.scoring.workers.OrderedPool``: results in the arguments' order from forked workers, errors raised in the
 caller, and workers that end when their main process is killed (so none keeps the run's spill folder locked)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from medr2.score.workers import OrderedPool
+from medr2.scoring.workers import OrderedPool
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -62,7 +62,7 @@ def test_at_least_one_worker_and_one_in_flight() -> None:
 
 _SCRIPT = """
 import sys, time
-from medr2.score.workers import OrderedPool
+from medr2.scoring.workers import OrderedPool
 def wait(k):
     time.sleep(60)
 pool = OrderedPool(wait, 2)

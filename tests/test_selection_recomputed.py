@@ -1,4 +1,4 @@
-"""Scoring makes an invocation's selection again (``medr2.score.completeness``) through eval's one selection
+"""Scoring makes an invocation's selection again (``medr2.scoring.completeness``) through eval's one selection
 (``medr2.bench.select.selected_rows``): for generated invocations (split, variants, tasks, stages, limit,
 stratify, shard, seed) the items eval asks and the items scoring plans are the same."""
 
@@ -16,8 +16,8 @@ from medr2.bench.format import ITEMS_FILE
 from medr2.bench.select import STRATA, select_items
 from medr2.bench.table import BenchTable
 from medr2.errors import BadInput
-from medr2.score.completeness import planned_items
-from medr2.score.itemcols import open_scoring_items
+from medr2.scoring.completeness import planned_items
+from medr2.scoring.itemcols import open_scoring_items
 from tests.run_fixtures import make_bench, rewrite_items
 
 

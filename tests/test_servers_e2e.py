@@ -272,8 +272,8 @@ def check_confidences(srv: Server, work: dict[str, Path], name: str, *options: s
     yes/no) stored with a ``logprobs`` confidence (probabilities in [0, 1] over exactly its answers, summing to 1)
     or with the reason it has none; ``medr2 score``'s calibration.json counts the same answers."""
     from medr2.models.confidence import labels_of
-    from medr2.score.calibration import CALIBRATION_FILE, row_confidence
-    from medr2.score.scorer import load_table
+    from medr2.scoring.calibration import CALIBRATION_FILE, row_confidence
+    from medr2.scoring.scorer import load_table
 
     run, _ = eval_options(srv, work, name, "--confidence", "logprobs", *options)
     items = labelled_items(work)
@@ -322,7 +322,7 @@ def check_structured(srv: Server, work: dict[str, Path], name: str, *options: st
     constraint's shape is read from its field by scoring, any other closed answer carries the note saying the
     constraint was not followed (or was cut at the token limit) and is counted in eval's output."""
     from medr2.models.structured import CONSTRAINED_FORMS, follows, structured_choice
-    from medr2.score.scorer import load_table
+    from medr2.scoring.scorer import load_table
 
     run, out = eval_options(srv, work, name, "--structured-answers", *options, max_new=STRUCTURED_MAX_NEW)
     manifest = json.loads((run / "manifest.json").read_text("utf-8"))

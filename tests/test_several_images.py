@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from medr2.bench.format import Bench, load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
 from medr2.records import Case, Companion, Finding, Item
 from medr2.sources.multi import MultiSource

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from medr2.bench import load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
 from medr2.images import load_image
 from medr2.records import Case
@@ -773,7 +773,7 @@ def test_merge_records_one_record_per_image(rows: list[tuple[str | None, bool]])
 
 def test_source_report_per_source_of_a_multi_source_build(tmp_path: Path) -> None:
     """A multi-source build records each dataset reader's split rules and notes under its --source spec."""
-    from medr2.build.pipeline import _source_report
+    from medr2.builder.pipeline import _source_report
     from medr2.sources.multi import MultiSource
 
     F.make_iu_index_terms(tmp_path / "iu")

@@ -272,7 +272,7 @@ def test_nifti_reader(tmp_path: Path) -> None:
 
 def _build(spec: str, out: Path) -> tuple[set[str], object]:
     from medr2.bench.format import load_bench
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     result = build_bench(spec, out, seed=0, workers=1)
     bench = load_bench(out)
@@ -387,7 +387,7 @@ def _class_folder(root: Path, n: int) -> None:
 def test_multi_source_build_quotas_coverage_and_determinism(tmp_path: Path) -> None:
     from medr2.bench.format import load_bench
     from medr2.bench.info import bench_info
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from medr2.sources.multi import MultiSource, parse_quotas, source_for
 
     _class_folder(tmp_path / "fold", 6)

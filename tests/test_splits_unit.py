@@ -13,7 +13,7 @@ import pytest
 
 from medr2.bench import load_bench
 from medr2.bench.table import BenchTable
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.errors import BadInput
 from medr2.records import Item
 from medr2.tasks.splits import SplitKey, assign_splits, hashed_split

@@ -29,7 +29,7 @@ from medr2.models.structured import (
 from medr2.records import letter
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
-from medr2.score.scorer import load_table, score_run
+from medr2.scoring.scorer import load_table, score_run
 from tests.run_fixtures import make_bench
 from tests.scripted_server import ScriptedServer, completion, json_response
 
@@ -183,7 +183,7 @@ def _structured_run(tmp_path: Path, mode: str | None) -> tuple[Path, Path, list[
 @pytest.mark.parametrize("mode", [None, *sorted(STRUCTURED_MODES.names())])
 def test_eval_score_report_with_structured_answers(tmp_path: Path, mode: str | None) -> None:
     from medr2.bench.format import load_bench
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     bench, run, seen = _structured_run(tmp_path, mode)
     expected_mode = mode or "json_schema"  # the generic preset declares json_schema
@@ -222,7 +222,7 @@ def test_eval_score_report_with_structured_answers(tmp_path: Path, mode: str | N
 
 
 def test_free_runs_are_unchanged_and_unmarked(tmp_path: Path) -> None:
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=2)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2.vocab as V
 from medr2.bench import load_bench
-from medr2.build.pipeline import build_bench
+from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
 from medr2.records import Case, Finding, Item, letter_index
 from medr2.sources.multi import MultiSource, parse_quotas

@@ -208,7 +208,7 @@ def test_cli_export(bench, tmp_path):
 def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench, tmp_path):
     """``answer_style="option-text"`` writes an MCQ target as the option's text only; the scorer reads it
     as the same option as the ``letter`` target ("B. X-ray"); other forms are written the same in both."""
-    from medr2.score.extract import extract
+    from medr2.scoring.extract import extract
 
     by_style = {s: planned(bench, tmp_path, strategy="chain", answer_style=s)[0] for s in ("letter", "option-text")}
     assert [e.item_ids for e in by_style["letter"]] == [e.item_ids for e in by_style["option-text"]]
@@ -238,7 +238,7 @@ def test_option_text_answer_style_is_read_by_the_scorer_as_the_same_option(bench
 def test_letter_only_answer_style_writes_the_letter_alone_and_the_scorer_reads_the_same_option(bench, tmp_path):
     """``answer_style="letter-only"`` writes an MCQ target as its letter ("B", what the evaluation prompt asks
     for); the scorer reads it as the ``letter`` target's option; other forms and DPO's rejected letter follow."""
-    from medr2.score.extract import extract
+    from medr2.scoring.extract import extract
 
     by_style = {s: planned(bench, tmp_path, strategy="flat", answer_style=s)[0] for s in ("letter", "letter-only")}
     n_mcq = 0

@@ -61,7 +61,7 @@ class Built:
 
 
 def _built_sample(root: Path, seed: int) -> Built:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     build_bench("sample", root, seed=seed, n_cases=14, variants="all", workers=1)
     bench = load_bench(root)
@@ -315,7 +315,7 @@ def _text_and_option_codes() -> list[str]:
 
 @pytest.fixture(scope="module", params=[7, 11])
 def sample_text_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
 
     root = tmp_path_factory.mktemp(f"words-sample-{request.param}")
     build_bench("sample", root, seed=request.param, n_cases=40, variants=",".join(_text_and_option_codes()),
@@ -350,7 +350,7 @@ def test_clean_items_ask_only_what_the_image_shows(tmp_path: Path, seed: int) ->
     orientation question) aside."""
     import re
 
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from medr2.tasks.vocab import orientation_defined
 
     build_bench("sample", tmp_path / "b", seed=seed, n_cases=80, workers=1)

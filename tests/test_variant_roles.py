@@ -30,7 +30,7 @@ from medr2.perturb.registry import (
     narrow_roles,
 )
 from medr2.registry import RegistryCollision
-from medr2.score.table import build_table_columns
+from medr2.scoring.table import build_table_columns
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import build_fixture  # noqa: E402

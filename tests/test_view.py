@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import medr2
-from medr2.report.screenshot import CHROMIUM, chromium_browser
+from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from tests.report_fixtures import HOSTILE, make_fixture
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -164,7 +164,7 @@ def test_leaderboard_to_task_cell_to_item(view: tuple[Any, list[Path]]) -> None:
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Two runs on one bench through a scripted server on 127.0.0.1: one whose rationales carry claims (reasoning
     mode, scored with the claim check), one with per-answer log-probabilities (``--confidence logprobs``)."""
-    from medr2.score.scorer import score_run
+    from medr2.scoring.scorer import score_run
     from tests.run_fixtures import make_bench
     from tests.test_report_claims import _reasoning_run
     from tests.test_score_calibration_e2e import logprob_run

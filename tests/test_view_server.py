@@ -27,8 +27,8 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
-from medr2.view.data import FILTER_FIELDS, PAGE_ROWS, Query, ViewData
-from medr2.view.server import APP_STATE, CSP, CSRF_HEADER, ROUTES, SAFE_METHODS, SECURITY_HEADERS, make_app, start
+from medr2.viewer.data import FILTER_FIELDS, PAGE_ROWS, Query, ViewData
+from medr2.viewer.server import APP_STATE, CSP, CSRF_HEADER, ROUTES, SAFE_METHODS, SECURITY_HEADERS, make_app, start
 from tests.raw_http import raw_request
 from tests.report_fixtures import HOSTILE, make_fixture
 

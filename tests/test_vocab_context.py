@@ -94,7 +94,7 @@ def test_a_negation_of_part_of_a_finding_states_nothing_absent() -> None:
 
 def test_the_claim_checker_reads_negation_through_the_shared_module() -> None:
     """claims.py holds no trigger of its own: its negation, hedge and scope names are medr2.vocab.context's."""
-    from medr2.score import claims
+    from medr2.scoring import claims
 
     assert claims._negated is context.negated and claims._uncertain is context.uncertain
     assert claims._WEAK_HEDGE is context.WEAK_HEDGE and claims._clauses is context.clauses

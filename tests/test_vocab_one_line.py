@@ -12,8 +12,8 @@ import pytest
 import medr2.vocab as V
 from medr2.images import ImageStore
 from medr2.records import Case
-from medr2.score.claims import check_text
-from medr2.score.extract.choice import read_mcq
+from medr2.scoring.claims import check_text
+from medr2.scoring.extract.choice import read_mcq
 from medr2.tasks import LabelPools, draft_case
 from medr2.tasks.assemble import Assembler
 from tests.build_fixtures import Spec, make_case

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     # the lazy names below (``_LAZY``), imported for type checkers only (``import medr2`` stays light): each is
     # re-exported explicitly (``X as X``), so ``medr2.api.Item`` is the class to mypy and pyright, not ``Any``
     from medr2.bench.format import Bench as Bench
-    from medr2.build.pipeline import BuildResult
-    from medr2.demo.run import DemoResult
+    from medr2.builder.pipeline import BuildResult
+    from medr2.demokit.run import DemoResult
     from medr2.errors import BadInput as BadInput, Medr2Error as Medr2Error, Skip as Skip, WorkFailed as WorkFailed
     from medr2.interop.common import ImportResult
     from medr2.models.base import (
@@ -80,9 +80,9 @@ if TYPE_CHECKING:
         register_variant as register_variant,
         task as task,
     )
-    from medr2.report.plots import Plot as Plot, PlotContext as PlotContext
+    from medr2.reporting.plots import Plot as Plot, PlotContext as PlotContext
     from medr2.run.runner import RunSummary
-    from medr2.score.metrics import Ctx
+    from medr2.scoring.metrics import Ctx
 
     MetricContext = Ctx  # the metric group's context, under its public name
     from medr2.tasks.spec import Draft as Draft, TaskContext as TaskContext, TaskSpec as TaskSpec
@@ -130,9 +130,9 @@ _LAZY: dict[str, str] = {
     "Draft": "medr2.tasks.spec:Draft",
     "TaskContext": "medr2.tasks.spec:TaskContext",
     "TaskSpec": "medr2.tasks.spec:TaskSpec",
-    "MetricContext": "medr2.score.metrics:Ctx",
-    "Plot": "medr2.report.plots:Plot",
-    "PlotContext": "medr2.report.plots:PlotContext",
+    "MetricContext": "medr2.scoring.metrics:Ctx",
+    "Plot": "medr2.reporting.plots:Plot",
+    "PlotContext": "medr2.reporting.plots:PlotContext",
 }
 
 VERBS = ("build", "info", "materialise", "load_bench", "evaluate", "merge", "score", "report", "export", "finetune",
@@ -181,7 +181,7 @@ def build(source: str | Sequence[str], out: PathLike, *, quota: Sequence[str] = 
     ``progress``: a ``medr2.progress`` tracker (e.g. ``medr2.progress.for_console("medr2 build")``);
     ``renders``: ``deferred`` (V2/V3/V8–V12 images made on first use, ``renders.parquet``) or ``stored``;
     ``split_unit``: ``patient`` (default) or ``case`` (:mod:`medr2.tasks.splits`)."""
-    from medr2.build.pipeline import build_bench
+    from medr2.builder.pipeline import build_bench
     from medr2.models.options import split_list
     from medr2.sources.multi import source_for
 
@@ -209,9 +209,9 @@ def info(bench: PathLike, *, check: bool = False, quality: bool = False) -> dict
     ``quality`` (``medr2 info --quality --json``): only the per-task quality summary instead (clean items
     generated, cases skipped and why, the answerability contract applied), after the check when ``check``.
     Where the bench has clinician reviews (``medr2 review``), ``reviews``: reviewed share, outcomes, acceptance
-    rate and agreement per task (``medr2.score.reviews.review_summary``)."""
+    rate and agreement per task (``medr2.scoring.reviews.review_summary``)."""
     from medr2.bench.info import bench_info
-    from medr2.score.reviews import review_summary
+    from medr2.scoring.reviews import review_summary
 
     checked: dict[str, Any] = {}
     if check:
@@ -432,7 +432,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     """``medr2 score``: write ``RUN/scores.parquet`` and ``RUN/metrics.json``; returns the metrics.
     ``judge_claims``: also ask the judge about rationale claims the rules leave unverifiable (needs ``judge``).
     ``workers``: processes scoring the answers (the same outputs for any number; one with a judge).
-    ``slice``: slicings (``"sex"``, ``["sex,modality", "age"]``: fields of :data:`medr2.score.slices.SLICE_FIELDS`),
+    ``slice``: slicings (``"sex"``, ``["sex,modality", "age"]``: fields of :data:`medr2.scoring.slices.SLICE_FIELDS`),
     ``bins``: bin edges (``["age=18,50"]``), ``slice_min_cases``: the smallest ranked slice, ``harm``: a risk-tier
     override file (recorded in ``metrics.json`` ``run.harm``). With ``slice`` or ``harm``, ``RUN/harm.json`` (and
     with ``slice`` ``RUN/slices.json``) are written too, and the returned dict carries them as ``"harm"`` and
@@ -445,10 +445,10 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
     from medr2.bench.slicefields import parse_bins
     from medr2.errors import BadInput
     from medr2.models.config import ModelConfig
-    from medr2.score.harm import load_harm
-    from medr2.score.judge import judge_spec
-    from medr2.score.scorer import score_run
-    from medr2.score.slices import analyse_run, parse_slicings
+    from medr2.scoring.harm import load_harm
+    from medr2.scoring.judge import judge_spec
+    from medr2.scoring.scorer import score_run
+    from medr2.scoring.slices import analyse_run, parse_slicings
 
     slicings = parse_slicings(slice)  # bad options and a bad harm file are refused before scoring
     edges = parse_bins(bins)
@@ -473,7 +473,7 @@ def score(run: PathLike, *, judge: str | None = None, judge_base_url: str | Sequ
 def report(runs: PathLike | Sequence[PathLike], out: PathLike, *, bench: PathLike | None = None,
            max_items: int = 1000, title: str = "medr2 report", progress: Any = None) -> Path:
     """``medr2 report``: leaderboard, plots and ``index.html`` for scored runs into ``out``; returns the index."""
-    from medr2.report.write import write_report
+    from medr2.reporting.write import write_report
 
     return write_report(_paths(runs), out, bench=bench, max_items=max_items, title=title, progress=progress)
 
@@ -483,8 +483,8 @@ def view(runs: PathLike | Sequence[PathLike], *, bench: PathLike | None = None, 
     """``medr2 view``: a local web app over scored runs (leaderboard, the items behind each number, one item's
     answers side by side), on ``host:port`` (loopback unless told; port 0: a free one). ``on_ready(url)`` is
     called once it listens. ``block``: serve until interrupted (Ctrl-C), then stop; else return at once. Returns
-    the :class:`medr2.view.server.ViewServer` (``.url``, ``.stop()``)."""
-    from medr2.view.server import open_view
+    the :class:`medr2.viewer.server.ViewServer` (``.url``, ``.stop()``)."""
+    from medr2.viewer.server import open_view
 
     return open_view(_paths(runs), bench=bench, host=host, port=port, block=block, on_ready=on_ready)
 
@@ -494,8 +494,8 @@ def review(bench: PathLike, *, host: str = "127.0.0.1", port: int = 8765, block:
     """``medr2 review``: the viewer's app in review mode over the bench (docs/review.md): reviewers accept, fix or
     reject items, each review saved to ``BENCH/reviews.sqlite`` as it is made; agreement per task and the
     adjudication queue. ``host``/``port``/``block``/``on_ready`` as :func:`view`. Returns the
-    :class:`medr2.view.server.ViewServer`."""
-    from medr2.view.review import open_review
+    :class:`medr2.viewer.server.ViewServer`."""
+    from medr2.viewer.review import open_review
 
     return open_review(bench, host=host, port=port, block=block, on_ready=on_ready)
 
@@ -561,7 +561,7 @@ def convert(bench: PathLike, to: str, out: PathLike) -> dict[str, Any]:
     """``medr2 convert``: export the bench folder to another harness's format (``to``); returns the summary. The
     Hugging Face dataset card shows the bench's clinician review where it has one (docs/review.md)."""
     from medr2.interop.exporters import run_export
-    from medr2.score.reviews import review_summary
+    from medr2.scoring.reviews import review_summary
 
     return run_export(to, load_bench(bench), Path(out), reviews=review_summary(bench))
 
@@ -575,7 +575,7 @@ def demo(out: PathLike = "medr2-demo", *, cases: int | None = None, seed: int = 
     ``lanes``: 1 or 2 processes running the fine-tunings and evaluations side by side (default: 2 with
     2+ cores); the same things are computed either way. ``choice``: how the tiny VLMs answer closed
     questions, ``loglik`` (default) or ``generate``."""
-    from medr2.demo.run import demo_config, run_demo
+    from medr2.demokit.run import demo_config, run_demo
     from medr2.models.options import split_list
 
     cfg = demo_config(quick=quick, cases=cases, seed=seed, workers=workers, threads=threads,

@@ -3,7 +3,7 @@
 ``interrupt_main`` does nothing where SIGINT has no Python handler: a process started with SIGINT ignored (a
 command run in the background by a script: a non-interactive shell starts those so) would never hear from the
 thread that watches its server or its second demo lane, and go on working for nothing (or, asking a dead server,
-for ever). Used by ``medr2 eval --serve`` (medr2.run.serve) and the demo's second lane (medr2.demo.run)."""
+for ever). Used by ``medr2 eval --serve`` (medr2.run.serve) and the demo's second lane (medr2.demokit.run)."""
 
 from __future__ import annotations
 

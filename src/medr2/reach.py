@@ -1,6 +1,6 @@
 """Timeouts on the connections medr2 opens to a cluster (docs/reliability.md, issue 41 "timeouts on every
 connection the program opens"): ``ray.init`` retries an address it cannot reach for minutes (forever in some
-versions), so every ``ray.init`` of medr2 (``build --executor ray``: :mod:`medr2.build.ray_pool`; ``eval
+versions), so every ``ray.init`` of medr2 (``build --executor ray``: :mod:`medr2.builder.ray_pool`; ``eval
 --executor ray``: :mod:`medr2.run.ray_executor`) first calls :func:`check_reachable`: a TCP connection to the
 address given, within :data:`REACH_TIMEOUT_S`; one that fails is BadInput (exit 2) naming the address and the
 option. No address (Ray's own default: ``RAY_ADDRESS`` or a local cluster) and ``auto`` / ``local`` are left to

@@ -310,7 +310,7 @@ def jsonable(obj: Any) -> Any:
 
 
 # the option ``medr2 eval --abstain-option`` adds to single-choice items; its text reads as an abstention
-# (medr2.score.extract.abstain), so choosing it is scored ``abstained``
+# (medr2.scoring.extract.abstain), so choosing it is scored ``abstained``
 ABSTAIN_OPTION = "Cannot be determined from the image"
 
 

@@ -340,11 +340,11 @@ register_exporter = _owned("medr2.interop.exporters", "register_exporter", _addi
 register_adapter = _owned("medr2.models.registry", "register_adapter", _adding(
     "a model adapter", "an adapter factory ``factory(name, options)``", '@register_adapter("prefix")',
     "A model adapter"))
-register_metric = _owned("medr2.score.metrics", "metric_group", _adding(
+register_metric = _owned("medr2.scoring.metrics", "metric_group", _adding(
     "a metric group", "``fn(ctx) -> dict``", '@register_metric("name")', "A metric group"))
-register_plot = _owned("medr2.report.plots", "register_plot", _adding(
+register_plot = _owned("medr2.reporting.plots", "register_plot", _adding(
     "a plot", "``fn(PlotContext) -> list[Plot]``", '@register_plot("name")', "A plot"))
-register_extractor = _owned("medr2.score.extract", "register_extractor")
+register_extractor = _owned("medr2.scoring.extract", "register_extractor")
 register_format = _owned("medr2.train.formats", "register_format")
 register_family = _owned("medr2.models.families", "register_family")
 register_preset = _owned("medr2.models.presets", "register_preset")

@@ -1,5 +1,5 @@
 """Source of ``rationale_heldout6.jsonl`` (issue 39, sixth set): a sixth fresh held-out set of hand-labelled
-rationales, written in the heldout6 session by a helper who neither read the checker (``medr2.score.claims``),
+rationales, written in the heldout6 session by a helper who neither read the checker (``medr2.scoring.claims``),
 its tests nor its documentation, and labelled by hand before the checker was run on any of these; nothing was
 tuned on it. Same labelling rule as ``rationale_corpus_source.py``: ``{{...}}`` marks every statement about this
 image that the case's fields make false. As in held-out 4 and 5, ``[[...]]`` marks a *hedged hallucination*: a

@@ -1,5 +1,5 @@
 """Source of ``rationale_heldout7.jsonl`` (issue 39, seventh set): a seventh fresh held-out set of hand-labelled
-rationales, written in the heldout7 session by a helper who read neither the checker (``medr2.score.claims``),
+rationales, written in the heldout7 session by a helper who read neither the checker (``medr2.scoring.claims``),
 its tests, its documentation nor held-out 6's rationales (only the corpus source for the format and labelling
 rule, held-out 5's source for the format and held-out 6's *code* for the build mechanism). Every label was fixed
 by hand before the checker was run on any of these texts; nothing was tuned on it. Same labelling rule as

@@ -1,6 +1,6 @@
 """Source of ``rationale_heldout8.jsonl`` (issue 39, eighth set): an eighth fresh held-out set of hand-labelled
 rationales, written in the heldout8 session (December 2026) by a helper who read neither the checker
-(``medr2.score.claims``), its tests, its documentation nor the rationales of held-outs 6 and 7 (only the corpus
+(``medr2.scoring.claims``), its tests, its documentation nor the rationales of held-outs 6 and 7 (only the corpus
 source for the format and the labelling rule, held-out 5's source for the format, and held-out 6's *code* for the
 build mechanism). Every label was fixed by hand, and re-checked against the case's fields, before the checker was
 run on any of these texts; nothing was tuned on it. Same labelling rule as ``rationale_corpus_source.py``:

@@ -1,6 +1,6 @@
 """Patient groups: cases sharing a ``patient_id`` or a ``background`` (source image) are one group. The groups a
 patient split keeps together (:mod:`medr2.tasks.splits`) and the clusters the score's bootstrap resamples
-(:class:`medr2.score.stats.MetricBook`, :func:`medr2.bench.format.case_clusters`). Part of the bench layer (the
+(:class:`medr2.scoring.stats.MetricBook`, :func:`medr2.bench.format.case_clusters`). Part of the bench layer (the
 foundation), so both the builder and the bench readers use the one definition."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class ClusterKey(NamedTuple):
 def patient_groups(cases: Sequence[ClusterRecord]) -> dict[str, str]:
     """Case id -> its patient group: cases sharing a ``patient_id`` or a ``background`` (source image) are one
     group (union-find), named by its smallest member key. The groups a patient split keeps together, and the
-    clusters the score's bootstrap resamples (:class:`medr2.score.stats.MetricBook`)."""
+    clusters the score's bootstrap resamples (:class:`medr2.scoring.stats.MetricBook`)."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:

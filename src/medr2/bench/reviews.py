@@ -18,7 +18,7 @@ read (:class:`Through`) and is computed again exactly from them later (:func:`re
 its completeness, the report and the viewer).
 
 This module is the foundation's reader and writer (``build``/``eval``/``export`` are upstream of the viewer);
-agreement (Cohen's κ with its interval) is computed downstream in ``medr2.score.reviews``.
+agreement (Cohen's κ with its interval) is computed downstream in ``medr2.scoring.reviews``.
 """
 
 from __future__ import annotations

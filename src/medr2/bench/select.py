@@ -8,7 +8,7 @@ the accepted rows, or with ``--stratify`` the items :func:`stratified_ids` sampl
 ``--shard`` keeps a shard's cases (:func:`shard_index`). The values it is given are checked against the bench's
 (:func:`check_selection`) and an empty selection is refused (:func:`refuse_empty`). The selection itself, by
 columns and without records, is :func:`selected_rows`: what scoring recomputes for each recorded invocation
-(:mod:`medr2.score.completeness`).
+(:mod:`medr2.scoring.completeness`).
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def selected_rows(table: BenchTable, *, variants: Sequence[str] | None = None, s
                   stratify: Sequence[str] | None = None, seed: int = 0,
                   item_ids: frozenset[str] | None = None) -> Selected:
     """The one selection (what :func:`select_items` asks, what scoring recomputes for a recorded invocation:
-    :mod:`medr2.score.completeness`), made by columns, no record built: the predicates (split: ``all`` or None
+    :mod:`medr2.scoring.completeness`), made by columns, no record built: the predicates (split: ``all`` or None
     every split; variants, tasks, stages, ``item_ids``) as an :class:`~medr2.bench.table.ItemFilter`; ``limit``
     keeps whole cases in bench order (at least one case) up to ``limit`` items from the ``case_id`` counts of the
     accepted rows, or with ``stratify`` (item columns, :data:`STRATA`) the items :func:`stratified_ids` samples

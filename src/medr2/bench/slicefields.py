@@ -3,7 +3,7 @@
 A slice field (registry :data:`SLICE_FIELDS`) reads one value per case (``level="case"``: from a row of
 ``cases.parquet``, its JSON fields decoded) or per scored row (``level="item"``: a column of the score's tidy
 table). A value a case does not carry is :data:`MISSING` (its own slice, never dropped). Binned numbers (age,
-lesion size) take edges (:func:`parse_bins`). Statistics over slices: :mod:`medr2.score.slices`.
+lesion size) take edges (:func:`parse_bins`). Statistics over slices: :mod:`medr2.scoring.slices`.
 """
 
 from __future__ import annotations

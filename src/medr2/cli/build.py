@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build a bench from a source."""
         from medr2.api import build as api_build
-        from medr2.build.summary import print_summary
+        from medr2.builder.summary import print_summary
         from medr2.cli._signals import sigterm_as_interrupt
         from medr2.progress import for_console
 

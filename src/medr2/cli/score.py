@@ -63,9 +63,9 @@ def register(app: typer.Typer) -> None:
         from medr2.console import say, warn
         from medr2.models.truncation import TRUNCATED_HINT
         from medr2.progress import for_console
-        from medr2.report.fmt import fmt_value_n, scope_text
-        from medr2.score.completeness import describe
-        from medr2.score.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
+        from medr2.reporting.fmt import fmt_value_n, scope_text
+        from medr2.scoring.completeness import describe
+        from medr2.scoring.scorer import METRICS_FILE, SCORES_FILE, IncompleteRunWarning
 
         use_lean_pool()  # the allocator that keeps least of what scoring frees (medr2.arrowmem)
         progress = for_console("medr2 score")
@@ -104,10 +104,10 @@ def register(app: typer.Typer) -> None:
         if hinted:
             say(("note", "yellow"), f": {TRUNCATED_HINT}")
         if metrics.get("judge"):
-            from medr2.score.judge import describe_audit
+            from medr2.scoring.judge import describe_audit
 
             say(f"judge {describe_audit(metrics['judge'])}")
-        cal = Path(run) / "calibration.json"  # medr2.score.calibration.CALIBRATION_FILE (where there is one)
+        cal = Path(run) / "calibration.json"  # medr2.scoring.calibration.CALIBRATION_FILE (where there is one)
         wrote = [Path(run) / SCORES_FILE, Path(run) / METRICS_FILE, *([cal] if cal.is_file() else [])]
         say(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}")
         _print_analysis(Path(run), metrics)
@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
 
 def comparison_line(block: object) -> str | None:
     """The comparison items' accuracy and prior reliance of one mode (issue 49; docs/metrics.md), or None."""
-    from medr2.report.fmt import fmt_value_n
+    from medr2.reporting.fmt import fmt_value_n
 
     if not isinstance(block, dict) or not block.get("acc"):
         return None
@@ -129,8 +129,8 @@ def comparison_line(block: object) -> str | None:
 def _print_analysis(run: Path, metrics: dict[str, object]) -> None:
     """The harm figures and each slicing's largest accuracy gap (text from the data printed as plain text)."""
     from medr2.console import say
-    from medr2.report.fmt import fmt_value_n
-    from medr2.score.files import HARM_FILE, SLICES_FILE
+    from medr2.reporting.fmt import fmt_value_n
+    from medr2.scoring.files import HARM_FILE, SLICES_FILE
 
     harm, slices = metrics.get("harm"), metrics.get("slices")
     if isinstance(harm, dict):

@@ -164,7 +164,7 @@ def iou(a: Box, b: Box) -> float:
 
 
 # A wrong box shown as an answer (a misleading chain's earlier step, T8's injected step) overlaps the true box
-# at most this much: far below the IoU a box needs to score correct (medr2.score.scorer.BOX_CORRECT_IOU, 0.5;
+# at most this much: far below the IoU a box needs to score correct (medr2.scoring.scorer.BOX_CORRECT_IOU, 0.5;
 # a test holds the two apart), so a "wrong" box is never a right one.
 WRONG_BOX_MAX_IOU = 0.1
 

@@ -28,7 +28,7 @@ for _prefix, _target in (("openai", "openai:_factory"), ("baseline", "baselines:
                          ("hf", "hf:make_hf_adapter"), ("vllm", "vllm:make_vllm_adapter")):
     ADAPTERS.lazy(_prefix, f"medr2.models.{_target}")
 # a person answering in the browser (docs/human.md): the adapter serves the view room's reading page
-ADAPTERS.lazy("human", "medr2.view.human:make_human_adapter")
+ADAPTERS.lazy("human", "medr2.viewer.human:make_human_adapter")
 
 
 def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:

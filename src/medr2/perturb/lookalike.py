@@ -1,7 +1,7 @@
 """V12 look-alike pairs (docs/variants.md; MediConfusion's image pairs a vision encoder confuses): a clean item's
 question asked, with the same options, of the image (as it is) of another case that looks most like the item's
 image and whose right answer to that question is another option. The variant and its clean parent are one pair
-(role ``pairs``), scored "both right" (``metrics.json`` ``pairs``: :func:`medr2.score.metrics.pairs`).
+(role ``pairs``), scored "both right" (``metrics.json`` ``pairs``: :func:`medr2.scoring.metrics.pairs`).
 
 How alike two images look is :func:`medr2.imaging.similarity.look_alike` (SSIM of grey thumbnails, offline on the
 CPU). The other case is drawn from the cases of the same modality and split and of another patient (up to

@@ -1,7 +1,7 @@
 """V10 typographic injection (docs/variants.md): a wrong label or an instruction burnt into the pixels, in the
 styles of scanner overlays and reading-room annotations ("Diagnosis: normal" in a corner). The question, the
 options and the answer are the parent's; the lure is the option the text names, so MFR and the attack success
-rate (``medr2.score.metrics``) count a model that reads the text and believes it. Paired with its clean parent.
+rate (``medr2.scoring.metrics``) count a model that reads the text and believes it. Paired with its clean parent.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class ModeSpec:
 
 
 # The reasoning mode (issue 19): reason stage by stage (acquisition -> anatomy -> findings -> diagnosis, only as
-# far as the question needs), then a final answer line; the rationale is audited by ``medr2.score.claims``.
+# far as the question needs), then a final answer line; the rationale is audited by ``medr2.scoring.claims``.
 REASONING_PROMPT_VERSION = "reasoning-v1"
 REASONING_INSTRUCTION = (
     "Before answering, reason step by step about what this image shows, stage by stage and only as far as the "
@@ -245,7 +245,7 @@ def wrong_answer(item: Item, conv: BoxConvention) -> str:
 
 
 # ``medr2 eval --confidence verbal``: one instruction after the asked question (read by
-# medr2.score.extract.confidence.read_confidence); a run that uses it records ``confidence: verbal``
+# medr2.scoring.extract.confidence.read_confidence); a run that uses it records ``confidence: verbal``
 VERBAL_CONFIDENCE_INSTRUCTION = ("After your answer, state how confident you are that it is correct as a "
                                  "percentage on its own line, e.g. 'Confidence: 70%'.")
 # ``--confidence`` values (docs/metrics.md, "Calibration")

@@ -124,7 +124,7 @@ def change(case: Case, ctx: TaskContext) -> list[Draft]:
     """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (an
     absence only from a study whose labels the source declares complete; :func:`finding_change`).
     ``meta.prior_answer`` is what an answer that takes the prior for the current study gives ("unchanged"): the
-    prior-reliance measure reads it (medr2.score.metrics ``comparison``)."""
+    prior-reliance measure reads it (medr2.scoring.metrics ``comparison``)."""
     prior = _prior(case, ctx)
     calls = {label: c for label, c in finding_changes(prior.case, case).items() if isinstance(c, str)}
     if not calls:

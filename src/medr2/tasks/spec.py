@@ -19,7 +19,7 @@ from medr2.records import Box, Case, Cue, Form, ImageRef
 from medr2.registry import Registry
 from medr2.tasks.pools import LabelPools
 
-# clinical risk tiers of a wrong answer, lowest first (weights: medr2.score.harm; rationale: docs/tasks.md)
+# clinical risk tiers of a wrong answer, lowest first (weights: medr2.scoring.harm; rationale: docs/tasks.md)
 RISK_TIERS = ("low", "medium", "high")
 
 __all__ = ["TASKS", "Draft", "Generator", "Skip", "TaskContext", "TaskSpec", "Template", "register_task", "task"]
@@ -99,7 +99,7 @@ class TaskSpec:
     cue: bool = False
     balanced: str = "answer letter"  # what is balanced across the bench
     chain: int | None = None  # rank among its stage's tasks when a case's chain picks one (1 first); None: never
-    # clinical risk tier of a wrong answer (medr2.score.harm.RISK_TIERS; rationale: docs/tasks.md, "Risk tiers")
+    # clinical risk tier of a wrong answer (medr2.scoring.harm.RISK_TIERS; rationale: docs/tasks.md, "Risk tiers")
     risk: str = "medium"
     # answerability contract: ids of medr2.tasks.contract.REQUIREMENTS the case must meet (checked by draft_case)
     requires: tuple[str, ...] = ()

@@ -62,7 +62,7 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
 
 # clinical risk tier of missing or mislabelling a finding or diagnosis (medr2.tasks.spec.RISK_TIERS), by
 # normalised label (:func:`norm`); an item whose gold answer names one of these is scored at the higher of this
-# tier and its task's (medr2.score.harm). Rationale: docs/tasks.md, "Risk tiers". Labels not listed take
+# tier and its task's (medr2.scoring.harm). Rationale: docs/tasks.md, "Risk tiers". Labels not listed take
 # their task's tier.
 FINDING_RISK: dict[str, str] = {
     # time-critical: a miss can kill or maim within hours to days

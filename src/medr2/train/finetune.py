@@ -315,7 +315,7 @@ def verifiable_reward(items_by_id: dict[str, Any], conv: BoxConvention,
     """GRPO reward from medr2's own scorer: 1 for a correct verdict (boxes: their IoU with the target),
     0 for a wrong one, ``UNREAD_PENALTY`` for an answer the scorer cannot read or that ran out of tokens."""
     from medr2.records import UNREAD_OUTCOMES, Prediction
-    from medr2.score.scorer import score_items
+    from medr2.scoring.scorer import score_items
 
     def reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]], item_ids: list[list[str]],
                **_: Any) -> list[float | None]:

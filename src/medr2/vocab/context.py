@@ -1,5 +1,5 @@
 """Negation, hedging and hypothetical context of clinical text (issue 39): the one set of NegEx/ConText-style
-trigger rules and their scopes, read by the claim checker (:mod:`medr2.score.claims`: a model's rationale) and by
+trigger rules and their scopes, read by the claim checker (:mod:`medr2.scoring.claims`: a model's rationale) and by
 the readers (:func:`stated_absent`: the findings a radiology report negates become ``Case.absent``).
 
 The method is NegEx's (Chapman et al. 2001) with ConText's modifiers (Harkema et al. 2009), written as rules of our

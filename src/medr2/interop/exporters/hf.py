@@ -63,7 +63,7 @@ def write_parquet_splits(bench: Bench, data_dir: Path) -> dict[str, int]:
 
 
 def dataset_card(bench: Bench, counts: dict[str, int], reviews: dict[str, Any] | None = None) -> str:
-    """The card ``README.md``; ``reviews``: the bench's clinician review (``medr2.score.reviews.review_summary``),
+    """The card ``README.md``; ``reviews``: the bench's clinician review (``medr2.scoring.reviews.review_summary``),
     shown as its own section."""
     tasks = Counter((it.stage, it.task) for it in bench.items)
     sources = source_table(bench.cases, bench.items)

@@ -92,7 +92,7 @@ def medr2_score(doc, response):
         ref = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", ans)[:4]]
         return 1.0 if len(nums) == 4 and len(ref) == 4 and _iou(nums, ref) >= 0.5 else 0.0
 
-    def norm(s):  # medr2.score.shortanswer.normalize_answer
+    def norm(s):  # medr2.scoring.shortanswer.normalize_answer
         s = re.sub(r"[^\w\s]", " ", s.lower()).replace("_", " ")
         return " ".join(re.sub(r"\b(?:a|an|the)\b", " ", s).split() or s.split())  # only articles: kept
 
