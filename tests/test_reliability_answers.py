@@ -38,9 +38,12 @@ def test_every_store_method_is_classified() -> None:
     assert public == set(READS) | set(WHOLE) | NO_TEXT, public ^ (set(READS) | set(WHOLE) | NO_TEXT)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
-@given(extra=st.integers(1, 3 * ANSWER_READ_CHARS), head=st.text(min_size=1, max_size=20),
-       tail=st.text(min_size=1, max_size=20))
+# ends of an answer: any text, and often one with NULs (SQLite's character functions stop at the first NUL)
+ENDS = st.one_of(st.text(min_size=1, max_size=20), st.text(alphabet="\x00a\u00e9", min_size=1, max_size=6))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(extra=st.integers(1, 3 * ANSWER_READ_CHARS), head=ENDS, tail=ENDS)
 def test_every_bulk_read_is_bounded(tmp_path_factory, extra: int, head: str, tail: str) -> None:  # type: ignore[no-untyped-def]
     raw = head + "x" * (ANSWER_READ_CHARS + extra) + tail
     d = tmp_path_factory.mktemp("answers")
@@ -54,6 +57,20 @@ def test_every_bulk_read_is_bounded(tmp_path_factory, extra: int, head: str, tai
             for t in texts:
                 assert len(t) <= ANSWER_READ_CHARS + 2, name
                 assert t.startswith(head) and t.endswith(tail), name
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(chars=st.integers(ANSWER_READ_CHARS // 2, ANSWER_READ_CHARS - 40), head=ENDS, tail=ENDS)
+def test_an_answer_within_the_budget_is_read_whole(tmp_path_factory, chars: int, head: str, tail: str) -> None:  # type: ignore[no-untyped-def]
+    """Within the budget in characters, whatever its bytes (two-byte characters) or NULs: every read gives it
+    whole, never cut as a long one (SQLite's ``length`` stops at a NUL; bytes are not characters)."""
+    raw = head + "\u00e9" * chars + tail
+    d = tmp_path_factory.mktemp("answers")
+    with Store.open(d, write=True) as s:
+        s.put(Prediction(model_key="k", item_id="i", mode="m", request_hash="h", raw=raw, status="ok",
+                         reasoning=raw))
+        for name, read in READS.items():
+            assert all(t == raw for t in read(s)), name
 
 
 def test_the_store_keeps_short_answers_as_they_are(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def test_the_claim_checker_reads_negation_through_the_shared_module() -> None:
 
     assert claims._negated is context.negated and claims._uncertain is context.uncertain
     assert claims._WEAK_HEDGE is context.WEAK_HEDGE and claims._clauses is context.clauses
-    tree = ast.parse((SOURCES.parent / "score" / "claims.py").read_text(encoding="utf-8"))
+    tree = ast.parse((SOURCES.parent / "scoring" / "claims.py").read_text(encoding="utf-8"))
     assigned = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
                 if isinstance(t, ast.Name)}
     assert not assigned & {"_NEG_BEFORE", "_NEG_AFTER", "_NEG_SCOPE", "_WEAK_HEDGE", "_STRONG_HEDGE",

@@ -421,9 +421,12 @@ _MARKS = re.compile(r"\{\{(.*?)\}\}")
 _MARKS_HEDGED = re.compile(r"\{\{(.*?)\}\}|\[\[(.*?)\]\]")
 
 
-def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r", *, hedged: bool = False) -> list[dict]:
+def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r", *, hedged: bool = False,
+          cases: dict[str, dict] | None = None) -> list[dict]:
     """The rows of a set: ``{{...}}`` spans are gold ``contradicted`` claims; with ``hedged`` (held-out 4 on),
-    ``[[...]]`` spans are hedged hallucinations, listed under ``hedged``."""
+    ``[[...]]`` spans are hedged hallucinations, listed under ``hedged``; ``cases``: the set's own cases by id
+    (held-out 6 on: the corpus's and cases with incomplete lists), else :data:`CASES`."""
+    known = CASES if cases is None else cases
     out = []
     for i, (case, style, marked) in enumerate(ENTRIES if entries is None else entries):
         text, spans, hedges, pos = "", [], [], 0
@@ -438,7 +441,7 @@ def build(entries: list[tuple[str, str, str]] | None = None, prefix: str = "r", 
             text += said
             pos = m.end()
         text += marked[pos:]
-        row = {"id": f"{prefix}{i:03d}", "style": style, "case_id": case, "case": CASES[case], "raw": text,
+        row = {"id": f"{prefix}{i:03d}", "style": style, "case_id": case, "case": known[case], "raw": text,
                "claims": spans}
         out.append({**row, "hedged": hedges} if hedged else row)
     return out

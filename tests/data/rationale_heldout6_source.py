@@ -457,11 +457,9 @@ ENTRIES: list[tuple[str, str, str]] = [
 
 
 def build() -> list[dict]:
-    """The rows: the corpus's one ``build`` reads the markers; each row then gets this set's copy of its case
+    """The rows: the corpus's one ``build`` reads the markers, each row with this set's copy of its case
     (``meta.findings_complete``, and ``absent`` for :data:`NEW_CASES`, which the corpus's ``CASES`` lacks)."""
-    placeholder = next(iter(_src.CASES))  # the corpus's build looks a case up by id; the row's case is set below
-    rows = _src.build([(placeholder, style, text) for _, style, text in ENTRIES], "s", hedged=True)
-    return [{**row, "case_id": case, "case": CASES[case]} for row, (case, _, _) in zip(rows, ENTRIES, strict=True)]
+    return _src.build(ENTRIES, "s", hedged=True, cases=CASES)
 
 
 if __name__ == "__main__":

@@ -76,10 +76,23 @@ ANSWER_READ_CHARS = 1 << 20
 
 
 def _windowed(column: str) -> str:
-    """SQL reading ``column`` through the answer budget."""
+    """SQL reading ``column`` through the answer budget. An answer of at most ``ANSWER_READ_CHARS`` bytes is read
+    whole; a longer one is cut by SQLite, except one holding a NUL: SQLite's ``length``, ``substr`` and ``replace``
+    count characters only up to the first NUL, so such an answer is cut by :func:`_window_text`, one row at a
+    time (the connection's function ``medr2_window``)."""
     n, h = ANSWER_READ_CHARS, ANSWER_READ_CHARS // 2
-    return (f"CASE WHEN length({column}) > {n} THEN substr({column}, 1, {h}) || char(10, 10) || "
-            f"substr({column}, -{h}) ELSE {column} END")
+    return (f"CASE WHEN {column} IS NULL THEN NULL WHEN length(CAST({column} AS BLOB)) <= {n} THEN {column} "
+            f"WHEN instr(CAST({column} AS BLOB), X'00') > 0 THEN medr2_window({column}) "
+            f"WHEN length({column}) > {n} THEN substr({column}, 1, {h}) || char(10, 10) || substr({column}, -{h}) "
+            f"ELSE {column} END")
+
+
+def _window_text(text: str | None) -> str | None:
+    """The answer budget of :func:`_windowed`, for the long answers SQLite cannot measure (they hold a NUL)."""
+    if text is None or len(text) <= ANSWER_READ_CHARS:
+        return text
+    h = ANSWER_READ_CHARS // 2
+    return f"{text[:h]}\n\n{text[-h:]}"
 
 
 _KEY_INDEX = "predictions_item_mode"  # unique: one row per (item_id, mode)
@@ -270,6 +283,7 @@ class Store:
             else:
                 conn = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, timeout=30.0)
             conn.execute("PRAGMA busy_timeout = 30000")
+            conn.create_function("medr2_window", 1, _window_text, deterministic=True)
             # a writer initialises a store without any table (new, or left empty by an eval killed or stopped by
             # a full disk as it created it: nothing stored is lost); anything else passes the gate's checks
             if not (write and _no_tables(conn)):
