@@ -46,6 +46,22 @@ def remove_stale(folder: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
+def connect(spill: Path, memory_limit: str, threads: int = SORT_THREADS) -> Any:
+    """The one way medr2 opens DuckDB for out-of-core work: its memory held to ``memory_limit``, the rest spilled
+    under ``spill``, ``threads`` threads, insertion order not kept (every order medr2 needs is written in its
+    query), no progress bar on the console (nothing there but medr2's own lines)."""
+    import duckdb
+
+    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(spill), "threads": threads,
+                                 "preserve_insertion_order": False})
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 @contextmanager
 def _engine() -> Iterator[None]:
     """DuckDB running out of its memory limit as medr2's error."""
@@ -64,17 +80,12 @@ class Sorter:
     types of ``schema`` (default: the first table added)."""
 
     def __init__(self, folder: Path, order_by: Sequence[str], *, schema: pa.Schema | None = None) -> None:
-        import duckdb
-
         self.order_by = list(order_by)
         self.schema = schema
         self._n = 0
         self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=folder))
         try:
-            self._con: Any = duckdb.connect(config={
-                "memory_limit": SORT_MEMORY, "temp_directory": str(self.folder / "spill"),
-                "threads": SORT_THREADS, "preserve_insertion_order": False})
-            self._con.execute("SET enable_progress_bar = false")  # nothing on the console but medr2's own lines
+            self._con: Any = connect(self.folder / "spill", SORT_MEMORY)
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from medr2 import jsonsafe
+from medr2.bench.sorting import connect
 from medr2.errors import BadInput
 
 # rows per record batch of the item files: a scoring batch of 50,000 consecutive ids reads ≈ 7-8 of them
@@ -180,10 +181,8 @@ def spill_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: n
 
     with_ranks = schema.append(pa.field(_RANKS[0], pa.int64())).append(pa.field(_RANKS[1], pa.int64()))
     temp = folder / "engine"
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(temp), "threads": 1,
-                                 "preserve_insertion_order": False})
+    con = connect(temp, memory_limit, threads=1)
     try:
-        con.execute("SET enable_progress_bar = false")  # a connection's setting: no bar drawn on the console
         try:
             con.register("spilled_rows", pa.RecordBatchReader.from_batches(with_ranks, ranked()))
             con.execute("CREATE TABLE items AS SELECT * FROM spilled_rows")
