@@ -43,7 +43,9 @@ pneumonia, a high-grade glioma, a diffuse astrocytoma, a Colles-type fracture, a
 complete ACL tear, a type II odontoid or hangman's fracture, an acute subdural haematoma, a mesioangular
 impaction) are supported and never marked. Texts are 2026-style thinking traces with self-corrections,
 differentials and restated options, report-style FINDINGS/IMPRESSION sections, tables, checklists, JSON and mixed
-Chinese/English, in the styles of the earlier sets and of two more (claude, medgemma). Regenerate with
+Chinese/English, in the styles of the earlier sets and of two more (claude, medgemma); the last 22 rows are long,
+claim-dense reports with nothing false in them (one per case), so that false accusations weigh as in real output,
+where most claims are right. Regenerate with
 ``python tests/data/rationale_heldout9_source.py``.
 """
 
@@ -753,6 +755,143 @@ ENTRIES: list[tuple[str, str, str]] = [
     ("rsna_ich_subdural", "medgemma",
      "Findings: {{MRI}} of the brain, axial {{FLAIR}}, shows an extra-axial subdural collection.\n"
      "Impression: Subdural hematoma."),
+    # ==== long reports, mostly right (most claims in real rationales are true: these measure false accusations)
+    ("cxr_left_effusion", "gpt-5",
+     "Step-by-step read:\n1. Acquisition: PA chest radiograph, erect, adequate inspiration, no rotation.\n"
+     "2. Trachea: midline.\n3. Right lung: clear; right costophrenic angle sharp.\n"
+     "4. Left hemithorax: moderate pleural effusion with a meniscus, obscuring the left hemidiaphragm and "
+     "costophrenic angle.\n5. Heart: normal size; mediastinum not shifted.\n"
+     "6. Pleura elsewhere: no pneumothorax.\n"
+     "7. Bones: no rib fracture seen.\nIMPRESSION: Moderate left pleural effusion; no other acute abnormality.\n"
+     "Final answer: B"),
+    ("cxr_normal", "claude", "Let me go through this radiograph systematically before choosing.\n"
+     "\n- **Technique:** a PA chest film with good inspiration; the clavicles are symmetric about the spinous "
+     "processes, so there is no rotation.\n- **Lungs:** both lungs are clear, with normal vascular markings "
+     "out to the periphery.\n- **Pleura:** the costophrenic angles are sharp on both sides and no pleural "
+     "line is seen at either apex.\n- **Heart and mediastinum:** the cardiac silhouette is normal in size "
+     "and the mediastinum is not widened.\n- **Diaphragm and below:** both hemidiaphragms are smooth; no "
+     "free air beneath them.\n\nNothing abnormal, so this is a normal chest radiograph.\n"
+     "\n**Answer:** A"),
+    ("cxr_pneumonia", "qwen3-thinking",
+     "<think>\nLet me restate: the question asks for the most likely diagnosis, options A. pulmonary oedema "
+     "B. pneumonia C. pleural effusion D. pneumothorax. Projection first: AP, portable; the heart can't be "
+     "judged for size reliably but looks normal anyway. The right lower zone shows confluent airspace opacity "
+     "with air bronchograms; the right hemidiaphragm is silhouetted, so the right lower lobe. The left lung "
+     "is clear. No Kerley lines, no upper lobe diversion, so not oedema. No meniscus, so not an effusion. "
+     "No pleural line, so not a pneumothorax. Right lower lobe pneumonia.\n"
+     "</think>\nAnswer: B"),
+    ("ct_nodule", "medgemma",
+     "Findings: Axial CT of the chest displayed in lung window. There is a 14 mm solid nodule in the right "
+     "upper lobe with spiculated margins. No other pulmonary nodules are seen. No pleural effusion. No pneumothorax"
+     ". The airways are patent.\nImpression: Spiculated right upper lobe nodule measuring 14 mm."),
+    ("mri_glioma", "deepseek-r1",
+     "<think>\nRight, what do I have. MRI, axial plane, CSF bright, so T2-weighted. There's a large hyperintense "
+     "lesion in the left hemisphere. Is it intra- or extra-axial? No CSF cleft, no dural tail, and it expands "
+     "the white matter, so intra-axial. Single lesion. The options: glioma, meningioma, pituitary adenoma, "
+     "no tumour. Pituitary adenoma would be in the sella, meningioma extra-axial. So glioma. Let me double-check "
+     "the side: the lesion is on the image right, which is the patient's left. Yes, left.\n"
+     "</think>\nAnswer: A (glioma)"),
+    ("mri_meningioma", "gemini", "**Step 1: Acquisition.** MRI, coronal plane, T1-weighted after gadolinium.\n"
+     "**Step 2: Location.** Right cerebral convexity, extra-axial, with a broad dural base.\n"
+     "**Step 3: Appearance.** Homogeneous avid enhancement; a dural tail; a CSF cleft between the mass and "
+     "the cortex.\n**Step 4: Diagnosis.** Meningioma (WHO grade 1 appearance).\n"
+     "**Answer:** A"),
+    ("mri_normal", "medgemma",
+     "Findings: Axial FLAIR MRI of the brain. The ventricles and sulci are normal in size for age. No abnormal "
+     "parenchymal signal. No mass, mass effect or midline shift. No extra-axial collection.\n"
+     "Impression: Normal MRI of the brain."),
+    ("ct_haemorrhage", "qwen3-thinking",
+     "<think>\nOkay. Non-contrast CT of the head, axial. A hyperdense lesion, round, in the right cerebral "
+     "hemisphere, about 30 mm. Hyperdense on non-contrast CT means acute blood. It's intraparenchymal, not "
+     "extra-axial. The right lateral ventricle is compressed, so significant mass effect: severe. Options "
+     "are A. ischaemic stroke B. haemorrhage C. tumour D. normal. An acute ischaemic stroke would be hypodense "
+     "or normal early on. So B.\n</think>\nAnswer: B"),
+    ("fundus_dr", "claude",
+     "Here's my reasoning.\n\n1. **Image type:** a colour fundus photograph centred on the macula; the optic "
+     "disc is at the nasal edge.\n2. **Red lesions:** multiple tiny round red dots at the posterior pole, "
+     "typical of microaneurysms.\n3. **Yellow lesions:** discrete, glistening yellow deposits with sharp "
+     "borders near the macula, hard exudates.\n"
+     "4. **What's absent:** no neovascularisation at the disc or elsewhere, no preretinal or vitreous haemorrhage.\n"
+     "5. **Grade:** microaneurysms with hard exudates and no proliferative signs fit moderate non-proliferative "
+     "diabetic retinopathy.\n\n**Answer:** C"),
+    ("us_liver_cyst", "markdown", "| Feature | Observation |\n|---|---|\n| Modality | Ultrasound (B-mode) |\n"
+     "| Organ | Liver |\n| Echogenicity | Anechoic |\n"
+     "| Wall | Thin, imperceptible |\n| Posterior features | Acoustic enhancement |\n"
+     "| Size | 25 mm |\n| Internal septa | None |\n"
+     "| Impression | Simple hepatic cyst |\n\n"
+     "**Answer:** A"),
+    ("xray_wrist", "claude",
+     "Let me look at this carefully.\n\nThis is a lateral radiograph of the left wrist (the 'L' marker is "
+     "on the film). The distal radius shows a transverse lucent line through the metaphysis with a break "
+     "in the dorsal cortex, so there is a fracture. The distal fragment is tilted dorsally. The carpal bones "
+     "are aligned with the radius and there is no dislocation of the lunate.\n"
+     "\n**Answer:** yes (fracture of the distal radius)"),
+    ("cxr_pneumothorax", "gemini", "**1. Modality & view:** PA chest radiograph.\n"
+     "**2. Pleura:** visceral pleural line at the right apex; no lung markings beyond it.\n"
+     "**3. Size:** small rim, mild.\n**4. Mediastinum:** central; no tension.\n"
+     "**5. Lungs otherwise:** clear, no effusion, no consolidation.\n"
+     "**Answer:** A"),
+    ("ct_abd_normal", "claude", "Going organ by organ on this axial abdominal CT:\n"
+     "\n- **Liver:** normal size, homogeneous, no focal lesion.\n"
+     "- **Spleen:** normal size and density.\n"
+     "- **Kidneys:** both normal in size, no hydronephrosis, no renal mass.\n"
+     "- **Peritoneum:** no free fluid, no free air.\n"
+     "- **Vessels:** the aorta is normal in calibre.\n"
+     "\nThis is a normal study, so the answer is the option stating no abnormality.\n"
+     "\n**Answer:** D"),
+    ("mammo_mass", "medgemma",
+     "Findings: Left mediolateral oblique mammogram. There is an irregular mass with spiculated margins. "
+     "No suspicious calcifications. The skin is not thickened.\n"
+     "Impression: Spiculated mass in the left breast; further assessment recommended."),
+    ("ct_two_nodules", "claude", "Counting carefully on this axial chest CT:\n"
+     "\n1. A nodule in the left lower lobe measuring about 8 mm.\n"
+     "2. A second nodule in the left lung measuring about 6 mm.\n"
+     "\nThe right lung is clear, there is no pleural effusion and no mediastinal mass. So there are two nodules, "
+     "both in the left lung, both under 1 cm.\n"
+     "\n**Answer:** B"),
+    ("rspect_pe", "medgemma",
+     "Findings: CT pulmonary angiography, axial contrast-enhanced images. Filling defects are present in "
+     "the right lower lobe segmental and subsegmental arteries. The main pulmonary artery is patent. No right "
+     "ventricular dilatation.\nImpression: Right-sided pulmonary embolism without right heart strain."),
+    ("mrnet_acl", "claude",
+     "Let me walk through this knee MRI.\n\n- **Sequence/plane:** sagittal T2-weighted, through the intercondylar "
+     "notch.\n- **ACL:** the normal taut low-signal band is absent; fibres are discontinuous and lax, so "
+     "a full-thickness ACL tear.\n- **Menisci:** the medial and lateral menisci are triangular with low signal "
+     "and no surface-reaching line, so no meniscal tear.\n"
+     "- **Other:** the extensor mechanism is intact on this slice.\n"
+     "\n**Answer:** B (ACL tear, menisci intact)"),
+    ("rsna_cspine", "claude", "Reviewing the sagittal CT of the cervical spine in bone window, level by level:\n"
+     "\n- **C1:** anterior arch intact.\n- **C2:** a lucent fracture line crosses the base of the dens.\n"
+     "- **C3 to C7:** vertebral body heights and alignment are preserved, no fracture.\n"
+     "\nSo the single fracture is at C2, an odontoid fracture.\n"
+     "\n**Answer:** A"),
+    ("thyroid_tirads", "claude", "Working through ACR TI-RADS on this transverse thyroid ultrasound:\n"
+     "\n- **Location:** right lobe.\n- **Composition:** solid (2 points).\n"
+     "- **Echogenicity:** hypoechoic relative to the gland (2 points).\n"
+     "- **Shape:** wider than tall (0 points).\n"
+     "- **Margin:** smooth (0 points).\n- **Echogenic foci:** none (0 points).\n"
+     "\nThat totals 4 points, TR4. At 18 mm it meets the size threshold for fine-needle aspiration.\n"
+     "\n**Answer:** C"),
+    ("dental_pano", "claude", "Looking at this panoramic radiograph tooth by tooth:\n"
+     "\n- The lower left third molar (38) is impacted, angled mesially against 37.\n"
+     "- The other third molars are either erupted or absent.\n"
+     "- I don't see any carious radiolucencies in the crowns.\n"
+     "- The periapical regions look healthy, with intact lamina dura.\n"
+     "\nSo the only finding is the impacted 38.\n"
+     "\n**Answer:** B"),
+    ("camelyon_tile", "claude",
+     "This is an H&E-stained tile from a lymph node. Most of the field is replaced by cohesive nests of large, "
+     "pleomorphic epithelial cells with abundant cytoplasm and prominent nucleoli, which don't belong in "
+     "a node. A rim of small mature lymphocytes remains at one edge. In a sentinel node this is metastatic "
+     "carcinoma, in keeping with breast cancer.\n"
+     "\n**Answer:** B (tumour present)"),
+    ("rsna_ich_subdural", "claude", "Reviewing this axial non-contrast head CT:\n"
+     "\n- **Extra-axial:** a crescent of hyperdense blood along the convexity that crosses the suture lines, "
+     "an acute subdural haematoma.\n- **Epidural space:** no lentiform collection.\n"
+     "- **Subarachnoid spaces:** the sulci and basal cisterns are free of blood.\n"
+     "- **Ventricles:** no intraventricular blood.\n"
+     "- **Parenchyma:** no intraparenchymal haemorrhage.\n"
+     "\n**Answer:** subdural haemorrhage"),
 ]
 
 
