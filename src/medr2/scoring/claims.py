@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -917,19 +917,21 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
                       truth: Truth, source: str, owned: Sequence[tuple[int, int]],
-                      generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None) -> list[Claim]:
+                      generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None,
+                      taken: Collection[int] = ()) -> list[Claim]:
     """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
     the case has (a generic "lesion": of any of its findings; the case's diagnosis: of all of them, what they
     are). ``owned``: spans of the other mentions of the sentence that take a side word of their own (anatomy,
     another decided finding); ``alone``: no other pathology is named in the sentence; ``lead``: the part of the
-    sentence before the clause where no pathology is named before this one."""
+    sentence before the clause where no pathology is named before this one; ``taken``: side words another mention
+    takes (:func:`_laterality_claims`)."""
     matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
     if not matching and truth.diagnosis and not vocab.is_normal(truth.diagnosis) and _matches(value, truth.diagnosis):
         matching = list(truth.findings)  # "左侧脑膜瘤" of a meningioma case: the diagnosis is what its findings are
     if not matching:
         return []
     out: list[Claim] = []
-    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete))
+    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete, taken))
     out.extend(_count_claims(text, s, e, clause, matching, source, generic))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
@@ -999,13 +1001,15 @@ _COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
                        source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None,
-                       complete: bool = True) -> list[Claim]:
+                       complete: bool = True, taken: Collection[int] = ()) -> list[Claim]:
     """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
     other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血". "Bilateral" of a one-sided finding
-    is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled."""
+    is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled.
+    ``taken``: starts of side words said of another mention right before them (:func:`_sides_said_after`), never
+    this finding's, nearest or not."""
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
@@ -1018,7 +1022,8 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     compared = _compared_sides(text, sides)
     out = []
     for ss, se, side in sorted(set(sides)):
-        if (ss, se, side) != nearest and _side_owned(text, se, s, owned) or compared.get((ss, se)) == "":
+        if (ss, se, side) != nearest and _side_owned(text, se, s, owned) or compared.get((ss, se)) == "" \
+                or ss in taken:
             continue
         side = compared.get((ss, se), side)
         ok = side in truth_sides
@@ -1034,15 +1039,47 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
 def _compared_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> dict[tuple[int, int], str]:
     """The side words of a comparison of the two sides (:data:`_COMPARED_SIDE`): "the right base is whiter than the
     left", "右>左" state both sides, so each of the pair is said as ``bilateral``; the side compared against with
-    no other side before it ("larger than on the left") is no side of the finding (``""``)."""
+    no other side before it ("larger than on the left") is no side of the finding (``""``). A pair that grades a
+    "bilateral" said before it ("bilateral effusions, left greater than right", "双侧积液，右>左") says which side
+    is the larger: that side word is said as its own side, the other is no side (``""``): the "bilateral" is the
+    claim of both sides."""
     out: dict[tuple[int, int], str] = {}
     for a, b, side in sides:
         if _COMPARED_SIDE.search(text, max(0, a - 16), a) is None:
             continue
-        other = [t for t in sides if t[1] <= a and a - t[1] <= 60 and t[2] != side]
-        out[(a, b)] = "bilateral" if other else ""
-        if other:
-            out[max(other)[:2]] = "bilateral"
+        other = [t for t in sides if t[1] <= a and a - t[1] <= 60 and t[2] not in (side, "bilateral")]
+        if not other:
+            out[(a, b)] = ""
+            continue
+        first = max(other)
+        if any(t[2] == "bilateral" and t[1] <= first[0] for t in sides):
+            less = _LESSER.search(text, first[1], a) is not None
+            out[first[:2]], out[(a, b)] = ("", side) if less else (first[2], "")
+        else:
+            out[first[:2]] = out[(a, b)] = "bilateral"
+    return out
+
+
+_LESSER = re.compile(r"\b(?:less|smaller|fewer|milder|lower)\b|[<＜]|少于|小于|轻于", re.IGNORECASE)
+
+# a side said of a mention after it, as where it lies: "a pleural effusion on the right" (any pathology, decided or
+# not), "the heart is on the left" (anatomy, with a verb)
+_SAID_AFTER = {True: re.compile(r"[ \t]+(?:(?:is|are|was|were|lies|lie|sits|sit|seen|located|situated)[ \t]+)?"
+                                r"(?:on|in|at|to)[ \t]+the[ \t]+(?=(?:left|right)\b)", re.IGNORECASE),
+               False: re.compile(r"[ \t]+(?:is|are|was|were|lies|lie|sits|sit)[ \t]+(?:on|in|to)[ \t]+the[ \t]+"
+                                 r"(?=(?:left|right)\b)", re.IGNORECASE)}
+
+
+def _sides_said_after(text: str, mentions: Sequence[tuple[int, int, _Term]]) -> dict[int, tuple[int, int]]:
+    """Start of each side word said of the mention right before it (:data:`_SAID_AFTER`) -> that mention's span:
+    the side is that mention's, not a side of another finding of the sentence."""
+    out: dict[int, tuple[int, int]] = {}
+    for a, b, t in mentions:
+        pathology = t.kind in _PATHOLOGY_KINDS
+        if pathology or t.kind in ("organ", "body_region"):
+            m = _SAID_AFTER[pathology].match(text, b)
+            if m is not None:
+                out.setdefault(m.end(), (a, b))
     return out
 
 
@@ -1558,6 +1595,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     severity_done: set[tuple[int, int]] = set()
     mentions = _mentions(text, truth)
     owners = _side_owners(mentions, truth)
+    said_after = _sides_said_after(text, mentions)
     for s, e, term in mentions:
         if term.kind == "organ_state":
             term = _organ_state_term(text, s, e, term)
@@ -1624,7 +1662,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             said_at = clause if located is None or not _LOCATED.match(text, *located) else (clause[0], located[1])
             out.extend(_attribute_claims(text, s, e, said_at, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
-                                         alone=alone, lead=(sentence[0], clause[0]) if first else None))
+                                         alone=alone, lead=(sentence[0], clause[0]) if first else None,
+                                         taken={a for a, by in said_after.items() if by != (s, e)}))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
                        if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
