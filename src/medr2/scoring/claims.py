@@ -1480,17 +1480,18 @@ def _cells(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     return out
 
 
-def _fields(text: str) -> list[tuple[str, int, int, int]]:
-    """``(key, value start, value end, separator)`` of every attribute field of a rationale: a key and its value
-    in one list item or table row ("- Side: right", "| Size | large |"), and a table's cells under a header
-    that names an attribute ("| Nodule | Side | Size |" over "| 2 | right | 8 mm |")."""
+def _fields(text: str) -> list[tuple[str, int, int, int, tuple[int, int]]]:
+    """``(key, value start, value end, separator, row)`` of every attribute field of a rationale: a key and its
+    value in one list item or table row ("- Side: right", "| Size | large |"; the row is the value), and a table's
+    cells under a header that names an attribute ("| Nodule | Side | Size |" over "| 2 | right | 8 mm |"; the row
+    is the table row, whose other cells may name what the cell is said of)."""
     out = []
     for m in _FIELD_ROW.finditer(text):
         table = m.group("tkey") is not None
         key = (m.group("tkey") if table else m.group("key")).strip().lower()
         if key in _FIELD_KEYS:
             lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
-            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep")))
+            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep"), (lo, hi)))
     for t in _TABLE.finditer(text):
         rows = [(a.start(), a.end()) for a in re.finditer(r"[^\n]+", text[t.start():t.end()])]
         rows = [(t.start() + a, t.start() + b) for a, b in rows]
@@ -1500,7 +1501,7 @@ def _fields(text: str) -> list[tuple[str, int, int, int]]:
         for lo, hi in rows[2:]:
             for key, (a, b) in zip(keys, _cells(text, lo, hi), strict=False):
                 if key in _FIELD_KEYS and b > a:
-                    out.append((key, a, b, a - 1))
+                    out.append((key, a, b, a - 1, (lo, hi)))
     return out
 
 
@@ -1514,13 +1515,18 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
     asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
     generic = any(c.value == "lesion" for c in asserted)
-    matching = [f for f in truth.findings if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
+    all_matching = [f for f in truth.findings
+                    if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
     if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
-        matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
+        all_matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
     out: list[Claim] = []
-    for key, lo, hi, sep in _fields(text):
+    for key, lo, hi, sep, row in _fields(text):
         what = _FIELD_KEYS[key]
-        if not matching or any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+        if any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+            continue
+        of_row = _row_findings(row, (lo, hi), mentions, truth)
+        matching = all_matching if of_row is None else of_row
+        if not matching:
             continue
         if what == "laterality":
             out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, (),
@@ -1542,6 +1548,20 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
             for f in matching[:1]:
                 out.extend(_severity_claims(text, (lo, hi), truth, source, (hi, hi, str(f["label"])), field=True))
     return out
+
+
+def _row_findings(row: tuple[int, int], cell: tuple[int, int], mentions: Sequence[tuple[int, int, _Term]],
+                  truth: Truth) -> list[Mapping[str, Any]] | None:
+    """The case's findings a table row's cell is said of where another cell of its row names a finding ("| Hydrocephalus
+    | bilateral |" under "| Finding | Side |"): those its mentions match (none for a finding the case lacks: its
+    side is no side of the case's findings); ``None`` where the row names none (the rationale's findings)."""
+    named = [t for a, _, t in mentions if row[0] <= a < row[1] and not cell[0] <= a < cell[1]
+             and t.kind in _PATHOLOGY_KINDS]
+    if not named:
+        return None
+    if any(t.kind == "generic" for t in named):
+        return list(truth.findings)
+    return [f for f in truth.findings if any(_matches(t.value, str(f["label"])) for t in named)]
 
 
 def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], matching: Sequence[Mapping[str, Any]],
