@@ -1605,6 +1605,36 @@ def _technique_framed(text: str, s: int, e: int) -> bool:
     return _found(_FRAME_BEFORE, text[max(0, s - 12):s]) or _FRAME_AFTER.match(text, e) is not None
 
 
+_FOCAL = "nodule/mass"  # the vocabulary's focal-lesion words ("nodule", "mass", "结节", "肿块", "占位")
+
+
+def _names_case_lesion(text: str, sentence: tuple[int, int], value: str, mentions: Sequence[tuple[int, int, _Term]],
+                       truth: Truth) -> bool:
+    """Whether a focal-lesion word (:data:`_FOCAL` or a sub-type of it) the case's findings do not match names the
+    case's focal finding of another label in the organ where it lies ("肝右叶见一低回声结节" or "a solid mass in the
+    liver" of a liver cyst): the sentence names that organ. It is read as the generic "lesion" there (its
+    descriptors are what is said of the case's finding); anywhere else it stays the finding it names."""
+    if relation(value, _FOCAL) not in ("same", "child") or any(_matches(value, str(f["label"])) for f in
+                                                              truth.findings):
+        return False
+    organs = [clinical.concept_of(t.value, ("organ", "body_region")) for a, _, t in mentions
+              if sentence[0] <= a < sentence[1] and t.kind == "organ"]
+    sites = [x for f in truth.findings for x in _finding_sites(str(f["label"]), f["attributes"], truth)]
+    v = clinical.vocabulary()
+    return any(o is not None and (x.id == o.id or v.part_of(o.label, x.label)) for o in organs for x in sites)
+
+
+def _denied_elsewhere(text: str, clause: tuple[int, int], value: str, truth: Truth) -> bool:
+    """Whether a denial of a finding the case has is said of one side only, where the case has none of it ("no
+    right-sided nodules" of left nodules; as :func:`medr2.vocab.context.stated_absent` reads a side in a negated
+    clause as a partial denial): every finding of that label lies on a known side the clause does not name."""
+    said = {side for _, _, side in _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))}
+    sides = [str(f["attributes"].get("laterality") or "").lower() for f in truth.findings
+             if _matches(value, str(f["label"]))]
+    return bool(said) and bool(sides) and "bilateral" not in said and all(
+        side in ("left", "right") and side not in said for side in sides)
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1621,6 +1651,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             term = _organ_state_term(text, s, e, term)
         clause = _span_at(clauses, clause_starts, s) or (0, len(text))
         sentence = _span_at(sentences, sentence_starts, s) or clause
+        if term.kind == "finding" and _names_case_lesion(text, sentence, term.value, mentions, truth):
+            term = _Term("generic", term.value, term.pattern)
         whole = text[sentence[0]:sentence[1]]
         answered = _answer(text, sentence, s, e, term.kind in _PATHOLOGY_KINDS)
         answer = answered[0] if answered is not None else None
@@ -1669,6 +1701,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             verdict, note = _decide_region(region, side, truth)
         else:
             verdict, note = _decide(term.kind, term.value, denied, truth)
+        if note == "missed_finding" and term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth):
+            verdict, note = ("supported", "") if truth.findings_complete else ("unverifiable", "absence not stated")
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
             owned = [(a, b) for a, b in owners if sentence[0] <= a < sentence[1] and (a, b) != (s, e)]
