@@ -995,7 +995,7 @@ def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tup
 
 
 # the side a comparison is made against ("whiter than the left", "右>左"; :func:`_compared_sides`)
-_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]\s*|多于|大于|重于|甚于|较)$",
+_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞<＜]\s*|多于|大于|重于|甚于|少于|小于|轻于|较)$",
                             re.IGNORECASE)
 
 
@@ -1610,16 +1610,18 @@ _FOCAL = "nodule/mass"  # the vocabulary's focal-lesion words ("nodule", "mass",
 
 def _names_case_lesion(text: str, sentence: tuple[int, int], value: str, mentions: Sequence[tuple[int, int, _Term]],
                        truth: Truth) -> bool:
-    """Whether a focal-lesion word (:data:`_FOCAL` or a sub-type of it) the case's findings do not match names the
-    case's focal finding of another label in the organ where it lies ("肝右叶见一低回声结节" or "a solid mass in the
-    liver" of a liver cyst): the sentence names that organ. It is read as the generic "lesion" there (its
+    """Whether a focal-lesion word (:data:`_FOCAL` or a sub-type of it) names the case's focal finding of another
+    kind in the organ where it lies ("肝右叶见一低回声结节" or "a solid mass in the liver" of a liver cyst): the
+    sentence names that organ and no finding of the case (a nodule beside a mass stays two findings). It is read as the generic "lesion" there (its
     descriptors are what is said of the case's finding); anywhere else it stays the finding it names."""
-    if relation(value, _FOCAL) not in ("same", "child") or any(_matches(value, str(f["label"])) for f in
-                                                              truth.findings):
-        return False
+    if relation(value, _FOCAL) not in ("same", "child") or any(
+            _matches(t.value, str(f["label"])) for a, _, t in mentions if sentence[0] <= a < sentence[1]
+            and t.kind in _PATHOLOGY_KINDS for f in truth.findings):
+        return False  # it is a finding of the case, or the sentence names the case's finding itself
     organs = [clinical.concept_of(t.value, ("organ", "body_region")) for a, _, t in mentions
               if sentence[0] <= a < sentence[1] and t.kind == "organ"]
-    sites = [x for f in truth.findings for x in _finding_sites(str(f["label"]), f["attributes"], truth)]
+    sites = [x for f in truth.findings if relation(str(f["label"]), _FOCAL) == "unrelated"
+             for x in _finding_sites(str(f["label"]), f["attributes"], truth)]
     v = clinical.vocabulary()
     return any(o is not None and (x.id == o.id or v.part_of(o.label, x.label)) for o in organs for x in sites)
 
