@@ -995,8 +995,8 @@ def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tup
 
 
 # the side a comparison is made against ("whiter than the left", "右>左"; :func:`_compared_sides`)
-_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞<＜]\s*|多于|大于|重于|甚于|少于|小于|轻于|较)$",
-                            re.IGNORECASE)
+_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞<＜]\s*|"
+                            r"多于|大于|重于|甚于|少于|小于|轻于|较)$", re.IGNORECASE)
 
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
@@ -1612,8 +1612,9 @@ def _names_case_lesion(text: str, sentence: tuple[int, int], value: str, mention
                        truth: Truth) -> bool:
     """Whether a focal-lesion word (:data:`_FOCAL` or a sub-type of it) names the case's focal finding of another
     kind in the organ where it lies ("肝右叶见一低回声结节" or "a solid mass in the liver" of a liver cyst): the
-    sentence names that organ and no finding of the case (a nodule beside a mass stays two findings). It is read as the generic "lesion" there (its
-    descriptors are what is said of the case's finding); anywhere else it stays the finding it names."""
+    sentence names that organ and no finding of the case (a nodule beside a mass stays two findings). It is read
+    as the generic "lesion" there (its descriptors are what is said of the case's finding); anywhere else it
+    stays the finding it names."""
     if relation(value, _FOCAL) not in ("same", "child") or any(
             _matches(t.value, str(f["label"])) for a, _, t in mentions if sentence[0] <= a < sentence[1]
             and t.kind in _PATHOLOGY_KINDS for f in truth.findings):
