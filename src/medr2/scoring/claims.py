@@ -306,7 +306,8 @@ _NORMAL_STUDY = (
     r"\b(?:the |this )?(?:study|image|scan|radiograph|film|exam(?:ination)?|brain|chest|lungs|fundus|retina|"
     r"x-ray|ct|mri)\b(?: (?:itself|overall))? (?:is|are|appears?|looks?|seems?) (?:entirely |completely |grossly )?"
     r"(?:normal|unremarkable)\b" + _OF_A_MEASURE,
-    r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
+    r"\bnormal (?:[a-z]+[ -]){0,2}?(?:study|examination|exam|x-?ray|radiograph|scan|fundus|oct|ct|mri|mammogram|"
+    r"ultrasound|film)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
     r"\b(?:impression|diagnosis|conclusion|assessment)\**\s*[:：]\s*\**\s*(?P<m>normal|unremarkable)\b(?! \w)",
@@ -466,6 +467,9 @@ for _r, _ws in _REGION_WORDS.items():
     _zh_alts = [w for w in _ws if not w.isascii()]
     _STATIC.add("body_region", _r, (rf"\b(?:{_alts})(?=\s+{_IMAGING}\b)",
                                     rf"\b{_IMAGING}\s+of\s+the\s+(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
+                                    # "the radiograph shows the ankle": the region the image is said to show
+                                    rf"\b{_IMAGING}\s+(?:shows|showing|depicts|depicting|demonstrates)\s+(?:the\s+|an?\s+)?"
+                                    rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
                                     *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
