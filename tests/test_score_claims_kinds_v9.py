@@ -12,6 +12,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from medr2 import vocab as V
 from medr2.scoring.claims import Claim, check_text, relation
+from medr2.vocab.context import GENERIC
 from tests.test_score_claims_kinds_v7 import _HALLUCINATED, NORMAL, _at, _of
 
 SETTINGS = settings(deadline=None, max_examples=60)
@@ -138,7 +139,10 @@ def test_a_side_said_of_the_finding_itself_is_still_decided(side: str, form: str
 @given(st.sampled_from(_HALLUCINATED), st.sampled_from(["left", "right", "bilateral"]), st.sampled_from(SIDES))
 def test_a_table_cell_is_said_of_the_finding_its_row_names(x: str, said: str, truth: str) -> None:
     """Under "| Finding | Side |" the side of a hallucinated finding's row is no side of the case's finding; the
-    row of the case's finding is decided as before."""
+    row of the case's finding is decided as before (a generic word, "tumour", is any finding of the case)."""
+    concept = V.concept_of(x, ("finding", "diagnosis"))
+    assume(concept is not None and concept.id not in GENERIC
+           and relation(x, "pleural effusion") not in ("same", "parent", "child"))  # "opacity" is the effusion
     text = f"| Finding | Side |\n|---|---|\n| Pleural effusion | {truth} |\n| {x.capitalize()} | {said} |\n"
     got = _of(check_text(text, _effusion(truth)), "laterality")
     assert [(c.value, c.verdict) for c in got] == [(truth, "supported")], (text, got)
@@ -214,3 +218,49 @@ def test_a_focal_lesion_word_in_another_organ_is_still_the_finding_it_names(word
     text = f"There is a {word} in the right lung."
     got = _findings(check_text(text, _CYST))
     assert got and all(c.verdict != "supported" for c in got), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- misses
+_WRIST = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "lateral", "body_region": "upper limb",
+          "structures": [], "findings": [{"label": "fracture", "attributes": {"laterality": "left"}}]}
+_SHOWS = ["This radiograph shows the {r}.", "The X-ray image shows the {r} of an adult.", "The film depicts a {r}.",
+          "The image demonstrates the {r}: a fracture."]
+
+
+@SETTINGS
+@given(st.sampled_from(["knee", "ankle", "foot", "head", "abdomen"]), st.sampled_from(_SHOWS))
+def test_the_region_an_image_is_said_to_show_is_a_region_claim(region: str, form: str) -> None:
+    """"This radiograph shows the ankle" of a wrist radiograph: a region claim, decided as a region named
+    beside an imaging word (contradicted where it shares nothing with the imaged region)."""
+    text = form.format(r=region)
+    got = _of(check_text(text, _WRIST), "body_region")
+    assert [(c.text, c.verdict) for c in got] == [(region, "contradicted")], (text, got)
+    own = form.format(r="wrist")
+    assert [c.verdict for c in _of(check_text(own, _WRIST), "body_region")] == ["supported"], own
+
+
+@SETTINGS
+@given(st.sampled_from(["", "macular ", "chest ", "brain ", "abdominal "]),
+       st.sampled_from(["OCT", "CT", "MRI", "study", "radiograph", "ultrasound"]),
+       st.sampled_from(["**Impression:** Normal {a}{m}.", "Overall a normal {a}{m}.", "诊断：normal {a}{m}"]))
+def test_normal_said_of_a_study_of_any_kind_is_a_normal_study_claim(adjective: str, modality: str,
+                                                                     form: str) -> None:
+    text = form.format(a=adjective, m=modality)
+    got = [c for c in check_text(text, _effusion("left")) if c.value == "normal"]
+    assert got and all(c.verdict == "contradicted" for c in got), (text, got)
+    assert all(c.verdict == "supported" for c in check_text(text, NORMAL) if c.value == "normal"), text
+
+
+_NEW_SPELLINGS = [("右肺上叶可见一厚壁空洞。", "lung cavity"), ("Bilateral upper-zone bullae.", "bulla"),
+                  ("There is soft-tissue gas.", "subcutaneous emphysema"),
+                  ("Several periventricular hyperintensities.", "white matter hyperintensities"),
+                  ("考虑脑小血管病。", "small vessel disease"), ("伴周围结构扭曲。", "architectural distortion"),
+                  ("RPE下见玻璃膜疣。", "drusen"), ("Choroidal neovascularization.", "choroidal neovascularisation"),
+                  ("Central serous chorioretinopathy.", "central serous chorioretinopathy")]
+
+
+def test_the_spellings_added_in_v9_are_findings_of_the_vocabulary() -> None:
+    """Each is read as its concept and contradicted when asserted of a normal study with a complete list."""
+    for text, concept in _NEW_SPELLINGS:
+        got = _findings(check_text(text, NORMAL))
+        assert [(c.value, c.verdict) for c in got] == [(concept, "contradicted")], (text, got)

@@ -72,8 +72,13 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies;
 # v8: a hedge opening a "with" clause hedges it, "maybe" and "I'd", a grade or side compared ("more than mild", "右>左":
 # both sides), a technique as the frame of a negation ("not visible on an AP"), a negation ending at "and the", a row
-# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only
-CHECKER_VERSION = "claims-v8"
+# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only;
+# v9: a side comparison grading a "bilateral" names the larger side only, a side said right after another mention is
+# its ("an effusion on the right", "the heart is on the left"), a table cell of a row naming another finding is
+# that finding's, an unticked checklist box denies, a one-sided denial of the other side is no missed finding, a
+# focal-lesion word in the organ of the case's focal finding names it, "the radiograph shows the ankle" and
+# "normal macular OCT" as claims
+CHECKER_VERSION = "claims-v9"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
