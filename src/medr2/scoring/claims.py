@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -927,7 +927,7 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
                       truth: Truth, source: str, owned: Sequence[tuple[int, int]],
                       generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None,
-                      taken: Collection[int] = ()) -> list[Claim]:
+                      taken: Mapping[int, bool] | None = None) -> list[Claim]:
     """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
     the case has (a generic "lesion": of any of its findings; the case's diagnosis: of all of them, what they
     are). ``owned``: spans of the other mentions of the sentence that take a side word of their own (anatomy,
@@ -1010,15 +1010,16 @@ _COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞<
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
                        source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None,
-                       complete: bool = True, taken: Collection[int] = ()) -> list[Claim]:
+                       complete: bool = True, taken: Mapping[int, bool] | None = None) -> list[Claim]:
     """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
     other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血". "Bilateral" of a one-sided finding
     is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled.
-    ``taken``: starts of side words said of another mention right before them (:func:`_sides_said_after`), never
-    this finding's, nearest or not."""
+    ``taken``: starts of the side words said of a mention right before them (:func:`_sides_said_after`) -> whether
+    that is another mention (never this finding's side, nearest or not) or this one (always its side)."""
+    taken = taken or {}
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
@@ -1031,8 +1032,9 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     compared = _compared_sides(text, sides)
     out = []
     for ss, se, side in sorted(set(sides)):
-        if (ss, se, side) != nearest and _side_owned(text, se, s, owned) or compared.get((ss, se)) == "" \
-                or ss in taken:
+        mine = taken.get(ss)  # said right after this mention (False) or after another one (True)
+        if mine or compared.get((ss, se)) == "" or mine is None and (ss, se, side) != nearest and _side_owned(
+                text, se, s, owned):
             continue
         side = compared.get((ss, se), side)
         ok = side in truth_sides
@@ -1729,7 +1731,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.extend(_attribute_claims(text, s, e, said_at, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
                                          alone=alone, lead=(sentence[0], clause[0]) if first else None,
-                                         taken={a for a, by in said_after.items() if by != (s, e)}))
+                                         taken={a: by != (s, e) for a, by in said_after.items()}))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
                        if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
