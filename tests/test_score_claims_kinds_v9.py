@@ -264,3 +264,34 @@ def test_the_spellings_added_in_v9_are_findings_of_the_vocabulary() -> None:
     for text, concept in _NEW_SPELLINGS:
         got = _findings(check_text(text, NORMAL))
         assert [(c.value, c.verdict) for c in got] == [(concept, "contradicted")], (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- the study's side
+def _sided_parts(region: str) -> list[str]:
+    """The vocabulary's spellings of the regions with a side that are ``region`` or a part of it."""
+    v = V.vocabulary()
+    return sorted(t for c in v if c.kind == "body_region" and "laterality" in c.attributes
+                  and (c.label == region or v.part_of(c.label, region)) for t in c.terms if t.isascii())
+
+
+_IDENTITY = ["The marker says R, so this is the {s} {r}.", "This is the {s} {r}.", "A {s} {r} radiograph.",
+             "Lateral view of the {s} {r}, cortical break noted."]
+
+
+@SETTINGS
+@given(st.sampled_from(_sided_parts("upper limb")), st.sampled_from(SIDES), st.sampled_from(SIDES),
+       st.sampled_from(_IDENTITY))
+def test_the_side_of_a_sided_imaged_region_is_the_side_of_the_study(region: str, said: str, truth: str,
+                                                                     form: str) -> None:
+    """"So this is the right wrist" of a left wrist fracture: the imaged region has a side (``@ laterality``), the
+    side of its findings; a side of a region the case does not image, or of a case without sided findings, is none."""
+    case = {**_WRIST, "findings": [{"label": "fracture", "attributes": {"laterality": truth}}]}
+    text = form.format(s=said, r=region)
+    got = _of(check_text(text, case), "laterality")
+    assert [(c.value, c.verdict) for c in got] == [(said, "supported" if said == truth else "contradicted")], (
+        text, got)
+    knee = form.format(s=said, r="knee")
+    assert _of(check_text(knee, case), "laterality") == [], knee
+    assert _of(check_text(text, {**case, "findings": []}), "laterality") == [], text
+    for hedged in (f"Is this the {said} {region}?", f"Possibly the {said} {region}.", f"Not the {said} {region}."):
+        assert _of(check_text(hedged, case), "laterality") == [], hedged

@@ -1649,6 +1649,55 @@ def _denied_elsewhere(text: str, clause: tuple[int, int], value: str, truth: Tru
         side in ("left", "right") and side not in said for side in sides)
 
 
+@functools.lru_cache(maxsize=4)
+def _sided_regions(generation: tuple[object, ...]) -> re.Pattern[str]:
+    """Per vocabulary generation: a side word before a spelling of a body region that has a side (``@ laterality``
+    in concepts.txt: a limb or a part of one, the breast, the eye): "the right wrist", "left breast", "右侧乳腺"."""
+    en: list[str] = []
+    zh: list[str] = []
+    for c in clinical.vocabulary():
+        if c.kind == "body_region" and "laterality" in c.attributes:
+            en.extend(t for t in c.terms if t.isascii() and len(t) > 2)
+            zh.extend(t for t in c.terms if not t.isascii())
+    alt_en = "|".join(r"[\s-]+".join(re.escape(w) for w in t.split()) for t in sorted(set(en), key=lambda t: -len(t)))
+    alt_zh = "|".join(re.escape(t) for t in sorted(set(zh), key=lambda t: -len(t)))
+    forms = [rf"(?<![A-Za-z])(?P<side>left|right)[\s-]+(?:sided[\s-]+)?(?P<r>{alt_en})(?![A-Za-z])"] if alt_en else []
+    forms += [rf"(?P<zside>[左右])侧?(?P<zr>{alt_zh})"] if alt_zh else []
+    return re.compile("|".join(forms) or r"(?!)", re.IGNORECASE)
+
+
+def _study_side_claims(text: str, truth: Truth, said: Sequence[Claim], clauses: Sequence[tuple[int, int]],
+                       source: str) -> list[Claim]:
+    """The side of the imaged region said of the image ("so this is the right wrist", "the left breast" of a
+    mammogram): a region with a side (:func:`_sided_regions`) that is the case's region, a part or a whole of it, is
+    imaged on one side, the side of the case's findings: supported where a finding lies on it (or both), contradicted
+    where every finding lies on a known other side; no claim on a case without sided findings, in a clause that
+    denies, hedges or is not about the image, or where a finding already takes the side word."""
+    actual = _region(truth.body_region)
+    sides = {str(f["attributes"].get("laterality") or "").lower() for f in truth.findings}
+    if actual is None or not truth.findings or "" in sides:
+        return []
+    v = clinical.vocabulary()
+    starts = [a for a, _ in clauses]
+    taken = {(c.start, c.end) for c in said if c.kind == "laterality"}
+    out = []
+    for m in _sided_regions(clinical.generation()).finditer(text):
+        side_group = "side" if m.group("side") else "zside"
+        ss, se = m.span(side_group)
+        region = clinical.concept_of(m.group("r") or m.group("zr"), ("body_region",))
+        clause = _span_at(clauses, starts, ss) or (0, len(text))
+        ctext = text[clause[0]:clause[1]]
+        if region is None or (ss, se) in taken or not _patient_sides(text, [(ss, se, "")]) or not (
+                region.label == actual or v.part_of(region.label, actual) or v.part_of(actual, region.label)) \
+                or _negated(text, clause, ss, m.end()) or _uncertain(ctext, False) or _found(_NOT_ABOUT_IMAGE, ctext):
+            continue
+        side = _SIDE_WORDS.get(m.group(side_group).lower(), m.group(side_group).lower())
+        ok = side in sides or "bilateral" in sides
+        out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
+                         "supported" if ok else "contradicted", "" if ok else "wrong_side"))
+    return out
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1738,6 +1787,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
                 and not denied and verdict != "contradicted":
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
+    out.extend(_study_side_claims(text, truth, out, clauses, source))
     fields = _field_claims(text, mentions, out, truth, source)
     decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
     out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields
