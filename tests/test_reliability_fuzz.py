@@ -212,7 +212,7 @@ def test_dicom_plane_from_orientation(iop: Any) -> None:
     from medr2.sources.dicom import plane_from_orientation
 
     with np.errstate(all="ignore"):
-        assert plane_from_orientation(iop) in (None, "axial", "coronal", "sagittal")
+        assert plane_from_orientation(iop) in (None, "axial", "coronal", "sagittal", "oblique")
 
 
 @FEW

@@ -23,7 +23,7 @@ from medr2.sources.sample.lesions import FAMILIES
 EXPECTED = {
     "cr-chest": ("X-ray", "chest", "PA"),
     "cr-tibia": ("X-ray", "lower leg", "AP"),
-    "mr-shoulder": ("MRI", "shoulder", "sagittal"),
+    "mr-shoulder": ("MRI", "shoulder", "oblique"),  # ImageOrientationPatient 35 degrees off sagittal
     "ct-head": ("CT", "head", "axial"),
     "ct-abdomen": ("CT", "abdomen", "axial"),
     "mr-liver": ("MRI", "abdomen", "axial"),

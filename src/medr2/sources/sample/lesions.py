@@ -123,8 +123,9 @@ def intensity_word(cls: LesionClass, modality: str) -> str:
 def told_apart(a: LesionClass, b: LesionClass) -> bool:
     """Whether every rendering of ``a`` differs visibly from every rendering of ``b``: another texture,
     intensity, margin or colour, no shape in common, or lesion counts or size ranges that do not overlap. The
-    sample declares these classes' diagnoses discriminable (``meta["discriminable"]``); a mimic that is no
-    rendered class (or one rendered alike) is compatible with the image and never a wrong option.
+    sample declares these classes' diagnoses discriminable (``meta["discriminable"]``) unless the class lists one as
+    its mimic (the rendering is no clinical knowledge: a mimic is consistent with the image however it is drawn); a
+    mimic is compatible with the image and never a wrong option.
     (The generator has no clinical grade: the sample carries no severity.)"""
     return (a.texture != b.texture or a.intensity != b.intensity or a.margin != b.margin or a.color != b.color
             or not set(a.shapes) & set(b.shapes) or a.count[1] < b.count[0] or b.count[1] < a.count[0]

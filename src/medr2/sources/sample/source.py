@@ -36,7 +36,7 @@ from medr2.sources.sample.lesions import (
     told_apart,
 )
 from medr2.sources.sample.report import make_report
-from medr2.vocab import anatomical_location, is_tissue_class
+from medr2.vocab import anatomical_location, conflicts, is_tissue_class
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -419,7 +419,11 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     exhaustive = bg.meta.get("findings_complete") is True and not bg.real_findings
     if cls is not None:
         diagnosis, malignancy, mimics = cls.diagnosis, cls.malignancy, list(cls.mimics)
-        discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c))
+        # told apart by the rendering and no mimic: a diagnosis the class lists as its mimic (or one the vocabulary
+        # relates to a mimic: bone metastases beside a solitary bone metastasis) is clinically consistent with what
+        # the image shows (cotton-wool spots occur in diabetic retinopathy too), however the generator draws it
+        discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c)
+                               and not any(conflicts(c.diagnosis, m) for m in cls.mimics))
         synthetic += ["findings", "diagnosis", "malignancy", "mimics", "report"]
     elif options:  # a lesion-capable background left without a lesion: declared normal
         diagnosis, malignancy = "no abnormality", None
