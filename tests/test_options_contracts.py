@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2 import vocab as clinical
-from medr2.bench import Bench, load_bench
+from medr2 import Bench, Case, Item, vocab as clinical
+from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
-from medr2.records import Case, Item, letter_index
+from medr2.records import letter_index
 from medr2.tasks import TASKS, vocab
 from medr2.tasks.contract import normality_known, one_lesion, readable, unmet
 
@@ -269,7 +269,7 @@ def test_text_prompt_says_its_instruction_once(task_id: str) -> None:
 
 def test_report_prompt_rendered_once(built: Bench) -> None:
     """The rendered user turn of every clean s4.report item states what to write once."""
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.run.prompts import question_text
 
     for it in _clean(built):
