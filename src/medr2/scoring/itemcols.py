@@ -300,8 +300,8 @@ def _held(bench: BenchTable, cols: list[str]) -> ScoringItems:
 
 
 def _plain(table: pa.Table | pa.RecordBatch) -> pa.Table:
-    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the item files hold
-    one dictionary per record batch at most, never one shared by every batch."""
+    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the engine's table
+    holds plain values, one type per column whatever a row group's encoding."""
     table = pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
     for i, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
