@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from medr2.errors import BadInput
+from medr2 import BadInput, Case
 from medr2.images import ImageStore, load_image
-from medr2.records import Case, Companion, Finding, Structure
+from medr2.records import Companion, Finding, Structure
 from medr2.sources.base import register_source
 
 MODALITIES = (

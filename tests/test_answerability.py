@@ -16,10 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.bench import Bench, load_bench
+from medr2 import Bench, Case, Item
+from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
-from medr2.records import Case, Item, letter_index
+from medr2.records import letter_index
 from medr2.tasks import TASKS, LabelPools, draft_case, vocab
 from medr2.tasks.common import COUNT_LABELS
 from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, states_absent, unmet
@@ -372,9 +373,8 @@ def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], other
                                                     nested: int) -> None:
     """``check_options`` (every task's drafts pass it) skips an MCQ whose wrong option contains its answer or is part
     of it, written with or without "the" (as s2.size_compare writes them), and keeps one without."""
-    from medr2.tasks import Skip
+    from medr2 import Draft, Skip
     from medr2.tasks.assemble import check_options
-    from medr2.tasks.spec import Draft
 
     def name(x: str) -> str:
         return f"the {x}" if article else x
@@ -399,9 +399,10 @@ def test_evidence_clause_is_each_tasks_declared_requirement(tmp_path: Path) -> N
     skipped with its reason once its other clauses hold, and no task that does not declare it is; every built-in task
     that reads lesion evidence (a finding, diagnosis or report: stages 3 and 4) declares it, no stage-1/2 task does;
     and a plugin's stage-3 task that reads none is asked."""
+    from medr2 import Draft, Skip
     from medr2.imaging.physics import MIN_EVIDENCE_SSIM
     from medr2.tasks.contract import EVIDENCE_LOST
-    from medr2.tasks.spec import Draft, Skip, task
+    from medr2.tasks.spec import task
 
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput
 from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput, Quarantine
+from medr2.errors import Quarantine
 from medr2.records import check_box
 from medr2.tasks import TASKS
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)

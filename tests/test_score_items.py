@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
-from medr2.errors import BadInput
+from medr2 import BadInput, Bench
+from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, bench_checksum
 from medr2.images import sha256_file
 from medr2.scoring.itemcols import open_scoring_items
 from medr2.scoring.items import ScoringItem

@@ -72,7 +72,7 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
     along the store's unique (item_id, mode) index, and grouped and sorted by SQLite (a store without it)."""
     import sqlite3
 
-    from medr2.records import Prediction
+    from medr2 import Prediction
     from medr2.run.store import Row, Store
 
     prefixes = ("a", "Z", "é", "z", "ß", "\uffff", "𝔸", "\u00ff", "0", "~")
@@ -175,7 +175,7 @@ def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path) ->
 
 
 def test_workers_are_refused_with_a_judge_or_below_one(base: Path) -> None:
-    from medr2.errors import BadInput
+    from medr2 import BadInput
     from medr2.scoring.scorer import score_run
 
     score_fixture_runs(base, batch_rows=50_000)  # the runs exist
@@ -191,7 +191,7 @@ def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Pa
     """A batch that fails in a worker process (here every MCQ answer: a bad input) fails ``score_run`` with the
     worker's error; no scores are published and the spill folder is removed, as with one process."""
     import medr2.scoring.scorer as scorer
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     score_fixture_runs(tmp_path, batch_rows=50_000)
     run = tmp_path / "random-all-modes"

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput, Item
 from medr2.bench import load_bench
 from medr2.bench.table import BenchTable
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput
-from medr2.records import Item
 from medr2.tasks.splits import SplitKey, assign_splits, hashed_split
 from medr2.train.source import TrainSource
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)

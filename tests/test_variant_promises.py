@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from medr2.bench.format import Bench, load_bench
+from medr2 import Bench, Case, Item
+from medr2.bench.format import load_bench
 from medr2.images import load_image
 from medr2.imaging.degrade import ARTEFACT_LABELS as DEGRADE_LABELS
 from medr2.imaging.draw import CUE_COLOR_FAR, CUE_PALETTE, colour_margin, image_colours
@@ -36,7 +37,6 @@ from medr2.perturb.facts import FACTS
 from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import PERTURBATIONS, load_perturbations
 from medr2.perturb.visual import EvidenceRemoval, lesion_contrast
-from medr2.records import Case, Item
 from medr2.tasks.vocab import builtin_for_region, conflicts, norm
 from tests.perturb_fixtures import build_fixture
 

@@ -72,8 +72,13 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # negation ending at ", so", "one ...; the other" no count, spelled-out sizes, a clause saying where a finding lies;
 # v8: a hedge opening a "with" clause hedges it, "maybe" and "I'd", a grade or side compared ("more than mild", "右>左":
 # both sides), a technique as the frame of a negation ("not visible on an AP"), a negation ending at "and the", a row
-# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only
-CHECKER_VERSION = "claims-v8"
+# label's gloss ("| Enhancing tumour (ET) |"), "bilateral" of a one-sided finding decided on complete lists only;
+# v9: a side comparison grading a "bilateral" names the larger side only, a side said right after another mention is
+# its ("an effusion on the right", "the heart is on the left"), a table cell of a row naming another finding is
+# that finding's, an unticked checklist box denies, a one-sided denial of the other side is no missed finding, a
+# focal-lesion word in the organ of the case's focal finding names it, "the radiograph shows the ankle" and
+# "normal macular OCT" as claims
+CHECKER_VERSION = "claims-v9"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
@@ -306,7 +311,8 @@ _NORMAL_STUDY = (
     r"\b(?:the |this )?(?:study|image|scan|radiograph|film|exam(?:ination)?|brain|chest|lungs|fundus|retina|"
     r"x-ray|ct|mri)\b(?: (?:itself|overall))? (?:is|are|appears?|looks?|seems?) (?:entirely |completely |grossly )?"
     r"(?:normal|unremarkable)\b" + _OF_A_MEASURE,
-    r"\bnormal (?:study|examination|exam|chest x-?ray|radiograph|scan|fundus|brain mri)\b",
+    r"\bnormal (?:[a-z]+[ -]){0,2}?(?:study|examination|exam|x-?ray|radiograph|scan|fundus|oct|ct|mri|mammogram|"
+    r"ultrasound|film)\b",
     r"\bno (?:significant |acute |obvious |focal |definite |visible |radiographic )*(?:abnormalit(?:y|ies)|"
     r"findings?|pathology)\b",
     r"\b(?:impression|diagnosis|conclusion|assessment)\**\s*[:：]\s*\**\s*(?P<m>normal|unremarkable)\b(?! \w)",
@@ -466,6 +472,9 @@ for _r, _ws in _REGION_WORDS.items():
     _zh_alts = [w for w in _ws if not w.isascii()]
     _STATIC.add("body_region", _r, (rf"\b(?:{_alts})(?=\s+{_IMAGING}\b)",
                                     rf"\b{_IMAGING}\s+of\s+the\s+(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
+                                    # "the radiograph shows the ankle": the region the image is said to show
+                                    rf"\b{_IMAGING}\s+(?:shows|showing|depicts|depicting|demonstrates)\s+(?:the\s+|an?\s+)?"
+                                    rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
                                     *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
@@ -917,19 +926,21 @@ def _near(text: str, lo: int, hi: int, patterns: Mapping[str, Sequence[str]]) ->
 
 def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], sentence: tuple[int, int], value: str,
                       truth: Truth, source: str, owned: Sequence[tuple[int, int]],
-                      generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None) -> list[Claim]:
+                      generic: bool = False, alone: bool = False, lead: tuple[int, int] | None = None,
+                      taken: Mapping[int, bool] | None = None) -> list[Claim]:
     """Laterality, count, size and descriptors (margin, shape, intensity, content, enhancement) said of a finding
     the case has (a generic "lesion": of any of its findings; the case's diagnosis: of all of them, what they
     are). ``owned``: spans of the other mentions of the sentence that take a side word of their own (anatomy,
     another decided finding); ``alone``: no other pathology is named in the sentence; ``lead``: the part of the
-    sentence before the clause where no pathology is named before this one."""
+    sentence before the clause where no pathology is named before this one; ``taken``: side words another mention
+    takes (:func:`_laterality_claims`)."""
     matching = list(truth.findings) if generic else [f for f in truth.findings if _matches(value, str(f["label"]))]
     if not matching and truth.diagnosis and not vocab.is_normal(truth.diagnosis) and _matches(value, truth.diagnosis):
         matching = list(truth.findings)  # "左侧脑膜瘤" of a meningioma case: the diagnosis is what its findings are
     if not matching:
         return []
     out: list[Claim] = []
-    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete))
+    out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete, taken))
     out.extend(_count_claims(text, s, e, clause, matching, source, generic))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
@@ -993,19 +1004,22 @@ def _patient_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> list[tup
 
 
 # the side a comparison is made against ("whiter than the left", "右>左"; :func:`_compared_sides`)
-_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞]\s*|多于|大于|重于|甚于|较)$",
-                            re.IGNORECASE)
+_COMPARED_SIDE = re.compile(r"(?:\bthan\s+(?:(?:on|in|at)\s+)?(?:the\s+)?|[>＞<＜]\s*|"
+                            r"多于|大于|重于|甚于|少于|小于|轻于|较)$", re.IGNORECASE)
 
 
 def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
                        source: str, owned: Sequence[tuple[int, int]], lead: tuple[int, int] | None = None,
-                       complete: bool = True) -> list[Claim]:
+                       complete: bool = True, taken: Mapping[int, bool] | None = None) -> list[Claim]:
     """Every side word of the clause said of the finding: the one nearest to the mention, and each other one
     that no other mention takes (a side word belongs to the next mention after it within a few words: "right"
     in "the right lung is clear" is the lung's, unless that anatomy leads straight into this finding, "right
     lung nodule"). Where the clause has none, the side words of ``lead`` (the sentence before it, naming no
     other pathology) that no mention takes: "左侧基底节区高密度影，考虑脑出血". "Bilateral" of a one-sided finding
-    is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled."""
+    is decided only on a complete finding list (``complete``): elsewhere the other side may hold one unlabelled.
+    ``taken``: starts of the side words said of a mention right before them (:func:`_sides_said_after`) -> whether
+    that is another mention (never this finding's side, nearest or not) or this one (always its side)."""
+    taken = taken or {}
     truth_sides = {str(f["attributes"].get("laterality") or "").lower() for f in matching} - {""}
     sides = _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))
     nearest: tuple[int, int, str] | None = None
@@ -1018,7 +1032,9 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
     compared = _compared_sides(text, sides)
     out = []
     for ss, se, side in sorted(set(sides)):
-        if (ss, se, side) != nearest and _side_owned(text, se, s, owned) or compared.get((ss, se)) == "":
+        mine = taken.get(ss)  # said right after this mention (False) or after another one (True)
+        if mine or compared.get((ss, se)) == "" or mine is None and (ss, se, side) != nearest and _side_owned(
+                text, se, s, owned):
             continue
         side = compared.get((ss, se), side)
         ok = side in truth_sides
@@ -1034,15 +1050,47 @@ def _laterality_claims(text: str, s: int, e: int, clause: tuple[int, int], match
 def _compared_sides(text: str, sides: Sequence[tuple[int, int, str]]) -> dict[tuple[int, int], str]:
     """The side words of a comparison of the two sides (:data:`_COMPARED_SIDE`): "the right base is whiter than the
     left", "右>左" state both sides, so each of the pair is said as ``bilateral``; the side compared against with
-    no other side before it ("larger than on the left") is no side of the finding (``""``)."""
+    no other side before it ("larger than on the left") is no side of the finding (``""``). A pair that grades a
+    "bilateral" said before it ("bilateral effusions, left greater than right", "双侧积液，右>左") says which side
+    is the larger: that side word is said as its own side, the other is no side (``""``): the "bilateral" is the
+    claim of both sides."""
     out: dict[tuple[int, int], str] = {}
     for a, b, side in sides:
         if _COMPARED_SIDE.search(text, max(0, a - 16), a) is None:
             continue
-        other = [t for t in sides if t[1] <= a and a - t[1] <= 60 and t[2] != side]
-        out[(a, b)] = "bilateral" if other else ""
-        if other:
-            out[max(other)[:2]] = "bilateral"
+        other = [t for t in sides if t[1] <= a and a - t[1] <= 60 and t[2] not in (side, "bilateral")]
+        if not other:
+            out[(a, b)] = ""
+            continue
+        first = max(other)
+        if any(t[2] == "bilateral" and t[1] <= first[0] for t in sides):
+            less = _LESSER.search(text, first[1], a) is not None
+            out[first[:2]], out[(a, b)] = ("", side) if less else (first[2], "")
+        else:
+            out[first[:2]] = out[(a, b)] = "bilateral"
+    return out
+
+
+_LESSER = re.compile(r"\b(?:less|smaller|fewer|milder|lower)\b|[<＜]|少于|小于|轻于", re.IGNORECASE)
+
+# a side said of a mention after it, as where it lies: "a pleural effusion on the right" (any pathology, decided or
+# not), "the heart is on the left" (anatomy, with a verb)
+_SAID_AFTER = {True: re.compile(r"[ \t]+(?:(?:is|are|was|were|lies|lie|sits|sit|seen|located|situated)[ \t]+)?"
+                                r"(?:on|in|at|to)[ \t]+the[ \t]+(?=(?:left|right)\b)", re.IGNORECASE),
+               False: re.compile(r"[ \t]+(?:is|are|was|were|lies|lie|sits|sit)[ \t]+(?:on|in|to)[ \t]+the[ \t]+"
+                                 r"(?=(?:left|right)\b)", re.IGNORECASE)}
+
+
+def _sides_said_after(text: str, mentions: Sequence[tuple[int, int, _Term]]) -> dict[int, tuple[int, int]]:
+    """Start of each side word said of the mention right before it (:data:`_SAID_AFTER`) -> that mention's span:
+    the side is that mention's, not a side of another finding of the sentence."""
+    out: dict[int, tuple[int, int]] = {}
+    for a, b, t in mentions:
+        pathology = t.kind in _PATHOLOGY_KINDS
+        if pathology or t.kind in ("organ", "body_region"):
+            m = _SAID_AFTER[pathology].match(text, b)
+            if m is not None:
+                out.setdefault(m.end(), (a, b))
     return out
 
 
@@ -1443,17 +1491,18 @@ def _cells(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     return out
 
 
-def _fields(text: str) -> list[tuple[str, int, int, int]]:
-    """``(key, value start, value end, separator)`` of every attribute field of a rationale: a key and its value
-    in one list item or table row ("- Side: right", "| Size | large |"), and a table's cells under a header
-    that names an attribute ("| Nodule | Side | Size |" over "| 2 | right | 8 mm |")."""
+def _fields(text: str) -> list[tuple[str, int, int, int, tuple[int, int]]]:
+    """``(key, value start, value end, separator, row)`` of every attribute field of a rationale: a key and its
+    value in one list item or table row ("- Side: right", "| Size | large |"; the row is the value), and a table's
+    cells under a header that names an attribute ("| Nodule | Side | Size |" over "| 2 | right | 8 mm |"; the row
+    is the table row, whose other cells may name what the cell is said of)."""
     out = []
     for m in _FIELD_ROW.finditer(text):
         table = m.group("tkey") is not None
         key = (m.group("tkey") if table else m.group("key")).strip().lower()
         if key in _FIELD_KEYS:
             lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
-            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep")))
+            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep"), (lo, hi)))
     for t in _TABLE.finditer(text):
         rows = [(a.start(), a.end()) for a in re.finditer(r"[^\n]+", text[t.start():t.end()])]
         rows = [(t.start() + a, t.start() + b) for a, b in rows]
@@ -1463,7 +1512,7 @@ def _fields(text: str) -> list[tuple[str, int, int, int]]:
         for lo, hi in rows[2:]:
             for key, (a, b) in zip(keys, _cells(text, lo, hi), strict=False):
                 if key in _FIELD_KEYS and b > a:
-                    out.append((key, a, b, a - 1))
+                    out.append((key, a, b, a - 1, (lo, hi)))
     return out
 
 
@@ -1477,13 +1526,18 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
     asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
     generic = any(c.value == "lesion" for c in asserted)
-    matching = [f for f in truth.findings if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
+    all_matching = [f for f in truth.findings
+                    if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
     if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
-        matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
+        all_matching = list(truth.findings)  # no finding named at all: the fields describe the case's one finding
     out: list[Claim] = []
-    for key, lo, hi, sep in _fields(text):
+    for key, lo, hi, sep, row in _fields(text):
         what = _FIELD_KEYS[key]
-        if not matching or any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+        if any(lo <= a < hi and t.kind in _PATHOLOGY_KINDS for a, _, t in mentions):
+            continue
+        of_row = _row_findings(row, (lo, hi), mentions, truth)
+        matching = all_matching if of_row is None else of_row
+        if not matching:
             continue
         if what == "laterality":
             out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, (),
@@ -1505,6 +1559,20 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
             for f in matching[:1]:
                 out.extend(_severity_claims(text, (lo, hi), truth, source, (hi, hi, str(f["label"])), field=True))
     return out
+
+
+def _row_findings(row: tuple[int, int], cell: tuple[int, int], mentions: Sequence[tuple[int, int, _Term]],
+                  truth: Truth) -> list[Mapping[str, Any]] | None:
+    """The case's findings a table row's cell is said of where another cell of its row names a finding ("| Hydrocephalus
+    | bilateral |" under "| Finding | Side |"): those its mentions match (none for a finding the case lacks: its
+    side is no side of the case's findings); ``None`` where the row names none (the rationale's findings)."""
+    named = [t for a, _, t in mentions if row[0] <= a < row[1] and not cell[0] <= a < cell[1]
+             and t.kind in _PATHOLOGY_KINDS]
+    if not named:
+        return None
+    if any(t.kind == "generic" for t in named):
+        return list(truth.findings)
+    return [f for f in truth.findings if any(_matches(t.value, str(f["label"])) for t in named)]
 
 
 def _site_claims(text: str, lo: int, hi: int, said: Sequence[tuple[int, int]], matching: Sequence[Mapping[str, Any]],
@@ -1548,6 +1616,88 @@ def _technique_framed(text: str, s: int, e: int) -> bool:
     return _found(_FRAME_BEFORE, text[max(0, s - 12):s]) or _FRAME_AFTER.match(text, e) is not None
 
 
+_FOCAL = "nodule/mass"  # the vocabulary's focal-lesion words ("nodule", "mass", "结节", "肿块", "占位")
+
+
+def _names_case_lesion(text: str, sentence: tuple[int, int], value: str, mentions: Sequence[tuple[int, int, _Term]],
+                       truth: Truth) -> bool:
+    """Whether a focal-lesion word (:data:`_FOCAL` or a sub-type of it) names the case's focal finding of another
+    kind in the organ where it lies ("肝右叶见一低回声结节" or "a solid mass in the liver" of a liver cyst): the
+    sentence names that organ and no finding of the case (a nodule beside a mass stays two findings). It is read
+    as the generic "lesion" there (its descriptors are what is said of the case's finding); anywhere else it
+    stays the finding it names."""
+    if relation(value, _FOCAL) not in ("same", "child") or any(
+            _matches(t.value, str(f["label"])) for a, _, t in mentions if sentence[0] <= a < sentence[1]
+            and t.kind in _PATHOLOGY_KINDS for f in truth.findings):
+        return False  # it is a finding of the case, or the sentence names the case's finding itself
+    organs = [clinical.concept_of(t.value, ("organ", "body_region")) for a, _, t in mentions
+              if sentence[0] <= a < sentence[1] and t.kind == "organ"]
+    sites = [x for f in truth.findings if relation(str(f["label"]), _FOCAL) == "unrelated"
+             for x in _finding_sites(str(f["label"]), f["attributes"], truth)]
+    v = clinical.vocabulary()
+    return any(o is not None and (x.id == o.id or v.part_of(o.label, x.label)) for o in organs for x in sites)
+
+
+def _denied_elsewhere(text: str, clause: tuple[int, int], value: str, truth: Truth) -> bool:
+    """Whether a denial of a finding the case has is said of one side only, where the case has none of it ("no
+    right-sided nodules" of left nodules; as :func:`medr2.vocab.context.stated_absent` reads a side in a negated
+    clause as a partial denial): every finding of that label lies on a known side the clause does not name."""
+    said = {side for _, _, side in _patient_sides(text, _near(text, clause[0], clause[1], _LATERALITY))}
+    sides = [str(f["attributes"].get("laterality") or "").lower() for f in truth.findings
+             if _matches(value, str(f["label"]))]
+    return bool(said) and bool(sides) and "bilateral" not in said and all(
+        side in ("left", "right") and side not in said for side in sides)
+
+
+@functools.lru_cache(maxsize=4)
+def _sided_regions(generation: tuple[object, ...]) -> re.Pattern[str]:
+    """Per vocabulary generation: a side word before a spelling of a body region that has a side (``@ laterality``
+    in concepts.txt: a limb or a part of one, the breast, the eye): "the right wrist", "left breast", "右侧乳腺"."""
+    en: list[str] = []
+    zh: list[str] = []
+    for c in clinical.vocabulary():
+        if c.kind == "body_region" and "laterality" in c.attributes:
+            en.extend(t for t in c.terms if t.isascii() and len(t) > 2)
+            zh.extend(t for t in c.terms if not t.isascii())
+    alt_en = "|".join(r"[\s-]+".join(re.escape(w) for w in t.split()) for t in sorted(set(en), key=lambda t: -len(t)))
+    alt_zh = "|".join(re.escape(t) for t in sorted(set(zh), key=lambda t: -len(t)))
+    forms = [rf"(?<![A-Za-z])(?P<side>left|right)[\s-]+(?:sided[\s-]+)?(?P<r>{alt_en})(?![A-Za-z])"] if alt_en else []
+    forms += [rf"(?P<zside>[左右])侧?(?P<zr>{alt_zh})"] if alt_zh else []
+    return re.compile("|".join(forms) or r"(?!)", re.IGNORECASE)
+
+
+def _study_side_claims(text: str, truth: Truth, said: Sequence[Claim], clauses: Sequence[tuple[int, int]],
+                       source: str) -> list[Claim]:
+    """The side of the imaged region said of the image ("so this is the right wrist", "the left breast" of a
+    mammogram): a region with a side (:func:`_sided_regions`) that is the case's region, a part or a whole of it, is
+    imaged on one side, the side of the case's findings: supported where a finding lies on it (or both), contradicted
+    where every finding lies on a known other side; no claim on a case without sided findings, in a clause that
+    denies, hedges or is not about the image, or where a finding already takes the side word."""
+    actual = _region(truth.body_region)
+    sides = {str(f["attributes"].get("laterality") or "").lower() for f in truth.findings}
+    if actual is None or not truth.findings or "" in sides:
+        return []
+    v = clinical.vocabulary()
+    starts = [a for a, _ in clauses]
+    taken = {(c.start, c.end) for c in said if c.kind == "laterality"}
+    out = []
+    for m in _sided_regions(clinical.generation()).finditer(text):
+        side_group = "side" if m.group("side") else "zside"
+        ss, se = m.span(side_group)
+        region = clinical.concept_of(m.group("r") or m.group("zr"), ("body_region",))
+        clause = _span_at(clauses, starts, ss) or (0, len(text))
+        ctext = text[clause[0]:clause[1]]
+        if region is None or (ss, se) in taken or not _patient_sides(text, [(ss, se, "")]) or not (
+                region.label == actual or v.part_of(region.label, actual) or v.part_of(actual, region.label)) \
+                or _negated(text, clause, ss, m.end()) or _uncertain(ctext, False) or _found(_NOT_ABOUT_IMAGE, ctext):
+            continue
+        side = _SIDE_WORDS.get(m.group(side_group).lower(), m.group(side_group).lower())
+        ok = side in sides or "bilateral" in sides
+        out.append(Claim("laterality", side, text[ss:se], ss, se, source, False, False,
+                         "supported" if ok else "contradicted", "" if ok else "wrong_side"))
+    return out
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -1558,11 +1708,14 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     severity_done: set[tuple[int, int]] = set()
     mentions = _mentions(text, truth)
     owners = _side_owners(mentions, truth)
+    said_after = _sides_said_after(text, mentions)
     for s, e, term in mentions:
         if term.kind == "organ_state":
             term = _organ_state_term(text, s, e, term)
         clause = _span_at(clauses, clause_starts, s) or (0, len(text))
         sentence = _span_at(sentences, sentence_starts, s) or clause
+        if term.kind == "finding" and _names_case_lesion(text, sentence, term.value, mentions, truth):
+            term = _Term("generic", term.value, term.pattern)
         whole = text[sentence[0]:sentence[1]]
         answered = _answer(text, sentence, s, e, term.kind in _PATHOLOGY_KINDS)
         answer = answered[0] if answered is not None else None
@@ -1611,6 +1764,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             verdict, note = _decide_region(region, side, truth)
         else:
             verdict, note = _decide(term.kind, term.value, denied, truth)
+        if note == "missed_finding" and term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth):
+            verdict, note = ("supported", "") if truth.findings_complete else ("unverifiable", "absence not stated")
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
             owned = [(a, b) for a, b in owners if sentence[0] <= a < sentence[1] and (a, b) != (s, e)]
@@ -1624,13 +1779,15 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             said_at = clause if located is None or not _LOCATED.match(text, *located) else (clause[0], located[1])
             out.extend(_attribute_claims(text, s, e, said_at, (sentence[0], cut),
                                          term.value, truth, source, owned, generic=term.kind == "generic",
-                                         alone=alone, lead=(sentence[0], clause[0]) if first else None))
+                                         alone=alone, lead=(sentence[0], clause[0]) if first else None,
+                                         taken={a: by != (s, e) for a, by in said_after.items()}))
             out.extend(c for c in _severity_claims(text, clause, truth, source, (s, e, term.value))
                        if (c.start, c.end) not in {(o.start, o.end) for o in out if o.kind == "severity"})
         if term.kind in ("finding", "diagnosis", "generic", "normal") and clause not in severity_done \
                 and not denied and verdict != "contradicted":
             severity_done.add(clause)
             out.extend(_severity_claims(text, clause, truth, source))
+    out.extend(_study_side_claims(text, truth, out, clauses, source))
     fields = _field_claims(text, mentions, out, truth, source)
     decided = {(c.start, c.end, c.kind) for c in fields if c.verdict != "unverifiable"}
     out = [c for c in out if c.verdict != "unverifiable" or (c.start, c.end, c.kind) not in decided] + fields

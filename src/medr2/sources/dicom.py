@@ -173,8 +173,15 @@ def read_checked(path: Path) -> Any:
         raise BadInput(f"cannot read DICOM: {e}", field="file") from e
 
 
+# a slice whose normal lies further than this from every patient axis is "oblique", not the nearest axis plane
+# (a shoulder MR 35 degrees off sagittal): "sagittal" and "oblique" are never both true of one image
+OBLIQUE_DEGREES = 20.0
+
+
 def plane_from_orientation(iop: Any) -> str | None:
-    """Plane from ImageOrientationPatient (row and column direction cosines) via the slice normal."""
+    """Plane from ImageOrientationPatient (row and column direction cosines) via the slice normal: the axis plane
+    the normal lies along, or "oblique" when it lies more than :data:`OBLIQUE_DEGREES` from every axis. The one
+    reading of the tag, for the DICOM reader and the sample's DICOM backgrounds alike."""
     try:
         v = np.asarray([float(x) for x in iop], dtype=float)
     except (TypeError, ValueError):
@@ -182,9 +189,13 @@ def plane_from_orientation(iop: Any) -> str | None:
     if v.shape != (6,) or not np.isfinite(v).all():
         return None
     normal = np.cross(v[:3], v[3:])
-    if np.linalg.norm(normal) < 1e-6:
+    length = float(np.linalg.norm(normal))
+    if length < 1e-6:
         return None
-    return AXIS_PLANES[int(np.argmax(np.abs(normal)))]
+    along = np.abs(normal) / length
+    if float(along.max()) < np.cos(np.radians(OBLIQUE_DEGREES)):
+        return "oblique"
+    return AXIS_PLANES[int(np.argmax(along))]
 
 
 def _frame_group(ds: Any, frame: int, seq: str) -> Any:

@@ -119,7 +119,8 @@ def _prior(case: Case, ctx: TaskContext) -> Resolved:
     "Looking at the prior and the current study, what has happened to the {x}?",
     "Relative to the prior examination, the {x} is now:",
     "How does the {x} on the current image compare with the prior study?",
-], chain=0, risk="high", requires=("has_prior", "evidence_readable"))  # 0: a case with a prior is read against it first
+    # chain 0: a case with a prior is read against it first; "the {x}" names the case's one lesion of that label
+], chain=0, risk="high", requires=("has_prior", "one_lesion", "readable", "evidence_readable"))
 def change(case: Case, ctx: TaskContext) -> list[Draft]:
     """New / resolved / unchanged / worse for one finding label of either study, from both studies' labels (an
     absence only from a study whose labels the source declares complete; :func:`finding_change`).
@@ -168,7 +169,7 @@ def _two_views(case: Case, ctx: TaskContext) -> tuple[Resolved, str]:
     "Which view shows the {x}?",
     "The {x} is visible on which view of this study?",
     "Looking at both views, where can the {x} be seen?",
-], chain=11, risk="medium", requires=("findings_complete", "has_views", "evidence_readable"))
+], chain=11, risk="medium", requires=("findings_complete", "has_views", "readable", "evidence_readable"))
 def view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     """The view (or both) on which a finding label is seen, from each view's own labels (both declared complete):
     a finding seen on one view only is one a single-view reading misses (``meta.needs_both_views``)."""
@@ -210,7 +211,7 @@ def _told_apart(own: str, seqs: list[Resolved]) -> list[Resolved]:
     ("t1", "Considering both views, is there {x}?", False),
     ("t2", "Reading the two views together, does this study show {x}?", False),
     ("t3", "Taking both views into account, can {x} be seen?", True),
-], chain=12, risk="high", requires=("findings_complete", "has_views", "evidence_readable"))
+], chain=12, risk="high", requires=("findings_complete", "has_views", "readable", "evidence_readable"))
 def two_view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     """A finding the current view does not show and the other view does (a single-view reading misses it): "yes";
     its twin names a finding absent from both views (both declared complete): "no"."""

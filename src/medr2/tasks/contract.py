@@ -320,6 +320,37 @@ register_requirement(Requirement(
     "least 0.5, or no degradation)", evidence_readable, EVIDENCE_LOST))
 
 
+NOT_READABLE = "the source grades the image's quality reject (non-diagnostic): its content cannot be read"
+
+
+def readable(case: Case) -> bool:
+    """Whether the image's content can be read: the quality its source states (``Case.quality``) is not "reject"
+    (a non-diagnostic image; the sample grades its own degradation so). An image of unstated quality is readable:
+    a dataset that does not grade its images has published them as readable. The clause of every task that asks
+    what the image shows (orientation, anatomy, boxes, counts, findings, diagnosis, report); a question about the
+    acquisition (modality, plane, sequence, region) or the quality itself (quality, artefact) stays answerable on a
+    non-diagnostic image and does not declare it."""
+    return not (case.quality and vocab.same(case.quality, "reject"))
+
+
+def report_grounded(case: Case) -> bool:
+    """Whether the case's reference report states only what its labels back: a report its source did not compose
+    (a reader's own report: ``"report"`` not in ``Case.synthetic_fields``), or one composed from the labels where
+    the stage-4 clauses of what it states hold (:func:`one_lesion`: the diagnosis and "single focus" name the
+    image's only lesion; :func:`normality_known`: "no abnormality" needs complete finding labels)."""
+    return "report" not in case.synthetic_fields or (one_lesion(case) and normality_known(case))
+
+
+for _req in (
+    Requirement("readable", "an image its source does not grade reject (non-diagnostic)", readable, NOT_READABLE),
+    Requirement("report_grounded", "a reference report written by a reader of the image, or one composed from the "
+                "labels where they back what it states (one lesion per image or complete finding labels, and a "
+                "known normal state: the clauses of s4.diagnosis and s3.abnormal)", report_grounded,
+                "composed reference report would state a diagnosis or normality the labels do not back"),
+):
+    register_requirement(_req)
+
+
 def unmet(requires: tuple[str, ...], case: Case) -> Requirement | None:
     """The first requirement of ``requires`` that ``case`` does not meet, or None."""
     for req_id in requires:

@@ -86,7 +86,7 @@ def region(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: the image is {claim}.", False),
     ("t3", "Would you say the image is {claim}?", True),
-], chain=7, risk="high", requires=("lateralising",))
+], chain=7, risk="high", requires=("lateralising", "readable"))
 def orientation(case: Case, ctx: TaskContext) -> list[Draft]:
     if case.flipped is None:
         raise Skip("no flip flag")

@@ -35,7 +35,7 @@ def _all_names(case: Case) -> list[str]:
     "What is the principal anatomical structure shown?",
     "Which structure occupies most of this image?",
     "Name the dominant organ visible in the image.",
-], chain=1, risk="low")
+], chain=1, risk="low", requires=("readable",))
 def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     organs = _organs(case)
     if not organs:
@@ -51,7 +51,7 @@ def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Is the {x} visible in this image?", False),
     ("t2", "Can you see the {x} in this image?", False),
     ("t3", "Does this image include the {x}?", True),
-], chain=8, risk="low", requires=("structures_complete",))
+], chain=8, risk="low", requires=("structures_complete", "readable"))
 def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     present = [s.name for s in case.structures if s.kind in ("organ", "region")]
     if not present:
@@ -67,7 +67,7 @@ def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     "Locate the {x}: give its bounding box.",
     "Where is the {x}? Answer with a box.",
     "Give the box that encloses the {x} in this image.",
-], chain=2, risk="low")
+], chain=2, risk="low", requires=("readable",))
 def organ_box(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(_organs(case))
     if not cands:
@@ -83,11 +83,15 @@ def organ_box(case: Case, ctx: TaskContext) -> list[Draft]:
     "Name the anatomical structure inside the marked region.",
     "What is the structure highlighted by the drawn outline?",
     "The marked region corresponds to which structure?",
-], cue=True, chain=3, risk="low")
+], cue=True, chain=3, risk="low", requires=("readable",))
 def cued_structure(case: Case, ctx: TaskContext) -> list[Draft]:
-    cands = unique_by_name(_organs(case))
+    """Name the outlined organ. A region mask (``Structure.kind`` "region": a body, field-of-view or compartment
+    threshold such as "body", "intracranial space", "shoulder soft tissue") is never the outline: it encloses the
+    organs of its region the options name (the humerus and the deltoid inside a shoulder's body mask), so every
+    option would be true of part of the outlined area."""
+    cands = unique_by_name([s for s in _organs(case) if s.kind != "region"])
     if not cands:
-        raise Skip("no uniquely named organ structure")
+        raise Skip("no uniquely named organ to outline (a region mask encloses the structures the options name)")
     s = pick(ctx, cands)
     d = mcq(spec_of("s2.cued_structure"), ctx, s.name,
             ctx.pools.distractors("organ", case, _all_names(case), 3, ctx.rng))
@@ -115,7 +119,7 @@ def _relation(a: Structure, b: Structure) -> str | None:
     "As displayed, the {x} lies in which direction from the {y}?",
     "Describe the position of the {x} with respect to the {y} in this image.",
     "Looking at the image as shown, where is the {x} compared with the {y}?",
-], chain=6)
+], chain=6, requires=("readable",))
 def relative_position(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(list(case.structures))
     pairs = [(a, b, r) for a in cands for b in cands if a is not b and (r := _relation(a, b))]
@@ -133,7 +137,7 @@ def relative_position(case: Case, ctx: TaskContext) -> list[Draft]:
     "What is the number of {x} in this image?",
     "How many separate {x} can be counted here?",
 ], balanced="answer letter, as far as ordered bins allow", chain=5, risk="low",
-    requires=("structures_complete",))
+    requires=("structures_complete", "readable"))
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     names = sorted({s.name for s in case.structures if s.kind == "instance"})
     if not names:
@@ -152,7 +156,7 @@ def _plural(name: str) -> str:
     "Comparing the {x} and the {y}, which covers the larger area here?",
     "In this image, is the {x} or the {y} bigger?",
     "Which of the two structures, {x} or {y}, is larger as shown?",
-], chain=7, risk="low")
+], chain=7, risk="low", requires=("readable",))
 def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(list(case.structures))
     pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]
@@ -172,7 +176,7 @@ def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
     "Name the landmark indicated by the drawn marker.",
     "What landmark does the marker point to?",
     "The marked point corresponds to which landmark?",
-], cue=True, chain=4, risk="low")
+], cue=True, chain=4, risk="low", requires=("readable",))
 def landmark(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name([s for s in case.structures if s.kind == "landmark"])
     if not cands:

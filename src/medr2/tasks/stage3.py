@@ -34,7 +34,7 @@ def _labels(case: Case) -> list[str]:
     ("t1", "Is this image {claim}?", False),
     ("t2", "Answer yes or no: this image is {claim}.", False),
     ("t3", "Would you describe this image as {claim}?", True),
-], chain=8, risk="high", requires=("normality_known", "evidence_readable"))
+], chain=8, risk="high", requires=("normality_known", "readable", "evidence_readable"))
 def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     state = abnormal_state(case)
     if state is None:
@@ -50,7 +50,7 @@ def abnormal(case: Case, ctx: TaskContext) -> list[Draft]:
     "What abnormality can be seen here?",
     "Which of these findings does the image show?",
     "Identify the finding visible in this image.",
-], chain=2, risk="high", requires=("findings_complete", "evidence_readable"))
+], chain=2, risk="high", requires=("findings_complete", "readable", "evidence_readable"))
 def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -63,7 +63,7 @@ def finding_type(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image show {a_f}?", False),
     ("t2", "Does this image contain {a_f}?", False),
     ("t3", "Can {a_f} be seen in this image?", True),
-], chain=9, risk="high", requires=("absence_stated", "evidence_readable"))
+], chain=9, risk="high", requires=("absence_stated", "readable", "evidence_readable"))
 def absent_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     spec = spec_of("s3.absent_finding")
     # the "no" names a label the truth states absent (medr2.tasks.contract.states_absent): a negative label of the
@@ -89,7 +89,7 @@ def _np(label: str) -> dict[str, str]:
     "Locate the {f} and give its bounding box.",
     "Where is the {f}? Answer with a box.",
     "Give the box that encloses the {f} in this image.",
-], chain=1, requires=("evidence_readable",))
+], chain=1, requires=("one_lesion", "readable", "evidence_readable"))
 def lesion_box(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -123,7 +123,7 @@ def _describe(label: str, attrs: dict[str, Any]) -> str:
     "What does the outlined region show?",
     "Choose the description of the finding inside the marked area.",
     "The region marked on the image is best described as which of the following?",
-], cue=True, chain=3, requires=("evidence_readable",))
+], cue=True, chain=3, requires=("readable", "evidence_readable"))
 def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -160,7 +160,7 @@ QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") f
     "What is the location of the {f}?",
     "{in_which} {be} the {f} found?",
     "Give the location of the {f}.",
-], chain=4, risk="high", requires=("evidence_readable",))
+], chain=4, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
 def location(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -205,7 +205,7 @@ def location(case: Case, ctx: TaskContext) -> list[Draft]:
     "What is the number of distinct lesions shown?",
     "How many separate abnormal lesions can be seen?",
 ], balanced="answer letter, as far as ordered bins allow", chain=7,
-    requires=("findings_complete", "evidence_readable"))
+    requires=("findings_complete", "readable", "evidence_readable"))
 def count(case: Case, ctx: TaskContext) -> list[Draft]:
     if any(f.attributes.get("focal") is False for f in case.findings):
         raise Skip("a finding that is not a countable lesion (attributes.focal false)")
@@ -218,7 +218,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
     "Estimate the size of the {f}.",
     "Which size range fits the {f}?",
 ], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped", chain=6,
-    requires=("evidence_readable",))
+    requires=("one_lesion", "readable", "evidence_readable"))
 def size(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -242,7 +242,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     "Describe the {attr} of the {f}.",
     "Which term best describes the {attr} of the {f}?",
     "How would you characterise the {attr} of the {f}?",
-], chain=5, requires=("evidence_readable",))
+], chain=5, requires=("one_lesion", "readable", "evidence_readable"))
 def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = [(f, a) for f in unique_findings(case) for a in ATTRIBUTES
              if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]

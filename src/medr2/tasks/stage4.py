@@ -20,7 +20,7 @@ def _diagnoses(case: Case) -> list[str]:
     "Based on this image, which diagnosis fits best?",
     "Which diagnosis does this image support?",
     "Give the most probable diagnosis for this image.",
-], chain=1, risk="high", requires=("one_lesion", "evidence_readable"))
+], chain=1, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
 def diagnosis(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     return [mcq(spec_of("s4.diagnosis"), ctx, dx, ctx.pools.distractors("diagnosis", case, [dx], 3, ctx.rng))]
@@ -35,10 +35,10 @@ def _severity_scale(case: Case, ctx: TaskContext) -> list[str]:
 @task("s4.severity", 4, "mcq", "severity / grade", "grade", [
     "How severe is the condition shown?",
     "What grade of severity does this image show?",
-    "Grade the severity of the abnormality.",
+    "Grade the severity of the condition shown.",
     "Which severity grade applies to this case?",
 ], balanced="answer letter, as far as the ordinal scale allows", chain=4,
-    requires=("severity_graded", "evidence_readable"))
+    requires=("severity_graded", "readable", "evidence_readable"))
 def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     grade = needs(case.severity, "severity grade")
     scale = _severity_scale(case, ctx)
@@ -53,7 +53,7 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     "{Does} {this_lesion} appear benign or malignant?",
     "Classify {the_lesion} as benign or malignant.",
     "What is the likely nature of {the_lesion}: benign or malignant?",
-], chain=3, risk="high", requires=("one_lesion", "evidence_readable"))
+], chain=3, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:
@@ -67,7 +67,7 @@ def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     "Among these similar-looking conditions, which one is shown?",
     "Choose the correct diagnosis from this differential.",
     "Which entity in this differential diagnosis best fits the image?",
-], chain=2, risk="high", requires=("one_lesion", "discriminable", "evidence_readable"))
+], chain=2, risk="high", requires=("one_lesion", "discriminable", "readable", "evidence_readable"))
 def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     """The diagnosis among the near-misses the source declares its image tells apart (``discriminable``):
     those on the case's mimic list first, then the others; a mimic the image cannot rule out is never offered
@@ -87,7 +87,7 @@ def differential(case: Case, ctx: TaskContext) -> list[Draft]:
     ("t1", "Does this image support a diagnosis of {d}?", False),
     ("t2", "Is a diagnosis of {d} consistent with what this image shows?", False),
     ("t3", "Would the findings in this image support a diagnosis of {d}?", True),
-], chain=5, risk="high", requires=("one_lesion", "evidence_readable"))
+], chain=5, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
 def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     dx = needs(case.diagnosis, "diagnosis")
     if vocab.is_normal(dx):  # "a diagnosis of no abnormality" is no diagnosis (and a double negative)
@@ -110,7 +110,7 @@ def evidence_support(case: Case, ctx: TaskContext) -> list[Draft]:
     "Mark every finding visible in this image.",
     "Pick each finding present in the image (one or more).",
 ], balanced="number of true options varies; option order seeded", chain=6, risk="high",
-    requires=("findings_complete", "evidence_readable"))
+    requires=("findings_complete", "readable", "evidence_readable"))
 def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     if not case.findings:
         raise Skip("no findings")
@@ -124,12 +124,14 @@ def multilabel(case: Case, ctx: TaskContext) -> list[Draft]:
     return [Draft(spec.id, "multi", t.text, t.id, correct=true, distractors=wrong)]
 
 
+# the question only; what to write (findings, then impression) is the text form's one instruction
+# (medr2.run.prompts.REPORT_INSTRUCTION), never said a second time here
 @task("s4.report", 4, "text", "findings and impression", "report", [
-    "Write the findings and impression for this image.",
-    "Write a short radiology-style report (findings and impression) for this image.",
-    "Describe the findings and give your impression.",
-    "Report this image: findings first, then impression.",
-], balanced="nothing (free text)", chain=7, risk="high", requires=("evidence_readable",))
+    "What does this image show?",
+    "What do you see in this image?",
+    "How would you read this image?",
+    "What is your reading of this image?",
+], balanced="nothing (free text)", chain=7, risk="high", requires=("report_grounded", "readable", "evidence_readable"))
 def report(case: Case, ctx: TaskContext) -> list[Draft]:
     text = needs(case.report, "report")
     if not text.strip():

@@ -9,9 +9,9 @@ own over the clinical vocabulary (:mod:`medr2.vocab`):
   "however", "although", "with", "without", ", and" or a plan ("recommend ...") end it (ConText's termination
   terms); a weak hedge after a relative clause or an appended alternative (:data:`HEDGE_BREAK`) no longer governs it;
 * **negated** (:func:`negated`): a pre-negation trigger (:data:`NEG_BEFORE`: "no", "without", "absence of",
-  "negative for", "ruled out", "未见", "无", ...) before the mention in its clause, its scope ending at a conclusion
-  drawn from it (", so ..."), or a post-negation trigger (:data:`NEG_AFTER`: "is not seen", "absent", ": none",
-  "不明显", ...) after it;
+  "negative for", "ruled out", "未见", "无", a checklist box left unticked "- [ ] X", ...) before the mention in
+  its clause, its scope ending at a conclusion drawn from it (", so ..."), or a post-negation trigger
+  (:data:`NEG_AFTER`: "is not seen", "absent", ": none", "不明显", ...) after it;
 * **uncertain** (:func:`uncertain`): a weak hedge in the scope ("possible", "may", "or", "可能") of a mention that
   is not negated, or "cannot be excluded" (:data:`CANNOT_EXCLUDE`) whether negated or not: neither asserted nor
   denied; a strong hedge ("likely", "consistent with", "考虑": :data:`STRONG_HEDGE`) still asserts;
@@ -60,7 +60,9 @@ NEG_BEFORE = re.compile(
     r"(?:\bno\b(?!\s*[,!:])|\bnot\b|\bnor\b|\bneither\b|\bwithout\b|\babsence of\b|\bnegative for\b|"
     r"\bfree of\b|\bruled? out\b|\bexclud\w*\b|\bunlikely\b|\bless likely\b|\brather than\b|\binstead of\b|"
     r"\bargues? against\b|\bnot consistent with\b|\bnever\b|\bisn'?t\b|\baren'?t\b|\bdoesn'?t\b|\bdon'?t\b|"
-    r"\bcannot see\b|\bnone\b)" + NEG_SCOPE + r"|\babsent\s+$"
+    r"\bcannot see\b|\bnone\b"
+    # a checklist box left unticked ("- [ ] Mass", "☐ 出血"): the item is not there
+    r"|^[ \t]*(?:[-*+][ \t]+)?(?:\[[ \t]\]|☐))" + NEG_SCOPE + r"|\babsent\s+$"
     # the alternative a judgement is preferred over: "meningioma over glioma", "考虑脑膜瘤而非胶质瘤"
     r"|\b(?:favou?r\w*|prefer\w*|\w+oma|\w+itis|\w+osis)\b[^.;:：]{0,60}\bover\s+(?:an?\s+)?$"
     r"|(?:未见|未发现|未显示|没有|无明显|无(?!回声)|不伴|排除|不支持|不是|而非|而不是)[^，,。；;:：]{0,4}$",

@@ -109,15 +109,13 @@ def _spacing(ds: Any) -> float:
     return mm
 
 
-def plane_from_iop(ds: Any) -> tuple[str | None, bool]:
-    """Plane from ImageOrientationPatient (normal's dominant axis) and whether it is oblique."""
+def plane_of(ds: Any) -> str | None:
+    """The plane the file's own ImageOrientationPatient gives (:func:`medr2.sources.dicom.plane_from_orientation`:
+    "oblique" far off every axis), None without the tag."""
+    from medr2.sources.dicom import plane_from_orientation
+
     iop = ds.get("ImageOrientationPatient")
-    if iop is None or len(iop) != 6:
-        return None, False
-    r, c = np.array(iop[:3], float), np.array(iop[3:], float)
-    n = np.abs(np.cross(r, c))
-    planes = ("sagittal", "coronal", "axial")
-    return planes[int(np.argmax(n))], bool(n.max() < 0.95)
+    return plane_from_orientation(iop) if iop is not None else None
 
 
 def _tags_meta(ds: Any) -> dict[str, Any]:
@@ -217,12 +215,12 @@ def _shoulder_mr(path: str) -> Background:
     img = window(vals, c, w)
     s = work_scale(*img.shape)
     img = resize_float(img, s)
-    plane, oblique = plane_from_iop(ds)
+    plane = plane_of(ds)
     body = _body_mask(img, 0.08)
     # ImagePositionPatient x < 0 (DICOM LPS: -x is patient right): a right shoulder
     side = "right" if float(ds.ImagePositionPatient[0]) < 0 else "left"
     kw = _common(ds, "MR2_UNCR.dcm", path)
-    kw["meta"].update(oblique=oblique, body_mask_method=DERIVED, side_method="ImagePositionPatient x sign")
+    kw["meta"].update(oblique=plane == "oblique", body_mask_method=DERIVED, side_method="ImagePositionPatient x sign")
     return Background(
         key="mr-shoulder", images={"default": img}, body_region="shoulder", plane=plane,
         sequence="T1-weighted" if "T1" in str(ds.get("ProtocolName", "")) else None,
@@ -252,7 +250,7 @@ def _head_ct(path: str) -> Background:
     brain = ndimage.binary_fill_holes(ndimage.binary_opening(brain, iterations=2))
     shape = images["brain window"].shape
     brain_w, skull_w = resize_mask(brain, shape), resize_mask(skull, shape)  # intracranial space, skull
-    plane, _ = plane_from_iop(ds)
+    plane = plane_of(ds)
     kw = _common(ds, "693_UNCR.dcm", path)
     kw["meta"].update(mask_method="HU thresholds (derived): skull > 300 HU, brain 0-80 HU inside skull",
                       dataset="CQ500 (qure.ai) head CT slice as shipped in pydicom-data",
@@ -274,7 +272,7 @@ def _abdomen_ct(path: str) -> Background:
     images = _ct_images(hu, ABDOMEN_WINDOWS, s)
     body = ndimage.binary_fill_holes(largest_component(ndimage.binary_opening(hu > -300, iterations=3)))
     shape = images["soft-tissue window"].shape
-    plane, _ = plane_from_iop(ds)
+    plane = plane_of(ds)
     kw = _common(ds, "explicit_VR-UN.dcm", path)
     kw["meta"].update(mask_method="HU thresholds (derived): body > -300 HU",
                       dataset="NIH Pancreas-CT (TCIA) slice as shipped in pydicom-data")
@@ -294,7 +292,7 @@ def _liver_mr(path: str) -> Background:
     img_w = resize_float(img, s)
     lesion = overlay_lesion(ds, img)
     body = _body_mask(img_w, 0.1)
-    plane, _ = plane_from_iop(ds)
+    plane = plane_of(ds)
     kw = _common(ds, "MR-SIEMENS-DICOM-WithOverlays.dcm", path)
     kw["meta"].update(finding_method="DICOM overlay 0x6000 (closed contour, filled)",
                       body_mask_method=DERIVED, findings_complete=False,

@@ -16,6 +16,13 @@ from scipy import ndimage
 SHAPES = ("round", "oval", "lobulated", "irregular", "spiculated")
 MARGINS = ("well-defined", "ill-defined", "spiculated")
 TEXTURES = ("homogeneous", "heterogeneous", "rim", "calcified")
+# the courses a lesion may take between a prior and a current study (issue 49): appeared, stayed, grew, went away
+COURSES = ("new", "unchanged", "grown", "resolved")
+EDGE_PX = 0.9  # the edge width (pixels) of a well-defined or spiculated margin: one antialiased pixel
+RIM_FROM = {"well-defined": 0.7, "ill-defined": 0.5}  # a rim lesion's wall: from this relative radius to its edge
+# (an ill-defined wall is thick: its blurred edges would otherwise leave no wall to see)
+RIM_WALL = -0.8  # the wall's signal, times the core's (of opposite sign: a bright wall round a dark core)
+HALO = 0.5  # the perilesional oedema round a rim lesion: its signal, times the contrast, of the core's sign
 
 
 @dataclass(frozen=True)
@@ -36,43 +43,58 @@ class LesionClass:
     color_name: str | None = None
     placement: str = "any"  # any / peripheral (touching the host's surface, measured from it, not the crop edge)
     compartment: str | None = None  # where the class lies when not inside a named structure ("extra-axial space")
+    # the courses this diagnosis takes between a prior and a current study without a change of treatment (issue
+    # 40: a glioblastoma does not resolve, a calcified granuloma does not appear or grow); the prior draws only
+    # these
+    courses: tuple[str, ...] = ("new", "unchanged", "grown")
+
+    def __post_init__(self) -> None:
+        unknown = set(self.courses) - set(COURSES)
+        if unknown or not set(self.courses) - {"resolved"}:
+            raise ValueError(f"lesion class {self.key}: courses must be of {COURSES} with one besides 'resolved', "
+                             f"not {self.courses}")
 
 
 FAMILIES: dict[str, tuple[LesionClass, ...]] = {
     "lung": (
         LesionClass("granuloma", "calcified nodule", "calcified granuloma", "benign", ("round",), "well-defined",
-                    "hyper", "calcified", (4, 9), (1, 2), 0.35, ("pulmonary hamartoma", "lung carcinoma")),
+                    "hyper", "calcified", (4, 9), (1, 2), 0.35, ("pulmonary hamartoma", "lung carcinoma"),
+                    courses=("unchanged",)),
         LesionClass("hamartoma", "lobulated nodule", "pulmonary hamartoma", "benign", ("lobulated",), "well-defined",
                     "hyper", "heterogeneous", (12, 25), (1, 1), 0.28,
-                    ("calcified granuloma", "carcinoid tumour", "lung carcinoma")),
+                    ("calcified granuloma", "carcinoid tumour", "lung carcinoma"), courses=("unchanged", "grown")),
         LesionClass("lung_carcinoma", "spiculated mass", "lung carcinoma", "malignant", ("spiculated", "irregular"),
                     "spiculated", "hyper", "heterogeneous", (18, 40), (1, 1), 0.3,
-                    ("pulmonary hamartoma", "organising pneumonia", "tuberculoma")),
+                    ("pulmonary hamartoma", "organising pneumonia", "tuberculoma"), courses=("new", "grown")),
         LesionClass("lung_metastases", "multiple nodules", "pulmonary metastases", "malignant", ("round",),
                     "well-defined", "hyper", "homogeneous", (6, 15), (2, 4), 0.28,
                     ("calcified granuloma", "septic emboli", "lung carcinoma")),
     ),
     "brain": (
         LesionClass("glioblastoma", "intra-axial mass", "glioblastoma", "malignant", ("irregular",), "ill-defined",
-                    "hypo", "rim", (25, 45), (1, 1), 0.3, ("brain abscess", "brain metastases", "cerebral lymphoma")),
+                    "hypo", "rim", (25, 45), (1, 1), 0.3, ("brain abscess", "brain metastases", "cerebral lymphoma"),
+                    courses=("new", "grown")),
         LesionClass("meningioma", "extra-axial mass", "meningioma", "benign", ("round", "oval"), "well-defined",
                     "hyper", "homogeneous", (15, 32), (1, 1), 0.25,
                     ("dural metastasis", "schwannoma", "glioblastoma"), placement="peripheral",
-                    compartment="extra-axial space"),
+                    compartment="extra-axial space", courses=("unchanged", "grown")),
         LesionClass("brain_metastases", "multiple ring lesions", "brain metastases", "malignant", ("round",),
                     "well-defined", "hypo", "rim", (7, 16), (2, 4), 0.3,
                     ("brain abscess", "demyelination", "glioblastoma")),
         LesionClass("abscess", "ring lesion", "brain abscess", "benign", ("round",), "well-defined", "hypo", "rim",
-                    (15, 28), (1, 1), 0.32, ("glioblastoma", "brain metastases", "tumefactive demyelination")),
+                    (15, 28), (1, 1), 0.32, ("glioblastoma", "brain metastases", "tumefactive demyelination"),
+                    courses=("new", "grown", "resolved")),
     ),
     "soft_tissue": (
         LesionClass("lipoma", "fatty mass", "lipoma", "benign", ("oval", "lobulated"), "well-defined", "hyper",
-                    "homogeneous", (20, 45), (1, 1), 0.35, ("well-differentiated liposarcoma", "haematoma")),
+                    "homogeneous", (20, 45), (1, 1), 0.35, ("well-differentiated liposarcoma", "haematoma"),
+                    courses=("unchanged", "grown")),
         LesionClass("sarcoma", "soft-tissue mass", "soft-tissue sarcoma", "malignant", ("irregular", "lobulated"),
                     "ill-defined", "hypo", "heterogeneous", (30, 60), (1, 1), 0.3,
-                    ("haematoma", "abscess", "lipoma")),
+                    ("haematoma", "abscess", "lipoma"), courses=("new", "grown")),
         LesionClass("ganglion", "cystic lesion", "ganglion cyst", "benign", ("round", "oval"), "well-defined", "hypo",
-                    "homogeneous", (8, 20), (1, 1), 0.3, ("synovial cyst", "soft-tissue sarcoma")),
+                    "homogeneous", (8, 20), (1, 1), 0.3, ("synovial cyst", "soft-tissue sarcoma"),
+                    courses=("new", "unchanged", "resolved")),
     ),
     "bone_scan": (
         LesionClass("bone_metastases", "multiple foci of increased uptake", "bone metastases", "malignant",
@@ -80,22 +102,26 @@ FAMILIES: dict[str, tuple[LesionClass, ...]] = {
                     ("multiple fractures", "degenerative joint disease")),
         LesionClass("fracture", "single focus of increased uptake", "fracture", "benign", ("oval",),
                     "well-defined", "hyper", "homogeneous", (10, 20), (1, 1), 0.45,
-                    ("solitary bone metastasis", "degenerative joint disease")),
+                    ("solitary bone metastasis", "degenerative joint disease"), courses=("new", "resolved")),
     ),
     "retina": (
         LesionClass("dr_haemorrhages", "dot-blot haemorrhages", "diabetic retinopathy", None, ("round",),
                     "well-defined", "hypo", "homogeneous", (0.15, 0.45), (3, 8), 0.8,
-                    ("hypertensive retinopathy", "retinal vein occlusion"), (0.45, 0.05, 0.03), "dark red"),
+                    ("hypertensive retinopathy", "retinal vein occlusion"), (0.45, 0.05, 0.03), "dark red",
+                    courses=("new", "unchanged", "resolved")),
         LesionClass("cotton_wool", "cotton-wool spots", "hypertensive retinopathy", None, ("irregular",),
                     "ill-defined", "hyper", "homogeneous", (0.4, 0.8), (2, 4), 0.75,
-                    ("diabetic retinopathy", "HIV retinopathy"), (0.93, 0.88, 0.78), "white"),
+                    ("diabetic retinopathy", "HIV retinopathy"), (0.93, 0.88, 0.78), "white",
+                    courses=("new", "resolved")),
         LesionClass("naevus", "pigmented choroidal lesion", "choroidal naevus", "benign", ("oval",),
                     "well-defined", "hypo", "homogeneous", (1.0, 2.2), (1, 1), 0.6,
-                    ("choroidal melanoma", "congenital hypertrophy of the RPE"), (0.35, 0.3, 0.28), "slate grey"),
+                    ("choroidal melanoma", "congenital hypertrophy of the RPE"), (0.35, 0.3, 0.28), "slate grey",
+                    courses=("unchanged",)),
         LesionClass("melanoma", "elevated pigmented mass", "choroidal melanoma", "malignant",
                     ("lobulated", "irregular"),
                     "ill-defined", "hypo", "heterogeneous", (2.5, 4.0), (1, 1), 0.7,
-                    ("choroidal naevus", "choroidal haemangioma"), (0.3, 0.22, 0.16), "brown"),
+                    ("choroidal naevus", "choroidal haemangioma"), (0.3, 0.22, 0.16), "brown",
+                    courses=("unchanged", "grown")),
     ),
 }
 
@@ -123,8 +149,9 @@ def intensity_word(cls: LesionClass, modality: str) -> str:
 def told_apart(a: LesionClass, b: LesionClass) -> bool:
     """Whether every rendering of ``a`` differs visibly from every rendering of ``b``: another texture,
     intensity, margin or colour, no shape in common, or lesion counts or size ranges that do not overlap. The
-    sample declares these classes' diagnoses discriminable (``meta["discriminable"]``); a mimic that is no
-    rendered class (or one rendered alike) is compatible with the image and never a wrong option.
+    sample declares these classes' diagnoses discriminable (``meta["discriminable"]``) unless the class lists one as
+    its mimic (the rendering is no clinical knowledge: a mimic is consistent with the image however it is drawn); a
+    mimic is compatible with the image and never a wrong option.
     (The generator has no clinical grade: the sample carries no severity.)"""
     return (a.texture != b.texture or a.intensity != b.intensity or a.margin != b.margin or a.color != b.color
             or not set(a.shapes) & set(b.shapes) or a.count[1] < b.count[0] or b.count[1] < a.count[0]
@@ -161,7 +188,12 @@ class Placed:
 
 def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: float, radius: float,
                modality: str, rng: np.random.Generator) -> np.ndarray:
-    """Render one lesion in place on ``img`` (float32 [0, 1]); return its bool mask."""
+    """Render one lesion in place on ``img`` (float32 [0, 1]); return its bool mask.
+
+    What the class's attributes key is what is drawn (issue 40): every edge of an ill-defined lesion, its wall's
+    inner edge included, is blurred over :func:`edge_width` pixels, a well-defined one's over one pixel; a rim
+    lesion's wall stands out from its core and from its surroundings, which carry a perilesional oedema of the
+    core's sign (:data:`HALO`) so that a wall drawn in tissue as bright as itself still shows as a ring."""
     h, w = img.shape[:2]
     ext = radius * 1.35 + 3
     x0, x1 = max(0, int(cx - ext)), min(w, int(cx + ext) + 1)
@@ -177,11 +209,12 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
     else:
         dist = np.hypot(dx, dy)
         limit = radius * radius_profile(shape, np.arctan2(dy, dx), rng).astype(np.float32)
-    width = 0.9 if cls.margin != "ill-defined" else max(1.0, 0.22 * radius)
+    width = edge_width(cls, radius)
     alpha = np.clip((limit - dist) / width + 0.5, 0.0, 1.0) if cls.margin != "ill-defined" else \
         1.0 / (1.0 + np.exp(-(limit - dist) / width))
     mask = alpha >= 0.5
-    tex = _texture(cls.texture, dist / np.maximum(limit, 1e-3), rng, mask.shape)
+    tex = _texture(cls.texture, dist / np.maximum(limit, 1e-3), rng, mask.shape, EDGE_PX / max(radius, 1.0),
+                   cls.margin == "ill-defined")
     region = img[y0:y1, x0:x1]
     sign = 1.0 if cls.intensity == "hyper" else -1.0
     if cls.color is not None:  # colour photograph: blend towards the lesion colour
@@ -193,7 +226,11 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
     else:
         ring = (dist > limit * 1.2) & (dist < limit * 1.35 + 2)
         base = float(region[ring].mean()) if ring.any() else float(region.mean())
-        target = base + sign * cls.contrast * tex
+        level = _rim_level(base, sign, cls.contrast) if cls.texture == "rim" else base
+        target = level + sign * cls.contrast * tex
+        if cls.texture == "rim":  # oedema round the wall, fading out by 1.3 radii (inside the placement margin)
+            halo = np.clip((limit * 1.3 + 2 - dist) / (limit * 0.3 + 2), 0.0, 1.0)
+            region += (sign * (HALO * cls.contrast + abs(base - level)) * halo).astype(np.float32)
         region[...] = region * (1 - alpha) + target * alpha
     np.clip(region, 0.0, 1.0, out=region)
     full = np.zeros((h, w), bool)
@@ -201,14 +238,34 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
     return full
 
 
-def _texture(kind: str, rel: np.ndarray, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+def _rim_level(base: float, sign: float, contrast: float) -> float:
+    """The signal a rim lesion is drawn about: the tissue's (``base``), moved just far enough that its wall
+    (:data:`RIM_WALL` times the contrast, of the other sign) stays inside [0, 1] (a bright wall in white matter
+    already at the top of the range would not show; the oedema round it is darkened by as much)."""
+    wall = -sign * abs(RIM_WALL) * contrast
+    return min(base, 1.0 - wall) if wall > 0 else max(base, -wall)
+
+
+def edge_width(cls: LesionClass, radius: float) -> float:
+    """The width (pixels) over which a lesion's edges are drawn: one pixel for a well-defined or spiculated
+    margin, a fifth of the radius (at least 1.5 pixels) for an ill-defined one."""
+    return max(1.5, 0.22 * radius) if cls.margin == "ill-defined" else EDGE_PX
+
+
+def _texture(kind: str, rel: np.ndarray, rng: np.random.Generator, shape: tuple[int, int],
+             soft: float, ill_defined: bool) -> np.ndarray:
+    """The lesion's signal per pixel, times its contrast; ``rel``: relative radius; ``soft``: the width of a rim's
+    inner edge in units of the radius (one pixel: the outer margin is what is well- or ill-defined, and a wall
+    blurred on both sides would leave no wall to see); ``ill_defined``: the thick wall of an ill-defined rim."""
     if kind == "homogeneous":
         return 1.0 + 0.04 * rng.standard_normal(shape).astype(np.float32)
     if kind == "heterogeneous":
         n = ndimage.gaussian_filter(rng.standard_normal(shape).astype(np.float32), 1.5)
         return 1.0 + 0.9 * n / max(float(np.abs(n).max()), 1e-6) * 0.5
     if kind == "rim":  # a thick wall of opposite sign around a dark/bright core
-        return np.where(rel > 0.7, -0.8, 1.0).astype(np.float32)
+        start = RIM_FROM["ill-defined" if ill_defined else "well-defined"]
+        wall = np.clip((rel - start) / soft + 0.5, 0.0, 1.0)
+        return (1.0 + (RIM_WALL - 1.0) * wall).astype(np.float32)
     if kind == "calcified":
         return np.where(rel < 0.45, 1.8, 1.0).astype(np.float32)
     raise ValueError(f"unknown texture {kind}")

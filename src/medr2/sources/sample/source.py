@@ -36,7 +36,7 @@ from medr2.sources.sample.lesions import (
     told_apart,
 )
 from medr2.sources.sample.report import make_report
-from medr2.vocab import anatomical_location, is_tissue_class
+from medr2.vocab import anatomical_location, conflicts, is_tissue_class
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -44,7 +44,8 @@ P_NORMAL = 0.25  # share of lesion-capable cases left without a lesion
 P_DEGRADED = 0.4
 P_FLIP = 0.15
 P_PRIOR = 0.5  # share of the cases of a prior-capable background given a prior study (issue 49)
-PRIOR_CHANGES = ("new", "unchanged", "grown")  # a prior of a case with a lesion; one without: "resolved"
+# a prior of a case with a lesion: one of its class's courses (LesionClass.courses) but "resolved"; of a case
+# without one: "resolved" where a class of the family resolves, else an unchanged normal study
 GROWN_SCALE = 0.6  # the prior's lesion size / the current's, for "grown"
 PRIOR_INTERVAL_DAYS = (30, 730)  # the synthetic interval between prior and current study
 PRIOR_SUFFIX = "-prior"
@@ -243,20 +244,25 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                    spacing: float, modality: str, rng: np.random.Generator,
                    scale: float = 1.0) -> list[tuple[np.ndarray, str, float]]:
     """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm)
-    per lesion. ``scale``: each drawn size times this (a prior study's smaller lesion)."""
+    per lesion. ``scale``: each lesion drawn this times its size at the same site (a prior study's smaller lesion,
+    issue 40: the prior shows the same lesion, not another one placed elsewhere): where each goes and how it is
+    shaped is drawn at its full size, from ``rng`` draws that do not depend on ``scale``, so the current study
+    and its prior, replaying one rng, put each lesion at one centre."""
     count = int(rng.integers(cls.count[0], cls.count[1] + 1))
     taken: list[tuple[float, float, float]] = []
     placed: list[tuple[np.ndarray, str, float]] = []
     for _ in range(count):
-        size_mm = float(rng.uniform(*cls.size_mm)) * scale
+        size_mm = float(rng.uniform(*cls.size_mm))
         shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
         for _attempt in range(5):
             radius = max(2.5, size_mm / spacing / 2.0)
             cands = candidate_centres(dts[0], radius, cls.placement, taken, surface=(dts[1], dts[2]))
             if len(cands):
                 cy, cx = cands[int(rng.integers(len(cands)))]
-                mask = render_one(img, cls, shape, float(cx), float(cy), radius, modality, rng)
-                placed.append((mask, shape, size_mm))
+                own = np.random.default_rng(int(rng.integers(2**63)))  # the lesion's own draws (shape, texture)
+                drawn = max(2.5, size_mm * scale / spacing / 2.0)
+                mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality, own)
+                placed.append((mask, shape, size_mm * scale))
                 taken.append((float(cy), float(cx), radius * 1.35 + 2))
                 break
             size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
@@ -317,8 +323,9 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     if options and spacing and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
         dts = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
-        if own is not None:
-            change = PRIOR_CHANGES[int(own.integers(len(PRIOR_CHANGES)))]
+        if own is not None:  # the prior's course: one this diagnosis takes (issue 40), the lesion still there now
+            courses = [c for c in cls.courses if c != "resolved"]
+            change = courses[int(own.integers(len(courses)))]
         if change == "new":  # the lesion is new on the current study: none on its prior
             cls = None
         else:
@@ -327,11 +334,14 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         if cls is not None and not lesions:
             raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
                            field="findings")
-    elif own is not None and options and spacing:  # the current has no lesion: it resolved since its prior
-        change = "resolved"
-        cls = options[int(own.integers(len(options)))]
-        lesions = _place_lesions(img, _crop_dt(bg.key, spec.view, (x0, y0, x1, y1)), cls, spacing, bg.modality, own)
-        if not lesions:
+    elif own is not None and options and spacing:  # the current has no lesion: one that resolves, or none before
+        resolving = [c for c in options if "resolved" in c.courses]
+        change = "resolved" if resolving else "unchanged"
+        cls = resolving[int(own.integers(len(resolving)))] if resolving else None
+        if cls is not None:
+            lesions = _place_lesions(img, _crop_dt(bg.key, spec.view, (x0, y0, x1, y1)), cls, spacing, bg.modality,
+                                     own)
+        if cls is not None and not lesions:
             raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
                            field="findings")
     if own is not None:  # another acquisition of the same anatomy: a slightly different exposure
@@ -419,7 +429,11 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     exhaustive = bg.meta.get("findings_complete") is True and not bg.real_findings
     if cls is not None:
         diagnosis, malignancy, mimics = cls.diagnosis, cls.malignancy, list(cls.mimics)
-        discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c))
+        # told apart by the rendering and no mimic: a diagnosis the class lists as its mimic (or one the vocabulary
+        # relates to a mimic: bone metastases beside a solitary bone metastasis) is clinically consistent with what
+        # the image shows (cotton-wool spots occur in diabetic retinopathy too), however the generator draws it
+        discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c)
+                               and not any(conflicts(c.diagnosis, m) for m in cls.mimics))
         synthetic += ["findings", "diagnosis", "malignancy", "mimics", "report"]
     elif options:  # a lesion-capable background left without a lesion: declared normal
         diagnosis, malignancy = "no abnormality", None
