@@ -166,14 +166,6 @@ def test_scores_in_small_row_groups_keep_the_table_and_the_metrics(tmp_path: Pat
         assert hashlib.sha256(whole.getvalue().to_pybytes()).hexdigest() == golden[name]["scores.parquet"]
 
 
-def test_items_read_from_the_spill_folder_in_small_record_batches_keep_the_golden(base: Path) -> None:
-    """The bench's items spilled in record batches of 2 rows (a scoring batch or a chunk of cases reads many
-    of them, from the file sorted by id or by case): the golden bytes of every file."""
-    golden = json.loads(GOLDEN.read_text())
-    got = score_fixture_runs(base, batch_rows=7, chunk_rows=60, item_batch_rows=2)
-    assert got == golden
-
-
 def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path) -> None:
     """``--workers 3``: the batches (7 rows, so many per run and more than the workers' window) scored in 3
     forked processes, written in batch order: ``metrics.json``, ``scores.parquet`` and ``claims.parquet`` byte
