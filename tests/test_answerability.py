@@ -212,6 +212,11 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "has_prior": any(c.role == "prior" for c in case.companions),
         "has_views": any(c.role == "view" for c in case.companions),
         "has_sequences": any(c.role == "sequence" for c in case.companions),
+        # issue 40: an image its source grades reject is not read; a composed report states a lesion or a normal
+        # state only where the labels back it (a report the source did not compose is the reader's own)
+        "readable": not (case.quality and vocab.same(case.quality, "reject")),
+        "report_grounded": "report" not in case.synthetic_fields
+        or (bool({"one_lesion", "findings_complete"} & declared) and (abnormal or "findings_complete" in declared)),
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:
