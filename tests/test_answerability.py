@@ -27,7 +27,8 @@ from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, s
 from tests import dataset_fixtures as F
 from tests.build_fixtures import Spec, make_case
 
-FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising", "severity_graded", "discriminable")
+FLAGS = ("findings_complete", "structures_complete", "one_lesion", "instances_complete", "lateralising",
+         "severity_graded", "discriminable")
 
 # the public-dataset readers, each built from its fixture in the released layout
 READERS: dict[str, tuple[Callable[[Path], object], str]] = {
@@ -203,6 +204,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "absence_stated": "findings_complete" in declared or bool(case.absent),
         "structures_complete": "structures_complete" in declared,
         "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
+        "one_per_label": bool({"one_lesion", "findings_complete", "instances_complete"} & declared),
         "normality_known": abnormal or "findings_complete" in declared,
         "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
         "severity_graded": "severity_graded" in declared,
@@ -212,6 +214,11 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "has_prior": any(c.role == "prior" for c in case.companions),
         "has_views": any(c.role == "view" for c in case.companions),
         "has_sequences": any(c.role == "sequence" for c in case.companions),
+        # issue 40: an image its source grades reject is not read; a composed report states a lesion or a normal
+        # state only where the labels back it (a report the source did not compose is the reader's own)
+        "readable": not (case.quality and vocab.same(case.quality, "reject")),
+        "report_grounded": "report" not in case.synthetic_fields
+        or (bool({"one_lesion", "findings_complete"} & declared) and (abnormal or "findings_complete" in declared)),
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:

@@ -230,7 +230,8 @@ def test_tasks_declared_in_stages_and_chains() -> None:
     assert (TASKS["s3.change"].stage, TASKS["s3.view_finding"].stage, TASKS["s1.which_sequence"].stage) == (3, 3, 1)
     assert all(TASKS[t].chain is not None for t in SEVERAL)
     assert TASKS["s3.two_view_finding"].form == "yesno" and TASKS["s3.two_view_finding"].stage == 3
-    assert TASKS["s3.change"].requires == ("has_prior", "evidence_readable")
+    # "the {x}" names the case's one lesion of that label, on an image its source does not grade reject (issue 40)
+    assert TASKS["s3.change"].requires == ("has_prior", "one_lesion", "readable", "evidence_readable")
     assert "findings_complete" in TASKS["s3.view_finding"].requires
 
 

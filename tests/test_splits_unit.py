@@ -45,8 +45,14 @@ from tests.train_fixtures import planned
 # several-image items, format 4, and the tasks s3.change, s3.view_finding, s3.two_view_finding, s1.which_sequence):
 # 6e772654.... Then by issue 39's explicit absence (branch absent: Case.absent is a column of the cases table;
 # checked on 2026-12-07 against 669cae7: items.parquet byte-identical, cases.parquet equal once the new column,
-# "[]" in every row, is dropped): the value below.
-DEFAULT_CHECKSUM = "b54a353c030d7c6070d004f2f28191b8abf4c6ce87a2467ac89c07b2b7594c0c"
+# "[]" in every row, is dropped): b54a353c.... Then by issue 40's fixes (fix40a, fix40b; fix40d's check, building at
+# 1b383a1, 4dfc255 and fix40d and comparing clean items by task, case and question): fix40a's readable clause drops
+# every content question of the 15 cases buildtest grades reject (421 clean items; s1.quality etc. stay) and rewords
+# s4.report (the question without a second instruction: 31 items) and one s4.severity template (6 items); the items
+# left keep their questions, some their answer letters re-balanced (8d9b0b59...); fix40b changes the sample only.
+# Then fix40d: buildtest's grade no longer cycles with its modality (every X-ray case was reject); every item gone
+# or added is on a case whose grade changed, and 31 s1.quality items key the new grade: the value below.
+DEFAULT_CHECKSUM = "1800fee25e7562ecab23e3d16890ea450a0246d896953d9d506b9404ff855e91"
 
 
 def _build(root: Path, **kw: object) -> Path:
