@@ -5,6 +5,7 @@ after success and after an error."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,14 @@ def _wide(n: int, width: int, rng: np.random.Generator) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), n, [None, offsets, pa.py_buffer(rng.bytes(n * width))])
 
 
-def test_a_sort_larger_than_its_memory_spills_in_the_callers_folder(tmp_path: Path,
+@pytest.mark.parametrize("name", ["plain", "a\\b [x] é"], ids=["plain", "backslash"])
+def test_a_sort_larger_than_its_memory_spills_in_the_callers_folder(tmp_path: Path, name: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also where the caller's folder holds a backslash, which DuckDB reads as a separator (it spills there all
+    the same, reached through a link: ``sorting.engine_path``)."""
     monkeypatch.setattr(sorting, "SORT_MEMORY", "64MiB")
+    tmp_path = tmp_path / name
+    tmp_path.mkdir()
     rng = np.random.default_rng(0)
     n, pieces = 20_000, 20  # 20 x 20,000 rows of 200 B: about 80 MB, above the limit
     with Sorter(tmp_path, ['"k"']) as s:
@@ -101,3 +107,26 @@ def test_nothing_added_reads_back_nothing(tmp_path: Path) -> None:
         s.add(SCHEMA.empty_table())
         assert list(s.batches()) == [] and list(s.groups(["k"])) == [] and len(s) == 0
     assert not list(tmp_path.iterdir())
+
+
+def test_a_database_file_is_never_opened_at_another_path(tmp_path: Path) -> None:
+    """DuckDB opens a database file by its real path and reads a backslash in it as a separator: ``connect``
+    refuses such a path rather than open another file, and ``database_folder`` gives a stand-in folder for it
+    (a plain folder is its own); a database there is written and read back read-only."""
+    folder = tmp_path / "run\\x [1]"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="backslash"):
+        sorting.connect(folder / "engine", "64MiB", database=folder / "items.duckdb")
+    assert sorting.database_folder(tmp_path) == (tmp_path, False)
+    where, stand_in = sorting.database_folder(folder)
+    try:
+        assert stand_in and "\\" not in str(where) and where.is_dir()
+        con = sorting.connect(folder / "engine", "64MiB", database=where / "items.duckdb")
+        con.execute("CREATE TABLE t AS SELECT range AS v FROM range(5)")
+        con.close()
+        ro = sorting.connect(folder / "engine", "64MiB", database=where / "items.duckdb", read_only=True)
+        assert ro.execute("SELECT sum(v) FROM t").fetchone() == (10,)
+        ro.close()
+        assert list(folder.iterdir()) == []  # DuckDB's temporary folder came and went in the asked folder
+    finally:
+        shutil.rmtree(where)

@@ -13,6 +13,9 @@ example's order hash, see :mod:`medr2.train.stream`).
 
 from __future__ import annotations
 
+import atexit
+import functools
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -54,15 +57,49 @@ def connect(spill: Path, memory_limit: str, threads: int = SORT_THREADS, *, data
     (default: in memory), opened ``read_only`` by as many processes as read it."""
     import duckdb
 
+    if database is not None and "\\" in str(database) and os.sep != "\\":
+        raise ValueError(f"DuckDB cannot open a database file whose path holds a backslash: {database}")
     con = duckdb.connect(":memory:" if database is None else str(database), read_only=read_only,
-                         config={"memory_limit": memory_limit, "temp_directory": str(spill), "threads": threads,
-                                 "preserve_insertion_order": False})
+                         config={"memory_limit": memory_limit, "temp_directory": engine_path(spill),
+                                 "threads": threads, "preserve_insertion_order": False})
     try:
         con.execute("SET enable_progress_bar = false")
     except BaseException:
         con.close()
         raise
     return con
+
+
+def engine_path(path: Path) -> str:
+    """``path`` as DuckDB's temporary folder. DuckDB reads a backslash as a folder separator on every platform,
+    so a folder whose path holds one (a run folder named ``a\\b``) is reached through a symbolic link to its
+    parent in a private temporary folder, removed when this process exits; the spill files stay where they were
+    asked to be. (A database file DuckDB opens by its real path, links resolved: see
+    :func:`database_folder`.)"""
+    text = str(path)
+    if "\\" not in text or os.sep == "\\":
+        return text
+    parent = path.parent if "\\" not in path.name else path
+    link = _link_to(parent.resolve())
+    return str(link if parent == path else link / path.name)
+
+
+@functools.cache
+def _link_to(folder: Path) -> Path:
+    """A symbolic link to ``folder`` in a private temporary folder (one per folder and process tree)."""
+    link_dir = Path(tempfile.mkdtemp(prefix="medr2-engine-link-"))
+    atexit.register(shutil.rmtree, link_dir, True)
+    (link_dir / "d").symlink_to(folder, target_is_directory=True)
+    return link_dir / "d"
+
+
+def database_folder(folder: Path) -> tuple[Path, bool]:
+    """Where a database file meant for ``folder`` can lie, and whether that is a stand-in: ``folder`` itself, or,
+    where its path holds a backslash (which DuckDB reads as a separator, links resolved), a fresh private
+    temporary folder the caller removes."""
+    if "\\" not in str(folder) or os.sep == "\\":
+        return folder, False
+    return Path(tempfile.mkdtemp(prefix="medr2-engine-db-")), True
 
 
 @contextmanager

@@ -119,6 +119,9 @@ def storage_problem(e: BaseException) -> str | None:
         if type(cur).__module__ == "sqlite3" and any(t in text for t in _STORAGE_TEXT):
             return (f"cannot write the run store: {cur}. Free space or use writable storage, then rerun the same "
                     "command (every stored answer is kept)")
+        if type(cur).__module__.lstrip("_") == "duckdb" and any(t in text for t in _STORAGE_TEXT):
+            return (f"cannot write the columnar engine's files: {cur}. Free space or use writable storage, then "
+                    "rerun the same command (what was finished is kept)")
         cur = cur.__cause__ or cur.__context__
     return None
 

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from medr2 import jsonsafe
-from medr2.bench.sorting import connect, quoted
+from medr2.bench.sorting import connect, database_folder, quoted
 from medr2.errors import BadInput
 
 # the engine's memory (DuckDB's memory_limit, per process; beyond it, it spills to the spill folder)
@@ -137,8 +137,6 @@ def load_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: np
     """Load the rows ``batches`` yields (of ``schema``, in position order) into the engine's table in ``folder``
     (``id_rank``: per position its row in id order), stored in id order; an error of the batches' own (a read
     refused) is raised as it is, after the engine has stopped."""
-    import duckdb
-
     failed: list[BaseException] = []
 
     def ranked() -> Iterator[pa.RecordBatch]:
@@ -158,9 +156,27 @@ def load_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: np
 
     with_keys = schema.append(pa.field(POS, pa.int64())).append(pa.field(ID_RANK, pa.int64()))
     temp = folder / _LOAD_FOLDER
-    database = folder / DB_FILE
+    db_folder, stand_in = database_folder(folder)
+    database = db_folder / DB_FILE
     for old in (database, database.with_name(DB_FILE + ".wal")):  # an earlier load's, in the same folder
         old.unlink(missing_ok=True)
+    try:
+        _load((temp, database), with_keys, ranked, failed)
+    except BaseException:
+        if stand_in:
+            shutil.rmtree(db_folder, ignore_errors=True)
+        raise
+    rows = EngineRows(database, schema, id_rank)
+    if stand_in:  # removed with the rows, by the process that made it (never by a forked worker)
+        weakref.finalize(rows, _remove_owned, db_folder, os.getpid())
+    return rows
+
+
+def _load(paths: tuple[Path, Path], with_keys: pa.Schema, ranked: Any, failed: list[BaseException]) -> None:
+    """The rows ``ranked()`` yields stored, in id order, as the table ``items`` of the database file."""
+    import duckdb
+
+    temp, database = paths
     con = connect(temp, ENGINE_MEMORY, threads=1, database=database)
     try:
         try:
@@ -176,7 +192,12 @@ def load_items(batches: Iterable[pa.RecordBatch], schema: pa.Schema, id_rank: np
     finally:
         con.close()
         shutil.rmtree(temp, ignore_errors=True)
-    return EngineRows(database, schema, id_rank)
+
+
+def _remove_owned(folder: Path, owner: int) -> None:
+    """Remove a stand-in database folder, in the process that made it only."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _typed(table: pa.Table, schema: pa.Schema) -> pa.Table:
