@@ -34,7 +34,7 @@ from medr2.imaging.physics import ARTEFACT_LABELS as PHYSICS_LABELS, ssim
 from medr2.imaging.typographic import TEXT_STYLES
 from medr2.perturb.degraded import MIN_EVIDENCE_SSIM, DegradingPerturbation
 from medr2.perturb.engine import generate_variants
-from medr2.perturb.facts import FACTS
+from medr2.perturb.facts import FACTS, setting
 from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import PERTURBATIONS, load_perturbations
 from medr2.perturb.visual import EvidenceRemoval, lesion_contrast
@@ -262,6 +262,12 @@ def check_option_and_prompt_layouts(built: Built) -> set[str]:
             seen.add(code)
         if code == "T1":
             assert it.task == T1_TASKS[it.perturbation["family"]] and it.stage == TASKS[it.task].stage
+            if it.perturbation["family"] == "attribute":  # the false value is one a case of its setting has
+                case = built.cases[it.case_id]
+                here = {str(v) for c in built.cases.values() if setting(c) == setting(case) for f in c.findings
+                        for v in f.attributes.values() if isinstance(v, str) and v}
+                assert any(it.question.rstrip("?").endswith(f" {v}") or f" {v} side" in it.question
+                           for v in here), it.question
             seen.add(code)
     return seen
 

@@ -169,7 +169,8 @@ class FactPools:
         self.all: dict[str, set[str]] = {k: set() for k in FACTS}
         self.labels: dict[str, set[str]] = {}
         self.structures: dict[str, set[str]] = {}
-        self.attributes: dict[str, set[str]] = {}
+        # finding attribute values per setting (modality, body region): what a false attribute statement may name
+        self.attributes: dict[tuple[str, str], dict[str, set[str]]] = {}
         for c in cases:
             self.add(c)
 
@@ -189,7 +190,7 @@ class FactPools:
         for f in c.findings:
             for k, v in f.attributes.items():
                 if isinstance(v, str) and v:
-                    self.attributes.setdefault(k, set()).add(v)
+                    self.attributes.setdefault(setting(c), {}).setdefault(k, set()).add(v)
 
     def alternatives(self, key: str, case: Case, true_value: str | None) -> list[str]:
         """Other values of ``key``: same modality first (modality itself: all), sorted, never the true one."""

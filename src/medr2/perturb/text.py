@@ -9,7 +9,17 @@ import numpy as np
 
 from medr2.imaging.draw import wrong_box
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, plausible_premise, there_is
+from medr2.perturb.facts import (
+    FACTS,
+    NONE_OPTION,
+    TASK_FACT,
+    a_an,
+    norm,
+    option_index,
+    plausible_premise,
+    setting,
+    there_is,
+)
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks import TASKS
@@ -49,7 +59,9 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
             v = f.attributes[k]
             if not isinstance(v, str) or not v:
                 continue
-            for alt in sorted(pools.attributes.get(k, set()) - {v}):
+            # values of cases of the same modality and body region: never "the organ of the ring lesion liver?"
+            # on a head MRI (issue 40 kind 6: a false twin no reader could take for true tests nothing)
+            for alt in sorted(pools.attributes.get(setting(case), {}).get(k, set()) - {v}):
                 if k == "laterality":
                     out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} on the {alt} side?")
                 else:
