@@ -49,12 +49,13 @@ from tests.train_fixtures import planned
 # "[]" in every row, is dropped): b54a353c.... Main at 755b517 (fix40a and fix40b merged, issue 40 kinds 1-5 and
 # 7-9) built 8d9b0b59... without the pin following. Then by branch fix40c (issue 40 kinds 5 and 6; checked on
 # 2026-12-07 against 8d9b0b59... built at 755b517: cases.parquet equal, the same number of items per task and
-# variant, every changed item one of two kinds): a drawn mark lies outside what it marks, so the cue images of
+# variant, every changed item one of two kinds): a drawn mark lies outside what it marks (a box as a rectangle
+# round the box, a contour round the mask, a point as a ring), so the cue images of
 # s2.cued_structure, s2.landmark and s3.cue_description change with their T6 and V2 items (31 + 31 + 17 clean);
 # buildtest's MRI structure "ventricle" names no anatomy concept of the vocabulary and is no longer asked about
 # or offered (116 items named it before, none after), so s2.organ_box, s2.organ_presence, s2.relative_position and
 # s2.size_compare draw other structures (14 + 32 + 11 + 11 clean, their T6 and V2 items with them): the value below.
-DEFAULT_CHECKSUM = "625d12cf3fd9866702b87b9aa00a279767746c2e1e1e572ebff49b33c0e35442"
+DEFAULT_CHECKSUM = "c3d5517d6cf7735649f800c2714877e0153bab20dd809000c3505924de668bb2"
 
 
 def _build(root: Path, **kw: object) -> Path:

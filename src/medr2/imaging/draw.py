@@ -129,7 +129,10 @@ def draw_cue(arr: np.ndarray, cue: Cue, mask: np.ndarray | None = None) -> np.nd
     color = np.array(style["color"], dtype=np.float64)
     lw = int(style["line_width"])
     region = mask if mask is not None and cue.kind in ("contour", "mask") else box_mask(cue.box, w, h)
-    if cue.kind in ("box", "contour"):
+    if cue.kind == "box":  # a rectangle just outside the box
+        x1, y1, x2, y2 = cue.box
+        out[box_mask((x1 - lw, y1 - lw, x2 + lw, y2 + lw), w, h) & ~region] = color.astype(np.uint8)
+    elif cue.kind == "contour":
         out[_outline(region, lw)] = color.astype(np.uint8)
     elif cue.kind == "mask":
         a = float(style["alpha"])
