@@ -494,3 +494,17 @@ def test_clean_items_ask_only_what_the_image_shows(tmp_path: Path, seed: int) ->
     unreadable = [c for c in degraded if c.meta["evidence_ssim"] < MIN_EVIDENCE_SSIM]
     lost = sum(n for per_task in skipped.values() for reason, n in per_task.items() if "evidence" in reason)
     assert (lost > 0) == bool(unreadable), (lost, len(unreadable))
+
+
+@pytest.mark.parametrize("reader", ["msd-hippocampus", "msd-prostate", "msd", "brats"])
+def test_reader_structures_stay_anatomy(reader: str, tmp_path: Path) -> None:
+    """Issue 40 kind 5 on the readers' fixtures: a dataset's anatomical labels ("anterior hippocampus", "prostate
+    peripheral zone") are anatomy concepts (:func:`medr2.vocab.anatomy_concept`), so the rule that keeps colour-flow
+    and body masks out of the tasks takes no reader's organ away; the items of the built bench key or offer none
+    that is refused."""
+    from medr2.tasks.contract import is_anatomy
+    from tests.test_answerability import _reader_bench
+
+    built = load_bench(_reader_bench(tmp_path, reader))
+    assert all(is_anatomy(s) for c in built.cases for s in c.structures), reader
+    check_structures_are_anatomy(Built(tmp_path, built.cases, built.items, built))

@@ -562,7 +562,17 @@ def anatomy_concept(label: str) -> Concept | None:
     as "shoulder soft tissue")."""
     side, rest = split_side(label)
     c = _anatomy_concept(clean_label(rest))
-    return c if c is not None or side is None else _anatomy_concept(clean_label(label))
+    if c is None and side is not None:
+        c = _anatomy_concept(clean_label(label))
+    if c is None:  # a positional part of an organ ("anterior hippocampus", MSD's label) names a part of that organ
+        m = _POSITIONAL.match(clean_label(rest))
+        c = _anatomy_concept(m.group(2)) if m else None
+    return c
+
+
+# the positional words a dataset's label may put before an organ to name a part of it
+_POSITIONAL = re.compile(r"^(anterior|posterior|superior|inferior|upper|lower|medial|lateral|proximal|distal|"
+                         r"central|peripheral)\s+(.+)$", re.IGNORECASE)
 
 
 def anatomy_words(label: str) -> str:
