@@ -1,7 +1,7 @@
-"""The bench's items as ``medr2 score`` spills them, alone: ``open_scoring_items(bench, folder)`` (the two sorted
-item files written in a fresh spill folder), then every batch of 50,000 items in id order and every chunk of
-100,000 in case order loaded as scoring loads them. Prints CPU seconds of each step, wall time, the peak RSS and
-the RSS after the open. Run it once per source tree, alternating, for before/after figures::
+"""The bench's items as ``medr2 score`` holds them, alone: ``open_scoring_items(bench, folder)`` (the items loaded
+into the columnar engine's table in a fresh spill folder), then every batch of 50,000 items in id order and every
+chunk of 100,000 in case order loaded (joined) as scoring loads them. Prints CPU seconds of each step, wall time,
+the peak RSS and the RSS after the open. Run it once per source tree, alternating, for before/after figures::
 
     for src in /tmp/before-score/src src; do
         PYTHONPATH=$src .venv/bin/python bench/bench_score_items.py /tmp/medr2-score-bench/n800000/bench

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from medr2.errors import BadInput
+from medr2 import BadInput, Case
 from medr2.images import ImageStore, load_image
-from medr2.records import Case, Companion, Finding, Structure
+from medr2.records import Companion, Finding, Structure
 from medr2.sources.base import register_source
 
 MODALITIES = (
@@ -115,7 +115,9 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         findings = [Finding(label="cyst", box=(80, 20, 120, 30))]
     ref = images.put_array(arr)
     diagnosis = DIAGNOSES[modality][i % 3] if n_find else "normal"
-    quality = "excellent" if spec.kind == "unknown_label" else ("good", "usable", "reject")[i % 3]
+    # the grade cycles apart from the modality (i % 3) and the severity ((i // 3) % 3): each modality and each
+    # severity meets a reject image, and the first cases (those with a companion) are readable
+    quality = "excellent" if spec.kind == "unknown_label" else ("good", "usable", "reject")[(i // 3 + i // 9) % 3]
     if spec.kind == "corrupt":
         bad = images.put_png_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10, W, H)
         load_image(images.path(bad.path))  # raises BadInput, as a real reader would

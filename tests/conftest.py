@@ -21,7 +21,7 @@ settings.load_profile("medr2")
 def build_sample() -> Callable[..., Path]:
     """``build_sample(out, **build_bench_options)``: the bundled sample source built (seed 0) into ``out``;
     the test skips, with the reason, where the sample source is not available."""
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     try:
         from medr2.sources.base import get_source

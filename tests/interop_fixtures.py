@@ -25,7 +25,7 @@ def write_png(path: Path, arr: np.ndarray) -> Path:
 
 def realize_all(src, out: Path, seed: int = 0):  # type: ignore[no-untyped-def]
     """plan + realize every spec; returns (cases, errors) like the builder does."""
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     store = ImageStore(out)
     cases, errors = [], []

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from medr2 import Bench, Item
 from medr2.bench import load_bench, write_bench
-from medr2.bench.format import Bench
 from medr2.images import ImageStore
-from medr2.records import ImageRef, Item, item_content_id
+from medr2.records import ImageRef, item_content_id
 from tests.run_fixtures import H, W, make_items
 
 

@@ -31,7 +31,7 @@ def _answers(run: Path) -> dict[str, tuple[str, int | None, str]]:
 
 
 def _family(name: str, root: Path, bench: Any, engine: dict[str, Any]) -> dict[str, Any]:
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.families import build_family, get_family, vllm_loadable
     from medr2.run.runner import EvalConfig, run_eval
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from medr2 import Case, Item
 from medr2.images import ImageStore
 from medr2.imaging.draw import draw_cue, make_cue
-from medr2.records import Case, Companion, Finding, ImageRef, Item, Structure, item_content_id
+from medr2.records import Companion, Finding, ImageRef, Structure, item_content_id
 
 
 def _resize(arr: np.ndarray, size: tuple[int, int]) -> np.ndarray:

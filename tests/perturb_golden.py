@@ -11,9 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from medr2 import Item
 from medr2.images import load_image
 from medr2.perturb.engine import generate_variants
-from medr2.records import Item, canonical_json, jsonable
+from medr2.records import canonical_json, jsonable
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import build_fixture  # noqa: E402

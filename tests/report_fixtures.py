@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from medr2 import Case, Item, Prediction
 from medr2.bench import load_bench, write_bench
 from medr2.images import ImageStore, load_image
-from medr2.records import Case, ContextTurn, Cue, Finding, Item, Prediction, item_content_id, stable_hash
+from medr2.records import ContextTurn, Cue, Finding, item_content_id, stable_hash
 from medr2.run.manifest import new_manifest, write_manifest
 from medr2.run.store import Store
 from medr2.scoring.scorer import score_run
@@ -148,7 +149,7 @@ class Fixture:
 def _requests(items: list[Item], mode: str, raws: dict[str, str | None]) -> dict[str, list[Any]]:
     """The rendered messages of every item in ``mode`` (``medr2.run.prompts.render_messages``); a chain
     mode's history is the case's earlier-stage clean items with the answers the model gave them."""
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.run.prompts import Turn, get_mode, messages_json, render_messages
 
     spec = get_mode(mode)

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from medr2 import Bench, Case, Item
 from medr2.bench import load_bench, write_bench
-from medr2.bench.format import Bench
 from medr2.images import ImageStore
-from medr2.records import Case, ContextTurn, Cue, Item, item_content_id
+from medr2.records import ContextTurn, Cue, item_content_id
 from medr2.run.runner import Progress
 
 W, H = 64, 48

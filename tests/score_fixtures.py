@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medr2.models.base import GenSettings, Message, Part, Request
+from medr2 import GenSettings, Item, Message, Part, Prediction, Request
 from medr2.models.registry import load_adapter
-from medr2.records import Cue, Item, Prediction, item_content_id
+from medr2.records import Cue, item_content_id
 
 W, H = 100, 80
 MODS = ["CT", "MRI", "X-ray", "Ultrasound"]

@@ -41,7 +41,7 @@ def normalised_metrics(data: bytes) -> bytes:
 
 def build_fixture_run(base: Path, name: str) -> Path:
     """Build the fixture bench and one of its runs (``RUNS``' name), not scored, under ``base``; returns the run."""
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     bench = make_bench(base / "bench", n_cases=6)
@@ -54,7 +54,7 @@ def build_fixture_run(base: Path, name: str) -> Path:
 
 def score_fixture_runs(base: Path, **score_kwargs: Any) -> dict[str, dict[str, str]]:
     """Build the fixture bench and runs under ``base``, score each, return the hashes per run."""
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.scoring.scorer import score_run
 

@@ -16,17 +16,19 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.bench import Bench, load_bench
+from medr2 import Bench, Case, Item
+from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
-from medr2.records import Case, Item, letter_index
+from medr2.records import letter_index
 from medr2.tasks import TASKS, LabelPools, draft_case, vocab
 from medr2.tasks.common import COUNT_LABELS
 from medr2.tasks.contract import REQUIREMENTS, contract_text, labels_complete, states_absent, unmet
 from tests import dataset_fixtures as F
 from tests.build_fixtures import Spec, make_case
 
-FLAGS = ("findings_complete", "structures_complete", "one_lesion", "lateralising", "severity_graded", "discriminable")
+FLAGS = ("findings_complete", "structures_complete", "one_lesion", "instances_complete", "lateralising",
+         "severity_graded", "discriminable")
 
 # the public-dataset readers, each built from its fixture in the released layout
 READERS: dict[str, tuple[Callable[[Path], object], str]] = {
@@ -202,6 +204,7 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "absence_stated": "findings_complete" in declared or bool(case.absent),
         "structures_complete": "structures_complete" in declared,
         "one_lesion": bool({"one_lesion", "findings_complete"} & declared),
+        "one_per_label": bool({"one_lesion", "findings_complete", "instances_complete"} & declared),
         "normality_known": abnormal or "findings_complete" in declared,
         "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
         "severity_graded": "severity_graded" in declared,
@@ -211,6 +214,11 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "has_prior": any(c.role == "prior" for c in case.companions),
         "has_views": any(c.role == "view" for c in case.companions),
         "has_sequences": any(c.role == "sequence" for c in case.companions),
+        # issue 40: an image its source grades reject is not read; a composed report states a lesion or a normal
+        # state only where the labels back it (a report the source did not compose is the reader's own)
+        "readable": not (case.quality and vocab.same(case.quality, "reject")),
+        "report_grounded": "report" not in case.synthetic_fields
+        or (bool({"one_lesion", "findings_complete"} & declared) and (abnormal or "findings_complete" in declared)),
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:
@@ -372,9 +380,8 @@ def test_shared_option_check_refuses_nested_options(pair: tuple[str, str], other
                                                     nested: int) -> None:
     """``check_options`` (every task's drafts pass it) skips an MCQ whose wrong option contains its answer or is part
     of it, written with or without "the" (as s2.size_compare writes them), and keeps one without."""
-    from medr2.tasks import Skip
+    from medr2 import Draft, Skip
     from medr2.tasks.assemble import check_options
-    from medr2.tasks.spec import Draft
 
     def name(x: str) -> str:
         return f"the {x}" if article else x
@@ -399,9 +406,10 @@ def test_evidence_clause_is_each_tasks_declared_requirement(tmp_path: Path) -> N
     skipped with its reason once its other clauses hold, and no task that does not declare it is; every built-in task
     that reads lesion evidence (a finding, diagnosis or report: stages 3 and 4) declares it, no stage-1/2 task does;
     and a plugin's stage-3 task that reads none is asked."""
+    from medr2 import Draft, Skip
     from medr2.imaging.physics import MIN_EVIDENCE_SSIM
     from medr2.tasks.contract import EVIDENCE_LOST
-    from medr2.tasks.spec import Draft, Skip, task
+    from medr2.tasks.spec import task
 
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]

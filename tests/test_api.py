@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import medr2
-from medr2 import api
-from medr2.models.base import Request, Response
+from medr2 import Request, Response, api
 from tests.run_fixtures import make_bench
 
 HEAVY = ("numpy", "pyarrow", "PIL", "pydantic", "torch", "pandas")

@@ -17,13 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from medr2 import api
+from medr2 import BadInput, ModelConfig, api
 from medr2.bench.columns import ITEM_RULES, RULES_VERSION
 from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, load_bench, write_bench
 from medr2.bench.table import BenchTable
-from medr2.errors import BadInput
 from medr2.images import ImageStore
-from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.run_fixtures import make_bench, make_items, rewrite_items

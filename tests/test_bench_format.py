@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import BadInput, Case, Item
 from medr2.bench import BenchWriter, load_bench, write_bench
-from medr2.errors import BadInput
 from medr2.images import IDENTITY_RULES, PIXELS, PNG_BYTES, IdentityRule, ImageStore, encode_png, load_image
-from medr2.records import Case, Finding, Item, Structure, item_content_id
+from medr2.records import Finding, Structure, item_content_id
 
 
 def _case(store: ImageStore, i: int, *, box: tuple[float, float, float, float] = (2, 2, 10, 10)) -> Case:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput
 from medr2.bench.format import BenchWriter, load_bench
 from medr2.bench.idset import IdSet
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput
 from tests.build_fixtures import BuildTestSource
 
 

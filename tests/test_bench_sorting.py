@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from medr2 import WorkFailed
 from medr2.bench import sorting
 from medr2.bench.sorting import Sorter, quoted
-from medr2.errors import WorkFailed
 
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("b", pa.bool_()), ("v", pa.int64())])
 ROWS = st.lists(st.fixed_dictionaries({

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.bench import Bench
+from medr2 import Bench
 from medr2.builder.pipeline import build_bench
 
 

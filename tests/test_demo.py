@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput
 from medr2.demokit import DEMO_FILE, SUMMARY_FILE, DemoConfig, demo_config, run_demo
 from medr2.demokit.summary import ROBUSTNESS_COLUMNS, SummaryColumn, _lookup
-from medr2.errors import BadInput
 
 RUNS = ("random", "prior", "oracle", "tiny-before", "tiny-flat", "tiny-chain")
 

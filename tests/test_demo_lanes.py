@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput
 from medr2.demokit import DemoPaths, demo_config, demo_models
 from medr2.demokit.display import DemoDisplay
 from medr2.demokit.lanes import GroupCounter, SecondLane, lane_log
 from medr2.demokit.run import _plan
 from medr2.demokit.summary import append_timings
-from medr2.errors import BadInput
 
 
 def test_lanes_are_a_setting_that_does_not_change_what_is_computed() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import BadInput
 from medr2.demokit import DEMO_FILE, SUMMARY_FILE, demo_config
 from medr2.demokit.summary import STRATEGY_COLUMNS, strategy_table, strategy_verdict, write_summary
-from medr2.errors import BadInput
 from medr2.reporting.fmt import fmt_value_n
 from medr2.scoring.paired import case_swap_test, compare_metrics, significant
 from medr2.scoring.stats import MetricBook, clustered_mcnemar, difference

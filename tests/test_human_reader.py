@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import medr2
-from medr2.records import ABSTAIN_OPTION, Item
+from medr2 import Item
+from medr2.records import ABSTAIN_OPTION
 from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from medr2.run.store import Store
 

@@ -19,11 +19,10 @@ from urllib.parse import quote, urlencode, urlsplit
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.errors import BadInput
+from medr2 import BadInput, BoxConvention, Item
 from medr2.images import encode_png, sha256_bytes
-from medr2.models.base import BoxConvention
 from medr2.models.presets import PRESETS, model_image_size
-from medr2.records import ABSTAIN_OPTION, Item, letter
+from medr2.records import ABSTAIN_OPTION, letter
 from medr2.scoring.boxes import read_box_pixels
 from medr2.scoring.extract import read
 from medr2.viewer.human import HumanAdapter
@@ -263,7 +262,7 @@ def test_cannot_determine_is_scored_abstained_for_every_form(adapter: HumanAdapt
 
 
 def test_the_factory_refuses_what_it_does_not_know() -> None:
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
 
     with pytest.raises(BadInput, match="unknown model option"):

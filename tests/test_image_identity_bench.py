@@ -17,9 +17,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from medr2 import api
+from medr2 import BadInput, api
 from medr2.bench.format import MANIFEST, load_bench, read_manifest, verify_checksums
-from medr2.errors import BadInput
 from medr2.images import PIXELS, PNG_BYTES, PNG_LEVEL_ENV, sha256_file, verified_image_path
 from medr2.renders import RENDERS_FILE, image_path
 from medr2.variant_id import CLEAN

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.images import InsideRoot, resolve_inside
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.images import (
     PIXELS,
     PNG_BYTES,

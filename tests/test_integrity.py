@@ -22,11 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from medr2 import BadInput, ModelConfig
 from medr2.bench.format import ITEMS_FILE, MANIFEST, load_bench, prepare_bench_folder, read_manifest, verify_checksums
-from medr2.errors import BadInput, Quarantine
+from medr2.errors import Quarantine
 from medr2.interop.common import write_import
 from medr2.interop.importers import run_import
-from medr2.models.config import ModelConfig
 from medr2.reporting.leaderboard import Column, Leaderboard, Row, csv_text, to_csv
 from medr2.run import manifest as mf
 from medr2.run.merge import MERGING_MARKER, merge_runs

@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import BadInput, ModelConfig
 from medr2.atomic import JOURNAL, PENDING_SUFFIX, settle
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput
-from medr2.models.config import ModelConfig
 from medr2.outdir import LOCK, SCORE_LOCK
 from medr2.run.runner import EvalConfig, run_eval
 from tests.interop_fixtures import write_png

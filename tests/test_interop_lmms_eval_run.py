@@ -20,10 +20,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from medr2.bench.format import Bench
+from medr2 import Bench, BoxConvention, Item
 from medr2.interop.exporters import run_export
-from medr2.models.base import BoxConvention
-from medr2.records import REPORT_TASKS, Item, stable_hash
+from medr2.records import REPORT_TASKS, stable_hash
 from tests.openai_server import OpenAIServer
 from tests.run_fixtures import make_bench
 

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from medr2.errors import BadInput, Quarantine
+from medr2 import BadInput
+from medr2.errors import Quarantine
 from medr2.interop.common import yes_no
 from medr2.interop.importers import run_import
 from medr2.interop.importers._mapping import SEQUENCE_WORDS, or_options, vocab_fields

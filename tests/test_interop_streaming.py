@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
+from medr2 import Medr2Error
 from medr2.atomic import STAGING
 from medr2.bench import load_bench
-from medr2.errors import Medr2Error
 from medr2.interop.exporters import EXPORTERS, run_export
 from medr2.interop.exporters._stream import BATCH_BYTES, BATCH_ROWS, batches
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings, strategies as st
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
+from medr2 import ModelConfig
 from medr2.cli import app
-from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.scoring.judge import AuditSample, cohen_kappa
 from medr2.scoring.scorer import load_table, score_run
@@ -238,7 +238,7 @@ def test_cli_judge_with_a_key_and_a_dead_judge(model_run: Path, tmp_path: Path,
 def test_replies_are_stored_as_they_arrive_when_the_judge_dies(model_run: Path, tmp_path: Path) -> None:
     """Persist first: a judge that dies after 5 replies (a failed scoring, or answers left without a reply), the
     5 replies are kept, and the rerun asks only the rest."""
-    from medr2.errors import WorkFailed
+    from medr2 import WorkFailed
 
     run = _copy(model_run, tmp_path / "run")
     opts: dict[str, Any] = {"retries": 0, "concurrency": 1}

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2
+from medr2 import BoxConvention, Case, Item
 from medr2.images import ImageStore, load_image
 from medr2.imaging.similarity import look_alike, thumbnail
-from medr2.models.base import BoxConvention
 from medr2.perturb.context import CaseIndex, PerturbContext
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import PERTURBATIONS, item_roles
 from medr2.perturb.visual import answer_for_shown
-from medr2.records import Case, Item
 from medr2.run.prompts import gold_answer, wrong_answer
 from medr2.scoring.harm import HarmSpec, item_weights
 from medr2.scoring.scorer import load_table

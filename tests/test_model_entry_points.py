@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import medr2
+from medr2 import ModelConfig
 from medr2.api import VERBS
 from medr2.cli import app
-from medr2.models.config import ModelConfig
 from tests.cli_inproc import run_cli
 from tests.model_entry_graph import graph, reaches
 from tests.openai_server import OpenAIServer

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from medr2.bench.format import Bench
-from medr2.errors import BadInput
-from medr2.models.base import BoxConvention, GenSettings
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, Bench, BoxConvention, GenSettings, Item, ModelConfig
 from medr2.models.registry import ADAPTERS, load_adapter, register_adapter
-from medr2.records import Item, letter_index
+from medr2.records import letter_index
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from tests.run_fixtures import make_bench

@@ -11,9 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from medr2.errors import BadInput
+from medr2 import BadInput, BoxConvention, GenSettings, Request
 from medr2.images import ImageStore
-from medr2.models.base import BoxConvention, GenSettings, Request
 from medr2.models.choice import candidates
 from medr2.run.prompts import MODES, render_messages
 from tests.train_fixtures import _item, tiny_vlm_dir
@@ -99,7 +98,7 @@ def test_choice_is_the_most_likely_candidate_and_matches_transformers_loss(tiny,
 
 
 def test_choice_batched_equals_one_by_one_and_is_keyed(tiny, closed):
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.hf import HFAdapter, HFOptions
     from medr2.models.registry import load_adapter
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2.models.base import GenSettings, Message, Part, Request
+from medr2 import GenSettings, Message, Part, Request
 from medr2.models.choice import choice_note
 from medr2.models.confidence import from_loglik, from_loglik_note, from_token_logprobs, labels_of
 from medr2.models.registry import load_adapter

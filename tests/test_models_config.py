@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
-from medr2.errors import BadInput
-from medr2.models.config import DEFAULT_MAX_NEW_TOKENS, ModelConfig
+from medr2 import BadInput, ModelConfig
+from medr2.models.config import DEFAULT_MAX_NEW_TOKENS
 from medr2.models.presets import get_preset
 from tests.run_fixtures import make_bench
 

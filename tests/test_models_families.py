@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from medr2 import GenSettings, Item, Request
 from medr2.images import ImageStore
-from medr2.models.base import GenSettings, Request
 from medr2.models.families import FAMILIES, build_family, check_box_space, get_family, torchvision_available
 from medr2.models.presets import PRESETS, get_preset
-from medr2.records import Item, item_content_id
+from medr2.records import item_content_id
 
 SIZES = [(32, 32), (48, 16), (20, 60)]  # (width, height): square, wide 3:1, tall 1:3
 NAMES = sorted(FAMILIES)
@@ -297,7 +297,7 @@ ASSISTANT_TURN = {"llava-1.5": "ASSISTANT: B", "gemma3": "<start_of_turn>model\n
 def test_chat_template_renders_chain_own_with_system_prompt(built, name, tmp_path):
     from transformers import AutoProcessor
 
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.models.hf import to_hf_conversation
 
     d = built(name)
@@ -322,7 +322,7 @@ def test_chat_template_renders_chain_own_with_system_prompt(built, name, tmp_pat
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hf_batch_with_the_preset_settings(built, name, tmp_path):
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
 
     d = built(name)
@@ -348,7 +348,7 @@ def test_preset_box_space_matches_the_processor(built, name):
 
 
 def test_a_preset_whose_box_space_differs_from_its_processor_fails(built, monkeypatch):
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.models.presets import Preset
 
     d = built("llava-1.5")
@@ -394,7 +394,7 @@ def test_qwen_default_system_prompt(built, name, default):
 def test_a_qwen_preset_with_another_factor_fails(built, monkeypatch):
     """Qwen2.5-VL's pixel boxes live in its smart-resized input: a preset assuming Qwen3-VL's factor 32 (or other
     pixel limits) names other input sizes than the processor produces, and the check says so."""
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.models.presets import Preset
 
     d = built("qwen2.5-vl")
@@ -487,8 +487,7 @@ def test_two_images_through_template_processor_and_hf(built, name, tmp_path):
     places in order before the roles line, the processor encodes both, and ``hf:`` answers it."""
     from transformers import AutoProcessor
 
-    from medr2.models.base import BoxConvention
-    from medr2.models.config import ModelConfig
+    from medr2 import BoxConvention, ModelConfig
     from medr2.models.hf import to_hf_conversation
     from medr2.models.registry import load_adapter
 

@@ -71,9 +71,10 @@ def _timed(key: str, t0: float) -> None:
 
 def varied_bench(root: Path) -> Path:
     """Chains of two items (MCQ then yes/no) on noise images of several sizes; the last cases are train."""
+    from medr2 import Case, Item
     from medr2.bench.format import write_bench
     from medr2.images import ImageStore
-    from medr2.records import Case, Item, item_content_id
+    from medr2.records import item_content_id
 
     store = ImageStore(root)
     cases, items = [], []
@@ -145,7 +146,7 @@ class _null:
 
 def evaluate(work: dict[str, Path], name: str, model: str, run: str, **settings) -> dict:
     """``run_eval`` on the bench's test split with the family's preset; (item, mode) -> (text, tokens)."""
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     out = work["dir"] / "runs" / name / run

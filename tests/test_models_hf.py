@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medr2.errors import BadInput
+from medr2 import BadInput, GenSettings, Message, Part, Request
 from medr2.images import ImageStore
-from medr2.models.base import GenSettings, Message, Part, Request
 from tests.train_fixtures import tiny_vlm_dir
 
 
@@ -55,7 +54,7 @@ def test_batched_equals_one_by_one(tiny, requests_):
 
 
 def test_registry_spec_options_and_box_convention(tiny, requests_):
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
 
     a = load_adapter(ModelConfig(f"hf:{tiny}", batch_size=3, extra={"dtype": "float32", "device": "cpu"}))
@@ -88,7 +87,7 @@ def test_bad_image_fails_only_its_request(tiny, requests_):
 
 
 def test_vllm_adapter_needs_vllm_or_matches_hf(tiny, requests_):
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
 
     try:

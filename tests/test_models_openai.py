@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.errors import BadInput
-from medr2.models.base import GenSettings, Message, Part, Request
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, GenSettings, Message, ModelConfig, Part, Request
 from medr2.models.openai import OpenAIAdapter, parse_retry_after
 from medr2.models.registry import load_adapter
 from medr2.run.runner import EvalConfig, run_eval

@@ -14,8 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from aiohttp import web
 
-from medr2.models.base import GenSettings, Message, Part, Request
-from medr2.models.config import ModelConfig
+from medr2 import GenSettings, Message, ModelConfig, Part, Request
 from medr2.models.openai import OpenAIAdapter, read_completion
 from medr2.models.registry import load_adapter
 from medr2.models.truncation import is_truncated, scan_text, unfinished_reasoning
@@ -184,7 +183,7 @@ def test_null_content_without_reasoning_or_limit_is_still_an_error() -> None:
 
 def test_thinking_options_are_part_of_the_run_identity(tmp_path: Path) -> None:
     """A resume with another thinking budget would mix answers of two settings in one run: refused."""
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     bench = tmp_path / "bench"
     make_bench(bench, n_cases=1)

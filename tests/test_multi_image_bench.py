@@ -12,10 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from medr2 import BadInput
 from medr2.bench.columns import check_tables
 from medr2.bench.format import bench_checksum, load_bench
 from medr2.bench.table import BenchTable
-from medr2.errors import BadInput
 from medr2.images import sha256_file
 from tests.multi_image_fixtures import make_multi_bench
 from tests.run_fixtures import make_bench

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import medr2
-from medr2.models.base import BoxConvention, GenSettings, Request, Response
+from medr2 import BoxConvention, GenSettings, Request, Response
 from medr2.reporting import write_report
 from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from medr2.run.prompts import MODES, render_messages

@@ -13,12 +13,9 @@ from typing import Any
 
 import pytest
 
-from medr2.errors import BadInput
+from medr2 import BadInput, BoxConvention, GenSettings, Item, ModelConfig, Request
 from medr2.images import load_image, pixel_sha256
-from medr2.models.base import BoxConvention, GenSettings, Request
-from medr2.models.config import ModelConfig
 from medr2.models.registry import known_prefixes, load_adapter
-from medr2.records import Item
 from medr2.run.prompts import MODES, render_messages
 from medr2.run.runner import EvalConfig, run_eval
 from tests.multi_image_fixtures import make_multi_bench

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from medr2 import BoxConvention, GenSettings, Item
 from medr2.images import ImageStore
-from medr2.models.base import BoxConvention, GenSettings
-from medr2.records import ImageRef, Item
+from medr2.records import ImageRef
 from medr2.run.prompts import MODES, Turn, image_roles_text, render_messages, request_hash
 from tests.multi_image_fixtures import make_multi_items
 

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
+from medr2 import BoxConvention, Item
 from medr2.imaging.physics import PHYSICS, SEVERITIES, degrade_physics, kinds_for, ssim
 from medr2.imaging.typographic import TEXT_STYLES, burn_text, layout
-from medr2.models.base import BoxConvention
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.premises import FRAMED_PREMISES, INDIRECT_PREMISES, as_clause, frame
 from medr2.perturb.registry import PERTURBATIONS, all_codes
-from medr2.records import Item, letter_index
+from medr2.records import letter_index
 from medr2.run.prompts import get_mode, gold_answer, render_messages, wrong_answer
 from medr2.tasks.contract import question_evidence, task_requires
 

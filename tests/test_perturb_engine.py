@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from medr2 import BadInput
 from medr2.bench.format import WRITER_KEYS, load_bench, write_bench
-from medr2.errors import BadInput
 from medr2.images import PIXELS, ImageStore, sha256_file
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.registry import ALL_CODES, derive_seed, parse_variants

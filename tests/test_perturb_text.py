@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import Item
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FACTS, SETTING_FACTS, TASK_FACT
 from medr2.perturb.text import NONE_OF_THE_ABOVE, T1_TASKS, paraphrase
-from medr2.records import Item, item_content_id, letter_index
+from medr2.records import item_content_id, letter_index
 from medr2.tasks import TASKS
 
 sys.path.insert(0, str(Path(__file__).parent))

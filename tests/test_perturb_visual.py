@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
+from medr2 import Item
 from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
 from medr2.imaging.draw import box_mask, cue_color, cue_color_mask, iou, line_width, mask_bbox
@@ -20,7 +21,7 @@ from medr2.perturb.facts import FactPools, swap_facts
 from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import load_perturbations
 from medr2.perturb.visual import OtherCaseSameModality, removal_region, tissue_mask
-from medr2.records import Item, letter_index
+from medr2.records import letter_index
 from medr2.run.prompts import question_text
 from medr2.tasks.contract import abnormal_state
 

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 import medr2
-from medr2.bench.format import Bench, load_bench
-from medr2.models.base import Request, Response
-from medr2.records import Case, Item
+from medr2 import Bench, Case, Item, Request, Response
+from medr2.bench.format import load_bench
 from medr2.tasks.vocab import norm
 
 
@@ -101,7 +100,8 @@ def test_score_prints_comparison(bench: Bench, tmp_path: Path) -> None:
 
 
 def test_report_shows_a_comparison_plot_only_for_runs_with_comparison_items() -> None:
-    from medr2.reporting.plots import PlotContext, make_plots
+    from medr2 import PlotContext
+    from medr2.reporting.plots import make_plots
     from tests.test_report_plots import _m, _run, check_readable
 
     runs = [_run(k, ("independent",)) for k in range(2)]

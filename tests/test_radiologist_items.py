@@ -25,11 +25,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
-from medr2 import vocab as clinical
-from medr2.bench import Bench, load_bench
+from medr2 import Bench, Case, Item, vocab as clinical
+from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import load_image
-from medr2.records import Case, Item, letter_index
+from medr2.records import letter_index
 from medr2.sources.common import ANATOMICAL_KINDS, located, structure_words
 from medr2.tasks import vocab
 from tests.test_answerability import READERS, _reader_bench

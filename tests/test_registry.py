@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2.errors import BadInput
-from medr2.registry import Registry, RegistryCollision
-from medr2.variant_id import VariantId, variant_code, variant_severity
+from medr2 import BadInput, Registry, VariantId
+from medr2.registry import RegistryCollision
+from medr2.variant_id import variant_code, variant_severity
 
 
 def test_a_taken_name_is_refused_and_the_same_object_is_a_no_op() -> None:
@@ -122,9 +122,7 @@ def test_the_variant_code_lists_come_from_the_perturbation_registry() -> None:
 
 
 def test_one_skip_class() -> None:
-    from medr2.errors import Skip
-    from medr2.perturb.registry import Skip as PerturbSkip
-    from medr2.tasks.spec import Skip as TaskSkip
+    from medr2 import Skip, Skip as PerturbSkip, Skip as TaskSkip
 
     assert PerturbSkip is Skip and TaskSkip is Skip and Skip("why").reason == "why"
 

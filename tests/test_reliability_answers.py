@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.records import Prediction
+from medr2 import Prediction
 from medr2.run.store import ANSWER_READ_CHARS, Store
 
 READS = {  # method -> the texts it returns of the answer (and reasoning)

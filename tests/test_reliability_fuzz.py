@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from PIL import Image
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.records import check_box
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

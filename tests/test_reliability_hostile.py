@@ -176,7 +176,7 @@ def test_api_key_not_in_exception_texts(secret_env: tuple[str, dict[str, str]]) 
         with FaultServer(Faults(rates={"500": 1.0}, secret_echo=secret), api_key=secret) as srv:
             ad2 = OpenAIAdapter("m", base_urls=[srv.url], api_key_env="MEDR2_RELIABILITY_KEY", retries=0,
                                 timeout_s=5)
-            from medr2.models.base import GenSettings, Message, Part, Request
+            from medr2 import GenSettings, Message, Part, Request
 
             req = Request("k", (Message("user", (Part("text", text="hi"),)),), GenSettings(), Path("."))
             resp = ad2.generate([req])[0]
@@ -198,7 +198,7 @@ def test_cli_tracebacks_never_show_locals() -> None:
 # -- hostile servers II (issue 21 items 11 and 12): scripted servers on 127.0.0.1 ------------------------------
 
 def _one_request(url: str, **kw: Any) -> Any:
-    from medr2.models.base import GenSettings, Message, Part, Request
+    from medr2 import GenSettings, Message, Part, Request
     from medr2.models.openai import OpenAIAdapter
 
     ad = OpenAIAdapter("m", base_urls=[url], timeout_s=20, backoff_initial_s=0.01, backoff_max_s=0.02, **kw)
@@ -367,8 +367,7 @@ def test_huge_answers_scored_fast_and_stored_whole(tmp_path: Path) -> None:
     """A 50 MB answer took 10-30 s to extract; the readers now scan a bounded part of it."""
     import time
 
-    from medr2.models.base import BoxConvention
-    from medr2.records import Prediction
+    from medr2 import BoxConvention, Prediction
     from medr2.scoring.scorer import score_items
 
     items = make_bench(tmp_path / "bench", n_cases=1).items
@@ -443,7 +442,7 @@ def test_deeply_nested_bodies_are_clear_errors() -> None:
 
 
 def test_url_credentials_and_api_key_together_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from medr2.errors import BadInput
+    from medr2 import BadInput
     from medr2.models.openai import OpenAIAdapter
 
     monkeypatch.setenv("MEDR2_TEST_KEY", "sk-test-123456789")

@@ -28,7 +28,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import medr2
-from medr2.errors import BadInput, Quarantine
+from medr2 import BadInput
+from medr2.errors import Quarantine
 from medr2.images import MAX_DECODED_BYTES, MAX_PIXELS, check_decoded
 from tests import bad_inputs as bad, dataset_fixtures as F
 

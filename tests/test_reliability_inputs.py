@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from medr2 import BadInput
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput, Quarantine
+from medr2.errors import Quarantine
 from tests import bad_inputs as bad
 from tests.interop_fixtures import make_dicom_folder, make_nifti_folder, write_png
 from tests.run_fixtures import make_bench
@@ -622,7 +623,7 @@ def test_import_deep_json_is_exit_2(tmp_path: Path) -> None:
 
 
 def _run(bench: Path, out: Path, shard: str | None = None) -> Path:
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     run_eval(EvalConfig(bench=bench, model=ModelConfig("baseline:random"), out=out,

@@ -25,8 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
-from medr2 import jsonsafe
-from medr2.errors import BadInput
+from medr2 import BadInput, jsonsafe
 from tests.cli_inproc import run_cli
 
 SRC = Path(medr2.__file__).parent

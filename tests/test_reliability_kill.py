@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import BadInput
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput
 from tests.fault_server import Faults, FaultServer
 from tests.interop_fixtures import write_png
 from tests.run_fixtures import make_bench

@@ -87,7 +87,7 @@ def test_clean_label_property(pair: tuple[str, str]) -> None:
 
 
 def test_confusable_labels_build_one_label(tmp_path: Path) -> None:
-    from medr2.api import build, load_bench
+    from medr2 import build, load_bench
     from medr2.errors import Quarantine
 
     data = tmp_path / "data"
@@ -123,7 +123,7 @@ def test_every_imported_item_is_made_by_the_builder() -> None:
 def test_look_alike_options_are_refused(pair: tuple[str, str], others: list[str]) -> None:
     import pytest
 
-    from medr2.errors import BadInput
+    from medr2 import BadInput
     from medr2.interop.common import clean_options
 
     label, look_alike = pair
@@ -136,7 +136,7 @@ def test_look_alike_options_are_refused(pair: tuple[str, str], others: list[str]
 
 
 def test_import_quarantines_an_item_with_look_alike_options(tmp_path: Path) -> None:
-    from medr2.api import import_dataset, load_bench
+    from medr2 import import_dataset, load_bench
 
     data = tmp_path / "pmc"
     (data / "images").mkdir(parents=True)
@@ -174,9 +174,9 @@ def test_imported_question_and_answer_are_cleaned(question: tuple[str, str], ans
     as labels are, so a reference answer never carries an invisible character no model answer has."""
     import tempfile
 
+    from medr2 import Case
     from medr2.images import ImageStore
     from medr2.interop.common import ImportBuilder
-    from medr2.records import Case
 
     b = ImportBuilder(fmt="vqa-rad", images=ImageStore(Path(tempfile.gettempdir())))
     case = Case(case_id="c1", image="images/x.png", image_sha256="0" * 64, width=8, height=8, modality="X-ray",

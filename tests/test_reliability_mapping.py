@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.sources.base import SOURCES, get_source
 from medr2.sources.common import COMMON_KEYS, MAPPING_FILE, Key
 from tests.cli_inproc import run_cli

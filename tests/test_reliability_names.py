@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from medr2 import BadInput
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput, is_text, os_text
+from medr2.errors import is_text, os_text
 from tests import dataset_fixtures as F
 from tests.interop_fixtures import make_dicom_folder, make_nifti_folder
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.reach import check_reachable, host_port
 from tests.cli_inproc import run_cli
 

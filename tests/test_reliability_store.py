@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.run.store import SCHEMA_VERSION, STORE_FILE, Store
 from tests.cli_inproc import run_cli
 
@@ -170,7 +170,7 @@ def test_damage_found_while_reading_names_the_file(tmp_path: Path) -> None:
     """A page damaged after the store was opened: the error raised mid-read names the file (the mapping of
     every method, not only the checks on open)."""
     with Store.open(tmp_path, write=True) as s:
-        from medr2.records import Prediction
+        from medr2 import Prediction
 
         s.put_many([])
         for i in range(300):

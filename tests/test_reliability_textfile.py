@@ -22,8 +22,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2
-from medr2 import textfile
-from medr2.errors import BadInput
+from medr2 import BadInput, textfile
 from tests.cli_inproc import run_cli
 
 SRC = Path(medr2.__file__).parent

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from medr2 import BadInput
 from medr2.bench.format import load_bench, read_manifest, verify_checksums
-from medr2.errors import BadInput
 from medr2.images import PIXELS, encode_png, load_image, verified_image_path
 from medr2.renders import RENDERS_FILE, image_path, materialise, render_index
 
@@ -106,8 +106,7 @@ def _run_rows(run: Path) -> set[tuple[Any, ...]]:
 def test_eval_same_request_hashes_and_answers(built: dict[str, Path], tmp_path: Path) -> None:
     """The openai adapter (renders through its image cache) and a callable reading images the way the
     chat adapters do (``verified_image_path``) send the same requests and get the same answers."""
-    from medr2.api import evaluate
-    from medr2.models.base import Request
+    from medr2 import Request, evaluate
     from tests.openai_server import OpenAIServer
 
     deferred = _copy(built["deferred"], tmp_path / "d")

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from medr2 import PlotContext
 from medr2.reporting.fmt import fmt_ci
 from medr2.reporting.inputs import RunData
 from medr2.reporting.leaderboard import build_leaderboard
-from medr2.reporting.plots import PALETTE, PlotContext, make_plots
+from medr2.reporting.plots import PALETTE, make_plots
 from medr2.reporting.screenshot import CHROMIUM, chromium_browser
 from medr2.scoring.scorer import score_run
 from tests.run_fixtures import make_bench
@@ -104,7 +105,7 @@ def test_item_browser_shows_and_filters_confidence_and_abstentions(tmp_path: Pat
 
     from aiohttp import web
 
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.records import ABSTAIN_OPTION
     from medr2.reporting import write_report
     from medr2.run.runner import EvalConfig, run_eval

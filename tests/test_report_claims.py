@@ -15,9 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from aiohttp import web
 
-from medr2.bench.format import Bench
-from medr2.errors import BadInput
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, Bench, ModelConfig
 from medr2.records import REPORT_TASKS
 from medr2.reporting import write_report
 from medr2.run.runner import EvalConfig, run_eval

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medr2 import BoxConvention
 from medr2.bench import load_bench
-from medr2.models.base import BoxConvention
 from medr2.reporting.browser import DIALOGUE_CHARS, Thumbnails, _model_saw_image, dialogue
 from medr2.run.prompts import BLIND_NOTE, Turn, get_mode, messages_json, render_messages
 from tests.report_fixtures import build_bench

@@ -17,8 +17,8 @@ from hypothesis import given, strategies as st
 from PIL import Image
 from typer.testing import CliRunner
 
+from medr2 import BadInput
 from medr2.cli import app
-from medr2.errors import BadInput
 from medr2.reporting import write_report
 from medr2.reporting.browser import RESPONSE_CHARS, browser_data, clean_text, script_safe_json
 from medr2.reporting.inputs import load_run

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from medr2 import Plot, PlotContext
 from medr2.reporting.inputs import RunData
-from medr2.reporting.plots import PALETTE, Plot, PlotContext, make_plots
+from medr2.reporting.plots import PALETTE, make_plots
 
 
 def _m(v: float, n: int = 12, cases: int = 12) -> dict[str, Any]:

@@ -13,14 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import Item, PlotContext
 from medr2.bench.format import write_bench
 from medr2.bench.table import BenchTable, ItemFilter
-from medr2.records import Item, stable_hash
+from medr2.records import stable_hash
 from medr2.reporting import inputs
 from medr2.reporting.browser import browser_data
 from medr2.reporting.inputs import RunData, ScoreTable, load_run
 from medr2.reporting.items import BenchItems, id_hashes, stable_id_hash
-from medr2.reporting.plots import PlotContext, make_plots
+from medr2.reporting.plots import make_plots
 from tests.report_fixtures import Fixture, make_fixture
 
 
@@ -191,7 +192,7 @@ def test_two_benches_later_wins(fx: Fixture, part: tuple[Path, dict[str, Item]])
 def test_stored_responses_list_the_answers_that_count(tmp_path: Path) -> None:
     """``StoredResponses`` iterates the (item, mode) keys of the store's answers that count (its batches' named
     columns), one per key in (mode, item id) order, and reads each answer when asked."""
-    from medr2.records import Prediction
+    from medr2 import Prediction
     from medr2.run.store import Row, Store
 
     rows = [Row(Prediction(model_key="m", item_id=f"i{k % 3}", mode=("independent", "blind")[k // 3],

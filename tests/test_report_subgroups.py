@@ -84,8 +84,9 @@ def test_subgroup_and_harm_views_in_chromium(reports: tuple[Path, Path, list[Pat
 def test_slices_small_multiples(reports: tuple[Path, Path, list[Path]]) -> None:
     import json
 
+    from medr2 import PlotContext
     from medr2.reporting.inputs import load_run
-    from medr2.reporting.plots import PlotContext, make_plots
+    from medr2.reporting.plots import make_plots
 
     plain, out, runs = reports
     assert (out / "plots" / "slices.png").is_file() and not (plain / "plots" / "slices.png").exists()

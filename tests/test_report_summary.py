@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medr2 import Case
 from medr2.bench import load_bench
-from medr2.records import Case, Finding
+from medr2.records import Finding
 from medr2.reporting.write import SHORT_NAME, data_provenance, short_names
 from tests.report_fixtures import build_bench
 

@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2
-from medr2 import Request, Response
+from medr2 import BadInput, Item, Request, Response
 from medr2.bench.reviews import (
     REASONS,
     REVIEWS_FILE,
@@ -43,8 +43,7 @@ from medr2.bench.reviews import (
     reviewed_selection,
     reviews_path,
 )
-from medr2.errors import BadInput
-from medr2.records import Item, item_content_id
+from medr2.records import item_content_id
 from medr2.viewer.review import REVIEW_ROUTES
 from medr2.viewer.server import APP_STATE, SECURITY_HEADERS
 from tests.run_fixtures import make_bench

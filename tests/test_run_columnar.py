@@ -14,13 +14,11 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from medr2 import BadInput, Item, ModelConfig
 from medr2.bench.format import ITEMS_FILE, bench_checksum, load_bench
 from medr2.bench.select import select_items, shard_index, stratified_ids
 from medr2.bench.table import BenchTable, ItemFilter
-from medr2.errors import BadInput
 from medr2.images import sha256_file
-from medr2.models.config import ModelConfig
-from medr2.records import Item
 from medr2.run.order import group_by_case
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store

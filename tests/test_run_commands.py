@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from medr2 import BadInput
 from medr2.cli import app as cli_app
-from medr2.errors import BadInput
 from medr2.models.options import parse_model_options
 from tests.run_fixtures import make_bench
 from tests.train_fixtures import tiny_vlm_dir as build_tiny

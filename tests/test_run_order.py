@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 
 import medr2
+from medr2 import BadInput, Item, ModelConfig
 from medr2.bench.format import load_bench
 from medr2.bench.select import select_items
 from medr2.bench.table import BenchTable, ItemFilter
-from medr2.errors import BadInput
-from medr2.models.config import ModelConfig
-from medr2.records import Item
 from medr2.run.order import ORDERS, get_order, group_by_case, merge_by_case
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.models.base import BoxConvention
-from medr2.models.config import ModelConfig
+from medr2 import BoxConvention, ModelConfig
 from medr2.models.presets import PRESETS, box_from_model, box_to_model, smart_resize
 from medr2.run.prompts import MODES, get_mode, gold_answer, render_messages, request_hash, wrong_answer
 from medr2.run.runner import EvalConfig, run_eval
@@ -99,7 +98,7 @@ def test_mode_properties() -> None:
 
 
 def test_request_hash_covers_what_changes_answers() -> None:
-    from medr2.models.base import GenSettings
+    from medr2 import GenSettings
 
     it = _items()[0]
     conv = BoxConvention()
@@ -111,7 +110,7 @@ def test_request_hash_covers_what_changes_answers() -> None:
     assert base != request_hash("m", GenSettings(), msgs[:0] + msgs, item_id=it.item_id, mode="blind")
     from dataclasses import replace
 
-    from medr2.models.base import Part
+    from medr2 import Part
 
     swapped = (replace(msgs[0], parts=(Part("image", image=it.image, image_sha256="f" * 64),) + msgs[0].parts[1:]),)
     assert base != request_hash("m", GenSettings(), swapped, item_id=it.item_id, mode="independent")

@@ -25,9 +25,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from medr2 import BadInput, GenSettings, Message, Part, Request
 from medr2.cli import app
-from medr2.errors import BadInput
-from medr2.models.base import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter
 from medr2.run.store import Store
 from tests.openai_server import FaultPlan, OpenAIServer, default_answer
@@ -318,7 +317,7 @@ def test_the_ray_path_stores_the_local_clients_logprob_confidences(tmp_path: Pat
     same note where it sent none (the server below sends them for about half of its "A"/"yes" answers)."""
     import asyncio
 
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
     from medr2.run import ray_executor as rx
     from medr2.run.prompts import get_mode, messages_json, render_messages

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.errors import BadInput, WorkFailed
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, ModelConfig, WorkFailed
 from medr2.models.vllm import VLLMCheckpoint, VLLMOptions
 from medr2.models.vllm_export import export_for_vllm
 from medr2.run import ray_vllm as rv
@@ -75,7 +74,7 @@ def test_an_output_row_becomes_the_response_the_local_adapter_stores(checkpoint:
 
 def test_a_request_whose_image_is_missing_is_that_rows_error(tmp_path: Path) -> None:
     """On the worker: the row carries the error (the engine stage skips it), before any vLLM import."""
-    from medr2.models.base import BoxConvention, GenSettings
+    from medr2 import BoxConvention, GenSettings
     from medr2.run.prompts import get_mode, messages_json, render_messages
     from medr2.run.ray_executor import _settings_dict
 

@@ -11,12 +11,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from medr2 import BadInput, BoxConvention, ModelConfig, Request, Response
 from medr2.bench import load_bench
 from medr2.bench.select import parse_shard, select_items, shard_index
 from medr2.cli import app as cli_app
-from medr2.errors import BadInput
-from medr2.models.base import BoxConvention, Request, Response
-from medr2.models.config import ModelConfig
 from medr2.run.merge import merge_runs
 from medr2.run.prompts import MODES
 from medr2.run.runner import EvalConfig, run_eval

@@ -173,8 +173,8 @@ def test_the_api_default_is_the_same_split(bench_dir: Path, tmp_path: Path) -> N
     import inspect
 
     import medr2
+    from medr2 import ModelConfig
     from medr2.bench.select import SPLIT_CHOICES
-    from medr2.models.config import ModelConfig
     from medr2.run.runner import DEFAULT_SPLIT, EvalConfig
 
     assert inspect.signature(medr2.evaluate).parameters["split"].default == DEFAULT_SPLIT == catalog.DEFAULT_SPLIT
@@ -217,10 +217,10 @@ def test_the_selection_refuses_values_the_bench_has_not(bench_dir: Path, held: b
     """A value no item has is a usage error naming its option and listing the bench's values; an empty selection is
     refused unless allowed; the same from a bench read by columns as from a loaded one (the same API over a table
     held in memory)."""
+    from medr2 import BadInput
     from medr2.bench import load_bench
     from medr2.bench.select import select_items
     from medr2.bench.table import BenchTable
-    from medr2.errors import BadInput
 
     table = (load_bench(bench_dir, image_hashes=False).table() if held
              else BenchTable.open(bench_dir, image_hashes=False))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.run.serve import plan_serve
 from medr2.run.store import Store
 from tests.openai_server import OpenAIServer

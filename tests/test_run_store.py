@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.errors import BadInput, WorkFailed
-from medr2.records import Prediction
+from medr2 import BadInput, Prediction, WorkFailed
 from medr2.run.store import SCHEMA_VERSION, Row, Store
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
+from medr2 import BadInput
 from medr2.bench.select import parse_stratify, stratified_ids
-from medr2.errors import BadInput
 
 TASKS = ("s1.modality", "s2.organ_box", "s3.abnormal", "s4.report")
 VARIANTS = ("V1", "V8-blur-1", "V8-noise-2", "T3")

@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import BadInput, Case
 from medr2.bench.contact import cases_sheet
-from medr2.errors import BadInput
 from medr2.images import ImageStore, load_image
-from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.sample import available_backgrounds
 from medr2.sources.sample.background import BACKGROUNDS

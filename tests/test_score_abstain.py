@@ -11,7 +11,8 @@ import string
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.records import UNREAD_OUTCOMES, Item
+from medr2 import Item
+from medr2.records import UNREAD_OUTCOMES
 from medr2.scoring.extract import ABSTAIN_OPTION, abstain as ab, read
 
 OPTIONS = ["Pneumothorax", "Pleural effusion", "Consolidation", "Normal"]
@@ -120,8 +121,7 @@ def _item(form: str, options: list[str]) -> Item:
 
 def test_every_form_scorer_gives_the_abstained_verdict() -> None:
     """Every entry point of scoring (each registered form scorer, via ``score_items``) gives ``abstained``."""
-    from medr2.models.base import BoxConvention
-    from medr2.records import Prediction
+    from medr2 import BoxConvention, Prediction
     from medr2.scoring.scorer import FORM_SCORERS, score_items
 
     for form in FORM_SCORERS:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medr2.models.base import BoxConvention
+from medr2 import BoxConvention
 from medr2.scoring.aggregate import MetricsAccumulator
 from medr2.scoring.metrics import compute_metrics
 from medr2.scoring.partial import PairTests, TestView

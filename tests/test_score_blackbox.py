@@ -19,10 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from medr2 import Item
 from medr2.bench import load_bench, write_bench
 from medr2.images import PIXELS, ImageStore
 from medr2.models.presets import box_to_model, get_preset
-from medr2.records import Item, letter_index
+from medr2.records import letter_index
 from medr2.run.prompts import question_text
 from tests.openai_server import OpenAIServer
 from tests.run_fixtures import _item, make_items

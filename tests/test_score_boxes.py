@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from medr2 import BoxConvention
 from medr2.imaging.draw import iou
-from medr2.models.base import BoxConvention
 from medr2.models.presets import box_to_model
 from medr2.scoring.boxes import convention_from_json, parse_box, to_original_pixels
 

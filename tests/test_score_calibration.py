@@ -10,9 +10,8 @@ from hypothesis import given, settings, strategies as st
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from medr2.models.base import BoxConvention
+from medr2 import BoxConvention, Item, Prediction
 from medr2.models.confidence import labels_of, normalised
-from medr2.records import Item, Prediction
 from medr2.scoring import calibration as cal
 from medr2.scoring.scorer import score_items
 from medr2.scoring.table import build_table
@@ -242,7 +241,7 @@ def test_the_prior_baseline_shows_no_calibration_shift_on_probes() -> None:
     its clean parent: a calibration shift of exactly 0 on V1-V3, from its own stored confidences."""
     from types import SimpleNamespace
 
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
     from tests.score_fixtures import requests_for
 

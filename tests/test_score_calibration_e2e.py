@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from aiohttp import web
 
+from medr2 import ModelConfig
 from medr2.bench.format import load_bench
-from medr2.models.config import ModelConfig
 from medr2.records import Confidence
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store

@@ -19,6 +19,7 @@ HELDOUT5 = Path(__file__).parent / "data" / "rationale_heldout5.jsonl"  # its mi
 HELDOUT6 = Path(__file__).parent / "data" / "rationale_heldout6.jsonl"  # its errors named the claims-v7 kinds
 HELDOUT7 = Path(__file__).parent / "data" / "rationale_heldout7.jsonl"  # its errors named the claims-v8 kinds
 HELDOUT8 = Path(__file__).parent / "data" / "rationale_heldout8.jsonl"  # its errors named the claims-v9 kinds
+HELDOUT9 = Path(__file__).parent / "data" / "rationale_heldout9.jsonl"  # written blind; fresh for claims-v9
 
 
 def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -102,20 +103,24 @@ LATER_HELDOUT = [
     # 0.51; v7 with explicit absence: 100/115, 0.61). Issue 39's goal (0.90 / <= 1 % false) is not met there.
     # A development set since claims-v9: 114/118, recall 0.698 (111/159); 9/15
     (HELDOUT8, "rationale_heldout8_source", 140, 0.95, 0.67, 8),
+    # fresh for claims-v9 (written and labelled blind, nothing tuned on it; two more styles: claude, medgemma):
+    # 90/109, recall 0.627 (89/142); false contradicted 19 of 1,091 claims (v8: 86/106, 0.599; 20 of 1,085); 7/23.
+    # Issue 39's goal (0.90 / <= 1 % false) is not met there.
+    (HELDOUT9, "rationale_heldout9_source", 170, 0.8, 0.6, 7),
 ]
 
 
 @pytest.mark.parametrize(("path", "source", "rows_min", "precision", "recall", "hedged"), LATER_HELDOUT,
-                         ids=[f"held-out {k}" for k in range(4, 9)])
+                         ids=[f"held-out {k}" for k in range(4, 10)])
 def test_later_heldout_rationales_reported(path: Path, source: str, rows_min: int, precision: float, recall: float,
                                            hedged: int) -> None:
     """Held-out 4 (before claims-v4), held-out 5 (before claims-v5), held-out 6 (before claims-v7), held-out 7
-    (before claims-v8) and held-out 8 (fresh for claims-v8, a development set since claims-v9): every style, the
-    rows their source builds, and the checker's figures above their floors."""
+    (before claims-v8), held-out 8 (fresh for claims-v8, a development set since claims-v9) and held-out 9 (fresh for
+    claims-v9): every style, the rows their source builds, and the checker's figures above their floors."""
     import importlib
 
     rows = _rows(path)
-    assert len(rows) >= rows_min and {r["style"] for r in rows} == {
+    assert len(rows) >= rows_min and {r["style"] for r in rows} >= {
         "qwen3-thinking", "gpt-5", "gemini", "deepseek-r1", "llava-med", "markdown", "chinese"}
     assert rows == importlib.import_module(f"tests.data.{source}").build()
     got = corpus_scores(path)

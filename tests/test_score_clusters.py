@@ -86,9 +86,9 @@ def test_the_book_says_which_unit_it_resamples(groups: list[int]) -> None:
 def test_score_reports_the_patient_bootstrap(tmp_path: Path) -> None:
     """A bench whose test cases share patients: ``metrics.json`` says the patient was resampled, and how many;
     a bench of one case per patient says ``case``."""
+    from medr2 import ModelConfig
     from medr2.bench import write_bench
     from medr2.images import ImageStore
-    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.scoring.scorer import score_run
     from tests.run_fixtures import make_items

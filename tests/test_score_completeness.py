@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from medr2.bench.format import Bench
+from medr2 import Bench, ModelConfig
 from medr2.bench.select import select_items
-from medr2.models.config import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.run.store import Store
 from medr2.scoring.scorer import IncompleteRunWarning, score_run

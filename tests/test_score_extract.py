@@ -205,7 +205,7 @@ def test_gemini_box_2d_is_y_first_only_for_its_convention(y1: int, x1: int, dy: 
 @given(space=st.sampled_from(["unit", "thousand", "pixel"]), scale=st.floats(1.05, 5.0), w=st.integers(50, 900),
        h=st.integers(50, 900))
 def test_box_outside_the_declared_space_is_unparsed_not_clipped(space: str, scale: float, w: int, h: int) -> None:
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.scoring.boxes import space_size
 
     conv = BoxConvention(space)  # type: ignore[arg-type]

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, Bench, bench_checksum
-from medr2.errors import BadInput
+from medr2 import BadInput, Bench
+from medr2.bench.format import CASES_FILE, ITEMS_FILE, MANIFEST, bench_checksum
 from medr2.images import sha256_file
 from medr2.scoring.itemcols import open_scoring_items
 from medr2.scoring.items import ScoringItem
@@ -114,11 +114,11 @@ def test_columns_make_records_only_for_the_rows_asked(bench: Bench) -> None:
     assert any(p >= 0 for p in parents)
 
 
-# -- spilled to the run's spill folder (medr2.scoring.itemspill, what `medr2 score` uses) ----------------------
+# -- in the columnar engine in the run's spill folder (medr2.scoring.itemengine, what `medr2 score` uses) ---------
 
 
 def _spilled_copy(bench: Bench, dst: Path) -> Path:
-    """The bench with items.parquet rewritten in row groups of 5 rows (the spill reads a row group at a time), two
+    """The bench with items.parquet rewritten in row groups of 5 rows (the load reads a row group at a time), some
     of its text columns stored dictionary-encoded (they read back so)."""
     table = pq.read_table(bench.root / ITEMS_FILE)
     for name in ("task", "question", "case_id", "parent_id"):
@@ -129,26 +129,24 @@ def _spilled_copy(bench: Bench, dst: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("batch_rows", [3, 8192])
 @pytest.mark.parametrize("fixes", [False, True], ids=["bench", "with-review-fixes"])
-def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, batch_rows: int,
-                                                          fixes: bool) -> None:
-    """Written to a folder (sorted by id and by case by the engine, record batches of 3 rows; or one batch) and
-    read back: the same records, positions, ids, columns and codes as held in memory, in any order asked; the
-    folder holds the two item files and nothing of the engine's left. With items added after the bench's rows (the
-    review fixes a run asked), the same, and those items are held as made."""
+def test_items_in_the_engine_give_what_the_items_in_memory_give(bench: Bench, tmp_path: Path, fixes: bool) -> None:
+    """Loaded into the engine in a folder and joined back: the same records, positions, ids, columns and codes as
+    held in memory, in any order asked; the folder holds the engine's database and nothing of its load left. With
+    items added after the bench's rows (the review fixes a run asked), the same, and those items are held as
+    made."""
     import numpy as np
 
     from medr2.bench.reviews import fixed_item
     from medr2.scoring.itemcols import open_scoring_items
-    from medr2.scoring.itemspill import BY_CASE, BY_ID
+    from medr2.scoring.itemengine import DB_FILE
 
     root = _spilled_copy(bench, tmp_path / "b")
     added = [fixed_item(it, {"question": f"fixed {k}?"}) for k, it in enumerate(bench.items[:5:2])] if fixes else []
     _, mem = open_scoring_items(root, added=added)
     folder = tmp_path / "spill"
     folder.mkdir()
-    _, disk = open_scoring_items(root, folder, batch_rows=batch_rows, added=added)
+    _, disk = open_scoring_items(root, folder, added=added)
     try:
         assert len(mem) == len(bench.items) + len(added)
         for got in (mem, disk):
@@ -156,7 +154,7 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
                 held = got[it.item_id]
                 assert (held.question, held.parent_id, held.case_id, held.answer, held.meta) == (
                     it.question, it.parent_id, it.case_id, it.answer, it.meta)
-        assert sorted(p.name for p in folder.iterdir()) == sorted([BY_CASE, BY_ID])
+        assert [p.name for p in folder.iterdir()] == [DB_FILE]
         ids = list(mem)
         assert len(disk) == len(mem) > 2 * 3 * 2 and list(disk) == ids
         assert [disk[i] for i in ids] == [mem[i] for i in ids]
@@ -165,7 +163,7 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
                     np.zeros(0, dtype=np.int64)):
             assert list(disk.load(pos).items()) == list(mem.load(pos).items())
             assert disk.ids(pos) == mem.ids(pos)
-        by_case = np.argsort(mem.codes("case_id")[0], kind="stable")[:7]  # one case's rows: read by case
+        by_case = np.argsort(mem.codes("case_id")[0], kind="stable")[:7]  # one case's rows: ids far apart
         assert list(disk.records(by_case).items()) == list(mem.records(by_case).items())
         wanted = [ids[5], ids[1], "no-such-item", None, ids[0][:-1]]
         assert disk.positions(wanted).tolist() == mem.positions(wanted).tolist()
@@ -179,7 +177,7 @@ def test_spilled_items_give_what_the_items_in_memory_give(bench: Bench, tmp_path
         disk.close()
 
 
-def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_path: Path) -> None:
+def test_items_in_the_engine_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_path: Path) -> None:
     """Invalid JSON (the first bad row, the first bad column in (options, answer_box, meta) order, as read in
     row groups) and an item without id: the same message, record and field as held in memory."""
     from medr2.scoring.itemcols import open_scoring_items
@@ -206,14 +204,14 @@ def test_spilled_items_refuse_what_the_items_in_memory_refuse(bench: Bench, tmp_
         folder = tmp_path / f"spill{k}"
         folder.mkdir()
         with pytest.raises(BadInput) as f:
-            open_scoring_items(root, folder, batch_rows=3)
+            open_scoring_items(root, folder)
         assert (f.value.record, f.value.field, str(f.value)) == (e.value.record, e.value.field, str(e.value))
 
 
 def test_an_error_of_the_rows_handed_to_the_engine_is_raised_as_it_is(tmp_path: Path) -> None:
     """A read refused while the engine loads the rows (a damaged row group: BadInput) reaches the caller as that
     BadInput, not as the engine's own error wrapping it, and the engine's folder is gone."""
-    from medr2.scoring.itemspill import spill_items
+    from medr2.scoring.itemengine import load_items
 
     schema = pa.schema([("item_id", pa.string())])
 
@@ -222,5 +220,5 @@ def test_an_error_of_the_rows_handed_to_the_engine_is_raised_as_it_is(tmp_path: 
         raise BadInput("cannot read parquet: damaged", file="items.parquet")
 
     with pytest.raises(BadInput, match="damaged") as e:
-        spill_items(rows(), schema, np.arange(4, dtype=np.int32), np.arange(4, dtype=np.int32), tmp_path)
+        load_items(rows(), schema, np.arange(4, dtype=np.int32), tmp_path)
     assert e.value.file == "items.parquet" and not (tmp_path / "engine").exists()

@@ -12,9 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.errors import BadInput
-from medr2.models.base import BoxConvention, Request, Response
-from medr2.records import Prediction
+from medr2 import BadInput, BoxConvention, Prediction, Request, Response
 from medr2.scoring.judge import Judge
 from medr2.scoring.metrics import compare_runs, compute_metrics, confusion_matrix
 from medr2.scoring.scorer import score_items
@@ -399,7 +397,7 @@ def test_prior_baseline_has_zero_paired_gaps_on_code_built_items() -> None:
     report probes, with T3 / V7 answers of three cases missing: every paired gap is exactly 0."""
     from types import SimpleNamespace
 
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.registry import load_adapter
     from tests.score_fixtures import requests_for
 
@@ -423,9 +421,9 @@ def test_prior_baseline_has_zero_paired_gaps_on_code_built_items() -> None:
 def prior_on_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Any]:
     """``baseline:prior`` (answers from the task's train-split answers and the options shown: never the
     image, never a hint) run on a sample bench built with every variant, then scored."""
+    from medr2 import ModelConfig
     from medr2.bench import load_bench
     from medr2.builder.pipeline import build_bench
-    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
     from medr2.scoring.scorer import score_run
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from medr2.bench.format import Bench
-from medr2.models.config import ModelConfig
+from medr2 import Bench, ModelConfig
 from medr2.records import REPORT_TASKS
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.scoring.scorer import load_table, score_run

@@ -11,7 +11,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2.models.base import BoxConvention
+from medr2 import BoxConvention
 from medr2.models.presets import box_to_model
 from medr2.scoring.boxes import read_box, read_box_pixels, stated_space
 from medr2.scoring.extract import READERS, read

@@ -11,8 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.bench.format import Bench
-from medr2.models.config import ModelConfig
+from medr2 import Bench, ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.scoring.scorer import load_table, score_run
 from tests.run_fixtures import make_bench
@@ -93,7 +92,7 @@ def test_answer_memos_are_bounded_and_skip_long_answers(monkeypatch: pytest.Monk
     """The choice and box memos of a scoring process hold at most ``_MEMO_MAX`` entries (cleared when full) and
     never an answer longer than ``_MEMO_RAW_MAX``; the scores are those of scoring without any memo."""
     import medr2.scoring.scorer as scorer
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.scoring.scorer import score_items
     from tests.score_fixtures import make_items, predict
 
@@ -123,7 +122,7 @@ def test_answer_memos_are_bounded_and_skip_long_answers(monkeypatch: pytest.Monk
 def test_answers_for_items_not_in_the_bench_are_quarantined_in_stored_order(bench: Bench, tmp_path: Path) -> None:
     """Stored answers whose item is not in the bench are quarantined with their request hash, in the order they
     were stored, and the rest is scored as if they were not there; a run without them writes no quarantine."""
-    from medr2.records import Prediction
+    from medr2 import Prediction
     from medr2.run.store import Store
     from medr2.scoring.scorer import QUARANTINE_FILE
 

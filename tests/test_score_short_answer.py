@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from medr2.models.base import BoxConvention
-from medr2.records import REPORT_TASKS, Item, Prediction
+from medr2 import BoxConvention, Item, Prediction
+from medr2.records import REPORT_TASKS
 from medr2.scoring.judge import short_answer_prompt, text_prompt
 from medr2.scoring.metrics import compute_metrics
 from medr2.scoring.scorer import score_items

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from medr2 import BadInput, Item, Score
 from medr2.bench.slicefields import MISSING, SLICE_FIELDS, bin_label, parse_bins
-from medr2.errors import BadInput
-from medr2.records import Item, Score, item_content_id
+from medr2.records import item_content_id
 from medr2.scoring.harm import (
     DEFAULT_WEIGHTS,
     HarmSpec,
@@ -228,8 +228,9 @@ def test_holm_is_monotone_and_never_below_the_raw_p(ps: list[float]) -> None:
 def test_every_task_declares_a_risk_tier_and_the_docs_table_is_the_registry() -> None:
     import re
 
+    from medr2 import TaskSpec
     from medr2.tasks import TASKS
-    from medr2.tasks.spec import RISK_TIERS, TaskSpec, Template, register_task
+    from medr2.tasks.spec import RISK_TIERS, Template, register_task
 
     declared = {t.id: t.risk for t in TASKS.values()}
     assert set(declared.values()) <= set(RISK_TIERS) and "high" in declared.values()

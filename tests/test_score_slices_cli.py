@@ -14,8 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import medr2
-from medr2 import api
-from medr2.models.base import Request
+from medr2 import Request, api
 
 SRC = str(Path(medr2.__file__).resolve().parents[1])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from medr2.models.config import ModelConfig
+from medr2 import ModelConfig
 from medr2.run.runner import EvalConfig, run_eval
 from medr2.scoring.scorer import score_run
 from medr2.scoring.spill import LOCK_NAME, SPILL_PREFIX, SpillFolder, remove_stale

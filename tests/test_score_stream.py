@@ -72,7 +72,7 @@ def test_counted_rows_come_in_python_string_order_with_first_stored_position(tmp
     along the store's unique (item_id, mode) index, and grouped and sorted by SQLite (a store without it)."""
     import sqlite3
 
-    from medr2.records import Prediction
+    from medr2 import Prediction
     from medr2.run.store import Row, Store
 
     prefixes = ("a", "Z", "é", "z", "ß", "\uffff", "𝔸", "\u00ff", "0", "~")
@@ -166,14 +166,6 @@ def test_scores_in_small_row_groups_keep_the_table_and_the_metrics(tmp_path: Pat
         assert hashlib.sha256(whole.getvalue().to_pybytes()).hexdigest() == golden[name]["scores.parquet"]
 
 
-def test_items_read_from_the_spill_folder_in_small_record_batches_keep_the_golden(base: Path) -> None:
-    """The bench's items spilled in record batches of 2 rows (a scoring batch or a chunk of cases reads many
-    of them, from the file sorted by id or by case): the golden bytes of every file."""
-    golden = json.loads(GOLDEN.read_text())
-    got = score_fixture_runs(base, batch_rows=7, chunk_rows=60, item_batch_rows=2)
-    assert got == golden
-
-
 def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path) -> None:
     """``--workers 3``: the batches (7 rows, so many per run and more than the workers' window) scored in 3
     forked processes, written in batch order: ``metrics.json``, ``scores.parquet`` and ``claims.parquet`` byte
@@ -183,7 +175,7 @@ def test_scores_in_worker_processes_give_the_bytes_of_one_process(base: Path) ->
 
 
 def test_workers_are_refused_with_a_judge_or_below_one(base: Path) -> None:
-    from medr2.errors import BadInput
+    from medr2 import BadInput
     from medr2.scoring.scorer import score_run
 
     score_fixture_runs(base, batch_rows=50_000)  # the runs exist
@@ -199,7 +191,7 @@ def test_an_error_in_a_worker_stops_the_score_and_publishes_nothing(tmp_path: Pa
     """A batch that fails in a worker process (here every MCQ answer: a bad input) fails ``score_run`` with the
     worker's error; no scores are published and the spill folder is removed, as with one process."""
     import medr2.scoring.scorer as scorer
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     score_fixture_runs(tmp_path, batch_rows=50_000)
     run = tmp_path / "random-all-modes"

@@ -6,8 +6,7 @@ import io
 
 import pyarrow.parquet as pq
 
-from medr2.models.base import BoxConvention
-from medr2.records import Item
+from medr2 import BoxConvention, Item
 from medr2.scoring.scorer import _scores_table_from_tidy, score_items, scores_table
 from medr2.scoring.table import build_table
 from tests.score_fixtures import make_items, predict

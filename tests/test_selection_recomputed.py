@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from medr2 import BadInput
 from medr2.bench.format import ITEMS_FILE
 from medr2.bench.select import STRATA, select_items
 from medr2.bench.table import BenchTable
-from medr2.errors import BadInput
 from medr2.scoring.completeness import planned_items
 from medr2.scoring.itemcols import open_scoring_items
 from tests.run_fixtures import make_bench, rewrite_items

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from medr2.errors import BadInput
-from medr2.models.base import GenSettings, Message, Part, Request
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, GenSettings, Message, ModelConfig, Part, Request
 from medr2.models.openai import error_text
 from medr2.models.presets import get_preset
 from medr2.models.registry import load_adapter

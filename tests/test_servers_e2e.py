@@ -40,7 +40,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from medr2.models.base import GenSettings, Message, Part, Request
+from medr2 import GenSettings, Message, Part, Request
 from medr2.models.openai import OpenAIAdapter
 from medr2.run.store import Store
 from tests.servers import (

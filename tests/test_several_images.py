@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from medr2.bench.format import Bench, load_bench
+from medr2 import Bench, Case, Item, Skip
+from medr2.bench.format import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
-from medr2.records import Case, Companion, Finding, Item
+from medr2.records import Companion, Finding
 from medr2.sources.multi import MultiSource
 from medr2.tasks import TASKS
 from medr2.tasks.companions import resolve
 from medr2.tasks.compare import CHANGE_TEXT, CHANGES, finding_change
-from medr2.tasks.spec import Skip
 from medr2.tasks.vocab import is_normal, norm
 from tests import (
     build_fixtures,  # noqa: F401  (registers the "buildtest" source)
@@ -230,7 +230,8 @@ def test_tasks_declared_in_stages_and_chains() -> None:
     assert (TASKS["s3.change"].stage, TASKS["s3.view_finding"].stage, TASKS["s1.which_sequence"].stage) == (3, 3, 1)
     assert all(TASKS[t].chain is not None for t in SEVERAL)
     assert TASKS["s3.two_view_finding"].form == "yesno" and TASKS["s3.two_view_finding"].stage == 3
-    assert TASKS["s3.change"].requires == ("has_prior", "evidence_readable")
+    # "the {x}" names the case's one lesion of that label, on an image its source does not grade reject (issue 40)
+    assert TASKS["s3.change"].requires == ("has_prior", "one_lesion", "readable", "evidence_readable")
     assert "findings_complete" in TASKS["s3.view_finding"].requires
 
 
@@ -261,7 +262,7 @@ def test_sample_plan_with_priors_is_the_plan_without_them_plus_links(seed: int, 
     """Any seed and size: the planned cases are those of a plan without priors (same ids, seeds, backgrounds,
     views, in order), some given a link; the priors come after them, one per link, of the same background view."""
     import medr2.sources.sample.source as sample
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     src = sample.SampleSource()
     try:

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medr2.bench.format import Bench, load_bench
+from medr2 import Bench, Case, Item
+from medr2.bench.format import load_bench
 from medr2.images import load_image
 from medr2.perturb.registry import PERTURBATIONS
-from medr2.records import Case, Item
 from medr2.tasks.compare import CHANGE_TEXT
 from medr2.tasks.vocab import norm
 

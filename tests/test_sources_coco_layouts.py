@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.images import ImageStore
 from medr2.sources.base import get_source
 from tests.interop_fixtures import write_png

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from medr2 import BadInput, Case
 from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput, Quarantine, QuarantineEntry
+from medr2.errors import Quarantine, QuarantineEntry
 from medr2.images import load_image
-from medr2.records import Case
 from medr2.sources.base import get_source
 from medr2.sources.datasets._base import fit_box, fuse_rater_boxes, iou
 from medr2.sources.datasets.cbis_ddsm import CbisDdsmSource

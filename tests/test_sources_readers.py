@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medr2.errors import BadInput
+from medr2 import BadInput
 from medr2.images import ImageStore, load_image
 from medr2.sources.base import get_source
 from medr2.sources.coco import rle_counts_to_string, rle_decode, rle_encode_counts, rle_string_to_counts

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput, Item
 from medr2.bench import load_bench
 from medr2.bench.table import BenchTable
 from medr2.builder.pipeline import build_bench
-from medr2.errors import BadInput
-from medr2.records import Item
 from medr2.tasks.splits import SplitKey, assign_splits, hashed_split
 from medr2.train.source import TrainSource
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
@@ -46,16 +45,22 @@ from tests.train_fixtures import planned
 # several-image items, format 4, and the tasks s3.change, s3.view_finding, s3.two_view_finding, s1.which_sequence):
 # 6e772654.... Then by issue 39's explicit absence (branch absent: Case.absent is a column of the cases table;
 # checked on 2026-12-07 against 669cae7: items.parquet byte-identical, cases.parquet equal once the new column,
-# "[]" in every row, is dropped): b54a353c.... Main at 755b517 (fix40a and fix40b merged, issue 40 kinds 1-5 and
-# 7-9) built 8d9b0b59... without the pin following. Then by branch fix40c (issue 40 kinds 5 and 6; checked on
-# 2026-12-07 against 8d9b0b59... built at 755b517: cases.parquet equal, the same number of items per task and
-# variant, every changed item one of two kinds): a drawn mark lies outside what it marks (a box as a rectangle
-# round the box, a contour round the mask, a point as a ring), so the cue images of
-# s2.cued_structure, s2.landmark and s3.cue_description change with their T6 and V2 items (31 + 31 + 17 clean);
-# buildtest's MRI structure "ventricle" names no anatomy concept of the vocabulary and is no longer asked about
-# or offered (116 items named it before, none after), so s2.organ_box, s2.organ_presence, s2.relative_position and
-# s2.size_compare draw other structures (14 + 32 + 11 + 11 clean, their T6 and V2 items with them): the value below.
-DEFAULT_CHECKSUM = "c3d5517d6cf7735649f800c2714877e0153bab20dd809000c3505924de668bb2"
+# "[]" in every row, is dropped): b54a353c.... Then by issue 40's fixes (fix40a, fix40b; fix40d's check, building at
+# 1b383a1, 4dfc255 and fix40d and comparing clean items by task, case and question): fix40a's readable clause drops
+# every content question of the 15 cases buildtest grades reject (421 clean items; s1.quality etc. stay) and rewords
+# s4.report (the question without a second instruction: 31 items) and one s4.severity template (6 items); the items
+# left keep their questions, some their answer letters re-balanced (8d9b0b59...); fix40b changes the sample only.
+# Then fix40d: buildtest's grade no longer cycles with its modality (every X-ray case was reject); every item gone
+# or added is on a case whose grade changed, and 31 s1.quality items key the new grade: 1800fee2.... Then by branch
+# fix40c (issue 40 kinds 5 and 6; checked against 1800fee2... built at 7cf5133: cases.parquet equal, the same number
+# of items per task and variant, every changed item one of three kinds): a drawn mark lies outside what it marks
+# (a box as a rectangle round the box, a contour round the mask, a point as a ring), so the cue images of
+# s2.cued_structure, s2.landmark and s3.cue_description change with their T6 and V2 items (33 + 33 + 24 clean);
+# buildtest's MRI structure "ventricle" names no anatomy concept of the vocabulary and is no longer asked about or
+# offered (85 items named it before, none after), so s2.organ_box, s2.organ_presence, s2.relative_position and
+# s2.size_compare draw other structures (11 + 30 + 9 + 7 clean, their T6 and V2 items with them); 9 V2 items of
+# s4.malignancy and s4.severity become probes, the other case not meeting the task's contract: the value below.
+DEFAULT_CHECKSUM = "a1f78fe96b06809d559f01222f7d307f808275022a65f3b1177756be65a78c17"
 
 
 def _build(root: Path, **kw: object) -> Path:

@@ -14,8 +14,7 @@ import pytest
 from aiohttp import web
 from hypothesis import given, settings, strategies as st
 
-from medr2.errors import BadInput
-from medr2.models.config import ModelConfig
+from medr2 import BadInput, ModelConfig
 from medr2.models.structured import (
     CONSTRAINED_FORMS,
     STRUCTURED_MODES,
@@ -292,7 +291,7 @@ def test_hf_models_answer_structured_by_log_likelihood(tmp_path: Path,
 def test_ray_http_bodies_carry_the_same_constraint(tmp_path: Path, mode: str) -> None:
     """``--executor ray`` builds each body in a worker from the stored messages: with structured answers it is
     byte for byte the body a local run sends (the constraint included)."""
-    from medr2.models.base import BoxConvention, GenSettings, Request
+    from medr2 import BoxConvention, GenSettings, Request
     from medr2.models.openai import OpenAIAdapter
     from medr2.run.prompts import MODES, messages_json, render_messages
     from medr2.run.ray_executor import BODY_KEY, _BodySpec, _preprocess, _settings_dict

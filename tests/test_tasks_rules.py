@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medr2.bench import Bench, load_bench
+from medr2 import Bench, Case, Item, Skip
+from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
-from medr2.records import Case, Item, letter_index
-from medr2.tasks import TASKS, LabelPools, Skip, draft_case, vocab
+from medr2.records import letter_index
+from medr2.tasks import TASKS, LabelPools, draft_case, vocab
 from medr2.tasks.common import SIZE_EDGES_MM, size_bin
 from tests.build_fixtures import Spec, make_case
 

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import medr2.vocab as V
+from medr2 import Case, Item
 from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
-from medr2.records import Case, Finding, Item, letter_index
+from medr2.records import Finding, letter_index
 from medr2.sources.multi import MultiSource, parse_quotas
 from medr2.tasks import LabelPools, draft_case, vocab
 from medr2.tasks.assemble import Assembler

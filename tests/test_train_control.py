@@ -29,7 +29,7 @@ def tiny(tmp_path_factory):
 
 def _eval_pixels(adapter, item, bench_root: Path):
     """The pixel values the ``hf:`` adapter feeds the model for ``item`` (its own rendering path)."""
-    from medr2.models.base import GenSettings, Request
+    from medr2 import GenSettings, Request
     from medr2.train.render import item_turns
 
     req = Request(key=item.item_id, messages=tuple(item_turns(item, adapter.box_convention)), bench_root=bench_root,
@@ -69,8 +69,8 @@ def test_sixteen_bit_images_train_as_they_are_evaluated(tiny, tmp_path):
     decodes images as evaluation does (windowed to 8 bit)."""
     from PIL import Image
 
+    from medr2 import Message, Part
     from medr2.images import load_image, sha256_bytes
-    from medr2.models.base import Message, Part
 
     arr = np.full((40, 60), 1000, np.uint16)
     arr[:, 30:] = 3000

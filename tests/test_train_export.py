@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from medr2 import BadInput
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput
 from medr2.train.dataset import IDS_FILE, MANIFEST, export_dataset
 from medr2.train.formats import FORMATS
 from tests.train_fixtures import planned, write_quadrant_bench
@@ -137,7 +137,7 @@ def test_hf_dataset_loads_with_embedded_images(bench, tmp_path, fmt):
 
 
 def test_prompts_are_the_evaluation_rendering(bench, tmp_path):
-    from medr2.models.base import BoxConvention
+    from medr2 import BoxConvention
     from medr2.run.prompts import MODES, render_messages
 
     out = tmp_path / "lf"
@@ -162,8 +162,8 @@ def test_curriculum_order_and_replay(bench, tmp_path):
 
 
 def test_variants_and_leaky_images_are_controlled(tmp_path):
+    from medr2 import Item
     from medr2.bench.format import write_bench
-    from medr2.records import Item
     from tests.train_fixtures import quadrant_records
 
     cases, items = quadrant_records(tmp_path / "b", 12)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import BadInput
 from medr2.atomic import PENDING_SUFFIX, STAGING, settle
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput
 from medr2.outdir import LOCK, contents
 from medr2.train.dataset import IDS_FILE, MANIFEST, export_dataset
 from medr2.train.formats import FORMATS

@@ -42,7 +42,7 @@ def test_labels_mask_everything_but_assistant_turns(tiny, bench, tmp_path):
 
 
 def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
-    from medr2.models.config import ModelConfig
+    from medr2 import ModelConfig
     from medr2.models.hf import HFAdapter, HFOptions
     from medr2.models.registry import load_adapter
 
@@ -68,7 +68,7 @@ def test_finetune_writes_adapter_and_merged_model(tiny, bench, tmp_path):
 @pytest.mark.slow
 def test_accuracy_rises_after_finetuning(tiny, tmp_path):
     """Held-out quadrant questions: the random model is at or below chance, the fine-tuned one well above."""
-    from medr2.models.base import GenSettings, Request
+    from medr2 import GenSettings, Request
     from medr2.models.hf import HFAdapter, HFOptions
     from medr2.train.render import item_turns
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from medr2 import Item
 from medr2.bench.format import load_bench, write_bench
-from medr2.records import Item
 from medr2.train.export import STRATEGIES
 from medr2.train.source import TrainSource
 from tests.train_fixtures import planned, quadrant_records
@@ -65,7 +65,7 @@ def test_items_on_a_test_image_are_held_out_and_counted(root: Path, tmp_path: Pa
 def test_a_bad_train_record_is_refused_naming_file_record_and_field(tmp_path: Path) -> None:
     """A train item that a buggy tool wrote with an unknown form (checksums fixed up): refused as load_bench
     refuses it, naming items.parquet, the item and the field."""
-    from medr2.errors import BadInput
+    from medr2 import BadInput
     from tests.test_reliability_inputs import _rewrite_items
 
     root = tmp_path / "bench"

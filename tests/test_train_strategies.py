@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from medr2 import BadInput, BoxConvention
 from medr2.bench.format import load_bench
-from medr2.errors import BadInput
-from medr2.models.base import BoxConvention
 from medr2.train.finetune import FinetuneConfig, finetune, verifiable_reward
 from tests.train_fixtures import planned, tiny_vlm_dir, write_quadrant_bench
 

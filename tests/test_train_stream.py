@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medr2 import Bench, Item
 from medr2.bench import sorting
-from medr2.bench.format import Bench, load_bench
-from medr2.records import Item
+from medr2.bench.format import load_bench
 from medr2.train import stream
 from medr2.train.dataset import export_dataset
 from medr2.train.export import STRATEGIES, _order_key

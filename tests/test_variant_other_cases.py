@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from medr2.perturb.registry import Perturbation, load_perturbations
+from medr2 import Perturbation
+from medr2.perturb.registry import load_perturbations
 
 
 def _reading_other_cases() -> list[str]:

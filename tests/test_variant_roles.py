@@ -18,17 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2
-from medr2.perturb.registry import (
-    PERTURBATIONS,
-    ROLES,
-    Perturbation,
-    all_codes,
-    answer_changed_meta,
-    declared_roles,
-    derive_item,
-    item_roles,
-    narrow_roles,
-)
+from medr2 import Perturbation, answer_changed_meta, derive_item
+from medr2.perturb.registry import PERTURBATIONS, ROLES, all_codes, declared_roles, item_roles, narrow_roles
 from medr2.registry import RegistryCollision
 from medr2.scoring.table import build_table_columns
 

@@ -317,7 +317,7 @@ def test_a_slice_opens_its_cases_items(sliced: tuple[ViewData, Path]) -> None:
 
 
 def test_a_slice_parameter_must_be_a_case_field(sliced: tuple[ViewData, Path]) -> None:
-    from medr2.errors import BadInput
+    from medr2 import BadInput
 
     with pytest.raises(BadInput, match="slice.task"):
         Query.parse({"slice.task": "x"}, 1)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import medr2.vocab as V
-from medr2.errors import BadInput
+from medr2 import BadInput
 
 VOCAB = V.vocabulary()
 CONCEPTS = sorted(VOCAB, key=lambda c: c.id)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import medr2.vocab as V
+from medr2 import Case
 from medr2.images import ImageStore
-from medr2.records import Case
 from medr2.scoring.claims import check_text
 from medr2.scoring.extract.choice import read_mcq
 from medr2.tasks import LabelPools, draft_case

@@ -15,8 +15,8 @@ import re
 
 from hypothesis import given, strategies as st
 
+from medr2 import BoxConvention
 from medr2.imaging.draw import WRONG_BOX_MAX_IOU, iou, wrong_box
-from medr2.models.base import BoxConvention
 from medr2.run.prompts import wrong_answer
 from medr2.scoring.boxes import parse_box, to_original_pixels
 from medr2.scoring.scorer import BOX_CORRECT_IOU

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from medr2 import Case, Item
 from medr2.images import ImageStore
-from medr2.records import Case, ContextTurn, Item, item_content_id, stable_hash
+from medr2.records import ContextTurn, item_content_id, stable_hash
 
 QUADRANTS = ("top-left", "top-right", "bottom-left", "bottom-right")
 SIZE = 32
@@ -153,7 +154,7 @@ def planned(bench, work: Path, *, captions: bool = False, **kw):
     """The examples of the export plan (:mod:`medr2.train.stream`, the one there is) over ``bench``: a loaded
     bench (its items held: ``Bench.table()``), a ``BenchTable`` or a bench folder; listed, with the plan (its
     counts complete)."""
-    from medr2.bench.format import Bench
+    from medr2 import Bench
     from medr2.train.source import TrainSource
     from medr2.train.stream import stream_captions, stream_examples
 

@@ -39,8 +39,8 @@ def main(spec_path: str) -> int:
     t0 = time.perf_counter()
     import vllm  # noqa: F401 - imported once here, timed
 
+    from medr2 import ModelConfig
     from medr2.bench.format import load_bench
-    from medr2.models.config import ModelConfig
     from medr2.run.runner import EvalConfig, run_eval
 
     _inspect_in_process()

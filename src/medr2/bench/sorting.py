@@ -46,13 +46,16 @@ def remove_stale(folder: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def connect(spill: Path, memory_limit: str, threads: int = SORT_THREADS) -> Any:
+def connect(spill: Path, memory_limit: str, threads: int = SORT_THREADS, *, database: Path | None = None,
+            read_only: bool = False) -> Any:
     """The one way medr2 opens DuckDB for out-of-core work: its memory held to ``memory_limit``, the rest spilled
     under ``spill``, ``threads`` threads, insertion order not kept (every order medr2 needs is written in its
-    query), no progress bar on the console (nothing there but medr2's own lines)."""
+    query), no progress bar on the console (nothing there but medr2's own lines). ``database``: a database file
+    (default: in memory), opened ``read_only`` by as many processes as read it."""
     import duckdb
 
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": str(spill), "threads": threads,
+    con = duckdb.connect(":memory:" if database is None else str(database), read_only=read_only,
+                         config={"memory_limit": memory_limit, "temp_directory": str(spill), "threads": threads,
                                  "preserve_insertion_order": False})
     try:
         con.execute("SET enable_progress_bar = false")

@@ -719,8 +719,9 @@ def _region_said(text: str, s: int, e: int, term: _Term) -> tuple[str, str | Non
 def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     """Non-overlapping mentions, longest first (a "pleural effusion" is one mention, not two). The vocabulary's
     spellings fill what the case's labels and the hand lexicon leave (so "chest X-ray" stays a region and a
-    modality), and replace finding and organ mentions they contain ("brain metastasis" is one mention, not "brain"
-    and "metastasis"; "lung window" is a sequence, not the lung),
+    modality), and replace finding, organ and body-region mentions they contain ("brain metastasis" is one mention,
+    not "brain" and "metastasis"; "lung window" is a sequence, not the lung; "the image shows a lung carcinoma" is
+    a lung carcinoma, not the lung as the region shown),
     except a count phrase ("multiple nodules" stays a count and a finding)."""
     found = _term_matches(text, _case_terms(truth))
     found.extend(_static_matches(text))
@@ -736,7 +737,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
     for s, e, t in sorted(_vocab_matches(text, clinical.generation()), key=_longest_first):
         inside = {o for o in owner[s:e] if o >= 0}
         if inside and (t.kind not in _PATHOLOGY_KINDS | {"sequence"} or _COUNT_LEAD.match(text, s) or any(
-                taken[o][2].kind not in _PATHOLOGY_KINDS | {"organ"} or taken[o][0] < s or taken[o][1] > e
+                taken[o][2].kind not in _REPLACEABLE or taken[o][0] < s or taken[o][1] > e
                 or taken[o][1] - taken[o][0] >= e - s for o in inside)):
             continue
         for o in inside:
@@ -747,6 +748,7 @@ def _mentions(text: str, truth: Truth) -> list[tuple[int, int, _Term]]:
 
 
 _PATHOLOGY_KINDS = frozenset({"finding", "diagnosis", "generic"})
+_REPLACEABLE = _PATHOLOGY_KINDS | {"organ", "body_region"}  # mentions a longer vocabulary spelling may contain
 _COUNT_LEAD = re.compile(r"(?:multiple|several|numerous|two|three|four|five|single|solitary)\b", re.IGNORECASE)
 
 

@@ -9,9 +9,10 @@ makes that one record. Item positions (``positions``) are row numbers of ``items
 reader of the bench's items for scoring (issue 38: the row reader ``load_scoring_items`` beside it is gone).
 Every JSON value is checked once at open (per distinct value), a bad one naming its first row.
 
-Given a folder (``medr2 score``'s spill folder), :func:`open_scoring_items` does not hold the columns: it writes
-them there (:mod:`medr2.scoring.itemspill`: sorted by id and by case, read back a record batch at a time) and keeps
-only the sorted ids, their order and per item its row in each file (≈ 28 B per item for 16-character ids).
+Given a folder (``medr2 score``'s spill folder), :func:`open_scoring_items` does not hold the columns: it loads
+them into the columnar engine there (:mod:`medr2.scoring.itemengine`: a DuckDB table, the rows a batch or a chunk
+needs read back by a join) and keeps only the sorted ids, their order and per item its rank in id order (≈ 24 B
+per item for 16-character ids).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import pyarrow.compute as pc
 
 from medr2 import jsonsafe
 from medr2.errors import BadInput
+from medr2.scoring.itemengine import EngineRows, json_failure, load_items, ranks, sorted_codes
 from medr2.scoring.items import _BY_VALUE, _COLUMNS, _DEFAULTS, _JSON, ItemLike, ScoringItem
-from medr2.scoring.itemspill import ITEM_BATCH_ROWS, SpilledRows, json_failure, ranks, sorted_codes, spill_items
 
 if TYPE_CHECKING:
     from medr2.bench.table import BenchTable
@@ -79,9 +80,9 @@ class _TableRows:
 
 class ScoringItems(Mapping[str, ScoringItem]):
     """A bench's items for scoring, held by columns (see the module): in memory, or in the run's spill folder
-    (:mod:`medr2.scoring.itemspill`, what :func:`open_scoring_items` makes when given a folder)."""
+    (:mod:`medr2.scoring.itemengine`, what :func:`open_scoring_items` makes when given a folder)."""
 
-    def __init__(self, rows: _TableRows | SpilledRows, keys: np.ndarray, path: Path,
+    def __init__(self, rows: _TableRows | EngineRows, keys: np.ndarray, path: Path,
                  order: np.ndarray | None = None) -> None:
         self.path = path
         self._rows = rows
@@ -116,7 +117,7 @@ class ScoringItems(Mapping[str, ScoringItem]):
         return cls.of_table(_encode(table), Path("<records>"))
 
     def close(self) -> None:
-        """Close the spilled files (a spilled instance; the folder's owner removes them)."""
+        """Close the engine's connection (an instance in the engine; the folder's owner removes its files)."""
         self._window = {}
         self._rows.close()
 
@@ -168,8 +169,8 @@ class ScoringItems(Mapping[str, ScoringItem]):
 
     def ids(self, positions: np.ndarray) -> list[str]:
         """The item ids of those rows."""
-        if isinstance(self._rows, SpilledRows) and self._exact:  # from the ids held, not the files
-            at = self._rows.files[0].rank[np.asarray(positions, dtype=np.int64)]
+        if isinstance(self._rows, EngineRows) and self._exact:  # from the ids held, not the engine
+            at = self._rows.id_rank[np.asarray(positions, dtype=np.int64)]
             return np.char.decode(self._sorted[at], "utf-8").tolist()  # type: ignore[no-any-return]
         return self._rows.take(np.asarray(positions, dtype=np.int64), ("item_id",)).column(0).to_pylist()  # type: ignore[no-any-return]
 
@@ -259,13 +260,13 @@ def _filled(table: pa.Table) -> pa.Table:
     return table.select(list(_COLUMNS))
 
 
-def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, batch_rows: int = ITEM_BATCH_ROWS,
-                       added: Sequence[Item] = ()) -> tuple[dict[str, Any], ScoringItems]:
+def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, added: Sequence[Item] = ()
+                       ) -> tuple[dict[str, Any], ScoringItems]:
     """(bench manifest, its items held by columns), checked (checksums, a missing column: the bench layer's
     refusals; bad JSON: BadInput), read through the bench layer (:meth:`medr2.bench.table.BenchTable.
-    column_batches`). With ``folder`` (``medr2 score``'s spill folder) the columns are written there and read
-    back as needed (:mod:`medr2.scoring.itemspill`; ``batch_rows`` rows per record batch); only the ids and
-    per-item ranks stay in memory. ``added``: items held after the table's rows, as its last rows (the review
+    column_batches`). With ``folder`` (``medr2 score``'s spill folder) the columns are loaded into the engine
+    there and joined as needed (:mod:`medr2.scoring.itemengine`); only the ids and per-item ranks stay in
+    memory. ``added``: items held after the table's rows, as its last rows (the review
     fixes a run's ``--reviewed`` selections asked, as ``BenchTable.add_items`` adds them for eval)."""
     from medr2.bench.format import verify_checksums
     from medr2.bench.table import BenchTable
@@ -276,11 +277,8 @@ def open_scoring_items(bench_root: Path | str, folder: Path | None = None, *, ba
         bench.add_items(added)
         names = bench.schema.names
         cols = [c for c in _COLUMNS if c in names]
-        if folder is not None and bench.count() > 0:
-            # writing errors (a full disk) are the environment's: raised as they are
-            items = _spilled(bench, cols, folder, batch_rows)
-        else:
-            items = _held(bench, cols)
+        # writing errors (a full disk) are the environment's: raised as they are
+        items = _in_engine(bench, cols, folder) if folder is not None and bench.count() > 0 else _held(bench, cols)
     finally:
         bench.close()
     pa.default_memory_pool().release_unused()  # the read's buffers, which the pool would keep
@@ -302,8 +300,8 @@ def _held(bench: BenchTable, cols: list[str]) -> ScoringItems:
 
 
 def _plain(table: pa.Table | pa.RecordBatch) -> pa.Table:
-    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the item files hold
-    one dictionary per record batch at most, never one shared by every batch."""
+    """Dictionary-encoded columns (a file written from such a table reads back so) decoded: the engine's table
+    holds plain values, one type per column whatever a row group's encoding."""
     table = pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
     for i, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
@@ -311,21 +309,16 @@ def _plain(table: pa.Table | pa.RecordBatch) -> pa.Table:
     return table
 
 
-def _spilled(bench: BenchTable, cols: list[str], folder: Path, batch_rows: int) -> ScoringItems:
-    """:func:`open_scoring_items` into ``folder``: the ids and case ids read first (the two orders' keys), then
-    every batch checked and handed to the engine that writes the item files
-    (:func:`medr2.scoring.itemspill.spill_items`); the same refusals, in the same order (invalid JSON, then an item
-    without id)."""
+def _in_engine(bench: BenchTable, cols: list[str], folder: Path) -> ScoringItems:
+    """:func:`open_scoring_items` into ``folder``: the ids read first (the key of the engine's order), then every
+    batch checked and loaded into the engine (:func:`medr2.scoring.itemengine.load_items`); the same refusals, in
+    the same order (invalid JSON, then an item without id)."""
     path = bench.items_path
-    keys_read = [_plain(b) for b in bench.column_batches(["item_id", "case_id"])]
-    ids = pa.chunked_array([t.column(0).combine_chunks() for t in keys_read], type=pa.string()).combine_chunks()
-    cases = pa.chunked_array([t.column(1).combine_chunks() for t in keys_read], type=pa.string()).combine_chunks()
-    del keys_read
+    ids = pa.chunked_array([_plain(b).column(0).combine_chunks() for b in bench.column_batches(["item_id"])],
+                           type=pa.string()).combine_chunks()
     null_id = ids.null_count > 0
     keys = _fixed_bytes(ids)
     del ids
-    case_keys, _ = sorted_codes(cases)
-    del cases
     id_rank = ranks(keys)
     order = np.empty(len(keys), dtype=id_rank.dtype)
     order[id_rank] = np.arange(len(keys), dtype=id_rank.dtype)
@@ -341,7 +334,7 @@ def _spilled(bench: BenchTable, cols: list[str], folder: Path, batch_rows: int) 
                     first_bad[name] = (bad[0], str(part.column("item_id")[bad[1]]))
             yield from part.combine_chunks().to_batches()
 
-    rows = spill_items(checked(), schema, id_rank, ranks(case_keys), folder, batch_rows=batch_rows)
+    rows = load_items(checked(), schema, id_rank, folder)
     try:
         for name in _JSON:
             if name in first_bad:

@@ -32,7 +32,6 @@ from medr2.scoring.extract import EXTRACTORS, Reading, read
 from medr2.scoring.files import HARM_FILE, SLICES_FILE
 from medr2.scoring.itemcols import ScoringItems, open_scoring_items
 from medr2.scoring.items import ItemLike
-from medr2.scoring.itemspill import ITEM_BATCH_ROWS
 from medr2.scoring.judge import AUDIT_FORMS, AUDIT_SAMPLE, AuditSample, Judge, audit_agreement, judge_prompt
 from medr2.scoring.shortanswer import short_answer_metrics
 from medr2.scoring.stats import DEFAULT_RESAMPLES
@@ -380,10 +379,9 @@ def run_clusters(run_dir: Path | str) -> dict[str, str]:
     return case_clusters(_run_manifest(Path(run_dir))[1])
 
 
-def _run_inputs(run_dir: Path, folder: Path | None = None, item_batch_rows: int = ITEM_BATCH_ROWS
-                ) -> tuple[dict[str, Any], Path, ScoringItems]:
-    """(run manifest, bench folder, the bench's items, held by columns: in memory, or spilled to ``folder``)
-    of a run folder."""
+def _run_inputs(run_dir: Path, folder: Path | None = None) -> tuple[dict[str, Any], Path, ScoringItems]:
+    """(run manifest, bench folder, the bench's items, held by columns: in memory, or in the engine in
+    ``folder``) of a run folder."""
     from medr2.bench.reviews import recorded_fixes
     from medr2.run.manifest import MANIFEST_FILE
 
@@ -391,7 +389,7 @@ def _run_inputs(run_dir: Path, folder: Path | None = None, item_batch_rows: int 
     bench_info = manifest.get("bench") or {}
     # the items the run's ``--reviewed`` selections asked that review fixes made: read after the bench's rows
     added = recorded_fixes(bench_path, [i for i in manifest.get("invocations") or [] if isinstance(i, dict)])
-    bench_manifest, items = open_scoring_items(bench_path, folder, batch_rows=item_batch_rows, added=added)
+    bench_manifest, items = open_scoring_items(bench_path, folder, added=added)
     try:
         refuse_unknown_answers(bench_manifest, bench_path)
         checksum = str(bench_manifest["checksums"]["bench"])
@@ -526,8 +524,7 @@ def _known_rows(batches: Iterable[CountedBatch], items: ScoringItems) -> Iterato
 
 def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, seed: int = 0,
               n_resamples: int = DEFAULT_RESAMPLES, progress: Any = None, judge_claims: bool = False,
-              batch_rows: int = BATCH_ROWS, chunk_rows: int = CHUNK_ROWS, item_batch_rows: int = ITEM_BATCH_ROWS,
-              workers: int = 1,
+              batch_rows: int = BATCH_ROWS, chunk_rows: int = CHUNK_ROWS, workers: int = 1,
               harm: Mapping[str, Any] | None = None, conformal_coverage: float = 0.9,
               mixed_splits: bool = False, judge_sample: int = AUDIT_SAMPLE) -> dict[str, Any]:
     """Score a run folder: writes ``RUN/scores.parquet`` and ``RUN/metrics.json`` (and ``RUN/claims.parquet``,
@@ -538,9 +535,9 @@ def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, 
     (mode, item id), scored, written and dropped; what the metrics read is spilled to disk by chunk of whole
     cases (:class:`medr2.scoring.stream.CaseChunks`, about ``chunk_rows`` rows each) and the metrics are computed
     a chunk at a time (:class:`medr2.scoring.aggregate.MetricsAccumulator`), rows in the order of the store's
-    first answer per key. The bench's items are read through the bench layer and written to the run's spill
-    folder, sorted by item id and by case id (DuckDB sorts them), and read back ``item_batch_rows`` rows at a
-    time as a batch or a chunk needs them (:mod:`medr2.scoring.itemspill`). ``workers`` > 1 scores the batches
+    first answer per key. The bench's items are read through the bench layer and loaded into the columnar engine
+    in the run's spill folder (a DuckDB table in item id order), and the items a batch or a chunk needs are read
+    back by a join (:mod:`medr2.scoring.itemengine`). ``workers`` > 1 scores the batches
     in that many worker processes (:mod:`medr2.scoring.workers`) and writes their results in batch order: the
     same bytes as one process.
     ``harm``: a user's harm override (:meth:`medr2.scoring.harm.HarmSpec.record`), recorded as ``run.harm`` (only
@@ -570,9 +567,9 @@ def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, 
                        field="--conformal-coverage")
     if workers > 1 and judge is not None:
         raise BadInput("scoring with a judge runs in one process (--workers 1)", field="--workers")
-    if batch_rows < 1 or chunk_rows < 1 or item_batch_rows < 1:
-        raise BadInput("batch_rows, chunk_rows and item_batch_rows must be at least 1",
-                       field="batch_rows" if batch_rows < 1 else "chunk_rows" if chunk_rows < 1 else "item_batch_rows")
+    if batch_rows < 1 or chunk_rows < 1:
+        raise BadInput("batch_rows and chunk_rows must be at least 1",
+                       field="batch_rows" if batch_rows < 1 else "chunk_rows")
     from medr2.vocab import vocabulary
 
     vocabulary()  # a bad user or plugin vocabulary line is BadInput (exit 2) before any answer is read
@@ -585,8 +582,8 @@ def score_run(run_dir: Path | str, judge: ModelConfig | Judge | None = None, *, 
     spill = spill_folder.__enter__()
     items: ScoringItems | None = None
     try:
-        # the bench's items are written to the spill folder and read back a record batch at a time
-        manifest, bench_root, items = _run_inputs(run_dir, spill, item_batch_rows)
+        # the bench's items are loaded into the engine in the spill folder and joined as batches and chunks need them
+        manifest, bench_root, items = _run_inputs(run_dir, spill)
         conv = convention_from_json((manifest.get("model") or {}).get("box_convention")
                                     or (manifest.get("identity") or {}).get("box_convention"))
         quarantine = Quarantine(qpath)

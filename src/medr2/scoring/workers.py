@@ -4,11 +4,11 @@
 batch of counted rows; ``_ChunkMetrics``: one chunk of cases' metrics) over its arguments' sequence. With one
 worker it is called in this process, one argument after another (scoring's long-standing path). With more, the
 arguments go to a pool of ``fork``ed processes, which inherit the function and what it holds (the bench's items,
-spilled to the run's folder and read with ``pread``, the box convention, the audit's state) without pickling
-it; the arguments go to a worker pickled and the result comes back pickled. At most ``in_flight`` arguments per
-worker are submitted ahead, and results are yielded in the arguments' order, so the caller writes
-``scores.parquet``, the metrics' chunks and ``claims.parquet``, and adds up the metrics, in the same order as
-with one worker: the same bytes.
+loaded into the columnar engine in the run's folder, each worker opening its own connection; the box convention,
+the audit's state) without pickling it; the arguments go to a worker pickled and the result comes back pickled.
+At most ``in_flight`` arguments per worker are submitted ahead, and results are yielded in the arguments' order, so
+the caller writes ``scores.parquet``, the metrics' chunks and ``claims.parquet``, and adds up the metrics, in the
+same order as with one worker: the same bytes.
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ same comma-separated list of choices, e.g. ``"High, Medium, Low"``, on every ann
 of an attribute nobody set), which are dropped and named in the case's ``meta["attribute_specs_dropped"]``.
 ``--source coco:FILE.json`` names the COCO file itself (mapping from ``medr2.json`` beside it, if any). A
 ``file_name`` not found as written is looked up case-insensitively in its folder (``.jpg`` in the JSON,
-``.JPG`` on disk); the name used is kept in ``meta["file_name_on_disk"]``.
+``.JPG`` on disk); the name used is kept in ``meta["file_name_on_disk"]``. COCO annotates every instance of a
+category on an image (an instance left out counts as a false detection in the format's evaluation), so a case with
+findings declares ``meta["instances_complete"]`` (docs/tasks.md, ``one_per_label``); other categories' findings
+are not declared complete.
 
 Without ``images_dir`` the images are looked for where COCO exports put them (``image_folders``): beside the
 JSON, in ``images/``, in the split folder named after the file (``annotations/instances_val2017.json`` ->
@@ -385,6 +388,8 @@ class CocoSource:
             fields["patient_id"] = m.group(1)
         if spec.dropped:
             meta["attribute_specs_dropped"] = list(spec.dropped)
+        if findings:  # COCO lists every instance of a category on an image: "the {f}" of one box is the only one
+            meta["instances_complete"] = True
         return make_case(self.dr, key=rel, ref=ref, fields=fields, file=f, structures=structures, findings=findings,
                          meta=meta)
 

@@ -8,7 +8,8 @@ task in docs/tasks.md (a test compares it with the registry) and shown by ``medr
 
 What a case knows comes from its source, never from an assumption: ``Case.meta["findings_complete"]`` and
 ``Case.meta["structures_complete"]`` (true only where the source declares every finding / structure of the
-image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per image) and
+image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per image),
+``Case.meta["instances_complete"]`` (every instance of each finding label the source gives is labelled) and
 ``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
 that tells a mirror image from the original), ``Case.meta["discriminable"]`` (the diagnoses the source declares
 its image tells apart from the case's own: a generator that renders each class with its own appearance, a
@@ -197,6 +198,17 @@ def one_lesion(case: Case) -> bool:
     return case.meta.get("one_lesion") is True or labels_complete(case, "findings")
 
 
+def one_per_label(case: Case) -> bool:
+    """Whether "the <finding>" names the only instance of its label in the image, for a label the case lists once
+    (the generators of the tasks that ask so draw only those: :func:`medr2.tasks.common.unique_findings`):
+    :func:`one_lesion`, or the source declares every instance of each finding label it gives labelled
+    (``meta["instances_complete"]``: a box list that boxes a labelled finding wherever the image shows it, a
+    segmentation label map whose label is every voxel of it), though findings of other labels may go unlabelled.
+    Narrower than :func:`one_lesion`: "the nodule" of one boxed nodule holds, "the lesion" or the diagnosis of the
+    image does not (another, unlabelled finding may be there)."""
+    return one_lesion(case) or case.meta.get("instances_complete") is True
+
+
 def lateralising(case: Case) -> bool:
     """Whether a mirror image can be told from the original: the source declares a lateralising cue (anatomy such
     as the heart or liver, a side marker, a face on a sagittal slice) in a modality with a left/right display
@@ -245,6 +257,10 @@ for _req in (
     Requirement("one_lesion", "complete finding labels, or a source that images one lesion per image (\"the lesion\" "
                 "and the diagnosis are then the image's only ones)", one_lesion,
                 "the lesion or diagnosis is not known to be the image's only one"),
+    Requirement("one_per_label", "one lesion per image or complete finding labels, or a source that labels every "
+                "instance of each finding label it gives (\"the {f}\" of a label the case lists once is then its "
+                "only instance)", one_per_label,
+                "the named finding is not known to be the image's only one of its label"),
     Requirement("structures_complete", "complete structure labels (the source declares every structure labelled)",
                 lambda c: labels_complete(c, "structures"), "structure labels not declared complete by the source"),
     Requirement("lateralising", "a lateralising cue (anatomy or side marker) declared by the source, in a "

@@ -89,7 +89,7 @@ def _np(label: str) -> dict[str, str]:
     "Locate the {f} and give its bounding box.",
     "Where is the {f}? Answer with a box.",
     "Give the box that encloses the {f} in this image.",
-], chain=1, requires=("one_lesion", "readable", "evidence_readable"))
+], chain=1, requires=("one_per_label", "readable", "evidence_readable"))
 def lesion_box(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -160,7 +160,7 @@ QUADRANTS = tuple(f"{v} {h} quadrant of the image" for v in ("upper", "lower") f
     "What is the location of the {f}?",
     "{in_which} {be} the {f} found?",
     "Give the location of the {f}.",
-], chain=4, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
+], chain=4, risk="high", requires=("one_per_label", "readable", "evidence_readable"))
 def location(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -218,7 +218,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
     "Estimate the size of the {f}.",
     "Which size range fits the {f}?",
 ], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped", chain=6,
-    requires=("one_lesion", "readable", "evidence_readable"))
+    requires=("one_per_label", "readable", "evidence_readable"))
 def size(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -242,7 +242,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     "Describe the {attr} of the {f}.",
     "Which term best describes the {attr} of the {f}?",
     "How would you characterise the {attr} of the {f}?",
-], chain=5, requires=("one_lesion", "readable", "evidence_readable"))
+], chain=5, requires=("one_per_label", "readable", "evidence_readable"))
 def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = [(f, a) for f in unique_findings(case) for a in ATTRIBUTES
              if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]

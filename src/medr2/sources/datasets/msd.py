@@ -12,7 +12,9 @@ Channels named ``CT`` give modality CT; the others MRI with the channel name as 
 -> ``T1-weighted``, ``t1gd`` -> ``T1 post-contrast``, ``T2w``/``T2`` -> ``T2-weighted``, ``FLAIR``,
 ``ADC``). Labels whose name holds tumour/cancer/edema/lesion/mass/nodule words (or are listed in the
 ``findings`` mapping key) are findings, the others organs. Only the task's target is labelled, so the
-finding list is marked incomplete. Patient = the image file's stem (one subject per file).
+finding list is marked incomplete; a label of the label map is every voxel of it, so each finding is all of its
+label in the slice (``meta.instances_complete``: "the enhancing tumour" names the one finding of that label).
+Patient = the image file's stem (one subject per file).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ class MsdSource(DatasetSource):
         if self.region:
             fields["body_region"] = self.region
         meta = {**extra["meta"], "msd_task": self.info.get("name"), "channel_name": cname,
-                "findings_complete": False}
+                "findings_complete": False, "instances_complete": True}
         fields["companions"] = sequence_companions(self, spec)
         return self.case(spec, ref, fields, structures=structures, findings=findings, meta=meta)
 

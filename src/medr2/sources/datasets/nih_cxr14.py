@@ -15,7 +15,10 @@ in ``meta.image_labels``. An image of a later ``Follow-up #`` links the patient'
 prior study (``Case.companions``, issue 49; the release gives no dates, so the interval is unknown). The labels were
 mined from reports and only part of the images have boxes,
 so a labelled image's finding list is marked incomplete (``meta.findings_complete`` false); a ``No Finding``
-row is a complete negative for the 14 labels (``meta.findings_complete`` true).
+row is a complete negative for the 14 labels (``meta.findings_complete`` true). An image with boxes declares each
+boxed label boxed wherever it shows (``meta.instances_complete``: the radiologist boxed every instance of the
+finding the image was selected for, several rows for several nodules), so "the nodule" of its one nodule box is
+that image's only nodule; other findings may still be unboxed.
 """
 
 from __future__ import annotations
@@ -164,6 +167,8 @@ class NihCxr14Source(DatasetSource):
                                     area_px=(box[2] - box[0]) * (box[3] - box[1])))
         if clipped:
             meta["boxes_clipped"] = clipped
+        if findings:  # every instance of a boxed label is boxed (not every finding of the image)
+            meta["instances_complete"] = True
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
 
