@@ -22,6 +22,7 @@ from medr2.perturb.premises import FRAMED_PREMISES, INDIRECT_PREMISES, as_clause
 from medr2.perturb.registry import PERTURBATIONS, all_codes
 from medr2.records import letter_index
 from medr2.run.prompts import get_mode, gold_answer, render_messages, wrong_answer
+from medr2.tasks.contract import question_evidence, task_requires
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import Fixture, build_fixture, real_backgrounds  # noqa: E402
@@ -65,7 +66,10 @@ def test_every_item_records_its_parameters_and_roles(fx: Fixture, out: tuple[lis
         if v.variant.startswith("V11"):
             assert v.perturbation["severity"] == int(v.variant.rsplit("-", 1)[1])
             assert 0 <= v.meta["evidence_ssim"] <= 1 and -1 <= v.meta["ssim"] <= 1
-            assert v.meta["evidence_survives"] == (v.meta["evidence_ssim"] >= 0.5)
+            # what the question reads, by its task's contract: the lesions, the whole image, or nothing (acquisition)
+            read = {"lesion": v.meta["evidence_ssim"], "image": v.meta["ssim"], "none": 1.0}[
+                question_evidence(task_requires(v.task))]
+            assert v.meta["evidence_survives"] == (read >= 0.5)
             assert ("probe" in v.roles) == (not v.meta["evidence_survives"])
 
 

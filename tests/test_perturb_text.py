@@ -10,8 +10,9 @@ import pytest
 from medr2 import Item
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FACTS, SETTING_FACTS, TASK_FACT
-from medr2.perturb.text import NONE_OF_THE_ABOVE, paraphrase
+from medr2.perturb.text import NONE_OF_THE_ABOVE, T1_TASKS, paraphrase
 from medr2.records import item_content_id, letter_index
+from medr2.tasks import TASKS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from perturb_fixtures import Fixture, build_fixture  # noqa: E402
@@ -57,6 +58,9 @@ def test_t1_only_yes_no_and_asserts_an_absent_attribute(fx: Fixture, out: tuple[
         assert (v.answer, v.lure) == ("no", "yes")
         assert v.pair_id == (p.pair_id or p.item_id)
         assert v.question != p.question
+        # filed under the task of the fact it asks, never its parent's: per-task scores do not mix facts
+        assert v.task == T1_TASKS[v.perturbation["family"]] and v.stage == TASKS[v.task].stage
+    assert any(v.task != parents[v.parent_id or ""].task for v in t1)
     case = {c.case_id: c for c in fx.cases}
     for v in t1:  # the asserted value is not true for the case
         c = case[v.case_id]
@@ -158,6 +162,8 @@ def test_t7_none_of_the_above(fx: Fixture, out: tuple[list[Item], dict]) -> None
     for v in t7:
         p = parents[v.parent_id or ""]
         assert v.options[letter_index(v.answer)] == NONE_OF_THE_ABOVE
+        assert v.options[-1] == NONE_OF_THE_ABOVE  # it refers to the options above it: last, never first
+        assert v.options[:-1] == [o for o in p.options if o != p.answer_text]
         assert p.answer_text not in v.options
         assert v.meta["removed_option"] == p.answer_text
     assert skips["T7"]["options already include a 'none' option"] > 0

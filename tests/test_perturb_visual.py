@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from medr2 import Item
 from medr2.images import load_image
 from medr2.imaging.degrade import DEGRADATIONS, degrade, psnr
 from medr2.imaging.draw import box_mask, cue_color, cue_color_mask, iou, line_width, mask_bbox
+from medr2.models.base import BoxConvention
 from medr2.perturb.context import CaseIndex, CaseRef, PerturbContext
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FactPools, swap_facts
@@ -20,6 +22,7 @@ from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import load_perturbations
 from medr2.perturb.visual import OtherCaseSameModality, removal_region, tissue_mask
 from medr2.records import letter_index
+from medr2.run.prompts import question_text
 from medr2.tasks.contract import abnormal_state
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -95,6 +98,12 @@ def test_v4_counterfactual_answers(variants: list[Item]) -> None:
     assert {v.task for v in v4} == {"s3.abnormal", "s3.count", "s3.absent_finding"}
 
 
+def _around(box: tuple[float, float, float, float], lw: float, img: np.ndarray) -> tuple[float, float, float, float]:
+    """``box`` grown by a cue's line width (a mark is drawn just outside what it marks), clipped to the image."""
+    h, w = img.shape[:2]
+    return (max(0.0, box[0] - lw), max(0.0, box[1] - lw), min(float(w), box[2] + lw), min(float(h), box[3] + lw))
+
+
 def test_v5_cue_overlaps_true_region(fx: Fixture, variants: list[Item]) -> None:
     v5 = _of(variants, "V5")
     assert v5
@@ -102,9 +111,12 @@ def test_v5_cue_overlaps_true_region(fx: Fixture, variants: list[Item]) -> None:
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         f = case.findings[v.perturbation["finding"]]
         assert v.cue is not None
-        drawn = mask_bbox(cue_color_mask(_img(fx, v), tuple(v.cue.style["color"])))
+        img = _img(fx, v)
+        painted = cue_color_mask(img, tuple(v.cue.style["color"]))
+        drawn = mask_bbox(painted)
         assert drawn is not None
-        assert iou(drawn, f.box) >= 0.9
+        assert iou(drawn, _around(f.box, v.cue.style["line_width"], img)) >= 0.9
+        assert not (painted & box_mask(f.box, img.shape[1], img.shape[0])).any()  # the mark hides nothing it marks
         assert v.cue is not None and v.cue.drawn and v.cue.box == f.box
         assert "marked" in v.question
 
@@ -119,7 +131,7 @@ def test_v6_decoy_on_tissue_away_from_lesions_same_style(fx: Fixture, variants: 
         assert v.cue is not None
         drawn = mask_bbox(cue_color_mask(img, tuple(v.cue.style["color"])))
         assert drawn is not None
-        assert iou(drawn, v.cue.box) >= 0.9
+        assert iou(drawn, _around(v.cue.box, v.cue.style["line_width"], img)) >= 0.9
         for f in case.findings:
             assert iou(v.cue.box, f.box) == 0.0
             assert iou(drawn, f.box) == 0.0
@@ -153,8 +165,10 @@ def test_v7_coordinates_only(fx: Fixture, variants: list[Item]) -> None:
     for v in v7:
         assert v.cue is not None and v.cue.kind == "coords" and not v.cue.drawn
         assert not cue_color_mask(_img(fx, v)).any()
-        x1, y1, x2, y2 = (round(c) for c in v.cue.box)
-        assert f"[{x1}, {y1}, {x2}, {y2}]" in v.question
+        # the region is stated once: the prompt's region line (in the model's box convention), never the question
+        prompt = question_text(v, BoxConvention())
+        assert "region of interest" in v.question and not re.search(r"\[\d+, \d+, \d+, \d+\]", v.question)
+        assert len(re.findall(r"\[\d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?\]", prompt)) == 1, prompt
 
 
 def test_v7_turns_a_drawn_cue_into_coordinates(fx: Fixture, variants: list[Item]) -> None:
@@ -163,7 +177,7 @@ def test_v7_turns_a_drawn_cue_into_coordinates(fx: Fixture, variants: list[Item]
     for v in cued:
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         assert v.image == case.image  # the undrawn base image
-        assert "outlined" not in v.question and "indicated" in v.question and "nothing is drawn" in v.question
+        assert "outlined" not in v.question and "Nothing is drawn" in v.question
 
 
 def test_v8_clips_and_severities_are_ordered(fx: Fixture, variants: list[Item]) -> None:
@@ -308,8 +322,9 @@ def test_v9_flip_mirrors_image_boxes_and_laterality(fx: Fixture, variants: list[
             assert v.answer == parent.answer and v.meta["answer_preserving"] is True
         if v.task == "s2.cued_structure":
             assert v.cue is not None and parent.cue is not None
-            drawn = mask_bbox(cue_color_mask(_img(fx, v), tuple(v.cue.style["color"])))
-            assert drawn is not None and iou(drawn, v.cue.box) >= 0.9
+            img = _img(fx, v)
+            drawn = mask_bbox(cue_color_mask(img, tuple(v.cue.style["color"])))
+            assert drawn is not None and iou(drawn, _around(v.cue.box, v.cue.style["line_width"], img)) >= 0.9
     assert not [v for v in v9 if v.task == "s4.report"]  # laterality in free text: not exact, skipped
     assert by_task
 

@@ -59,7 +59,7 @@ def test_deferred_build_same_items_and_image_bytes(built: dict[str, Path], tmp_p
     m = read_manifest(deferred)
     specs = _specs(deferred)
     assert m["format_version"] == 3 and m["renders"]["n"] == len(specs) > 0
-    assert {s["op"] for s in specs.values()} == {"resize", "degrade", "hflip"}
+    assert {s["op"] for s in specs.values()} == {"fit", "degrade", "hflip"}
     assert any(s["cue"] is not None for s in specs.values())  # cue items' renders re-draw their cue
     full, lean = _pngs(stored), _pngs(deferred)
     missing = set(full) - set(lean)

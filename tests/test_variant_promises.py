@@ -9,8 +9,10 @@ for every variant of its kind. The kinds are found by what the registry's pertur
   from the tissue around it;
 - a drawn cue (clean cue items, V5, V6) and a coloured burnt-in text (V10) are drawn in a colour far from every
   colour of the image they are drawn on;
-- every degradation (an item with a ``severity``: V8, V11) keeps an exact answer only where the lesion evidence
-  survives (SSIM within the lesions, measured again here), and a report reference names the artefact shown.
+- every degradation (an item with a ``severity``: V8, V11) keeps an exact answer only where the evidence its
+  question reads survives, by its task's contract (SSIM within the lesions for a lesion question, measured again
+  here; of the whole image for one on the image's content; an acquisition question stays exact), and a report
+  reference names the artefact shown.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ from medr2.imaging.physics import ARTEFACT_LABELS as PHYSICS_LABELS, ssim
 from medr2.imaging.typographic import TEXT_STYLES
 from medr2.perturb.degraded import MIN_EVIDENCE_SSIM, DegradingPerturbation
 from medr2.perturb.engine import generate_variants
-from medr2.perturb.facts import FACTS
+from medr2.perturb.facts import FACTS, setting
 from medr2.perturb.inpaint import ring_mask
 from medr2.perturb.registry import PERTURBATIONS, load_perturbations
 from medr2.perturb.visual import EvidenceRemoval, lesion_contrast
-from medr2.tasks.contract import EVIDENCE_LOST, NOT_READABLE, readable
+from medr2.tasks.contract import EVIDENCE_LOST, NOT_READABLE, question_evidence, readable, task_requires
 from medr2.tasks.vocab import builtin_for_region, conflicts, norm
 from tests.perturb_fixtures import build_fixture
 
@@ -186,8 +188,11 @@ def check_degradations(built: Built, recompute: int = 6) -> set[str]:
     labels = {**DEGRADE_LABELS, **PHYSICS_LABELS}
     for i, (it, case) in enumerate(items):
         local = it.meta["evidence_ssim"]
-        exact = local >= MIN_EVIDENCE_SSIM
-        assert (it.meta["scoring"] == "exact") is exact, (it.variant, local, it.meta["scoring"])
+        # the evidence the question reads, by its task's contract: the lesions', the whole image's, or none
+        needed = question_evidence(task_requires(it.task))
+        read = {"lesion": local, "image": it.meta["ssim"], "none": 1.0}[needed]
+        exact = read >= MIN_EVIDENCE_SSIM
+        assert (it.meta["scoring"] == "exact") is exact, (it.variant, it.task, needed, read, it.meta["scoring"])
         assert ("preserves_answer" in it.roles) is exact
         parent = built.by_id[it.parent_id or ""]
         if i < recompute:  # the SSIM recorded is the SSIM of the image shown, within the lesions
@@ -207,7 +212,108 @@ def _degrading_codes() -> set[str]:
     return {code for code, cls in load_perturbations().items() if issubclass(cls, DegradingPerturbation)}
 
 
+# --------------------------------------------------------------------------- issue 40 kinds 5 and 6 (variants)
+def check_marks_hide_nothing(built: Built) -> set[str]:
+    """Every item whose image is its case's image with a cue drawn on it (clean cue items, V5, V6) leaves the
+    marked region (the cue's mask, else its box) as the case image shows it: the mark lies outside what it marks.
+    Returns the variants seen (``clean`` among them)."""
+    from medr2.imaging.draw import box_mask, to_rgb
+    from medr2.perturb.visual import cue_mask_path
+
+    seen: set[str] = set()
+    for it in built.items:
+        cue = it.cue
+        case = built.cases[it.case_id]
+        if cue is None or not cue.drawn or cue.kind == "mask" or it.variant.split("-")[0] not in ("clean", "V5", "V6"):
+            continue
+        assert it.image is not None
+        shown, base = built.image(it.image), to_rgb(built.image(case.image))
+        if shown.shape != base.shape:
+            continue
+        rel = cue_mask_path(cue, case)
+        region = built.mask(rel) if rel and cue.kind == "contour" else box_mask(cue.box, shown.shape[1],
+                                                                                shown.shape[0])
+        assert np.array_equal(shown[region], base[region]), (it.item_id, it.variant, cue.kind)
+        seen.add(it.variant.split("-")[0])
+    return seen
+
+
+def check_option_and_prompt_layouts(built: Built) -> set[str]:
+    """Every item: "none/all of the above" is the last option (it refers to the options above it); a V7 question
+    names the region of interest and never its coordinates, which the prompt states once; a T1 item is filed under
+    the task of the fact it asks. Returns the codes checked."""
+    from medr2.models.base import BoxConvention
+    from medr2.perturb.text import T1_TASKS
+    from medr2.run.prompts import question_text
+    from medr2.tasks import TASKS
+    from medr2.tasks.vocab import FIXED_OPTION
+
+    box = re.compile(r"\[\d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?\]")
+    seen: set[str] = set()
+    for it in built.items:
+        code = it.variant.split("-")[0]
+        fixed = [i for i, o in enumerate(it.options) if FIXED_OPTION.match(o)]
+        assert fixed == list(range(len(it.options) - len(fixed), len(it.options))), (it.variant, it.options)
+        if fixed:
+            seen.add(code)
+        if code == "V7":
+            assert not box.search(it.question) and "region of interest" in it.question, it.question
+            assert len(box.findall(question_text(it, BoxConvention()))) == 1
+            seen.add(code)
+        if code == "T1":
+            assert it.task == T1_TASKS[it.perturbation["family"]] and it.stage == TASKS[it.task].stage
+            if it.perturbation["family"] == "attribute":  # the false value is one a case of its setting has
+                case = built.cases[it.case_id]
+                here = {str(v) for c in built.cases.values() if setting(c) == setting(case) for f in c.findings
+                        for v in f.attributes.values() if isinstance(v, str) and v}
+                assert any(it.question.rstrip("?").endswith(f" {v}") or f" {v} side" in it.question
+                           for v in here), it.question
+            seen.add(code)
+    return seen
+
+
+def check_structures_are_anatomy(built: Built) -> int:
+    """No item keys, offers or asks about a structure that names no anatomy (a colour-flow mask, a body threshold):
+    every structure of a case that :func:`medr2.tasks.contract.is_anatomy` refuses is absent from every item's
+    question, options and answer (a bench the tasks built: the reader fixture's items are hand-made). Returns how
+    many such structures the bench's cases carry."""
+    from medr2.tasks.contract import is_anatomy
+
+    refused = {norm(s.name) for c in built.cases.values() for s in c.structures if not is_anatomy(s)}
+    for it in built.items:
+        texts = [it.question, *it.options, it.answer_text if it.form == "mcq" else it.answer,
+                 str(it.meta.get("target", ""))]
+        assert not refused & {norm(t) for t in texts}, (it.task, it.variant, texts)
+        assert not any(re.search(rf"\bthe {re.escape(r)}\b", it.question, re.IGNORECASE) for r in refused), texts
+    return len(refused)
+
+
+def check_swaps(built: Built) -> set[str]:
+    """V2, V3 and V12: the other case's image is shown letterboxed to the frame (:func:`medr2.imaging.fit.fit_image`,
+    its aspect kept), and an exact answer only where the other case meets the task's contract."""
+    from medr2.imaging.fit import fit_image
+    from medr2.tasks.contract import task_requires, unmet
+
+    seen: set[str] = set()
+    for it, _ in _of(built, lambda it: it.variant in ("V2", "V3", "V12") and "other_case" in it.perturbation):
+        other = built.cases[it.perturbation["other_case"]]
+        if it.meta.get("scoring") == "exact":
+            assert unmet(task_requires(it.task), other) is None, (it.variant, it.task, other.case_id)
+        if it.cue is None or not it.cue.drawn:
+            assert it.image is not None
+            want = fit_image(built.image(other.image), it.image_width or 0, it.image_height or 0)
+            assert np.array_equal(built.image(it.image), want), (it.variant, it.item_id)
+        seen.add(it.variant)
+    return seen
+
+
 # --------------------------------------------------------------------------- tests
+def test_fixture_variants_keep_the_promises_of_issue_40_kinds_5_and_6(fixture_bench: Built) -> None:
+    assert {"clean", "V5", "V6"} <= check_marks_hide_nothing(fixture_bench)
+    assert {"T1", "T7", "V7"} <= check_option_and_prompt_layouts(fixture_bench)
+    assert {"V2", "V3"} <= check_swaps(fixture_bench)
+
+
 def test_every_image_degrading_variant_goes_through_the_one_gate(fixture_bench: Built) -> None:
     # every registered variant whose items degrade the image at a severity is a DegradingPerturbation
     made = check_degradations(fixture_bench)
@@ -237,6 +343,10 @@ def test_sample_bench_variants_keep_their_promises(sample_bench: Built) -> None:
     check_cue_colours(sample_bench)
     made = check_degradations(sample_bench)
     assert made <= _degrading_codes()
+    assert {"V5"} <= check_marks_hide_nothing(sample_bench)
+    assert {"T1", "T7", "V7"} <= check_option_and_prompt_layouts(sample_bench)
+    check_structures_are_anatomy(sample_bench)
+    assert {"V2", "V3"} <= check_swaps(sample_bench)
     skipped = json.loads((sample_bench.root / "manifest.json").read_text("utf-8"))["variants_skipped"]
     assert set(skipped) == set(PERTURBATIONS.names())  # every registered variant was asked for
 
@@ -389,3 +499,17 @@ def test_clean_items_ask_only_what_the_image_shows(tmp_path: Path, seed: int) ->
     not_read = sum(n for per_task in skipped.values() for reason, n in per_task.items() if reason == NOT_READABLE)
     assert (lost > 0) == (len(rejected) < len(unreadable)), (lost, len(unreadable), len(rejected))
     assert not rejected or not_read > 0, (not_read, len(rejected))
+
+
+@pytest.mark.parametrize("reader", ["msd-hippocampus", "msd-prostate", "msd", "brats"])
+def test_reader_structures_stay_anatomy(reader: str, tmp_path: Path) -> None:
+    """Issue 40 kind 5 on the readers' fixtures: a dataset's anatomical labels ("anterior hippocampus", "prostate
+    peripheral zone") are anatomy concepts (:func:`medr2.vocab.anatomy_concept`), so the rule that keeps colour-flow
+    and body masks out of the tasks takes no reader's organ away; the items of the built bench key or offer none
+    that is refused."""
+    from medr2.tasks.contract import is_anatomy
+    from tests.test_answerability import _reader_bench
+
+    built = load_bench(_reader_bench(tmp_path, reader))
+    assert all(is_anatomy(s) for c in built.cases for s in c.structures), reader
+    check_structures_are_anatomy(Built(tmp_path, built.cases, built.items, built))

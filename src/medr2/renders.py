@@ -1,7 +1,7 @@
 """Deferred renders: images a bench pins by hash but stores as a recipe, rendered on first use.
 
 The visual variants V2, V3, V8, V9, V10, V11 and V12 (docs/variants.md) are pure functions of images the bench
-stores (a case's image, another case's image, a mask) and of numbers the build fixed (a size, a degradation and
+stores (a case's image, another case's image, a mask) and of numbers the build fixed (a size to fit, a degradation and
 its seed, a mirrored cue). A build with ``--renders deferred`` (the default) still renders each of them,
 so its identity (hence every item id, seed and request hash) is what a full build gives, but it writes a
 :class:`RenderSpec` to ``renders.parquet`` instead of the PNG (docs/bench-format.md "Deferred renders");
@@ -93,8 +93,18 @@ RenderOp = Callable[[np.ndarray, dict[str, Any]], np.ndarray]
 RENDER_OPS: Registry[RenderOp] = Registry("render op", field="spec.op")
 
 
+def _fit(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """V2/V3/V12: another image fitted to ``params["size"]`` = [width, height] (:func:`medr2.imaging.fit.fit_image`:
+    letterboxed, its aspect ratio kept, black margins; unchanged where the size is its own)."""
+    from medr2.imaging.fit import fit_image
+
+    w, h = (int(v) for v in params["size"])
+    return fit_image(arr, w, h)
+
+
 def _resize(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """V2/V3/V12: another image, resized (bilinear) to ``params["size"]`` = [width, height] if it differs."""
+    """The op of benches built before ``fit`` (no build writes it now; kept so that their deferred V2/V3/V12 images
+    still render to their pinned bytes): another image stretched (bilinear) to ``params["size"]``."""
     from PIL import Image
 
     w, h = (int(v) for v in params["size"])
@@ -136,6 +146,7 @@ def _physics(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
                            np.random.default_rng(int(params["seed"])))
 
 
+RENDER_OPS.register("fit", _fit)
 RENDER_OPS.register("resize", _resize)
 RENDER_OPS.register("typographic", _typographic)
 RENDER_OPS.register("physics", _physics)

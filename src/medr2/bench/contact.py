@@ -23,6 +23,7 @@ STRUCTURE_COLOR = (0, 220, 255)
 SYNTHETIC_FINDING_COLOR = (255, 40, 40)
 REAL_FINDING_COLOR = (255, 220, 0)
 TILE = 256
+BACKGROUND = (20, 20, 20)  # the tile's margins and caption band
 CAPTION_H = 46
 
 
@@ -44,23 +45,24 @@ def caption_lines(case: Case) -> list[str]:
 
 def draw_case(img: np.ndarray, case: Case, *, tile: int = TILE, title: str | None = None,
               boxes: bool = True) -> Image.Image:
-    """One tile: the image scaled into ``tile`` x ``tile`` with boxes and a caption below."""
-    im = Image.fromarray(img).convert("RGB")
-    scale = tile / max(im.width, im.height)
-    im = im.resize((max(1, round(im.width * scale)), max(1, round(im.height * scale))), Image.Resampling.BILINEAR)
-    out = Image.new("RGB", (tile, tile + CAPTION_H), (20, 20, 20))
-    ox, oy = (tile - im.width) // 2, (tile - im.height) // 2
-    out.paste(im, (ox, oy))
+    """One tile: the image fitted into ``tile`` x ``tile`` (:func:`medr2.imaging.fit.fit_image`, its aspect kept)
+    with boxes and a caption below."""
+    from medr2.imaging.fit import fit_geometry, fit_image
+
+    rgb = np.asarray(Image.fromarray(img).convert("RGB"))
+    out = Image.new("RGB", (tile, tile + CAPTION_H), BACKGROUND)
+    out.paste(Image.fromarray(fit_image(rgb, tile, tile, fill=BACKGROUND)), (0, 0))
     d = ImageDraw.Draw(out)
     if boxes:
-        sx, sy = im.width / case.width, im.height / case.height
+        fit = fit_geometry(rgb.shape[1], rgb.shape[0], tile, tile)
+        sx, sy = rgb.shape[1] / case.width, rgb.shape[0] / case.height  # the case's pixels in the image's
         for s in case.structures:
-            x1, y1, x2, y2 = s.box
-            d.rectangle([ox + x1 * sx, oy + y1 * sy, ox + x2 * sx - 1, oy + y2 * sy - 1], outline=STRUCTURE_COLOR)
+            x1, y1, x2, y2 = fit.box((s.box[0] * sx, s.box[1] * sy, s.box[2] * sx, s.box[3] * sy))
+            d.rectangle([x1, y1, x2 - 1, y2 - 1], outline=STRUCTURE_COLOR)
         for f in case.findings:
-            x1, y1, x2, y2 = f.box
+            x1, y1, x2, y2 = fit.box((f.box[0] * sx, f.box[1] * sy, f.box[2] * sx, f.box[3] * sy))
             color = SYNTHETIC_FINDING_COLOR if f.synthetic else REAL_FINDING_COLOR
-            d.rectangle([ox + x1 * sx, oy + y1 * sy, ox + x2 * sx - 1, oy + y2 * sy - 1], outline=color, width=2)
+            d.rectangle([x1, y1, x2 - 1, y2 - 1], outline=color, width=2)
     lines = caption_lines(case)
     if title:
         lines = [title] + lines[1:]

@@ -1,10 +1,12 @@
 """Drawing region cues on images: one style for every drawn cue in a bench.
 
 Used by the task builder's cue items and by variants V5 (correct cue) and V6 (decoy cue), so a cue
-looks the same wherever it appears. Kinds: ``box`` (outline drawn *inside* the box, so the outer edge
-of the drawn pixels is the box), ``contour`` (outline of a mask), ``mask`` (translucent fill),
-``point`` (a filled disc at the region centre). Output is always RGB uint8; a grayscale image is
-replicated to three channels first, so the cue colour is never a gray level.
+looks the same wherever it appears. A drawn mark never covers what it marks (issue 40, kind 6: a 2-px box
+drawn inside the box of a 5-px bone-scan focus painted the focus over): every line lies *outside* the region.
+Kinds: ``box`` (outline drawn just outside the box, so the inner edge of the drawn pixels is the box),
+``contour`` (outline just outside a mask), ``mask`` (translucent fill, outlined just outside), ``point`` (a ring
+round the region's centre, its inside clear of the region's box). Output is always RGB uint8; a grayscale image
+is replicated to three channels first, so the cue colour is never a gray level.
 """
 
 from __future__ import annotations
@@ -102,9 +104,18 @@ def box_mask(box: Box, width: int, height: int) -> np.ndarray:
 
 
 def _outline(mask: np.ndarray, lw: int) -> np.ndarray:
-    """Pixels of ``mask`` within ``lw`` pixels of its border (drawn inside the region)."""
-    inner = ndimage.binary_erosion(mask, iterations=lw, border_value=0)
-    return mask & ~inner
+    """Pixels outside ``mask`` within ``lw`` pixels of it (a line round the region that covers none of it)."""
+    return ndimage.binary_dilation(mask, iterations=lw) & ~mask
+
+
+def _ring(box: Box, lw: int, width: int, height: int) -> np.ndarray:
+    """A ring of width ``lw`` round the centre of ``box`` whose inside holds the whole box (its half-diagonal)."""
+    x1, y1, x2, y2 = box
+    cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
+    inner = max(3.0, math.hypot(x2 - x1, y2 - y1) / 2.0 + 1.0)
+    yy, xx = np.ogrid[:height, :width]
+    d2 = (xx + 0.5 - cx) ** 2 + (yy + 0.5 - cy) ** 2
+    return (d2 > inner * inner) & (d2 <= (inner + lw) ** 2) & ~box_mask(box, width, height)
 
 
 def draw_cue(arr: np.ndarray, cue: Cue, mask: np.ndarray | None = None) -> np.ndarray:
@@ -118,7 +129,10 @@ def draw_cue(arr: np.ndarray, cue: Cue, mask: np.ndarray | None = None) -> np.nd
     color = np.array(style["color"], dtype=np.float64)
     lw = int(style["line_width"])
     region = mask if mask is not None and cue.kind in ("contour", "mask") else box_mask(cue.box, w, h)
-    if cue.kind in ("box", "contour"):
+    if cue.kind == "box":  # a rectangle just outside the box
+        x1, y1, x2, y2 = cue.box
+        out[box_mask((x1 - lw, y1 - lw, x2 + lw, y2 + lw), w, h) & ~region] = color.astype(np.uint8)
+    elif cue.kind == "contour":
         out[_outline(region, lw)] = color.astype(np.uint8)
     elif cue.kind == "mask":
         a = float(style["alpha"])
@@ -126,11 +140,7 @@ def draw_cue(arr: np.ndarray, cue: Cue, mask: np.ndarray | None = None) -> np.nd
         out[region] = np.clip(np.rint(blended), 0, 255).astype(np.uint8)
         out[_outline(region, max(1, lw // 2))] = color.astype(np.uint8)
     elif cue.kind == "point":
-        x1, y1, x2, y2 = cue.box
-        cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
-        r = max(3.0, 1.5 * lw)
-        yy, xx = np.ogrid[:h, :w]
-        out[(xx + 0.5 - cx) ** 2 + (yy + 0.5 - cy) ** 2 <= r * r] = color.astype(np.uint8)
+        out[_ring(cue.box, lw, w, h)] = color.astype(np.uint8)
     else:
         raise ValueError(f"unknown cue kind {cue.kind!r}")
     return out

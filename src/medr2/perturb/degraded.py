@@ -2,10 +2,13 @@
 physics-true ones (:mod:`medr2.perturb.physics`). One gate for every variant that degrades the image a question is
 asked of (:class:`DegradingPerturbation`):
 
-- the answer is kept exact only where the lesion evidence survives: the SSIM of the degraded image to the image
-  the parent shows, within each lesion (``meta["evidence_ssim"]``, the lowest over the case's findings; the whole
-  image where it has none), is at least ``min_evidence_ssim``; elsewhere the item is scored as a probe (no exact
-  answer for what is shown) and does not preserve the answer;
+- the answer is kept exact only where the evidence the question reads survives (:func:`evidence_survives`, by the
+  task's contract): for a question on the lesion evidence (``evidence_readable``) the SSIM of the degraded image to
+  the image the parent shows, within each lesion (``meta["evidence_ssim"]``, the lowest over the case's findings; the
+  whole image where it has none), for a question on the image's content (``readable`` only) the whole image's SSIM
+  (``meta["ssim"]``), each at least ``min_evidence_ssim``; a question on the acquisition (modality, plane, sequence,
+  region) stays exact; elsewhere the item is scored as a probe (no exact answer for what is shown) and does not
+  preserve the answer;
 - a report reference describes the image as shown (:func:`shown_report`): the sentence on image quality names
   the artefacts the image now carries (the case's own and the variant's) and the quality they leave, not the case's
   artefact alone.
@@ -55,6 +58,19 @@ def is_report_reference(item: Item, case: Case) -> bool:
     return item.form == "text" and bool(case.report) and item.answer.strip() == str(case.report).strip()
 
 
+def evidence_survives(task_id: str, whole: float, local: float, floor: float) -> bool:
+    """Whether what ``task_id``'s question reads survives a degradation (:func:`medr2.tasks.contract.question_evidence`
+    of its contract): the lesions' SSIM (``local``) for a question on the lesion evidence, the whole image's
+    (``whole``) for one on the image's content, nothing for one on the acquisition (the modality of a bias-fielded
+    MRI stays readable however much of its lesion the bias field hides)."""
+    from medr2.tasks.contract import question_evidence, task_requires
+
+    needed = question_evidence(task_requires(task_id))
+    if needed == "none":
+        return True
+    return (local if needed == "lesion" else whole) >= floor
+
+
 class DegradingPerturbation(Perturbation):
     """A variant that degrades the shown image (kinds x severities); subclasses say which kinds apply
     (:meth:`kinds`), how each is rendered (:meth:`spec`) and what artefact it is (:meth:`artefact`). ``apply``
@@ -96,7 +112,7 @@ class DegradingPerturbation(Perturbation):
                     whole, local = evidence_ssim(arr, shown, boxes) if arr.shape == shown.shape else (0.0, 0.0)
                     measured = ctx.memo[("evidence-ssim", *key, item.image)] = (ref, whole, local)
                 ref, whole, local = measured
-                survives = local >= float(self.params["min_evidence_ssim"])
+                survives = evidence_survives(item.task, whole, local, float(self.params["min_evidence_ssim"]))
                 answer = shown_report(item.answer, case, self.artefact(kind), sev) if report else item.answer
                 meta = answer_changed_meta(item, answer, scoring="exact" if survives else "probe")
                 # a report's findings and impression stay: its reference only gains the artefact now shown

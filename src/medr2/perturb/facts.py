@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
-from medr2.tasks.contract import abnormal_state
+from medr2.tasks.contract import abnormal_state, anatomical
 
 
 def _finding(case: Case) -> str | None:
@@ -29,10 +29,15 @@ def _laterality(case: Case) -> str | None:
 
 
 def _structure(case: Case) -> str | None:
-    organs = [s for s in case.structures if s.kind in ("organ", "region")]
-    if not organs:
+    """The main structure, as ``s2.organ`` keys it: the largest anatomical organ or region
+    (:func:`medr2.tasks.contract.anatomical`), where it is clearly the largest (:data:`DOMINANT_RATIO`)."""
+    from medr2.tasks.common import area
+    from medr2.tasks.stage2 import DOMINANT_RATIO
+
+    organs = sorted((s for s in anatomical(case).structures if s.kind in ("organ", "region")), key=area, reverse=True)
+    if not organs or (len(organs) > 1 and area(organs[0]) < DOMINANT_RATIO * area(organs[1])):
         return None
-    return max(organs, key=lambda s: s.area_px or (s.box[2] - s.box[0]) * (s.box[3] - s.box[1])).name
+    return organs[0].name
 
 
 def lesion_words(case: Case | None) -> dict[str, str]:
@@ -164,7 +169,8 @@ class FactPools:
         self.all: dict[str, set[str]] = {k: set() for k in FACTS}
         self.labels: dict[str, set[str]] = {}
         self.structures: dict[str, set[str]] = {}
-        self.attributes: dict[str, set[str]] = {}
+        # finding attribute values per setting (modality, body region): what a false attribute statement may name
+        self.attributes: dict[tuple[str, str], dict[str, set[str]]] = {}
         for c in cases:
             self.add(c)
 
@@ -180,11 +186,11 @@ class FactPools:
                 self.all[key].add(v)
         here["finding_label"].update(f.label for f in c.findings)
         self.labels.setdefault(c.modality, set()).update(f.label for f in c.findings)
-        self.structures.setdefault(c.modality, set()).update(s.name for s in c.structures)
+        self.structures.setdefault(c.modality, set()).update(s.name for s in anatomical(c).structures)
         for f in c.findings:
             for k, v in f.attributes.items():
                 if isinstance(v, str) and v:
-                    self.attributes.setdefault(k, set()).add(v)
+                    self.attributes.setdefault(setting(c), {}).setdefault(k, set()).add(v)
 
     def alternatives(self, key: str, case: Case, true_value: str | None) -> list[str]:
         """Other values of ``key``: same modality first (modality itself: all), sorted, never the true one."""

@@ -112,7 +112,7 @@ class LookAlikePair(Perturbation):
         seed = ctx.item_seed(item, self.code)
         other, sim, (options, answer), compared = self._partner(item, case, rel, ctx, seed)
         # the other case's image as it is (its own size: a look-alike is not stretched to the clean one's shape)
-        spec = RenderSpec("resize", other.image, {"size": [other.width, other.height]})
+        spec = RenderSpec("fit", other.image, {"size": [other.width, other.height]})
         ref = ctx.render_spec((self.code, other.image), spec, record=case.case_id)
         meta = answer_changed_meta(item, answer)
         meta["similarity"] = sim

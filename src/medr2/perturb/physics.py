@@ -5,9 +5,11 @@ ghosting, Gibbs ringing, bias field and undersampling, X-ray under-exposure and 
 It goes through the one gate of every degrading variant (:class:`medr2.perturb.degraded.DegradingPerturbation`):
 every item records the SSIM of its image to the image its parent shows (``meta["ssim"]``) and within the
 lesions (``meta["evidence_ssim"]``: the lowest over the case's findings; the whole image where it has none). The
-parent's answer is kept as exact only where the evidence survives (``evidence_ssim >= min_evidence_ssim``);
-elsewhere the item is scored as a probe (no exact answer for what is shown), so accuracy per kind and severity
-counts only items whose evidence is still there, and ``n`` says how many. A report reference names the artefact.
+parent's answer is kept as exact only where the evidence the question reads survives
+(:func:`medr2.perturb.degraded.evidence_survives`: the lesions' SSIM for a lesion question, the whole image's for
+one on the image's content, nothing for one on the acquisition); elsewhere the item is scored as a probe (no
+exact answer for what is shown), so accuracy per kind and severity counts only items whose evidence is still
+there, and ``n`` says how many. A report reference names the artefact.
 """
 
 from __future__ import annotations

@@ -199,6 +199,7 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     from medr2.tasks.vocab import nested_options, scale_order_kept
 
     if "options" in updates:  # the rules every option set follows (clean: medr2.tasks.assemble), for every variant
+        updates = _fixed_options_last(parent, updates)
         if not scale_order_kept(updates["options"]):
             raise Skip("ordinal options out of their scale's order")
         if nested_options(updates["options"]):
@@ -218,6 +219,28 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
         return Item.model_validate(fields)
     except ValueError as e:  # pydantic ValidationError is a ValueError
         raise BadInput(f"variant {variant} is not a valid item: {e}", record=parent.item_id, field="variant") from e
+
+
+def _fixed_options_last(parent: Item, updates: dict[str, Any]) -> dict[str, Any]:
+    """``updates`` with its new options laid out by :func:`medr2.tasks.vocab.fixed_last` ("none/all of the above"
+    last) and the letters that point into them (``answer`` and ``lure`` of a choice item) moved with them: the one
+    place every variant's options pass, whatever the variant put where."""
+    from medr2.records import letter, letter_index
+    from medr2.tasks.vocab import fixed_last
+
+    options = list(updates["options"])
+    order = fixed_last(options)
+    if order == list(range(len(options))):
+        return updates
+    new_pos = {old: new for new, old in enumerate(order)}
+    out = {**updates, "options": [options[i] for i in order]}
+    if updates.get("form", parent.form) in ("mcq", "multi"):
+        for key in ("answer", "lure"):
+            value = updates.get(key, getattr(parent, key))
+            marks = [a for a in str(value or "").split(",") if a]
+            if marks and all(len(a) == 1 and a.isupper() and letter_index(a) in new_pos for a in marks):
+                out[key] = ",".join(sorted(letter(new_pos[letter_index(a)]) for a in marks))
+    return out
 
 
 def _with_current(images: list[dict[str, Any]], fields: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from medr2.atomic import atomic_write_bytes
 from medr2.bench.format import Bench
 from medr2.errors import BadInput
 from medr2.images import encode_png, load_image
+from medr2.imaging.fit import fit_image
 from medr2.perturb.registry import item_roles, visual_codes
 from medr2.records import Item
 from medr2.variant_id import variant_code
@@ -60,9 +61,7 @@ def _tile(bench: Bench, it: Item, font: ImageFont.ImageFont | ImageFont.FreeType
     canvas = Image.new("RGB", (TILE, TILE + CAPTION), (255, 255, 255))
     if it.image:
         arr = load_image(bench.path(it.image), mode="RGB")
-        img = Image.fromarray(arr)
-        img.thumbnail((TILE, TILE), Image.Resampling.LANCZOS)
-        canvas.paste(img, ((TILE - img.width) // 2, (TILE - img.height) // 2))
+        canvas.paste(Image.fromarray(fit_image(arr, TILE, TILE, fill=(255, 255, 255), resample="lanczos")), (0, 0))
     ImageDraw.Draw(canvas).multiline_text((4, TILE + 4), _caption(it), fill=(0, 0, 0), font=font, spacing=2)
     return canvas
 

@@ -9,9 +9,20 @@ import numpy as np
 
 from medr2.imaging.draw import wrong_box
 from medr2.perturb.context import PerturbContext
-from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, a_an, norm, option_index, plausible_premise, there_is
+from medr2.perturb.facts import (
+    FACTS,
+    NONE_OPTION,
+    TASK_FACT,
+    a_an,
+    norm,
+    option_index,
+    plausible_premise,
+    setting,
+    there_is,
+)
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
+from medr2.tasks import TASKS
 from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
 
 NONE_OF_THE_ABOVE = "None of the above"
@@ -48,7 +59,9 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
             v = f.attributes[k]
             if not isinstance(v, str) or not v:
                 continue
-            for alt in sorted(pools.attributes.get(k, set()) - {v}):
+            # values of cases of the same modality and body region: never "the organ of the ring lesion liver?"
+            # on a head MRI (issue 40 kind 6: a false twin no reader could take for true tests nothing)
+            for alt in sorted(pools.attributes.get(setting(case), {}).get(k, set()) - {v}):
                 if k == "laterality":
                     out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} on the {alt} side?")
                 else:
@@ -72,8 +85,16 @@ _T1_ORDER = {
 }
 
 
+# the task whose fact each family of T1 statements asks: a T1 item is filed under it (its ``task`` and ``stage``),
+# not under its parent's, so per-task scores never mix facts (issue 40: "acquired with CT?" was filed under the
+# s1.orientation item it was the twin of)
+T1_TASKS = {"acquisition": "s1.modality", "structure": "s2.organ_presence", "finding": "s3.absent_finding",
+            "diagnosis": "s4.evidence_support", "attribute": "s3.attribute"}
+
+
 class AbsentTwin(Perturbation):
-    """T1: for a true yes/no statement, its twin asserting an attribute the case does not have."""
+    """T1: for a true yes/no statement, its twin asserting an attribute the case does not have; filed under the
+    task of the fact it asks (:data:`T1_TASKS`)."""
 
     code = "T1"
     title = "absent-attribute yes/no twin"
@@ -89,8 +110,10 @@ class AbsentTwin(Perturbation):
         for family in _T1_ORDER.get(item.stage, _T1_ORDER[3]):
             if cands[family]:
                 question = cands[family][int(rng.integers(len(cands[family])))]
+                task = T1_TASKS[family]
                 return [derive_item(
                     item, variant="T1", params={"family": family}, seed=seed, question=question, answer="no",
+                    task=task, stage=TASKS[task].stage,
                     lure="yes", pair_id=item.pair_id or item.item_id, cue=None, answer_box=None,
                     template_id=f"T1-{family}", chance=0.5, meta=answer_changed_meta(item, "no"))]
         raise Skip("no absent attribute known for this case")
@@ -337,7 +360,8 @@ class OptionPermutation(Perturbation):
 
 # --------------------------------------------------------------------------- T7
 class NoneOfTheAbove(Perturbation):
-    """T7: the correct option replaced by "None of the above", which becomes the answer."""
+    """T7: the correct option replaced by "None of the above", which becomes the answer (laid out last by
+    :func:`medr2.perturb.registry.derive_item`, as every "none of the above" of every variant)."""
 
     code = "T7"
     title = "correct option replaced by 'none of the above'"

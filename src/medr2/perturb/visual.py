@@ -104,11 +104,6 @@ def _width(rel: str, ctx: PerturbContext) -> int:
     return int(ctx.load(rel).shape[1])
 
 
-def _box_text(box: Box, w: int, h: int) -> str:
-    b = ", ".join(str(round(v)) for v in box)
-    return f"[{b}] (x1, y1, x2, y2 in pixels of the {w}x{h} image)"
-
-
 def _finding_region(f: Finding, ctx: PerturbContext, case: Case) -> np.ndarray:
     if f.mask:
         return ctx.mask(f.mask, case.width, case.height, record=case.case_id)
@@ -190,7 +185,7 @@ class _OtherCase(Perturbation):
         other = ctx.case(self._pick(case, ctx).case_id)
         w, h = item.image_width or case.width, item.image_height or case.height
 
-        spec = RenderSpec("resize", other.image, {"size": [w, h]}, **_cue_spec(item.cue, case))
+        spec = RenderSpec("fit", other.image, {"size": [w, h]}, **_cue_spec(item.cue, case))
         ref = ctx.render_spec((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), spec, record=case.case_id)
         seed = ctx.item_seed(item, self.code)
         updates: dict[str, Any] = {}
@@ -215,7 +210,13 @@ def answer_for_shown(item: Item, case: Case, other: Case,
     ``other``'s value of the fact the task asks (MCQ) or the rule of :data:`SHOWN_ANSWER` (yes/no); None where no
     exact answer is known. Where ``other``'s value is no option, ``rng`` draws the distractor it replaces (None:
     the options stay the question's, and there is no answer). The one rule V2, V3 and V12 answer another case's
-    image by."""
+    image by. No exact answer where ``other`` does not meet the task's contract (:func:`medr2.tasks.contract.unmet`:
+    the question asked of a non-diagnostic image, or of one whose lesion evidence its own degradation lost, is not
+    answerable there any more than on a clean item)."""
+    from medr2.tasks.contract import task_requires, unmet
+
+    if unmet(task_requires(item.task), other) is not None:
+        return None
     key = TASK_FACT.get(item.task)
     value = FACTS[key].get(other) if key else None
     if item.form == "mcq" and value:
@@ -270,7 +271,7 @@ SHOWN_ANSWER: dict[str, Any] = {
 
 
 class OtherCaseSameModality(_OtherCase):
-    """V2: the image of another case of the same modality (resized to the shown size)."""
+    """V2: the image of another case of the same modality (fitted to the shown size, its aspect kept)."""
 
     code = "V2"
     title = "image of another case, same modality"
@@ -279,7 +280,7 @@ class OtherCaseSameModality(_OtherCase):
 
 
 class OtherModality(_OtherCase):
-    """V3: the image of a case of another modality (resized to the shown size)."""
+    """V3: the image of a case of another modality (fitted to the shown size, its aspect kept)."""
 
     code = "V3"
     title = "image of another modality"
@@ -590,17 +591,27 @@ class DecoyCue(_CueVariant):
                             seed=ctx.item_seed(item, self.code), meta=meta, **updates)]
 
 
+# the region a V7 question names: the prompt states its coordinates once, before the question, in the box convention
+# of the model asked (medr2.run.prompts.question_text: "The region of interest is [...]"), so the question never
+# repeats them (issue 40 kind 5: the region was stated twice, once in the bench's pixels)
+ROI = "the region of interest"
 # wording of drawn-cue questions rewritten for a cue given as coordinates (first match wins per phrase)
 _UNDRAW: tuple[tuple[str, str], ...] = (
+    (r"\bregion (?:highlighted|marked|outlined|indicated|shown|circled|enclosed) (?:by the drawn "
+     r"(?:outline|marker|box|contour|mark|mask)|(?:in|on) the image)\b", "region of interest"),
+    (r"\b(?:what|which) (\w+) does the (?:drawn )?marker point to\b", r"which \1 lies in " + ROI),
     (r"\b(?:highlighted|marked|outlined|indicated|shown|circled|enclosed) by the drawn "
-     r"(?:outline|marker|box|contour|mark|mask)\b", "in the given region"),
-    (r"\bthe drawn (?:outline|marker|box|contour|mark|mask)\b", "the given region"),
+     r"(?:outline|marker|box|contour|mark|mask)\b", f"in {ROI}"),
+    (r"\bthe drawn (?:outline|marker|box|contour|mark|mask)\b", ROI),
+    (r"\b(?:marked|outlined|highlighted|circled|boxed|indicated) (?:in|on) the image\b", f"in {ROI}"),
+    (r"\bthe (?:marked|outlined|highlighted|circled|boxed|indicated) (?:region|point|area)\b", ROI),
     (r"\b(?:marked|outlined|highlighted|circled|boxed)\b", "indicated"),
 )
 
 
 class CoordinatesOnly(Perturbation):
-    """V7: the true region given as pixel coordinates in the text; nothing is drawn."""
+    """V7: the true region given as coordinates in the text (the prompt's one "region of interest" line, in the
+    model's box convention; the question names :data:`ROI`); nothing is drawn."""
 
     code = "V7"
     title = "region as coordinates only"
@@ -614,7 +625,7 @@ class CoordinatesOnly(Perturbation):
         _same_size_as_case(item, case)
         family, fi = _marked(item, case)
         f = case.findings[fi]
-        where = f"the region with pixel box {_box_text(f.box, case.width, case.height)}"
+        where = ROI
         cue = make_cue("coords", f.box, case.width, case.height, image=None, drawn=False)
         updates: dict[str, Any] = {"cue": cue}
         if family == "label":
@@ -623,8 +634,7 @@ class CoordinatesOnly(Perturbation):
         elif family == "abnormal":
             updates["question"] = _cue_question(family, item, where)
         else:
-            box = _box_text(f.box, case.width, case.height)
-            updates["question"] = f"{_one_lesion(case)} lies in the pixel box {box}. {item.question}"
+            updates["question"] = f"{_one_lesion(case)} lies in {ROI}. {item.question}"
         return [derive_item(item, variant="V7", params={"family": family, "finding": fi}, seed=seed,
                             meta=answer_changed_meta(item, item.answer), **updates)]
 
@@ -647,7 +657,9 @@ class CoordinatesOnly(Perturbation):
         text = item.question
         for pattern, repl in _UNDRAW:
             text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
-        question = f"{text} (The region is the pixel box {_box_text(item.cue.box, w, h)}; nothing is drawn.)"
+        text = text[:1].upper() + text[1:]
+        where = "" if ROI in text else f"; {ROI} is given above"
+        question = f"{text} (Nothing is drawn on the image{where}.)"
         return derive_item(item, variant="V7", params={"family": "cue", "from_kind": item.cue.kind}, seed=seed,
                            cue=cue, question=question, meta=answer_changed_meta(item, item.answer), **fields)
 

@@ -20,7 +20,7 @@ from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
 from medr2.tasks.companions import Linked
-from medr2.tasks.contract import check_sides, unmet
+from medr2.tasks.contract import anatomical, check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -73,6 +73,7 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
     """Run every task generator on one case (pure apart from writing cue images to ``images``); a task whose
     answerability contract (``TaskSpec.requires``) the case does not meet is skipped with the requirement's reason.
     ``linked``: the case's companions resolved to the build's cases (:func:`medr2.tasks.companions.resolve`)."""
+    case = anatomical(case)  # structures enter the tasks only where they name anatomy
     out = CaseDrafts(case.case_id)
     linked = linked if linked is not None else Linked(notes=[f"{c.role} {c.case_id}: not resolved"
                                                              for c in case.companions])

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2 import vocab as clinical
-from medr2.records import Case
+from medr2.records import Case, Structure
 from medr2.registry import Registry
 from medr2.tasks import vocab
 
@@ -365,6 +365,52 @@ for _req in (
                 "composed reference report would state a diagnosis or normality the labels do not back"),
 ):
     register_requirement(_req)
+
+
+EVIDENCE_KINDS = ("lesion", "image", "none")
+
+
+def question_evidence(requires: tuple[str, ...]) -> str:
+    """What of the image a task's question reads, from its contract: ``"lesion"`` where it declares
+    ``evidence_readable`` (the lesion evidence), ``"image"`` where it declares ``readable`` only (the content of the
+    whole image: anatomy, orientation), ``"none"`` where it declares neither (the acquisition: modality, plane,
+    sequence, region, answerable on a non-diagnostic image). The one rule by which a variant that changes the image
+    (V8/V11 degradations) decides whether the question's answer is still exact: by the evidence the question needs,
+    never by the lesion's where the question does not read it."""
+    if "evidence_readable" in requires:
+        return "lesion"
+    return "image" if "readable" in requires else "none"
+
+
+def task_requires(task_id: str) -> tuple[str, ...]:
+    """The contract a registered task declares (``TaskSpec.requires``); a task this build does not know (a plugin's
+    not installed) is held to the strictest clauses a built-in lesion task declares."""
+    from medr2.tasks.spec import TASKS
+
+    spec = TASKS.get(task_id)
+    return tuple(spec.requires) if spec is not None else ("readable", "evidence_readable")
+
+
+NOT_ANATOMY = "structure labels that name no anatomy"
+
+
+def is_anatomy(structure: Structure) -> bool:
+    """Whether a structure may be asked about as an organ or region (``s2.organ``, ``s2.organ_box``,
+    ``s2.organ_presence``, their distractors, the variants' "structure" fact): an organ or region whose label names
+    an anatomy concept of the vocabulary (:func:`medr2.vocab.anatomy_concept`: an organ or body region, its side
+    aside). A mask that is no anatomy (a colour-flow threshold "power Doppler flow", a body threshold such as
+    "shoulder soft tissue" or "body") is never asked about, offered as a distractor or keyed as a structure. A
+    landmark or an instance (a marked point, a counted object such as a nucleus) is what its source declares it."""
+    return structure.kind in ("landmark", "instance") or clinical.anatomy_concept(structure.name) is not None
+
+
+def anatomical(case: Case) -> Case:
+    """``case`` with only the structures :func:`is_anatomy` admits: the one gate by which structures enter the tasks
+    (:func:`medr2.tasks.assemble.draft_case`), the label pools their distractors come from
+    (:func:`medr2.tasks.pools.case_labels`) and the facts the variants ask (:mod:`medr2.perturb.facts`). The case's
+    record keeps every structure its source gave."""
+    kept = [s for s in case.structures if is_anatomy(s)]
+    return case if len(kept) == len(case.structures) else case.model_copy(update={"structures": kept})
 
 
 def unmet(requires: tuple[str, ...], case: Case) -> Requirement | None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from medr2.records import Case
 from medr2.tasks import vocab
-from medr2.tasks.contract import compatible_mimics, states_absent
+from medr2.tasks.contract import anatomical, compatible_mimics, states_absent
 
 POOL_KEYS = ("modality", "plane", "sequence", "body_region", "organ", "landmark", "instance", "finding",
              "diagnosis", "severity", "shape", "margin", "intensity", "location", "laterality")
@@ -90,7 +90,7 @@ def case_labels(case: Case) -> dict[str, set[str]]:
         if value:
             out[key].add(value)
     out["diagnosis"].update(case.mimics)
-    for s in case.structures:
+    for s in anatomical(case).structures:
         kind = {"organ": "organ", "region": "organ", "landmark": "landmark", "instance": "instance"}[s.kind]
         out[kind].add(s.name)
     for f in case.findings:

@@ -20,6 +20,7 @@ from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 RELATIONS = ("to the left of", "to the right of", "above", "below")
 SIZE_RATIO_MIN = 1.3  # the larger of two structures must be this much larger
+DOMINANT_RATIO = 1.3  # the main structure (s2.organ, the variants' "structure" fact) is this much larger than the next
 
 
 def _organs(case: Case) -> list[Structure]:
@@ -41,7 +42,7 @@ def organ(case: Case, ctx: TaskContext) -> list[Draft]:
     if not organs:
         raise Skip("no organ or region structures")
     ranked = sorted(organs, key=area, reverse=True)
-    if len(ranked) > 1 and area(ranked[0]) < 1.3 * area(ranked[1]):
+    if len(ranked) > 1 and area(ranked[0]) < DOMINANT_RATIO * area(ranked[1]):
         raise Skip("no clearly dominant structure")
     main = ranked[0].name
     return [mcq(spec_of("s2.organ"), ctx, main, ctx.pools.distractors("organ", case, _all_names(case), 3, ctx.rng))]

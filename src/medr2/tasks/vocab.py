@@ -126,6 +126,15 @@ def in_scale_order(options: list[str], scale: tuple[str, ...]) -> list[str]:
 FIXED_OPTION = re.compile(r"^\s*(none|all) of the above\s*$", re.IGNORECASE)
 
 
+def fixed_last(options: list[str] | tuple[str, ...]) -> list[int]:
+    """The layout of ``options`` (new position -> old index) that puts every "none/all of the above"
+    (:data:`FIXED_OPTION`) last, the others in their order: "None of the above" refers to the options above it, so
+    it is never first or between them (issue 40 kind 5: T7 put it in the replaced option's place, first of all). The
+    identity where they already are last."""
+    fixed = [i for i, o in enumerate(options) if FIXED_OPTION.match(str(o))]
+    return [i for i in range(len(options)) if i not in fixed] + fixed
+
+
 def ordinal_options(options: list[str] | tuple[str, ...]) -> tuple[list[str], tuple[str, ...]] | None:
     """The options of a set that stand on a declared ordinal scale (every option but a fixed "none/all of the
     above", :data:`FIXED_OPTION`) and that scale, or None where the set is no ordinal one."""

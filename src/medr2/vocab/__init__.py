@@ -555,6 +555,26 @@ def _anatomy_concept(words: str) -> Concept | None:
     return vocabulary().concept_of(words, ("organ", "body_region"))
 
 
+def anatomy_concept(label: str) -> Concept | None:
+    """The anatomy concept (kind organ or body region) an anatomical label names, its side aside ("left middle
+    frontal gyrus" names the middle frontal gyrus) or with it where the side is part of the concept ("left lung");
+    None for a label that names no anatomy (a colour-flow mask, "power Doppler flow"; a threshold of the body such
+    as "shoulder soft tissue")."""
+    side, rest = split_side(label)
+    c = _anatomy_concept(clean_label(rest))
+    if c is None and side is not None:
+        c = _anatomy_concept(clean_label(label))
+    if c is None:  # a positional part of an organ ("anterior hippocampus", MSD's label) names a part of that organ
+        m = _POSITIONAL.match(clean_label(rest))
+        c = _anatomy_concept(m.group(2)) if m else None
+    return c
+
+
+# the positional words a dataset's label may put before an organ to name a part of it
+_POSITIONAL = re.compile(r"^(anterior|posterior|superior|inferior|upper|lower|medial|lateral|proximal|distal|"
+                         r"central|peripheral)\s+(.+)$", re.IGNORECASE)
+
+
 def anatomy_words(label: str) -> str:
     """The words a radiologist signs for an anatomical label: an atlas's spelling ("left frontal inf orb",
     ``Frontal_Inf_Orb_L``, "cerebelum 8") becomes the preferred label of the concept it names ("left pars orbitalis
