@@ -345,3 +345,24 @@ def test_every_aal_label_of_the_installed_atlas_is_worded() -> None:
     assert all(not _atlas_words(w) for w in worded.values()), {r: w for r, w in worded.items() if _atlas_words(w)}
     assert len(set(worded.values())) == len(worded)  # no two regions read the same
     assert all(w.startswith(("left ", "right ")) or "vermi" in w for w in worded.values())
+
+
+_SIDED = sorted(c.label for c in clinical.vocabulary()
+                if c.kind == "organ" and "laterality" in c.attributes and c.label.isascii())
+
+
+@settings(max_examples=60, deadline=None)
+@given(label=st.sampled_from(_SIDED), side=st.sampled_from(["Left", "Right", "left", "RIGHT"]),
+       form=st.sampled_from(["hyphen", "underscore-suffix", "words"]))
+def test_an_atlas_spelling_of_a_sided_structure_names_its_concept(label: str, side: str, form: str) -> None:
+    """Every sided organ of the vocabulary, spelt as atlases spell it (FreeSurfer's ``Left-Cerebral-Hemisphere``,
+    AAL's ``Frontal_Inf_L``, or words), is that anatomy concept with that side: no reader's structure is taken
+    for a non-anatomical mask because of its spelling."""
+    words = label.split()
+    spelt = {"hyphen": side + "-" + "-".join(w.capitalize() for w in words),
+             "underscore-suffix": "_".join(w.capitalize() for w in words) + "_" + side[0].upper(),
+             "words": f"{side} {label}"}[form]
+    got_side, _ = clinical.split_side(spelt)
+    concept = clinical.anatomy_concept(spelt)
+    assert got_side == side.lower() and concept is not None, (spelt, got_side, concept)
+    assert concept.id == clinical.anatomy_concept(label).id, spelt  # type: ignore[union-attr]

@@ -538,10 +538,18 @@ _SIDE_WORD = re.compile(r"^(left|right)\s+(.+)$|^(.+?)\s+(left|right|l|r)$", re.
 TISSUE_CLASS = "tissue class"  # the vocabulary's parent of grey matter, white matter, CSF (concepts.txt)
 
 
+_HYPHEN_SIDE = re.compile(r"^(left|right|lh|rh)-.|.-(left|right|lh|rh)$", re.IGNORECASE)
+
+
 def split_side(label: str) -> tuple[str | None, str]:
     """(side, the rest) of an anatomical label: ``left frontal inf orb`` and the atlas's ``Frontal_Inf_Orb_L`` give
-    ``("left", ...)``; a label naming no side gives ``(None, label)`` (underscores read as spaces)."""
-    text = _SPACE.sub(" ", str(label).replace("_", " ")).strip()
+    ``("left", ...)``; a label naming no side gives ``(None, label)`` (underscores read as spaces, and the hyphens
+    of a label that joins its side to its words by hyphens, as FreeSurfer's lookup tables do:
+    ``Left-Cerebral-White-Matter``)."""
+    text = str(label).replace("_", " ").strip()
+    if " " not in text and _HYPHEN_SIDE.search(text):
+        text = text.replace("-", " ")
+    text = _SPACE.sub(" ", text).strip()
     m = _SIDE_WORD.match(text)
     if m is None:
         return None, text
