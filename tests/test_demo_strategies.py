@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from medr2 import BadInput
 from medr2.demokit import DEMO_FILE, SUMMARY_FILE, demo_config
-from medr2.demokit.summary import STRATEGY_COLUMNS, strategy_table, strategy_verdict, write_summary
+from medr2.demokit.summary import STRATEGY_COLUMNS, significance_word, strategy_table, strategy_verdict, write_summary
 from medr2.reporting.fmt import fmt_value_n
 from medr2.scoring.paired import case_swap_test, compare_metrics, significant
 from medr2.scoring.stats import MetricBook, clustered_mcnemar, difference
@@ -139,6 +140,15 @@ def test_strategy_table_in_the_summary(scored: list[Path], tmp_path: Path) -> No
                           f"{mfr['test']['p']:.2g}"]
     expected = "no" if not significant(mfr) else ("yes: worse" if mfr["delta"]["value"] > 0 else "yes: better")
     assert cells[6] == expected  # MFR: lower is better
+    for col in STRATEGY_COLUMNS:  # every column's word follows its direction; a column without one says which way
+        e = cmp.get(col.header) or {}
+        row = next((ln for ln in lines if ln.startswith(f"| tiny-aug | {col.header} |")), None)
+        if row is None or not significant(e):
+            continue
+        word = row.strip("|").split("|")[6].strip()
+        d = e["delta"]["value"]
+        assert word == (("yes: higher" if d > 0 else "yes: lower") if not ("↑" in col.header or "↓" in col.header)
+                        else "yes: better" if d * (1 if "↑" in col.header else -1) > 0 else "yes: worse"), row
     same_rows = [ln for ln in lines if ln.startswith("| tiny-same |")]
     assert same_rows and all(ln.endswith("| 1 | no |") for ln in same_rows)
     assert f"- **tiny-same** vs tiny-flat: no significant difference on any of the {len(same_rows)} metrics" in body
@@ -204,3 +214,14 @@ def test_what_this_run_shows_sentences_follow_the_intervals() -> None:
                                                  "more often with the real image than with another case's (VRS not "
                                                  "above 0).")
     assert "could be computed" in image_sentence("m", {"modes": {}})
+
+
+@given(delta=st.floats(-1, 1).filter(lambda d: d != 0), arrow=st.sampled_from(["↑", "↓", ""]))
+def test_a_significant_difference_is_named_by_its_columns_direction(delta: float, arrow: str) -> None:
+    """Better/worse only where the column says which way is better; a column without a direction (IS, chain-own
+    overall) says higher or lower, never worse."""
+    word = significance_word(delta, f"Metric {arrow}".strip())
+    if not arrow:
+        assert word == ("yes: higher" if delta > 0 else "yes: lower")
+    else:
+        assert word == ("yes: better" if (delta > 0) == (arrow == "↑") else "yes: worse")

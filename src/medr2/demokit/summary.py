@@ -197,6 +197,15 @@ def _better(header: str) -> int:
     return -1 if "↓" in header else 1 if "↑" in header else 0
 
 
+def significance_word(delta: float, header: str) -> str:
+    """The table's word for a significant difference: better or worse where the column has a direction (↑/↓),
+    higher or lower where it has none (IS, chain-own overall: neither way is better)."""
+    way = _better(header)
+    if not way:
+        return "yes: higher" if delta > 0 else "yes: lower"
+    return "yes: better" if delta * way > 0 else "yes: worse"
+
+
 STRATEGY_COLUMNS: tuple[SummaryColumn, ...] = (
     SummaryColumn("Clean accuracy ↑", "independent", ("overall",)), *ROBUSTNESS_COLUMNS)
 
@@ -249,9 +258,7 @@ def strategy_table(runs: Mapping[str, Path], reference: str, others: Sequence[st
             e = cmp.get(col.header) or {"missing": True}
             if e.get("missing"):
                 continue
-            word = "no"
-            if significant(e):
-                word = "yes: better" if (e["delta"]["value"] or 0) * _better(col.header) > 0 else "yes: worse"
+            word = "no" if not significant(e) else significance_word(e["delta"]["value"] or 0, col.header)
             lines.append(f"| {name} | {col.header} | {fmt_value_n(e['a'])} | {fmt_value_n(e['b'])} | "
                          f"{_delta_cell(e['delta'])} | {_p_cell(e['test'])} | {word} |")
         verdicts.append(strategy_verdict(name, reference, cmp))
