@@ -255,8 +255,8 @@ def test_nifti_reader(tmp_path: Path) -> None:
     assert all(c.patient_id == "brain.nii.gz" and c.modality == "MRI" for c in cases)
     ax = next(c for c in cases if c.plane == "axial")
     names = {s.name: s for s in ax.structures}
-    # radiological display: the patient's right (x large in RAS) is on the image left
-    assert names["right cerebral hemisphere"].box[0] < names["left cerebral hemisphere"].box[0]  # the LUT's spelling read
+    # radiological display: the patient's right (x large in RAS) is on the image left (the LUT's Left-Hemisphere read)
+    assert names["right cerebral hemisphere"].box[0] < names["left cerebral hemisphere"].box[0]
     # voxels 1.0 x 1.2 x 2.0 mm: every slice is shown on square pixels of its finer spacing (issue 43)
     assert ax.pixel_spacing_mm == pytest.approx(1.0, rel=0.02)
     assert ax.meta["voxel_spacing_rc_mm"] == pytest.approx([1.2, 1.0])
