@@ -187,6 +187,11 @@ def derive_seed(*parts: Any) -> int:
     return int(stable_hash(jsonable(list(parts)), 16), 16) & ((1 << 63) - 1)
 
 
+# an item that would mislead (role "misleads": T3, T8, T9, T10, T12) but whose premise, wrong earlier answer or
+# report points to no answer option has nothing to mislead towards: it is no attack, and is skipped (counted)
+NO_LURE = "no answer option follows from the misleading statement (nothing to mislead towards)"
+
+
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
                 meta: dict[str, Any] | None = None, roles: frozenset[VariantRole] | set[VariantRole] | None = None,
                 **updates: Any) -> Item:
@@ -194,7 +199,8 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     ordinal scale keep its order or its reverse (:func:`medr2.tasks.vocab.scale_order_kept`) and no two of them
     contain each other (:func:`medr2.tasks.vocab.nested_options`); else :class:`Skip`, counted. Its ``roles``: ``roles``
     where given (an item that is less than its perturbation declares), else those its perturbation declares;
-    narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe)."""
+    narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe). An item that
+    misleads names its lure, the option the misleading statement points to; else :class:`Skip` (:data:`NO_LURE`)."""
     from medr2.records import Item, item_content_id, jsonable
     from medr2.tasks.vocab import nested_options, scale_order_kept
 
@@ -214,6 +220,8 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     fields["seed"] = seed
     fields["meta"] = {**parent.meta, **(meta or {})}
     fields["roles"] = narrow_roles(declared_roles(variant) if roles is None else roles, fields["meta"])
+    if "misleads" in fields["roles"] and fields.get("lure") is None:
+        raise Skip(NO_LURE)
     fields["item_id"] = item_content_id(fields)
     try:
         return Item.model_validate(fields)
