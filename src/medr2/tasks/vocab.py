@@ -166,8 +166,10 @@ def same(a: str, b: str) -> bool:
 
 
 def conflicts(a: str, b: str) -> bool:
-    """Whether ``a`` may not be a wrong option beside the true ``b`` (:func:`medr2.vocab.conflicts`)."""
-    return clinical.conflicts(str(a), str(b))
+    """Whether ``a`` may not be a wrong option beside the true ``b`` (:func:`medr2.vocab.conflicts`), nor one that
+    contains it or is part of it with its side read apart (:func:`contains`: "left fusiform gyrus" beside "brain"),
+    so the distractor pools draw around such a pair rather than the options check skipping the draft."""
+    return clinical.conflicts(str(a), str(b)) or contains(a, b)
 
 
 def contains(a: str, b: str) -> bool:
