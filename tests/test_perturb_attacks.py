@@ -61,7 +61,8 @@ def test_every_item_records_its_parameters_and_roles(fx: Fixture, out: tuple[lis
         assert v.perturbation["code"] == v.variant.split("-")[0] and v.seed is not None and v.roles is not None
         assert v.answer == p.answer and v.options == p.options  # every new kind keeps the parent's answer
         if v.variant.startswith(("T9", "T10", "V10")):
-            assert "misleads" in v.roles and v.perturbation.get("kind", v.perturbation.get("style"))
+            assert v.perturbation.get("kind", v.perturbation.get("style"))
+            assert ("misleads" in v.roles) == (v.lure is not None)  # a lure-less premise misleads no one (NO_LURE)
             assert v.lure is None or v.lure != v.answer
         if v.variant.startswith("V11"):
             assert v.perturbation["severity"] == int(v.variant.rsplit("-", 1)[1])

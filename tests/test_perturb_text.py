@@ -106,8 +106,8 @@ def test_t3_premise_is_wrong_and_lure_is_consistent(fx: Fixture, out: tuple[list
             assert v.options[letter_index(v.lure)] == stated
         if v.task == "s3.abnormal":
             assert v.lure == ("no" if v.answer == "yes" else "yes")
-        if v.lure is None:
-            assert v.meta["lure_reason"]
+        if v.lure is None:  # a premise that points to no option is no attack (NO_LURE)
+            assert v.meta["lure_reason"] and "misleads" not in (v.roles or [])
 
 
 def test_t4_plain_and_authority_suggest_the_same_wrong_answer(out: tuple[list[Item], dict]) -> None:

@@ -141,7 +141,7 @@ def _location_items(bench: Bench) -> list[Item]:
 def test_locations_are_words_a_radiologist_signs(built: Bench) -> None:
     for it in _location_items(built):
         for o in it.options:
-            assert not clinical.is_tissue_class(o), (it.question, it.options)
+            assert not clinical.not_a_structure(o), (it.question, it.options)
             assert not _atlas_words(o), (it.question, o)
     for case in built.cases:
         for s in case.structures:
@@ -149,7 +149,7 @@ def test_locations_are_words_a_radiologist_signs(built: Bench) -> None:
         for f in case.findings:
             loc = f.attributes.get("location")
             if isinstance(loc, str):
-                assert not clinical.is_tissue_class(loc) and not _atlas_words(loc), loc
+                assert not clinical.not_a_structure(loc) and not _atlas_words(loc), loc
                 side, rest = clinical.split_side(loc)
                 c = clinical.concept_of(rest, ("organ", "body_region"))
                 assert side is None or c is None or "laterality" in c.attributes, loc  # no side on the vermis
@@ -260,7 +260,7 @@ def _atlas_spellings() -> list[tuple[str, clinical.Concept]]:
     assert brain is not None
     out = []
     for c in v:
-        if c.kind == "organ" and brain.id in v.ancestors(c.label) and not clinical.is_tissue_class(c.label):
+        if c.kind == "organ" and brain.id in v.ancestors(c.label) and not clinical.not_a_structure(c.label):
             out += [(s, c) for s in c.synonyms if len(s.split()) < len(c.label.split())]
     return out
 
@@ -300,7 +300,7 @@ def test_atlas_spellings_become_signed_words(case: tuple[str, str | None, clinic
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from([t for c in clinical.vocabulary() if c.kind == "organ"
-                        and clinical.is_tissue_class(c.label) for t in c.terms]),
+                        and clinical.not_a_structure(c.label) for t in c.terms]),
        st.sampled_from(["", "left ", "right ", "LEFT ", "Right "]), st.sampled_from(["", " L", " r"]),
        st.sampled_from([None, "left", "right"]))
 def test_tissue_classes_are_no_location(term: str, prefix: str, suffix: str, side: str | None) -> None:
@@ -325,7 +325,7 @@ def test_readers_word_atlas_structure_names(case: tuple[str, str | None, clinica
 
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from([t for c in clinical.vocabulary() if c.kind == "organ"
-                        and clinical.is_tissue_class(c.label) for t in c.terms]),
+                        and clinical.not_a_structure(c.label) for t in c.terms]),
        st.sampled_from(["", "left ", "Right "]))
 def test_readers_drop_tissue_class_locations(term: str, prefix: str) -> None:
     """A reader's finding location that is a tissue class is no location: dropped and counted, never kept."""

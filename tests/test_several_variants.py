@@ -60,7 +60,8 @@ def test_t12_report_contradicts_the_prior_and_lures_to_what_it_implies(bench: Be
         assert (it.lure is None) == (believed is None)
         if it.lure is not None:
             assert it.options[ord(it.lure) - 65] == CHANGE_TEXT[believed] != it.options[ord(it.answer) - 65]
-        assert set(it.roles or []) == {"misleads", "augments", "keeps_facts"}
+        # a report that points to no option (a resolved finding) is no attack (NO_LURE)
+        assert set(it.roles or []) == {"augments", "keeps_facts"} | ({"misleads"} if it.lure is not None else set())
 
 
 def test_v13_prior_is_another_patients_study_of_the_same_modality_and_split(bench: Bench) -> None:

@@ -78,7 +78,12 @@ def test_built_in_items_record_the_roles_the_rule_for_older_benches_reads(tmp_pa
     # issue 49 (the fixture's comparison item): V14 order reversed, T12 a contradicting prior report, V13 prior
     # swapped and V15 a companion blanked
     assert seen["preserves_answer"] == {"T5", "T6", "V8", "V9", "V11", "V14"}
-    assert seen["misleads"] == {"T3", "T4", "T8", "T9", "T10", "T12", "V10"}
+    # an item of a misleading kind misleads where it names its lure (no option follows from the fixture's T8 wrong
+    # earlier answers: they are no attack, meta.lure_reason)
+    lured = {it.variant.split("-")[0] for it in items
+             if it.lure is not None and "misleads" in declared_roles(it.variant)}
+    assert seen["misleads"] == lured >= {"T3", "T4", "T9", "T10", "T12", "V10"}
+    assert all(it.meta.get("lure_reason") for it in items if it.variant.startswith("T8") and it.lure is None)
     assert seen["probe"] >= {"V1", "V13", "V15"}
     assert seen["probe"] <= {"V1", "V2", "V3", "V11", "V13", "V15"}  # V11: evidence lost
 

@@ -111,8 +111,6 @@ class _FramedPremise(Perturbation):
             templates = self.templates[kind]
             t = _pick(templates, seed, kind)
             meta = answer_changed_meta(item, item.answer)
-            if lure is None:
-                meta["lure_reason"] = "no answer option follows from the premise"
             params = {"kind": kind, "template": t, **fact, "premise": premise}
             out.append(derive_item(item, variant=f"{self.code}-{kind}", params=params, seed=seed, lure=lure,
                                    meta=meta, **self.updates(item, kind, templates[t], premise)))

@@ -159,8 +159,11 @@ def narrow_roles(declared: frozenset[VariantRole] | set[VariantRole], meta: dict
     """An item's roles, in canonical order: its perturbation's ``declared`` roles, narrowed by what the item's
     ``meta`` says of it. An item scored as a probe (``meta["scoring"] == "probe"``: no exact answer for what is
     shown) is a ``probe`` and neither ``preserves_answer`` nor ``augments``; an item with
-    ``meta["answer_preserving"]`` false does not preserve the answer (V8/V9 of benches built before roles)."""
+    ``meta["answer_preserving"]`` false does not preserve the answer (V8/V9 of benches built before roles); an item
+    with a ``meta["lure_reason"]`` (:data:`NO_LURE`: no option its misleading statement points to) misleads no one."""
     roles: set[VariantRole] = set(declared)
+    if meta.get("lure_reason"):  # nothing to mislead towards (NO_LURE): no attack
+        roles.discard("misleads")
     if meta.get("scoring") == "probe":
         roles.add("probe")
         roles -= {"preserves_answer", "augments"}
@@ -187,6 +190,12 @@ def derive_seed(*parts: Any) -> int:
     return int(stable_hash(jsonable(list(parts)), 16), 16) & ((1 << 63) - 1)
 
 
+# ``meta["lure_reason"]`` of an item that would mislead (role "misleads": T3, T8, T9, T10, T12) but whose premise,
+# wrong earlier answer or report points to no answer option: it has nothing to mislead towards, so it is no attack
+# (:func:`narrow_roles` drops "misleads"; its answer stays exact, and it still augments)
+NO_LURE = "no answer option follows from the misleading statement"
+
+
 def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int,
                 meta: dict[str, Any] | None = None, roles: frozenset[VariantRole] | set[VariantRole] | None = None,
                 **updates: Any) -> Item:
@@ -194,7 +203,9 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     ordinal scale keep its order or its reverse (:func:`medr2.tasks.vocab.scale_order_kept`) and no two of them
     contain each other (:func:`medr2.tasks.vocab.nested_options`); else :class:`Skip`, counted. Its ``roles``: ``roles``
     where given (an item that is less than its perturbation declares), else those its perturbation declares;
-    narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe)."""
+    narrowed by its meta either way (:func:`narrow_roles`: an item scored as a probe is a probe). An item that
+    would mislead but names no lure (no option its misleading statement points to) records :data:`NO_LURE` and so
+    loses the role ``misleads``: it counts as no attack."""
     from medr2.records import Item, item_content_id, jsonable
     from medr2.tasks.vocab import nested_options, scale_order_kept
 
@@ -213,7 +224,10 @@ def derive_item(parent: Item, *, variant: str, params: dict[str, Any], seed: int
     fields["perturbation"] = jsonable({"code": VariantId.parse(variant).code, **params})
     fields["seed"] = seed
     fields["meta"] = {**parent.meta, **(meta or {})}
-    fields["roles"] = narrow_roles(declared_roles(variant) if roles is None else roles, fields["meta"])
+    declared = declared_roles(variant) if roles is None else roles
+    if "misleads" in declared and fields.get("lure") is None:  # the one place a lure-less attack is disarmed
+        fields["meta"]["lure_reason"] = NO_LURE
+    fields["roles"] = narrow_roles(declared, fields["meta"])
     fields["item_id"] = item_content_id(fields)
     try:
         return Item.model_validate(fields)

@@ -80,8 +80,6 @@ class ContradictingPriorReport(Perturbation):
         believed = CHANGE_TEXT.get(_BELIEVED.get((claimed, now), ""))
         lure = chr(65 + item.options.index(believed)) if believed in item.options else None
         meta = answer_changed_meta(item, item.answer)
-        if lure is None:
-            meta["lure_reason"] = "no answer option follows from the report (the finding absent from both)"
         params = {"template": t, "claimed_prior_state": claimed, "finding": finding}
         return [derive_item(item, variant=self.code, params=params, seed=seed, lure=lure, meta=meta,
                             question=f"{report} {item.question}")]

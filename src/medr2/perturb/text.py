@@ -160,8 +160,6 @@ class MisleadingPremise(Perturbation):
         seed, rng = _rng(ctx, item, self.code)
         premise, lure, params = wrong_premise(item, case, ctx, rng)
         meta = answer_changed_meta(item, item.answer)
-        if lure is None:
-            meta["lure_reason"] = "no answer option follows from the premise"
         return [derive_item(item, variant="T3", params=params, seed=seed, question=f"{premise} {item.question}",
                             lure=lure, meta=meta)]
 
@@ -446,8 +444,6 @@ class InjectedWrongStep(Perturbation):
                              answer=wrong if i == idx else _turn_answer(s), correct=i != idx)
                  for i, s in enumerate(earlier)]
         meta = answer_changed_meta(item, item.answer)
-        if lure is None:
-            meta["lure_reason"] = "no answer option follows from the wrong earlier answer"
         params = {"wrong_step": earlier[idx].step, "wrong_task": earlier[idx].task, "shown": wrong,
                   "shown_text": norm(_answer_text(earlier[idx], wrong))}
         return [derive_item(item, variant="T8", params=params, seed=seed, context=[*item.context, *turns], lure=lure,

@@ -212,7 +212,10 @@ def answer_for_shown(item: Item, case: Case, other: Case,
     the options stay the question's, and there is no answer). The one rule V2, V3 and V12 answer another case's
     image by. No exact answer where ``other`` does not meet the task's contract (:func:`medr2.tasks.contract.unmet`:
     the question asked of a non-diagnostic image, or of one whose lesion evidence its own degradation lost, is not
-    answerable there any more than on a clean item)."""
+    answerable there any more than on a clean item), nor where a wrong option is true of ``other``
+    (:func:`medr2.tasks.assemble.wrong_option_true`, the clean drafts' check: a mimic ``other``'s image cannot rule
+    out, as a differential's brain abscess beside a glioblastoma its source does not tell apart)."""
+    from medr2.tasks.assemble import wrong_option_true
     from medr2.tasks.contract import task_requires, unmet
 
     if unmet(task_requires(item.task), other) is not None:
@@ -228,7 +231,9 @@ def answer_for_shown(item: Item, case: Case, other: Case,
                 idx = wrong[int(rng.integers(len(wrong)))]
                 options[idx] = value
                 options, idx = _scale_layout(item.options, options, idx)
-        return None if idx is None else (options, letter(idx))
+        if idx is None or wrong_option_true(other, options, [options[idx]]) is not None:
+            return None
+        return options, letter(idx)
     if item.task in SHOWN_ANSWER:
         shown = SHOWN_ANSWER[item.task](item, case, other)
         return None if shown is None else (list(item.options), shown)

@@ -124,7 +124,6 @@ def check_options(case: Case, d: Draft) -> None:
         layouts = [[*right, *d.distractors]]
     else:
         return
-    true = [*right, *(p for p in case_compatible(case) if p not in right)]
     for options in layouts:
         keys = [vocab.norm(o) for o in options]
         if len(set(keys)) < len(keys):
@@ -133,12 +132,27 @@ def check_options(case: Case, d: Draft) -> None:
         if d.form == "mcq" and any(vocab.contains(o, r) for o in options if o not in right for r in right):
             raise Skip("a wrong option contains the answer or is part of it")
         _check_exclusive(options, OPTIONS_NESTED)  # options mutually exclusive: no is-a / part-of pair
-        for o in options:
-            if o in right:
-                continue
-            hit = next((t for t in true if vocab.conflicts(o, t)), None)
-            if hit is not None:
-                raise Skip(f"wrong option {o!r} is true of the case ({hit!r})")
+        true_wrong = wrong_option_true(case, options, right)
+        if true_wrong is not None:
+            raise Skip(true_wrong)
+
+
+def wrong_option_true(case: Case, options: Sequence[str], right: Sequence[str]) -> str | None:
+    """Why an option of ``options`` other than ``right`` is true of ``case`` (:func:`medr2.tasks.vocab.conflicts`
+    with the right answer, a finding, the diagnosis or a mimic the image cannot rule out:
+    :func:`medr2.tasks.pools.case_compatible`), or None where every wrong option is wrong. The one check of a
+    choice's wrong options against a case: a clean draft's (:func:`check_options`) and a question re-keyed to
+    another case's image (:func:`medr2.perturb.visual.answer_for_shown`: V2, V3, V12), so a differential among
+    mimics the shown image cannot tell apart is never asked of it."""
+    right = [str(r) for r in right]
+    true = [*right, *(p for p in case_compatible(anatomical(case)) if p not in right)]
+    for o in options:
+        if o in right:
+            continue
+        hit = next((t for t in true if vocab.conflicts(o, t)), None)
+        if hit is not None:
+            return f"wrong option {o!r} is true of the case ({hit!r})"
+    return None
 
 
 OPTIONS_NESTED = "two options contain each other (is-a or part-of)"

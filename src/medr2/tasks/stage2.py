@@ -160,8 +160,10 @@ def _plural(name: str) -> str:
 ], chain=7, risk="low", requires=("readable",))
 def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_by_name(list(case.structures))
+    # two structures of clearly different size, neither a part of the other (the compared pair's rule,
+    # assemble.check_options: a gyrus against its whole brain is no comparison)
     pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]
-             if max(area(a), area(b)) >= SIZE_RATIO_MIN * min(area(a), area(b))]
+             if max(area(a), area(b)) >= SIZE_RATIO_MIN * min(area(a), area(b)) and not vocab.contains(a.name, b.name)]
     if not pairs:
         raise Skip("no two structures with clearly different sizes")
     a, b = pick(ctx, pairs)

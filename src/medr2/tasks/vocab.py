@@ -166,14 +166,32 @@ def same(a: str, b: str) -> bool:
 
 
 def conflicts(a: str, b: str) -> bool:
-    """Whether ``a`` may not be a wrong option beside the true ``b`` (:func:`medr2.vocab.conflicts`)."""
-    return clinical.conflicts(str(a), str(b))
+    """Whether ``a`` may not be a wrong option beside the true ``b`` (:func:`medr2.vocab.conflicts`), nor one that
+    contains it or is part of it with its side read apart (:func:`contains`: "left fusiform gyrus" beside "brain"),
+    so the distractor pools draw around such a pair rather than the options check skipping the draft."""
+    return clinical.conflicts(str(a), str(b)) or contains(a, b)
 
 
 def contains(a: str, b: str) -> bool:
     """Whether one of ``a`` and ``b`` contains the other: a sub-type or a part of it (is-a or part-of in the clinical
-    vocabulary, :func:`medr2.vocab.related`), read without a leading "the" ("the brain", "the white matter")."""
-    return clinical.related(_bare(a), _bare(b)) in ("parent", "child")
+    vocabulary, :func:`medr2.vocab.related`), read without a leading "the" ("the brain", "the white matter") and
+    an anatomical label with its side aside ("left fusiform gyrus" is a part of the brain,
+    :func:`medr2.vocab.anatomy_concept`); two labels naming opposite sides never contain each other."""
+    side_a, words_a = _concept_words(a)
+    side_b, words_b = _concept_words(b)
+    if side_a is not None and side_b is not None and side_a != side_b:
+        return False
+    return clinical.related(words_a, words_b) in ("parent", "child")
+
+
+def _concept_words(label: str) -> tuple[str | None, str]:
+    """(side, words naming its concept) of an option: the label without "the" where the vocabulary knows it as
+    written ("left lung"), else the anatomy concept it names with its side aside, else the label itself."""
+    bare = _bare(label)
+    if clinical.concept_of(bare) is not None:
+        return None, bare
+    c = clinical.anatomy_concept(bare)
+    return (clinical.split_side(bare)[0], c.label) if c is not None else (None, bare)
 
 
 def nested_options(options: list[str] | tuple[str, ...]) -> tuple[str, str] | None:

@@ -535,7 +535,9 @@ def option_for(text: str, options: Iterable[str]) -> int | None:
 # -- anatomical words ----------------------------------------------------------------------------------------
 SIDES = ("left", "right")
 _SIDE_WORD = re.compile(r"^(left|right)\s+(.+)$|^(.+?)\s+(left|right|l|r)$", re.IGNORECASE)
-TISSUE_CLASS = "tissue class"  # the vocabulary's parent of grey matter, white matter, CSF (concepts.txt)
+# the vocabulary's parents of what is no anatomical structure (concepts.txt): a tissue class (grey matter, white
+# matter, CSF: what a tissue map labels) and a compartment (the extra-axial space: a space between structures)
+NOT_STRUCTURE = ("tissue class", "compartment")
 
 
 _HYPHEN_SIDE = re.compile(r"^(left|right|lh|rh)-.|.-(left|right|lh|rh)$", re.IGNORECASE)
@@ -567,7 +569,12 @@ def anatomy_concept(label: str) -> Concept | None:
     """The anatomy concept (kind organ or body region) an anatomical label names, its side aside ("left middle
     frontal gyrus" names the middle frontal gyrus) or with it where the side is part of the concept ("left lung");
     None for a label that names no anatomy (a colour-flow mask, "power Doppler flow"; a threshold of the body such
-    as "shoulder soft tissue")."""
+    as "shoulder soft tissue") or no structure (:func:`not_a_structure`: a tissue class, a compartment)."""
+    c = _named_anatomy(label)
+    return None if c is None or _is_non_structure(c) else c
+
+
+def _named_anatomy(label: str) -> Concept | None:
     side, rest = split_side(label)
     c = _anatomy_concept(clean_label(rest))
     if c is None and side is not None:
@@ -610,18 +617,25 @@ def _expanded(words: str, c: Concept) -> str:
     return c.label if len(c.label) > len(words) else words
 
 
-def is_tissue_class(label: str) -> bool:
-    """Whether ``label`` (without its side) names a tissue class of a tissue map (grey matter, white matter, CSF)."""
-    c = _anatomy_concept(split_side(label)[1])
-    t = _anatomy_concept(TISSUE_CLASS)
-    return c is not None and t is not None and (c.id == t.id or t.id in vocabulary().ancestors(c.label))
+def not_a_structure(label: str) -> bool:
+    """Whether ``label`` (its side aside) names no anatomical structure though the vocabulary lists it among the
+    organs: a tissue class of a tissue map (grey matter, white matter, CSF) or a compartment (the extra-axial
+    space), each an is-a of one of :data:`NOT_STRUCTURE`. Neither is located, outlined or compared as an organ,
+    nor signed as a lesion's location ("a mass in the left grey matter", "in the left extra-axial space")."""
+    c = _named_anatomy(label)
+    return c is not None and _is_non_structure(c)
+
+
+def _is_non_structure(c: Concept) -> bool:
+    return any(vocabulary().is_a(c.label, root) for root in NOT_STRUCTURE)
 
 
 def anatomical_location(label: str | None, side: str | None = None) -> str | None:
     """A lesion location in the words a radiologist signs (:func:`anatomy_words`), ``side`` prefixed where the
     structure has sides and the label names none; None where ``label`` is no location at all: empty, or a tissue
-    class ("grey matter" says what a lesion is made of, not where it is). Every location a task shows passes here."""
-    if label is None or not str(label).strip() or is_tissue_class(label):
+    class or a compartment (:func:`not_a_structure`: "grey matter" says what a lesion is made of, the extra-axial
+    space between which structures it lies, not where it is). Every location a task shows passes here."""
+    if label is None or not str(label).strip() or not_a_structure(label):
         return None
     own_side, rest = split_side(label)
     if own_side is None and side in SIDES:

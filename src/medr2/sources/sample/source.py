@@ -36,7 +36,7 @@ from medr2.sources.sample.lesions import (
     told_apart,
 )
 from medr2.sources.sample.report import make_report
-from medr2.vocab import anatomical_location, conflicts, is_tissue_class
+from medr2.vocab import anatomical_location, conflicts, not_a_structure
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -496,7 +496,7 @@ def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, 
     # region), else the most overlapped specific structure, else the host organ where it says where
     best, best_n = None, 0
     for s in structs:
-        if s.name in (bg.host_name, "brain", "body", "retina") or s.kind == "region" or is_tissue_class(s.name):
+        if s.name in (bg.host_name, "brain", "body", "retina") or s.kind == "region" or not_a_structure(s.name):
             continue
         n = int((s.mask & mask).sum())
         if n > best_n:
