@@ -251,7 +251,7 @@ def test_each_answer_is_stored_as_given_and_a_killed_sitting_resumes(
 
 def test_score_reports_what_the_clicks_and_the_bench_imply(
         sitting: tuple[Path, Path, Reader, list[str], dict[str, Any]]) -> None:
-    run, _bench, reader, _errors, _first = sitting
+    run, bench, reader, _errors, _first = sitting
     medr2.score(run, resamples=50)
     plan = json.loads((run / "metrics.json").read_text("utf-8"))["plan"]
     assert (plan["planned"], plan["answered"], plan["missing"]) == (LIMIT, LIMIT, 0)  # the stratified plan, whole
@@ -260,10 +260,14 @@ def test_score_reports_what_the_clicks_and_the_bench_imply(
     assert {r["item_id"]: r["verdict"] for r in rows} == {i: g.verdict for i, g in by_item.items()}
 
     metrics = json.loads((run / "metrics.json").read_text("utf-8"))["modes"]["independent"]
-    tasks: dict[str, list[float]] = {}
+    # a task's units (docs/metrics.md): items, and yes/no twins sharing a pair_id as one unit right iff every twin is
+    pair_of = {r["item_id"]: r["pair_id"] for r in pq.read_table(
+        str(bench / "items.parquet"), columns=["item_id", "pair_id"]).to_pylist()}
+    units: dict[str, dict[str, list[bool]]] = {}
     for r in rows:
-        tasks.setdefault(r["task"], []).append(1.0 if r["verdict"] == "correct" else 0.0)
-    acc = {t: sum(v) / len(v) for t, v in tasks.items()}
+        unit = pair_of.get(r["item_id"]) or r["item_id"]
+        units.setdefault(r["task"], {}).setdefault(unit, []).append(r["verdict"] == "correct")
+    acc = {t: sum(all(v) for v in u.values()) / len(u) for t, u in units.items()}
     for task, value in acc.items():
         assert metrics["tasks"][task]["value"] == pytest.approx(value)
     stages: dict[str, list[float]] = {}
