@@ -298,3 +298,40 @@ def candidate_centres(dt: np.ndarray, radius: float, placement: str,
         d2 = (pts[:, 0] - ty) ** 2 + (pts[:, 1] - tx) ** 2
         pts = pts[d2 > (ext + need + 3) ** 2]
     return pts
+
+
+RIM_SHOWN = 0.08  # a wall at least this far (of [0, 1]) from its core and from its surroundings, in one sign
+
+
+def _gray(img: np.ndarray) -> np.ndarray:
+    return img.mean(axis=2) if img.ndim == 3 else img
+
+
+def rim_shown(img: np.ndarray, mask: np.ndarray) -> bool | None:
+    """Whether the rendered lesion ``mask`` on ``img`` (float [0, 1]) shows a rim: its wall (the outer third of its
+    depth) stands at least :data:`RIM_SHOWN` from its core (deeper than 0.6 of its depth) and from the tissue round
+    it (from 1 pixel to 0.4 depths + 3 pixels out), brighter than both or darker than both (medians, robust to a
+    heterogeneous texture); None for a lesion too small to have a core. Measured on the pixels drawn, not read
+    from the class (issue 40: a blurred wall that blends with the tissue round it is no rim a reader sees)."""
+    depth_in = ndimage.distance_transform_edt(mask)
+    r = float(depth_in.max())
+    if r < 3.0:
+        return None
+    depth_out = ndimage.distance_transform_edt(~mask)
+    g = _gray(img)
+    core = depth_in > 0.6 * r
+    wall = mask & (depth_in <= r / 3.0)
+    near = (depth_out >= 1) & (depth_out <= 0.4 * r + 3)
+    if not (core.any() and wall.any() and near.any()):
+        return None
+    w, c, o = float(np.median(g[wall])), float(np.median(g[core])), float(np.median(g[near]))
+    return min(w - c, w - o) >= RIM_SHOWN or min(c - w, o - w) >= RIM_SHOWN
+
+
+def shown_texture(cls: LesionClass, img: np.ndarray, mask: np.ndarray) -> str:
+    """The texture a finding is keyed and reported with: the class's, except a rim the rendering did not show
+    (:func:`rim_shown`; a lesion too small to have a core shows none), which is keyed by what is drawn instead: the
+    wall blends with the tissue round it, so the lesion reads as its core, of one signal (``homogeneous``)."""
+    if cls.texture == "rim" and not rim_shown(img, mask):
+        return "homogeneous"
+    return cls.texture

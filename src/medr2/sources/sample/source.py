@@ -33,6 +33,7 @@ from medr2.sources.sample.lesions import (
     classes_for,
     intensity_word,
     render_one,
+    shown_texture,
     told_apart,
 )
 from medr2.sources.sample.report import make_report
@@ -242,15 +243,16 @@ def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.n
 
 def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarray], cls: LesionClass,
                    spacing: float, modality: str, rng: np.random.Generator,
-                   scale: float = 1.0) -> list[tuple[np.ndarray, str, float]]:
-    """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm)
-    per lesion. ``scale``: each lesion drawn this times its size at the same site (a prior study's smaller lesion,
+                   scale: float = 1.0) -> list[tuple[np.ndarray, str, float, str]]:
+    """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm,
+    the texture it shows: :func:`~medr2.sources.sample.lesions.shown_texture`, measured on the pixels drawn) per
+    lesion. ``scale``: each lesion drawn this times its size at the same site (a prior study's smaller lesion,
     issue 40: the prior shows the same lesion, not another one placed elsewhere): where each goes and how it is
     shaped is drawn at its full size, from ``rng`` draws that do not depend on ``scale``, so the current study
     and its prior, replaying one rng, put each lesion at one centre."""
     count = int(rng.integers(cls.count[0], cls.count[1] + 1))
     taken: list[tuple[float, float, float]] = []
-    placed: list[tuple[np.ndarray, str, float]] = []
+    placed: list[tuple[np.ndarray, str, float, str]] = []
     for _ in range(count):
         size_mm = float(rng.uniform(*cls.size_mm))
         shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
@@ -262,7 +264,7 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                 own = np.random.default_rng(int(rng.integers(2**63)))  # the lesion's own draws (shape, texture)
                 drawn = max(2.5, size_mm * scale / spacing / 2.0)
                 mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality, own)
-                placed.append((mask, shape, size_mm * scale))
+                placed.append((mask, shape, size_mm * scale, shown_texture(cls, img, mask)))
                 taken.append((float(cy), float(cx), radius * 1.35 + 2))
                 break
             size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
@@ -318,7 +320,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     midline = _midline_x(bg.key, spec.view) - x0
     # 3. lesions
     cls: LesionClass | None = None
-    lesions: list[tuple[np.ndarray, str, float]] = []
+    lesions: list[tuple[np.ndarray, str, float, str]] = []
     options = classes_for(bg.lesion_family) if bg.lesion_family and bg.host is not None else ()
     if options and spacing and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
@@ -356,7 +358,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         severity = int(rng.integers(1, 4))
         undegraded = arr
         arr = degrade(arr, kind, severity, rng)
-        boxes = [_box(m) for m, _, _ in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
+        boxes = [_box(m) for m, _, _, _ in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
                                                       if rf.mask[y0:y1, x0:x1].sum() >= 4]
         evidence = evidence_ssim(arr, undegraded, boxes)[1]
     # 5. flip
@@ -385,10 +387,10 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     # findings
     findings: list[Finding] = []
     attr_list: list[dict[str, Any]] = []
-    for mask, shape, _nominal in lesions:
+    for mask, shape, _nominal, texture in lesions:
         assert cls is not None and spacing is not None
         findings_attrs = _attributes(bg, cls, mask, shape, spacing, midline, w, h, structs, lung_masks, flipped,
-                                     shown_x)
+                                     shown_x, texture)
         m = disp(mask)
         mref = put_mask(images, m)
         findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
@@ -481,7 +483,7 @@ def portable_file(file: str) -> str:
 
 def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,
                 w: int, h: int, structs: list[StructMask], lung_masks: dict[str, np.ndarray], flipped: bool,
-                shown_x: Any) -> dict[str, Any]:
+                shown_x: Any, texture: str) -> dict[str, Any]:
     ys, xs = np.nonzero(mask)
     cx, cy = float(xs.mean()), float(ys.mean())
     size_mm = round(float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) * spacing, 1)
@@ -515,7 +517,7 @@ def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, 
         location = anatomical_location(organ, own_side) if organ else None
     return {
         "size_mm": size_mm, "shape": shape, "margin": cls.margin, "intensity": intensity_word(cls, bg.modality),
-        "texture": cls.texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
+        "texture": texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
         "location": location, "quadrant": _quadrant(shown_x(cx), cy, w, h), "organ": bg.host_name,
         "lesion_class": cls.key,
     }
