@@ -233,3 +233,87 @@ def _host_tissue(case: Any, f: Any, root: Path) -> np.ndarray:
     x0, y0, x1, y1 = case.meta["crop_xyxy"]
     host = bg.host[y0:y1, x0:x1]
     return host[:, ::-1] if case.flipped else host
+
+
+# --------------------------------------------------------------------------- kind 3: descriptions of a marked region
+
+# words of a finding's name and the intensity / colour words no description of it may pair them with, by modality
+# (this file's own table: fat is T1-bright and CT-dark, a cyst T1-dark, cotton-wool spots white, pigment dark)
+_SELF_CONTRADICTORY = (
+    (r"\bfat(ty)?\b|\blipoma", "MRI", r"\bhypointense\b"),
+    (r"\bfat(ty)?\b|\blipoma", "CT", r"\bhyperdense\b"),
+    (r"\bcyst(ic)?\b", "MRI", r"\bhyperintense\b"),
+    (r"\bcotton-wool\b", "fundus photography", r"\b(dark red|brown|slate grey|black)\b"),
+    (r"\bpigmented\b|\bhaemorrhages\b", "fundus photography", r"\bwhite\b"),
+)
+
+
+@pytest.fixture(scope="module")
+def cue_benches(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    from medr2.bench import load_bench
+    from medr2.builder.pipeline import build_bench
+    from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
+
+    out = []
+    for name, seed in (("sample", 5), ("sample", 17), ("buildtest", 3)):
+        root = tmp_path_factory.mktemp(f"cue-{name}-{seed}") / "bench"
+        try:
+            build_bench(name, root, seed=seed, n_cases=60 if name == "sample" else 30, workers=1)
+        except Exception as e:  # noqa: BLE001  (the sample's optional backgrounds)
+            pytest.skip(f"{name} source not available: {e}")
+        out.append(load_bench(root))
+    return out
+
+
+def test_cue_description_distractors_are_false_by_what_the_image_shows(cue_benches) -> None:  # type: ignore[no-untyped-def]
+    """Every wrong option of a clean ``s3.cue_description`` item describes the marked finding itself (its label, not
+    another finding's name with its attributes) with at least one attribute word the key does not say (false by the
+    region's shape, margin or intensity), no option changes a shape or margin the name itself says ("round ...
+    lobulated nodule"), and no option pairs a name with an intensity or colour its own words rule out on that
+    modality."""
+    import re
+
+    from medr2.records import letter_index
+
+    checked = 0
+    for bench in cue_benches:
+        for it in bench.items:
+            if it.task != "s3.cue_description" or it.variant != "clean":
+                continue
+            case = bench.case(it.case_id)
+            key = it.options[letter_index(it.answer)]
+            label = next(f.label for f in case.findings if key.endswith(f.label) or f" {f.label} with " in key
+                         or key.startswith(f.label))
+            key_words = set(re.findall(r"[a-z-]+", key.lower().replace(label.lower(), "")))
+            for o in it.options:
+                assert label in o, (it.item_id, key, o)
+                words = set(re.findall(r"[a-z-]+", o.lower().replace(label.lower(), "")))
+                assert o == key or words - key_words, (it.item_id, key, o)
+                if re.search(r"\b(round|oval|lobulated|irregular|spiculated)\b", label.lower()):
+                    # the name says the shape: every option keeps the key's (its first descriptor)
+                    assert o.split(", ")[0] == key.split(", ")[0], (it.item_id, key, o)
+                for name, modality, banned in _SELF_CONTRADICTORY:
+                    if re.search(name, label.lower()) and case.modality == modality:
+                        assert not re.search(banned, o.lower()), (it.item_id, o, case.modality, case.sequence)
+            checked += 1
+    assert checked >= 10, checked
+
+
+@pytest.mark.parametrize(("label", "value", "modality", "sequence", "expected"), [
+    ("fatty mass", "hypointense", "MRI", "T1-weighted", True),
+    ("fatty mass", "hyperintense", "MRI", "T1-weighted", False),
+    ("fatty mass", "hypointense", "MRI", "STIR", False),
+    ("fatty mass", "hyperdense", "CT", None, True),
+    ("cystic lesion", "hyperintense", "MRI", "T1-weighted", True),
+    ("cystic lesion", "hyperintense", "MRI", "T2-weighted", False),
+    ("cotton-wool spots", "slate grey", "fundus photography", None, True),
+    ("cotton-wool spots", "white", "fundus photography", None, False),
+    ("pigmented choroidal lesion", "white", "fundus photography", None, True),
+    ("calcified nodule", "lucent", "X-ray", None, True),
+    ("soft-tissue mass", "hypointense", "MRI", "T1-weighted", False),
+])
+def test_names_rule_out_the_appearance_their_words_fix(label: str, value: str, modality: str, sequence: str | None,
+                                                        expected: bool) -> None:
+    from medr2.vocab.appearance import contradicts
+
+    assert contradicts(label, value, modality, sequence) is expected
