@@ -368,6 +368,10 @@ def ssim(a: np.ndarray, b: np.ndarray, box: tuple[float, float, float, float] | 
 
 
 MIN_EVIDENCE_SSIM = 0.5  # below it, the lesion evidence of a degraded image is taken as lost
+# below it (of [0, 1]: the median of a lesion's core against that of the tissue round it, as drawn), a lesion is
+# drawn below readable contrast (issue 40: a dark sarcoma in dark T1 muscle); a source declares it per case
+# (``meta["lesion_contrast"]``)
+MIN_LESION_CONTRAST = 0.1
 SSIM_DIGITS = 4  # SSIM is recorded rounded (same bytes across BLAS builds)
 
 

@@ -81,7 +81,7 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
     for spec in ordered_tasks(tasks):
         missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
         if missing is not None:
-            out.skipped[spec.id] = missing.reason
+            out.skipped[spec.id] = missing.reason_for(case)
             continue
         ctx = TaskContext(pools, np.random.default_rng(derive_seed(seed, case.case_id, spec.id)), split, images,
                           decoded, linked)

@@ -41,6 +41,12 @@ class Requirement:
     text: str  # what the case must provide (docs/tasks.md, medr2 info --quality)
     holds: Callable[[Case], bool]
     reason: str  # the skip reason counted when it does not hold
+    # the reason for one case, where a clause fails for more than one cause counted apart (else ``reason``)
+    why: Callable[[Case], str] | None = None
+
+    def reason_for(self, case: Case) -> str:
+        """The skip reason counted for ``case``, which does not meet this requirement."""
+        return self.why(case) if self.why is not None else self.reason
 
 
 def _check_requirement(req_id: str, req: Requirement) -> None:
@@ -316,24 +322,40 @@ def check_sides(case: Case, texts: Iterable[str]) -> str | None:
 
 
 EVIDENCE_LOST = "the case's own degradation left too little of the lesion evidence to read (evidence SSIM below 0.5)"
+LESION_FAINT = "the lesion is drawn below readable contrast against the tissue round it (lesion contrast below 0.1)"
 
 
-def evidence_readable(case: Case) -> bool:
-    """Whether the lesion evidence survives the degradation the source applied to the case's image: its declared
-    ``meta["evidence_ssim"]`` (the lowest SSIM within a lesion to the image before, measured with
-    :func:`medr2.imaging.physics.evidence_ssim`, the measure of V8/V11) is at least
-    :data:`medr2.imaging.physics.MIN_EVIDENCE_SSIM`; an image the source did not degrade (no value) is readable.
-    A requirement (``evidence_readable``) each task that reads lesion evidence declares, not a rule of its stage:
-    a task that needs none (a plugin's, of any stage) is not skipped by it."""
+def _lesion_shown(case: Case) -> bool:
+    from medr2.imaging.physics import MIN_LESION_CONTRAST
+
+    v = case.meta.get("lesion_contrast")
+    return not isinstance(v, int | float) or v >= MIN_LESION_CONTRAST
+
+
+def _evidence_survives(case: Case) -> bool:
     from medr2.imaging.physics import MIN_EVIDENCE_SSIM
 
     v = case.meta.get("evidence_ssim")
     return not isinstance(v, int | float) or v >= MIN_EVIDENCE_SSIM
 
 
+def evidence_readable(case: Case) -> bool:
+    """Whether the lesion evidence can be read: the lesion is drawn at readable contrast (its source's declared
+    ``meta["lesion_contrast"]``, the median of the faintest lesion's core against that of the tissue round it, as
+    drawn, is at least :data:`medr2.imaging.physics.MIN_LESION_CONTRAST`; issue 40) and it survives the degradation
+    the source applied to the case's image: its declared ``meta["evidence_ssim"]`` (the lowest SSIM within a lesion
+    to the image before, measured with :func:`medr2.imaging.physics.evidence_ssim`, the measure of V8/V11) is at
+    least :data:`medr2.imaging.physics.MIN_EVIDENCE_SSIM`; an undeclared value (a lesion its source did not draw,
+    an image it did not degrade) is readable.
+    A requirement (``evidence_readable``) each task that reads lesion evidence declares, not a rule of its stage:
+    a task that needs none (a plugin's, of any stage) is not skipped by it."""
+    return _lesion_shown(case) and _evidence_survives(case)
+
+
 register_requirement(Requirement(
-    "evidence_readable", "lesion evidence the case's own degradation left readable (declared evidence SSIM at "
-    "least 0.5, or no degradation)", evidence_readable, EVIDENCE_LOST))
+    "evidence_readable", "lesion evidence drawn at readable contrast and left readable by the case's own "
+    "degradation (declared lesion contrast at least 0.1 and evidence SSIM at least 0.5, where declared)",
+    evidence_readable, EVIDENCE_LOST, why=lambda case: EVIDENCE_LOST if not _evidence_survives(case) else LESION_FAINT))
 
 
 NOT_READABLE = "the source grades the image's quality reject (non-diagnostic): its content cannot be read"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from medr2.records import Case, Finding
@@ -21,6 +22,7 @@ from medr2.tasks.common import (
 )
 from medr2.tasks.contract import abnormal_state
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
+from medr2.vocab import appearance
 
 ATTRIBUTES = ("shape", "margin", "intensity")
 QUADRANT_MARGIN = 0.1  # a lesion centre this close (as a share of the image) to a midline has no quadrant
@@ -118,6 +120,12 @@ def _describe(label: str, attrs: dict[str, Any]) -> str:
     return f"{text} with {' and '.join(after)}" if after else text
 
 
+def _names(label: str, value: str) -> bool:
+    """Whether the finding's name says the attribute value itself ("lobulated" of a "lobulated nodule")."""
+    words, said = re.findall(r"[a-z0-9-]+", label.lower()), re.findall(r"[a-z0-9-]+", value.lower())
+    return bool(said) and any(words[i:i + len(said)] == said for i in range(len(words) - len(said) + 1))
+
+
 @task("s3.cue_description", 3, "mcq", "which description matches the marked region", "finding box + label", [
     "Which description best matches the marked region?",
     "What does the outlined region show?",
@@ -125,21 +133,41 @@ def _describe(label: str, attrs: dict[str, Any]) -> str:
     "The region marked on the image is best described as which of the following?",
 ], cue=True, chain=3, requires=("readable", "evidence_readable"))
 def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
+    """The marked finding described by its label and attributes, against descriptions of the same finding with one
+    attribute changed (issue 40, review 2026-12-07b): each wrong option is false by what the image shows (the
+    region's shape, margin or intensity) and says nothing its own words rule out (:func:`medr2.vocab.appearance.
+    contradicts`: no "hypointense fatty mass" on a T1 image, no "slate grey cotton-wool spots"). Another finding's
+    name with the marked one's attributes is never offered: it differs only by a name the image need not tell
+    apart (a cyst from a soft-tissue mass on one T1 slice, an infarct from any dark irregular region, an
+    "elevated" mass on a 2-D photograph)."""
     cands = unique_findings(case)
     if not cands:
         raise Skip("no uniquely labelled finding")
     f: Finding = pick(ctx, cands)
     true = _describe(f.label, f.attributes)
-    wrong: list[str] = []
     known = [a for a in ATTRIBUTES if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]
-    if known:  # same label, one attribute changed: false for this region
-        a = pick(ctx, known)
-        # never another attribute's value: "spiculated" shape + "spiculated" margin reads as one word
-        alt = ctx.pools.distractors(a, case, [str(f.attributes[x]) for x in known], 1, ctx.rng, min_k=0)
-        if alt:
-            wrong.append(_describe(f.label, {**f.attributes, a: alt[0]}))
-    others = ctx.pools.distractors("finding", case, _labels(case), 3 - len(wrong), ctx.rng)
-    wrong += [_describe(lab, f.attributes) for lab in others]
+    if not known:
+        raise Skip("no attribute of the finding to describe it by")
+    values = [str(f.attributes[x]) for x in known]
+    wrong: list[str] = []
+    # each attribute once, in a seeded order, then a second value of each: three descriptions false by one
+    # attribute the image shows
+    order = [known[i] for i in ctx.rng.permutation(len(known))]
+    alts = {a: ctx.pools.distractors(a, case, values, 2, ctx.rng, min_k=0) for a in order}
+    for round_ in range(2):
+        for a in order:
+            if len(wrong) >= 3 or len(alts[a]) <= round_:
+                continue
+            v = alts[a][round_]
+            if _names(f.label, str(f.attributes[a])) or _names(f.label, v):
+                continue  # the name itself says this attribute ("lobulated nodule"): changed, it contradicts it
+            if a == "intensity" and appearance.contradicts(f.label, v, case.modality, case.sequence):
+                continue
+            text = _describe(f.label, {**f.attributes, a: v})
+            if text != true and text not in wrong:
+                wrong.append(text)
+    if len(wrong) < 2:
+        raise Skip("too few descriptions false by what the image shows")
     d = mcq(spec_of("s3.cue_description"), ctx, true, wrong)
     return [cue_draft(d, case, f.box, f.mask, ctx)]
 

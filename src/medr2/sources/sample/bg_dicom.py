@@ -208,6 +208,23 @@ def _body_mask(img: np.ndarray, frac: float = 0.15) -> np.ndarray:
     return ndimage.binary_fill_holes(largest_component(ndimage.binary_opening(img > frac, iterations=2)))
 
 
+def _marrow_bone(img: np.ndarray, body: np.ndarray, bright: float = 0.45, deep_px: float = 20.0,
+                 cortex_px: int = 4) -> np.ndarray:
+    """The bones of a T1 image of a limb (derived): its bright fatty marrow, each thick bright region (kept by an
+    opening of 6 pixels) lying deeper than ``deep_px`` inside the body (the bright subcutaneous fat lies along the
+    skin), holes filled, grown by ``cortex_px`` for the dark cortex round it. Where a soft-tissue lesion may not
+    lie (issue 40: a "soft-tissue lipoma" drawn over the humeral head)."""
+    thick = ndimage.binary_opening((img > bright) & body, iterations=6)
+    depth = ndimage.distance_transform_edt(body)
+    lab, n = ndimage.label(thick)
+    bone = np.zeros_like(body, dtype=bool)
+    for i in range(1, n + 1):
+        part = lab == i
+        if float(np.median(depth[part])) > deep_px:
+            bone |= part
+    return ndimage.binary_dilation(ndimage.binary_fill_holes(bone), iterations=cortex_px)
+
+
 def _shoulder_mr(path: str) -> Background:
     ds = read_dicom(path)
     vals = modality_values(ds)
@@ -220,12 +237,14 @@ def _shoulder_mr(path: str) -> Background:
     # ImagePositionPatient x < 0 (DICOM LPS: -x is patient right): a right shoulder
     side = "right" if float(ds.ImagePositionPatient[0]) < 0 else "left"
     kw = _common(ds, "MR2_UNCR.dcm", path)
-    kw["meta"].update(oblique=plane == "oblique", body_mask_method=DERIVED, side_method="ImagePositionPatient x sign")
+    bone = _marrow_bone(img, body)
+    kw["meta"].update(oblique=plane == "oblique", body_mask_method=DERIVED, side_method="ImagePositionPatient x sign",
+                      soft_tissue_method="body mask less the bright marrow of the bones (derived)")
     return Background(
         key="mr-shoulder", images={"default": img}, body_region="shoulder", plane=plane,
         sequence="T1-weighted" if "T1" in str(ds.get("ProtocolName", "")) else None,
         spacing_mm=_spacing(ds) / s, structures=(StructMask("shoulder soft tissue", body, "region", DERIVED),),
-        host=erode(body, 12), host_name="shoulder soft tissue", lesion_family="soft_tissue",
+        host=erode(body, 12) & ~bone, host_name="shoulder soft tissue", lesion_family="soft_tissue",
         laterality="fixed", fixed_side=side, **kw,
     )
 

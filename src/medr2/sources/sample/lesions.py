@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from medr2.imaging.physics import MIN_LESION_CONTRAST
+
 SHAPES = ("round", "oval", "lobulated", "irregular", "spiculated")
 MARGINS = ("well-defined", "ill-defined", "spiculated")
 TEXTURES = ("homogeneous", "heterogeneous", "rim", "calcified")
@@ -23,6 +25,10 @@ RIM_FROM = {"well-defined": 0.7, "ill-defined": 0.5}  # a rim lesion's wall: fro
 # (an ill-defined wall is thick: its blurred edges would otherwise leave no wall to see)
 RIM_WALL = -0.8  # the wall's signal, times the core's (of opposite sign: a bright wall round a dark core)
 HALO = 0.5  # the perilesional oedema round a rim lesion: its signal, times the contrast, of the core's sign
+PLACEMENTS = ("within", "surface")
+CLEFT_PX = 2.0  # the cleft of CSF drawn between an extra-axial mass and the brain it indents (pixels)
+CLEFT_SIGNAL = 0.35  # the cleft's signal, times the tissue's (CSF is dark on T1)
+BASE_SHARE = 0.4  # an extra-axial lesion's base on the surface: at least this share of its width
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,11 @@ class LesionClass:
     mimics: tuple[str, ...] = ()
     color: tuple[float, float, float] | None = None  # for colour photographs
     color_name: str | None = None
-    placement: str = "any"  # any / peripheral (touching the host's surface, measured from it, not the crop edge)
+    # where the class may lie (issue 40), one of PLACEMENTS: "within" the host (parenchyma, soft tissue, lung: the
+    # background's host mask, which leaves out what the class cannot lie in, e.g. a limb's bones), or on its
+    # "surface" (an extra-axial mass: inside the cavity the organ fills, never beyond its outline, with a broad base
+    # on the organ's surface; :func:`placed_where_it_may`)
+    placement: str = "within"
     compartment: str | None = None  # where the class lies when not inside a named structure ("extra-axial space")
     # the courses this diagnosis takes between a prior and a current study without a change of treatment (issue
     # 40: a glioblastoma does not resolve, a calcified granuloma does not appear or grow); the prior draws only
@@ -49,6 +59,8 @@ class LesionClass:
     courses: tuple[str, ...] = ("new", "unchanged", "grown")
 
     def __post_init__(self) -> None:
+        if self.placement not in PLACEMENTS:
+            raise ValueError(f"lesion class {self.key}: placement must be one of {PLACEMENTS}, not {self.placement!r}")
         unknown = set(self.courses) - set(COURSES)
         if unknown or not set(self.courses) - {"resolved"}:
             raise ValueError(f"lesion class {self.key}: courses must be of {COURSES} with one besides 'resolved', "
@@ -76,7 +88,7 @@ FAMILIES: dict[str, tuple[LesionClass, ...]] = {
                     courses=("new", "grown")),
         LesionClass("meningioma", "extra-axial mass", "meningioma", "benign", ("round", "oval"), "well-defined",
                     "hyper", "homogeneous", (15, 32), (1, 1), 0.25,
-                    ("dural metastasis", "schwannoma", "glioblastoma"), placement="peripheral",
+                    ("dural metastasis", "schwannoma", "glioblastoma"), placement="surface",
                     compartment="extra-axial space", courses=("unchanged", "grown")),
         LesionClass("brain_metastases", "multiple ring lesions", "brain metastases", "malignant", ("round",),
                     "well-defined", "hypo", "rim", (7, 16), (2, 4), 0.3,
@@ -187,13 +199,19 @@ class Placed:
 
 
 def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: float, radius: float,
-               modality: str, rng: np.random.Generator) -> np.ndarray:
+               modality: str, rng: np.random.Generator, *, within: np.ndarray | None = None,
+               orient: float | None = None) -> np.ndarray:
     """Render one lesion in place on ``img`` (float32 [0, 1]); return its bool mask.
 
     What the class's attributes key is what is drawn (issue 40): every edge of an ill-defined lesion, its wall's
     inner edge included, is blurred over :func:`edge_width` pixels, a well-defined one's over one pixel; a rim
     lesion's wall stands out from its core and from its surroundings, which carry a perilesional oedema of the
-    core's sign (:data:`HALO`) so that a wall drawn in tissue as bright as itself still shows as a ring."""
+    core's sign (:data:`HALO`) so that a wall drawn in tissue as bright as itself still shows as a ring.
+
+    ``within`` (bool, the image's shape): the cavity an extra-axial lesion lies in (the organ's outline); the lesion
+    is cut to it, its signal taken from the tissue inside it, and a cleft of CSF (:data:`CLEFT_PX`,
+    :data:`CLEFT_SIGNAL`) drawn between it and the brain it indents. ``orient``: the direction (radians) of an oval's
+    long axis (along the surface it lies on), else drawn."""
     h, w = img.shape[:2]
     ext = radius * 1.35 + 3
     x0, x1 = max(0, int(cx - ext)), min(w, int(cx + ext) + 1)
@@ -202,6 +220,7 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
     dx, dy = xx - cx, yy - cy
     if shape == "oval":
         ang = rng.uniform(0, np.pi)
+        ang = ang if orient is None else orient
         ratio = rng.uniform(0.55, 0.8)
         u = dx * np.cos(ang) + dy * np.sin(ang)
         v = (-dx * np.sin(ang) + dy * np.cos(ang)) / ratio
@@ -212,6 +231,9 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
     width = edge_width(cls, radius)
     alpha = np.clip((limit - dist) / width + 0.5, 0.0, 1.0) if cls.margin != "ill-defined" else \
         1.0 / (1.0 + np.exp(-(limit - dist) / width))
+    inside = within[y0:y1, x0:x1] if within is not None else None
+    if inside is not None:
+        alpha = alpha * inside
     mask = alpha >= 0.5
     tex = _texture(cls.texture, dist / np.maximum(limit, 1e-3), rng, mask.shape, EDGE_PX / max(radius, 1.0),
                    cls.margin == "ill-defined")
@@ -225,6 +247,8 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
         region += (alpha * sign * cls.contrast * tex).astype(np.float32)
     else:
         ring = (dist > limit * 1.2) & (dist < limit * 1.35 + 2)
+        if inside is not None:
+            ring &= inside
         base = float(region[ring].mean()) if ring.any() else float(region.mean())
         level = _rim_level(base, sign, cls.contrast) if cls.texture == "rim" else base
         target = level + sign * cls.contrast * tex
@@ -232,6 +256,10 @@ def render_one(img: np.ndarray, cls: LesionClass, shape: str, cx: float, cy: flo
             halo = np.clip((limit * 1.3 + 2 - dist) / (limit * 0.3 + 2), 0.0, 1.0)
             region += (sign * (HALO * cls.contrast + abs(base - level)) * halo).astype(np.float32)
         region[...] = region * (1 - alpha) + target * alpha
+        if inside is not None:  # the CSF cleft round an extra-axial mass, on the brain's side
+            band = np.clip(1.0 - np.abs(dist - limit - CLEFT_PX / 2) / (CLEFT_PX / 2 + 0.5), 0.0, 1.0)
+            cleft = band * inside * (1.0 - alpha)
+            region[...] = region * (1.0 - cleft * (1.0 - CLEFT_SIGNAL))
     np.clip(region, 0.0, 1.0, out=region)
     full = np.zeros((h, w), bool)
     full[y0:y1, x0:x1] = mask
@@ -274,22 +302,23 @@ def _texture(kind: str, rel: np.ndarray, rng: np.random.Generator, shape: tuple[
 def candidate_centres(dt: np.ndarray, radius: float, placement: str,
                       taken: list[tuple[float, float, float]] = (),  # type: ignore[assignment]
                       surface: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """(N, 2) y, x centres where a lesion of ``radius`` stays inside the tissue.
+    """(N, 2) y, x centres where a lesion of ``radius`` lies where its class may (``LesionClass.placement``).
 
-    ``dt`` is the distance to the nearest non-tissue pixel *or image edge*; ``taken`` lists (y, x, extent) of
-    lesions already placed, which a new one must not touch. A ``peripheral`` lesion (extra-axial) sits on the
+    ``dt`` is the distance to the nearest non-host pixel *or image edge*; ``taken`` lists (y, x, extent) of
+    lesions already placed, which a new one must not touch. A ``surface`` lesion (extra-axial) is centred on the
     organ's surface, measured from the surface itself, never from a crop edge (one near the edge of a crop would
     lie deep inside the organ): ``surface`` is (distance to the organ's outside, distance to the image edge); its
-    centre lies inside the organ at a quarter to half its radius, so the lesion reaches across the surface.
-    Without ``surface`` a peripheral lesion keeps to the rim of ``dt``.
+    centre lies in the organ's outermost pixels and :func:`render_one` cuts it to the organ's outline, so its base
+    lies on the surface and it indents the organ (issue 40: never floating beyond the outline). Without
+    ``surface`` it keeps to the rim of ``dt``.
     """
     need = radius * 1.35 + 2
-    if placement == "peripheral" and surface is not None:
+    if placement == "surface" and surface is not None:
         organ_dt, edge_dt = surface
-        ok = (edge_dt >= need) & (organ_dt >= 0.25 * radius) & (organ_dt <= max(1.0, 0.5 * radius))
+        ok = (edge_dt >= need) & (organ_dt >= 1.0) & (organ_dt <= 2.5)
     else:
         ok = dt >= need
-        if placement == "peripheral":
+        if placement == "surface":
             ok &= dt <= need + max(3.0, 0.5 * radius)
     pts = np.argwhere(ok)
     for ty, tx, ext in taken:
@@ -298,3 +327,87 @@ def candidate_centres(dt: np.ndarray, radius: float, placement: str,
         d2 = (pts[:, 0] - ty) ** 2 + (pts[:, 1] - tx) ** 2
         pts = pts[d2 > (ext + need + 3) ** 2]
     return pts
+
+
+RIM_SHOWN = 0.08  # a wall at least this far (of [0, 1]) from its core and from its surroundings, in one sign
+
+
+def _gray(img: np.ndarray) -> np.ndarray:
+    return img.mean(axis=2) if img.ndim == 3 else img
+
+
+def rim_shown(img: np.ndarray, mask: np.ndarray) -> bool | None:
+    """Whether the rendered lesion ``mask`` on ``img`` (float [0, 1]) shows a rim: its wall (the outer third of its
+    depth) stands at least :data:`RIM_SHOWN` from its core (deeper than 0.6 of its depth) and from the tissue round
+    it (from 1 pixel to 0.4 depths + 3 pixels out), brighter than both or darker than both (medians, robust to a
+    heterogeneous texture); None for a lesion too small to have a core. Measured on the pixels drawn, not read
+    from the class (issue 40: a blurred wall that blends with the tissue round it is no rim a reader sees)."""
+    depth_in = ndimage.distance_transform_edt(mask)
+    r = float(depth_in.max())
+    if r < 3.0:
+        return None
+    depth_out = ndimage.distance_transform_edt(~mask)
+    g = _gray(img)
+    core = depth_in > 0.6 * r
+    wall = mask & (depth_in <= r / 3.0)
+    near = (depth_out >= 1) & (depth_out <= 0.4 * r + 3)
+    if not (core.any() and wall.any() and near.any()):
+        return None
+    w, c, o = float(np.median(g[wall])), float(np.median(g[core])), float(np.median(g[near]))
+    return min(w - c, w - o) >= RIM_SHOWN or min(c - w, o - w) >= RIM_SHOWN
+
+
+def shown_texture(cls: LesionClass, img: np.ndarray, mask: np.ndarray) -> str:
+    """The texture a finding is keyed and reported with: the class's, except a rim the rendering did not show
+    (:func:`rim_shown`; a lesion too small to have a core shows none), which is keyed by what is drawn instead: the
+    wall blends with the tissue round it, so the lesion reads as its core, of one signal (``homogeneous``)."""
+    if cls.texture == "rim" and not rim_shown(img, mask):
+        return "homogeneous"
+    return cls.texture
+
+
+MIN_CONTRAST = MIN_LESION_CONTRAST  # a lesion whose core differs from the tissue round it by less is not readable
+
+
+def lesion_contrast(img: np.ndarray, mask: np.ndarray, tissue: np.ndarray | None = None) -> float:
+    """How far the rendered lesion ``mask`` stands from the tissue round it on ``img`` (float [0, 1]): the median
+    of its core (deeper than half its depth; the whole lesion for one under 3 pixels deep) against the median of a
+    band from 2 pixels to 0.4 depths + 4 pixels outside it, within ``tissue`` (not the background beyond an organ
+    or a bone excluded from the host); of a colour image, the largest difference of a channel. Issue 40: a dark
+    lesion drawn in tissue as dark as itself (a sarcoma in T1 muscle) is drawn below readable contrast."""
+    depth_in = ndimage.distance_transform_edt(mask)
+    r = float(depth_in.max())
+    if r == 0:
+        return 0.0
+    core = depth_in > 0.5 * r if r >= 3.0 else mask
+    depth_out = ndimage.distance_transform_edt(~mask)
+    near = (depth_out >= 2) & (depth_out <= 0.4 * r + 4)
+    if tissue is not None and (near & tissue).any():
+        near &= tissue
+    if not near.any():
+        return 0.0
+    chans = img[..., None] if img.ndim == 2 else img
+    return float(max(abs(float(np.median(chans[..., k][core])) - float(np.median(chans[..., k][near])))
+                     for k in range(chans.shape[-1])))
+
+
+def cavity(organ: np.ndarray, close_px: int = 12) -> np.ndarray:
+    """The cavity an organ fills (bool): its mask with the clefts that cut into it up to ``close_px`` pixels wide
+    closed and its holes filled (the sulci and ventricles of a brain mask): where an extra-axial lesion lies."""
+    padded = np.pad(organ, close_px)
+    closed = ndimage.binary_closing(padded, iterations=close_px)[close_px:-close_px, close_px:-close_px]
+    return ndimage.binary_fill_holes(closed | organ)
+
+
+def placed_where_it_may(cls: LesionClass, mask: np.ndarray, host: np.ndarray, organ: np.ndarray | None) -> bool:
+    """Whether a rendered lesion lies where its class may (:attr:`LesionClass.placement`): a ``within`` lesion
+    inside the host (bool masks on one image); a ``surface`` lesion inside the organ's outline (not beyond it,
+    where no brain and no dura is) with a base on its surface at least :data:`BASE_SHARE` of its width long (the
+    lesion's pixels in the organ's outermost pixel ring)."""
+    if cls.placement == "surface" and organ is not None:
+        if (mask & ~organ).any():
+            return False
+        outer = ndimage.distance_transform_edt(organ) < 1.5
+        width = 2.0 * float(np.sqrt(mask.sum() / np.pi))
+        return int((mask & outer).sum()) >= BASE_SHARE * width
+    return not (mask & ~host).any()

@@ -114,7 +114,10 @@ def make_report(*, modality: str, plane: str | None, body_region: str | None, fi
             where = _in_place(places[0], label) if len(places) == 1 else f"in the {_enumerate(places)}"
             desc = " ".join(p for p in (look, noun, where) if p)
             lines.append(f"There are {n} {desc}, the largest measuring {_mm(largest['size_mm'])}.")
-        texture = findings[0].get("texture")
+        # the texture each finding shows (measured on the rendering, not its class's): said of the lesions only
+        # where every one of them shows it
+        textures = {a.get("texture") for a in findings}
+        texture = textures.pop() if len(textures) == 1 else None
         if texture in TEXTURE_SENTENCES:
             lines.append(TEXTURE_SENTENCES[texture].format(
                 s="The lesion" if n == 1 else "The lesions", v_be="is" if n == 1 else "are",

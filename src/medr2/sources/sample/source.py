@@ -28,11 +28,16 @@ from medr2.sources.sample import (  # noqa: F401  (register backgrounds)
 )
 from medr2.sources.sample.background import BACKGROUNDS, VIEW_CACHE, Background, StructMask
 from medr2.sources.sample.lesions import (
+    MIN_CONTRAST,
     LesionClass,
     candidate_centres,
+    cavity,
     classes_for,
     intensity_word,
+    lesion_contrast,
+    placed_where_it_may,
     render_one,
+    shown_texture,
     told_apart,
 )
 from medr2.sources.sample.report import make_report
@@ -240,31 +245,93 @@ def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.n
     return np.minimum(dt, edge), _organ_dt(key, view)[y0:y1, x0:x1], np.broadcast_to(edge, dt.shape)
 
 
+PLACE_TRIES = 8  # candidate sites tried per lesion for one that lies where its class may and reads
+
+
+@dataclass(frozen=True, eq=False)
+class PlacedLesion:
+    """A lesion drawn on a case's image: its mask, shape, nominal size (mm), the texture it shows
+    (:func:`~medr2.sources.sample.lesions.shown_texture`) and its contrast to the tissue round it
+    (:func:`~medr2.sources.sample.lesions.lesion_contrast`), both measured on the pixels drawn, and how many sites
+    were tried and left before it (issue 40: a site where its class cannot lie, or where it would not read)."""
+
+    mask: np.ndarray
+    shape: str
+    size_mm: float
+    texture: str
+    contrast: float
+    relocated: int
+
+
+def _tangent(organ_dt: np.ndarray, cy: int, cx: int) -> float:
+    """The direction (radians, x towards y) along the organ's surface at (cy, cx): across its distance map's
+    gradient, smoothed over a few pixels."""
+    y0, y1, x0, x1 = max(0, cy - 6), cy + 7, max(0, cx - 6), cx + 7
+    patch = ndimage.gaussian_filter(organ_dt[y0:y1, x0:x1].astype(np.float64), 2.0)
+    gy, gx = np.gradient(patch)
+    j, i = cy - y0, cx - x0
+    return float(np.arctan2(gy[j, i], gx[j, i]) + np.pi / 2)
+
+
 def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarray], cls: LesionClass,
                    spacing: float, modality: str, rng: np.random.Generator,
-                   scale: float = 1.0) -> list[tuple[np.ndarray, str, float]]:
-    """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow; return (mask, shape, nominal size mm)
-    per lesion. ``scale``: each lesion drawn this times its size at the same site (a prior study's smaller lesion,
+                   scale: float = 1.0) -> list[PlacedLesion]:
+    """Place 1..n lesions of ``cls`` where ``dts`` (:func:`_crop_dt`) allow (:class:`PlacedLesion` each).
+
+    Each lesion tries up to :data:`PLACE_TRIES` candidate sites, each rendered on a scratch copy and measured
+    (issue 40): the first where it lies where its class may
+    (:func:`~medr2.sources.sample.lesions.placed_where_it_may`) and stands at least
+    :data:`~medr2.sources.sample.lesions.MIN_CONTRAST` from the tissue round it is kept; else the site that lies
+    where it may with the highest contrast (its contrast recorded: the case then says its lesion evidence does not
+    read); a size with no such site is shrunk and tried again.
+    ``scale``: each lesion drawn this times its size at the same site (a prior study's smaller lesion,
     issue 40: the prior shows the same lesion, not another one placed elsewhere): where each goes and how it is
-    shaped is drawn at its full size, from ``rng`` draws that do not depend on ``scale``, so the current study
-    and its prior, replaying one rng, put each lesion at one centre."""
+    shaped is drawn and tried at its full size, from ``rng`` draws that do not depend on ``scale``, so the current
+    study and its prior, replaying one rng, put each lesion at one centre."""
     count = int(rng.integers(cls.count[0], cls.count[1] + 1))
+    host, surface = dts[0] > 0, cls.placement == "surface"
+    # the cavity the organ fills: its mask with the sulci that cut into it closed (an extra-axial mass overlies
+    # them; a lesion cut to the mask itself would show them as notches)
+    organ = cavity(dts[1] > 0) if surface else dts[1] > 0
+    within = organ if surface else None
+    tissue = organ if surface else host
+    # a surface lesion is centred on the cavity's surface (not in a sulcus's mouth, where a smaller prior would
+    # lie below the surface its current reaches)
+    organ_dt = ndimage.distance_transform_edt(organ).astype(np.float32) if surface else dts[1]
     taken: list[tuple[float, float, float]] = []
-    placed: list[tuple[np.ndarray, str, float]] = []
+    placed: list[PlacedLesion] = []
     for _ in range(count):
         size_mm = float(rng.uniform(*cls.size_mm))
         shape = str(cls.shapes[int(rng.integers(len(cls.shapes)))])
         for _attempt in range(5):
             radius = max(2.5, size_mm / spacing / 2.0)
-            cands = candidate_centres(dts[0], radius, cls.placement, taken, surface=(dts[1], dts[2]))
+            cands = candidate_centres(dts[0], radius, cls.placement, taken, surface=(organ_dt, dts[2]))
             if len(cands):
-                cy, cx = cands[int(rng.integers(len(cands)))]
-                own = np.random.default_rng(int(rng.integers(2**63)))  # the lesion's own draws (shape, texture)
-                drawn = max(2.5, size_mm * scale / spacing / 2.0)
-                mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality, own)
-                placed.append((mask, shape, size_mm * scale))
-                taken.append((float(cy), float(cx), radius * 1.35 + 2))
-                break
+                order = rng.permutation(len(cands))[:PLACE_TRIES]
+                seed = int(rng.integers(2**63))  # the lesion's own draws (shape, texture)
+                best: tuple[float, int, int, float | None, int] | None = None
+                for tried, k in enumerate(order):
+                    cy, cx = int(cands[k][0]), int(cands[k][1])
+                    orient = _tangent(organ_dt, cy, cx) if surface else None
+                    trial = img.copy()
+                    m = render_one(trial, cls, shape, float(cx), float(cy), radius, modality,
+                                   np.random.default_rng(seed), within=within, orient=orient)
+                    if not m.any() or not placed_where_it_may(cls, m, host, organ if surface else None):
+                        continue
+                    c = lesion_contrast(trial, m, tissue)
+                    if best is None or c > best[0]:
+                        best = (c, cy, cx, orient, tried)
+                    if c >= MIN_CONTRAST:
+                        break
+                if best is not None:
+                    _c, cy, cx, orient, tried = best
+                    drawn = max(2.5, size_mm * scale / spacing / 2.0)
+                    mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality,
+                                      np.random.default_rng(seed), within=within, orient=orient)
+                    placed.append(PlacedLesion(mask, shape, size_mm * scale, shown_texture(cls, img, mask),
+                                               lesion_contrast(img, mask, tissue), tried))
+                    taken.append((float(cy), float(cx), radius * 1.35 + 2))
+                    break
             size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
     return placed
 
@@ -318,7 +385,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     midline = _midline_x(bg.key, spec.view) - x0
     # 3. lesions
     cls: LesionClass | None = None
-    lesions: list[tuple[np.ndarray, str, float]] = []
+    lesions: list[PlacedLesion] = []
     options = classes_for(bg.lesion_family) if bg.lesion_family and bg.host is not None else ()
     if options and spacing and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
@@ -356,7 +423,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         severity = int(rng.integers(1, 4))
         undegraded = arr
         arr = degrade(arr, kind, severity, rng)
-        boxes = [_box(m) for m, _, _ in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
+        boxes = [_box(p.mask) for p in lesions] + [_box(rf.mask[y0:y1, x0:x1]) for rf in bg.real_findings
                                                       if rf.mask[y0:y1, x0:x1].sum() >= 4]
         evidence = evidence_ssim(arr, undegraded, boxes)[1]
     # 5. flip
@@ -385,10 +452,11 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     # findings
     findings: list[Finding] = []
     attr_list: list[dict[str, Any]] = []
-    for mask, shape, _nominal in lesions:
+    for p in lesions:
         assert cls is not None and spacing is not None
-        findings_attrs = _attributes(bg, cls, mask, shape, spacing, midline, w, h, structs, lung_masks, flipped,
-                                     shown_x)
+        mask = p.mask
+        findings_attrs = _attributes(bg, cls, mask, p.shape, spacing, midline, w, h, structs, lung_masks, flipped,
+                                     shown_x, p.texture)
         m = disp(mask)
         mref = put_mask(images, m)
         findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
@@ -460,6 +528,10 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         meta.update({"prior_of": spec.case_id.removesuffix(PRIOR_SUFFIX), "prior_change": change})
     if evidence is not None:  # the case's own degradation: how much of the lesion evidence it left (the contract)
         meta["evidence_ssim"] = evidence
+    if lesions:  # how far the faintest lesion stands from the tissue round it, as drawn (the contract: readable
+        # at MIN_CONTRAST), and how many sites were left for one where each lies where its class may and reads
+        meta["lesion_contrast"] = round(min(p.contrast for p in lesions), 3)
+        meta["lesion_relocations"] = sum(p.relocated for p in lesions)
     if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
         meta["side"] = bg.fixed_side
     return Case(
@@ -481,7 +553,7 @@ def portable_file(file: str) -> str:
 
 def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,
                 w: int, h: int, structs: list[StructMask], lung_masks: dict[str, np.ndarray], flipped: bool,
-                shown_x: Any) -> dict[str, Any]:
+                shown_x: Any, texture: str) -> dict[str, Any]:
     ys, xs = np.nonzero(mask)
     cx, cy = float(xs.mean()), float(ys.mean())
     size_mm = round(float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) * spacing, 1)
@@ -515,7 +587,7 @@ def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, 
         location = anatomical_location(organ, own_side) if organ else None
     return {
         "size_mm": size_mm, "shape": shape, "margin": cls.margin, "intensity": intensity_word(cls, bg.modality),
-        "texture": cls.texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
+        "texture": texture, "laterality": side, "image_side": "left" if shown_x(cx) < w / 2 else "right",
         "location": location, "quadrant": _quadrant(shown_x(cx), cy, w, h), "organ": bg.host_name,
         "lesion_class": cls.key,
     }
