@@ -15,8 +15,8 @@ that tells a mirror image from the original), ``Case.meta["discriminable"]`` (th
 its image tells apart from the case's own: a generator that renders each class with its own appearance, a
 dataset whose classes are defined by what the image shows), ``Case.meta["severity_graded"]`` (the case's
 severity is a clinical grade the source carries, not a bin of lesion size or count) and
-``Case.meta["malignancy_discriminable"]`` (the case's benign/malignant label is one its image tells apart). An undeclared flag is
-unknown, and unknown is not complete.
+``Case.meta["malignancy_discriminable"]`` (the case's benign/malignant label is one its image tells apart). An
+undeclared flag is unknown, and unknown is not complete.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ Every CSV and mask under PATH is found by its name. Mapping: modality dermoscopy
 one-hot column (exactly one must be 1, else the row is quarantined), the classes of its 0 columns stated absent
 (``Case.absent``); malignancy: MEL, BCC, SCC malignant,
 NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset), declared one the image tells apart
-(``meta.malignancy_discriminable``: the dataset's task, malignant labels histopathology-confirmed); the Task 1 mask -> finding
-``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
+(``meta.malignancy_discriminable``: the dataset's task, malignant labels histopathology-confirmed); the Task 1
+mask -> finding ``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
 (:func:`~medr2.sources.datasets._base.split_from_path`): the Task 1 mask's folder (Training / Validation /
 Test) for a mask, the ground-truth CSV's name for a diagnosis. Each task's annotation of an image is a record
 naming the image, so an image annotated for both tasks is one case (the dataset base merges them; two
