@@ -133,9 +133,11 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         source="buildtest", license="CC0-1.0", patient_id=f"patient{i // 2}",
         synthetic_fields=["findings"] if n_find else [],
         # a synthetic case knows every finding and structure it draws; its drawn shapes tell a mirror image
-        # and it stands for a source that grades severity and names the diagnoses its images tell apart
+        # and it stands for a source that grades severity, names the diagnoses its images tell apart and declares
+        # its benign/malignant label one they tell apart (tasks.contract.malignancy_decidable)
         meta={"findings_complete": True, "structures_complete": True, "lateralising": True,
-              "severity_graded": True, "discriminable": [d for d in DIAGNOSES[modality] if d != diagnosis]},
+              "severity_graded": True, "malignancy_discriminable": True,
+              "discriminable": [d for d in DIAGNOSES[modality] if d != diagnosis]},
         companions=companion_links(spec),
     )
 

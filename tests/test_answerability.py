@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from medr2 import Bench, Case, Item
+from medr2 import Bench, Case, Item, vocab as clinical
 from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.images import ImageStore
@@ -28,7 +28,7 @@ from tests import dataset_fixtures as F
 from tests.build_fixtures import Spec, make_case
 
 FLAGS = ("findings_complete", "structures_complete", "one_lesion", "instances_complete", "lateralising",
-         "severity_graded", "discriminable")
+         "severity_graded", "malignancy_discriminable", "discriminable")
 
 # the public-dataset readers, each built from its fixture in the released layout
 READERS: dict[str, tuple[Callable[[Path], object], str]] = {
@@ -209,6 +209,9 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "lateralising": "lateralising" in declared and vocab.orientation_defined(modality),
         "severity_graded": "severity_graded" in declared,
         "discriminable": "discriminable" in declared,
+        # issue 40 (fix40f): a benign/malignant label only where every diagnosis the image cannot rule out (its own,
+        # its mimics not declared told apart, the source's and the vocabulary's) has that class, or declared so
+        "malignancy_decidable": _malignancy_backed(case, declared),
         "evidence_readable": True,  # no evidence SSIM declared: an image nobody degraded is readable
         # issue 49: what the source links to the case (buildtest's first six cases link a prior, view or sequence)
         "has_prior": any(c.role == "prior" for c in case.companions),
@@ -223,6 +226,16 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:
         assert all(backing[r] for r in TASKS[d.task].requires), (d.task, meta)
+
+
+def _malignancy_backed(case: Case, declared: set[str]) -> bool:
+    label, dx = case.malignancy, case.diagnosis
+    if not label or "malignancy_discriminable" in declared:
+        return True
+    told = {vocab.norm(str(d)) for d in (case.meta.get("discriminable") or [])}
+    differential = [*case.mimics, *clinical.mimics(dx)] if dx else []
+    cannot_rule_out = [dx, *(m for m in differential if vocab.norm(m) not in told)]
+    return bool(differential) and all(clinical.malignancy(str(d)) == label for d in cannot_rule_out)
 
 
 def test_contract_written_beside_each_task() -> None:

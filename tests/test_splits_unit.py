@@ -63,8 +63,15 @@ from tests.train_fixtures import planned
 # Then fix40h (issue 40: a description's wrong options describe the marked finding with one attribute changed,
 # never another finding's name; checked against a1f78fe9... built at c8ca6c2: cases.parquet equal, the same number
 # of items per task and variant, every changed item an s3.cue_description one: 24 clean, their 24 T6 and 23 V2
-# items): the value below.
-DEFAULT_CHECKSUM = "690fd16ec6deb97066221613bf9bf1c26dcbffc977d4aa28c0346e00010505fd"
+# items): 690fd16e.... Then fix40f (issue 40 kinds 3 and 4; checked against a1f78fe9... built at c8ca6c2,
+# items compared by task, case, variant, question, options and answer): buildtest declares
+# meta.malignancy_discriminable (every case's meta; its s4.malignancy items unchanged), and the vocabulary's mimics of
+# a meningioma (dural metastasis, schwannoma) are compatible with its image, so the 6 clean s4.diagnosis items of its
+# MRI meningioma cases no longer offer "vestibular schwannoma" and draw their distractors again (with their 6 T6 and 5
+# V2 items);
+# nothing else changes: 399f92c4.... Both merged (2026-12-07): cases.parquet equal to fix40f's, every item equal to an
+# item of fix40h's or of fix40f's build (task, case, variant, question, options, answer): the value below.
+DEFAULT_CHECKSUM = "69df0caec2369cacd5b4d75420d13e12b0c025c2a783f671b18c55d267a8adc4"
 
 
 def _build(root: Path, **kw: object) -> Path:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
-from medr2.tasks.contract import abnormal_state, anatomical
+from medr2.tasks.contract import abnormal_state, anatomical, malignancy_decidable
 
 
 def _finding(case: Case) -> str | None:
@@ -50,6 +50,12 @@ def lesion_words(case: Case | None) -> dict[str, str]:
     return {"the_lesion": the, "The_lesion": the.capitalize(), "is": "are" if several else "is"}
 
 
+def _malignancy(case: Case) -> str | None:
+    """The benign/malignant label, where the image decides it (:func:`medr2.tasks.contract.malignancy_decidable`,
+    the gate of s4.malignancy): a hint, premise or re-keyed answer never states a class the image cannot support."""
+    return case.malignancy if malignancy_decidable(case) else None
+
+
 @dataclass(frozen=True)
 class FactKey:
     key: str
@@ -80,7 +86,7 @@ FACTS: dict[str, FactKey] = {f.key: f for f in (
     FactKey("laterality", 3, _laterality, "On which side {is} {the_lesion}?", "{The_lesion} {is} on the {v} side."),
     FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
     FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
-    FactKey("malignancy", 4, lambda c: c.malignancy, "Is {the_lesion} benign or malignant?", "{The_lesion} {is} {v}."),
+    FactKey("malignancy", 4, _malignancy, "Is {the_lesion} benign or malignant?", "{The_lesion} {is} {v}."),
 )}
 
 # tasks whose answer is the value of a fact key
@@ -203,8 +209,11 @@ class FactPools:
         """Wrong values of fact ``key`` a misleading premise may state of ``case`` (sorted): values true of a case of
         the same setting (modality and body region) in the bench, or named by the vocabulary for that region
         (:func:`medr2.tasks.vocab.builtin_for_region`), none equal to, containing or part of the case's own
-        (:func:`medr2.tasks.vocab.conflicts`). Never a modality or body region (:data:`SETTING_FACTS`). The one
+        (:func:`medr2.tasks.vocab.conflicts`), nor, for a diagnosis, one of a mimic the image cannot rule out
+        (:func:`medr2.tasks.pools.case_compatible`: "the diagnosis is brain abscess" is no wrong premise of a
+        glioblastoma whose differential lists it). Never a modality or body region (:data:`SETTING_FACTS`). The one
         plausibility rule every premise goes through (:func:`plausible_premise`)."""
+        from medr2.tasks.pools import case_compatible
         from medr2.tasks.vocab import builtin_for_region, conflicts
 
         if key in SETTING_FACTS or key not in FACTS:
@@ -215,8 +224,8 @@ class FactPools:
             cands |= here.get("finding_label", set())
         if key in _REGION_VOCAB:
             cands.update(builtin_for_region(_REGION_VOCAB[key], case.modality, case.body_region))
-        true = [v for v in ([FACTS[key].get(case)] + ([f.label for f in case.findings] if key == "finding" else []))
-                if v]
+        true = [v for v in ([FACTS[key].get(case)] + ([f.label for f in case.findings] if key == "finding" else [])
+                            + (case_compatible(case) if key == "diagnosis" else [])) if v]
         return sorted(v for v in cands if not any(norm(v) == norm(t) or conflicts(v, t) for t in true))
 
     def absent_labels(self, case: Case) -> list[str]:

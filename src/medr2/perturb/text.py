@@ -50,7 +50,11 @@ def _turn_answer(it: Item) -> str:
 
 # --------------------------------------------------------------------------- T1
 def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
-    """Statements that are false for ``case``, by family."""
+    """Statements that are false for ``case``, by family. A diagnosis keyed unsupported passes the clean drafts'
+    check of a wrong option (:func:`medr2.tasks.assemble.wrong_option_true`): never the diagnosis, a relative of it
+    or a mimic the image cannot rule out (a brain metastases image does not fail to support glioblastoma)."""
+    from medr2.tasks.assemble import wrong_option_true
+
     pools = ctx.pools
     out: dict[str, list[str]] = {"attribute": [], "finding": [], "diagnosis": [], "structure": [], "acquisition": []}
     if case.findings:
@@ -70,7 +74,8 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
     if case.diagnosis:
         # a normal label is no diagnosis ("a diagnosis of no tumour" also reads as a double negative)
         out["diagnosis"] = [f"Does this image support a diagnosis of {d}?"
-                            for d in pools.alternatives("diagnosis", case, case.diagnosis) if not is_normal(d)]
+                            for d in pools.alternatives("diagnosis", case, case.diagnosis)
+                            if not is_normal(d) and wrong_option_true(case, [d], []) is None]
     out["structure"] = [f"Is the {s} visible in this image?" for s in pools.absent_structures(case)]
     other_modalities = pools.alternatives("modality", case, case.modality)
     out["acquisition"] = [f"Was this image acquired with {m}?" for m in other_modalities]

@@ -415,10 +415,10 @@ def _labels(row: Mapping[str, Any], key: str) -> dict[str, str]:
 
 # what a source knows about a case, read by the tasks' answerability contract (medr2.tasks.contract): true only
 # where declared; a label table declares them in columns meta.findings_complete, meta.structures_complete,
-# meta.one_lesion, meta.instances_complete, meta.lateralising, meta.severity_graded (booleans as for ``flipped``;
-# empty: unknown), and the list meta.discriminable (``;``-separated as ``mimics``)
+# meta.one_lesion, meta.instances_complete, meta.lateralising, meta.severity_graded, meta.malignancy_discriminable
+# (booleans as for ``flipped``; empty: unknown), and the list meta.discriminable (``;``-separated as ``mimics``)
 DECLARED_FLAGS = ("findings_complete", "structures_complete", "one_lesion", "instances_complete", "lateralising",
-                  "severity_graded")
+                  "severity_graded", "malignancy_discriminable")
 DECLARED_LISTS = ("discriminable",)
 
 

@@ -13,9 +13,10 @@ image labelled), ``Case.meta["one_lesion"]`` (the source images one lesion per i
 ``Case.meta["lateralising"]`` (true only where the image shows an anatomical or marker cue
 that tells a mirror image from the original), ``Case.meta["discriminable"]`` (the diagnoses the source declares
 its image tells apart from the case's own: a generator that renders each class with its own appearance, a
-dataset whose classes are defined by what the image shows) and ``Case.meta["severity_graded"]`` (the case's
-severity is a clinical grade the source carries, not a bin of lesion size or count). An undeclared flag is
-unknown, and unknown is not complete.
+dataset whose classes are defined by what the image shows), ``Case.meta["severity_graded"]`` (the case's
+severity is a clinical grade the source carries, not a bin of lesion size or count) and
+``Case.meta["malignancy_discriminable"]`` (the case's benign/malignant label is one its image tells apart). An
+undeclared flag is unknown, and unknown is not complete.
 """
 
 from __future__ import annotations
@@ -232,11 +233,58 @@ def discriminable(case: Case) -> list[str]:
     return [d for d in dict.fromkeys(out) if case.diagnosis is None or not vocab.same(d, case.diagnosis)]
 
 
+def stated_mimics(case: Case) -> list[str]:
+    """The case's differential: the mimics its source lists (``Case.mimics``) and those the clinical vocabulary
+    knows for its diagnosis (``@ mimic=``, :func:`medr2.vocab.mimics`: a glioblastoma's tumefactive demyelination,
+    which a source's own list may lack), in that order, each once."""
+    known = clinical.mimics(case.diagnosis) if case.diagnosis else ()
+    out: list[str] = []
+    for m in (*case.mimics, *known):
+        if not any(vocab.same(m, o) for o in out):
+            out.append(m)
+    return out
+
+
 def compatible_mimics(case: Case) -> list[str]:
-    """The case's mimics its image cannot rule out: every mimic the source does not declare discriminable. A
-    mimic is by definition compatible with the image, so it is never a false statement or a wrong option."""
-    told_apart = {vocab.norm(d) for d in discriminable(case)}
-    return [m for m in dict.fromkeys(case.mimics) if vocab.norm(m) not in told_apart]
+    """The case's mimics its image cannot rule out: every mimic of its differential (:func:`stated_mimics`) the
+    source does not declare discriminable. A mimic is by definition compatible with the image, so it is never a
+    false statement or a wrong option. The one list every consumer reads: the pools' exclusion
+    (:func:`medr2.tasks.pools.case_compatible`), the wrong-option check of clean and re-keyed questions
+    (:func:`medr2.tasks.assemble.wrong_option_true`) and the malignancy clause (:func:`malignancy_decidable`)."""
+    told_apart = discriminable(case)
+    return [m for m in stated_mimics(case) if not any(vocab.same(m, d) for d in told_apart)]
+
+
+MALIGNANCY_UNDECIDED = ("malignancy not decided by the image: a diagnosis it cannot rule out (the diagnosis or a "
+                        "compatible mimic) is of the other or an unknown class, and the source does not declare "
+                        "the label discriminating")
+
+
+def malignancy_discriminable(case: Case) -> bool:
+    """Whether the source declares the case's benign/malignant label one its image tells apart
+    (``meta["malignancy_discriminable"]``: a dataset whose benign/malignant classes are the standard task of its
+    images and whose labels are confirmed by pathology, as ISIC's dermoscopy and CBIS-DDSM's mammograms)."""
+    return case.meta.get("malignancy_discriminable") is True
+
+
+def malignancy_decidable(case: Case) -> bool:
+    """Whether a benign/malignant claim of the case's lesion is decided by its image: the one gate of every
+    malignancy claim (s4.malignancy's clause, the variants' stated malignancy fact, a composed report's "malignant
+    appearance"). True where the case states no benign/malignant label (nothing is claimed), where the source
+    declares the label discriminating (:func:`malignancy_discriminable`), or where the source states a differential
+    (:func:`stated_mimics`) and every diagnosis the image cannot rule out, its own and each compatible mimic
+    (:func:`compatible_mimics`), has the label's class in the vocabulary (``@ malignancy=``,
+    :func:`medr2.vocab.malignancy`). A mimic of the other class (a glioblastoma's abscess, a melanoma's naevus),
+    or of an unknown one, leaves it undecided; so does an unstated differential (unknown is not none)."""
+    label = case.malignancy
+    if not label or not any(vocab.same(label, m) for m in clinical.MALIGNANCY_CLASSES):
+        return True
+    if malignancy_discriminable(case):
+        return True
+    if not case.diagnosis or not stated_mimics(case):
+        return False
+    classes = [clinical.malignancy(d) for d in (case.diagnosis, *compatible_mimics(case))]
+    return all(c is not None and vocab.same(c, label) for c in classes)
 
 
 def severity_graded(case: Case) -> bool:
@@ -277,6 +325,10 @@ for _req in (
                 "no diagnosis declared discriminable from this image by the source"),
     Requirement("severity_graded", "a clinical severity grade carried by the source (not a bin of lesion size or "
                 "count)", severity_graded, "severity not declared a clinical grade by the source"),
+    Requirement("malignancy_decidable", "a benign/malignant label the image decides: every diagnosis it cannot rule "
+                "out (the case's own and each compatible mimic) of the label's class in the vocabulary, or a source "
+                "that declares the label discriminating (meta.malignancy_discriminable)", malignancy_decidable,
+                MALIGNANCY_UNDECIDED),
     Requirement("has_prior", "a prior study of the same patient linked by the source (its own labels)",
                 lambda c: has_companion(c, "prior"), "no prior study linked to this case by its source"),
     Requirement("has_views", "another view of the same study linked by the source (its own labels)",

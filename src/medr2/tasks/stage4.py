@@ -53,7 +53,7 @@ def severity(case: Case, ctx: TaskContext) -> list[Draft]:
     "{Does} {this_lesion} appear benign or malignant?",
     "Classify {the_lesion} as benign or malignant.",
     "What is the likely nature of {the_lesion}: benign or malignant?",
-], chain=3, risk="high", requires=("one_lesion", "readable", "evidence_readable"))
+], chain=3, risk="high", requires=("one_lesion", "malignancy_decidable", "readable", "evidence_readable"))
 def malignancy(case: Case, ctx: TaskContext) -> list[Draft]:
     value = needs(case.malignancy, "malignancy label")
     if vocab.norm(value) not in {vocab.norm(m) for m in vocab.MALIGNANCY}:

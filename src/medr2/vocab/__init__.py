@@ -41,7 +41,11 @@ Relation = Literal["same", "parent", "child", "sibling", "unrelated"]
 KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding", "diagnosis", "normal", "attribute",
          "device", "procedure", "technical", "indexing", "variant")
 ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "intensity", "content", "enhancement",
-              "severity")
+              "severity", "malignancy", "mimic")
+# the kind a ``@ NAME=VALUE`` value names: a location an organ or region, a malignancy class ("benign", "malignant")
+# and a mimic (a diagnosis the concept's image cannot rule out alone) a diagnosis, any other value an attribute
+VALUE_KIND = {"location": "organ", "malignancy": "diagnosis", "mimic": "diagnosis"}
+MALIGNANCY_CLASSES = ("benign", "malignant")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
          "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
@@ -150,8 +154,8 @@ class Vocabulary:
                 cid, d.kind, d.label, tuple(dict.fromkeys(d.synonyms)),
                 self._resolve(d.is_a, d.kind, index, "is-a"), self._resolve(d.part_of, d.kind, index, "part-of"),
                 self._resolve(d.co_occurs, d.kind, index, "co-occurs"), tuple(dict.fromkeys(d.attributes)),
-                tuple(dict.fromkeys((name, self._resolve([(value, where)], "organ" if name == "location"
-                                                         else "attribute", index, "implies")[0])
+                tuple(dict.fromkeys((name, self._resolve([(value, where)], VALUE_KIND.get(name, "attribute"),
+                                                         index, "implies")[0])
                                     for name, value, where in d.implies)))
         self._index = index
         self._by_term: dict[str, list[str]] = {}
@@ -346,6 +350,39 @@ class Vocabulary:
         return tuple(dict.fromkeys(self._concepts[v] for i in ids for n, v in self._concepts[i].implies
                                    if name is None or n == name))
 
+    def _nearest(self, label: str, name: str) -> tuple[Concept, ...]:
+        """The ``@ NAME=VALUE`` values of the concept ``label`` names where it declares some, else of its nearest
+        is-a ancestors that do (a sub-type's own value wins over its parent's)."""
+        c = self.concept_of(label)
+        level = [c.id] if c is not None else []
+        seen: set[str] = set(level)
+        while level:
+            vals = [v for i in level for n, v in self._concepts[i].implies if n == name]
+            if vals:
+                return tuple(self._concepts[v] for v in dict.fromkeys(vals))
+            level = [p for i in level for p in self._concepts[i].is_a if p not in seen]
+            seen.update(level)
+        return ()
+
+    def malignancy(self, label: str) -> str | None:
+        """The benign/malignant class of the diagnosis ``label`` (``@ malignancy=benign`` / ``=malignant``, on the
+        concept or inherited from its nearest is-a ancestor that states one: a glioblastoma is a glioma's
+        malignant); None where unknown or where two nearest ancestors disagree. A non-neoplastic lesion that may be
+        asked "benign or malignant" (an abscess, a demyelinating plaque) is benign: it is not malignant."""
+        classes = {c.label for c in self._nearest(label, "malignancy")}
+        return classes.pop() if len(classes) == 1 else None
+
+    def mimics(self, label: str) -> tuple[str, ...]:
+        """The diagnoses an image of the diagnosis ``label`` cannot rule out alone, its radiological differential
+        (``@ mimic=LABEL``, declared on the concept or an is-a ancestor: clinical knowledge a source's own mimic
+        list may lack, a glioblastoma's tumefactive demyelination)."""
+        c = self.concept_of(label)
+        if c is None:
+            return ()
+        ids = (c.id, *sorted(self._is_a_closure(c.id)))
+        return tuple(dict.fromkeys(self._concepts[v].label for i in ids for n, v in self._concepts[i].implies
+                                   if n == "mimic"))
+
     def carries(self, label: str, name: str) -> bool:
         """Whether attribute ``name`` applies to the concept ``label`` names or to a concept it is a sub-type of
         (``@ severity`` on a pleural effusion: "small" or "large" said of one states its severity)."""
@@ -499,6 +536,14 @@ def implied(label: str, name: str | None = None) -> tuple[Concept, ...]:
 
 def carries(label: str, name: str) -> bool:
     return vocabulary().carries(label, name)
+
+
+def malignancy(label: str) -> str | None:
+    return vocabulary().malignancy(label)
+
+
+def mimics(label: str) -> tuple[str, ...]:
+    return vocabulary().mimics(label)
 
 
 def compare_values(claimed: str, true: str) -> Literal["same", "excludes", "unrelated"]:

@@ -21,7 +21,8 @@ One case per mammogram, holding every abnormality of the mass and calc CSVs: a f
 single BI-RADS descriptor, else ``shape_raw`` / ``margin_raw``; ``morphology`` and ``distribution`` for
 calcifications; ``laterality``, ``birads``, ``pathology``, ``subtlety``).
 Malignancy: MALIGNANT -> malignant, BENIGN / BENIGN_WITHOUT_CALLBACK ->
-benign (set when all abnormalities of the image agree). Modality mammography, region breast, plane CC /
+benign (set when all abnormalities of the image agree; biopsy-proven, declared one the image tells apart:
+``meta.malignancy_discriminable``). Modality mammography, region breast, plane CC /
 MLO, patient ``patient_id``, split from the CSV (train / test); the CC and MLO views of one breast listed by the
 CSVs link each other (``Case.companions``, role ``view``, label the view; issue 49). The finding list is complete
 only when all four description CSVs were read (an abnormality of the mammogram may sit in any of them).
@@ -168,6 +169,8 @@ class CbisDdsmSource(DatasetSource):
                                 "laterality": d["side"].lower()}
         if density:
             meta["breast_density"] = density
+        if "malignancy" in fields:  # CBIS-DDSM's pathology is biopsy-proven, the benign/malignant task of its images
+            meta["malignancy_discriminable"] = True
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
     def _roi_mask(self, r: dict[str, Any], shape: tuple[int, int], rec: str) -> np.ndarray:

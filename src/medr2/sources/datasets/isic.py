@@ -16,8 +16,9 @@ Layout (challenge.isic-archive.com/data, ISIC 2018 and 2019):
 Every CSV and mask under PATH is found by its name. Mapping: modality dermoscopy; diagnosis from the
 one-hot column (exactly one must be 1, else the row is quarantined), the classes of its 0 columns stated absent
 (``Case.absent``); malignancy: MEL, BCC, SCC malignant,
-NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset); the Task 1 mask -> finding
-``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
+NV, BKL, DF, VASC benign (AK/AKIEC, precancerous, and UNK left unset), declared one the image tells apart
+(``meta.malignancy_discriminable``: the dataset's task, malignant labels histopathology-confirmed); the Task 1
+mask -> finding ``skin lesion``; region from the anatomical site. Split: the one the release publishes for the task read
 (:func:`~medr2.sources.datasets._base.split_from_path`): the Task 1 mask's folder (Training / Validation /
 Test) for a mask, the ground-truth CSV's name for a diagnosis. Each task's annotation of an image is a record
 naming the image, so an image annotated for both tasks is one case (the dataset base merges them; two
@@ -171,6 +172,10 @@ class IsicSource(DatasetSource):
         # one lesion per image by the dataset's design; with its mask read, the finding list is complete
         meta["one_lesion"] = True
         meta["findings_complete"] = bool(findings)
+        # benign vs malignant is the task ISIC's dermoscopy images are published for, its malignant labels confirmed
+        # by histopathology: the label is one the image is declared to tell apart (tasks.contract.malignancy_decidable)
+        if "malignancy" in fields:
+            meta["malignancy_discriminable"] = True
         return self.case(spec, ref, fields, findings=findings, meta=meta)
 
 

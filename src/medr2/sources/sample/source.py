@@ -41,7 +41,8 @@ from medr2.sources.sample.lesions import (
     told_apart,
 )
 from medr2.sources.sample.report import make_report
-from medr2.vocab import anatomical_location, conflicts, not_a_structure
+from medr2.tasks.contract import malignancy_decidable
+from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -500,18 +501,16 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         # told apart by the rendering and no mimic: a diagnosis the class lists as its mimic (or one the vocabulary
         # relates to a mimic: bone metastases beside a solitary bone metastasis) is clinically consistent with what
         # the image shows (cotton-wool spots occur in diabetic retinopathy too), however the generator draws it
+        # (the vocabulary's differential of the diagnosis too: medr2.vocab.mimics)
+        differential = [*cls.mimics, *known_mimics(cls.diagnosis)]
         discriminable = sorted(c.diagnosis for c in options if c is not cls and told_apart(cls, c)
-                               and not any(conflicts(c.diagnosis, m) for m in cls.mimics))
+                               and not any(conflicts(c.diagnosis, m) for m in differential))
         synthetic += ["findings", "diagnosis", "malignancy", "mimics", "report"]
     elif options:  # a lesion-capable background left without a lesion: declared normal
         diagnosis, malignancy = "no abnormality", None
         synthetic += ["findings", "diagnosis", "report"]
     else:
         exhaustive = exhaustive and bg.diagnosis is None and bg.status == "normal"
-    if cls is not None or options:
-        report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
-                             findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
-                             malignancy=malignancy, artefact=artefact, quality=quality)
     meta: dict[str, Any] = dict(bg.meta)
     meta.update({
         "background_key": bg.key, "view": spec.view, "crop_xyxy": [x0, y0, x1, y1], "window": window,
@@ -534,7 +533,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         meta["lesion_relocations"] = sum(p.relocated for p in lesions)
     if bg.laterality in ("fixed", "hemisphere") and bg.fixed_side:
         meta["side"] = bg.fixed_side
-    return Case(
+    case = Case(
         case_id=spec.case_id, image=ref.path, image_sha256=ref.sha256, width=ref.width, height=ref.height,
         modality=bg.modality, plane=bg.plane, sequence=sequence, body_region=bg.body_region, quality=quality,
         artefact=artefact, artefact_severity=severity, flipped=flipped if bg.flip_ok else None,
@@ -543,6 +542,15 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         source=bg.source, license=bg.license, access=bg.access, patient_id=bg.patient_id,
         synthetic_fields=sorted(set(synthetic)), background=portable_file(bg.file), meta=meta,
     )
+    if cls is not None or options:
+        # the report says "malignant appearance" only where the image decides it (the gate of every malignancy
+        # claim, tasks.contract.malignancy_decidable; a glioblastoma's abscess mimic leaves it undecided)
+        report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
+                             findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
+                             malignancy=malignancy if malignancy_decidable(case) else None, artefact=artefact,
+                             quality=quality)
+        case = case.model_copy(update={"report": report})
+    return case
 
 
 def portable_file(file: str) -> str:
