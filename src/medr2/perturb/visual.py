@@ -388,13 +388,15 @@ def removal_shows(after: np.ndarray, case: Case, ctx: PerturbContext, region: np
 
 class EvidenceRemoval(Perturbation):
     """V4: every lesion inpainted from the surrounding tissue (its halo included, :func:`removal_region`); the answer
-    becomes the counterfactual. The answer of "no lesion" holds only where the rendered image shows none: a removal
-    whose trace a reader would see (:func:`removal_shows`) skips the case, counted with what shows."""
+    becomes the counterfactual. The answer of "no lesion" holds only where the rendered image shows none: the fill
+    is drawn again (another texture patch, up to ``attempts`` draws in all, seeded by the image) while its trace
+    shows (:func:`removal_shows`), and a removal whose trace a reader would still see skips the case, counted with
+    what shows."""
 
     code = "V4"
     title = "evidence removed"
     roles = frozenset({"augments"})
-    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25}
+    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25, "attempts": 3}
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = _need_image(item)
@@ -416,8 +418,13 @@ class EvidenceRemoval(Perturbation):
             if region.mean() > self.params["max_fraction"]:
                 ctx.memo[key] = (None, "lesion region too large to inpaint")
             else:
-                after = inpaint(before, region, np.random.default_rng(ctx.image_seed(rel, self.code)))
-                shows = removal_shows(after, case, ctx, region)
+                seed = ctx.image_seed(rel, self.code)
+                for attempt in range(int(self.params["attempts"])):  # another draw of the texture patch
+                    rng = np.random.default_rng(seed if attempt == 0 else [seed, attempt])
+                    after = inpaint(before, region, rng)
+                    shows = removal_shows(after, case, ctx, region)
+                    if shows is None:
+                        break
                 ctx.memo[key] = (None if shows else ctx.render(key, lambda: after), shows)
         ref, why = ctx.memo[key]
         if ref is None:
