@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
+from medr2.bench.format import load_bench
 from medr2.perturb.inpaint import _harmonic, inpaint
-from medr2.perturb.trace import removal_traces
+from medr2.perturb.trace import NAMES, removal_traces
 from medr2.perturb.visual import lesion_removal_region
+from tests.test_variant_promises import Built, check_counterfactuals
 
 SIZE = 112
 
@@ -135,3 +138,26 @@ def test_the_blob_itself_is_rejected(s: Scene) -> None:
     """Nothing removed at all: the measure sees the lesion."""
     region = _covering(s)
     assert _failed(s.drawn, region)
+
+
+# --------------------------------------------------------------------------- built benches
+@pytest.fixture(scope="module", params=[7, 11])
+def v4_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    from medr2.builder.pipeline import build_bench
+
+    root = tmp_path_factory.mktemp(f"v4-sample-{request.param}") / "bench"
+    build_bench("sample", root, seed=request.param, n_cases=60, variants="V4", workers=1)
+    bench = load_bench(root)
+    return Built(root, bench.cases, bench.items, bench)
+
+
+def test_every_v4_image_of_a_sample_bench_shows_no_trace(v4_bench: Built) -> None:
+    """Every V4 image of a sample bench (two seeds): its lesions and their halo in the region it repainted, nothing
+    outside it touched, and no trace over the limits (test_variant_promises.check_counterfactuals)."""
+    assert check_counterfactuals(v4_bench) > 0
+    # a removal that shows is counted, with what shows (the names of the measure's numbers)
+    skipped = load_bench(v4_bench.root).manifest.get("variants_skipped", {}).get("V4", {})
+    for reason in skipped:
+        if reason.startswith("the removal still shows"):
+            shown = reason[reason.index("(") + 1:reason.rindex(")")].split(", ")
+            assert shown and set(shown) <= set(NAMES), reason
