@@ -24,11 +24,11 @@ A removal passes where every number is at most its limit in :data:`LIMITS`. The 
 (the seed-5151 sample build, 80 images with lesions; docs/variants.md, V4): the same numbers
 measured for regions of the removed regions' shapes placed on lesion-free tissue of the untouched images (476
 controls: what tissue nobody touched measures) put each limit between their 92nd and 98.5th percentile (contrast
-1.0 ≈ p96, texture 1.2 ≈ p93, edge 1.5 ≈ p97.5, outline 0.9 ≈ p98.5, seam 2.5 ≈ p98); all five together pass 85 % of
-the controls (the gate errs towards skipping), 39 % of the regions V4 removes in those images (most of the rest are smooth
-discs where gyri run round them: the fill cannot draw anatomy) and 12 % of the lesions left in place (low-contrast
-lesions in tissue whose ring varies more than they stand out: a blind spot of a measure against the ring, not a
-removal it passes).
+1.0 ≈ p96, texture 1.2 ≈ p93, edge 1.5 ≈ p97.5, outline 0.9 ≈ p98.5, seam 2.5 ≈ p98); all five together pass 85 %
+of the controls (the gate errs towards skipping), 39 % of the regions V4 removes in those images (most of the rest
+are smooth discs where gyri run round them: the fill cannot draw anatomy) and 12 % of the lesions left in place
+(low-contrast lesions in tissue whose ring varies more than they stand out: a blind spot of a measure against the
+ring, not a removal it passes).
 """
 
 from __future__ import annotations
