@@ -61,7 +61,7 @@ def test_v4_fill_matches_surrounding_tissue_and_leaves_the_rest(fx: Fixture, var
         case = next(c for c in fx.cases if c.case_id == v.case_id)
         before = load_image(fx.images.path(case.image))
         after = _img(fx, v)
-        region = removal_region(case, ctx, int(v.perturbation["dilate_px"]))
+        region = removal_region(case, ctx, int(v.perturbation["dilate_px"]), before)
         lesion = fx.masks[case.case_id]
         ring = ring_mask(region)
         # outside the removed region: byte-identical

@@ -1,6 +1,7 @@
 """Evidence removal for V4: fill a region from the surrounding tissue.
 
-Two parts: a harmonic fill (the solution of Laplace's equation inside the region with the pixels
+The region (:func:`medr2.perturb.visual.lesion_removal_region`) covers each lesion's halo as measured on the image
+(:func:`halo_px`). Two parts: a harmonic fill (the solution of Laplace's equation inside the region with the pixels
 around it as boundary values, i.e. the smoothest surface that meets the surroundings) carries the
 low-frequency shading across; a texture layer copied from nearby tissue (a patch of the high-pass
 residual whose mean and spread match a ring around the region) restores the grain, so the fill is
@@ -15,6 +16,9 @@ from scipy.sparse.linalg import splu
 
 TEXTURE_SIGMA = 2.0  # px: the residual below this scale is the "grain" that is transplanted
 CANDIDATES = 96  # texture patch offsets tried
+HALO_REACH = 0.6  # equivalent radii: how far beyond its mask a lesion's halo is looked for
+HALO_TOL = 0.15  # standard deviations of the tissue beyond (at least HALO_MIN_GREY): a shell closer is flat
+HALO_MIN_GREY = 2.0  # grey levels
 
 
 def _harmonic(channels: list[np.ndarray], region: np.ndarray) -> list[np.ndarray]:
@@ -91,6 +95,43 @@ def _texture_offset(gray: np.ndarray, region: np.ndarray, ring: np.ndarray, avoi
         if best is None or cost < best[0]:
             best = (cost, (dy, dx))
     return None if best is None else best[1]
+
+
+def halo_px(gray: np.ndarray, lesion: np.ndarray, keep: np.ndarray) -> int:
+    """How far (px) a rendered lesion shows beyond its annotated ``lesion`` mask, measured on the image ``gray``:
+    the mean grey level of 1-pixel shells outside the mask is compared with the tissue farther out (a band beyond
+    :data:`HALO_REACH` equivalent radii); the halo ends at the first two consecutive shells that are back within
+    :data:`HALO_TOL` standard deviations of it (at least :data:`HALO_MIN_GREY`) or from which the profile has
+    levelled off (next shells within half that: a neighbouring structure, not the lesion), at most
+    :data:`HALO_REACH` equivalent radii + 3 px. A rim's oedema, an ill-defined margin's tail or a blur round a box
+    all show there; a lesion whose shells are flat at once has no halo (0). ``keep``: the pixels that may be
+    measured (tissue, no other lesion)."""
+    area = int(lesion.sum())
+    if area == 0:
+        return 0
+    eq_r = float(np.sqrt(area / np.pi))
+    reach = int(np.ceil(HALO_REACH * eq_r)) + 3
+    dt = ndimage.distance_transform_edt(~lesion)
+    far = (dt > reach) & (dt <= reach + max(4, round(0.4 * eq_r))) & keep
+    if far.sum() < 12:
+        return 0
+    ref, tol = float(gray[far].mean()), max(HALO_TOL * float(gray[far].std()), HALO_MIN_GREY)
+    prof: list[float | None] = []
+    for d in range(1, reach + 3):
+        shell = (dt > d - 1) & (dt <= d) & keep
+        prof.append(float(gray[shell].mean()) if shell.sum() >= 6 else None)
+
+    def flat(i: int) -> bool:  # shell i+1 is back to the tissue, or the profile has levelled off from it on
+        p0 = prof[i]
+        if p0 is None or abs(p0 - ref) <= tol:
+            return True
+        nxt = prof[i + 1:i + 3]
+        return all(v is not None for v in nxt) and abs(nxt[0] - p0) <= tol / 2 and abs(nxt[1] - nxt[0]) <= tol / 2  # type: ignore[operator]
+
+    for i in range(reach):
+        if flat(i) and flat(i + 1):
+            return i
+    return reach
 
 
 def inpaint(arr: np.ndarray, region: np.ndarray, rng: np.random.Generator,

@@ -341,50 +341,62 @@ COUNTERFACTUALS: dict[str, Any] = {
 }
 
 
-def removal_region(case: Case, ctx: PerturbContext, dilate_px: int) -> np.ndarray:
-    """Every lesion of the case (mask, else box), dilated by ``dilate_px``: the pixels V4 replaces."""
-    region = np.zeros((case.height, case.width), bool)
+def removal_region(case: Case, ctx: PerturbContext, dilate_px: int, image: np.ndarray | None = None) -> np.ndarray:
+    """Every lesion of the case (mask, else box), dilated by ``dilate_px``: the pixels V4 replaces; given the
+    ``image`` they are drawn on, each lesion's halo measured there is covered too (:func:`lesion_removal_region`)."""
+    lesions = [_finding_region(f, ctx, case) for f in case.findings]
+    if image is None:
+        union = np.zeros((case.height, case.width), bool)
+        for m in lesions:
+            union |= m
+        return ndimage.binary_dilation(union, iterations=dilate_px) if dilate_px > 0 else union
+    return lesion_removal_region(lesions, image, dilate_px)
+
+
+def lesion_removal_region(lesions: list[np.ndarray], image: np.ndarray, dilate_px: int) -> np.ndarray:
+    """The pixels V4 replaces: each lesion mask dilated by ``dilate_px`` or by one pixel more than its halo measured
+    on ``image`` (:func:`medr2.perturb.inpaint.halo_px`: a rim's oedema, an ill-defined margin's tail), whichever
+    is more, so that no outline of the lesion is left round the removed region."""
+    from medr2.perturb.inpaint import halo_px
+
+    union = np.zeros(image.shape[:2], bool)
+    for m in lesions:
+        union |= m
+    gray = image.astype(np.float64) if image.ndim == 2 else image.astype(np.float64).mean(axis=2)
+    tissue = tissue_mask(image)
+    region = np.zeros_like(union)
+    for m in lesions:
+        keep = tissue & ~ndimage.binary_dilation(union & ~m, iterations=2)
+        grow = max(dilate_px, halo_px(gray, m, keep) + 1)
+        region |= ndimage.binary_dilation(m, iterations=grow)
+    return region
+
+
+def removal_shows(after: np.ndarray, case: Case, ctx: PerturbContext, region: np.ndarray) -> str | None:
+    """Why V4's removal of the case's lesions still shows in the rendered image ``after``, or None where it does
+    not: a lesion not wholly inside the removed ``region``, or a removed region whose trace
+    (:func:`medr2.perturb.trace.removal_traces`: contrast, texture, border edge, outline against the tissue round
+    it) is above a limit of :data:`medr2.perturb.trace.LIMITS`. The one check every V4 image goes through."""
+    from medr2.perturb.trace import removal_traces
+
     for f in case.findings:
-        region |= _finding_region(f, ctx, case)
-    return ndimage.binary_dilation(region, iterations=dilate_px) if dilate_px > 0 else region
-
-
-def lesion_contrast(arr: np.ndarray, lesion: np.ndarray, around: np.ndarray) -> float:
-    """How much ``lesion``'s pixels stand out from the tissue ``around`` it in ``arr``: the difference of their mean
-    grey values in standard deviations of the surroundings (at least 1 grey level)."""
-    gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
-    if not lesion.any() or not around.any():
-        return 0.0
-    ring = gray[around]
-    return float(abs(gray[lesion].mean() - ring.mean()) / max(float(ring.std()), 1.0))
-
-
-def residual_lesions(after: np.ndarray, case: Case, ctx: PerturbContext, region: np.ndarray,
-                     max_contrast: float) -> list[str]:
-    """Labels of the case's lesions that still stand out after V4's inpainting: the lesion's contrast
-    (:func:`lesion_contrast`) to the tissue around the removed region that holds it above ``max_contrast`` in
-    ``after``, or a lesion not wholly inside the removed region."""
-    from medr2.perturb.inpaint import ring_mask
-
-    lab, _ = ndimage.label(region)
-    left = []
-    for f in case.findings:
-        lesion = _finding_region(f, ctx, case)
-        grown = np.isin(lab, np.unique(lab[lesion & region]))  # the removed component(s) holding the lesion
-        if not (lesion <= region).all() or lesion_contrast(after, lesion, ring_mask(grown)) > max_contrast:
-            left.append(f.label)
-    return left
+        if not (_finding_region(f, ctx, case) <= region).all():
+            return "a lesion lies outside the removed region"
+    failed = sorted({k for t in removal_traces(after, region, tissue_mask(after)) for k in t.failed()})
+    return f"the removal still shows ({', '.join(failed)})" if failed else None
 
 
 class EvidenceRemoval(Perturbation):
-    """V4: every lesion inpainted from the surrounding tissue; the answer becomes the counterfactual. The answer of
-    "no lesion" holds only where the rendered image shows none: a lesion that still stands out from the tissue
-    around it (:func:`residual_lesions`, ``max_contrast``) skips the case, counted."""
+    """V4: every lesion inpainted from the surrounding tissue (its halo included, :func:`removal_region`); the answer
+    becomes the counterfactual. The answer of "no lesion" holds only where the rendered image shows none: the fill
+    is drawn again (another texture patch, up to ``attempts`` draws in all, seeded by the image) while its trace
+    shows (:func:`removal_shows`), and a removal whose trace a reader would still see skips the case, counted with
+    what shows."""
 
     code = "V4"
     title = "evidence removed"
     roles = frozenset({"augments"})
-    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25, "max_contrast": 1.0}
+    defaults = {"dilate_frac": 0.01, "max_fraction": 0.25, "attempts": 3}
 
     def apply(self, item: Item, case: Case, ctx: PerturbContext) -> list[Item]:
         rel = _need_image(item)
@@ -398,19 +410,25 @@ class EvidenceRemoval(Perturbation):
         _same_size_as_case(item, case)
         answer = rule(item, case)
         dilate = max(2, round(self.params["dilate_frac"] * min(case.width, case.height)))
-        region = removal_region(case, ctx, dilate)
-        if region.mean() > self.params["max_fraction"]:
-            raise Skip("lesion region too large to inpaint")
 
         key = ("V4", rel, dilate)
-        if key not in ctx.memo:  # rendered once per image; every item of it shares the check
+        if key not in ctx.memo:  # rendered and checked once per image; every item of it shares the check
             before = ctx.load(rel)
-            after = inpaint(before, region, np.random.default_rng(ctx.image_seed(rel, self.code)))
-            left = residual_lesions(after, case, ctx, region, float(self.params["max_contrast"]))
-            ctx.memo[key] = (None if left else ctx.render(key, lambda: after), left)
-        ref, left = ctx.memo[key]
+            region = removal_region(case, ctx, dilate, before)
+            if region.mean() > self.params["max_fraction"]:
+                ctx.memo[key] = (None, "lesion region too large to inpaint")
+            else:
+                seed = ctx.image_seed(rel, self.code)
+                for attempt in range(int(self.params["attempts"])):  # another draw of the texture patch
+                    rng = np.random.default_rng(seed if attempt == 0 else [seed, attempt])
+                    after = inpaint(before, region, rng)
+                    shows = removal_shows(after, case, ctx, region)
+                    if shows is None:
+                        break
+                ctx.memo[key] = (None if shows else ctx.render(key, lambda: after), shows)
+        ref, why = ctx.memo[key]
         if ref is None:
-            raise Skip("a lesion still stands out after inpainting")
+            raise Skip(str(why))
         params = {"removed": [f.label for f in case.findings], "dilate_px": dilate}
         meta = answer_changed_meta(item, answer)
         meta["counterfactual"] = True
