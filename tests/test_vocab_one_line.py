@@ -86,3 +86,30 @@ def test_one_line_reaches_distractors_reading_and_claims(add_lines: None) -> Non
     assert _reading() == "B"  # "airspace filling" read as the option "consolidation"
     got = _claims()
     assert ("airspace filling", "supported") in got and ("round pneumonia", "supported") in got
+
+
+def test_one_mimic_line_on_the_other_concept_keeps_it_off_the_options(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    """A mimic is mutual: one line declaring pneumonia a mimic of sarcoidosis (on sarcoidosis, not on pneumonia)
+    stops the pneumonia case from offering sarcoidosis as a wrong diagnosis (an image of pneumonia cannot rule it
+    out)."""
+    assert "sarcoidosis" in _options_offered_for_pneumonia(range(12))
+    path = tmp_path / "mimic.vocab"
+    path.write_text("diagnosis: sarcoidosis @ mimic=pneumonia\n")
+    monkeypatch.setenv(V.USER_FILE_ENV, str(path))
+    assert "pneumonia" in V.mimics("sarcoidosis") and "sarcoidosis" in V.mimics("pneumonia")
+    offered = _options_offered_for_pneumonia(range(12))
+    assert "sarcoidosis" not in offered and offered  # still drawn, from the rest of the pool
+
+
+def test_every_mimic_of_the_shipped_vocabulary_is_mutual() -> None:
+    """For every concept A and every B among A's mimics, A (or an is-a ancestor of A that declared B) is among B's:
+    the relation holds both ways over the whole shipped vocabulary, not only the lines written both ways."""
+    voc = V.vocabulary()
+    checked = 0
+    for c in voc:
+        for b in V.mimics(c.label):
+            back = {voc.concept_of(m).id for m in V.mimics(b)}  # type: ignore[union-attr]
+            assert c.id in back or back & voc.ancestors(c.label), (c.label, b)
+            checked += 1
+    assert checked >= 20

@@ -167,6 +167,12 @@ class Vocabulary:
             for p in (*c.is_a, *c.part_of):
                 self._children[p].add(cid)
         self._check_acyclic()
+        # a mimic is mutual: an image of B cannot rule out A where one of A cannot rule out B (looks alike both ways)
+        self._mimicked_by: dict[str, list[str]] = {}
+        for cid, c in self._concepts.items():
+            for name, target in c.implies:
+                if name == "mimic":
+                    self._mimicked_by.setdefault(target, []).append(cid)
         self._keys: dict[str, str] = {}
         self._conflicts: dict[tuple[str, str], bool] = {}
 
@@ -375,13 +381,16 @@ class Vocabulary:
     def mimics(self, label: str) -> tuple[str, ...]:
         """The diagnoses an image of the diagnosis ``label`` cannot rule out alone, its radiological differential
         (``@ mimic=LABEL``, declared on the concept or an is-a ancestor: clinical knowledge a source's own mimic
-        list may lack, a glioblastoma's tumefactive demyelination)."""
+        list may lack, a glioblastoma's tumefactive demyelination). The relation is mutual: a concept that declares
+        ``label`` (or an is-a ancestor of it) its mimic is one of ``label``'s (a glioblastoma's lymphoma makes the
+        lymphoma's image unable to rule out a glioblastoma)."""
         c = self.concept_of(label)
         if c is None:
             return ()
         ids = (c.id, *sorted(self._is_a_closure(c.id)))
-        return tuple(dict.fromkeys(self._concepts[v].label for i in ids for n, v in self._concepts[i].implies
-                                   if n == "mimic"))
+        declared = (v for i in ids for n, v in self._concepts[i].implies if n == "mimic")
+        mutual = (v for i in ids for v in self._mimicked_by.get(i, ()))
+        return tuple(dict.fromkeys(self._concepts[v].label for v in (*declared, *mutual) if v != c.id))
 
     def carries(self, label: str, name: str) -> bool:
         """Whether attribute ``name`` applies to the concept ``label`` names or to a concept it is a sub-type of
