@@ -9,7 +9,10 @@ and of generated cases, never a list of reviewed items:
 2. no wrong option of a diagnosis-type item, clean or re-keyed to another case's image (V2, V3, V12), is a compatible
    mimic of the shown case (listed by its source or known to the vocabulary for its diagnosis), nor a synonym,
    sub-type or super-type of one or of its diagnosis;
-3. no two options of a plane/view question are related in the vocabulary (same, is-a or part-of)."""
+3. no two options of a plane/view question are related in the vocabulary (same, is-a or part-of);
+4. (the third review, docs/reviews/review-2026-12-07c.md) every clean and text-variant item meets, on its case, the
+   contract of the task it is filed under: a T1 twin filed under ``s2.organ_presence`` ("is the pars triangularis
+   visible? no") only where the structure labels are complete."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.records import letter_index
 from medr2.tasks import vocab
-from medr2.tasks.contract import MALIGNANCY_UNDECIDED, malignancy_decidable
+from medr2.tasks.contract import MALIGNANCY_UNDECIDED, malignancy_decidable, task_requires, unmet
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
 
 VARIANTS = "T1,T2,T3,T10,V2,V3,V12"
@@ -212,3 +215,17 @@ def test_related_planes_are_never_two_options(a: str, b: str) -> None:
         assert vocab.nested_options([a, b]) is not None, (a, b)
     elif clinical.related(a, b) == "same":
         assert clinical.key(a) == clinical.key(b), (a, b)
+
+
+def test_every_item_meets_the_contract_of_the_task_it_is_filed_under(built: Bench) -> None:
+    """A clean item, and a text variant (T*: the parent's image and case), is asked only where its case meets the
+    contract its task declares; T1 files a twin under the task of the fact it asks, so it must meet that task's."""
+    checked = 0
+    for it in built.items:
+        if it.variant != "clean" and not it.variant.startswith("T"):
+            continue
+        req = unmet(task_requires(it.task), built.case(it.case_id))
+        assert req is None, (it.item_id, it.variant, it.task, it.question, req.id if req else None)
+        checked += 1
+    assert checked > 100
+    assert any(it.variant == "T1" for it in built.items)

@@ -99,7 +99,9 @@ T1_TASKS = {"acquisition": "s1.modality", "structure": "s2.organ_presence", "fin
 
 class AbsentTwin(Perturbation):
     """T1: for a true yes/no statement, its twin asserting an attribute the case does not have; filed under the
-    task of the fact it asks (:data:`T1_TASKS`)."""
+    task of the fact it asks (:data:`T1_TASKS`) and made only where the case meets that task's contract
+    (:func:`medr2.tasks.contract.unmet`): "is the pars triangularis visible? no" needs the structure labels complete,
+    as ``s2.organ_presence`` does."""
 
     code = "T1"
     title = "absent-attribute yes/no twin"
@@ -110,10 +112,12 @@ class AbsentTwin(Perturbation):
             raise Skip("not a yes/no item")
         if item.answer != "yes":
             raise Skip("parent answer is 'no' (it is already an absent statement)")
+        from medr2.tasks.contract import task_requires, unmet
+
         seed, rng = _rng(ctx, item, self.code)
         cands = _t1_candidates(case, ctx)
         for family in _T1_ORDER.get(item.stage, _T1_ORDER[3]):
-            if cands[family]:
+            if cands[family] and unmet(task_requires(T1_TASKS[family]), case) is None:
                 question = cands[family][int(rng.integers(len(cands[family])))]
                 task = T1_TASKS[family]
                 return [derive_item(
@@ -121,7 +125,7 @@ class AbsentTwin(Perturbation):
                     task=task, stage=TASKS[task].stage,
                     lure="yes", pair_id=item.pair_id or item.item_id, cue=None, answer_box=None,
                     template_id=f"T1-{family}", chance=0.5, meta=answer_changed_meta(item, "no"))]
-        raise Skip("no absent attribute known for this case")
+        raise Skip("no absent attribute known for this case under its task's contract")
 
 
 # --------------------------------------------------------------------------- T2
