@@ -33,6 +33,8 @@ NOT_A_FIT: dict[tuple[str, str], str] = {
     ("reporting/browser.py", "thumbnail_uri"): "shrinks by one scale on both axes, no frame",
     ("sources/sample/background.py", "resize_float"): "one scale on both axes",
     ("sources/sample/background.py", "resize_mask"): "a mask to the size of its own image",
+    ("sources/sample/lesions.py", "cavity"): "np.pad: a mask padded with zeros for a closing and cropped back, no "
+                                             "resampling",
 }
 
 
