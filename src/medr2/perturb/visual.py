@@ -381,7 +381,8 @@ def _organ_holds(item: Item, case: Case, other: Case) -> bool | None:
 
 
 def _cued_structure_holds(item: Item, case: Case, other: Case) -> bool | None:
-    """The outlined structure: the key holds where the shown case has a structure of its name under the outline."""
+    """The outlined structure (or marked landmark): the key holds where the shown case has a structure of its name
+    under the cue."""
     return _structure_holds(_key_text(item), other, at=item.cue.box if item.cue is not None else None)
 
 
@@ -392,6 +393,14 @@ def _box_target(item: Item, regions: list[Any]) -> str | None:
         return str(item.meta["target"])
     hit = [r for r in regions if item.answer_box is not None and tuple(r.box) == tuple(item.answer_box)]
     return str(getattr(hit[0], "name", getattr(hit[0], "label", ""))) or None if len(hit) == 1 else None
+
+
+def _presence_holds(item: Item, case: Case, other: Case) -> bool | None:
+    """'Is the X visible?' of the shown case: yes where it has a structure X, no where it is known to lack one (X read
+    back through the task's templates, :func:`template_slot`)."""
+    named = template_slot(item.task, item.question, "x")
+    there = None if named is None else _structure_holds(named, other)
+    return None if there is None else ("yes" if there else "no") == item.answer
 
 
 def _organ_box_holds(item: Item, case: Case, other: Case) -> bool | None:
@@ -617,6 +626,8 @@ KEY_HOLDS: dict[str, Any] = {
     "s1.region": _known_value(lambda c: c.body_region),
     "s2.organ": _organ_holds,
     "s2.cued_structure": _cued_structure_holds,
+    "s2.landmark": _cued_structure_holds,
+    "s2.organ_presence": _presence_holds,
     "s2.organ_box": _organ_box_holds,
     "s2.relative_position": _relative_holds,
     "s2.size_compare": _size_compare_holds,
