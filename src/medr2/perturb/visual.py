@@ -185,21 +185,20 @@ class _OtherCase(Perturbation):
         rel = base_image(item, case)
         other = ctx.case(self._pick(case, ctx).case_id)
         w, h = item.image_width or case.width, item.image_height or case.height
+        seed = ctx.item_seed(item, self.code)
+        verdict = shown_answer(item, case, other, np.random.default_rng(seed))
+        if verdict.holds is None:  # the one gate (issue 40 kind 6): no image that may answer as the parent's
+            raise Skip(KEY_UNKNOWN_SHOWN)
+        if verdict.holds:
+            raise Skip(KEY_HOLDS_SHOWN)
 
         spec = RenderSpec("fit", other.image, {"size": [w, h]}, **_cue_spec(item.cue, case))
         ref = ctx.render_spec((self.code, rel, other.case_id, w, h, _cue_key(item.cue)), spec, record=case.case_id)
-        seed = ctx.item_seed(item, self.code)
         updates: dict[str, Any] = {}
         scoring = "probe"
-        shown = shown_answer(item, case, other, np.random.default_rng(seed))
-        if shown.holds is None:
-            raise Skip(KEY_UNKNOWN_SHOWN)
-        if shown.holds:
-            raise Skip(KEY_HOLDS_SHOWN)
-        got = shown.exact
-        if got is not None:
+        if verdict.exact is not None:
             scoring = "exact"
-            options, shown = got
+            options, shown = verdict.exact
             if options != item.options or shown != item.answer:
                 updates = {"options": options, "answer": shown}
             if shown != item.answer:
