@@ -158,6 +158,12 @@ def _site_elsewhere(site: str, body_region: str) -> bool:
     return bool(regions) and all(clinical.overlap(r, body_region) is False for r in regions)
 
 
+def site_elsewhere(site: str, body_region: str | None) -> bool:
+    """Whether the anatomical structure ``site`` lies only in body regions that share nothing with ``body_region``
+    (the brain of a shoulder image; :func:`_site_elsewhere`); unknown region or site: not elsewhere."""
+    return bool(body_region) and _site_elsewhere(site, str(body_region))
+
+
 def states_absent(truth: Case | Stated, label: str) -> bool:
     """Whether a case's truth states the finding or diagnosis ``label`` absent: the one rule of absence every
     consumer reads (the tasks' "no" answers and wrong options, the claim checker's hallucinated findings).
