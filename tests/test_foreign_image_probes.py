@@ -3,7 +3,7 @@ image (V2 same modality, V3 another modality) removes the evidence its parent's 
 is never what the shown case's own truth answers. Checked as properties of built benches (the sample at two seeds
 and the ``buildtest`` fixture source), for every V2/V3 item, never over a list of reviewed items:
 
-- by the one mechanism (:func:`medr2.perturb.visual.shown_answer`, the re-keying's): the parent's key does not hold
+- by the one mechanism (:func:`medr2.perturb.shown.shown_answer`, the re-keying's): the parent's key does not hold
   for the shown case; an exact item keys the shown case's answer, a probe keeps the parent's;
 - by the shown case's own fields, independently of that mechanism, for the reviewed question kinds (quality,
   artefact, acquisition facts, the outlined structure, abnormal or not);
@@ -25,7 +25,7 @@ from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.imaging.draw import iou
 from medr2.perturb.facts import norm
-from medr2.perturb.visual import KEY_HOLDS_SHOWN, KEY_UNKNOWN_SHOWN, shown_answer
+from medr2.perturb.shown import KEY_HOLDS_SHOWN, KEY_UNKNOWN_SHOWN, shown_answer
 from medr2.records import letter_index
 from medr2.tasks import vocab
 from medr2.tasks.contract import abnormal_state, readable, task_requires

@@ -22,7 +22,7 @@ from medr2.perturb.context import CaseIndex, PerturbContext
 from medr2.perturb.engine import generate_variants
 from medr2.perturb.facts import FactPools
 from medr2.perturb.registry import PERTURBATIONS, item_roles
-from medr2.perturb.visual import answer_for_shown
+from medr2.perturb.shown import answer_for_shown
 from medr2.run.prompts import gold_answer, wrong_answer
 from medr2.scoring.harm import HarmSpec, item_weights
 from medr2.scoring.scorer import load_table

@@ -72,7 +72,7 @@ from tests.train_fixtures import planned
 # nothing else changes: 399f92c4.... Both merged (2026-12-07): cases.parquet equal to fix40f's, every item equal to an
 # item of fix40h's or of fix40f's build (task, case, variant, question, options, answer): 69df0caec236....
 # Then fix40i (issue 40 kind 6: V2 shows another case's image only where that case's own truth does not give the
-# parent's key, medr2.perturb.visual.shown_answer; checked against 69df0cae... built at a766b95: cases.parquet equal,
+# parent's key, medr2.perturb.shown.shown_answer; checked against 69df0cae... built at a766b95: cases.parquet equal,
 # no item added or changed, 628 of 1,091 V2 items gone, 565 whose key the shown case gives and 63 whose shown answer
 # is unknown, both counted in manifest.json): the value below.
 DEFAULT_CHECKSUM = "35babac9b34e20e92959451c8d7c94d03d72a042b45d72e5f9e0e803b76e4254"

@@ -6,7 +6,7 @@ image and whose right answer to that question is another option. The variant and
 How alike two images look is :func:`medr2.imaging.similarity.look_alike` (SSIM of grey thumbnails, offline on the
 CPU). The other case is drawn from the cases of the same modality and split and of another patient (up to
 ``candidates`` of them, drawn with the bench seed and the case id: bounded work at any bench size); of those whose
-answer to the question is known exactly (:func:`medr2.perturb.visual.answer_for_shown`, the rule V2 answers
+answer to the question is known exactly (:func:`medr2.perturb.shown.answer_for_shown`, the rule V2 answers
 another case's image by) and differs from the parent's, the most alike, where it is at least ``min_similarity``.
 Its answer is the option naming what the other image shows; its lure is the parent's answer (the answer of a
 reader who does not tell the two apart).
@@ -21,7 +21,8 @@ import numpy as np
 from medr2.imaging.similarity import look_alike, thumbnail
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item, derive_seed
-from medr2.perturb.visual import _image_fields, _need_image, answer_for_shown
+from medr2.perturb.shown import answer_for_shown
+from medr2.perturb.visual import _image_fields, _need_image
 from medr2.records import Case, Item
 from medr2.renders import RenderSpec
 

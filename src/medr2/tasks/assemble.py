@@ -142,7 +142,7 @@ def wrong_option_true(case: Case, options: Sequence[str], right: Sequence[str]) 
     with the right answer, a finding, the diagnosis or a mimic the image cannot rule out:
     :func:`medr2.tasks.pools.case_compatible`), or None where every wrong option is wrong. The one check of a
     choice's wrong options against a case: a clean draft's (:func:`check_options`) and a question re-keyed to
-    another case's image (:func:`medr2.perturb.visual.answer_for_shown`: V2, V3, V12), so a differential among
+    another case's image (:func:`medr2.perturb.shown.answer_for_shown`: V2, V3, V12), so a differential among
     mimics the shown image cannot tell apart is never asked of it."""
     right = [str(r) for r in right]
     true = [*right, *(p for p in case_compatible(anatomical(case)) if p not in right)]
