@@ -134,7 +134,7 @@ def make_case(spec: Spec, images: ImageStore) -> Case:
         synthetic_fields=["findings"] if n_find else [],
         # a synthetic case knows every finding and structure it draws; its drawn shapes tell a mirror image
         # and it stands for a source that grades severity, names the diagnoses its images tell apart and declares
-        # its benign/malignant label one they tell apart (tasks.contract.malignancy_decidable)
+        # its benign/malignant label one they tell apart (vocab.differential.malignancy_decidable)
         meta={"findings_complete": True, "structures_complete": True, "lateralising": True,
               "severity_graded": True, "malignancy_discriminable": True,
               "discriminable": [d for d in DIAGNOSES[modality] if d != diagnosis]},

@@ -19,7 +19,8 @@ from medr2.bench import load_bench
 from medr2.builder.pipeline import build_bench
 from medr2.records import letter_index
 from medr2.tasks import TASKS, vocab
-from medr2.tasks.contract import compatible_mimics, normality_known, one_lesion, one_per_label, readable, unmet
+from medr2.tasks.contract import normality_known, one_lesion, one_per_label, readable, unmet
+from medr2.vocab.differential import compatible_mimics
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
 
 # the tasks that ask about the acquisition or the image's quality itself: answerable on a non-diagnostic image

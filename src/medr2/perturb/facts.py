@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2.records import Case
-from medr2.tasks.contract import abnormal_state, anatomical, malignancy_decidable
+from medr2.tasks.contract import abnormal_state, anatomical
+from medr2.vocab.differential import malignancy_decidable
 
 
 def _finding(case: Case) -> str | None:
@@ -51,7 +52,7 @@ def lesion_words(case: Case | None) -> dict[str, str]:
 
 
 def _malignancy(case: Case) -> str | None:
-    """The benign/malignant label, where the image decides it (:func:`medr2.tasks.contract.malignancy_decidable`,
+    """The benign/malignant label, where the image decides it (:func:`medr2.vocab.differential.malignancy_decidable`,
     the gate of s4.malignancy): a hint, premise or re-keyed answer never states a class the image cannot support."""
     return case.malignancy if malignancy_decidable(case) else None
 

@@ -20,7 +20,7 @@ part/whole or co-occurring label), nor a built-in label whose words occur inside
 ("mass" for a "spiculated mass"). For the finding and diagnosis keys every finding and the diagnosis of the
 case count as true labels (:func:`case_positives`): an RSNA image whose diagnosis is pneumonia is never asked
 about "infiltration" as an absent finding. So do the case's mimics its image cannot rule out
-(:func:`medr2.tasks.contract.compatible_mimics`: every mimic the source does not declare discriminable), and their
+(:func:`medr2.vocab.differential.compatible_mimics`: every mimic the source does not declare discriminable), and their
 vocabulary relatives: a mimic is compatible with the image by definition, so "does this image support brain
 abscess?" is no false statement for a glioblastoma whose differential lists abscess (:func:`case_compatible`).
 """
@@ -35,7 +35,8 @@ import numpy as np
 
 from medr2.records import Case
 from medr2.tasks import vocab
-from medr2.tasks.contract import anatomical, compatible_mimics, states_absent
+from medr2.tasks.contract import anatomical, states_absent
+from medr2.vocab.differential import compatible_mimics
 
 POOL_KEYS = ("modality", "plane", "sequence", "body_region", "organ", "landmark", "instance", "finding",
              "diagnosis", "severity", "shape", "margin", "intensity", "location", "laterality")

@@ -173,7 +173,8 @@ class IsicSource(DatasetSource):
         meta["one_lesion"] = True
         meta["findings_complete"] = bool(findings)
         # benign vs malignant is the task ISIC's dermoscopy images are published for, its malignant labels confirmed
-        # by histopathology: the label is one the image is declared to tell apart (tasks.contract.malignancy_decidable)
+        # by histopathology: the label is one the image is declared to tell apart
+        # (vocab.differential.malignancy_decidable)
         if "malignancy" in fields:
             meta["malignancy_discriminable"] = True
         return self.case(spec, ref, fields, findings=findings, meta=meta)

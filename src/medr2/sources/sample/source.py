@@ -41,8 +41,8 @@ from medr2.sources.sample.lesions import (
     told_apart,
 )
 from medr2.sources.sample.report import make_report
-from medr2.tasks.contract import malignancy_decidable
 from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
+from medr2.vocab.differential import malignancy_decidable
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -544,7 +544,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     )
     if cls is not None or options:
         # the report says "malignant appearance" only where the image decides it (the gate of every malignancy
-        # claim, tasks.contract.malignancy_decidable; a glioblastoma's abscess mimic leaves it undecided)
+        # claim, medr2.vocab.differential.malignancy_decidable; a glioblastoma's abscess mimic leaves it undecided)
         report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
                              findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
                              malignancy=malignancy if malignancy_decidable(case) else None, artefact=artefact,
