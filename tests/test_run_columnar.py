@@ -45,7 +45,7 @@ SELECTIONS: list[dict[str, Any]] = [
 
 @pytest.fixture(scope="module", params=["sample", "fixture"])
 def variant_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample source built with text and visual variants (5 cases, all train: over 400 items under the
+    """The sample source built with text and visual variants (6 cases, all train: over 400 items under the
     answerability contracts, which drop tasks the sample cannot answer), and the run-test fixture bench
     (40 cases, train and test, chains, context turns, cues)."""
     out = tmp_path_factory.mktemp("columnar") / "bench"
@@ -53,7 +53,7 @@ def variant_bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         from medr2.builder.pipeline import build_bench
 
         # every image stored: the tests below copy the bench file by file (tests/test_renders.py: deferred ones)
-        build_bench("sample", out, seed=0, n_cases=5, variants="T1,T4,V8,V9", renders="stored")
+        build_bench("sample", out, seed=0, n_cases=6, variants="T1,T4,V8,V9", renders="stored")
     else:
         from tests.run_fixtures import make_bench
 
