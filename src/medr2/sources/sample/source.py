@@ -303,7 +303,7 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
     # the void round a skull-stripped brain; where nothing but the void lies outside, it pushes the cortex in
     shown = tissue_shown(img) if surface else None
     if shown is not None:  # its outline smoothed over a few pixels (the mass's base follows no pixel's stair)
-        organ = (ndimage.gaussian_filter((organ & shown).astype(np.float32), 2.0) > 0.5) & shown
+        organ = (ndimage.gaussian_filter((organ & shown).astype(np.float32), 2.0) > 0.5) & organ & shown
     push = surface and shown is not None and not shows_outside(organ, shown)
     within = organ if surface else None
     tissue = organ if surface else host
