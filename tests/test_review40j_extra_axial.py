@@ -12,11 +12,13 @@ case's background before any lesion by this file's own measures, not the source'
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
 BRAINS = ("mni152-axial", "mni152-coronal", "mni152-sagittal", "colin27-axial", "colin27-coronal",
@@ -118,3 +120,52 @@ def test_on_a_skull_stripped_brain_the_mass_pushes_the_cortex_in(benches) -> Non
         assert moved >= MOVED, (case.case_id, moved)
         seen += 1
     assert seen >= 2, seen
+
+
+# ---------------------------------------------------------------------------------------------- wording (kind 5)
+
+NOT_SIGNED = re.compile(r"\bmidline side\b|\bimage side of\b|\bthe (lesion class|image side|quadrant) of the\b|_")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["laterality", "image_side", "quadrant", "location", "organ", "intensity", "margin", "shape",
+                        "texture", "lesion_class", "size_mm"]),
+       st.sampled_from(["left", "right", "midline", "upper left", "hyperintense", "rim", "oval", "brain"]))
+def test_an_attribute_is_said_as_a_reader_says_it(key: str, value: str) -> None:
+    """Every attribute value said of a lesion reads as a predicate: a side as where the lesion lies, the midline as no
+    side, no internal key or field name."""
+    from medr2.vocab.english import attribute_words
+
+    said = attribute_words(key, value)
+    if said is None:  # only an internal key or a field no reader is asked in words
+        assert key in ("lesion_class", "size_mm"), (key, value)
+        return
+    assert not NOT_SIGNED.search(said), said
+    if value == "midline" and key in ("laterality", "image_side"):
+        assert "side" not in said, said
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    from medr2.bench import load_bench
+    from medr2.builder.pipeline import build_bench
+
+    out: list[str] = []
+    for seed in (41, 53):
+        root = tmp_path_factory.mktemp(f"r40j-text-{seed}") / "bench"
+        try:
+            build_bench("sample", root, seed=seed, n_cases=30, variants="all", workers=1)
+        except Exception as e:  # noqa: BLE001  (the sample's optional backgrounds)
+            pytest.skip(f"sample source not available: {e}")
+        for it in load_bench(root).items:
+            out.append(it.question)
+            out.extend(t.question for t in it.context)
+    return out
+
+
+def test_no_question_says_a_side_or_a_field_a_radiologist_would_not(texts: list[str]) -> None:
+    """No question text or context turn of a built bench asks "the image side of" a lesion, puts it "on the
+    midline side" or reads an attribute's field name ("lesion class of", an underscore)."""
+    assert texts
+    bad = [t for t in texts if NOT_SIGNED.search(t)]
+    assert not bad, bad[:5]
