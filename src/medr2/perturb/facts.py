@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from medr2.records import Case
 from medr2.tasks.contract import abnormal_state, anatomical
 from medr2.vocab.differential import malignancy_decidable
+from medr2.vocab.english import attribute_words
 
 
 def _finding(case: Case) -> str | None:
@@ -67,7 +68,8 @@ class FactKey:
 
     def state(self, v: str, case: Case | None = None) -> str:
         """The sentence stating value ``v`` of ``case`` (its lesions named in their number)."""
-        return self.sentence.format(v=v, a_v=a_an(v), **lesion_words(case))
+        where = attribute_words(self.key, v) or v  # "in the midline", never "on the midline side"
+        return self.sentence.format(v=v, a_v=a_an(v), where=where, **lesion_words(case))
 
     def ask(self, case: Case | None = None) -> str:
         """The question asking for the fact of ``case`` (its lesions named in their number)."""
@@ -84,7 +86,7 @@ FACTS: dict[str, FactKey] = {f.key: f for f in (
     FactKey("structure", 2, _structure, "Which main structure is visible?",
             "The main structure visible is the {v}."),
     FactKey("finding", 3, _finding, "Which finding is present?", "This image shows {a_v}."),
-    FactKey("laterality", 3, _laterality, "On which side {is} {the_lesion}?", "{The_lesion} {is} on the {v} side."),
+    FactKey("laterality", 3, _laterality, "On which side {is} {the_lesion}?", "{The_lesion} {is} {where}."),
     FactKey("diagnosis", 4, lambda c: c.diagnosis, "What is the diagnosis?", "The diagnosis is {v}."),
     FactKey("severity", 4, lambda c: c.severity, "What is the severity?", "The severity is {v}."),
     FactKey("malignancy", 4, _malignancy, "Is {the_lesion} benign or malignant?", "{The_lesion} {is} {v}."),

@@ -126,7 +126,9 @@ def halo_px(gray: np.ndarray, lesion: np.ndarray, keep: np.ndarray) -> int:
         if p0 is None or abs(p0 - ref) <= tol:
             return True
         nxt = prof[i + 1:i + 3]
-        return all(v is not None for v in nxt) and abs(nxt[0] - p0) <= tol / 2 and abs(nxt[1] - nxt[0]) <= tol / 2  # type: ignore[operator]
+        if len(nxt) < 2 or any(v is None for v in nxt):  # the profile's end: no two shells left to level off
+            return False
+        return abs(nxt[0] - p0) <= tol / 2 and abs(nxt[1] - nxt[0]) <= tol / 2  # type: ignore[operator]
 
     for i in range(reach):
         if flat(i) and flat(i + 1):

@@ -24,6 +24,7 @@ from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, deri
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks import TASKS
 from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
+from medr2.vocab.english import attribute_words
 
 NONE_OF_THE_ABOVE = "None of the above"
 
@@ -66,10 +67,9 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
             # values of cases of the same modality and body region: never "the organ of the ring lesion liver?"
             # on a head MRI (issue 40 kind 6: a false twin no reader could take for true tests nothing)
             for alt in sorted(pools.attributes.get(setting(case), {}).get(k, set()) - {v}):
-                if k == "laterality":
-                    out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} on the {alt} side?")
-                else:
-                    out["attribute"].append(f"Is the {k.replace('_', ' ')} of the {f.label} {alt}?")
+                said = attribute_words(k, alt)  # a side, a part of the image or a descriptor, said as such
+                if said is not None:
+                    out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} {said}?")
     out["finding"] = [f"{there_is(lab)} in this image?" for lab in pools.absent_labels(case)]
     if case.diagnosis:
         # a normal label is no diagnosis ("a diagnosis of no tumour" also reads as a double negative)

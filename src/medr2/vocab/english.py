@@ -110,3 +110,36 @@ def indefinite(phrase: str) -> str:
 def be(phrase: str) -> str:
     """``is`` or ``are`` agreeing with ``phrase``."""
     return "are" if is_plural(phrase) else "is"
+
+
+# how a lesion attribute's value is said of the lesion (issue 40 kind 5): a side is where the lesion lies, "midline"
+# no side at all, a quadrant and an image side are parts of the image, never "the image side ... left" or "the
+# midline side"; {v}: the value. An attribute not listed here is no reader's word (an internal class key) or a
+# descriptor read as an adjective ("hyperintense", "well-defined", "oval").
+WHERE_WORDS: dict[str, str] = {
+    "laterality": "on the {v} side",
+    "image_side": "on the {v} side of the image",
+    "quadrant": "in the {v} quadrant of the image",
+    "location": "in the {v}",
+    "organ": "in the {v}",
+}
+MIDLINE_WORDS: dict[str, str] = {"laterality": "in the midline", "image_side": "in the middle of the image"}
+NOT_SAID = frozenset({"lesion_class"})  # attributes whose values are internal keys, never asked as text
+DESCRIPTORS = frozenset({"intensity", "margin", "shape"})  # values read as adjectives of the lesion
+
+
+def attribute_words(key: str, value: str) -> str | None:
+    """The predicate saying attribute ``key`` = ``value`` of a lesion ("on the left side", "in the midline", "in the
+    upper left quadrant of the image", "hyperintense"), to follow "is" / "are"; None for an attribute no reader
+    would be asked in words (:data:`NOT_SAID`, an unknown key)."""
+    if key in NOT_SAID or not value:
+        return None
+    if value == "midline" and key in MIDLINE_WORDS:
+        return MIDLINE_WORDS[key]
+    if key in WHERE_WORDS:
+        return WHERE_WORDS[key].format(v=value)
+    if key in DESCRIPTORS:
+        return value
+    if key == "texture":
+        return {"rim": "walled by a thick rim"}.get(value, value)
+    return None

@@ -29,6 +29,11 @@ PLACEMENTS = ("within", "surface")
 CLEFT_PX = 2.0  # the cleft of CSF drawn between an extra-axial mass and the brain it indents (pixels)
 CLEFT_SIGNAL = 0.35  # the cleft's signal, times the tissue's (CSF is dark on T1)
 BASE_SHARE = 0.4  # an extra-axial lesion's base on the surface: at least this share of its width
+VOID_LEVEL = 0.12  # a pixel of a background darker than this (of [0, 1]) shows no tissue: the black round a
+# skull-stripped brain, the air round a head
+OUTSIDE_BAND = (3, 10)  # the band outside an organ's outline (pixels) measured for tissue: skull, scalp, dura
+OUTSIDE_SHOWN = 0.5  # at least this share of that band shows tissue: the image shows what lies round the organ
+PUSH_REACH = 2.2  # an extra-axial mass on a skull-stripped brain pushes the cortex in out to this many radii
 
 
 @dataclass(frozen=True)
@@ -397,6 +402,49 @@ def cavity(organ: np.ndarray, close_px: int = 12) -> np.ndarray:
     padded = np.pad(organ, close_px)
     closed = ndimage.binary_closing(padded, iterations=close_px)[close_px:-close_px, close_px:-close_px]
     return ndimage.binary_fill_holes(closed | organ)
+
+
+def tissue_shown(img: np.ndarray) -> np.ndarray:
+    """The pixels of a background (float [0, 1], before any lesion) that show tissue: brighter than
+    :data:`VOID_LEVEL`, holes filled (a dark ventricle or sulcus inside the head is still the head)."""
+    return np.asarray(ndimage.binary_fill_holes(_gray(img) > VOID_LEVEL))
+
+
+def shows_outside(organ: np.ndarray, shown: np.ndarray) -> bool:
+    """Whether the image shows tissue round the organ's outline (skull, scalp, dura: what an extra-axial mass lies
+    against): at least :data:`OUTSIDE_SHOWN` of the band :data:`OUTSIDE_BAND` pixels outside it shows tissue
+    (:func:`tissue_shown`). False on a skull-stripped brain, where nothing but the void lies outside (issue 40)."""
+    d = ndimage.distance_transform_edt(~organ)
+    band = (d >= OUTSIDE_BAND[0]) & (d <= OUTSIDE_BAND[1])
+    return bool(band.any()) and float(shown[band].mean()) >= OUTSIDE_SHOWN
+
+
+def push_in(img: np.ndarray, organ: np.ndarray, cx: float, cy: float, radius: float) -> None:
+    """The mass effect of an extra-axial mass centred on the organ's surface at (cx, cy), in place on ``img``: the
+    organ's tissue within :data:`PUSH_REACH` radii of the centre is pushed radially away from it, what lay under
+    the mass compressed into the ring between ``radius`` and the reach (the cortex indented, its gyri bent round
+    the mass, not cut away); pixels outside ``organ`` are left as they are (the void round a skull-stripped brain
+    stays void). Bilinear resampling of the pixels before the push."""
+    h, w = img.shape[:2]
+    reach = PUSH_REACH * radius
+    x0, x1 = max(0, int(cx - reach) - 1), min(w, int(cx + reach) + 2)
+    y0, y1 = max(0, int(cy - reach) - 1), min(h, int(cy + reach) + 2)
+    yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float64)
+    dx, dy = xx - cx, yy - cy
+    rho = np.hypot(dx, dy)
+    src = np.clip((rho - radius) * reach / max(reach - radius, 1e-6), 0.0, None)
+    scale = np.where(rho > 1e-6, np.minimum(src, rho) / np.maximum(rho, 1e-6), 0.0)
+    sy, sx = cy + dy * scale, cx + dx * scale
+    move = organ[y0:y1, x0:x1] & (rho < reach)
+    before = img.copy()
+    chans = before[..., None] if before.ndim == 2 else before
+    region = img[y0:y1, x0:x1]
+    for k in range(chans.shape[-1]):
+        warped = ndimage.map_coordinates(chans[..., k], [sy, sx], order=1, mode="nearest").astype(img.dtype)
+        if img.ndim == 2:
+            region[move] = warped[move]
+        else:
+            region[..., k][move] = warped[move]
 
 
 def placed_where_it_may(cls: LesionClass, mask: np.ndarray, host: np.ndarray, organ: np.ndarray | None) -> bool:

@@ -36,8 +36,11 @@ from medr2.sources.sample.lesions import (
     intensity_word,
     lesion_contrast,
     placed_where_it_may,
+    push_in,
     render_one,
     shown_texture,
+    shows_outside,
+    tissue_shown,
     told_apart,
 )
 from medr2.sources.sample.report import make_report
@@ -246,6 +249,8 @@ def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.n
     return np.minimum(dt, edge), _organ_dt(key, view)[y0:y1, x0:x1], np.broadcast_to(edge, dt.shape)
 
 
+PUSH_SHARE = 0.8  # the radius an extra-axial mass pushes the cortex in by, of its drawn radius (an oval's short
+# axis is 0.55 to 0.8 of it: the ring between is drawn over by the mass or its cleft)
 PLACE_TRIES = 8  # candidate sites tried per lesion for one that lies where its class may and reads
 
 
@@ -294,6 +299,12 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
     # the cavity the organ fills: its mask with the sulci that cut into it closed (an extra-axial mass overlies
     # them; a lesion cut to the mask itself would show them as notches)
     organ = cavity(dts[1] > 0) if surface else dts[1] > 0
+    # what the image shows round the organ (issue 40): an extra-axial mass lies in tissue the image shows, never on
+    # the void round a skull-stripped brain; where nothing but the void lies outside, it pushes the cortex in
+    shown = tissue_shown(img) if surface else None
+    if shown is not None:  # its outline smoothed over a few pixels (the mass's base follows no pixel's stair)
+        organ = (ndimage.gaussian_filter((organ & shown).astype(np.float32), 2.0) > 0.5) & organ & shown
+    push = surface and shown is not None and not shows_outside(organ, shown)
     within = organ if surface else None
     tissue = organ if surface else host
     # a surface lesion is centred on the cavity's surface (not in a sulcus's mouth, where a smaller prior would
@@ -327,6 +338,8 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                 if best is not None:
                     _c, cy, cx, orient, tried = best
                     drawn = max(2.5, size_mm * scale / spacing / 2.0)
+                    if push:
+                        push_in(img, organ, float(cx), float(cy), drawn * PUSH_SHARE)
                     mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality,
                                       np.random.default_rng(seed), within=within, orient=orient)
                     placed.append(PlacedLesion(mask, shape, size_mm * scale, shown_texture(cls, img, mask),

@@ -1,0 +1,171 @@
+"""Issue 40 (review 2026-12-07c, branch fix40j): extra-axial masses on a skull-stripped brain.
+
+Properties of built sample benches (two seeds, the template brains), measured on the stored pixels and on the
+case's background before any lesion by this file's own measures, not the source's:
+
+- every extra-axial mass lies in tissue the background shows: none of its pixels on the void round a skull-stripped
+  brain (a background pixel darker than :data:`VOID`);
+- its base touches the brain's surface (the outer band of the shown brain) along at least a third of its width;
+- where nothing but the void lies round the brain, the mass pushes the cortex in: the brain round it is displaced
+  from the background's, not left as it was beside a mass cut into it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import ndimage
+
+BRAINS = ("mni152-axial", "mni152-coronal", "mni152-sagittal", "colin27-axial", "colin27-coronal",
+          "colin27-sagittal")
+SEEDS = (17, 29)
+VOID = 0.1  # a background pixel darker than this shows no tissue
+MOVED = 0.02  # the brain round a mass that pushes it in differs from the background's by at least this (mean)
+
+
+@pytest.fixture(scope="module")
+def benches(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, Path]]:
+    from medr2 import BadInput
+    from medr2.sources.base import get_source
+
+    try:
+        get_source("sample")
+    except (ImportError, BadInput) as e:
+        pytest.skip(f"sample source not available: {e}")
+    from medr2.bench import load_bench
+    from medr2.builder.pipeline import build_bench
+    from medr2.sources.sample.source import available_backgrounds
+
+    have = [k for k in BRAINS if k in available_backgrounds()]
+    if not any(k.startswith("mni152") for k in have):
+        pytest.skip(f"the template brains are not installed here (have {have})")
+    out = []
+    for seed in SEEDS:
+        root = tmp_path_factory.mktemp(f"r40j-{seed}") / "bench"
+        build_bench("sample:" + ",".join(have), root, seed=seed, n_cases=40, workers=1)
+        out.append((load_bench(root), root))
+    return out
+
+
+def _mask(root: Path, rel: str) -> np.ndarray:
+    from medr2.images import load_image
+
+    return load_image(root / rel, mode="L") > 127
+
+
+def _gray(root: Path, rel: str) -> np.ndarray:
+    from medr2.images import load_image
+
+    a = load_image(root / rel).astype(np.float64) / 255.0
+    return a.mean(axis=2) if a.ndim == 3 else a
+
+
+def _background(case: Any) -> np.ndarray:
+    """The case's background before any lesion, cropped and mirrored as shown (float [0, 1])."""
+    from medr2.sources.sample.background import BACKGROUNDS
+
+    bg = BACKGROUNDS[case.meta["background_key"]].load(case.meta["view"])
+    x0, y0, x1, y1 = case.meta["crop_xyxy"]
+    img = bg.images[case.meta["window"]][y0:y1, x0:x1].astype(np.float64)
+    img = img[:, ::-1] if case.flipped else img
+    return img.mean(axis=2) if img.ndim == 3 else img
+
+
+def _masses(benches: list[tuple[Any, Path]]) -> Any:
+    for bench, root in benches:
+        for case in bench.cases:
+            for f in case.findings:
+                if f.synthetic and f.mask and "extra-axial" in f.label:
+                    brain = next(_mask(root, s.mask) for s in case.structures if s.name == "brain")
+                    yield root, case, _mask(root, f.mask), brain
+
+
+def test_extra_axial_masses_lie_in_shown_tissue_with_a_base_on_the_brain(benches) -> None:  # type: ignore[no-untyped-def]
+    seen = 0
+    for _root, case, m, brain in _masses(benches):
+        bg = _background(case)
+        tissue = ndimage.binary_fill_holes(bg > VOID)
+        assert not (m & ~tissue).any(), (case.case_id, "pixels on the void", int((m & ~tissue).sum()))
+        shown = brain & tissue
+        band = shown & ~ndimage.binary_erosion(shown, iterations=2)
+        width = 2.0 * np.sqrt(m.sum() / np.pi)
+        assert (m & band).sum() >= width / 3, (case.case_id, int((m & band).sum()), width)
+        seen += 1
+    assert seen >= 4, seen
+
+
+def test_on_a_skull_stripped_brain_the_mass_pushes_the_cortex_in(benches) -> None:  # type: ignore[no-untyped-def]
+    seen = 0
+    for root, case, m, brain in _masses(benches):
+        bg = _background(case)
+        outside = ndimage.distance_transform_edt(~brain)
+        band = (outside >= 3) & (outside <= 10)
+        if (bg[band] > VOID).mean() >= 0.5:  # skull and scalp round the brain: the mass lies against them
+            continue
+        shown = _gray(root, case.image)
+        if case.meta.get("degradation"):
+            continue
+        shift = 0.92 if case.case_id.endswith("-prior") else 1.0  # a prior's exposure (img * 0.92 + 0.04)
+        base = bg * shift + (0.04 if shift != 1.0 else 0.0)
+        r = float(ndimage.distance_transform_edt(m).max())
+        d = ndimage.distance_transform_edt(~m)
+        ring = (d >= 3) & (d <= max(4.0, r)) & brain & (bg > VOID)
+        assert ring.any(), case.case_id
+        moved = float(np.abs(shown[ring] - base[ring]).mean())
+        assert moved >= MOVED, (case.case_id, moved)
+        seen += 1
+    assert seen >= 2, seen
+
+
+# ---------------------------------------------------------------------------------------------- wording (kind 5)
+
+NOT_SIGNED = re.compile(r"\bmidline side\b|\bimage side of\b|\bthe (lesion class|image side|quadrant) of the\b|_")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["laterality", "image_side", "quadrant", "location", "organ", "intensity", "margin", "shape",
+                        "texture", "lesion_class", "size_mm"]),
+       st.sampled_from(["left", "right", "midline", "upper left", "hyperintense", "rim", "oval", "brain"]))
+def test_an_attribute_is_said_as_a_reader_says_it(key: str, value: str) -> None:
+    """Every attribute value said of a lesion reads as a predicate: a side as where the lesion lies, the midline as no
+    side, no internal key or field name."""
+    from medr2.vocab.english import attribute_words
+
+    said = attribute_words(key, value)
+    if said is None:  # only an internal key or a field no reader is asked in words
+        assert key in ("lesion_class", "size_mm"), (key, value)
+        return
+    assert not NOT_SIGNED.search(said), said
+    if value == "midline" and key in ("laterality", "image_side"):
+        assert "side" not in said, said
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    from medr2.bench import load_bench
+    from medr2.builder.pipeline import build_bench
+
+    out: list[str] = []
+    for seed in (41, 53):
+        root = tmp_path_factory.mktemp(f"r40j-text-{seed}") / "bench"
+        try:
+            build_bench("sample", root, seed=seed, n_cases=30, variants="all", workers=1)
+        except Exception as e:  # noqa: BLE001  (the sample's optional backgrounds)
+            pytest.skip(f"sample source not available: {e}")
+        for it in load_bench(root).items:
+            out.append(it.question)
+            out.extend(t.question for t in it.context)
+    return out
+
+
+def test_no_question_says_a_side_or_a_field_a_radiologist_would_not(texts: list[str]) -> None:
+    """No question text or context turn of a built bench asks "the image side of" a lesion, puts it "on the
+    midline side" or reads an attribute's field name ("lesion class of", an underscore)."""
+    assert texts
+    bad = [t for t in texts if NOT_SIGNED.search(t)]
+    assert not bad, bad[:5]
