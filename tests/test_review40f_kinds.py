@@ -229,3 +229,25 @@ def test_every_item_meets_the_contract_of_the_task_it_is_filed_under(built: Benc
         checked += 1
     assert checked > 100
     assert any(it.variant == "T1" for it in built.items)
+
+
+def test_an_intensity_is_keyed_or_denied_only_of_a_lesion_of_one_signal(built: Bench) -> None:
+    """s3.attribute asks a finding's intensity, and T1 denies one, only where the finding is of one signal
+    (``contract.one_signal``): a ring lesion's bright rim round a dark core makes "mixed signal" as true as
+    "hypointense" (the third review)."""
+    from medr2.tasks.contract import one_signal
+
+    words = {str(f.attributes["intensity"]) for c in built.cases for f in c.findings
+             if isinstance(f.attributes.get("intensity"), str)}
+    asked = 0
+    for it in built.items:
+        intensity_q = (it.task == "s3.attribute" and it.meta.get("attribute") == "intensity") or (
+            it.variant == "T1" and (it.perturbation or {}).get("family") == "attribute"
+            and any(re.search(rf"\b{re.escape(w)}\b", it.question) for w in words))
+        if not intensity_q:
+            continue
+        named = [f for f in built.case(it.case_id).findings if f.label.lower() in it.question.lower()]
+        assert named and all(one_signal(f) for f in named), (it.item_id, it.variant, it.question)
+        asked += 1
+    if any(c.meta.get("lesion_class") for c in built.cases):  # the sample draws rim lesions beside homogeneous ones
+        assert any(not one_signal(f) for c in built.cases for f in c.findings)

@@ -55,6 +55,7 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
     check of a wrong option (:func:`medr2.tasks.assemble.wrong_option_true`): never the diagnosis, a relative of it
     or a mimic the image cannot rule out (a brain metastases image does not fail to support glioblastoma)."""
     from medr2.tasks.assemble import wrong_option_true
+    from medr2.tasks.contract import one_signal
 
     pools = ctx.pools
     out: dict[str, list[str]] = {"attribute": [], "finding": [], "diagnosis": [], "structure": [], "acquisition": []}
@@ -62,8 +63,8 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
         f = case.findings[0]
         for k in sorted(f.attributes):
             v = f.attributes[k]
-            if not isinstance(v, str) or not v:
-                continue
+            if not isinstance(v, str) or not v or (k == "intensity" and not one_signal(f)):
+                continue  # a rim lesion's "mixed signal?" is no false statement (contract.one_signal)
             # values of cases of the same modality and body region: never "the organ of the ring lesion liver?"
             # on a head MRI (issue 40 kind 6: a false twin no reader could take for true tests nothing)
             for alt in sorted(pools.attributes.get(setting(case), {}).get(k, set()) - {v}):

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from medr2 import vocab as clinical
-from medr2.records import Case, Structure
+from medr2.records import Case, Finding, Structure
 from medr2.registry import Registry
 from medr2.tasks import vocab
 from medr2.vocab.differential import (
@@ -208,6 +208,14 @@ def absence_stated(case: Case) -> bool:
     (``Case.absent``) its own labels do not contradict (a presence question then has a "no" to ask)."""
     s = Stated.of(case)
     return s.complete or any(not compatible(a, s.positives) for a in s.absent)
+
+
+def one_signal(f: Finding) -> bool:
+    """Whether a finding's intensity is one value, so that an intensity may be keyed or denied of it: no texture
+    stated, or a homogeneous one. A bright rim round a dark core or a heterogeneous mass makes "mixed signal" as true
+    as its core's signal (the third blind review: "hypointense" keyed beside "mixed signal" for a ring lesion)."""
+    texture = f.attributes.get("texture")
+    return not isinstance(texture, str) or not texture or texture == "homogeneous"
 
 
 def one_lesion(case: Case) -> bool:

@@ -20,7 +20,7 @@ from medr2.tasks.common import (
     unique_findings,
     yes_no_pair,
 )
-from medr2.tasks.contract import abnormal_state
+from medr2.tasks.contract import abnormal_state, one_signal
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 from medr2.vocab import appearance
 
@@ -272,8 +272,11 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     "How would you characterise the {attr} of the {f}?",
 ], chain=5, requires=("one_per_label", "readable", "evidence_readable"))
 def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
+    """One attribute of one finding. Its intensity only where the finding is of one signal: a texture the source
+    states other than homogeneous (a bright rim round a dark core, a heterogeneous mass) makes "mixed signal" as
+    true as the core's signal (the third review: "hypointense" keyed beside "mixed signal" for a ring lesion)."""
     cands = [(f, a) for f in unique_findings(case) for a in ATTRIBUTES
-             if isinstance(f.attributes.get(a), str) and f.attributes.get(a)]
+             if isinstance(f.attributes.get(a), str) and f.attributes.get(a) and (a != "intensity" or one_signal(f))]
     if not cands:
         raise Skip("no finding with shape, margin or intensity")
     f, a = pick(ctx, cands)
