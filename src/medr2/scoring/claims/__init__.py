@@ -24,8 +24,9 @@ Rules only, deliberately conservative (a wrong ``contradicted`` accuses a model 
   part; a finding merely unlisted on an incomplete list is ``unverifiable``; "normal" needs a complete list; an
   organ that is not annotated is never "absent" (only one of another body part is contradicted).
 
-An optional judge (``medr2 score --judge SPEC --judge-claims``; ``medr2.scoring.scorer._judge_claims``) decides the
-claims the rules leave ``unverifiable`` (asserted ones only); its share is reported in ``metrics.json`` ``claims``.
+An optional judge (``medr2 score --judge SPEC --judge-claims``; ``medr2.scoring.rationaleaudit._judge_claims``)
+decides the claims the rules leave ``unverifiable`` (asserted ones only); its share is reported in ``metrics.json``
+``claims``.
 
 The checker is this package's modules, each importing only those above it: :mod:`.truth` (:class:`Claim`,
 :class:`Truth`, the version), :mod:`.lexicon` (terms and mentions), :mod:`.verdicts` (a mention decided against the
