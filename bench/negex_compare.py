@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import medr2.scoring.claims as C
+from medr2.scoring.claims import clauses as _clause_rules, rationale as _entry_rules
+
+# the checker's modules that call the negation decision (each holds its own name for medr2.vocab.context.negated)
+_NEGATING = (_clause_rules, _entry_rules)
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {"corpus": "rationale_corpus.jsonl", "heldout": "rationale_heldout.jsonl",
@@ -57,7 +61,8 @@ def _rows(name: str) -> list[dict[str, Any]]:
 
 def score(name: str, nlp: Any | None) -> dict[str, Any]:
     """Precision/recall of ``contradicted`` (span-exact); with ``nlp`` the negation decision is NegEx's (the
-    checker's one negation decision, :func:`medr2.vocab.context.negated` as claims.py imports it, replaced)."""
+    checker's one negation decision, :func:`medr2.vocab.context.negated` as the checker's modules import it,
+    replaced)."""
     rules = C._negated
 
     def negex(text: str, clause: tuple[int, int], s: int, e: int) -> bool:
@@ -66,7 +71,8 @@ def score(name: str, nlp: Any | None) -> dict[str, Any]:
     tp = fp = hit = gold = 0
     try:
         if nlp is not None:
-            C._negated = negex
+            for module in _NEGATING:
+                module._negated = negex
         for row in _rows(name):
             claims = [c for c in C.check_rationale(row["raw"], row["case"]) if c.verdict == "contradicted"]
             spans = row["claims"]
@@ -77,7 +83,8 @@ def score(name: str, nlp: Any | None) -> dict[str, Any]:
             hit += sum(any(c.source == "content" and c.start < sp["end"] and sp["start"] < c.end for c in claims)
                        for sp in spans)
     finally:
-        C._negated = rules
+        for module in _NEGATING:
+            module._negated = rules
     return {"precision": round(tp / max(1, tp + fp), 3), "recall": round(hit / max(1, gold), 3), "tp": tp,
             "fp": fp, "gold": gold}
 

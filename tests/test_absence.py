@@ -246,7 +246,7 @@ def test_the_presence_tasks_are_those_that_key_an_absence() -> None:
 
 
 def test_a_bench_written_before_the_absent_column_still_loads(tmp_path: Path) -> None:
-    from medr2.scoring.scorer import _read_truths
+    from medr2.scoring.rationaleaudit import _read_truths
 
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store).model_copy(update={"absent": ["pneumothorax"]}) for i in range(2)]

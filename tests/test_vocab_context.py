@@ -93,14 +93,16 @@ def test_a_negation_of_part_of_a_finding_states_nothing_absent() -> None:
 
 
 def test_the_claim_checker_reads_negation_through_the_shared_module() -> None:
-    """claims.py holds no trigger of its own: its negation, hedge and scope names are medr2.vocab.context's."""
+    """The claim checker (the package medr2.scoring.claims) holds no trigger of its own: its negation, hedge and
+    scope names are medr2.vocab.context's."""
     from medr2.scoring import claims
 
     assert claims._negated is context.negated and claims._uncertain is context.uncertain
     assert claims._WEAK_HEDGE is context.WEAK_HEDGE and claims._clauses is context.clauses
-    tree = ast.parse((SOURCES.parent / "scoring" / "claims.py").read_text(encoding="utf-8"))
-    assigned = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
-                if isinstance(t, ast.Name)}
+    modules = sorted((SOURCES.parent / "scoring" / "claims").glob("*.py"))
+    assert len(modules) > 1
+    assigned = {t.id for path in modules for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
     assert not assigned & {"_NEG_BEFORE", "_NEG_AFTER", "_NEG_SCOPE", "_WEAK_HEDGE", "_STRONG_HEDGE",
                            "_CANNOT_EXCLUDE", "_HEDGE_BREAK", "_SPLIT", "_NOT_ABOUT_IMAGE"}
 
