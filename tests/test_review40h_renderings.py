@@ -119,11 +119,17 @@ def test_extra_axial_masses_lie_on_the_brain_surface(benches) -> None:  # type: 
             outline = ndimage.binary_fill_holes(ndimage.binary_closing(np.pad(brain, pad), iterations=pad))
             outline = outline[pad:-pad, pad:-pad]
             assert not (m & ~outline).any(), (case.case_id, int((m & ~outline).sum()))
-            band = outline & ~ndimage.binary_erosion(outline, iterations=2)
-            width = 2.0 * np.sqrt(m.sum() / np.pi)
-            assert (m & band).sum() >= width / 3, (case.case_id, int((m & band).sum()), width)
+            assert_base_on(m, outline, case.case_id)
             seen += 1
     assert seen >= 4, seen
+
+
+def assert_base_on(mass: np.ndarray, region: np.ndarray, case_id: str) -> None:
+    """An extra-axial mass's base lies on ``region``'s surface: at least a third of its width (the width of a disc of
+    its area) within the region's outer 2-pixel band."""
+    band = region & ~ndimage.binary_erosion(region, iterations=2)
+    width = 2.0 * np.sqrt(mass.sum() / np.pi)
+    assert (mass & band).sum() >= width / 3, (case_id, int((mass & band).sum()), width)
 
 
 def test_soft_tissue_lesions_never_over_the_humerus(benches) -> None:  # type: ignore[no-untyped-def]
