@@ -250,6 +250,7 @@ def check_option_and_prompt_layouts(built: Built) -> set[str]:
     from medr2.run.prompts import question_text
     from medr2.tasks import TASKS
     from medr2.tasks.vocab import FIXED_OPTION
+    from medr2.vocab.english import attribute_words
 
     box = re.compile(r"\[\d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?, \d+(?:\.\d+)?\]")
     seen: set[str] = set()
@@ -267,10 +268,10 @@ def check_option_and_prompt_layouts(built: Built) -> set[str]:
             assert it.task == T1_TASKS[it.perturbation["family"]] and it.stage == TASKS[it.task].stage
             if it.perturbation["family"] == "attribute":  # the false value is one a case of its setting has
                 case = built.cases[it.case_id]
-                here = {str(v) for c in built.cases.values() if setting(c) == setting(case) for f in c.findings
-                        for v in f.attributes.values() if isinstance(v, str) and v}
-                assert any(it.question.rstrip("?").endswith(f" {v}") or f" {v} side" in it.question
-                           for v in here), it.question
+                here = {said for c in built.cases.values() if setting(c) == setting(case) for f in c.findings
+                        for k, v in f.attributes.items() if isinstance(v, str) and v
+                        and (said := attribute_words(k, v)) is not None}  # as T1 says it ("in the midline")
+                assert any(it.question.rstrip("?").endswith(f" {said}") for said in here), it.question
             seen.add(code)
     return seen
 
