@@ -13,7 +13,26 @@ import numpy as np
 from medr2.imaging.draw import iou
 from medr2.perturb.facts import FACTS, NONE_OPTION, TASK_FACT, norm, option_index
 from medr2.records import Box, Case, Item, letter, letter_index
-from medr2.tasks.contract import abnormal_state
+from medr2.tasks import vocab
+from medr2.tasks.assemble import wrong_option_true
+from medr2.tasks.common import COUNT_LABELS, area, count_layout_index
+from medr2.tasks.contract import (
+    abnormal_state,
+    anatomical,
+    labels_complete,
+    lateralising,
+    one_lesion,
+    one_per_label,
+    readable,
+    site_elsewhere,
+    states_absent,
+    task_requires,
+    unmet,
+)
+from medr2.tasks.pools import case_compatible
+from medr2.tasks.spec import TASKS
+from medr2.tasks.stage2 import SIZE_RATIO_MIN, _relation
+from medr2.tasks.stage3 import _describe
 from medr2.tasks.vocab import in_scale_order, ordinal_options
 
 
@@ -28,9 +47,6 @@ def answer_for_shown(item: Item, case: Case, other: Case,
     answerable there any more than on a clean item), nor where a wrong option is true of ``other``
     (:func:`medr2.tasks.assemble.wrong_option_true`, the clean drafts' check: a mimic ``other``'s image cannot rule
     out, as a differential's brain abscess beside a glioblastoma its source does not tell apart)."""
-    from medr2.tasks.assemble import wrong_option_true
-    from medr2.tasks.contract import task_requires, unmet
-
     if unmet(task_requires(item.task), other) is not None:
         return None
     key = TASK_FACT.get(item.task)
@@ -115,8 +131,6 @@ def shown_answer(item: Item, case: Case, other: Case, rng: np.random.Generator |
     that reads the image's content (its contract declares ``readable``) asked of a non-diagnostic image has lost
     its evidence: the key does not hold. No rule, or a truth that does not decide: unknown (None). The one rule
     V2 and V3 decide by whether their image removes the evidence the parent's question needs."""
-    from medr2.tasks.contract import readable, task_requires
-
     if "readable" in task_requires(item.task) and not readable(other):
         return Shown(None, False)
     got = answer_for_shown(item, case, other, rng)
@@ -149,8 +163,6 @@ def _orientation_holds(item: Item, case: Case, other: Case) -> bool | None:
     """'Is the image mirrored?' of another image: not answerable from one that does not show a mirror image
     (:func:`medr2.tasks.contract.lateralising`, the task's own clause): the key does not hold; else the same claim
     is true of it where its flip flag is the parent case's."""
-    from medr2.tasks.contract import lateralising
-
     if not lateralising(other):
         return False
     if other.flipped is None or case.flipped is None:
@@ -167,8 +179,6 @@ def _structure_holds(name: str, other: Case, at: Box | None = None, min_iou: flo
     ``at`` more than ``min_iou``, where given); else false where its structure labels are complete or the structure
     lies only in another part of the body than the shown one (:func:`medr2.tasks.contract.site_elsewhere`: the
     brain of a shoulder image), unknown where neither."""
-    from medr2.tasks.contract import anatomical
-
     found = _named(list(anatomical(other).structures), name)
     if found and (at is None or any(iou(s.box, at) > min_iou for s in found)):
         return True
@@ -178,8 +188,6 @@ def _structure_holds(name: str, other: Case, at: Box | None = None, min_iou: flo
 def _structure_absent(name: str, other: Case) -> bool:
     """Whether ``other`` is known to lack a structure ``name`` it does not list: its structure labels are complete,
     or the structure lies only in another part of the body (:func:`medr2.tasks.contract.site_elsewhere`)."""
-    from medr2.tasks.contract import labels_complete, site_elsewhere
-
     return labels_complete(other, "structures") or site_elsewhere(name, other.body_region)
 
 
@@ -219,9 +227,6 @@ def _organ_box_holds(item: Item, case: Case, other: Case) -> bool | None:
 
 def _relative_holds(item: Item, case: Case, other: Case) -> bool | None:
     """The relation of the two named structures in the shown case (the generator's own rule), where it has both."""
-    from medr2.tasks.contract import anatomical
-    from medr2.tasks.stage2 import _relation
-
     x, y = item.meta.get("x"), item.meta.get("y")
     if not x or not y:
         return None
@@ -235,10 +240,6 @@ def _relative_holds(item: Item, case: Case, other: Case) -> bool | None:
 
 def _size_compare_holds(item: Item, case: Case, other: Case) -> bool | None:
     """Which of the two named structures is larger in the shown case (the generator's ratio), where it has both."""
-    from medr2.tasks.common import area
-    from medr2.tasks.contract import anatomical
-    from medr2.tasks.stage2 import SIZE_RATIO_MIN
-
     names = [o[4:] for o in item.options if o.lower().startswith("the ")]
     if len(names) != 2:
         return None
@@ -260,10 +261,6 @@ def _label_holds(label: str, other: Case) -> bool | None:
     """Whether a finding or diagnosis ``label`` is true of ``other``: one of what its image is compatible with (a
     finding, the diagnosis or a mimic it cannot rule out: :func:`medr2.tasks.pools.case_compatible`), false where its
     truth states it absent (:func:`medr2.tasks.contract.states_absent`), else unknown."""
-    from medr2.tasks import vocab
-    from medr2.tasks.contract import anatomical, states_absent
-    from medr2.tasks.pools import case_compatible
-
     if vocab.is_normal(label):
         state = abnormal_state(other)
         return None if state is None else not state
@@ -276,8 +273,6 @@ def _diagnosis_holds(label: str, other: Case) -> bool | None:
     """A diagnosis ``label`` of ``other``: :func:`_label_holds`, and false where it is not one of what the image is
     compatible with while the case's diagnosis names its only lesion (:func:`medr2.tasks.contract.one_lesion`, the
     clause by which ``s4.diagnosis`` keys a diagnosis at all)."""
-    from medr2.tasks.contract import one_lesion
-
     there = _label_holds(label, other)
     if there is None and other.diagnosis and one_lesion(other):
         return False
@@ -301,9 +296,6 @@ def _multilabel_holds(item: Item, case: Case, other: Case) -> bool | None:
 
 
 def _count_holds(item: Item, case: Case, other: Case) -> bool | None:
-    from medr2.tasks.common import COUNT_LABELS, count_layout_index
-    from medr2.tasks.contract import labels_complete
-
     if not labels_complete(other, "findings") or any(f.attributes.get("focal") is False for f in other.findings):
         return None
     return norm(COUNT_LABELS[count_layout_index(len(other.findings))]) == norm(_key_text(item))
@@ -312,8 +304,6 @@ def _count_holds(item: Item, case: Case, other: Case) -> bool | None:
 def _attribute_holds(item: Item, case: Case, other: Case) -> bool | None:
     """The asked attribute (``meta["attribute"]``) of the shown case's findings: the key holds where one of them has
     its value; false where the case is lesion-free, or every finding of a complete list has another value."""
-    from medr2.tasks.contract import labels_complete
-
     a = item.meta.get("attribute")
     if _lesion_free(other):
         return False
@@ -327,9 +317,6 @@ def _attribute_holds(item: Item, case: Case, other: Case) -> bool | None:
 
 
 def _description_holds(item: Item, case: Case, other: Case) -> bool | None:
-    from medr2.tasks.contract import labels_complete
-    from medr2.tasks.stage3 import _describe
-
     if _lesion_free(other):
         return False
     described = [_describe(f.label, f.attributes) for f in other.findings]
@@ -345,8 +332,6 @@ def _lesion_only(item: Item, case: Case, other: Case) -> bool | None:
 
 
 def _lesion_box_holds(item: Item, case: Case, other: Case) -> bool | None:
-    from medr2.tasks.contract import one_per_label, states_absent
-
     target = _box_target(item, list(case.findings))
     if not target or item.answer_box is None:
         return None
@@ -360,8 +345,6 @@ def template_slot(task_id: str, question: str, slot: str) -> str | None:
     """The text a clean question of ``task_id`` put in its template's ``{slot}`` (the diagnosis of "Does this image
     support a diagnosis of {d}?"), read back through the task's own templates (``TaskSpec.templates``); None where
     no template with that slot reads the question."""
-    from medr2.tasks.spec import TASKS
-
     spec = TASKS.get(task_id)
     for t in spec.templates if spec is not None else ():
         if "{" + slot + "}" not in t.text:
