@@ -23,6 +23,7 @@ from medr2.perturb.facts import (
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks import TASKS
+from medr2.tasks.contract import one_signal, task_requires, unmet
 from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
 from medr2.vocab.english import attribute_words
 
@@ -55,7 +56,6 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
     check of a wrong option (:func:`medr2.tasks.assemble.wrong_option_true`): never the diagnosis, a relative of it
     or a mimic the image cannot rule out (a brain metastases image does not fail to support glioblastoma)."""
     from medr2.tasks.assemble import wrong_option_true
-    from medr2.tasks.contract import one_signal
 
     pools = ctx.pools
     out: dict[str, list[str]] = {"attribute": [], "finding": [], "diagnosis": [], "structure": [], "acquisition": []}
@@ -113,8 +113,6 @@ class AbsentTwin(Perturbation):
             raise Skip("not a yes/no item")
         if item.answer != "yes":
             raise Skip("parent answer is 'no' (it is already an absent statement)")
-        from medr2.tasks.contract import task_requires, unmet
-
         seed, rng = _rng(ctx, item, self.code)
         cands = _t1_candidates(case, ctx)
         for family in _T1_ORDER.get(item.stage, _T1_ORDER[3]):
