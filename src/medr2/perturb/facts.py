@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from medr2 import vocab as clinical
 from medr2.records import Case
 from medr2.tasks.contract import abnormal_state, anatomical
+from medr2.tasks.pools import case_compatible
 from medr2.vocab.differential import malignancy_decidable
 from medr2.vocab.english import attribute_words
 
@@ -137,6 +139,27 @@ def swap_facts(case: Case) -> tuple[str | None, ...]:
     state = abnormal_state(case)
     values = [f.get(case) for f in FACTS.values()]
     return (*(None if v is None else norm(v) for v in values), None if state is None else str(state))
+
+
+def premise_false(key: str, stated: str, case: Case) -> bool:
+    """Whether a premise stating ``stated`` for fact ``key`` is false of ``case``: the one check every misleading
+    premise passes (:meth:`medr2.perturb.text.MisleadingPremise.own_fact` and ``earlier_fact``, whatever variant
+    frames it: T3, T9, T10, V10's burnt-in impression). ``abnormal`` through the
+    one definition of normal (:func:`medr2.tasks.contract.abnormal_state`): "no abnormality" is false only of an
+    abnormal image, a stated finding only of one known normal; any other fact: the stated value is neither the
+    case's own value nor anything its image is compatible with (:func:`medr2.tasks.pools.case_compatible`: its
+    findings, the mimics it cannot rule out, the planes an oblique slice may be named by), nor a synonym, sub-type,
+    super-type or co-occurring label of one (:func:`medr2.vocab.conflicts`). Unknown is not false."""
+    if key == "abnormal":
+        state = abnormal_state(case)
+        return state is True if norm(stated) == "none" else state is False
+    fact = FACTS.get(key)
+    own = fact.get(case) if fact is not None else None
+    if not own and not (key == "finding" and case.findings):
+        return False
+    known = [str(v) for v in (own, *case_compatible(case)) if v]
+    return not any(norm(stated) == norm(v) or clinical.conflicts(stated, v) or clinical.conflicts(v, stated)
+                   for v in known)
 
 
 def plausible_premise(key: str, value: str, case: Case, pools: FactPools) -> bool:

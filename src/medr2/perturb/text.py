@@ -17,13 +17,14 @@ from medr2.perturb.facts import (
     norm,
     option_index,
     plausible_premise,
+    premise_false,
     setting,
     there_is,
 )
 from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, derive_item
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks import TASKS
-from medr2.tasks.contract import one_signal, task_requires, unmet
+from medr2.tasks.contract import abnormal_state, one_signal, task_requires, unmet
 from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
 from medr2.vocab.english import attribute_words
 
@@ -174,6 +175,16 @@ class MisleadingPremise(Perturbation):
     @staticmethod
     def own_fact(item: Item, case: Case, ctx: PerturbContext,
                   rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]] | None:
+        """A premise stating the item's own fact wrongly (the lure: the option or answer it points to), or None;
+        only a premise false of the case (:func:`medr2.perturb.facts.premise_false`, the one check)."""
+        got = MisleadingPremise._own_fact(item, case, ctx, rng)
+        if got is None or not premise_false(str(got[2]["fact"]), str(got[2]["stated"]), case):
+            return None
+        return got
+
+    @staticmethod
+    def _own_fact(item: Item, case: Case, ctx: PerturbContext,
+                  rng: np.random.Generator) -> tuple[str, str | None, dict[str, Any]] | None:
         key = TASK_FACT.get(item.task)
         if key and item.form == "mcq":
             wrong = [ch for ch in _wrong_letters(item) if not NONE_OPTION.match(item.options[letter_index(ch)])
@@ -186,9 +197,10 @@ class MisleadingPremise(Perturbation):
             # the premise negates the case's state; the question states it (true claim) or its
             # opposite (twin), so the answer consistent with the premise is always the other one
             lure = "no" if item.answer == "yes" else "yes"
-            if case.findings or (case.diagnosis and norm(case.diagnosis) != "normal"):
+            state = abnormal_state(case)  # the one definition of normal (a "no abnormality" diagnosis is normal)
+            if state is True:
                 return "No abnormality is visible in this image.", lure, {"fact": "abnormal", "stated": "none"}
-            labels = ctx.pools.premise_values("finding", case)
+            labels = ctx.pools.premise_values("finding", case) if state is False else []
             if labels:
                 stated = labels[int(rng.integers(len(labels)))]
                 return f"The image shows {a_an(stated)}.", lure, {"fact": "abnormal", "stated": stated}
@@ -203,7 +215,7 @@ class MisleadingPremise(Perturbation):
             v = fk.get(case)
             if key == own or not v or (fk.stage >= item.stage and item.stage > 1):
                 continue
-            alts = ctx.pools.premise_values(key, case)
+            alts = [a for a in ctx.pools.premise_values(key, case) if premise_false(key, a, case)]
             if alts:
                 options.append((key, alts))
         if not options:
@@ -220,7 +232,8 @@ def wrong_premise(item: Item, case: Case, ctx: PerturbContext,
     its parameters (``fact``, ``stated``). The item's own fact where the options hold a wrong value of it, else an
     earlier-stage fact; raises :class:`Skip` where no fact has a known wrong alternative. Every stated value is
     plausible for the image's modality and body region (:meth:`FactPools.premise_values`, the one rule): a premise
-    absurd for the image cannot mislead."""
+    absurd for the image cannot mislead; and false of the case (:func:`medr2.perturb.facts.premise_false`, checked
+    by both of the above): a true one cannot mislead either."""
     if item.form in ("box", "text"):
         raise Skip(f"form {item.form} has no answer a premise can point to")
     return (MisleadingPremise.own_fact(item, case, ctx, rng)

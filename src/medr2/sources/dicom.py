@@ -178,10 +178,12 @@ def read_checked(path: Path) -> Any:
 OBLIQUE_DEGREES = 20.0
 
 
-def plane_from_orientation(iop: Any) -> str | None:
-    """Plane from ImageOrientationPatient (row and column direction cosines) via the slice normal: the axis plane
-    the normal lies along, or "oblique" when it lies more than :data:`OBLIQUE_DEGREES` from every axis. The one
-    reading of the tag, for the DICOM reader and the sample's DICOM backgrounds alike."""
+# an axis plane within this of the slice is one a reader may name it by (a shoulder MR 35 degrees off sagittal and
+# 55 off coronal is read as an "oblique coronal"): never a wrong option beside the slice's own plane
+NEAR_PLANE_DEGREES = 60.0
+
+
+def _slice_normal(iop: Any) -> np.ndarray | None:
     try:
         v = np.asarray([float(x) for x in iop], dtype=float)
     except (TypeError, ValueError):
@@ -190,9 +192,28 @@ def plane_from_orientation(iop: Any) -> str | None:
         return None
     normal = np.cross(v[:3], v[3:])
     length = float(np.linalg.norm(normal))
-    if length < 1e-6:
+    return None if length < 1e-6 else np.abs(normal) / length
+
+
+def planes_near(iop: Any) -> list[str]:
+    """The axis planes a reader may name an oblique slice by: those whose normal lies within
+    :data:`NEAR_PLANE_DEGREES` of the slice's, nearest first; none for a slice along an axis (its plane is that
+    axis's, :func:`plane_from_orientation`) or without a readable tag. A source records them as
+    ``meta["near_planes"]``; the tasks never offer one as a wrong plane (:func:`medr2.tasks.pools.case_compatible`)."""
+    along = _slice_normal(iop)
+    if along is None or float(along.max()) >= np.cos(np.radians(OBLIQUE_DEGREES)):
+        return []
+    near = [(float(along[i]), AXIS_PLANES[i]) for i in range(3) if along[i] >= np.cos(np.radians(NEAR_PLANE_DEGREES))]
+    return [name for _, name in sorted(near, reverse=True)]
+
+
+def plane_from_orientation(iop: Any) -> str | None:
+    """Plane from ImageOrientationPatient (row and column direction cosines) via the slice normal: the axis plane
+    the normal lies along, or "oblique" when it lies more than :data:`OBLIQUE_DEGREES` from every axis. The one
+    reading of the tag, for the DICOM reader and the sample's DICOM backgrounds alike."""
+    along = _slice_normal(iop)
+    if along is None:
         return None
-    along = np.abs(normal) / length
     if float(along.max()) < np.cos(np.radians(OBLIQUE_DEGREES)):
         return "oblique"
     return AXIS_PLANES[int(np.argmax(along))]
@@ -435,6 +456,9 @@ class DicomSource:
             fields["plane"] = plane
         spacing = self._spacing(ds, spec.frame)
         meta: dict[str, Any] = {"dicom_modality": raw_mod, "frame": spec.frame, "n_frames": spec.n_frames, **win}
+        near = planes_near(self._iop(ds, spec.frame))
+        if near:
+            meta["near_planes"] = near
         if ops:
             meta["display_ops"] = list(ops)
         if spacing:
@@ -458,9 +482,13 @@ class DicomSource:
                          findings=findings, meta=meta)
 
     @staticmethod
-    def _plane(ds: Any, frame: int) -> str | None:
+    def _iop(ds: Any, frame: int) -> Any:
         grp = _frame_group(ds, frame, "PlaneOrientationSequence")
-        iop = grp.get("ImageOrientationPatient") if grp is not None else ds.get("ImageOrientationPatient")
+        return grp.get("ImageOrientationPatient") if grp is not None else ds.get("ImageOrientationPatient")
+
+    @staticmethod
+    def _plane(ds: Any, frame: int) -> str | None:
+        iop = DicomSource._iop(ds, frame)
         plane = plane_from_orientation(iop) if iop is not None else None
         if plane is None:
             view = str(ds.get("ViewPosition", "")).strip().upper()

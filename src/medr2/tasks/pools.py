@@ -76,11 +76,13 @@ def case_positives(case: Case) -> list[str]:
 
 
 def case_compatible(case: Case) -> list[str]:
-    """What a case's image is compatible with: :func:`case_positives` and the mimics it cannot rule out. None of
-    them (nor a synonym, sub-type, super-type, part/whole or co-occurring label of one) is a wrong option or a
-    false statement of a finding or diagnosis key."""
+    """What a case's image is compatible with: :func:`case_positives`, the mimics it cannot rule out and the axis
+    planes an oblique slice may be named by (``meta["near_planes"]``, :func:`medr2.sources.dicom.planes_near`). None
+    of them (nor a synonym, sub-type, super-type, part/whole or co-occurring label of one) is a wrong option or a
+    false statement of the case."""
     out = case_positives(case)
-    return out + [m for m in compatible_mimics(case) if m not in out]
+    near = [str(p) for p in case.meta.get("near_planes") or () if isinstance(p, str)]  # an oblique slice's axes
+    return out + [m for m in (*compatible_mimics(case), *near) if m not in out]
 
 
 def case_labels(case: Case) -> dict[str, set[str]]:

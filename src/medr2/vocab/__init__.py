@@ -46,6 +46,9 @@ ATTRIBUTES = ("laterality", "location", "size", "count", "shape", "margin", "int
 # and a mimic (a diagnosis the concept's image cannot rule out alone) a diagnosis, any other value an attribute
 VALUE_KIND = {"location": "organ", "malignancy": "diagnosis", "mimic": "diagnosis"}
 MALIGNANCY_CLASSES = ("benign", "malignant")
+# the sequence concepts that group the values of an axis of their own (concepts.txt): a contrast phase and a CT
+# window are said of an image beside its weighting, not instead of it; any other sequence is a weighting
+SEQUENCE_AXES = ("contrast phase", "CT window")
 # kinds whose labels share one namespace: a term names at most one concept of a group
 GROUP = {"modality": "modality", "plane": "plane", "sequence": "sequence", "body_region": "anatomy",
          "organ": "anatomy", "finding": "pathology", "diagnosis": "pathology", "normal": "pathology",
@@ -419,12 +422,48 @@ class Vocabulary:
         return any(set(self._concepts[x].co_occurs) & lb for x in la) or \
             any(set(self._concepts[x].co_occurs) & la for x in lb)
 
+    def _sequence_values(self, label: str) -> dict[str, frozenset[str]] | None:
+        """The values a sequence ``label`` states, by axis (:data:`SEQUENCE_AXES`, else ``weighting``): a concept
+        under one axis is its own value there; one under several (``T1 post-contrast``: a T1 weighting and a
+        contrast phase) states its parents' values, one per axis. None where the vocabulary has no such sequence."""
+        c = self.concept_of(label, ("sequence",))
+        if c is None:
+            return None
+        roots = {a: r.id for a in SEQUENCE_AXES if (r := self.concept_of(a, ("sequence",))) is not None}
+
+        def axis(cid: str) -> str:
+            up = self._is_a_closure(cid)
+            return next((a for a, r in roots.items() if r == cid or r in up), "weighting")
+
+        parents = [p for p in c.is_a if p not in roots.values()]
+        combined = len({axis(p) for p in parents}) > 1
+        out: dict[str, set[str]] = {}
+        for cid in (parents if combined else [c.id]):
+            out.setdefault(axis(cid), set()).add(cid)
+        return {a: frozenset(v) for a, v in out.items()}
+
+    def sequences_compatible(self, a: str, b: str) -> bool | None:
+        """Whether one image may be both sequence ``a`` and sequence ``b``: on every axis both state (an MR
+        weighting, a contrast phase, a CT window) their values are one concept or one a sub-type of the other.
+        "T1 post-contrast" and "T1-weighted fat-saturated" may both hold (one T1 weighting; the phase stated by
+        one only); "T2-weighted" and either may not. None where either is no sequence the vocabulary knows."""
+        va, vb = self._sequence_values(a), self._sequence_values(b)
+        if va is None or vb is None:
+            return None
+        for ax in va.keys() & vb.keys():
+            if not any(x == y or y in self._is_a_closure(x) or x in self._is_a_closure(y)
+                       for x in va[ax] for y in vb[ax]):
+                return False
+        return True
+
     def conflicts(self, a: str, b: str) -> bool:
         """Whether ``a`` may never be offered as a wrong option beside the true ``b``: the same concept, a
-        sub-type, a super-type (or part/whole), or a label that co-occurs with it."""
+        sub-type, a super-type (or part/whole), a label that co-occurs with it, or a sequence the same image may
+        also be (:meth:`sequences_compatible`: a phase or window ``b`` does not state is not ruled out by it)."""
         got = self._conflicts.get((a, b))
         if got is None:
-            got = self.related(a, b) in ("same", "parent", "child") or self.co_occur(a, b)
+            got = self.related(a, b) in ("same", "parent", "child") or self.co_occur(a, b) \
+                or self.sequences_compatible(a, b) is True
             if len(self._conflicts) < 1 << 16:
                 self._conflicts[(a, b)] = got
         return got

@@ -118,6 +118,14 @@ def plane_of(ds: Any) -> str | None:
     return plane_from_orientation(iop) if iop is not None else None
 
 
+def _near_planes(ds: Any) -> list[str]:
+    """The axis planes a reader may name the slice by (:func:`medr2.sources.dicom.planes_near`)."""
+    from medr2.sources.dicom import planes_near
+
+    iop = ds.get("ImageOrientationPatient")
+    return planes_near(iop) if iop is not None else []
+
+
 def _tags_meta(ds: Any) -> dict[str, Any]:
     keys = ("Modality", "BodyPartExamined", "ViewPosition", "StudyDescription", "SeriesDescription",
             "ProtocolName", "ScanningSequence", "PhotometricInterpretation", "Laterality", "PatientID")
@@ -238,7 +246,8 @@ def _shoulder_mr(path: str) -> Background:
     side = "right" if float(ds.ImagePositionPatient[0]) < 0 else "left"
     kw = _common(ds, "MR2_UNCR.dcm", path)
     bone = _marrow_bone(img, body)
-    kw["meta"].update(oblique=plane == "oblique", body_mask_method=DERIVED, side_method="ImagePositionPatient x sign",
+    kw["meta"].update(oblique=plane == "oblique", near_planes=_near_planes(ds), body_mask_method=DERIVED,
+                      side_method="ImagePositionPatient x sign",
                       soft_tissue_method="body mask less the bright marrow of the bones (derived)")
     return Background(
         key="mr-shoulder", images={"default": img}, body_region="shoulder", plane=plane,
