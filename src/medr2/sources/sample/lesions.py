@@ -33,7 +33,6 @@ VOID_LEVEL = 0.12  # a pixel of a background darker than this (of [0, 1]) shows 
 # skull-stripped brain, the air round a head
 OUTSIDE_BAND = (3, 10)  # the band outside an organ's outline (pixels) measured for tissue: skull, scalp, dura
 OUTSIDE_SHOWN = 0.5  # at least this share of that band shows tissue: the image shows what lies round the organ
-PUSH_REACH = 2.2  # an extra-axial mass on a skull-stripped brain pushes the cortex in out to this many radii
 
 
 @dataclass(frozen=True)
@@ -419,32 +418,15 @@ def shows_outside(organ: np.ndarray, shown: np.ndarray) -> bool:
     return bool(band.any()) and float(shown[band].mean()) >= OUTSIDE_SHOWN
 
 
-def push_in(img: np.ndarray, organ: np.ndarray, cx: float, cy: float, radius: float) -> None:
-    """The mass effect of an extra-axial mass centred on the organ's surface at (cx, cy), in place on ``img``: the
-    organ's tissue within :data:`PUSH_REACH` radii of the centre is pushed radially away from it, what lay under
-    the mass compressed into the ring between ``radius`` and the reach (the cortex indented, its gyri bent round
-    the mass, not cut away); pixels outside ``organ`` are left as they are (the void round a skull-stripped brain
-    stays void). Bilinear resampling of the pixels before the push."""
-    h, w = img.shape[:2]
-    reach = PUSH_REACH * radius
-    x0, x1 = max(0, int(cx - reach) - 1), min(w, int(cx + reach) + 2)
-    y0, y1 = max(0, int(cy - reach) - 1), min(h, int(cy + reach) + 2)
-    yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float64)
-    dx, dy = xx - cx, yy - cy
-    rho = np.hypot(dx, dy)
-    src = np.clip((rho - radius) * reach / max(reach - radius, 1e-6), 0.0, None)
-    scale = np.where(rho > 1e-6, np.minimum(src, rho) / np.maximum(rho, 1e-6), 0.0)
-    sy, sx = cy + dy * scale, cx + dx * scale
-    move = organ[y0:y1, x0:x1] & (rho < reach)
-    before = img.copy()
-    chans = before[..., None] if before.ndim == 2 else before
-    region = img[y0:y1, x0:x1]
-    for k in range(chans.shape[-1]):
-        warped = ndimage.map_coordinates(chans[..., k], [sy, sx], order=1, mode="nearest").astype(img.dtype)
-        if img.ndim == 2:
-            region[move] = warped[move]
-        else:
-            region[..., k][move] = warped[move]
+def placeable(options: tuple[LesionClass, ...], img: np.ndarray, organ: np.ndarray) -> tuple[LesionClass, ...]:
+    """The lesion classes of ``options`` that may lie on this image (issue 40): a ``surface`` class (an extra-axial
+    mass) only where the image shows tissue round the organ's cavity (:func:`shows_outside`: skull, scalp, dura),
+    never on a skull-stripped brain, where it would sit in the void; every other class."""
+    if not any(c.placement == "surface" for c in options):
+        return options
+    shown = tissue_shown(img)
+    outside = shows_outside(cavity(organ) & shown, shown)
+    return tuple(c for c in options if c.placement != "surface" or outside)
 
 
 def placed_where_it_may(cls: LesionClass, mask: np.ndarray, host: np.ndarray, organ: np.ndarray | None) -> bool:

@@ -35,11 +35,10 @@ from medr2.sources.sample.lesions import (
     classes_for,
     intensity_word,
     lesion_contrast,
+    placeable,
     placed_where_it_may,
-    push_in,
     render_one,
     shown_texture,
-    shows_outside,
     tissue_shown,
     told_apart,
 )
@@ -249,8 +248,6 @@ def _crop_dt(key: str, view: int, crop: tuple[int, int, int, int]) -> tuple[np.n
     return np.minimum(dt, edge), _organ_dt(key, view)[y0:y1, x0:x1], np.broadcast_to(edge, dt.shape)
 
 
-PUSH_SHARE = 0.8  # the radius an extra-axial mass pushes the cortex in by, of its drawn radius (an oval's short
-# axis is 0.55 to 0.8 of it: the ring between is drawn over by the mass or its cleft)
 PLACE_TRIES = 8  # candidate sites tried per lesion for one that lies where its class may and reads
 
 
@@ -300,11 +297,10 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
     # them; a lesion cut to the mask itself would show them as notches)
     organ = cavity(dts[1] > 0) if surface else dts[1] > 0
     # what the image shows round the organ (issue 40): an extra-axial mass lies in tissue the image shows, never on
-    # the void round a skull-stripped brain; where nothing but the void lies outside, it pushes the cortex in
+    # the void round a skull-stripped brain (:func:`placeable`: no such class is drawn on an image without it)
     shown = tissue_shown(img) if surface else None
     if shown is not None:  # its outline smoothed over a few pixels (the mass's base follows no pixel's stair)
         organ = (ndimage.gaussian_filter((organ & shown).astype(np.float32), 2.0) > 0.5) & organ & shown
-    push = surface and shown is not None and not shows_outside(organ, shown)
     within = organ if surface else None
     tissue = organ if surface else host
     # a surface lesion is centred on the cavity's surface (not in a sulcus's mouth, where a smaller prior would
@@ -338,8 +334,6 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                 if best is not None:
                     _c, cy, cx, orient, tried = best
                     drawn = max(2.5, size_mm * scale / spacing / 2.0)
-                    if push:
-                        push_in(img, organ, float(cx), float(cy), drawn * PUSH_SHARE)
                     mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality,
                                       np.random.default_rng(seed), within=within, orient=orient)
                     placed.append(PlacedLesion(mask, shape, size_mm * scale, shown_texture(cls, img, mask),
@@ -401,9 +395,11 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
     cls: LesionClass | None = None
     lesions: list[PlacedLesion] = []
     options = classes_for(bg.lesion_family) if bg.lesion_family and bg.host is not None else ()
-    if options and spacing and rng.random() >= P_NORMAL:
+    dts = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1)) if options else None
+    if dts is not None:
+        options = placeable(options, img, dts[1] > 0)
+    if options and spacing and dts is not None and rng.random() >= P_NORMAL:
         cls = options[int(rng.integers(len(options)))]
-        dts = _crop_dt(bg.key, spec.view, (x0, y0, x1, y1))
         if own is not None:  # the prior's course: one this diagnosis takes (issue 40), the lesion still there now
             courses = [c for c in cls.courses if c != "resolved"]
             change = courses[int(own.integers(len(courses)))]
@@ -419,9 +415,8 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         resolving = [c for c in options if "resolved" in c.courses]
         change = "resolved" if resolving else "unchanged"
         cls = resolving[int(own.integers(len(resolving)))] if resolving else None
-        if cls is not None:
-            lesions = _place_lesions(img, _crop_dt(bg.key, spec.view, (x0, y0, x1, y1)), cls, spacing, bg.modality,
-                                     own)
+        if cls is not None and dts is not None:
+            lesions = _place_lesions(img, dts, cls, spacing, bg.modality, own)
         if cls is not None and not lesions:
             raise BadInput(f"no room for a {cls.key} lesion in the tissue mask", file=bg.file, record=spec.case_id,
                            field="findings")
