@@ -161,3 +161,23 @@ def test_an_oblique_slice_names_the_axis_planes_within_reach(n: tuple[float, flo
                 meta={"near_planes": near})
     for p in near:  # never a wrong plane beside "oblique"
         assert wrong_option_true(case, ["oblique", p], ["oblique"]) is not None, p
+
+
+# --------------------------------------------------------------------------- 4. a composed report's impression
+def test_a_composed_impression_signs_no_histology_from_one_image(built: Bench) -> None:
+    """(kind 4) The sample's report names its diagnosis as the image supports it ("appearance compatible with") and
+    names every diagnosis the image cannot rule out (the case's compatible mimics) as the differential; never the
+    diagnosis alone as a signed histology."""
+    from medr2.vocab.differential import compatible_mimics
+
+    seen = 0
+    for case in built.cases:
+        if not case.report or not case.findings or not case.diagnosis:
+            continue
+        impression = case.report.split("IMPRESSION:", 1)[1].strip()
+        assert impression.lower().startswith(f"appearance compatible with {case.diagnosis.lower()}"), impression
+        for m in compatible_mimics(case):
+            if m.lower() != case.diagnosis.lower():
+                assert m.lower() in impression.lower(), (case.case_id, m, impression)
+        seen += 1
+    assert seen

@@ -90,8 +90,11 @@ def _enumerate(places: list[str]) -> str:
 
 def make_report(*, modality: str, plane: str | None, body_region: str | None, findings: list[dict[str, Any]],
                 label: str | None, diagnosis: str | None, malignancy: str | None,
-                artefact: str | None, quality: str | None) -> str:
-    """A two-section report: FINDINGS (from the structured findings) and IMPRESSION."""
+                artefact: str | None, quality: str | None, differential: tuple[str, ...] = ()) -> str:
+    """A two-section report: FINDINGS (from the structured findings) and IMPRESSION. The impression names the
+    diagnosis as one image supports it: "appearance compatible with" it, and where the image cannot rule out other
+    diagnoses (``differential``: the case's compatible mimics, :func:`medr2.vocab.differential.compatible_mimics`)
+    the differential a radiologist would add; never a histology signed from one slice (issue 40, fourth review)."""
     view = f"{modality} {plane} image" if plane else f"{modality} image"
     region = f" of the {body_region}" if body_region and _new_words(body_region, view) else ""
     lines = [f"{view[0].upper()}{view[1:]}{region}."]
@@ -126,6 +129,17 @@ def make_report(*, modality: str, plane: str | None, body_region: str | None, fi
         lines.append(f"Image quality is {QUALITY_WORDS.get(str(quality), quality)}, limited by {artefact} artefact.")
     if findings and not diagnosis:
         raise ValueError("a report with findings needs a diagnosis")
-    impression = "No abnormality detected." if not findings or not diagnosis else (
-        f"{diagnosis[0].upper() + diagnosis[1:]}" + (f", {malignancy} appearance." if malignancy else "."))
+    impression = "No abnormality detected." if not findings or not diagnosis else _impression(
+        diagnosis, malignancy, differential)
     return "FINDINGS: " + " ".join(lines) + "\nIMPRESSION: " + impression
+
+
+def _impression(diagnosis: str, malignancy: str | None, differential: tuple[str, ...]) -> str:
+    """"Appearance compatible with X[, malignant appearance]." and, where one image cannot tell them apart, "The
+    differential includes A and B."."""
+    first = f"Appearance compatible with {diagnosis}" + (f", {malignancy} appearance." if malignancy else ".")
+    others = [d for d in dict.fromkeys(differential) if d.lower() != diagnosis.lower()]
+    if not others:
+        return first
+    listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+    return f"{first} The differential includes {listed}."

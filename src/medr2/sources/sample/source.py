@@ -44,7 +44,7 @@ from medr2.sources.sample.lesions import (
 )
 from medr2.sources.sample.report import make_report
 from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
-from medr2.vocab.differential import malignancy_decidable
+from medr2.vocab.differential import compatible_mimics, malignancy_decidable
 
 DEFAULT_N = 200
 CASE_ARTEFACTS = ("noise", "blur", "motion", "low_contrast", "compression")
@@ -556,7 +556,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         report = make_report(modality=bg.modality, plane=bg.plane, body_region=bg.body_region,
                              findings=attr_list, label=cls.label if cls else None, diagnosis=diagnosis,
                              malignancy=malignancy if malignancy_decidable(case) else None, artefact=artefact,
-                             quality=quality)
+                             quality=quality, differential=tuple(compatible_mimics(case)))
         case = case.model_copy(update={"report": report})
     return case
 
