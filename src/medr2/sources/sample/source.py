@@ -38,6 +38,7 @@ from medr2.sources.sample.lesions import (
     placed_where_it_may,
     push_in,
     render_one,
+    rendering,
     shown_texture,
     shows_outside,
     tissue_shown,
@@ -45,6 +46,7 @@ from medr2.sources.sample.lesions import (
 )
 from medr2.sources.sample.report import make_report
 from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
+from medr2.vocab.appearance import nearest_colour, shape_key
 from medr2.vocab.differential import malignancy_decidable
 
 DEFAULT_N = 200
@@ -452,6 +454,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         return w - x if flipped else x
 
     ref = images.put_array(arr)
+    shown = arr.astype(np.float32) / 255.0  # the image the model gets: its lesions' attributes are read from it
     # structures
     structures: list[Structure] = []
     for s in structs:
@@ -472,6 +475,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         findings_attrs = _attributes(bg, cls, mask, p.shape, spacing, midline, w, h, structs, lung_masks, flipped,
                                      shown_x, p.texture)
         m = disp(mask)
+        findings_attrs = _as_rendered(findings_attrs, cls, rendering(shown, m, spacing))
         mref = put_mask(images, m)
         findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
                                 attributes=findings_attrs, synthetic=True))
@@ -570,6 +574,20 @@ def portable_file(file: str) -> str:
     """The background's file as a bench may carry it: an absolute path (the machine that built the bench) is
     reduced to its file name; a package resource name is kept."""
     return Path(file).name if Path(file).is_absolute() else file
+
+
+def _as_rendered(attrs: dict[str, Any], cls: LesionClass, drawn: dict[str, Any]) -> dict[str, Any]:
+    """A drawn lesion's attributes with its appearance words read from its rendering (issue 40, review 2026-12-07c):
+    its shape the word its mask admits (:func:`medr2.vocab.appearance.shape_key`; none where the mask shows no
+    shape, or more than one word and not the drawn one), its colour the nearest colour word to its core's drawn
+    colour (:func:`medr2.vocab.appearance.nearest_colour`); the measurement itself under ``rendered``
+    (:func:`~medr2.sources.sample.lesions.rendering`), read by the tasks' gate of attribute words
+    (:mod:`medr2.tasks.rendered`)."""
+    out = {**attrs, "rendered": drawn}
+    out["shape"] = shape_key(drawn, str(attrs["shape"]))
+    if cls.color_name:
+        out["intensity"] = nearest_colour(drawn["rgb"])
+    return out
 
 
 def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,
