@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -155,7 +156,7 @@ def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     order = [known[i] for i in ctx.rng.permutation(len(known))]
     dropped: dict[str, str] = {}
     alts = {a: ctx.pools.distractors(a, case, values, 2, ctx.rng, min_k=0,
-                                     refuse=lambda v, a=a: rendered.drop_reason(f, a, v), refused=dropped)
+                                     refuse=functools.partial(rendered.drop_reason, f, a), refused=dropped)
             for a in order}
     for round_ in range(2):
         for a in order:
@@ -287,7 +288,7 @@ def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
     value = f.attributes[a]
     dropped: dict[str, str] = {}
     wrong = ctx.pools.distractors(a, case, [value], 3, ctx.rng, min_k=2,
-                                  refuse=lambda v: rendered.drop_reason(f, a, v), refused=dropped)
+                                  refuse=functools.partial(rendered.drop_reason, f, a), refused=dropped)
     d = mcq(spec_of("s3.attribute"), ctx, value, wrong, attr=a, f=f.label)
     d.meta = {"attribute": a, **_traced(f, dropped)}
     return [d]
