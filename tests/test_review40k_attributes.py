@@ -209,23 +209,52 @@ def test_shape_keys_are_what_the_mask_admits_and_no_option_is(benches) -> None: 
     assert seen >= 5, seen
 
 
+def _background(case: Any) -> np.ndarray:
+    """The case's background before any lesion, cropped, mirrored and exposed as shown (grey, float [0, 1])."""
+    from medr2.sources.sample.background import BACKGROUNDS
+
+    bg = BACKGROUNDS[case.meta["background_key"]].load(case.meta["view"])
+    x0, y0, x1, y1 = case.meta["crop_xyxy"]
+    img = bg.images[case.meta["window"]][y0:y1, x0:x1].astype(np.float64)
+    img = img[:, ::-1] if case.flipped else img
+    img = img.mean(axis=2) if img.ndim == 3 else img
+    return img * 0.92 + 0.04 if case.case_id.endswith("-prior") else img  # a prior's exposure
+
+
+def _extent_mm(mask: np.ndarray, spacing: float) -> float:
+    ys, xs = np.nonzero(mask)
+    return float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) * spacing
+
+
 def test_a_size_bin_is_the_bin_of_the_core_and_of_the_outer_extent(benches) -> None:  # type: ignore[no-untyped-def]
-    from medr2.sources.sample.lesions import rendering
+    """The core re-measured on the stored pixels, and the outer extent (the pixels the drawing changed, against the
+    case's background, where nothing else changed them: no degradation, no extra-axial push) agree with what the
+    case records, and the keyed bin is the bin of both."""
+    from medr2.sources.sample.lesions import HALO_STEP, rendering
     from medr2.tasks.rendered import SIZE_EDGES_MM
     from medr2.tasks.vocab import SIZE_LABELS
 
-    seen = 0
+    seen = remeasured = 0
     for root, case, it in _items(benches):
         f = _target(case, it) if it.task == "s3.size" else None
         if f is None:
             continue
-        m = rendering(_rgb(root, case.image) / 255.0, _mask(root, f.mask), float(case.pixel_spacing_mm))
-        assert m == f.attributes["rendered"], (case.case_id, m, f.attributes["rendered"])  # the pixels the model gets
+        spacing = float(case.pixel_spacing_mm)
+        recorded = f.attributes["rendered"]
+        img, mask = _rgb(root, case.image) / 255.0, _mask(root, f.mask)
+        assert rendering(img, mask, spacing)["core_mm"] == recorded["core_mm"], case.case_id  # the pixels shown
+        if not case.meta.get("degradation") and "extra-axial" not in f.label:
+            diff = np.abs(img.mean(axis=2) - _background(case)) >= HALO_STEP
+            parts, _n = ndimage.label(diff | mask)
+            outer = np.isin(parts, np.unique(parts[mask])) | mask
+            assert abs(_extent_mm(outer, spacing) - recorded["outer_mm"]) <= 2 * spacing + 0.1, (
+                case.case_id, _extent_mm(outer, spacing), recorded)
+            remeasured += 1
         key = SIZE_LABELS.index(_key_text(it))
-        for mm in (m["core_mm"], m["outer_mm"]):
-            assert sum(1 for e in SIZE_EDGES_MM if mm > e) == key, (it.item_id, m, _key_text(it))
+        for mm in (f.attributes["size_mm"], recorded["core_mm"], recorded["outer_mm"]):
+            assert sum(1 for e in SIZE_EDGES_MM if mm > e) == key, (it.item_id, recorded, _key_text(it))
         seen += 1
-    assert seen >= 3, seen
+    assert seen >= 3 and remeasured >= 1, (seen, remeasured)
 
 
 def test_the_report_says_only_the_measured_words(benches) -> None:  # type: ignore[no-untyped-def]

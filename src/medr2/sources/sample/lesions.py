@@ -462,7 +462,7 @@ def placed_where_it_may(cls: LesionClass, mask: np.ndarray, host: np.ndarray, or
     return not (mask & ~host).any()
 
 
-HALO_STEP = 0.05  # a ring round a lesion whose median differs from the tissue beyond by at least this is its halo
+HALO_STEP = 0.05  # a pixel a lesion's drawing changed by at least this (of [0, 1]) is part of its outer extent
 
 
 def _extent(mask: np.ndarray) -> float:
@@ -487,32 +487,26 @@ def _core(g: np.ndarray, mask: np.ndarray, depth_in: np.ndarray, r: float) -> np
     return np.asarray(ndimage.binary_fill_holes(keep))
 
 
-def _halo_px(g: np.ndarray, mask: np.ndarray, r: float) -> int:
-    """How far (pixels) the lesion's signal reaches beyond its mask: the rings 1, 2, ... pixels out whose median
-    differs from that of the tissue beyond (0.6 to 0.9 depths + 6 to 10 pixels out) by at least
-    :data:`HALO_STEP`, counted until the first that does not (a halo or oedema round a rim lesion, a blurred edge)."""
-    depth_out = ndimage.distance_transform_edt(~mask)
-    far = (depth_out > 0.6 * r + 6) & (depth_out <= 0.9 * r + 10)
-    if not far.any():
-        return 0
-    tissue = float(np.median(g[far]))
-    reach = 0
-    for k in range(1, int(0.6 * r + 6) + 1):
-        ring = (depth_out > k - 1) & (depth_out <= k)
-        if not ring.any() or abs(float(np.median(g[ring])) - tissue) < HALO_STEP:
-            break
-        reach = k
-    return reach
+def changed_by(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The pixels a lesion's drawing changed (bool): those of ``after`` (the image with the lesion drawn, float
+    [0, 1]) at least :data:`HALO_STEP` from ``before`` (the same image just before it was drawn), in the connected
+    regions that touch its ``mask``, and the mask itself: a halo or oedema round a rim lesion, an ill-defined edge
+    blurred beyond the mask, read from the pixels drawn, never from the class."""
+    diff = np.abs(_gray(after) - _gray(before)) >= HALO_STEP
+    parts, _n = ndimage.label(diff | mask)
+    touching = np.unique(parts[mask])
+    return np.isin(parts, touching[touching > 0]) | mask
 
 
-def rendering(img: np.ndarray, mask: np.ndarray, spacing_mm: float) -> dict[str, Any]:
+def rendering(img: np.ndarray, mask: np.ndarray, spacing_mm: float, reach: np.ndarray | None = None) -> dict[str, Any]:
     """What the rendered lesion ``mask`` shows on ``img`` (the image the model gets, float [0, 1], grey or RGB),
     measured on its pixels (issue 40, review 2026-12-07c: a lesion's attributes are read from its rendering, not
     from what its generator meant): its core's mean colour and that of the tissue round it (sRGB 0-255, the core
     deeper than half its depth, the tissue 2 pixels to 0.4 depths + 4 pixels out); its outline's shape features
     (:data:`medr2.vocab.appearance.SHAPE_FEATURES`: equivalent diameter, overlap with the ellipse of its moments,
     solidity, minor/major axis ratio); and the largest extent (mm) of its core (:func:`_core`: a rim lesion's
-    centre inside its wall) and of its outer extent (the mask and the halo round it, :func:`_halo_px`)."""
+    centre inside its wall) and of its outer extent (``reach``: the pixels its drawing changed, :func:`changed_by`,
+    its halo or oedema and blurred edge with it; the mask where not given)."""
     from skimage.draw import ellipse
     from skimage.measure import regionprops
 
@@ -533,8 +527,7 @@ def rendering(img: np.ndarray, mask: np.ndarray, spacing_mm: float) -> dict[str,
     fit = np.zeros_like(mask)
     fit[rr, cc] = True
     iou = float((fit & mask).sum()) / max(1.0, float((fit | mask).sum()))
-    halo = _halo_px(g, mask, r)
-    outer = ndimage.distance_transform_edt(~mask) <= halo if halo else mask
+    outer = mask if reach is None else reach | mask
     return {
         "rgb": rgb, "tissue_rgb": tissue,
         "diameter_px": round(float(p.equivalent_diameter_area), 2), "ellipse_iou": round(iou, 3),

@@ -32,6 +32,7 @@ from medr2.sources.sample.lesions import (
     LesionClass,
     candidate_centres,
     cavity,
+    changed_by,
     classes_for,
     intensity_word,
     lesion_contrast,
@@ -269,6 +270,9 @@ class PlacedLesion:
     texture: str
     contrast: float
     relocated: int
+    # the pixels its drawing changed (:func:`~medr2.sources.sample.lesions.changed_by`): its mask and any halo,
+    # oedema or blurred edge round it, the outer extent its size is also read at (issue 40)
+    reach: np.ndarray
 
 
 def _tangent(organ_dt: np.ndarray, cy: int, cx: int) -> float:
@@ -342,10 +346,12 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                     drawn = max(2.5, size_mm * scale / spacing / 2.0)
                     if push:
                         push_in(img, organ, float(cx), float(cy), drawn * PUSH_SHARE)
+                    before = img.copy()
                     mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality,
                                       np.random.default_rng(seed), within=within, orient=orient)
                     placed.append(PlacedLesion(mask, shape, size_mm * scale, shown_texture(cls, img, mask),
-                                               lesion_contrast(img, mask, tissue), tried))
+                                               lesion_contrast(img, mask, tissue), tried,
+                                               changed_by(before, img, mask)))
                     taken.append((float(cy), float(cx), radius * 1.35 + 2))
                     break
             size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
@@ -475,7 +481,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         findings_attrs = _attributes(bg, cls, mask, p.shape, spacing, midline, w, h, structs, lung_masks, flipped,
                                      shown_x, p.texture)
         m = disp(mask)
-        findings_attrs = _as_rendered(findings_attrs, cls, rendering(shown, m, spacing))
+        findings_attrs = _as_rendered(findings_attrs, cls, rendering(shown, m, spacing, disp(p.reach)))
         mref = put_mask(images, m)
         findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
                                 attributes=findings_attrs, synthetic=True))
