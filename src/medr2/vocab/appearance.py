@@ -31,7 +31,7 @@ _INTENSITY_RULES: tuple[tuple[str, dict[str, frozenset[str]]], ...] = (
 )
 _FAT_SUPPRESSED = re.compile(r"fat[ -]?(sat|suppress)|stir|dixon water", re.IGNORECASE)
 # colour words a finding's name rules out on a photograph
-_WHITE = frozenset({"white", "pale", "yellow", "yellow-white", "cream"})
+_WHITE = frozenset({"white", "pale", "yellow", "yellow-white", "cream", "pink"})  # light: no pigment, no blood
 _DARK = frozenset({"dark red", "red", "brown", "slate grey", "grey", "black", "dark"})
 _COLOUR_RULES: tuple[tuple[str, frozenset[str]], ...] = (
     (r"\bcotton[ -]wool\b|\bexudates?\b|\bdrusen\b", _DARK),
