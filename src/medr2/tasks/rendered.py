@@ -7,9 +7,11 @@ A source that draws its lesions measures each one on the image the model gets an
 finding (``Finding.attributes["rendered"]``: the sample's :func:`medr2.sources.sample.lesions.rendering`), and writes
 its appearance words from it (:func:`medr2.vocab.appearance.shape_key`, :func:`~medr2.vocab.appearance.
 nearest_colour`). Every entry point that keys or offers a shape, colour or size of a finding goes through this
-module: ``s3.attribute`` and ``s3.cue_description`` (their wrong options), ``s3.size`` (its bin), T1's attribute
-twins (:mod:`medr2.perturb.text`), and the contract clause ``appearance_shown`` (:mod:`medr2.tasks.contract`) that
-holds a case's keyed words to its measurement. A finding without a measurement (a reader's label, a source that
+module: ``s3.attribute`` and ``s3.cue_description`` (their wrong options, through
+:meth:`medr2.tasks.pools.LabelPools.distractors` ``refuse=``), T1's attribute twins (:mod:`medr2.perturb.text`),
+and the contract clauses (:mod:`medr2.tasks.contract`) ``appearance_shown`` (a case's keyed words are its
+measurement's) and ``size_bounded`` (``s3.size``: a bin its core and outer extent share). The sample's report is
+composed from the same measured words. A finding without a measurement (a reader's label, a source that
 does not draw) is not judged here: its words are its reader's.
 """
 
