@@ -134,7 +134,7 @@ def test_clean_sequence_options_are_exclusive_of_the_key(built: Bench) -> None:
 
 
 # --------------------------------------------------------------------------- 3. oblique planes
-unit = st.tuples(*[st.floats(-1, 1, allow_nan=False)] * 3).filter(lambda t: 0.2 < float(np.linalg.norm(t)))
+unit = st.tuples(*[st.floats(-1, 1, allow_nan=False)] * 3).filter(lambda t: float(np.linalg.norm(t)) > 0.2)
 
 
 @given(unit, unit)

@@ -25,6 +25,7 @@ from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, deri
 from medr2.records import Case, ContextTurn, Item, letter, letter_index
 from medr2.tasks import TASKS
 from medr2.tasks.contract import abnormal_state, one_signal, task_requires, unmet
+from medr2.tasks.rendered import drop_reason
 from medr2.tasks.vocab import FIXED_OPTION, be, is_normal, ordinal_options
 from medr2.vocab.english import attribute_words
 
@@ -69,6 +70,8 @@ def _t1_candidates(case: Case, ctx: PerturbContext) -> dict[str, list[str]]:
             # values of cases of the same modality and body region: never "the organ of the ring lesion liver?"
             # on a head MRI (issue 40 kind 6: a false twin no reader could take for true tests nothing)
             for alt in sorted(pools.attributes.get(setting(case), {}).get(k, set()) - {v}):
+                if drop_reason(f, k, alt) is not None:
+                    continue  # the lesion's rendering shows it too: "is the mass oval?" of a mass both words fit
                 said = attribute_words(k, alt)  # a side, a part of the image or a descriptor, said as such
                 if said is not None:
                     out["attribute"].append(f"{be(f.label).capitalize()} the {f.label} {said}?")

@@ -7,10 +7,10 @@ from typing import Any
 
 from medr2.records import Box, Case, Finding, Structure
 from medr2.tasks import vocab
+from medr2.tasks.rendered import SIZE_EDGES_MM  # the edges of vocab.SIZE_LABELS
 from medr2.tasks.spec import Draft, Skip, TaskContext, TaskSpec
 
 COUNT_LABELS = vocab.COUNT_LABELS
-SIZE_EDGES_MM = (5.0, 10.0, 20.0, 30.0, 50.0)  # the edges of vocab.SIZE_LABELS
 SIZE_LABELS = vocab.SIZE_LABELS
 
 

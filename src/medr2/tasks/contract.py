@@ -368,6 +368,45 @@ register_requirement(Requirement(
     evidence_readable, EVIDENCE_LOST, why=lambda case: EVIDENCE_LOST if not _evidence_survives(case) else LESION_FAINT))
 
 
+SIZE_BOUNDARY = "size bin depends on the lesion's boundary: its core and its outer extent (halo, rim) in other bins"
+APPEARANCE_NOT_SHOWN = "a drawn lesion's keyed appearance word is not the one measured on its rendering"
+
+
+def appearance_shown(case: Case) -> bool:
+    """Whether the appearance words the case keys of its drawn lesions are those their renderings show (issue 40,
+    review 2026-12-07c): for every finding its source measured on the image the model gets
+    (``attributes["rendered"]``, :mod:`medr2.tasks.rendered`), its colour word is the nearest to its drawn colour by
+    CIELAB ΔE2000 and its shape word one its mask admits (:func:`medr2.tasks.rendered.key_shown`). A finding
+    without a measurement (a reader's label) keeps its reader's words. The wrong options and size bins of each
+    question go through the same gate (:func:`medr2.tasks.rendered.drop_reason`,
+    :func:`~medr2.tasks.rendered.size_reason`)."""
+    from medr2.tasks.rendered import key_shown
+
+    return all(key_shown(f, key) for f in case.findings for key in ("shape", "intensity"))
+
+
+register_requirement(Requirement(
+    "appearance_shown", "the appearance words keyed of a drawn lesion read from its rendering, where its source "
+    "measured it (colour word the nearest to its drawn colour by CIELAB ΔE2000, shape word one its mask admits)",
+    appearance_shown, APPEARANCE_NOT_SHOWN))
+
+
+
+def size_bounded(case: Case) -> bool:
+    """Whether the size bin of each drawn lesion does not depend on where its boundary is drawn: its measured core
+    (a rim lesion's centre inside its wall) and outer extent (its halo or oedema) fall in the bin of its keyed size
+    (:func:`medr2.tasks.rendered.size_reason`; the third review: a 17 mm dark core keyed 41.5 mm with its bright halo,
+    "30 to 50 mm"). A finding without a measurement is sized as its source gives it."""
+    from medr2.tasks.rendered import size_reason
+
+    return all(size_reason(f) is None for f in case.findings)
+
+
+register_requirement(Requirement(
+    "size_bounded", "a drawn lesion's size bin the same for its core and its outer extent (halo, rim), where its "
+    "source measured them", size_bounded, SIZE_BOUNDARY))
+
+
 NOT_READABLE = "the source grades the image's quality reject (non-diagnostic): its content cannot be read"
 
 

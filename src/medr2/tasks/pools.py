@@ -28,7 +28,7 @@ abscess?" is no false statement for a glioblastoma whose differential lists absc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,12 +150,17 @@ class LabelPools:
 
     def distractors(self, key: str, case: Case, true_labels: Iterable[str], k: int, rng: np.random.Generator,
                     *, min_k: int | None = None, levels: list[list[str]] | None = None,
-                    wide: bool = False, absent_from: Sequence[Case] = ()) -> list[str]:
+                    wide: bool = False, absent_from: Sequence[Case] = (),
+                    refuse: Callable[[str], str | None] | None = None,
+                    refused: dict[str, str] | None = None) -> list[str]:
         """Up to ``k`` labels from the pool of ``key`` none of which is equivalent to a true label.
 
         ``absent_from``: the cases each label must be stated absent from (:func:`medr2.tasks.contract.states_absent`),
         for the wrong answers of a presence question (its "no", the wrong options of "which finding is present");
-        the labels the first of them states absent (``Case.absent``) are tried first. Raises
+        the labels the first of them states absent (``Case.absent``) are tried first. ``refuse``: why a label is no
+        wrong option of this question (the rendering of the asked lesion shows it too:
+        :func:`medr2.tasks.rendered.drop_reason`), or None; a label it refuses is left out and recorded in
+        ``refused`` (label -> reason). Raises
         :class:`medr2.tasks.spec.Skip` when fewer than ``min_k`` (default ``k``) are available.
         """
         from medr2.tasks.spec import Skip
@@ -187,6 +192,11 @@ class LabelPools:
                         builtin_level and overlaps(c, true)) and not (
                         key == "body_region" and any(vocab.region_related(c, t) for t in true)):
                     taken.add(n)
+                    why = refuse(c) if refuse is not None else None
+                    if why is not None:
+                        if refused is not None:
+                            refused[c] = why
+                        continue
                     cands.append(c)
             if not cands:
                 continue

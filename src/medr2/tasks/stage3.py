@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from medr2.records import Case, Finding
-from medr2.tasks import vocab
+from medr2.tasks import rendered, vocab
 from medr2.tasks.common import (
     COUNT_LABELS,
     SIZE_LABELS,
@@ -131,7 +132,7 @@ def _names(label: str, value: str) -> bool:
     "What does the outlined region show?",
     "Choose the description of the finding inside the marked area.",
     "The region marked on the image is best described as which of the following?",
-], cue=True, chain=3, requires=("readable", "evidence_readable"))
+], cue=True, chain=3, requires=("readable", "evidence_readable", "appearance_shown"))
 def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     """The marked finding described by its label and attributes, against descriptions of the same finding with one
     attribute changed (issue 40, review 2026-12-07b): each wrong option is false by what the image shows (the
@@ -153,7 +154,10 @@ def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     # each attribute once, in a seeded order, then a second value of each: three descriptions false by one
     # attribute the image shows
     order = [known[i] for i in ctx.rng.permutation(len(known))]
-    alts = {a: ctx.pools.distractors(a, case, values, 2, ctx.rng, min_k=0) for a in order}
+    dropped: dict[str, str] = {}
+    alts = {a: ctx.pools.distractors(a, case, values, 2, ctx.rng, min_k=0,
+                                     refuse=functools.partial(rendered.drop_reason, f, a), refused=dropped)
+            for a in order}
     for round_ in range(2):
         for a in order:
             if len(wrong) >= 3 or len(alts[a]) <= round_:
@@ -169,6 +173,7 @@ def cue_description(case: Case, ctx: TaskContext) -> list[Draft]:
     if len(wrong) < 2:
         raise Skip("too few descriptions false by what the image shows")
     d = mcq(spec_of("s3.cue_description"), ctx, true, wrong)
+    d.meta = {**d.meta, **_traced(f, dropped)}
     return [cue_draft(d, case, f.box, f.mask, ctx)]
 
 
@@ -246,7 +251,7 @@ def count(case: Case, ctx: TaskContext) -> list[Draft]:
     "Estimate the size of the {f}.",
     "Which size range fits the {f}?",
 ], balanced="answer letter, as far as ordered bins allow; sizes near a bin edge skipped", chain=6,
-    requires=("one_per_label", "readable", "evidence_readable"))
+    requires=("one_per_label", "readable", "evidence_readable", "size_bounded"))
 def size(case: Case, ctx: TaskContext) -> list[Draft]:
     cands = unique_findings(case)
     if not cands:
@@ -261,7 +266,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
             raise Skip("no size_mm and no pixel spacing")
         mm = max(f.box[2] - f.box[0], f.box[3] - f.box[1]) * case.pixel_spacing_mm
     d = ordinal(spec_of("s3.size"), ctx, SIZE_LABELS, size_bin(float(mm)), f=f.label, be=vocab.be(f.label))
-    d.meta = {"size_mm": float(mm)}
+    d.meta = {"size_mm": float(mm), **_traced(f, {})}
     return [d]
 
 
@@ -270,7 +275,7 @@ def size(case: Case, ctx: TaskContext) -> list[Draft]:
     "Describe the {attr} of the {f}.",
     "Which term best describes the {attr} of the {f}?",
     "How would you characterise the {attr} of the {f}?",
-], chain=5, requires=("one_per_label", "readable", "evidence_readable"))
+], chain=5, requires=("one_per_label", "readable", "evidence_readable", "appearance_shown"))
 def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
     """One attribute of one finding. Its intensity only where the finding is of one signal: a texture the source
     states other than homogeneous (a bright rim round a dark core, a heterogeneous mass) makes "mixed signal" as
@@ -281,7 +286,22 @@ def attribute(case: Case, ctx: TaskContext) -> list[Draft]:
         raise Skip("no finding with shape, margin or intensity")
     f, a = pick(ctx, cands)
     value = f.attributes[a]
-    wrong = ctx.pools.distractors(a, case, [value], 3, ctx.rng, min_k=2)
+    dropped: dict[str, str] = {}
+    wrong = ctx.pools.distractors(a, case, [value], 3, ctx.rng, min_k=2,
+                                  refuse=functools.partial(rendered.drop_reason, f, a), refused=dropped)
     d = mcq(spec_of("s3.attribute"), ctx, value, wrong, attr=a, f=f.label)
-    d.meta = {"attribute": a}
+    d.meta = {"attribute": a, **_traced(f, dropped)}
     return [d]
+
+
+def _traced(f: Finding, dropped: dict[str, str]) -> dict[str, Any]:
+    """Item meta tracing a keyed attribute to the lesion it is read from: the finding (``target``, its label, the only
+    one of its label), its rendering's measurement (``rendered``) and the words left out as wrong options because the
+    rendering shows them too (``rendered_dropped``: word -> reason); nothing for a finding its source did not
+    measure."""
+    out: dict[str, Any] = {}
+    if rendered.traced(f):
+        out.update(target=f.label, rendered=rendered.traced(f))
+    if dropped:
+        out["rendered_dropped"] = dict(sorted(dropped.items()))
+    return out

@@ -15,6 +15,7 @@ import re
 from medr2 import vocab as clinical
 
 # English for templates: one grammar for every text medr2 writes, shared with the sources' report templates
+from medr2.vocab.appearance import COLOURS
 from medr2.vocab.english import article, be, indefinite, is_plural, plural  # noqa: F401
 
 BUILTIN: dict[str, tuple[str, ...]] = {
@@ -57,6 +58,9 @@ BUILTIN_BY_MODALITY: dict[str, dict[str, tuple[str, ...]]] = {
         "mr": ("hyperintense", "hypointense", "isointense", "mixed signal"),
         "ct": ("hyperdense", "hypodense", "isodense", "mixed density"),
         "us": ("hyperechoic", "hypoechoic", "anechoic", "isoechoic"),
+        # a colour photograph's lesions are said by their colour (medr2.vocab.appearance.COLOURS, the words a drawn
+        # lesion's colour is read as; issue 40)
+        "fundus photography": tuple(COLOURS),
     },
 }
 

@@ -9,6 +9,7 @@ alpha >= 0.5, and its box is that mask's bounding box.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import ndimage
@@ -441,3 +442,78 @@ def placed_where_it_may(cls: LesionClass, mask: np.ndarray, host: np.ndarray, or
         width = 2.0 * float(np.sqrt(mask.sum() / np.pi))
         return int((mask & outer).sum()) >= BASE_SHARE * width
     return not (mask & ~host).any()
+
+
+HALO_STEP = 0.05  # a pixel a lesion's drawing changed by at least this (of [0, 1]) is part of its outer extent
+
+
+def _extent(mask: np.ndarray) -> float:
+    """The largest extent (pixels) of a mask along x or y: how ``size_mm`` measures a lesion."""
+    ys, xs = np.nonzero(mask)
+    return float(max(np.ptp(xs) + 1, np.ptp(ys) + 1)) if len(xs) else 0.0
+
+
+def _core(g: np.ndarray, mask: np.ndarray, depth_in: np.ndarray, r: float) -> np.ndarray:
+    """The lesion's core: the pixels of the mask on its centre's side of the midpoint between its centre's signal
+    and its wall's, connected to its deepest pixel, holes filled; the mask itself where no wall stands out
+    (:data:`RIM_SHOWN`) or the lesion is too small to have one."""
+    if r < 3.0:
+        return mask
+    centre, wall = float(np.median(g[depth_in > 0.6 * r])), float(np.median(g[mask & (depth_in <= r / 3.0)]))
+    if abs(centre - wall) < RIM_SHOWN:
+        return mask
+    side = (g - (centre + wall) / 2.0) * np.sign(centre - wall) > 0
+    parts, _n = ndimage.label(mask & side)
+    deepest = np.unravel_index(int(np.argmax(depth_in)), depth_in.shape)
+    keep = parts == parts[deepest] if parts[deepest] else mask & side
+    return np.asarray(ndimage.binary_fill_holes(keep))
+
+
+def changed_by(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The pixels a lesion's drawing changed (bool): those of ``after`` (the image with the lesion drawn, float
+    [0, 1]) at least :data:`HALO_STEP` from ``before`` (the same image just before it was drawn), in the connected
+    regions that touch its ``mask``, and the mask itself: a halo or oedema round a rim lesion, an ill-defined edge
+    blurred beyond the mask, read from the pixels drawn, never from the class."""
+    diff = np.abs(_gray(after) - _gray(before)) >= HALO_STEP
+    parts, _n = ndimage.label(diff | mask)
+    touching = np.unique(parts[mask])
+    return np.isin(parts, touching[touching > 0]) | mask
+
+
+def rendering(img: np.ndarray, mask: np.ndarray, spacing_mm: float, reach: np.ndarray | None = None) -> dict[str, Any]:
+    """What the rendered lesion ``mask`` shows on ``img`` (the image the model gets, float [0, 1], grey or RGB),
+    measured on its pixels (issue 40, review 2026-12-07c: a lesion's attributes are read from its rendering, not
+    from what its generator meant): its core's mean colour and that of the tissue round it (sRGB 0-255, the core
+    deeper than half its depth, the tissue 2 pixels to 0.4 depths + 4 pixels out); its outline's shape features
+    (:data:`medr2.vocab.appearance.SHAPE_FEATURES`: equivalent diameter, overlap with the ellipse of its moments,
+    solidity, minor/major axis ratio); and the largest extent (mm) of its core (:func:`_core`: a rim lesion's
+    centre inside its wall) and of its outer extent (``reach``: the pixels its drawing changed, :func:`changed_by`,
+    its halo or oedema and blurred edge with it; the mask where not given)."""
+    from skimage.draw import ellipse
+    from skimage.measure import regionprops
+
+    g = _gray(img)
+    depth_in = ndimage.distance_transform_edt(mask)
+    r = float(depth_in.max())
+    core = depth_in > 0.5 * r if r >= 3.0 else mask
+    depth_out = ndimage.distance_transform_edt(~mask)
+    near = (depth_out >= 2) & (depth_out <= 0.4 * r + 4)
+    chans = img[..., None] if img.ndim == 2 else img
+    rgb = [round(float(chans[..., k % chans.shape[-1]][core].mean()) * 255.0, 1) for k in range(3)]
+    tissue = [round(float(chans[..., k % chans.shape[-1]][near].mean()) * 255.0, 1) if near.any() else None
+              for k in range(3)]
+    p = regionprops(mask.astype(np.uint8))[0]
+    major, minor = float(p.axis_major_length), float(p.axis_minor_length)
+    rr, cc = ellipse(p.centroid[0], p.centroid[1], max(major / 2, 0.5), max(minor / 2, 0.5), shape=mask.shape,
+                     rotation=p.orientation)
+    fit = np.zeros_like(mask)
+    fit[rr, cc] = True
+    iou = float((fit & mask).sum()) / max(1.0, float((fit | mask).sum()))
+    outer = mask if reach is None else reach | mask
+    return {
+        "rgb": rgb, "tissue_rgb": tissue,
+        "diameter_px": round(float(p.equivalent_diameter_area), 2), "ellipse_iou": round(iou, 3),
+        "solidity": round(float(p.solidity), 3), "axis_ratio": round(minor / major if major else 1.0, 3),
+        "core_mm": round(_extent(_core(g, mask, depth_in, r)) * spacing_mm, 1),
+        "outer_mm": round(_extent(outer) * spacing_mm, 1),
+    }

@@ -66,8 +66,8 @@ def _mm(v: float) -> str:
 def _look(a: dict[str, Any], label: str) -> list[str]:
     """``oval, well-defined, hyperdense``: the margin is left out when it repeats the shape, and any descriptor
     whose words the label already says."""
-    parts = [a["shape"]] + ([a["margin"]] if a["margin"] != a["shape"] else []) + [a["intensity"]]
-    return [p for p in parts if _new_words(p, label)]
+    parts = [a.get("shape")] + ([a["margin"]] if a["margin"] != a.get("shape") else []) + [a.get("intensity")]
+    return [p for p in parts if p and _new_words(p, label)]  # a word the rendering does not show is not said
 
 
 def _noun(label: str, n: int) -> str:
@@ -104,7 +104,10 @@ def make_report(*, modality: str, plane: str | None, body_region: str | None, fi
     else:
         if label is None:
             raise ValueError("a report with findings needs the finding label")
-        look = ", ".join(_look(findings[0], label))
+        # a shape or colour said of several lesions only where each one's rendering shows it (issue 40)
+        shared = {k: v if all(a.get(k) == v for a in findings) else None
+                  for k, v in findings[0].items() if k in ("shape", "intensity")}
+        look = ", ".join(_look({**findings[0], **shared}, label))
         noun = _noun(label, n)
         places = sorted({_where(a) for a in findings})
         if n == 1:

@@ -32,18 +32,21 @@ from medr2.sources.sample.lesions import (
     LesionClass,
     candidate_centres,
     cavity,
+    changed_by,
     classes_for,
     intensity_word,
     lesion_contrast,
     placeable,
     placed_where_it_may,
     render_one,
+    rendering,
     shown_texture,
     tissue_shown,
     told_apart,
 )
 from medr2.sources.sample.report import make_report
 from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
+from medr2.vocab.appearance import nearest_colour, shape_key
 from medr2.vocab.differential import compatible_mimics, malignancy_decidable
 
 DEFAULT_N = 200
@@ -264,6 +267,9 @@ class PlacedLesion:
     texture: str
     contrast: float
     relocated: int
+    # the pixels its drawing changed (:func:`~medr2.sources.sample.lesions.changed_by`): its mask and any halo,
+    # oedema or blurred edge round it, the outer extent its size is also read at (issue 40)
+    reach: np.ndarray
 
 
 def _tangent(organ_dt: np.ndarray, cy: int, cx: int) -> float:
@@ -334,10 +340,12 @@ def _place_lesions(img: np.ndarray, dts: tuple[np.ndarray, np.ndarray, np.ndarra
                 if best is not None:
                     _c, cy, cx, orient, tried = best
                     drawn = max(2.5, size_mm * scale / spacing / 2.0)
+                    before = img.copy()
                     mask = render_one(img, cls, shape, float(cx), float(cy), drawn, modality,
                                       np.random.default_rng(seed), within=within, orient=orient)
                     placed.append(PlacedLesion(mask, shape, size_mm * scale, shown_texture(cls, img, mask),
-                                               lesion_contrast(img, mask, tissue), tried))
+                                               lesion_contrast(img, mask, tissue), tried,
+                                               changed_by(before, img, mask)))
                     taken.append((float(cy), float(cx), radius * 1.35 + 2))
                     break
             size_mm = max(cls.size_mm[0] * 0.5, size_mm * 0.75)
@@ -447,6 +455,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         return w - x if flipped else x
 
     ref = images.put_array(arr)
+    shown = arr.astype(np.float32) / 255.0  # the image the model gets: its lesions' attributes are read from it
     # structures
     structures: list[Structure] = []
     for s in structs:
@@ -467,6 +476,7 @@ def realize_case(spec: SampleSpec, bg: Background, images: ImageStore, *, prior_
         findings_attrs = _attributes(bg, cls, mask, p.shape, spacing, midline, w, h, structs, lung_masks, flipped,
                                      shown_x, p.texture)
         m = disp(mask)
+        findings_attrs = _as_rendered(findings_attrs, cls, rendering(shown, m, spacing, disp(p.reach)))
         mref = put_mask(images, m)
         findings.append(Finding(label=cls.label, box=_box(m), mask=mref.path, area_px=float(m.sum()),
                                 attributes=findings_attrs, synthetic=True))
@@ -565,6 +575,20 @@ def portable_file(file: str) -> str:
     """The background's file as a bench may carry it: an absolute path (the machine that built the bench) is
     reduced to its file name; a package resource name is kept."""
     return Path(file).name if Path(file).is_absolute() else file
+
+
+def _as_rendered(attrs: dict[str, Any], cls: LesionClass, drawn: dict[str, Any]) -> dict[str, Any]:
+    """A drawn lesion's attributes with its appearance words read from its rendering (issue 40, review 2026-12-07c):
+    its shape the word its mask admits (:func:`medr2.vocab.appearance.shape_key`; none where the mask shows no
+    shape, or more than one word and not the drawn one), its colour the nearest colour word to its core's drawn
+    colour (:func:`medr2.vocab.appearance.nearest_colour`); the measurement itself under ``rendered``
+    (:func:`~medr2.sources.sample.lesions.rendering`), read by the tasks' gate of attribute words
+    (:mod:`medr2.tasks.rendered`)."""
+    out = {**attrs, "rendered": drawn}
+    out["shape"] = shape_key(drawn, str(attrs["shape"]))
+    if cls.color_name:
+        out["intensity"] = nearest_colour(drawn["rgb"])
+    return out
 
 
 def _attributes(bg: Background, cls: LesionClass, mask: np.ndarray, shape: str, spacing: float, midline: float,
