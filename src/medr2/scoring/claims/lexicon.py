@@ -333,17 +333,22 @@ _KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1,
 
 
 def _case_terms(truth: Truth) -> tuple[_Term, ...]:
-    """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match."""
+    """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match; the
+    labels its source states absent (``Case.absent``) too: a truth that names a finding absent names a term the
+    reader looks for ("intraparenchymal haemorrhage" of an RSNA ICH case is one mention, not a "haemorrhage")."""
     return _case_terms_of(tuple(str(f["label"]) for f in truth.findings), truth.diagnosis, truth.mimics,
-                          truth.structures)
+                          truth.structures, truth.absent)
 
 
 @functools.lru_cache(maxsize=1 << 12)  # a case's rationales (one per item and mode) share its terms
 def _case_terms_of(labels: tuple[str, ...], diagnosis: str | None, mimics: tuple[str, ...],
-                   structures: tuple[str, ...]) -> tuple[_Term, ...]:
+                   structures: tuple[str, ...], absent: tuple[str, ...] = ()) -> tuple[_Term, ...]:
     out = []
     for label in labels:
         out.append(_Term("finding", label, _compile(_label_pattern(label))))
+    for label in absent:
+        if label.strip() and not any(_matches(label, x) for x in labels):
+            out.append(_Term("finding", label, _compile(_label_pattern(label))))
     for d in (diagnosis, *mimics):
         if d and not vocab.is_normal(d) and not any(_matches(d, label) for label in labels):
             out.append(_Term("diagnosis", d, _compile(_label_pattern(d))))

@@ -17,6 +17,7 @@ from medr2.scoring.claims.lexicon import (
     _SEQUENCE_TERMS,
     _compile,
     _matches,
+    _words,
     relation,
 )
 from medr2.scoring.claims.truth import HEDGED_HALLUCINATION, ClaimVerdict, Truth
@@ -112,8 +113,10 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
             return "supported", ""
         return "contradicted", "hallucinated_finding" if said_abnormal else "missed_finding"
     # finding / diagnosis: absent only where the truth states it (medr2.tasks.contract.states_absent)
-    present = any(_matches(value, p) for p in truth.positives)
-    if present:
+    matching = [p for p in truth.positives if _matches(value, p)]
+    if matching:
+        if denied and all(_narrower(value, p) for p in matching):
+            return "unverifiable", "sub-type denied"  # "no intraventricular extension" of a haemorrhage
         return ("contradicted", "missed_finding") if denied else ("supported", "")
     absent = contract.states_absent(truth.stated, value)
     if denied:
@@ -122,6 +125,17 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if mimic or absent:
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
+
+
+def _narrower(value: str, label: str) -> bool:
+    """Whether ``value`` names a strict sub-type of the truth's ``label`` (the vocabulary's is-a; for labels it does
+    not know, more words than the label: "intraparenchymal haemorrhage" of a "haemorrhage"). Denying a sub-type
+    denies that sub-type only: the case's finding may be of another one, so the denial is no missed finding."""
+    rel = relation(value, label)
+    if rel != "unrelated":
+        return rel == "child"
+    a, b = _words(value), _words(label)
+    return bool(b) and b < a
 
 
 # the vocabulary's sequence concepts that group the values of one axis of their own (concepts.txt): a contrast
