@@ -65,8 +65,11 @@ _MODALITY_TERMS: dict[str, tuple[str, ...]] = {
 }
 _ACRONYMS = frozenset({r"\bCT\b", r"\bMRI?\b", r"\bCXR\b", r"\bUS\b", r"\bPET\b", r"\bH&E\b", r"\bSPECT\b",
                        r"\bPA\b", r"\bAP\b", r"\bCC\b", r"\bMLO\b", r"\bFLAIR\b", r"\bDWI\b"})
+# modalities one image can be at once: angiography is a technique of CT, MR and X-ray (CTA, MRA, catheter
+# angiography), so "a CT pulmonary angiogram", "MR angiography of the circle of Willis" say no other modality
 _MODALITY_COMPATIBLE = {frozenset({"mammography", "X-ray"}), frozenset({"PET", "CT"}),
-                        frozenset({"PET", "nuclear medicine"})}
+                        frozenset({"PET", "nuclear medicine"}), frozenset({"angiography", "CT"}),
+                        frozenset({"angiography", "MRI"}), frozenset({"angiography", "X-ray"})}
 # a view word named as a field's value: "the projection is lateral", "View: frontal", "| View | lateral |"
 _VIEW_FIELD = r"\b(?:view|projection)\**\s*(?:is|was|[:：|])\s*\**\s*(?:an? )?(?P<m>{})\b"
 _PLANE_TERMS: dict[str, tuple[str, ...]] = {

@@ -119,6 +119,23 @@ def _bare_answer(text: str) -> bool:
                         and not _SENTENCE_GOES_ON.search(body))
 
 
+# a denial of another one ("no other nodules", "Additional nodules: none", "no other acute abnormality", "其余…未见"):
+# said beside the one the rationale has named, it denies only further instances
+_OTHER_ONE = re.compile(r"(?:\b(?:other|additional|further|another|more|new|remaining|separate|second)|其[余他]|另外|另)"
+                        r"(?:[\s-]+[A-Za-z-]+){0,2}[\s-]*$", re.IGNORECASE)
+
+
+def _denied_other(text: str, clause: tuple[int, int], s: int, term: _Term, truth: Truth) -> bool:
+    """Whether a denial of a finding the case has denies only further ones ("no other nodules" of a case with one
+    nodule; "no other acute abnormality" of a case with one finding): no missed finding. Where the case has two or
+    more of it, "no other" denies one it has (missed evidence, as before)."""
+    if not _OTHER_ONE.search(text, max(clause[0], s - 40), s):
+        return False
+    found = [f for f in truth.findings
+             if term.kind == "generic" or _matches(term.value, str(f["label"]))]
+    return sum(int(f["attributes"].get("count") or 1) for f in found) <= 1
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -185,7 +202,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             verdict, note = _decide_region(region, side, truth)
         else:
             verdict, note = _decide(term.kind, term.value, denied, truth)
-        if note == "missed_finding" and term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth):
+        if note == "missed_finding" and (_denied_other(text, clause, s, term, truth) or (
+                term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth))):
             verdict, note = ("supported", "") if truth.findings_complete else ("unverifiable", "absence not stated")
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:

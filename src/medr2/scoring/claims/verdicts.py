@@ -61,6 +61,9 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
             return "unverifiable", "sub-type of the modality"
         same = rel in ("same", "parent")  # "microscopy" for a fluorescence microscopy image
         if not same and frozenset({actual, value}) in _MODALITY_COMPATIBLE:
+            if value == "angiography" and actual == "CT":  # a CT angiogram is a contrast-enhanced CT
+                verdict, note = _decide("sequence", "contrast-enhanced", denied, truth)
+                return verdict, note or "CT angiography: contrast-enhanced"
             return "unverifiable", "compatible modality"
         return ("contradicted" if same == denied else "supported"), ""
     if kind == "plane":
