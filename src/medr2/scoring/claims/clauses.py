@@ -66,7 +66,7 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
         return []
     out: list[Claim] = []
     out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete, taken))
-    out.extend(_count_claims(text, s, e, clause, matching, source, generic))
+    out.extend(_count_claims(text, s, e, clause, matching, source, generic, truth.findings_complete))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
     lo, hi = sentence if alone else (max(sentence[0], s - 60), min(sentence[1], e + 60))
@@ -231,12 +231,12 @@ def _side_owned(text: str, side_end: int, s: int, owned: Sequence[tuple[int, int
 
 
 def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
-                  source: str, generic: bool) -> list[Claim]:
+                  source: str, generic: bool, complete: bool = False) -> list[Claim]:
     """A count said before the mention ("two nodules", "三个结节") or as its field's value ("Nodules: three",
     "| Nodules | 3 |"); compared only where the truth states one: a count attribute, or several instances."""
     if generic:
         return []
-    n_true = _true_count(matching)
+    n_true = _true_count(matching, complete)
     b0 = max(clause[0], s - 30)
     before = text[b0:s].lower()
     gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
@@ -268,10 +268,19 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
 _ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest)\b|另一|其余", re.IGNORECASE)
 
 
-def _true_count(matching: Sequence[Mapping[str, Any]]) -> int | None:
-    """The count the truth states of these findings: a count attribute, or several instances; else None."""
+def _true_count(matching: Sequence[Mapping[str, Any]], complete: bool = False) -> int | None:
+    """The count the truth states of these findings: a count attribute, or several instances; one instance of a
+    countable finding (``@ count`` in the vocabulary: a nodule, a mass, a fracture) on a complete finding list
+    (``meta.findings_complete``: every one is listed, so one listed is one); else None."""
     stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
-    return int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
+    if stated:
+        return int(stated[0])
+    if len(matching) >= 2:
+        return len(matching)
+    v = clinical.vocabulary()
+    if complete and len(matching) == 1 and v.carries(str(matching[0]["label"]), "count"):
+        return 1
+    return None
 
 
 def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]], source: str) -> list[Claim]:
@@ -619,7 +628,7 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
         elif what == "count":
             got = _COUNT_FIELD.match(text, sep)
             if got is not None:
-                word, n_true = got.group(1).lower(), _true_count(matching)
+                word, n_true = got.group(1).lower(), _true_count(matching, truth.findings_complete)
                 agrees = _COUNT_WORDS[word] == n_true if word in _COUNT_WORDS else (n_true or 0) >= 2
                 out.append(Claim("count", str(_COUNT_WORDS.get(word, "multiple")), got.group(1), got.start(1),
                                  got.end(1), source, False, False, *_count_verdict(n_true, agrees)))
