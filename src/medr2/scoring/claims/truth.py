@@ -34,8 +34,11 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # its ("an effusion on the right", "the heart is on the left"), a table cell of a row naming another finding is
 # that finding's, an unticked checklist box denies, a one-sided denial of the other side is no missed finding, a
 # focal-lesion word in the organ of the case's focal finding names it, "the radiograph shows the ankle" and
-# "normal macular OCT" as claims
-CHECKER_VERSION = "claims-v9"
+# "normal macular OCT" as claims; v10: a case's absent labels are terms, a denial of a strict sub-type of the case's
+# finding is no missed finding ("no intraventricular extension" of a haemorrhage), "no other X" of a case with one X
+# denies only further ones, an angiogram said of a CT is a contrast-enhanced CT (of MR or X-ray a compatible
+# modality), one listed instance of a countable finding on a complete list states its count
+CHECKER_VERSION = "claims-v10"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 
