@@ -177,3 +177,18 @@ def test_one_listed_instance_on_a_complete_list_states_its_count(x: str, word: s
     got = [c for c in check_text(text, case) if c.kind == "count"]
     want = ("contradicted" if word in _MANY else "supported") if complete else "unverifiable"
     assert got and all(c.verdict == want for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(_SUB_TYPES), st.sampled_from(["There is {x}.", "Findings: {x}.", "The image shows {x}."]),
+       st.booleans())
+def test_a_sub_type_the_truth_states_absent_is_a_hallucination(pair: tuple[str, str], form: str,
+                                                                stated: bool) -> None:
+    """A sub-type C of the case's finding P is supported (it may be the P the case has) unless the source states C
+    absent by name (``Case.absent``: an RSPECT case's "central pulmonary embolism" beside its PE)."""
+    child, parent = pair
+    text = form.format(x=child)
+    case = dict(_having(parent), absent=[child] if stated else [])
+    got = [c for c in _at(check_text(text, case), text, child) if c.kind in ("finding", "diagnosis")]
+    want = "contradicted" if stated else "supported"
+    assert got and all(c.verdict == want for c in got), (text, got)

@@ -16,6 +16,7 @@ from medr2.scoring.claims.lexicon import (
     _SEQUENCE_FAMILY,
     _SEQUENCE_TERMS,
     _compile,
+    _fold,
     _matches,
     _words,
     relation,
@@ -120,6 +121,8 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if matching:
         if denied and all(_narrower(value, p) for p in matching):
             return "unverifiable", "sub-type denied"  # "no intraventricular extension" of a haemorrhage
+        if not denied and any(_narrower(value, p) for p in matching) and _explicitly_absent(value, truth):
+            return "contradicted", "hallucinated_finding"  # "a saddle embolus" where central PE is stated absent
         return ("contradicted", "missed_finding") if denied else ("supported", "")
     absent = contract.states_absent(truth.stated, value)
     if denied:
@@ -128,6 +131,13 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if mimic or absent:
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
+
+
+def _explicitly_absent(value: str, truth: Truth) -> bool:
+    """Whether the source states ``value`` absent by name (``Case.absent``: the label, or one it is a sub-type of):
+    a sub-type of the case's finding is compatible with it unless the truth excludes that sub-type."""
+    return any(_matches(value, a) and (relation(value, a) in ("same", "child") or _fold(value) == _fold(a))
+               for a in truth.absent)
 
 
 def _narrower(value: str, label: str) -> bool:
