@@ -88,7 +88,7 @@ def _sub_types() -> list[tuple[str, str]]:
         for pid in c.is_a:
             p = v.get(pid)
             if p is not None and p.kind in ("finding", "diagnosis") and p.label.replace(" ", "").isalpha() \
-                    and p.label.lower() not in c.label.lower().split() and not V.related(p.label, "normal") == "same":
+                    and p.label.lower() not in c.label.lower().split() and V.related(p.label, "normal") != "same":
                 out.append((c.label, p.label))
     return sorted(p for p in out if _read_as(*p))
 

@@ -121,8 +121,8 @@ def _bare_answer(text: str) -> bool:
 
 # a denial of another one ("no other nodules", "Additional nodules: none", "no other acute abnormality", "其余…未见"):
 # said beside the one the rationale has named, it denies only further instances
-_OTHER_ONE = re.compile(r"(?:\b(?:other|additional|further|another|more|new|remaining|separate|second)|其[余他]|另外|另)"
-                        r"(?:[\s-]+[A-Za-z-]+){0,2}[\s-]*$", re.IGNORECASE)
+_OTHER_ONE = re.compile(r"(?:\b(?:other|additional|further|another|more|new|remaining|separate|second)"
+                        r"|其[余他]|另外|另)(?:[\s-]+[A-Za-z-]+){0,2}[\s-]*$", re.IGNORECASE)
 
 
 def _denied_other(text: str, clause: tuple[int, int], s: int, term: _Term, truth: Truth) -> bool:
