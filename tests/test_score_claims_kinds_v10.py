@@ -192,3 +192,27 @@ def test_a_sub_type_the_truth_states_absent_is_a_hallucination(pair: tuple[str, 
     got = [c for c in _at(check_text(text, case), text, child) if c.kind in ("finding", "diagnosis")]
     want = "contradicted" if stated else "supported"
     assert got and all(c.verdict == want for c in got), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- appositive sizes
+_GRADED = sorted(c.label for c in V.vocabulary() if c.kind in ("finding", "diagnosis")
+                 and V.carries(c.label, "severity") and c.label.replace(" ", "").isalpha() and c.label.isascii())
+_SIZES = {"large": "severe", "small": "mild", "大量": "severe", "少量": "mild"}  # the grades concepts.txt gives them
+_APPOSED_FORMS = ["Right-sided {x}, {w} (about half of the hemithorax).", "Findings: {x}, {w}.",
+                  "There is a {x}, {w}; no other change.", "I see a {x} on the right. That's {w}.",
+                  "Right {x}. It is {w}.", "右侧{x}，{w}，余未见异常。"]
+
+
+@SETTINGS
+@given(st.sampled_from(_GRADED), st.sampled_from(sorted(_SIZES)), st.sampled_from(_APPOSED_FORMS),
+       st.sampled_from(["mild", "severe"]))
+def test_a_size_word_set_apart_after_the_finding_states_its_grade(x: str, word: str, form: str, truth: str) -> None:
+    """"A pneumothorax, large (…)", "气胸，大量，", "… That's large.": the size word stands alone after the finding and
+    states its grade (decided as a size word said of it: two grades from the truth or more is contradicted)."""
+    assume(word.isascii() or not form.isascii())
+    text = form.format(x=x, w=word)
+    case = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest",
+            "severity": truth, "findings": [{"label": x, "attributes": {"laterality": "right"}}]}
+    got = [c for c in check_text(text, case) if c.kind == "severity"]
+    want = "supported" if _SIZES[word] == truth else "contradicted"
+    assert got and all(c.verdict == want and c.text == word for c in got), (text, got)

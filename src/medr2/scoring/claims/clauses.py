@@ -399,16 +399,21 @@ def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]
 
 
 def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str,
-                     mention: tuple[int, int, str] | None = None, field: bool = False) -> list[Claim]:
+                     mention: tuple[int, int, str] | None = None, field: bool = False,
+                     bare: bool = False) -> list[Claim]:
     """Severity stated in a clause, compared with the case's grade (:func:`medr2.vocab.compare_values`): a grade
     word anywhere in the clause (``mention`` None), or a size word said of the ``mention`` (start, end, label)
-    of a finding that carries a severity ("a small effusion", "the haemorrhage is large"; ``field``: the clause is
-    the value of a size field of the rationale's finding, "- Size: large")."""
+    of a finding that carries a severity ("a small effusion", "the haemorrhage is large", "a pneumothorax, large
+    (…)"; ``field``: the clause is the value of a size field of the rationale's finding, "- Size: large"; ``bare``:
+    the clause is a grade alone, "，大量。", "That's large.", whose size word is said of the case's graded finding)."""
     if not truth.severity:
         return []
     _, grades, size_words = _descriptors(clinical.generation())
     if mention is None:
         found = [(m.start(), m.end()) for m in grades.finditer(text, clause[0], clause[1])]
+        graded = [str(f["label"]) for f in truth.findings if clinical.carries(str(f["label"]), SEVERITY)]
+        if bare and not found and graded:
+            return _severity_claims(text, clause, truth, source, (clause[1], clause[1], graded[0]), field=True)
     else:
         s, e, label = mention
         if not clinical.carries(label, SEVERITY):
@@ -416,7 +421,8 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
         found = [(m.start(), m.end()) for m in size_words.finditer(text, clause[0], clause[1])] if field else [
             (m.start(), m.end()) for m in size_words.finditer(text, max(clause[0], s - 24), min(clause[1], e + 24))
             if (m.end() <= s and re.fullmatch(r"[\s\w-]*", text[m.end():s]))
-            or (m.start() >= e and _COPULA.fullmatch(text[e:m.start()]))]
+            or (m.start() >= e and (_COPULA.fullmatch(text[e:m.start()]) or _APPOSED.fullmatch(text, e, m.start())
+                                    and _APPOSED_END.match(text, m.end())))]
     out = []
     true_grade = truth.severity.strip().lower()
     for a, b in found:
@@ -434,6 +440,11 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
         out.append(Claim("severity", grade, text[a:b], a, b, source, False, False,
                          "supported" if rel == "same" else "contradicted"))
     return out
+
+
+# a size word set after the finding by a comma, standing alone ("pneumothorax, large (more than 50 %)", "气胸，大量，")
+_APPOSED = re.compile(r"\s*[,，]\s*")
+_APPOSED_END = re.compile(r"\s*(?:[(（,，;；.。]|$)")
 
 
 def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -> tuple[int, int] | None:
@@ -461,9 +472,10 @@ _NO_ANSWERS = frozenset({"none", "no", "nil", "absent", "negative", "not seen", 
 _QUESTION_WORDS = 8  # at most so many words before the "?": a fragment, not a question to the reader
 
 
-# a sentence that is a grade alone ("Mild.", "Overall: severe.", "中度。"): a severity said of the case
-_BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.。!！:：,，]{1,12}\s*[.。!！]?\s*",
-                         re.IGNORECASE)
+# a sentence that is a grade alone ("Mild.", "Overall: severe.", "中度。", "That's large."): a severity said of the case
+_BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*"
+                         r"|(?:that|it|this)(?:'s|\s+(?:is|was|looks|seems))\s+)?"
+                         r"[^\s.。!！:：,，]{1,12}\s*[.。!！]?\s*", re.IGNORECASE)
 
 
 # a row whose label is the mention and whose value is what is said of it: a table row ("| Pneumothorax | none |") or

@@ -237,7 +237,7 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         span = _span_at(clauses, clause_starts, pos)
         if span is not None and span not in severity_done:
             severity_done.add(span)
-            out.extend(_severity_claims(text, span, truth, source))
+            out.extend(_severity_claims(text, span, truth, source, bare=True))
     out.sort(key=lambda c: (c.start, c.end, c.kind))
     return list(dict.fromkeys(out))  # one side word said of two mentions of one finding is one claim
 
