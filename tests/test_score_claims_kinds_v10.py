@@ -216,3 +216,27 @@ def test_a_size_word_set_apart_after_the_finding_states_its_grade(x: str, word: 
     got = [c for c in check_text(text, case) if c.kind == "severity"]
     want = "supported" if _SIZES[word] == truth else "contradicted"
     assert got and all(c.verdict == want and c.text == word for c in got), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- attribute fields
+_SITE_KEYS = ["Location", "Site", "location"]
+_SITES = ["{s} upper lobe", "{s} lower lobe", "{s} lung, upper zone", "{s} lung"]
+_FIELD_FORMS = ["- {k}: {v}\n- Margin: spiculated", "| {k} | {v} |\n| Margin | spiculated |",
+                "**{k}:** {v}"]
+_LEADS = ["Measurements:\n", "", "Calcifications: none\n", "- Effusion: none\n", "Impression: lung carcinoma.\n"]
+
+
+@SETTINGS
+@given(st.sampled_from(_SITE_KEYS), st.sampled_from(_SITES), st.sampled_from(_FIELD_FORMS), st.sampled_from(_LEADS),
+       st.sampled_from(["left", "right"]), st.sampled_from(["left", "right"]))
+def test_a_site_field_says_the_side_of_the_finding_the_fields_describe(key: str, site: str, form: str, lead: str,
+                                                                       said: str, truth: str) -> None:
+    """"- Location: left upper lobe" of the case's one nodule (no finding named, only denied ones, or the case's
+    diagnosis named for it): the site's side is the nodule's side."""
+    text = lead + form.format(k=key, v=site.format(s=said))
+    case = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "chest",
+            "diagnosis": "lung carcinoma",
+            "findings": [{"label": "nodule", "attributes": {"laterality": truth, "margin": "spiculated"}}]}
+    got = [c for c in check_text(text, case) if c.kind == "laterality"]
+    want = "supported" if said == truth else "contradicted"
+    assert got and all(c.verdict == want and c.text.lower() == said for c in got), (text, got)

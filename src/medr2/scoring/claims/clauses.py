@@ -613,9 +613,11 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     elsewhere (those of the case its supported finding mentions match; a generic "lesion": all of them): side,
     size (a measure, or a size word of a finding that carries a severity), count, descriptors and the organ or
     site, decided as beside the finding itself."""
-    pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
-    asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
-    generic = any(c.value == "lesion" for c in asserted)
+    pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")
+                 and not c.denied]  # a denied one ("| Calcifications | none |") is no finding the fields describe
+    asserted = [c for c in pathology if c.verdict == "supported"]
+    generic = any(c.value == "lesion" for c in asserted) or any(  # the case's diagnosis: what its findings are
+        c.kind == "diagnosis" and truth.diagnosis and _matches(c.value, truth.diagnosis) for c in asserted)
     all_matching = [f for f in truth.findings
                     if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
     if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
@@ -634,7 +636,9 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
                                           complete=truth.findings_complete))
         elif what == "descriptor":
             out.extend(_descriptor_claims(text, lo, hi, matching, source))
-        elif what == "site":
+        elif what == "site":  # a site said with its side ("Location: left upper lobe") says the finding's side
+            out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, (),
+                                          complete=truth.findings_complete))
             out.extend(_site_claims(text, lo, hi, [(a, b) for a, b, t in mentions if lo <= a < hi
                                                    and t.kind in ("organ", "body_region")], matching, truth, source))
         elif what == "count":
