@@ -240,3 +240,37 @@ def test_a_site_field_says_the_side_of_the_finding_the_fields_describe(key: str,
     got = [c for c in check_text(text, case) if c.kind == "laterality"]
     want = "supported" if said == truth else "contradicted"
     assert got and all(c.verdict == want and c.text.lower() == said for c in got), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- definitions
+_NORMAL_CXR = {"meta": {"findings_complete": True}, "modality": "X-ray", "plane": "PA", "body_region": "chest",
+               "findings": [], "diagnosis": "normal", "structures": ["heart", "lung"]}
+_CLASSES = ["pneumonia", "tuberculosis", "sarcoidosis", "pleural effusion", "pneumothorax", "lung carcinoma",
+            "bronchiectasis", "cardiomegaly", "consolidation", "atelectasis"]
+_DEFINING = ["{X} is a diffuse process with air bronchograms{sep}", "{X} is usually bilateral and basal{sep}",
+             "**Differential.** {X} is sharply marginated with a meniscus{sep}",
+             "1. {X} is denser than a shadow{sep}", "Mild {x} is limited to one zone{sep}"]
+_SEPS = ["; here the lungs are clear.", ", not seen here.", "; these images show none of that.",
+         "; in this case the film is normal."]
+
+
+@SETTINGS
+@given(st.sampled_from(_CLASSES), st.sampled_from(_DEFINING), st.sampled_from(_SEPS))
+def test_a_definition_set_against_the_image_is_no_claim(x: str, form: str, sep: str) -> None:
+    """"Drusen are softer-edged; these are crisp": a class named bare at a sentence's start, "is/are" and what such a
+    class is, then this image named against it, says nothing of the image: no hallucinated finding."""
+    text = form.format(x=x, X=x.capitalize(), sep=sep)
+    got = _pathology(check_text(text, _NORMAL_CXR))
+    assert got and not any(c.verdict == "contradicted" for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(_CLASSES), st.sampled_from([
+    "{X} is present in the right lower zone{sep}", "{X} is seen{sep}", "There is {x}{sep}", "The {x} is large{sep}",
+    "I think {x} is the best answer{sep}"]), st.sampled_from(_SEPS))
+def test_a_statement_about_the_image_stays_a_claim(x: str, form: str, sep: str) -> None:
+    """What is said of the image ("X is present", "there is X", "the X is large", "I think X is the answer") stays
+    a claim, whatever follows."""
+    text = form.format(x=x, X=x.capitalize(), sep=sep)
+    got = _at(check_text(text, _NORMAL_CXR), text, x if x in text else x.capitalize())
+    assert any(c.verdict == "contradicted" for c in got if c.kind in ("finding", "diagnosis")), (text, got)

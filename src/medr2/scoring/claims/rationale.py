@@ -136,6 +136,37 @@ def _denied_other(text: str, clause: tuple[int, int], s: int, term: _Term, truth
     return sum(int(f["attributes"].get("count") or 1) for f in found) <= 1
 
 
+# a textbook definition set against the image: a class named bare at the start of a sentence, "is/are" and what
+# such a class is, then what this image shows instead ("Drusen are softer-edged; these are crisp", "Meningioma is
+# extra-axial with a dural tail, not seen here", "Mild NPDR is microaneurysms only; here there are exudates too")
+_DEFINES = re.compile(r"\s*(?:is|are)\s+(?!(?:present|seen|visible|noted|identified|evident|likely|probable|possible|"
+                      r"suspected|confirmed|demonstrated|shown|also|again|now|still|the\s+(?:[a-z]+\s+){0,2}"
+                      r"(?:diagnosis|answer|finding|choice|option)|consistent|compatible|in|on|at|located|small|large|mild|"
+                      r"moderate|severe|not)\b)", re.IGNORECASE)
+_DEFINED_LEAD = re.compile(r"[\s*#>\-\d.)]*(?:[A-Za-z-]+\s+){0,2}")
+_NOT_BARE = frozenset({"a", "an", "the", "this", "that", "these", "those", "there", "its", "his", "her", "their",
+                       "our", "my", "your", "which", "it", "so", "and", "but", "i", "we", "you", "think", "believe",
+                       "guess", "feel", "then", "thus", "therefore", "hence"})  # a subject said of the image
+_THIS_IMAGE = re.compile(r"\b(?:here|these|this one|in this (?:case|image|patient|study)|this (?:lesion|image))\b"
+                         r"|此处|本例|这里", re.IGNORECASE)
+
+
+def _defined(text: str, sentence: tuple[int, int], s: int, mentions: Sequence[tuple[int, int, _Term]]) -> bool:
+    """Whether the mention at ``s`` lies in a textbook definition its sentence sets against this image: the
+    sentence's first pathology mention is its bare subject, "is/are" follows (:data:`_DEFINES`), and this image is
+    named after it; the definition runs from the subject to that point ("Mild NPDR is microaneurysms only; here …":
+    neither the class nor what defines it is said of the image)."""
+    first = next(((a, b) for a, b, t in mentions if sentence[0] <= a < sentence[1] and t.kind in _PATHOLOGY_KINDS),
+                 None)
+    if first is None or s < first[0]:
+        return False
+    lead = text[sentence[0]:first[0]]
+    if not _DEFINED_LEAD.fullmatch(lead) or _NOT_BARE & {w.lower() for w in _WORD.findall(lead)}:
+        return False
+    here = _THIS_IMAGE.search(text, first[1], sentence[1])
+    return _DEFINES.match(text, first[1]) is not None and here is not None and s < here.start()
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -179,7 +210,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         framed = _framed(text, clause, s, e, answer is not None)
-        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed):
+        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed) or (
+                term.kind in _PATHOLOGY_KINDS and _defined(text, sentence, s, mentions)):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         scope = _hedge_scope(text, clause, e)
