@@ -274,3 +274,50 @@ def test_a_statement_about_the_image_stays_a_claim(x: str, form: str, sep: str) 
     text = form.format(x=x, X=x.capitalize(), sep=sep)
     got = _at(check_text(text, _NORMAL_CXR), text, x if x in text else x.capitalize())
     assert any(c.verdict == "contradicted" for c in got if c.kind in ("finding", "diagnosis")), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- frames, enumerations
+_PLANES = ["AP", "PA", "lateral"]
+
+
+@SETTINGS
+@given(st.sampled_from(_PLANES), st.sampled_from([
+    "The cardiac silhouette is not enlarged for an {p} projection.", "The heart is not enlarged given the {p} view.",
+    "No widening of the mediastinum despite the {p} projection."]))
+def test_a_technique_a_judgement_allows_for_is_no_denied_technique(plane: str, form: str) -> None:
+    """"not enlarged for an AP projection": the negation denies the enlargement, not the projection."""
+    text = form.format(p=plane)
+    case = {"modality": "X-ray", "plane": plane, "body_region": "chest", "findings": [],
+            "meta": {"findings_complete": True}, "diagnosis": "normal"}
+    got = [c for c in check_text(text, case) if c.kind == "plane"]
+    assert not any(c.verdict == "contradicted" for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(["nodule", "mass", "cyst"]), st.sampled_from([
+    "Counting {x}s: one in the left upper lobe, one in the left lower lobe.",
+    "{X}s: one in the upper lobe; one in the lower lobe... and a third one at the base.",
+    "I see one {x} in the upper lobe, one in the lower lobe."]))
+def test_one_opening_an_enumeration_is_no_count(x: str, form: str) -> None:
+    """"one in the upper lobe, one in the lower lobe": the first of several, no count of one."""
+    text = form.format(x=x, X=x.capitalize())
+    case = {"modality": "CT", "plane": "axial", "body_region": "chest", "meta": {"findings_complete": True},
+            "findings": [{"label": x, "attributes": {"laterality": "left"}}] * 2}
+    got = [c for c in check_text(text, case) if c.kind == "count"]
+    assert not any(c.verdict == "contradicted" for c in got), (text, got)
+
+
+_SEQUENCE_SPELLINGS = sorted((t, c.label) for c in V.vocabulary() if c.kind == "sequence" for t in c.terms
+                             if t.isascii())
+
+
+@SETTINGS
+@given(st.sampled_from(_SEQUENCE_SPELLINGS))
+def test_a_case_sequence_is_read_as_a_sequence(pair: tuple[str, str]) -> None:
+    """The case's sequence spelled by any synonym ("H&E", also a modality's spelling) is that sequence: its own
+    label said of the case is no other sequence."""
+    spelling, label = pair
+    text = f"- Sequence: {label}"
+    case = {"modality": "MRI", "sequence": spelling, "findings": []}
+    got = [c for c in check_text(text, case) if c.kind == "sequence"]
+    assert not any(c.verdict == "contradicted" for c in got), (text, spelling, got)

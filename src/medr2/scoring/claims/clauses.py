@@ -265,7 +265,8 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
 
 
 # "one" that opens an enumeration, not a count: another of the same follows ("one ...; the other ...", "一个…另一个")
-_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest)\b|另一|其余", re.IGNORECASE)
+_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest|(?:a|the) third)\b|[,;]\s*one\b|另一|其余",
+                         re.IGNORECASE)
 
 
 def _true_count(matching: Sequence[Mapping[str, Any]], complete: bool = False) -> int | None:
@@ -643,7 +644,8 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
                                                    and t.kind in ("organ", "body_region")], matching, truth, source))
         elif what == "count":
             got = _COUNT_FIELD.match(text, sep)
-            if got is not None:
+            if got is not None and not (_COUNT_WORDS.get(got.group(1).lower()) == 1
+                                        and _ENUMERATED.search(text, got.end(1), min(len(text), got.end(1) + 120))):
                 word, n_true = got.group(1).lower(), _true_count(matching, truth.findings_complete)
                 agrees = _COUNT_WORDS[word] == n_true if word in _COUNT_WORDS else (n_true or 0) >= 2
                 out.append(Claim("count", str(_COUNT_WORDS.get(word, "multiple")), got.group(1), got.start(1),
@@ -697,9 +699,10 @@ _LOCATED = re.compile(r"[,，]\s*(?:位于|见于|(?:located|situated|lying|seen
 
 
 _TECHNIQUES = frozenset({"modality", "plane", "sequence"})
-# a technique named as where something is looked at ("on an AP", "in the T2 image") or as the kind of a signal
-# ("FLAIR signal", "T2 hyperintensity"): a negation in its clause denies what is seen, not the technique
-_FRAME_BEFORE = re.compile(r"\b(?:on|in)\s+(?:(?:an?|the|this|these|its)\s+)?$", re.IGNORECASE)
+# a technique named as where something is looked at ("on an AP", "in the T2 image"), as what a judgement allows for
+# ("not enlarged for an AP projection", "given the supine AP") or as the kind of a signal ("FLAIR signal", "T2
+# hyperintensity"): a negation in its clause denies what is seen, not the technique
+_FRAME_BEFORE = re.compile(r"\b(?:on|in|for|given|despite)\s+(?:(?:an?|the|this|these|its)\s+)?$", re.IGNORECASE)
 _FRAME_AFTER = re.compile(r"[\s-]*(?:weighted\s+)?(?:images?\s+)?(?:signal|hyper\w*|hypo\w*|intensit\w*|bright\w*|"
                           r"abnormalit\w*|changes?)\b|[\s-]*(?:上|像上|图像上|序列上)", re.IGNORECASE)
 

@@ -27,9 +27,12 @@ def _fold(label: str) -> str:
     return re.sub(r"(?<=[a-z]{3})(es|s)\b", "", key) if not key.endswith(("sis", "us", "ss")) else key
 
 
-def _concept(label: str) -> clinical.Concept | None:
-    """The vocabulary concept a mention or label names (a plural folded to its singular)."""
-    c = clinical.concept_of(label)
+def _concept(label: str, kinds: tuple[str, ...] | None = None) -> clinical.Concept | None:
+    """The vocabulary concept a mention or label names (a plural folded to its singular); of ``kinds`` first
+    where given ("H&E" of a sequence is the stain, not the histopathology modality)."""
+    c = clinical.concept_of(label, kinds) if kinds else None
+    if c is None:
+        c = clinical.concept_of(label)
     if c is None:
         key = clinical.normalise(label)
         for cut in ("s", "es"):
@@ -38,10 +41,11 @@ def _concept(label: str) -> clinical.Concept | None:
     return c
 
 
-def relation(value: str, truth: str) -> clinical.Relation:
+def relation(value: str, truth: str, kinds: tuple[str, ...] | None = None) -> clinical.Relation:
     """How a claimed ``value`` relates to a ``truth`` label in the clinical vocabulary (``same``, ``child``: a
-    sub-type or part of the truth, ``parent``, ``sibling``, ``unrelated``)."""
-    a, b = _concept(value), _concept(truth)
+    sub-type or part of the truth, ``parent``, ``sibling``, ``unrelated``); ``kinds``: the concept kinds both are
+    read as first (a sequence's "H&E")."""
+    a, b = _concept(value, kinds), _concept(truth, kinds)
     if a is None or b is None:
         return "same" if _fold(value) == _fold(truth) else "unrelated"
     return clinical.related(a.label, b.label)

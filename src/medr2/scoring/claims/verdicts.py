@@ -83,7 +83,7 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
                       truth.sequence)
         if not _sequence_axes(value) & _sequence_axes(actual):
             return "unverifiable", "another sequence axis"  # "contrast-enhanced" of a lung-window image
-        rel = relation(value, actual)
+        rel = relation(value, actual, ("sequence",))
         if rel == "same":
             return ("contradicted" if denied else "supported"), ""
         fam = _SEQUENCE_FAMILY.get(actual)
