@@ -265,8 +265,8 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
 
 
 # "one" that opens an enumeration, not a count: another of the same follows ("one ...; the other ...", "一个…另一个")
-_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest|(?:a|the) third)\b|[,;]\s*one\b|另一|其余",
-                         re.IGNORECASE)
+_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest|(?:a|the) third)\b|[,;]\s*one\b"
+                         r"|另一|其余", re.IGNORECASE)
 
 
 def _true_count(matching: Sequence[Mapping[str, Any]], complete: bool = False) -> int | None:
