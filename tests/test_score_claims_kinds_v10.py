@@ -321,3 +321,30 @@ def test_a_case_sequence_is_read_as_a_sequence(pair: tuple[str, str]) -> None:
     case = {"modality": "MRI", "sequence": spelling, "findings": []}
     got = [c for c in check_text(text, case) if c.kind == "sequence"]
     assert not any(c.verdict == "contradicted" for c in got), (text, spelling, got)
+
+
+# ---------------------------------------------------------------------------------------------- vocabulary families
+_ABDOMEN = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "abdomen",
+            "findings": [], "diagnosis": "normal", "structures": ["liver", "kidney"]}
+
+
+def _family(root: str) -> list[str]:
+    """Every ASCII spelling of ``root`` and of its sub-types (concepts.txt)."""
+    v = V.vocabulary()
+    return sorted(t for c in v if c.label == root or v.is_a(c.label, root) for t in c.terms
+                  if t.isascii() and len(t) > 4)
+
+
+@SETTINGS
+@given(st.sampled_from(_family("calculus")), st.sampled_from(["left kidney", "gallbladder", "right ureter", "bladder"]),
+       st.sampled_from(["There is a 6 mm {t} in the {o}.", "A non-obstructing {t} is seen in the {o}.",
+                        "Findings: {t} ({o})."]))
+def test_the_stone_family_is_read_whole(term: str, organ: str, form: str) -> None:
+    """A stone named by any spelling of the family (the parent and its site-named sub-types) is a finding: a
+    hallucination of a normal abdomen, and its denial supported."""
+    text = form.format(t=term, o=organ)
+    got = _at(check_text(text, _ABDOMEN), text, term)
+    assert any(c.verdict == "contradicted" and c.kind in ("finding", "diagnosis") for c in got), (text, got)
+    text = f"No {term}."
+    got = _pathology(check_text(text, _ABDOMEN))
+    assert got and all(c.verdict == "supported" for c in got), (text, got)
