@@ -348,3 +348,37 @@ def test_the_stone_family_is_read_whole(term: str, organ: str, form: str) -> Non
     text = f"No {term}."
     got = _pathology(check_text(text, _ABDOMEN))
     assert got and all(c.verdict == "supported" for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(["nodule", "mass", "cyst"]), st.sampled_from(["a single", "two", "three", "one"]),
+       st.sampled_from(["8 mm", "1.2 cm", "14 x 10 mm", "6-mm"]))
+def test_a_count_before_a_size_is_a_count(x: str, word: str, size: str) -> None:
+    """"A single 8 mm nodule", "two 6-mm nodules": the size between the count and the finding leaves the count."""
+    many = word in ("two", "three")
+    text = f"There {'are' if many else 'is'} {word} {size} {x}{'s' if many else ''} in the left lung."
+    case = {"meta": {"findings_complete": True}, "modality": "CT", "plane": "axial", "body_region": "chest",
+            "findings": [{"label": x, "attributes": {"laterality": "left"}}] * 2}
+    got = [c for c in check_text(text, case) if c.kind == "count"]
+    want = "supported" if word == "two" else "contradicted"
+    assert got and all(c.verdict == want for c in got), (text, got)
+
+
+_ZH_SITES = ["部位", "位置"]
+_ZH_FORMS = ["| 项目 | 所见 |\n|---|---|\n| {k} | {s}侧{o} |\n| 诊断 | 脑膜瘤 |", "{k}：{s}侧{o}\n诊断：脑膜瘤",
+             "- {k}：{s}侧{o}"]
+
+
+@SETTINGS
+@given(st.sampled_from(_ZH_SITES), st.sampled_from(_ZH_FORMS), st.sampled_from(["大脑凸面", "额叶", "顶部"]),
+       st.sampled_from(["左", "右"]), st.sampled_from(["left", "right"]))
+def test_a_chinese_site_field_says_the_side(key: str, form: str, organ: str, said: str, truth: str) -> None:
+    """"| 部位 | 左侧大脑凸面 |" of a meningioma case: the Chinese fields are the attribute fields, the site's side
+    the finding's side."""
+    text = form.format(k=key, s=said, o=organ)
+    case = {"meta": {"findings_complete": True}, "modality": "MRI", "plane": "coronal", "body_region": "head",
+            "diagnosis": "meningioma", "structures": ["brain"],
+            "findings": [{"label": "mass", "attributes": {"laterality": truth}}]}
+    got = [c for c in check_text(text, case) if c.kind == "laterality"]
+    want = "supported" if {"左": "left", "右": "right"}[said] == truth else "contradicted"
+    assert got and all(c.verdict == want for c in got), (text, got)

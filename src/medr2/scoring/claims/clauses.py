@@ -239,7 +239,8 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
     n_true = _true_count(matching, complete)
     b0 = max(clause[0], s - 30)
     before = text[b0:s].lower()
-    gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
+    gap = (r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly|"
+           r"\d+(?:\.\d+)?(?:\s*[x×]\s*\d+(?:\.\d+)?)?[\s-]*(?:mm|cm)))*\s*$")  # "a single 8 mm nodule"
     cm = re.search(r"(?<![a-z])(a single|single|solitary|one|two|three|four|five|[2-5]|一个|单发|两个|三个)" + gap,
                    before)
     field = _COUNT_FIELD.match(text, e)
@@ -555,8 +556,10 @@ def _side_owners(mentions: Sequence[tuple[int, int, _Term]], truth: Truth) -> li
 _FIELD_ROW = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?[ \t]*(?P<key>[A-Za-z][A-Za-z ]{1,20}?)[ \t]*(?:\*\*)?"
     r"(?P<sep>[:：])[ \t]*(?:\*\*)?(?P<val>[^\n]*)"
-    r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?)(?:\*\*)?[ \t]*\|(?P<tval>[^|\n]*)\|",
-    re.MULTILINE)
+    r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?|[\u4e00-\u9fff]{2,4})(?:\*\*)?[ \t]*\|"
+    r"(?P<tval>[^|\n]*)\|"
+    r"|^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?(?P<zkey>[\u4e00-\u9fff]{2,4})(?:\*\*)?(?P<zsep>[:：])[ \t]*"
+    r"(?P<zval>[^\n]*)", re.MULTILINE)
 _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "laterality", "size": "size",
                "sizes": "size", "long axis": "size", "short axis": "size", "diameter": "size", "dimensions": "size",
                "dimension": "size", "measurement": "size", "measurements": "size", "length": "size",
@@ -564,7 +567,12 @@ _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "later
                "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
                "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
                "content": "descriptor", "enhancement": "descriptor", "organ": "site", "site": "site",
-               "location": "site"}
+               "location": "site",
+               # the same fields as Chinese reports name them
+               "部位": "site", "位置": "site", "侧别": "laterality", "方位": "laterality", "大小": "size",
+               "尺寸": "size", "直径": "size", "数目": "count", "数量": "count", "个数": "count", "形态": "descriptor",
+               "形状": "descriptor", "边缘": "descriptor", "边界": "descriptor", "密度": "descriptor",
+               "信号": "descriptor", "回声": "descriptor", "强化": "descriptor"}
 _TABLE = re.compile(r"(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$))+", re.MULTILINE)
 _TABLE_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*")
 
@@ -589,11 +597,11 @@ def _fields(text: str) -> list[tuple[str, int, int, int, tuple[int, int]]]:
     is the table row, whose other cells may name what the cell is said of)."""
     out = []
     for m in _FIELD_ROW.finditer(text):
-        table = m.group("tkey") is not None
-        key = (m.group("tkey") if table else m.group("key")).strip().lower()
+        g = "t" if m.group("tkey") is not None else "z" if m.group("zkey") is not None else ""
+        key = m.group(f"{g}key").strip().lower()
         if key in _FIELD_KEYS:
-            lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
-            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep"), (lo, hi)))
+            lo, hi = m.start(f"{g}val"), m.end(f"{g}val")
+            out.append((key, lo, hi, m.start(f"{g}sep"), (lo, hi)))
     for t in _TABLE.finditer(text):
         rows = [(a.start(), a.end()) for a in re.finditer(r"[^\n]+", text[t.start():t.end()])]
         rows = [(t.start() + a, t.start() + b) for a, b in rows]
