@@ -382,3 +382,19 @@ def test_a_chinese_site_field_says_the_side(key: str, form: str, organ: str, sai
     got = [c for c in check_text(text, case) if c.kind == "laterality"]
     want = "supported" if {"左": "left", "右": "right"}[said] == truth else "contradicted"
     assert got and all(c.verdict == want for c in got), (text, got)
+
+
+_UPPER, _LOWER = ["hand", "wrist", "elbow", "forearm"], ["knee", "ankle", "foot"]
+
+
+@SETTINGS
+@given(st.sampled_from(_UPPER + _LOWER), st.sampled_from(["- Region: {r}", "**Region:** {r}.", "| Region | {r} |",
+                                                           "Body part: left {r}", "Anatomy: the {r}"]),
+       st.sampled_from(["upper limb", "lower limb"]))
+def test_a_region_field_names_the_imaged_region(region: str, form: str, imaged: str) -> None:
+    """"- Region: ankle" of a wrist radiograph names the imaged region: contradicted where it is another limb."""
+    text = form.format(r=region)
+    case = {"modality": "X-ray", "plane": "PA", "body_region": imaged, "findings": []}
+    got = [c for c in check_text(text, case) if c.kind == "body_region"]
+    same = (region in _UPPER) == (imaged == "upper limb")
+    assert got and all(c.verdict == ("supported" if same else "contradicted") for c in got), (text, got)

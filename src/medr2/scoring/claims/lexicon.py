@@ -280,6 +280,9 @@ for _r, _ws in _REGION_WORDS.items():
                                     # "the radiograph shows the ankle": the region the image is said to show
                                     rf"\b{_IMAGING}\s+(?:shows|showing|depicts|depicting|demonstrates)\s+(?:the\s+|an?\s+)?"
                                     rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
+                                    # a field naming the imaged region ("- Region: ankle", "**Body part:** hip")
+                                    rf"\b(?:body\s+)?(?:region|body\s+part|anatomy)\**\s*[:：|]\s*\**\s*(?:the\s+)?"
+                                    rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
                                     *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
