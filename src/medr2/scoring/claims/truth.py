@@ -37,7 +37,10 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # "normal macular OCT" as claims; v10: a case's absent labels are terms, a denial of a strict sub-type of the case's
 # finding is no missed finding ("no intraventricular extension" of a haemorrhage), "no other X" of a case with one X
 # denies only further ones, an angiogram said of a CT is a contrast-enhanced CT (of MR or X-ray a compatible
-# modality), one listed instance of a countable finding on a complete list states its count
+# modality), one listed instance of a countable finding on a complete list states its count, a sub-type the source
+# states absent by name contradicted, a size word set apart after the finding ("a pneumothorax, large"), fields of a
+# finding named only denied or as the diagnosis, a site field's side, Chinese field keys, "Region:" fields, a
+# textbook definition set against the image no claim, "for an AP projection" a frame, sequences read as sequences
 CHECKER_VERSION = "claims-v10"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
