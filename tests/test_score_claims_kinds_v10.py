@@ -401,3 +401,47 @@ def test_a_region_field_names_the_imaged_region(region: str, form: str, imaged: 
     got = [c for c in check_text(text, case) if c.kind == "body_region"]
     same = (region in _UPPER) == (imaged == "upper limb")
     assert got and all(c.verdict == ("supported" if same else "contradicted") for c in got), (text, got)
+
+
+# ---------------------------------------------------------------------------------------------- reporting categories
+_SYSTEMS = {"BI-RADS": ["BI-RADS {n}", "BIRADS {n}", "BI-RADS category {n}"],
+            "TI-RADS": ["TI-RADS {n}", "ACR TI-RADS {n}", "TR{n}", "TI-RADS：{n}类"],
+            "Lung-RADS": ["Lung-RADS {n}"], "PI-RADS": ["PI-RADS {n}"]}
+_SAID_OF_IMAGE = ["So {c}.", "**Assessment:** {c}", "Impression: {c}, recommend follow-up.", "that's {c}.",
+                  "- Category: {c}"]
+_NOT_SAID = ["Options: A {c}, B none.", "Possibly {c}.", "If it were {c}, biopsy would follow.", "{c}-5 perhaps."]
+
+
+def _graded_case(system: str, n: int) -> dict[str, object]:
+    return {"modality": "ultrasound", "body_region": "neck", "severity": f"{system} {n}", "findings": [
+        {"label": "nodule", "attributes": {}}], "meta": {"findings_complete": False}}
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(_SYSTEMS)), st.data(), st.sampled_from(_SAID_OF_IMAGE), st.integers(1, 5),
+       st.integers(1, 5))
+def test_a_category_of_the_case_system_is_a_grade(system: str, data: st.DataObject, form: str, said: int,
+                                                  true: int) -> None:
+    """"So BI-RADS 3." of a BI-RADS 4 case: a category of the case's reporting system, in any of its spellings, is
+    compared with the case's category."""
+    spelling = data.draw(st.sampled_from(_SYSTEMS[system]))
+    text = form.format(c=spelling.format(n=said))
+    got = [c for c in check_text(text, _graded_case(system, true)) if c.kind == "severity"]
+    assert got and all(c.verdict == ("supported" if said == true else "contradicted") for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(_SYSTEMS)), st.data(), st.sampled_from(_NOT_SAID), st.integers(1, 4))
+def test_a_category_weighed_hedged_or_ranged_is_no_claim(system: str, data: st.DataObject, form: str,
+                                                         n: int) -> None:
+    spelling = data.draw(st.sampled_from(_SYSTEMS[system]))
+    text = form.format(c=spelling.format(n=n))
+    got = [c for c in check_text(text, _graded_case(system, 5)) if c.kind == "severity"]
+    assert not any(c.verdict == "contradicted" for c in got), (text, got)
+
+
+@SETTINGS
+@given(st.sampled_from(["So BI-RADS 3.", "TR5", "Lung-RADS 4"]))
+def test_a_category_of_another_system_is_not_compared(text: str) -> None:
+    case = dict(_graded_case("PI-RADS", 2), severity="PI-RADS 2")
+    assert not [c for c in check_text(text, case) if c.kind == "severity" and c.verdict != "unverifiable"]

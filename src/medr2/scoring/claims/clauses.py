@@ -449,6 +449,46 @@ _APPOSED = re.compile(r"\s*[,，]\s*")
 _APPOSED_END = re.compile(r"\s*(?:[(（,，;；.。]|$)")
 
 
+# the ACR reporting systems' categories (BI-RADS, TI-RADS, Lung-RADS, PI-RADS, LI-RADS, O-RADS): a case's severity
+# that names one ("TI-RADS 4") is a category; what a rationale says of the same system is compared with it ("So
+# BI-RADS 3.", "that's TR5", "TI-RADS：5类"; TI-RADS's "TR" and LI-RADS's "LR" abbreviations)
+_RADS = {"bi-rads": r"bi-?rads|birads", "ti-rads": r"(?:acr[\s-]*)?ti-?rads|tirads", "lung-rads": r"lung-?rads",
+         "pi-rads": r"pi-?rads", "li-rads": r"li-?rads", "o-rads": r"o-?rads"}
+_RADS_ABBREVIATION = {"ti-rads": "TR", "li-rads": "LR"}
+_CATEGORY = r"(?P<n>[0-6][a-c]?)(?!\d|\.\d)"
+
+
+def _rads_of(severity: str | None) -> tuple[str, str] | None:
+    """``(system, category)`` of a severity that is a reporting system's category ("TI-RADS 4": ti-rads, 4)."""
+    for system, name in _RADS.items():
+        m = re.fullmatch(rf"\s*(?:{name})\s*(?:category\s*)?{_CATEGORY}\s*", severity or "", re.IGNORECASE)
+        if m is not None:
+            return system, m.group("n").lower()
+    return None
+
+
+def _category_claims(text: str, truth: Truth, source: str) -> list[Claim]:
+    """Categories of the case's reporting system said in the text, each compared with the case's: the same category
+    (or a sub-category of it: "4a" of a "4") supported, another contradicted. The caller drops those said in a
+    clause that is not about the image, hedged or retracted."""
+    rads = _rads_of(truth.severity)
+    if rads is None:
+        return []
+    system, true = rads
+    forms = [rf"(?i:\b(?:{_RADS[system]})\b)\**\s*(?:category\s*|类别\s*)?[:：]?\s*\**\s*{_CATEGORY}"]
+    if system in _RADS_ABBREVIATION:
+        forms.append(rf"\b{_RADS_ABBREVIATION[system]}-?{_CATEGORY}")
+    out = []
+    for m in re.finditer("|".join(f"(?:{f})".replace("(?P<n>", f"(?P<n{i}>") for i, f in enumerate(forms)), text):
+        said = next(g for g in m.groups() if g is not None).lower()
+        if re.match(r"\s*(?:-|–|to|or|/|或)\s*\d", text[m.end():m.end() + 6]):
+            continue  # "BI-RADS 4-5", "TR4 or TR5": a range, no category
+        agrees = said == true or said[:1] == true[:1] and (len(said) == 1 or len(true) == 1)
+        out.append(Claim("severity", f"{system} {said}", text[m.start():m.end()], m.start(), m.end(), source, False,
+                         False, "supported" if agrees else "contradicted", "" if agrees else "another category"))
+    return out
+
+
 def _span_at(spans: Sequence[tuple[int, int]], starts: Sequence[int], pos: int) -> tuple[int, int] | None:
     """The span of sorted, non-overlapping ``spans`` holding ``pos`` (bisect)."""
     i = bisect.bisect_right(starts, pos) - 1

@@ -18,6 +18,7 @@ from medr2.scoring.claims.clauses import (
     _WEIGHED,
     _answer,
     _attribute_claims,
+    _category_claims,
     _denied_elsewhere,
     _field_claims,
     _framed,
@@ -270,6 +271,14 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         if span is not None and span not in severity_done:
             severity_done.add(span)
             out.extend(_severity_claims(text, span, truth, source, bare=True))
+    for c in _category_claims(text, truth, source):  # "So BI-RADS 3.", "TI-RADS：5类": said of the image only
+        clause = _span_at(clauses, clause_starts, c.start) or (0, len(text))
+        sentence = _span_at(sentences, sentence_starts, c.start) or clause
+        framed = _framed(text, clause, c.start, c.end, False)
+        hedged = _uncertain(text[clause[0]:_hedge_scope(text, clause, c.end)], False)
+        if not (_found(_NOT_ABOUT_IMAGE, _framed(text, sentence, c.start, c.end, False)) or _found(_PLANNED, framed)
+                or hedged or _found(_RETRACTED, text[c.end:sentence[1]])):
+            out.append(c)
     out.sort(key=lambda c: (c.start, c.end, c.kind))
     return list(dict.fromkeys(out))  # one side word said of two mentions of one finding is one claim
 
