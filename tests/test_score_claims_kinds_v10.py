@@ -6,7 +6,7 @@ sub-type of the case's finding; "no other X" of a case with one X; an angiogram 
 instance a complete list has, and a count before a size; a size word set apart after the finding; attribute fields
 (a site's side, Chinese keys, fields of a finding named only denied or as the diagnosis, the imaged region); a
 textbook definition set against the image; a technique a judgement allows for; "one …, one …"; a case's sequence
-spelled like a modality; the stone family."""
+spelled like a modality; the stone family; a category of the case's reporting system (BI-RADS, TI-RADS)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # modality), one listed instance of a countable finding on a complete list states its count, a sub-type the source
 # states absent by name contradicted, a size word set apart after the finding ("a pneumothorax, large"), fields of a
 # finding named only denied or as the diagnosis, a site field's side, Chinese field keys, "Region:" fields, a
-# textbook definition set against the image no claim, "for an AP projection" a frame, sequences read as sequences
+# textbook definition set against the image no claim, "for an AP projection" a frame, sequences read as sequences,
+# a category of the case's reporting system ("So BI-RADS 3.", "TR5") compared with the case's
 CHECKER_VERSION = "claims-v10"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
