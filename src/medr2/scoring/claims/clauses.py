@@ -66,7 +66,7 @@ def _attribute_claims(text: str, s: int, e: int, clause: tuple[int, int], senten
         return []
     out: list[Claim] = []
     out.extend(_laterality_claims(text, s, e, clause, matching, source, owned, lead, truth.findings_complete, taken))
-    out.extend(_count_claims(text, s, e, clause, matching, source, generic))
+    out.extend(_count_claims(text, s, e, clause, matching, source, generic, truth.findings_complete))
     # sizes and descriptors: anywhere near in the sentence (a Chinese comma ends a clause, not the description), or
     # anywhere in it where it names no other pathology ("the nodule measures 4 cm, and its margins look smooth")
     lo, hi = sentence if alone else (max(sentence[0], s - 60), min(sentence[1], e + 60))
@@ -231,15 +231,16 @@ def _side_owned(text: str, side_end: int, s: int, owned: Sequence[tuple[int, int
 
 
 def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: Sequence[Mapping[str, Any]],
-                  source: str, generic: bool) -> list[Claim]:
+                  source: str, generic: bool, complete: bool = False) -> list[Claim]:
     """A count said before the mention ("two nodules", "三个结节") or as its field's value ("Nodules: three",
     "| Nodules | 3 |"); compared only where the truth states one: a count attribute, or several instances."""
     if generic:
         return []
-    n_true = _true_count(matching)
+    n_true = _true_count(matching, complete)
     b0 = max(clause[0], s - 30)
     before = text[b0:s].lower()
-    gap = r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly))*\s*$"
+    gap = (r"(?:\s+(?:small|tiny|large|left|right|upper|lower|lobe|lung|pulmonary|[a-z]+ly|"
+           r"\d+(?:\.\d+)?(?:\s*[x×]\s*\d+(?:\.\d+)?)?[\s-]*(?:mm|cm)))*\s*$")  # "a single 8 mm nodule"
     cm = re.search(r"(?<![a-z])(a single|single|solitary|one|two|three|four|five|[2-5]|一个|单发|两个|三个)" + gap,
                    before)
     field = _COUNT_FIELD.match(text, e)
@@ -265,13 +266,23 @@ def _count_claims(text: str, s: int, e: int, clause: tuple[int, int], matching: 
 
 
 # "one" that opens an enumeration, not a count: another of the same follows ("one ...; the other ...", "一个…另一个")
-_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest)\b|另一|其余", re.IGNORECASE)
+_ENUMERATED = re.compile(r"\b(?:the other|another|the second|a second|the rest|(?:a|the) third)\b|[,;]\s*one\b"
+                         r"|另一|其余", re.IGNORECASE)
 
 
-def _true_count(matching: Sequence[Mapping[str, Any]]) -> int | None:
-    """The count the truth states of these findings: a count attribute, or several instances; else None."""
+def _true_count(matching: Sequence[Mapping[str, Any]], complete: bool = False) -> int | None:
+    """The count the truth states of these findings: a count attribute, or several instances; one instance of a
+    countable finding (``@ count`` in the vocabulary: a nodule, a mass, a fracture) on a complete finding list
+    (``meta.findings_complete``: every one is listed, so one listed is one); else None."""
     stated = [f["attributes"].get("count") for f in matching if f["attributes"].get("count")]
-    return int(stated[0]) if stated else (len(matching) if len(matching) >= 2 else None)
+    if stated:
+        return int(stated[0])
+    if len(matching) >= 2:
+        return len(matching)
+    v = clinical.vocabulary()
+    if complete and len(matching) == 1 and v.carries(str(matching[0]["label"]), "count"):
+        return 1
+    return None
 
 
 def _size_claims(text: str, lo: int, hi: int, matching: Sequence[Mapping[str, Any]], source: str) -> list[Claim]:
@@ -390,16 +401,21 @@ def _count_verdict(n_true: int | None, agrees: bool) -> tuple[ClaimVerdict, str]
 
 
 def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: str,
-                     mention: tuple[int, int, str] | None = None, field: bool = False) -> list[Claim]:
+                     mention: tuple[int, int, str] | None = None, field: bool = False,
+                     bare: bool = False) -> list[Claim]:
     """Severity stated in a clause, compared with the case's grade (:func:`medr2.vocab.compare_values`): a grade
     word anywhere in the clause (``mention`` None), or a size word said of the ``mention`` (start, end, label)
-    of a finding that carries a severity ("a small effusion", "the haemorrhage is large"; ``field``: the clause is
-    the value of a size field of the rationale's finding, "- Size: large")."""
+    of a finding that carries a severity ("a small effusion", "the haemorrhage is large", "a pneumothorax, large
+    (…)"; ``field``: the clause is the value of a size field of the rationale's finding, "- Size: large"; ``bare``:
+    the clause is a grade alone, "，大量。", "That's large.", whose size word is said of the case's graded finding)."""
     if not truth.severity:
         return []
     _, grades, size_words = _descriptors(clinical.generation())
     if mention is None:
         found = [(m.start(), m.end()) for m in grades.finditer(text, clause[0], clause[1])]
+        graded = [str(f["label"]) for f in truth.findings if clinical.carries(str(f["label"]), SEVERITY)]
+        if bare and not found and graded:
+            return _severity_claims(text, clause, truth, source, (clause[1], clause[1], graded[0]), field=True)
     else:
         s, e, label = mention
         if not clinical.carries(label, SEVERITY):
@@ -407,7 +423,8 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
         found = [(m.start(), m.end()) for m in size_words.finditer(text, clause[0], clause[1])] if field else [
             (m.start(), m.end()) for m in size_words.finditer(text, max(clause[0], s - 24), min(clause[1], e + 24))
             if (m.end() <= s and re.fullmatch(r"[\s\w-]*", text[m.end():s]))
-            or (m.start() >= e and _COPULA.fullmatch(text[e:m.start()]))]
+            or (m.start() >= e and (_COPULA.fullmatch(text[e:m.start()]) or _APPOSED.fullmatch(text, e, m.start())
+                                    and _APPOSED_END.match(text, m.end())))]
     out = []
     true_grade = truth.severity.strip().lower()
     for a, b in found:
@@ -424,6 +441,51 @@ def _severity_claims(text: str, clause: tuple[int, int], truth: Truth, source: s
             continue  # a size word states a grade roughly: "large" of a moderate effusion is not decided
         out.append(Claim("severity", grade, text[a:b], a, b, source, False, False,
                          "supported" if rel == "same" else "contradicted"))
+    return out
+
+
+# a size word set after the finding by a comma, standing alone ("pneumothorax, large (more than 50 %)", "气胸，大量，")
+_APPOSED = re.compile(r"\s*[,，]\s*")
+_APPOSED_END = re.compile(r"\s*(?:[(（,，;；.。]|$)")
+
+
+# the ACR reporting systems' categories (BI-RADS, TI-RADS, Lung-RADS, PI-RADS, LI-RADS, O-RADS): a case's severity
+# that names one ("TI-RADS 4") is a category; what a rationale says of the same system is compared with it ("So
+# BI-RADS 3.", "that's TR5", "TI-RADS：5类"; TI-RADS's "TR" and LI-RADS's "LR" abbreviations)
+_RADS = {"bi-rads": r"bi-?rads|birads", "ti-rads": r"(?:acr[\s-]*)?ti-?rads|tirads", "lung-rads": r"lung-?rads",
+         "pi-rads": r"pi-?rads", "li-rads": r"li-?rads", "o-rads": r"o-?rads"}
+_RADS_ABBREVIATION = {"ti-rads": "TR", "li-rads": "LR"}
+_CATEGORY = r"(?P<n>[0-6][a-c]?)(?!\d|\.\d)"
+
+
+def _rads_of(severity: str | None) -> tuple[str, str] | None:
+    """``(system, category)`` of a severity that is a reporting system's category ("TI-RADS 4": ti-rads, 4)."""
+    for system, name in _RADS.items():
+        m = re.fullmatch(rf"\s*(?:{name})\s*(?:category\s*)?{_CATEGORY}\s*", severity or "", re.IGNORECASE)
+        if m is not None:
+            return system, m.group("n").lower()
+    return None
+
+
+def _category_claims(text: str, truth: Truth, source: str) -> list[Claim]:
+    """Categories of the case's reporting system said in the text, each compared with the case's: the same category
+    (or a sub-category of it: "4a" of a "4") supported, another contradicted. The caller drops those said in a
+    clause that is not about the image, hedged or retracted."""
+    rads = _rads_of(truth.severity)
+    if rads is None:
+        return []
+    system, true = rads
+    forms = [rf"(?i:\b(?:{_RADS[system]})\b)\**\s*(?:category\s*|类别\s*)?[:：]?\s*\**\s*{_CATEGORY}"]
+    if system in _RADS_ABBREVIATION:
+        forms.append(rf"\b{_RADS_ABBREVIATION[system]}-?{_CATEGORY}")
+    out = []
+    for m in re.finditer("|".join(f"(?:{f})".replace("(?P<n>", f"(?P<n{i}>") for i, f in enumerate(forms)), text):
+        said = next(g for g in m.groups() if g is not None).lower()
+        if re.match(r"\s*(?:-|–|to|or|/|或)\s*\d", text[m.end():m.end() + 6]):
+            continue  # "BI-RADS 4-5", "TR4 or TR5": a range, no category
+        agrees = said == true or said[:1] == true[:1] and (len(said) == 1 or len(true) == 1)
+        out.append(Claim("severity", f"{system} {said}", text[m.start():m.end()], m.start(), m.end(), source, False,
+                         False, "supported" if agrees else "contradicted", "" if agrees else "another category"))
     return out
 
 
@@ -452,9 +514,10 @@ _NO_ANSWERS = frozenset({"none", "no", "nil", "absent", "negative", "not seen", 
 _QUESTION_WORDS = 8  # at most so many words before the "?": a fragment, not a question to the reader
 
 
-# a sentence that is a grade alone ("Mild.", "Overall: severe.", "中度。"): a severity said of the case
-_BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*)?[^\s.。!！:：,，]{1,12}\s*[.。!！]?\s*",
-                         re.IGNORECASE)
+# a sentence that is a grade alone ("Mild.", "Overall: severe.", "中度。", "That's large."): a severity said of the case
+_BARE_GRADE = re.compile(r"\s*(?:(?:overall|grade|severity)\s*[,:：]?\s*"
+                         r"|(?:that|it|this)(?:'s|\s+(?:is|was|looks|seems))\s+)?"
+                         r"[^\s.。!！:：,，]{1,12}\s*[.。!！]?\s*", re.IGNORECASE)
 
 
 # a row whose label is the mention and whose value is what is said of it: a table row ("| Pneumothorax | none |") or
@@ -533,8 +596,10 @@ def _side_owners(mentions: Sequence[tuple[int, int, _Term]], truth: Truth) -> li
 _FIELD_ROW = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?[ \t]*(?P<key>[A-Za-z][A-Za-z ]{1,20}?)[ \t]*(?:\*\*)?"
     r"(?P<sep>[:：])[ \t]*(?:\*\*)?(?P<val>[^\n]*)"
-    r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?)(?:\*\*)?[ \t]*\|(?P<tval>[^|\n]*)\|",
-    re.MULTILINE)
+    r"|^[ \t]*(?P<tsep>\|)[ \t]*(?:\*\*)?(?P<tkey>[A-Za-z][A-Za-z ]{1,20}?|[\u4e00-\u9fff]{2,4})(?:\*\*)?[ \t]*\|"
+    r"(?P<tval>[^|\n]*)\|"
+    r"|^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?(?P<zkey>[\u4e00-\u9fff]{2,4})(?:\*\*)?(?P<zsep>[:：])[ \t]*"
+    r"(?P<zval>[^\n]*)", re.MULTILINE)
 _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "laterality", "size": "size",
                "sizes": "size", "long axis": "size", "short axis": "size", "diameter": "size", "dimensions": "size",
                "dimension": "size", "measurement": "size", "measurements": "size", "length": "size",
@@ -542,7 +607,12 @@ _FIELD_KEYS = {"side": "laterality", "sides": "laterality", "laterality": "later
                "shape": "descriptor", "signal": "descriptor", "intensity": "descriptor", "density": "descriptor",
                "attenuation": "descriptor", "echogenicity": "descriptor", "echo": "descriptor",
                "content": "descriptor", "enhancement": "descriptor", "organ": "site", "site": "site",
-               "location": "site"}
+               "location": "site",
+               # the same fields as Chinese reports name them
+               "部位": "site", "位置": "site", "侧别": "laterality", "方位": "laterality", "大小": "size",
+               "尺寸": "size", "直径": "size", "数目": "count", "数量": "count", "个数": "count", "形态": "descriptor",
+               "形状": "descriptor", "边缘": "descriptor", "边界": "descriptor", "密度": "descriptor",
+               "信号": "descriptor", "回声": "descriptor", "强化": "descriptor"}
 _TABLE = re.compile(r"(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$))+", re.MULTILINE)
 _TABLE_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*")
 
@@ -567,11 +637,11 @@ def _fields(text: str) -> list[tuple[str, int, int, int, tuple[int, int]]]:
     is the table row, whose other cells may name what the cell is said of)."""
     out = []
     for m in _FIELD_ROW.finditer(text):
-        table = m.group("tkey") is not None
-        key = (m.group("tkey") if table else m.group("key")).strip().lower()
+        g = "t" if m.group("tkey") is not None else "z" if m.group("zkey") is not None else ""
+        key = m.group(f"{g}key").strip().lower()
         if key in _FIELD_KEYS:
-            lo, hi = (m.start("tval"), m.end("tval")) if table else (m.start("val"), m.end("val"))
-            out.append((key, lo, hi, m.start("tsep") if table else m.start("sep"), (lo, hi)))
+            lo, hi = m.start(f"{g}val"), m.end(f"{g}val")
+            out.append((key, lo, hi, m.start(f"{g}sep"), (lo, hi)))
     for t in _TABLE.finditer(text):
         rows = [(a.start(), a.end()) for a in re.finditer(r"[^\n]+", text[t.start():t.end()])]
         rows = [(t.start() + a, t.start() + b) for a, b in rows]
@@ -592,9 +662,11 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
     elsewhere (those of the case its supported finding mentions match; a generic "lesion": all of them): side,
     size (a measure, or a size word of a finding that carries a severity), count, descriptors and the organ or
     site, decided as beside the finding itself."""
-    pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")]
-    asserted = [c for c in pathology if c.verdict == "supported" and not c.denied]
-    generic = any(c.value == "lesion" for c in asserted)
+    pathology = [c for c in said if c.kind in ("finding", "diagnosis") and not c.value.startswith("normal")
+                 and not c.denied]  # a denied one ("| Calcifications | none |") is no finding the fields describe
+    asserted = [c for c in pathology if c.verdict == "supported"]
+    generic = any(c.value == "lesion" for c in asserted) or any(  # the case's diagnosis: what its findings are
+        c.kind == "diagnosis" and truth.diagnosis and _matches(c.value, truth.diagnosis) for c in asserted)
     all_matching = [f for f in truth.findings
                     if generic or any(_matches(c.value, str(f["label"])) for c in asserted)]
     if not pathology and len({_fold(str(f["label"])) for f in truth.findings}) == 1:
@@ -613,13 +685,16 @@ def _field_claims(text: str, mentions: Sequence[tuple[int, int, _Term]], said: S
                                           complete=truth.findings_complete))
         elif what == "descriptor":
             out.extend(_descriptor_claims(text, lo, hi, matching, source))
-        elif what == "site":
+        elif what == "site":  # a site said with its side ("Location: left upper lobe") says the finding's side
+            out.extend(_laterality_claims(text, lo, lo, (lo, hi), matching, source, (),
+                                          complete=truth.findings_complete))
             out.extend(_site_claims(text, lo, hi, [(a, b) for a, b, t in mentions if lo <= a < hi
                                                    and t.kind in ("organ", "body_region")], matching, truth, source))
         elif what == "count":
             got = _COUNT_FIELD.match(text, sep)
-            if got is not None:
-                word, n_true = got.group(1).lower(), _true_count(matching)
+            if got is not None and not (_COUNT_WORDS.get(got.group(1).lower()) == 1
+                                        and _ENUMERATED.search(text, got.end(1), min(len(text), got.end(1) + 120))):
+                word, n_true = got.group(1).lower(), _true_count(matching, truth.findings_complete)
                 agrees = _COUNT_WORDS[word] == n_true if word in _COUNT_WORDS else (n_true or 0) >= 2
                 out.append(Claim("count", str(_COUNT_WORDS.get(word, "multiple")), got.group(1), got.start(1),
                                  got.end(1), source, False, False, *_count_verdict(n_true, agrees)))
@@ -672,9 +747,10 @@ _LOCATED = re.compile(r"[,，]\s*(?:位于|见于|(?:located|situated|lying|seen
 
 
 _TECHNIQUES = frozenset({"modality", "plane", "sequence"})
-# a technique named as where something is looked at ("on an AP", "in the T2 image") or as the kind of a signal
-# ("FLAIR signal", "T2 hyperintensity"): a negation in its clause denies what is seen, not the technique
-_FRAME_BEFORE = re.compile(r"\b(?:on|in)\s+(?:(?:an?|the|this|these|its)\s+)?$", re.IGNORECASE)
+# a technique named as where something is looked at ("on an AP", "in the T2 image"), as what a judgement allows for
+# ("not enlarged for an AP projection", "given the supine AP") or as the kind of a signal ("FLAIR signal", "T2
+# hyperintensity"): a negation in its clause denies what is seen, not the technique
+_FRAME_BEFORE = re.compile(r"\b(?:on|in|for|given|despite)\s+(?:(?:an?|the|this|these|its)\s+)?$", re.IGNORECASE)
 _FRAME_AFTER = re.compile(r"[\s-]*(?:weighted\s+)?(?:images?\s+)?(?:signal|hyper\w*|hypo\w*|intensit\w*|bright\w*|"
                           r"abnormalit\w*|changes?)\b|[\s-]*(?:上|像上|图像上|序列上)", re.IGNORECASE)
 

@@ -27,9 +27,12 @@ def _fold(label: str) -> str:
     return re.sub(r"(?<=[a-z]{3})(es|s)\b", "", key) if not key.endswith(("sis", "us", "ss")) else key
 
 
-def _concept(label: str) -> clinical.Concept | None:
-    """The vocabulary concept a mention or label names (a plural folded to its singular)."""
-    c = clinical.concept_of(label)
+def _concept(label: str, kinds: tuple[str, ...] | None = None) -> clinical.Concept | None:
+    """The vocabulary concept a mention or label names (a plural folded to its singular); of ``kinds`` first
+    where given ("H&E" of a sequence is the stain, not the histopathology modality)."""
+    c = clinical.concept_of(label, kinds) if kinds else None
+    if c is None:
+        c = clinical.concept_of(label)
     if c is None:
         key = clinical.normalise(label)
         for cut in ("s", "es"):
@@ -38,10 +41,11 @@ def _concept(label: str) -> clinical.Concept | None:
     return c
 
 
-def relation(value: str, truth: str) -> clinical.Relation:
+def relation(value: str, truth: str, kinds: tuple[str, ...] | None = None) -> clinical.Relation:
     """How a claimed ``value`` relates to a ``truth`` label in the clinical vocabulary (``same``, ``child``: a
-    sub-type or part of the truth, ``parent``, ``sibling``, ``unrelated``)."""
-    a, b = _concept(value), _concept(truth)
+    sub-type or part of the truth, ``parent``, ``sibling``, ``unrelated``); ``kinds``: the concept kinds both are
+    read as first (a sequence's "H&E")."""
+    a, b = _concept(value, kinds), _concept(truth, kinds)
     if a is None or b is None:
         return "same" if _fold(value) == _fold(truth) else "unrelated"
     return clinical.related(a.label, b.label)
@@ -65,8 +69,11 @@ _MODALITY_TERMS: dict[str, tuple[str, ...]] = {
 }
 _ACRONYMS = frozenset({r"\bCT\b", r"\bMRI?\b", r"\bCXR\b", r"\bUS\b", r"\bPET\b", r"\bH&E\b", r"\bSPECT\b",
                        r"\bPA\b", r"\bAP\b", r"\bCC\b", r"\bMLO\b", r"\bFLAIR\b", r"\bDWI\b"})
+# modalities one image can be at once: angiography is a technique of CT, MR and X-ray (CTA, MRA, catheter
+# angiography), so "a CT pulmonary angiogram", "MR angiography of the circle of Willis" say no other modality
 _MODALITY_COMPATIBLE = {frozenset({"mammography", "X-ray"}), frozenset({"PET", "CT"}),
-                        frozenset({"PET", "nuclear medicine"})}
+                        frozenset({"PET", "nuclear medicine"}), frozenset({"angiography", "CT"}),
+                        frozenset({"angiography", "MRI"}), frozenset({"angiography", "X-ray"})}
 # a view word named as a field's value: "the projection is lateral", "View: frontal", "| View | lateral |"
 _VIEW_FIELD = r"\b(?:view|projection)\**\s*(?:is|was|[:：|])\s*\**\s*(?:an? )?(?P<m>{})\b"
 _PLANE_TERMS: dict[str, tuple[str, ...]] = {
@@ -273,6 +280,9 @@ for _r, _ws in _REGION_WORDS.items():
                                     # "the radiograph shows the ankle": the region the image is said to show
                                     rf"\b{_IMAGING}\s+(?:shows|showing|depicts|depicting|demonstrates)\s+(?:the\s+|an?\s+)?"
                                     rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
+                                    # a field naming the imaged region ("- Region: ankle", "**Body part:** hip")
+                                    rf"\b(?:body\s+)?(?:region|body\s+part|anatomy)\**\s*[:：|]\s*\**\s*(?:the\s+)?"
+                                    rf"(?:(?:left|right|bilateral)\s+)?(?P<m>{_alts})\b",
                                     *_zh_alts))
 _STATIC.add("normal", "normal", _NORMAL_STUDY)
 # the clinical vocabulary's spellings (medr2.vocab) of findings, diagnoses and modalities the hand lexicon lacks:
@@ -333,17 +343,22 @@ _KIND_ORDER = {"normal": 0, "region_normal": 0, "organ_state": 0, "sequence": 1,
 
 
 def _case_terms(truth: Truth) -> tuple[_Term, ...]:
-    """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match."""
+    """The case's own labels (and mimics) as finding/diagnosis terms, so labels outside the built-ins match; the
+    labels its source states absent (``Case.absent``) too: a truth that names a finding absent names a term the
+    reader looks for ("intraparenchymal haemorrhage" of an RSNA ICH case is one mention, not a "haemorrhage")."""
     return _case_terms_of(tuple(str(f["label"]) for f in truth.findings), truth.diagnosis, truth.mimics,
-                          truth.structures)
+                          truth.structures, truth.absent)
 
 
 @functools.lru_cache(maxsize=1 << 12)  # a case's rationales (one per item and mode) share its terms
 def _case_terms_of(labels: tuple[str, ...], diagnosis: str | None, mimics: tuple[str, ...],
-                   structures: tuple[str, ...]) -> tuple[_Term, ...]:
+                   structures: tuple[str, ...], absent: tuple[str, ...] = ()) -> tuple[_Term, ...]:
     out = []
     for label in labels:
         out.append(_Term("finding", label, _compile(_label_pattern(label))))
+    for label in absent:
+        if label.strip() and not any(_matches(label, x) for x in labels):
+            out.append(_Term("finding", label, _compile(_label_pattern(label))))
     for d in (diagnosis, *mimics):
         if d and not vocab.is_normal(d) and not any(_matches(d, label) for label in labels):
             out.append(_Term("diagnosis", d, _compile(_label_pattern(d))))

@@ -18,6 +18,7 @@ from medr2.scoring.claims.clauses import (
     _WEIGHED,
     _answer,
     _attribute_claims,
+    _category_claims,
     _denied_elsewhere,
     _field_claims,
     _framed,
@@ -119,6 +120,54 @@ def _bare_answer(text: str) -> bool:
                         and not _SENTENCE_GOES_ON.search(body))
 
 
+# a denial of another one ("no other nodules", "Additional nodules: none", "no other acute abnormality", "其余…未见"):
+# said beside the one the rationale has named, it denies only further instances
+_OTHER_ONE = re.compile(r"(?:\b(?:other|additional|further|another|more|new|remaining|separate|second)"
+                        r"|其[余他]|另外|另)(?:[\s-]+[A-Za-z-]+){0,2}[\s-]*$", re.IGNORECASE)
+
+
+def _denied_other(text: str, clause: tuple[int, int], s: int, term: _Term, truth: Truth) -> bool:
+    """Whether a denial of a finding the case has denies only further ones ("no other nodules" of a case with one
+    nodule; "no other acute abnormality" of a case with one finding): no missed finding. Where the case has two or
+    more of it, "no other" denies one it has (missed evidence, as before)."""
+    if not _OTHER_ONE.search(text, max(clause[0], s - 40), s):
+        return False
+    found = [f for f in truth.findings
+             if term.kind == "generic" or _matches(term.value, str(f["label"]))]
+    return sum(int(f["attributes"].get("count") or 1) for f in found) <= 1
+
+
+# a textbook definition set against the image: a class named bare at the start of a sentence, "is/are" and what
+# such a class is, then what this image shows instead ("Drusen are softer-edged; these are crisp", "Meningioma is
+# extra-axial with a dural tail, not seen here", "Mild NPDR is microaneurysms only; here there are exudates too")
+_DEFINES = re.compile(r"\s*(?:is|are)\s+(?!(?:present|seen|visible|noted|identified|evident|likely|probable|possible|"
+                      r"suspected|confirmed|demonstrated|shown|also|again|now|still|the\s+(?:[a-z]+\s+){0,2}"
+                      r"(?:diagnosis|answer|finding|choice|option)|consistent|compatible|in|on|at|located|small|large|mild|"
+                      r"moderate|severe|not)\b)", re.IGNORECASE)
+_DEFINED_LEAD = re.compile(r"[\s*#>\-\d.)]*(?:[A-Za-z-]+\s+){0,2}")
+_NOT_BARE = frozenset({"a", "an", "the", "this", "that", "these", "those", "there", "its", "his", "her", "their",
+                       "our", "my", "your", "which", "it", "so", "and", "but", "i", "we", "you", "think", "believe",
+                       "guess", "feel", "then", "thus", "therefore", "hence"})  # a subject said of the image
+_THIS_IMAGE = re.compile(r"\b(?:here|these|this one|in this (?:case|image|patient|study)|this (?:lesion|image))\b"
+                         r"|此处|本例|这里", re.IGNORECASE)
+
+
+def _defined(text: str, sentence: tuple[int, int], s: int, mentions: Sequence[tuple[int, int, _Term]]) -> bool:
+    """Whether the mention at ``s`` lies in a textbook definition its sentence sets against this image: the
+    sentence's first pathology mention is its bare subject, "is/are" follows (:data:`_DEFINES`), and this image is
+    named after it; the definition runs from the subject to that point ("Mild NPDR is microaneurysms only; here …":
+    neither the class nor what defines it is said of the image)."""
+    first = next(((a, b) for a, b, t in mentions if sentence[0] <= a < sentence[1] and t.kind in _PATHOLOGY_KINDS),
+                 None)
+    if first is None or s < first[0]:
+        return False
+    lead = text[sentence[0]:first[0]]
+    if not _DEFINED_LEAD.fullmatch(lead) or _NOT_BARE & {w.lower() for w in _WORD.findall(lead)}:
+        return False
+    here = _THIS_IMAGE.search(text, first[1], sentence[1])
+    return _DEFINES.match(text, first[1]) is not None and here is not None and s < here.start()
+
+
 def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
     """The claims of one rationale text about ``case`` (a Case, a :class:`Truth`, or a dict of Case fields)."""
     truth = Truth.of(case)
@@ -162,7 +211,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         framed = _framed(text, clause, s, e, answer is not None)
-        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed):
+        if _found(_NOT_ABOUT_IMAGE, framed) or _found(_PLANNED, framed) or (
+                term.kind in _PATHOLOGY_KINDS and _defined(text, sentence, s, mentions)):
             out.append(Claim(**claim_base, hedged=False, verdict="unverifiable", note="not_asserted"))  # type: ignore[arg-type]
             continue
         scope = _hedge_scope(text, clause, e)
@@ -185,7 +235,8 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
             verdict, note = _decide_region(region, side, truth)
         else:
             verdict, note = _decide(term.kind, term.value, denied, truth)
-        if note == "missed_finding" and term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth):
+        if note == "missed_finding" and (_denied_other(text, clause, s, term, truth) or (
+                term.kind != "generic" and _denied_elsewhere(text, clause, term.value, truth))):
             verdict, note = ("supported", "") if truth.findings_complete else ("unverifiable", "absence not stated")
         out.append(Claim(**claim_base, hedged=hedged, verdict=verdict, note=note))  # type: ignore[arg-type]
         if term.kind in ("finding", "diagnosis", "generic") and verdict == "supported" and not denied:
@@ -219,7 +270,15 @@ def check_text(text: str, case: Any, source: str = "content") -> list[Claim]:
         span = _span_at(clauses, clause_starts, pos)
         if span is not None and span not in severity_done:
             severity_done.add(span)
-            out.extend(_severity_claims(text, span, truth, source))
+            out.extend(_severity_claims(text, span, truth, source, bare=True))
+    for c in _category_claims(text, truth, source):  # "So BI-RADS 3.", "TI-RADS：5类": said of the image only
+        clause = _span_at(clauses, clause_starts, c.start) or (0, len(text))
+        sentence = _span_at(sentences, sentence_starts, c.start) or clause
+        framed = _framed(text, clause, c.start, c.end, False)
+        hedged = _uncertain(text[clause[0]:_hedge_scope(text, clause, c.end)], False)
+        if not (_found(_NOT_ABOUT_IMAGE, _framed(text, sentence, c.start, c.end, False)) or _found(_PLANNED, framed)
+                or hedged or _found(_RETRACTED, text[c.end:sentence[1]])):
+            out.append(c)
     out.sort(key=lambda c: (c.start, c.end, c.kind))
     return list(dict.fromkeys(out))  # one side word said of two mentions of one finding is one claim
 

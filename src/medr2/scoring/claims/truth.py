@@ -34,8 +34,15 @@ CLAIM_KINDS = ("modality", "plane", "sequence", "body_region", "organ", "finding
 # its ("an effusion on the right", "the heart is on the left"), a table cell of a row naming another finding is
 # that finding's, an unticked checklist box denies, a one-sided denial of the other side is no missed finding, a
 # focal-lesion word in the organ of the case's focal finding names it, "the radiograph shows the ankle" and
-# "normal macular OCT" as claims
-CHECKER_VERSION = "claims-v9"
+# "normal macular OCT" as claims; v10: a case's absent labels are terms, a denial of a strict sub-type of the case's
+# finding is no missed finding ("no intraventricular extension" of a haemorrhage), "no other X" of a case with one X
+# denies only further ones, an angiogram said of a CT is a contrast-enhanced CT (of MR or X-ray a compatible
+# modality), one listed instance of a countable finding on a complete list states its count, a sub-type the source
+# states absent by name contradicted, a size word set apart after the finding ("a pneumothorax, large"), fields of a
+# finding named only denied or as the diagnosis, a site field's side, Chinese field keys, "Region:" fields, a
+# textbook definition set against the image no claim, "for an AP projection" a frame, sequences read as sequences,
+# a category of the case's reporting system ("So BI-RADS 3.", "TR5") compared with the case's
+CHECKER_VERSION = "claims-v10"
 HEDGED_HALLUCINATION = "hedged_hallucination"
 
 

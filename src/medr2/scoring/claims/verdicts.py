@@ -16,7 +16,9 @@ from medr2.scoring.claims.lexicon import (
     _SEQUENCE_FAMILY,
     _SEQUENCE_TERMS,
     _compile,
+    _fold,
     _matches,
+    _words,
     relation,
 )
 from medr2.scoring.claims.truth import HEDGED_HALLUCINATION, ClaimVerdict, Truth
@@ -60,6 +62,9 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
             return "unverifiable", "sub-type of the modality"
         same = rel in ("same", "parent")  # "microscopy" for a fluorescence microscopy image
         if not same and frozenset({actual, value}) in _MODALITY_COMPATIBLE:
+            if value == "angiography" and actual == "CT":  # a CT angiogram is a contrast-enhanced CT
+                verdict, note = _decide("sequence", "contrast-enhanced", denied, truth)
+                return verdict, note or "CT angiography: contrast-enhanced"
             return "unverifiable", "compatible modality"
         return ("contradicted" if same == denied else "supported"), ""
     if kind == "plane":
@@ -78,7 +83,7 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
                       truth.sequence)
         if not _sequence_axes(value) & _sequence_axes(actual):
             return "unverifiable", "another sequence axis"  # "contrast-enhanced" of a lung-window image
-        rel = relation(value, actual)
+        rel = relation(value, actual, ("sequence",))
         if rel == "same":
             return ("contradicted" if denied else "supported"), ""
         fam = _SEQUENCE_FAMILY.get(actual)
@@ -112,8 +117,12 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
             return "supported", ""
         return "contradicted", "hallucinated_finding" if said_abnormal else "missed_finding"
     # finding / diagnosis: absent only where the truth states it (medr2.tasks.contract.states_absent)
-    present = any(_matches(value, p) for p in truth.positives)
-    if present:
+    matching = [p for p in truth.positives if _matches(value, p)]
+    if matching:
+        if denied and all(_narrower(value, p) for p in matching):
+            return "unverifiable", "sub-type denied"  # "no intraventricular extension" of a haemorrhage
+        if not denied and any(_narrower(value, p) for p in matching) and _explicitly_absent(value, truth):
+            return "contradicted", "hallucinated_finding"  # "a saddle embolus" where central PE is stated absent
         return ("contradicted", "missed_finding") if denied else ("supported", "")
     absent = contract.states_absent(truth.stated, value)
     if denied:
@@ -122,6 +131,24 @@ def _decide(kind: str, value: str, denied: bool, truth: Truth) -> tuple[ClaimVer
     if mimic or absent:
         return "contradicted", "hallucinated_finding"
     return "unverifiable", "label not decidable"
+
+
+def _explicitly_absent(value: str, truth: Truth) -> bool:
+    """Whether the source states ``value`` absent by name (``Case.absent``: the label, or one it is a sub-type of):
+    a sub-type of the case's finding is compatible with it unless the truth excludes that sub-type."""
+    return any(_matches(value, a) and (relation(value, a) in ("same", "child") or _fold(value) == _fold(a))
+               for a in truth.absent)
+
+
+def _narrower(value: str, label: str) -> bool:
+    """Whether ``value`` names a strict sub-type of the truth's ``label`` (the vocabulary's is-a; for labels it does
+    not know, more words than the label: "intraparenchymal haemorrhage" of a "haemorrhage"). Denying a sub-type
+    denies that sub-type only: the case's finding may be of another one, so the denial is no missed finding."""
+    rel = relation(value, label)
+    if rel != "unrelated":
+        return rel == "child"
+    a, b = _words(value), _words(label)
+    return bool(b) and b < a
 
 
 # the vocabulary's sequence concepts that group the values of one axis of their own (concepts.txt): a contrast
