@@ -20,6 +20,7 @@ HELDOUT6 = Path(__file__).parent / "data" / "rationale_heldout6.jsonl"  # its er
 HELDOUT7 = Path(__file__).parent / "data" / "rationale_heldout7.jsonl"  # its errors named the claims-v8 kinds
 HELDOUT8 = Path(__file__).parent / "data" / "rationale_heldout8.jsonl"  # its errors named the claims-v9 kinds
 HELDOUT9 = Path(__file__).parent / "data" / "rationale_heldout9.jsonl"  # its errors named the claims-v10 kinds
+HELDOUT10 = Path(__file__).parent / "data" / "rationale_heldout10.jsonl"  # written blind; fresh for claims-v10
 
 
 def _rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -109,16 +110,21 @@ LATER_HELDOUT = [
     # A development set since claims-v10: 110/112, recall 0.768 (109/142); false contradicted 2 of 1,138 claims;
     # 10/23 (before: 91/111, 0.634, 20 of 1,096; 7/23)
     (HELDOUT9, "rationale_heldout9_source", 170, 0.95, 0.74, 9),
+    # fresh for claims-v10 (written and labelled blind on 2026-12-07, nothing tuned on it; 7 new incomplete-list
+    # cases: KiTS21, ACDC, BreakHis, PI-CAI, CQ500, VinDr-SpineXR, RFMiD): 89/101, recall 0.613 (87/142); false
+    # contradicted 12 of 1,015 claims; 11/15 (claims-v9, measured on it before v10 merged: 82/95, 0.556, 13 of 992;
+    # 9/15). Issue 39's goal (0.90 / <= 1 % false) is not met there.
+    (HELDOUT10, "rationale_heldout10_source", 190, 0.85, 0.58, 10),
 ]
 
 
 @pytest.mark.parametrize(("path", "source", "rows_min", "precision", "recall", "hedged"), LATER_HELDOUT,
-                         ids=[f"held-out {k}" for k in range(4, 10)])
+                         ids=[f"held-out {k}" for k in range(4, 11)])
 def test_later_heldout_rationales_reported(path: Path, source: str, rows_min: int, precision: float, recall: float,
                                            hedged: int) -> None:
     """Held-out 4 (before claims-v4), held-out 5 (before claims-v5), held-out 6 (before claims-v7), held-out 7
-    (before claims-v8), held-out 8 (fresh for claims-v8, a development set since claims-v9) and held-out 9 (fresh for
-    claims-v9, a development set since claims-v10): every style, the rows their source builds, and the checker's
+    (before claims-v8), held-out 8 (fresh for claims-v8, a development set since claims-v9), held-out 9 (fresh for
+    claims-v9, a development set since claims-v10) and held-out 10 (fresh for claims-v10): every style, the rows their source builds, and the checker's
     figures above their floors."""
     import importlib
 
