@@ -151,9 +151,9 @@ def _narrower(value: str, label: str) -> bool:
     return bool(b) and b < a
 
 
-# the vocabulary's sequence concepts that group the values of one axis of their own (concepts.txt): a contrast
-# phase and a CT window are said of an image beside its MR weighting, not instead of it
-_SEQUENCE_AXES = ("contrast phase", "CT window")
+# the vocabulary's axis-grouping sequence concepts (medr2.vocab.SEQUENCE_AXES): a contrast phase and a CT window are
+# said of an image beside its MR weighting, not instead of it
+_SEQUENCE_AXES = clinical.SEQUENCE_AXES
 
 
 @functools.lru_cache(maxsize=256)
