@@ -127,7 +127,7 @@ FAMILIES: dict[str, tuple[LesionClass, ...]] = {
                     ("hypertensive retinopathy", "retinal vein occlusion"), (0.45, 0.05, 0.03), "dark red",
                     courses=("new", "unchanged", "resolved")),
         LesionClass("cotton_wool", "cotton-wool spots", "hypertensive retinopathy", None, ("irregular",),
-                    "ill-defined", "hyper", "homogeneous", (0.4, 0.8), (2, 4), 0.75,
+                    "ill-defined", "hyper", "homogeneous", (0.4, 0.8), (2, 4), 1.0,
                     ("diabetic retinopathy", "HIV retinopathy"), (0.93, 0.88, 0.78), "white",
                     courses=("new", "resolved")),
         LesionClass("naevus", "pigmented choroidal lesion", "choroidal naevus", "benign", ("oval",),
