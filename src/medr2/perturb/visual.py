@@ -19,7 +19,6 @@ from scipy import ndimage
 
 from medr2.images import ImageRef
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
-from medr2.imaging.outline import outline_contrast, outline_visible
 from medr2.imaging.sites import salient_mask, tissue_mask
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import NONE_OPTION, ZERO_OPTION, lesion_words, norm, option_index
@@ -28,6 +27,7 @@ from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, deri
 from medr2.perturb.shown import KEY_HOLDS_SHOWN, KEY_UNKNOWN_SHOWN, opposite, shown_answer
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
+from medr2.tasks.contract import outline_shown
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -479,15 +479,11 @@ def decoy_gap(size: tuple[float, float]) -> float:
 def salient_structures(case: Case, ctx: PerturbContext, arr: np.ndarray, gap: float) -> np.ndarray:
     """The pixels of ``arr`` (the case's image as shown) that a decoy must not touch
     (:func:`medr2.imaging.sites.salient_mask`): the case's landmarks and instances with the zone round them, and the
-    border of each structure whose outline the image shows (measured on ``arr``)."""
+    border of each structure whose outline the image shows (the case's measure,
+    :func:`medr2.tasks.contract.outline_shown`)."""
     h, w = arr.shape[:2]
-    parts = []
-    for s in case.structures:
-        if not s.mask:
-            continue
-        m = ctx.mask(s.mask, w, h, record=case.case_id)
-        shown = s.kind not in ("landmark", "instance") and outline_visible(outline_contrast(arr, m))
-        parts.append((s.kind, m, shown))
+    parts = [(s.kind, ctx.mask(s.mask, w, h, record=case.case_id), outline_shown(case, s))
+             for s in case.structures if s.mask]
     return salient_mask((h, w), parts, gap)
 
 

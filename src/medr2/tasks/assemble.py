@@ -10,7 +10,7 @@ counts, sizes) is laid out in the scale's order, never shuffled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from medr2.errors import BadInput, QuarantineEntry
 from medr2.records import Case, Item, item_content_id, jsonable, letter, stable_hash
 from medr2.tasks import vocab
 from medr2.tasks.companions import Linked
-from medr2.tasks.contract import anatomical, check_sides, measure_outlines, unmet
+from medr2.tasks.contract import anatomical, check_sides, unmet
 from medr2.tasks.pools import LabelPools, case_compatible
 from medr2.tasks.spec import TASKS, Draft, Skip, TaskContext, TaskSpec
 
@@ -78,10 +78,7 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
     linked = linked if linked is not None else Linked(notes=[f"{c.role} {c.case_id}: not resolved"
                                                              for c in case.companions])
     decoded: dict[tuple[str, str | None], np.ndarray] = {}  # images decoded for this case, shared by its tasks
-    specs = ordered_tasks(tasks)
-    if any("outlines_visible" in spec.requires for spec in specs):  # measured once, on the image shown
-        case = measure_outlines(case, _loader(images, decoded))
-    for spec in specs:
+    for spec in ordered_tasks(tasks):
         missing = unmet(spec.requires, case)  # the task's answerability contract, checked here for every task
         if missing is not None:
             out.skipped[spec.id] = missing.reason_for(case)
@@ -100,21 +97,6 @@ def draft_case(case: Case, pools: LabelPools, seed: int, split: str, images: Any
             out.errors.append(QuarantineEntry(e.file, e.record or case.case_id, e.field or spec.id, e.reason,
                                               "task"))
     return out
-
-
-def _loader(images: Any, decoded: dict[tuple[str, str | None], np.ndarray]
-            ) -> Callable[[str, str | None], np.ndarray] | None:
-    """A decoder of the store's images into ``decoded`` (the cache the case's tasks share), None without a store."""
-    if images is None:
-        return None
-    from medr2.images import load_image
-
-    def load(rel: str, mode: str | None) -> np.ndarray:
-        if (rel, mode) not in decoded:
-            decoded[(rel, mode)] = load_image(images.path(rel), mode=mode)
-        return decoded[(rel, mode)]
-
-    return load
 
 
 def check_options(case: Case, d: Draft) -> None:

@@ -22,6 +22,7 @@ undeclared flag is unknown, and unknown is not complete.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -429,18 +430,20 @@ NO_OUTLINE = ("no structure whose outline the image shows (outline contrast belo
               "medr2.imaging.outline.MIN_OUTLINE_CONTRAST, or no mask to measure)")
 
 
-def measure_outlines(case: Case, load: Callable[[str, str | None], Any] | None) -> Case:
+def measure_outlines(case: Case, load: Callable[[str, str | None], Any]) -> Case:
     """``case`` with the outline contrast of each structure's mask measured on the case's own image, the image a
     model is shown (:func:`medr2.imaging.outline.outline_contrast`), in ``meta["outline_contrast"]`` (mask path ->
-    contrast): the one measure of the ``outlines_visible`` clause, the same for every source (an atlas parcel of
-    the sample, a real dataset's segmentation). ``load(rel, mode)`` decodes an image of the store; without one
-    (no image store) nothing is measured and no outline counts as shown."""
+    contrast, rounded down to 3 decimals): the one measure of the ``outlines_visible`` clause, taken for every case
+    of every source as the build realises it (:func:`medr2.builder.pipeline._realize`: an atlas parcel of the
+    sample, a real dataset's segmentation alike) and kept in the case's record, so the clause reads the same on the
+    bench as written. ``load(rel, mode)`` decodes an image of the store."""
     from medr2.imaging.outline import outline_contrast
 
-    if load is None or not case.structures:
+    masks = sorted({s.mask for s in case.structures if s.mask})
+    if not masks:
         return case
     image = load(case.image, None)
-    measured = {s.mask: outline_contrast(image, load(s.mask, "L") > 127) for s in case.structures if s.mask}
+    measured = {m: math.floor(outline_contrast(image, load(m, "L") > 127) * 1000) / 1000 for m in masks}
     return case.model_copy(update={"meta": {**case.meta, OUTLINES: measured}})
 
 
