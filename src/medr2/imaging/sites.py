@@ -11,8 +11,9 @@ modality:
 - :func:`salient_mask`: the pixels a reader scrutinises as a normal structure, where a decoy could be taken for
   the finding: each landmark or counted instance the case carries (kind ``landmark``/``instance``) with the zone round
   it (a landmark's as wide as its radius: the peripapillary zone round an optic disc), and the border of every
-  structure whose outline the image shows (:func:`medr2.imaging.outline.outline_contrast` at least
-  :data:`medr2.imaging.outline.MIN_OUTLINE_CONTRAST`): the brain's surface, a lung's edge.
+  anatomical structure whose outline the image shows (:func:`medr2.imaging.outline.outline_contrast` at least
+  :data:`medr2.imaging.outline.MIN_OUTLINE_CONTRAST`): the brain's surface, a lung's edge (not a tissue class's:
+  the grey/white matter border runs through the whole brain).
 """
 
 from __future__ import annotations

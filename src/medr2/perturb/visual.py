@@ -27,7 +27,7 @@ from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, deri
 from medr2.perturb.shown import KEY_HOLDS_SHOWN, KEY_UNKNOWN_SHOWN, opposite, shown_answer
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
-from medr2.tasks.contract import outline_shown
+from medr2.tasks.contract import anatomical, outline_shown
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -480,10 +480,12 @@ def salient_structures(case: Case, ctx: PerturbContext, arr: np.ndarray, gap: fl
     """The pixels of ``arr`` (the case's image as shown) that a decoy must not touch
     (:func:`medr2.imaging.sites.salient_mask`): the case's landmarks and instances with the zone round them, and the
     border of each structure whose outline the image shows (the case's measure,
-    :func:`medr2.tasks.contract.outline_shown`)."""
+    :func:`medr2.tasks.contract.outline_shown`). Structures as the tasks know them
+    (:func:`medr2.tasks.contract.anatomical`): a tissue class's border (grey against white matter) runs through the
+    whole organ and is no structure a reader takes for a finding."""
     h, w = arr.shape[:2]
     parts = [(s.kind, ctx.mask(s.mask, w, h, record=case.case_id), outline_shown(case, s))
-             for s in case.structures if s.mask]
+             for s in anatomical(case).structures if s.mask]
     return salient_mask((h, w), parts, gap)
 
 
