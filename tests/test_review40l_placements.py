@@ -55,7 +55,8 @@ def benches(tmp_path_factory: pytest.TempPathFactory) -> list[Bench]:
     return out
 
 
-def _img(b: Bench, rel: str, mode: str | None = None) -> np.ndarray:
+def _img(b: Bench, rel: str | None, mode: str | None = None) -> np.ndarray:
+    assert rel is not None
     return load_image(image_path(b.root, rel), mode=mode)
 
 
@@ -136,7 +137,7 @@ def test_every_metal_insert_lies_at_the_body_periphery(benches: list[Bench]) -> 
         for it in b.items:
             if not it.variant.startswith("V11-ct_metal"):
                 continue
-            spec = render_index(b.root).spec(Path(it.image).stem)
+            spec = render_index(b.root).spec(Path(str(it.image)).stem)
             assert spec is not None and spec.params.get("v") == 2, it.item_id
             source = _img(b, spec.source)
             disc = _insert(source, int(spec.params["seed"]))
