@@ -207,3 +207,22 @@ def test_outline_contrast_grows_with_the_edge_against_its_texture(seed: int, ste
     assert abs(c - step) <= 0.35 * step + 0.6, (step, noise, c)
     cut = (yy - 30) ** 2 + (xx - 60) ** 2 <= 15**2
     assert outline_contrast(field, cut) < MIN_OUTLINE_CONTRAST
+
+
+def test_a_version_1_spec_renders_the_metal_where_it_was() -> None:
+    """A bench built before keeps its deferred V11 images: a physics spec without ``v`` (version 1) renders the
+    insert as it did (the bytes main rendered at 360b2ab for this image and seed), the current version elsewhere."""
+    import hashlib
+
+    h, w = 96, 120
+    rng = np.random.default_rng(3)
+    yy, xx = np.mgrid[0:h, 0:w]
+    body = ((yy - h / 2) / (0.4 * h)) ** 2 + ((xx - w / 2) / (0.42 * w)) ** 2 <= 1
+    arr = np.clip(np.where(body, 120.0, 0.0) + rng.normal(0, 6, (h, w)) * body, 0, 255).astype(np.uint8)
+    old = degrade_physics(arr, "ct_metal", 2, np.random.default_rng(7), version=1)
+    assert hashlib.sha256(old.tobytes()).hexdigest() == \
+        "a0352e7636f856bbe936a6cb13829aeaabe90efc184b4387497b99798ebd4176"
+    from medr2.renders import _physics
+
+    assert np.array_equal(_physics(arr, {"kind": "ct_metal", "severity": 2, "seed": 7}), old)
+    assert not np.array_equal(degrade_physics(arr, "ct_metal", 2, np.random.default_rng(7)), old)
