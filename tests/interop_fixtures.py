@@ -125,7 +125,7 @@ def make_dicom_folder(root: Path) -> dict[str, str]:
     a corrupt .dcm and a non-image (SEG only). Returns SOP UIDs."""
     rng = np.random.default_rng(1)
     ct = (rng.integers(0, 200, (64, 64)) + 900).astype(np.uint16)
-    ct[20:40, 20:44] += 300
+    ct[16:44, 12:50] += 300  # the liver the SEG labels, drawn (issue 40: a structure asked about shows its outline)
     ct_uid = write_dicom_image(root / "ct" / "slice1.dcm", ct, Modality="CT", BodyPartExamined="ABDOMEN",
                                PatientID="P-CT", ImageOrientationPatient=[1, 0, 0, 0, 1, 0],
                                PixelSpacing=[0.7, 0.7], WindowCenter=40, WindowWidth=400,
@@ -178,6 +178,7 @@ def make_nifti_folder(root: Path) -> None:
     lab[4:14, 6:22, 6:18] = 1   # on the patient's left? no: small x = patient's LEFT in RAS+ (x grows to the right)
     lab[18:28, 6:22, 6:18] = 2
     lab[20:24, 10:14, 10:13] = 3
+    vol[(lab == 1) | (lab == 2)] += 60  # the hemispheres drawn on the background (their outlines shown; issue 40)
     vol[lab == 3] += 200
     aff = np.diag([1.0, 1.2, 2.0, 1.0])
     nib.save(nib.Nifti1Image(vol, aff), root / "brain.nii.gz")

@@ -225,6 +225,9 @@ def test_contract_checked_for_every_task(tmp_path: Path, flags: tuple[bool | Non
         "readable": not (case.quality and vocab.same(case.quality, "reject")),
         "report_grounded": "report" not in case.synthetic_fields
         or (bool({"one_lesion", "findings_complete"} & declared) and (abnormal or "findings_complete" in declared)),
+        # issue 40 (fix40l): a structure whose outline the image shows, as the build measured it when it realised the
+        # case (meta.outline_contrast); these cases were not realised by a build: nothing measured, nothing shown
+        "outlines_visible": bool(case.meta.get("outline_contrast")),
     }
     assert set(backing) == set(REQUIREMENTS)
     for d in out.drafts:

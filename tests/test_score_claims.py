@@ -124,8 +124,8 @@ def test_later_heldout_rationales_reported(path: Path, source: str, rows_min: in
                                            hedged: int) -> None:
     """Held-out 4 (before claims-v4), held-out 5 (before claims-v5), held-out 6 (before claims-v7), held-out 7
     (before claims-v8), held-out 8 (fresh for claims-v8, a development set since claims-v9), held-out 9 (fresh for
-    claims-v9, a development set since claims-v10) and held-out 10 (fresh for claims-v10): every style, the rows their source builds, and the checker's
-    figures above their floors."""
+    claims-v9, a development set since claims-v10) and held-out 10 (fresh for claims-v10): every style, the rows
+    their source builds, and the checker's figures above their floors."""
     import importlib
 
     rows = _rows(path)

@@ -139,13 +139,34 @@ def test_cue_items_show_drawn_cue(bench: Bench) -> None:
         assert cue_color_mask(arr, tuple(it.cue.style["color"])).any()
 
 
+def _outlined(case: Case, store: ImageStore) -> Case:
+    """``case`` with its structures drawn on its image as masks (each a brighter block over the noise, the findings
+    on top) and their outlines measured as a build measures them (``contract.measure_outlines``): buildtest's organs are
+    boxes the image does not draw, so the tasks that ask an extent (``outlines_visible``) skip them."""
+    from medr2.images import load_image
+    from medr2.tasks.contract import measure_outlines
+
+    arr = load_image(store.path(case.image)).copy()
+    structures = []
+    for k, st in enumerate(case.structures):
+        x1, y1, x2, y2 = (int(v) for v in st.box)
+        mask = np.zeros(arr.shape[:2], np.uint8)
+        mask[y1:y2, x1:x2] = 255
+        arr[y1:y2, x1:x2] = np.maximum(arr[y1:y2, x1:x2], 130 + 25 * (k % 4))
+        ref = store.put_array(mask)
+        structures.append(st.model_copy(update={"mask": ref.path, "area_px": float((mask > 0).sum())}))
+    ref = store.put_array(arr)
+    drawn = case.model_copy(update={"image": ref.path, "image_sha256": ref.sha256, "structures": structures})
+    return measure_outlines(drawn, lambda rel, mode: load_image(store.path(rel), mode=mode))
+
+
 def test_every_supported_task_generated(tmp_path: Path) -> None:
     store = ImageStore(tmp_path)
     cases = [make_case(Spec(f"c{i}", i), store) for i in range(12)]
     pools = LabelPools.from_cases(cases)
     # an MRI case with one finding, shown unmirrored (a mirrored image does not show the patient side s3.location
     # may ask: the contract's side clause)
-    full = next(c for i, c in enumerate(cases) if i % 3 == 1 and not c.flipped)
+    full = _outlined(next(c for i, c in enumerate(cases) if i % 3 == 1 and not c.flipped), store)
     out = draft_case(full, pools, seed=0, split="test", images=store)
     # the tasks on several images need the case's companions resolved in a build (tests/test_several_images.py)
     several = {"s3.change", "s3.view_finding", "s3.two_view_finding", "s1.which_sequence"}

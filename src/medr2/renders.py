@@ -139,11 +139,12 @@ def _typographic(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
 
 
 def _physics(arr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """V11: :func:`medr2.imaging.physics.degrade_physics` of ``kind`` and ``severity``, seeded by ``seed``."""
+    """V11: :func:`medr2.imaging.physics.degrade_physics` of ``kind`` and ``severity``, seeded by ``seed``, as version
+    ``v`` of the physics drew it (a spec without one: version 1, benches built before issue 40)."""
     from medr2.imaging.physics import degrade_physics
 
     return degrade_physics(arr, str(params["kind"]), int(params["severity"]),
-                           np.random.default_rng(int(params["seed"])))
+                           np.random.default_rng(int(params["seed"])), version=int(params.get("v", 1)))
 
 
 RENDER_OPS.register("fit", _fit)

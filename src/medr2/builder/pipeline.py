@@ -31,7 +31,7 @@ from medr2.builder.parallel import POOLS, Pool, ordered_map, worker_state
 from medr2.builder.spool import SPOOL_GLOB, CaseSpool, ItemSpool
 from medr2.builder.validate import validate_case
 from medr2.errors import BadInput, Quarantine, QuarantineEntry
-from medr2.images import CURRENT_IDENTITY, IdentityRule, ImageStore
+from medr2.images import CURRENT_IDENTITY, IdentityRule, ImageStore, load_image
 from medr2.perturb.context import CaseIndex
 from medr2.perturb.engine import Outcome, VariantMaker, collect
 from medr2.perturb.facts import FactPools
@@ -40,6 +40,7 @@ from medr2.renders import RENDER_MODES, RENDERS_FILE, write_renders
 from medr2.sources.base import Source, get_source
 from medr2.tasks import Assembler, CaseDrafts, LabelPools, assign_splits, draft_case, task_table
 from medr2.tasks.companions import Linked, resolve
+from medr2.tasks.contract import measure_outlines
 from medr2.tasks.splits import SPLIT_UNITS, SplitAssignment, SplitKey
 
 
@@ -92,7 +93,8 @@ def _realize(spec: Any) -> Case | QuarantineEntry:
             src = case.meta.get("file")
             raise BadInput(f"{e.reason} (case {case.case_id})", file=str(src) if src else e.file,
                            record=str(src) if src else e.record, field=e.field) from e
-        return case
+        # the outline of each structure as the stored image shows it (the outlines_visible clause; issue 40)
+        return measure_outlines(case, lambda rel, mode: load_image(images.path(rel), mode=mode))
     except BadInput as e:
         return QuarantineEntry(e.file, e.record or record, e.field, e.reason, "source")
     except (ValueError, OSError) as e:  # pydantic ValidationError is a ValueError

@@ -232,13 +232,48 @@ def _ct_lowdose(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.
     return img + unit / np.sqrt(LOWDOSE_N0[severity - 1])
 
 
+def metal_radius(h: int, w: int) -> float:
+    """The metal insert's radius on an ``h`` x ``w`` image (pixels)."""
+    return max(2.0, 0.025 * min(h, w))
+
+
+def metal_site(img: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """Where the metal insert's centre goes: a pixel drawn from the body's periphery
+    (:func:`medr2.imaging.sites.periphery` of the image's tissue, the insert lying inside the body at its edge, as
+    a clip, a dental filling or a prosthesis at the body wall does; issue 40: a disc at the centre of the brain is
+    metal no patient carries); on an image without such a band (no tissue), the tissue's deepest pixel."""
+    from medr2.imaging.sites import depth, periphery, tissue_mask
+
+    tissue = tissue_mask(np.clip(img, 0, 255))
+    band = periphery(tissue, metal_radius(*img.shape))
+    ys, xs = np.nonzero(band)
+    if len(ys) == 0:
+        cy, cx = np.unravel_index(int(np.argmax(depth(tissue))), img.shape)
+        return float(cy), float(cx)
+    i = int(rng.integers(len(ys)))
+    return float(ys[i]), float(xs[i])
+
+
 def _metal_unit(img: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The insert at the body's periphery (:func:`metal_site`); :func:`_metal_part`."""
+    return _metal_part(img, rng, metal_site(img, rng))
+
+
+def _metal_unit_v1(img: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The insert of benches built before issue 40 (physics spec version 1, their pinned renders): anywhere in the
+    image's central 40 %, whatever lies there."""
+    h, w = img.shape
+    return _metal_part(img, rng, (rng.uniform(0.3, 0.7) * h, rng.uniform(0.3, 0.7) * w))
+
+
+def _metal_part(img: np.ndarray, rng: np.random.Generator, centre: tuple[float, float]) -> tuple[np.ndarray, ...]:
     """(the metal streaks scaled to their 99th percentile outside the insert, the insert's mask): beam hardening
     (a deficit growing with the square of the metal path) and photon starvation (noise) on the rays through the
-    insert, reconstructed by FBP; both are linear in the severity's strength, so one FBP serves every severity."""
+    insert centred at ``centre`` (row, column), reconstructed by FBP; both are linear in the severity's strength, so
+    one FBP serves every severity."""
     h, w = img.shape
-    cy, cx = rng.uniform(0.3, 0.7) * h, rng.uniform(0.3, 0.7) * w
-    r = max(2.0, 0.025 * min(h, w))
+    cy, cx = centre
+    r = metal_radius(h, w)
     yy, xx = np.mgrid[0:h, 0:w]
     disc = ((yy - cy) ** 2 + (xx - cx) ** 2) <= r * r
     g = _grid(h, w)
@@ -251,10 +286,25 @@ def _metal_unit(img: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, 
 
 @register_physics("ct_metal", "CT")
 def _ct_metal(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
-    unit, disc = per_image("ct_metal", img, rng, _metal_unit)
+    return _metal(img, severity, per_image("ct_metal", img, rng, _metal_unit))
+
+
+def _ct_metal_v1(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.ndarray:
+    return _metal(img, severity, per_image("ct_metal@1", img, rng, _metal_unit_v1))
+
+
+def _metal(img: np.ndarray, severity: int, part: tuple[np.ndarray, ...]) -> np.ndarray:
+    unit, disc = part
     out = img + unit * (60.0 * (0.15, 0.35, 0.7)[severity - 1])
     out[disc] = 255.0
     return out
+
+
+# the physics spec's version (RenderSpec params "v"; a spec without one is version 1): a kind whose rendering
+# changed keeps its earlier function here, so that a bench built before renders its deferred images to their pinned
+# bytes (version 2, issue 40: the metal insert at the body's periphery)
+PHYSICS_VERSION = 2
+EARLIER: dict[tuple[str, int], PhysicsFn] = {("ct_metal", 1): _ct_metal_v1}
 
 
 # --------------------------------------------------------------------------- MRI (k-space)
@@ -339,8 +389,10 @@ def _xray_grid(img: np.ndarray, severity: int, rng: np.random.Generator) -> np.n
 
 
 # --------------------------------------------------------------------------- entry points
-def degrade_physics(arr: np.ndarray, kind: str, severity: int, rng: np.random.Generator) -> np.ndarray:
-    """A degraded uint8 copy of ``arr`` (L or RGB; an RGB image is degraded as its grey and returned grey in RGB)."""
+def degrade_physics(arr: np.ndarray, kind: str, severity: int, rng: np.random.Generator, *,
+                    version: int = PHYSICS_VERSION) -> np.ndarray:
+    """A degraded uint8 copy of ``arr`` (L or RGB; an RGB image is degraded as its grey and returned grey in RGB);
+    ``version``: the physics spec's (:data:`EARLIER`: a kind as an earlier version drew it)."""
     if kind not in PHYSICS:
         raise ValueError(f"unknown physics degradation {kind!r}; known: {', '.join(PHYSICS.names())}")
     if severity not in SEVERITIES:
@@ -348,7 +400,8 @@ def degrade_physics(arr: np.ndarray, kind: str, severity: int, rng: np.random.Ge
     if arr.dtype != np.uint8 or not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)):
         raise ValueError(f"expected uint8 (H, W) or (H, W, 3), got {arr.dtype} {arr.shape}")
     grey = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
-    out = np.clip(np.rint(PHYSICS[kind].fn(grey, severity, rng)), 0, 255).astype(np.uint8)
+    fn = next((EARLIER[(kind, v)] for v in range(version, PHYSICS_VERSION) if (kind, v) in EARLIER), PHYSICS[kind].fn)
+    out = np.clip(np.rint(fn(grey, severity, rng)), 0, 255).astype(np.uint8)
     return out if arr.ndim == 2 else np.repeat(out[..., None], 3, axis=2)
 
 

@@ -14,7 +14,15 @@ there, and ``n`` says how many. A report reference names the artefact.
 
 from __future__ import annotations
 
-from medr2.imaging.physics import ARTEFACT_LABELS, MIN_EVIDENCE_SSIM, PHYSICS, SEVERITIES, SSIM_DIGITS, kinds_for
+from medr2.imaging.physics import (
+    ARTEFACT_LABELS,
+    MIN_EVIDENCE_SSIM,
+    PHYSICS,
+    PHYSICS_VERSION,
+    SEVERITIES,
+    SSIM_DIGITS,
+    kinds_for,
+)
 from medr2.perturb.context import PerturbContext
 from medr2.perturb.degraded import DegradingPerturbation
 from medr2.perturb.registry import Skip
@@ -50,5 +58,6 @@ class PhysicsDegradation(DegradingPerturbation):
     def spec(self, kind: str, severity: int, rel: str, item: Item, case: Case,
              ctx: PerturbContext) -> tuple[str, RenderSpec]:
         return f"V11-{kind}-{severity}", RenderSpec(
-            "physics", rel, {"kind": kind, "severity": severity, "seed": ctx.image_seed(rel, f"V11-{kind}")},
+            "physics", rel, {"kind": kind, "severity": severity, "seed": ctx.image_seed(rel, f"V11-{kind}"),
+                             "v": PHYSICS_VERSION},
             **_cue_spec(item.cue, case))

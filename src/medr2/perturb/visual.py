@@ -19,6 +19,7 @@ from scipy import ndimage
 
 from medr2.images import ImageRef
 from medr2.imaging.draw import box_mask, draw_cue, iou, make_cue
+from medr2.imaging.sites import salient_mask, tissue_mask
 from medr2.perturb.context import CaseRef, PerturbContext
 from medr2.perturb.facts import NONE_OPTION, ZERO_OPTION, lesion_words, norm, option_index
 from medr2.perturb.inpaint import inpaint
@@ -26,6 +27,7 @@ from medr2.perturb.registry import Perturbation, Skip, answer_changed_meta, deri
 from medr2.perturb.shown import KEY_HOLDS_SHOWN, KEY_UNKNOWN_SHOWN, opposite, shown_answer
 from medr2.records import Box, Case, Cue, Finding, Item, Region, canonical_json, jsonable, letter, letter_index
 from medr2.renders import RenderSpec
+from medr2.tasks.contract import anatomical, outline_shown
 
 NO_FINDING_OPTION = "No finding (normal tissue)"
 
@@ -469,20 +471,30 @@ class CorrectCue(_CueVariant):
                             **updates)]
 
 
-def tissue_mask(arr: np.ndarray) -> np.ndarray:
-    """Pixels that are not background: background = dark regions connected to the image border."""
-    gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
-    thr = max(10.0, 0.08 * float(np.percentile(gray, 99)))
-    dark = ndimage.binary_opening(gray < thr, iterations=1)
-    lab, _ = ndimage.label(dark)
-    border = np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))
-    background = np.isin(lab, border[border > 0])
-    return ~background
+def decoy_gap(size: tuple[float, float]) -> float:
+    """The least distance a decoy of ``size`` keeps from a lesion box or a salient structure: a quarter of its size."""
+    return 0.25 * max(size)
+
+
+def salient_structures(case: Case, ctx: PerturbContext, arr: np.ndarray, gap: float) -> np.ndarray:
+    """The pixels of ``arr`` (the case's image as shown) that a decoy must not touch
+    (:func:`medr2.imaging.sites.salient_mask`): the case's landmarks and instances with the zone round them, and the
+    border of each structure whose outline the image shows (the case's measure,
+    :func:`medr2.tasks.contract.outline_shown`). Structures as the tasks know them
+    (:func:`medr2.tasks.contract.anatomical`): a tissue class's border (grey against white matter) runs through the
+    whole organ and is no structure a reader takes for a finding."""
+    h, w = arr.shape[:2]
+    parts = [(s.kind, ctx.mask(s.mask, w, h, record=case.case_id), outline_shown(case, s))
+             for s in anatomical(case).structures if s.mask]
+    return salient_mask((h, w), parts, gap)
 
 
 def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, float], rng: np.random.Generator,
-                *, tries: int = 400, min_tissue: float = 0.97, tissue: np.ndarray | None = None) -> Box | None:
-    """A box of ``size`` on tissue, separated from every lesion box by a gap of a quarter of its size."""
+                *, tries: int = 400, min_tissue: float = 0.97, tissue: np.ndarray | None = None,
+                avoid: np.ndarray | None = None) -> Box | None:
+    """A box of ``size`` on tissue, separated from every lesion box by a gap of a quarter of its size
+    (:func:`decoy_gap`) and touching no pixel of ``avoid`` (the salient normal structures,
+    :func:`salient_structures`: a decoy on the optic disc's margin is taken for the finding; issue 40)."""
     h, w = arr.shape[:2]
     bw, bh = size
     if bw >= w or bh >= h:
@@ -491,7 +503,7 @@ def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, flo
     gray = arr.astype(np.float64) if arr.ndim == 2 else arr.astype(np.float64).mean(axis=2)
     # "on tissue" also means as bright as typical tissue, not a dim pocket (fat, air) inside the body
     floor = float(np.percentile(gray[tissue], 25)) if tissue.any() else 0.0
-    gap = 0.25 * max(bw, bh)
+    gap = decoy_gap(size)
     grown = [(x1 - gap, y1 - gap, x2 + gap, y2 + gap) for x1, y1, x2, y2 in lesion_boxes]
     for _ in range(tries):
         x1 = float(rng.uniform(0, w - bw))
@@ -500,6 +512,8 @@ def place_decoy(arr: np.ndarray, lesion_boxes: list[Box], size: tuple[float, flo
         if any(iou(box, g) > 0 for g in grown):
             continue
         inside = box_mask(box, w, h)
+        if avoid is not None and avoid[inside].any():
+            continue
         if tissue[inside].mean() >= min_tissue and gray[inside].mean() >= floor:
             return box
     return None
@@ -523,10 +537,11 @@ class DecoyCue(_CueVariant):
         size = (f.box[2] - f.box[0], f.box[3] - f.box[1])
         key = ("V6-decoy", rel, fi)
         if key not in ctx.memo:
-            ctx.memo[key] = place_decoy(arr, [g.box for g in case.findings], size, rng)
+            avoid = salient_structures(case, ctx, arr, decoy_gap(size))
+            ctx.memo[key] = place_decoy(arr, [g.box for g in case.findings], size, rng, avoid=avoid)
         box = ctx.memo[key]
         if box is None:
-            raise Skip("no lesion-free tissue for a decoy of the lesion's size")
+            raise Skip("no lesion-free tissue off the salient structures for a decoy of the lesion's size")
         cue = make_cue(kind, box, case.width, case.height, image=arr)
         mask = None
         if kind in ("contour", "mask"):

@@ -22,9 +22,11 @@ undeclared flag is unknown, and unknown is not complete.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from medr2 import vocab as clinical
 from medr2.records import Case, Finding, Structure
@@ -460,6 +462,50 @@ def task_requires(task_id: str) -> tuple[str, ...]:
 
     spec = TASKS.get(task_id)
     return tuple(spec.requires) if spec is not None else ("readable", "evidence_readable")
+
+
+OUTLINES = "outline_contrast"  # Case.meta key :func:`measure_outlines` fills: structure mask -> outline contrast
+NO_OUTLINE = ("no structure whose outline the image shows (outline contrast below "
+              "medr2.imaging.outline.MIN_OUTLINE_CONTRAST, or no mask to measure)")
+
+
+def measure_outlines(case: Case, load: Callable[[str, str | None], Any]) -> Case:
+    """``case`` with the outline contrast of each structure's mask measured on the case's own image, the image a
+    model is shown (:func:`medr2.imaging.outline.outline_contrast`), in ``meta["outline_contrast"]`` (mask path ->
+    contrast, rounded down to 3 decimals): the one measure of the ``outlines_visible`` clause, taken for every case
+    of every source as the build realises it (:func:`medr2.builder.pipeline._realize`: an atlas parcel of the
+    sample, a real dataset's segmentation alike) and kept in the case's record, so the clause reads the same on the
+    bench as written. ``load(rel, mode)`` decodes an image of the store."""
+    from medr2.imaging.outline import outline_contrast
+
+    masks = sorted({s.mask for s in case.structures if s.mask})
+    if not masks:
+        return case
+    image = load(case.image, None)
+    measured = {m: math.floor(outline_contrast(image, load(m, "L") > 127) * 1000) / 1000 for m in masks}
+    return case.model_copy(update={"meta": {**case.meta, OUTLINES: measured}})
+
+
+def outline_shown(case: Case, structure: Structure) -> bool:
+    """Whether the case's image shows ``structure``'s outline: its mask's contrast, measured on the image
+    (:func:`measure_outlines`), is at least :data:`medr2.imaging.outline.MIN_OUTLINE_CONTRAST`. A structure with
+    no mask (a box only) or not measured is not shown: what the image does not outline, a reader has to imagine."""
+    from medr2.imaging.outline import outline_visible
+
+    return outline_visible(outline_of(case, structure))
+
+
+def outline_of(case: Case, structure: Structure) -> float | None:
+    """The measured outline contrast of ``structure`` (:func:`measure_outlines`), None where not measured."""
+    measured = case.meta.get(OUTLINES)
+    v = measured.get(structure.mask) if isinstance(measured, dict) and structure.mask else None
+    return float(v) if isinstance(v, int | float) else None
+
+
+register_requirement(Requirement(
+    "outlines_visible", "a structure whose outline the image shows (edge contrast along its mask's border at least "
+    "1.0, measured on the image; the generator asks only such structures)",
+    lambda c: any(outline_shown(c, s) for s in c.structures), NO_OUTLINE))
 
 
 NOT_ANATOMY = "structure labels that name no anatomy"

@@ -16,10 +16,12 @@ from medr2.tasks.common import (
     unique_by_name,
     yes_no_pair,
 )
+from medr2.tasks.contract import outline_of, outline_shown
 from medr2.tasks.spec import Draft, Skip, TaskContext, task
 
 RELATIONS = ("to the left of", "to the right of", "above", "below")
 SIZE_RATIO_MIN = 1.3  # the larger of two structures must be this much larger
+SIZE_RATIO_SOFT = 1.6  # ... where either outline is soft (below medr2.imaging.outline.SOFT_OUTLINE_CONTRAST)
 DOMINANT_RATIO = 1.3  # the main structure (s2.organ, the variants' "structure" fact) is this much larger than the next
 
 
@@ -68,11 +70,13 @@ def organ_presence(case: Case, ctx: TaskContext) -> list[Draft]:
     "Locate the {x}: give its bounding box.",
     "Where is the {x}? Answer with a box.",
     "Give the box that encloses the {x} in this image.",
-], chain=2, risk="low", requires=("readable",))
+], chain=2, risk="low", requires=("readable", "outlines_visible"))
 def organ_box(case: Case, ctx: TaskContext) -> list[Draft]:
-    cands = unique_by_name(_organs(case))
+    """Box a named organ whose outline the image shows (the ``outlines_visible`` clause: the box of a structure
+    whose borders the image does not draw, an atlas parcel, would be the reader's guess of them)."""
+    cands = [s for s in unique_by_name(_organs(case)) if outline_shown(case, s)]
     if not cands:
-        raise Skip("no uniquely named organ structure")
+        raise Skip("no uniquely named organ structure whose outline the image shows")
     s = pick(ctx, cands)
     spec = spec_of("s2.organ_box")
     t = ctx.template(spec)
@@ -157,21 +161,36 @@ def _plural(name: str) -> str:
     "Comparing the {x} and the {y}, which covers the larger area here?",
     "In this image, is the {x} or the {y} bigger?",
     "Which of the two structures, {x} or {y}, is larger as shown?",
-], chain=7, risk="low", requires=("readable",))
+], chain=7, risk="low", requires=("readable", "outlines_visible"))
 def size_compare(case: Case, ctx: TaskContext) -> list[Draft]:
-    cands = unique_by_name(list(case.structures))
+    """Compare the areas of two structures whose outlines the image shows (the ``outlines_visible`` clause: the
+    areas of atlas parcels the image does not outline are the reader's guess; issue 40), of clearly different
+    size (:func:`size_ratio_min`), neither a part of the other."""
+    cands = [s for s in unique_by_name(list(case.structures)) if outline_shown(case, s)]
     # two structures of clearly different size, neither a part of the other (the compared pair's rule,
     # assemble.check_options: a gyrus against its whole brain is no comparison)
     pairs = [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]
-             if max(area(a), area(b)) >= SIZE_RATIO_MIN * min(area(a), area(b)) and not vocab.contains(a.name, b.name)]
+             if max(area(a), area(b)) >= size_ratio_min(case, a, b) * min(area(a), area(b))
+             and not vocab.contains(a.name, b.name)]
     if not pairs:
-        raise Skip("no two structures with clearly different sizes")
+        raise Skip("no two structures with outlines shown and clearly different sizes")
     a, b = pick(ctx, pairs)
     if ctx.rng.integers(2):
         a, b = b, a
     larger, smaller = (a, b) if area(a) > area(b) else (b, a)
     options = [f"the {larger.name}", f"the {smaller.name}", "they are about the same size"]
     return [mcq(spec_of("s2.size_compare"), ctx, options[0], options[1:], x=a.name, y=b.name)]
+
+
+def size_ratio_min(case: Case, a: Structure, b: Structure) -> float:
+    """The area ratio two structures must differ by to be compared: :data:`SIZE_RATIO_MIN`, or
+    :data:`SIZE_RATIO_SOFT` where either outline is soft (measured contrast below
+    :data:`medr2.imaging.outline.SOFT_OUTLINE_CONTRAST`): the softer the borders, the less exactly a reader
+    can tell the areas apart."""
+    from medr2.imaging.outline import SOFT_OUTLINE_CONTRAST
+
+    soft = any((c := outline_of(case, s)) is None or c < SOFT_OUTLINE_CONTRAST for s in (a, b))
+    return SIZE_RATIO_SOFT if soft else SIZE_RATIO_MIN
 
 
 @task("s2.landmark", 2, "mcq", "name the marked landmark", "landmark point/box", [
