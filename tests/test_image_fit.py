@@ -35,6 +35,8 @@ NOT_A_FIT: dict[tuple[str, str], str] = {
     ("sources/sample/background.py", "resize_mask"): "a mask to the size of its own image",
     ("sources/sample/lesions.py", "cavity"): "np.pad: a mask padded with zeros for a closing and cropped back, no "
                                              "resampling",
+    ("imaging/sites.py", "depth"): "np.pad: a mask padded by one pixel for its distance transform and cropped back, "
+                                   "no resampling",
 }
 
 

@@ -238,7 +238,7 @@ def two_view_finding(case: Case, ctx: TaskContext) -> list[Draft]:
     "Of the sequences shown, which one is the current image?",
     "The current image was acquired with which of these sequences?",
     "Comparing the sequences shown, name the sequence of the current image.",
-], chain=8, risk="low", requires=("has_sequences",))
+], chain=8, risk="low", requires=("has_sequences", "readable"))
 def which_sequence(case: Case, ctx: TaskContext) -> list[Draft]:
     """The current image's sequence among the study's sequences shown beside it, unlabelled (a label would give
     the answer away by elimination), in a seeded order; the options are the sequences shown."""

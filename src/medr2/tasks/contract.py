@@ -378,13 +378,14 @@ def appearance_shown(case: Case) -> bool:
     """Whether the appearance words the case keys of its drawn lesions are those their renderings show (issue 40,
     review 2026-12-07c): for every finding its source measured on the image the model gets
     (``attributes["rendered"]``, :mod:`medr2.tasks.rendered`), its colour word is the nearest to its drawn colour by
-    CIELAB ΔE2000 and its shape word one its mask admits (:func:`medr2.tasks.rendered.key_shown`). A finding
+    CIELAB ΔE2000, its shape word one its mask admits and its margin word one its drawn edge admits
+    (:func:`medr2.tasks.rendered.key_shown`; the fifth review, 2026-12-07e, margins). A finding
     without a measurement (a reader's label) keeps its reader's words. The wrong options and size bins of each
     question go through the same gate (:func:`medr2.tasks.rendered.drop_reason`,
     :func:`~medr2.tasks.rendered.size_reason`)."""
     from medr2.tasks.rendered import key_shown
 
-    return all(key_shown(f, key) for f in case.findings for key in ("shape", "intensity"))
+    return all(key_shown(f, key) for f in case.findings for key in ("shape", "intensity", "margin"))
 
 
 register_requirement(Requirement(

@@ -29,6 +29,8 @@ SIZE_EDGES_MM = (5.0, 10.0, 20.0, 30.0, 50.0)  # the edges of vocab.SIZE_LABELS 
 COLOUR_NEAR = (f"colour word within ΔE2000 {appearance.COLOUR_APART:g} of the lesion's drawn colour or "
                f"{appearance.COLOUR_MARGIN:g} of the keyed word's distance")
 SHAPE_ADMITTED = "shape word the lesion's mask also admits"
+MARGIN_ADMITTED = "margin word the lesion's drawn edge also admits"
+MARGIN_WORDS = ("well-defined", "ill-defined")
 
 
 def measurement(f: Finding) -> Mapping[str, Any] | None:
@@ -49,8 +51,9 @@ def is_colour(word: str) -> bool:
 
 def shows(f: Finding, key: str, value: str) -> bool | None:
     """Whether the finding's rendering shows attribute ``key`` = ``value``: a colour word within
-    :data:`~medr2.vocab.appearance.COLOUR_APART` of its drawn colour, a shape word its mask admits; None where the
-    finding carries no measurement or the attribute is not one measured (margin, a grey-scale intensity)."""
+    :data:`~medr2.vocab.appearance.COLOUR_APART` of its drawn colour, a shape word its mask admits, a margin word
+    its drawn edge does not rule out (:func:`medr2.vocab.appearance.margin_words`); None where the finding carries
+    no measurement or the attribute is not one measured (a grey-scale intensity)."""
     m = measurement(f)
     if m is None:
         return None
@@ -58,6 +61,9 @@ def shows(f: Finding, key: str, value: str) -> bool | None:
         return appearance.colour_shown(rgb, value)
     if key == "shape" and all(isinstance(m.get(k), int | float) for k in appearance.SHAPE_FEATURES):
         return value in appearance.shape_words({k: float(m[k]) for k in appearance.SHAPE_FEATURES})
+    if key == "margin" and value in MARGIN_WORDS and (words := appearance.measured_margin_words(m)) is not None:
+        # a margin word the edge does not rule out: both are shown of an edge between the two readings
+        return value in words or not words
     return None
 
 
@@ -66,7 +72,7 @@ def drop_reason(f: Finding, key: str, value: str) -> str | None:
     :data:`COLOUR_NEAR`, :data:`SHAPE_ADMITTED`), else None."""
     if shows(f, key, value) is not True:
         return None
-    return COLOUR_NEAR if key == "intensity" else SHAPE_ADMITTED
+    return COLOUR_NEAR if key == "intensity" else MARGIN_ADMITTED if key == "margin" else SHAPE_ADMITTED
 
 
 def key_shown(f: Finding, key: str) -> bool:
@@ -78,6 +84,9 @@ def key_shown(f: Finding, key: str) -> bool:
     m = measurement(f)
     if key == "intensity" and m is not None and is_colour(value) and (rgb := _colour(m)) is not None:
         return appearance.nearest_colour(rgb) == value
+    if key == "margin" and m is not None and value in MARGIN_WORDS and \
+            (words := appearance.measured_margin_words(m)) is not None:
+        return value in words
     return shows(f, key, value) is not False
 
 

@@ -39,7 +39,7 @@ def plane(case: Case, ctx: TaskContext) -> list[Draft]:
     "What acquisition sequence (or window/phase) is this?",
     "This image corresponds to which sequence or phase?",
     "Identify the sequence, window or phase of this acquisition.",
-], chain=4, risk="low")
+], chain=4, risk="low", requires=("readable",))  # read from the image's contrast, which a reject grade has lost
 def sequence(case: Case, ctx: TaskContext) -> list[Draft]:
     return _simple("s1.sequence", "sequence", case, ctx, "sequence tag")
 

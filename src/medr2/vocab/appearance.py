@@ -143,6 +143,43 @@ def shape_words(features: Mapping[str, float]) -> frozenset[str]:
 SHAPE_FEATURES = ("diameter_px", "ellipse_iou", "solidity", "axis_ratio")
 
 
+# a drawn edge at most this many pixels wide reads well-defined, at least ILL_DEFINED_PX ill-defined; between, the
+# margin is not keyed (the fifth blind review, 2026-12-07e: "ill-defined" keyed of an edge that drops in 1-2 px)
+WELL_DEFINED_PX = 2.5
+ILL_DEFINED_PX = 4.0
+
+
+def margin_words(edge_px: float, inner_edge_px: float | None = None) -> frozenset[str]:
+    """The margin words a drawn edge admits, from its width at the outline (``edge_px``) and at its steepest contour
+    inside (``inner_edge_px``): "well-defined" (sharp), "ill-defined" (soft); none between, nor where a crisp wall
+    lies inside a soft outline (a rim in its halo: a reader could say either)."""
+    inner = edge_px if inner_edge_px is None else inner_edge_px
+    if edge_px <= WELL_DEFINED_PX:
+        return frozenset({"well-defined"})
+    if edge_px >= ILL_DEFINED_PX and inner > WELL_DEFINED_PX:
+        return frozenset({"ill-defined"})
+    return frozenset()
+
+
+def measured_margin_words(m: Mapping[str, Any]) -> frozenset[str] | None:
+    """:func:`margin_words` of a rendering's measurement (``edge_px``, ``inner_edge_px``), None where unmeasured."""
+    edge, inner = m.get("edge_px"), m.get("inner_edge_px")
+    if not isinstance(edge, int | float):
+        return None
+    return margin_words(float(edge), float(inner) if isinstance(inner, int | float) else None)
+
+
+def margin_key(m: Mapping[str, Any], drawn: str | None) -> str | None:
+    """The margin word keyed of a drawn lesion (``m`` its measurement): the drawn one where its edge admits it,
+    else the one word the edge admits, else None (no margin is asked); the drawn word where nothing was measured."""
+    words = measured_margin_words(m)
+    if words is None:
+        return drawn
+    if drawn in words:
+        return drawn
+    return next(iter(words)) if len(words) == 1 else None
+
+
 def shape_key(features: Mapping[str, float], drawn: str) -> str | None:
     """The shape word keyed of a drawn lesion: the drawn one where its mask admits it (:func:`shape_words`), else
     the one word the mask admits, else None (no shape is asked)."""

@@ -46,7 +46,7 @@ from medr2.sources.sample.lesions import (
 )
 from medr2.sources.sample.report import make_report
 from medr2.vocab import anatomical_location, conflicts, mimics as known_mimics, not_a_structure
-from medr2.vocab.appearance import nearest_colour, shape_key
+from medr2.vocab.appearance import margin_key, nearest_colour, shape_key
 from medr2.vocab.differential import compatible_mimics, malignancy_decidable
 
 DEFAULT_N = 200
@@ -581,11 +581,13 @@ def _as_rendered(attrs: dict[str, Any], cls: LesionClass, drawn: dict[str, Any])
     """A drawn lesion's attributes with its appearance words read from its rendering (issue 40, review 2026-12-07c):
     its shape the word its mask admits (:func:`medr2.vocab.appearance.shape_key`; none where the mask shows no
     shape, or more than one word and not the drawn one), its colour the nearest colour word to its core's drawn
-    colour (:func:`medr2.vocab.appearance.nearest_colour`); the measurement itself under ``rendered``
+    colour (:func:`medr2.vocab.appearance.nearest_colour`), its margin the word its drawn edge admits
+    (:func:`medr2.vocab.appearance.margin_key`: none between sharp and soft); the measurement itself under ``rendered``
     (:func:`~medr2.sources.sample.lesions.rendering`), read by the tasks' gate of attribute words
     (:mod:`medr2.tasks.rendered`)."""
     out = {**attrs, "rendered": drawn}
     out["shape"] = shape_key(drawn, str(attrs["shape"]))
+    out["margin"] = margin_key(drawn, attrs.get("margin"))
     if cls.color_name:
         out["intensity"] = nearest_colour(drawn["rgb"])
     return out
