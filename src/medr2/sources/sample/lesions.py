@@ -485,8 +485,8 @@ def measured_edge_px(g: np.ndarray, mask: np.ndarray, core: np.ndarray,
     """How many pixels a lesion's edge takes to pass from its core's grey to the tissue's round it (the fifth blind
     review, 2026-12-07e: a glioblastoma keyed "ill-defined" drawn with an edge that drops in 1-2 pixels): the step
     between the two means over the median gradient magnitude (Sobel, on grey) on the mask's outline, and over the
-    steepest gradient inside it (its 95th percentile: a core drawn crisp inside a soft halo). None where the step is too small to
-    read an edge in (under 0.03 of the grey range) or nothing lies round it."""
+    steepest gradient inside it (its 95th percentile: a core drawn crisp inside a soft halo). None where the step
+    is too small to read an edge in (under 0.03 of the grey range) or nothing lies round it."""
     if not near.any() or not core.any():
         return None
     step = abs(float(g[core].mean()) - float(g[near].mean()))
