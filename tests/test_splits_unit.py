@@ -86,8 +86,12 @@ from tests.train_fixtures import planned
 # cases.parquet equal, the 33 + 33 clean items of the two tasks gone with their 33 T6 and 7 + 7 V2 items, every other
 # item the same task, case, variant, question and right answer, some laid out on other letters by the balancing
 # pass): c4cbef38.... Both merged (checked against 87e3b783...: cases equal, only fix40l's items gone, the rest the
-# same task, case, variant, question, options and right answer, some on other letters): the value below.
-DEFAULT_CHECKSUM = "56d38527cfb21fc55fcdb45e7f1b435e3cdd4953043ea956b69cc3120a0e673e"
+# same task, case, variant, question, options and right answer, some on other letters): 56d38527....
+# Then the fifth review's kinds (s1.sequence and s1.which_sequence declare `readable`: a sequence is read from the
+# image's contrast, which a reject grade has lost; checked against 56d38527... built at 8575c0e: cases equal, 4 clean
+# s1.sequence items of reject-graded cases gone with their 4 T6 items; V2 items drawn again where the pool of shown
+# cases changed, 3 s1.sequence V2 items replaced by 4 and one s1.which_sequence V2 item added): the value below.
+DEFAULT_CHECKSUM = "0222d9296cb922b782c99251b818bded960ccf034ce49851125ab04a05e1f1bb"
 
 
 def _build(root: Path, **kw: object) -> Path:
