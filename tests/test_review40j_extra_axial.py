@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
+from tests.sample_benches import built_benches, require_sample
 from tests.test_review40h_renderings import assert_base_on
 
 BRAINS = ("mni152-axial", "mni152-coronal", "mni152-sagittal", "colin27-axial", "colin27-coronal",
@@ -31,26 +32,13 @@ VOID = 0.1  # a background pixel darker than this shows no tissue
 
 @pytest.fixture(scope="module")
 def benches(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, Path]]:
-    from medr2 import BadInput
-    from medr2.sources.base import get_source
-
-    try:
-        get_source("sample")
-    except (ImportError, BadInput) as e:
-        pytest.skip(f"sample source not available: {e}")
-    from medr2.bench import load_bench
-    from medr2.builder.pipeline import build_bench
+    require_sample()
     from medr2.sources.sample.source import available_backgrounds
 
     have = [k for k in BRAINS if k in available_backgrounds()]
     if not any(k.startswith("mni152") for k in have):
         pytest.skip(f"the template brains are not installed here (have {have})")
-    out = []
-    for seed in SEEDS:
-        root = tmp_path_factory.mktemp(f"r40j-{seed}") / "bench"
-        build_bench("sample:" + ",".join(have), root, seed=seed, n_cases=40, workers=1)
-        out.append((load_bench(root), root))
-    return out
+    return built_benches(tmp_path_factory, "r40j", "sample:" + ",".join(have), SEEDS, n_cases=40)
 
 
 def _mask(root: Path, rel: str) -> np.ndarray:

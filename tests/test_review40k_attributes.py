@@ -25,6 +25,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
+from tests.sample_benches import built_benches, require_sample
+
 SEEDS = (5151, 29, 71)
 SHAPE_WORDS = ("round", "oval", "lobulated", "irregular", "spiculated")
 GATED = {"s3.attribute": "appearance_shown", "s3.cue_description": "appearance_shown", "s3.size": "size_bounded"}
@@ -32,22 +34,8 @@ GATED = {"s3.attribute": "appearance_shown", "s3.cue_description": "appearance_s
 
 @pytest.fixture(scope="module")
 def benches(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, Path]]:
-    from medr2 import BadInput
-    from medr2.sources.base import get_source
-
-    try:
-        get_source("sample")
-    except (ImportError, BadInput) as e:
-        pytest.skip(f"sample source not available: {e}")
-    from medr2.bench import load_bench
-    from medr2.builder.pipeline import build_bench
-
-    out = []
-    for seed in SEEDS:
-        root = tmp_path_factory.mktemp(f"r40k-{seed}") / "bench"
-        build_bench("sample", root, seed=seed, n_cases=60, variants="T1,T6", workers=1)
-        out.append((load_bench(root), root))
-    return out
+    require_sample()
+    return built_benches(tmp_path_factory, "r40k", "sample", SEEDS, n_cases=60, variants="T1,T6")
 
 
 def _rgb(root: Path, rel: str) -> np.ndarray:
