@@ -24,8 +24,9 @@ from medr2.vocab.differential import compatible_mimics
 from tests import build_fixtures  # noqa: F401  (registers the "buildtest" source)
 
 # the tasks that ask about the acquisition or the image's quality itself: answerable on a non-diagnostic image
-ACQUISITION = frozenset({"s1.modality", "s1.plane", "s1.sequence", "s1.region", "s1.quality", "s1.artefact",
-                         "s1.which_sequence"})
+# the acquisition questions a non-diagnostic image still answers (a sequence, window or phase is read from the
+# image's contrast, which a reject grade has lost: s1.sequence and s1.which_sequence declare `readable`)
+ACQUISITION = frozenset({"s1.modality", "s1.plane", "s1.region", "s1.quality", "s1.artefact"})
 
 
 @pytest.fixture(scope="module", params=["sample-4", "sample-9", "buildtest"])
