@@ -189,3 +189,13 @@ def test_hostile_json_at_every_command_entry_point(scored: tuple[Path, Path], en
         code, shown = run_cli(*args)
     assert code == 2, (entry, shown[-2000:])
     assert named in shown.replace("\n", ""), (entry, shown[-2000:])
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_the_digit_bound_counts_digits_not_the_sign(sign: str) -> None:
+    """At the bound exactly: MAX_INT_DIGITS digits are read with or without a sign, one more is refused either way
+    (41 unsigned digits were read before: the sign's allowance applied to every integer)."""
+    n = jsonsafe.MAX_INT_DIGITS
+    assert jsonsafe.loads(f"[{sign}{'9' * n}]") == [int(sign + "9" * n)]
+    with pytest.raises(BadInput, match="digits"):
+        jsonsafe.loads(f"[{sign}{'9' * (n + 1)}]")

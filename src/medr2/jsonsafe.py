@@ -29,7 +29,7 @@ class _TooManyDigits(ValueError):
 
 
 def _int(text: str) -> int:
-    if len(text) > MAX_INT_DIGITS + 1:  # + 1: a sign
+    if len(text.lstrip("+-")) > MAX_INT_DIGITS:  # the digits, a sign not counted (41 unsigned digits were read)
         raise _TooManyDigits(text)
     return int(text)
 
